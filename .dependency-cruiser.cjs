@@ -1,0 +1,63 @@
+/**
+ * Layer rules from ARCHITECTURE.md: each layer imports only from the layers above it.
+ * util(0) <- config(1) <- ai(2) <- state(3) <- knowledge(4) <- tools(5) <- agent(6) <- surfaces(7).
+ */
+const layers = [
+  { name: "util", path: "^src/util/", allowed: [] },
+  { name: "config", path: "^src/config/", allowed: ["util"] },
+  { name: "ai", path: "^src/ai/", allowed: ["util", "config"] },
+  { name: "state", path: "^src/state/", allowed: ["util", "config", "ai-types"] },
+  { name: "knowledge", path: "^src/knowledge/", allowed: ["util", "config", "ai", "state"] },
+  { name: "tools", path: "^src/tools/", allowed: ["util", "config", "ai", "state", "knowledge"] },
+  { name: "agent", path: "^src/agent/", allowed: ["util", "config", "ai", "state", "knowledge", "tools"] },
+];
+const paths = {
+  util: "^src/util/",
+  config: "^src/config/",
+  ai: "^src/ai/",
+  "ai-types": "^src/ai/types\\.ts$",
+  state: "^src/state/",
+  knowledge: "^src/knowledge/",
+  tools: "^src/tools/",
+};
+const forbidden = layers.map((layer) => ({
+  name: `layer-${layer.name}`,
+  comment: `${layer.name} may import only: ${layer.allowed.join(", ") || "node built-ins"}`,
+  severity: "error",
+  from: { path: layer.path },
+  to: {
+    path: "^src/",
+    pathNot: [layer.path, ...layer.allowed.map((a) => paths[a])],
+  },
+}));
+forbidden.push(
+  {
+    name: "no-surface-imports",
+    comment: "Nothing imports from cli/ or gateway/ (surfaces are leaves)",
+    severity: "error",
+    from: { path: "^src/", pathNot: "^src/(cli|lib)/" },
+    to: { path: "^src/(cli|gateway)/" },
+  },
+  {
+    name: "tool-registry-root",
+    comment: "registry.ts imports only util and its own types",
+    severity: "error",
+    from: { path: "^src/tools/registry\\.ts$" },
+    to: { path: "^src/", pathNot: ["^src/util/", "^src/tools/(registry|types)\\.ts$"] },
+  },
+  {
+    name: "no-circular",
+    severity: "error",
+    from: {},
+    to: { circular: true },
+  },
+);
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+  },
+};

@@ -1,0 +1,408 @@
+/**
+ * `AIAgent`: one conversation with a model and its tools. Owns the session's frozen state (system
+ * prompt, tool schemas), the message history, interrupts and steering, and publishes one event
+ * stream that every surface consumes.
+ */
+import { randomUUID } from "node:crypto";
+import { platform as osPlatform, release } from "node:os";
+import { createTransport, resolveRuntime } from "../ai/resolve.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
+import type { Message, ToolSchema, Transport, Usage } from "../ai/types.js";
+import { defaultConfig, type HermesConfig } from "../config/defaults.js";
+import { createBuiltinRegistry } from "../tools/builtin.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { createToolRuntime } from "../tools/runtime.js";
+import { resolveToolsets } from "../tools/toolsets.js";
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ClarifyRequest,
+  ToolContext,
+  ToolRuntime,
+} from "../tools/types.js";
+import { scrubEnv } from "../util/env-scrub.js";
+import { EventStream } from "../util/event-stream.js";
+import { ApprovalPolicy } from "./approval-policy.js";
+import type { AgentEvent, AgentEventListener, StopReason } from "./events.js";
+import { ToolLoopGuard } from "./guardrails.js";
+import { runLoop } from "./loop.js";
+import { buildSystemPrompt } from "./prompt/system-prompt.js";
+import { saveTrajectory } from "./trajectory.js";
+
+export interface AIAgentOptions {
+  /** Model id; with `provider`/`baseUrl`/`apiKey` resolved like the CLI flags (flags > config > env). */
+  model?: string;
+  provider?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  /** A ready transport, bypassing provider resolution (tests, custom backends). */
+  transport?: Transport;
+  /** Effective configuration; defaults to the built-in defaults. */
+  config?: HermesConfig;
+  home?: string;
+  cwd?: string;
+  /** Toolset names; default `config.toolsets`. Pass `[]` for no tools. */
+  toolsets?: string[];
+  registry?: ToolRegistry;
+  maxTurns?: number;
+  /** Approve dangerous commands without asking (hardline commands stay refused). */
+  yolo?: boolean;
+  platform?: string;
+  sessionId?: string;
+  /** Terminal task id; defaults to the session id. Subagents pass their parent's. */
+  taskId?: string;
+  /** Replaces the built system prompt entirely. */
+  systemPrompt?: string;
+  /** Sent with every request but never stored or saved in trajectories. */
+  ephemeralSystemPrompt?: string;
+  env?: Record<string, string | undefined>;
+  /** Asks the user about a dangerous command. Absent: denied (non-interactive). */
+  onApproval?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
+  /** Persists an "always" approval to `command_allowlist`. */
+  persistAlwaysApproval?: (patternKey: string) => Promise<void> | void;
+  /** Answers `clarify` questions. Absent: the tool tells the model nobody can answer. */
+  onClarify?: (request: ClarifyRequest) => Promise<string>;
+  /** Write ShareGPT trajectories to the working directory (`agent.save_trajectories`). */
+  saveTrajectories?: boolean;
+  /** Shared process-wide tool resources; the agent creates (and disposes) its own when absent. */
+  runtime?: ToolRuntime;
+  retry?: Partial<RetryPolicy>;
+  /** Earlier messages of this session (resume). */
+  messages?: Message[];
+}
+
+export interface RunResult {
+  text: string;
+  reason: StopReason;
+  iterations: number;
+  usage: Usage;
+  error?: string;
+}
+
+/** A running turn: iterate it for events, or await `result`. */
+export interface AgentRun extends AsyncIterable<AgentEvent> {
+  result: Promise<RunResult>;
+}
+
+interface Frozen {
+  transport: Transport;
+  model: string;
+  tools: ToolSchema[];
+  systemPrompt: string;
+}
+
+export class AIAgent {
+  readonly sessionId: string;
+  readonly taskId: string;
+  readonly cwd: string;
+  readonly config: HermesConfig;
+  private readonly options: AIAgentOptions;
+  private readonly registry: ToolRegistry;
+  private readonly runtime: ToolRuntime;
+  private readonly ownsRuntime: boolean;
+  private readonly listeners = new Set<AgentEventListener>();
+  private readonly history: Message[];
+  private readonly toolSession = new Map<string, unknown>();
+  private readonly approvals: ApprovalPolicy;
+  private readonly guard: ToolLoopGuard;
+  private readonly unknownToolMisses = { count: 0 };
+  private readonly steering: string[] = [];
+  private frozen: Promise<Frozen> | null = null;
+  private controller: AbortController | null = null;
+  private totalUsage: Usage = { inputTokens: 0, outputTokens: 0 };
+
+  constructor(options: AIAgentOptions = {}) {
+    this.options = options;
+    this.config = options.config ?? defaultConfig();
+    this.sessionId = options.sessionId ?? randomUUID();
+    this.taskId = options.taskId ?? this.sessionId;
+    this.cwd = options.cwd ?? process.cwd();
+    this.registry = options.registry ?? createBuiltinRegistry();
+    this.runtime = options.runtime ?? createToolRuntime();
+    this.ownsRuntime = options.runtime === undefined;
+    this.history = [...(options.messages ?? [])];
+    this.approvals = new ApprovalPolicy({
+      yolo: options.yolo ?? false,
+      allowlist: this.config.command_allowlist ?? [],
+      ...(options.onApproval ? { prompt: options.onApproval } : {}),
+      ...(options.persistAlwaysApproval ? { persistAlways: options.persistAlwaysApproval } : {}),
+    });
+    const g = this.config.tool_loop_guardrails;
+    this.guard = new ToolLoopGuard({
+      warningsEnabled: g.warnings_enabled,
+      hardStopEnabled: g.hard_stop_enabled,
+      warnAfter: g.warn_after,
+      hardStopAfter: g.hard_stop_after,
+    });
+  }
+
+  /** The conversation so far (without the system prompt). */
+  get messages(): readonly Message[] {
+    return this.history;
+  }
+
+  get usage(): Usage {
+    return { ...this.totalUsage };
+  }
+
+  get running(): boolean {
+    return this.controller !== null;
+  }
+
+  get yolo(): boolean {
+    return this.approvals.yolo;
+  }
+
+  set yolo(value: boolean) {
+    this.approvals.yolo = value;
+  }
+
+  /** Subscribes to every event of every run; returns the unsubscribe function. */
+  on(listener: AgentEventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The session's system prompt, built once (resolves the provider on first use). */
+  async systemPrompt(): Promise<string> {
+    return (await this.prepare()).systemPrompt;
+  }
+
+  /** The tool names offered to the model this session (frozen at first use). */
+  async toolNames(): Promise<string[]> {
+    return (await this.prepare()).tools.map((t) => t.function.name);
+  }
+
+  /** Stops the running turn: the model call and running tools see the abort. */
+  interrupt(): void {
+    this.controller?.abort();
+  }
+
+  /** Adds a note the model will see with the next tool result of the running turn. */
+  steer(text: string): void {
+    if (text.trim()) this.steering.push(text.trim());
+  }
+
+  /** Runs one user turn and returns its final text. */
+  async chat(input: string | Message["content"]): Promise<string> {
+    const result = await this.run(input).result;
+    if (result.reason === "error") throw new Error(result.error ?? "The turn failed.");
+    return result.text;
+  }
+
+  /** Starts one user turn. Only one turn runs at a time; a second call while running throws. */
+  run(input: string | Message["content"]): AgentRun {
+    if (this.controller) throw new Error("A turn is already running; interrupt it or wait for it to finish.");
+    const controller = new AbortController();
+    this.controller = controller;
+    const stream = new EventStream<AgentEvent>();
+    const emit = (event: AgentEvent) => {
+      if (event.type === "usage") this.addUsage(event.usage);
+      stream.push(event);
+      for (const listener of this.listeners) {
+        try {
+          listener(event);
+        } catch {
+          // A failing consumer must not break the turn or the other consumers.
+        }
+      }
+    };
+    const result = this.execute(input, controller, emit).finally(() => {
+      this.controller = null;
+      stream.end();
+    });
+    return { result, [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator]() };
+  }
+
+  /** Releases tool resources (shells, background processes) when the agent owns them. */
+  async close(): Promise<void> {
+    this.controller?.abort();
+    if (this.ownsRuntime) await this.runtime.dispose();
+  }
+
+  private async execute(
+    input: string | Message["content"],
+    controller: AbortController,
+    emit: (e: AgentEvent) => void,
+  ): Promise<RunResult> {
+    let frozen: Frozen;
+    try {
+      frozen = await this.prepare();
+    } catch (error) {
+      this.frozen = null;
+      const message = error instanceof Error ? error.message : String(error);
+      emit({ type: "error", message });
+      const failed: RunResult = {
+        text: "",
+        reason: "error",
+        iterations: 0,
+        usage: this.usage,
+        error: message,
+      };
+      emit({ type: "done", reason: "error", text: "", iterations: 0, usage: failed.usage });
+      return failed;
+    }
+    const pendingSteer = this.steering.splice(0);
+    const userText =
+      typeof input === "string" && pendingSteer.length > 0 ? `${pendingSteer.join("\n")}\n\n${input}` : input;
+    const userMessage: Message = { role: "user", content: userText };
+    this.history.push(userMessage);
+    emit({ type: "message", message: userMessage });
+
+    const retry: RetryPolicy = {
+      ...DEFAULT_RETRY_POLICY,
+      maxRetries: this.config.agent.api_max_retries,
+      ...(this.options.retry ?? {}),
+    };
+    const outcome = await runLoop(
+      this.history,
+      {
+        transport: frozen.transport,
+        model: frozen.model,
+        tools: frozen.tools,
+        systemPrompt: frozen.systemPrompt,
+        ...(this.options.ephemeralSystemPrompt
+          ? { ephemeralSystemPrompt: this.options.ephemeralSystemPrompt }
+          : {}),
+        ...(this.config.model.max_tokens ? { maxTokens: this.config.model.max_tokens } : {}),
+        ...(this.config.agent.reasoning_effort
+          ? { reasoningEffort: this.config.agent.reasoning_effort }
+          : {}),
+        maxIterations: this.options.maxTurns ?? this.config.agent.max_turns,
+        retry,
+        traits: (name) => {
+          const tool = this.registry.get(name);
+          if (!tool) return undefined;
+          const pathScoped = tool.pathScoped?.bind(tool);
+          return {
+            parallelSafe: tool.parallelSafe ?? false,
+            interactive: tool.interactive ?? false,
+            ...(pathScoped ? { paths: (args: Record<string, unknown>) => pathScoped(args, this.cwd) } : {}),
+          };
+        },
+        executeTool: (call, signal) =>
+          this.registry.execute(call.name, call.args, this.toolContext(call.id, call.name, signal, emit), {
+            maxBytes: this.config.limits.tool_output.max_bytes,
+            maxLines: this.config.limits.tool_output.max_lines,
+            maxLineLength: this.config.limits.tool_output.max_line_length,
+          }),
+        guard: this.guard,
+        takeSteering: () => {
+          const notes = this.steering.splice(0);
+          return notes.length > 0 ? notes.join("\n") : undefined;
+        },
+        unknownToolMisses: this.unknownToolMisses,
+        emit,
+      },
+      controller.signal,
+    );
+
+    if (this.options.saveTrajectories ?? this.config.agent.save_trajectories) {
+      try {
+        await saveTrajectory(this.cwd, {
+          messages: this.history,
+          tools: frozen.tools,
+          model: frozen.model,
+          completed: outcome.reason === "completed",
+        });
+      } catch (error) {
+        emit({ type: "warning", message: `Could not save the trajectory: ${String(error)}` });
+      }
+    }
+    emit({
+      type: "done",
+      reason: outcome.reason,
+      text: outcome.text,
+      iterations: outcome.iterations,
+      usage: outcome.usage,
+    });
+    return {
+      text: outcome.text,
+      reason: outcome.reason,
+      iterations: outcome.iterations,
+      usage: outcome.usage,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    };
+  }
+
+  private prepare(): Promise<Frozen> {
+    this.frozen ??= this.freeze();
+    return this.frozen;
+  }
+
+  private async freeze(): Promise<Frozen> {
+    const env = this.options.env ?? process.env;
+    let transport = this.options.transport;
+    let model = this.options.model ?? this.config.model.default;
+    if (!transport) {
+      const runtime = resolveRuntime({
+        flags: {
+          ...(this.options.model ? { model: this.options.model } : {}),
+          ...(this.options.provider ? { provider: this.options.provider } : {}),
+          ...(this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {}),
+        },
+        config: this.options.apiKey
+          ? { ...this.config, model: { ...this.config.model, api_key: this.options.apiKey } }
+          : this.config,
+        env,
+      });
+      transport = await createTransport(runtime);
+      model = runtime.model;
+    }
+    const requested = this.options.toolsets ?? this.config.toolsets;
+    const resolved = resolveToolsets(requested, {
+      custom: this.config.custom_toolsets,
+      disabled: this.config.agent.disabled_toolsets,
+      knownTools: new Set(this.registry.names()),
+    });
+    const names = await this.registry.available(resolved.tools, {
+      env,
+      config: this.config as Record<string, unknown>,
+    });
+    const tools = this.registry.schemas(names) as ToolSchema[];
+    const systemPrompt =
+      this.options.systemPrompt ??
+      buildSystemPrompt({
+        platform: this.options.platform ?? "cli",
+        cwd: this.cwd,
+        os: `${osPlatform()} ${release()}`,
+        ...(env.SHELL ? { shell: env.SHELL } : {}),
+        toolNames: names,
+        date: new Date().toISOString().slice(0, 10),
+      });
+    return { transport, model: model || "default", tools, systemPrompt };
+  }
+
+  private toolContext(
+    callId: string,
+    name: string,
+    signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
+  ): ToolContext {
+    const env = scrubEnv(this.options.env ?? process.env, this.config.terminal.env_passthrough);
+    return {
+      taskId: this.taskId,
+      sessionId: this.sessionId,
+      cwd: this.cwd,
+      home: this.options.home ?? "",
+      config: this.config as Record<string, unknown>,
+      env,
+      signal,
+      requestApproval: (request) => this.approvals.request(request),
+      ...(this.options.onClarify ? { ask: this.options.onClarify } : {}),
+      progress: (message) => emit({ type: "tool_progress", callId, name, message }),
+      session: this.toolSession,
+      runtime: this.runtime,
+    };
+  }
+
+  private addUsage(add: Usage): void {
+    this.totalUsage = {
+      inputTokens: this.totalUsage.inputTokens + add.inputTokens,
+      outputTokens: this.totalUsage.outputTokens + add.outputTokens,
+      cacheReadTokens: (this.totalUsage.cacheReadTokens ?? 0) + (add.cacheReadTokens ?? 0),
+      cacheWriteTokens: (this.totalUsage.cacheWriteTokens ?? 0) + (add.cacheWriteTokens ?? 0),
+      reasoningTokens: (this.totalUsage.reasoningTokens ?? 0) + (add.reasoningTokens ?? 0),
+    };
+  }
+}

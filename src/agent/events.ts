@@ -1,0 +1,40 @@
+/**
+ * The one typed event stream every consumer reads: the CLI renderer, session persistence, the
+ * gateway, ACP and the API server. Events arrive in order; `done` is always last.
+ */
+import type { FinishReason, Message, Usage } from "../ai/types.js";
+
+export type StopReason = "completed" | "max_turns" | "interrupted" | "error" | "guardrail";
+
+export type AgentEvent =
+  /** A model call starts. `iteration` counts model calls in this user turn, from 1. */
+  | { type: "turn_start"; iteration: number }
+  | { type: "text_delta"; text: string }
+  | { type: "reasoning_delta"; text: string }
+  | { type: "tool_start"; callId: string; name: string; args: Record<string, unknown> }
+  | { type: "tool_progress"; callId: string; name: string; message: string }
+  | {
+      type: "tool_end";
+      callId: string;
+      name: string;
+      ok: boolean;
+      /** What the model sees. */
+      result: string;
+      durationMs: number;
+    }
+  /** A message was appended to the conversation (user, assistant or tool): persist it. */
+  | { type: "message"; message: Message }
+  | { type: "usage"; usage: Usage; total: Usage }
+  | { type: "turn_end"; iteration: number; finishReason: FinishReason }
+  | { type: "warning"; message: string }
+  | { type: "error"; message: string }
+  | {
+      type: "done";
+      reason: StopReason;
+      /** The final assistant text ("" when the turn ended without one). */
+      text: string;
+      iterations: number;
+      usage: Usage;
+    };
+
+export type AgentEventListener = (event: AgentEvent) => void;

@@ -1,0 +1,97 @@
+/**
+ * Tool-loop guardrails: notice a model stuck repeating itself. Three signals, each with a warning
+ * threshold and an opt-in hard stop (config `tool_loop_guardrails`):
+ *  - exact failure: the same tool with the same arguments failed N times;
+ *  - same-tool failure: one tool failed N times in a row, whatever the arguments;
+ *  - idempotent no progress: a read-only tool returned the same result for the same arguments N
+ *    times in a row.
+ */
+import { createHash } from "node:crypto";
+import type { GuardrailCounts } from "../config/defaults.js";
+
+export interface GuardrailSettings {
+  warningsEnabled: boolean;
+  hardStopEnabled: boolean;
+  warnAfter: GuardrailCounts;
+  hardStopAfter: GuardrailCounts;
+}
+
+export interface GuardrailVerdict {
+  /** A note to append to the tool result so the model changes course. */
+  warning?: string;
+  /** Set when a hard stop threshold was reached: the turn must end. */
+  stop?: string;
+}
+
+export class ToolLoopGuard {
+  private readonly exactFailures = new Map<string, number>();
+  private readonly toolFailureStreak = new Map<string, number>();
+  private readonly sameResultStreak = new Map<string, { hash: string; count: number }>();
+
+  constructor(private readonly settings: GuardrailSettings) {}
+
+  record(call: {
+    name: string;
+    args: Record<string, unknown>;
+    ok: boolean;
+    result: string;
+    readOnly: boolean;
+  }): GuardrailVerdict {
+    const argsKey = `${call.name}:${stableStringify(call.args)}`;
+    const signals: Array<{ kind: keyof GuardrailCounts; count: number; text: string }> = [];
+
+    if (!call.ok) {
+      const exact = (this.exactFailures.get(argsKey) ?? 0) + 1;
+      this.exactFailures.set(argsKey, exact);
+      signals.push({
+        kind: "exact_failure",
+        count: exact,
+        text: `${call.name} has failed ${exact} times with these exact arguments. Do not repeat it; change the arguments or the approach.`,
+      });
+      const streak = (this.toolFailureStreak.get(call.name) ?? 0) + 1;
+      this.toolFailureStreak.set(call.name, streak);
+      signals.push({
+        kind: "same_tool_failure",
+        count: streak,
+        text: `${call.name} has failed ${streak} times in a row. Step back and try a different approach or tool.`,
+      });
+    } else {
+      this.toolFailureStreak.delete(call.name);
+    }
+
+    if (call.readOnly && call.ok) {
+      const hash = createHash("sha1").update(call.result).digest("hex");
+      const prev = this.sameResultStreak.get(argsKey);
+      const count = prev && prev.hash === hash ? prev.count + 1 : 1;
+      this.sameResultStreak.set(argsKey, { hash, count });
+      signals.push({
+        kind: "idempotent_no_progress",
+        count,
+        text: `${call.name} returned the same result ${count} times for the same arguments; repeating it will not make progress.`,
+      });
+    }
+
+    const verdict: GuardrailVerdict = {};
+    for (const s of signals) {
+      if (this.settings.hardStopEnabled && s.count >= this.settings.hardStopAfter[s.kind]) {
+        verdict.stop = `Stopped by tool-loop guardrail (${s.kind.replaceAll("_", " ")}): ${s.text}`;
+        return verdict;
+      }
+    }
+    if (this.settings.warningsEnabled) {
+      const hits = signals.filter((s) => s.count >= this.settings.warnAfter[s.kind]);
+      if (hits.length > 0) verdict.warning = `[guardrail] ${hits.map((h) => h.text).join(" ")}`;
+    }
+    return verdict;
+  }
+}
+
+/** JSON with sorted object keys, so argument order does not change the identity of a call. */
+export function stableStringify(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(",")}}`;
+}

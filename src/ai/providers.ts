@@ -1,0 +1,211 @@
+/**
+ * The provider catalog, as data: where each provider lives, which environment variables hold its
+ * key, and which wire protocol (`api_mode`) it speaks. Ids and variable names follow Python Hermes
+ * so an existing `config.yaml` and `.env` keep their meaning.
+ */
+import type { ApiMode } from "./types.js";
+
+export interface ProviderProfile {
+  /** Canonical id, as written in `model.provider`. */
+  readonly id: string;
+  /** Human-readable name for pickers and messages. */
+  readonly name: string;
+  /** Other names accepted for `id` (matched case-insensitively). */
+  readonly aliases: readonly string[];
+  /** Default base URL; empty for `custom`, whose URL the user supplies. */
+  readonly baseUrl: string;
+  /** Base URL for an alias when it differs from `baseUrl` (the local-server aliases of `custom`). */
+  readonly aliasBaseUrls?: Readonly<Record<string, string>>;
+  /** Environment variables that override `baseUrl`, first non-empty wins. */
+  readonly baseUrlEnv?: readonly string[];
+  /** Environment variables holding the API key, first non-empty wins. */
+  readonly apiKeyEnv: readonly string[];
+  readonly apiMode: ApiMode;
+  /** True when requests work without a key (local servers, AWS credential chain). */
+  readonly keyOptional: boolean;
+  /** Model used when the user names the provider but no model. */
+  readonly defaultModel: string;
+}
+
+export const PROVIDERS: readonly ProviderProfile[] = [
+  {
+    id: "openrouter",
+    name: "OpenRouter",
+    aliases: [],
+    baseUrl: "https://openrouter.ai/api/v1",
+    apiKeyEnv: ["OPENROUTER_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "anthropic/claude-sonnet-4",
+  },
+  {
+    id: "nous",
+    name: "Nous Portal",
+    aliases: ["nous-portal"],
+    baseUrl: "https://inference.nousresearch.com/v1",
+    apiKeyEnv: ["NOUS_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "Hermes-4-405B",
+  },
+  {
+    id: "openai-api",
+    name: "OpenAI API",
+    aliases: ["openai"],
+    baseUrl: "https://api.openai.com/v1",
+    baseUrlEnv: ["OPENAI_BASE_URL"],
+    apiKeyEnv: ["OPENAI_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    // A GPT-5 model here would need the Responses API (codex_responses), which is not built yet.
+    defaultModel: "gpt-4.1",
+  },
+  {
+    id: "anthropic",
+    name: "Anthropic",
+    aliases: ["claude"],
+    baseUrl: "https://api.anthropic.com",
+    apiKeyEnv: ["ANTHROPIC_API_KEY"],
+    apiMode: "anthropic_messages",
+    keyOptional: false,
+    defaultModel: "claude-sonnet-4-5",
+  },
+  {
+    id: "gemini",
+    name: "Google Gemini",
+    aliases: ["google"],
+    // Gemini's OpenAI-compatible surface, so the chat_completions transport can talk to it.
+    baseUrl: "https://generativelanguage.googleapis.com/v1beta/openai",
+    apiKeyEnv: ["GOOGLE_API_KEY", "GEMINI_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "gemini-2.5-flash",
+  },
+  {
+    id: "deepseek",
+    name: "DeepSeek",
+    aliases: [],
+    baseUrl: "https://api.deepseek.com/v1",
+    apiKeyEnv: ["DEEPSEEK_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "deepseek-chat",
+  },
+  {
+    id: "xai",
+    name: "xAI (Grok)",
+    aliases: ["grok"],
+    baseUrl: "https://api.x.ai/v1",
+    apiKeyEnv: ["XAI_API_KEY"],
+    apiMode: "codex_responses",
+    keyOptional: false,
+    defaultModel: "grok-4",
+  },
+  {
+    id: "zai",
+    name: "Z.AI (GLM)",
+    aliases: ["glm", "z-ai"],
+    baseUrl: "https://api.z.ai/api/paas/v4",
+    apiKeyEnv: ["GLM_API_KEY", "ZAI_API_KEY", "Z_AI_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "glm-4.6",
+  },
+  {
+    id: "kimi-coding",
+    name: "Kimi (Moonshot)",
+    aliases: ["kimi", "moonshot"],
+    baseUrl: "https://api.moonshot.ai/v1",
+    apiKeyEnv: ["KIMI_API_KEY", "KIMI_CODING_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "kimi-k2-0905-preview",
+  },
+  {
+    id: "minimax",
+    name: "MiniMax",
+    aliases: [],
+    baseUrl: "https://api.minimax.io/anthropic",
+    apiKeyEnv: ["MINIMAX_API_KEY"],
+    apiMode: "anthropic_messages",
+    keyOptional: false,
+    defaultModel: "MiniMax-M2",
+  },
+  {
+    id: "huggingface",
+    name: "Hugging Face Inference Providers",
+    aliases: ["hf"],
+    baseUrl: "https://router.huggingface.co/v1",
+    apiKeyEnv: ["HF_TOKEN"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "openai/gpt-oss-120b",
+  },
+  {
+    id: "nvidia",
+    name: "NVIDIA NIM",
+    aliases: ["nim"],
+    baseUrl: "https://integrate.api.nvidia.com/v1",
+    apiKeyEnv: ["NVIDIA_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "meta/llama-3.3-70b-instruct",
+  },
+  {
+    id: "bedrock",
+    name: "AWS Bedrock",
+    aliases: ["aws-bedrock"],
+    // The region belongs to the AWS configuration; the Bedrock transport will derive the real host.
+    baseUrl: "https://bedrock-runtime.us-east-1.amazonaws.com",
+    apiKeyEnv: [],
+    apiMode: "bedrock_converse",
+    keyOptional: true,
+    defaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0",
+  },
+  {
+    id: "lmstudio",
+    name: "LM Studio",
+    aliases: ["lm-studio"],
+    baseUrl: "http://127.0.0.1:1234/v1",
+    apiKeyEnv: ["LM_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: true,
+    defaultModel: "default",
+  },
+  {
+    id: "custom",
+    name: "Custom OpenAI-compatible endpoint",
+    aliases: ["ollama", "vllm", "llamacpp", "llama.cpp"],
+    baseUrl: "",
+    aliasBaseUrls: {
+      ollama: "http://127.0.0.1:11434/v1",
+      vllm: "http://127.0.0.1:8000/v1",
+      llamacpp: "http://127.0.0.1:8080/v1",
+      "llama.cpp": "http://127.0.0.1:8080/v1",
+    },
+    baseUrlEnv: ["OPENAI_BASE_URL"],
+    // Keys for a custom endpoint come from model.api_key, or OPENAI_API_KEY when paired with
+    // OPENAI_BASE_URL (see resolve.ts); never from a hosted provider's variable.
+    apiKeyEnv: [],
+    apiMode: "chat_completions",
+    keyOptional: true,
+    defaultModel: "default",
+  },
+];
+
+/** The profile whose id or alias is `idOrAlias` (case-insensitive), or undefined. */
+export function findProvider(idOrAlias: string): ProviderProfile | undefined {
+  const wanted = idOrAlias.trim().toLowerCase();
+  if (wanted === "") return undefined;
+  return PROVIDERS.find((p) => p.id === wanted || p.aliases.includes(wanted));
+}
+
+/**
+ * The default base URL for a provider id or alias: an alias's own URL when it has one (`ollama`),
+ * else the profile's. Empty string for `custom` and for unknown names.
+ */
+export function defaultBaseUrl(idOrAlias: string): string {
+  const profile = findProvider(idOrAlias);
+  if (!profile) return "";
+  return profile.aliasBaseUrls?.[idOrAlias.trim().toLowerCase()] ?? profile.baseUrl;
+}

@@ -1,0 +1,290 @@
+/**
+ * Decides which provider, model, endpoint and key a session talks to, from command-line flags,
+ * `config.yaml` and the environment, and builds the transport for it.
+ */
+import type { HermesConfig } from "../config/defaults.js";
+import { detectApiMode } from "./api-mode.js";
+import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
+import type { ApiMode, Transport } from "./types.js";
+
+export interface RuntimeFlags {
+  model?: string | undefined;
+  provider?: string | undefined;
+  baseUrl?: string | undefined;
+}
+
+export interface ResolvedRuntime {
+  /** Canonical provider id (`custom` for an alias such as `ollama`, or `custom:<name>`). */
+  provider: string;
+  model: string;
+  /** Without a trailing slash. */
+  baseUrl: string;
+  apiKey: string | undefined;
+  apiMode: ApiMode;
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The configuration names no usable provider: none at all, an unknown one, or one missing its key
+ * or URL. The message is two lines: what is wrong, then what to do. A configuration error (exit 2).
+ */
+export class NoProviderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "NoProviderError";
+  }
+}
+
+/** The runtime names an api_mode that has no transport yet. A configuration error (exit 2). */
+export class UnsupportedApiModeError extends Error {
+  readonly apiMode: ApiMode;
+  constructor(apiMode: ApiMode, provider: string) {
+    super(
+      `api_mode "${apiMode}" (provider ${provider}) is not supported yet.\n` +
+        "Use an OpenAI-compatible endpoint (api_mode chat_completions), e.g.: hermes config set model.provider openrouter",
+    );
+    this.name = "UnsupportedApiModeError";
+    this.apiMode = apiMode;
+  }
+}
+
+/** Environment variables that name a provider when nothing else does, in priority order. */
+const ENV_DETECTION: readonly { env: string; provider: string }[] = [
+  { env: "OPENROUTER_API_KEY", provider: "openrouter" },
+  { env: "NOUS_API_KEY", provider: "nous" },
+  { env: "ANTHROPIC_API_KEY", provider: "anthropic" },
+  { env: "OPENAI_API_KEY", provider: "openai-api" },
+];
+
+interface Choice {
+  /** As written, possibly an alias (`ollama`) or `custom:<name>`. */
+  provider: string | undefined;
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  model: string | undefined;
+  apiMode: string | undefined;
+}
+
+/**
+ * Resolves the runtime. Precedence: flags, then `config.yaml` (`model.*`), then the environment
+ * (`OPENAI_BASE_URL` for a custom endpoint; else the first of OPENROUTER_API_KEY, NOUS_API_KEY,
+ * ANTHROPIC_API_KEY, OPENAI_API_KEY; `HERMES_INFERENCE_MODEL` for the model), then the provider's
+ * default model. `model.base_url` and `model.api_key` apply only to the provider config.yaml names,
+ * and nothing from config.yaml applies once `--provider` names a different one (`--provider nous`
+ * does not inherit OpenRouter's model). A base URL without a provider means `custom`; "auto" means
+ * unset. Throws `NoProviderError` (nothing configured, unknown provider, missing key or URL);
+ * never reads files.
+ */
+export function resolveRuntime(input: {
+  flags: RuntimeFlags;
+  config: HermesConfig;
+  env: Env;
+}): ResolvedRuntime {
+  const { flags, config, env } = input;
+  const flagChoice: Choice = {
+    provider: cleanProvider(flags.provider),
+    baseUrl: clean(flags.baseUrl),
+    apiKey: undefined,
+    model: clean(flags.model),
+    apiMode: undefined,
+  };
+  const configChoice: Choice = {
+    provider: cleanProvider(config.model.provider),
+    baseUrl: clean(config.model.base_url),
+    apiKey: clean(config.model.api_key),
+    model: clean(config.model.default),
+    apiMode: clean(config.model.api_mode),
+  };
+  const envChoice = detectFromEnv(env);
+
+  const flagProvider = flagChoice.provider ?? (flagChoice.baseUrl ? "custom" : undefined);
+  const configProvider = configChoice.provider ?? (configChoice.baseUrl ? "custom" : undefined);
+  const providerName = flagProvider ?? configProvider ?? envChoice?.provider;
+  if (!providerName) {
+    throw new NoProviderError(
+      "No model provider is configured.\n" +
+        "Set OPENROUTER_API_KEY (or OPENAI_BASE_URL for a local server) in ~/.hermes/.env, or run: hermes config set model.provider openrouter",
+    );
+  }
+  // The endpoint and key in config.yaml belong to config.yaml's provider; its model and api_mode
+  // hold unless the flags switch to a different provider.
+  const switched =
+    flagProvider !== undefined && configProvider !== undefined && !sameProvider(flagProvider, configProvider);
+  const configEndpoint = configProvider !== undefined && !switched ? configChoice : undefined;
+  const configModel = switched ? undefined : configChoice;
+  const fromEnv = !flagProvider && !configProvider ? envChoice : undefined;
+
+  const named = namedCustomProvider(providerName, config);
+  const profile = named ? findProvider("custom") : findProvider(providerName);
+  if (!profile) {
+    throw new NoProviderError(
+      `Unknown provider "${providerName}".\n` +
+        `Use one of: ${PROVIDERS.map((p) => p.id).join(", ")} (or a name from custom_providers in config.yaml).`,
+    );
+  }
+  const providerId = named ? `custom:${named.name}` : profile.id;
+
+  const baseUrl =
+    flagChoice.baseUrl ??
+    configEndpoint?.baseUrl ??
+    named?.baseUrl ??
+    fromEnv?.baseUrl ??
+    // An alias's own address (ollama's port) beats OPENAI_BASE_URL, which beats the profile default.
+    clean(profile.aliasBaseUrls?.[providerName.toLowerCase()]) ??
+    firstEnv(env, profile.baseUrlEnv ?? []) ??
+    clean(profile.baseUrl);
+  if (!baseUrl) {
+    throw new NoProviderError(
+      `Provider "${providerName}" needs a base URL.\n` +
+        "Pass --base-url, set OPENAI_BASE_URL, or run: hermes config set model.base_url http://127.0.0.1:8080/v1",
+    );
+  }
+
+  const apiKey =
+    configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env);
+  if (!apiKey && !profile.keyOptional) {
+    const vars = profile.apiKeyEnv.join(" or ");
+    throw new NoProviderError(
+      `Provider ${profile.id} needs an API key, and ${vars} is not set.\n` +
+        `Add ${profile.apiKeyEnv[0] ?? "the key"} to ~/.hermes/.env, or run: hermes config set model.api_key <key>`,
+    );
+  }
+
+  const model =
+    flagChoice.model ??
+    configModel?.model ??
+    named?.model ??
+    clean(env["HERMES_INFERENCE_MODEL"]) ??
+    profile.defaultModel;
+
+  let apiMode: ApiMode;
+  try {
+    apiMode = detectApiMode({
+      provider: profile.id,
+      baseUrl,
+      model,
+      explicit: configModel?.apiMode ?? named?.apiMode,
+    });
+  } catch (err) {
+    throw new NoProviderError((err as Error).message);
+  }
+
+  return { provider: providerId, model, baseUrl: baseUrl.replace(/\/+$/, ""), apiKey, apiMode };
+}
+
+export interface TransportOptions {
+  timeoutMs?: number | undefined;
+  defaultHeaders?: Record<string, string> | undefined;
+  stream?: boolean | undefined;
+}
+
+/**
+ * The transport for a resolved runtime, loading its module on demand. Throws
+ * `UnsupportedApiModeError` for an api_mode without a transport yet.
+ */
+export async function createTransport(
+  runtime: ResolvedRuntime,
+  options: TransportOptions = {},
+): Promise<Transport> {
+  if (runtime.apiMode !== "chat_completions")
+    throw new UnsupportedApiModeError(runtime.apiMode, runtime.provider);
+  const { createChatCompletionsTransport } = await import("./transports/chat-completions.js");
+  return createChatCompletionsTransport({ baseUrl: runtime.baseUrl, apiKey: runtime.apiKey, ...options });
+}
+
+function clean(value: string | undefined | null): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}
+
+/** A provider name, where "auto" (Python Hermes's default) means "not chosen". */
+function cleanProvider(value: string | undefined | null): string | undefined {
+  const name = clean(value);
+  return name?.toLowerCase() === "auto" ? undefined : name;
+}
+
+function firstEnv(env: Env, names: readonly string[]): string | undefined {
+  for (const name of names) {
+    const value = clean(env[name]);
+    if (value) return value;
+  }
+  return undefined;
+}
+
+function sameProvider(a: string, b: string): boolean {
+  return (
+    a.toLowerCase() === b.toLowerCase() ||
+    (findProvider(a) !== undefined && findProvider(a) === findProvider(b))
+  );
+}
+
+function detectFromEnv(env: Env): Choice | undefined {
+  const baseUrl = clean(env["OPENAI_BASE_URL"]);
+  if (baseUrl) {
+    return {
+      provider: "custom",
+      baseUrl,
+      apiKey: clean(env["OPENAI_API_KEY"]),
+      model: undefined,
+      apiMode: undefined,
+    };
+  }
+  const hit = ENV_DETECTION.find((d) => clean(env[d.env]));
+  if (!hit) return undefined;
+  return {
+    provider: hit.provider,
+    baseUrl: undefined,
+    apiKey: undefined,
+    model: undefined,
+    apiMode: undefined,
+  };
+}
+
+/**
+ * A key from the provider's variables. A custom endpoint takes OPENAI_API_KEY only when it is the
+ * OPENAI_BASE_URL endpoint that key was paired with, so an OpenAI key never travels to some other
+ * URL the user typed.
+ */
+function keyFromEnv(profile: ProviderProfile, baseUrl: string, env: Env): string | undefined {
+  if (profile.id === "custom") {
+    return sameUrl(baseUrl, env["OPENAI_BASE_URL"]) ? clean(env["OPENAI_API_KEY"]) : undefined;
+  }
+  return firstEnv(env, profile.apiKeyEnv);
+}
+
+function sameUrl(a: string, b: string | undefined): boolean {
+  return b !== undefined && a.trim().replace(/\/+$/, "") === b.trim().replace(/\/+$/, "");
+}
+
+interface NamedCustomProvider {
+  name: string;
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  model: string | undefined;
+  apiMode: string | undefined;
+}
+
+/** An entry of config.yaml's `custom_providers` list matching `name` or `custom:<name>`. */
+function namedCustomProvider(provider: string, config: HermesConfig): NamedCustomProvider | undefined {
+  const list = config["custom_providers"];
+  if (!Array.isArray(list)) return undefined;
+  const wanted = provider.toLowerCase().replace(/^custom:/, "");
+  if (wanted === "" || (findProvider(provider) && !provider.toLowerCase().startsWith("custom:")))
+    return undefined;
+  for (const entry of list) {
+    if (typeof entry !== "object" || entry === null) continue;
+    const e = entry as Record<string, unknown>;
+    const str = (key: string) => (typeof e[key] === "string" ? clean(e[key] as string) : undefined);
+    const name = str("name");
+    if (name?.toLowerCase() !== wanted) continue;
+    return {
+      name,
+      baseUrl: str("base_url"),
+      apiKey: str("api_key"),
+      model: str("model"),
+      apiMode: str("api_mode"),
+    };
+  }
+  return undefined;
+}

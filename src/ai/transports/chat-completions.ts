@@ -1,0 +1,269 @@
+/**
+ * Transport for OpenAI-compatible chat-completions endpoints (OpenRouter, Nous, OpenAI, vLLM,
+ * Ollama, llama.cpp, LM Studio, ...) over the official `openai` SDK. The SDK is imported on first
+ * use, not at module load, because this module sits on the CLI's start-up path. SDK retries are
+ * off: retry policy belongs to the caller, driven by `ProviderError`'s fields.
+ */
+import type OpenAI from "openai";
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+} from "openai/resources/chat/completions";
+import { type ChatRequest, type Message, ProviderError, type StreamEvent, type Transport } from "../types.js";
+import { asRecord, ResponseAssembler } from "./chat-completions-assembler.js";
+
+type OpenAIModule = typeof import("openai");
+
+export interface ChatCompletionsOptions {
+  /** Base URL including the version path, e.g. `https://openrouter.ai/api/v1`. */
+  baseUrl: string;
+  /** Sent as a bearer token; when absent no Authorization header is sent (local servers). */
+  apiKey?: string | undefined;
+  defaultHeaders?: Record<string, string> | undefined;
+  /** Time allowed until the response headers arrive. Defaults to the SDK's (10 minutes). */
+  timeoutMs?: number | undefined;
+  /** Stream with SSE (default) or ask for one JSON body and synthesise the same events from it. */
+  stream?: boolean | undefined;
+}
+
+let sdkPromise: Promise<OpenAIModule> | undefined;
+
+function loadSdk(): Promise<OpenAIModule> {
+  sdkPromise ??= import("openai").catch((err: unknown) => {
+    sdkPromise = undefined;
+    throw err;
+  });
+  return sdkPromise;
+}
+
+export function createChatCompletionsTransport(options: ChatCompletionsOptions): Transport {
+  const streaming = options.stream ?? true;
+  let clientPromise: Promise<{ sdk: OpenAIModule; client: OpenAI }> | undefined;
+  const getClient = () => {
+    clientPromise ??= loadSdk().then((sdk) => ({ sdk, client: makeClient(sdk, options) }));
+    return clientPromise;
+  };
+  return {
+    apiMode: "chat_completions",
+    stream: (request, signal) => runRequest(getClient, options.baseUrl, request, signal, streaming),
+  };
+}
+
+function makeClient(sdk: OpenAIModule, options: ChatCompletionsOptions): OpenAI {
+  const headers: Record<string, string | null> = { ...options.defaultHeaders };
+  // The SDK insists on a key; a placeholder plus a removed header sends a keyless request.
+  if (!options.apiKey) headers["Authorization"] = null;
+  return new sdk.default({
+    apiKey: options.apiKey || "unused",
+    baseURL: options.baseUrl,
+    maxRetries: 0,
+    timeout: options.timeoutMs,
+    defaultHeaders: headers,
+    // Without these the SDK would pick up OPENAI_ORG_ID / OPENAI_PROJECT_ID / OPENAI_ADMIN_KEY from
+    // the environment and send them to whatever provider this is.
+    organization: null,
+    project: null,
+    adminAPIKey: null,
+    logLevel: "off",
+  });
+}
+
+async function* runRequest(
+  getClient: () => Promise<{ sdk: OpenAIModule; client: OpenAI }>,
+  baseUrl: string,
+  request: ChatRequest,
+  signal: AbortSignal | undefined,
+  streaming: boolean,
+): AsyncGenerator<StreamEvent> {
+  if (signal?.aborted) throw abortError(signal);
+  const { sdk, client } = await getClient();
+  const body = buildRequestBody(request, streaming);
+  const assembler = new ResponseAssembler();
+  const requestOptions = signal ? { signal } : {};
+  try {
+    if (streaming) {
+      const stream = await client.chat.completions.create(
+        body as unknown as ChatCompletionCreateParamsStreaming,
+        requestOptions,
+      );
+      for await (const chunk of stream) {
+        yield* assembler.addChunk(chunk);
+      }
+    } else {
+      const response: unknown = await client.chat.completions.create(
+        body as unknown as ChatCompletionCreateParamsNonStreaming,
+        requestOptions,
+      );
+      checkFullResponse(response, baseUrl);
+      yield* assembler.addResponse(response);
+    }
+  } catch (err) {
+    throw toProviderError(err, sdk, baseUrl, signal, assembler.hasContent);
+  }
+  // The SDK ends a stream quietly when it is aborted, so the signal has to be checked here.
+  if (signal?.aborted) throw abortError(signal);
+  if (!assembler.finished) {
+    throw new ProviderError(
+      `The stream from ${baseUrl} ended before the model finished its answer (no finish_reason); the connection probably dropped.`,
+      { transport: true, partial: assembler.hasContent },
+    );
+  }
+  if (assembler.finishReason === "error") {
+    // OpenRouter reports an upstream failure mid-stream this way.
+    throw new ProviderError(`The provider at ${baseUrl} stopped the answer with finish_reason "error".`, {
+      transport: true,
+      partial: assembler.hasContent,
+    });
+  }
+  yield* assembler.finishEvents();
+}
+
+/**
+ * The chat-completions request body. `extraBody` goes in first so it can add provider fields
+ * (provider routing, `max_completion_tokens`, ...) but cannot change what this transport relies on
+ * (model, messages, stream mode, usage reporting).
+ */
+export function buildRequestBody(request: ChatRequest, streaming: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...request.extraBody };
+  body["model"] = request.model;
+  body["messages"] = request.messages.map(toWireMessage);
+  if (request.tools && request.tools.length > 0) body["tools"] = request.tools;
+  if (request.maxTokens !== undefined) body["max_tokens"] = request.maxTokens;
+  if (request.temperature !== undefined) body["temperature"] = request.temperature;
+  if (request.reasoningEffort) body["reasoning_effort"] = request.reasoningEffort;
+  body["stream"] = streaming;
+  if (streaming) body["stream_options"] = { include_usage: true };
+  else delete body["stream_options"];
+  return body;
+}
+
+/**
+ * One internal message in OpenAI's wire shape. Assistant `reasoning` is dropped: providers differ
+ * on whether they accept it back (DeepSeek rejects `reasoning_content` in input), and sending it
+ * as content would make the model read its own thoughts as something it said.
+ */
+export function toWireMessage(message: Message): Record<string, unknown> {
+  switch (message.role) {
+    case "assistant": {
+      const hasCalls = (message.tool_calls?.length ?? 0) > 0;
+      const wire: Record<string, unknown> = {
+        role: "assistant",
+        content: message.content ?? (hasCalls ? null : ""),
+      };
+      if (hasCalls) wire["tool_calls"] = message.tool_calls;
+      return wire;
+    }
+    case "tool":
+      return { role: "tool", tool_call_id: message.tool_call_id ?? "", content: message.content ?? "" };
+    default:
+      return { role: message.role, content: message.content ?? "" };
+  }
+}
+
+function checkFullResponse(response: unknown, baseUrl: string): void {
+  const r = asRecord(response);
+  // Some gateways answer HTTP 200 with an error object instead of a completion.
+  const error = r?.["error"];
+  if (error !== undefined && error !== null) {
+    const body = JSON.stringify(error);
+    const code = asRecord(error)?.["code"];
+    throw new ProviderError(`The provider at ${baseUrl} returned an error: ${body}`, {
+      body,
+      ...(typeof code === "number" ? { status: code } : {}),
+    });
+  }
+  if (!Array.isArray(r?.["choices"]) || r["choices"].length === 0) {
+    throw new ProviderError(`The response from ${baseUrl} has no choices; it is not a chat completion.`, {
+      body: JSON.stringify(response)?.slice(0, 2000),
+    });
+  }
+}
+
+/** An Error named "AbortError", carrying the signal's reason as its cause. */
+export function abortError(signal: AbortSignal): Error {
+  const error = new Error("The request was aborted.", { cause: signal.reason });
+  error.name = "AbortError";
+  return error;
+}
+
+function toProviderError(
+  err: unknown,
+  sdk: OpenAIModule,
+  baseUrl: string,
+  signal: AbortSignal | undefined,
+  partial: boolean,
+): Error {
+  if (signal?.aborted) return abortError(signal);
+  if (err instanceof ProviderError) return err;
+  if (err instanceof sdk.APIConnectionError) {
+    const timedOut = err instanceof sdk.APIConnectionTimeoutError;
+    const cause = err.cause instanceof Error ? `: ${describe(err.cause)}` : "";
+    return new ProviderError(
+      timedOut
+        ? `The request to ${baseUrl} timed out before the server answered.`
+        : `Could not connect to ${baseUrl}${cause}. Is the server running and the base URL right?`,
+      { transport: true, partial, cause: err },
+    );
+  }
+  if (err instanceof sdk.APIError) {
+    const code = asRecord(err.error)?.["code"];
+    // No status means the error arrived inside a 200 stream; gateways put the real status in `code`.
+    const status = err.status ?? (typeof code === "number" ? code : undefined);
+    // A non-JSON error body only survives in the SDK's message, behind "<status> ".
+    const body =
+      err.error === undefined
+        ? err.message.replace(/^\d{3} /, "")
+        : (JSON.stringify(err.error) ?? String(err.error));
+    const message = asRecord(err.error)?.["message"];
+    const detail = typeof message === "string" && message !== "" ? message : body;
+    const retryAfterMs = parseRetryAfter(err.headers);
+    const summary = status !== undefined ? `HTTP ${status}` : "an error";
+    return new ProviderError(`The provider at ${baseUrl} answered with ${summary}: ${clip(detail, 500)}`, {
+      ...(status !== undefined ? { status } : {}),
+      body,
+      partial,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      cause: err,
+    });
+  }
+  // Anything else escaping the SDK mid-stream is the wire failing: undici's "terminated" (the
+  // server closed the socket), ECONNRESET, "socket hang up", "premature close", or a chunk cut short.
+  return new ProviderError(`The connection to ${baseUrl} failed mid-response: ${describe(err)}`, {
+    transport: true,
+    partial,
+    cause: err,
+  });
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause =
+    err.cause instanceof Error && err.cause.message !== err.message ? ` (${err.cause.message})` : "";
+  return `${err.message}${cause}`;
+}
+
+interface HeaderSource {
+  get(name: string): string | null;
+}
+
+/**
+ * Milliseconds to wait according to `retry-after-ms` (milliseconds) or `retry-after` (seconds or
+ * an HTTP date). Undefined when neither is present or parseable; never negative.
+ */
+export function parseRetryAfter(
+  headers: HeaderSource | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get("retry-after-ms")?.trim();
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.round(Number(ms));
+  const value = headers.get("retry-after")?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

@@ -1,0 +1,125 @@
+/**
+ * Provider-neutral message and stream types. One internal message shape (OpenAI-style); each
+ * transport converts to and from its wire format at the boundary and nothing else knows wire formats.
+ */
+
+export type Role = "system" | "user" | "assistant" | "tool";
+
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
+
+export interface Message {
+  role: Role;
+  /** Text, or parts for multimodal user input. `null` on an assistant message that only calls tools. */
+  content: string | ContentPart[] | null;
+  tool_calls?: ToolCall[];
+  /** On `tool` messages: the id of the call this answers. */
+  tool_call_id?: string;
+  /** On `tool` messages: the tool's name (kept for transcripts and trajectories). */
+  name?: string;
+  /** Model reasoning (thinking) text, when the provider exposes it. Never sent back as content. */
+  reasoning?: string;
+  finish_reason?: FinishReason;
+}
+
+/** A JSON Schema object (draft 7 subset as providers accept it). */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolSchema {
+  type: "function";
+  function: { name: string; description: string; parameters: JsonSchema };
+}
+
+export type ApiMode =
+  | "chat_completions"
+  | "codex_responses"
+  | "anthropic_messages"
+  | "bedrock_converse"
+  | "local";
+
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "error" | "aborted";
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: Message[];
+  tools?: ToolSchema[];
+  maxTokens?: number;
+  temperature?: number;
+  reasoningEffort?: string;
+  /** Provider-specific fields merged into the request body as-is. */
+  extraBody?: Record<string, unknown>;
+}
+
+/**
+ * Events a transport yields while a response streams. A stream ends with exactly one `finish` event
+ * carrying the assembled assistant message (text, reasoning and complete tool calls), unless it
+ * throws a `ProviderError`.
+ */
+export type StreamEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "reasoning_delta"; text: string }
+  | { type: "tool_call_delta"; index: number; id?: string; name?: string; argumentsDelta?: string }
+  | { type: "tool_call"; index: number; call: ToolCall }
+  | { type: "usage"; usage: Usage }
+  | { type: "finish"; reason: FinishReason; message: Message };
+
+export interface Transport {
+  readonly apiMode: ApiMode;
+  /** Streams one model response. Throws `ProviderError` on HTTP or connection failure; honours `signal`. */
+  stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent>;
+}
+
+/** A failure talking to a provider, with what the retry policy needs to decide. */
+export class ProviderError extends Error {
+  readonly status: number | undefined;
+  readonly body: string | undefined;
+  /** True when the connection dropped or timed out rather than the provider answering with an error. */
+  readonly transport: boolean;
+  /** True when part of the answer had already streamed before the failure. */
+  readonly partial: boolean;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    opts: {
+      status?: number;
+      body?: string;
+      transport?: boolean;
+      partial?: boolean;
+      retryAfterMs?: number;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = "ProviderError";
+    this.status = opts.status;
+    this.body = opts.body;
+    this.transport = opts.transport ?? false;
+    this.partial = opts.partial ?? false;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+/** Text content of a message, joining text parts; empty string when there is none. */
+export function messageText(message: Pick<Message, "content">): string {
+  const { content } = message;
+  if (content == null) return "";
+  if (typeof content === "string") return content;
+  return content
+    .filter((p): p is { type: "text"; text: string } => p.type === "text")
+    .map((p) => p.text)
+    .join("");
+}

@@ -1,0 +1,239 @@
+/**
+ * `hermes config show|get|set|path|env-path|edit|check`. Results go to stdout, warnings and errors
+ * to stderr. Exit codes: 0 success, 1 the task failed (e.g. the editor failed), 2 usage or
+ * configuration error.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { Document } from "yaml";
+import { loadEnvFile } from "../../config/env-file.js";
+import { ConfigError, ProfileNameError } from "../../config/errors.js";
+import { configPath, envPath } from "../../config/home.js";
+import { unknownTopLevelKeys } from "../../config/known-keys.js";
+import { type LoadedConfig, loadConfig } from "../../config/load.js";
+import { isSecretKey, maskSecret, redactSecrets } from "../../config/secrets.js";
+import { CONFIG_TEMPLATE } from "../../config/template.js";
+import { getConfigValue, isEnvStyleKey, setConfigValue } from "../../config/write.js";
+import { YAML_SCHEMA } from "../../config/yaml-doc.js";
+import { atomicWriteFileSync } from "../../util/atomic-write.js";
+
+export interface ConfigCommandOptions {
+  home: string;
+  env: Record<string, string | undefined>;
+  json?: boolean;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+const ACTIONS = ["show", "get", "set", "path", "env-path", "edit", "check"] as const;
+
+class UsageError extends Error {}
+
+/** Runs one `hermes config` action and returns the process exit code. Never throws. */
+export async function runConfigCommand(
+  action: string,
+  args: string[],
+  opts: ConfigCommandOptions,
+): Promise<number> {
+  const io = new Output(opts);
+  try {
+    switch (action === "" ? "show" : action) {
+      case "show":
+        return show(args, opts, io);
+      case "get":
+        return get(args, opts, io);
+      case "set":
+        return set(args, opts, io);
+      case "path":
+        noArgs("path", args);
+        io.out(configPath(opts.home));
+        return 0;
+      case "env-path":
+        noArgs("env-path", args);
+        io.out(envPath(opts.home));
+        return 0;
+      case "edit":
+        return edit(args, opts, io);
+      case "check":
+        return check(args, opts, io);
+      default:
+        throw new UsageError(
+          `unknown config action ${JSON.stringify(action)}; use one of: ${ACTIONS.join(", ")}`,
+        );
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof ProfileNameError) {
+      io.err(`error: ${error.message}`);
+      return 2;
+    }
+    io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+class Output {
+  constructor(private readonly opts: ConfigCommandOptions) {}
+  out(text: string): void {
+    this.opts.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  }
+  err(text: string): void {
+    this.opts.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
+  }
+  warn(text: string): void {
+    this.err(`warning: ${text}`);
+  }
+}
+
+function noArgs(action: string, args: string[]): void {
+  if (args.length > 0) throw new UsageError(`usage: hermes config ${action} (takes no arguments)`);
+}
+
+/** Loads `.env` then config.yaml the way a real run does, printing load warnings. */
+function load(
+  opts: ConfigCommandOptions,
+  io: Output,
+): { loaded: LoadedConfig; env: Record<string, string | undefined> } {
+  const { env } = loadEnvFile(opts.home, opts.env);
+  const loaded = loadConfig({ home: opts.home, env });
+  for (const warning of loaded.warnings) io.warn(warning);
+  return { loaded, env };
+}
+
+function toYaml(value: unknown): string {
+  return new Document(value, YAML_SCHEMA).toString({ lineWidth: 0, indentSeq: false });
+}
+
+function show(args: string[], opts: ConfigCommandOptions, io: Output): number {
+  noArgs("show", args);
+  const { loaded } = load(opts, io);
+  const redacted = redactSecrets(loaded.config);
+  if (opts.json) {
+    io.out(JSON.stringify(redacted, null, 2));
+    return 0;
+  }
+  const header = loaded.exists
+    ? `# effective config: ${loaded.path} over the built-in defaults (secrets masked)`
+    : `# no ${loaded.path}; built-in defaults (secrets masked)`;
+  io.out(`${header}\n${toYaml(redacted)}`);
+  return 0;
+}
+
+function get(args: string[], opts: ConfigCommandOptions, io: Output): number {
+  const [key, ...rest] = args;
+  if (key === undefined || rest.length > 0) throw new UsageError("usage: hermes config get KEY");
+  if (isEnvStyleKey(key)) {
+    const { env } = loadEnvFile(opts.home, opts.env);
+    const value = env[key];
+    if (value === undefined) {
+      throw new UsageError(`${key} is not set in the environment or in ${envPath(opts.home)}`);
+    }
+    io.out(opts.json ? JSON.stringify(value) : value);
+    return 0;
+  }
+  const { loaded } = load(opts, io);
+  const value = getConfigValue(loaded.config, key);
+  if (value === undefined) throw new UsageError(`unknown config key ${JSON.stringify(key)}`);
+  if (opts.json) io.out(JSON.stringify(value, null, 2));
+  else if (value !== null && typeof value === "object") io.out(toYaml(value));
+  else io.out(value === null ? "null" : String(value));
+  return 0;
+}
+
+function set(args: string[], opts: ConfigCommandOptions, io: Output): number {
+  const [key, ...valueParts] = args;
+  if (key === undefined || valueParts.length === 0)
+    throw new UsageError("usage: hermes config set KEY VALUE");
+  // Unquoted multi-word values arrive as several arguments.
+  const result = setConfigValue(opts.home, key, valueParts.join(" "));
+  if (result.target === "env") {
+    io.out(`Saved ${result.key} to ${result.path}`);
+  } else {
+    const last = result.key.split(".").pop() ?? "";
+    const shown = formatInline(result.value);
+    io.out(`Set ${result.key} = ${isSecretKey(last) ? maskSecret(shown) : shown} in ${result.path}`);
+  }
+  if (result.hint) io.err(`hint: ${result.hint}`);
+  if (result.target === "config") {
+    try {
+      loadConfig({ home: opts.home, env: loadEnvFile(opts.home, opts.env).env });
+    } catch (error) {
+      // The edit succeeded; another part of the file was already wrong.
+      if (!(error instanceof ConfigError)) throw error;
+      io.warn(`config.yaml still has a problem elsewhere: ${error.message}`);
+    }
+  }
+  return 0;
+}
+
+function formatInline(value: unknown): string {
+  if (typeof value === "string") return value;
+  return JSON.stringify(value) ?? String(value);
+}
+
+function edit(args: string[], opts: ConfigCommandOptions, io: Output): number {
+  noArgs("edit", args);
+  const file = configPath(opts.home);
+  if (!existsSync(file)) {
+    mkdirSync(opts.home, { recursive: true });
+    atomicWriteFileSync(file, CONFIG_TEMPLATE);
+  }
+  const editor = opts.env["VISUAL"] || opts.env["EDITOR"] || "vi";
+  const result =
+    process.platform === "win32"
+      ? spawnSync(editor, [file], { stdio: "inherit", shell: true, env: opts.env })
+      : // Through sh so an EDITOR with arguments (`code --wait`) works; the path travels as $1, never spliced into the script.
+        spawnSync("/bin/sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit", env: opts.env });
+  if (result.error) {
+    io.err(`error: could not start the editor ${JSON.stringify(editor)}: ${result.error.message}`);
+    return 1;
+  }
+  if (result.status !== 0) {
+    io.err(
+      `error: the editor ${JSON.stringify(editor)} exited with status ${result.status ?? result.signal}`,
+    );
+    return 1;
+  }
+  return check([], opts, io);
+}
+
+function check(args: string[], opts: ConfigCommandOptions, io: Output): number {
+  noArgs("check", args);
+  const { loaded } = load(opts, io);
+  const warnings: string[] = [];
+  for (const { key, suggestion } of unknownTopLevelKeys(Object.keys(loaded.config))) {
+    const hint = suggestion === undefined ? "" : ` (did you mean ${JSON.stringify(suggestion)}?)`;
+    warnings.push(
+      `${loaded.path}: unknown top-level key ${JSON.stringify(key)}${hint}; Hermes does not use it`,
+    );
+  }
+  const permissions = envFileWarning(opts.home);
+  if (permissions) warnings.push(permissions);
+  for (const warning of warnings) io.warn(warning);
+  if (opts.json) {
+    io.out(
+      JSON.stringify({
+        ok: true,
+        path: loaded.path,
+        exists: loaded.exists,
+        warnings: [...loaded.warnings, ...warnings],
+      }),
+    );
+  } else if (loaded.exists) {
+    io.out(`config.yaml OK (${loaded.path})`);
+  } else {
+    io.out(`config.yaml OK: none at ${loaded.path}, so the built-in defaults apply`);
+  }
+  return 0;
+}
+
+function envFileWarning(home: string): string | undefined {
+  if (process.platform === "win32") return undefined;
+  const path = envPath(home);
+  try {
+    const mode = statSync(path).mode & 0o777;
+    if ((mode & 0o077) === 0) return undefined;
+    return `${path} is readable by other users (mode ${mode.toString(8)}); run: chmod 600 ${path}`;
+  } catch {
+    return undefined;
+  }
+}

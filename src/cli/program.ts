@@ -1,0 +1,118 @@
+/**
+ * Argument parsing for every `hermes` command. Command modules are imported inside their actions so
+ * that a command loads only what it uses.
+ */
+import { Command, CommanderError, Option } from "commander";
+import { hermesVersion } from "../util/version.js";
+import type { ChatFlags } from "./flags.js";
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new CommanderError(
+      2,
+      "hermes.invalidArgument",
+      `--max-turns expects a positive whole number, got "${value}"`,
+    );
+  }
+  return n;
+}
+
+function addChatOptions(cmd: Command): Command {
+  return cmd
+    .option("-q, --query <prompt>", "run one prompt and exit (progress on stderr, answer on stdout)")
+    .option("-z, --oneshot <prompt>", "run one prompt; stdout is the final answer and nothing else")
+    .option("-m, --model <model>", "model id (overrides model.default)")
+    .option("--provider <id>", "provider id (openrouter, nous, openai-api, custom, ollama, ...)")
+    .option("--base-url <url>", "OpenAI-compatible endpoint URL")
+    .option("-t, --toolsets <list>", "comma-separated toolsets (default from config: hermes-cli)")
+    .option("--max-turns <n>", "model calls allowed per turn (default 90)", positiveInt)
+    .option("--yolo", "approve dangerous commands without asking (never the hardline ones)")
+    .option("-Q, --quiet", "no progress output, only the answer")
+    .option("-v, --verbose", "show full tool arguments, results and error details")
+    .option("--list-tools", "list the tools this configuration offers, then exit")
+    .option("--list-toolsets", "list the toolsets, then exit")
+    .addOption(new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home"));
+}
+
+/** Parses `argv` and runs the command; resolves to the process exit code. */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  let exitCode = 0;
+  const program = new Command("hermes")
+    .description("Hermes: a self-improving AI agent with tools, memory and skills")
+    .version(`hermes ${hermesVersion()}`, "-V, --version", "print the version")
+    .enablePositionalOptions()
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
+
+  addChatOptions(program)
+    .argument("[prompt...]", "prompt to run once (same as -q)")
+    .action(async (words: string[], flags: ChatFlags) => {
+      const { runChat } = await import("./commands/chat.js");
+      exitCode = await runChat({
+        ...flags,
+        ...(words.length > 0 && !flags.query ? { query: words.join(" ") } : {}),
+      });
+    });
+
+  addChatOptions(
+    program.command("chat").description("chat with the agent (interactive, or one-shot with -q/-z)"),
+  )
+    .argument("[prompt...]", "prompt to run once (same as -q)")
+    .action(async (words: string[], flags: ChatFlags) => {
+      const { runChat } = await import("./commands/chat.js");
+      const parent = program.opts<ChatFlags>();
+      exitCode = await runChat({
+        ...(parent.profile ? { profile: parent.profile } : {}),
+        ...flags,
+        ...(words.length > 0 && !flags.query ? { query: words.join(" ") } : {}),
+      });
+    });
+
+  program
+    .command("config")
+    .description(
+      "show or change config.yaml: show | get KEY | set KEY VALUE | path | env-path | edit | check",
+    )
+    .argument("[action]", "show, get, set, path, env-path, edit or check", "show")
+    .argument("[args...]")
+    .option("--json", "JSON output where it applies")
+    .addOption(new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home"))
+    .action(async (action: string, args: string[], flags: { json?: boolean; profile?: string }) => {
+      const [{ runConfigCommand }, { homeFor }] = await Promise.all([
+        import("./commands/config.js"),
+        import("./home-env.js"),
+      ]);
+      const home = homeFor(flags.profile ?? program.opts<ChatFlags>().profile);
+      if (typeof home !== "string") {
+        exitCode = home.exitCode;
+        return;
+      }
+      exitCode = await runConfigCommand(action, args, {
+        home,
+        env: process.env,
+        ...(flags.json ? { json: true } : {}),
+        stdout: process.stdout,
+        stderr: process.stderr,
+      });
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (
+        error.code === "commander.helpDisplayed" ||
+        error.code === "commander.version" ||
+        error.code === "commander.help"
+      ) {
+        return 0;
+      }
+      if (error.code === "hermes.invalidArgument") process.stderr.write(`hermes: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  return exitCode;
+}

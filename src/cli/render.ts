@@ -1,0 +1,127 @@
+/**
+ * Turns agent events into terminal output: the answer on stdout, progress (tool lines, warnings)
+ * on stderr. Colours only on a TTY and never with NO_COLOR.
+ */
+import pc from "picocolors";
+import type { AgentEvent } from "../agent/events.js";
+
+export type OutputMode = "normal" | "quiet" | "oneshot";
+
+export interface RendererOptions {
+  mode: OutputMode;
+  verbose: boolean;
+  stdout: NodeJS.WriteStream | NodeJS.WritableStream;
+  stderr: NodeJS.WriteStream | NodeJS.WritableStream;
+  color: boolean;
+  emojiFor?: (tool: string) => string | undefined;
+}
+
+const DEFAULT_EMOJI: Record<string, string> = {
+  terminal: "💻",
+  process: "⚙️",
+  read_file: "📖",
+  write_file: "✍️",
+  patch: "🩹",
+  search_files: "🔎",
+  todo: "📋",
+  clarify: "❓",
+};
+
+/** One-line preview of a tool call's most telling argument. */
+export function previewArgs(name: string, args: Record<string, unknown>, max = 72): string {
+  const preferred = ["command", "path", "pattern", "query", "url", "question", "action", "goal"];
+  let value: unknown;
+  for (const key of preferred) {
+    if (args[key] !== undefined) {
+      value = args[key];
+      break;
+    }
+  }
+  if (value === undefined) value = Object.values(args).find((v) => typeof v === "string");
+  if (value === undefined)
+    return name === "todo" && Array.isArray(args.todos) ? `${args.todos.length} items` : "";
+  const text = String(value).replace(/\s+/g, " ").trim();
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+export class Renderer {
+  private readonly starts = new Map<string, { name: string; args: Record<string, unknown> }>();
+  private textOpen = false;
+  finalText = "";
+
+  constructor(private readonly options: RendererOptions) {}
+
+  private paint(fn: (s: string) => string, s: string): string {
+    return this.options.color ? fn(s) : s;
+  }
+
+  private progress(line: string): void {
+    if (this.options.mode !== "normal") return;
+    this.closeText();
+    this.options.stderr.write(`${line}\n`);
+  }
+
+  private closeText(): void {
+    if (this.textOpen) {
+      this.options.stdout.write("\n");
+      this.textOpen = false;
+    }
+  }
+
+  handle(event: AgentEvent): void {
+    const { mode, verbose } = this.options;
+    switch (event.type) {
+      case "text_delta":
+        if (mode !== "oneshot") {
+          this.options.stdout.write(event.text);
+          this.textOpen = !event.text.endsWith("\n");
+        }
+        break;
+      case "tool_start":
+        this.starts.set(event.callId, { name: event.name, args: event.args });
+        if (verbose) this.progress(this.paint(pc.dim, `  → ${event.name} ${JSON.stringify(event.args)}`));
+        break;
+      case "tool_progress":
+        if (verbose) this.progress(this.paint(pc.dim, `    ${event.name}: ${event.message}`));
+        break;
+      case "tool_end": {
+        const start = this.starts.get(event.callId);
+        this.starts.delete(event.callId);
+        const emoji = this.options.emojiFor?.(event.name) ?? DEFAULT_EMOJI[event.name] ?? "🔧";
+        const preview = start ? previewArgs(event.name, start.args) : "";
+        const seconds = `${(event.durationMs / 1000).toFixed(1)}s`;
+        const status = event.ok ? "" : this.paint(pc.red, " ✗");
+        this.progress(
+          `${emoji} ${this.paint(pc.bold, event.name)} ${this.paint(pc.dim, preview)} ${this.paint(pc.dim, seconds)}${status}`,
+        );
+        if (verbose) this.progress(this.paint(pc.dim, indent(event.result.slice(0, 2000))));
+        break;
+      }
+      case "warning":
+        if (mode === "normal") this.progress(this.paint(pc.yellow, `⚠ ${event.message}`));
+        break;
+      case "error":
+        this.closeText();
+        this.options.stderr.write(`${this.paint(pc.red, "error:")} ${event.message}\n`);
+        break;
+      case "done":
+        this.finalText = event.text;
+        if (mode === "oneshot") {
+          if (event.text)
+            this.options.stdout.write(event.text.endsWith("\n") ? event.text : `${event.text}\n`);
+        } else {
+          this.closeText();
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((l) => `    ${l}`)
+    .join("\n");
+}

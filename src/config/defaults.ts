@@ -1,0 +1,157 @@
+/**
+ * Built-in configuration defaults, using Python Hermes's key names so an existing `config.yaml`
+ * keeps its meaning. `config.yaml` is deep-merged over these; unknown keys are kept untouched.
+ */
+
+export interface ModelConfig {
+  default: string;
+  provider: string;
+  base_url: string;
+  api_key: string;
+  api_mode: string;
+  context_length: number | null;
+  max_tokens: number | null;
+}
+
+export interface GuardrailCounts {
+  exact_failure: number;
+  same_tool_failure: number;
+  idempotent_no_progress: number;
+}
+
+export interface HermesConfig {
+  model: ModelConfig;
+  toolsets: string[];
+  custom_toolsets: Record<string, { tools?: string[]; includes?: string[]; description?: string }>;
+  agent: {
+    max_turns: number;
+    api_max_retries: number;
+    reasoning_effort: string;
+    disabled_toolsets: string[];
+    save_trajectories: boolean;
+    clarify_timeout: number;
+    [key: string]: unknown;
+  };
+  terminal: {
+    backend: string;
+    cwd: string;
+    timeout: number;
+    persistent_shell: boolean;
+    env_passthrough: string[];
+    shell_init_files: string[];
+    auto_source_bashrc: boolean;
+    [key: string]: unknown;
+  };
+  display: {
+    compact: boolean;
+    personality: string;
+    streaming: boolean;
+    show_reasoning: boolean;
+    show_cost: boolean;
+    tool_progress: string;
+    [key: string]: unknown;
+  };
+  limits: {
+    context_file_max_chars: number | null;
+    file_read_max_chars: number;
+    tool_output: { max_bytes: number; max_lines: number; max_line_length: number };
+  };
+  tool_loop_guardrails: {
+    warnings_enabled: boolean;
+    hard_stop_enabled: boolean;
+    warn_after: GuardrailCounts;
+    hard_stop_after: GuardrailCounts;
+  };
+  approvals: { mode: string; timeout: number; cron_mode: string };
+  command_allowlist: string[];
+  memory: {
+    memory_enabled: boolean;
+    user_profile_enabled: boolean;
+    memory_char_limit: number;
+    user_char_limit: number;
+    [key: string]: unknown;
+  };
+  security: { allow_private_urls: boolean; redact_secrets: boolean; [key: string]: unknown };
+  code_execution: { mode: string; timeout: number; max_tool_calls: number };
+  delegation: {
+    max_iterations: number;
+    max_concurrent_children: number;
+    max_spawn_depth: number;
+    subagent_auto_approve: boolean;
+    [key: string]: unknown;
+  };
+  compression: { enabled: boolean; threshold: number; target_ratio: number; [key: string]: unknown };
+  prompt_caching: { cache_ttl: string };
+  /** Anything else the user wrote (mcp_servers, platform sections, ...) is preserved as-is. */
+  [key: string]: unknown;
+}
+
+export function defaultConfig(): HermesConfig {
+  return {
+    model: {
+      default: "",
+      provider: "",
+      base_url: "",
+      api_key: "",
+      api_mode: "",
+      context_length: null,
+      max_tokens: null,
+    },
+    toolsets: ["hermes-cli"],
+    custom_toolsets: {},
+    agent: {
+      max_turns: 90,
+      api_max_retries: 3,
+      reasoning_effort: "",
+      disabled_toolsets: [],
+      save_trajectories: false,
+      clarify_timeout: 3600,
+    },
+    terminal: {
+      backend: "local",
+      cwd: ".",
+      timeout: 180,
+      persistent_shell: true,
+      env_passthrough: [],
+      shell_init_files: [],
+      auto_source_bashrc: true,
+    },
+    display: {
+      compact: false,
+      personality: "",
+      streaming: true,
+      show_reasoning: false,
+      show_cost: false,
+      tool_progress: "all",
+    },
+    limits: {
+      context_file_max_chars: null,
+      file_read_max_chars: 100_000,
+      tool_output: { max_bytes: 50_000, max_lines: 2000, max_line_length: 2000 },
+    },
+    tool_loop_guardrails: {
+      warnings_enabled: true,
+      hard_stop_enabled: false,
+      warn_after: { exact_failure: 2, same_tool_failure: 3, idempotent_no_progress: 2 },
+      hard_stop_after: { exact_failure: 5, same_tool_failure: 8, idempotent_no_progress: 5 },
+    },
+    approvals: { mode: "manual", timeout: 60, cron_mode: "deny" },
+    command_allowlist: [],
+    memory: {
+      memory_enabled: true,
+      user_profile_enabled: true,
+      memory_char_limit: 2200,
+      user_char_limit: 1375,
+    },
+    security: { allow_private_urls: false, redact_secrets: true },
+    code_execution: { mode: "project", timeout: 300, max_tool_calls: 50 },
+    delegation: {
+      max_iterations: 50,
+      max_concurrent_children: 3,
+      max_spawn_depth: 1,
+      subagent_auto_approve: false,
+    },
+    compression: { enabled: true, threshold: 0.5, target_ratio: 0.2 },
+    prompt_caching: { cache_ttl: "5m" },
+  };
+}

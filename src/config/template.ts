@@ -1,0 +1,44 @@
+/**
+ * The commented config.yaml that `hermes config edit` creates when none exists. Every setting is
+ * commented out, so the new file means exactly the built-in defaults.
+ */
+
+export const CONFIG_TEMPLATE = `# Hermes configuration. Values set here override the built-in defaults; anything left out
+# keeps its default. Secrets (API keys, bot tokens) belong in .env next to this file:
+#   hermes config set OPENROUTER_API_KEY sk-or-...
+# String values may reference environment variables: \${VAR} or \${VAR:-fallback}.
+# Check this file with: hermes config check
+
+# model:
+#   default: "anthropic/claude-sonnet-4"   # or just  model: "provider/name"
+#   provider: openrouter
+#   base_url: ""
+#   context_length: null                  # null: look it up
+
+# toolsets: [hermes-cli]
+
+# agent:
+#   max_turns: 90
+#   reasoning_effort: medium
+
+# terminal:
+#   backend: local                        # local | docker | ssh | modal | daytona | singularity
+#   cwd: "."
+#   timeout: 180
+
+# display:
+#   streaming: true
+#   show_cost: false
+
+# approvals:
+#   mode: manual                          # manual | smart | off
+
+# memory:
+#   memory_enabled: true
+#   user_profile_enabled: true
+
+# mcp_servers:
+#   filesystem:
+#     command: npx
+#     args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+`;

@@ -1,0 +1,47 @@
+/**
+ * The `hermes-agent` library: run conversations programmatically and reuse the pure helpers.
+ *
+ *   import { AIAgent } from "hermes-agent";
+ *   const agent = new AIAgent({ provider: "openrouter", model: "anthropic/claude-sonnet-4" });
+ *   console.log(await agent.chat("List the files here"));
+ */
+export { type AgentRun, AIAgent, type AIAgentOptions, type RunResult } from "../agent/agent.js";
+export type { AgentEvent, AgentEventListener, StopReason } from "../agent/events.js";
+export { type GuardrailSettings, type GuardrailVerdict, ToolLoopGuard } from "../agent/guardrails.js";
+export { pathsOverlap, planWaves } from "../agent/tool-executor.js";
+export { repairToolName } from "../agent/tool-name-repair.js";
+export { saveTrajectory, toShareGpt } from "../agent/trajectory.js";
+export { detectApiMode } from "../ai/api-mode.js";
+export { findProvider } from "../ai/providers.js";
+export { createTransport, NoProviderError, resolveRuntime } from "../ai/resolve.js";
+export { extractTextToolCalls } from "../ai/text-tool-calls.js";
+export {
+  type ApiMode,
+  type ChatRequest,
+  type Message,
+  messageText,
+  ProviderError,
+  type StreamEvent,
+  type ToolCall,
+  type ToolSchema,
+  type Transport,
+  type Usage,
+} from "../ai/types.js";
+export { defaultConfig, type HermesConfig } from "../config/defaults.js";
+export { ConfigError } from "../config/errors.js";
+export { resolveHome } from "../config/home.js";
+export { loadConfig } from "../config/load.js";
+export { detectDangerousCommand, isCommandAllowlisted } from "../tools/approval.js";
+export { createBuiltinRegistry } from "../tools/builtin.js";
+export { type AnyTool, ToolRegistry } from "../tools/registry.js";
+export { createToolRuntime } from "../tools/runtime.js";
+export { resolveToolsets, TOOLSETS, type ToolsetSpec } from "../tools/toolsets.js";
+export {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  defineTool,
+  type ToolContext,
+  type ToolDefinition,
+} from "../tools/types.js";
+export { type RepairResult, repairToolArguments } from "../util/json-repair.js";
+export { truncateOutput } from "../util/truncate.js";

@@ -1,0 +1,248 @@
+/** patch: fuzzy find-and-replace in one file, or an all-or-nothing V4A multi-file patch. */
+import { mkdir, readFile, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
+import { Type } from "@sinclair/typebox";
+import { resolvePath } from "../../util/abs-path.js";
+import { atomicWriteFile } from "../../util/atomic-write.js";
+import { hasBinaryExtension, sniffBinaryFile } from "../../util/binary-file.js";
+import { defineTool, type ToolContext } from "../types.js";
+import { assertFresh, forget, recordWritten } from "./file-state.js";
+import { fuzzyReplace } from "./fuzzy-match.js";
+import description from "./patch.md";
+import { displayPath, statIfExists, stringEnum, unifiedDiff } from "./shared.js";
+import { fileNotFoundError } from "./similar-names.js";
+import { applyHunks, type PatchOp, parseV4A } from "./v4a.js";
+import { assertWritable } from "./write-guard.js";
+
+const parameters = Type.Object({
+  mode: Type.Optional(stringEnum(["replace", "patch"], { description: 'Default "replace".' })),
+  path: Type.Optional(Type.String({ description: "replace mode: the file to edit." })),
+  old_string: Type.Optional(Type.String({ description: "replace mode: exact text to find." })),
+  new_string: Type.Optional(Type.String({ description: "replace mode: replacement text (may be empty)." })),
+  replace_all: Type.Optional(
+    Type.Boolean({ description: "replace mode: replace every match. Default false." }),
+  ),
+  patch: Type.Optional(Type.String({ description: "patch mode: the V4A patch text." })),
+});
+
+export const patchTool = defineTool({
+  name: "patch",
+  toolset: "file",
+  description,
+  parameters,
+  emoji: "🩹",
+  pathScoped(args, cwd) {
+    if (isPatchMode(args)) return patchedPaths(args.patch ?? "").map((p) => resolvePath(p, cwd));
+    return args.path === undefined ? [] : [resolvePath(args.path, cwd)];
+  },
+  async handler(args, ctx) {
+    if (isPatchMode(args)) {
+      if (!args.patch?.trim()) throw new Error('mode "patch" needs the `patch` argument (V4A patch text).');
+      return applyPatch(args.patch, ctx);
+    }
+    if (args.path === undefined || args.old_string === undefined || args.new_string === undefined) {
+      throw new Error(
+        'mode "replace" needs `path`, `old_string` and `new_string` (use mode "patch" for a V4A patch).',
+      );
+    }
+    return replaceInFile(args.path, args.old_string, args.new_string, args.replace_all ?? false, ctx);
+  },
+});
+
+function isPatchMode(args: { mode?: string; patch?: string; old_string?: string }): boolean {
+  // A bare `patch` argument with no old_string can only mean patch mode.
+  return (
+    args.mode === "patch" ||
+    (args.mode === undefined && args.patch !== undefined && args.old_string === undefined)
+  );
+}
+
+/** The files a V4A patch names (including rename targets), read leniently for scheduling. */
+function patchedPaths(patch: string): string[] {
+  const paths: string[] = [];
+  for (const m of patch.matchAll(/^\*\*\* (?:Add File|Delete File|Update File|Move to): *(.+?) *\r?$/gm)) {
+    if (m[1]) paths.push(m[1]);
+  }
+  return paths;
+}
+
+/** Reads a text file that is about to be edited, with the checks shared by both modes. */
+async function loadForEdit(ctx: ToolContext, argPath: string, abs: string): Promise<string> {
+  assertWritable(ctx, abs);
+  const stats = await statIfExists(abs);
+  if (!stats) throw await fileNotFoundError(argPath, abs);
+  if (stats.isDirectory()) throw new Error(`${argPath} is a directory, not a file.`);
+  if (hasBinaryExtension(abs) || (await sniffBinaryFile(abs))) {
+    throw new Error(`${argPath} is a binary file; patch edits text files only.`);
+  }
+  assertFresh(ctx, abs, stats);
+  return readFile(abs, "utf8");
+}
+
+async function replaceInFile(
+  argPath: string,
+  oldString: string,
+  newString: string,
+  replaceAll: boolean,
+  ctx: ToolContext,
+): Promise<string> {
+  if (oldString === "")
+    throw new Error("old_string is empty. To create or overwrite a whole file, use write_file.");
+  if (oldString === newString)
+    throw new Error("old_string and new_string are identical; nothing would change.");
+  const abs = resolvePath(argPath, ctx.cwd);
+  const before = await loadForEdit(ctx, argPath, abs);
+  const outcome = fuzzyReplace(before, oldString, newString, replaceAll);
+  if (!outcome.ok) {
+    if (outcome.reason === "ambiguous") {
+      const how = outcome.strategy === "exact" ? "" : ` (${outcome.strategy} matching)`;
+      throw new Error(
+        `old_string matches ${outcome.count} places in ${argPath}${how}. Include more surrounding lines so it ` +
+          "matches exactly one, or set replace_all to true to change every match.",
+      );
+    }
+    throw new Error(
+      `old_string was not found in ${argPath}, even ignoring whitespace and indentation differences. ` +
+        `${outcome.hint ? `${outcome.hint} ` : ""}Re-read the file and copy the text exactly.`,
+    );
+  }
+  await atomicWriteFile(abs, outcome.content);
+  await recordWritten(ctx, abs);
+  const shown = displayPath(abs, ctx.cwd);
+  const how = outcome.strategy === "exact" ? "" : `, matched ${outcome.strategy}`;
+  const what = `${outcome.count} replacement${outcome.count === 1 ? "" : "s"}`;
+  return `Patched ${shown} (${what}${how}).\n${unifiedDiff(`a/${shown}`, `b/${shown}`, before, outcome.content)}`;
+}
+
+/** One file's planned change: `null` content means the file does not exist (before) or is deleted (after). */
+interface FilePlan {
+  abs: string;
+  before: string | null;
+  after: string | null;
+}
+
+async function applyPatch(patchText: string, ctx: ToolContext): Promise<string> {
+  let ops: PatchOp[];
+  try {
+    ops = parseV4A(patchText);
+  } catch (error) {
+    throw new Error(`${(error as Error).message} No files were changed.`);
+  }
+  const plans = new Map<string, FilePlan>();
+  try {
+    await planAll(ops, plans, ctx);
+  } catch (error) {
+    throw new Error(`Patch not applied, no files were changed: ${(error as Error).message}`);
+  }
+  const changed = [...plans.values()].filter((p) => p.before !== p.after);
+  await writeAll(changed);
+  const summary: string[] = [];
+  const diffs: string[] = [];
+  for (const plan of changed) {
+    const shown = displayPath(plan.abs, ctx.cwd);
+    if (plan.after === null) forget(ctx, plan.abs);
+    else await recordWritten(ctx, plan.abs);
+    summary.push(`${plan.before === null ? "added" : plan.after === null ? "deleted" : "updated"} ${shown}`);
+    diffs.push(
+      unifiedDiff(
+        plan.before === null ? "/dev/null" : `a/${shown}`,
+        plan.after === null ? "/dev/null" : `b/${shown}`,
+        plan.before ?? "",
+        plan.after ?? "",
+      ),
+    );
+  }
+  if (changed.length === 0) return "Patch applied, but it changes nothing.";
+  return `Patch applied: ${summary.join(", ")}.\n${diffs.join("")}`;
+}
+
+/** Validates every operation against the files (and earlier operations) without writing anything. */
+async function planAll(
+  ops: readonly PatchOp[],
+  plans: Map<string, FilePlan>,
+  ctx: ToolContext,
+): Promise<void> {
+  const current = async (argPath: string, abs: string, mustExist: boolean): Promise<string | null> => {
+    const planned = plans.get(abs);
+    if (planned) {
+      if (planned.after === null && mustExist)
+        throw new Error(`${argPath} is deleted earlier in this patch.`);
+      return planned.after;
+    }
+    assertWritable(ctx, abs);
+    const stats = await statIfExists(abs);
+    const before = stats ? await loadForEdit(ctx, argPath, abs) : null;
+    if (!stats && mustExist) throw await fileNotFoundError(argPath, abs);
+    plans.set(abs, { abs, before, after: before });
+    return before;
+  };
+  const set = (abs: string, after: string | null) => {
+    const plan = plans.get(abs);
+    if (plan) plan.after = after;
+  };
+
+  for (const op of ops) {
+    const abs = resolvePath(op.path, ctx.cwd);
+    if (op.kind === "add") {
+      if ((await current(op.path, abs, false)) !== null) {
+        throw new Error(`*** Add File: ${op.path} already exists; use *** Update File to change it.`);
+      }
+      set(abs, op.content);
+    } else if (op.kind === "delete") {
+      await current(op.path, abs, true);
+      set(abs, null);
+    } else {
+      const text = (await current(op.path, abs, true)) as string;
+      let next: string;
+      try {
+        next = op.hunks.length > 0 ? applyHunks(text, op.hunks) : text;
+      } catch (error) {
+        throw new Error(`in ${op.path}, ${(error as Error).message}`);
+      }
+      if (op.moveTo === undefined) {
+        set(abs, next);
+        continue;
+      }
+      const dest = resolvePath(op.moveTo, ctx.cwd);
+      if (dest === abs) {
+        set(abs, next);
+        continue;
+      }
+      if ((await current(op.moveTo, dest, false)) !== null) {
+        throw new Error(`*** Move to: ${op.moveTo} already exists.`);
+      }
+      set(abs, null);
+      set(dest, next);
+    }
+  }
+}
+
+/**
+ * Writes every planned file. If one write fails, the files already written are put back as they
+ * were, so a failure at this stage also leaves the tree unchanged as far as the OS allows.
+ */
+async function writeAll(plans: readonly FilePlan[]): Promise<void> {
+  const done: FilePlan[] = [];
+  try {
+    for (const plan of plans) {
+      await putContent(plan.abs, plan.after);
+      done.push(plan);
+    }
+  } catch (error) {
+    for (const plan of done.reverse()) await putContent(plan.abs, plan.before).catch(() => {});
+    throw new Error(
+      `Writing the patch failed (${(error as Error).message}); files already written were restored.`,
+    );
+  }
+}
+
+async function putContent(abs: string, content: string | null): Promise<void> {
+  if (content === null) {
+    await unlink(abs).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+    return;
+  }
+  await mkdir(dirname(abs), { recursive: true });
+  await atomicWriteFile(abs, content);
+}

@@ -1,0 +1,49 @@
+/** write_file: atomic create-or-replace with write guards and a staleness check. */
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { Type } from "@sinclair/typebox";
+import { resolvePath } from "../../util/abs-path.js";
+import { atomicWriteFile } from "../../util/atomic-write.js";
+import { defineTool } from "../types.js";
+import { assertFresh, recordWritten } from "./file-state.js";
+import { countLines, displayPath, errorCode, statIfExists } from "./shared.js";
+import description from "./write-file.md";
+import { assertWritable } from "./write-guard.js";
+
+const parameters = Type.Object({
+  path: Type.String({ description: "File path: absolute, relative to the working directory, or ~/..." }),
+  content: Type.String({ description: "The complete new content of the file." }),
+});
+
+export const writeFileTool = defineTool({
+  name: "write_file",
+  toolset: "file",
+  description,
+  parameters,
+  emoji: "✍️",
+  pathScoped: (args, cwd) => [resolvePath(args.path, cwd)],
+  async handler(args, ctx) {
+    const abs = resolvePath(args.path, ctx.cwd);
+    assertWritable(ctx, abs);
+    const existing = await statIfExists(abs);
+    if (existing?.isDirectory()) throw new Error(`${args.path} is a directory; give a file path to write.`);
+    assertFresh(ctx, abs, existing);
+    try {
+      await mkdir(dirname(abs), { recursive: true });
+      await atomicWriteFile(abs, args.content);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+        throw new Error(`Cannot write ${args.path}: permission denied (${code}).`);
+      }
+      if (code === "ENOTDIR" || code === "EEXIST") {
+        throw new Error(`Cannot write ${args.path}: a parent of it exists and is not a directory.`);
+      }
+      throw error;
+    }
+    await recordWritten(ctx, abs);
+    const bytes = Buffer.byteLength(args.content, "utf8");
+    const verb = existing ? "Overwrote" : "Created";
+    return `${verb} ${displayPath(abs, ctx.cwd)} (${bytes} bytes, ${countLines(args.content)} lines).`;
+  },
+});

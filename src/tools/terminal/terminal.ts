@@ -1,0 +1,162 @@
+/** terminal: run a command in the task's persistent shell, or start it in the background. */
+import { statSync } from "node:fs";
+import { Type } from "@sinclair/typebox";
+import { resolvePath } from "../../util/abs-path.js";
+import { detectDangerousCommand } from "../approval.js";
+import { defineTool, type ToolContext } from "../types.js";
+import { getProcessRegistry } from "./process-registry.js";
+import { bashAvailable, getShellSession, type ShellRunResult } from "./shell-session.js";
+import description from "./terminal.md";
+
+const DEFAULT_TIMEOUT_S = 180;
+
+const parameters = Type.Object({
+  command: Type.String({ description: "The bash command to run." }),
+  background: Type.Optional(
+    Type.Boolean({ description: "Start it in the background and return a session_id for the process tool." }),
+  ),
+  timeout: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: `Seconds before the command is killed. Default ${DEFAULT_TIMEOUT_S}.`,
+    }),
+  ),
+  workdir: Type.Optional(
+    Type.String({
+      description: "Directory for this command only (absolute, ~/..., or relative to the shell's cwd).",
+    }),
+  ),
+});
+
+export const terminalTool = defineTool({
+  name: "terminal",
+  toolset: "terminal",
+  description,
+  parameters,
+  emoji: "💻",
+  check: (c) => bashAvailable(c.env),
+  async handler(args, ctx) {
+    const command = args.command;
+    if (command.trim() === "") throw new Error("command is empty: pass the shell command to run.");
+    await approveOrThrow(command, ctx);
+    const shell = getShellSession(ctx);
+    const workdir = args.workdir === undefined ? undefined : resolveWorkdir(args.workdir, shell.cwd);
+    if (args.background) {
+      const cwd = workdir ?? shell.cwd;
+      const proc = getProcessRegistry(ctx).start({
+        taskId: ctx.taskId,
+        command,
+        cwd,
+        env: ctx.env,
+        prelude: shell.envPrelude(cwd),
+      });
+      return { session_id: proc.id, pid: proc.pid, status: "running" };
+    }
+    const timeoutS = args.timeout ?? configNumber(ctx.config, ["terminal", "timeout"]) ?? DEFAULT_TIMEOUT_S;
+    const cwdBefore = shell.cwd;
+    const result = await shell.run(command, {
+      timeoutMs: timeoutS * 1000,
+      signal: ctx.signal,
+      ...(workdir === undefined ? {} : { workdir }),
+    });
+    return formatResult(result, cwdBefore, timeoutS, outputLimits(ctx.config));
+  },
+});
+
+/** Refuses hardline commands and asks the user about dangerous ones; throws what the model should read. */
+async function approveOrThrow(command: string, ctx: ToolContext): Promise<void> {
+  const check = detectDangerousCommand(command);
+  if (!check.dangerous) return;
+  const reason = check.reason ?? "dangerous command";
+  if (check.hardline) {
+    throw new Error(
+      `Blocked: ${reason}. This command is never allowed, with or without approval. Do not retry it or a variant; tell the user if it is really needed.`,
+    );
+  }
+  const decision = await ctx.requestApproval({
+    command,
+    reason,
+    patternKey: check.patternKey ?? "dangerous",
+  });
+  if (decision === "deny") {
+    throw new Error(
+      `Command denied by the user or the non-interactive approval policy: ${reason}. It was not run. Do not retry it; ask the user, or choose a safer command.`,
+    );
+  }
+}
+
+function resolveWorkdir(workdir: string, shellCwd: string): string {
+  const abs = resolvePath(workdir, shellCwd);
+  let isDir = false;
+  try {
+    isDir = statSync(abs).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDir) {
+    throw new Error(
+      `workdir ${workdir} (${abs}) is not an existing directory. Create it first or pick another one.`,
+    );
+  }
+  return abs;
+}
+
+interface OutputLimits {
+  maxChars: number;
+  maxLines: number;
+}
+
+/** Output first, then one status line in brackets. */
+export function formatResult(
+  r: ShellRunResult,
+  cwdBefore: string,
+  timeoutS: number,
+  limits: OutputLimits,
+): string {
+  const output = clipHeadTail(r.output.replace(/\n+$/, ""), limits, r.droppedChars);
+  const code = r.exitCode ?? (r.timedOut ? 124 : r.interrupted ? 130 : -1);
+  const notes: string[] = [];
+  if (r.timedOut) notes.push(`timed out after ${timeoutS}s and was killed`);
+  else if (r.interrupted) notes.push("interrupted by the user and killed");
+  notes.push(`exit code ${code}`);
+  if (r.cwd !== cwdBefore) notes.push(`cwd now ${r.cwd}`);
+  if (r.shellExited) notes.push(`the shell exited; the next command starts a new one in ${r.cwd}`);
+  return `${output === "" ? "(no output)" : output}\n[${notes.join("; ")}]`;
+}
+
+/** Keeps the head (40%) and tail (60%) by lines and characters: errors and summaries come last. */
+export function clipHeadTail(text: string, { maxChars, maxLines }: OutputLimits, alreadyDropped = 0): string {
+  const lines = text.split("\n");
+  if (text.length <= maxChars && lines.length <= maxLines) return text;
+  const headLines = Math.floor(maxLines * 0.4);
+  let head = text;
+  let tail = "";
+  if (lines.length > maxLines) {
+    head = lines.slice(0, headLines).join("\n");
+    tail = lines.slice(lines.length - (maxLines - headLines)).join("\n");
+  }
+  const headChars = Math.floor(maxChars * 0.4);
+  const tailChars = maxChars - headChars;
+  if (head.length + tail.length > maxChars) {
+    if (tail === "") tail = head.slice(head.length - tailChars);
+    head = head.slice(0, headChars);
+    tail = tail.slice(Math.max(0, tail.length - tailChars));
+  }
+  const omitted = text.length - head.length - tail.length + alreadyDropped;
+  return `${head}\n…[${omitted} characters omitted; filter the output (grep, head, tail) to see this part]…\n${tail}`;
+}
+
+function outputLimits(config: Readonly<Record<string, unknown>>): OutputLimits {
+  const maxBytes = configNumber(config, ["limits", "tool_output", "max_bytes"]) ?? 50_000;
+  const maxLines = configNumber(config, ["limits", "tool_output", "max_lines"]) ?? 2000;
+  // Leave room under the registry's own caps for the status line and the omission marker.
+  return { maxChars: Math.floor(maxBytes * 0.9), maxLines: Math.max(10, maxLines - 10) };
+}
+
+function configNumber(config: Readonly<Record<string, unknown>>, path: string[]): number | undefined {
+  let value: unknown = config;
+  for (const key of path) {
+    value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  }
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+}

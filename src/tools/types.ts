@@ -1,0 +1,114 @@
+/**
+ * Contracts of the tool system. A tool is data plus a handler; the registry owns validation,
+ * serialisation, error capture and truncation so each tool stays small.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+
+/** A dangerous command (or other risky action) waiting for the user's decision. */
+export interface ApprovalRequest {
+  /** The exact command or action text shown to the user. */
+  command: string;
+  /** Why it needs approval, e.g. "recursive delete". */
+  reason: string;
+  /** Pattern key, used to remember "approve for this session". */
+  patternKey: string;
+}
+
+export type ApprovalDecision = "once" | "session" | "always" | "deny";
+
+export interface ClarifyRequest {
+  question: string;
+  choices?: string[];
+}
+
+/**
+ * Process-wide resources shared by every agent in one process (persistent shells, background
+ * processes). Created lazily by key, disposed when the surface shuts down.
+ */
+export interface ToolRuntime {
+  get<T>(key: string, create: () => T): T;
+  onDispose(fn: () => void | Promise<void>): void;
+  dispose(): Promise<void>;
+}
+
+/** What a tool handler may use. The agent fills it in; tools never import the agent. */
+export interface ToolContext {
+  /** Terminal task id: subagents share their parent's, so they see the same shell and files. */
+  taskId: string;
+  sessionId: string;
+  /** Working directory that relative paths resolve against. */
+  cwd: string;
+  /** HERMES_HOME of this run. */
+  home: string;
+  /** The effective configuration (typed as `HermesConfig` by callers that need it). */
+  config: Readonly<Record<string, unknown>>;
+  /** Environment for subprocesses, already stripped of Hermes's own secrets. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Aborted when the user interrupts the turn; long-running tools must stop promptly. */
+  signal: AbortSignal;
+  /**
+   * Ask the user to approve a dangerous action. Resolves "deny" when nobody can answer
+   * (non-interactive run) unless the run is in yolo mode or the command was approved before.
+   */
+  requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
+  /** Ask the user a question; undefined when no surface can answer (the tool must say so). */
+  ask?: (request: ClarifyRequest) => Promise<string>;
+  /** Short progress note shown while the tool runs (not sent to the model). */
+  progress(message: string): void;
+  /** Per-session state shared by tools of one session (the todo list, read-file tracking...). */
+  session: Map<string, unknown>;
+  runtime: ToolRuntime;
+}
+
+/** Context for availability checks, which run without a session. */
+export interface CheckContext {
+  env: Readonly<Record<string, string | undefined>>;
+  config: Readonly<Record<string, unknown>>;
+}
+
+export interface ToolDefinition<P extends TSchema = TSchema> {
+  name: string;
+  toolset: string;
+  /** What the model reads. Long descriptions live in a sibling `.md` file imported as text. */
+  description: string;
+  /** JSON Schema (TypeBox). Arguments are validated before the handler runs. */
+  parameters: P;
+  /**
+   * Does the work. Returns a string (passed to the model as-is) or a JSON-serialisable value.
+   * Throwing is fine: the registry turns the error into `{"error": message}` for the model, so
+   * write messages the model can act on.
+   */
+  handler(args: Static<P>, ctx: ToolContext): unknown | Promise<unknown>;
+  /** Availability check (cached 30 s). A tool whose check fails is not offered to the model. */
+  check?(ctx: CheckContext): boolean | Promise<boolean>;
+  /** Environment variables that must be set for the tool to be offered. */
+  requiresEnv?: string[];
+  /** Read-only: may run in parallel with other parallel-safe calls. */
+  parallelSafe?: boolean;
+  /**
+   * For tools that touch files: the absolute paths this call reads or writes. Calls whose paths
+   * do not overlap may run in parallel.
+   */
+  pathScoped?(args: Static<P>, cwd: string): string[];
+  /** Needs the user (clarify): the whole batch of calls runs sequentially. */
+  interactive?: boolean;
+  /** Per-tool cap on result characters, instead of the global tool_output limits. */
+  maxResultChars?: number;
+  emoji?: string;
+}
+
+/** Identity helper that keeps the handler's argument type tied to its schema. */
+export function defineTool<P extends TSchema>(def: ToolDefinition<P>): ToolDefinition<P> {
+  return def;
+}
+
+/** What executing one tool call produced, as the model will see it. */
+export interface ToolOutcome {
+  /** The serialised result (or error JSON) sent to the model. */
+  content: string;
+  ok: boolean;
+  /** Error message when `ok` is false. */
+  error?: string;
+  /** Set when the registry cut the result to fit the limits. */
+  truncated?: boolean;
+}

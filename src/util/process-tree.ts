@@ -1,0 +1,103 @@
+/**
+ * Finding and signalling the processes below a given pid (POSIX only). Used to stop everything a
+ * shell command started without killing the shell itself. Linux reads /proc; elsewhere `ps`.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+}
+
+/** Snapshot of every visible process. Empty when the table cannot be read. */
+export function listProcesses(): ProcessInfo[] {
+  if (process.platform === "linux") {
+    try {
+      return listFromProc();
+    } catch {
+      // fall through to ps
+    }
+  }
+  try {
+    const out = execFileSync("ps", ["-A", "-o", "pid=", "-o", "ppid=", "-o", "pgid="], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    return out
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/).map(Number))
+      .filter((f) => f.length === 3 && f.every(Number.isFinite))
+      .map(([pid, ppid, pgid]) => ({ pid: pid as number, ppid: ppid as number, pgid: pgid as number }));
+  } catch {
+    return [];
+  }
+}
+
+function listFromProc(): ProcessInfo[] {
+  const out: ProcessInfo[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // exited while we looked
+    }
+    // The command name is in parentheses and may contain spaces or ')'; fields follow the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    out.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]) });
+  }
+  return out;
+}
+
+/**
+ * Every descendant of `root` (not `root` itself), children before grandchildren. Subtrees whose
+ * process group is in `skipGroups` are left out entirely.
+ */
+export function descendants(
+  root: number,
+  table: ProcessInfo[] = listProcesses(),
+  skipGroups: ReadonlySet<number> = new Set(),
+): ProcessInfo[] {
+  const byParent = new Map<number, ProcessInfo[]>();
+  for (const p of table) {
+    const list = byParent.get(p.ppid) ?? [];
+    list.push(p);
+    byParent.set(p.ppid, list);
+  }
+  const out: ProcessInfo[] = [];
+  const queue = [root];
+  const seen = new Set<number>([root]);
+  while (queue.length > 0) {
+    const parent = queue.shift() as number;
+    for (const child of byParent.get(parent) ?? []) {
+      if (seen.has(child.pid) || skipGroups.has(child.pgid)) continue;
+      seen.add(child.pid);
+      out.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return out;
+}
+
+/** Sends `signal` to a pid or, when negative, a process group; false when it no longer exists. */
+export function trySignal(target: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(target, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a process with this pid exists (zombies count as existing until reaped). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,427 @@
+/**
+ * A scripted OpenAI-compatible chat-completions server on 127.0.0.1 for unit and end-to-end tests.
+ * Each POST /v1/chat/completions takes the next queued reply; with none left it answers 500 so a
+ * test that under-scripts fails loudly. Streaming requests get SSE with text and tool-call
+ * arguments split over several chunks, so clients must assemble deltas.
+ *
+ *   const llm = await startFakeLlm();
+ *   llm.enqueue(reply().text("hi").usage({ prompt: 10, completion: 2 }));
+ *   // point a client at llm.url, then inspect llm.requests
+ *   await llm.close();
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body; the raw text when it was not JSON; undefined for requests without a body. */
+  body: unknown;
+}
+
+type MessageSpec = {
+  kind: "message";
+  text: string;
+  reasoning: string;
+  reasoningField: "reasoning_content" | "reasoning";
+  toolCalls: { id: string | undefined; name: string; arguments: string }[];
+  usage: { prompt: number; completion: number; cached?: number; reasoning?: number } | undefined;
+  finish: string | undefined;
+};
+
+type ReplySpec =
+  | MessageSpec
+  | { kind: "http_error"; status: number; body: string; headers: Record<string, string> }
+  | { kind: "hang" }
+  | { kind: "disconnect"; afterChunks: number; message: MessageSpec }
+  | { kind: "truncate"; afterChunks: number; message: MessageSpec };
+
+/** Anything `enqueue` accepts. */
+export interface ScriptedReply {
+  readonly spec: ReplySpec;
+  readonly delayMs: number;
+}
+
+abstract class BaseReply implements ScriptedReply {
+  delayMs = 0;
+  abstract readonly spec: ReplySpec;
+  /** Wait this long before answering (time to headers). */
+  delay(ms: number): this {
+    this.delayMs = ms;
+    return this;
+  }
+}
+
+export class ReplyBuilder extends BaseReply {
+  readonly spec: MessageSpec = {
+    kind: "message",
+    text: "",
+    reasoning: "",
+    reasoningField: "reasoning_content",
+    toolCalls: [],
+    usage: undefined,
+    finish: undefined,
+  };
+
+  text(text: string): this {
+    this.spec.text += text;
+    return this;
+  }
+
+  /** Reasoning, sent as `delta.reasoning_content` (DeepSeek, vLLM) or `delta.reasoning` (OpenRouter). */
+  reasoning(text: string, field: "reasoning_content" | "reasoning" = "reasoning_content"): this {
+    this.spec.reasoning += text;
+    this.spec.reasoningField = field;
+    return this;
+  }
+
+  /** A tool call; arguments may be an object or a raw string (to script malformed JSON). */
+  toolCall(name: string, args: Record<string, unknown> | string = {}, id?: string): this {
+    this.spec.toolCalls.push({ id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) });
+    return this;
+  }
+
+  usage(usage: { prompt: number; completion: number; cached?: number; reasoning?: number }): this {
+    this.spec.usage = usage;
+    return this;
+  }
+
+  /** Finish reason; defaults to "tool_calls" when there are tool calls, else "stop". */
+  finish(reason: string): this {
+    this.spec.finish = reason;
+    return this;
+  }
+}
+
+class FailureReply extends BaseReply {
+  constructor(readonly spec: ReplySpec) {
+    super();
+  }
+}
+
+export function reply(): ReplyBuilder {
+  return new ReplyBuilder();
+}
+
+/** A reply whose content is `text` verbatim, e.g. a `<tool_call>` block a local model wrote as text. */
+export function rawText(text: string): ReplyBuilder {
+  return reply().text(text);
+}
+
+/** An HTTP error; `body` objects are sent as JSON. The default body is OpenAI's error shape. */
+export function httpError(
+  status: number,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): ScriptedReply {
+  const text =
+    body === undefined
+      ? JSON.stringify({
+          error: { message: `fake-llm: scripted HTTP ${status}`, type: "fake_error", code: status },
+        })
+      : typeof body === "string"
+        ? body
+        : JSON.stringify(body);
+  return new FailureReply({ kind: "http_error", status, body: text, headers });
+}
+
+/** Accepts the request and never answers (until the client gives up or `close()` is called). */
+export function hang(): ScriptedReply {
+  return new FailureReply({ kind: "hang" });
+}
+
+/** Sends `afterChunks` SSE chunks of `message` (default: some text), then destroys the socket. */
+export function disconnectMidStream(
+  afterChunks = 2,
+  message: ReplyBuilder = defaultPartial(),
+): ScriptedReply {
+  return new FailureReply({ kind: "disconnect", afterChunks, message: message.spec });
+}
+
+/** Sends `afterChunks` chunks, then ends the response cleanly: no finish_reason, no [DONE]. */
+export function truncatedStream(afterChunks = 2, message: ReplyBuilder = defaultPartial()): ScriptedReply {
+  return new FailureReply({ kind: "truncate", afterChunks, message: message.spec });
+}
+
+function defaultPartial(): ReplyBuilder {
+  return reply().text("This answer is going to be cut off somewhere in the middle of it.");
+}
+
+export interface FakeLlm {
+  /** Base URL ending in `/v1`. */
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  /** Requests to /v1/chat/completions only. */
+  readonly chatRequests: RecordedRequest[];
+  enqueue(...replies: ScriptedReply[]): void;
+  /** Scripted replies not yet consumed. */
+  readonly pending: number;
+  /** Resolves once at least `count` chat-completion requests have arrived. */
+  waitForRequests(count: number): Promise<void>;
+  /** Stops the server, cutting any open (for example hanging) connections. */
+  close(): Promise<void>;
+}
+
+export interface FakeLlmOptions {
+  /** Model ids listed by GET /v1/models. */
+  models?: string[];
+}
+
+export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
+  const models = options.models ?? ["fake-model"];
+  const queue: ScriptedReply[] = [];
+  const requests: RecordedRequest[] = [];
+  const chatRequests: RecordedRequest[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const sockets = new Set<Socket>();
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: `fake-llm: ${String(err)}` } });
+      else res.destroy();
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const record: RecordedRequest = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      headers: req.headers,
+      body: raw === "" ? undefined : parseJson(raw),
+    };
+    requests.push(record);
+    const path = (req.url ?? "").split("?")[0];
+
+    if (req.method === "GET" && path === "/v1/models") {
+      sendJson(res, 200, {
+        object: "list",
+        data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake-llm" })),
+      });
+      return;
+    }
+    if (req.method !== "POST" || path !== "/v1/chat/completions") {
+      sendJson(res, 404, { error: { message: `fake-llm: no route for ${req.method} ${path}` } });
+      return;
+    }
+    chatRequests.push(record);
+    for (const waiter of [...waiters]) {
+      if (chatRequests.length >= waiter.count) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+    const scripted = queue.shift();
+    if (!scripted) {
+      sendJson(res, 500, {
+        error: {
+          message: "fake-llm: no scripted reply left (enqueue one per expected request)",
+          type: "fake_llm",
+        },
+      });
+      return;
+    }
+    if (scripted.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
+    const body =
+      typeof record.body === "object" && record.body !== null ? (record.body as Record<string, unknown>) : {};
+    const model = typeof body["model"] === "string" ? body["model"] : (models[0] ?? "fake-model");
+    const stream = body["stream"] === true;
+    const streamOptions = body["stream_options"];
+    const includeUsage =
+      typeof streamOptions === "object" &&
+      streamOptions !== null &&
+      (streamOptions as Record<string, unknown>)["include_usage"] === true;
+    await answer(res, scripted.spec, { model, stream, includeUsage });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    chatRequests,
+    enqueue: (...replies) => {
+      queue.push(...replies);
+    },
+    get pending() {
+      return queue.length;
+    },
+    waitForRequests: (count) =>
+      chatRequests.length >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            waiters.push({ count, resolve });
+          }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+interface AnswerContext {
+  model: string;
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+async function answer(res: ServerResponse, spec: ReplySpec, ctx: AnswerContext): Promise<void> {
+  switch (spec.kind) {
+    case "hang":
+      return;
+    case "http_error":
+      res.writeHead(spec.status, { "content-type": "application/json", ...spec.headers });
+      res.end(spec.body);
+      return;
+    case "message":
+      if (ctx.stream) {
+        await writeSse(res, streamChunks(spec, ctx));
+        res.end("data: [DONE]\n\n");
+      } else {
+        sendJson(res, 200, fullResponse(spec, ctx));
+      }
+      return;
+    case "disconnect":
+    case "truncate": {
+      if (ctx.stream) {
+        await writeSse(res, streamChunks(spec.message, ctx).slice(0, spec.afterChunks));
+      } else {
+        // A body cut short: the client sees invalid JSON or a reset, never a complete answer.
+        res.writeHead(200, { "content-type": "application/json" });
+        await write(res, JSON.stringify(fullResponse(spec.message, ctx)).slice(0, 20));
+      }
+      if (spec.kind === "disconnect") res.socket?.destroy();
+      else res.end();
+      return;
+    }
+  }
+}
+
+/** Resolves once the chunks are handed to the socket, so a following destroy cannot swallow them. */
+async function writeSse(res: ServerResponse, chunks: unknown[]): Promise<void> {
+  if (!res.headersSent) {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.flushHeaders();
+  }
+  for (const chunk of chunks) await write(res, `data: ${JSON.stringify(chunk)}\n\n`);
+}
+
+function write(res: ServerResponse, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    res.write(text, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+function finishReason(spec: MessageSpec): string {
+  return spec.finish ?? (spec.toolCalls.length > 0 ? "tool_calls" : "stop");
+}
+
+function usageJson(spec: MessageSpec): Record<string, unknown> | undefined {
+  const u = spec.usage;
+  if (!u) return undefined;
+  return {
+    prompt_tokens: u.prompt,
+    completion_tokens: u.completion,
+    total_tokens: u.prompt + u.completion,
+    prompt_tokens_details: { cached_tokens: u.cached ?? 0 },
+    completion_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+  };
+}
+
+function callId(spec: MessageSpec, index: number): string {
+  return spec.toolCalls[index]?.id ?? `call_fake_${index}`;
+}
+
+/** Splits into up to `parts` non-empty pieces without breaking surrogate pairs. */
+function split(text: string, parts: number): string[] {
+  const chars = Array.from(text);
+  if (chars.length === 0) return [];
+  const size = Math.max(1, Math.ceil(chars.length / parts));
+  const pieces: string[] = [];
+  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(""));
+  return pieces;
+}
+
+function streamChunks(spec: MessageSpec, ctx: AnswerContext): unknown[] {
+  const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 0, model: ctx.model };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const chunks: unknown[] = [chunk({ role: "assistant", content: "" })];
+  for (const piece of split(spec.reasoning, 3)) chunks.push(chunk({ [spec.reasoningField]: piece }));
+  for (const piece of split(spec.text, 4)) chunks.push(chunk({ content: piece }));
+  spec.toolCalls.forEach((call, index) => {
+    chunks.push(
+      chunk({
+        tool_calls: [
+          { index, id: callId(spec, index), type: "function", function: { name: call.name, arguments: "" } },
+        ],
+      }),
+    );
+    for (const piece of split(call.arguments, 3)) {
+      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  chunks.push(chunk({}, finishReason(spec)));
+  const usage = usageJson(spec);
+  if (usage && ctx.includeUsage) chunks.push({ ...base, choices: [], usage });
+  return chunks;
+}
+
+function fullResponse(spec: MessageSpec, ctx: AnswerContext): Record<string, unknown> {
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: spec.text === "" ? null : spec.text,
+  };
+  if (spec.reasoning !== "") message[spec.reasoningField] = spec.reasoning;
+  if (spec.toolCalls.length > 0) {
+    message["tool_calls"] = spec.toolCalls.map((call, index) => ({
+      id: callId(spec, index),
+      type: "function",
+      function: { name: call.name, arguments: call.arguments },
+    }));
+  }
+  const response: Record<string, unknown> = {
+    id: "chatcmpl-fake",
+    object: "chat.completion",
+    created: 0,
+    model: ctx.model,
+    choices: [{ index: 0, message, finish_reason: finishReason(spec) }],
+  };
+  const usage = usageJson(spec);
+  if (usage) response["usage"] = usage;
+  return response;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}

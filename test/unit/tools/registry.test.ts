@@ -1,0 +1,112 @@
+import { Type } from "@sinclair/typebox";
+import { describe, expect, it } from "vitest";
+import { ToolRegistry } from "../../../src/tools/registry.js";
+import { defineTool } from "../../../src/tools/types.js";
+import { makeToolContext } from "../../support/tool-context.js";
+
+const sum = defineTool({
+  name: "sum",
+  toolset: "math",
+  description: "Adds numbers",
+  parameters: Type.Object({
+    a: Type.Integer(),
+    b: Type.Integer({ default: 0 }),
+    mode: Type.Optional(Type.Union([Type.Literal("x"), Type.Literal("y")])),
+  }),
+  handler: (args) => ({ total: args.a + args.b }),
+});
+
+describe("ToolRegistry", () => {
+  it("validates, coerces, applies defaults and serialises", async () => {
+    const registry = new ToolRegistry();
+    registry.register(sum);
+    const ctx = makeToolContext();
+    expect(await registry.execute("sum", { a: "2" }, ctx)).toEqual({ content: '{"total":2}', ok: true });
+    const bad = await registry.execute("sum", { b: 1, mode: "z" }, ctx);
+    expect(bad.ok).toBe(false);
+    expect(bad.error).toContain("`a` is required");
+    expect(bad.error).toContain("`mode`");
+  });
+
+  it("refuses a tool that would shadow another toolset's tool, but replaces within a toolset", () => {
+    const registry = new ToolRegistry();
+    registry.register(sum);
+    const gen = registry.generation;
+    expect(() => registry.register({ ...sum, toolset: "other" })).toThrow(/cannot shadow/);
+    registry.register({ ...sum, description: "Adds numbers (v2)" });
+    expect(registry.generation).toBe(gen + 1);
+    expect(registry.schemas(["sum"])[0]?.function.description).toBe("Adds numbers (v2)");
+  });
+
+  it("caches check results for 30 s and skips unknown names and missing env", async () => {
+    let now = 0;
+    let calls = 0;
+    let ok = true;
+    const registry = new ToolRegistry({ now: () => now });
+    registry.register(
+      defineTool({
+        name: "checked",
+        toolset: "t",
+        description: "d",
+        parameters: Type.Object({}),
+        check: () => {
+          calls++;
+          return ok;
+        },
+        handler: () => "x",
+      }),
+    );
+    registry.register(
+      defineTool({
+        name: "needs_key",
+        toolset: "t",
+        description: "d",
+        parameters: Type.Object({}),
+        requiresEnv: ["SOME_KEY"],
+        handler: () => "x",
+      }),
+    );
+    const ctx = { env: {}, config: {} };
+    expect(await registry.available(["checked", "needs_key", "not_built"], ctx)).toEqual(["checked"]);
+    ok = false;
+    now = 29_000;
+    expect(await registry.available(["checked"], ctx)).toEqual(["checked"]);
+    now = 31_000;
+    expect(await registry.available(["checked"], ctx)).toEqual([]);
+    expect(calls).toBe(2);
+    expect(await registry.available(["needs_key"], { env: { SOME_KEY: "1" }, config: {} })).toEqual([
+      "needs_key",
+    ]);
+  });
+
+  it("truncates large results and says so", async () => {
+    const registry = new ToolRegistry();
+    registry.register(
+      defineTool({
+        name: "big",
+        toolset: "t",
+        description: "d",
+        parameters: Type.Object({}),
+        handler: () => "line\n".repeat(5000),
+      }),
+    );
+    const out = await registry.execute("big", {}, makeToolContext());
+    expect(out.truncated).toBe(true);
+    expect(out.content).toContain("lines omitted");
+  });
+
+  it("reports errors returned as values and unknown tools", async () => {
+    const registry = new ToolRegistry();
+    registry.register(
+      defineTool({
+        name: "soft",
+        toolset: "t",
+        description: "d",
+        parameters: Type.Object({}),
+        handler: () => ({ error: "nope" }),
+      }),
+    );
+    expect(await registry.execute("soft", {}, makeToolContext())).toMatchObject({ ok: false, error: "nope" });
+    expect((await registry.execute("ghost", {}, makeToolContext())).error).toContain('Unknown tool "ghost"');
+  });
+});

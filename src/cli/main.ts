@@ -1,14 +1,45 @@
 /**
- * `hermes` entry point. `--version` answers before anything else is loaded; every command's module
- * is imported only when that command runs, so start-up stays close to a bare `node`.
+ * `hermes` entry point (bundled to dist/cli/hermes.cjs and started by bin/hermes). `--version`
+ * answers before anything else runs; every command's module is evaluated only when that command
+ * runs, so start-up stays close to a bare `node`.
  */
 import { hermesVersion } from "../util/version.js";
 
-const argv = process.argv.slice(2);
-
-if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version" || argv[0] === "version")) {
-  process.stdout.write(`hermes ${hermesVersion()}\n`);
-} else {
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version" || argv[0] === "version")) {
+    process.stdout.write(`hermes ${hermesVersion()}\n`);
+    return 0;
+  }
   const { runCli } = await import("./program.js");
-  process.exitCode = await runCli(argv);
+  return runCli(argv);
 }
+
+function flush(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.writableLength === 0) resolve();
+    else stream.write("", () => resolve());
+  });
+}
+
+// A reader that stops early (`hermes --list-tools | head`) closes the pipe: that is not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0);
+    throw error;
+  });
+}
+
+main(process.argv.slice(2)).then(
+  async (code) => {
+    // The command is finished: exit now rather than wait for idle keep-alive sockets of the HTTP
+    // client to time out. Flush both streams first so no output is lost when they are pipes.
+    await Promise.all([flush(process.stdout), flush(process.stderr)]);
+    process.exit(code);
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `hermes: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -27,7 +27,15 @@ export class ToolRegistry {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly checkCache = new Map<string, { ok: boolean; at: number }>();
   private readonly schemaCache = new Map<string, FunctionSchema[]>();
-  private readonly ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+  // validateSchema off: checking each schema against the JSON Schema meta-schema costs ~30 ms on
+  // first use, and a schema ajv cannot compile is reported by `execute` anyway.
+  private readonly ajv = new Ajv({
+    allErrors: true,
+    coerceTypes: true,
+    useDefaults: true,
+    strict: false,
+    validateSchema: false,
+  });
   private readonly now: () => number;
   private readonly checkTtlMs: number;
   private gen = 0;
@@ -143,7 +151,12 @@ export class ToolRegistry {
   ): Promise<ToolOutcome> {
     const tool = this.tools.get(name);
     if (!tool) return failure(`Unknown tool "${name}". Available tools: ${this.names().join(", ")}.`);
-    const validate = this.validator(tool);
+    let validate: ValidateFunction;
+    try {
+      validate = this.validator(tool);
+    } catch (error) {
+      return failure(`Tool ${name} has an invalid parameter schema and cannot run: ${String(error)}`);
+    }
     if (!validate(args)) {
       return failure(`Invalid arguments for ${name}: ${formatAjvErrors(validate.errors ?? [])}.`);
     }

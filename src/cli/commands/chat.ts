@@ -134,30 +134,54 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   }
 }
 
+/**
+ * A line-based session. Readline is open only while a line is typed: during a turn the terminal is
+ * back in cooked mode, so Ctrl+C arrives as SIGINT and interrupts the turn.
+ */
 async function repl(
   agent: import("../../agent/agent.js").AIAgent,
   resetInterrupts: () => void,
 ): Promise<number> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-  process.stderr.write("Hermes — type a message, /quit to leave.\n");
-  try {
-    while (true) {
-      let line: string;
-      try {
-        line = (await rl.question("› ")).trim();
-      } catch {
-        return 0;
-      }
-      if (!line) continue;
-      if (line === "/quit" || line === "/exit") return 0;
-      resetInterrupts();
-      rl.pause();
-      await agent.run(line).result;
-      rl.resume();
-    }
-  } finally {
-    rl.close();
+  const history: string[] = [];
+  process.stderr.write("Hermes — type a message, /quit to leave. Ctrl+C interrupts a turn.\n");
+  while (true) {
+    const line = await readLine("› ", history);
+    if (line === null || line === "/quit" || line === "/exit") return 0;
+    if (!line) continue;
+    resetInterrupts();
+    await agent.run(line).result;
   }
+}
+
+/** Reads one line; null when the user pressed Ctrl+C or Ctrl+D at the prompt. */
+function readLine(prompt: string, history: string[]): Promise<string | null> {
+  return new Promise((resolve) => {
+    const rl = createInterface({
+      input: process.stdin,
+      output: process.stderr,
+      terminal: true,
+      history,
+      historySize: 1000,
+    });
+    let answered = false;
+    rl.on("SIGINT", () => {
+      process.stderr.write("\n");
+      rl.close();
+    });
+    rl.on("close", () => {
+      if (!answered) resolve(null);
+    });
+    rl.question(prompt).then(
+      (text) => {
+        answered = true;
+        const trimmed = text.trim();
+        if (trimmed) history.unshift(trimmed);
+        rl.close();
+        resolve(trimmed);
+      },
+      () => undefined,
+    );
+  });
 }
 
 async function readStdin(): Promise<string> {

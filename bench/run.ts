@@ -104,12 +104,7 @@ async function loopPerTurn(turns: number): Promise<number> {
       maxIterations: turns + 10,
       traits: () => ({ parallelSafe: true, interactive: false }),
       executeTool: (call, signal) => registry.execute(call.name, call.args, { ...ctx, signal }),
-      guard: new ToolLoopGuard({
-        warningsEnabled: g.warnings_enabled,
-        hardStopEnabled: g.hard_stop_enabled,
-        warnAfter: g.warn_after,
-        hardStopAfter: g.hard_stop_after,
-      }),
+      guard: ToolLoopGuard.fromConfig(g),
       unknownToolMisses: { count: 0 },
       emit: (event) => events.push(event.type),
     },

@@ -9,6 +9,7 @@ import { createTransport, resolveRuntime } from "../ai/resolve.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
 import type { Message, ToolSchema, Transport, Usage } from "../ai/types.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
+import { resolveHome } from "../config/home.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createToolRuntime } from "../tools/runtime.js";
@@ -96,6 +97,8 @@ export class AIAgent {
   readonly taskId: string;
   readonly cwd: string;
   readonly config: HermesConfig;
+  /** HERMES_HOME of this agent (tools use it to guard the home's secrets). */
+  readonly home: string;
   private readonly options: AIAgentOptions;
   private readonly registry: ToolRegistry;
   private readonly runtime: ToolRuntime;
@@ -107,6 +110,8 @@ export class AIAgent {
   private readonly guard: ToolLoopGuard;
   private readonly unknownToolMisses = { count: 0 };
   private readonly steering: string[] = [];
+  /** Subprocess environment for tools, without Hermes's own secrets; computed once. */
+  private readonly toolEnv: Record<string, string | undefined>;
   private frozen: Promise<Frozen> | null = null;
   private controller: AbortController | null = null;
   private totalUsage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -127,13 +132,9 @@ export class AIAgent {
       ...(options.onApproval ? { prompt: options.onApproval } : {}),
       ...(options.persistAlwaysApproval ? { persistAlways: options.persistAlwaysApproval } : {}),
     });
-    const g = this.config.tool_loop_guardrails;
-    this.guard = new ToolLoopGuard({
-      warningsEnabled: g.warnings_enabled,
-      hardStopEnabled: g.hard_stop_enabled,
-      warnAfter: g.warn_after,
-      hardStopAfter: g.hard_stop_after,
-    });
+    this.guard = ToolLoopGuard.fromConfig(this.config.tool_loop_guardrails);
+    this.home = options.home ?? resolveHome({ env: options.env ?? process.env });
+    this.toolEnv = scrubEnv(options.env ?? process.env, this.config.terminal.env_passthrough);
   }
 
   /** The conversation so far (without the system prompt). */
@@ -379,14 +380,13 @@ export class AIAgent {
     signal: AbortSignal,
     emit: (e: AgentEvent) => void,
   ): ToolContext {
-    const env = scrubEnv(this.options.env ?? process.env, this.config.terminal.env_passthrough);
     return {
       taskId: this.taskId,
       sessionId: this.sessionId,
       cwd: this.cwd,
-      home: this.options.home ?? "",
+      home: this.home,
       config: this.config as Record<string, unknown>,
-      env,
+      env: this.toolEnv,
       signal,
       requestApproval: (request) => this.approvals.request(request),
       ...(this.options.onClarify ? { ask: this.options.onClarify } : {}),

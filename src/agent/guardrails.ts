@@ -30,6 +30,21 @@ export class ToolLoopGuard {
 
   constructor(private readonly settings: GuardrailSettings) {}
 
+  /** A guard configured from the `tool_loop_guardrails` section of config.yaml. */
+  static fromConfig(section: {
+    warnings_enabled: boolean;
+    hard_stop_enabled: boolean;
+    warn_after: GuardrailCounts;
+    hard_stop_after: GuardrailCounts;
+  }): ToolLoopGuard {
+    return new ToolLoopGuard({
+      warningsEnabled: section.warnings_enabled,
+      hardStopEnabled: section.hard_stop_enabled,
+      warnAfter: section.warn_after,
+      hardStopAfter: section.hard_stop_after,
+    });
+  }
+
   record(call: {
     name: string;
     args: Record<string, unknown>;

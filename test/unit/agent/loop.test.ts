@@ -67,12 +67,7 @@ function setup(transport: ScriptedTransport, extra: Partial<LoopDeps> = {}) {
       return t ? { parallelSafe: t.parallelSafe ?? false, interactive: t.interactive ?? false } : undefined;
     },
     executeTool: (call, signal) => registry.execute(call.name, call.args, { ...ctx, signal }),
-    guard: new ToolLoopGuard({
-      warningsEnabled: g.warnings_enabled,
-      hardStopEnabled: g.hard_stop_enabled,
-      warnAfter: g.warn_after,
-      hardStopAfter: g.hard_stop_after,
-    }),
+    guard: ToolLoopGuard.fromConfig(g),
     unknownToolMisses: { count: 0 },
     emit: (e) => events.push(e),
     ...extra,

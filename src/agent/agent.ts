@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { platform as osPlatform, release } from "node:os";
-import { createTransport, resolveRuntime } from "../ai/resolve.js";
+import { createTransport, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
 import type { Message, ToolSchema, Transport, Usage } from "../ai/types.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
@@ -36,6 +36,8 @@ export interface AIAgentOptions {
   provider?: string;
   baseUrl?: string;
   apiKey?: string;
+  /** An already resolved provider (the CLI resolves it first to report configuration errors). */
+  resolved?: ResolvedRuntime;
   /** A ready transport, bypassing provider resolution (tests, custom backends). */
   transport?: Transport;
   /** Effective configuration; defaults to the built-in defaults. */
@@ -336,17 +338,19 @@ export class AIAgent {
     let transport = this.options.transport;
     let model = this.options.model ?? this.config.model.default;
     if (!transport) {
-      const runtime = resolveRuntime({
-        flags: {
-          ...(this.options.model ? { model: this.options.model } : {}),
-          ...(this.options.provider ? { provider: this.options.provider } : {}),
-          ...(this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {}),
-        },
-        config: this.options.apiKey
-          ? { ...this.config, model: { ...this.config.model, api_key: this.options.apiKey } }
-          : this.config,
-        env,
-      });
+      const runtime =
+        this.options.resolved ??
+        resolveRuntime({
+          flags: {
+            ...(this.options.model ? { model: this.options.model } : {}),
+            ...(this.options.provider ? { provider: this.options.provider } : {}),
+            ...(this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {}),
+          },
+          config: this.options.apiKey
+            ? { ...this.config, model: { ...this.config.model, api_key: this.options.apiKey } }
+            : this.config,
+          env,
+        });
       transport = await createTransport(runtime);
       model = runtime.model;
     }

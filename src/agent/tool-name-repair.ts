@@ -2,6 +2,7 @@
  * Maps a tool name the model got slightly wrong to a real one: case, separators, namespace
  * prefixes ("functions.read_file"), camelCase, and small typos. Pure.
  */
+import { editDistance } from "../util/edit-distance.js";
 
 export function repairToolName(name: string, known: readonly string[]): string | null {
   if (known.includes(name)) return name;
@@ -20,7 +21,7 @@ export function repairToolName(name: string, known: readonly string[]): string |
   let bestDistance = Number.POSITIVE_INFINITY;
   let tie = false;
   for (const candidate of known) {
-    const d = levenshtein(wanted, canon(candidate));
+    const d = editDistance(wanted, canon(candidate));
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;
@@ -30,20 +31,4 @@ export function repairToolName(name: string, known: readonly string[]): string |
     }
   }
   return best !== null && !tie && bestDistance <= maxDistance ? best : null;
-}
-
-export function levenshtein(a: string, b: string): number {
-  if (a === b) return 0;
-  if (a.length === 0) return b.length;
-  if (b.length === 0) return a.length;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
 }

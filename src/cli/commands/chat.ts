@@ -47,8 +47,9 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   }
 
   const { resolveRuntime, NoProviderError } = await import("../../ai/resolve.js");
+  let runtime: import("../../ai/resolve.js").ResolvedRuntime;
   try {
-    resolveRuntime({
+    runtime = resolveRuntime({
       flags: {
         ...(flags.model ? { model: flags.model } : {}),
         ...(flags.provider ? { provider: flags.provider } : {}),
@@ -87,6 +88,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags.provider ? { provider: flags.provider } : {}),
     ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
+    resolved: runtime,
     toolsets,
     yolo: flags.yolo === true || isYoloMode(env),
     platform: "cli",

@@ -1,0 +1,143 @@
+/**
+ * What the store's parts share: the connection, a statement cache, the clock, the write/read
+ * wrappers with retry and error mapping, and which optional columns and tables the file has (a
+ * read-only open of an older file cannot add them, so queries adapt instead).
+ */
+
+import type { Row } from "./codec.js";
+import { corruptError, type Db, isCorrupt, type Statement, sqliteCode, withBusyRetry } from "./connection.js";
+import { SessionStoreError } from "./types.js";
+
+export interface StoreShape {
+  /** Column names present in `sessions`. */
+  sessionColumns: Set<string>;
+  /** Column names present in `messages`. */
+  messageColumns: Set<string>;
+  /** The word index exists. */
+  fts: boolean;
+  /** The trigram index exists. */
+  trigram: boolean;
+}
+
+export class StoreContext {
+  private readonly statements = new Map<string, Statement>();
+  private closed = false;
+
+  constructor(
+    readonly db: Db,
+    readonly path: string,
+    readonly readonly: boolean,
+    readonly retryBudgetMs: number,
+    readonly now: () => number,
+    public shape: StoreShape,
+  ) {}
+
+  /** A prepared statement, cached by its SQL text. */
+  stmt(sql: string): Statement {
+    this.assertOpen();
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  all(sql: string, ...params: unknown[]): Row[] {
+    return this.stmt(sql).all(...params) as Row[];
+  }
+
+  get(sql: string, ...params: unknown[]): Row | undefined {
+    return this.stmt(sql).get(...params) as Row | undefined;
+  }
+
+  /** SQL for a `messages` column, or `fallback` when an older file read-only lacks it. */
+  m(column: string, fallback: string, alias = "m"): string {
+    return this.shape.messageColumns.has(column) ? `${alias}.${column}` : fallback;
+  }
+
+  /** SQL for a `sessions` column, or `fallback` when missing. */
+  s(column: string, fallback: string, alias = "s"): string {
+    return this.shape.sessionColumns.has(column) ? `${alias}.${column}` : fallback;
+  }
+
+  /** Rows visible in the conversation and in search: active, or archived by compression. */
+  visibleMessage(alias = "m"): string {
+    const active = this.m("active", "1", alias);
+    const compacted = this.m("compacted", "0", alias);
+    return compacted === "0" ? `${active} = 1` : `(${active} = 1 OR ${compacted} = 1)`;
+  }
+
+  /** Active rows only (what the conversation replays). */
+  activeMessage(alias = "m"): string {
+    return `${this.m("active", "1", alias)} = 1`;
+  }
+
+  /**
+   * Runs `fn` in `BEGIN IMMEDIATE … COMMIT`, retrying the whole transaction with jittered backoff
+   * while another process holds the write lock; `locked` once the retry budget is spent.
+   */
+  write<T>(fn: () => T): T {
+    this.assertOpen();
+    if (this.readonly) {
+      throw new SessionStoreError(
+        "readonly",
+        `${this.path} was opened read-only; nothing can be changed through it.`,
+      );
+    }
+    return this.mapErrors(() =>
+      withBusyRetry(this.path, this.retryBudgetMs, () => {
+        this.db.exec("BEGIN IMMEDIATE");
+        try {
+          const result = fn();
+          this.db.exec("COMMIT");
+          return result;
+        } catch (error) {
+          if (this.db.inTransaction) this.db.exec("ROLLBACK");
+          throw error;
+        }
+      }),
+    );
+  }
+
+  /** Runs a read with the same busy retry and error mapping as writes. */
+  read<T>(fn: () => T): T {
+    this.assertOpen();
+    return this.mapErrors(() => withBusyRetry(this.path, this.retryBudgetMs, fn));
+  }
+
+  private mapErrors<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof SessionStoreError) throw error;
+      if (isCorrupt(error)) throw corruptError(this.path, error);
+      const code = sqliteCode(error);
+      const why = error instanceof Error ? error.message : String(error);
+      if (code.startsWith("SQLITE_READONLY")) {
+        throw new SessionStoreError(
+          "readonly",
+          `${this.path} cannot be written (${why}); check its permissions.`,
+        );
+      }
+      if (code === "SQLITE_FULL") {
+        throw new SessionStoreError(
+          "invalid",
+          `${this.path} cannot grow: the disk is full (${why}). Nothing was written.`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new SessionStoreError("invalid", `the session store for ${this.path} is closed.`);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.statements.clear();
+    this.db.close();
+  }
+}

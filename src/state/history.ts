@@ -1,0 +1,228 @@
+/**
+ * Writing a session's history: new session rows, appending messages, undoing turns and branching.
+ * Every function here runs inside the caller's write transaction (`StoreContext.write`) so a
+ * message and the counters it bumps commit together or not at all.
+ */
+import { type Message, messageText } from "../ai/types.js";
+import { newSessionId } from "../util/session-id.js";
+import { messageColumns, rowToStoredMessage, toolCallCount } from "./codec.js";
+import type { StoreContext } from "./context.js";
+import { requireSession } from "./listing.js";
+import { recountSession } from "./maintenance.js";
+import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "./titles.js";
+import { SessionStoreError } from "./types.js";
+
+export interface SessionRow {
+  id: string;
+  source: string;
+  userId: string | null;
+  model: string | null;
+  modelConfig: string | null;
+  systemPrompt: string | null;
+  parentSessionId: string | null;
+  startedAt: number;
+  cwd: string | null;
+  gitBranch: string | null;
+  gitRepoRoot: string | null;
+  billingProvider: string | null;
+  billingBaseUrl: string | null;
+  title: string | null;
+}
+
+/** Inserts a session with every counter Python reads as a number set to 0. */
+export function insertSession(ctx: StoreContext, s: SessionRow): void {
+  ctx
+    .stmt(
+      `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
+         cwd, git_branch, git_repo_root, billing_provider, billing_base_url, title,
+         message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+         reasoning_tokens, api_call_count, rewind_count, archived)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)`,
+    )
+    .run(
+      s.id,
+      s.source,
+      s.userId,
+      s.model,
+      s.modelConfig,
+      s.systemPrompt,
+      s.parentSessionId,
+      s.startedAt,
+      s.cwd,
+      s.gitBranch,
+      s.gitRepoRoot,
+      s.billingProvider,
+      s.billingBaseUrl,
+      s.title,
+    );
+}
+
+export function assertTitleFree(ctx: StoreContext, title: string, id: string): void {
+  const owner = ctx.get("SELECT id FROM sessions WHERE title = ? AND id <> ?", title, id);
+  if (owner) {
+    throw new SessionStoreError(
+      "title_taken",
+      `The title "${title}" is already used by session ${String(owner["id"])}; choose another one.`,
+    );
+  }
+}
+
+export function nextLineageTitle(ctx: StoreContext, title: string): string {
+  const base = lineageOf(sanitizeTitle(title) ?? title.trim()).base;
+  const existing = ctx
+    .all(
+      "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
+      base,
+      numberedPattern(base),
+    )
+    .map((r) => String(r["title"]));
+  return nextTitleIn(base, existing);
+}
+
+const INSERT_MESSAGE = `INSERT INTO messages
+  (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/**
+ * Appends messages and bumps `message_count`/`tool_call_count`. A message without an explicit
+ * timestamp gets `max(now, newest timestamp in the session)`, so a clock that steps back cannot
+ * reorder a turn. Throws `invalid` (nothing written) for a message of the wrong shape.
+ */
+export function insertMessages(
+  ctx: StoreContext,
+  sessionId: string,
+  messages: ReadonlyArray<{ message: Message; timestamp?: number; tokenCount?: number }>,
+): number[] {
+  requireSession(ctx, sessionId);
+  const newest = ctx.get("SELECT MAX(timestamp) AS t FROM messages WHERE session_id = ?", sessionId)?.["t"];
+  const floor = Math.max(ctx.now(), newest === null || newest === undefined ? 0 : Number(newest));
+  const insert = ctx.stmt(INSERT_MESSAGE);
+  const ids: number[] = [];
+  let calls = 0;
+  for (const { message, timestamp, tokenCount } of messages) {
+    const c = messageColumns(message);
+    const info = insert.run(
+      sessionId,
+      c.role,
+      c.content,
+      c.tool_call_id,
+      c.tool_calls,
+      c.tool_name,
+      timestamp ?? floor,
+      tokenCount ?? null,
+      c.finish_reason,
+      c.reasoning,
+    );
+    ids.push(Number(info.lastInsertRowid));
+    calls += toolCallCount(message);
+  }
+  ctx
+    .stmt(
+      `UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?,
+         tool_call_count = COALESCE(tool_call_count, 0) + ? WHERE id = ?`,
+    )
+    .run(messages.length, calls, sessionId);
+  return ids;
+}
+
+/**
+ * Marks the last `turns` user turns inactive (each user message and everything after it), sets
+ * the counters from the rows still active (as Python's rewind does) and bumps `rewind_count`.
+ */
+export function undoTurns(
+  ctx: StoreContext,
+  sessionId: string,
+  turns: number,
+): { removed: number; userText: string | null } {
+  requireSession(ctx, sessionId);
+  const users = ctx.all(
+    `SELECT id, timestamp, content FROM messages m
+     WHERE m.session_id = ? AND m.role = 'user' AND ${ctx.activeMessage("m")}
+     ORDER BY m.timestamp DESC, m.id DESC LIMIT ?`,
+    sessionId,
+    turns,
+  );
+  const earliest = users[users.length - 1];
+  if (!earliest) return { removed: 0, userText: null };
+  const info = ctx
+    .stmt("UPDATE messages SET active = 0 WHERE session_id = ? AND active = 1 AND (timestamp, id) >= (?, ?)")
+    .run(sessionId, earliest["timestamp"], earliest["id"]);
+  recountSession(ctx, sessionId);
+  ctx.stmt("UPDATE sessions SET rewind_count = COALESCE(rewind_count, 0) + 1 WHERE id = ?").run(sessionId);
+  const content = rowToStoredMessage({ ...earliest, role: "user", session_id: sessionId })?.content ?? null;
+  return { removed: info.changes, userText: content === null ? null : messageText({ content }) };
+}
+
+/** Columns copied when a session is branched (those present in this file). */
+const COPIED_MESSAGE_COLUMNS = [
+  "role",
+  "content",
+  "tool_call_id",
+  "tool_calls",
+  "tool_name",
+  "timestamp",
+  "token_count",
+  "finish_reason",
+  "reasoning",
+  "reasoning_content",
+  "reasoning_details",
+  "codex_reasoning_items",
+  "codex_message_items",
+];
+
+/**
+ * A new session holding a copy of the active messages (timestamps kept), `parent_session_id` set,
+ * the parent's model, prompt and working directory, and `_branched_from` in `model_config`: the
+ * marker Python Hermes uses to list a /branch child as a conversation of its own. Returns its id.
+ */
+export function branchSession(
+  ctx: StoreContext,
+  id: string,
+  options: { title?: string; source?: string },
+): string {
+  const parent = requireSession(ctx, id);
+  const startedAt = ctx.now();
+  const newId = newSessionId(new Date(startedAt * 1000));
+  const title =
+    options.title !== undefined
+      ? sanitizeTitle(options.title)
+      : parent.title
+        ? nextLineageTitle(ctx, parent.title)
+        : null;
+  if (title !== null) assertTitleFree(ctx, title, newId);
+  let config: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = parent.modelConfig ? JSON.parse(parent.modelConfig) : {};
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+      config = parsed as Record<string, unknown>;
+  } catch {
+    // An unreadable config is not copied; the marker is still written.
+  }
+  config["_branched_from"] = id;
+  insertSession(ctx, {
+    id: newId,
+    source: options.source ?? parent.source,
+    userId: parent.userId,
+    model: parent.model,
+    modelConfig: JSON.stringify(config),
+    systemPrompt: parent.systemPrompt,
+    parentSessionId: id,
+    startedAt,
+    cwd: parent.cwd,
+    gitBranch: parent.gitBranch,
+    gitRepoRoot: parent.gitRepoRoot,
+    billingProvider: parent.billingProvider,
+    billingBaseUrl: parent.billingBaseUrl,
+    title,
+  });
+  const cols = COPIED_MESSAGE_COLUMNS.filter((c) => ctx.shape.messageColumns.has(c)).join(", ");
+  ctx
+    .stmt(
+      `INSERT INTO messages (session_id, ${cols})
+       SELECT ?, ${cols} FROM messages m WHERE m.session_id = ? AND ${ctx.activeMessage("m")}
+       ORDER BY m.timestamp, m.id`,
+    )
+    .run(newId, id);
+  recountSession(ctx, newId);
+  return newId;
+}

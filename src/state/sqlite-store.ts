@@ -1,0 +1,435 @@
+/**
+ * The SQLite session store (`state.db`), file-compatible with Python Hermes (schema v17, see
+ * schema.ts). `openSessionStore` is the only way in; the native driver is loaded inside it.
+ *
+ * Durability: WAL journal with `synchronous=FULL` by default, so a message is on disk (the WAL is
+ * fsynced at commit) when `appendMessage` returns, and survives power loss, not just a crash of the
+ * process. `durability: "normal"` trades that for speed (commits survive a process crash; the last
+ * ones may roll back after an OS crash).
+ *
+ * Messages of a session are ordered by `(timestamp, id)`, as Python reads them; new messages get
+ * `max(now, newest timestamp in the session)` so a clock that steps back cannot reorder a turn.
+ *
+ * The parts: schema.ts (DDL and reconciler), connection.ts (driver, opening, lock retry),
+ * context.ts (shared connection state), codec.ts (rows ↔ objects), history.ts (appends, undo,
+ * branch), listing.ts (listings, resolving references), fts-query.ts + search.ts (search),
+ * maintenance.ts (delete, prune, stats, check, repair), insights.ts, legacy-import.ts.
+ */
+import { join } from "node:path";
+import type { Message } from "../ai/types.js";
+import { newSessionId } from "../util/session-id.js";
+import { rowToSession, rowToStoredMessage, storedToMessage } from "./codec.js";
+import { connect, memoryDb } from "./connection.js";
+import { StoreContext, type StoreShape } from "./context.js";
+import {
+  assertTitleFree,
+  branchSession,
+  insertMessages,
+  insertSession,
+  nextLineageTitle,
+  undoTurns,
+} from "./history.js";
+import { insights } from "./insights.js";
+import { importLegacyJsonl } from "./legacy-import.js";
+import {
+  latestSession,
+  listSessions,
+  recentSessions,
+  requireSession,
+  resolveSession,
+  sessionRow,
+} from "./listing.js";
+import * as maintenance from "./maintenance.js";
+import {
+  applySchemaPlan,
+  expectedColumns,
+  planIsEmpty,
+  planSchema,
+  readMaster,
+  trigramSupported,
+} from "./schema.js";
+import { searchMessages } from "./search.js";
+import { sanitizeTitle } from "./titles.js";
+import {
+  type ExportedSession,
+  type Insights,
+  type InsightsOptions,
+  type NewSession,
+  type OpenOptions,
+  type RepairReport,
+  type SearchHit,
+  type SearchOptions,
+  type SessionFilter,
+  type SessionRecord,
+  type SessionStats,
+  type SessionStore,
+  SessionStoreError,
+  type SessionSummary,
+  type StoredMessage,
+  type UsageDelta,
+} from "./types.js";
+
+/** `<home>/state.db`. */
+export function sessionStorePath(home: string): string {
+  return join(home, "state.db");
+}
+
+/**
+ * Opens (creating when missing, unless `readonly`) the store at `path`. Throws
+ * `SessionStoreError`: `corrupt` for a file that is not a readable database (left untouched),
+ * `locked` when another process holds it past the retry budget, `not_found` for a read-only open
+ * of a missing file.
+ */
+export function openSessionStore(path: string, options: OpenOptions = {}): SessionStore {
+  const readonly = options.readonly ?? false;
+  const retryBudgetMs = options.retryBudgetMs ?? 10_000;
+  const db = connect(path, {
+    readonly,
+    busyTimeoutMs: options.busyTimeoutMs ?? 1000,
+    retryBudgetMs,
+    synchronous: options.durability === "normal" ? "NORMAL" : "FULL",
+  });
+  const empty: StoreShape = {
+    sessionColumns: new Set(),
+    messageColumns: new Set(),
+    fts: false,
+    trigram: false,
+  };
+  const ctx = new StoreContext(
+    db,
+    path,
+    readonly,
+    retryBudgetMs,
+    options.now ?? (() => Date.now() / 1000),
+    empty,
+  );
+  try {
+    const problems = readonly ? [] : reconcile(ctx).problems;
+    ctx.shape = ctx.read(() => readShape(ctx));
+    return new SqliteSessionStore(ctx, problems);
+  } catch (error) {
+    ctx.close();
+    throw error;
+  }
+}
+
+/** Brings the file up to the schema (see schema.ts); takes the write lock only when something is missing. */
+export function reconcile(ctx: StoreContext): { done: string[]; problems: string[] } {
+  const expected = expectedColumns(memoryDb);
+  const trigram = trigramSupported(ctx.db);
+  const plan = ctx.read(() => planSchema(ctx.db, expected, trigram));
+  if (planIsEmpty(plan)) return { done: [], problems: [] };
+  return ctx.write(() => applySchemaPlan(ctx.db, planSchema(ctx.db, expected, trigram)));
+}
+
+export function readShape(ctx: StoreContext): StoreShape {
+  const cols = (table: string) =>
+    new Set(
+      (ctx.db.prepare(`PRAGMA table_info("${table}")`).all() as Array<{ name: string }>).map((r) => r.name),
+    );
+  const master = readMaster(ctx.db);
+  return {
+    sessionColumns: cols("sessions"),
+    messageColumns: cols("messages"),
+    fts: master.get("messages_fts")?.type === "table",
+    trigram: master.get("messages_fts_trigram")?.type === "table",
+  };
+}
+
+type SessionPatch = Parameters<SessionStore["updateSession"]>[1];
+
+const PATCH_COLUMNS: Record<keyof SessionPatch, string> = {
+  model: "model",
+  systemPrompt: "system_prompt",
+  endedAt: "ended_at",
+  endReason: "end_reason",
+  archived: "archived",
+  cwd: "cwd",
+  gitBranch: "git_branch",
+};
+
+class SqliteSessionStore implements SessionStore {
+  constructor(
+    private readonly ctx: StoreContext,
+    /** Schema problems met while opening (reported again by `check`). */
+    private readonly openProblems: string[],
+  ) {}
+
+  get path(): string {
+    return this.ctx.path;
+  }
+
+  close(): void {
+    this.ctx.close();
+  }
+
+  createSession(input: NewSession): SessionRecord {
+    const ctx = this.ctx;
+    const startedAt = input.startedAt ?? ctx.now();
+    const id = input.id ?? newSessionId(new Date(startedAt * 1000));
+    const title = sanitizeTitle(input.title);
+    if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
+    ctx.write(() => {
+      if (sessionRow(ctx, id))
+        throw new SessionStoreError("invalid", `A session with id "${id}" already exists.`);
+      if (title !== null) assertTitleFree(ctx, title, id);
+      if (input.parentSessionId !== undefined) requireSession(ctx, input.parentSessionId);
+      const config =
+        input.modelConfig && Object.keys(input.modelConfig).length > 0 ? input.modelConfig : null;
+      insertSession(ctx, {
+        id,
+        source: input.source,
+        userId: input.userId ?? null,
+        model: input.model ?? null,
+        modelConfig: config ? JSON.stringify(config) : null,
+        systemPrompt: input.systemPrompt ?? null,
+        parentSessionId: input.parentSessionId ?? null,
+        startedAt,
+        cwd: input.cwd ?? null,
+        gitBranch: input.gitBranch ?? null,
+        gitRepoRoot: input.gitRepoRoot ?? null,
+        billingProvider: input.billingProvider ?? null,
+        billingBaseUrl: input.billingBaseUrl ?? null,
+        title,
+      });
+    });
+    return this.mustGet(id);
+  }
+
+  getSession(id: string): SessionRecord | null {
+    return this.ctx.read(() => {
+      const row = sessionRow(this.ctx, id);
+      return row ? rowToSession(row) : null;
+    });
+  }
+
+  private mustGet(id: string): SessionRecord {
+    return this.ctx.read(() => requireSession(this.ctx, id));
+  }
+
+  resolveSession(ref: string): SessionRecord {
+    return resolveSession(this.ctx, ref);
+  }
+
+  latestSession(filter?: { source?: string; title?: string }): SessionRecord | null {
+    return latestSession(this.ctx, filter);
+  }
+
+  updateSession(id: string, patch: SessionPatch): void {
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    for (const [key, column] of Object.entries(PATCH_COLUMNS)) {
+      const value = (patch as Record<string, unknown>)[key];
+      if (value === undefined) continue;
+      sets.push(`${column} = ?`);
+      values.push(key === "archived" ? (value ? 1 : 0) : value);
+    }
+    this.ctx.write(() => {
+      requireSession(this.ctx, id);
+      if (sets.length)
+        this.ctx.stmt(`UPDATE sessions SET ${sets.join(", ")} WHERE id = ?`).run(...values, id);
+    });
+  }
+
+  setTitle(id: string, title: string | null): SessionRecord {
+    const clean = sanitizeTitle(title);
+    this.ctx.write(() => {
+      requireSession(this.ctx, id);
+      if (clean !== null) assertTitleFree(this.ctx, clean, id);
+      this.ctx.stmt("UPDATE sessions SET title = ? WHERE id = ?").run(clean, id);
+    });
+    return this.mustGet(id);
+  }
+
+  nextLineageTitle(title: string): string {
+    return this.ctx.read(() => nextLineageTitle(this.ctx, title));
+  }
+
+  endSession(id: string, reason: string): void {
+    this.ctx.write(() => {
+      requireSession(this.ctx, id);
+      this.ctx
+        .stmt("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?")
+        .run(this.ctx.now(), reason, id);
+    });
+  }
+
+  reopenSession(id: string): void {
+    this.ctx.write(() => {
+      requireSession(this.ctx, id);
+      this.ctx.stmt("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?").run(id);
+    });
+  }
+
+  appendMessage(
+    sessionId: string,
+    message: Message,
+    options: { timestamp?: number; tokenCount?: number } = {},
+  ): number {
+    return this.ctx.write(() => insertMessages(this.ctx, sessionId, [{ message, ...options }]))[0]!;
+  }
+
+  appendMessages(sessionId: string, messages: Message[]): number[] {
+    return this.ctx.write(() =>
+      insertMessages(
+        this.ctx,
+        sessionId,
+        messages.map((message) => ({ message })),
+      ),
+    );
+  }
+
+  recordUsage(sessionId: string, delta: UsageDelta): void {
+    const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
+    const cost = typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
+    this.ctx.write(() => {
+      requireSession(this.ctx, sessionId);
+      this.ctx
+        .stmt(
+          `UPDATE sessions SET
+             input_tokens = COALESCE(input_tokens, 0) + ?, output_tokens = COALESCE(output_tokens, 0) + ?,
+             cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?, cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?,
+             reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?, api_call_count = COALESCE(api_call_count, 0) + ?,
+             estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + ? END
+           WHERE id = ?`,
+        )
+        .run(
+          n(delta.inputTokens),
+          n(delta.outputTokens),
+          n(delta.cacheReadTokens),
+          n(delta.cacheWriteTokens),
+          n(delta.reasoningTokens),
+          delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
+          cost,
+          cost,
+          sessionId,
+        );
+    });
+  }
+
+  getMessages(sessionId: string, options: { includeInactive?: boolean } = {}): StoredMessage[] {
+    const ctx = this.ctx;
+    const filter = options.includeInactive ? "" : ` AND ${ctx.activeMessage("m")}`;
+    return ctx.read(() => {
+      requireSession(ctx, sessionId);
+      return ctx
+        .all(`SELECT * FROM messages m WHERE m.session_id = ?${filter} ORDER BY m.timestamp, m.id`, sessionId)
+        .map(rowToStoredMessage)
+        .filter((m): m is StoredMessage => m !== null);
+    });
+  }
+
+  conversation(sessionId: string): Message[] {
+    return this.getMessages(sessionId).map(storedToMessage);
+  }
+
+  undoTurns(sessionId: string, turns: number): { removed: number; userText: string | null } {
+    const n = Math.floor(turns);
+    if (!(n >= 1)) throw new SessionStoreError("invalid", `Turns to undo must be 1 or more, got ${turns}.`);
+    return this.ctx.write(() => undoTurns(this.ctx, sessionId, n));
+  }
+
+  branchSession(id: string, options: { title?: string; source?: string } = {}): SessionRecord {
+    return this.mustGet(this.ctx.write(() => branchSession(this.ctx, id, options)));
+  }
+
+  listSessions(filter?: SessionFilter): SessionSummary[] {
+    return listSessions(this.ctx, filter);
+  }
+
+  search(options: SearchOptions): SearchHit[] {
+    return searchMessages(this.ctx, options);
+  }
+
+  around(sessionId: string, messageId: number, window = 5): StoredMessage[] {
+    const ctx = this.ctx;
+    const w = Math.max(0, Math.floor(window));
+    return ctx.read(() => {
+      requireSession(ctx, sessionId);
+      const anchor = ctx.get("SELECT * FROM messages WHERE id = ? AND session_id = ?", messageId, sessionId);
+      if (!anchor)
+        throw new SessionStoreError("not_found", `Session ${sessionId} has no message ${messageId}.`);
+      const active = ctx.activeMessage("m");
+      const side = (cmp: "<" | ">", dir: "ASC" | "DESC") =>
+        ctx.all(
+          `SELECT * FROM messages m WHERE m.session_id = ? AND ${active} AND (m.timestamp, m.id) ${cmp} (?, ?)
+           ORDER BY m.timestamp ${dir}, m.id ${dir} LIMIT ?`,
+          sessionId,
+          anchor["timestamp"],
+          messageId,
+          w,
+        );
+      return [...side("<", "DESC").reverse(), anchor, ...side(">", "ASC")]
+        .map(rowToStoredMessage)
+        .filter((m): m is StoredMessage => m !== null);
+    });
+  }
+
+  recent(limit?: number, excludeSessionId?: string): SessionSummary[] {
+    return recentSessions(this.ctx, limit, excludeSessionId);
+  }
+
+  deleteSession(id: string): { messages: number } {
+    return this.ctx.write(() => {
+      requireSession(this.ctx, id);
+      return { messages: maintenance.deleteSessions(this.ctx, [id]).messages };
+    });
+  }
+
+  prunable(options: { olderThanDays: number; source?: string }): SessionSummary[] {
+    return maintenance.prunable(this.ctx, options);
+  }
+
+  prune(options: { olderThanDays: number; source?: string }): { sessions: number; messages: number } {
+    return maintenance.prune(this.ctx, options);
+  }
+
+  *exportSessions(filter: { sessionId?: string; source?: string } = {}): Iterable<ExportedSession> {
+    const ctx = this.ctx;
+    // Ids first (small), then one session at a time: a million messages are never held at once.
+    const ids = ctx.read(() => {
+      if (filter.sessionId !== undefined) {
+        requireSession(ctx, filter.sessionId);
+        return [filter.sessionId];
+      }
+      const where = filter.source !== undefined ? "WHERE source = ?" : "";
+      const params = filter.source !== undefined ? [filter.source] : [];
+      return ctx
+        .all(`SELECT id FROM sessions ${where} ORDER BY started_at, id`, ...params)
+        .map((r) => String(r["id"]));
+    });
+    for (const id of ids) {
+      const session = this.getSession(id);
+      if (!session) continue;
+      yield { session, messages: this.getMessages(id, { includeInactive: true }) };
+    }
+  }
+
+  stats(): SessionStats {
+    return maintenance.stats(this.ctx);
+  }
+
+  optimize(): { bytesBefore: number; bytesAfter: number } {
+    return maintenance.optimize(this.ctx);
+  }
+
+  check(): RepairReport {
+    return maintenance.check(this.ctx, this.openProblems);
+  }
+
+  repair(): RepairReport {
+    return maintenance.repair(
+      this.ctx,
+      () => reconcile(this.ctx),
+      () => readShape(this.ctx),
+    );
+  }
+
+  insights(options?: InsightsOptions): Insights {
+    return insights(this.ctx, options);
+  }
+
+  importLegacyJsonl(dir: string): { sessions: number; messages: number; skipped: number } {
+    return importLegacyJsonl(this.ctx, dir);
+  }
+}

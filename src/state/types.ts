@@ -1,0 +1,330 @@
+/**
+ * The session store's public contract. `state.db` keeps Python Hermes's tables and column names
+ * (snake_case on disk); these types are the camelCase view every other layer uses. Timestamps are
+ * Unix seconds as floats, as Python's `time.time()` writes them.
+ */
+import type { Message, Usage } from "../ai/types.js";
+
+/** Where a session came from: `cli`, `telegram`, `discord`, `api-server`, `acp`, `cron`, `batch`, `tool`… */
+export type SessionSource = string;
+
+export interface SessionRecord {
+  id: string;
+  source: SessionSource;
+  userId: string | null;
+  model: string | null;
+  /** JSON text as stored (`model_config`). */
+  modelConfig: string | null;
+  /** The exact system prompt the session was started with; reused byte for byte on resume. */
+  systemPrompt: string | null;
+  parentSessionId: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  messageCount: number;
+  toolCallCount: number;
+  apiCallCount: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  estimatedCostUsd: number | null;
+  actualCostUsd: number | null;
+  cwd: string | null;
+  gitBranch: string | null;
+  gitRepoRoot: string | null;
+  billingProvider: string | null;
+  billingBaseUrl: string | null;
+  title: string | null;
+  archived: boolean;
+}
+
+/** A session row plus what a listing shows. */
+export interface SessionSummary extends SessionRecord {
+  /** First user message, whitespace-collapsed, at most 80 characters ("" when none). */
+  preview: string;
+  /** Timestamp of the newest message, or `startedAt` when there are none. */
+  lastActiveAt: number;
+}
+
+export interface NewSession {
+  /** Default: `YYYYMMDD_HHMMSS_<6 hex>` in local time, the format Python Hermes uses. */
+  id?: string;
+  source: SessionSource;
+  userId?: string;
+  model?: string;
+  modelConfig?: Record<string, unknown>;
+  systemPrompt?: string;
+  parentSessionId?: string;
+  cwd?: string;
+  gitBranch?: string;
+  gitRepoRoot?: string;
+  billingProvider?: string;
+  billingBaseUrl?: string;
+  /** Must be unique; a taken title throws `SessionStoreError` with code `title_taken`. */
+  title?: string;
+  /** Default: now. */
+  startedAt?: number;
+}
+
+export interface StoredMessage {
+  id: number;
+  sessionId: string;
+  role: Message["role"];
+  /** Parts arrays are stored as JSON text and parsed back. */
+  content: Message["content"];
+  toolCallId: string | null;
+  toolCalls: NonNullable<Message["tool_calls"]> | null;
+  toolName: string | null;
+  timestamp: number;
+  tokenCount: number | null;
+  finishReason: string | null;
+  reasoning: string | null;
+  /** 0 after `/undo` or a rewind: kept on disk, left out of the conversation. */
+  active: boolean;
+}
+
+export interface SearchOptions {
+  /**
+   * Free text. Any user text is accepted: FTS5 syntax characters are neutralised, never an error.
+   * Words are ANDed; `"…"` is a phrase; `word*` a prefix; upper-case `OR` between terms and
+   * `NOT term` after a term are operators. Empty or whitespace-only text finds nothing (returns
+   * `[]`); browse with `recent()` instead.
+   */
+  query: string;
+  /** Default 10, at most 100. */
+  limit?: number;
+  /**
+   * Default `relevance` (bm25; for a term matching more than a few thousand messages, ranked within
+   * the newest matches first). `newest`/`oldest` order by when the message was stored.
+   */
+  sort?: "relevance" | "newest" | "oldest";
+  /** Only these roles (default: user and assistant). */
+  roles?: Message["role"][];
+  source?: SessionSource;
+  /** Leave this session out (the current one, when searching from inside it). */
+  excludeSessionId?: string;
+}
+
+export interface SearchHit {
+  messageId: number;
+  sessionId: string;
+  role: Message["role"];
+  /** The matching text around the hit, terms wrapped in `>>>`/`<<<`; at most ~300 characters. */
+  snippet: string;
+  timestamp: number;
+  sessionTitle: string | null;
+  source: SessionSource;
+  model: string | null;
+}
+
+export interface SessionFilter {
+  source?: SessionSource;
+  /** Default 20. */
+  limit?: number;
+  offset?: number;
+  includeArchived?: boolean;
+}
+
+export interface UsageDelta extends Usage {
+  /** Model calls made (default 1 per delta). */
+  apiCalls?: number;
+  costUsd?: number;
+}
+
+export interface SessionStats {
+  sessions: number;
+  messages: number;
+  bySource: Record<string, number>;
+  /** Bytes of the database file plus its WAL. */
+  bytes: number;
+  fts: boolean;
+  trigram: boolean;
+  schemaVersion: number;
+  oldestStartedAt: number | null;
+  newestStartedAt: number | null;
+}
+
+export interface InsightsOptions {
+  /** Look back this many days from `now` (default 30). */
+  days?: number;
+  source?: SessionSource;
+  /** Injected clock, seconds (default: now). */
+  now?: number;
+}
+
+export interface ModelUsage {
+  model: string;
+  sessions: number;
+  apiCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  reasoningTokens: number;
+  costUsd: number | null;
+}
+
+export interface Insights {
+  since: number;
+  until: number;
+  sessions: number;
+  messages: number;
+  userMessages: number;
+  toolCalls: number;
+  /** Calls per tool name, most used first. */
+  tools: Array<{ name: string; calls: number }>;
+  byModel: ModelUsage[];
+  bySource: Array<{
+    source: string;
+    sessions: number;
+    messages: number;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd: number | null;
+  }>;
+  /** Sessions started per local calendar day, `YYYY-MM-DD`, oldest first. */
+  perDay: Array<{ day: string; sessions: number; messages: number }>;
+}
+
+export interface RepairReport {
+  /** `PRAGMA integrity_check` said ok. */
+  integrity: boolean;
+  problems: string[];
+  /** What `repair` changed (empty for `check`). */
+  fixed: string[];
+}
+
+export type SessionStoreErrorCode =
+  | "not_found"
+  | "ambiguous"
+  | "title_taken"
+  | "corrupt"
+  | "locked"
+  | "readonly"
+  | "invalid";
+
+/** An expected failure with a message meant for the user (no stack trace needed). */
+export class SessionStoreError extends Error {
+  readonly code: SessionStoreErrorCode;
+  constructor(code: SessionStoreErrorCode, message: string) {
+    super(message);
+    this.name = "SessionStoreError";
+    this.code = code;
+  }
+}
+
+export interface ExportedSession {
+  session: SessionRecord;
+  messages: StoredMessage[];
+}
+
+export interface OpenOptions {
+  /** Open read-only: no schema changes, no writes (`hermes sessions list` on someone else's file). */
+  readonly?: boolean;
+  /**
+   * How long SQLite itself waits for another process's lock on each attempt (default 1000 ms);
+   * after that the store retries with jittered backoff until `retryBudgetMs` is spent.
+   */
+  busyTimeoutMs?: number;
+  /** Total time a reader or writer keeps retrying a locked database before `locked` (default 10 000 ms). */
+  retryBudgetMs?: number;
+  /**
+   * `full` (default): a committed message survives power loss (WAL fsynced at every commit).
+   * `normal`: survives a crash of the process; the last commits may roll back after an OS crash.
+   */
+  durability?: "full" | "normal";
+  /** Injected clock in seconds (default `Date.now() / 1000`). */
+  now?: () => number;
+}
+
+/**
+ * The session store behind every surface (`openSessionStore` in `sqlite-store.ts` returns the SQLite
+ * implementation). Every method is synchronous; writers take `BEGIN IMMEDIATE` with jittered retry,
+ * so several processes can write one file at once. Methods that take an id throw
+ * `SessionStoreError("not_found")` for an unknown one.
+ */
+export interface SessionStore {
+  readonly path: string;
+  close(): void;
+
+  createSession(input: NewSession): SessionRecord;
+  getSession(id: string): SessionRecord | null;
+  /**
+   * Finds a session by id, unique id prefix, exact title, or a lineage base title ("work" finds the
+   * newest of "work", "work #2", …). Throws `not_found` or `ambiguous` (message lists candidates).
+   */
+  resolveSession(ref: string): SessionRecord;
+  /** The most recently active session, optionally of one source or one title lineage. */
+  latestSession(filter?: { source?: SessionSource; title?: string }): SessionRecord | null;
+  updateSession(
+    id: string,
+    patch: Partial<
+      Pick<
+        SessionRecord,
+        "model" | "systemPrompt" | "endedAt" | "endReason" | "archived" | "cwd" | "gitBranch"
+      >
+    >,
+  ): void;
+  /** Sets or clears (`null`) the title; throws `title_taken` when another session has it. */
+  setTitle(id: string, title: string | null): SessionRecord;
+  /** The first free title of a lineage: "work" → "work #2" → "work #3" ("work #2" counts as base "work"). */
+  nextLineageTitle(title: string): string;
+  /** Marks the session ended (`ended_at`, `end_reason`). */
+  endSession(id: string, reason: string): void;
+  /** Clears `ended_at`/`end_reason` when a session is resumed. */
+  reopenSession(id: string): void;
+
+  /** Appends one message at once (durable before it returns) and bumps the counters. Returns its id. */
+  appendMessage(
+    sessionId: string,
+    message: Message,
+    options?: { timestamp?: number; tokenCount?: number },
+  ): number;
+  /** Appends several messages in one transaction. */
+  appendMessages(sessionId: string, messages: Message[]): number[];
+  recordUsage(sessionId: string, delta: UsageDelta): void;
+  /** Messages in order; inactive (undone) ones only with `includeInactive`. */
+  getMessages(sessionId: string, options?: { includeInactive?: boolean }): StoredMessage[];
+  /** The active messages as the agent sends them (no ids or timestamps). */
+  conversation(sessionId: string): Message[];
+  /**
+   * Marks the last `turns` user turns (each user message and everything after it) inactive and bumps
+   * `rewind_count`. Returns how many messages were hidden and the text of the earliest undone user
+   * message (what `/retry` sends again).
+   */
+  undoTurns(sessionId: string, turns: number): { removed: number; userText: string | null };
+  /** A new session holding a copy of the active messages, `parent_session_id` = the source. */
+  branchSession(id: string, options?: { title?: string; source?: SessionSource }): SessionRecord;
+
+  listSessions(filter?: SessionFilter): SessionSummary[];
+  search(options: SearchOptions): SearchHit[];
+  /** Active messages around one message of a session: `window` before and after it (default 5). */
+  around(sessionId: string, messageId: number, window?: number): StoredMessage[];
+  /** The most recently active sessions (at least one message, not archived) with previews, for browsing. */
+  recent(limit?: number, excludeSessionId?: string): SessionSummary[];
+
+  /** Deletes a session and its messages; children keep living with `parent_session_id` cleared. */
+  deleteSession(id: string): { messages: number };
+  /**
+   * Sessions that `prune` would delete: ended, and started, ended and last active more than
+   * `olderThanDays` ago. Sessions never ended are kept. Children of a pruned session keep living
+   * with `parent_session_id` cleared.
+   */
+  prunable(options: { olderThanDays: number; source?: SessionSource }): SessionSummary[];
+  prune(options: { olderThanDays: number; source?: SessionSource }): { sessions: number; messages: number };
+  exportSessions(filter?: { sessionId?: string; source?: SessionSource }): Iterable<ExportedSession>;
+  stats(): SessionStats;
+  /** FTS segment merge, then VACUUM. */
+  optimize(): { bytesBefore: number; bytesAfter: number };
+  /** Read-only health check: integrity, FTS consistency, counters. */
+  check(): RepairReport;
+  /** Fixes what `check` finds that can be fixed in place (FTS rebuild, columns, counters). */
+  repair(): RepairReport;
+  insights(options?: InsightsOptions): Insights;
+  /**
+   * Imports legacy JSONL transcripts (`sessions/*.jsonl` in the home) once; a marker in `state_meta`
+   * keeps it from running twice. Unreadable lines are skipped and counted.
+   */
+  importLegacyJsonl(dir: string): { sessions: number; messages: number; skipped: number };
+}

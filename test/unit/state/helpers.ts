@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
+import { afterEach } from "vitest";
+import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import type { OpenOptions, SessionStore } from "../../../src/state/types.js";
+
+/** A fresh temp directory per call; directories and open stores are cleaned up after each test. */
+export function useTempStores(): {
+  dir: () => string;
+  open: (path?: string, options?: OpenOptions) => SessionStore;
+  track: (store: SessionStore) => SessionStore;
+} {
+  const dirs: string[] = [];
+  const stores: SessionStore[] = [];
+  afterEach(() => {
+    for (const s of stores.splice(0)) {
+      try {
+        s.close();
+      } catch {
+        // already closed
+      }
+    }
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  const dir = () => {
+    const d = mkdtempSync(join(tmpdir(), "hermes-state-"));
+    dirs.push(d);
+    return d;
+  };
+  const track = (store: SessionStore) => {
+    stores.push(store);
+    return store;
+  };
+  return {
+    dir,
+    track,
+    open: (path, options) => track(openSessionStore(path ?? join(dir(), "state.db"), options)),
+  };
+}
+
+/** better-sqlite3 opened directly, for looking at the file the way another program would. */
+export function rawDb(path: string, options: BetterSqlite3.Options = {}): BetterSqlite3.Database {
+  const require = createRequire(import.meta.url);
+  const Database = require("better-sqlite3") as typeof BetterSqlite3;
+  return new Database(path, options);
+}
+
+/** A clock the test moves by hand (seconds). */
+export function manualClock(start = 1_760_000_000): {
+  now: () => number;
+  advance: (s: number) => void;
+  set: (s: number) => void;
+} {
+  let t = start;
+  return {
+    now: () => t,
+    advance: (s) => {
+      t += s;
+    },
+    set: (s) => {
+      t = s;
+    },
+  };
+}

@@ -13,4 +13,8 @@ export interface ChatFlags {
   listTools?: boolean;
   listToolsets?: boolean;
   profile?: string;
+  /** `-r ID|TITLE`: resume that session. */
+  resume?: string;
+  /** `-c [TITLE]`: continue the latest session (of that title's lineage). */
+  continue?: boolean | string;
 }

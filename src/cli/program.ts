@@ -30,6 +30,8 @@ function addChatOptions(cmd: Command): Command {
     .option("--yolo", "approve dangerous commands without asking (never the hardline ones)")
     .option("-Q, --quiet", "no progress output, only the answer")
     .option("-v, --verbose", "show full tool arguments, results and error details")
+    .option("-r, --resume <id|title>", "resume a saved session by id, id prefix or title")
+    .option("-c, --continue [title]", "continue the most recent session (or the newest of a title)")
     .option("--list-tools", "list the tools this configuration offers, then exit")
     .option("--list-toolsets", "list the toolsets, then exit")
     .addOption(new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home"));
@@ -96,6 +98,36 @@ export async function runCli(argv: readonly string[]): Promise<number> {
         stdout: process.stdout,
         stderr: process.stderr,
       });
+    });
+
+  // The subcommands and their options live in commands/sessions.ts, parsed there once it loads.
+  program
+    .command("sessions")
+    .description(
+      "recorded sessions: list | show | search | export | delete | prune | rename | stats | optimize | repair",
+    )
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a sessions command and its options (hermes sessions --help)")
+    .action(async (args: string[]) => {
+      const { runSessionsCommand } = await import("./commands/sessions.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runSessionsCommand(args, profile ? { profile } : {});
+    });
+
+  program
+    .command("insights")
+    .description("usage report from recorded sessions: tokens, cost, tools, activity")
+    .option("--days <n>", "look back this many days", "30")
+    .option("--source <source>", "only sessions from this source (cli, telegram, cron, …)")
+    .option("--json", "print the report as JSON")
+    .addOption(new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home"))
+    .action(async (flags: { days: string; source?: string; json?: boolean; profile?: string }) => {
+      const { runInsightsCommand } = await import("./commands/insights.js");
+      const profile = flags.profile ?? program.opts<ChatFlags>().profile;
+      exitCode = await runInsightsCommand({ ...flags, ...(profile ? { profile } : {}) });
     });
 
   try {

@@ -3,6 +3,7 @@
  * serialisation, error capture and truncation so each tool stays small.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
+import type { SessionStore } from "../state/types.js";
 
 /** A dangerous command (or other risky action) waiting for the user's decision. */
 export interface ApprovalRequest {
@@ -58,6 +59,8 @@ export interface ToolContext {
   /** Per-session state shared by tools of one session (the todo list, read-file tracking...). */
   session: Map<string, unknown>;
   runtime: ToolRuntime;
+  /** The home's session store; absent when sessions are not recorded. */
+  sessionStore?: SessionStore;
 }
 
 /** Context for availability checks, which run without a session. */

@@ -10,6 +10,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
 import type { Message, ToolSchema, Transport, Usage } from "../ai/types.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
 import { resolveHome } from "../config/home.js";
+import type { SessionStore } from "../state/types.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createToolRuntime } from "../tools/runtime.js";
@@ -72,6 +73,8 @@ export interface AIAgentOptions {
   retry?: Partial<RetryPolicy>;
   /** Earlier messages of this session (resume). */
   messages?: Message[];
+  /** The home's session store, for tools that read past sessions (`session_search`). */
+  sessionStore?: SessionStore;
 }
 
 export interface RunResult {
@@ -115,6 +118,7 @@ export class AIAgent {
   /** Subprocess environment for tools, without Hermes's own secrets; computed once. */
   private readonly toolEnv: Record<string, string | undefined>;
   private frozen: Promise<Frozen> | null = null;
+  private announced = false;
   private controller: AbortController | null = null;
   private totalUsage: Usage = { inputTokens: 0, outputTokens: 0 };
 
@@ -244,6 +248,16 @@ export class AIAgent {
       };
       emit({ type: "done", reason: "error", text: "", iterations: 0, usage: failed.usage });
       return failed;
+    }
+    if (!this.announced) {
+      this.announced = true;
+      emit({
+        type: "session_start",
+        sessionId: this.sessionId,
+        model: frozen.model,
+        systemPrompt: frozen.systemPrompt,
+        tools: frozen.tools.map((t) => t.function.name),
+      });
     }
     const pendingSteer = this.steering.splice(0);
     const userText =
@@ -397,6 +411,7 @@ export class AIAgent {
       progress: (message) => emit({ type: "tool_progress", callId, name, message }),
       session: this.toolSession,
       runtime: this.runtime,
+      ...(this.options.sessionStore ? { sessionStore: this.options.sessionStore } : {}),
     };
   }
 

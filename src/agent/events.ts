@@ -7,6 +7,11 @@ import type { FinishReason, Message, Usage } from "../ai/types.js";
 export type StopReason = "completed" | "max_turns" | "interrupted" | "error" | "guardrail";
 
 export type AgentEvent =
+  /**
+   * The session's frozen state is ready (first turn only): the exact system prompt and tool names
+   * every request of this session will carry. Session persistence creates its row here.
+   */
+  | { type: "session_start"; sessionId: string; model: string; systemPrompt: string; tools: string[] }
   /** A model call starts. `iteration` counts model calls in this user turn, from 1. */
   | { type: "turn_start"; iteration: number }
   | { type: "text_delta"; text: string }

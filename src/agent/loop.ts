@@ -20,6 +20,7 @@ import type { ToolOutcome } from "../tools/types.js";
 import { repairToolArguments } from "../util/json-repair.js";
 import type { AgentEvent, StopReason } from "./events.js";
 import type { ToolLoopGuard } from "./guardrails.js";
+import { mergeUserRuns } from "./role-alternation.js";
 import { type PlannedCall, planWaves, runWaves } from "./tool-executor.js";
 import { repairToolName } from "./tool-name-repair.js";
 
@@ -183,7 +184,7 @@ async function callModel(
     : deps.systemPrompt;
   const request = {
     model: deps.model,
-    messages: [{ role: "system" as const, content: system }, ...messages],
+    messages: [{ role: "system" as const, content: system }, ...mergeUserRuns(messages)],
     ...(withTools ? { tools: [...deps.tools] } : {}),
     ...(deps.maxTokens ? { maxTokens: deps.maxTokens } : {}),
     ...(deps.reasoningEffort ? { reasoningEffort: deps.reasoningEffort } : {}),

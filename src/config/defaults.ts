@@ -49,6 +49,8 @@ export interface HermesConfig {
     show_reasoning: boolean;
     show_cost: boolean;
     tool_progress: string;
+    /** Text typed while a turn runs: `interrupt` (stop it and send), `queue` (send after), `steer`. */
+    busy_input_mode: string;
     [key: string]: unknown;
   };
   limits: {
@@ -123,6 +125,7 @@ export function defaultConfig(): HermesConfig {
       show_reasoning: false,
       show_cost: false,
       tool_progress: "all",
+      busy_input_mode: "interrupt",
     },
     limits: {
       context_file_max_chars: null,

@@ -6,6 +6,7 @@
  *   console.log(await agent.chat("List the files here"));
  */
 export { type AgentRun, AIAgent, type AIAgentOptions, type RunResult } from "../agent/agent.js";
+export { ChatSession, type ChatSessionOptions, type UsageReport } from "../agent/chat-session.js";
 export type { AgentEvent, AgentEventListener, StopReason } from "../agent/events.js";
 export { type GuardrailSettings, type GuardrailVerdict, ToolLoopGuard } from "../agent/guardrails.js";
 export { pathsOverlap, planWaves } from "../agent/tool-executor.js";
@@ -31,6 +32,28 @@ export { defaultConfig, type HermesConfig } from "../config/defaults.js";
 export { ConfigError } from "../config/errors.js";
 export { resolveHome } from "../config/home.js";
 export { loadConfig } from "../config/load.js";
+export { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
+export {
+  type ExportedSession,
+  type Insights,
+  type InsightsOptions,
+  type ModelUsage,
+  type NewSession,
+  type OpenOptions,
+  type RepairReport,
+  type SearchHit,
+  type SearchOptions,
+  type SessionFilter,
+  type SessionRecord,
+  type SessionSource,
+  type SessionStats,
+  type SessionStore,
+  SessionStoreError,
+  type SessionStoreErrorCode,
+  type SessionSummary,
+  type StoredMessage,
+  type UsageDelta,
+} from "../state/types.js";
 export { detectDangerousCommand, isCommandAllowlisted } from "../tools/approval.js";
 export { createBuiltinRegistry } from "../tools/builtin.js";
 export { type AnyTool, ToolRegistry } from "../tools/registry.js";

@@ -1,0 +1,431 @@
+/**
+ * `ChatSession`: a conversation as the user sees it across `/new`, `/resume`, `/branch`, `/undo` and
+ * `/model`. It owns the current `AIAgent` (replaced when the session changes), records it in the
+ * session store, and keeps the session's system prompt byte-identical across resumes so a
+ * provider's prompt cache keeps hitting.
+ */
+import type { Message, Usage } from "../ai/types.js";
+import {
+  type SessionRecord,
+  type SessionSource,
+  type SessionStore,
+  SessionStoreError,
+  type SessionSummary,
+} from "../state/types.js";
+import { createToolRuntime } from "../tools/runtime.js";
+import type { ToolRuntime } from "../tools/types.js";
+import { newSessionId } from "../util/session-id.js";
+import { type AgentRun, AIAgent, type AIAgentOptions } from "./agent.js";
+import type { AgentEvent } from "./events.js";
+import { sessionRecorder } from "./session-recorder.js";
+
+export interface ChatSessionOptions
+  extends Omit<AIAgentOptions, "sessionId" | "messages" | "systemPrompt" | "runtime"> {
+  /** Where sessions are recorded; `null` or absent keeps the conversation in memory only. */
+  store?: SessionStore | null;
+  /** Default `cli`. */
+  source?: SessionSource;
+  /** `-r`: a session id, id prefix or title. */
+  resume?: string;
+  /** `-c`: the latest session of this source, or the latest of a title's lineage. */
+  continueLast?: boolean | string;
+  /** Title for a new session. */
+  title?: string;
+  /** Recording problems (a locked or full database): reported, never fatal to the conversation. */
+  onWarning?: (message: string) => void;
+}
+
+export interface UsageReport {
+  model: string;
+  usage: Usage;
+  apiCalls: number;
+  costUsd: number | null;
+  /** Tokens in the last request (prompt plus reply): how full the context is. */
+  contextTokens: number;
+  contextLength: number | null;
+}
+
+interface AgentSeed {
+  id: string;
+  messages?: Message[];
+  systemPrompt?: string;
+  parentSessionId?: string;
+  title?: string;
+}
+
+export class ChatSession {
+  private readonly options: ChatSessionOptions;
+  private readonly store: SessionStore | null;
+  private readonly source: SessionSource;
+  private readonly runtime: ToolRuntime;
+  private current!: AIAgent;
+  private detachRecorder: () => void = () => undefined;
+  private wasResumed = false;
+  private modelName: string;
+  /** The frozen system prompt of the current session, once known. */
+  private prompt: string | undefined;
+  private tally = { usage: emptyUsage(), apiCalls: 0, lastContext: 0 };
+
+  private constructor(options: ChatSessionOptions, store: SessionStore | null) {
+    this.options = options;
+    this.store = store;
+    this.source = options.source ?? "cli";
+    this.runtime = createToolRuntime();
+    this.modelName = options.model ?? options.resolved?.model ?? options.config?.model.default ?? "default";
+  }
+
+  /**
+   * Opens a new session, or the one `resume`/`continueLast` names. Throws `SessionStoreError`
+   * (`not_found`, `ambiguous`) when that session cannot be found; nothing is created then.
+   */
+  static async open(options: ChatSessionOptions): Promise<ChatSession> {
+    const store = options.store ?? null;
+    let target: SessionRecord | null = null;
+    if (options.resume !== undefined || options.continueLast) {
+      if (!store) {
+        throw new SessionStoreError(
+          "not_found",
+          "Sessions are not being recorded, so there is none to resume.",
+        );
+      }
+      if (options.resume !== undefined) {
+        target = store.resolveSession(options.resume);
+      } else {
+        const title = typeof options.continueLast === "string" ? options.continueLast : undefined;
+        target = title
+          ? store.latestSession({ title })
+          : store.latestSession({ source: options.source ?? "cli" });
+        if (!target) {
+          throw new SessionStoreError(
+            "not_found",
+            title
+              ? `No session titled "${title}" to continue. Try \`hermes sessions list\`.`
+              : "No earlier session to continue. Start one with `hermes`.",
+          );
+        }
+      }
+    }
+    const session = new ChatSession(options, store);
+    if (target) {
+      session.wasResumed = true;
+      session.switchTo(session.seedFrom(target));
+    } else {
+      session.switchTo({ id: newSessionId(), ...(options.title ? { title: options.title } : {}) });
+    }
+    return session;
+  }
+
+  get agent(): AIAgent {
+    return this.current;
+  }
+
+  get id(): string {
+    return this.current.sessionId;
+  }
+
+  get title(): string | null {
+    return this.record()?.title ?? null;
+  }
+
+  get resumed(): boolean {
+    return this.wasResumed;
+  }
+
+  get model(): string {
+    return this.modelName;
+  }
+
+  get provider(): string {
+    return (
+      this.options.resolved?.provider ?? this.options.provider ?? this.options.config?.model.provider ?? ""
+    );
+  }
+
+  get running(): boolean {
+    return this.current.running;
+  }
+
+  /** The stored row, or null when sessions are not recorded or nothing has been said yet. */
+  record(): SessionRecord | null {
+    return this.store?.getSession(this.id) ?? null;
+  }
+
+  run(input: string): AgentRun {
+    return this.current.run(input);
+  }
+
+  interrupt(): void {
+    this.current.interrupt();
+  }
+
+  steer(text: string): void {
+    this.current.steer(text);
+  }
+
+  /** Ends the current session and starts an empty one. */
+  async newSession(title?: string): Promise<void> {
+    this.assertIdle("start a new session");
+    if (title && this.titleTaken(title)) {
+      throw new SessionStoreError("title_taken", `The title "${title}" is already used by another session.`);
+    }
+    await this.retire("new_session");
+    this.wasResumed = false;
+    this.prompt = undefined;
+    this.switchTo({ id: newSessionId(), ...(title ? { title } : {}) });
+  }
+
+  /** Switches to a stored session; its history and system prompt come back exactly as saved. */
+  async resume(ref: string): Promise<SessionRecord> {
+    this.assertIdle("resume another session");
+    const store = this.requireStore("resume a session");
+    const target = store.resolveSession(ref);
+    if (target.id === this.id) return target;
+    await this.retire("switched");
+    this.wasResumed = true;
+    this.switchTo(this.seedFrom(target));
+    return target;
+  }
+
+  /** Forks the conversation so far into a new session whose parent is this one. */
+  async branch(name?: string): Promise<SessionRecord> {
+    this.assertIdle("branch");
+    const store = this.requireStore("branch a session");
+    if (!store.getSession(this.id)) {
+      throw new SessionStoreError("invalid", "Nothing to branch yet: say something first.");
+    }
+    const fork = store.branchSession(
+      this.id,
+      name ? { title: name, source: this.source } : { source: this.source },
+    );
+    if (fork.systemPrompt === null && this.prompt !== undefined) {
+      store.updateSession(fork.id, { systemPrompt: this.prompt });
+    }
+    await this.retire("branched");
+    this.switchTo(this.seedFrom(store.getSession(fork.id) ?? fork));
+    return store.getSession(fork.id) ?? fork;
+  }
+
+  /** Takes back the last `turns` user turns (default 1). */
+  async undo(turns = 1): Promise<{ removed: number; userText: string | null }> {
+    this.assertIdle("undo");
+    const n = Math.max(1, Math.floor(turns));
+    let result: { removed: number; userText: string | null };
+    let messages: Message[];
+    if (this.store?.getSession(this.id)) {
+      result = this.store.undoTurns(this.id, n);
+      messages = this.store.conversation(this.id);
+    } else {
+      const cut = undoInMemory(this.current.messages, n);
+      result = { removed: cut.removed, userText: cut.userText };
+      messages = cut.messages;
+    }
+    if (result.removed > 0) await this.rebuild({ messages });
+    return result;
+  }
+
+  /** Undoes the last turn and returns its user text for the caller to send again (null: none). */
+  async retryText(): Promise<string | null> {
+    const { removed, userText } = await this.undo(1);
+    return removed > 0 ? userText : null;
+  }
+
+  /** Sets or clears the title; throws `title_taken` when another session has it. */
+  setTitle(title: string | null): SessionRecord {
+    const store = this.requireStore("title a session");
+    if (!store.getSession(this.id)) {
+      // Nothing said yet: create the row now so the title is kept; the recorder fills in the
+      // system prompt when the first turn freezes it.
+      return store.createSession({
+        id: this.id,
+        source: this.source,
+        model: this.modelName,
+        cwd: this.current.cwd,
+        ...(title ? { title } : {}),
+      });
+    }
+    return store.setTitle(this.id, title);
+  }
+
+  /** Uses another model from the next turn on; history and system prompt stay as they are. */
+  async setModel(model: string): Promise<void> {
+    this.assertIdle("change the model");
+    const name = model.trim();
+    if (!name)
+      throw new SessionStoreError(
+        "invalid",
+        "Give a model name, for example /model anthropic/claude-sonnet-4.",
+      );
+    this.modelName = name;
+    await this.rebuild({ messages: [...this.current.messages] });
+  }
+
+  listSessions(limit = 20): SessionSummary[] {
+    return this.store?.listSessions({ limit }) ?? [];
+  }
+
+  usageReport(): UsageReport {
+    const row = this.record();
+    const usage: Usage = row
+      ? {
+          inputTokens: row.inputTokens,
+          outputTokens: row.outputTokens,
+          cacheReadTokens: row.cacheReadTokens,
+          cacheWriteTokens: row.cacheWriteTokens,
+          reasoningTokens: row.reasoningTokens,
+        }
+      : { ...this.tally.usage };
+    return {
+      model: this.modelName,
+      usage,
+      apiCalls: row ? row.apiCallCount : this.tally.apiCalls,
+      costUsd: row?.estimatedCostUsd ?? null,
+      contextTokens: this.tally.lastContext,
+      contextLength: this.options.config?.model.context_length ?? null,
+    };
+  }
+
+  /** Ends the session (kept in the store) and releases shells and background processes. */
+  async close(reason = "user_exit"): Promise<void> {
+    await this.retire(reason);
+    await this.runtime.dispose();
+  }
+
+  private seedFrom(record: SessionRecord): AgentSeed {
+    const store = this.requireStore("resume a session");
+    store.reopenSession(record.id);
+    return {
+      id: record.id,
+      messages: store.conversation(record.id),
+      ...(record.systemPrompt !== null ? { systemPrompt: record.systemPrompt } : {}),
+    };
+  }
+
+  private switchTo(seed: AgentSeed): void {
+    this.prompt = seed.systemPrompt;
+    this.tally = { usage: emptyUsage(), apiCalls: 0, lastContext: 0 };
+    const {
+      store: _store,
+      source: _source,
+      resume: _r,
+      continueLast: _c,
+      title: _t,
+      onWarning,
+      ...agentOptions
+    } = this.options;
+    const resolved = agentOptions.resolved ? { ...agentOptions.resolved, model: this.modelName } : undefined;
+    this.current = new AIAgent({
+      ...agentOptions,
+      ...(resolved ? { resolved } : {}),
+      ...(this.options.transport || !resolved ? { model: this.modelName } : {}),
+      runtime: this.runtime,
+      sessionId: seed.id,
+      ...(seed.messages ? { messages: seed.messages } : {}),
+      ...(seed.systemPrompt !== undefined ? { systemPrompt: seed.systemPrompt } : {}),
+      ...(this.store ? { sessionStore: this.store } : {}),
+    });
+    const listeners: Array<() => void> = [this.current.on((event) => this.observe(event))];
+    if (this.store) {
+      listeners.push(
+        this.current.on(
+          sessionRecorder({
+            store: this.store,
+            source: this.source,
+            cwd: this.current.cwd,
+            ...(seed.title ? { title: seed.title } : {}),
+            ...(seed.parentSessionId ? { parentSessionId: seed.parentSessionId } : {}),
+            ...(resolved ? { billingProvider: resolved.provider, billingBaseUrl: resolved.baseUrl } : {}),
+            ...(onWarning ? { onError: onWarning } : {}),
+          }),
+        ),
+      );
+    }
+    this.detachRecorder = () => {
+      for (const off of listeners) off();
+    };
+  }
+
+  /** A fresh agent for the same session (after undo or a model change). */
+  private async rebuild(seed: { messages: Message[] }): Promise<void> {
+    const id = this.id;
+    const systemPrompt = this.prompt;
+    this.detachRecorder();
+    await this.current.close();
+    this.switchTo({ id, messages: seed.messages, ...(systemPrompt !== undefined ? { systemPrompt } : {}) });
+  }
+
+  private observe(event: AgentEvent): void {
+    if (event.type === "session_start") {
+      this.prompt = event.systemPrompt;
+      this.modelName = event.model;
+    } else if (event.type === "usage") {
+      const u = event.usage;
+      const t = this.tally.usage;
+      t.inputTokens += u.inputTokens;
+      t.outputTokens += u.outputTokens;
+      t.cacheReadTokens = (t.cacheReadTokens ?? 0) + (u.cacheReadTokens ?? 0);
+      t.cacheWriteTokens = (t.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+      t.reasoningTokens = (t.reasoningTokens ?? 0) + (u.reasoningTokens ?? 0);
+      this.tally.apiCalls++;
+      this.tally.lastContext = u.inputTokens + u.outputTokens;
+    }
+  }
+
+  private async retire(reason: string): Promise<void> {
+    this.detachRecorder();
+    this.detachRecorder = () => undefined;
+    if (this.store?.getSession(this.id)) {
+      try {
+        this.store.endSession(this.id, reason);
+      } catch (error) {
+        this.options.onWarning?.(`Could not mark the session ended: ${String(error)}`);
+      }
+    }
+    await this.current.close();
+  }
+
+  private titleTaken(title: string): boolean {
+    try {
+      return this.store?.resolveSession(title).title === title;
+    } catch {
+      return false;
+    }
+  }
+
+  private assertIdle(what: string): void {
+    if (this.current.running) {
+      throw new SessionStoreError("invalid", `A turn is running; stop it (/stop) before you ${what}.`);
+    }
+  }
+
+  private requireStore(what: string): SessionStore {
+    if (!this.store)
+      throw new SessionStoreError("invalid", `Sessions are not being recorded, so you cannot ${what}.`);
+    return this.store;
+  }
+}
+
+function emptyUsage(): Usage {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+}
+
+/**
+ * Drops the last `turns` user turns from a history: each user message and everything after it.
+ * Pure; used when the conversation is not recorded.
+ */
+export function undoInMemory(
+  messages: readonly Message[],
+  turns: number,
+): { messages: Message[]; removed: number; userText: string | null } {
+  let cut = messages.length;
+  let found = 0;
+  for (let i = messages.length - 1; i >= 0 && found < turns; i--) {
+    if (messages[i]?.role === "user") {
+      cut = i;
+      found++;
+    }
+  }
+  if (found === 0) return { messages: [...messages], removed: 0, userText: null };
+  const first = messages[cut];
+  const userText = typeof first?.content === "string" ? first.content : null;
+  return { messages: messages.slice(0, cut), removed: messages.length - cut, userText };
+}

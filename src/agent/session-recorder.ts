@@ -1,0 +1,95 @@
+/**
+ * Session persistence as a consumer of the agent's event stream: the row is created when the
+ * session's system prompt is frozen, and every message is written the moment the agent appends it,
+ * so a crash mid-turn loses at most the message in flight.
+ */
+import type { SessionSource, SessionStore } from "../state/types.js";
+import { gitInfo } from "../util/git-info.js";
+import type { AgentEvent } from "./events.js";
+
+export interface RecorderOptions {
+  store: SessionStore;
+  source: SessionSource;
+  cwd: string;
+  /** Title for a new row; a title already taken is dropped with a warning, never an error. */
+  title?: string;
+  parentSessionId?: string;
+  userId?: string;
+  billingProvider?: string;
+  billingBaseUrl?: string;
+  /** Told once per distinct failure (a full disk, a locked file); recording continues to try. */
+  onError?: (message: string) => void;
+}
+
+/** Returns the event listener that records one session (attach it with `agent.on`). */
+export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) => void {
+  const { store } = options;
+  const reported = new Set<string>();
+  let sessionId: string | null = null;
+
+  const guard = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      const message = `Could not ${what} in ${store.path}: ${error instanceof Error ? error.message : String(error)}`;
+      if (!reported.has(message)) {
+        reported.add(message);
+        options.onError?.(message);
+      }
+    }
+  };
+
+  return (event) => {
+    switch (event.type) {
+      case "session_start":
+        guard("record the session", () => {
+          sessionId = event.sessionId;
+          const existing = store.getSession(event.sessionId);
+          if (existing) {
+            store.reopenSession(existing.id);
+            store.updateSession(existing.id, {
+              model: event.model,
+              ...(existing.systemPrompt === null ? { systemPrompt: event.systemPrompt } : {}),
+            });
+            return;
+          }
+          const git = gitInfo(options.cwd);
+          const base = {
+            id: event.sessionId,
+            source: options.source,
+            model: event.model,
+            systemPrompt: event.systemPrompt,
+            cwd: options.cwd,
+            ...(git?.branch ? { gitBranch: git.branch } : {}),
+            ...(git ? { gitRepoRoot: git.root } : {}),
+            ...(options.parentSessionId ? { parentSessionId: options.parentSessionId } : {}),
+            ...(options.userId ? { userId: options.userId } : {}),
+            ...(options.billingProvider ? { billingProvider: options.billingProvider } : {}),
+            ...(options.billingBaseUrl ? { billingBaseUrl: options.billingBaseUrl } : {}),
+          };
+          try {
+            store.createSession(options.title ? { ...base, title: options.title } : base);
+          } catch (error) {
+            if (!options.title || (error as { code?: string }).code !== "title_taken") throw error;
+            store.createSession(base);
+            options.onError?.(`The title "${options.title}" is taken; the session was saved without one.`);
+          }
+        });
+        return;
+      case "message":
+        if (sessionId) {
+          const id = sessionId;
+          guard("save a message", () => store.appendMessage(id, event.message));
+        }
+        return;
+      case "usage":
+        if (sessionId) {
+          const id = sessionId;
+          guard("save token usage", () => store.recordUsage(id, { ...event.usage, apiCalls: 1 }));
+        }
+        return;
+      default:
+        return;
+    }
+  };
+}

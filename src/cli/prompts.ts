@@ -1,36 +1,101 @@
 /**
  * Questions the CLI asks on the terminal: dangerous-command approval and `clarify`.
+ *
+ * The terminal is one resource per process. While the interactive REPL is open it owns the input
+ * line, so it registers an asker (`useTerminalAsker`) and every question goes through it; opening a
+ * second readline on stdin then would steal keystrokes from the live prompt. Without a registered
+ * asker (a `-q` run on a terminal) a short-lived readline asks instead.
  */
 import { createInterface } from "node:readline/promises";
 import type { HermesConfig } from "../config/defaults.js";
 import type { ApprovalDecision, ApprovalRequest, ClarifyRequest } from "../tools/types.js";
+import { colorFor, createStyle, type Style } from "./tui/style.js";
 
-async function ask(question: string): Promise<string> {
+/** Asks on the terminal: prints `lines`, shows `prompt`; resolves null when the user cancelled. */
+export type TerminalAsker = (lines: string[], prompt: string) => Promise<string | null>;
+
+let activeAsker: TerminalAsker | null = null;
+
+/** Routes every question through `asker` until the returned function is called. */
+export function useTerminalAsker(asker: TerminalAsker): () => void {
+  activeAsker = asker;
+  return () => {
+    if (activeAsker === asker) activeAsker = null;
+  };
+}
+
+async function ask(lines: string[], prompt: string): Promise<string | null> {
+  if (activeAsker) return activeAsker(lines, prompt);
+  if (lines.length > 0) process.stderr.write(`${lines.join("\n")}\n`);
   const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  const closed = new Promise<null>((resolve) => rl.once("close", () => resolve(null)));
+  rl.once("SIGINT", () => rl.close());
   try {
-    return (await rl.question(question)).trim();
+    return await Promise.race([rl.question(prompt), closed]);
+  } catch {
+    return null;
   } finally {
     rl.close();
   }
 }
 
-export async function askApproval(request: ApprovalRequest): Promise<ApprovalDecision> {
-  process.stderr.write(`\n⚠️  Dangerous command (${request.reason}):\n    ${request.command}\n`);
-  const answer = (await ask("Allow? [o]nce / [s]ession / [a]lways / [D]eny: ")).toLowerCase();
-  if (answer === "o" || answer === "once" || answer === "y" || answer === "yes") return "once";
-  if (answer === "s" || answer === "session") return "session";
-  if (answer === "a" || answer === "always") return "always";
+function stderrStyle(): Style {
+  return createStyle(colorFor(process.stderr, process.env));
+}
+
+/** The approval question: what is dangerous, the command, and the four answers. */
+export function approvalQuestion(
+  request: ApprovalRequest,
+  style: Style,
+): { lines: string[]; prompt: string } {
+  return {
+    lines: [
+      `${style.yellow("⚠️  Dangerous command")} ${style.dim(`(${request.reason})`)}`,
+      `    ${style.bold(request.command)}`,
+    ],
+    prompt: `Allow? ${style.bold("o")}nce / ${style.bold("s")}ession / ${style.bold("a")}lways / ${style.bold("D")}eny: `,
+  };
+}
+
+/** Reads an approval answer; anything unclear (or a cancelled question) denies. */
+export function parseApprovalAnswer(answer: string | null): ApprovalDecision {
+  const a = (answer ?? "").trim().toLowerCase();
+  if (a === "o" || a === "once" || a === "y" || a === "yes") return "once";
+  if (a === "s" || a === "session") return "session";
+  if (a === "a" || a === "always") return "always";
   return "deny";
 }
 
+/** The clarify question with up to 4 numbered choices; free text is always allowed. */
+export function clarifyQuestion(request: ClarifyRequest, style: Style): { lines: string[]; prompt: string } {
+  const choices = (request.choices ?? []).slice(0, 4);
+  const lines = [`${style.cyan("❓")} ${style.bold(request.question)}`];
+  for (const [i, choice] of choices.entries()) lines.push(`   ${style.cyan(`${i + 1}.`)} ${choice}`);
+  const prompt = choices.length > 0 ? `Choose 1-${choices.length} or type an answer: ` : "Your answer: ";
+  return { lines, prompt };
+}
+
+/** Text the model receives when the user cancelled a clarify question. */
+export const CLARIFY_CANCELLED = "(The user cancelled the question without answering.)";
+
+/** A number picks that choice; other text is the answer as typed. */
+export function parseClarifyAnswer(answer: string | null, choices: readonly string[] = []): string {
+  if (answer === null) return CLARIFY_CANCELLED;
+  const text = answer.trim();
+  const n = Number(text);
+  const offered = choices.slice(0, 4);
+  if (text !== "" && Number.isInteger(n) && n >= 1 && n <= offered.length) return offered[n - 1] ?? text;
+  return text;
+}
+
+export async function askApproval(request: ApprovalRequest): Promise<ApprovalDecision> {
+  const { lines, prompt } = approvalQuestion(request, stderrStyle());
+  return parseApprovalAnswer(await ask(["", ...lines], prompt));
+}
+
 export async function askClarify(request: ClarifyRequest): Promise<string> {
-  process.stderr.write(`\n❓ ${request.question}\n`);
-  const choices = request.choices ?? [];
-  for (const [i, choice] of choices.entries()) process.stderr.write(`   ${i + 1}. ${choice}\n`);
-  const answer = await ask(choices.length > 0 ? "Choose a number or type an answer: " : "Answer: ");
-  const n = Number(answer);
-  if (Number.isInteger(n) && n >= 1 && n <= choices.length) return choices[n - 1] ?? answer;
-  return answer;
+  const { lines, prompt } = clarifyQuestion(request, stderrStyle());
+  return parseClarifyAnswer(await ask(["", ...lines], prompt), request.choices);
 }
 
 /** Adds an "always" approval to `command_allowlist` in config.yaml, keeping the file's comments. */

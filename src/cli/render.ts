@@ -4,6 +4,8 @@
  */
 import pc from "picocolors";
 import type { AgentEvent } from "../agent/events.js";
+import { createStyle } from "./tui/style.js";
+import { formatToolLine } from "./tui/tool-line.js";
 
 export type OutputMode = "normal" | "quiet" | "oneshot";
 
@@ -16,33 +18,7 @@ export interface RendererOptions {
   emojiFor?: (tool: string) => string | undefined;
 }
 
-const DEFAULT_EMOJI: Record<string, string> = {
-  terminal: "💻",
-  process: "⚙️",
-  read_file: "📖",
-  write_file: "✍️",
-  patch: "🩹",
-  search_files: "🔎",
-  todo: "📋",
-  clarify: "❓",
-};
-
-/** One-line preview of a tool call's most telling argument. */
-export function previewArgs(name: string, args: Record<string, unknown>, max = 72): string {
-  const preferred = ["command", "path", "pattern", "query", "url", "question", "action", "goal"];
-  let value: unknown;
-  for (const key of preferred) {
-    if (args[key] !== undefined) {
-      value = args[key];
-      break;
-    }
-  }
-  if (value === undefined) value = Object.values(args).find((v) => typeof v === "string");
-  if (value === undefined)
-    return name === "todo" && Array.isArray(args.todos) ? `${args.todos.length} items` : "";
-  const text = String(value).replace(/\s+/g, " ").trim();
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
+export { previewArgs } from "./tui/tool-line.js";
 
 export class Renderer {
   private readonly starts = new Map<string, { name: string; args: Record<string, unknown> }>();
@@ -87,12 +63,12 @@ export class Renderer {
       case "tool_end": {
         const start = this.starts.get(event.callId);
         this.starts.delete(event.callId);
-        const emoji = this.options.emojiFor?.(event.name) ?? DEFAULT_EMOJI[event.name] ?? "🔧";
-        const preview = start ? previewArgs(event.name, start.args) : "";
-        const seconds = `${(event.durationMs / 1000).toFixed(1)}s`;
-        const status = event.ok ? "" : this.paint(pc.red, " ✗");
         this.progress(
-          `${emoji} ${this.paint(pc.bold, event.name)} ${this.paint(pc.dim, preview)} ${this.paint(pc.dim, seconds)}${status}`,
+          formatToolLine(
+            { name: event.name, args: start?.args, ok: event.ok, durationMs: event.durationMs },
+            createStyle(this.options.color),
+            this.options.emojiFor ? { emojiFor: this.options.emojiFor } : {},
+          ),
         );
         if (verbose) this.progress(this.paint(pc.dim, indent(event.result.slice(0, 2000))));
         break;

@@ -1,8 +1,9 @@
 /**
- * `hermes chat` / `hermes -q` / `hermes -z`: one-shot runs and a line-based interactive session.
+ * `hermes chat` / `hermes -q` / `hermes -z`: one-shot runs; with no prompt on a terminal, the
+ * interactive REPL (commands/repl.ts).
  */
-import { createInterface } from "node:readline/promises";
-import type { AgentEvent } from "../../agent/events.js";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { ChatFlags } from "../flags.js";
 import { type OutputMode, Renderer } from "../render.js";
 
@@ -79,27 +80,47 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   const mode: OutputMode = flags.oneshot !== undefined ? "oneshot" : flags.quiet ? "quiet" : "normal";
   const ttyApprovals = process.stdin.isTTY === true && process.stderr.isTTY === true && mode !== "oneshot";
   const { isYoloMode } = await import("../../config/precedence.js");
-  const { AIAgent } = await import("../../agent/agent.js");
+  const { ChatSession } = await import("../../agent/chat-session.js");
   const { askApproval, askClarify, persistAllowlistEntry } = await import("../prompts.js");
-  const agent = new AIAgent({
-    config,
-    home,
-    env,
-    ...(flags.model ? { model: flags.model } : {}),
-    ...(flags.provider ? { provider: flags.provider } : {}),
-    ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
-    resolved: runtime,
-    toolsets,
-    yolo: flags.yolo === true || isYoloMode(env),
-    platform: "cli",
-    ...(ttyApprovals
-      ? {
-          onApproval: askApproval,
-          onClarify: askClarify,
-          persistAlwaysApproval: (key: string) => persistAllowlistEntry(home, config, key),
-        }
-      : {}),
-  });
+  const store = await openStore(home, flags.resume !== undefined || flags.continue !== undefined);
+  if (store && "exitCode" in store) return store.exitCode;
+
+  let session: import("../../agent/chat-session.js").ChatSession;
+  try {
+    session = await ChatSession.open({
+      config,
+      home,
+      env,
+      ...(flags.model ? { model: flags.model } : {}),
+      ...(flags.provider ? { provider: flags.provider } : {}),
+      ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
+      resolved: runtime,
+      toolsets,
+      yolo: flags.yolo === true || isYoloMode(env),
+      platform: "cli",
+      store,
+      source: "cli",
+      ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
+      ...(flags.continue !== undefined ? { continueLast: flags.continue } : {}),
+      onWarning: (message) => process.stderr.write(`hermes: ${message}\n`),
+      ...(ttyApprovals
+        ? {
+            onApproval: askApproval,
+            onClarify: askClarify,
+            persistAlwaysApproval: (key: string) => persistAllowlistEntry(home, config, key),
+          }
+        : {}),
+    });
+  } catch (error) {
+    store?.close();
+    process.stderr.write(`hermes: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  if (session.resumed && mode === "normal" && !interactive) {
+    const row = session.record();
+    const label = row?.title ? `"${row.title}" (${session.id})` : session.id;
+    process.stderr.write(`↻ Resumed ${label}: ${session.agent.messages.length} messages\n`);
+  }
 
   const color = process.stdout.isTTY === true && !env.NO_COLOR;
   const renderer = new Renderer({
@@ -109,81 +130,76 @@ export async function runChat(flags: ChatFlags): Promise<number> {
     stderr: process.stderr,
     color,
   });
-  const unsubscribe = agent.on((event: AgentEvent) => renderer.handle(event));
 
   let interrupts = 0;
   const onSigint = () => {
     interrupts++;
-    if (interrupts >= 2 || !agent.running) {
+    if (interrupts >= 2 || !session.running) {
       process.stderr.write("\n");
-      process.exit(130);
+      void session.close("interrupted").finally(() => {
+        store?.close();
+        process.exit(130);
+      });
+      return;
     }
     process.stderr.write("\n⏹ interrupting… (Ctrl+C again to quit)\n");
-    agent.interrupt();
+    session.interrupt();
   };
-  process.on("SIGINT", onSigint);
+  // The REPL keeps the terminal in raw mode and handles Ctrl+C itself.
+  if (!interactive) process.on("SIGINT", onSigint);
 
   try {
-    if (interactive) return await repl(agent, () => (interrupts = 0));
-    const result = await agent.run(prompt ?? "").result;
+    if (interactive) {
+      const { runRepl } = await import("./repl.js");
+      return await runRepl({ session, home, config, env, flags, toolsets });
+    }
+    const run = session.run(prompt ?? "");
+    for await (const event of run) renderer.handle(event);
+    const result = await run.result;
     if (result.reason === "completed") return 0;
     if (result.reason === "interrupted") return 130;
     return 1;
   } finally {
     process.off("SIGINT", onSigint);
-    unsubscribe();
-    await agent.close();
+    await session.close();
+    store?.close();
   }
 }
 
 /**
- * A line-based session. Readline is open only while a line is typed: during a turn the terminal is
- * back in cooked mode, so Ctrl+C arrives as SIGINT and interrupts the turn.
+ * Opens the home's `state.db`. A database that cannot be opened costs the session its record, not
+ * the conversation: a warning, then an unrecorded run. Resuming needs it, so then it is an error.
  */
-async function repl(
-  agent: import("../../agent/agent.js").AIAgent,
-  resetInterrupts: () => void,
-): Promise<number> {
-  const history: string[] = [];
-  process.stderr.write("Hermes — type a message, /quit to leave. Ctrl+C interrupts a turn.\n");
-  while (true) {
-    const line = await readLine("› ", history);
-    if (line === null || line === "/quit" || line === "/exit") return 0;
-    if (!line) continue;
-    resetInterrupts();
-    await agent.run(line).result;
+async function openStore(
+  home: string,
+  required: boolean,
+): Promise<import("../../state/types.js").SessionStore | { exitCode: number } | null> {
+  const { openSessionStore, sessionStorePath } = await import("../../state/sqlite-store.js");
+  try {
+    const store = openSessionStore(sessionStorePath(home));
+    const legacy = join(home, "sessions");
+    if (existsSync(legacy)) {
+      try {
+        const imported = store.importLegacyJsonl(legacy);
+        if (imported.sessions > 0) {
+          process.stderr.write(
+            `hermes: imported ${imported.sessions} sessions (${imported.messages} messages) from ${legacy}\n`,
+          );
+        }
+      } catch (error) {
+        process.stderr.write(`hermes: could not import ${legacy}: ${String(error)}\n`);
+      }
+    }
+    return store;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (required) {
+      process.stderr.write(`hermes: ${message}\n`);
+      return { exitCode: 1 };
+    }
+    process.stderr.write(`hermes: ${message}\nhermes: this conversation will not be saved.\n`);
+    return null;
   }
-}
-
-/** Reads one line; null when the user pressed Ctrl+C or Ctrl+D at the prompt. */
-function readLine(prompt: string, history: string[]): Promise<string | null> {
-  return new Promise((resolve) => {
-    const rl = createInterface({
-      input: process.stdin,
-      output: process.stderr,
-      terminal: true,
-      history,
-      historySize: 1000,
-    });
-    let answered = false;
-    rl.on("SIGINT", () => {
-      process.stderr.write("\n");
-      rl.close();
-    });
-    rl.on("close", () => {
-      if (!answered) resolve(null);
-    });
-    rl.question(prompt).then(
-      (text) => {
-        answered = true;
-        const trimmed = text.trim();
-        if (trimmed) history.unshift(trimmed);
-        rl.close();
-        resolve(trimmed);
-      },
-      () => undefined,
-    );
-  });
 }
 
 async function readStdin(): Promise<string> {

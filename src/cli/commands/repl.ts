@@ -1,0 +1,327 @@
+/**
+ * The interactive chat (`hermes`, `hermes chat` with no prompt). One input line stays live for the
+ * whole session (see tui/input.ts): answers stream above it as rendered markdown on stdout, tool
+ * lines and notices go to stderr, and commands like /stop, /steer, /queue, /status and /usage work
+ * while a turn runs.
+ *
+ * Keys: the first Ctrl+C during a turn interrupts it (what streamed stays, and the agent keeps the
+ * partial answer in the conversation); a second one within 2 s quits. At an idle prompt Ctrl+C
+ * clears the line, and a second one on an empty line quits. Quitting with Ctrl+C exits 130, like
+ * SIGINT; /quit and Ctrl+D exit 0. Either way the session is closed and kept for `hermes -c`.
+ */
+import type { AgentRun } from "../../agent/agent.js";
+import type { HermesConfig } from "../../config/defaults.js";
+import { hermesVersion } from "../../util/version.js";
+import type { ChatFlags } from "../flags.js";
+import { useTerminalAsker } from "../prompts.js";
+import { PendingInputs, parseBusyInputMode } from "../tui/busy.js";
+import { HistoryFile } from "../tui/history.js";
+import { formatBanner, formatRecap } from "../tui/info.js";
+import { TerminalInput } from "../tui/input.js";
+import type { MarkdownMode } from "../tui/markdown-stream.js";
+import type { ReplSession, ReplSettings, SlashContext } from "../tui/slash/context.js";
+import { createSlashRegistry } from "../tui/slash/index.js";
+import { Spinner } from "../tui/spinner.js";
+import { colorFor, createStyle, type Style } from "../tui/style.js";
+import { parseToolProgress } from "../tui/tool-line.js";
+import { TurnView } from "../tui/turn-view.js";
+
+type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+
+export interface ReplOptions {
+  /** The opened session (`ChatSession`). The REPL does not close it; the caller does. */
+  session: ReplSession;
+  home: string;
+  config: HermesConfig;
+  env: Record<string, string | undefined>;
+  flags: ChatFlags;
+  /** Toolsets the session was started with (for /toolsets). */
+  toolsets: readonly string[];
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout?: Out;
+  stderr?: Out;
+}
+
+/** How long after an interrupting Ctrl+C a second one quits. */
+const DOUBLE_CTRL_C_MS = 2000;
+
+/** Runs the interactive session until the user leaves; resolves to the exit code. */
+export function runRepl(options: ReplOptions): Promise<number> {
+  return new Repl(options).run();
+}
+
+class Repl {
+  private readonly session: ReplSession;
+  private readonly stdout: Out;
+  private readonly stderr: Out;
+  private readonly style: Style;
+  private readonly markdown: MarkdownMode;
+  private readonly input: TerminalInput;
+  private readonly spinner: Spinner;
+  private readonly registry = createSlashRegistry();
+  private readonly pending = new PendingInputs();
+  private readonly settings: ReplSettings;
+  private readonly slash: SlashContext;
+  private current: Promise<void> | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  private turnStartedAt = 0;
+  private lastInterruptAt = 0;
+  private idleInterrupt = false;
+  private exiting = false;
+  private finish: (code: number) => void = () => undefined;
+
+  constructor(private readonly options: ReplOptions) {
+    const { session, env, config, flags } = options;
+    this.session = session;
+    this.stdout = options.stdout ?? process.stdout;
+    this.stderr = options.stderr ?? process.stderr;
+    this.style = createStyle(colorFor(this.stderr, env));
+    const answerColor = colorFor(this.stdout, env);
+    this.markdown = this.stdout.isTTY === true ? (answerColor ? "ansi" : "plain") : "raw";
+    this.settings = {
+      toolProgress: flags.verbose ? "verbose" : parseToolProgress(config.display.tool_progress),
+      busyMode: parseBusyInputMode(config.display.busy_input_mode),
+      yolo: session.agent.yolo,
+    };
+    // The prompt is drawn where the user looks: stderr, unless only stdout is a terminal.
+    const promptStream = this.stderr.isTTY === true || this.stdout.isTTY !== true ? this.stderr : this.stdout;
+    this.input = new TerminalInput({
+      input: options.stdin ?? process.stdin,
+      output: promptStream,
+      style: createStyle(colorFor(promptStream, env)),
+      history: new HistoryFile(options.home),
+      complete: (line) => this.registry.complete(line, this.slash),
+      status: () => this.spinner.text(),
+    });
+    this.spinner = new Spinner(() => this.input.refreshStatus());
+    this.slash = this.slashContext();
+  }
+
+  async run(): Promise<number> {
+    const s = this.session;
+    this.print(
+      ...formatBanner(
+        {
+          version: hermesVersion(),
+          model: s.model,
+          provider: s.provider,
+          sessionId: s.id,
+          resumed: s.resumed,
+          title: s.title,
+          messages: s.agent.messages.length,
+        },
+        this.style,
+      ),
+    );
+    if (this.settings.yolo) {
+      this.print(this.style.red("YOLO is on: dangerous commands run without asking (/yolo turns it off)."));
+    }
+    if (s.resumed) this.print(...formatRecap(s.agent.messages, this.style, this.stderr.columns));
+    const detachAsker = useTerminalAsker((lines, prompt) => this.input.ask(lines, prompt));
+    const done = new Promise<number>((resolve) => {
+      this.finish = resolve;
+    });
+    this.input.start({
+      submit: (text) => {
+        this.chain = this.chain.then(() => this.submit(text)).catch(() => undefined);
+      },
+      interrupt: (info) => this.onInterrupt(info),
+      eof: () => void this.exit(0),
+    });
+    try {
+      return await done;
+    } finally {
+      detachAsker();
+    }
+  }
+
+  private get running(): boolean {
+    return this.current !== null;
+  }
+
+  private print(...lines: string[]): void {
+    this.input.print(lines, this.stderr);
+  }
+
+  private async submit(text: string): Promise<void> {
+    if (this.exiting) return;
+    this.idleInterrupt = false;
+    const parsed = this.registry.parse(text);
+    const s = this.style;
+    if (parsed.kind === "unknown") {
+      const hint = parsed.suggestion ? ` Did you mean /${parsed.suggestion}?` : "";
+      this.print(s.yellow(`Unknown command /${parsed.name}. Type /help.${hint}`));
+      return;
+    }
+    if (parsed.kind === "command") {
+      const { command, args } = parsed;
+      if (this.running && !command.availableWhileRunning) {
+        this.print(
+          s.yellow(`/${command.name} cannot run during a turn: /stop it first, or wait for it to finish.`),
+        );
+        return;
+      }
+      try {
+        await command.run(args, this.slash);
+      } catch (error) {
+        this.print(`${s.red("✗")} ${error instanceof Error ? error.message : String(error)}`);
+      }
+      return;
+    }
+    if (this.running) {
+      const decision = this.pending.route(this.settings.busyMode, text);
+      if (decision.action === "steer") this.session.steer(text);
+      if (decision.action === "interrupt") this.session.interrupt();
+      this.print(s.dim(decision.notice));
+      return;
+    }
+    this.startTurn(text);
+  }
+
+  private startTurn(text: string): void {
+    if (this.current) {
+      this.pending.enqueue(text);
+      return;
+    }
+    this.current = this.runTurn(text).finally(() => {
+      this.current = null;
+      if (this.exiting) return;
+      const next = this.pending.next();
+      if (next !== null) {
+        this.print(this.style.dim(`↳ Sending: ${next.replace(/\s+/g, " ").slice(0, 70)}`));
+        this.startTurn(next);
+      }
+    });
+  }
+
+  private async runTurn(text: string): Promise<void> {
+    this.session.agent.yolo = this.settings.yolo;
+    this.turnStartedAt = Date.now();
+    // A new turn starts a new double-Ctrl+C window: its first Ctrl+C interrupts it.
+    this.lastInterruptAt = 0;
+    let label: string | null = null;
+    const view = new TurnView(
+      {
+        answer: (lines) => this.input.print(lines, this.stdout),
+        info: (lines) => this.print(...lines),
+        status: (next) => {
+          if (next === label) return;
+          label = next;
+          if (next === null) this.spinner.stop();
+          else this.spinner.setLabel(next);
+          this.input.refresh();
+        },
+      },
+      {
+        markdown: this.markdown,
+        style: this.style,
+        width: () => (this.stdout.isTTY === true ? this.stdout.columns : undefined),
+        toolProgress: () => this.settings.toolProgress,
+        showReasoning: this.options.config.display.show_reasoning === true,
+      },
+    );
+    this.spinner.start("thinking…");
+    label = "thinking…";
+    this.input.refresh();
+    let run: AgentRun;
+    try {
+      run = this.session.run(text);
+    } catch (error) {
+      view.finish();
+      this.print(`${this.style.red("error:")} ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    try {
+      for await (const event of run) view.handle(event);
+      await run.result;
+    } catch (error) {
+      this.print(`${this.style.red("error:")} ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      view.finish();
+      this.spinner.stop();
+      if (view.answered) this.input.print([""], this.stdout);
+      this.input.refresh();
+    }
+  }
+
+  private onInterrupt(info: { hadText: boolean; question: boolean }): void {
+    const now = Date.now();
+    const soon = now - this.lastInterruptAt <= DOUBLE_CTRL_C_MS;
+    if (this.running) {
+      if (soon) {
+        void this.exit(130);
+        return;
+      }
+      this.lastInterruptAt = now;
+      this.session.interrupt();
+      this.print(this.style.dim("⏹ Interrupting… (Ctrl+C again within 2 s quits)"));
+      return;
+    }
+    if (info.question) return;
+    if (soon) {
+      void this.exit(130);
+      return;
+    }
+    if (info.hadText) {
+      this.idleInterrupt = false;
+      this.input.clearInput({ echo: true });
+      return;
+    }
+    if (this.idleInterrupt) {
+      void this.exit(130);
+      return;
+    }
+    this.idleInterrupt = true;
+    this.print(this.style.dim("Press Ctrl+C again to quit (or Ctrl+D, or /quit)."));
+  }
+
+  private async exit(code: number): Promise<void> {
+    if (this.exiting) return;
+    this.exiting = true;
+    if (this.current) {
+      this.session.interrupt();
+      // Let the turn end so the partial answer is recorded; never hang on a stuck tool.
+      await Promise.race([this.current, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+    }
+    this.spinner.stop();
+    this.input.close();
+    if (this.session.record()) {
+      this.stderr.write(
+        `${this.style.dim(`Session ${this.session.id} saved. Continue it with: hermes -c  (or hermes -r ${this.session.id})`)}\n`,
+      );
+    }
+    this.finish(code);
+  }
+
+  private slashContext(): SlashContext {
+    const repl = this;
+    return {
+      get session() {
+        return repl.session;
+      },
+      style: this.style,
+      print: (...lines) => this.print(...lines),
+      ask: (lines, prompt) => this.input.ask(lines, prompt),
+      get running() {
+        return repl.running;
+      },
+      get turnSeconds() {
+        return repl.running ? Math.floor((Date.now() - repl.turnStartedAt) / 1000) : null;
+      },
+      settings: this.settings,
+      pending: this.pending,
+      send: (text) => this.startTurn(text),
+      stop: () => {
+        this.session.interrupt();
+        this.print(this.style.dim("⏹ Stopping the turn…"));
+      },
+      exit: (code) => void this.exit(code),
+      sessionChanged: () => {
+        this.session.agent.yolo = this.settings.yolo;
+      },
+      registry: this.registry,
+      toolsets: this.options.toolsets,
+      now: () => Date.now() / 1000,
+    };
+  }
+}

@@ -1,0 +1,9 @@
+/** The REPL's slash commands, in the order `/help` lists them within each category. */
+import type { SlashContext } from "./context.js";
+import { CONTROL_COMMANDS } from "./control-commands.js";
+import { SlashRegistry } from "./registry.js";
+import { SESSION_COMMANDS } from "./session-commands.js";
+
+export function createSlashRegistry(): SlashRegistry<SlashContext> {
+  return new SlashRegistry<SlashContext>([...SESSION_COMMANDS, ...CONTROL_COMMANDS]);
+}

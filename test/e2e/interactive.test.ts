@@ -1,0 +1,293 @@
+/**
+ * The interactive REPL, driven through a real terminal: the built `hermes` runs inside tmux (one
+ * private tmux server per test), keys are sent with `send-keys`, and the screen is read with
+ * `capture-pane`. Every wait polls the screen for the expected text against a deadline.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fakeProviderConfig, HERMES_BIN, tempHome } from "../support/cli.js";
+import { type FakeLlm, hang, reply, startFakeLlm } from "../support/fake-llm.js";
+
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+
+class Terminal {
+  private constructor(private readonly socket: string) {}
+
+  /** Starts `hermes` in a fresh tmux server of 120×40; the shell line prints the exit status. */
+  static start(options: {
+    home: string;
+    cwd: string;
+    args?: string[];
+    env?: Record<string, string>;
+  }): Terminal {
+    const socket = `hermes-e2e-${process.pid}-${randomBytes(4).toString("hex")}`;
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: options.home,
+      HERMES_HOME: options.home,
+      TERM: "xterm-256color",
+      LANG: "C.UTF-8",
+      ...(options.env ?? {}),
+    };
+    const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+    const command = [
+      "env -i",
+      ...Object.entries(env).map(([k, v]) => quote(`${k}=${v}`)),
+      quote(process.execPath),
+      quote(HERMES_BIN),
+      ...(options.args ?? []).map(quote),
+      '; echo "[exit $?]"; sleep 600',
+    ].join(" ");
+    execFileSync("tmux", [
+      "-u",
+      "-L",
+      socket,
+      "-f",
+      "/dev/null",
+      "new-session",
+      "-d",
+      "-x",
+      "120",
+      "-y",
+      "40",
+      "-c",
+      options.cwd,
+      command,
+    ]);
+    return new Terminal(socket);
+  }
+
+  private tmux(...args: string[]): string {
+    return execFileSync("tmux", ["-u", "-L", this.socket, ...args], { encoding: "utf8" });
+  }
+
+  /** Sends keys by tmux name (`Enter`, `C-c`, `C-d`, `Tab`). */
+  keys(...keys: string[]): void {
+    this.tmux("send-keys", "-t", "0", ...keys);
+  }
+
+  /** Types text literally. */
+  type(text: string): void {
+    this.tmux("send-keys", "-t", "0", "-l", text);
+  }
+
+  /** Pastes text in one write, as a terminal delivers a paste. */
+  paste(text: string): void {
+    this.tmux("set-buffer", "--", text);
+    this.tmux("paste-buffer", "-t", "0");
+  }
+
+  /** The visible screen plus scrollback, wrapped lines joined; `escapes` keeps colours. */
+  screen(escapes = false): string {
+    return this.tmux("capture-pane", "-p", "-J", "-S", "-200", ...(escapes ? ["-e"] : []), "-t", "0");
+  }
+
+  /** Polls the screen until `expected` shows up (a string, or a pattern); fails with the screen. */
+  async waitFor(expected: string | RegExp, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    let screen = "";
+    while (Date.now() < deadline) {
+      screen = this.screen();
+      if (typeof expected === "string" ? screen.includes(expected) : expected.test(screen)) return screen;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`Timed out waiting for ${String(expected)}. Screen:\n${screen}`);
+  }
+
+  kill(): void {
+    spawnSync("tmux", ["-L", this.socket, "kill-server"]);
+  }
+}
+
+let llm: FakeLlm;
+const terminals: Terminal[] = [];
+
+// A fresh server per test, so a failing test cannot leave scripted replies for the next one.
+beforeEach(async () => {
+  llm = await startFakeLlm();
+});
+afterEach(async () => {
+  for (const t of terminals.splice(0)) t.kill();
+  await llm.close();
+});
+
+type ChatBody = { messages: Array<{ role: string; content: string | null }> };
+const lastMessage = (request: number) => (llm.chatRequests[request]!.body as ChatBody).messages.at(-1);
+
+function open(
+  extraConfig = "",
+  env: Record<string, string> = {},
+): { term: Terminal; home: string; cwd: string } {
+  const { home, cwd } = tempHome(fakeProviderConfig(llm.url, extraConfig));
+  const term = Terminal.start({ home, cwd, env });
+  terminals.push(term);
+  return { term, home, cwd };
+}
+
+describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
+  it("streams rendered markdown, shows tool lines, answers /help, and exits on Ctrl+D", async () => {
+    llm.enqueue(
+      reply().text(
+        "Here is **bold** and a block:\n\n```js\nconsole.log(1)\n```\n\n| k | v |\n|---|---|\n| a | 1 |\n",
+      ),
+      reply().toolCall("terminal", { command: "echo hi-from-tool" }),
+      reply().text("Tool done."),
+      reply().text("Sent as a message."),
+    );
+    const { term, home, cwd } = open();
+    await term.waitFor("/help for commands, Ctrl+C to interrupt, Ctrl+D to exit");
+
+    term.type("hello");
+    term.keys("Enter");
+    // The table is the last block: it prints when the answer ends.
+    const answer = await term.waitFor(/│ a +│ 1 +│/);
+    expect(answer).toContain("Here is bold and a block:");
+    expect(answer).not.toContain("**bold**");
+    expect(answer).toContain("╭─ js");
+    expect(answer).toContain("│ console.log(1)");
+    expect(answer).toContain("╰─");
+    expect(term.screen(true)).toContain("\x1b[1mbold");
+
+    term.type("run the tool");
+    term.keys("Enter");
+    await term.waitFor("Tool done.");
+    expect(term.screen()).toMatch(/💻 terminal echo hi-from-tool \d+\.\ds/);
+
+    term.type("/help");
+    term.keys("Enter");
+    const help = await term.waitFor("/compress");
+    for (const command of ["/resume [id|title]", "/undo [N]", "/steer <text>", "/usage", "/quit"]) {
+      expect(help).toContain(command);
+    }
+
+    term.type("/frobnicate");
+    term.keys("Enter");
+    await term.waitFor("Unknown command /frobnicate. Type /help.");
+
+    term.type("/tmp/notes.txt is big");
+    term.keys("Enter");
+    await term.waitFor("Sent as a message.");
+    expect(lastMessage(3)).toEqual({ role: "user", content: "/tmp/notes.txt is big" });
+
+    term.keys("C-d");
+    await term.waitFor("[exit 0]");
+    const history = readFileSync(join(home, ".hermes_history"), "utf8");
+    expect(history).toContain("+hello\n");
+    expect(history).toContain("+/help\n");
+
+    // `hermes -c` continues it with a recap, and ↑ recalls the earlier input from the history file.
+    const again = Terminal.start({ home, cwd, args: ["-c"] });
+    terminals.push(again);
+    const recap = await again.waitFor("─── earlier in this session ───");
+    expect(recap).toContain("resumed");
+    await again.waitFor("❯ /tmp/notes.txt is big");
+    again.keys("Up");
+    await again.waitFor(/❯ \/tmp\/notes\.txt is big\n[\s\S]*❯ \/tmp\/notes\.txt is big/);
+    again.keys("C-u", "C-d");
+    await again.waitFor("[exit 0]");
+  });
+
+  it("Ctrl+C interrupts a turn, keeps what streamed, and gives the prompt back; twice quits", async () => {
+    llm.enqueue(
+      reply().text("Working on it now.").toolCall("terminal", { command: "sleep 30" }),
+      hang(),
+      reply().text("Back again."),
+      hang(),
+    );
+    const { term } = open();
+    await term.waitFor("Ctrl+D to exit");
+
+    term.type("do the slow thing");
+    term.keys("Enter");
+    await term.waitFor("Working on it now.");
+    await term.waitFor(/⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏/);
+    term.keys("C-c");
+    const after = await term.waitFor("⏹ Interrupted.");
+    expect(after).toContain("Working on it now.");
+
+    // The input is live while a turn runs: /status answers during a hanging model call.
+    term.type("next question");
+    term.keys("Enter");
+    await llm.waitForRequests(2);
+    term.type("/status");
+    term.keys("Enter");
+    await term.waitFor(/Turn\s+running/);
+    term.keys("C-c");
+    await term.waitFor(/⏹ Interrupted\.[\s\S]*⏹ Interrupted\./);
+
+    term.type("and now?");
+    term.keys("Enter");
+    await term.waitFor("Back again.");
+    // The interrupted turn's partial answer stayed in the conversation.
+    const sent = (llm.chatRequests[2]!.body as ChatBody).messages;
+    expect(sent.some((m) => m.role === "assistant" && (m.content ?? "").includes("Working on it now."))).toBe(
+      true,
+    );
+
+    term.type("hang again");
+    term.keys("Enter");
+    await llm.waitForRequests(4);
+    term.keys("C-c");
+    term.keys("C-c");
+    await term.waitFor("[exit 130]");
+  });
+
+  it("sends a pasted block as one message and asks approval on the same line (no colour)", async () => {
+    llm.enqueue(
+      reply().text("Got **three** lines.\n\n```\nkeep `this`\n```"),
+      reply().toolCall("terminal", { command: "rm -rf ./junk" }),
+      reply().text("Cleaned."),
+    );
+    const { term } = open("", { NO_COLOR: "1" });
+    await term.waitFor("Ctrl+D to exit");
+
+    term.paste("first line\nsecond line\nthird line");
+    await term.waitFor("… third line");
+    term.keys("Enter");
+    // Without colour the markup is dropped but a code block keeps its fences, verbatim.
+    await term.waitFor("Got three lines.\n\n```\nkeep `this`\n```");
+    expect(lastMessage(0)).toEqual({ role: "user", content: "first line\nsecond line\nthird line" });
+    const plain = term.screen(true);
+    expect(plain).not.toMatch(/\x1b\[[0-9;]*m/);
+
+    term.type("clean up");
+    term.keys("Enter");
+    await term.waitFor("Allow? once / session / always / Deny:");
+    term.type("s");
+    term.keys("Enter");
+    await term.waitFor("Cleaned.");
+    expect(term.screen()).toMatch(/💻 terminal rm -rf \.\/junk/);
+
+    term.type("/quit");
+    term.keys("Enter");
+    await term.waitFor("[exit 0]");
+  });
+
+  it("with busy_input_mode queue, text typed during a turn runs after it; /steer reaches the turn", async () => {
+    llm.enqueue(
+      reply().toolCall("terminal", { command: "sleep 3" }),
+      reply().text("First done."),
+      reply().text("Second done."),
+    );
+    const { term } = open("display:\n  busy_input_mode: queue\n");
+    await term.waitFor("Ctrl+D to exit");
+
+    term.type("first");
+    term.keys("Enter");
+    await term.waitFor("terminal sleep 3");
+    term.type("/steer use tabs");
+    term.keys("Enter");
+    await term.waitFor("↪ Steering: use tabs");
+    term.type("second");
+    term.keys("Enter");
+    await term.waitFor("⏳ Queued (1 waiting)");
+    await term.waitFor("Second done.");
+    const screen = term.screen();
+    expect(screen.indexOf("First done.")).toBeLessThan(screen.indexOf("Second done."));
+    expect(JSON.stringify(llm.chatRequests[1]!.body)).toContain("use tabs");
+    expect(lastMessage(2)).toEqual({ role: "user", content: "second" });
+  });
+});

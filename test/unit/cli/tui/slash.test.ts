@@ -1,0 +1,248 @@
+import { describe, expect, it } from "vitest";
+import type { AgentRun } from "../../../../src/agent/agent.js";
+import { PendingInputs } from "../../../../src/cli/tui/busy.js";
+import type { ReplSession, SlashContext } from "../../../../src/cli/tui/slash/context.js";
+import { createSlashRegistry } from "../../../../src/cli/tui/slash/index.js";
+import { looksLikeCommand } from "../../../../src/cli/tui/slash/registry.js";
+import { createStyle } from "../../../../src/cli/tui/style.js";
+import { type SessionRecord, SessionStoreError, type SessionSummary } from "../../../../src/state/types.js";
+
+const registry = createSlashRegistry();
+
+function summary(id: string, title: string | null): SessionSummary {
+  return { id, title, preview: `about ${id}`, lastActiveAt: 100, messageCount: 2 } as SessionSummary;
+}
+
+function fakeSession(overrides: Partial<ReplSession> = {}): ReplSession & { calls: string[] } {
+  const calls: string[] = [];
+  const agent = { yolo: false, cwd: "/work", messages: [], toolNames: async () => ["terminal", "read_file"] };
+  const session: ReplSession & { calls: string[] } = {
+    calls,
+    id: "s-current",
+    title: null,
+    resumed: false,
+    model: "fake-model",
+    provider: "custom",
+    running: false,
+    agent,
+    record: () => null,
+    run: () => ({}) as AgentRun,
+    interrupt: () => calls.push("interrupt"),
+    steer: (t) => calls.push(`steer:${t}`),
+    newSession: async (t) => {
+      calls.push(`new:${t ?? ""}`);
+    },
+    resume: async (ref) => {
+      calls.push(`resume:${ref}`);
+      return { id: ref, title: null } as SessionRecord;
+    },
+    branch: async (name) => ({ id: "s-fork", title: name ?? null }) as SessionRecord,
+    undo: async (turns = 1) => ({ removed: turns * 2, userText: "earlier question" }),
+    retryText: async () => "again please",
+    setTitle: (title) => {
+      if (title === "taken") throw new SessionStoreError("title_taken", 'The title "taken" is already used.');
+      return { id: "s-current", title } as SessionRecord;
+    },
+    setModel: async (m) => {
+      calls.push(`model:${m}`);
+    },
+    listSessions: () => [summary("s-current", "now"), summary("s-old", "old work"), summary("s-older", null)],
+    usageReport: () => ({
+      model: "fake-model",
+      usage: { inputTokens: 10, outputTokens: 5 },
+      apiCalls: 1,
+      costUsd: null,
+      contextTokens: 15,
+      contextLength: null,
+    }),
+    ...overrides,
+  };
+  return session;
+}
+
+function context(session = fakeSession(), answers: Array<string | null> = []) {
+  const printed: string[] = [];
+  const sent: string[] = [];
+  const exits: number[] = [];
+  const ctx: SlashContext = {
+    session,
+    style: createStyle(false),
+    print: (...lines) => printed.push(...lines),
+    ask: async (lines, prompt) => {
+      printed.push(...lines, prompt);
+      return answers.shift() ?? null;
+    },
+    running: false,
+    turnSeconds: null,
+    settings: { toolProgress: "all", busyMode: "interrupt", yolo: false },
+    pending: new PendingInputs(),
+    send: (t) => sent.push(t),
+    stop: () => session.interrupt(),
+    exit: (c) => exits.push(c),
+    sessionChanged: () => undefined,
+    registry,
+    toolsets: ["hermes-cli"],
+    now: () => 1000,
+  };
+  return { ctx, printed, sent, exits, session };
+}
+
+async function run(text: string, c = context()) {
+  const parsed = registry.parse(text);
+  if (parsed.kind !== "command") throw new Error(`not a command: ${text}`);
+  await parsed.command.run(parsed.args, c.ctx);
+  return c;
+}
+
+describe("what counts as a command", () => {
+  it.each<[string, boolean]>([
+    ["/help", true],
+    ["/model gpt-5", true],
+    ["/HELP", true],
+    ["/", true],
+    ["/tmp/x is big", false],
+    ["//not a command", false],
+    ["/Users/me/file.md:12 fix this", false],
+    ["hello /help", false],
+    [" /help", false],
+  ])("%j → %s", (text, expected) => {
+    expect(looksLikeCommand(text)).toBe(expected);
+  });
+
+  it("parses commands, aliases, arguments, unknown names and messages", () => {
+    const help = registry.parse("/Help");
+    expect(help.kind === "command" && help.command.name).toBe("help");
+    const fork = registry.parse("/fork  my branch ");
+    expect(fork.kind === "command" && [fork.command.name, fork.args]).toEqual(["branch", "my branch"]);
+    expect(
+      registry.parse("/q").kind === "command" &&
+        (registry.parse("/q") as { command: { name: string } }).command.name,
+    ).toBe("quit");
+    expect(registry.parse("/hlep")).toEqual({ kind: "unknown", name: "hlep", suggestion: "help" });
+    expect(registry.parse("/sess")).toEqual({ kind: "unknown", name: "sess", suggestion: "sessions" });
+    expect(registry.parse("/zzzzzz")).toEqual({ kind: "unknown", name: "zzzzzz", suggestion: null });
+    expect(registry.parse("/tmp/x is big")).toEqual({ kind: "message", text: "/tmp/x is big" });
+    expect(registry.parse("//x")).toEqual({ kind: "message", text: "//x" });
+  });
+
+  it("marks which commands may run during a turn", () => {
+    const during = registry
+      .all()
+      .filter((c) => c.availableWhileRunning)
+      .map((c) => c.name);
+    for (const name of ["stop", "steer", "queue", "status", "usage", "help", "quit", "verbose", "yolo"]) {
+      expect(during).toContain(name);
+    }
+    for (const name of ["new", "resume", "retry", "undo", "branch"]) expect(during).not.toContain(name);
+  });
+});
+
+describe("completion", () => {
+  it("completes command names and aliases", async () => {
+    const { ctx } = context();
+    expect(await registry.complete("/he", ctx)).toEqual([["/help"], "/he"]);
+    expect(await registry.complete("/un", ctx)).toEqual([["/undo "], "/un"]);
+    const [all] = await registry.complete("/", ctx);
+    expect(all).toContain("/resume ");
+    expect(all).toContain("/exit");
+    expect(await registry.complete("hello", ctx)).toEqual([[], "hello"]);
+  });
+
+  it("completes /resume and /title arguments from session titles", async () => {
+    const { ctx } = context();
+    expect(await registry.complete("/resume ol", ctx)).toEqual([["old work"], "ol"]);
+    expect(await registry.complete("/title ", ctx)).toEqual([["now", "old work"], ""]);
+    expect(await registry.complete("/undo 1", ctx)).toEqual([[], "/undo 1"]);
+  });
+});
+
+describe("command handlers", () => {
+  it("/help lists every command", async () => {
+    const { printed } = await run("/help");
+    const text = printed.join("\n");
+    for (const c of registry.all()) expect(text).toContain(`/${c.name}`);
+    expect(text).toContain("Ctrl+C");
+  });
+
+  it("/verbose cycles and /yolo toggles the session's agent", async () => {
+    const c = context();
+    await run("/verbose", c);
+    expect(c.ctx.settings.toolProgress).toBe("verbose");
+    await run("/verbose", c);
+    expect(c.ctx.settings.toolProgress).toBe("off");
+    await run("/yolo", c);
+    expect(c.ctx.settings.yolo).toBe(true);
+    expect(c.session.agent.yolo).toBe(true);
+    expect(c.printed.at(-1)).toMatch(/YOLO on/);
+    await run("/yolo", c);
+    expect(c.session.agent.yolo).toBe(false);
+  });
+
+  it("/undo validates its argument; /retry undoes and resends", async () => {
+    const bad = await run("/undo two");
+    expect(bad.printed.at(-1)).toMatch(/positive whole number.*"two"/);
+    const good = await run("/undo 2");
+    expect(good.printed.at(-1)).toMatch(/Undid 2 turns \(4 messages\)/);
+    const retry = await run("/retry");
+    expect(retry.sent).toEqual(["again please"]);
+  });
+
+  it("/resume with no argument lists sessions and resumes the picked number", async () => {
+    const c = context(fakeSession(), ["1"]);
+    await run("/resume", c);
+    expect(c.printed.join("\n")).toContain("old work");
+    expect(c.printed.join("\n")).not.toContain("s-current ");
+    expect(c.session.calls).toContain("resume:s-old");
+    const cancelled = context(fakeSession(), [null]);
+    await run("/resume", cancelled);
+    expect(cancelled.session.calls.filter((x) => x.startsWith("resume"))).toEqual([]);
+  });
+
+  it("/title shows, sets, and reports a taken title as an error", async () => {
+    expect((await run("/title")).printed.at(-1)).toMatch(/no title/);
+    expect((await run("/title Work notes")).printed.at(-1)).toBe("Title set: Work notes");
+    await expect(run("/title taken")).rejects.toThrow(/already used/);
+  });
+
+  it("/steer, /queue and /stop act on a running turn", async () => {
+    const session = fakeSession();
+    const c = context(session);
+    Object.defineProperty(c.ctx, "running", { value: true });
+    await run("/steer prefer tabs", c);
+    await run("/queue then do this", c);
+    await run("/stop", c);
+    expect(session.calls).toEqual(["steer:prefer tabs", "interrupt"]);
+    expect(c.ctx.pending.list()).toEqual(["then do this"]);
+    await run("/queue clear", c);
+    expect(c.ctx.pending.size).toBe(0);
+  });
+
+  it("/steer and /queue send at once when nothing runs", async () => {
+    const c = context();
+    await run("/steer hi", c);
+    await run("/queue there", c);
+    expect(c.sent).toEqual(["hi", "there"]);
+  });
+
+  it("/compress says it is not available and changes nothing", async () => {
+    const c = await run("/compress");
+    expect(c.printed.join("\n")).toMatch(/not available in this version.*nothing was changed/);
+    expect(c.session.calls).toEqual([]);
+  });
+
+  it("/usage, /status, /tools, /toolsets and /model report", async () => {
+    expect((await run("/usage")).printed.join("\n")).toMatch(/Input tokens\s+10/);
+    const status = (await run("/status")).printed.join("\n");
+    expect(status).toContain("s-current");
+    expect(status).toMatch(/Turn\s+idle/);
+    expect((await run("/tools")).printed.join("\n")).toContain("💻 terminal");
+    expect((await run("/toolsets")).printed.join("\n")).toMatch(/● hermes-cli/);
+    expect((await run("/model")).printed.at(-1)).toBe("Model: fake-model via custom");
+    const c = await run("/model other-model");
+    expect(c.session.calls).toContain("model:other-model");
+  });
+
+  it("/quit, /exit and /q leave with status 0", async () => {
+    for (const cmd of ["/quit", "/exit", "/q"]) expect((await run(cmd)).exits).toEqual([0]);
+  });
+});

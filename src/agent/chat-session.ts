@@ -348,15 +348,19 @@ export class ChatSession {
   private async rebuild(seed: { messages: Message[] }): Promise<void> {
     const id = this.id;
     const systemPrompt = this.prompt;
+    const tally = this.tally;
     this.detachRecorder();
     await this.current.close();
     this.switchTo({ id, messages: seed.messages, ...(systemPrompt !== undefined ? { systemPrompt } : {}) });
+    this.tally = tally;
   }
 
   private observe(event: AgentEvent): void {
     if (event.type === "session_start") {
       this.prompt = event.systemPrompt;
       this.modelName = event.model;
+    } else if (event.type === "turn_start") {
+      this.tally.apiCalls++;
     } else if (event.type === "usage") {
       const u = event.usage;
       const t = this.tally.usage;
@@ -365,7 +369,6 @@ export class ChatSession {
       t.cacheReadTokens = (t.cacheReadTokens ?? 0) + (u.cacheReadTokens ?? 0);
       t.cacheWriteTokens = (t.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0);
       t.reasoningTokens = (t.reasoningTokens ?? 0) + (u.reasoningTokens ?? 0);
-      this.tally.apiCalls++;
       this.tally.lastContext = u.inputTokens + u.outputTokens;
     }
   }

@@ -26,6 +26,8 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
   const { store } = options;
   const reported = new Set<string>();
   let sessionId: string | null = null;
+  // A model call counts once, whether or not the provider reported token usage for it.
+  let callUncounted = false;
 
   const guard = (what: string, fn: () => void) => {
     try {
@@ -82,10 +84,24 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
           guard("save a message", () => store.appendMessage(id, event.message));
         }
         return;
+      case "turn_start":
+        callUncounted = true;
+        return;
       case "usage":
         if (sessionId) {
           const id = sessionId;
-          guard("save token usage", () => store.recordUsage(id, { ...event.usage, apiCalls: 1 }));
+          const apiCalls = callUncounted ? 1 : 0;
+          callUncounted = false;
+          guard("save token usage", () => store.recordUsage(id, { ...event.usage, apiCalls }));
+        }
+        return;
+      case "turn_end":
+        if (sessionId && callUncounted) {
+          const id = sessionId;
+          callUncounted = false;
+          guard("save token usage", () =>
+            store.recordUsage(id, { inputTokens: 0, outputTokens: 0, apiCalls: 1 }),
+          );
         }
         return;
       default:

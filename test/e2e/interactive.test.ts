@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { fakeProviderConfig, HERMES_BIN, tempHome } from "../support/cli.js";
+import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, hang, reply, startFakeLlm } from "../support/fake-llm.js";
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
@@ -289,5 +289,38 @@ describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
     expect(screen.indexOf("First done.")).toBeLessThan(screen.indexOf("Second done."));
     expect(JSON.stringify(llm.chatRequests[1]!.body)).toContain("use tabs");
     expect(lastMessage(2)).toEqual({ role: "user", content: "second" });
+  });
+
+  it("an interrupted conversation is saved and found later by `hermes sessions search` and by session_search", async () => {
+    llm.enqueue(
+      reply().text("Filing the periwinkle launch notes.").toolCall("terminal", { command: "sleep 30" }),
+    );
+    const { term, home, cwd } = open();
+    await term.waitFor("Ctrl+D to exit");
+    term.type("The launch codename is periwinkle");
+    term.keys("Enter");
+    await term.waitFor("Filing the periwinkle launch notes.");
+    await llm.waitForRequests(1);
+    term.keys("C-c");
+    await term.waitFor("⏹ Interrupted.");
+    term.keys("C-d");
+    await term.waitFor("[exit 0]");
+
+    const found = await runHermes(["sessions", "search", "periwinkle"], { home, cwd });
+    expect(found.code).toBe(0);
+    expect(found.stdout).toContain("periwinkle");
+    const listed = await runHermes(["sessions", "list", "--json"], { home, cwd });
+    const [saved] = JSON.parse(listed.stdout) as Array<{ id: string }>;
+
+    llm.enqueue(
+      reply().toolCall("session_search", { query: "periwinkle" }),
+      reply().text("It was periwinkle."),
+    );
+    const asked = await runHermes(["-q", "What was the launch codename?"], { home, cwd });
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).toContain("It was periwinkle.");
+    const toolResult = (llm.chatRequests.at(-1)!.body as ChatBody).messages.find((m) => m.role === "tool");
+    expect(toolResult?.content).toContain(saved?.id ?? "missing");
+    expect(toolResult?.content).toContain("periwinkle");
   });
 });

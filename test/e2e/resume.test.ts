@@ -58,6 +58,8 @@ describe("sessions are recorded and resumed from the CLI", () => {
       const sessions = store.listSessions();
       expect(sessions).toHaveLength(1);
       expect(sessions[0]?.messageCount).toBe(4);
+      // The fake server reports no token usage; model calls are still counted.
+      expect(sessions[0]?.apiCallCount).toBe(2);
       expect(sessions[0]?.source).toBe("cli");
     } finally {
       store.close();

@@ -173,7 +173,7 @@ describe("ChatSession", () => {
     expect(await session.undo()).toEqual({ removed: 2, userText: "y" });
     expect(session.record()).toBeNull();
     await expect(session.branch()).rejects.toThrow(/not being recorded/);
-    expect(session.usageReport().apiCalls).toBe(0);
+    expect(session.usageReport()).toMatchObject({ apiCalls: 2, usage: { inputTokens: 20 } });
     await session.close();
   });
 

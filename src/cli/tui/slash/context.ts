@@ -3,21 +3,15 @@
  * written out so tests can hand in a fake; `ChatSession` satisfies it structurally.
  */
 import type { AgentRun } from "../../../agent/agent.js";
-import type { Message, Usage } from "../../../ai/types.js";
+import type { UsageReport } from "../../../agent/chat-session.js";
+import type { Message } from "../../../ai/types.js";
 import type { SessionRecord, SessionSummary } from "../../../state/types.js";
 import type { BusyInputMode, PendingInputs } from "../busy.js";
 import type { Style } from "../style.js";
 import type { ToolProgress } from "../tool-line.js";
 import type { SlashRegistry } from "./registry.js";
 
-export interface ReplUsageReport {
-  model: string;
-  usage: Usage;
-  apiCalls: number;
-  costUsd: number | null;
-  contextTokens: number;
-  contextLength: number | null;
-}
+export type ReplUsageReport = UsageReport;
 
 export interface ReplSession {
   readonly id: string;

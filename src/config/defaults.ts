@@ -58,6 +58,14 @@ export interface HermesConfig {
     file_read_max_chars: number;
     tool_output: { max_bytes: number; max_lines: number; max_line_length: number };
   };
+  sessions: {
+    /** Delete ended sessions older than `retention_days` at start-up, at most every `min_interval_hours`. */
+    auto_prune: boolean;
+    retention_days: number;
+    vacuum_after_prune: boolean;
+    min_interval_hours: number;
+    [key: string]: unknown;
+  };
   tool_loop_guardrails: {
     warnings_enabled: boolean;
     hard_stop_enabled: boolean;
@@ -131,6 +139,12 @@ export function defaultConfig(): HermesConfig {
       context_file_max_chars: null,
       file_read_max_chars: 100_000,
       tool_output: { max_bytes: 50_000, max_lines: 2000, max_line_length: 2000 },
+    },
+    sessions: {
+      auto_prune: false,
+      retention_days: 90,
+      vacuum_after_prune: true,
+      min_interval_hours: 24,
     },
     tool_loop_guardrails: {
       warnings_enabled: true,

@@ -315,3 +315,33 @@ export function repair(
   for (const h of ctx.read(() => ftsHealth(ctx))) if (h.problem) problems.push(h.problem);
   return { integrity: ok, problems, fixed };
 }
+
+const AUTO_PRUNE_MARKER = "last_auto_prune";
+
+/**
+ * `sessions.auto_prune`: prunes ended sessions older than `retentionDays`, at most once per
+ * `minIntervalHours` across every process sharing the file (the time of the last run is kept in
+ * `state_meta.last_auto_prune`, as Python Hermes keeps it). VACUUMs only when something was pruned.
+ */
+export function autoPrune(
+  ctx: StoreContext,
+  options: { retentionDays: number; minIntervalHours: number; vacuum: boolean },
+): { skipped: boolean; sessions: number; vacuumed: boolean } {
+  const now = ctx.now();
+  const last = Number(
+    ctx.read(() => ctx.get("SELECT value FROM state_meta WHERE key = ?", AUTO_PRUNE_MARKER))?.["value"] ??
+      Number.NaN,
+  );
+  if (Number.isFinite(last) && now - last < options.minIntervalHours * 3600) {
+    return { skipped: true, sessions: 0, vacuumed: false };
+  }
+  ctx.write(() => {
+    ctx.db
+      .prepare("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)")
+      .run(AUTO_PRUNE_MARKER, String(now));
+  });
+  const { sessions } = prune(ctx, { olderThanDays: options.retentionDays });
+  const vacuumed = sessions > 0 && options.vacuum;
+  if (vacuumed) optimize(ctx);
+  return { skipped: false, sessions, vacuumed };
+}

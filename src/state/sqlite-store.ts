@@ -384,6 +384,14 @@ class SqliteSessionStore implements SessionStore {
     return maintenance.prune(this.ctx, options);
   }
 
+  autoPrune(options: { retentionDays: number; minIntervalHours: number; vacuum: boolean }): {
+    skipped: boolean;
+    sessions: number;
+    vacuumed: boolean;
+  } {
+    return maintenance.autoPrune(this.ctx, options);
+  }
+
   *exportSessions(filter: { sessionId?: string; source?: string } = {}): Iterable<ExportedSession> {
     const ctx = this.ctx;
     // Ids first (small), then one session at a time: a million messages are never held at once.

@@ -313,6 +313,15 @@ export interface SessionStore {
    */
   prunable(options: { olderThanDays: number; source?: SessionSource }): SessionSummary[];
   prune(options: { olderThanDays: number; source?: SessionSource }): { sessions: number; messages: number };
+  /**
+   * `sessions.auto_prune`: `prune` at most once per `minIntervalHours` across processes (marker in
+   * `state_meta`), then VACUUM when `vacuum` and something was pruned.
+   */
+  autoPrune(options: { retentionDays: number; minIntervalHours: number; vacuum: boolean }): {
+    skipped: boolean;
+    sessions: number;
+    vacuumed: boolean;
+  };
   exportSessions(filter?: { sessionId?: string; source?: SessionSource }): Iterable<ExportedSession>;
   stats(): SessionStats;
   /** FTS segment merge, then VACUUM. */

@@ -82,7 +82,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   const { isYoloMode } = await import("../../config/precedence.js");
   const { ChatSession } = await import("../../agent/chat-session.js");
   const { askApproval, askClarify, persistAllowlistEntry } = await import("../prompts.js");
-  const store = await openStore(home, flags.resume !== undefined || flags.continue !== undefined);
+  const store = await openStore(home, config, flags.resume !== undefined || flags.continue !== undefined);
   if (store && "exitCode" in store) return store.exitCode;
 
   let session: import("../../agent/chat-session.js").ChatSession;
@@ -172,6 +172,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
  */
 async function openStore(
   home: string,
+  config: import("../../config/defaults.js").HermesConfig,
   required: boolean,
 ): Promise<import("../../state/types.js").SessionStore | { exitCode: number } | null> {
   const { openSessionStore, sessionStorePath } = await import("../../state/sqlite-store.js");
@@ -188,6 +189,22 @@ async function openStore(
         }
       } catch (error) {
         process.stderr.write(`hermes: could not import ${legacy}: ${String(error)}\n`);
+      }
+    }
+    if (config.sessions.auto_prune) {
+      try {
+        const pruned = store.autoPrune({
+          retentionDays: config.sessions.retention_days,
+          minIntervalHours: config.sessions.min_interval_hours,
+          vacuum: config.sessions.vacuum_after_prune,
+        });
+        if (pruned.sessions > 0) {
+          process.stderr.write(
+            `hermes: pruned ${pruned.sessions} sessions older than ${config.sessions.retention_days} days (sessions.auto_prune)\n`,
+          );
+        }
+      } catch (error) {
+        process.stderr.write(`hermes: automatic session pruning failed: ${String(error)}\n`);
       }
     }
     return store;

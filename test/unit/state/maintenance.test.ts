@@ -71,6 +71,26 @@ describe("delete and prune", () => {
       expect(store.getSession(kept.id)).not.toBeNull();
     expect(() => store.prune({ olderThanDays: -1 })).toThrow(/olderThanDays/);
   });
+
+  it("auto-prunes at most once per interval, across processes sharing the file", () => {
+    const clock = manualClock(1_800_000_000);
+    const store = open(undefined, { now: clock.now });
+    clock.set(1_800_000_000 - 120 * DAY);
+    const old = store.createSession({ source: "cli" });
+    store.appendMessages(old.id, toolTurn("ancient", "x"));
+    store.endSession(old.id, "user_exit");
+    clock.set(1_800_000_000);
+    const policy = { retentionDays: 90, minIntervalHours: 24, vacuum: true };
+    expect(store.autoPrune(policy)).toEqual({ skipped: false, sessions: 1, vacuumed: true });
+    expect(store.getSession(old.id)).toBeNull();
+
+    // A second process opening the same file an hour later sees the marker and skips.
+    clock.advance(3600);
+    const other = track(openSessionStore(store.path, { now: clock.now }));
+    expect(other.autoPrune(policy)).toEqual({ skipped: true, sessions: 0, vacuumed: false });
+    clock.advance(24 * 3600);
+    expect(other.autoPrune(policy)).toEqual({ skipped: false, sessions: 0, vacuumed: false });
+  });
 });
 
 describe("export", () => {

@@ -17,7 +17,7 @@ import { defineTool } from "../src/tools/types.js";
 import { reply, startFakeLlm } from "../test/support/fake-llm.js";
 import { callTools, ScriptedTransport, say } from "../test/support/scripted-transport.js";
 import { makeToolContext } from "../test/support/tool-context.js";
-import { sessionStoreBench } from "./session-store.js";
+import { type BenchRow, sessionStoreBench } from "./session-store.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const BIN = join(ROOT, "bin/hermes");
@@ -116,17 +116,7 @@ async function loopPerTurn(turns: number): Promise<number> {
   return elapsed / (turns + 1);
 }
 
-interface Row {
-  name: string;
-  value: number;
-  unit: string;
-  baseline: string;
-  baselineValue: number;
-  /** Unit of the baseline figure (default ms). */
-  baselineUnit?: string;
-  target: string;
-  met: boolean;
-}
+type Row = BenchRow;
 
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(3));
 

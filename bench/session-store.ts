@@ -29,12 +29,14 @@ import type { SessionStore } from "../src/state/types.js";
 
 export const GENERATOR_VERSION = 1;
 
+/** One row of the bench table (bench/run.ts prints and records them). */
 export interface BenchRow {
   name: string;
   value: number;
   unit: string;
   baseline: string;
   baselineValue: number;
+  /** Unit of the baseline figure (default ms). */
   baselineUnit?: string;
   target: string;
   met: boolean;

@@ -33,7 +33,7 @@ await Promise.all([
     entryPoints: ["src/cli/main.ts"],
     outfile: "dist/cli/hermes.cjs",
     // A native addon cannot live inside a bundle: it is required from node_modules at first use.
-    external: ["better-sqlite3"],
+    external: ["better-sqlite3", "fs-ext"],
     define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
     banner: { js: 'var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
   }),

@@ -81,6 +81,13 @@ export interface HermesConfig {
     user_char_limit: number;
     [key: string]: unknown;
   };
+  skills: {
+    /** Extra skill folders scanned after the home's `skills/` (a home copy of the same name wins). */
+    external_dirs: string[];
+    /** Skill names never listed or loaded. */
+    disabled: string[];
+    [key: string]: unknown;
+  };
   security: { allow_private_urls: boolean; redact_secrets: boolean; [key: string]: unknown };
   code_execution: { mode: string; timeout: number; max_tool_calls: number };
   delegation: {
@@ -160,6 +167,7 @@ export function defaultConfig(): HermesConfig {
       memory_char_limit: 2200,
       user_char_limit: 1375,
     },
+    skills: { external_dirs: [], disabled: [] },
     security: { allow_private_urls: false, redact_secrets: true },
     code_execution: { mode: "project", timeout: 300, max_tool_calls: 50 },
     delegation: {

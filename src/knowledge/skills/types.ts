@@ -1,0 +1,63 @@
+/**
+ * Shapes shared by the skills modules: parsing, discovery, the prompt index, the skill tools and the
+ * skills hub. A skill is a folder holding `SKILL.md` (YAML frontmatter plus a markdown body) and
+ * optional `references/`, `templates/`, `scripts/` and `assets/`, laid out as Python Hermes lays it
+ * out: `<skills root>/<category>/<name>/SKILL.md` (or `<skills root>/<name>/SKILL.md` without a
+ * category).
+ */
+
+/** Where a discovered skill lives. Home copies win over external folders of the same name. */
+export type SkillSource = "home" | "external";
+
+/** Who made a skill, from `skills/.usage.json`, `.bundled_manifest` and `.hub/lock.json`. */
+export type SkillOrigin = "bundled" | "hub" | "agent" | "user";
+
+export interface RequiredEnvVar {
+  name: string;
+  prompt?: string;
+  help?: string;
+  required_for?: string;
+}
+
+/** The frontmatter as read, with the fields Hermes defines typed and everything else kept. */
+export interface SkillFrontmatter {
+  name: string;
+  description: string;
+  version?: string;
+  author?: string;
+  license?: string;
+  /** OS gating: `macos`, `linux`, `windows`. Absent or empty: every OS. */
+  platforms?: string[];
+  tags?: string[];
+  category?: string;
+  required_environment_variables?: RequiredEnvVar[];
+  metadata?: { hermes?: Record<string, unknown>; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** What `skills_list`, the prompt index and `hermes skills list` know about a skill. */
+export interface SkillMeta {
+  name: string;
+  description: string;
+  /** Category folder (or frontmatter `category` / `metadata.hermes.category`); "" when none. */
+  category: string;
+  tags: string[];
+  version?: string;
+  platforms: string[];
+  /** Absolute path of the skill folder. */
+  dir: string;
+  /** Absolute path of its SKILL.md. */
+  file: string;
+  source: SkillSource;
+  origin: SkillOrigin;
+  /** Environment variables the skill declares, and which of them are missing right now. */
+  requiredEnv: RequiredEnvVar[];
+  missingEnv: string[];
+  /** Files under references/, templates/, scripts/, assets/ (paths relative to `dir`). */
+  linkedFiles: string[];
+}
+
+export interface SkillsConfig {
+  external_dirs?: readonly string[];
+  disabled?: readonly string[];
+}

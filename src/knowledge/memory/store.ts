@@ -1,0 +1,494 @@
+/**
+ * MemoryStore: bounded, file-backed memory shared with Python Hermes (`memories/MEMORY.md` and
+ * `memories/USER.md`). Every read-modify-write holds the same flock Python takes and re-reads the
+ * file under it, so a write by another process (either implementation) is never lost, and the
+ * file is replaced atomically, so readers never need the lock.
+ *
+ * Nothing a person wrote is ever lost: a file edited by hand so that rewriting it from its parsed
+ * entries would change its text is copied to `<file>.bak.<unix seconds>` and left untouched, and
+ * the call is refused with instructions. `add` still works on such a file when it is valid UTF-8,
+ * because it appends to the existing text instead of rewriting it.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { atomicWriteFile } from "../../util/atomic-write.js";
+import { withFileLock } from "../../util/file-lock.js";
+import { threatRefusal } from "../threats.js";
+import {
+  codePoints,
+  decodeMemoryFile,
+  dedupe,
+  displayEntry,
+  FILE_NAMES,
+  hasDelimiterLine,
+  normalizeNewlines,
+  parseEntries,
+  preview,
+  pyRstrip,
+  pyStrip,
+  renderMemoryBlock,
+  roundTrips,
+  serializeEntries,
+  splitEntries,
+  thousands,
+  usageLine,
+  usageShort,
+  usedChars,
+} from "./format.js";
+import {
+  ENTRY_DELIMITER,
+  type MemoryLimits,
+  type MemoryOperation,
+  type MemoryResult,
+  type MemoryTarget,
+} from "./types.js";
+
+export const DEFAULT_MEMORY_LIMITS: Readonly<MemoryLimits> = { memory: 2200, user: 1375 };
+
+export interface MemoryStoreOptions {
+  /** The `memories/` folder. Created on first write. */
+  dir: string;
+  /** Character limits per target; missing or invalid values fall back to the defaults. */
+  limits?: Partial<MemoryLimits>;
+  /** Clock in ms (names backups). */
+  now?: () => number;
+  /** How long a write waits for another process's lock (default 10 s). */
+  lockTimeoutMs?: number;
+}
+
+/** The `memory:` section of config.yaml that the store reads. */
+export interface MemoryLimitConfig {
+  memory_char_limit?: number;
+  user_char_limit?: number;
+}
+
+/** What is on disk for one target, read under the lock before a write. */
+interface FileState {
+  bytes: Buffer | undefined;
+  /** Decoded text (newlines normalised), "" when the file is missing. */
+  text: string;
+  validUtf8: boolean;
+  entries: string[];
+  /** Why rewriting the file from `entries` could lose text; undefined when it is safe. */
+  drift: string | undefined;
+}
+
+type Validated = { action: MemoryOperation["action"]; content: string; oldText: string };
+
+export class MemoryStore {
+  readonly dir: string;
+  readonly limits: Readonly<MemoryLimits>;
+  private readonly now: () => number;
+  private readonly lockTimeoutMs: number;
+
+  constructor(options: MemoryStoreOptions) {
+    this.dir = options.dir;
+    this.limits = {
+      memory: validLimit(options.limits?.memory) ?? DEFAULT_MEMORY_LIMITS.memory,
+      user: validLimit(options.limits?.user) ?? DEFAULT_MEMORY_LIMITS.user,
+    };
+    this.now = options.now ?? Date.now;
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
+  }
+
+  /** The store of a Hermes home (`<home>/memories`), with limits from config.yaml's `memory:`. */
+  static forHome(home: string, memoryConfig: MemoryLimitConfig = {}): MemoryStore {
+    return new MemoryStore({
+      dir: join(home, "memories"),
+      limits: { memory: memoryConfig.memory_char_limit, user: memoryConfig.user_char_limit },
+    });
+  }
+
+  path(target: MemoryTarget): string {
+    return join(this.dir, FILE_NAMES[target]);
+  }
+
+  /** The entries on disk now, as written (not sanitised); [] when the file is missing or empty. */
+  entries(target: MemoryTarget): string[] {
+    const bytes = readBytes(this.path(target));
+    return bytes ? parseEntries(decodeMemoryFile(bytes).text) : [];
+  }
+
+  /**
+   * The live entries for the model: entries that would be blocked from the prompt show as their
+   * `[BLOCKED: ...]` placeholder here too, so a poisoned file cannot reach the model this way.
+   */
+  read(target: MemoryTarget): MemoryResult {
+    const entries = this.entries(target);
+    const limit = this.limits[target];
+    return {
+      success: true,
+      target,
+      usage: usageLine(usedChars(entries), limit),
+      entry_count: entries.length,
+      current_entries: entries.map((e) => displayEntry(e, target)),
+    };
+  }
+
+  /**
+   * The system-prompt block for what is on disk now, or undefined when there are no entries.
+   * The caller freezes it for the session (prompt-cache invariant). Throws, like every read here,
+   * when the file exists but cannot be read (a directory, no permission); a missing file is empty.
+   */
+  renderBlock(target: MemoryTarget): string | undefined {
+    return renderMemoryBlock(target, this.entries(target), this.limits[target]);
+  }
+
+  /** Appends an entry. An exact duplicate succeeds without being added twice. */
+  add(target: MemoryTarget, content: string): Promise<MemoryResult> {
+    return this.run(target, [{ action: "add", content }], false);
+  }
+
+  /** Replaces the one entry containing `oldText` with `content`. */
+  replace(target: MemoryTarget, oldText: string, content: string): Promise<MemoryResult> {
+    return this.run(target, [{ action: "replace", old_text: oldText, content }], false);
+  }
+
+  /** Removes the one entry containing `oldText`. */
+  remove(target: MemoryTarget, oldText: string): Promise<MemoryResult> {
+    return this.run(target, [{ action: "remove", old_text: oldText }], false);
+  }
+
+  /**
+   * Applies operations in order, all or nothing. Only the final state must fit the limit, so one
+   * call can free space and add. A duplicate add is skipped, not an error.
+   */
+  apply(target: MemoryTarget, operations: readonly MemoryOperation[]): Promise<MemoryResult> {
+    if (operations.length === 0) {
+      return Promise.resolve(
+        fail(target, "operations is empty: pass at least one {action, content?, old_text?}."),
+      );
+    }
+    return this.run(target, operations, true);
+  }
+
+  private async run(
+    target: MemoryTarget,
+    operations: readonly MemoryOperation[],
+    batch: boolean,
+  ): Promise<MemoryResult> {
+    const limit = this.limits[target];
+    const ops: Validated[] = [];
+    for (const [i, op] of operations.entries()) {
+      const where = batch ? `Operation ${i + 1} (${String(op.action)}): ` : "";
+      const checked = validate(op, target, limit);
+      if ("error" in checked) {
+        const result = fail(target, where + checked.error + (batch ? NOTHING_APPLIED : ""));
+        // Without old_text the model must pick an entry: show it the choices.
+        return checked.showEntries ? this.withEntries(result, target) : result;
+      }
+      ops.push(checked);
+    }
+
+    const path = this.path(target);
+    mkdirSync(this.dir, { recursive: true });
+    return withFileLock(
+      path,
+      async () => {
+        const state = this.load(target);
+        const appendOnly = ops.every((op) => op.action === "add");
+        if (!state.validUtf8 || (state.drift !== undefined && !appendOnly)) {
+          return this.refuseDrift(target, state);
+        }
+
+        const working = [...state.entries];
+        let skipped = 0;
+        for (const [i, op] of ops.entries()) {
+          const where = batch ? `Operation ${i + 1} (${op.action}): ` : "";
+          if (op.action === "add") {
+            if (working.includes(op.content)) skipped++;
+            else working.push(op.content);
+            continue;
+          }
+          const found = findEntry(working, op.oldText, target);
+          if (found.kind === "none") {
+            const what = `${where}No entry contains "${op.oldText}".`;
+            return this.stateError(
+              target,
+              state.entries,
+              `${what} Use a short substring copied from one of current_entries.${batch ? NOTHING_APPLIED : ""}`,
+            );
+          }
+          if (found.kind === "many") {
+            return {
+              ...fail(
+                target,
+                `${where}"${op.oldText}" matches ${found.matches.length} different entries (see matches); ` +
+                  `use a longer substring that only one of them contains.${batch ? NOTHING_APPLIED : ""}`,
+              ),
+              matches: found.matches.map((e) => preview(displayEntry(e, target))),
+            };
+          }
+          if (op.action === "remove") working.splice(found.index, 1);
+          else working[found.index] = op.content;
+        }
+
+        const next = dedupe(working);
+        const total = usedChars(next);
+        if (total > limit) {
+          return this.stateError(target, state.entries, overBudget(target, ops, batch, state, total, limit));
+        }
+        if (sameList(next, state.entries)) {
+          return success(target, unchangedMessage(ops, batch), next, limit);
+        }
+
+        // On a hand-edited file, adds go after its existing text instead of rewriting it.
+        const text =
+          state.drift !== undefined
+            ? appendEntries(state.text, next.slice(state.entries.length))
+            : serializeEntries(next);
+        await atomicWriteFile(path, text);
+        return success(target, changedMessage(ops, batch, skipped), next, limit);
+      },
+      { timeoutMs: this.lockTimeoutMs },
+    );
+  }
+
+  private load(target: MemoryTarget): FileState {
+    const bytes = readBytes(this.path(target));
+    if (!bytes) return { bytes, text: "", validUtf8: true, entries: [], drift: undefined };
+    const { text, validUtf8 } = decodeMemoryFile(bytes);
+    const all = splitEntries(text);
+    const limit = this.limits[target];
+    let drift: string | undefined;
+    if (!validUtf8) drift = "it is not valid UTF-8";
+    else if (!roundTrips(text)) {
+      drift =
+        "its text is not exactly entries separated by lines holding only §: there are blank " +
+        "entries, spaces or blank lines around entries, or a stray separator";
+    } else {
+      const longest = all.reduce((max, e) => Math.max(max, codePoints(e)), 0);
+      if (longest > limit) {
+        drift =
+          `one entry is ${thousands(longest)} chars, longer than the whole ${thousands(limit)}-char ` +
+          "limit, so text was probably added to it by hand";
+      }
+    }
+    return { bytes, text, validUtf8, entries: dedupe(all), drift };
+  }
+
+  private refuseDrift(target: MemoryTarget, state: FileState): MemoryResult {
+    const name = FILE_NAMES[target];
+    const limit = thousands(this.limits[target]);
+    let saved: string;
+    let backup: string | undefined;
+    try {
+      backup = this.backup(this.path(target), state.bytes ?? Buffer.alloc(0));
+      saved = `A copy was saved to ${backup}.`;
+    } catch (error) {
+      saved = `Saving a copy failed (${error instanceof Error ? error.message : String(error)}).`;
+    }
+    const fix = state.validUtf8
+      ? `Fix ${name} by hand or with the file tools: make it a plain list of entries, each under ` +
+        `${limit} chars, separated by lines holding only §, with no blank entries or spaces around ` +
+        "them (split long text into several entries or move it elsewhere); then retry. Adding new " +
+        "entries still works meanwhile."
+      : `Re-save ${name} as UTF-8 text, then retry.`;
+    return {
+      ...fail(
+        target,
+        `${name} was left unchanged: ${state.drift ?? "it was edited outside the memory tool"}, ` +
+          `so rewriting it could lose text someone wrote. ${saved} ${fix}`,
+      ),
+      ...(backup ? { backup } : {}),
+    };
+  }
+
+  /** Saves `bytes` to `<file>.bak.<unix seconds>`, never over a backup with other content. */
+  private backup(path: string, bytes: Buffer): string {
+    const base = `${path}.bak.${Math.floor(this.now() / 1000)}`;
+    for (let n = 1; ; n++) {
+      const candidate = n === 1 ? base : `${base}.${n}`;
+      try {
+        writeFileSync(candidate, bytes, { flag: "wx" });
+        return candidate;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        if (readFileSync(candidate).equals(bytes)) return candidate;
+      }
+    }
+  }
+
+  private stateError(target: MemoryTarget, entries: readonly string[], message: string): MemoryResult {
+    return {
+      ...fail(target, message),
+      usage: usageShort(usedChars(entries), this.limits[target]),
+      current_entries: entries.map((e) => displayEntry(e, target)),
+    };
+  }
+
+  private withEntries(result: MemoryResult, target: MemoryTarget): MemoryResult {
+    const entries = this.entries(target);
+    return {
+      ...result,
+      usage: usageShort(usedChars(entries), this.limits[target]),
+      current_entries: entries.map((e) => displayEntry(e, target)),
+    };
+  }
+}
+
+const NOTHING_APPLIED = " No operations were applied (a batch is all or nothing).";
+
+function validLimit(value: number | undefined): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+}
+
+function readBytes(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    // Never treat an unreadable file as empty: the next write would replace it.
+    throw new Error(
+      `Cannot read ${path}: ${error instanceof Error ? error.message : String(error)}. ` +
+        "Memory was not changed; fix the file's permissions or type and retry.",
+    );
+  }
+}
+
+type Invalid = { error: string; showEntries?: boolean };
+
+/** The operation with trimmed text, or what is wrong with it. */
+function validate(op: MemoryOperation, target: MemoryTarget, limit: number): Validated | Invalid {
+  const action = op.action;
+  if (action !== "add" && action !== "replace" && action !== "remove") {
+    return { error: `Unknown action "${String(action)}". Use add, replace or remove.` };
+  }
+  const content = pyStrip(normalizeNewlines(op.content ?? ""));
+  const oldText = pyStrip(normalizeNewlines(op.old_text ?? ""));
+  if (action !== "add" && oldText === "") {
+    return {
+      error: `old_text is required for ${action}: a short substring of the entry to ${action}, copied from current_entries.`,
+      showEntries: true,
+    };
+  }
+  if (action === "remove") return { action, content, oldText };
+  if (content === "") {
+    return {
+      error:
+        action === "add"
+          ? "content is required for add: the text of the new entry."
+          : "content is required for replace: the new text of the entry (use remove to delete it).",
+    };
+  }
+  if (hasDelimiterLine(content)) {
+    return {
+      error:
+        'content has a line holding only "§", which separates entries in the file. Save each entry ' +
+        "with its own add (operations can carry several).",
+    };
+  }
+  const size = codePoints(content);
+  if (size > limit) {
+    return {
+      error:
+        `The entry is ${thousands(size)} chars but ${FILE_NAMES[target]} holds at most ` +
+        `${thousands(limit)} chars in all. Keep only the durable fact, in a sentence or two.`,
+    };
+  }
+  const refusal = threatRefusal(content, "strict");
+  return refusal ? { error: refusal } : { action, content, oldText };
+}
+
+type Found = { kind: "one"; index: number } | { kind: "none" } | { kind: "many"; matches: string[] };
+
+/**
+ * The entry `oldText` names. It may match an entry's text or, for an entry blocked from the
+ * prompt, its placeholder, so "Use memory remove to delete it" works on what the model was shown.
+ * Matches that look the same to the model (identical entries or identical placeholders) count as
+ * one and the first is used.
+ */
+function findEntry(entries: readonly string[], oldText: string, target: MemoryTarget): Found {
+  const hits: Array<{ index: number; shown: string; entry: string }> = [];
+  entries.forEach((entry, index) => {
+    const shown = displayEntry(entry, target);
+    if (entry.includes(oldText) || (shown !== entry && shown.includes(oldText))) {
+      hits.push({ index, shown, entry });
+    }
+  });
+  const first = hits[0];
+  if (!first) return { kind: "none" };
+  if (new Set(hits.map((h) => h.shown)).size > 1) return { kind: "many", matches: hits.map((h) => h.entry) };
+  return { kind: "one", index: first.index };
+}
+
+/** `text` with `added` entries appended, keeping every character already there. */
+function appendEntries(text: string, added: readonly string[]): string {
+  let base = pyRstrip(text);
+  for (const entry of added) {
+    if (base === "") base = entry;
+    // A file ending in a separator line already has the delimiter's first half.
+    else if (base === "§" || base.endsWith("\n§")) base = `${base}\n${entry}`;
+    else base = `${base}${ENTRY_DELIMITER}${entry}`;
+  }
+  return base;
+}
+
+function overBudget(
+  target: MemoryTarget,
+  ops: readonly Validated[],
+  batch: boolean,
+  state: FileState,
+  total: number,
+  limit: number,
+): string {
+  const name = FILE_NAMES[target];
+  const now = usageShort(usedChars(state.entries), limit);
+  const after = usageShort(total, limit);
+  const only = ops[0];
+  if (!batch && only?.action === "add") {
+    return (
+      `${name} is at ${now} chars; adding this entry (${thousands(codePoints(only.content))} chars) would ` +
+      "exceed the limit. Consolidate first: replace overlapping entries with one shorter entry, or remove " +
+      "stale ones (see current_entries). Or do it in one call: operations with the removes/replaces and " +
+      "this add."
+    );
+  }
+  if (!batch && only) {
+    return (
+      `Replacing would put ${name} at ${after} chars (now ${now}). Shorten the new text, or send ` +
+      "operations that also remove stale entries (see current_entries)."
+    );
+  }
+  return (
+    `After all ${ops.length} operations ${name} would be at ${after} chars (now ${now}). Remove or ` +
+    `shorten more entries in the same batch (see current_entries).${NOTHING_APPLIED}`
+  );
+}
+
+function changedMessage(ops: readonly Validated[], batch: boolean, skipped: number): string {
+  if (batch) {
+    const dup = skipped > 0 ? ` (${skipped} duplicate add${skipped === 1 ? "" : "s"} skipped)` : "";
+    return `Applied ${ops.length} operation${ops.length === 1 ? "" : "s"}${dup}. Saved for future sessions.`;
+  }
+  const verb = ops[0]?.action === "add" ? "added" : ops[0]?.action === "replace" ? "replaced" : "removed";
+  return `Entry ${verb}. Saved for future sessions.`;
+}
+
+function unchangedMessage(ops: readonly Validated[], batch: boolean): string {
+  if (!batch && ops[0]?.action === "add") return "Entry already exists; it was not added twice.";
+  return "Nothing changed: the entries already read that way.";
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((e, i) => e === b[i]);
+}
+
+function fail(target: MemoryTarget, error: string): MemoryResult {
+  return { success: false, target, error };
+}
+
+function success(
+  target: MemoryTarget,
+  message: string,
+  entries: readonly string[],
+  limit: number,
+): MemoryResult {
+  return {
+    success: true,
+    target,
+    message,
+    usage: usageLine(usedChars(entries), limit),
+    entry_count: entries.length,
+  };
+}

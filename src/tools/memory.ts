@@ -1,0 +1,106 @@
+/**
+ * memory: the agent's persistent notes (MEMORY.md) and user profile (USER.md) in the home's
+ * `memories/` folder. Writes land on disk at once; the system prompt shows them from the next
+ * session on (the current prompt is frozen for prompt caching).
+ */
+import { type TUnsafe, Type } from "@sinclair/typebox";
+import { MemoryStore } from "../knowledge/memory/store.js";
+import type { MemoryResult, MemoryTarget } from "../knowledge/memory/types.js";
+import description from "./memory.md";
+import { defineTool } from "./types.js";
+
+/** A string enum as plain `{type: "string", enum}`, shorter than TypeBox's union of consts. */
+function stringEnum<const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
+}
+
+const operation = Type.Object({
+  action: stringEnum(["add", "replace", "remove"] as const),
+  content: Type.Optional(Type.String()),
+  old_text: Type.Optional(Type.String()),
+});
+
+const parameters = Type.Object({
+  action: Type.Optional(stringEnum(["add", "replace", "remove", "read"] as const)),
+  target: Type.Optional(stringEnum(["memory", "user"] as const, { description: "Default memory." })),
+  content: Type.Optional(Type.String({ description: "Entry text (add, replace)." })),
+  old_text: Type.Optional(Type.String({ description: "Unique substring of the entry (replace, remove)." })),
+  operations: Type.Optional(
+    Type.Array(operation, { description: "Batch, applied in order; action is then not needed." }),
+  ),
+});
+
+/** The `memory:` section of config.yaml, read defensively (missing keys keep their defaults). */
+interface MemoryConfig {
+  memory_enabled: boolean;
+  user_profile_enabled: boolean;
+  memory_char_limit?: number;
+  user_char_limit?: number;
+}
+
+function memoryConfig(config: Readonly<Record<string, unknown>>): MemoryConfig {
+  const raw = config.memory;
+  const section: Record<string, unknown> =
+    raw !== null && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
+  const flag = (key: string) => section[key] !== false;
+  const num = (key: string) => (typeof section[key] === "number" ? section[key] : undefined);
+  return {
+    memory_enabled: flag("memory_enabled"),
+    user_profile_enabled: flag("user_profile_enabled"),
+    memory_char_limit: num("memory_char_limit"),
+    user_char_limit: num("user_char_limit"),
+  };
+}
+
+function disabled(target: MemoryTarget): MemoryResult {
+  const [what, key] =
+    target === "user"
+      ? ["The user profile (USER.md)", "user_profile_enabled"]
+      : ["Memory (MEMORY.md)", "memory_enabled"];
+  return {
+    success: false,
+    target,
+    error: `${what} is switched off in config (memory.${key}: false), so nothing can be read or saved there. Continue without it.`,
+  };
+}
+
+export const memoryTool = defineTool({
+  name: "memory",
+  toolset: "memory",
+  description,
+  parameters,
+  parallelSafe: false,
+  emoji: "🧠",
+  check({ config }) {
+    const cfg = memoryConfig(config);
+    return cfg.memory_enabled || cfg.user_profile_enabled;
+  },
+  handler(args, ctx): MemoryResult | Promise<MemoryResult> {
+    const cfg = memoryConfig(ctx.config);
+    const target: MemoryTarget = args.target ?? "memory";
+    if (!(target === "user" ? cfg.user_profile_enabled : cfg.memory_enabled)) return disabled(target);
+    const store = MemoryStore.forHome(ctx.home, cfg);
+    if (args.operations !== undefined && (args.operations.length > 0 || args.action === undefined)) {
+      return store.apply(target, args.operations);
+    }
+    switch (args.action) {
+      case "read":
+        return store.read(target);
+      case "add":
+        return store.add(target, args.content ?? "");
+      case "replace":
+        return store.replace(target, args.old_text ?? "", args.content ?? "");
+      case "remove":
+        return store.remove(target, args.old_text ?? "");
+      default:
+        return {
+          success: false,
+          target,
+          error: 'Pass action ("add", "replace", "remove" or "read"), or operations for a batch.',
+        };
+    }
+  },
+});

@@ -1,0 +1,215 @@
+/**
+ * Who made each skill and how it is used, from the three files Python Hermes keeps next to the
+ * skills: `.bundled_manifest` (seeded skills and their origin hash), `.hub/lock.json` (hub
+ * installs, written by the hub) and `.usage.json` (per-skill counters and `created_by`). Readers
+ * are tolerant: a missing or broken file reads as empty and never fails a caller.
+ */
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { atomicWriteFile } from "../../util/atomic-write.js";
+import { withFileLock } from "../../util/file-lock.js";
+import { skillsRoot } from "./paths.js";
+
+export const MANIFEST_FILE = ".bundled_manifest";
+export const USAGE_FILE = ".usage.json";
+export const HUB_LOCK_FILE = join(".hub", "lock.json");
+
+export const manifestPath = (home: string): string => join(skillsRoot(home), MANIFEST_FILE);
+export const usagePath = (home: string): string => join(skillsRoot(home), USAGE_FILE);
+export const hubLockPath = (home: string): string => join(skillsRoot(home), HUB_LOCK_FILE);
+
+/**
+ * `.bundled_manifest`: one `name:hash` line per seeded skill (Python's v2 format). A plain `name`
+ * line (v1) reads with an empty hash, which the next seeding re-baselines.
+ */
+export function readBundledManifest(home: string): Map<string, string> {
+  const entries = new Map<string, string>();
+  let text: string;
+  try {
+    text = readFileSync(manifestPath(home), "utf8");
+  } catch {
+    return entries;
+  }
+  for (const raw of text.replace(/^\uFEFF/, "").split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line) continue;
+    const colon = line.indexOf(":");
+    if (colon < 0) entries.set(line, "");
+    else entries.set(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  return entries;
+}
+
+/** The manifest text for `entries`, sorted by name as Python writes it. */
+export function formatBundledManifest(entries: ReadonlyMap<string, string>): string {
+  return [...entries]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, hash]) => `${name}:${hash}\n`)
+    .join("");
+}
+
+export interface HubInstalls {
+  /** Lock names (the skill folder name the hub installed). */
+  names: Set<string>;
+  /** `install_path` values relative to `<home>/skills`, with "/" separators. */
+  paths: Set<string>;
+}
+
+/** Names and install paths from `.hub/lock.json` (`{version, installed: {name: {install_path, ...}}}`). */
+export function readHubInstalls(home: string): HubInstalls {
+  const result: HubInstalls = { names: new Set(), paths: new Set() };
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(hubLockPath(home), "utf8").replace(/^\uFEFF/, ""));
+  } catch {
+    return result;
+  }
+  const installed = (data as { installed?: unknown } | null)?.installed;
+  if (!installed || typeof installed !== "object" || Array.isArray(installed)) return result;
+  for (const [name, entry] of Object.entries(installed as Record<string, unknown>)) {
+    result.names.add(name);
+    const path = (entry as { install_path?: unknown } | null)?.install_path;
+    if (typeof path === "string" && path.trim()) {
+      result.paths.add(
+        path
+          .trim()
+          .replaceAll("\\", "/")
+          .replace(/^\/+|\/+$/g, ""),
+      );
+    }
+  }
+  return result;
+}
+
+/** One skill's record in `.usage.json`; fields Python adds later are kept as they are. */
+export interface SkillUsageRecord {
+  created_by?: string;
+  created_at?: string | null;
+  use_count?: number;
+  view_count?: number;
+  patch_count?: number;
+  last_used_at?: string | null;
+  last_viewed_at?: string | null;
+  last_patched_at?: string | null;
+  last_activity_at?: string | null;
+  state?: string;
+  pinned?: boolean;
+  [key: string]: unknown;
+}
+
+/** `.usage.json` as a name → record map; empty when missing or unreadable. */
+export function readUsage(home: string): Record<string, SkillUsageRecord> {
+  return readUsageFile(home) ?? {};
+}
+
+/** The usage map; `{}` when the file is missing, undefined when it exists but cannot be parsed. */
+function readUsageFile(home: string): Record<string, SkillUsageRecord> | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(usagePath(home), "utf8"));
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? {} : undefined;
+  }
+  if (!data || typeof data !== "object" || Array.isArray(data)) return undefined;
+  const clean: Record<string, SkillUsageRecord> = {};
+  for (const [name, record] of Object.entries(data as Record<string, unknown>)) {
+    if (record && typeof record === "object" && !Array.isArray(record))
+      clean[name] = record as SkillUsageRecord;
+  }
+  return clean;
+}
+
+export type SkillUsageEvent = "create" | "view" | "use" | "patch" | "delete";
+
+export interface RecordUsageOptions {
+  /** For "create": who made it ("agent" for skill_manage, "user" for the CLI). */
+  createdBy?: "agent" | "user";
+  now?: () => Date;
+}
+
+/** Python's `datetime.now(timezone.utc).isoformat()` shape. */
+function isoNow(now: () => Date): string {
+  return now().toISOString().replace("Z", "+00:00");
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+/**
+ * Records a skill event in `.usage.json` under the file lock, keeping every field it does not
+ * touch. As in Python Hermes, bundled and hub-installed skills are not recorded (the file tracks
+ * skills the agent or user made), and "delete" drops the record. Best effort: resolves `false`
+ * instead of throwing when the file cannot be written or does not parse (it is never replaced
+ * then), so telemetry never fails a tool call.
+ */
+export async function recordSkillUsage(
+  home: string,
+  name: string,
+  event: SkillUsageEvent,
+  options: RecordUsageOptions = {},
+): Promise<boolean> {
+  if (!name) return false;
+  const now = options.now ?? (() => new Date());
+  try {
+    if (event !== "create" && event !== "delete") {
+      if (readBundledManifest(home).has(name) || readHubInstalls(home).names.has(name)) return false;
+    }
+    const path = usagePath(home);
+    mkdirSync(skillsRoot(home), { recursive: true });
+    return await withFileLock(path, async () => {
+      // A file that does not parse is left as it is (someone may be fixing it by hand).
+      const data = readUsageFile(home);
+      if (!data) return false;
+      if (event === "delete") {
+        if (!(name in data)) return true;
+        delete data[name];
+      } else {
+        const at = isoNow(now);
+        const record: SkillUsageRecord = data[name] ?? {
+          created_at: at,
+          use_count: 0,
+          view_count: 0,
+          patch_count: 0,
+          last_used_at: null,
+          last_viewed_at: null,
+          last_patched_at: null,
+          state: "active",
+          pinned: false,
+        };
+        if (event === "create") {
+          record.created_by = options.createdBy ?? "agent";
+          record.created_at = at;
+          record.state = "active";
+        } else if (event === "view") {
+          record.view_count = count(record.view_count) + 1;
+          record.last_viewed_at = at;
+        } else if (event === "use") {
+          record.use_count = count(record.use_count) + 1;
+          record.last_used_at = at;
+        } else {
+          record.patch_count = count(record.patch_count) + 1;
+          record.last_patched_at = at;
+        }
+        record.last_activity_at = at;
+        data[name] = record;
+      }
+      await atomicWriteFile(path, JSON.stringify(sortKeys(data), null, 2));
+      return true;
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** Python writes the file with `sort_keys=True`; sorting here keeps diffs between the two quiet. */
+function sortKeys(data: Record<string, SkillUsageRecord>): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const name of Object.keys(data).sort()) {
+    const record = data[name] as SkillUsageRecord;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(record).sort()) sorted[key] = record[key];
+    out[name] = sorted;
+  }
+  return out;
+}

@@ -168,10 +168,15 @@ export class ToolRegistry {
       return failure(error instanceof Error ? error.message : String(error));
     }
     const serialised = serialise(value);
-    const effective =
-      tool.maxResultChars !== undefined
-        ? { ...limits, maxBytes: Math.min(limits.maxBytes, tool.maxResultChars * 4) }
-        : limits;
+    const effective = {
+      ...limits,
+      ...(tool.maxResultChars !== undefined
+        ? { maxBytes: Math.min(limits.maxBytes, tool.maxResultChars * 4) }
+        : {}),
+      // The per-line cap is for raw text (a minified file, a log line); cutting a line of a JSON
+      // result would break the JSON the model has to read, so structured results keep their lines.
+      ...(typeof value === "string" ? {} : { maxLineLength: Number.POSITIVE_INFINITY }),
+    };
     let text = serialised;
     if (tool.maxResultChars !== undefined && text.length > tool.maxResultChars) {
       text = `${text.slice(0, tool.maxResultChars)}\n[output truncated: ${text.length - tool.maxResultChars} more characters]`;

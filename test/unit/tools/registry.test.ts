@@ -95,6 +95,33 @@ describe("ToolRegistry", () => {
     expect(out.content).toContain("lines omitted");
   });
 
+  it("cuts over-long lines of text results but never a line of a JSON result", async () => {
+    const registry = new ToolRegistry();
+    const long = "x".repeat(5000);
+    registry.registerAll([
+      defineTool({
+        name: "text",
+        toolset: "t",
+        description: "d",
+        parameters: Type.Object({}),
+        handler: () => long,
+      }),
+      defineTool({
+        name: "json",
+        toolset: "t",
+        description: "d",
+        parameters: Type.Object({}),
+        handler: () => ({ entries: [long, "last"] }),
+      }),
+    ]);
+    const text = await registry.execute("text", {}, makeToolContext());
+    expect(text.truncated).toBe(true);
+    expect(text.content).toContain("[line cut:");
+    const json = await registry.execute("json", {}, makeToolContext());
+    expect(json.truncated).toBeUndefined();
+    expect(JSON.parse(json.content)).toEqual({ entries: [long, "last"] });
+  });
+
   it("reports errors returned as values and unknown tools", async () => {
     const registry = new ToolRegistry();
     registry.register(

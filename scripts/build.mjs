@@ -32,8 +32,9 @@ await Promise.all([
     keepNames: true,
     entryPoints: ["src/cli/main.ts"],
     outfile: "dist/cli/hermes.cjs",
-    // A native addon cannot live inside a bundle: it is required from node_modules at first use.
-    external: ["better-sqlite3", "fs-ext"],
+    // Native addons cannot live inside a bundle, and the tokenizer tables (2.4 MB, used only by
+    // `hermes prompt-size`) would slow every start: all are required from node_modules at first use.
+    external: ["better-sqlite3", "fs-ext", "gpt-tokenizer"],
     define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
     banner: { js: 'var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
   }),

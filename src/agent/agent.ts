@@ -4,7 +4,6 @@
  * stream that every surface consumes.
  */
 import { randomUUID } from "node:crypto";
-import { platform as osPlatform, release } from "node:os";
 import { createTransport, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
 import type { Message, ToolSchema, Transport, Usage } from "../ai/types.js";
@@ -14,7 +13,6 @@ import type { SessionStore } from "../state/types.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createToolRuntime } from "../tools/runtime.js";
-import { resolveToolsets } from "../tools/toolsets.js";
 import type {
   ApprovalDecision,
   ApprovalRequest,
@@ -28,7 +26,7 @@ import { ApprovalPolicy } from "./approval-policy.js";
 import type { AgentEvent, AgentEventListener, StopReason } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
-import { buildSystemPrompt } from "./prompt/system-prompt.js";
+import { buildSessionPrompt } from "./prompt/session-prompt.js";
 import { saveTrajectory } from "./trajectory.js";
 
 export interface AIAgentOptions {
@@ -75,6 +73,12 @@ export interface AIAgentOptions {
   messages?: Message[];
   /** The home's session store, for tools that read past sessions (`session_search`). */
   sessionStore?: SessionStore;
+  /** Personality overlay for this session, overriding `display.personality` ("none" for none). */
+  personality?: string;
+  /** Hermes's `skip_context_files` / `--ignore-rules`: no SOUL.md and no project context file. */
+  skipContextFiles?: boolean;
+  /** Hermes's `skip_memory`: no memory snapshot in the prompt (cron runs, `--ignore-rules`). */
+  skipMemory?: boolean;
 }
 
 export interface RunResult {
@@ -95,6 +99,8 @@ interface Frozen {
   model: string;
   tools: ToolSchema[];
   systemPrompt: string;
+  /** Problems met while building the prompt (blocked or unreadable files), told once. */
+  warnings: string[];
 }
 
 export class AIAgent {
@@ -258,6 +264,7 @@ export class AIAgent {
         systemPrompt: frozen.systemPrompt,
         tools: frozen.tools.map((t) => t.function.name),
       });
+      for (const message of frozen.warnings) emit({ type: "warning", message });
     }
     const pendingSteer = this.steering.splice(0);
     const userText =
@@ -368,28 +375,23 @@ export class AIAgent {
       transport = await createTransport(runtime);
       model = runtime.model;
     }
-    const requested = this.options.toolsets ?? this.config.toolsets;
-    const resolved = resolveToolsets(requested, {
-      custom: this.config.custom_toolsets,
-      disabled: this.config.agent.disabled_toolsets,
-      knownTools: new Set(this.registry.names()),
-    });
-    const names = await this.registry.available(resolved.tools, {
+    const session = await buildSessionPrompt({
+      home: this.home,
+      config: this.config,
+      cwd: this.cwd,
       env,
-      config: this.config as Record<string, unknown>,
+      ...(this.options.toolsets ? { toolsets: this.options.toolsets } : {}),
+      platform: this.options.platform ?? "cli",
+      registry: this.registry,
+      ...(model ? { model } : {}),
+      ...(this.options.personality !== undefined ? { personality: this.options.personality } : {}),
+      ...(this.options.skipContextFiles ? { skipContextFiles: true } : {}),
+      ...(this.options.skipMemory ? { skipMemory: true } : {}),
     });
-    const tools = this.registry.schemas(names) as ToolSchema[];
-    const systemPrompt =
-      this.options.systemPrompt ??
-      buildSystemPrompt({
-        platform: this.options.platform ?? "cli",
-        cwd: this.cwd,
-        os: `${osPlatform()} ${release()}`,
-        ...(env.SHELL ? { shell: env.SHELL } : {}),
-        toolNames: names,
-        date: new Date().toISOString().slice(0, 10),
-      });
-    return { transport, model: model || "default", tools, systemPrompt };
+    const tools = session.tools;
+    const systemPrompt = this.options.systemPrompt ?? session.text;
+    const warnings = this.options.systemPrompt === undefined ? session.warnings : [];
+    return { transport, model: model || "default", tools, systemPrompt, warnings };
   }
 
   private toolContext(

@@ -5,6 +5,7 @@
  * provider's prompt cache keeps hitting.
  */
 import type { Message, Usage } from "../ai/types.js";
+import { loadSkillMessage } from "../knowledge/skills/view.js";
 import {
   type SessionRecord,
   type SessionSource,
@@ -54,7 +55,7 @@ interface AgentSeed {
 }
 
 export class ChatSession {
-  private readonly options: ChatSessionOptions;
+  private options: ChatSessionOptions;
   private readonly store: SessionStore | null;
   private readonly source: SessionSource;
   private readonly runtime: ToolRuntime;
@@ -244,6 +245,40 @@ export class ChatSession {
       });
     }
     return store.setTitle(this.id, title);
+  }
+
+  /** The personality overlay asked for this session (undefined: `display.personality`). */
+  get personality(): string | undefined {
+    return this.options.personality;
+  }
+
+  /**
+   * Applies a personality overlay now: the system prompt is rebuilt (one deliberate prompt-cache
+   * miss) and saved with the session, so a resume keeps it; the conversation is kept.
+   */
+  async setPersonality(name: string): Promise<void> {
+    this.assertIdle("change the personality");
+    this.options = { ...this.options, personality: name };
+    this.prompt = undefined;
+    await this.rebuild({ messages: [...this.current.messages] });
+    const prompt = await this.current.systemPrompt();
+    this.prompt = prompt;
+    if (this.store?.getSession(this.id)) {
+      this.store.updateSession(this.id, { systemPrompt: prompt });
+    }
+  }
+
+  /**
+   * The user message `/<skill-name> [request]` sends: the skill's instructions followed by the
+   * request, or undefined when no enabled skill has that name. It travels as a user message, never
+   * in the system prompt, so the prompt cache is untouched.
+   */
+  skillMessage(name: string, request = ""): Promise<string | undefined> {
+    const agent = this.current;
+    return loadSkillMessage(agent.home, name, agent.config.skills, {
+      ...(this.options.env ? { env: this.options.env } : {}),
+      ...(request.trim() ? { instruction: request.trim() } : {}),
+    });
   }
 
   /** Uses another model from the next turn on; history and system prompt stay as they are. */

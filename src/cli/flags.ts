@@ -17,4 +17,8 @@ export interface ChatFlags {
   resume?: string;
   /** `-c [TITLE]`: continue the latest session (of that title's lineage). */
   continue?: boolean | string;
+  /** `--ignore-rules`: no SOUL.md, project context file or memory snapshot. */
+  ignoreRules?: boolean;
+  /** `--personality NAME`: overlay for this session. */
+  personality?: string;
 }

@@ -32,6 +32,8 @@ function addChatOptions(cmd: Command): Command {
     .option("-v, --verbose", "show full tool arguments, results and error details")
     .option("-r, --resume <id|title>", "resume a saved session by id, id prefix or title")
     .option("-c, --continue [title]", "continue the most recent session (or the newest of a title)")
+    .option("--ignore-rules", "load no SOUL.md, AGENTS.md/.hermes.md/.cursorrules or memory this session")
+    .option("--personality <name>", "personality overlay for this session (see /personality)")
     .option("--list-tools", "list the tools this configuration offers, then exit")
     .option("--list-toolsets", "list the toolsets, then exit")
     .addOption(new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home"));
@@ -128,6 +130,34 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       const { runInsightsCommand } = await import("./commands/insights.js");
       const profile = flags.profile ?? program.opts<ChatFlags>().profile;
       exitCode = await runInsightsCommand({ ...flags, ...(profile ? { profile } : {}) });
+    });
+
+  program
+    .command("skills")
+    .description("skills: list | view | search | install | uninstall | check | audit")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a skills command and its options (hermes skills --help)")
+    .action(async (args: string[]) => {
+      const { runSkillsCommand } = await import("./commands/skills.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runSkillsCommand(args, profile ? { profile } : {});
+    });
+
+  program
+    .command("prompt-size")
+    .description("fixed per-request overhead: prompt layers and tool schemas in bytes and tokens")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "options (hermes prompt-size --help)")
+    .action(async (args: string[]) => {
+      const { runPromptSizeCommand } = await import("./commands/prompt-size.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runPromptSizeCommand(args, profile ? { profile } : {});
     });
 
   try {

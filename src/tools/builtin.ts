@@ -1,13 +1,23 @@
 import { clarifyTool } from "./clarify.js";
 import { fileTools } from "./file/index.js";
+import { memoryTool } from "./memory.js";
 import { ToolRegistry } from "./registry.js";
 import { sessionSearchTool } from "./session-search.js";
+import { skillTools } from "./skills/index.js";
 import { terminalTools } from "./terminal/index.js";
 import { todoTool } from "./todo.js";
 
 /** A registry holding every tool built into Hermes-TS. Each call makes a fresh registry. */
 export function createBuiltinRegistry(): ToolRegistry {
   const registry = new ToolRegistry();
-  registry.registerAll([...fileTools, ...terminalTools, todoTool, clarifyTool, sessionSearchTool]);
+  registry.registerAll([
+    ...fileTools,
+    ...terminalTools,
+    todoTool,
+    clarifyTool,
+    sessionSearchTool,
+    memoryTool,
+    ...skillTools,
+  ]);
   return registry;
 }

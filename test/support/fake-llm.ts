@@ -155,6 +155,12 @@ export interface FakeLlm {
   /** Requests to /v1/chat/completions only. */
   readonly chatRequests: RecordedRequest[];
   enqueue(...replies: ScriptedReply[]): void;
+  /**
+   * Answers chat requests with a function of the request instead of the queue (for concurrent
+   * clients, where arrival order is not known). Returning undefined falls back to the queue.
+   * Pass undefined to remove it.
+   */
+  respondWith(responder: Responder | undefined): void;
   /** Scripted replies not yet consumed. */
   readonly pending: number;
   /** Resolves once at least `count` chat-completion requests have arrived. */
@@ -162,6 +168,10 @@ export interface FakeLlm {
   /** Stops the server, cutting any open (for example hanging) connections. */
   close(): Promise<void>;
 }
+
+export type Responder = (
+  request: RecordedRequest,
+) => ScriptedReply | undefined | Promise<ScriptedReply | undefined>;
 
 export interface FakeLlmOptions {
   /** Model ids listed by GET /v1/models. */
@@ -175,6 +185,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   const chatRequests: RecordedRequest[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   const sockets = new Set<Socket>();
+  let responder: Responder | undefined;
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
@@ -216,7 +227,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
         waiter.resolve();
       }
     }
-    const scripted = queue.shift();
+    const scripted = (responder ? await responder(record) : undefined) ?? queue.shift();
     if (!scripted) {
       sendJson(res, 500, {
         error: {
@@ -251,6 +262,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     chatRequests,
     enqueue: (...replies) => {
       queue.push(...replies);
+    },
+    respondWith: (fn) => {
+      responder = fn;
     },
     get pending() {
       return queue.length;

@@ -4,6 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import type { ChatFlags } from "../flags.js";
 import { type OutputMode, Renderer } from "../render.js";
 
@@ -82,6 +83,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   const { isYoloMode } = await import("../../config/precedence.js");
   const { ChatSession } = await import("../../agent/chat-session.js");
   const { askApproval, askClarify, persistAllowlistEntry } = await import("../prompts.js");
+  seedSkills(home);
   const store = await openStore(home, config, flags.resume !== undefined || flags.continue !== undefined);
   if (store && "exitCode" in store) return store.exitCode;
 
@@ -98,6 +100,8 @@ export async function runChat(flags: ChatFlags): Promise<number> {
       toolsets,
       yolo: flags.yolo === true || isYoloMode(env),
       platform: "cli",
+      ...(flags.ignoreRules ? { skipContextFiles: true, skipMemory: true } : {}),
+      ...(flags.personality ? { personality: flags.personality } : {}),
       store,
       source: "cli",
       ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
@@ -223,4 +227,17 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Copies new or updated bundled skills into the home (never over a skill the user changed). */
+function seedSkills(home: string): void {
+  try {
+    const result = seedBundledSkills(home);
+    for (const error of result.errors)
+      process.stderr.write(`hermes: bundled skill not installed: ${error}\n`);
+  } catch (error) {
+    process.stderr.write(
+      `hermes: bundled skills were not installed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+  }
 }

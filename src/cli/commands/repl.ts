@@ -149,6 +149,17 @@ class Repl {
     const parsed = this.registry.parse(text);
     const s = this.style;
     if (parsed.kind === "unknown") {
+      const skill = await this.skillInput(text);
+      if (skill !== undefined) {
+        if (this.running) {
+          this.pending.enqueue(skill);
+          this.print(s.dim(`Skill /${parsed.name} queued for after this turn.`));
+        } else {
+          this.print(s.dim(`⚡ Loaded skill ${parsed.name}`));
+          this.startTurn(skill);
+        }
+        return;
+      }
       const hint = parsed.suggestion ? ` Did you mean /${parsed.suggestion}?` : "";
       this.print(s.yellow(`Unknown command /${parsed.name}. Type /help.${hint}`));
       return;
@@ -176,6 +187,17 @@ class Repl {
       return;
     }
     this.startTurn(text);
+  }
+
+  /** `/<skill-name> [request]` as the user message that carries the skill, when such a skill exists. */
+  private async skillInput(text: string): Promise<string | undefined> {
+    const match = /^\/(\S+)\s*([\s\S]*)$/.exec(text.trim());
+    if (!match?.[1]) return undefined;
+    try {
+      return await this.session.skillMessage(match[1], match[2] ?? "");
+    } catch {
+      return undefined;
+    }
   }
 
   private startTurn(text: string): void {

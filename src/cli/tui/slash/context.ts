@@ -5,6 +5,7 @@
 import type { AgentRun } from "../../../agent/agent.js";
 import type { UsageReport } from "../../../agent/chat-session.js";
 import type { Message } from "../../../ai/types.js";
+import type { HermesConfig } from "../../../config/defaults.js";
 import type { SessionRecord, SessionSummary } from "../../../state/types.js";
 import type { BusyInputMode, PendingInputs } from "../busy.js";
 import type { Style } from "../style.js";
@@ -24,6 +25,8 @@ export interface ReplSession {
   readonly agent: {
     yolo: boolean;
     readonly cwd: string;
+    readonly home: string;
+    readonly config: HermesConfig;
     readonly messages: readonly Message[];
     toolNames(): Promise<string[]>;
   };
@@ -38,6 +41,11 @@ export interface ReplSession {
   retryText(): Promise<string | null>;
   setTitle(title: string | null): SessionRecord;
   setModel(model: string): Promise<void>;
+  /** The personality asked for this session; undefined means `display.personality`. */
+  readonly personality: string | undefined;
+  setPersonality(name: string): Promise<void>;
+  /** The message `/<skill-name> [request]` sends, or undefined when no such skill exists. */
+  skillMessage(name: string, request?: string): Promise<string | undefined>;
   listSessions(limit?: number): SessionSummary[];
   usageReport(): ReplUsageReport;
 }

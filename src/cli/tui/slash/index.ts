@@ -1,9 +1,10 @@
 /** The REPL's slash commands, in the order `/help` lists them within each category. */
 import type { SlashContext } from "./context.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
+import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
 import { SlashRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
 
 export function createSlashRegistry(): SlashRegistry<SlashContext> {
-  return new SlashRegistry<SlashContext>([...SESSION_COMMANDS, ...CONTROL_COMMANDS]);
+  return new SlashRegistry<SlashContext>([...SESSION_COMMANDS, ...KNOWLEDGE_COMMANDS, ...CONTROL_COMMANDS]);
 }

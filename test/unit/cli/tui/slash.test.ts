@@ -5,6 +5,7 @@ import type { ReplSession, SlashContext } from "../../../../src/cli/tui/slash/co
 import { createSlashRegistry } from "../../../../src/cli/tui/slash/index.js";
 import { looksLikeCommand } from "../../../../src/cli/tui/slash/registry.js";
 import { createStyle } from "../../../../src/cli/tui/style.js";
+import { defaultConfig } from "../../../../src/config/defaults.js";
 import { type SessionRecord, SessionStoreError, type SessionSummary } from "../../../../src/state/types.js";
 
 const registry = createSlashRegistry();
@@ -15,7 +16,14 @@ function summary(id: string, title: string | null): SessionSummary {
 
 function fakeSession(overrides: Partial<ReplSession> = {}): ReplSession & { calls: string[] } {
   const calls: string[] = [];
-  const agent = { yolo: false, cwd: "/work", messages: [], toolNames: async () => ["terminal", "read_file"] };
+  const agent = {
+    yolo: false,
+    cwd: "/work",
+    home: "/nonexistent-home",
+    config: defaultConfig(),
+    messages: [],
+    toolNames: async () => ["terminal", "read_file"],
+  };
   const session: ReplSession & { calls: string[] } = {
     calls,
     id: "s-current",
@@ -46,6 +54,12 @@ function fakeSession(overrides: Partial<ReplSession> = {}): ReplSession & { call
     setModel: async (m) => {
       calls.push(`model:${m}`);
     },
+    personality: undefined,
+    setPersonality: async (name) => {
+      calls.push(`personality:${name}`);
+    },
+    skillMessage: async (name, request) =>
+      name === "deploy" ? `[Skill deploy] ${request ?? ""}` : undefined,
     listSessions: () => [summary("s-current", "now"), summary("s-old", "old work"), summary("s-older", null)],
     usageReport: () => ({
       model: "fake-model",

@@ -1,0 +1,166 @@
+/**
+ * What a new session sends before the first user message: the tool schemas of the resolved
+ * toolsets and the assembled system prompt. One path for the agent (`AIAgent.freeze`) and for
+ * `hermes prompt-size`, so the report measures exactly what a session would send.
+ */
+import type { ToolSchema } from "../../ai/types.js";
+import type { HermesConfig } from "../../config/defaults.js";
+import { MemoryStore } from "../../knowledge/memory/store.js";
+import type { MemoryTarget } from "../../knowledge/memory/types.js";
+import { discoverSkills } from "../../knowledge/skills/discovery.js";
+import { renderSkillsIndex } from "../../knowledge/skills/prompt-index.js";
+import { createBuiltinRegistry } from "../../tools/builtin.js";
+import type { ToolRegistry } from "../../tools/registry.js";
+import { resolveToolsets } from "../../tools/toolsets.js";
+import { assembleSystemPrompt } from "./assemble.js";
+import type { ProjectContext } from "./context-files.js";
+import type { PromptLayer } from "./layers.js";
+
+export interface SessionPromptOptions {
+  home: string;
+  config: HermesConfig;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Toolset names; default `config.toolsets`. `[]` for no tools. */
+  toolsets?: readonly string[];
+  /** Surface name; default `cli`. */
+  platform?: string;
+  /** Default: a fresh built-in registry. */
+  registry?: ToolRegistry;
+  /** Model id; default `config.model.default`. */
+  model?: string;
+  /** Personality name overriding `display.personality`. */
+  personality?: string;
+  /** `--ignore-rules`: no SOUL.md and no project context file. */
+  skipContextFiles?: boolean;
+  /** Today's date; default today (local time). */
+  date?: string | Date;
+  /** OS description; default from `node:os`. */
+  os?: string;
+  /**
+   * The skills index; default: rendered from the home's skills (and `skills.external_dirs`) when a
+   * skills tool is offered.
+   */
+  skillsIndex?: string;
+  /**
+   * The memory snapshot blocks; default: MEMORY.md and USER.md as they are on disk now, each when
+   * enabled in `memory.*`. This is the session's frozen snapshot: writes later in the session
+   * reach the next session's prompt, never this one's.
+   */
+  memoryBlocks?: readonly string[];
+  /** Hermes's `skip_memory` (cron runs, `--ignore-rules`): no memory snapshot. */
+  skipMemory?: boolean;
+}
+
+export interface SessionPrompt {
+  text: string;
+  layers: PromptLayer[];
+  /** Function schemas exactly as sent with every request. */
+  tools: ToolSchema[];
+  toolNames: string[];
+  /** Toolset names that are neither built in nor custom. */
+  unknownToolsets: string[];
+  contextFile?: string;
+  context?: ProjectContext;
+  personality?: string;
+  warnings: string[];
+}
+
+/**
+ * Resolves the session's tools (toolsets → available tools → schemas, as the agent does) and
+ * assembles its system prompt. Calls no model; reads SOUL.md and the project context file.
+ */
+export async function buildSessionPrompt(options: SessionPromptOptions): Promise<SessionPrompt> {
+  const { config, env } = options;
+  const registry = options.registry ?? createBuiltinRegistry();
+  const resolved = resolveToolsets(options.toolsets ?? config.toolsets, {
+    custom: config.custom_toolsets,
+    disabled: config.agent.disabled_toolsets,
+    knownTools: new Set(registry.names()),
+  });
+  const toolNames = await registry.available(resolved.tools, {
+    env,
+    config: config as Record<string, unknown>,
+  });
+  const tools = registry.schemas(toolNames) as ToolSchema[];
+
+  const knowledgeWarnings: string[] = [];
+  const skillsIndex = options.skillsIndex ?? loadSkillsIndex(options, toolNames, knowledgeWarnings);
+  const memoryBlocks =
+    options.memoryBlocks ?? (options.skipMemory ? undefined : loadMemoryBlocks(options, knowledgeWarnings));
+
+  const model = options.model ?? config.model.default;
+  const assembled = assembleSystemPrompt({
+    home: options.home,
+    cwd: options.cwd,
+    config,
+    toolNames,
+    ...(model ? { model } : {}),
+    platform: options.platform ?? "cli",
+    env,
+    ...(options.date !== undefined ? { date: options.date } : {}),
+    ...(options.os !== undefined ? { os: options.os } : {}),
+    ...(options.personality !== undefined ? { personality: options.personality } : {}),
+    ...(options.skipContextFiles ? { skipContextFiles: true } : {}),
+    ...(skillsIndex ? { skillsIndex } : {}),
+    ...(memoryBlocks ? { memoryBlocks } : {}),
+  });
+  const warnings = [...knowledgeWarnings, ...assembled.warnings];
+  if (resolved.unknown.length > 0) warnings.push(`Unknown toolsets: ${resolved.unknown.join(", ")}.`);
+  return {
+    text: assembled.text,
+    layers: assembled.layers,
+    tools,
+    toolNames,
+    unknownToolsets: resolved.unknown,
+    ...(assembled.contextFile ? { contextFile: assembled.contextFile } : {}),
+    ...(assembled.context ? { context: assembled.context } : {}),
+    ...(assembled.personality ? { personality: assembled.personality } : {}),
+    warnings,
+  };
+}
+
+const SKILL_TOOLS = ["skills_list", "skill_view", "skill_manage"];
+
+function loadSkillsIndex(
+  options: SessionPromptOptions,
+  toolNames: readonly string[],
+  warnings: string[],
+): string {
+  if (!toolNames.some((name) => SKILL_TOOLS.includes(name))) return "";
+  try {
+    const found = discoverSkills({ home: options.home, config: options.config.skills, env: options.env });
+    warnings.push(...found.warnings);
+    // The guidance layer already says how to use skills; the index is the list alone.
+    return renderSkillsIndex(found.skills, {
+      instructions: false,
+      canManage: toolNames.includes("skill_manage"),
+    });
+  } catch (error) {
+    warnings.push(
+      `Skills were not listed in the prompt: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return "";
+  }
+}
+
+function loadMemoryBlocks(options: SessionPromptOptions, warnings: string[]): string[] {
+  const memory = options.config.memory;
+  const targets: MemoryTarget[] = [];
+  if (memory.memory_enabled) targets.push("memory");
+  if (memory.user_profile_enabled) targets.push("user");
+  if (targets.length === 0) return [];
+  const store = MemoryStore.forHome(options.home, memory);
+  const blocks: string[] = [];
+  for (const target of targets) {
+    try {
+      const block = store.renderBlock(target);
+      if (block) blocks.push(block);
+    } catch (error) {
+      warnings.push(
+        `${store.path(target)} was not loaded into the prompt: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+  return blocks;
+}

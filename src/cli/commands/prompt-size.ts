@@ -1,0 +1,243 @@
+/**
+ * `hermes prompt-size [--json] [-t CSV] [--platform NAME] [-m MODEL] [--personality NAME]
+ * [--ignore-rules]`: what a new session sends with every request before the first user message —
+ * each system-prompt layer, each tool schema, and the total — built by the same path a session
+ * uses (`buildSessionPrompt`), without calling any model. Results on stdout, warnings on stderr.
+ * Exit codes: 0 success, 1 failure, 2 usage or configuration error.
+ */
+
+import { parseArgs } from "node:util";
+import pc from "picocolors";
+import { buildSessionPrompt, type SessionPrompt } from "../../agent/prompt/session-prompt.js";
+import { measurePrompt, type PromptSize } from "../../agent/prompt/size.js";
+import { loadEnvFile } from "../../config/env-file.js";
+import { ConfigError, ProfileNameError } from "../../config/errors.js";
+import { resolveHome } from "../../config/home.js";
+import { loadConfig } from "../../config/load.js";
+import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
+import { renderTable } from "../format/table.js";
+import { formatCount } from "../format/time.js";
+
+export interface PromptSizeCommandOptions {
+  /** Profile named before the subcommand (`hermes -p work prompt-size`). */
+  profile?: string;
+  env?: Record<string, string | undefined>;
+  stdout?: NodeJS.WriteStream | NodeJS.WritableStream;
+  stderr?: NodeJS.WriteStream | NodeJS.WritableStream;
+  /** Working directory of the would-be session; default `process.cwd()`. */
+  cwd?: string;
+  /** Today's date for the environment layer (tests); default today. */
+  date?: string;
+  /** OS description for the environment layer (tests); default from `node:os`. */
+  os?: string;
+}
+
+const USAGE = `Usage: hermes prompt-size [options]
+
+Shows what a new session sends with every request: each system-prompt layer, each tool
+schema and the total, in bytes and tokens (o200k_base). Calls no model.
+
+Options:
+  -t, --toolsets <csv>    toolsets to resolve (default: config toolsets)
+      --platform <name>   surface whose hint to include (default: cli)
+  -m, --model <id>        model id (decides the tool-use enforcement layer)
+      --personality <n>   personality overlay (default: display.personality)
+      --ignore-rules      leave out SOUL.md and the project context file
+      --json              print the report as JSON
+  -p, --profile <name>    use ~/.hermes/profiles/<name> as the home
+  -h, --help              show this help
+`;
+
+/** Runs `hermes prompt-size <argv…>` and returns the exit code. Never throws for expected failures. */
+export async function runPromptSizeCommand(
+  argv: readonly string[],
+  options: PromptSizeCommandOptions = {},
+): Promise<number> {
+  const env = options.env ?? process.env;
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const out = (text: string) => stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  const err = (text: string) => stderr.write(text.endsWith("\n") ? text : `${text}\n`);
+
+  let flags: {
+    json?: boolean;
+    toolsets?: string;
+    platform?: string;
+    model?: string;
+    personality?: string;
+    "ignore-rules"?: boolean;
+    profile?: string;
+    help?: boolean;
+  };
+  try {
+    flags = parseArgs({
+      args: [...argv],
+      allowPositionals: false,
+      strict: true,
+      options: {
+        json: { type: "boolean" },
+        toolsets: { type: "string", short: "t" },
+        platform: { type: "string" },
+        model: { type: "string", short: "m" },
+        personality: { type: "string" },
+        "ignore-rules": { type: "boolean" },
+        profile: { type: "string", short: "p" },
+        help: { type: "boolean", short: "h" },
+      },
+    }).values;
+  } catch (error) {
+    err(`hermes prompt-size: ${error instanceof Error ? error.message : String(error)}`);
+    err("Run hermes prompt-size --help for the options.");
+    return 2;
+  }
+  if (flags.help) {
+    out(USAGE);
+    return 0;
+  }
+
+  let home: string;
+  let config: ReturnType<typeof loadConfig>["config"];
+  let fullEnv: Record<string, string | undefined>;
+  try {
+    const profile = flags.profile ?? options.profile;
+    home = resolveHome({ env, ...(profile ? { profile } : {}) });
+    fullEnv = loadEnvFile(home, env).env;
+    const loaded = loadConfig({ home, env: fullEnv });
+    for (const warning of loaded.warnings) err(`hermes: warning: ${warning}`);
+    config = loaded.config;
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof ProfileNameError) {
+      err(`hermes prompt-size: ${error.message}`);
+      return 2;
+    }
+    err(`hermes prompt-size: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+
+  const toolsets =
+    flags.toolsets !== undefined
+      ? flags.toolsets
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined;
+  let session: SessionPrompt;
+  let size: PromptSize;
+  try {
+    // A new session starts by installing new or updated bundled skills; measure what it would send.
+    for (const error of seedBundledSkills(home).errors) err(`hermes: bundled skill not installed: ${error}`);
+    session = await buildSessionPrompt({
+      home,
+      config,
+      cwd: options.cwd ?? process.cwd(),
+      env: fullEnv,
+      ...(toolsets ? { toolsets } : {}),
+      ...(flags.platform ? { platform: flags.platform } : {}),
+      ...(flags.model ? { model: flags.model } : {}),
+      ...(flags.personality !== undefined ? { personality: flags.personality } : {}),
+      ...(flags["ignore-rules"] ? { skipContextFiles: true, skipMemory: true } : {}),
+      ...(options.date ? { date: options.date } : {}),
+      ...(options.os ? { os: options.os } : {}),
+    });
+    size = measurePrompt({ layers: session.layers, tools: session.tools });
+  } catch (error) {
+    err(`hermes prompt-size: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  for (const warning of session.warnings) err(`hermes prompt-size: warning: ${warning}`);
+
+  const platform = flags.platform ?? "cli";
+  const model = flags.model ?? config.model.default;
+  const usedToolsets = toolsets ?? config.toolsets;
+  if (flags.json) {
+    out(
+      JSON.stringify(
+        {
+          platform,
+          model: model || null,
+          toolsets: usedToolsets,
+          contextFile: session.contextFile ?? null,
+          personality: session.personality ?? null,
+          ...size,
+          warnings: session.warnings,
+        },
+        null,
+        2,
+      ),
+    );
+    return 0;
+  }
+  const color = (stdout as NodeJS.WriteStream).isTTY === true && !env["NO_COLOR"];
+  out(
+    renderReport(size, {
+      platform,
+      model,
+      toolsets: usedToolsets,
+      ...(session.contextFile ? { contextFile: session.contextFile } : {}),
+      color,
+    }),
+  );
+  return 0;
+}
+
+/** The text report. Pure: the same sizes and options give the same text. */
+export function renderReport(
+  size: PromptSize,
+  opts: {
+    platform: string;
+    model: string;
+    toolsets: readonly string[];
+    contextFile?: string;
+    color: boolean;
+  },
+): string {
+  const c = (fn: (s: string) => string, s: string) => (opts.color ? fn(s) : s);
+  const n = formatCount;
+  const lines: string[] = [];
+  lines.push(
+    c(pc.bold, `Fixed overhead of a new ${opts.platform} session`) +
+      c(
+        pc.dim,
+        ` (model ${opts.model || "default"}; toolsets ${opts.toolsets.join(", ") || "none"}; tokens: o200k_base)`,
+      ),
+  );
+  if (opts.contextFile) lines.push(c(pc.dim, `Project context: ${opts.contextFile}`));
+  lines.push("");
+  const { systemPrompt, tools, fixed } = size.totals;
+  lines.push(
+    ...renderTable(
+      [
+        { header: "System prompt layer", flex: true },
+        { header: "Bytes", align: "right" },
+        { header: "Tokens", align: "right" },
+      ],
+      [
+        ...size.layers.map((l) => [l.title, n(l.bytes), n(l.tokens)]),
+        ["Total (with separators)", n(systemPrompt.bytes), n(systemPrompt.tokens)],
+      ],
+      { paintHeader: (s) => c(pc.bold, s) },
+    ),
+  );
+  lines.push("");
+  if (size.tools.length === 0) {
+    lines.push("No tools offered.");
+  } else {
+    lines.push(
+      ...renderTable(
+        [
+          { header: "Tool schema", flex: true },
+          { header: "Bytes", align: "right" },
+          { header: "Tokens", align: "right" },
+        ],
+        [
+          ...size.tools.map((t) => [t.name, n(t.bytes), n(t.tokens)]),
+          [`Total (${tools.count} tools)`, n(tools.bytes), n(tools.tokens)],
+        ],
+        { paintHeader: (s) => c(pc.bold, s) },
+      ),
+    );
+  }
+  lines.push("");
+  lines.push(c(pc.bold, `Sent with every request: ${n(fixed.bytes)} bytes, ${n(fixed.tokens)} tokens`));
+  return lines.join("\n");
+}

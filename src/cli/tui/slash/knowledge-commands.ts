@@ -1,0 +1,87 @@
+/**
+ * Slash commands about what the agent knows and how it speaks: /personality and /skills. A skill is
+ * also a command of its own (`/<skill-name>`), resolved by the REPL when no built-in command matches.
+ */
+import {
+  isNoPersonality,
+  listPersonalities,
+  resolvePersonality,
+} from "../../../agent/prompt/personalities.js";
+import { discoverSkills } from "../../../knowledge/skills/discovery.js";
+import type { SlashContext } from "./context.js";
+import type { SlashCommand } from "./registry.js";
+
+type Command = SlashCommand<SlashContext>;
+
+const personalityCommand: Command = {
+  name: "personality",
+  args: "[name | none]",
+  description: "list personalities, or speak with one from now on (rebuilds the system prompt)",
+  category: "Settings",
+  completeArgs: (prefix, ctx) =>
+    ["none", ...listPersonalities(ctx.session.agent.config).map((p) => p.name)].filter((n) =>
+      n.startsWith(prefix.toLowerCase()),
+    ),
+  async run(args, ctx) {
+    const s = ctx.style;
+    const config = ctx.session.agent.config;
+    const current = ctx.session.personality ?? config.display.personality ?? "";
+    const name = args.trim().toLowerCase();
+    if (!name) {
+      const all = listPersonalities(config);
+      const width = Math.max(...all.map((p) => p.name.length)) + 2;
+      ctx.print(
+        s.bold("Personalities"),
+        ...all.map(
+          (p) =>
+            `${p.name === current.toLowerCase() ? s.green("●") : " "} ${p.name.padEnd(width)}${s.dim(p.description)}`,
+        ),
+        s.dim(
+          "/personality NAME applies one; /personality none removes it. Custom ones: agent.personalities in config.yaml.",
+        ),
+      );
+      return;
+    }
+    if (!isNoPersonality(name) && !resolvePersonality(name, config)) {
+      ctx.print(s.yellow(`No personality called "${name}". Type /personality to list them.`));
+      return;
+    }
+    await ctx.session.setPersonality(isNoPersonality(name) ? "none" : name);
+    ctx.print(
+      isNoPersonality(name)
+        ? s.dim("Personality removed; the default voice applies from the next message.")
+        : s.dim(`Personality "${name}" applies from the next message.`),
+    );
+  },
+};
+
+const skillsCommand: Command = {
+  name: "skills",
+  args: "[filter]",
+  description: "list installed skills; /<skill-name> [request] loads one into your message",
+  category: "Info",
+  availableWhileRunning: true,
+  run(args, ctx) {
+    const s = ctx.style;
+    const { home, config } = ctx.session.agent;
+    const { skills } = discoverSkills({ home, config: config.skills });
+    const filter = args.trim().toLowerCase();
+    const shown = filter
+      ? skills.filter((k) => `${k.name} ${k.category} ${k.description}`.toLowerCase().includes(filter))
+      : skills;
+    if (shown.length === 0) {
+      ctx.print(s.dim(filter ? `No skill matches "${filter}".` : "No skills installed."));
+      return;
+    }
+    const width = Math.max(...shown.map((k) => k.name.length)) + 2;
+    ctx.print(
+      s.bold(`${shown.length} skills`),
+      ...shown.map(
+        (k) => `  ${k.name.padEnd(width)}${s.dim(k.description.replace(/\s+/g, " ").slice(0, 70))}`,
+      ),
+      s.dim("Type /<skill-name> [request] to use one."),
+    );
+  },
+};
+
+export const KNOWLEDGE_COMMANDS: readonly Command[] = [personalityCommand, skillsCommand];

@@ -6,13 +6,11 @@ export const clarifyTool = defineTool({
   toolset: "clarify",
   description:
     "Ask the user a question when you cannot proceed safely without their answer (ambiguous request, a " +
-    "choice only they can make). Offer up to 4 short choices when the answers are predictable; the user may " +
-    "still answer in free text. Do not use it for questions you can answer yourself.",
+    "choice only they can make), not one you can answer yourself. Offer short choices when the answers are " +
+    "predictable; the user may still answer in free text.",
   parameters: Type.Object({
     question: Type.String({ description: "The question, one or two sentences." }),
-    choices: Type.Optional(
-      Type.Array(Type.String(), { maxItems: 4, description: "Up to 4 suggested answers." }),
-    ),
+    choices: Type.Optional(Type.Array(Type.String(), { maxItems: 4, description: "Suggested answers." })),
   }),
   interactive: true,
   emoji: "❓",

@@ -27,7 +27,9 @@ const parameters = Type.Object({
   action: Type.Optional(stringEnum(["add", "replace", "remove", "read"] as const)),
   target: Type.Optional(stringEnum(["memory", "user"] as const, { description: "Default memory." })),
   content: Type.Optional(Type.String({ description: "Entry text (add, replace)." })),
-  old_text: Type.Optional(Type.String({ description: "Unique substring of the entry (replace, remove)." })),
+  old_text: Type.Optional(
+    Type.String({ description: "A short unique substring naming the entry (replace, remove)." }),
+  ),
   operations: Type.Optional(
     Type.Array(operation, { description: "Batch, applied in order; action is then not needed." }),
   ),

@@ -40,7 +40,10 @@ const READ_TAIL = 8;
 
 const parameters = Type.Object({
   query: Type.Optional(
-    Type.String({ description: "Keywords to find in past messages. Omit to browse recent sessions." }),
+    Type.String({
+      description:
+        'Few distinctive keywords (names, error text, file names); all must match. "a phrase", prefix*, a OR b.',
+    }),
   ),
   limit: Type.Optional(
     Type.Integer({
@@ -51,30 +54,24 @@ const parameters = Type.Object({
   ),
   sort: Type.Optional(
     Type.Union([Type.Literal("relevance"), Type.Literal("newest"), Type.Literal("oldest")], {
-      description: "Order of search results (default relevance).",
+      description: "Default relevance.",
     }),
   ),
   role_filter: Type.Optional(
     Type.Union([Type.String(), Type.Array(Type.String())], {
-      description: 'Roles to search: "user", "assistant", "tool", "system"; comma-separated or a list.',
+      description: "Roles to search (default user,assistant); add tool to search tool output.",
     }),
   ),
-  session_id: Type.Optional(
-    Type.String({ description: "A session to read: its id (or title) from a search or browse result." }),
-  ),
-  around_message_id: Type.Optional(
-    Type.Integer({ description: "With session_id: the message_id to centre the view on." }),
-  ),
+  session_id: Type.Optional(Type.String({ description: "Id (or title) of a session to read." })),
+  around_message_id: Type.Optional(Type.Integer({ description: "A message_id from a search hit." })),
   window: Type.Optional(
     Type.Integer({
       minimum: 1,
       maximum: 20,
-      description: `Messages before and after around_message_id (default ${DEFAULT_WINDOW}).`,
+      description: `Messages shown each side (default ${DEFAULT_WINDOW}).`,
     }),
   ),
-  include_current_session: Type.Optional(
-    Type.Boolean({ description: "Also search this conversation (default false)." }),
-  ),
+  include_current_session: Type.Optional(Type.Boolean({ description: "Also search this conversation." })),
 });
 
 export const sessionSearchTool = defineTool({

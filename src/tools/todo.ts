@@ -16,19 +16,16 @@ const SESSION_KEY = "todo";
 const MAX_ITEMS = 100;
 
 const itemSchema = Type.Object({
-  id: Type.String({ minLength: 1, description: 'Stable id, e.g. "1" or "tests".' }),
-  content: Type.Optional(Type.String({ description: "What to do. Required for new items." })),
-  status: Type.Optional(
-    Type.Union(
-      STATUSES.map((s) => Type.Literal(s)),
-      { description: "Default pending for new items." },
-    ),
-  ),
+  id: Type.String({ minLength: 1 }),
+  content: Type.Optional(Type.String({ description: "Required for new items." })),
+  status: Type.Optional(Type.Union(STATUSES.map((s) => Type.Literal(s)))),
 });
 
 const parameters = Type.Object({
-  todos: Type.Optional(Type.Array(itemSchema, { maxItems: MAX_ITEMS, description: "Items to write." })),
-  merge: Type.Optional(Type.Boolean({ description: "Update items by id instead of replacing the list." })),
+  todos: Type.Optional(Type.Array(itemSchema, { maxItems: MAX_ITEMS })),
+  merge: Type.Optional(
+    Type.Boolean({ description: "Update by id instead of replacing the list; new ids are appended." }),
+  ),
 });
 
 type ItemArg = Static<typeof itemSchema>;

@@ -15,14 +15,17 @@ import { applyHunks, type PatchOp, parseV4A } from "./v4a.js";
 import { assertWritable } from "./write-guard.js";
 
 const parameters = Type.Object({
-  mode: Type.Optional(stringEnum(["replace", "patch"], { description: 'Default "replace".' })),
-  path: Type.Optional(Type.String({ description: "replace mode: the file to edit." })),
-  old_string: Type.Optional(Type.String({ description: "replace mode: exact text to find." })),
-  new_string: Type.Optional(Type.String({ description: "replace mode: replacement text (may be empty)." })),
-  replace_all: Type.Optional(
-    Type.Boolean({ description: "replace mode: replace every match. Default false." }),
+  mode: Type.Optional(stringEnum(["replace", "patch"])),
+  path: Type.Optional(Type.String({ description: "replace: the file to edit." })),
+  old_string: Type.Optional(
+    Type.String({
+      description:
+        "replace: text to find, without read_file's line numbers. Must match once (include surrounding lines) unless replace_all; whitespace and indentation drift is tolerated.",
+    }),
   ),
-  patch: Type.Optional(Type.String({ description: "patch mode: the V4A patch text." })),
+  new_string: Type.Optional(Type.String({ description: "replace: the new text (may be empty)." })),
+  replace_all: Type.Optional(Type.Boolean({ description: "replace: change every match." })),
+  patch: Type.Optional(Type.String({ description: "patch: the V4A patch text." })),
 });
 
 export const patchTool = defineTool({

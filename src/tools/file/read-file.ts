@@ -20,8 +20,10 @@ const COUNT_LINES_BELOW_BYTES = 8 * 1024 * 1024;
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path: absolute, relative to the working directory, or ~/..." }),
-  offset: Type.Optional(Type.Integer({ minimum: 1, description: "First line to read, 1-based. Default 1." })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Lines to read. Default ${DEFAULT_LIMIT}.` })),
+  offset: Type.Optional(Type.Integer({ minimum: 1, description: "First line to read, 1-based." })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, description: `Lines to read (default ${DEFAULT_LIMIT}).` }),
+  ),
 });
 
 export const readFileTool = defineTool({

@@ -17,19 +17,28 @@ const DEFAULT_LIMIT = 50;
 const MAX_SHOWN_LINE = 300;
 
 const parameters = Type.Object({
-  pattern: Type.String({ description: "Regex (content) or file-name glob (files)." }),
-  target: Type.Optional(stringEnum(["content", "files"], { description: 'Default "content".' })),
-  path: Type.Optional(Type.String({ description: "Folder or file to search. Default: working directory." })),
+  pattern: Type.String({
+    description:
+      "content: regex ((?i) for case-insensitive). files: file-name glob like *.ts or src/**/test_*.py; plain text matches names containing it.",
+  }),
+  target: Type.Optional(
+    stringEnum(["content", "files"], {
+      description: "files finds files by name, newest first. Default content.",
+    }),
+  ),
+  path: Type.Optional(Type.String({ description: "Folder or file to search (default working directory)." })),
   file_glob: Type.Optional(Type.String({ description: "Only files matching this glob, e.g. *.py" })),
   limit: Type.Optional(
-    Type.Integer({ minimum: 1, description: `Results per page. Default ${DEFAULT_LIMIT}.` }),
+    Type.Integer({ minimum: 1, description: `Results per page (default ${DEFAULT_LIMIT}).` }),
   ),
-  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Results to skip, for paging. Default 0." })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Results to skip." })),
   output_mode: Type.Optional(
-    stringEnum(["content", "files_only", "count"], { description: 'Default "content".' }),
+    stringEnum(["content", "files_only", "count"], {
+      description: "files_only: just file names; count: matches per file. Default content.",
+    }),
   ),
   context: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: 20, description: "Context lines around matches." }),
+    Type.Integer({ minimum: 0, maximum: 20, description: "Context lines around each match." }),
   ),
 });
 

@@ -26,7 +26,7 @@ const parameters = Type.Object({
   old_string: Type.Optional(Type.String()),
   new_string: Type.Optional(Type.String()),
   replace_all: Type.Optional(Type.Boolean()),
-  file_path: Type.Optional(Type.String({ description: 'e.g. "references/notes.md"' })),
+  file_path: Type.Optional(Type.String()),
   file_content: Type.Optional(Type.String()),
 });
 

@@ -15,7 +15,10 @@ import description from "./skill-view.md";
 const parameters = Type.Object({
   name: Type.String({ minLength: 1, description: "Skill name, as listed." }),
   file_path: Type.Optional(
-    Type.String({ description: 'A supporting file inside the skill, e.g. "references/api.md".' }),
+    Type.String({
+      description:
+        "One supporting file to read, relative to the skill folder (e.g. references/api.md), when a step needs it.",
+    }),
   ),
 });
 

@@ -10,8 +10,8 @@ export const SKILLS_PAGE_SIZE = 50;
 
 const parameters = Type.Object({
   query: Type.Optional(Type.String({ description: "Words to match in name, description or tags." })),
-  category: Type.Optional(Type.String({ description: "Only skills of this category." })),
-  page: Type.Optional(Type.Integer({ minimum: 1, description: "Page number, 1-based (50 per page)." })),
+  category: Type.Optional(Type.String({ description: "Only this category." })),
+  page: Type.Optional(Type.Integer({ minimum: 1, description: "1-based; the reply gives the page count." })),
 });
 
 export const skillsListTool = defineTool({

@@ -11,28 +11,25 @@ const TAIL_CHARS = 4000;
 const POLL_CHARS = 20_000;
 
 const parameters = Type.Object({
-  action: Type.Union(
-    [
-      Type.Literal("list"),
-      Type.Literal("poll"),
-      Type.Literal("log"),
-      Type.Literal("wait"),
-      Type.Literal("kill"),
-      Type.Literal("write"),
-      Type.Literal("close"),
-    ],
-    { description: "What to do." },
-  ),
-  session_id: Type.Optional(
-    Type.String({ description: "The process id from terminal (proc_...). Not for list." }),
-  ),
-  data: Type.Optional(Type.String({ description: "write: text to send to stdin." })),
+  action: Type.Union([
+    Type.Literal("list"),
+    Type.Literal("poll"),
+    Type.Literal("log"),
+    Type.Literal("wait"),
+    Type.Literal("kill"),
+    Type.Literal("write"),
+    Type.Literal("close"),
+  ]),
+  session_id: Type.Optional(Type.String({ description: "Process id from terminal." })),
+  data: Type.Optional(Type.String()),
   timeout: Type.Optional(
-    Type.Integer({ minimum: 1, description: `wait: seconds. Default ${DEFAULT_WAIT_S}.` }),
+    Type.Integer({ minimum: 1, description: `wait: seconds, default ${DEFAULT_WAIT_S}.` }),
   ),
-  offset: Type.Optional(Type.Integer({ minimum: 0, description: "log: first line, 0-based." })),
+  offset: Type.Optional(
+    Type.Integer({ minimum: 0, description: "log: 0-based first line; default the last lines." }),
+  ),
   limit: Type.Optional(
-    Type.Integer({ minimum: 1, description: `log: lines. Default ${DEFAULT_LOG_LINES}.` }),
+    Type.Integer({ minimum: 1, description: `log: lines, default ${DEFAULT_LOG_LINES}.` }),
   ),
 });
 

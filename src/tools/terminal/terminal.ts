@@ -13,17 +13,18 @@ const DEFAULT_TIMEOUT_S = 180;
 const parameters = Type.Object({
   command: Type.String({ description: "The bash command to run." }),
   background: Type.Optional(
-    Type.Boolean({ description: "Start it in the background and return a session_id for the process tool." }),
+    Type.Boolean({ description: "Run in the background; returns a session_id for the process tool." }),
   ),
   timeout: Type.Optional(
     Type.Integer({
       minimum: 1,
-      description: `Seconds before the command is killed. Default ${DEFAULT_TIMEOUT_S}.`,
+      description: `Seconds before the command is killed (default ${DEFAULT_TIMEOUT_S}); raise it for long builds or tests.`,
     }),
   ),
   workdir: Type.Optional(
     Type.String({
-      description: "Directory for this command only (absolute, ~/..., or relative to the shell's cwd).",
+      description:
+        "Run this command in another directory (absolute, ~/... or relative) without moving the shell.",
     }),
   ),
 });

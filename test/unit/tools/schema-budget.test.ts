@@ -1,0 +1,48 @@
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { describe, expect, it } from "vitest";
+import { createBuiltinRegistry } from "../../../src/tools/builtin.js";
+
+// Every model request pays for the schema of each offered tool, so the built-in schemas have a token
+// budget (o200k tokens of the JSON function schema). Set SHOW_SCHEMA_TOKENS=1 to print a table.
+const TOTAL_BUDGET = 3_000;
+const BUDGETS: Record<string, number> = {
+  terminal: 320,
+  process: 260,
+  read_file: 224,
+  write_file: 149,
+  patch: 270,
+  search_files: 280,
+  skills_list: 180,
+  skill_view: 169,
+  skill_manage: 330,
+  todo: 170,
+  memory: 307,
+  session_search: 380,
+  clarify: 130,
+};
+
+describe("built-in tool schema token budget", () => {
+  const registry = createBuiltinRegistry();
+  const counts = new Map<string, number>();
+  for (const schema of registry.schemas(registry.names())) {
+    counts.set(schema.function.name, countTokens(JSON.stringify(schema)));
+  }
+  const total = [...counts.values()].reduce((sum, n) => sum + n, 0);
+
+  if (process.env.SHOW_SCHEMA_TOKENS) {
+    const rows = [...counts].map(([name, n]) => `${name.padEnd(16)}${String(n).padStart(6)}`);
+    console.log([...rows, `${"total".padEnd(16)}${String(total).padStart(6)}`].join("\n"));
+  }
+
+  it("has a budget for every built-in tool", () => {
+    expect([...counts.keys()].sort()).toEqual(Object.keys(BUDGETS).sort());
+  });
+
+  it.each(Object.entries(BUDGETS))("%s stays within %i tokens", (name, budget) => {
+    expect(counts.get(name)).toBeLessThanOrEqual(budget);
+  });
+
+  it(`stays within ${TOTAL_BUDGET} tokens in total`, () => {
+    expect(total).toBeLessThanOrEqual(TOTAL_BUDGET);
+  });
+});

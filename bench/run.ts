@@ -17,6 +17,7 @@ import { defineTool } from "../src/tools/types.js";
 import { reply, startFakeLlm } from "../test/support/fake-llm.js";
 import { callTools, ScriptedTransport, say } from "../test/support/scripted-transport.js";
 import { makeToolContext } from "../test/support/tool-context.js";
+import { promptSizeBench } from "./prompt-size.js";
 import { type BenchRow, sessionStoreBench } from "./session-store.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
       met: loop <= 1,
     },
   ];
+  rows.push(...promptSizeBench(BIN));
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));
@@ -195,6 +197,11 @@ async function main(): Promise<void> {
       "file written and fsynced per message; search latencies are per query over 40 runs (after a warm-up) on " +
       "generated stores of 100k and 1M messages, next to `grep -r -F -i -l` over the same text exported as one JSONL " +
       "file per session (5 runs per query). The stores are generated once and cached in ~/.cache/hermes-ts/bench.",
+    "",
+    "Prompt rows (bench/prompt-size.ts) come from the built `hermes prompt-size --json` on a home with 100 installed " +
+      "skills, counted in o200k tokens, next to Python Hermes's figures reported in NousResearch/hermes-agent issue " +
+      "#4379 (31 default tools: 8,759 tokens of tool definitions plus 5,176 of system prompt). The projection row adds " +
+      "the tools not built yet at this build's mean schema size; it is an estimate, not a measurement.",
     "",
     `Machine: ${machine}. Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
     "",

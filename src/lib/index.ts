@@ -9,6 +9,9 @@ export { type AgentRun, AIAgent, type AIAgentOptions, type RunResult } from "../
 export { ChatSession, type ChatSessionOptions, type UsageReport } from "../agent/chat-session.js";
 export type { AgentEvent, AgentEventListener, StopReason } from "../agent/events.js";
 export { type GuardrailSettings, type GuardrailVerdict, ToolLoopGuard } from "../agent/guardrails.js";
+export { loadProjectContext } from "../agent/prompt/context-files.js";
+export { listPersonalities, resolvePersonality } from "../agent/prompt/personalities.js";
+export { buildSessionPrompt, type SessionPrompt } from "../agent/prompt/session-prompt.js";
 export { pathsOverlap, planWaves } from "../agent/tool-executor.js";
 export { repairToolName } from "../agent/tool-name-repair.js";
 export { saveTrajectory, toShareGpt } from "../agent/trajectory.js";
@@ -32,6 +35,12 @@ export { defaultConfig, type HermesConfig } from "../config/defaults.js";
 export { ConfigError } from "../config/errors.js";
 export { resolveHome } from "../config/home.js";
 export { loadConfig } from "../config/load.js";
+export { MemoryStore } from "../knowledge/memory/store.js";
+export type { MemoryOperation, MemoryResult, MemoryTarget } from "../knowledge/memory/types.js";
+export { discoverSkills, findSkill } from "../knowledge/skills/discovery.js";
+export { renderSkillsIndex } from "../knowledge/skills/prompt-index.js";
+export type { SkillMeta } from "../knowledge/skills/types.js";
+export { scanThreats, type ThreatFinding, type ThreatScope } from "../knowledge/threats.js";
 export { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
 export {
   type ExportedSession,

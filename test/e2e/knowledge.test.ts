@@ -266,3 +266,34 @@ describe("a home written by Python Hermes", () => {
     }
   });
 });
+
+describe("hermes prompt-size", () => {
+  it("reports the fixed overhead of the default CLI toolset with 100 installed skills at under half of Python Hermes's 13,935 tokens", async () => {
+    const h = home();
+    for (let i = 0; i < 100; i++) {
+      const dir = join(h.home, "skills", `cat-${i % 7}`, `skill-${i}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(
+        join(dir, "SKILL.md"),
+        `---\nname: skill-${i}\ndescription: Deploy a Docker Compose stack to host number ${i} over SSH and check its health.\n---\n# Skill ${i}\n\nSteps.\n`,
+      );
+    }
+    const result = await runHermes(["prompt-size", "--json"], h);
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as {
+      layers: Array<{ id: string; tokens: number }>;
+      tools: Array<{ name: string; tokens: number }>;
+      totals: { fixed: { tokens: number }; tools: { count: number } };
+    };
+    expect(report.layers.map((l) => l.id)).toContain("skills");
+    expect(report.tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["memory", "skill_view", "terminal"]),
+    );
+    expect(report.totals.fixed.tokens).toBeLessThanOrEqual(13_935 / 2);
+
+    const table = await runHermes(["prompt-size"], h);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/Skills index/);
+    expect(table.stdout).toMatch(/Sent with every request: [\d,]+ bytes, [\d,]+ tokens/);
+  });
+});

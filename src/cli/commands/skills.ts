@@ -13,7 +13,7 @@ import { loadEnvFile } from "../../config/env-file.js";
 import { ConfigError, ProfileNameError } from "../../config/errors.js";
 import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
-import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
+import { bundledSkillsDir, seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import { FileLockTimeoutError } from "../../util/file-lock.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
 import { CliFailure, type SkillsIo } from "./skills/io.js";
@@ -170,7 +170,8 @@ function buildProgram(io: SkillsIo, options: SkillsCommandOptions, setExit: (cod
       }
       try {
         // Bundled skills are installed on first use of the home, as a chat would.
-        seedBundledSkills(home);
+        const bundled = bundledSkillsDir(io.env);
+        if (bundled) seedBundledSkills(home, bundled);
         setExit(await body(home, ...args));
       } catch (error) {
         setExit(reportFailure(error, io));

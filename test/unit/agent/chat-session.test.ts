@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -205,5 +205,38 @@ describe("undoInMemory", () => {
   });
   it("does nothing on an empty history", () => {
     expect(undoInMemory([], 1)).toEqual({ messages: [], removed: 0, userText: null });
+  });
+
+  it("/personality rebuilds the prompt with the overlay, keeps the history and saves the new prompt", async () => {
+    const env = setup();
+    const transport = new ScriptedTransport([say("plain"), say("arr")]);
+    const session = await open(transport, env);
+    await session.run("hello").result;
+    const before = transport.requests[0]?.messages[0]?.content as string;
+    await session.setPersonality("pirate");
+    await session.run("again").result;
+    const after = transport.requests[1]?.messages[0]?.content as string;
+    expect(after).not.toBe(before);
+    expect(after.startsWith(before.split("\n\n")[0] ?? "")).toBe(true);
+    expect(after.toLowerCase()).toContain("pirate");
+    expect(transport.requests[1]?.messages.map((m) => m.content)).toContain("plain");
+    expect(env.store.getSession(session.id)?.systemPrompt).toBe(after);
+    await session.close();
+  });
+
+  it("turns /<skill-name> into a user message carrying the skill, and unknown names into undefined", async () => {
+    const env = setup();
+    const dir = join(env.home, "skills", "ops", "rotate-logs");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, "SKILL.md"),
+      "---\nname: rotate-logs\ndescription: Rotate and compress old logs.\n---\n# Rotate logs\n\nRun logrotate -f.\n",
+    );
+    const session = await open(new ScriptedTransport([]), env);
+    const message = await session.skillMessage("rotate-logs", "for nginx");
+    expect(message).toContain("Run logrotate -f.");
+    expect(message).toContain("for nginx");
+    expect(await session.skillMessage("no-such-skill")).toBeUndefined();
+    await session.close();
   });
 });

@@ -45,7 +45,8 @@ async function skills(
     stdin.write(`${opts.answer}\n`);
   }
   const code = await runSkillsCommand(args, {
-    env: { HERMES_HOME: home, NO_COLOR: "1" },
+    // No bundled skills, so each test sees only the skills it installs (seeding has its own test).
+    env: { HERMES_HOME: home, NO_COLOR: "1", HERMES_BUNDLED_SKILLS: join(home, "no-bundled-skills") },
     stdin: stdin as unknown as NodeJS.ReadStream,
     stdout,
     stderr,
@@ -387,5 +388,23 @@ describe.skipIf(!hasGit())("hermes skills install --git (local bare repository)"
     expect((await skills(home, ["check"])).stdout).toMatch(/lint\s+up to date/);
     gitCommit(repo, { "skills/lint/SKILL.md": skillMd("lint", "v2") });
     expect((await skills(home, ["check"])).stdout).toMatch(/lint\s+update available/);
+  });
+});
+
+describe("bundled skills", () => {
+  it("are installed into a fresh home by the first hermes skills command, marked bundled", async () => {
+    const home = tempDir();
+    const stdout = sink();
+    const stderr = sink();
+    const code = await runSkillsCommand(["list", "--json"], {
+      env: { HERMES_HOME: home, NO_COLOR: "1" },
+      stdout,
+      stderr,
+    });
+    expect(code).toBe(0);
+    const listed = JSON.parse(stdout.text) as Array<{ name: string; origin: string }>;
+    expect(listed.length).toBeGreaterThanOrEqual(3);
+    expect(listed.every((s) => s.origin === "bundled")).toBe(true);
+    expect(existsSync(join(home, "skills", ".bundled_manifest"))).toBe(true);
   });
 });

@@ -260,3 +260,37 @@ describe("command handlers", () => {
     for (const cmd of ["/quit", "/exit", "/q"]) expect((await run(cmd)).exits).toEqual([0]);
   });
 });
+
+describe("/personality and /skills", () => {
+  it("lists personalities, applies a known one and refuses an unknown one", async () => {
+    const listed = await run("/personality");
+    expect(listed.printed.join("\n")).toMatch(/pirate/);
+    expect(listed.session.calls).toEqual([]);
+
+    const applied = await run("/personality Pirate");
+    expect(applied.session.calls).toEqual(["personality:pirate"]);
+    expect(applied.printed.join("\n")).toMatch(/pirate" applies from the next message/);
+
+    const none = await run("/personality none");
+    expect(none.session.calls).toEqual(["personality:none"]);
+
+    const unknown = await run("/personality grumpy-wizard");
+    expect(unknown.session.calls).toEqual([]);
+    expect(unknown.printed.join("\n")).toMatch(/No personality called "grumpy-wizard"/);
+  });
+
+  it("offers custom personalities from agent.personalities", async () => {
+    const config = defaultConfig();
+    config.agent["personalities"] = { bard: "Answer in rhyming couplets." };
+    const session = fakeSession();
+    (session.agent as { config: typeof config }).config = config;
+    const c = context(session);
+    await run("/personality bard", c);
+    expect(c.session.calls).toEqual(["personality:bard"]);
+  });
+
+  it("/skills says so when the home has none", async () => {
+    const c = await run("/skills");
+    expect(c.printed.join("\n")).toMatch(/No skills installed/);
+  });
+});

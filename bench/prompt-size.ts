@@ -1,0 +1,124 @@
+/**
+ * Fixed per-request overhead, measured with the built `hermes prompt-size --json` on a home holding
+ * 100 installed skills (plus the bundled ones), the default CLI toolset, an empty memory and no
+ * project context file. Compared with Python Hermes's figures as reported upstream
+ * (NousResearch/hermes-agent issue #4379, v0.6.0 request dumps): 8,759 tokens of tool definitions
+ * for its 31 default tools plus 5,176 tokens of system prompt, 13,935 tokens in all.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BenchRow } from "./session-store.js";
+
+const UPSTREAM_TOOLS = 8_759;
+const UPSTREAM_TOOL_COUNT = 31;
+const UPSTREAM_PROMPT = 5_176;
+const UPSTREAM_FIXED = UPSTREAM_TOOLS + UPSTREAM_PROMPT;
+
+const CATEGORIES = ["devops", "research", "writing", "data", "software-development", "productivity", "media"];
+const VERBS = [
+  "Deploy",
+  "Audit",
+  "Summarise",
+  "Migrate",
+  "Benchmark",
+  "Draft",
+  "Triage",
+  "Index",
+  "Convert",
+  "Monitor",
+];
+const OBJECTS = [
+  "a Docker Compose stack to a remote host over SSH",
+  "PostgreSQL slow queries and suggest indexes with EXPLAIN output",
+  "a long PDF report into a one-page brief with citations",
+  "a legacy Python 2 module to Python 3 with tests kept green",
+  "HTTP endpoints with a fixed load profile and compare runs",
+  "a release announcement from merged pull requests",
+  "incoming bug reports by severity and owner",
+  "a folder of markdown notes into a searchable catalogue",
+  "audio files to 16 kHz mono WAV for transcription",
+  "disk usage and certificate expiry on a list of servers",
+];
+
+interface PromptSizeJson {
+  totals: {
+    systemPrompt: { tokens: number };
+    tools: { count: number; tokens: number };
+    fixed: { tokens: number };
+  };
+}
+
+function writeSkills(home: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const name = `${VERBS[i % VERBS.length]!.toLowerCase()}-task-${i}`;
+    const category = CATEGORIES[i % CATEGORIES.length]!;
+    const description = `${VERBS[i % VERBS.length]} ${OBJECTS[Math.floor(i / VERBS.length) % OBJECTS.length]}.`;
+    const dir = join(home, "skills", category, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, "SKILL.md"),
+      `---\nname: ${name}\ndescription: ${description}\nversion: 1.0.0\ntags: [${category}]\n---\n# ${name}\n\n1. Do the thing.\n2. Check it.\n`,
+    );
+  }
+}
+
+export function promptSizeBench(bin: string): BenchRow[] {
+  const root = mkdtempSync(join(tmpdir(), "hermes-bench-prompt-"));
+  const home = join(root, "home");
+  const cwd = join(root, "work");
+  mkdirSync(cwd, { recursive: true });
+  writeSkills(home, 100);
+  const out = execFileSync(process.execPath, [bin, "prompt-size", "--json"], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, HERMES_HOME: home, NO_COLOR: "1" },
+    encoding: "utf8",
+  });
+  const { totals } = JSON.parse(out) as PromptSizeJson;
+  const perTool = totals.tools.tokens / totals.tools.count;
+  const missing = UPSTREAM_TOOL_COUNT - totals.tools.count;
+  const projected = totals.fixed.tokens + missing * perTool;
+  return [
+    {
+      name: `fixed overhead per request: default CLI toolset (the ${totals.tools.count} tools built so far) + 105 skills (100 installed, 5 bundled)`,
+      value: totals.fixed.tokens,
+      unit: "tokens",
+      baseline: "Python Hermes, 31 tools (#4379)",
+      baselineValue: UPSTREAM_FIXED,
+      baselineUnit: "tokens",
+      target: "≤ 0.5× baseline",
+      met: totals.fixed.tokens <= UPSTREAM_FIXED * 0.5,
+    },
+    {
+      name: "system prompt with 105 skills (identity, hints, guidance, skills index)",
+      value: totals.systemPrompt.tokens,
+      unit: "tokens",
+      baseline: "Python Hermes system prompt (#4379)",
+      baselineValue: UPSTREAM_PROMPT,
+      baselineUnit: "tokens",
+      target: "(for reference)",
+      met: true,
+    },
+    {
+      name: "tool schema, mean per tool",
+      value: perTool,
+      unit: "tokens",
+      baseline: "Python Hermes mean (#4379)",
+      baselineValue: UPSTREAM_TOOLS / UPSTREAM_TOOL_COUNT,
+      baselineUnit: "tokens",
+      target: "(for reference)",
+      met: true,
+    },
+    {
+      name: `projection, not a measurement: the ${missing} tools not built yet at this build's mean schema size`,
+      value: projected,
+      unit: "tokens",
+      baseline: "Python Hermes, 31 tools (#4379)",
+      baselineValue: UPSTREAM_FIXED,
+      baselineUnit: "tokens",
+      target: "(for reference)",
+      met: true,
+    },
+  ];
+}

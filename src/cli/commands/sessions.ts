@@ -9,7 +9,7 @@
  */
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { type SessionRecord, type SessionStore, SessionStoreError } from "../../state/types.js";
@@ -18,6 +18,7 @@ import { highlight, sessionHeader, transcript } from "../format/session-view.js"
 import { renderTable } from "../format/table.js";
 import { formatBytes, formatCount, formatDateTime, relativeTime } from "../format/time.js";
 import { homeFor } from "../home-env.js";
+import { parseSubcommands } from "../subcommands.js";
 
 export interface SessionsCommandOptions {
   /** Profile named before the subcommand (`hermes -p work sessions …`). */
@@ -76,26 +77,8 @@ export async function runSessionsCommand(
   const program = buildProgram(io, options.profile, (code) => {
     exitCode = code;
   });
-  try {
-    await program.parseAsync(withDefaultCommand(argv), { from: "user" });
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.help") return 0;
-      return 2;
-    }
-    return reportFailure(error, io);
-  }
-  return exitCode;
-}
-
-/** `hermes sessions` alone (or with only `-p NAME`) means `hermes sessions list`. */
-function withDefaultCommand(argv: readonly string[]): string[] {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    if (arg === "-p" || arg === "--profile") i++;
-    else if (arg === "-h" || arg === "--help" || !arg.startsWith("-")) return [...argv];
-  }
-  return [...argv, "list"];
+  const failed = await parseSubcommands(program, argv, (error) => reportFailure(error, io));
+  return failed ?? exitCode;
 }
 
 function reportFailure(error: unknown, io: Io): number {

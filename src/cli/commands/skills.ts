@@ -7,7 +7,7 @@
  * --force / -y when nobody can be asked).
  */
 
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import type { HermesConfig } from "../../config/defaults.js";
 import { loadEnvFile } from "../../config/env-file.js";
 import { ConfigError, ProfileNameError } from "../../config/errors.js";
@@ -15,6 +15,7 @@ import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import { bundledSkillsDir, seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import { FileLockTimeoutError } from "../../util/file-lock.js";
+import { parseSubcommands } from "../subcommands.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
 import { CliFailure, type SkillsIo } from "./skills/io.js";
 import {
@@ -66,26 +67,8 @@ export async function runSkillsCommand(
   const program = buildProgram(io, options, (code) => {
     exitCode = code;
   });
-  try {
-    await program.parseAsync(withDefaultCommand(argv), { from: "user" });
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.help") return 0;
-      return 2;
-    }
-    return reportFailure(error, io);
-  }
-  return exitCode;
-}
-
-/** `hermes skills` alone (or with only `-p NAME`) means `hermes skills list`. */
-function withDefaultCommand(argv: readonly string[]): string[] {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    if (arg === "-p" || arg === "--profile") i++;
-    else if (arg === "-h" || arg === "--help" || !arg.startsWith("-")) return [...argv];
-  }
-  return [...argv, "list"];
+  const failed = await parseSubcommands(program, argv, (error) => reportFailure(error, io));
+  return failed ?? exitCode;
 }
 
 function reportFailure(error: unknown, io: SkillsIo): number {

@@ -10,7 +10,12 @@
  *   has the recorded hash; a copy the user edited is kept, and one the user deleted stays deleted.
  * - An unchanged bundled skill costs one hash of its (small) bundled folder; the home copy is not
  *   read, and the manifest is rewritten only when an entry changed.
+ * - Start-up fast path: when neither the bundled files nor the manifest changed since the last
+ *   seeding (a stat fingerprint kept in `<home>/cache/bundled-skills.stamp`), nothing can be due
+ *   and the work above is skipped.
  */
+
+import { createHash } from "node:crypto";
 import {
   copyFileSync,
   type Dirent,
@@ -21,6 +26,8 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
+  writeFileSync,
 } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,6 +85,8 @@ export interface SeedResult {
   totalBundled: number;
   /** Skills that could not be copied (retried at the next start). */
   errors: string[];
+  /** Nothing changed since the last seeding, so nothing was examined (the start-up fast path). */
+  upToDate: boolean;
 }
 
 interface BundledSkill {
@@ -209,8 +218,12 @@ export function seedBundledSkills(
     cleaned: [],
     totalBundled: 0,
     errors: [],
+    upToDate: false,
   };
   if (!bundledDir || !existsSync(bundledDir)) return result;
+  const stampFile = join(home, "cache", "bundled-skills.stamp");
+  const stamp = seedStamp(bundledDir, home);
+  if (stamp !== undefined && readText(stampFile) === stamp) return { ...result, upToDate: true };
   const root = skillsRoot(home);
   mkdirSync(root, { recursive: true });
   const bundled = listBundled(bundledDir);
@@ -284,7 +297,54 @@ export function seedBundledSkills(
   seedCategoryDescriptions(bundledDir, root);
   const after = formatBundledManifest(manifest);
   if (after !== before || !existsSync(manifestPath(home))) atomicWriteFileSync(manifestPath(home), after);
+  if (result.errors.length === 0) writeStamp(stampFile, seedStamp(bundledDir, home));
   return result;
+}
+
+/**
+ * A fingerprint of everything seeding depends on that can change between starts: every bundled
+ * file (path, size, mtime) and the home's manifest (size, mtime). Undefined when it cannot be
+ * computed, which forces a full seeding.
+ */
+function seedStamp(bundledDir: string, home: string): string | undefined {
+  try {
+    const hash = createHash("sha256");
+    const walk = (dir: string) => {
+      const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else {
+          const st = statSync(path);
+          hash.update(`${path}\0${st.size}\0${st.mtimeMs}\n`);
+        }
+      }
+    };
+    walk(bundledDir);
+    const manifest = statSync(manifestPath(home));
+    hash.update(`manifest\0${manifest.size}\0${manifest.mtimeMs}`);
+    return hash.digest("hex");
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function writeStamp(path: string, stamp: string | undefined): void {
+  if (stamp === undefined) return;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, stamp);
+  } catch {
+    // Only an optimisation: the next start seeds the slow way.
+  }
 }
 
 /** Copies category `DESCRIPTION.md` files the home does not have yet. */

@@ -47,9 +47,36 @@ describe("seedBundledSkills", () => {
     const manifestPath = join(home, "skills", ".bundled_manifest");
     const before = statSync(manifestPath);
     const result = seedBundledSkills(home, bundled);
-    expect(result).toMatchObject({ copied: [], updated: [], userModified: [], skipped: 3, errors: [] });
+    expect(result).toMatchObject({ copied: [], updated: [], userModified: [], errors: [], upToDate: true });
     const after = statSync(manifestPath);
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    // Without the start-up stamp, the full check finds every skill current as well.
+    rmSync(join(home, "cache", "bundled-skills.stamp"));
+    const full = seedBundledSkills(home, bundled);
+    expect(full).toMatchObject({
+      copied: [],
+      updated: [],
+      userModified: [],
+      skipped: 3,
+      errors: [],
+      upToDate: false,
+    });
+  });
+
+  it("runs the full check again when the manifest is changed by another program", () => {
+    const home = tempHome();
+    const bundled = bundle();
+    seedBundledSkills(home, bundled);
+    const manifestPath = join(home, "skills", ".bundled_manifest");
+    // Python Hermes (or a person) drops an entry: the skill is seen as new and, since a copy with
+    // identical content exists, adopted again rather than overwritten.
+    const lines = readFileSync(manifestPath, "utf8")
+      .split("\n")
+      .filter((l) => !l.startsWith("alpha:"));
+    writeFileSync(manifestPath, lines.join("\n"));
+    const result = seedBundledSkills(home, bundled);
+    expect(result.upToDate).toBe(false);
+    expect(readFileSync(manifestPath, "utf8")).toMatch(/^alpha:/m);
   });
 
   it("updates an unmodified copy when the bundled skill changes", () => {

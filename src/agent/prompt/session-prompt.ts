@@ -129,7 +129,13 @@ function loadSkillsIndex(
 ): string {
   if (!toolNames.some((name) => SKILL_TOOLS.includes(name))) return "";
   try {
-    const found = discoverSkills({ home: options.home, config: options.config.skills, env: options.env });
+    // Origins are not shown in the index, so seeded copies need not be hashed to tell edits apart.
+    const found = discoverSkills({
+      home: options.home,
+      config: options.config.skills,
+      env: options.env,
+      verifyBundled: false,
+    });
     warnings.push(...found.warnings);
     // The guidance layer already says how to use skills; the index is the list alone.
     return renderSkillsIndex(found.skills, {

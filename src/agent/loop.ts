@@ -4,7 +4,15 @@
  * guardrail stops it. Pure over its dependencies: the transport and tool execution are injected,
  * so tests drive it with a scripted transport in-process.
  */
-import { DEFAULT_RETRY_POLICY, isRetryable, type RetryPolicy, retryDelayMs, sleep } from "../ai/retry.js";
+import { type ClassifiedError, classifyApiError } from "../ai/error-classifier.js";
+import {
+  DEFAULT_RETRY_POLICY,
+  failureAdvice,
+  planRetry,
+  type RetryPolicy,
+  retryNotice,
+  sleep,
+} from "../ai/retry.js";
 import { extractTextToolCalls } from "../ai/text-tool-calls.js";
 import {
   type FinishReason,
@@ -108,7 +116,8 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
         return { reason: "interrupted", text: partial || lastText, iterations: iteration, usage };
       }
       const message = describeProviderError(error);
-      deps.emit({ type: "error", message });
+      const advice = failureAdvice(classifyModelError(error, deps, messages));
+      deps.emit({ type: "error", message: `${message} — ${advice}` });
       deps.emit({ type: "turn_end", iteration, finishReason: "error" });
       return { reason: "error", text: lastText, iterations: iteration, usage, error: message };
     }
@@ -190,6 +199,7 @@ async function callModel(
     ...(deps.reasoningEffort ? { reasoningEffort: deps.reasoningEffort } : {}),
     ...(deps.extraBody ? { extraBody: deps.extraBody } : {}),
   };
+  let previousDelayMs: number | undefined;
   for (let attempt = 0; ; attempt++) {
     let partialText = "";
     try {
@@ -218,13 +228,16 @@ async function callModel(
       });
     } catch (error) {
       if (signal.aborted) throw Object.assign(abortError(), { partialText });
-      if (!isRetryable(error) || attempt >= policy.maxRetries) throw error;
-      const delay = retryDelayMs(attempt + 1, error, policy);
+      // The classifier decides; rotation, compression and fallback are not done here yet.
+      const classified = classifyModelError(error, deps, messages);
+      const plan = planRetry(classified, attempt + 1, policy, { previousMs: previousDelayMs });
+      if (!plan.retry) throw error;
+      previousDelayMs = plan.delayMs;
       deps.emit({
         type: "warning",
-        message: `${describeProviderError(error)} Retrying in ${(delay / 1000).toFixed(1)}s (attempt ${attempt + 1} of ${policy.maxRetries}).`,
+        message: retryNotice(classified, plan.delayMs, attempt + 1, policy.maxRetries),
       });
-      if (!(await sleep(delay, signal))) throw Object.assign(abortError(), { partialText: "" });
+      if (!(await sleep(plan.delayMs, signal))) throw Object.assign(abortError(), { partialText: "" });
     }
   }
 }
@@ -365,6 +378,13 @@ function abortError(): Error {
 
 function isAbort(error: unknown, signal: AbortSignal): boolean {
   return signal.aborted || (error instanceof Error && error.name === "AbortError");
+}
+
+/** Classifies a failed model call with what the loop knows: the model and the conversation's size. */
+function classifyModelError(error: unknown, deps: LoopDeps, messages: readonly Message[]): ClassifiedError {
+  // About 4 characters per token; only the order of magnitude matters ("a large session").
+  const chars = deps.systemPrompt.length + JSON.stringify(messages).length;
+  return classifyApiError(error, { model: deps.model, approxContextTokens: Math.ceil(chars / 4) });
 }
 
 /** One line for the user: what failed, with the provider's status and message. */

@@ -16,6 +16,12 @@ export { pathsOverlap, planWaves } from "../agent/tool-executor.js";
 export { repairToolName } from "../agent/tool-name-repair.js";
 export { saveTrajectory, toShareGpt } from "../agent/trajectory.js";
 export { detectApiMode } from "../ai/api-mode.js";
+export {
+  type ClassifiedError,
+  type ClassifyContext,
+  classifyApiError,
+  type FailoverReason,
+} from "../ai/error-classifier.js";
 export { findProvider } from "../ai/providers.js";
 export { createTransport, NoProviderError, resolveRuntime } from "../ai/resolve.js";
 export { extractTextToolCalls } from "../ai/text-tool-calls.js";

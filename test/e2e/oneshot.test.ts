@@ -135,13 +135,15 @@ describe("hermes one-shot against a scripted model", () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it("retries a dropped stream and a 429 with Retry-After, then answers", async () => {
+  it("retries a 429 with Retry-After and a dropped stream, then answers", async () => {
     const { home, cwd } = tempHome(
       fakeProviderConfig(llm.url).replace("api_max_retries: 0", "api_max_retries: 3"),
     );
+    // The 429 comes first so the dropped stream's backoff follows a zero wait: the base delay (5 s),
+    // where a first failure would wait a jittered 5-15 s.
     llm.enqueue(
-      disconnectMidStream(2),
       httpError(429, { error: { message: "slow down" } }, { "retry-after": "0" }),
+      disconnectMidStream(2),
       reply().text("recovered"),
     );
     const result = await runHermes(["chat", "-q", "hi"], { home, cwd });

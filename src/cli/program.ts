@@ -147,6 +147,22 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("auth")
+    .description(
+      "API keys per provider (credential pools in auth.json): add | list | remove | reset | status",
+    )
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "an auth command and its options (hermes auth --help)")
+    .action(async (args: string[]) => {
+      const { runAuthCommand } = await import("./commands/auth.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runAuthCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("prompt-size")
     .description("fixed per-request overhead: prompt layers and tool schemas in bytes and tokens")
     .helpOption(false)

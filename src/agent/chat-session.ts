@@ -4,6 +4,12 @@
  * session store, and keeps the session's system prompt byte-identical across resumes so a
  * provider's prompt cache keeps hitting.
  */
+import {
+  type CostStatus,
+  estimateUsageCost,
+  type PricingOverrides,
+  parsePricingOverrides,
+} from "../ai/pricing.js";
 import type { Message, Usage } from "../ai/types.js";
 import { loadSkillMessage } from "../knowledge/skills/view.js";
 import {
@@ -40,7 +46,14 @@ export interface UsageReport {
   model: string;
   usage: Usage;
   apiCalls: number;
+  /** USD so far (recorded sessions: across resumes); null when no price is known. */
   costUsd: number | null;
+  /**
+   * How `costUsd` was arrived at: `estimated` from list prices, `included` (not billed per token:
+   * a subscription or a local model), `unknown` (some usage had no known price, so a non-null
+   * `costUsd` is a floor), `actual`; null before any usage.
+   */
+  costStatus?: CostStatus | null;
   /** Tokens in the last request (prompt plus reply): how full the context is. */
   contextTokens: number;
   contextLength: number | null;
@@ -65,7 +78,8 @@ export class ChatSession {
   private modelName: string;
   /** The frozen system prompt of the current session, once known. */
   private prompt: string | undefined;
-  private tally = { usage: emptyUsage(), apiCalls: 0, lastContext: 0 };
+  private tally = emptyTally();
+  private pricing: PricingOverrides | undefined;
 
   private constructor(options: ChatSessionOptions, store: SessionStore | null) {
     this.options = options;
@@ -300,6 +314,7 @@ export class ChatSession {
 
   usageReport(): UsageReport {
     const row = this.record();
+    const status = row ? knownStatus(row.costStatus) : this.tally.costStatus;
     const usage: Usage = row
       ? {
           inputTokens: row.inputTokens,
@@ -313,7 +328,8 @@ export class ChatSession {
       model: this.modelName,
       usage,
       apiCalls: row ? row.apiCallCount : this.tally.apiCalls,
-      costUsd: row?.estimatedCostUsd ?? null,
+      costUsd: row ? (row.actualCostUsd ?? row.estimatedCostUsd) : this.tally.costUsd,
+      costStatus: status,
       contextTokens: this.tally.lastContext,
       contextLength: this.options.config?.model.context_length ?? null,
     };
@@ -337,7 +353,7 @@ export class ChatSession {
 
   private switchTo(seed: AgentSeed): void {
     this.prompt = seed.systemPrompt;
-    this.tally = { usage: emptyUsage(), apiCalls: 0, lastContext: 0 };
+    this.tally = emptyTally();
     const {
       store: _store,
       source: _source,
@@ -358,6 +374,7 @@ export class ChatSession {
       ...(seed.systemPrompt !== undefined ? { systemPrompt: seed.systemPrompt } : {}),
       ...(this.store ? { sessionStore: this.store } : {}),
     });
+    const pricing = this.pricingOverrides(onWarning);
     const listeners: Array<() => void> = [this.current.on((event) => this.observe(event))];
     if (this.store) {
       listeners.push(
@@ -369,6 +386,7 @@ export class ChatSession {
             ...(seed.title ? { title: seed.title } : {}),
             ...(seed.parentSessionId ? { parentSessionId: seed.parentSessionId } : {}),
             ...(resolved ? { billingProvider: resolved.provider, billingBaseUrl: resolved.baseUrl } : {}),
+            pricing,
             ...(onWarning ? { onError: onWarning } : {}),
           }),
         ),
@@ -405,7 +423,26 @@ export class ChatSession {
       t.cacheWriteTokens = (t.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0);
       t.reasoningTokens = (t.reasoningTokens ?? 0) + (u.reasoningTokens ?? 0);
       this.tally.lastContext = u.inputTokens + u.outputTokens;
+      const resolved = this.options.resolved;
+      const cost = estimateUsageCost(u, {
+        model: this.modelName,
+        provider: resolved?.provider,
+        baseUrl: resolved?.baseUrl,
+        overrides: this.pricing,
+      });
+      if (cost.usd !== null) this.tally.costUsd = (this.tally.costUsd ?? 0) + cost.usd;
+      this.tally.costStatus = worseStatus(this.tally.costStatus, cost.status);
     }
+  }
+
+  /** config.yaml `pricing:`, parsed once; entries that cannot be read are reported, never fatal. */
+  private pricingOverrides(onWarning: ((message: string) => void) | undefined): PricingOverrides {
+    if (this.pricing === undefined) {
+      const { overrides, problems } = parsePricingOverrides(this.current.config["pricing"]);
+      this.pricing = overrides;
+      for (const problem of problems) onWarning?.(`${problem} That price is ignored.`);
+    }
+    return this.pricing;
   }
 
   private async retire(reason: string): Promise<void> {
@@ -444,6 +481,28 @@ export class ChatSession {
 
 function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+}
+
+/** What an unrecorded session keeps in memory for `/usage`. */
+function emptyTally(): {
+  usage: Usage;
+  apiCalls: number;
+  lastContext: number;
+  costUsd: number | null;
+  costStatus: CostStatus | null;
+} {
+  return { usage: emptyUsage(), apiCalls: 0, lastContext: 0, costUsd: null, costStatus: null };
+}
+
+const STATUS_RANK: Record<CostStatus, number> = { included: 0, actual: 1, estimated: 2, unknown: 3 };
+
+/** The worse of two statuses (the store merges the same way): one unpriced call makes the total a floor. */
+function worseStatus(a: CostStatus | null, b: CostStatus): CostStatus {
+  return a === null || STATUS_RANK[b] > STATUS_RANK[a] ? b : a;
+}
+
+function knownStatus(text: string | null): CostStatus | null {
+  return text !== null && Object.hasOwn(STATUS_RANK, text) ? (text as CostStatus) : null;
 }
 
 /**

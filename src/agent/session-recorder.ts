@@ -1,8 +1,10 @@
 /**
  * Session persistence as a consumer of the agent's event stream: the row is created when the
  * session's system prompt is frozen, and every message is written the moment the agent appends it,
- * so a crash mid-turn loses at most the message in flight.
+ * so a crash mid-turn loses at most the message in flight. Each usage report is priced at the
+ * model the session runs now and added to the row's cost.
  */
+import { estimateUsageCost, type PricingOverrides } from "../ai/pricing.js";
 import type { SessionSource, SessionStore } from "../state/types.js";
 import { gitInfo } from "../util/git-info.js";
 import type { AgentEvent } from "./events.js";
@@ -17,6 +19,8 @@ export interface RecorderOptions {
   userId?: string;
   billingProvider?: string;
   billingBaseUrl?: string;
+  /** config.yaml `pricing:` entries (parsed), preferred to the built-in catalog. */
+  pricing?: PricingOverrides;
   /** Told once per distinct failure (a full disk, a locked file); recording continues to try. */
   onError?: (message: string) => void;
 }
@@ -26,6 +30,8 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
   const { store } = options;
   const reported = new Set<string>();
   let sessionId: string | null = null;
+  // The model usage is priced at: the one this agent announced (a model switch builds a new agent).
+  let model = "";
   // A model call counts once, whether or not the provider reported token usage for it.
   let callUncounted = false;
 
@@ -46,6 +52,7 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
       case "session_start":
         guard("record the session", () => {
           sessionId = event.sessionId;
+          model = event.model;
           const existing = store.getSession(event.sessionId);
           if (existing) {
             store.reopenSession(existing.id);
@@ -92,7 +99,22 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
           const id = sessionId;
           const apiCalls = callUncounted ? 1 : 0;
           callUncounted = false;
-          guard("save token usage", () => store.recordUsage(id, { ...event.usage, apiCalls }));
+          const cost = estimateUsageCost(event.usage, {
+            model,
+            provider: options.billingProvider,
+            baseUrl: options.billingBaseUrl,
+            overrides: options.pricing,
+          });
+          guard("save token usage", () =>
+            store.recordUsage(id, {
+              ...event.usage,
+              apiCalls,
+              ...(cost.usd !== null ? { costUsd: cost.usd } : {}),
+              costStatus: cost.status,
+              ...(cost.source !== "none" ? { costSource: cost.source } : {}),
+              ...(cost.pricingVersion ? { pricingVersion: cost.pricingVersion } : {}),
+            }),
+          );
         }
         return;
       case "turn_end":

@@ -58,6 +58,8 @@ export const KNOWN_TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "skills",
   "curator",
   "prefill_messages_file",
+  // per-model price overrides (USD per million tokens) for cost estimates
+  "pricing",
   "timezone",
   // interface
   "display",

@@ -27,8 +27,24 @@ function daysBetween(since: number, until: number): string[] {
   return out;
 }
 
-const addCost = (a: number | null, b: unknown): number | null =>
-  b === null || b === undefined ? a : (a ?? 0) + Number(b);
+const addCost = (a: number | null, b: number | null): number | null => (b === null ? a : (a ?? 0) + b);
+
+/**
+ * One session's cost as insights counts it: the invoiced amount when recorded, else the estimate;
+ * null when unknown. `unpriced` when some of its usage had no known price: status `unknown` (Python
+ * Hermes then stores 0, which is not a price), or tokens spent with no cost recorded at all.
+ */
+export function sessionCost(row: { actual: unknown; estimated: unknown; status: unknown; tokens: number }): {
+  usd: number | null;
+  unpriced: boolean;
+} {
+  const value = (v: unknown) => (v === null || v === undefined || v === "" ? null : Number(v));
+  let usd = value(row.actual) ?? value(row.estimated);
+  if (usd !== null && !Number.isFinite(usd)) usd = null;
+  const unknown = row.status === "unknown";
+  if (unknown && usd === 0) usd = null;
+  return { usd, unpriced: unknown || (usd === null && row.tokens > 0) };
+}
 
 export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insights {
   const until = options.now ?? ctx.now();
@@ -45,7 +61,8 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
     const sessions = ctx.all(
       `SELECT s.id, s.source, s.model, s.started_at, s.input_tokens, s.output_tokens, s.cache_read_tokens,
               ${ctx.s("reasoning_tokens", "0")} AS reasoning_tokens, ${ctx.s("api_call_count", "0")} AS api_call_count,
-              ${ctx.s("estimated_cost_usd", "NULL")} AS cost,
+              ${ctx.s("estimated_cost_usd", "NULL")} AS estimated_cost, ${ctx.s("actual_cost_usd", "NULL")} AS actual_cost,
+              ${ctx.s("cost_status", "NULL")} AS cost_status,
               (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,
               (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'user') AS user_messages
        FROM sessions s WHERE ${window} ORDER BY s.started_at`,
@@ -81,7 +98,18 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
     );
     let messages = 0;
     let userMessages = 0;
+    let totalCost: number | null = null;
+    let unpricedSessions = 0;
     for (const r of sessions) {
+      const cost = sessionCost({
+        actual: r["actual_cost"],
+        estimated: r["estimated_cost"],
+        status: r["cost_status"],
+        tokens: num(r["input_tokens"]) + num(r["output_tokens"]),
+      });
+      const unpriced = cost.unpriced ? 1 : 0;
+      totalCost = addCost(totalCost, cost.usd);
+      unpricedSessions += unpriced;
       const model = typeof r["model"] === "string" && r["model"] ? r["model"] : "unknown";
       const m = byModel.get(model) ?? {
         model,
@@ -92,6 +120,7 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
         cacheReadTokens: 0,
         reasoningTokens: 0,
         costUsd: null,
+        unpricedSessions: 0,
       };
       m.sessions++;
       m.apiCalls += num(r["api_call_count"]);
@@ -99,7 +128,8 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
       m.outputTokens += num(r["output_tokens"]);
       m.cacheReadTokens += num(r["cache_read_tokens"]);
       m.reasoningTokens += num(r["reasoning_tokens"]);
-      m.costUsd = addCost(m.costUsd, r["cost"]);
+      m.costUsd = addCost(m.costUsd, cost.usd);
+      m.unpricedSessions += unpriced;
       byModel.set(model, m);
 
       const source = String(r["source"]);
@@ -110,12 +140,14 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
         inputTokens: 0,
         outputTokens: 0,
         costUsd: null,
+        unpricedSessions: 0,
       };
       s.sessions++;
       s.messages += num(r["messages"]);
       s.inputTokens += num(r["input_tokens"]);
       s.outputTokens += num(r["output_tokens"]);
-      s.costUsd = addCost(s.costUsd, r["cost"]);
+      s.costUsd = addCost(s.costUsd, cost.usd);
+      s.unpricedSessions += unpriced;
       bySource.set(source, s);
 
       const day = localDay(Number(r["started_at"]));
@@ -139,6 +171,8 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
       userMessages,
       toolCalls: toolList.reduce((sum, t) => sum + t.calls, 0),
       tools: toolList,
+      costUsd: totalCost,
+      unpricedSessions,
       byModel: [...byModel.values()].sort(
         (a, b) => b.sessions - a.sessions || a.model.localeCompare(b.model),
       ),

@@ -59,6 +59,7 @@ import {
   type RepairReport,
   type SearchHit,
   type SearchOptions,
+  type SessionCostStatus,
   type SessionFilter,
   type SessionRecord,
   type SessionStats,
@@ -147,6 +148,24 @@ const PATCH_COLUMNS: Record<keyof SessionPatch, string> = {
   cwd: "cwd",
   gitBranch: "git_branch",
 };
+
+const COST_STATUS_RANK: Record<SessionCostStatus, number> = {
+  included: 0,
+  actual: 1,
+  estimated: 2,
+  unknown: 3,
+};
+
+/**
+ * A session's cost status after one more usage report: the worst of the two, so one unpriced call
+ * marks the total as incomplete (`unknown`) and one estimated call makes an invoiced total an
+ * estimate. Text another writer left that is not a known status gives way to the new one.
+ */
+export function mergeCostStatus(stored: string | null, next: SessionCostStatus | undefined): string | null {
+  if (next === undefined) return stored;
+  if (stored === null || !Object.hasOwn(COST_STATUS_RANK, stored)) return next;
+  return COST_STATUS_RANK[stored as SessionCostStatus] >= COST_STATUS_RANK[next] ? stored : next;
+}
 
 class SqliteSessionStore implements SessionStore {
   constructor(
@@ -284,13 +303,18 @@ class SqliteSessionStore implements SessionStore {
     const cost = typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
     this.ctx.write(() => {
       requireSession(this.ctx, sessionId);
+      const stored = this.ctx.get("SELECT cost_status FROM sessions WHERE id = ?", sessionId)?.[
+        "cost_status"
+      ];
+      const status = mergeCostStatus(typeof stored === "string" ? stored : null, delta.costStatus);
       this.ctx
         .stmt(
           `UPDATE sessions SET
              input_tokens = COALESCE(input_tokens, 0) + ?, output_tokens = COALESCE(output_tokens, 0) + ?,
              cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?, cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?,
              reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?, api_call_count = COALESCE(api_call_count, 0) + ?,
-             estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + ? END
+             estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + ? END,
+             cost_status = ?, cost_source = COALESCE(?, cost_source), pricing_version = COALESCE(?, pricing_version)
            WHERE id = ?`,
         )
         .run(
@@ -302,6 +326,9 @@ class SqliteSessionStore implements SessionStore {
           delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
           cost,
           cost,
+          status,
+          delta.costSource ?? null,
+          delta.pricingVersion ?? null,
           sessionId,
         );
     });

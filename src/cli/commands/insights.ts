@@ -82,6 +82,8 @@ function emptyInsights(days: number, now: number): Insights {
     userMessages: 0,
     toolCalls: 0,
     tools: [],
+    costUsd: null,
+    unpricedSessions: 0,
     byModel: [],
     bySource: [],
     perDay: [],
@@ -111,7 +113,7 @@ export function renderInsights(i: Insights, opts: { days: number; source?: strin
   const totalIn = i.byModel.reduce((a, m) => a + m.inputTokens, 0);
   const totalOut = i.byModel.reduce((a, m) => a + m.outputTokens, 0);
   lines.push(row("Tokens", `${formatTokens(totalIn)} in · ${formatTokens(totalOut)} out`));
-  lines.push(row("Cost", formatCost(sumCosts(i.byModel.map((m) => m.costUsd)))));
+  lines.push(row("Cost", overviewCost(i)));
 
   if (i.tools.length > 0) {
     lines.push("", heading("Top tools"));
@@ -147,7 +149,7 @@ export function renderInsights(i: Insights, opts: { days: number; source?: strin
         formatTokens(m.inputTokens),
         formatTokens(m.outputTokens),
         formatTokens(m.cacheReadTokens),
-        formatCost(m.costUsd),
+        costCell(m.costUsd, m.unpricedSessions),
       ]),
       opts.color ? { paintHeader: pc.dim } : {},
     );
@@ -171,11 +173,22 @@ export function renderInsights(i: Insights, opts: { days: number; source?: strin
         formatCount(s.messages),
         formatTokens(s.inputTokens),
         formatTokens(s.outputTokens),
-        formatCost(s.costUsd),
+        costCell(s.costUsd, s.unpricedSessions),
       ]),
       opts.color ? { paintHeader: pc.dim } : {},
     );
     lines.push(...table.map((l) => `  ${l}`));
+  }
+
+  if (i.unpricedSessions > 0) {
+    lines.push(
+      "",
+      c(
+        pc.dim,
+        `  + ${i.unpricedSessions} session${i.unpricedSessions === 1 ? "" : "s"} used a model with no known price, so costs marked + are at least that much.\n` +
+          "    Add prices under `pricing:` in config.yaml (USD per million tokens: input, output, cache_read, cache_write).",
+      ),
+    );
   }
 
   const days = dayRange(i.since, i.until);
@@ -196,10 +209,22 @@ export function renderInsights(i: Insights, opts: { days: number; source?: strin
   return lines.join("\n");
 }
 
-/** Sum of the known costs; null when none is known. */
-function sumCosts(costs: Array<number | null>): number | null {
-  const known = costs.filter((c): c is number => c !== null);
-  return known.length === 0 ? null : known.reduce((a, b) => a + b, 0);
+/** A table cell: the cost, `+` when some of it is unpriced (a floor), `—` when none is known. */
+function costCell(usd: number | null, unpriced: number): string {
+  if (usd === null) return formatCost(null);
+  return unpriced > 0 ? `${formatCost(usd)}+` : formatCost(usd);
+}
+
+/** `$1.2345 (estimated)`, `$0.50+ (estimated; 2 sessions unpriced)`, `unknown (3 sessions unpriced)`. */
+function overviewCost(i: Insights): string {
+  const unpriced =
+    i.unpricedSessions > 0
+      ? `${i.unpricedSessions} session${i.unpricedSessions === 1 ? "" : "s"} unpriced`
+      : "";
+  if (i.costUsd === null) return unpriced ? `unknown (${unpriced})` : formatCost(null);
+  return unpriced
+    ? `${formatCost(i.costUsd)}+ (estimated; ${unpriced})`
+    : `${formatCost(i.costUsd)} (estimated)`;
 }
 
 /** Every local calendar day from `since` to `until`, `YYYY-MM-DD`, oldest first. */

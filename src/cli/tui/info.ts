@@ -30,6 +30,33 @@ export function relativeTime(thenSeconds: number, nowSeconds: number): string {
   return new Date(thenSeconds * 1000).toISOString().slice(0, 10);
 }
 
+/**
+ * The `/usage` cost line: `$0.0123 (estimated)`, `$0.00 (included)` for usage not billed per token,
+ * `$0.0123+ (some usage has no known price)` when part of it is unpriced, `cost unknown for <model>`
+ * when none of it is priced.
+ */
+export function formatSessionCost(
+  report: Pick<ReplUsageReport, "model" | "costUsd" | "costStatus" | "usage">,
+): string {
+  const usd = report.costUsd;
+  const spent = report.usage.inputTokens + report.usage.outputTokens > 0;
+  switch (report.costStatus) {
+    case "unknown":
+      return usd === null || usd === 0
+        ? `cost unknown for ${report.model}`
+        : `${formatCost(usd)}+ (some usage has no known price)`;
+    case "included":
+      return `${formatCost(usd ?? 0)} (included)`;
+    case "actual":
+      return `${formatCost(usd)} (actual)`;
+    case "estimated":
+      return `${formatCost(usd)} (estimated)`;
+    default:
+      if (usd !== null) return `${formatCost(usd)} (estimated)`;
+      return spent ? `cost unknown for ${report.model}` : formatCost(0);
+  }
+}
+
 function table(rows: Array<[string, string]>, style: Style): string[] {
   const width = Math.max(...rows.map(([k]) => k.length)) + 2;
   return rows.map(([k, v]) => `  ${style.dim(k.padEnd(width))}${v}`);
@@ -51,7 +78,7 @@ export function formatUsage(report: ReplUsageReport, style: Style): string[] {
       `${formatCount(u.outputTokens)}${u.reasoningTokens ? style.dim(` (reasoning ${formatCount(u.reasoningTokens)})`) : ""}`,
     ],
     ["API calls", formatCount(report.apiCalls)],
-    ["Cost", formatCost(report.costUsd)],
+    ["Cost", formatSessionCost(report)],
   ];
   if (report.contextLength && report.contextLength > 0) {
     const pct = Math.min(100, (report.contextTokens / report.contextLength) * 100);

@@ -223,7 +223,14 @@ describe("insights", () => {
     clock.advance(41 * DAY);
 
     const ins = store.insights({ days: 7 });
-    expect(ins).toMatchObject({ sessions: 3, messages: 14, userMessages: 4, toolCalls: 4 });
+    expect(ins).toMatchObject({
+      sessions: 3,
+      messages: 14,
+      userMessages: 4,
+      toolCalls: 4,
+      costUsd: 0.5,
+      unpricedSessions: 1,
+    });
     expect(ins.tools).toEqual([
       { name: "terminal", calls: 2 },
       { name: "read_file", calls: 1 },
@@ -239,6 +246,7 @@ describe("insights", () => {
         cacheReadTokens: 0,
         reasoningTokens: 0,
         costUsd: 0.5,
+        unpricedSessions: 0,
       },
       {
         model: "m/b",
@@ -249,11 +257,28 @@ describe("insights", () => {
         cacheReadTokens: 0,
         reasoningTokens: 3,
         costUsd: null,
+        unpricedSessions: 1,
       },
     ]);
     expect(ins.bySource).toEqual([
-      { source: "cli", sessions: 2, messages: 13, inputTokens: 100, outputTokens: 10, costUsd: 0.5 },
-      { source: "telegram", sessions: 1, messages: 1, inputTokens: 5, outputTokens: 1, costUsd: null },
+      {
+        source: "cli",
+        sessions: 2,
+        messages: 13,
+        inputTokens: 100,
+        outputTokens: 10,
+        costUsd: 0.5,
+        unpricedSessions: 0,
+      },
+      {
+        source: "telegram",
+        sessions: 1,
+        messages: 1,
+        inputTokens: 5,
+        outputTokens: 1,
+        costUsd: null,
+        unpricedSessions: 1,
+      },
     ]);
     expect(ins.perDay).toHaveLength(8);
     expect(ins.perDay.filter((d) => d.sessions > 0)).toEqual([

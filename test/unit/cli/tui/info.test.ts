@@ -3,6 +3,7 @@ import {
   formatBanner,
   formatCost,
   formatRecap,
+  formatSessionCost,
   formatSessionList,
   formatUsage,
   relativeTime,
@@ -47,8 +48,33 @@ describe("info formatting", () => {
     expect(lines).toContain("12,345 (cache read 10,000)");
     expect(lines).toContain("678 (reasoning 50)");
     expect(lines).toMatch(/API calls\s+3/);
-    expect(lines).toMatch(/Cost\s+unknown/);
+    expect(lines).toMatch(/Cost\s+cost unknown for m$/m);
     expect(lines).toContain("20,000 / 200,000 tokens (10%)");
+  });
+
+  it.each<
+    [number | null, "actual" | "estimated" | "included" | "unknown" | null | undefined, number, string]
+  >([
+    [0.01234, "estimated", 100, "$0.0123 (estimated)"],
+    [1.5, "estimated", 100, "$1.50 (estimated)"],
+    [0, "included", 100, "$0.00 (included)"],
+    [null, "included", 100, "$0.00 (included)"],
+    [0.4, "actual", 100, "$0.40 (actual)"],
+    [null, "unknown", 100, "cost unknown for claude-x"],
+    [0, "unknown", 100, "cost unknown for claude-x"],
+    [0.05, "unknown", 100, "$0.0500+ (some usage has no known price)"],
+    [null, null, 0, "$0.00"],
+    [null, undefined, 100, "cost unknown for claude-x"],
+    [0.02, undefined, 100, "$0.0200 (estimated)"],
+  ])("formatSessionCost(%j, %j, %i tokens) = %s", (costUsd, costStatus, tokens, text) => {
+    expect(
+      formatSessionCost({
+        model: "claude-x",
+        costUsd,
+        costStatus,
+        usage: { inputTokens: tokens, outputTokens: 0 },
+      }),
+    ).toBe(text);
   });
 
   it("says when the context length is unknown", () => {

@@ -372,7 +372,7 @@ export class AIAgent {
             : this.config,
           env,
         });
-      transport = await createTransport(runtime);
+      transport = await createTransport(runtime, { cacheTtl: this.config.prompt_caching.cache_ttl });
       model = runtime.model;
     }
     const session = await buildSessionPrompt({

@@ -57,7 +57,7 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     apiKeyEnv: ["OPENAI_API_KEY"],
     apiMode: "chat_completions",
     keyOptional: false,
-    // A GPT-5 model here would need the Responses API (codex_responses), which is not built yet.
+    // A GPT-5 model here is spoken to over the Responses API (codex_responses; see api-mode.ts).
     defaultModel: "gpt-4.1",
   },
   {

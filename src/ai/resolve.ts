@@ -177,6 +177,8 @@ export interface TransportOptions {
   timeoutMs?: number | undefined;
   defaultHeaders?: Record<string, string> | undefined;
   stream?: boolean | undefined;
+  /** Anthropic prompt-cache lifetime (`prompt_caching.cache_ttl`): "5m" (default) or "1h". */
+  cacheTtl?: string | undefined;
 }
 
 /**
@@ -187,10 +189,33 @@ export async function createTransport(
   runtime: ResolvedRuntime,
   options: TransportOptions = {},
 ): Promise<Transport> {
+  const { cacheTtl, ...common } = options;
+  if (runtime.apiMode === "anthropic_messages") {
+    const { createAnthropicTransport } = await import("./transports/anthropic-messages.js");
+    // MiniMax's Anthropic endpoint wants the key as a bearer token; Anthropic itself as x-api-key
+    // (OAuth tokens, sk-ant-oat…, are recognised by the transport and sent as bearer).
+    const bearer = runtime.provider.toLowerCase() === "minimax";
+    return createAnthropicTransport({
+      baseUrl: runtime.baseUrl,
+      ...(runtime.apiKey ? (bearer ? { authToken: runtime.apiKey } : { apiKey: runtime.apiKey }) : {}),
+      ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
+      ...(common.timeoutMs !== undefined ? { timeoutMs: common.timeoutMs } : {}),
+      ...(common.stream !== undefined ? { stream: common.stream } : {}),
+      cacheTtl: cacheTtl === "1h" ? "1h" : "5m",
+    });
+  }
+  if (runtime.apiMode === "codex_responses") {
+    const { createResponsesTransport } = await import("./transports/codex-responses.js");
+    return createResponsesTransport({
+      baseUrl: runtime.baseUrl,
+      ...(runtime.apiKey ? { apiKey: runtime.apiKey } : {}),
+      ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
+    });
+  }
   if (runtime.apiMode !== "chat_completions")
     throw new UnsupportedApiModeError(runtime.apiMode, runtime.provider);
   const { createChatCompletionsTransport } = await import("./transports/chat-completions.js");
-  return createChatCompletionsTransport({ baseUrl: runtime.baseUrl, apiKey: runtime.apiKey, ...options });
+  return createChatCompletionsTransport({ baseUrl: runtime.baseUrl, apiKey: runtime.apiKey, ...common });
 }
 
 function clean(value: string | undefined | null): string | undefined {

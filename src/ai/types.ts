@@ -24,6 +24,17 @@ export interface Message {
   name?: string;
   /** Model reasoning (thinking) text, when the provider exposes it. Never sent back as content. */
   reasoning?: string;
+  /**
+   * Opaque reasoning blocks a provider needs back on later turns, in its own shape: Anthropic
+   * `thinking` / `redacted_thinking` blocks with their signatures, OpenRouter `reasoning_details`.
+   * Stored in the `reasoning_details` column; only the transport that produced them reads them.
+   */
+  reasoning_details?: unknown[];
+  /**
+   * Responses API reasoning items (`{type: "reasoning", id, encrypted_content, summary}`) to replay
+   * on the next request. Stored in the `codex_reasoning_items` column.
+   */
+  codex_reasoning_items?: unknown[];
   finish_reason?: FinishReason;
 }
 

@@ -153,6 +153,9 @@ export function rowToSession(r: Row): SessionRecord {
     reasoningTokens: num(r["reasoning_tokens"]),
     estimatedCostUsd: numOrNull(r["estimated_cost_usd"]),
     actualCostUsd: numOrNull(r["actual_cost_usd"]),
+    costStatus: str(r["cost_status"]),
+    costSource: str(r["cost_source"]),
+    pricingVersion: str(r["pricing_version"]),
     cwd: str(r["cwd"]),
     gitBranch: str(r["git_branch"]),
     gitRepoRoot: str(r["git_repo_root"]),
@@ -178,8 +181,25 @@ export function rowToStoredMessage(r: Row): StoredMessage | null {
     tokenCount: numOrNull(r["token_count"]),
     finishReason: str(r["finish_reason"]),
     reasoning: str(r["reasoning"]),
+    ...jsonArrayField("reasoningDetails", r["reasoning_details"]),
+    ...jsonArrayField("codexReasoningItems", r["codex_reasoning_items"]),
     active: r["active"] === undefined ? true : num(r["active"], 1) !== 0,
   };
+}
+
+/** `{[key]: array}` for a JSON array column; nothing for NULL or text that is not a JSON array. */
+function jsonArrayField<K extends string>(key: K, value: unknown): { [P in K]?: unknown[] } {
+  if (typeof value !== "string" || value === "") return {};
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) && parsed.length > 0 ? ({ [key]: parsed } as { [P in K]?: unknown[] }) : {};
+  } catch {
+    return {};
+  }
+}
+
+function encodeJsonArray(value: unknown[] | undefined): string | null {
+  return value && value.length > 0 ? JSON.stringify(value) : null;
 }
 
 /** The message as the agent sends it: only keys that carry a value. */
@@ -189,6 +209,8 @@ export function storedToMessage(m: StoredMessage): Message {
   if (m.toolCallId !== null && m.role === "tool") out.tool_call_id = m.toolCallId;
   if (m.toolName !== null && m.role === "tool") out.name = m.toolName;
   if (m.reasoning !== null && m.reasoning !== "") out.reasoning = m.reasoning;
+  if (m.reasoningDetails && m.role === "assistant") out.reasoning_details = m.reasoningDetails;
+  if (m.codexReasoningItems && m.role === "assistant") out.codex_reasoning_items = m.codexReasoningItems;
   if (m.finishReason !== null && FINISH_REASONS.has(m.finishReason))
     out.finish_reason = m.finishReason as FinishReason;
   return out;
@@ -220,6 +242,8 @@ export function messageColumns(message: Message): {
   tool_name: string | null;
   finish_reason: string | null;
   reasoning: string | null;
+  reasoning_details: string | null;
+  codex_reasoning_items: string | null;
 } {
   validateMessage(message);
   return {
@@ -230,6 +254,8 @@ export function messageColumns(message: Message): {
     tool_name: message.name ?? null,
     finish_reason: message.finish_reason ?? null,
     reasoning: message.reasoning ?? null,
+    reasoning_details: encodeJsonArray(message.reasoning_details),
+    codex_reasoning_items: encodeJsonArray(message.codex_reasoning_items),
   };
 }
 

@@ -80,8 +80,9 @@ export function nextLineageTitle(ctx: StoreContext, title: string): string {
 }
 
 const INSERT_MESSAGE = `INSERT INTO messages
-  (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning,
+   reasoning_details, codex_reasoning_items)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /**
  * Appends messages and bumps `message_count`/`tool_call_count`. A message without an explicit
@@ -112,6 +113,8 @@ export function insertMessages(
       tokenCount ?? null,
       c.finish_reason,
       c.reasoning,
+      c.reasoning_details,
+      c.codex_reasoning_items,
     );
     ids.push(Number(info.lastInsertRowid));
     calls += toolCallCount(message);

@@ -5,6 +5,13 @@
  */
 import type { Message, Usage } from "../ai/types.js";
 
+/**
+ * How a session's `estimated_cost_usd` was arrived at (Python Hermes's vocabulary): `estimated`
+ * from list prices, `actual` from the provider's invoice, `included` when nothing is billed per
+ * token (a subscription, a local model), `unknown` when some usage had no known price.
+ */
+export type SessionCostStatus = "actual" | "estimated" | "included" | "unknown";
+
 /** Where a session came from: `cli`, `telegram`, `discord`, `api-server`, `acp`, `cron`, `batch`, `tool`… */
 export type SessionSource = string;
 
@@ -31,6 +38,11 @@ export interface SessionRecord {
   reasoningTokens: number;
   estimatedCostUsd: number | null;
   actualCostUsd: number | null;
+  /** `cost_status` as stored (see `SessionCostStatus`); older rows and other writers may hold other text. */
+  costStatus: string | null;
+  /** `cost_source`: `official_docs_snapshot`, `user_override`, `none`… */
+  costSource: string | null;
+  pricingVersion: string | null;
   cwd: string | null;
   gitBranch: string | null;
   gitRepoRoot: string | null;
@@ -81,6 +93,10 @@ export interface StoredMessage {
   tokenCount: number | null;
   finishReason: string | null;
   reasoning: string | null;
+  /** Provider reasoning blocks to replay (Anthropic thinking signatures), from `reasoning_details`. */
+  reasoningDetails?: unknown[];
+  /** Responses API reasoning items to replay, from `codex_reasoning_items`. */
+  codexReasoningItems?: unknown[];
   /** 0 after `/undo` or a rewind: kept on disk, left out of the conversation. */
   active: boolean;
 }
@@ -130,7 +146,17 @@ export interface SessionFilter {
 export interface UsageDelta extends Usage {
   /** Model calls made (default 1 per delta). */
   apiCalls?: number;
+  /** Added to `estimated_cost_usd`; absent or non-finite leaves it as it is (NULL stays NULL). */
   costUsd?: number;
+  /**
+   * Merged into `cost_status`, the worst wins: `unknown` (some usage unpriced) over `estimated`
+   * over `actual` over `included`. Absent leaves the column as it is.
+   */
+  costStatus?: SessionCostStatus;
+  /** Replaces `cost_source` when given. */
+  costSource?: string;
+  /** Replaces `pricing_version` when given. */
+  pricingVersion?: string;
 }
 
 export interface SessionStats {
@@ -162,7 +188,10 @@ export interface ModelUsage {
   outputTokens: number;
   cacheReadTokens: number;
   reasoningTokens: number;
+  /** Sum of known session costs (actual where recorded, else estimated); null when none is known. */
   costUsd: number | null;
+  /** Sessions with token usage that had no known price, entirely or in part (`costUsd` is then a floor). */
+  unpricedSessions: number;
 }
 
 export interface Insights {
@@ -174,6 +203,10 @@ export interface Insights {
   toolCalls: number;
   /** Calls per tool name, most used first. */
   tools: Array<{ name: string; calls: number }>;
+  /** Total of the known costs in the window; null when none is known. */
+  costUsd: number | null;
+  /** Sessions in the window with usage that had no known price. */
+  unpricedSessions: number;
   byModel: ModelUsage[];
   bySource: Array<{
     source: string;
@@ -182,6 +215,7 @@ export interface Insights {
     inputTokens: number;
     outputTokens: number;
     costUsd: number | null;
+    unpricedSessions: number;
   }>;
   /** Sessions started per local calendar day, `YYYY-MM-DD`, oldest first. */
   perDay: Array<{ day: string; sessions: number; messages: number }>;

@@ -11,6 +11,18 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { answerAnthropic } from "./fake-llm-anthropic.js";
+import { answerResponses } from "./fake-llm-responses.js";
+
+/**
+ * Model endpoints and the wire protocol each speaks. Every one takes the same scripted replies, so
+ * one script drives a conversation over chat completions, Anthropic Messages or the Responses API.
+ */
+const MODEL_ROUTES: Record<string, "chat" | "anthropic" | "responses"> = {
+  "/v1/chat/completions": "chat",
+  "/v1/messages": "anthropic",
+  "/v1/responses": "responses",
+};
 
 export interface RecordedRequest {
   method: string;
@@ -20,7 +32,7 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-type MessageSpec = {
+export type MessageSpec = {
   kind: "message";
   text: string;
   reasoning: string;
@@ -30,7 +42,7 @@ type MessageSpec = {
   finish: string | undefined;
 };
 
-type ReplySpec =
+export type ReplySpec =
   | MessageSpec
   | { kind: "http_error"; status: number; body: string; headers: Record<string, string> }
   | { kind: "hang" }
@@ -152,7 +164,7 @@ export interface FakeLlm {
   /** Base URL ending in `/v1`. */
   readonly url: string;
   readonly requests: RecordedRequest[];
-  /** Requests to /v1/chat/completions only. */
+  /** Model requests only (/v1/chat/completions, /v1/messages, /v1/responses). */
   readonly chatRequests: RecordedRequest[];
   enqueue(...replies: ScriptedReply[]): void;
   /**
@@ -216,7 +228,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       });
       return;
     }
-    if (req.method !== "POST" || path !== "/v1/chat/completions") {
+    const wire = req.method === "POST" ? MODEL_ROUTES[path ?? ""] : undefined;
+    if (!wire) {
       sendJson(res, 404, { error: { message: `fake-llm: no route for ${req.method} ${path}` } });
       return;
     }
@@ -247,7 +260,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       typeof streamOptions === "object" &&
       streamOptions !== null &&
       (streamOptions as Record<string, unknown>)["include_usage"] === true;
-    await answer(res, scripted.spec, { model, stream, includeUsage });
+    const ctx: AnswerContext = { model, stream, includeUsage };
+    if (wire === "anthropic") await answerAnthropic(res, scripted.spec, ctx);
+    else if (wire === "responses") await answerResponses(res, scripted.spec, ctx);
+    else await answer(res, scripted.spec, ctx);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -283,7 +299,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   };
 }
 
-interface AnswerContext {
+export interface AnswerContext {
   model: string;
   stream: boolean;
   includeUsage: boolean;

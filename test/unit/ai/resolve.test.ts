@@ -281,11 +281,22 @@ describe("createTransport", () => {
   });
 
   it("refuses an api_mode without a transport, naming mode and provider", async () => {
-    const runtime = resolveRuntime({ flags: {}, config: config(), env: { ANTHROPIC_API_KEY: "a" } });
+    const runtime = resolveRuntime({ flags: { provider: "bedrock" }, config: config(), env: {} });
     const attempt = createTransport(runtime);
     await expect(attempt).rejects.toBeInstanceOf(UnsupportedApiModeError);
     await expect(attempt).rejects.toThrow(
-      'api_mode "anthropic_messages" (provider anthropic) is not supported yet',
+      'api_mode "bedrock_converse" (provider bedrock) is not supported yet',
     );
+  });
+
+  it("builds the Anthropic Messages and Responses transports for their api_modes", async () => {
+    const anthropic = resolveRuntime({ flags: {}, config: config(), env: { ANTHROPIC_API_KEY: "a" } });
+    expect((await createTransport(anthropic)).apiMode).toBe("anthropic_messages");
+    const responses = resolveRuntime({
+      flags: { provider: "openai-api", model: "gpt-5" },
+      config: config(),
+      env: { OPENAI_API_KEY: "k" },
+    });
+    expect((await createTransport(responses)).apiMode).toBe("codex_responses");
   });
 });

@@ -43,6 +43,29 @@ const shapes: Array<[string, Message]> = [
     "reasoning",
     { role: "assistant", content: "Done.", reasoning: "The user wants a listing.", finish_reason: "stop" },
   ],
+  [
+    "Anthropic thinking blocks with signatures",
+    {
+      role: "assistant",
+      content: "Checked.",
+      reasoning: "Look at the file first.",
+      reasoning_details: [
+        { type: "thinking", thinking: "Look at the file first.", signature: "EqQBCkgIBxABGAIiQ..." },
+        { type: "redacted_thinking", data: "EmwKAhgBEgy3va..." },
+      ],
+      finish_reason: "stop",
+    },
+  ],
+  [
+    "Responses reasoning items",
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_9", type: "function", function: { name: "terminal", arguments: "{}" } }],
+      codex_reasoning_items: [{ type: "reasoning", id: "rs_1", encrypted_content: "gAAAA...", summary: [] }],
+      finish_reason: "tool_calls",
+    },
+  ],
   ["system", { role: "system", content: "You are Hermes." }],
   ["unicode", { role: "user", content: "naïve café — 今天天气很好 — 😀🎉 — \u0000 nul — \u200b zero width" }],
   ["string that looks like JSON parts", { role: "user", content: '[{"type":"text","text":"not parts"}]' }],
@@ -130,7 +153,7 @@ describe("message round trip", () => {
     );
     const after = store.getSession(s.id)!;
     expect(after.messageCount).toBe(shapes.length);
-    expect(after.toolCallCount).toBe(2);
+    expect(after.toolCallCount).toBe(3);
   });
 
   it("orders messages by time, and never lets a clock that steps back reorder a turn", () => {

@@ -33,8 +33,9 @@ await Promise.all([
     entryPoints: ["src/cli/main.ts"],
     outfile: "dist/cli/hermes.cjs",
     // Native addons cannot live inside a bundle, and the tokenizer tables (2.4 MB, used only by
-    // `hermes prompt-size`) would slow every start: all are required from node_modules at first use.
-    external: ["better-sqlite3", "fs-ext", "gpt-tokenizer"],
+    // `hermes prompt-size`) and the Anthropic SDK (only for that provider) would slow every start:
+    // all are required from node_modules at first use.
+    external: ["better-sqlite3", "fs-ext", "gpt-tokenizer", "@anthropic-ai/sdk"],
     define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
     banner: { js: 'var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
   }),

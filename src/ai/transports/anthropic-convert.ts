@@ -86,6 +86,10 @@ export function buildAnthropicBody(request: ChatRequest, options: BuildOptions):
   }
   body["stream"] = options.stream;
   if (options.promptCaching) applyCacheControl(system, messages, options.cacheTtl);
+  // Messages go last, so the stable parts (system prompt, tools) lead every request's bytes and
+  // the conversation only grows at the end.
+  delete body["messages"];
+  body["messages"] = messages;
   return body;
 }
 

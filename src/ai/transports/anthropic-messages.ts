@@ -6,6 +6,7 @@
  *
  * Request conversion lives in `anthropic-convert.ts`, response assembly in `anthropic-assembler.ts`.
  */
+import { createRequire } from "node:module";
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Middleware } from "@anthropic-ai/sdk";
 import { type ChatRequest, ProviderError, type StreamEvent, type Transport } from "../types.js";
@@ -56,8 +57,16 @@ const OAUTH_BETA = "oauth-2025-04-20";
 
 let sdkPromise: Promise<AnthropicModule> | undefined;
 
+/**
+ * The SDK is required from node_modules (it is external to the CLI bundle, which only Anthropic
+ * users should pay for); `require` rather than `import()` because the bundle runs in a vm.Script,
+ * where a dynamic import has no loader.
+ */
 function loadSdk(): Promise<AnthropicModule> {
-  sdkPromise ??= import("@anthropic-ai/sdk").catch((err: unknown) => {
+  sdkPromise ??= new Promise<AnthropicModule>((resolve) => {
+    const require = createRequire(import.meta.url);
+    resolve(require("@anthropic-ai/sdk") as AnthropicModule);
+  }).catch((err: unknown) => {
     sdkPromise = undefined;
     throw err;
   });

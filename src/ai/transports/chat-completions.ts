@@ -126,7 +126,6 @@ async function* runRequest(
 export function buildRequestBody(request: ChatRequest, streaming: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = { ...request.extraBody };
   body["model"] = request.model;
-  body["messages"] = request.messages.map(toWireMessage);
   if (request.tools && request.tools.length > 0) body["tools"] = request.tools;
   if (request.maxTokens !== undefined) body["max_tokens"] = request.maxTokens;
   if (request.temperature !== undefined) body["temperature"] = request.temperature;
@@ -134,6 +133,10 @@ export function buildRequestBody(request: ChatRequest, streaming: boolean): Reco
   body["stream"] = streaming;
   if (streaming) body["stream_options"] = { include_usage: true };
   else delete body["stream_options"];
+  // Messages go last: the growing conversation then only ever appends to the request bytes, so
+  // each request is a byte prefix of the next (what prefix caches in proxies and servers reuse).
+  delete body["messages"];
+  body["messages"] = request.messages.map(toWireMessage);
   return body;
 }
 

@@ -52,6 +52,10 @@ export function buildResponsesBody(
       : [...include, "reasoning.encrypted_content"];
   }
   body["stream"] = true;
+  // The conversation goes last, so each request's bytes are a prefix of the next one's.
+  const input = body["input"];
+  delete body["input"];
+  body["input"] = input;
   return body;
 }
 

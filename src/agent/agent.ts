@@ -27,6 +27,7 @@ import type { AgentEvent, AgentEventListener, StopReason } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
 import { buildSessionPrompt } from "./prompt/session-prompt.js";
+import { ProviderRecovery } from "./recovery.js";
 import { saveTrajectory } from "./trajectory.js";
 
 export interface AIAgentOptions {
@@ -95,7 +96,8 @@ export interface AgentRun extends AsyncIterable<AgentEvent> {
 }
 
 interface Frozen {
-  transport: Transport;
+  /** Owns the primary transport (rotated or rebuilt after failures) and the fallback list. */
+  recovery: ProviderRecovery;
   model: string;
   tools: ToolSchema[];
   systemPrompt: string;
@@ -230,6 +232,13 @@ export class AIAgent {
   /** Releases tool resources (shells, background processes) when the agent owns them. */
   async close(): Promise<void> {
     this.controller?.abort();
+    if (this.frozen) {
+      try {
+        await (await this.frozen).recovery.flush();
+      } catch {
+        // Nothing to flush when the session never resolved its provider.
+      }
+    }
     if (this.ownsRuntime) await this.runtime.dispose();
   }
 
@@ -278,10 +287,12 @@ export class AIAgent {
       maxRetries: this.config.agent.api_max_retries,
       ...(this.options.retry ?? {}),
     };
+    frozen.recovery.warn = (message) => emit({ type: "warning", message });
     const outcome = await runLoop(
       this.history,
       {
-        transport: frozen.transport,
+        transport: frozen.recovery.transport,
+        recovery: frozen.recovery,
         model: frozen.model,
         tools: frozen.tools,
         systemPrompt: frozen.systemPrompt,
@@ -358,8 +369,10 @@ export class AIAgent {
     const env = this.options.env ?? process.env;
     let transport = this.options.transport;
     let model = this.options.model ?? this.config.model.default;
+    let runtime: ResolvedRuntime | undefined;
+    const transportOptions = { cacheTtl: this.config.prompt_caching.cache_ttl };
     if (!transport) {
-      const runtime =
+      runtime =
         this.options.resolved ??
         resolveRuntime({
           flags: {
@@ -372,9 +385,20 @@ export class AIAgent {
             : this.config,
           env,
         });
-      transport = await createTransport(runtime, { cacheTtl: this.config.prompt_caching.cache_ttl });
+      transport = await createTransport(runtime, transportOptions);
       model = runtime.model;
     }
+    const recovery = new ProviderRecovery({
+      home: this.home,
+      config: this.config,
+      env,
+      transportOptions,
+      runtime,
+      transport,
+      model: model || "default",
+      // A ready transport or an explicit key: there is no pool to rotate through.
+      usePool: this.options.transport === undefined && this.options.apiKey === undefined,
+    });
     const session = await buildSessionPrompt({
       home: this.home,
       config: this.config,
@@ -391,7 +415,7 @@ export class AIAgent {
     const tools = session.tools;
     const systemPrompt = this.options.systemPrompt ?? session.text;
     const warnings = this.options.systemPrompt === undefined ? session.warnings : [];
-    return { transport, model: model || "default", tools, systemPrompt, warnings };
+    return { recovery, model: model || "default", tools, systemPrompt, warnings };
   }
 
   private toolContext(

@@ -28,6 +28,12 @@ import type { ToolOutcome } from "../tools/types.js";
 import { repairToolArguments } from "../util/json-repair.js";
 import type { AgentEvent, StopReason } from "./events.js";
 import type { ToolLoopGuard } from "./guardrails.js";
+import {
+  loweredMaxTokens,
+  type ModelRecovery,
+  type ModelRoute,
+  withoutReplayedReasoning,
+} from "./recovery.js";
 import { mergeUserRuns } from "./role-alternation.js";
 import { type PlannedCall, planWaves, runWaves } from "./tool-executor.js";
 import { repairToolName } from "./tool-name-repair.js";
@@ -64,6 +70,30 @@ export interface LoopDeps {
   /** Per-session count of unknown tool names, so repeated misses get the list of valid names. */
   unknownToolMisses: { count: number };
   emit(event: AgentEvent): void;
+  /**
+   * Credential rotation, client rebuild and provider fallback for failed model calls. Absent: the
+   * loop only strips reasoning, lowers max_tokens, waits and repeats.
+   */
+  recovery?: ModelRecovery;
+  /**
+   * Compression hook for failures the classifier flags `shouldCompress` (context overflow): shrinks
+   * `messages` in place and resolves true when it did. Not wired yet; absent means "cannot".
+   */
+  compress?(): Promise<boolean>;
+}
+
+/** Per-turn recovery state: a fallback route lasts until the turn ends. */
+interface TurnRoute {
+  /** The primary transport (replaced by credential rotation or a rebuilt client). */
+  primary: Transport;
+  /** The fallback in use, or undefined while on the primary. */
+  fallback: ModelRoute | undefined;
+  /** Index of the next `fallback_providers` entry to try. */
+  nextFallback: number;
+  /** Replayed reasoning is left out of requests after an invalid signature (once per turn). */
+  stripReasoning: boolean;
+  /** max_tokens lowered after the provider said fewer output tokens fit. */
+  maxTokens: number | undefined;
 }
 
 export interface LoopResult {
@@ -92,6 +122,13 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
   let lastText = "";
   let forcedSummary: string | null = null;
   let stopReason: StopReason = "completed";
+  const route: TurnRoute = {
+    primary: deps.transport,
+    fallback: undefined,
+    nextFallback: 0,
+    stripReasoning: false,
+    maxTokens: undefined,
+  };
 
   const append = (message: Message) => {
     messages.push(message);
@@ -107,7 +144,7 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
     let assistant: Message;
     let finish: FinishReason;
     try {
-      ({ message: assistant, finish } = await callModel(messages, deps, withTools, usage, signal));
+      ({ message: assistant, finish } = await callModel(messages, deps, route, withTools, usage, signal));
     } catch (error) {
       if (isAbort(error, signal)) {
         const partial = (error as { partialText?: string }).partialText ?? "";
@@ -116,7 +153,9 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
         return { reason: "interrupted", text: partial || lastText, iterations: iteration, usage };
       }
       const message = describeProviderError(error);
-      const advice = failureAdvice(classifyModelError(error, deps, messages));
+      const advice = failureAdvice(
+        classifyModelError(error, deps, messages, route.fallback?.model ?? deps.model),
+      );
       deps.emit({ type: "error", message: `${message} — ${advice}` });
       deps.emit({ type: "turn_end", iteration, finishReason: "error" });
       return { reason: "error", text: lastText, iterations: iteration, usage, error: message };
@@ -181,8 +220,9 @@ interface ModelReply {
 }
 
 async function callModel(
-  messages: readonly Message[],
+  messages: Message[],
   deps: LoopDeps,
+  route: TurnRoute,
   withTools: boolean,
   usage: Usage,
   signal: AbortSignal,
@@ -191,19 +231,33 @@ async function callModel(
   const system = deps.ephemeralSystemPrompt
     ? `${deps.systemPrompt}\n\n${deps.ephemeralSystemPrompt}`
     : deps.systemPrompt;
-  const request = {
-    model: deps.model,
-    messages: [{ role: "system" as const, content: system }, ...mergeUserRuns(messages)],
-    ...(withTools ? { tools: [...deps.tools] } : {}),
-    ...(deps.maxTokens ? { maxTokens: deps.maxTokens } : {}),
-    ...(deps.reasoningEffort ? { reasoningEffort: deps.reasoningEffort } : {}),
-    ...(deps.extraBody ? { extraBody: deps.extraBody } : {}),
+  const build = () => {
+    const maxTokens = route.maxTokens ?? deps.maxTokens;
+    const history = mergeUserRuns(messages);
+    return {
+      model: route.fallback?.model ?? deps.model,
+      messages: [
+        { role: "system" as const, content: system },
+        ...(route.stripReasoning ? withoutReplayedReasoning(history) : history),
+      ],
+      ...(withTools ? { tools: [...deps.tools] } : {}),
+      ...(maxTokens ? { maxTokens } : {}),
+      ...(deps.reasoningEffort ? { reasoningEffort: deps.reasoningEffort } : {}),
+      ...(deps.extraBody ? { extraBody: deps.extraBody } : {}),
+    };
   };
+  let transport = route.fallback?.transport ?? route.primary;
   let previousDelayMs: number | undefined;
-  for (let attempt = 0; ; attempt++) {
+  /** Retries made on the current route (the planRetry count). */
+  let retries = 0;
+  let lowered = false;
+  let rebuilt = false;
+  let compressed = false;
+  while (true) {
+    const request = build();
     let partialText = "";
     try {
-      for await (const event of deps.transport.stream(request, signal)) {
+      for await (const event of transport.stream(request, signal)) {
         switch (event.type) {
           case "text_delta":
             partialText += event.text;
@@ -217,6 +271,7 @@ async function callModel(
             deps.emit({ type: "usage", usage: event.usage, total: { ...usage } });
             break;
           case "finish":
+            if (!route.fallback) await noteSuccess(deps);
             return { message: { ...event.message, role: "assistant" }, finish: event.reason };
           default:
             break;
@@ -228,18 +283,130 @@ async function callModel(
       });
     } catch (error) {
       if (signal.aborted) throw Object.assign(abortError(), { partialText });
-      // The classifier decides; rotation, compression and fallback are not done here yet.
-      const classified = classifyModelError(error, deps, messages);
-      const plan = planRetry(classified, attempt + 1, policy, { previousMs: previousDelayMs });
+      // Every branch reads the classifier's flags; nothing here matches message text.
+      const classified = classifyModelError(error, deps, messages, request.model);
+      const onPrimary = route.fallback === undefined;
+
+      // 1. An invalid thinking signature or encrypted item: resend without replayed reasoning, once.
+      if (classified.shouldStripReasoning && !route.stripReasoning) {
+        route.stripReasoning = true;
+        deps.emit({
+          type: "warning",
+          message: `${capitalise(classified.message)}. Retrying without the earlier reasoning blocks.`,
+        });
+        continue;
+      }
+
+      // 2. Another key of the same provider's pool (needs at least two usable keys).
+      if (classified.shouldRotateCredential && onPrimary && deps.recovery?.rotateCredential) {
+        const rotated = await deps.recovery.rotateCredential(classified);
+        if (rotated) {
+          transport = rotated;
+          route.primary = rotated;
+          deps.emit({
+            type: "warning",
+            message: `${capitalise(classified.message)}. Switched to the next credential of ${deps.recovery.primaryLabel} and retrying.`,
+          });
+          continue;
+        }
+      }
+
+      // 3. max_tokens larger than the provider allows: lower it to what fits, once.
+      if (classified.availableOutputTokens !== undefined && !lowered) {
+        lowered = true;
+        route.maxTokens = loweredMaxTokens(classified.availableOutputTokens);
+        deps.emit({
+          type: "warning",
+          message: `${capitalise(classified.message)}. Retrying with max_tokens ${route.maxTokens}.`,
+        });
+        continue;
+      }
+
+      // Compression on overflow belongs to the compression module; the hook is absent until wired.
+      if (classified.shouldCompress && deps.compress && !compressed) {
+        compressed = true;
+        if (await deps.compress()) continue;
+      }
+
+      // 4. A connection failure after a retry already failed: a fresh client, then go on retrying.
+      const connection = error instanceof ProviderError && error.transport;
+      if (connection && retries >= 1 && !rebuilt && onPrimary && deps.recovery?.rebuildTransport) {
+        rebuilt = true;
+        const fresh = await deps.recovery.rebuildTransport();
+        if (fresh) {
+          transport = fresh;
+          route.primary = fresh;
+        }
+      }
+
+      const plan = planRetry(classified, retries + 1, policy, { previousMs: previousDelayMs });
+
+      // 5. Billing, permanent auth, unknown model, policy: fall back now; other retryable failures
+      // once their retries are spent. The fallback holds for the rest of this turn.
+      const fallBackNow =
+        (classified.shouldFallback && !classified.retryable) ||
+        (!plan.retry && (classified.retryable || classified.shouldFallback));
+      if (fallBackNow && deps.recovery?.fallback) {
+        const next = await nextFallback(deps.recovery, route, classified, deps);
+        if (next) {
+          transport = next.transport;
+          retries = 0;
+          previousDelayMs = undefined;
+          lowered = false;
+          continue;
+        }
+      }
+
+      // 6. Wait and repeat, or give up with the error.
       if (!plan.retry) throw error;
+      retries++;
       previousDelayMs = plan.delayMs;
       deps.emit({
         type: "warning",
-        message: retryNotice(classified, plan.delayMs, attempt + 1, policy.maxRetries),
+        message: retryNotice(classified, plan.delayMs, retries, policy.maxRetries),
       });
       if (!(await sleep(plan.delayMs, signal))) throw Object.assign(abortError(), { partialText: "" });
     }
   }
+}
+
+/** Switches the turn to the next usable fallback; undefined when none is left. */
+async function nextFallback(
+  recovery: ModelRecovery,
+  route: TurnRoute,
+  failure: ClassifiedError,
+  deps: LoopDeps,
+): Promise<ModelRoute | undefined> {
+  const failedLabel = route.fallback?.label ?? recovery.primaryLabel;
+  while (recovery.fallback) {
+    const index = route.nextFallback++;
+    const candidate = await recovery.fallback(index);
+    if (candidate === undefined) return undefined;
+    if (candidate instanceof Error) {
+      deps.emit({ type: "warning", message: `Skipping ${candidate.message}` });
+      continue;
+    }
+    route.fallback = candidate;
+    route.maxTokens = undefined;
+    deps.emit({
+      type: "warning",
+      message: `${failedLabel} failed: ${failure.message}. Using fallback ${candidate.label} for the rest of this turn.`,
+    });
+    return candidate;
+  }
+  return undefined;
+}
+
+async function noteSuccess(deps: LoopDeps): Promise<void> {
+  try {
+    await deps.recovery?.succeeded?.();
+  } catch {
+    // Bookkeeping of the key's use must not fail a call that succeeded.
+  }
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Turns text-emitted tool calls into real ones and repairs names and argument JSON in place. */
@@ -381,10 +548,15 @@ function isAbort(error: unknown, signal: AbortSignal): boolean {
 }
 
 /** Classifies a failed model call with what the loop knows: the model and the conversation's size. */
-function classifyModelError(error: unknown, deps: LoopDeps, messages: readonly Message[]): ClassifiedError {
+function classifyModelError(
+  error: unknown,
+  deps: LoopDeps,
+  messages: readonly Message[],
+  model: string,
+): ClassifiedError {
   // About 4 characters per token; only the order of magnitude matters ("a large session").
   const chars = deps.systemPrompt.length + JSON.stringify(messages).length;
-  return classifyApiError(error, { model: deps.model, approxContextTokens: Math.ceil(chars / 4) });
+  return classifyApiError(error, { model, approxContextTokens: Math.ceil(chars / 4) });
 }
 
 /** One line for the user: what failed, with the provider's status and message. */

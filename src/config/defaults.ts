@@ -178,5 +178,7 @@ export function defaultConfig(): HermesConfig {
     },
     compression: { enabled: true, threshold: 0.5, target_ratio: 0.2 },
     prompt_caching: { cache_ttl: "5m" },
+    /** Tried in order when the primary provider fails for good: `{provider, model, base_url?, api_key?}`. */
+    fallback_providers: [],
   };
 }

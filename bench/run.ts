@@ -17,6 +17,7 @@ import { defineTool } from "../src/tools/types.js";
 import { reply, startFakeLlm } from "../test/support/fake-llm.js";
 import { callTools, ScriptedTransport, say } from "../test/support/scripted-transport.js";
 import { makeToolContext } from "../test/support/tool-context.js";
+import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
 import { type BenchRow, sessionStoreBench } from "./session-store.js";
 
@@ -170,6 +171,7 @@ async function main(): Promise<void> {
     },
   ];
   rows.push(...promptSizeBench(BIN));
+  rows.push(...(await prefixStabilityBench()));
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));
@@ -202,6 +204,12 @@ async function main(): Promise<void> {
       "skills, counted in o200k tokens, next to Python Hermes's figures reported in NousResearch/hermes-agent issue " +
       "#4379 (31 default tools: 8,759 tokens of tool definitions plus 5,176 of system prompt). The projection row adds " +
       "the tools not built yet at this build's mean schema size; it is an estimate, not a measurement.",
+    "",
+    "Prefix-stability rows (bench/prefix-stability.ts) run one in-process 30-turn session (15 turns call read_file, " +
+      "`terminal` or `todo` first; a home with 2 skills and a memory entry) against the fake server, over chat " +
+      "completions and, for reference, Anthropic Messages, and give the longest common byte prefix of each model " +
+      "request with the next divided by the earlier request's length; the bytes are the recorded bodies " +
+      "re-serialised with JSON.stringify, as the SDKs send them, so key order is the order sent.",
     "",
     `Machine: ${machine}. Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
     "",

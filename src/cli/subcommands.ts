@@ -34,3 +34,59 @@ export async function parseSubcommands(
     return onFailure(error);
   }
 }
+
+/** A failure with a message for the user and an exit code; no stack trace. */
+export class CliFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** Options every subcommand runner takes; tests inject streams, the environment and the clock. */
+export interface SubcommandOptions {
+  /** Profile named before the subcommand (`hermes -p work X …`). */
+  profile?: string;
+  env?: Record<string, string | undefined>;
+  stdin?: NodeJS.ReadStream;
+  stdout?: NodeJS.WriteStream | NodeJS.WritableStream;
+  stderr?: NodeJS.WriteStream | NodeJS.WritableStream;
+  /** Clock in epoch seconds. */
+  now?: () => number;
+}
+
+/** Where a subcommand writes: results to stdout, diagnostics to stderr, one line per call. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Colour on stdout (a terminal, and NO_COLOR unset). */
+  color: boolean;
+  env: Record<string, string | undefined>;
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream | NodeJS.WritableStream;
+  stderr: NodeJS.WriteStream | NodeJS.WritableStream;
+  /** Clock in epoch seconds. */
+  now(): number;
+  /** Terminal width of stdout, when it is a terminal. */
+  width: number | undefined;
+}
+
+export function createCliIo(options: SubcommandOptions): CliIo {
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const env = options.env ?? process.env;
+  const isTty = (stdout as NodeJS.WriteStream).isTTY === true;
+  return {
+    out: (text) => stdout.write(text.endsWith("\n") ? text : `${text}\n`),
+    err: (text) => stderr.write(text.endsWith("\n") ? text : `${text}\n`),
+    color: isTty && !env["NO_COLOR"],
+    env,
+    stdin: options.stdin ?? process.stdin,
+    stdout,
+    stderr,
+    now: options.now ?? (() => Date.now() / 1000),
+    width: isTty ? (stdout as NodeJS.WriteStream).columns : undefined,
+  };
+}

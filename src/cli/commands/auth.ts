@@ -37,39 +37,17 @@ import { ConfigError, ProfileNameError } from "../../config/errors.js";
 import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import { renderTable } from "../format/table.js";
-import { parseSubcommands } from "../subcommands.js";
+import {
+  CliFailure,
+  type CliIo,
+  createCliIo,
+  parseSubcommands,
+  type SubcommandOptions,
+} from "../subcommands.js";
 
-export interface AuthCommandOptions {
-  /** Profile named before the subcommand (`hermes -p work auth …`). */
-  profile?: string;
-  env?: Record<string, string | undefined>;
-  stdin?: NodeJS.ReadStream;
-  stdout?: NodeJS.WriteStream | NodeJS.WritableStream;
-  stderr?: NodeJS.WriteStream | NodeJS.WritableStream;
-  /** Clock in epoch seconds, for cooldowns. */
-  now?: () => number;
-}
+export type AuthCommandOptions = SubcommandOptions;
 
-/** A failure with a message for the user and an exit code; no stack trace. */
-class CliFailure extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 1,
-  ) {
-    super(message);
-  }
-}
-
-interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  color: boolean;
-  env: Record<string, string | undefined>;
-  stdin: NodeJS.ReadStream;
-  stdout: NodeJS.WriteStream | NodeJS.WritableStream;
-  stderr: NodeJS.WriteStream | NodeJS.WritableStream;
-  now(): number;
-}
+type Io = CliIo;
 
 /** What every subcommand works on: the home, its environment (with `.env`) and config. */
 interface Ctx {
@@ -84,19 +62,7 @@ export async function runAuthCommand(
   argv: readonly string[],
   options: AuthCommandOptions = {},
 ): Promise<number> {
-  const env = options.env ?? process.env;
-  const stdout = options.stdout ?? process.stdout;
-  const stderr = options.stderr ?? process.stderr;
-  const io: Io = {
-    out: (text) => stdout.write(text.endsWith("\n") ? text : `${text}\n`),
-    err: (text) => stderr.write(text.endsWith("\n") ? text : `${text}\n`),
-    color: (stdout as NodeJS.WriteStream).isTTY === true && !env["NO_COLOR"],
-    env,
-    stdin: options.stdin ?? process.stdin,
-    stdout,
-    stderr,
-    now: options.now ?? (() => Date.now() / 1000),
-  };
+  const io = createCliIo(options);
   let exitCode = 0;
   const program = buildProgram(io, options.profile, (code) => {
     exitCode = code;

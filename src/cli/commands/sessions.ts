@@ -18,39 +18,17 @@ import { highlight, sessionHeader, transcript } from "../format/session-view.js"
 import { renderTable } from "../format/table.js";
 import { formatBytes, formatCount, formatDateTime, relativeTime } from "../format/time.js";
 import { homeFor } from "../home-env.js";
-import { parseSubcommands } from "../subcommands.js";
+import {
+  CliFailure,
+  type CliIo,
+  createCliIo,
+  parseSubcommands,
+  type SubcommandOptions,
+} from "../subcommands.js";
 
-export interface SessionsCommandOptions {
-  /** Profile named before the subcommand (`hermes -p work sessions …`). */
-  profile?: string;
-  env?: Record<string, string | undefined>;
-  stdin?: NodeJS.ReadStream;
-  stdout?: NodeJS.WriteStream | NodeJS.WritableStream;
-  stderr?: NodeJS.WriteStream | NodeJS.WritableStream;
-  /** Clock in seconds, for relative times. */
-  now?: () => number;
-}
+export type SessionsCommandOptions = SubcommandOptions;
 
-/** A failure with a message for the user and an exit code; no stack trace. */
-class CliFailure extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 1,
-  ) {
-    super(message);
-  }
-}
-
-interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  color: boolean;
-  stdout: NodeJS.WriteStream | NodeJS.WritableStream;
-  stdin: NodeJS.ReadStream;
-  stderr: NodeJS.WriteStream | NodeJS.WritableStream;
-  now(): number;
-  width: number | undefined;
-}
+type Io = CliIo;
 
 const NO_SESSIONS = "No sessions yet.";
 
@@ -59,20 +37,7 @@ export async function runSessionsCommand(
   argv: readonly string[],
   options: SessionsCommandOptions = {},
 ): Promise<number> {
-  const env = options.env ?? process.env;
-  const stdout = options.stdout ?? process.stdout;
-  const stderr = options.stderr ?? process.stderr;
-  const isTty = (stdout as NodeJS.WriteStream).isTTY === true;
-  const io: Io = {
-    out: (text) => stdout.write(text.endsWith("\n") ? text : `${text}\n`),
-    err: (text) => stderr.write(text.endsWith("\n") ? text : `${text}\n`),
-    color: isTty && !env["NO_COLOR"],
-    stdout,
-    stderr,
-    stdin: options.stdin ?? process.stdin,
-    now: options.now ?? (() => Date.now() / 1000),
-    width: isTty ? (stdout as NodeJS.WriteStream).columns : undefined,
-  };
+  const io = createCliIo(options);
   let exitCode = 0;
   const program = buildProgram(io, options.profile, (code) => {
     exitCode = code;

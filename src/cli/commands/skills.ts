@@ -15,7 +15,7 @@ import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import { bundledSkillsDir, seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import { FileLockTimeoutError } from "../../util/file-lock.js";
-import { parseSubcommands } from "../subcommands.js";
+import { createCliIo, parseSubcommands, type SubcommandOptions } from "../subcommands.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
 import { CliFailure, type SkillsIo } from "./skills/io.js";
 import {
@@ -27,15 +27,7 @@ import {
   uninstallCommand,
 } from "./skills/manage.js";
 
-export interface SkillsCommandOptions {
-  /** Profile named before the subcommand (`hermes -p work skills …`). */
-  profile?: string;
-  env?: Record<string, string | undefined>;
-  stdin?: NodeJS.ReadStream;
-  stdout?: NodeJS.WriteStream | NodeJS.WritableStream;
-  stderr?: NodeJS.WriteStream | NodeJS.WritableStream;
-  /** Clock in seconds (lock.json and audit.log timestamps). */
-  now?: () => number;
+export interface SkillsCommandOptions extends SubcommandOptions {
   /** Working directory for relative install paths; default `process.cwd()`. */
   cwd?: string;
   /** HTTP timeout per request in milliseconds (tests shorten it). */
@@ -47,22 +39,7 @@ export async function runSkillsCommand(
   argv: readonly string[],
   options: SkillsCommandOptions = {},
 ): Promise<number> {
-  const env = options.env ?? process.env;
-  const stdout = options.stdout ?? process.stdout;
-  const stderr = options.stderr ?? process.stderr;
-  const isTty = (stdout as NodeJS.WriteStream).isTTY === true;
-  const io: SkillsIo = {
-    out: (text) => stdout.write(text.endsWith("\n") ? text : `${text}\n`),
-    err: (text) => stderr.write(text.endsWith("\n") ? text : `${text}\n`),
-    color: isTty && !env["NO_COLOR"],
-    stdin: options.stdin ?? process.stdin,
-    stdout,
-    stderr,
-    now: options.now ?? (() => Date.now() / 1000),
-    width: isTty ? (stdout as NodeJS.WriteStream).columns : undefined,
-    env,
-    cwd: options.cwd ?? process.cwd(),
-  };
+  const io: SkillsIo = { ...createCliIo(options), cwd: options.cwd ?? process.cwd() };
   let exitCode = 0;
   const program = buildProgram(io, options, (code) => {
     exitCode = code;

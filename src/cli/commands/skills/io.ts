@@ -6,27 +6,11 @@ import { createInterface } from "node:readline/promises";
 import pc from "picocolors";
 import type { ScanFinding, Verdict } from "../../../knowledge/skills/hub/scan.js";
 
-/** A failure with a message for the user and an exit code; no stack trace. */
-export class CliFailure extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 1,
-  ) {
-    super(message);
-  }
-}
+import { CliFailure, type CliIo } from "../../subcommands.js";
 
-export interface SkillsIo {
-  out(text: string): void;
-  err(text: string): void;
-  color: boolean;
-  stdin: NodeJS.ReadStream;
-  stdout: NodeJS.WriteStream | NodeJS.WritableStream;
-  stderr: NodeJS.WriteStream | NodeJS.WritableStream;
-  /** Clock in seconds. */
-  now(): number;
-  width: number | undefined;
-  env: Record<string, string | undefined>;
+export { CliFailure };
+
+export interface SkillsIo extends CliIo {
   cwd: string;
 }
 

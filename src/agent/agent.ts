@@ -4,6 +4,8 @@
  * stream that every surface consumes.
  */
 import { randomUUID } from "node:crypto";
+import { auxiliaryComplete, resolveAuxiliaryChain } from "../ai/auxiliary.js";
+import { contextLengthFor, fileContextLengthStore } from "../ai/context-length.js";
 import { createTransport, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
 import type { Message, ToolSchema, Transport, Usage } from "../ai/types.js";
@@ -23,6 +25,7 @@ import type {
 import { scrubEnv } from "../util/env-scrub.js";
 import { EventStream } from "../util/event-stream.js";
 import { ApprovalPolicy } from "./approval-policy.js";
+import { compressMessages, shouldCompress } from "./compression/index.js";
 import type { AgentEvent, AgentEventListener, StopReason } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
@@ -103,6 +106,39 @@ interface Frozen {
   systemPrompt: string;
   /** Problems met while building the prompt (blocked or unreadable files), told once. */
   warnings: string[];
+  /** The model's context window, the basis of the compression threshold. */
+  contextLength: number;
+  /** Summarises a compression prompt with the auxiliary model (the main model as last resort). */
+  summarize: (prompt: string, signal?: AbortSignal) => Promise<string>;
+}
+
+const SUMMARY_MAX_TOKENS = 4000;
+
+/** The text of one model response, with no tools. */
+async function collectText(
+  transport: Transport,
+  request: { model: string; messages: Message[]; maxTokens: number },
+  signal?: AbortSignal,
+): Promise<string> {
+  let text = "";
+  let finalText = "";
+  for await (const event of transport.stream(request, signal)) {
+    if (event.type === "text_delta") text += event.text;
+    else if (event.type === "finish")
+      finalText = typeof event.message.content === "string" ? event.message.content : "";
+  }
+  const result = (finalText || text).trim();
+  if (!result) throw new Error("The model returned an empty summary.");
+  return result;
+}
+
+/** Outcome of a compression pass, as `compress()` reports it. */
+export interface CompressionReport {
+  status: "compressed" | "skipped_thrashing" | "failed" | "nothing_to_compress";
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Why nothing changed, for the user (a failed summary keeps every turn). */
+  error?: string;
 }
 
 export class AIAgent {
@@ -129,6 +165,10 @@ export class AIAgent {
   private announced = false;
   private controller: AbortController | null = null;
   private totalUsage: Usage = { inputTokens: 0, outputTokens: 0 };
+  /** Prompt tokens of the latest model call: how full the context window is. */
+  private lastPromptTokens = 0;
+  /** Saved ratios of this session's compression passes (anti-thrashing). */
+  private readonly compressionPasses: number[] = [];
 
   constructor(options: AIAgentOptions = {}) {
     this.options = options;
@@ -275,6 +315,17 @@ export class AIAgent {
       });
       for (const message of frozen.warnings) emit({ type: "warning", message });
     }
+    // The previous call filled the context past `compression.threshold`: compress before this turn.
+    if (
+      this.config.compression.enabled &&
+      shouldCompress({
+        promptTokens: this.lastPromptTokens,
+        contextLength: frozen.contextLength,
+        threshold: this.config.compression.threshold,
+      })
+    ) {
+      await this.compressHistory(frozen, emit, { signal: controller.signal });
+    }
     const pendingSteer = this.steering.splice(0);
     const userText =
       typeof input === "string" && pendingSteer.length > 0 ? `${pendingSteer.join("\n")}\n\n${input}` : input;
@@ -293,6 +344,13 @@ export class AIAgent {
       {
         transport: frozen.recovery.transport,
         recovery: frozen.recovery,
+        ...(this.config.compression.enabled
+          ? {
+              compress: async () =>
+                (await this.compressHistory(frozen, emit, { signal: controller.signal })).status ===
+                "compressed",
+            }
+          : {}),
         model: frozen.model,
         tools: frozen.tools,
         systemPrompt: frozen.systemPrompt,
@@ -360,6 +418,62 @@ export class AIAgent {
     };
   }
 
+  /**
+   * Compresses the conversation now (`/compress [focus]`): the middle turns become one structured
+   * summary; the first turns and a recent tail stay verbatim. A failed summary changes nothing.
+   */
+  async compress(options: { focus?: string } = {}): Promise<CompressionReport> {
+    if (this.controller) throw new Error("A turn is running; compress after it finishes.");
+    const frozen = await this.prepare();
+    const report = await this.compressHistory(frozen, (event) => this.broadcast(event), {
+      force: true,
+      ...(options.focus ? { focus: options.focus } : {}),
+    });
+    return report;
+  }
+
+  private broadcast(event: AgentEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A failing consumer must not break the others.
+      }
+    }
+  }
+
+  private async compressHistory(
+    frozen: Frozen,
+    emit: (e: AgentEvent) => void,
+    options: { force?: boolean; focus?: string; signal?: AbortSignal },
+  ): Promise<CompressionReport> {
+    const result = await compressMessages(this.history, {
+      summarize: (prompt) => frozen.summarize(prompt, options.signal),
+      contextLength: frozen.contextLength,
+      targetRatio: this.config.compression.target_ratio,
+      previousPasses: this.compressionPasses,
+      ...(options.force ? { force: true } : {}),
+      ...(options.focus ? { focus: options.focus } : {}),
+    });
+    if (result.status === "compressed") {
+      this.history.splice(0, this.history.length, ...result.messages);
+      this.compressionPasses.push(result.savedRatio);
+      this.lastPromptTokens = 0;
+      emit({
+        type: "warning",
+        message: `Context compressed: about ${result.tokensBefore} → ${result.tokensAfter} tokens of conversation (${Math.round(result.savedRatio * 100)}% saved).`,
+      });
+    } else if (result.error) {
+      emit({ type: "warning", message: result.error });
+    }
+    return {
+      status: result.status,
+      tokensBefore: result.tokensBefore,
+      tokensAfter: result.tokensAfter,
+      ...(result.error ? { error: result.error } : {}),
+    };
+  }
+
   private prepare(): Promise<Frozen> {
     this.frozen ??= this.freeze();
     return this.frozen;
@@ -415,7 +529,27 @@ export class AIAgent {
     const tools = session.tools;
     const systemPrompt = this.options.systemPrompt ?? session.text;
     const warnings = this.options.systemPrompt === undefined ? session.warnings : [];
-    return { recovery, model: model || "default", tools, systemPrompt, warnings };
+    const contextLength = contextLengthFor(model || "default", this.config, {
+      ...(runtime ? { baseUrl: runtime.baseUrl } : {}),
+      store: fileContextLengthStore(this.home),
+    });
+    const auxChain = runtime
+      ? resolveAuxiliaryChain("compression", { config: this.config, env, main: runtime })
+      : [];
+    const summaryModel = model || "default";
+    const summarize = async (prompt: string, signal?: AbortSignal): Promise<string> => {
+      const messages: Message[] = [{ role: "user", content: prompt }];
+      if (auxChain.length > 0) {
+        return (await auxiliaryComplete(auxChain, messages, { signal, maxTokens: SUMMARY_MAX_TOKENS })).text;
+      }
+      // A ready transport (library callers, tests): summarise with the session's own model.
+      return collectText(
+        recovery.transport,
+        { model: summaryModel, messages, maxTokens: SUMMARY_MAX_TOKENS },
+        signal,
+      );
+    };
+    return { recovery, model: summaryModel, tools, systemPrompt, warnings, contextLength, summarize };
   }
 
   private toolContext(
@@ -442,6 +576,7 @@ export class AIAgent {
   }
 
   private addUsage(add: Usage): void {
+    if (add.inputTokens > 0) this.lastPromptTokens = add.inputTokens;
     this.totalUsage = {
       inputTokens: this.totalUsage.inputTokens + add.inputTokens,
       outputTokens: this.totalUsage.outputTokens + add.outputTokens,

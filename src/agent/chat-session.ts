@@ -22,7 +22,7 @@ import {
 import { createToolRuntime } from "../tools/runtime.js";
 import type { ToolRuntime } from "../tools/types.js";
 import { newSessionId } from "../util/session-id.js";
-import { type AgentRun, AIAgent, type AIAgentOptions } from "./agent.js";
+import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
 import type { AgentEvent } from "./events.js";
 import { sessionRecorder } from "./session-recorder.js";
 
@@ -293,6 +293,15 @@ export class ChatSession {
       ...(this.options.env ? { env: this.options.env } : {}),
       ...(request.trim() ? { instruction: request.trim() } : {}),
     });
+  }
+
+  /**
+   * Compresses the conversation now (`/compress [focus]`). The record in state.db keeps every
+   * message; the model sees the summary from the next turn on.
+   */
+  compress(focus?: string): Promise<CompressionReport> {
+    this.assertIdle("compress the conversation");
+    return this.current.compress(focus ? { focus } : {});
   }
 
   /** Uses another model from the next turn on; history and system prompt stay as they are. */

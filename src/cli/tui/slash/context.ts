@@ -2,7 +2,7 @@
  * What slash-command handlers may use. `ReplSession` is the part of `ChatSession` the REPL relies on,
  * written out so tests can hand in a fake; `ChatSession` satisfies it structurally.
  */
-import type { AgentRun } from "../../../agent/agent.js";
+import type { AgentRun, CompressionReport } from "../../../agent/agent.js";
 import type { UsageReport } from "../../../agent/chat-session.js";
 import type { Message } from "../../../ai/types.js";
 import type { HermesConfig } from "../../../config/defaults.js";
@@ -44,6 +44,8 @@ export interface ReplSession {
   /** The personality asked for this session; undefined means `display.personality`. */
   readonly personality: string | undefined;
   setPersonality(name: string): Promise<void>;
+  /** Compresses the conversation now (`/compress [focus TOPIC]`). */
+  compress(focus?: string): Promise<CompressionReport>;
   /** The message `/<skill-name> [request]` sends, or undefined when no such skill exists. */
   skillMessage(name: string, request?: string): Promise<string | undefined>;
   listSessions(limit?: number): SessionSummary[];

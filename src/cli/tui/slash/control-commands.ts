@@ -190,15 +190,23 @@ const toolsetsCommand: Command = {
 
 const compressCommand: Command = {
   name: "compress",
-  description: "context compression (not available in this version)",
+  args: "[focus TOPIC]",
+  description:
+    "summarise the middle of the conversation now to free context (a focus topic is kept in detail)",
   category: "Session",
-  availableWhileRunning: true,
-  run(_args, ctx) {
-    ctx.print(
-      ctx.style.yellow(
-        "Context compression is not available in this version of Hermes-TS; nothing was changed.",
-      ),
-    );
+  async run(args, ctx) {
+    const focus = args.replace(/^focus\s+/i, "").trim();
+    const report = await ctx.session.compress(focus || undefined);
+    const s = ctx.style;
+    if (report.status === "compressed") {
+      ctx.print(
+        s.dim(`Compressed: about ${report.tokensBefore} → ${report.tokensAfter} tokens of conversation.`),
+      );
+    } else if (report.status === "nothing_to_compress") {
+      ctx.print(s.dim("Nothing to compress yet: the conversation fits in the protected head and tail."));
+    } else {
+      ctx.print(s.yellow(report.error ?? "Compression did not change anything."));
+    }
   },
 };
 

@@ -58,6 +58,10 @@ function fakeSession(overrides: Partial<ReplSession> = {}): ReplSession & { call
     setPersonality: async (name) => {
       calls.push(`personality:${name}`);
     },
+    compress: async (focus) => {
+      calls.push(`compress:${focus ?? ""}`);
+      return { status: "compressed", tokensBefore: 9000, tokensAfter: 2500 };
+    },
     skillMessage: async (name, request) =>
       name === "deploy" ? `[Skill deploy] ${request ?? ""}` : undefined,
     listSessions: () => [summary("s-current", "now"), summary("s-old", "old work"), summary("s-older", null)],
@@ -238,10 +242,9 @@ describe("command handlers", () => {
     expect(c.sent).toEqual(["hi", "there"]);
   });
 
-  it("/compress says it is not available and changes nothing", async () => {
+  it("/compress without a topic compresses with no focus", async () => {
     const c = await run("/compress");
-    expect(c.printed.join("\n")).toMatch(/not available in this version.*nothing was changed/);
-    expect(c.session.calls).toEqual([]);
+    expect(c.session.calls).toEqual(["compress:"]);
   });
 
   it("/usage, /status, /tools, /toolsets and /model report", async () => {
@@ -292,5 +295,26 @@ describe("/personality and /skills", () => {
   it("/skills says so when the home has none", async () => {
     const c = await run("/skills");
     expect(c.printed.join("\n")).toMatch(/No skills installed/);
+  });
+});
+
+describe("/compress", () => {
+  it("compresses with an optional focus topic and reports the result", async () => {
+    const c = await run("/compress focus the database migration");
+    expect(c.session.calls).toEqual(["compress:the database migration"]);
+    expect(c.printed.join("\n")).toMatch(/9000 → 2500 tokens/);
+  });
+
+  it("tells the user when a failed summary kept everything", async () => {
+    const session = fakeSession({
+      compress: async () => ({
+        status: "failed",
+        tokensBefore: 9000,
+        tokensAfter: 9000,
+        error: "The summary call failed twice; every turn was kept.",
+      }),
+    });
+    const c = await run("/compress", context(session));
+    expect(c.printed.join("\n")).toMatch(/every turn was kept/);
   });
 });

@@ -24,6 +24,7 @@ import type {
 } from "../tools/types.js";
 import { scrubEnv } from "../util/env-scrub.js";
 import { EventStream } from "../util/event-stream.js";
+import { newSessionId } from "../util/session-id.js";
 import { ApprovalPolicy } from "./approval-policy.js";
 import { compressMessages, shouldCompress } from "./compression/index.js";
 import type { AgentEvent, AgentEventListener, StopReason } from "./events.js";
@@ -142,7 +143,8 @@ export interface CompressionReport {
 }
 
 export class AIAgent {
-  readonly sessionId: string;
+  /** Changes when compression continues the conversation as a child session. */
+  private currentSessionId: string;
   readonly taskId: string;
   readonly cwd: string;
   readonly config: HermesConfig;
@@ -173,8 +175,8 @@ export class AIAgent {
   constructor(options: AIAgentOptions = {}) {
     this.options = options;
     this.config = options.config ?? defaultConfig();
-    this.sessionId = options.sessionId ?? randomUUID();
-    this.taskId = options.taskId ?? this.sessionId;
+    this.currentSessionId = options.sessionId ?? randomUUID();
+    this.taskId = options.taskId ?? this.currentSessionId;
     this.cwd = options.cwd ?? process.cwd();
     this.registry = options.registry ?? createBuiltinRegistry();
     this.runtime = options.runtime ?? createToolRuntime();
@@ -189,6 +191,10 @@ export class AIAgent {
     this.guard = ToolLoopGuard.fromConfig(this.config.tool_loop_guardrails);
     this.home = options.home ?? resolveHome({ env: options.env ?? process.env });
     this.toolEnv = scrubEnv(options.env ?? process.env, this.config.terminal.env_passthrough);
+  }
+
+  get sessionId(): string {
+    return this.currentSessionId;
   }
 
   /** The conversation so far (without the system prompt). */
@@ -459,6 +465,16 @@ export class AIAgent {
       this.history.splice(0, this.history.length, ...result.messages);
       this.compressionPasses.push(result.savedRatio);
       this.lastPromptTokens = 0;
+      const parent = this.currentSessionId;
+      this.currentSessionId = newSessionId();
+      emit({
+        type: "compression",
+        sessionId: parent,
+        childSessionId: this.currentSessionId,
+        messages: [...result.messages],
+        tokensBefore: result.tokensBefore,
+        tokensAfter: result.tokensAfter,
+      });
       emit({
         type: "warning",
         message: `Context compressed: about ${result.tokensBefore} → ${result.tokensAfter} tokens of conversation (${Math.round(result.savedRatio * 100)}% saved).`,

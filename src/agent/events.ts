@@ -32,6 +32,18 @@ export type AgentEvent =
   | { type: "usage"; usage: Usage; total: Usage }
   | { type: "turn_end"; iteration: number; finishReason: FinishReason }
   | { type: "warning"; message: string }
+  /**
+   * The conversation was compressed: it continues as a child session (`parent_session_id` =
+   * `sessionId`) holding `messages`, the compressed history. The parent keeps every message.
+   */
+  | {
+      type: "compression";
+      sessionId: string;
+      childSessionId: string;
+      messages: Message[];
+      tokensBefore: number;
+      tokensAfter: number;
+    }
   | { type: "error"; message: string }
   | {
       type: "done";

@@ -30,6 +30,8 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
   const { store } = options;
   const reported = new Set<string>();
   let sessionId: string | null = null;
+  // The frozen prompt, carried over to a child session when compression splits the session.
+  let systemPrompt = "";
   // The model usage is priced at: the one this agent announced (a model switch builds a new agent).
   let model = "";
   // A model call counts once, whether or not the provider reported token usage for it.
@@ -53,6 +55,7 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
         guard("record the session", () => {
           sessionId = event.sessionId;
           model = event.model;
+          systemPrompt = event.systemPrompt;
           const existing = store.getSession(event.sessionId);
           if (existing) {
             store.reopenSession(existing.id);
@@ -84,6 +87,28 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
             options.onError?.(`The title "${options.title}" is taken; the session was saved without one.`);
           }
         });
+        return;
+      case "compression":
+        if (sessionId) {
+          const parent = sessionId;
+          guard("continue the compressed session", () => {
+            const parentRow = store.getSession(parent);
+            store.endSession(parent, "compression");
+            store.createSession({
+              id: event.childSessionId,
+              source: options.source,
+              model,
+              systemPrompt: parentRow?.systemPrompt ?? systemPrompt,
+              cwd: options.cwd,
+              parentSessionId: parent,
+              ...(options.userId ? { userId: options.userId } : {}),
+              ...(options.billingProvider ? { billingProvider: options.billingProvider } : {}),
+              ...(options.billingBaseUrl ? { billingBaseUrl: options.billingBaseUrl } : {}),
+            });
+            store.appendMessages(event.childSessionId, event.messages);
+            sessionId = event.childSessionId;
+          });
+        }
         return;
       case "message":
         if (sessionId) {

@@ -84,3 +84,48 @@ describe("compression in the agent", () => {
     expect(JSON.stringify(transport.requests[0]?.messages)).toContain("question 3");
   });
 });
+
+describe("compression and the session store", () => {
+  it("continues in a child session with parent_session_id; the parent keeps every message", async () => {
+    const { ChatSession } = await import("../../../src/agent/chat-session.js");
+    const { openSessionStore } = await import("../../../src/state/sqlite-store.js");
+    const home = mkdtempSync(join(tmpdir(), "hermes-compress-store-"));
+    const store = openSessionStore(join(home, "state.db"));
+    const config = defaultConfig();
+    config.model.context_length = 4000;
+    config.agent.api_max_retries = 0;
+    const transport = new ScriptedTransport([
+      ...Array.from({ length: 10 }, (_, i) => say(`Answer ${i}: ${"findings ".repeat(150)}`)),
+      overflow(),
+      say("## Active task\nQuestion 10.\n## Done\nAnswered 0-9."),
+      say("Final answer."),
+    ]);
+    const session = await ChatSession.open({
+      transport,
+      config,
+      home,
+      cwd: home,
+      env: {},
+      toolsets: [],
+      store,
+    });
+    for (let i = 0; i < 10; i++) await session.run(`Question ${i}: ${"details ".repeat(150)}`).result;
+    const parentId = session.id;
+    const result = await session.run("Question 10?").result;
+    expect(result.text).toBe("Final answer.");
+    const childId = session.id;
+    expect(childId).not.toBe(parentId);
+    const parent = store.getSession(parentId);
+    const child = store.getSession(childId);
+    expect(parent?.endReason).toBe("compression");
+    expect(child?.parentSessionId).toBe(parentId);
+    expect(child?.systemPrompt).toBe(parent?.systemPrompt);
+    // The parent holds the whole uncompressed conversation; the child the summary onwards.
+    expect(store.conversation(parentId).length).toBeGreaterThanOrEqual(21);
+    const childMessages = store.conversation(childId);
+    expect(JSON.stringify(childMessages)).toContain("Answered 0-9.");
+    expect(childMessages.at(-1)).toMatchObject({ role: "assistant", content: "Final answer." });
+    await session.close();
+    store.close();
+  });
+});

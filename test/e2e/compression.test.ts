@@ -1,0 +1,63 @@
+/**
+ * Compression through the built CLI: a context-overflow error compresses the conversation with a
+ * summary from the model and retries, and the session continues as a child of the original one.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
+import { type FakeLlm, httpError, reply, startFakeLlm } from "../support/fake-llm.js";
+
+let llm: FakeLlm;
+beforeAll(async () => {
+  llm = await startFakeLlm();
+});
+afterAll(async () => {
+  await llm.close();
+});
+
+describe("context compression from the CLI", () => {
+  it("a context-overflow error compresses, retries and continues in a child session", async () => {
+    const h = tempHome();
+    writeFileSync(
+      join(h.home, "config.yaml"),
+      fakeProviderConfig(llm.url, "").replace("model:\n", "model:\n  context_length: 4000\n"),
+    );
+    for (let i = 0; i < 6; i++) {
+      llm.enqueue(reply().text(`Answer ${i}: ${"findings ".repeat(150)}`));
+      const r = await runHermes(
+        [...(i > 0 ? ["-c"] : []), "-q", `Question ${i}: ${"details ".repeat(150)}`],
+        h,
+      );
+      expect(r.code, r.stderr).toBe(0);
+    }
+    llm.enqueue(
+      httpError(400, {
+        error: {
+          message: "This model's maximum context length is 4096 tokens.",
+          code: "context_length_exceeded",
+        },
+      }),
+      reply().text("## Active task\nQuestion 6.\n## Done\nAnswered questions 0-5."),
+      reply().text("Final answer."),
+    );
+    const last = await runHermes(["-c", "-q", "Question 6?"], h);
+    expect(last.code, last.stderr).toBe(0);
+    expect(last.stdout).toContain("Final answer.");
+    expect(last.stderr).toMatch(/Context compressed/);
+
+    const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    try {
+      const sessions = store.listSessions();
+      const child = sessions.find((s) => s.parentSessionId !== null);
+      expect(child).toBeDefined();
+      const parent = store.getSession(child?.parentSessionId ?? "");
+      expect(parent?.endReason).toBe("compression");
+      expect(store.conversation(parent?.id ?? "").length).toBeGreaterThanOrEqual(13);
+      expect(JSON.stringify(store.conversation(child?.id ?? ""))).toContain("Answered questions 0-5.");
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -26,6 +26,7 @@ import {
   truncatedStream,
 } from "../../support/fake-llm.js";
 import { fakeSignature } from "../../support/fake-llm-anthropic.js";
+import { collect, failure, finishOf, textOf } from "../../support/stream-helpers.js";
 
 const request: ChatRequest = {
   model: "claude-sonnet-4-5",
@@ -34,33 +35,6 @@ const request: ChatRequest = {
     { role: "user", content: "hello" },
   ],
 };
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
-async function failure(
-  stream: AsyncIterable<StreamEvent>,
-): Promise<{ error: unknown; events: StreamEvent[] }> {
-  const events: StreamEvent[] = [];
-  try {
-    for await (const event of stream) events.push(event);
-  } catch (error) {
-    return { error, events };
-  }
-  throw new Error("expected the stream to fail");
-}
-
-function finishOf(events: StreamEvent[]) {
-  const finish = events.at(-1);
-  if (finish?.type !== "finish") throw new Error(`last event is ${finish?.type}, not finish`);
-  return finish;
-}
-
-const textOf = (events: StreamEvent[], type: "text_delta" | "reasoning_delta") =>
-  events.flatMap((e) => (e.type === type ? [e.text] : []));
 
 const bodyOf = (llm: FakeLlm, i = 0) => llm.chatRequests[i]?.body as Record<string, unknown>;
 

@@ -14,35 +14,9 @@ import {
   startFakeLlm,
   truncatedStream,
 } from "../../support/fake-llm.js";
+import { collect, failure, finishOf, textOf } from "../../support/stream-helpers.js";
 
 const request: ChatRequest = { model: "test-model", messages: [{ role: "user", content: "hello" }] };
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
-async function failure(
-  stream: AsyncIterable<StreamEvent>,
-): Promise<{ error: unknown; events: StreamEvent[] }> {
-  const events: StreamEvent[] = [];
-  try {
-    for await (const event of stream) events.push(event);
-  } catch (error) {
-    return { error, events };
-  }
-  throw new Error("expected the stream to fail");
-}
-
-function finishOf(events: StreamEvent[]) {
-  const finish = events.at(-1);
-  if (finish?.type !== "finish") throw new Error(`last event is ${finish?.type}, not finish`);
-  return finish;
-}
-
-const textOf = (events: StreamEvent[], type: "text_delta" | "reasoning_delta") =>
-  events.flatMap((e) => (e.type === type ? [e.text] : []));
 
 let llm: FakeLlm;
 let transport: Transport;

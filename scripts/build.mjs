@@ -35,7 +35,14 @@ await Promise.all([
     // Native addons cannot live inside a bundle, and the tokenizer tables (2.4 MB, used only by
     // `hermes prompt-size`) and the Anthropic SDK (only for that provider) would slow every start:
     // all are required from node_modules at first use.
-    external: ["better-sqlite3", "fs-ext", "gpt-tokenizer", "@anthropic-ai/sdk"],
+    external: [
+      "better-sqlite3",
+      "fs-ext",
+      "gpt-tokenizer",
+      "@anthropic-ai/sdk",
+      "@aws-sdk/client-bedrock-runtime",
+      "@modelcontextprotocol/sdk",
+    ],
     define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
     banner: { js: 'var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
   }),

@@ -130,6 +130,7 @@ const USAGE_LIMIT = words("usage limit | quota | limit exceeded | limit reached"
 const CONTEXT = words(`context length | context_length | context size | context window | maximum context
   context limit | token limit | too many tokens | prompt is too long | prompt exceeds max length | prompt too long
   input is too long | reduce the length | maximum number of tokens | maximum prompt length | max_model_len
+  too many input tokens
   maximum model length | exceeds the available context | exceed_context_size | slot context | max input token
   input token count | 上下文长度 | 超过最大长度`);
 const PAYLOAD = words("request entity too large | payload too large | error code: 413");
@@ -144,7 +145,8 @@ const POLICY =
   location is not supported | not available in your region | unsupported_country`);
 const MODEL_NOT_FOUND =
   words(`model not found | model_not_found | not a valid model | invalid model | no such model
-  unknown model | unsupported model | no endpoints found | does not exist | is not found | 模型不存在`);
+  unknown model | unsupported model | no endpoints found | does not exist | is not found | 模型不存在
+  model identifier is invalid | model id is invalid`);
 const AUTH =
   words(`invalid api key | invalid_api_key | incorrect api key | invalid x-api-key | api key not valid
   api_key_invalid | no auth credentials | authentication | unauthorized | invalid token | token expired
@@ -191,7 +193,8 @@ const CODE_REASONS = codeTable({
   server_error: `api_error server_error internal_error internal internalserverexception modelerrorexception
     modelstreamerrorexception`,
   auth: `authentication_error invalid_api_key invalid_authentication_error unauthenticated api_key_invalid
-    unrecognizedclientexception expiredtokenexception`,
+    unrecognizedclientexception expiredtokenexception invalidsignatureexception incompletesignatureexception
+    missingauthenticationtokenexception credentialsprovidererror tokenprovidererror`,
   auth_permanent: "permission_error permission_denied accessdeniedexception",
   model_not_found:
     "model_not_found model_not_available invalid_model not_found_error resourcenotfoundexception",

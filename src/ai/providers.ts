@@ -65,7 +65,8 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     name: "Anthropic",
     aliases: ["claude"],
     baseUrl: "https://api.anthropic.com",
-    apiKeyEnv: ["ANTHROPIC_API_KEY"],
+    // Then Claude Code's credentials file (see config/claude-code.ts), read by resolveRuntime.
+    apiKeyEnv: ["ANTHROPIC_API_KEY", "ANTHROPIC_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"],
     apiMode: "anthropic_messages",
     keyOptional: false,
     defaultModel: "claude-sonnet-4-5",

@@ -2,6 +2,7 @@
  * Decides which provider, model, endpoint and key a session talks to, from command-line flags,
  * `config.yaml` and the environment, and builds the transport for it.
  */
+import { readClaudeCodeToken } from "../config/claude-code.js";
 import type { HermesConfig } from "../config/defaults.js";
 import { detectApiMode } from "./api-mode.js";
 import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
@@ -73,8 +74,8 @@ interface Choice {
  * default model. `model.base_url` and `model.api_key` apply only to the provider config.yaml names,
  * and nothing from config.yaml applies once `--provider` names a different one (`--provider nous`
  * does not inherit OpenRouter's model). A base URL without a provider means `custom`; "auto" means
- * unset. Throws `NoProviderError` (nothing configured, unknown provider, missing key or URL);
- * never reads files.
+ * unset. Throws `NoProviderError` (nothing configured, unknown provider, missing key or URL).
+ * Reads one file: Claude Code's credentials under env `HOME`, for Anthropic with no key set.
  */
 export function resolveRuntime(input: {
   flags: RuntimeFlags;
@@ -179,6 +180,51 @@ export interface TransportOptions {
   stream?: boolean | undefined;
   /** Anthropic prompt-cache lifetime (`prompt_caching.cache_ttl`): "5m" (default) or "1h". */
   cacheTtl?: string | undefined;
+  /** A started stream silent this long is cut as stalled (`agent.stream_stall_timeout`); 0 never. */
+  stallTimeoutMs?: number | undefined;
+  /**
+   * OpenRouter's provider preferences (`provider_routing`: sort, only, ignore, order,
+   * require_parameters, data_collection, ...), sent as the request's `provider` object on
+   * OpenRouter only.
+   */
+  providerRouting?: Readonly<Record<string, unknown>> | undefined;
+  /** Environment for transports that read their own credentials (Bedrock: AWS_*). */
+  env?: Env | undefined;
+  /** config.yaml's `bedrock:` section (`region`, `guardrail`). */
+  bedrock?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/**
+ * The `provider` object OpenRouter reads from `provider_routing`: known keys with a value, empty
+ * lists and blank strings dropped; undefined when nothing is left.
+ */
+export function openRouterProviderPreferences(
+  routing: Readonly<Record<string, unknown>> | undefined,
+): Record<string, unknown> | undefined {
+  if (!routing || typeof routing !== "object") return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(routing)) {
+    if (value === null || value === undefined) continue;
+    if (typeof value === "string" && value.trim() === "") continue;
+    if (Array.isArray(value)) {
+      const items = value
+        .filter((v) => typeof v === "string" && v.trim() !== "")
+        .map((v) => String(v).trim());
+      if (items.length > 0) out[key] = items;
+      continue;
+    }
+    out[key] = typeof value === "string" ? value.trim() : value;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function isOpenRouter(runtime: ResolvedRuntime): boolean {
+  if (runtime.provider.toLowerCase() === "openrouter") return true;
+  try {
+    return new URL(runtime.baseUrl).hostname.toLowerCase().endsWith("openrouter.ai");
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -189,7 +235,7 @@ export async function createTransport(
   runtime: ResolvedRuntime,
   options: TransportOptions = {},
 ): Promise<Transport> {
-  const { cacheTtl, ...common } = options;
+  const { cacheTtl, providerRouting, env, bedrock, ...common } = options;
   if (runtime.apiMode === "anthropic_messages") {
     const { createAnthropicTransport } = await import("./transports/anthropic-messages.js");
     // MiniMax's Anthropic endpoint wants the key as a bearer token; Anthropic itself as x-api-key
@@ -201,6 +247,7 @@ export async function createTransport(
       ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
       ...(common.timeoutMs !== undefined ? { timeoutMs: common.timeoutMs } : {}),
       ...(common.stream !== undefined ? { stream: common.stream } : {}),
+      ...(common.stallTimeoutMs !== undefined ? { stallTimeoutMs: common.stallTimeoutMs } : {}),
       cacheTtl: cacheTtl === "1h" ? "1h" : "5m",
     });
   }
@@ -210,12 +257,58 @@ export async function createTransport(
       baseUrl: runtime.baseUrl,
       ...(runtime.apiKey ? { apiKey: runtime.apiKey } : {}),
       ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
+      ...(common.stallTimeoutMs !== undefined ? { stallTimeoutMs: common.stallTimeoutMs } : {}),
+    });
+  }
+  if (runtime.apiMode === "bedrock_converse") {
+    const { createBedrockTransport } = await import("./transports/bedrock-converse.js");
+    const region = bedrockRegion(runtime.baseUrl, bedrock, env);
+    const guardrail = bedrock?.["guardrail"];
+    return createBedrockTransport({
+      baseUrl: runtime.baseUrl,
+      ...(env ? { env } : {}),
+      ...(region ? { region } : {}),
+      ...(isGuardrail(guardrail) ? { guardrail } : {}),
+      ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
+      ...(common.timeoutMs !== undefined ? { timeoutMs: common.timeoutMs } : {}),
+      ...(common.stream !== undefined ? { stream: common.stream } : {}),
     });
   }
   if (runtime.apiMode !== "chat_completions")
     throw new UnsupportedApiModeError(runtime.apiMode, runtime.provider);
   const { createChatCompletionsTransport } = await import("./transports/chat-completions.js");
-  return createChatCompletionsTransport({ baseUrl: runtime.baseUrl, apiKey: runtime.apiKey, ...common });
+  const preferences = isOpenRouter(runtime) ? openRouterProviderPreferences(providerRouting) : undefined;
+  return createChatCompletionsTransport({
+    baseUrl: runtime.baseUrl,
+    apiKey: runtime.apiKey,
+    ...common,
+    ...(preferences ? { extraBody: { provider: preferences } } : {}),
+  });
+}
+
+/**
+ * The AWS region for Bedrock: `bedrock.region` in config.yaml, else the region of a base URL the
+ * user chose, else AWS_REGION / AWS_DEFAULT_REGION; undefined leaves it to the transport (the
+ * catalog's default host says us-east-1).
+ */
+function bedrockRegion(
+  baseUrl: string,
+  section: Readonly<Record<string, unknown>> | undefined,
+  env: Env | undefined,
+): string | undefined {
+  const configured = section?.["region"];
+  if (typeof configured === "string" && configured.trim()) return configured.trim();
+  const isDefaultHost = sameUrl(baseUrl, findProvider("bedrock")?.baseUrl);
+  if (!isDefaultHost) return undefined;
+  return clean(env?.["AWS_REGION"]) ?? clean(env?.["AWS_DEFAULT_REGION"]);
+}
+
+function isGuardrail(
+  value: unknown,
+): value is { guardrailIdentifier: string; guardrailVersion: string; [key: string]: unknown } {
+  if (typeof value !== "object" || value === null) return false;
+  const g = value as Record<string, unknown>;
+  return typeof g["guardrailIdentifier"] === "string" && typeof g["guardrailVersion"] === "string";
 }
 
 function clean(value: string | undefined | null): string | undefined {
@@ -275,7 +368,20 @@ function keyFromEnv(profile: ProviderProfile, baseUrl: string, env: Env): string
   if (profile.id === "custom") {
     return sameUrl(baseUrl, env["OPENAI_BASE_URL"]) ? clean(env["OPENAI_API_KEY"]) : undefined;
   }
-  return firstEnv(env, profile.apiKeyEnv);
+  const key = firstEnv(env, profile.apiKeyEnv);
+  if (key || profile.id !== "anthropic") return key;
+  // A Claude Pro/Max login through Claude Code, for the Anthropic API itself only.
+  const home = clean(env["HOME"]);
+  if (!home || !sameHost(baseUrl, "api.anthropic.com")) return undefined;
+  return readClaudeCodeToken(home)?.accessToken;
+}
+
+function sameHost(url: string, host: string): boolean {
+  try {
+    return new URL(url).hostname.toLowerCase() === host;
+  } catch {
+    return false;
+  }
 }
 
 function sameUrl(a: string, b: string | undefined): boolean {

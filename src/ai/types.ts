@@ -102,6 +102,8 @@ export class ProviderError extends Error {
   /** True when part of the answer had already streamed before the failure. */
   readonly partial: boolean;
   readonly retryAfterMs: number | undefined;
+  /** True when the stream went silent past the stall window and was cut (a timeout). */
+  readonly stalled: boolean;
 
   constructor(
     message: string,
@@ -111,6 +113,7 @@ export class ProviderError extends Error {
       transport?: boolean;
       partial?: boolean;
       retryAfterMs?: number;
+      stalled?: boolean;
       cause?: unknown;
     } = {},
   ) {
@@ -121,6 +124,7 @@ export class ProviderError extends Error {
     this.transport = opts.transport ?? false;
     this.partial = opts.partial ?? false;
     this.retryAfterMs = opts.retryAfterMs;
+    this.stalled = opts.stalled ?? false;
   }
 }
 

@@ -30,6 +30,8 @@ export interface HermesConfig {
     disabled_toolsets: string[];
     save_trajectories: boolean;
     clarify_timeout: number;
+    /** Seconds a started response stream may send nothing before it is cut as stalled (0: never). */
+    stream_stall_timeout: number;
     [key: string]: unknown;
   };
   terminal: {
@@ -123,6 +125,7 @@ export function defaultConfig(): HermesConfig {
       disabled_toolsets: [],
       save_trajectories: false,
       clarify_timeout: 3600,
+      stream_stall_timeout: 60,
     },
     terminal: {
       backend: "local",

@@ -11,13 +11,17 @@ import type { Message } from "../../src/ai/types.js";
 import { openSessionStore } from "../../src/state/sqlite-store.js";
 import { runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type FakeBedrock, startFakeBedrock } from "../support/fake-llm-bedrock.js";
 
 let llm: FakeLlm;
+let bedrock: FakeBedrock;
 beforeAll(async () => {
   llm = await startFakeLlm();
+  bedrock = await startFakeBedrock();
 });
 afterAll(async () => {
   await llm.close();
+  await bedrock.close();
 });
 beforeEach(() => {
   llm.requests.length = 0;
@@ -30,8 +34,8 @@ const MODES = [
   { apiMode: "codex_responses", path: "/v1/responses" },
 ] as const;
 
-function script(): void {
-  llm.enqueue(
+function script(server: { enqueue: FakeLlm["enqueue"] } = llm): void {
+  server.enqueue(
     reply()
       .reasoning("Write the file, then read it back.")
       .toolCall("write_file", { path: "notes.txt", content: "wire test\n" }, "call_write_1"),
@@ -86,6 +90,30 @@ describe("the same conversation over every wire protocol", () => {
     ]);
     expect(transcripts[1]).toEqual(transcripts[0]);
     expect(transcripts[2]).toEqual(transcripts[0]);
+
+    // Bedrock Converse, through the AWS SDK with SigV4-signed requests to its own fake.
+    const h = tempHome();
+    writeFileSync(
+      join(h.home, "config.yaml"),
+      `model:\n  provider: bedrock\n  base_url: ${bedrock.url}\n  default: us.anthropic.claude-sonnet-4-20250514-v1:0\nagent:\n  api_max_retries: 0\n`,
+    );
+    script(bedrock);
+    const result = await runHermes(["-q", "Write notes.txt and read it back"], {
+      ...h,
+      env: { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "secret", AWS_REGION: "eu-west-1" },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(bedrock.requests).toHaveLength(3);
+    expect(String(bedrock.requests[0]?.headers["authorization"])).toContain(
+      "/eu-west-1/bedrock/aws4_request",
+    );
+    const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    try {
+      const [session] = store.listSessions();
+      expect(portable(store.conversation(session?.id ?? ""))).toEqual(transcripts[0]);
+    } finally {
+      store.close();
+    }
   });
 
   it("keeps provider reasoning for replay: Anthropic signatures and Responses items", async () => {

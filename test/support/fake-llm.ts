@@ -47,7 +47,8 @@ export type ReplySpec =
   | { kind: "http_error"; status: number; body: string; headers: Record<string, string> }
   | { kind: "hang" }
   | { kind: "disconnect"; afterChunks: number; message: MessageSpec }
-  | { kind: "truncate"; afterChunks: number; message: MessageSpec };
+  | { kind: "truncate"; afterChunks: number; message: MessageSpec }
+  | { kind: "stall"; afterChunks: number; message: MessageSpec };
 
 /** Anything `enqueue` accepts. */
 export interface ScriptedReply {
@@ -149,6 +150,11 @@ export function disconnectMidStream(
   message: ReplyBuilder = defaultPartial(),
 ): ScriptedReply {
   return new FailureReply({ kind: "disconnect", afterChunks, message: message.spec });
+}
+
+/** Sends `afterChunks` chunks, then goes silent with the connection open (until the client cuts it). */
+export function stallMidStream(afterChunks = 2, message: ReplyBuilder = defaultPartial()): ScriptedReply {
+  return new FailureReply({ kind: "stall", afterChunks, message: message.spec });
 }
 
 /** Sends `afterChunks` chunks, then ends the response cleanly: no finish_reason, no [DONE]. */
@@ -320,6 +326,9 @@ async function answer(res: ServerResponse, spec: ReplySpec, ctx: AnswerContext):
       } else {
         sendJson(res, 200, fullResponse(spec, ctx));
       }
+      return;
+    case "stall":
+      if (ctx.stream) await writeSse(res, streamChunks(spec.message, ctx).slice(0, spec.afterChunks));
       return;
     case "disconnect":
     case "truncate": {

@@ -13,6 +13,7 @@ import { type ChatRequest, ProviderError, type StreamEvent, type Transport } fro
 import { AnthropicAssembler } from "./anthropic-assembler.js";
 import { buildAnthropicBody, type CacheTtl } from "./anthropic-convert.js";
 import { abortError, parseRetryAfter } from "./chat-completions.js";
+import { DEFAULT_STALL_MS } from "./stall.js";
 
 type AnthropicModule = typeof import("@anthropic-ai/sdk");
 
@@ -49,7 +50,6 @@ export interface AnthropicTransportOptions {
 }
 
 const MESSAGES_PATH = "/v1/messages";
-const DEFAULT_STALL_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 /** Anthropic's OAuth tokens (Claude Pro/Max, Claude Code) start with this. */
 const OAUTH_PREFIX = "sk-ant-oat";
@@ -283,7 +283,7 @@ function watchBody(watchdog: Watchdog): Middleware {
 function stallError(baseUrl: string, stallMs: number, partial: boolean): ProviderError {
   return new ProviderError(
     `The stream from ${baseUrl} stalled: no data for ${Math.round(stallMs / 1000)}s, so the request timed out and was aborted.`,
-    { transport: true, partial },
+    { transport: true, partial, stalled: true },
   );
 }
 

@@ -11,6 +11,7 @@ import type {
 } from "openai/resources/chat/completions";
 import { type ChatRequest, type Message, ProviderError, type StreamEvent, type Transport } from "../types.js";
 import { asRecord, ResponseAssembler } from "./chat-completions-assembler.js";
+import { DEFAULT_STALL_MS, StallError, stallSeconds, withinStall } from "./stall.js";
 
 type OpenAIModule = typeof import("openai");
 
@@ -24,6 +25,14 @@ export interface ChatCompletionsOptions {
   timeoutMs?: number | undefined;
   /** Stream with SSE (default) or ask for one JSON body and synthesise the same events from it. */
   stream?: boolean | undefined;
+  /**
+   * Once a stream has started, how long it may send no chunk before it is cut as stalled, in ms
+   * (default 60 000; 0 never). The wait for the first chunk is `timeoutMs`'s: a local server may
+   * take minutes to read a long prompt before it says anything.
+   */
+  stallTimeoutMs?: number | undefined;
+  /** Fields added to every request body (OpenRouter's `provider` preferences); the request's own win. */
+  extraBody?: Record<string, unknown> | undefined;
 }
 
 let sdkPromise: Promise<OpenAIModule> | undefined;
@@ -45,7 +54,17 @@ export function createChatCompletionsTransport(options: ChatCompletionsOptions):
   };
   return {
     apiMode: "chat_completions",
-    stream: (request, signal) => runRequest(getClient, options.baseUrl, request, signal, streaming),
+    stream: (request, signal) =>
+      runRequest(
+        getClient,
+        options.baseUrl,
+        options.extraBody
+          ? { ...request, extraBody: { ...options.extraBody, ...request.extraBody } }
+          : request,
+        signal,
+        streaming,
+        options.stallTimeoutMs ?? DEFAULT_STALL_MS,
+      ),
   };
 }
 
@@ -74,20 +93,31 @@ async function* runRequest(
   request: ChatRequest,
   signal: AbortSignal | undefined,
   streaming: boolean,
+  stallMs: number,
 ): AsyncGenerator<StreamEvent> {
   if (signal?.aborted) throw abortError(signal);
   const { sdk, client } = await getClient();
   const body = buildRequestBody(request, streaming);
   const assembler = new ResponseAssembler();
-  const requestOptions = signal ? { signal } : {};
+  // One controller for the caller's abort and the stall watchdog.
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  const requestOptions = { signal: controller.signal };
   try {
     if (streaming) {
       const stream = await client.chat.completions.create(
         body as unknown as ChatCompletionCreateParamsStreaming,
         requestOptions,
       );
-      for await (const chunk of stream) {
-        yield* assembler.addChunk(chunk);
+      const iterator = stream[Symbol.asyncIterator]();
+      let started = false;
+      while (true) {
+        const pending = iterator.next();
+        const next = started ? await withinStall(pending, stallMs, controller) : await pending;
+        if (next.done) break;
+        started = true;
+        yield* assembler.addChunk(next.value);
       }
     } else {
       const response: unknown = await client.chat.completions.create(
@@ -98,7 +128,15 @@ async function* runRequest(
       yield* assembler.addResponse(response);
     }
   } catch (err) {
+    if (err instanceof StallError && !signal?.aborted) {
+      throw new ProviderError(
+        `The stream from ${baseUrl} stalled: no data for ${stallSeconds(err.ms)} after it started, so it was cut.`,
+        { transport: true, partial: assembler.hasContent, stalled: true, cause: err },
+      );
+    }
     throw toProviderError(err, sdk, baseUrl, signal, assembler.hasContent);
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
   }
   // The SDK ends a stream quietly when it is aborted, so the signal has to be checked here.
   if (signal?.aborted) throw abortError(signal);

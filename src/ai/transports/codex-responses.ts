@@ -18,6 +18,7 @@ import { abortError, parseRetryAfter } from "./chat-completions.js";
 import { asRecord } from "./chat-completions-assembler.js";
 import { ResponsesAssembler } from "./responses-assembler.js";
 import { buildResponsesBody } from "./responses-input.js";
+import { DEFAULT_STALL_MS, StallError, stallSeconds, withinStall } from "./stall.js";
 
 type OpenAIModule = typeof import("openai");
 
@@ -42,8 +43,6 @@ export interface ResponsesTransportOptions {
   /** A fetch implementation to use instead of the global one (proxies, tests). */
   fetch?: typeof fetch | undefined;
 }
-
-export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
 
 let sdkPromise: Promise<OpenAIModule> | undefined;
 
@@ -71,7 +70,7 @@ export function createResponsesTransport(options: ResponsesTransportOptions): Tr
       return clientPromise;
     },
     baseUrl: options.baseUrl,
-    stallMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
+    stallMs: options.stallTimeoutMs ?? DEFAULT_STALL_MS,
     store: options.store ?? false,
   };
   return {
@@ -96,27 +95,6 @@ function makeClient(sdk: OpenAIModule, options: ResponsesTransportOptions): Open
     logLevel: "off",
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-}
-
-/** Rejection marker for a stalled wait; turned into a ProviderError with what had streamed. */
-class StallError extends Error {
-  constructor(ms: number) {
-    super(`no data for ${ms} ms`);
-    this.name = "TimeoutError";
-  }
-}
-
-/** `promise`, or a `StallError` (after aborting `controller`) when it takes longer than `ms`. */
-function withinStall<T>(promise: Promise<T>, ms: number, controller: AbortController): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      const error = new StallError(ms);
-      reject(error);
-      controller.abort(error);
-    }, ms);
-  });
-  return Promise.race([promise, stalled]).finally(() => clearTimeout(timer));
 }
 
 async function* runRequest(
@@ -234,12 +212,12 @@ function toProviderError(
   if (signal?.aborted) return abortError(signal);
   if (err instanceof ProviderError) return err;
   if (err instanceof StallError) {
-    const seconds = Math.round(ctx.stallMs / 100) / 10;
+    const seconds = stallSeconds(ctx.stallMs);
     return new ProviderError(
       partial
-        ? `The stream from ${baseUrl} stalled: no data for ${seconds} s after it started.`
-        : `The request to ${baseUrl} timed out: no response for ${seconds} s.`,
-      { transport: true, partial, cause: err },
+        ? `The stream from ${baseUrl} stalled: no data for ${seconds} after it started.`
+        : `The request to ${baseUrl} timed out: no response for ${seconds}.`,
+      { transport: true, partial, stalled: true, cause: err },
     );
   }
   if (err instanceof sdk.APIConnectionError) {

@@ -52,6 +52,8 @@ const openai = (message: string, type: string | null, code: string | null, param
 const gemini = (code: number, status: string, message: string, details?: unknown[]) => ({
   error: { code, message, status, ...(details ? { details } : {}) },
 });
+/** The body the bedrock_converse transport puts on its `ProviderError`. */
+const bedrock = (type: string, message: string) => ({ __type: type, message });
 const openrouter = (code: number, message: string, metadata?: Record<string, unknown>) => ({
   error: { code, message, ...(metadata ? { metadata } : {}) },
   user_id: "user_2abc",
@@ -609,6 +611,135 @@ const cases: Case[] = [
       __type: "com.amazon.coral.availability#ThrottlingException",
       message: "Rate exceeded",
     }),
+    reason: "rate_limit",
+  },
+  // Bedrock errors as the bedrock_converse transport reports them: status plus `{__type, message}`.
+  {
+    name: "Bedrock transport 429 ThrottlingException",
+    error: http(429, bedrock("ThrottlingException", "Too many requests, please wait before trying again.")),
+    reason: "rate_limit",
+    expect: { status: 429 },
+  },
+  {
+    name: "Bedrock transport 429 ThrottlingException, tokens per day",
+    error: http(
+      429,
+      bedrock("ThrottlingException", "Too many tokens per day, please wait before trying again."),
+    ),
+    reason: "rate_limit",
+  },
+  {
+    name: "Bedrock transport 503 ServiceUnavailableException",
+    error: http(503, bedrock("ServiceUnavailableException", "Bedrock is unable to process your request.")),
+    reason: "overloaded",
+  },
+  {
+    name: "Bedrock transport 429 ModelNotReadyException",
+    error: http(
+      429,
+      bedrock("ModelNotReadyException", "Model is not ready for inference. Wait and try your request again."),
+    ),
+    reason: "overloaded",
+  },
+  {
+    name: "Bedrock transport 400 ValidationException input is too long",
+    error: http(400, bedrock("ValidationException", "Input is too long for requested model.")),
+    reason: "context_overflow",
+  },
+  {
+    name: "Bedrock transport 400 ValidationException too many input tokens",
+    error: http(400, bedrock("ValidationException", "The request has too many input tokens for this model.")),
+    reason: "context_overflow",
+  },
+  {
+    name: "Bedrock transport in-stream validationException (status from the exception type)",
+    error: http(400, bedrock("ValidationException", "Input is too long for requested model."), {
+      message:
+        "Bedrock at https://bedrock-runtime.us-east-1.amazonaws.com reported ValidationException mid-stream",
+    }),
+    reason: "context_overflow",
+  },
+  {
+    name: "Bedrock transport 400 ValidationException invalid model identifier",
+    error: http(400, bedrock("ValidationException", "The provided model identifier is invalid.")),
+    reason: "model_not_found",
+  },
+  {
+    name: "Bedrock transport 404 ResourceNotFoundException",
+    error: http(404, bedrock("ResourceNotFoundException", "Model not found.")),
+    reason: "model_not_found",
+  },
+  {
+    name: "Bedrock transport 403 AccessDeniedException, invalid API key (auth)",
+    error: http(
+      403,
+      bedrock("AccessDeniedException", "Authentication failed: Please make sure your API Key is valid."),
+    ),
+    reason: "auth",
+  },
+  {
+    name: "Bedrock transport 403 AccessDeniedException, IAM permission missing (auth_permanent)",
+    error: http(
+      403,
+      bedrock(
+        "AccessDeniedException",
+        "User: arn:aws:iam::123456789012:user/dev is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0",
+      ),
+    ),
+    reason: "auth_permanent",
+  },
+  {
+    name: "Bedrock transport 403 UnrecognizedClientException (bad access key)",
+    error: http(
+      403,
+      bedrock("UnrecognizedClientException", "The security token included in the request is invalid."),
+    ),
+    reason: "auth",
+  },
+  {
+    name: "Bedrock SDK 403 InvalidSignatureException (wrong secret key)",
+    error: awsError(
+      "InvalidSignatureException",
+      403,
+      "The request signature we calculated does not match the signature you provided.",
+    ),
+    reason: "auth",
+  },
+  {
+    name: "Bedrock transport: no AWS credentials found (no status)",
+    error: http(
+      undefined,
+      bedrock("CredentialsProviderError", "Could not load credentials from any providers"),
+      { message: "No AWS credentials for Bedrock: Could not load credentials from any providers." },
+    ),
+    reason: "auth",
+  },
+  {
+    name: "Bedrock transport 408 ModelTimeoutException",
+    error: http(408, bedrock("ModelTimeoutException", "Model has timed out in processing the request.")),
+    reason: "timeout",
+  },
+  {
+    name: "Bedrock transport 424 ModelStreamErrorException (in-stream)",
+    error: http(424, bedrock("ModelStreamErrorException", "The model stream failed.")),
+    reason: "server_error",
+  },
+  {
+    name: "Bedrock transport 424 ModelErrorException",
+    error: http(424, bedrock("ModelErrorException", "The model returned an error.")),
+    reason: "server_error",
+  },
+  {
+    name: "Bedrock transport 500 InternalServerException",
+    error: http(500, bedrock("InternalServerException", "The server encountered an internal error.")),
+    reason: "server_error",
+  },
+  {
+    name: "Bedrock transport 400 ServiceQuotaExceededException",
+    error: http(
+      400,
+      bedrock("ServiceQuotaExceededException", "Your request exceeds the service quota for your account."),
+    ),
     reason: "rate_limit",
   },
   // ── DeepSeek, xAI, Mistral ──

@@ -281,12 +281,22 @@ describe("createTransport", () => {
   });
 
   it("refuses an api_mode without a transport, naming mode and provider", async () => {
-    const runtime = resolveRuntime({ flags: { provider: "bedrock" }, config: config(), env: {} });
+    const local = config();
+    local.model.api_mode = "local";
+    local.model.base_url = "http://127.0.0.1:1/v1";
+    const runtime = resolveRuntime({ flags: {}, config: local, env: {} });
     const attempt = createTransport(runtime);
     await expect(attempt).rejects.toBeInstanceOf(UnsupportedApiModeError);
-    await expect(attempt).rejects.toThrow(
-      'api_mode "bedrock_converse" (provider bedrock) is not supported yet',
-    );
+    await expect(attempt).rejects.toThrow('api_mode "local" (provider custom) is not supported yet');
+  });
+
+  it("builds the Bedrock Converse transport for the bedrock provider, with no API key needed", async () => {
+    const runtime = resolveRuntime({ flags: { provider: "bedrock" }, config: config(), env: {} });
+    expect(runtime.apiMode).toBe("bedrock_converse");
+    const transport = await createTransport(runtime, {
+      env: { AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "secret" },
+    });
+    expect(transport.apiMode).toBe("bedrock_converse");
   });
 
   it("builds the Anthropic Messages and Responses transports for their api_modes", async () => {

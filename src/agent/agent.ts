@@ -4,100 +4,40 @@
  * stream that every surface consumes.
  */
 import { randomUUID } from "node:crypto";
-import { auxiliaryComplete, resolveAuxiliaryChain } from "../ai/auxiliary.js";
+import { resolveAuxiliaryChain } from "../ai/auxiliary.js";
 import { contextLengthFor, fileContextLengthStore } from "../ai/context-length.js";
-import { createTransport, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
+import type { ClassifiedError } from "../ai/error-classifier.js";
+import {
+  createTransport,
+  type ResolvedRuntime,
+  resolveRuntime,
+  type TransportOptions,
+} from "../ai/resolve.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
-import type { Message, ToolSchema, Transport, Usage } from "../ai/types.js";
+import type { Message, ToolSchema, Usage } from "../ai/types.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
 import { resolveHome } from "../config/home.js";
-import type { SessionStore } from "../state/types.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createToolRuntime } from "../tools/runtime.js";
-import type {
-  ApprovalDecision,
-  ApprovalRequest,
-  ClarifyRequest,
-  ToolContext,
-  ToolRuntime,
-} from "../tools/types.js";
+import type { DelegationRequest, ToolRuntime } from "../tools/types.js";
 import { scrubEnv } from "../util/env-scrub.js";
 import { EventStream } from "../util/event-stream.js";
 import { newSessionId } from "../util/session-id.js";
+import type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
 import { ApprovalPolicy } from "./approval-policy.js";
-import { compressMessages, shouldCompress } from "./compression/index.js";
-import type { AgentEvent, AgentEventListener, StopReason } from "./events.js";
+import { compressMessages, estimateTokens, shouldCompress } from "./compression/index.js";
+import { type DelegationHost, mayDelegate, runDelegation } from "./delegation.js";
+import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
 import { buildSessionPrompt } from "./prompt/session-prompt.js";
 import { ProviderRecovery } from "./recovery.js";
+import { learnContextLength, makeSummarizer, type Summarize } from "./summarizer.js";
+import { buildToolContext, type ToolContextBase } from "./tool-context.js";
 import { saveTrajectory } from "./trajectory.js";
 
-export interface AIAgentOptions {
-  /** Model id; with `provider`/`baseUrl`/`apiKey` resolved like the CLI flags (flags > config > env). */
-  model?: string;
-  provider?: string;
-  baseUrl?: string;
-  apiKey?: string;
-  /** An already resolved provider (the CLI resolves it first to report configuration errors). */
-  resolved?: ResolvedRuntime;
-  /** A ready transport, bypassing provider resolution (tests, custom backends). */
-  transport?: Transport;
-  /** Effective configuration; defaults to the built-in defaults. */
-  config?: HermesConfig;
-  home?: string;
-  cwd?: string;
-  /** Toolset names; default `config.toolsets`. Pass `[]` for no tools. */
-  toolsets?: string[];
-  registry?: ToolRegistry;
-  maxTurns?: number;
-  /** Approve dangerous commands without asking (hardline commands stay refused). */
-  yolo?: boolean;
-  platform?: string;
-  sessionId?: string;
-  /** Terminal task id; defaults to the session id. Subagents pass their parent's. */
-  taskId?: string;
-  /** Replaces the built system prompt entirely. */
-  systemPrompt?: string;
-  /** Sent with every request but never stored or saved in trajectories. */
-  ephemeralSystemPrompt?: string;
-  env?: Record<string, string | undefined>;
-  /** Asks the user about a dangerous command. Absent: denied (non-interactive). */
-  onApproval?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
-  /** Persists an "always" approval to `command_allowlist`. */
-  persistAlwaysApproval?: (patternKey: string) => Promise<void> | void;
-  /** Answers `clarify` questions. Absent: the tool tells the model nobody can answer. */
-  onClarify?: (request: ClarifyRequest) => Promise<string>;
-  /** Write ShareGPT trajectories to the working directory (`agent.save_trajectories`). */
-  saveTrajectories?: boolean;
-  /** Shared process-wide tool resources; the agent creates (and disposes) its own when absent. */
-  runtime?: ToolRuntime;
-  retry?: Partial<RetryPolicy>;
-  /** Earlier messages of this session (resume). */
-  messages?: Message[];
-  /** The home's session store, for tools that read past sessions (`session_search`). */
-  sessionStore?: SessionStore;
-  /** Personality overlay for this session, overriding `display.personality` ("none" for none). */
-  personality?: string;
-  /** Hermes's `skip_context_files` / `--ignore-rules`: no SOUL.md and no project context file. */
-  skipContextFiles?: boolean;
-  /** Hermes's `skip_memory`: no memory snapshot in the prompt (cron runs, `--ignore-rules`). */
-  skipMemory?: boolean;
-}
-
-export interface RunResult {
-  text: string;
-  reason: StopReason;
-  iterations: number;
-  usage: Usage;
-  error?: string;
-}
-
-/** A running turn: iterate it for events, or await `result`. */
-export interface AgentRun extends AsyncIterable<AgentEvent> {
-  result: Promise<RunResult>;
-}
+export type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
 
 interface Frozen {
   /** Owns the primary transport (rotated or rebuilt after failures) and the fallback list. */
@@ -107,39 +47,14 @@ interface Frozen {
   systemPrompt: string;
   /** Problems met while building the prompt (blocked or unreadable files), told once. */
   warnings: string[];
-  /** The model's context window, the basis of the compression threshold. */
+  /** The model's context window, the basis of the compression threshold (lowered when learnt). */
   contextLength: number;
+  /** The primary endpoint (context-window cache key); undefined with a ready transport. */
+  baseUrl: string | undefined;
+  /** The resolved provider, which subagents reuse; undefined with a ready transport. */
+  runtime: ResolvedRuntime | undefined;
   /** Summarises a compression prompt with the auxiliary model (the main model as last resort). */
-  summarize: (prompt: string, signal?: AbortSignal) => Promise<string>;
-}
-
-const SUMMARY_MAX_TOKENS = 4000;
-
-/** The text of one model response, with no tools. */
-async function collectText(
-  transport: Transport,
-  request: { model: string; messages: Message[]; maxTokens: number },
-  signal?: AbortSignal,
-): Promise<string> {
-  let text = "";
-  let finalText = "";
-  for await (const event of transport.stream(request, signal)) {
-    if (event.type === "text_delta") text += event.text;
-    else if (event.type === "finish")
-      finalText = typeof event.message.content === "string" ? event.message.content : "";
-  }
-  const result = (finalText || text).trim();
-  if (!result) throw new Error("The model returned an empty summary.");
-  return result;
-}
-
-/** Outcome of a compression pass, as `compress()` reports it. */
-export interface CompressionReport {
-  status: "compressed" | "skipped_thrashing" | "failed" | "nothing_to_compress";
-  tokensBefore: number;
-  tokensAfter: number;
-  /** Why nothing changed, for the user (a failed summary keeps every turn). */
-  error?: string;
+  summarize: Summarize;
 }
 
 export class AIAgent {
@@ -345,6 +260,7 @@ export class AIAgent {
       ...(this.options.retry ?? {}),
     };
     frozen.recovery.warn = (message) => emit({ type: "warning", message });
+    const enabled = frozen.tools.map((t) => t.function.name);
     const outcome = await runLoop(
       this.history,
       {
@@ -352,9 +268,29 @@ export class AIAgent {
         recovery: frozen.recovery,
         ...(this.config.compression.enabled
           ? {
-              compress: async () =>
-                (await this.compressHistory(frozen, emit, { signal: controller.signal })).status ===
-                "compressed",
+              compress: async (failure) => {
+                await this.learnContextLength(frozen, failure, emit);
+                return (
+                  (await this.compressHistory(frozen, emit, { signal: controller.signal })).status ===
+                  "compressed"
+                );
+              },
+              checkpoint: async () => {
+                // Tool results since the last call count too: a big file read mid-turn must not
+                // wait for the provider to refuse the next request.
+                const lastCall = this.history.findLastIndex((m) => m.role === "assistant");
+                const added = estimateTokens(this.history.slice(lastCall + 1));
+                const promptTokens = this.lastPromptTokens > 0 ? this.lastPromptTokens + added : 0;
+                if (
+                  shouldCompress({
+                    promptTokens,
+                    contextLength: frozen.contextLength,
+                    threshold: this.config.compression.threshold,
+                  })
+                ) {
+                  await this.compressHistory(frozen, emit, { signal: controller.signal });
+                }
+              },
             }
           : {}),
         model: frozen.model,
@@ -379,12 +315,11 @@ export class AIAgent {
             ...(pathScoped ? { paths: (args: Record<string, unknown>) => pathScoped(args, this.cwd) } : {}),
           };
         },
-        executeTool: (call, signal) =>
-          this.registry.execute(call.name, call.args, this.toolContext(call.id, call.name, signal, emit), {
-            maxBytes: this.config.limits.tool_output.max_bytes,
-            maxLines: this.config.limits.tool_output.max_lines,
-            maxLineLength: this.config.limits.tool_output.max_line_length,
-          }),
+        executeTool: (call, signal) => {
+          const base = this.toolBase(frozen);
+          const ctx = buildToolContext(base, { callId: call.id, name: call.name, signal, emit, enabled });
+          return this.registry.execute(call.name, call.args, ctx, base.limits);
+        },
         guard: this.guard,
         takeSteering: () => {
           const notes = this.steering.splice(0);
@@ -490,6 +425,35 @@ export class AIAgent {
     };
   }
 
+  /**
+   * After an overflow error: when the request was smaller than the window we assumed, the window
+   * is smaller than we thought. Learn it (the size the error states, else the next tier down),
+   * cache it in `context_length_cache.yaml`, and plan compression against it from now on. A
+   * window set in config.yaml is the user's word and is kept.
+   */
+  /** After an overflow error: plan against a smaller window when one was learnt (see summarizer.ts). */
+  private async learnContextLength(
+    frozen: Frozen,
+    failure: ClassifiedError,
+    emit: (e: AgentEvent) => void,
+  ): Promise<void> {
+    const learnt = await learnContextLength({
+      failure,
+      configured: this.config.model.context_length,
+      sentTokens: Math.max(this.lastPromptTokens, estimateTokens(this.history)),
+      current: frozen.contextLength,
+      model: frozen.model,
+      baseUrl: frozen.baseUrl,
+      store: fileContextLengthStore(this.home),
+    });
+    if (learnt === undefined) return;
+    emit({
+      type: "warning",
+      message: `The provider's context window for ${frozen.model} is smaller than assumed: planning with ${learnt} tokens (was ${frozen.contextLength}).`,
+    });
+    frozen.contextLength = learnt;
+  }
+
   private prepare(): Promise<Frozen> {
     this.frozen ??= this.freeze();
     return this.frozen;
@@ -500,7 +464,17 @@ export class AIAgent {
     let transport = this.options.transport;
     let model = this.options.model ?? this.config.model.default;
     let runtime: ResolvedRuntime | undefined;
-    const transportOptions = { cacheTtl: this.config.prompt_caching.cache_ttl };
+    const routing = this.config["provider_routing"];
+    const bedrock = this.config["bedrock"];
+    const transportOptions: TransportOptions = {
+      cacheTtl: this.config.prompt_caching.cache_ttl,
+      stallTimeoutMs: Math.max(0, Number(this.config.agent.stream_stall_timeout ?? 60) || 0) * 1000,
+      ...(routing && typeof routing === "object"
+        ? { providerRouting: routing as Record<string, unknown> }
+        : {}),
+      env,
+      ...(bedrock && typeof bedrock === "object" ? { bedrock: bedrock as Record<string, unknown> } : {}),
+    };
     if (!transport) {
       runtime =
         this.options.resolved ??
@@ -529,6 +503,8 @@ export class AIAgent {
       // A ready transport or an explicit key: there is no pool to rotate through.
       usePool: this.options.transport === undefined && this.options.apiKey === undefined,
     });
+    await recovery.init();
+    if (this.options.toolsReady) await this.options.toolsReady.catch(() => undefined);
     const session = await buildSessionPrompt({
       home: this.home,
       config: this.config,
@@ -542,7 +518,10 @@ export class AIAgent {
       ...(this.options.skipContextFiles ? { skipContextFiles: true } : {}),
       ...(this.options.skipMemory ? { skipMemory: true } : {}),
     });
-    const tools = session.tools;
+    // At the delegation depth limit the tool could only refuse, so it is not offered.
+    const tools = mayDelegate(this.config, this.depth)
+      ? session.tools
+      : session.tools.filter((t) => t.function.name !== "delegate_task");
     const systemPrompt = this.options.systemPrompt ?? session.text;
     const warnings = this.options.systemPrompt === undefined ? session.warnings : [];
     const contextLength = contextLengthFor(model || "default", this.config, {
@@ -553,27 +532,32 @@ export class AIAgent {
       ? resolveAuxiliaryChain("compression", { config: this.config, env, main: runtime })
       : [];
     const summaryModel = model || "default";
-    const summarize = async (prompt: string, signal?: AbortSignal): Promise<string> => {
-      const messages: Message[] = [{ role: "user", content: prompt }];
-      if (auxChain.length > 0) {
-        return (await auxiliaryComplete(auxChain, messages, { signal, maxTokens: SUMMARY_MAX_TOKENS })).text;
-      }
-      // A ready transport (library callers, tests): summarise with the session's own model.
-      return collectText(
-        recovery.transport,
-        { model: summaryModel, messages, maxTokens: SUMMARY_MAX_TOKENS },
-        signal,
-      );
+    const summarize = makeSummarizer({
+      chain: auxChain,
+      transport: () => recovery.transport,
+      model: summaryModel,
+    });
+    return {
+      recovery,
+      model: summaryModel,
+      tools,
+      systemPrompt,
+      warnings,
+      contextLength,
+      baseUrl: runtime?.baseUrl,
+      runtime,
+      summarize,
     };
-    return { recovery, model: summaryModel, tools, systemPrompt, warnings, contextLength, summarize };
   }
 
-  private toolContext(
-    callId: string,
-    name: string,
-    signal: AbortSignal,
-    emit: (e: AgentEvent) => void,
-  ): ToolContext {
+  /** What every tool call of this turn shares; `frozen` enables delegation where allowed. */
+  private toolBase(frozen: Frozen): ToolContextBase {
+    const delegate = mayDelegate(this.config, this.depth)
+      ? (
+          request: DelegationRequest,
+          scope: { signal: AbortSignal; emit: (e: AgentEvent) => void; enabled: readonly string[] },
+        ) => runDelegation(this.delegationHost(frozen, scope.enabled, scope.signal, scope.emit), request)
+      : undefined;
     return {
       taskId: this.taskId,
       sessionId: this.sessionId,
@@ -581,14 +565,50 @@ export class AIAgent {
       home: this.home,
       config: this.config as Record<string, unknown>,
       env: this.toolEnv,
-      signal,
       requestApproval: (request) => this.approvals.request(request),
-      ...(this.options.onClarify ? { ask: this.options.onClarify } : {}),
-      progress: (message) => emit({ type: "tool_progress", callId, name, message }),
+      ask: this.options.onClarify,
       session: this.toolSession,
       runtime: this.runtime,
-      ...(this.options.sessionStore ? { sessionStore: this.options.sessionStore } : {}),
+      sessionStore: this.options.sessionStore,
+      registry: this.registry,
+      limits: {
+        maxBytes: this.config.limits.tool_output.max_bytes,
+        maxLines: this.config.limits.tool_output.max_lines,
+        maxLineLength: this.config.limits.tool_output.max_line_length,
+      },
+      delegate,
     };
+  }
+
+  private delegationHost(
+    frozen: Frozen,
+    enabled: readonly string[],
+    signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
+  ): DelegationHost {
+    return {
+      config: this.config,
+      home: this.home,
+      cwd: this.cwd,
+      taskId: this.taskId,
+      sessionId: this.sessionId,
+      depth: this.depth,
+      env: this.options.env ?? process.env,
+      runtime: this.runtime,
+      registry: this.registry,
+      resolved: frozen.runtime,
+      transport: frozen.recovery.transport,
+      model: frozen.model,
+      sessionStore: this.options.sessionStore,
+      enabledTools: enabled,
+      emit,
+      signal,
+      spawn: (options) => new AIAgent(options),
+    };
+  }
+
+  private get depth(): number {
+    return this.options.delegationDepth ?? 0;
   }
 
   private addUsage(add: Usage): void {

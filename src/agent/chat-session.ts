@@ -4,13 +4,15 @@
  * session store, and keeps the session's system prompt byte-identical across resumes so a
  * provider's prompt cache keeps hitting.
  */
+
+import { auxiliaryComplete, resolveAuxiliaryChain } from "../ai/auxiliary.js";
 import {
   type CostStatus,
   estimateUsageCost,
   type PricingOverrides,
   parsePricingOverrides,
 } from "../ai/pricing.js";
-import type { Message, Usage } from "../ai/types.js";
+import { type Message, messageText, type Usage } from "../ai/types.js";
 import { loadSkillMessage } from "../knowledge/skills/view.js";
 import {
   type SessionRecord,
@@ -25,6 +27,7 @@ import { newSessionId } from "../util/session-id.js";
 import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
 import type { AgentEvent } from "./events.js";
 import { sessionRecorder } from "./session-recorder.js";
+import { cleanTitle, titlePrompt, uniqueTitle } from "./title.js";
 
 export interface ChatSessionOptions
   extends Omit<AIAgentOptions, "sessionId" | "messages" | "systemPrompt" | "runtime"> {
@@ -40,6 +43,12 @@ export interface ChatSessionOptions
   title?: string;
   /** Recording problems (a locked or full database): reported, never fatal to the conversation. */
   onWarning?: (message: string) => void;
+  /**
+   * After the first exchange of a new untitled session, ask the auxiliary model
+   * (`auxiliary.title_generation`) for a title in the background. For interactive surfaces; a
+   * one-shot run would have to wait for it.
+   */
+  autoTitle?: boolean;
 }
 
 export interface UsageReport {
@@ -80,6 +89,9 @@ export class ChatSession {
   private prompt: string | undefined;
   private tally = emptyTally();
   private pricing: PricingOverrides | undefined;
+  /** The background title request of this ChatSession (one per process-session at most). */
+  private titling: Promise<void> | undefined;
+  private titleAbort: AbortController | undefined;
 
   private constructor(options: ChatSessionOptions, store: SessionStore | null) {
     this.options = options;
@@ -346,6 +358,8 @@ export class ChatSession {
 
   /** Ends the session (kept in the store) and releases shells and background processes. */
   async close(reason = "user_exit"): Promise<void> {
+    this.titleAbort?.abort();
+    await this.titling;
     await this.retire(reason);
     await this.runtime.dispose();
   }
@@ -417,8 +431,49 @@ export class ChatSession {
     this.tally = tally;
   }
 
+  /** Settles when a title being generated in the background is stored (or given up). */
+  titleSettled(): Promise<void> {
+    return this.titling ?? Promise.resolve();
+  }
+
+  /** Starts title generation after a completed first exchange, when asked for and possible. */
+  private maybeTitle(answer: string): void {
+    const resolved = this.options.resolved;
+    const store = this.store;
+    if (!this.options.autoTitle || !resolved || !store || this.titling || this.wasResumed) return;
+    if (!answer.trim()) return;
+    const users = this.current.messages.filter((m) => m.role === "user");
+    const first = users[0];
+    if (users.length !== 1 || !first) return;
+    const id = this.id;
+    if (store.getSession(id)?.title) return;
+    const controller = new AbortController();
+    this.titleAbort = controller;
+    const config = this.current.config;
+    const env = this.options.env ?? process.env;
+    this.titling = (async () => {
+      try {
+        const chain = resolveAuxiliaryChain("title_generation", { config, env, main: resolved });
+        const { text } = await auxiliaryComplete(chain, titlePrompt(messageText(first), answer), {
+          signal: controller.signal,
+          maxTokens: 40,
+        });
+        const title = cleanTitle(text);
+        if (!title || store.getSession(id)?.title) return;
+        store.setTitle(
+          id,
+          uniqueTitle(title, (t) => this.titleTaken(t)),
+        );
+      } catch {
+        // Best effort: the session stays untitled, as when no model can be reached.
+      }
+    })();
+  }
+
   private observe(event: AgentEvent): void {
-    if (event.type === "session_start") {
+    if (event.type === "done" && event.reason === "completed") {
+      this.maybeTitle(event.text);
+    } else if (event.type === "session_start") {
       this.prompt = event.systemPrompt;
       this.modelName = event.model;
     } else if (event.type === "turn_start") {

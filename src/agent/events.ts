@@ -16,12 +16,23 @@ export type AgentEvent =
   | { type: "turn_start"; iteration: number }
   | { type: "text_delta"; text: string }
   | { type: "reasoning_delta"; text: string }
-  | { type: "tool_start"; callId: string; name: string; args: Record<string, unknown> }
+  /**
+   * A tool call starts. `parentCallId` marks a nested call made by another tool (a script of
+   * `execute_code`): shown and logged, never part of the model's context.
+   */
+  | {
+      type: "tool_start";
+      callId: string;
+      name: string;
+      args: Record<string, unknown>;
+      parentCallId?: string;
+    }
   | { type: "tool_progress"; callId: string; name: string; message: string }
   | {
       type: "tool_end";
       callId: string;
       name: string;
+      parentCallId?: string;
       ok: boolean;
       /** What the model sees. */
       result: string;
@@ -43,6 +54,20 @@ export type AgentEvent =
       messages: Message[];
       tokensBefore: number;
       tokensAfter: number;
+    }
+  /**
+   * A subagent of `delegate_task` call `callId` started, moved on (`detail`: the tool it runs, or
+   * "thinking") or ended (`detail`: its status). Child events themselves stay in the child.
+   */
+  | {
+      type: "subagent";
+      callId: string;
+      index: number;
+      goal: string;
+      state: "start" | "progress" | "end";
+      detail: string;
+      durationMs?: number;
+      iterations?: number;
     }
   | { type: "error"; message: string }
   | {

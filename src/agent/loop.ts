@@ -37,6 +37,7 @@ import {
 import { mergeUserRuns } from "./role-alternation.js";
 import { type PlannedCall, planWaves, runWaves } from "./tool-executor.js";
 import { repairToolName } from "./tool-name-repair.js";
+import { wellFormed, wellFormedMessages } from "./unicode.js";
 
 /** What the loop needs to know about a tool to schedule it. */
 export interface ToolTraits {
@@ -44,6 +45,9 @@ export interface ToolTraits {
   interactive: boolean;
   paths?: (args: Record<string, unknown>) => string[];
 }
+
+/** Tools whose calls, when they are all a model call made, refund that call's iteration. */
+const REFUNDED_TOOLS: ReadonlySet<string> = new Set(["execute_code"]);
 
 export interface LoopDeps {
   transport: Transport;
@@ -77,9 +81,16 @@ export interface LoopDeps {
   recovery?: ModelRecovery;
   /**
    * Compression hook for failures the classifier flags `shouldCompress` (context overflow): shrinks
-   * `messages` in place and resolves true when it did. Not wired yet; absent means "cannot".
+   * `messages` in place and resolves true when it did; absent means "cannot". `failure` is the
+   * classified error (the agent learns a smaller context window from it).
    */
-  compress?(): Promise<boolean>;
+  compress?(failure: ClassifiedError): Promise<boolean>;
+  /**
+   * Runs after each batch of tool results is appended, before the next model call of the turn:
+   * the agent compresses there when the context has passed its threshold mid-turn. May rewrite
+   * `messages` in place.
+   */
+  checkpoint?(): Promise<void>;
 }
 
 /** Per-turn recovery state: a fallback route lasts until the turn ends. */
@@ -119,6 +130,8 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
     reasoningTokens: 0,
   };
   let iteration = 0;
+  /** Model calls that do not count against the budget (see REFUNDED_TOOLS). */
+  let refunds = 0;
   let lastText = "";
   let forcedSummary: string | null = null;
   let stopReason: StopReason = "completed";
@@ -182,19 +195,25 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
     }
 
     const batch = await runToolCalls(calls, deps, signal);
+    // A call that only ran a script of tool calls (execute_code) is work done for the model, not
+    // a step of its own: it does not count against the iteration budget.
+    // Refunds are capped at the budget itself, so a model looping on scripts still stops.
+    if (refunds < deps.maxIterations && calls.every((call) => REFUNDED_TOOLS.has(call.function.name)))
+      refunds++;
+    const spent = iteration - refunds;
     let note: string | undefined;
     if (batch.stop) {
       stopReason = "guardrail";
       forcedSummary = batch.stop;
       note = `[guardrail] ${batch.stop}\n${SUMMARY_NOTE}`;
       deps.emit({ type: "warning", message: batch.stop });
-    } else if (iteration === deps.maxIterations) {
+    } else if (spent === deps.maxIterations) {
       note = BUDGET_NOTE;
       deps.emit({
         type: "warning",
         message: `Iteration budget (${deps.maxIterations}) reached; one grace call left.`,
       });
-    } else if (iteration > deps.maxIterations) {
+    } else if (spent > deps.maxIterations) {
       stopReason = "max_turns";
       forcedSummary = "budget";
       note = SUMMARY_NOTE;
@@ -211,6 +230,7 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
     }
     for (const result of results) append(result);
     if (signal.aborted) return { reason: "interrupted", text: lastText, iterations: iteration, usage };
+    if (forcedSummary === null) await deps.checkpoint?.();
   }
 }
 
@@ -228,12 +248,12 @@ async function callModel(
   signal: AbortSignal,
 ): Promise<ModelReply> {
   const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
-  const system = deps.ephemeralSystemPrompt
-    ? `${deps.systemPrompt}\n\n${deps.ephemeralSystemPrompt}`
-    : deps.systemPrompt;
+  const system = wellFormed(
+    deps.ephemeralSystemPrompt ? `${deps.systemPrompt}\n\n${deps.ephemeralSystemPrompt}` : deps.systemPrompt,
+  );
   const build = () => {
     const maxTokens = route.maxTokens ?? deps.maxTokens;
-    const history = mergeUserRuns(messages);
+    const history = wellFormedMessages(mergeUserRuns(messages));
     return {
       model: route.fallback?.model ?? deps.model,
       messages: [
@@ -256,12 +276,17 @@ async function callModel(
   while (true) {
     const request = build();
     let partialText = "";
+    let partialToolCall = false;
     try {
       for await (const event of transport.stream(request, signal)) {
         switch (event.type) {
           case "text_delta":
             partialText += event.text;
             deps.emit({ type: "text_delta", text: event.text });
+            break;
+          case "tool_call_delta":
+          case "tool_call":
+            partialToolCall = true;
             break;
           case "reasoning_delta":
             deps.emit({ type: "reasoning_delta", text: event.text });
@@ -283,6 +308,15 @@ async function callModel(
       });
     } catch (error) {
       if (signal.aborted) throw Object.assign(abortError(), { partialText });
+      // A stream that went silent after the answer had started: the user has already read that
+      // text, so it is kept as the answer rather than asked for (and shown) a second time.
+      if (error instanceof ProviderError && error.stalled && partialText.trim() && !partialToolCall) {
+        deps.emit({
+          type: "warning",
+          message: `${error.message} The partial answer (${partialText.length} characters) is kept; ask to continue if it stops short.`,
+        });
+        return { message: { role: "assistant", content: partialText }, finish: "error" };
+      }
       // Every branch reads the classifier's flags; nothing here matches message text.
       const classified = classifyModelError(error, deps, messages, request.model);
       const onPrimary = route.fallback === undefined;
@@ -325,7 +359,7 @@ async function callModel(
       // Compression on overflow belongs to the compression module; the hook is absent until wired.
       if (classified.shouldCompress && deps.compress && !compressed) {
         compressed = true;
-        if (await deps.compress()) continue;
+        if (await deps.compress(classified)) continue;
       }
 
       // 4. A connection failure after a retry already failed: a fresh client, then go on retrying.

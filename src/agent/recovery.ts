@@ -14,6 +14,7 @@ import {
   type TransportOptions,
 } from "../ai/resolve.js";
 import type { Message, Transport } from "../ai/types.js";
+import { readClaudeCodeToken } from "../config/claude-code.js";
 import type { HermesConfig } from "../config/defaults.js";
 
 /** A provider and model the loop can send a request to. */
@@ -128,6 +129,8 @@ export class ProviderRecovery implements ModelRecovery {
   private readonly pool: CredentialPool | undefined;
   private readonly chain: FallbackEntry[];
   private readonly options: ProviderRecoveryOptions;
+  /** The key when it came from Claude Code's credentials file (renewed from there after a 401). */
+  private loginToken: string | undefined;
   /** Where the pool reports problems (a failed auth.json write); the agent points it at the running turn. */
   warn: (message: string) => void;
 
@@ -156,6 +159,36 @@ export class ProviderRecovery implements ModelRecovery {
     }
     this.pool = pool;
     this.entry = pool?.entries().find((e) => e.usable && e.apiKey !== "" && e.apiKey === this.apiKey);
+    const home = options.env["HOME"];
+    const login =
+      options.runtime?.provider === "anthropic" && home ? readClaudeCodeToken(home, 0) : undefined;
+    this.loginToken = login?.accessToken === this.apiKey ? login?.accessToken : undefined;
+  }
+
+  /**
+   * Picks the session's starting key from the provider's pool by its strategy (round_robin,
+   * random, least_used; fill_first stays on the configured key while it is usable), skipping keys
+   * that are cooling down, and rebuilds the primary transport when that is not the key it was
+   * built with. A pool of one key changes nothing.
+   */
+  async init(): Promise<void> {
+    const pool = this.pool;
+    const runtime = this.options.runtime;
+    if (!pool || !runtime) return;
+    const keyed = pool.entries().filter((e) => e.apiKey !== "");
+    if (keyed.length < 2) return;
+    // fill_first keeps using the key the configuration names for as long as it works.
+    const own = keyed.find((e) => e.apiKey === this.apiKey);
+    if (pool.strategy === "fill_first" && own?.usable) return;
+    const chosen = pool.select();
+    if (!chosen || chosen.apiKey === "") return;
+    this.entry = chosen;
+    if (chosen.apiKey === this.apiKey) return;
+    this.current = await createTransport(
+      { ...runtime, apiKey: chosen.apiKey },
+      this.options.transportOptions,
+    );
+    this.apiKey = chosen.apiKey;
   }
 
   /** The primary transport now (after any rotation or rebuild). */
@@ -171,7 +204,10 @@ export class ProviderRecovery implements ModelRecovery {
   async rotateCredential(failure: ClassifiedError): Promise<Transport | undefined> {
     const pool = this.pool;
     const runtime = this.options.runtime;
-    if (!pool || !runtime) return undefined;
+    if (!runtime) return undefined;
+    const renewed = await this.renewedLogin(runtime);
+    if (renewed) return renewed;
+    if (!pool) return undefined;
     const usable = pool.entries().filter((e) => e.usable && e.apiKey !== "");
     if (usable.length < 2) return undefined;
     const failed = usable.find((e) => e.apiKey === this.apiKey);
@@ -189,6 +225,29 @@ export class ProviderRecovery implements ModelRecovery {
     this.current = await createTransport({ ...runtime, apiKey: next.apiKey }, this.options.transportOptions);
     this.apiKey = next.apiKey;
     this.entry = next;
+    return this.current;
+  }
+
+  /**
+   * A transport with Claude Code's current token when the session runs on that login and Claude
+   * Code has renewed it since (the file changed under us); undefined otherwise.
+   */
+  private async renewedLogin(runtime: ResolvedRuntime): Promise<Transport | undefined> {
+    if (runtime.provider !== "anthropic" || !this.apiKey) return undefined;
+    const home = this.options.env["HOME"];
+    if (!home) return undefined;
+    const stored = readClaudeCodeToken(home, 0);
+    if (!stored || stored.accessToken === this.apiKey) return undefined;
+    // Only a key that itself came from the file is replaced by the file's newer one.
+    if (this.loginToken !== this.apiKey) return undefined;
+    const fresh = readClaudeCodeToken(home);
+    if (!fresh) return undefined;
+    this.current = await createTransport(
+      { ...runtime, apiKey: fresh.accessToken },
+      this.options.transportOptions,
+    );
+    this.apiKey = fresh.accessToken;
+    this.loginToken = fresh.accessToken;
     return this.current;
   }
 

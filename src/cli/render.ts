@@ -63,16 +63,25 @@ export class Renderer {
       case "tool_end": {
         const start = this.starts.get(event.callId);
         this.starts.delete(event.callId);
-        this.progress(
-          formatToolLine(
-            { name: event.name, args: start?.args, ok: event.ok, durationMs: event.durationMs },
-            createStyle(this.options.color),
-            this.options.emojiFor ? { emojiFor: this.options.emojiFor } : {},
-          ),
+        const line = formatToolLine(
+          { name: event.name, args: start?.args, ok: event.ok, durationMs: event.durationMs },
+          createStyle(this.options.color),
+          this.options.emojiFor ? { emojiFor: this.options.emojiFor } : {},
         );
+        // Calls made by a script (execute_code) sit under the call that ran it.
+        this.progress(event.parentCallId ? `  ↳ ${line}` : line);
         if (verbose) this.progress(this.paint(pc.dim, indent(event.result.slice(0, 2000))));
         break;
       }
+      case "subagent":
+        if (event.state !== "progress") {
+          const what =
+            event.state === "start"
+              ? event.goal
+              : `${event.detail}${event.durationMs !== undefined ? ` in ${(event.durationMs / 1000).toFixed(1)}s` : ""}: ${event.goal}`;
+          this.progress(this.paint(pc.dim, `  ↳ [${event.index + 1}] ${what.slice(0, 100)}`));
+        }
+        break;
       case "warning":
         if (mode === "normal") this.progress(this.paint(pc.yellow, `⚠ ${event.message}`));
         break;

@@ -1,7 +1,9 @@
 import { clarifyTool } from "./clarify.js";
+import { delegateTaskTool } from "./delegate.js";
 import { fileTools } from "./file/index.js";
 import { memoryTool } from "./memory.js";
 import { ToolRegistry } from "./registry.js";
+import { sandboxTools } from "./sandbox/index.js";
 import { sessionSearchTool } from "./session-search.js";
 import { skillTools } from "./skills/index.js";
 import { terminalTools } from "./terminal/index.js";
@@ -18,6 +20,8 @@ export function createBuiltinRegistry(): ToolRegistry {
     sessionSearchTool,
     memoryTool,
     ...skillTools,
+    ...sandboxTools,
+    delegateTaskTool,
   ]);
   return registry;
 }

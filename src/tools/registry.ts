@@ -117,8 +117,21 @@ export class ToolRegistry {
     return result;
   }
 
-  /** Function schemas for the named tools, in the given order, cached per registry generation. */
-  schemas(names: readonly string[]): FunctionSchema[] {
+  /**
+   * Function schemas for the named tools, in the given order, cached per registry generation.
+   * With `ctx`, tools that describe themselves per configuration (`describe`) say so.
+   */
+  schemas(names: readonly string[], ctx?: CheckContext): FunctionSchema[] {
+    const base = this.baseSchemas(names);
+    if (!ctx) return base;
+    return base.map((schema) => {
+      const tool = this.tools.get(schema.function.name);
+      if (!tool?.describe) return schema;
+      return { ...schema, function: { ...schema.function, description: tool.describe(ctx).trim() } };
+    });
+  }
+
+  private baseSchemas(names: readonly string[]): FunctionSchema[] {
     const key = `${this.gen}:${names.join(",")}`;
     const cached = this.schemaCache.get(key);
     if (cached) return cached;

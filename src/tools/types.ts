@@ -36,6 +36,8 @@ export interface ToolRuntime {
 export interface ToolContext {
   /** Terminal task id: subagents share their parent's, so they see the same shell and files. */
   taskId: string;
+  /** The id of the model's tool call being run (absent outside the agent loop). */
+  callId?: string;
   sessionId: string;
   /** Working directory that relative paths resolve against. */
   cwd: string;
@@ -61,6 +63,53 @@ export interface ToolContext {
   runtime: ToolRuntime;
   /** The home's session store; absent when sessions are not recorded. */
   sessionStore?: SessionStore;
+  /** The tools offered to the model this session, after toolset resolution and checks. */
+  enabledTools?: readonly string[];
+  /**
+   * Runs another tool of this session the way a model's call runs: the same registry validation,
+   * approvals, task id, terminal and output limits. Surfaces see it as a nested call of the
+   * current one; it is never added to the model's context. `signal` (besides the turn's) stops
+   * the nested call, e.g. when the script that made it has ended. Absent where nested calls are
+   * not allowed (used by `execute_code`).
+   */
+  callTool?: (
+    name: string,
+    args: Record<string, unknown>,
+    options?: { signal?: AbortSignal },
+  ) => Promise<ToolOutcome>;
+  /**
+   * Runs child agents (`delegate_task`). Absent when this agent may not delegate (a leaf child,
+   * or the depth limit is reached).
+   */
+  delegate?: (request: DelegationRequest) => Promise<DelegationResult[]>;
+}
+
+/** One child task for `delegate_task`. */
+export interface DelegationTask {
+  goal: string;
+  context?: string;
+  /** Toolsets the child may use, intersected with the parent's; default: the parent's. */
+  toolsets?: string[];
+  /** "orchestrator" children may delegate further (within `delegation.max_spawn_depth`). */
+  role?: "leaf" | "orchestrator";
+}
+
+export interface DelegationRequest {
+  tasks: DelegationTask[];
+  /** The `delegate_task` call id, so surfaces can show a live line per child. */
+  callId: string;
+}
+
+export interface DelegationResult {
+  index: number;
+  goal: string;
+  status: "completed" | "failed" | "interrupted" | "max_iterations";
+  /** The child's final summary (what it did, found, changed, problems), capped. */
+  summary: string;
+  sessionId: string;
+  iterations: number;
+  durationMs: number;
+  error?: string;
 }
 
 /** Context for availability checks, which run without a session. */
@@ -95,6 +144,11 @@ export interface ToolDefinition<P extends TSchema = TSchema> {
   pathScoped?(args: Static<P>, cwd: string): string[];
   /** Needs the user (clarify): the whole batch of calls runs sequentially. */
   interactive?: boolean;
+  /**
+   * The description for a session's configuration (limits that depend on config.yaml), used
+   * instead of `description` when the session's schemas are built.
+   */
+  describe?(ctx: CheckContext): string;
   /** Per-tool cap on result characters, instead of the global tool_output limits. */
   maxResultChars?: number;
   emoji?: string;

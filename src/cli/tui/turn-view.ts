@@ -41,6 +41,8 @@ export class TurnView {
   private readonly reasoning: MarkdownStream;
   private readonly starts = new Map<string, { name: string; args: Record<string, unknown> }>();
   private lastTool: string | null = null;
+  /** Running subagents by `callId:index`, with what each is doing. */
+  private readonly subagentsRunning = new Map<string, string>();
   private wroteAnswer = false;
 
   constructor(
@@ -91,7 +93,11 @@ export class TurnView {
         break;
       case "tool_end":
         this.toolEnd(event);
-        this.sink.status("thinking…");
+        // A nested call ended; the script that made it is still running.
+        if (!event.parentCallId) this.sink.status("thinking…");
+        break;
+      case "subagent":
+        this.subagent(event);
         break;
       case "warning":
         this.flushAnswer();
@@ -143,9 +149,37 @@ export class TurnView {
         ...(this.options.width() !== undefined ? { width: this.options.width() } : {}),
       },
     );
-    const lines = [line];
+    // Calls made by a script (execute_code) sit under the call that ran it.
+    const lines = [event.parentCallId ? `  ↳ ${line}` : line];
     if (level === "verbose") lines.push(...resultExcerpt(event.result).map((l) => this.options.style.dim(l)));
     this.sink.info(lines);
+  }
+
+  /** One line per child as it starts and ends; the status line follows the busiest moment. */
+  private subagent(event: Extract<AgentEvent, { type: "subagent" }>): void {
+    const s = this.options.style;
+    const goal = event.goal.length > 60 ? `${event.goal.slice(0, 59)}…` : event.goal;
+    const tag = `[${event.index + 1}]`;
+    if (event.state === "start") {
+      this.subagentsRunning.set(`${event.callId}:${event.index}`, "starting");
+      if (this.options.toolProgress() !== "off") this.sink.info([s.dim(`  ↳ ${tag} ${goal}`)]);
+    } else if (event.state === "progress") {
+      this.subagentsRunning.set(`${event.callId}:${event.index}`, event.detail);
+    } else {
+      this.subagentsRunning.delete(`${event.callId}:${event.index}`);
+      if (this.options.toolProgress() !== "off") {
+        const ok = event.detail === "completed";
+        const seconds = event.durationMs !== undefined ? ` in ${(event.durationMs / 1000).toFixed(1)}s` : "";
+        const mark = ok ? s.green("✓") : s.yellow("⚠");
+        this.sink.info([`  ↳ ${tag} ${mark} ${s.dim(`${event.detail}${seconds}: ${goal}`)}`]);
+      }
+    }
+    const running = [...this.subagentsRunning.values()];
+    this.sink.status(
+      running.length > 0
+        ? `🔀 ${running.length} subagent${running.length === 1 ? "" : "s"}: ${running.join(", ")}`
+        : "thinking…",
+    );
   }
 
   private answer(lines: string[]): void {

@@ -1,0 +1,93 @@
+/**
+ * The public types of `AIAgent`: its options, a turn's result, and compression reports.
+ */
+import type { ResolvedRuntime } from "../ai/resolve.js";
+import type { RetryPolicy } from "../ai/retry.js";
+import type { Message, Transport, Usage } from "../ai/types.js";
+import type { HermesConfig } from "../config/defaults.js";
+import type { SessionStore } from "../state/types.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { ApprovalDecision, ApprovalRequest, ClarifyRequest, ToolRuntime } from "../tools/types.js";
+import type { AgentEvent, StopReason } from "./events.js";
+
+export interface AIAgentOptions {
+  /** Model id; with `provider`/`baseUrl`/`apiKey` resolved like the CLI flags (flags > config > env). */
+  model?: string;
+  provider?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  /** An already resolved provider (the CLI resolves it first to report configuration errors). */
+  resolved?: ResolvedRuntime;
+  /** A ready transport, bypassing provider resolution (tests, custom backends). */
+  transport?: Transport;
+  /** Effective configuration; defaults to the built-in defaults. */
+  config?: HermesConfig;
+  home?: string;
+  cwd?: string;
+  /** Toolset names; default `config.toolsets`. Pass `[]` for no tools. */
+  toolsets?: string[];
+  registry?: ToolRegistry;
+  maxTurns?: number;
+  /** Approve dangerous commands without asking (hardline commands stay refused). */
+  yolo?: boolean;
+  platform?: string;
+  sessionId?: string;
+  /** Terminal task id; defaults to the session id. Subagents pass their parent's. */
+  taskId?: string;
+  /** Replaces the built system prompt entirely. */
+  systemPrompt?: string;
+  /** Sent with every request but never stored or saved in trajectories. */
+  ephemeralSystemPrompt?: string;
+  env?: Record<string, string | undefined>;
+  /** Asks the user about a dangerous command. Absent: denied (non-interactive). */
+  onApproval?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
+  /** Persists an "always" approval to `command_allowlist`. */
+  persistAlwaysApproval?: (patternKey: string) => Promise<void> | void;
+  /** Answers `clarify` questions. Absent: the tool tells the model nobody can answer. */
+  onClarify?: (request: ClarifyRequest) => Promise<string>;
+  /** Write ShareGPT trajectories to the working directory (`agent.save_trajectories`). */
+  saveTrajectories?: boolean;
+  /** Shared process-wide tool resources; the agent creates (and disposes) its own when absent. */
+  runtime?: ToolRuntime;
+  retry?: Partial<RetryPolicy>;
+  /** Earlier messages of this session (resume). */
+  messages?: Message[];
+  /** The home's session store, for tools that read past sessions (`session_search`). */
+  sessionStore?: SessionStore;
+  /** Personality overlay for this session, overriding `display.personality` ("none" for none). */
+  personality?: string;
+  /** Hermes's `skip_context_files` / `--ignore-rules`: no SOUL.md and no project context file. */
+  skipContextFiles?: boolean;
+  /** Hermes's `skip_memory`: no memory snapshot in the prompt (cron runs, `--ignore-rules`). */
+  skipMemory?: boolean;
+  /**
+   * Settles when tools discovered at start-up (MCP servers) are registered. The tool list is
+   * frozen after it settles, so it must settle on its own (servers time out); a rejection is
+   * ignored here (the discovery reports its own failures).
+   */
+  toolsReady?: Promise<unknown>;
+  /** How deep in a delegation tree this agent is: 0 at the top, 1 for a subagent... */
+  delegationDepth?: number;
+}
+
+export interface RunResult {
+  text: string;
+  reason: StopReason;
+  iterations: number;
+  usage: Usage;
+  error?: string;
+}
+
+/** A running turn: iterate it for events, or await `result`. */
+export interface AgentRun extends AsyncIterable<AgentEvent> {
+  result: Promise<RunResult>;
+}
+
+/** Outcome of a compression pass, as `compress()` reports it. */
+export interface CompressionReport {
+  status: "compressed" | "skipped_thrashing" | "failed" | "nothing_to_compress";
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Why nothing changed, for the user (a failed summary keeps every turn). */
+  error?: string;
+}

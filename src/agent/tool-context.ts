@@ -1,0 +1,117 @@
+/**
+ * Builds the `ToolContext` a tool call runs with: the agent's fixed parts (task, home, approvals,
+ * shared runtime) plus the call's own (id, signal, progress), nested calls for `execute_code`
+ * and, where allowed, delegation.
+ */
+import type { SessionStore } from "../state/types.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ClarifyRequest,
+  DelegationRequest,
+  DelegationResult,
+  ToolContext,
+  ToolOutcome,
+  ToolRuntime,
+} from "../tools/types.js";
+import type { TruncateLimits } from "../util/truncate.js";
+import type { AgentEvent } from "./events.js";
+
+/** What every tool call of one agent shares. */
+export interface ToolContextBase {
+  taskId: string;
+  sessionId: string;
+  cwd: string;
+  home: string;
+  config: Readonly<Record<string, unknown>>;
+  env: Readonly<Record<string, string | undefined>>;
+  requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
+  ask?: ((request: ClarifyRequest) => Promise<string>) | undefined;
+  session: Map<string, unknown>;
+  runtime: ToolRuntime;
+  sessionStore?: SessionStore | undefined;
+  registry: ToolRegistry;
+  limits: TruncateLimits;
+  /** Present when this agent may start subagents. */
+  delegate?:
+    | ((
+        request: DelegationRequest,
+        scope: { signal: AbortSignal; emit: (e: AgentEvent) => void; enabled: readonly string[] },
+      ) => Promise<DelegationResult[]>)
+    | undefined;
+}
+
+/** One call: its id, tool, signal, where its events go, and the session's tools. */
+export interface ToolCallScope {
+  callId: string;
+  name: string;
+  signal: AbortSignal;
+  emit: (e: AgentEvent) => void;
+  enabled: readonly string[];
+}
+
+/**
+ * The context of one tool call. A top-level call may run nested calls (`callTool`, for
+ * `execute_code`): they go through the same registry, approvals and task, limited to the
+ * session's tools, are shown as children of the call, and never reach the model's context.
+ * Nested calls cannot nest further or delegate.
+ */
+export function buildToolContext(base: ToolContextBase, scope: ToolCallScope, nested = false): ToolContext {
+  const { callId, name, signal, emit, enabled } = scope;
+  let count = 0;
+  const callTool = async (
+    tool: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<ToolOutcome> => {
+    if (!enabled.includes(tool)) {
+      const message = `Tool "${tool}" is not enabled in this session.`;
+      return { content: JSON.stringify({ error: message }), ok: false, error: message };
+    }
+    const nestedId = `${callId}.${++count}`;
+    emit({ type: "tool_start", callId: nestedId, name: tool, args, parentCallId: callId });
+    const started = Date.now();
+    const nestedSignal = options.signal ? AbortSignal.any([signal, options.signal]) : signal;
+    const outcome = await base.registry.execute(
+      tool,
+      args,
+      buildToolContext(base, { callId: nestedId, name: tool, signal: nestedSignal, emit, enabled }, true),
+      base.limits,
+    );
+    emit({
+      type: "tool_end",
+      callId: nestedId,
+      name: tool,
+      parentCallId: callId,
+      ok: outcome.ok,
+      result: outcome.content,
+      durationMs: Date.now() - started,
+    });
+    return outcome;
+  };
+  const delegateWith = base.delegate;
+  const delegate =
+    !nested && delegateWith
+      ? (request: DelegationRequest) => delegateWith(request, { signal, emit, enabled })
+      : undefined;
+  return {
+    callId,
+    enabledTools: enabled,
+    ...(nested ? {} : { callTool }),
+    ...(delegate ? { delegate } : {}),
+    taskId: base.taskId,
+    sessionId: base.sessionId,
+    cwd: base.cwd,
+    home: base.home,
+    config: base.config,
+    env: base.env,
+    signal,
+    requestApproval: (request) => base.requestApproval(request),
+    ...(base.ask ? { ask: base.ask } : {}),
+    progress: (message) => emit({ type: "tool_progress", callId, name, message }),
+    session: base.session,
+    runtime: base.runtime,
+    ...(base.sessionStore ? { sessionStore: base.sessionStore } : {}),
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * `delegate_task`: hands self-contained work to child agents that start with a fresh
+ * conversation, so the parent's context receives only their summaries. The agent does the
+ * spawning (`ctx.delegate`); this tool validates the request and shapes the result.
+ */
+import { Type } from "@sinclair/typebox";
+import type { CheckContext, DelegationTask } from "./types.js";
+import { defineTool } from "./types.js";
+
+/** Tasks one call may carry; larger batches wait for free slots (max_concurrent_children). */
+export const MAX_BATCH_TASKS = 10;
+
+interface DelegationLimits {
+  maxIterations: number;
+  maxConcurrent: number;
+}
+
+function limits(config: Readonly<Record<string, unknown>>): DelegationLimits {
+  const section = (config["delegation"] ?? {}) as Record<string, unknown>;
+  const num = (key: string, fallback: number) => {
+    const value = section[key];
+    return typeof value === "number" && value > 0 ? Math.floor(value) : fallback;
+  };
+  return { maxIterations: num("max_iterations", 50), maxConcurrent: num("max_concurrent_children", 3) };
+}
+
+/** The description with this configuration's limits in it. */
+export function delegateDescription(ctx: Pick<CheckContext, "config">): string {
+  const { maxIterations, maxConcurrent } = limits(ctx.config);
+  return (
+    "Hand self-contained work to subagents with fresh contexts (they see none of this conversation: " +
+    "put what they need in `context`). They share your files and terminal and return only a summary " +
+    "(did, found, files changed, problems). Good for long searches or independent edits. One task: " +
+    `\`goal\`; several: \`tasks\` (max ${MAX_BATCH_TASKS}, ${maxConcurrent} at a time). Each gets ` +
+    `${maxIterations} model calls, cannot ask the user, and is denied dangerous commands.`
+  );
+}
+
+const TaskSchema = Type.Object({
+  goal: Type.String(),
+  context: Type.Optional(Type.String()),
+  toolsets: Type.Optional(Type.Array(Type.String())),
+});
+
+export const delegateTaskTool = defineTool({
+  name: "delegate_task",
+  toolset: "delegation",
+  description: delegateDescription({ config: {} }),
+  describe: delegateDescription,
+  parameters: Type.Object({
+    goal: Type.Optional(Type.String({ description: "The task, specific and checkable." })),
+    context: Type.Optional(Type.String({ description: "Facts, paths and constraints it needs." })),
+    toolsets: Type.Optional(Type.Array(Type.String(), { description: "Limit it to these toolsets." })),
+    tasks: Type.Optional(Type.Array(TaskSchema, { minItems: 1, maxItems: MAX_BATCH_TASKS })),
+  }),
+  emoji: "🔀",
+  async handler(args, ctx) {
+    const tasks: DelegationTask[] = args.tasks
+      ? args.tasks.map((t) => ({ ...t }))
+      : args.goal?.trim()
+        ? [
+            {
+              goal: args.goal,
+              ...(args.context ? { context: args.context } : {}),
+              ...(args.toolsets ? { toolsets: args.toolsets } : {}),
+            },
+          ]
+        : [];
+    if (tasks.length === 0) {
+      return { error: "Give a `goal` (one task) or `tasks` (a list of {goal, context}) to delegate." };
+    }
+    if (tasks.some((t) => !t.goal.trim())) return { error: "Every task needs a non-empty `goal`." };
+    if (!ctx.delegate) {
+      return {
+        error:
+          "Delegation is not available here (subagents cannot spawn further subagents at this depth). Do the work yourself.",
+      };
+    }
+    const started = Date.now();
+    const results = await ctx.delegate({ tasks, callId: ctx.callId ?? "" });
+    return {
+      results: results.map((r) => ({
+        task_index: r.index,
+        goal: r.goal,
+        status: r.status,
+        summary: r.summary,
+        iterations: r.iterations,
+        duration_seconds: Math.round(r.durationMs / 100) / 10,
+        ...(r.error ? { error: r.error } : {}),
+      })),
+      total_duration_seconds: Math.round((Date.now() - started) / 100) / 10,
+    };
+  },
+});

@@ -163,6 +163,20 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("mcp")
+    .description("MCP servers whose tools the agent uses: add | remove | list | test")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "an mcp command and its options (hermes mcp --help)")
+    .action(async (args: string[]) => {
+      const { runMcpCommand } = await import("./commands/mcp.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runMcpCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("prompt-size")
     .description("fixed per-request overhead: prompt layers and tool schemas in bytes and tokens")
     .helpOption(false)

@@ -119,7 +119,9 @@ export function editConfigText(
     value = rawValue;
   } else {
     const defaultValue = defaultAt(path);
-    const scalarDefault = defaultValue === null || typeof defaultValue !== "object";
+    // A key with no built-in default (mcp_servers.<name>) may take a mapping that holds `${VAR}`.
+    const scalarDefault =
+      defaultValue === null || (defaultValue !== undefined && typeof defaultValue !== "object");
     // `${VAR}` is resolved and type-checked when the config is loaded, so store it as written.
     value =
       scalarDefault && ENV_REFERENCE.test(rawValue)

@@ -103,15 +103,20 @@ class Terminal {
 }
 
 let llm: FakeLlm;
+/** The auxiliary endpoint: interactive sessions ask it for a title after their first exchange. */
+let titles: FakeLlm;
 const terminals: Terminal[] = [];
 
 // A fresh server per test, so a failing test cannot leave scripted replies for the next one.
 beforeEach(async () => {
   llm = await startFakeLlm();
+  titles = await startFakeLlm();
+  titles.respondWith(() => reply().text("A test session"));
 });
 afterEach(async () => {
   for (const t of terminals.splice(0)) t.kill();
   await llm.close();
+  await titles.close();
 });
 
 type ChatBody = { messages: Array<{ role: string; content: string | null }> };
@@ -121,7 +126,8 @@ function open(
   extraConfig = "",
   env: Record<string, string> = {},
 ): { term: Terminal; home: string; cwd: string } {
-  const { home, cwd } = tempHome(fakeProviderConfig(llm.url, extraConfig));
+  const aux = `auxiliary:\n  title_generation:\n    base_url: ${titles.url}\n    model: title-model\n`;
+  const { home, cwd } = tempHome(fakeProviderConfig(llm.url, `${extraConfig}${aux}`));
   const term = Terminal.start({ home, cwd, env });
   terminals.push(term);
   return { term, home, cwd };
@@ -177,6 +183,11 @@ describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
     const history = readFileSync(join(home, ".hermes_history"), "utf8");
     expect(history).toContain("+hello\n");
     expect(history).toContain("+/help\n");
+    // The first exchange got a title from the auxiliary endpoint, asked once.
+    expect(titles.chatRequests).toHaveLength(1);
+    expect(JSON.stringify(titles.chatRequests[0]?.body)).toContain("hello");
+    const listed = await runHermes(["sessions", "list"], { home, cwd });
+    expect(listed.stdout).toContain("A test session");
 
     // `hermes -c` continues it with a recap, and ↑ recalls the earlier input from the history file.
     const again = Terminal.start({ home, cwd, args: ["-c"] });

@@ -10,6 +10,7 @@ import type { MemoryTarget } from "../../knowledge/memory/types.js";
 import { discoverSkills } from "../../knowledge/skills/discovery.js";
 import { renderSkillsIndex } from "../../knowledge/skills/prompt-index.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
+import { mcpToolsets } from "../../tools/mcp/toolsets.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { resolveToolsets } from "../../tools/toolsets.js";
 import { assembleSystemPrompt } from "./assemble.js";
@@ -21,7 +22,10 @@ export interface SessionPromptOptions {
   config: HermesConfig;
   cwd: string;
   env: Readonly<Record<string, string | undefined>>;
-  /** Toolset names; default `config.toolsets`. `[]` for no tools. */
+  /**
+   * Toolset names; default `config.toolsets`. `[]` for no tools. The registry's `mcp-<server>`
+   * toolsets are added to any non-empty list.
+   */
   toolsets?: readonly string[];
   /** Surface name; default `cli`. */
   platform?: string;
@@ -73,8 +77,12 @@ export interface SessionPrompt {
 export async function buildSessionPrompt(options: SessionPromptOptions): Promise<SessionPrompt> {
   const { config, env } = options;
   const registry = options.registry ?? createBuiltinRegistry();
-  const resolved = resolveToolsets(options.toolsets ?? config.toolsets, {
-    custom: config.custom_toolsets,
+  const requested = options.toolsets ?? config.toolsets;
+  // Every MCP server's toolset joins any session that has tools at all; `agent.disabled_toolsets`
+  // naming `mcp-<server>` keeps one out.
+  const mcp = mcpToolsets(registry);
+  const resolved = resolveToolsets(requested.length > 0 ? [...requested, ...Object.keys(mcp)] : requested, {
+    custom: { ...mcp, ...config.custom_toolsets },
     disabled: config.agent.disabled_toolsets,
     knownTools: new Set(registry.names()),
   });
@@ -82,7 +90,11 @@ export async function buildSessionPrompt(options: SessionPromptOptions): Promise
     env,
     config: config as Record<string, unknown>,
   });
-  const tools = registry.schemas(toolNames) as ToolSchema[];
+  // Tools whose descriptions state configured limits (delegate_task) describe this config.
+  const tools = registry.schemas(toolNames, {
+    env,
+    config: config as Record<string, unknown>,
+  }) as ToolSchema[];
 
   const knowledgeWarnings: string[] = [];
   const skillsIndex = options.skillsIndex ?? loadSkillsIndex(options, toolNames, knowledgeWarnings);

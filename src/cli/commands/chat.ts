@@ -31,12 +31,19 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   if (flags.listTools) {
     const { createBuiltinRegistry } = await import("../../tools/builtin.js");
     const { resolveToolsets } = await import("../../tools/toolsets.js");
-    const registry = createBuiltinRegistry();
-    const resolved = resolveToolsets(toolsets, {
-      custom: config.custom_toolsets,
-      disabled: config.agent.disabled_toolsets,
-      knownTools: new Set(registry.names()),
-    });
+    const { mcpToolsets } = await import("../../tools/mcp/toolsets.js");
+    const mcp = await startMcp(config, env, (m) => process.stderr.write(`hermes: warning: ${m}\n`), false);
+    await mcp.manager?.ready;
+    const registry = mcp.registry ?? createBuiltinRegistry();
+    const servers = mcpToolsets(registry);
+    const resolved = resolveToolsets(
+      toolsets.length > 0 ? [...toolsets, ...Object.keys(servers)] : toolsets,
+      {
+        custom: { ...servers, ...config.custom_toolsets },
+        disabled: config.agent.disabled_toolsets,
+        knownTools: new Set(registry.names()),
+      },
+    );
     const names = await registry.available(resolved.tools, { env, config });
     for (const name of names) {
       const tool = registry.get(name);
@@ -45,6 +52,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
     }
     if (resolved.unknown.length > 0)
       process.stderr.write(`unknown toolsets: ${resolved.unknown.join(", ")}\n`);
+    await mcp.manager?.close();
     return 0;
   }
 
@@ -86,6 +94,9 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   seedSkills(home);
   const store = await openStore(home, config, flags.resume !== undefined || flags.continue !== undefined);
   if (store && "exitCode" in store) return store.exitCode;
+  // MCP servers start in the background; the session's tool list waits for them (toolsReady).
+  let warn = (message: string): void => void process.stderr.write(`hermes: warning: ${message}\n`);
+  const mcp = await startMcp(config, env, (message) => warn(message), interactive);
 
   let session: import("../../agent/chat-session.js").ChatSession;
   try {
@@ -104,9 +115,13 @@ export async function runChat(flags: ChatFlags): Promise<number> {
       ...(flags.personality ? { personality: flags.personality } : {}),
       store,
       source: "cli",
+      // Interactive sessions get a title from the auxiliary model after their first exchange.
+      autoTitle: interactive,
       ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
       ...(flags.continue !== undefined ? { continueLast: flags.continue } : {}),
       onWarning: (message) => process.stderr.write(`hermes: ${message}\n`),
+      ...(mcp.registry ? { registry: mcp.registry } : {}),
+      ...(mcp.manager ? { toolsReady: mcp.manager.ready } : {}),
       ...(ttyApprovals
         ? {
             onApproval: askApproval,
@@ -116,6 +131,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
         : {}),
     });
   } catch (error) {
+    await mcp.manager?.close();
     store?.close();
     process.stderr.write(`hermes: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
@@ -155,7 +171,18 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   try {
     if (interactive) {
       const { runRepl } = await import("./repl.js");
-      return await runRepl({ session, home, config, env, flags, toolsets });
+      return await runRepl({
+        session,
+        home,
+        config,
+        env,
+        flags,
+        toolsets,
+        ...(mcp.start ? { mcp: mcp.start } : {}),
+        attachNotices: (print) => {
+          warn = (message) => print(`warning: ${message}`);
+        },
+      });
     }
     const run = session.run(prompt ?? "");
     for await (const event of run) renderer.handle(event);
@@ -166,8 +193,47 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   } finally {
     process.off("SIGINT", onSigint);
     await session.close();
+    await mcp.manager?.close();
     store?.close();
   }
+}
+
+interface ChatMcp {
+  /** The session's registry: built-ins plus MCP tools (absent: the agent builds its own). */
+  registry?: import("../../tools/registry.js").ToolRegistry;
+  /** The running servers, once started. */
+  manager?: import("../../tools/mcp/manager.js").McpManager;
+  /** The manager, started (with no servers) on first use: `/reload-mcp` in a chat that had none. */
+  start?: () => Promise<import("../../tools/mcp/manager.js").McpManager>;
+}
+
+/**
+ * Starts config.yaml's MCP servers when any is enabled. An interactive chat always gets a registry
+ * of its own so `/reload-mcp` can add servers later; with no server nothing MCP is loaded.
+ */
+async function startMcp(
+  config: import("../../config/defaults.js").HermesConfig,
+  env: Record<string, string | undefined>,
+  onWarning: (message: string) => void,
+  interactive: boolean,
+): Promise<ChatMcp> {
+  const servers = config["mcp_servers"];
+  const configured = servers !== undefined && servers !== null;
+  if (!configured && !interactive) return {};
+  const { hasEnabledMcpServers } = await import("../../tools/mcp/config.js");
+  const enabled = configured && hasEnabledMcpServers(servers);
+  if (!enabled && !interactive) return {};
+  const { createBuiltinRegistry } = await import("../../tools/builtin.js");
+  const registry = createBuiltinRegistry();
+  const out: ChatMcp = { registry };
+  const launch = async (initial: unknown) => {
+    const { startMcpServers } = await import("../../tools/mcp/manager.js");
+    out.manager = startMcpServers({ config: initial, registry, env, onWarning });
+    return out.manager;
+  };
+  if (enabled) await launch(servers);
+  if (interactive) out.start = async () => out.manager ?? launch({});
+  return out;
 }
 
 /**

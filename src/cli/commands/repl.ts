@@ -11,6 +11,7 @@
  */
 import type { AgentRun } from "../../agent/agent.js";
 import type { HermesConfig } from "../../config/defaults.js";
+import type { McpManager } from "../../tools/mcp/manager.js";
 import { hermesVersion } from "../../util/version.js";
 import type { ChatFlags } from "../flags.js";
 import { useTerminalAsker } from "../prompts.js";
@@ -37,6 +38,10 @@ export interface ReplOptions {
   flags: ChatFlags;
   /** Toolsets the session was started with (for /toolsets). */
   toolsets: readonly string[];
+  /** This chat's MCP servers, started on first use (`/reload-mcp`); absent: MCP unavailable. */
+  mcp?: () => Promise<McpManager>;
+  /** Called once the prompt is live with a printer for notices that arrive later (MCP warnings). */
+  attachNotices?: (print: (line: string) => void) => void;
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout?: Out;
   stderr?: Out;
@@ -117,6 +122,7 @@ class Repl {
       this.print(this.style.red("YOLO is on: dangerous commands run without asking (/yolo turns it off)."));
     }
     if (s.resumed) this.print(...formatRecap(s.agent.messages, this.style, this.stderr.columns));
+    this.options.attachNotices?.((line) => this.print(this.style.yellow(line)));
     const detachAsker = useTerminalAsker((lines, prompt) => this.input.ask(lines, prompt));
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
@@ -343,6 +349,7 @@ class Repl {
       },
       registry: this.registry,
       toolsets: this.options.toolsets,
+      ...(this.options.mcp ? { mcp: this.options.mcp } : {}),
       now: () => Date.now() / 1000,
     };
   }

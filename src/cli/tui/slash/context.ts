@@ -7,6 +7,7 @@ import type { UsageReport } from "../../../agent/chat-session.js";
 import type { Message } from "../../../ai/types.js";
 import type { HermesConfig } from "../../../config/defaults.js";
 import type { SessionRecord, SessionSummary } from "../../../state/types.js";
+import type { McpManager } from "../../../tools/mcp/manager.js";
 import type { BusyInputMode, PendingInputs } from "../busy.js";
 import type { Style } from "../style.js";
 import type { ToolProgress } from "../tool-line.js";
@@ -84,6 +85,8 @@ export interface SlashContext {
   registry: SlashRegistry<SlashContext>;
   /** Toolsets this session was started with. */
   toolsets: readonly string[];
+  /** This chat's MCP servers (started on first use); absent where MCP is not available. */
+  mcp?: () => Promise<McpManager>;
   /** Clock in seconds (injectable for tests). */
   now(): number;
 }

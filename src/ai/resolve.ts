@@ -277,12 +277,15 @@ export async function createTransport(
   if (runtime.apiMode !== "chat_completions")
     throw new UnsupportedApiModeError(runtime.apiMode, runtime.provider);
   const { createChatCompletionsTransport } = await import("./transports/chat-completions.js");
-  const preferences = isOpenRouter(runtime) ? openRouterProviderPreferences(providerRouting) : undefined;
+  const openRouter = isOpenRouter(runtime);
+  const preferences = openRouter ? openRouterProviderPreferences(providerRouting) : undefined;
   return createChatCompletionsTransport({
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
     ...common,
     ...(preferences ? { extraBody: { provider: preferences } } : {}),
+    // OpenRouter hands Claude models' cache_control to Anthropic: the same four breakpoints.
+    ...(openRouter ? { claudeCacheTtl: cacheTtl === "1h" ? ("1h" as const) : ("5m" as const) } : {}),
   });
 }
 

@@ -33,6 +33,11 @@ export interface ChatCompletionsOptions {
   stallTimeoutMs?: number | undefined;
   /** Fields added to every request body (OpenRouter's `provider` preferences); the request's own win. */
   extraBody?: Record<string, unknown> | undefined;
+  /**
+   * Anthropic prompt-cache breakpoints for Claude models behind this endpoint (OpenRouter passes
+   * `cache_control` through): the system prompt and the last three other messages, with this TTL.
+   */
+  claudeCacheTtl?: "5m" | "1h" | undefined;
 }
 
 let sdkPromise: Promise<OpenAIModule> | undefined;
@@ -64,6 +69,7 @@ export function createChatCompletionsTransport(options: ChatCompletionsOptions):
         signal,
         streaming,
         options.stallTimeoutMs ?? DEFAULT_STALL_MS,
+        options.claudeCacheTtl,
       ),
   };
 }
@@ -94,10 +100,12 @@ async function* runRequest(
   signal: AbortSignal | undefined,
   streaming: boolean,
   stallMs: number,
+  claudeCacheTtl: "5m" | "1h" | undefined,
 ): AsyncGenerator<StreamEvent> {
   if (signal?.aborted) throw abortError(signal);
   const { sdk, client } = await getClient();
-  const body = buildRequestBody(request, streaming);
+  const cacheTtl = claudeCacheTtl && isClaudeModel(request.model) ? claudeCacheTtl : undefined;
+  const body = buildRequestBody(request, streaming, cacheTtl);
   const assembler = new ResponseAssembler();
   // One controller for the caller's abort and the stall watchdog.
   const controller = new AbortController();
@@ -161,7 +169,11 @@ async function* runRequest(
  * (provider routing, `max_completion_tokens`, ...) but cannot change what this transport relies on
  * (model, messages, stream mode, usage reporting).
  */
-export function buildRequestBody(request: ChatRequest, streaming: boolean): Record<string, unknown> {
+export function buildRequestBody(
+  request: ChatRequest,
+  streaming: boolean,
+  cacheTtl?: "5m" | "1h",
+): Record<string, unknown> {
   const body: Record<string, unknown> = { ...request.extraBody };
   body["model"] = request.model;
   if (request.tools && request.tools.length > 0) body["tools"] = request.tools;
@@ -174,8 +186,49 @@ export function buildRequestBody(request: ChatRequest, streaming: boolean): Reco
   // Messages go last: the growing conversation then only ever appends to the request bytes, so
   // each request is a byte prefix of the next (what prefix caches in proxies and servers reuse).
   delete body["messages"];
-  body["messages"] = request.messages.map(toWireMessage);
+  const messages = request.messages.map(toWireMessage);
+  if (cacheTtl) markCacheBreakpoints(messages, cacheTtl);
+  body["messages"] = messages;
   return body;
+}
+
+/** Claude model ids as OpenRouter and other routers name them (`anthropic/claude-sonnet-4`). */
+export function isClaudeModel(model: string): boolean {
+  return /claude|^anthropic\//i.test(model);
+}
+
+/**
+ * Anthropic's four cache breakpoints in chat-completions shape: `cache_control` on the last text
+ * part of the system message and of the last three other messages that have text (content
+ * becomes a parts array for those). Changes `messages` in place.
+ */
+export function markCacheBreakpoints(messages: Array<Record<string, unknown>>, ttl: "5m" | "1h"): void {
+  const marker = ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
+  const mark = (message: Record<string, unknown>): boolean => {
+    const content = message["content"];
+    if (typeof content === "string") {
+      if (content === "") return false;
+      message["content"] = [{ type: "text", text: content, cache_control: marker }];
+      return true;
+    }
+    if (!Array.isArray(content)) return false;
+    const parts = content as Array<Record<string, unknown>>;
+    for (let i = parts.length - 1; i >= 0; i--) {
+      if (parts[i]?.["type"] === "text") {
+        message["content"] = parts.map((p, j) => (j === i ? { ...p, cache_control: marker } : p));
+        return true;
+      }
+    }
+    return false;
+  };
+  const system = messages.find((m) => m["role"] === "system");
+  if (system) mark(system);
+  let left = 3;
+  for (let i = messages.length - 1; i >= 0 && left > 0; i--) {
+    const message = messages[i] as Record<string, unknown>;
+    if (message["role"] === "system") continue;
+    if (mark(message)) left--;
+  }
 }
 
 /**

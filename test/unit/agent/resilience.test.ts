@@ -110,6 +110,57 @@ describe("OpenRouter provider routing", () => {
   });
 });
 
+describe("prompt caching through OpenRouter", () => {
+  type Wire = { role: string; content: unknown };
+  const marked = (m: Wire) =>
+    Array.isArray(m.content) &&
+    (m.content as Array<{ cache_control?: unknown }>).some((p) => p.cache_control);
+
+  it("marks the system prompt and the last three messages of Claude requests, with the configured TTL", async () => {
+    const config = configAt(llm.url, "openrouter");
+    config.model.default = "anthropic/claude-sonnet-4";
+    config.prompt_caching.cache_ttl = "1h";
+    const dir = home();
+    const history: Message[] = [];
+    for (let i = 0; i < 4; i++) {
+      history.push({ role: "user", content: `q${i}` }, { role: "assistant", content: `a${i}` });
+    }
+    llm.enqueue(reply().text("cached"));
+    const agent = new AIAgent({
+      config,
+      home: dir,
+      cwd: dir,
+      env: { OPENROUTER_API_KEY: "sk-or-test-000000000000" },
+      toolsets: [],
+      systemPrompt: "stable system prompt",
+      messages: history,
+    });
+    await agent.chat("q4");
+    const messages = (llm.chatRequests[0]!.body as { messages: Wire[] }).messages;
+    const flags = messages.map(marked);
+    expect(flags[0]).toBe(true);
+    expect(flags.slice(1)).toEqual([false, false, false, false, false, false, true, true, true]);
+    expect(JSON.stringify(messages[0])).toContain('"cache_control":{"type":"ephemeral","ttl":"1h"}');
+    await agent.close();
+
+    // Other models on OpenRouter get plain string content.
+    config.model.default = "openai/gpt-4o";
+    llm.enqueue(reply().text("plain"));
+    const other = new AIAgent({
+      config,
+      home: dir,
+      cwd: dir,
+      env: { OPENROUTER_API_KEY: "sk-or-test-000000000000" },
+      toolsets: [],
+      systemPrompt: "t",
+    });
+    await other.chat("hi");
+    const plain = (llm.chatRequests[1]!.body as { messages: Wire[] }).messages;
+    expect(plain.some(marked)).toBe(false);
+    await other.close();
+  });
+});
+
 describe("bad unicode", () => {
   it("replaces lone surrogates before the request leaves, keeping the rest of the text", async () => {
     const transport = new ScriptedTransport([say("ok")]);

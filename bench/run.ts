@@ -17,6 +17,7 @@ import { defineTool } from "../src/tools/types.js";
 import { reply, startFakeLlm } from "../test/support/fake-llm.js";
 import { callTools, ScriptedTransport, say } from "../test/support/scripted-transport.js";
 import { makeToolContext } from "../test/support/tool-context.js";
+import { executeCodeBench } from "./execute-code.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
 import { type BenchRow, sessionStoreBench } from "./session-store.js";
@@ -172,6 +173,7 @@ async function main(): Promise<void> {
   ];
   rows.push(...promptSizeBench(BIN));
   rows.push(...(await prefixStabilityBench()));
+  rows.push(...(await executeCodeBench()));
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));
@@ -210,6 +212,11 @@ async function main(): Promise<void> {
       "completions and, for reference, Anthropic Messages, and give the longest common byte prefix of each model " +
       "request with the next divided by the earlier request's length; the bytes are the recorded bodies " +
       "re-serialised with JSON.stringify, as the SDKs send them, so key order is the order sent.",
+    "",
+    "execute_code rows (bench/execute-code.ts): a Python script makes 50 sequential read_file calls of a one-line " +
+      "file through the sandbox socket; the per-call figure is (that script's time minus the same script making no " +
+      "calls) / 50, next to the same call made in-process through the registry. Start-up is the empty script's " +
+      "whole execute_code run, next to `python3 -c pass`. Medians of 9 runs.",
     "",
     `Machine: ${machine}. Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
     "",

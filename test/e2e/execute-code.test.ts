@@ -3,7 +3,7 @@
  * script calls tools over the sandbox socket; only the script's printed output reaches the model,
  * and the nested calls are shown on the terminal but never stored as conversation messages.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openSessionStore } from "../../src/state/sqlite-store.js";
@@ -23,16 +23,29 @@ beforeEach(() => {
 });
 
 const SCRIPT = [
-  "import re",
-  "from hermes_tools import read_file, write_file",
+  "import json, re",
+  "from hermes_tools import search_files, read_file, write_file, terminal",
+  "found = search_files('*.txt', target='files')",
+  "names = sorted(re.findall(r'[abc]\\.txt', json.dumps(found)))",
   "total = 0",
-  "for name in ['a.txt', 'b.txt', 'c.txt']:",
+  "for name in sorted(set(names)):",
   "    text = read_file(name)",
   "    first = str(text).strip().splitlines()[0]",
   "    total += int(re.split(r'[|\\t]', first)[-1].strip())",
   "write_file('sum.txt', str(total))",
-  "print(f'sum={total}')",
+  "echoed = terminal('cat sum.txt')",
+  "print(f'files={len(set(names))} sum={total} shell={json.dumps(echoed)[:80]}')",
 ].join("\n");
+
+/** A process that exists and is not a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
 
 describe("execute_code from the CLI", () => {
   it("runs a script that calls tools; the model sees only its output", async () => {
@@ -60,10 +73,15 @@ describe("execute_code from the CLI", () => {
     expect(tools).toHaveLength(1);
     const outcome = JSON.parse(tools[0]?.content ?? "{}") as Record<string, unknown>;
     expect(outcome["status"], JSON.stringify(outcome)).toBe("success");
-    expect(outcome["output"]).toBe("sum=321");
-    expect(outcome["tool_calls_made"]).toBe(4);
+    expect(String(outcome["output"])).toMatch(/^files=3 sum=321 shell=.*321/);
+    // search_files, three read_file, write_file, terminal.
+    expect(outcome["tool_calls_made"]).toBe(6);
+    // The terminal shows each inner call under the execute_code call.
+    const inner = result.stderr.split("\n").filter((l) => l.includes("↳"));
+    expect(inner.filter((l) => l.includes("read_file"))).toHaveLength(3);
+    expect(inner.some((l) => l.includes("search_files"))).toBe(true);
+    expect(inner.some((l) => l.includes("terminal"))).toBe(true);
     // The script's work landed on disk.
-    const { readFileSync } = await import("node:fs");
     expect(readFileSync(join(h.cwd, "sum.txt"), "utf8")).toBe("321");
 
     const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
@@ -74,5 +92,35 @@ describe("execute_code from the CLI", () => {
     } finally {
       store.close();
     }
+  }, 70_000);
+
+  it("cuts a 1 MB print with a notice and kills a script that never ends, with its children", async () => {
+    const h = tempHome(fakeProviderConfig(llm.url, "code_execution:\n  timeout: 2\n"));
+    const pidFile = join(h.cwd, "child.pid");
+    const big = "print('x' * 1_000_000)";
+    const forever = [
+      "import subprocess, time",
+      `p = subprocess.Popen(['sleep', '600'])`,
+      `open(${JSON.stringify(pidFile)}, 'w').write(str(p.pid))`,
+      "time.sleep(600)",
+    ].join("\n");
+    llm.enqueue(
+      reply().toolCall("execute_code", { code: big }, "call_big"),
+      reply().toolCall("execute_code", { code: forever }, "call_forever"),
+      reply().text("done"),
+    );
+    const result = await runHermes(["-q", "go"], { ...h, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const last = llm.chatRequests[2]?.body as { messages: Array<{ role: string; content: string }> };
+    const [bigResult, foreverResult] = last.messages
+      .filter((m) => m.role === "tool")
+      .map((m) => JSON.parse(m.content) as Record<string, unknown>);
+    expect(bigResult?.["status"]).toBe("success");
+    expect(String(bigResult?.["output"]).length).toBeLessThan(60_000);
+    expect(String(bigResult?.["output"])).toMatch(/truncated|cut|omitted/i);
+    expect(foreverResult?.["status"]).toBe("timeout");
+    // The grandchild `sleep` died with the script.
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(alive(pid)).toBe(false);
   }, 70_000);
 });

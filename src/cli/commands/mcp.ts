@@ -1,5 +1,6 @@
 /**
- * `hermes mcp add|remove|list|test`: MCP servers in config.yaml from the command line. Results go
+ * `hermes mcp add|remove|list|test|serve`: MCP servers in config.yaml from the command line, and
+ * Hermes itself as an MCP server (`serve`, in mcp-serve.ts). Results go
  * to stdout; progress, notes and warnings to stderr. Exit codes: 0 success, 1 the task failed (a
  * server that does not start, an entry that is not there), 2 usage or configuration error.
  */
@@ -155,6 +156,25 @@ function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (cod
     .option("--json", "print JSON")
     .addOption(profileOption())
     .action(run((ctx, name: string, flags: { json?: boolean }) => test(ctx, name, flags)));
+
+  root
+    .command("serve")
+    .description("run Hermes as an MCP server on stdio (conversations and hermes_prompt) for MCP clients")
+    .option("-v, --verbose", "log each failed call to stderr")
+    .addOption(profileOption())
+    .action(
+      run(async (ctx, flags: { verbose?: boolean }) => {
+        const { config } = loadConfig({ home: ctx.home, env: ctx.env });
+        const { serveMcp } = await import("./mcp-serve.js");
+        return serveMcp({
+          home: ctx.home,
+          config,
+          env: ctx.env,
+          cwd: process.cwd(),
+          ...(flags.verbose ? { verbose: true } : {}),
+        });
+      }),
+    );
 
   return root;
 }

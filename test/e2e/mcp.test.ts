@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
-import { FILESYSTEM_BIN, TEST_SERVER } from "../support/mcp-servers.js";
+import { EVERYTHING_BIN, FILESYSTEM_BIN, TEST_SERVER } from "../support/mcp-servers.js";
 
 let llm: FakeLlm;
 beforeAll(async () => {
@@ -34,11 +34,13 @@ describe("MCP servers in a chat", () => {
       join(home, "config.yaml"),
       fakeProviderConfig(
         llm.url,
-        `mcp_servers:\n  filesystem:\n    command: ${JSON.stringify(FILESYSTEM_BIN)}\n    args: [${JSON.stringify(dir)}]\n`,
+        `mcp_servers:\n  filesystem:\n    command: ${JSON.stringify(FILESYSTEM_BIN)}\n    args: [${JSON.stringify(dir)}]\n` +
+          `  everything:\n    command: ${JSON.stringify(EVERYTHING_BIN)}\n    args: [stdio]\n`,
       ),
     );
     llm.enqueue(
       reply().toolCall("mcp_filesystem_read_text_file", { path: join(dir, "fruit.txt") }),
+      reply().toolCall("mcp_everything_echo", { message: "pineapple confirmed" }),
       reply().text("The file says the secret fruit is a pineapple."),
     );
     const result = await runHermes(["-z", "what is the secret fruit in fruit.txt?"], { home, cwd });
@@ -48,8 +50,13 @@ describe("MCP servers in a chat", () => {
     const offered = body(0).tools?.map((t) => t.function.name) ?? [];
     expect(offered).toContain("mcp_filesystem_read_text_file");
     expect(offered).toContain("read_file");
+    expect(offered).toContain("mcp_everything_echo");
     const toolMessage = body(1).messages.find((m) => m.role === "tool");
     expect(toolMessage?.content).toBe("The secret fruit is a pineapple.\n");
+    const echoed = body(2)
+      .messages.filter((m) => m.role === "tool")
+      .at(-1);
+    expect(echoed?.content).toContain("pineapple confirmed");
   });
 
   it("--list-tools lists the MCP tools with their toolset", async () => {

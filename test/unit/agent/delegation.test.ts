@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -33,8 +33,14 @@ describe("delegate_task", () => {
   it("runs a batch in children with fresh contexts and returns only their summaries", async () => {
     const { dir, config } = setup();
     const store = openSessionStore(join(dir, "state.db"));
+    writeFileSync(join(dir, "notes.txt"), "SECRET-MARKER: only the child reads this\n");
     const transport = router((r) => {
-      if (isChild(r)) return say(`REPORT: finished "${lastUser(r).split("\n")[0]}"`);
+      if (isChild(r)) {
+        // Each child reads a file first, then reports.
+        if (!r.messages.some((m) => m.role === "tool"))
+          return callTools(["read_file", { path: "notes.txt" }]);
+        return say(`REPORT: finished "${lastUser(r).split("\n")[0]}"`);
+      }
       if (!r.messages.some((m) => m.role === "tool"))
         return callTools([
           "delegate_task",
@@ -66,7 +72,11 @@ describe("delegate_task", () => {
       [1, "completed", 'REPORT: finished "read the config"'],
     ]);
 
-    const childRequests = transport.requests.filter(isChild);
+    // The child's tool result stayed in the child.
+    expect(JSON.stringify(parent.messages)).not.toContain("SECRET-MARKER");
+    const childRequests = transport.requests.filter(
+      (r) => isChild(r) && !r.messages.some((m) => m.role === "tool"),
+    );
     expect(childRequests).toHaveLength(2);
     for (const request of childRequests) {
       // A fresh conversation: system prompt and the task, none of the parent's messages.

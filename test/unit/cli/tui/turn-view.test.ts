@@ -51,6 +51,63 @@ describe("TurnView", () => {
     expect(v.answered).toBe(true);
   });
 
+  it("shows a line per subagent as it starts and ends, and what the running ones do", () => {
+    const { v, log } = view();
+    const sub = (index: number, state: "start" | "progress" | "end", detail: string): AgentEvent => ({
+      type: "subagent",
+      callId: "c1",
+      index,
+      goal: `task ${index + 1}`,
+      state,
+      detail,
+      ...(state === "end" ? { durationMs: 2500, iterations: 3 } : {}),
+    });
+    for (const e of [
+      sub(0, "start", "starting"),
+      sub(1, "start", "starting"),
+      sub(0, "progress", "terminal"),
+      sub(1, "progress", "read_file"),
+      sub(0, "end", "completed"),
+      sub(1, "end", "max_iterations"),
+    ])
+      v.handle(e);
+    expect(log).toEqual([
+      "err:   ↳ [1] task 1",
+      "status: 🔀 1 subagent: starting",
+      "err:   ↳ [2] task 2",
+      "status: 🔀 2 subagents: starting, starting",
+      "status: 🔀 2 subagents: terminal, starting",
+      "status: 🔀 2 subagents: terminal, read_file",
+      "err:   ↳ [1] ✓ completed in 2.5s: task 1",
+      "status: 🔀 1 subagent: read_file",
+      "err:   ↳ [2] ⚠ max_iterations in 2.5s: task 2",
+      "status: thinking…",
+    ]);
+  });
+
+  it("indents calls made by a script under the call that ran it", () => {
+    const { v, log } = view();
+    v.handle({ type: "tool_start", callId: "x", name: "execute_code", args: { code: "..." } });
+    v.handle({
+      type: "tool_start",
+      callId: "x.1",
+      name: "read_file",
+      args: { path: "a.txt" },
+      parentCallId: "x",
+    });
+    v.handle({
+      type: "tool_end",
+      callId: "x.1",
+      name: "read_file",
+      parentCallId: "x",
+      ok: true,
+      result: "",
+      durationMs: 3,
+    });
+    expect(log.filter((l) => l.startsWith("err:"))[0]).toMatch(/^err: {3}↳ .*read_file a\.txt/);
+    expect(log.at(-1)).not.toBe("status: thinking…");
+  });
+
   it("says when a turn was interrupted and keeps what streamed", () => {
     const { v, log } = view();
     v.handle({ type: "text_delta", text: "partial answ" });

@@ -488,12 +488,17 @@ export class ChatSession {
       t.reasoningTokens = (t.reasoningTokens ?? 0) + (u.reasoningTokens ?? 0);
       this.tally.lastContext = u.inputTokens + u.outputTokens;
       const resolved = this.options.resolved;
-      const cost = estimateUsageCost(u, {
-        model: this.modelName,
-        provider: resolved?.provider,
-        baseUrl: resolved?.baseUrl,
-        overrides: this.pricing,
-      });
+      const cost = estimateUsageCost(
+        u,
+        event.billing
+          ? { ...event.billing, overrides: this.pricing }
+          : {
+              model: this.modelName,
+              provider: resolved?.provider,
+              baseUrl: resolved?.baseUrl,
+              overrides: this.pricing,
+            },
+      );
       if (cost.usd !== null) this.tally.costUsd = (this.tally.costUsd ?? 0) + cost.usd;
       this.tally.costStatus = worseStatus(this.tally.costStatus, cost.status);
     }

@@ -40,7 +40,16 @@ export type AgentEvent =
     }
   /** A message was appended to the conversation (user, assistant or tool): persist it. */
   | { type: "message"; message: Message }
-  | { type: "usage"; usage: Usage; total: Usage }
+  /**
+   * Token usage of one model call. `billing` is set when a fallback provider answered, so the
+   * usage is priced as that provider's model rather than the session's.
+   */
+  | {
+      type: "usage";
+      usage: Usage;
+      total: Usage;
+      billing?: { model: string; provider?: string; baseUrl?: string };
+    }
   | { type: "turn_end"; iteration: number; finishReason: FinishReason }
   | { type: "warning"; message: string }
   /**

@@ -293,7 +293,20 @@ async function callModel(
             break;
           case "usage":
             addUsage(usage, event.usage);
-            deps.emit({ type: "usage", usage: event.usage, total: { ...usage } });
+            deps.emit({
+              type: "usage",
+              usage: event.usage,
+              total: { ...usage },
+              ...(route.fallback
+                ? {
+                    billing: {
+                      model: route.fallback.model,
+                      ...(route.fallback.provider ? { provider: route.fallback.provider } : {}),
+                      ...(route.fallback.baseUrl ? { baseUrl: route.fallback.baseUrl } : {}),
+                    },
+                  }
+                : {}),
+            });
             break;
           case "finish":
             if (!route.fallback) await noteSuccess(deps);

@@ -23,6 +23,9 @@ export interface ModelRoute {
   model: string;
   /** "openrouter (anthropic/claude-sonnet-4)", for messages. */
   label: string;
+  /** Provider id and endpoint, so usage on this route is priced as this provider's. */
+  provider?: string;
+  baseUrl?: string;
 }
 
 /** Recovery actions the loop may take; every one is optional and absent means "not possible". */
@@ -274,7 +277,13 @@ export class ProviderRecovery implements ModelRecovery {
       });
       const resolved = entry.apiKey ? { ...runtime, apiKey: entry.apiKey } : runtime;
       const transport = await createTransport(resolved, this.options.transportOptions);
-      return { transport, model: resolved.model, label: `${resolved.provider} (${resolved.model})` };
+      return {
+        transport,
+        model: resolved.model,
+        label: `${resolved.provider} (${resolved.model})`,
+        provider: resolved.provider,
+        baseUrl: resolved.baseUrl,
+      };
     } catch (error) {
       const why = error instanceof Error ? error.message.split("\n")[0] : String(error);
       return new Error(`fallback ${label} is not usable: ${why}`);

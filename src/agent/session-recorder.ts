@@ -124,12 +124,18 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
           const id = sessionId;
           const apiCalls = callUncounted ? 1 : 0;
           callUncounted = false;
-          const cost = estimateUsageCost(event.usage, {
-            model,
-            provider: options.billingProvider,
-            baseUrl: options.billingBaseUrl,
-            overrides: options.pricing,
-          });
+          // A fallback provider's answer is priced as that provider's model.
+          const cost = estimateUsageCost(
+            event.usage,
+            event.billing
+              ? { ...event.billing, overrides: options.pricing }
+              : {
+                  model,
+                  provider: options.billingProvider,
+                  baseUrl: options.billingBaseUrl,
+                  overrides: options.pricing,
+                },
+          );
           guard("save token usage", () =>
             store.recordUsage(id, {
               ...event.usage,

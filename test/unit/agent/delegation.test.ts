@@ -10,6 +10,7 @@ import { sessionRecorder } from "../../../src/agent/session-recorder.js";
 import type { ChatRequest, Message } from "../../../src/ai/types.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { createBuiltinRegistry } from "../../../src/tools/builtin.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
 
 const isChild = (r: ChatRequest) => String(r.messages[0]?.content ?? "").startsWith("You are a subagent");
@@ -206,6 +207,21 @@ describe("delegate_task", () => {
     const end = events.find((e) => e.type === "subagent" && e.state === "end");
     expect(end && "detail" in end ? end.detail : undefined).toBe("interrupted");
     await parent.close();
+  });
+});
+
+describe("the delegate_task description", () => {
+  it("states this configuration's limits", () => {
+    const config = defaultConfig();
+    config.delegation.max_concurrent_children = 5;
+    config.delegation.max_iterations = 12;
+    const registry = createBuiltinRegistry();
+    const [schema] = registry.schemas(["delegate_task"], {
+      env: {},
+      config: config as unknown as Record<string, unknown>,
+    });
+    expect(schema?.function.description).toContain("5 at a time");
+    expect(schema?.function.description).toContain("12 model calls");
   });
 });
 

@@ -136,6 +136,22 @@ describe("AIAgent provider fallback", () => {
     await agent.close();
   });
 
+  it("prices the fallback's usage as the fallback model's", async () => {
+    const dir = home();
+    const config = openrouterAt(llm.url);
+    config["fallback_providers"] = [{ provider: "custom", model: "backup-model", base_url: backup.url }];
+    llm.enqueue(httpError(402, { error: { message: "Insufficient credits" } }));
+    backup.enqueue(reply().text("from backup").usage({ prompt: 1_000_000, completion: 0 }));
+    const { agent } = agentFor(dir, config, { OPENROUTER_API_KEY: "sk-primary-key-000000000" });
+    const billed: unknown[] = [];
+    agent.on((e) => {
+      if (e.type === "usage") billed.push(e.billing);
+    });
+    expect(await agent.chat("hi")).toBe("from backup");
+    expect(billed).toEqual([{ model: "backup-model", provider: "custom", baseUrl: backup.url }]);
+    await agent.close();
+  });
+
   it("accepts the legacy fallback_model", async () => {
     const dir = home();
     const config = openrouterAt(llm.url);

@@ -18,41 +18,52 @@ export function wellFormed(text: string): string {
   return text.isWellFormed() ? text : text.toWellFormed();
 }
 
+/** Messages already found well-formed: history only grows, so each is checked once. */
+const checked = new WeakSet<Message>();
+
 /** `messages`, or a copy where every message holding a lone surrogate is repaired. */
 export function wellFormedMessages(messages: readonly Message[]): readonly Message[] {
   let out: Message[] | undefined;
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i] as Message;
-    const fixed = wellFormedMessage(message);
-    if (fixed !== message) {
-      out ??= messages.slice();
-      out[i] = fixed;
+    if (checked.has(message)) continue;
+    if (isWellFormedMessage(message)) {
+      checked.add(message);
+      continue;
     }
+    out ??= messages.slice();
+    out[i] = repairMessage(message);
   }
   return out ?? messages;
 }
 
-function wellFormedMessage(message: Message): Message {
-  let changed = false;
-  const fix = (text: string): string => {
-    const result = wellFormed(text);
-    if (result !== text) changed = true;
-    return result;
-  };
-  let content = message.content;
-  if (typeof content === "string") content = fix(content);
-  else if (Array.isArray(content))
-    content = content.map((part) => (part.type === "text" ? { ...part, text: fix(part.text) } : part));
-  const toolCalls = message.tool_calls?.map((call) => ({
-    ...call,
-    function: { ...call.function, arguments: fix(call.function.arguments) },
-  }));
-  const reasoning = message.reasoning === undefined ? undefined : fix(message.reasoning);
-  if (!changed) return message;
+function isWellFormedMessage(message: Message): boolean {
+  const { content } = message;
+  if (typeof content === "string" && !content.isWellFormed()) return false;
+  if (Array.isArray(content) && content.some((p) => p.type === "text" && !p.text.isWellFormed()))
+    return false;
+  if (message.reasoning !== undefined && !message.reasoning.isWellFormed()) return false;
+  return !message.tool_calls?.some((c) => !c.function.arguments.isWellFormed());
+}
+
+function repairMessage(message: Message): Message {
+  const { content } = message;
   return {
     ...message,
-    content,
-    ...(toolCalls ? { tool_calls: toolCalls } : {}),
-    ...(reasoning !== undefined ? { reasoning } : {}),
+    content:
+      typeof content === "string"
+        ? wellFormed(content)
+        : Array.isArray(content)
+          ? content.map((part) => (part.type === "text" ? { ...part, text: wellFormed(part.text) } : part))
+          : content,
+    ...(message.tool_calls
+      ? {
+          tool_calls: message.tool_calls.map((call) => ({
+            ...call,
+            function: { ...call.function, arguments: wellFormed(call.function.arguments) },
+          })),
+        }
+      : {}),
+    ...(message.reasoning !== undefined ? { reasoning: wellFormed(message.reasoning) } : {}),
   };
 }

@@ -90,3 +90,22 @@ export function createCliIo(options: SubcommandOptions): CliIo {
     width: isTty ? (stdout as NodeJS.WriteStream).columns : undefined,
   };
 }
+
+/**
+ * Runs a subcommand program (`hermes auth|sessions|mcp …`) and returns its exit code: the one its
+ * action set, or the one `report` gives for a parse error or a failure thrown outside an action.
+ */
+export async function runSubcommandProgram(
+  argv: readonly string[],
+  options: SubcommandOptions,
+  build: (io: CliIo, profile: string | undefined, setExit: (code: number) => void) => Command,
+  report: (error: unknown, io: CliIo) => number,
+): Promise<number> {
+  const io = createCliIo(options);
+  let exitCode = 0;
+  const program = build(io, options.profile, (code) => {
+    exitCode = code;
+  });
+  const failed = await parseSubcommands(program, argv, (error) => report(error, io));
+  return failed ?? exitCode;
+}

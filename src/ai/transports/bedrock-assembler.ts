@@ -11,20 +11,7 @@
 import { newToolCallId } from "../tool-call-id.js";
 import type { FinishReason, Message, StreamEvent, ToolCall, Usage } from "../types.js";
 import { REASONING_REDACTED, REASONING_TEXT } from "./bedrock-convert.js";
-
-type Obj = Record<string, unknown>;
-
-function asRecord(value: unknown): Obj | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Obj) : undefined;
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function int(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : undefined;
-}
+import { asRecord, int, type Obj, str } from "./wire-values.js";
 
 /**
  * Converse stop reasons onto ours: `end_turn` and `stop_sequence` are a normal stop, `tool_use`

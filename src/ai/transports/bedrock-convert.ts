@@ -23,6 +23,7 @@ import {
   parseArguments,
   thinkingParams,
 } from "./anthropic-convert.js";
+import { asRecord } from "./wire-values.js";
 
 export type WireBlock = Record<string, unknown>;
 
@@ -231,12 +232,6 @@ export function isErrorResult(text: string): boolean {
 }
 
 // ── blocks ──────────────────────────────────────────────────────────────
-
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
-}
 
 function positiveInt(value: number | undefined): number | undefined {
   if (value === undefined || !Number.isFinite(value)) return undefined;

@@ -7,20 +7,7 @@
  */
 import { newToolCallId } from "../tool-call-id.js";
 import type { FinishReason, Message, StreamEvent, ToolCall, Usage } from "../types.js";
-
-type Obj = Record<string, unknown>;
-
-export function asRecord(value: unknown): Obj | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Obj) : undefined;
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function int(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : undefined;
-}
+import { asRecord, int, type Obj, str } from "./wire-values.js";
 
 /** Maps a wire finish reason onto ours; tool calls with a "stop" reason count as "tool_calls". */
 export function normalizeFinishReason(raw: string | undefined, hasToolCalls: boolean): FinishReason {

@@ -10,8 +10,9 @@ import type {
   ChatCompletionCreateParamsStreaming,
 } from "openai/resources/chat/completions";
 import { type ChatRequest, type Message, ProviderError, type StreamEvent, type Transport } from "../types.js";
-import { asRecord, ResponseAssembler } from "./chat-completions-assembler.js";
+import { ResponseAssembler } from "./chat-completions-assembler.js";
 import { DEFAULT_STALL_MS, StallError, stallSeconds, withinStall } from "./stall.js";
+import { asRecord } from "./wire-values.js";
 
 type OpenAIModule = typeof import("openai");
 

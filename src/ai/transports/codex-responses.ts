@@ -15,10 +15,10 @@ import type {
 } from "openai/resources/responses/responses";
 import { type ChatRequest, ProviderError, type StreamEvent, type Transport } from "../types.js";
 import { abortError, parseRetryAfter } from "./chat-completions.js";
-import { asRecord } from "./chat-completions-assembler.js";
 import { ResponsesAssembler } from "./responses-assembler.js";
 import { buildResponsesBody } from "./responses-input.js";
 import { DEFAULT_STALL_MS, StallError, stallSeconds, withinStall } from "./stall.js";
+import { asRecord } from "./wire-values.js";
 
 type OpenAIModule = typeof import("openai");
 

@@ -7,17 +7,7 @@
  */
 import { newToolCallId } from "../tool-call-id.js";
 import type { FinishReason, Message, StreamEvent, ToolCall, Usage } from "../types.js";
-import { asRecord } from "./chat-completions-assembler.js";
-
-type Obj = Record<string, unknown>;
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function int(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : undefined;
-}
+import { asRecord, int, type Obj, str } from "./wire-values.js";
 
 /** Maps a Responses `usage` object; undefined when it carries no token counts. */
 export function mapResponsesUsage(raw: unknown): Usage | undefined {

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { ChatRequest, ContentPart, Message, ToolSchema } from "../types.js";
-import { asRecord } from "./chat-completions-assembler.js";
+import { asRecord } from "./wire-values.js";
 
 type Item = Record<string, unknown>;
 

@@ -41,7 +41,7 @@ import {
   CliFailure,
   type CliIo,
   createCliIo,
-  parseSubcommands,
+  runSubcommandProgram,
   type SubcommandOptions,
 } from "../subcommands.js";
 
@@ -58,17 +58,8 @@ interface Ctx {
 }
 
 /** Runs `hermes auth <argv…>` and returns the exit code. Never throws for expected failures. */
-export async function runAuthCommand(
-  argv: readonly string[],
-  options: AuthCommandOptions = {},
-): Promise<number> {
-  const io = createCliIo(options);
-  let exitCode = 0;
-  const program = buildProgram(io, options.profile, (code) => {
-    exitCode = code;
-  });
-  const failed = await parseSubcommands(program, argv, (error) => reportFailure(error, io));
-  return failed ?? exitCode;
+export function runAuthCommand(argv: readonly string[], options: AuthCommandOptions = {}): Promise<number> {
+  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
 }
 
 function reportFailure(error: unknown, io: Io): number {

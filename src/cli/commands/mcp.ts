@@ -25,7 +25,7 @@ import {
   CliFailure,
   type CliIo,
   createCliIo,
-  parseSubcommands,
+  runSubcommandProgram,
   type SubcommandOptions,
 } from "../subcommands.js";
 import { removeMcpServer, writeMcpServer } from "./mcp/config-file.js";
@@ -39,17 +39,8 @@ interface Ctx {
 }
 
 /** Runs `hermes mcp <argv…>` and returns the exit code. Never throws for expected failures. */
-export async function runMcpCommand(
-  argv: readonly string[],
-  options: McpCommandOptions = {},
-): Promise<number> {
-  const io = createCliIo(options);
-  let exitCode = 0;
-  const program = buildProgram(io, options.profile, (code) => {
-    exitCode = code;
-  });
-  const failed = await parseSubcommands(program, argv, (error) => reportFailure(error, io));
-  return failed ?? exitCode;
+export function runMcpCommand(argv: readonly string[], options: McpCommandOptions = {}): Promise<number> {
+  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
 }
 
 function reportFailure(error: unknown, io: CliIo): number {

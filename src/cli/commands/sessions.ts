@@ -22,7 +22,7 @@ import {
   CliFailure,
   type CliIo,
   createCliIo,
-  parseSubcommands,
+  runSubcommandProgram,
   type SubcommandOptions,
 } from "../subcommands.js";
 
@@ -33,17 +33,11 @@ type Io = CliIo;
 const NO_SESSIONS = "No sessions yet.";
 
 /** Runs `hermes sessions <argv…>` and returns the exit code. Never throws for expected failures. */
-export async function runSessionsCommand(
+export function runSessionsCommand(
   argv: readonly string[],
   options: SessionsCommandOptions = {},
 ): Promise<number> {
-  const io = createCliIo(options);
-  let exitCode = 0;
-  const program = buildProgram(io, options.profile, (code) => {
-    exitCode = code;
-  });
-  const failed = await parseSubcommands(program, argv, (error) => reportFailure(error, io));
-  return failed ?? exitCode;
+  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
 }
 
 function reportFailure(error: unknown, io: Io): number {

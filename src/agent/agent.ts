@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { resolveAuxiliaryChain } from "../ai/auxiliary.js";
-import { contextLengthFor, fileContextLengthStore } from "../ai/context-length.js";
+import { fileContextLengthStore } from "../ai/context-length.js";
 import type { ClassifiedError } from "../ai/error-classifier.js";
 import {
   createTransport,
@@ -33,7 +33,7 @@ import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
 import { buildSessionPrompt } from "./prompt/session-prompt.js";
 import { ProviderRecovery } from "./recovery.js";
-import { learnContextLength, makeSummarizer, type Summarize } from "./summarizer.js";
+import { learnContextLength, makeSummarizer, resolveContextLength, type Summarize } from "./summarizer.js";
 import { buildToolContext, type ToolContextBase } from "./tool-context.js";
 import { saveTrajectory } from "./trajectory.js";
 
@@ -524,10 +524,13 @@ export class AIAgent {
       : session.tools.filter((t) => t.function.name !== "delegate_task");
     const systemPrompt = this.options.systemPrompt ?? session.text;
     const warnings = this.options.systemPrompt === undefined ? session.warnings : [];
-    const contextLength = contextLengthFor(model || "default", this.config, {
-      ...(runtime ? { baseUrl: runtime.baseUrl } : {}),
+    const window = resolveContextLength({
+      model: model || "default",
+      config: this.config,
+      runtime,
       store: fileContextLengthStore(this.home),
     });
+    const contextLength = window.now;
     const auxChain = runtime
       ? resolveAuxiliaryChain("compression", { config: this.config, env, main: runtime })
       : [];
@@ -537,7 +540,7 @@ export class AIAgent {
       transport: () => recovery.transport,
       model: summaryModel,
     });
-    return {
+    const frozen: Frozen = {
       recovery,
       model: summaryModel,
       tools,
@@ -548,6 +551,11 @@ export class AIAgent {
       runtime,
       summarize,
     };
+    // The endpoint's own word on the window arrives later; compression plans with it from then on.
+    void window.stated?.then((tokens) => {
+      if (tokens !== undefined) frozen.contextLength = tokens;
+    });
+    return frozen;
   }
 
   /** What every tool call of this turn shares; `frozen` enables delegation where allowed. */

@@ -4,8 +4,16 @@
  * window from an overflow error.
  */
 import { type AuxiliaryRuntime, auxiliaryComplete } from "../ai/auxiliary.js";
-import { type ContextLengthStore, probeDownContextLength } from "../ai/context-length.js";
+import {
+  type ContextLengthStore,
+  catalogContextLength,
+  contextCacheKey,
+  contextLengthFor,
+  probeDownContextLength,
+} from "../ai/context-length.js";
 import type { ClassifiedError } from "../ai/error-classifier.js";
+import { fetchContextLength } from "../ai/model-metadata.js";
+import type { ResolvedRuntime } from "../ai/resolve.js";
 import type { Message, Transport } from "../ai/types.js";
 
 const SUMMARY_MAX_TOKENS = 4000;
@@ -78,4 +86,42 @@ export async function learnContextLength(input: {
     store: input.store,
   }).catch(() => undefined);
   return learnt !== undefined && learnt < input.current ? learnt : undefined;
+}
+
+/**
+ * The context window to plan against now: config.yaml's `model.context_length`, a learnt or
+ * cached size, the catalog, else the default. For a model none of those knows, on an
+ * OpenAI-compatible endpoint, `stated` also asks the endpoint's model listing in the background
+ * (it resolves to the stated window, cached for next time, or undefined), so start-up never waits.
+ */
+export function resolveContextLength(input: {
+  model: string;
+  config: { model: { context_length?: number | null | undefined } };
+  runtime: ResolvedRuntime | undefined;
+  store: ContextLengthStore;
+  fetch?: typeof fetch;
+}): { now: number; stated?: Promise<number | undefined> } {
+  const { model, config, runtime, store } = input;
+  const now = contextLengthFor(model, config, { ...(runtime ? { baseUrl: runtime.baseUrl } : {}), store });
+  const configured = config.model.context_length;
+  if (
+    (typeof configured === "number" && configured > 0) ||
+    !runtime ||
+    runtime.apiMode !== "chat_completions"
+  )
+    return { now };
+  if (store.get(contextCacheKey(model, runtime.baseUrl)) || catalogContextLength(model)) return { now };
+  const stated = fetchContextLength({
+    baseUrl: runtime.baseUrl,
+    apiKey: runtime.apiKey,
+    model,
+    ...(input.fetch ? { fetch: input.fetch } : {}),
+  }).then(async (tokens) => {
+    if (tokens !== undefined)
+      await Promise.resolve(store.set(contextCacheKey(model, runtime.baseUrl), tokens)).catch(
+        () => undefined,
+      );
+    return tokens;
+  });
+  return { now, stated };
 }

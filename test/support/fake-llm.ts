@@ -194,6 +194,8 @@ export type Responder = (
 export interface FakeLlmOptions {
   /** Model ids listed by GET /v1/models. */
   models?: string[];
+  /** Extra fields for a listed model's entry (`context_length`, `max_model_len`, ...). */
+  modelInfo?: Record<string, Record<string, unknown>>;
 }
 
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
@@ -230,7 +232,13 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     if (req.method === "GET" && path === "/v1/models") {
       sendJson(res, 200, {
         object: "list",
-        data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake-llm" })),
+        data: models.map((id) => ({
+          id,
+          object: "model",
+          created: 0,
+          owned_by: "fake-llm",
+          ...options.modelInfo?.[id],
+        })),
       });
       return;
     }

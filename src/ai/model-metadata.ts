@@ -1,0 +1,59 @@
+/**
+ * The context window a provider states for a model in its OpenAI-style model listing
+ * (`GET <base>/models`): OpenRouter's `context_length`, vLLM's `max_model_len`, llama.cpp's
+ * `meta.n_ctx_train`, others' `context_window`. Used when neither config.yaml, the learnt cache nor
+ * the catalog knows the model (local servers above all); the answer is cached by the caller.
+ */
+
+/** Keys providers use for a model's context window, in the order they are trusted. */
+const WINDOW_KEYS = ["context_length", "max_model_len", "context_window", "max_context_length"] as const;
+
+function windowOf(entry: Record<string, unknown>): number | undefined {
+  const candidates: unknown[] = WINDOW_KEYS.map((k) => entry[k]);
+  const top = entry["top_provider"];
+  if (top && typeof top === "object") candidates.push((top as Record<string, unknown>)["context_length"]);
+  const meta = entry["meta"];
+  if (meta && typeof meta === "object") candidates.push((meta as Record<string, unknown>)["n_ctx_train"]);
+  for (const value of candidates) {
+    if (typeof value === "number" && Number.isFinite(value) && value >= 1024) return Math.floor(value);
+  }
+  return undefined;
+}
+
+/**
+ * The window stated for `model` in a model listing body (`{data: [...]}`), matching the id
+ * exactly, else without a vendor prefix; undefined when the listing does not say.
+ */
+export function contextLengthFromListing(listing: unknown, model: string): number | undefined {
+  const data = (listing as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return undefined;
+  const entries = data.filter((e): e is Record<string, unknown> => typeof e === "object" && e !== null);
+  const bare = (id: string) => id.toLowerCase().replace(/^.*\//, "");
+  const exact = entries.find((e) => e["id"] === model);
+  const loose = exact ?? entries.find((e) => typeof e["id"] === "string" && bare(e["id"]) === bare(model));
+  return loose ? windowOf(loose) : undefined;
+}
+
+/**
+ * Asks the endpoint's model listing for `model`'s window. Undefined on any failure (no listing,
+ * an error status, a timeout of `timeoutMs`, a body that does not say): the caller falls back.
+ */
+export async function fetchContextLength(input: {
+  baseUrl: string;
+  apiKey?: string | undefined;
+  model: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}): Promise<number | undefined> {
+  const doFetch = input.fetch ?? fetch;
+  try {
+    const response = await doFetch(`${input.baseUrl.replace(/\/+$/, "")}/models`, {
+      headers: input.apiKey ? { authorization: `Bearer ${input.apiKey}` } : {},
+      signal: AbortSignal.timeout(input.timeoutMs ?? 3000),
+    });
+    if (!response.ok) return undefined;
+    return contextLengthFromListing(await response.json(), input.model);
+  } catch {
+    return undefined;
+  }
+}

@@ -35,8 +35,15 @@ forbidden.push(
     name: "no-surface-imports",
     comment: "Nothing imports from cli/ or gateway/ (surfaces are leaves)",
     severity: "error",
-    from: { path: "^src/", pathNot: "^src/(cli|lib)/" },
+    from: { path: "^src/", pathNot: "^src/(cli|lib|gateway)/" },
     to: { path: "^src/(cli|gateway)/" },
+  },
+  {
+    name: "gateway-not-cli",
+    comment: "The gateway's modules may use each other, never the CLI",
+    severity: "error",
+    from: { path: "^src/gateway/" },
+    to: { path: "^src/cli/" },
   },
   {
     name: "tool-registry-root",

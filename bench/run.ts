@@ -17,6 +17,7 @@ import { defineTool } from "../src/tools/types.js";
 import { reply, startFakeLlm } from "../test/support/fake-llm.js";
 import { callTools, ScriptedTransport, say } from "../test/support/scripted-transport.js";
 import { makeToolContext } from "../test/support/tool-context.js";
+import { apiServerBench } from "./api-server.js";
 import { executeCodeBench } from "./execute-code.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
@@ -174,6 +175,7 @@ async function main(): Promise<void> {
   rows.push(...promptSizeBench(BIN));
   rows.push(...(await prefixStabilityBench()));
   rows.push(...(await executeCodeBench()));
+  rows.push(...(await apiServerBench()));
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));

@@ -177,6 +177,20 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("api-server")
+    .description("serve the agent as an OpenAI-compatible API (needs API_SERVER_KEY)")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "options: --host, --port (hermes api-server --help)")
+    .action(async (args: string[]) => {
+      const { runApiServerCommand } = await import("./commands/api-server.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runApiServerCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("prompt-size")
     .description("fixed per-request overhead: prompt layers and tool schemas in bytes and tokens")
     .helpOption(false)

@@ -1,0 +1,162 @@
+/**
+ * The API server under load: 200 concurrent conversations through the built `hermes api-server`
+ * (a subprocess, so its memory is its own) against the fake LLM, each answered with its own
+ * token. Figures: throughput (conversations/s), p99 added latency (p99 through the server minus
+ * p99 of the same 200 requests sent straight to the fake LLM with the openai client, in the same
+ * run), and memory per conversation (peak RSS of the server during the first batch minus its RSS
+ * before it, / 200). The server runs with max_concurrent_runs 200, so the latency is the server's
+ * own overhead, not deliberate queueing.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import OpenAI from "openai";
+import { fakeProviderConfig, HERMES_BIN, tempHome } from "../test/support/cli.js";
+import { reply, startFakeLlm } from "../test/support/fake-llm.js";
+import type { BenchRow } from "./session-store.js";
+
+const CONVERSATIONS = 200;
+const KEY = "bench-api-server-key";
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function p99(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
+}
+
+/** A /proc/<pid>/status field in bytes (Linux); NaN elsewhere. */
+function procKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1];
+    return kb ? Number(kb) * 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function startServer(
+  home: string,
+  cwd: string,
+): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
+  const child = spawn(process.execPath, [HERMES_BIN, "api-server", "--port", "0"], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, HERMES_HOME: home, API_SERVER_KEY: KEY },
+    stdio: "pipe",
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let errText = "";
+    child.stderr.on("data", (d: Buffer) => (errText += d.toString("utf8")));
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString("utf8");
+      const url = /Listening on (http:\/\/\S+)/.exec(out)?.[1];
+      if (url) resolve({ child, url });
+    });
+    child.on("exit", (code) => reject(new Error(`hermes api-server exited (${code}): ${errText}`)));
+  });
+}
+
+/** Sends one batch of conversations at once; returns each one's latency and the batch's wall time. */
+async function batch(client: OpenAI, model: string): Promise<{ latencies: number[]; wallMs: number }> {
+  const tokens = Array.from({ length: CONVERSATIONS }, () => randomBytes(6).toString("hex"));
+  const started = performance.now();
+  const latencies = await Promise.all(
+    tokens.map(async (token) => {
+      const t0 = performance.now();
+      const done = await client.chat.completions.create({
+        model,
+        messages: [{ role: "user", content: `token ${token}` }],
+      });
+      const text = done.choices[0]?.message.content ?? "";
+      if (text !== `answer ${token}`)
+        throw new Error(`crossed or lost reply: wanted ${token}, got "${text}"`);
+      return performance.now() - t0;
+    }),
+  );
+  return { latencies, wallMs: performance.now() - started };
+}
+
+export async function apiServerBench(runs = 3): Promise<BenchRow[]> {
+  const llm = await startFakeLlm();
+  llm.respondWith((request) => {
+    const messages = (request.body as { messages?: { content: unknown }[] }).messages ?? [];
+    const last = messages.at(-1)?.content;
+    const token = /token (\w+)/.exec(typeof last === "string" ? last : "")?.[1] ?? "none";
+    return reply().text(`answer ${token}`).usage({ prompt: 10, completion: 3 });
+  });
+  const { home, cwd } = tempHome(
+    fakeProviderConfig(llm.url, `gateway:\n  api_server:\n    max_concurrent_runs: ${CONVERSATIONS}\n`),
+  );
+  const { child, url } = await startServer(home, cwd);
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  try {
+    const viaServer = new OpenAI({ baseURL: `${url}/v1`, apiKey: KEY, maxRetries: 0 });
+    const direct = new OpenAI({ baseURL: llm.url, apiKey: "none", maxRetries: 0 });
+    // Warm-up: the first turn loads the tool registry and the prompt builder.
+    await batch(viaServer, "hermes-agent");
+    await batch(direct, "fake-model");
+
+    const throughput: number[] = [];
+    const added: number[] = [];
+    const directP99: number[] = [];
+    const perConversation: number[] = [];
+    for (let run = 0; run < runs; run++) {
+      process.stderr.write(`api server: batch ${run + 1}/${runs} of ${CONVERSATIONS} conversations…\n`);
+      const base = await batch(direct, "fake-model");
+      const rssBefore = procKb(child.pid ?? 0, "VmRSS");
+      const served = await batch(viaServer, "hermes-agent");
+      const peak = procKb(child.pid ?? 0, "VmHWM");
+      throughput.push(CONVERSATIONS / (served.wallMs / 1000));
+      added.push(Math.max(0, p99(served.latencies) - p99(base.latencies)));
+      directP99.push(p99(base.latencies));
+      // The peak is a high-water mark over the process's life: only the first batch reads cleanly.
+      if (run === 0) perConversation.push(Math.max(0, peak - rssBefore) / CONVERSATIONS);
+    }
+    const directRate = CONVERSATIONS / ((await batch(direct, "fake-model")).wallMs / 1000);
+    const rate = median(throughput);
+    const addedP99 = median(added);
+    const memory = median(perConversation) / 1024 / 1024;
+    return [
+      {
+        name: `api server: ${CONVERSATIONS} concurrent conversations (conversations/s)`,
+        value: rate,
+        unit: "conv/s",
+        baseline: "the fake LLM called directly (requests/s)",
+        baselineValue: directRate,
+        baselineUnit: "req/s",
+        target: ">= 20 conv/s",
+        met: rate >= 20,
+      },
+      {
+        name: "api server: p99 added latency (server p99 - direct p99)",
+        value: addedP99,
+        unit: "ms",
+        baseline: "p99 of the fake LLM called directly (same 200 at once)",
+        baselineValue: median(directP99),
+        target: "< 5000 ms at 200 concurrent",
+        met: addedP99 < 5000,
+      },
+      {
+        name: "api server: memory per conversation (peak RSS delta / 200)",
+        value: memory,
+        unit: "MiB",
+        baseline: "server RSS before the batch",
+        baselineValue: procKb(child.pid ?? 0, "VmRSS") / 1024 / 1024,
+        baselineUnit: "MiB",
+        target: "< 2 MiB",
+        met: Number.isFinite(memory) && memory < 2,
+      },
+    ];
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+    await llm.close();
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * `POST /v1/chat/completions`: OpenAI's chat completions over one Hermes agent turn. Stateless like
+ * Hermes: the request's earlier messages seed a new session; `X-Hermes-Session-Id` continues a
+ * stored one instead (its stored history is used, the request's earlier messages are ignored).
+ * Streaming sends `chat.completion.chunk` deltas, tool progress as SSE comments (which every SSE
+ * client skips), a final chunk with `finish_reason`, then `data: [DONE]`.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RunResult } from "../../agent/agent.js";
+import { finishReason, type RouteContext } from "./context.js";
+import { ApiError, randomHex, sendJson, startSse, writeSse, writeSseComment } from "./http.js";
+import { readChatMessages } from "./input.js";
+
+const SESSION_HEADER = "x-hermes-session-id";
+
+function usageOf(result: RunResult) {
+  const prompt = result.usage.inputTokens;
+  const completion = result.usage.outputTokens;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** The session id a client asked to continue, if any. */
+export function sessionHeader(req: IncomingMessage): string | undefined {
+  const value = req.headers[SESSION_HEADER];
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (text && !/^[\w.:-]{1,128}$/.test(text)) {
+    throw new ApiError(
+      400,
+      `X-Hermes-Session-Id "${text.slice(0, 40)}" is not a session id.`,
+      "invalid_session_id",
+    );
+  }
+  return text || undefined;
+}
+
+/** The error a failed turn answers with; never retried by the official clients. */
+export function turnFailed(result: RunResult, sessionId: string): ApiError {
+  return new ApiError(
+    502,
+    `The agent's turn failed: ${result.error ?? "unknown error"}`,
+    "agent_error",
+    "server_error",
+    { "x-should-retry": "false", [SESSION_HEADER]: sessionId },
+  );
+}
+
+export async function chatCompletions(
+  ctx: RouteContext,
+  body: Record<string, unknown>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+): Promise<void> {
+  const conversation = readChatMessages(body["messages"]);
+  if (body["stream"] !== undefined && body["stream"] !== null && typeof body["stream"] !== "boolean") {
+    throw new ApiError(
+      400,
+      '"stream" must be true or false.',
+      "invalid_request",
+      "invalid_request_error",
+      {},
+      "stream",
+    );
+  }
+  const stream = body["stream"] === true;
+  const options = body["stream_options"];
+  const includeUsage =
+    typeof options === "object" &&
+    options !== null &&
+    (options as Record<string, unknown>)["include_usage"] === true;
+  const sessionId = sessionHeader(req);
+  const id = `chatcmpl-${randomHex()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = ctx.modelName;
+  const turn = {
+    input: conversation.input,
+    history: sessionId ? [] : conversation.history,
+    ...(conversation.systemPrompt ? { systemPrompt: conversation.systemPrompt } : {}),
+    ...(sessionId ? { sessionId } : {}),
+    signal,
+  };
+
+  if (!stream) {
+    await ctx.withRunSlot(signal, async () => {
+      const outcome = await ctx.turns.run(turn);
+      if (signal.aborted) return;
+      if (outcome.result.reason === "error") throw turnFailed(outcome.result, outcome.sessionId);
+      sendJson(
+        res,
+        200,
+        {
+          id,
+          object: "chat.completion",
+          created,
+          model,
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: outcome.result.text, refusal: null },
+              finish_reason: finishReason(outcome.result.reason),
+              logprobs: null,
+            },
+          ],
+          usage: usageOf(outcome.result),
+        },
+        { [SESSION_HEADER]: outcome.sessionId },
+      );
+    });
+    return;
+  }
+
+  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
+  let streamed = false;
+  await ctx.withRunSlot(signal, async () => {
+    const outcome = await ctx.turns.run({
+      ...turn,
+      onStart: (sid) => {
+        startSse(res, { [SESSION_HEADER]: sid });
+        writeSse(res, chunk({ role: "assistant", content: "" }, null));
+      },
+      onEvent: (event) => {
+        if (event.type === "text_delta" && event.text) {
+          streamed = true;
+          writeSse(res, chunk({ content: event.text }, null));
+        } else if (event.type === "tool_start" && !event.parentCallId) {
+          writeSseComment(
+            res,
+            `hermes.tool.progress ${JSON.stringify({ tool: event.name, status: "started" })}`,
+          );
+        } else if (event.type === "tool_end" && !event.parentCallId) {
+          writeSseComment(
+            res,
+            `hermes.tool.progress ${JSON.stringify({ tool: event.name, status: event.ok ? "done" : "failed" })}`,
+          );
+        }
+      },
+    });
+    if (signal.aborted) return;
+    const { result } = outcome;
+    if (result.reason === "error") {
+      // The official clients raise an APIError for a data frame carrying `error`.
+      writeSse(res, {
+        error: {
+          message: `The agent's turn failed: ${result.error ?? "unknown error"}`,
+          type: "server_error",
+          code: "agent_error",
+        },
+      });
+      res.end();
+      return;
+    }
+    if (!streamed && result.text) writeSse(res, chunk({ content: result.text }, null));
+    writeSse(res, chunk({}, finishReason(result.reason)));
+    if (includeUsage)
+      writeSse(res, {
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model,
+        choices: [],
+        usage: usageOf(result),
+      });
+    res.end("data: [DONE]\n\n");
+  });
+}

@@ -1,0 +1,373 @@
+/**
+ * The OpenAI-compatible API server: lets any OpenAI client talk to the Hermes agent.
+ *
+ *   const server = await startApiServer({ home, config, env });   // key from API_SERVER_KEY
+ *   // POST {server.url}/v1/chat/completions with Authorization: Bearer <key>
+ *   await server.close();                                         // drains running requests
+ *
+ * Routes: `GET /health` (no auth); with `Authorization: Bearer <key>`: `GET /v1/models`,
+ * `POST /v1/chat/completions`, `POST /v1/responses`, `GET|DELETE /v1/responses/{id}`. Every turn is
+ * a fresh `ChatSession` recorded in state.db with source `api_server`; dangerous commands are
+ * denied (nobody can approve them). The server never starts without a key, even on loopback.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.js";
+import { resolveRuntime } from "../../ai/resolve.js";
+import type { HermesConfig } from "../../config/defaults.js";
+import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { createBuiltinRegistry } from "../../tools/builtin.js";
+import { chatCompletions } from "./chat-completions.js";
+import type { RouteContext } from "./context.js";
+import {
+  ApiError,
+  bearerMatches,
+  parseJsonObject,
+  readBody,
+  SECURITY_HEADERS,
+  sendError,
+  sendJson,
+} from "./http.js";
+import { AcquireAbortedError, QueueFullError, RunLimiter } from "./limiter.js";
+import { ResponseStore } from "./response-store.js";
+import { createResponse, deleteResponse, getResponse } from "./responses.js";
+import { API_SERVER_SOURCE, TurnRunner } from "./turns.js";
+
+export interface ApiServerOptions {
+  home: string;
+  config: HermesConfig;
+  /** Environment (with `.env` applied): API_SERVER_* settings and provider keys. */
+  env: Record<string, string | undefined>;
+  /** Default `API_SERVER_HOST`, else 127.0.0.1. */
+  host?: string;
+  /** Default `API_SERVER_PORT`, else 8642; 0 picks a free port. */
+  port?: number;
+  /** Bearer key; default `API_SERVER_KEY`. Required: the server refuses to start without one. */
+  key?: string;
+  /** Agent turns at once; default `gateway.api_server.max_concurrent_runs`, else 10. */
+  maxConcurrentRuns?: number;
+  /** Requests that may wait for a slot; beyond that, 429. Default 20 × maxConcurrentRuns. */
+  maxQueuedRuns?: number;
+  /** Model id clients see; default `API_SERVER_MODEL_NAME`, else `hermes-agent`. */
+  modelName?: string;
+  /** Browser origins allowed by CORS; default `API_SERVER_CORS_ORIGINS` (comma-separated), else none. */
+  corsOrigins?: string[];
+  /** Largest request body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Working directory of the agent's tools (default `process.cwd()`). */
+  cwd?: string;
+  /** Opens the session of each turn (tests inject one); default `ChatSession.open`. */
+  createSession?: (options: ChatSessionOptions) => Promise<ChatSession>;
+  /** Recording problems (a locked database): reported, never fatal. */
+  onWarning?: (message: string) => void;
+}
+
+export interface ApiServer {
+  /** `http://host:port`, without `/v1`. */
+  url: string;
+  host: string;
+  port: number;
+  model: string;
+  /** Stops accepting requests, waits for running and queued ones to finish, then releases everything. */
+  close(): Promise<void>;
+}
+
+/** A setting that keeps the server from starting; the message says what to change. */
+export class ApiServerConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ApiServerConfigError";
+  }
+}
+
+const DEFAULT_PORT = 8642;
+const DEFAULT_HOST = "127.0.0.1";
+const DEFAULT_MODEL = "hermes-agent";
+const MIB = 1024 * 1024;
+
+function configuredRuns(config: HermesConfig): number | undefined {
+  const gateway = (config as unknown as Record<string, unknown>)["gateway"];
+  const api =
+    typeof gateway === "object" && gateway !== null
+      ? (gateway as Record<string, unknown>)["api_server"]
+      : undefined;
+  const value =
+    typeof api === "object" && api !== null
+      ? (api as Record<string, unknown>)["max_concurrent_runs"]
+      : undefined;
+  return typeof value === "number" ? value : undefined;
+}
+
+function configuredToolsets(config: HermesConfig): string[] {
+  const all = (config as unknown as Record<string, unknown>)["platform_toolsets"];
+  const mine =
+    typeof all === "object" && all !== null ? (all as Record<string, unknown>)[API_SERVER_SOURCE] : undefined;
+  return Array.isArray(mine) && mine.every((t) => typeof t === "string") ? mine : ["hermes-api-server"];
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ApiServerConfigError(`API_SERVER_PORT must be a port number (0-65535), got "${text}".`);
+  }
+  return port;
+}
+
+/** Starts the API server; rejects with `ApiServerConfigError` (or the provider's error) when it cannot. */
+export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
+  const env = options.env;
+  const key = (options.key ?? env["API_SERVER_KEY"] ?? "").trim();
+  if (!key) {
+    throw new ApiServerConfigError(
+      "The API server needs a key: set API_SERVER_KEY (a long random string, for example from " +
+        "`openssl rand -hex 32`) in ~/.hermes/.env, and send it as `Authorization: Bearer <key>`.",
+    );
+  }
+  const host = options.host ?? (env["API_SERVER_HOST"]?.trim() || DEFAULT_HOST);
+  const port =
+    options.port ??
+    (env["API_SERVER_PORT"]?.trim() ? parsePort(env["API_SERVER_PORT"].trim()) : DEFAULT_PORT);
+  const modelName = options.modelName ?? (env["API_SERVER_MODEL_NAME"]?.trim() || DEFAULT_MODEL);
+  const maxRuns = options.maxConcurrentRuns ?? configuredRuns(options.config) ?? 10;
+  if (!Number.isInteger(maxRuns) || maxRuns < 1) {
+    throw new ApiServerConfigError(
+      `gateway.api_server.max_concurrent_runs must be a whole number of at least 1, got ${maxRuns}.`,
+    );
+  }
+  const corsOrigins = new Set(
+    options.corsOrigins ??
+      (env["API_SERVER_CORS_ORIGINS"] ?? "")
+        .split(",")
+        .map((o) => o.trim().replace(/\/+$/, ""))
+        .filter(Boolean),
+  );
+  const maxBody = options.maxBodyBytes ?? MIB;
+  const limiter = new RunLimiter(maxRuns, options.maxQueuedRuns ?? maxRuns * 20);
+  // Resolve the provider once, now, so a configuration problem stops start-up with its message.
+  const resolved = resolveRuntime({ flags: {}, config: options.config, env });
+  const store = openSessionStore(sessionStorePath(options.home));
+  const cwd = options.cwd ?? process.cwd();
+  const turns = new TurnRunner({
+    store,
+    cwd,
+    openSession: options.createSession ?? ((o) => ChatSession.open(o)),
+    sessionOptions: {
+      config: options.config,
+      home: options.home,
+      env,
+      cwd,
+      resolved,
+      registry: createBuiltinRegistry(),
+      toolsets: configuredToolsets(options.config),
+      platform: API_SERVER_SOURCE,
+      source: API_SERVER_SOURCE,
+      store,
+      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+    },
+  });
+  const ctx: RouteContext = {
+    modelName,
+    turns,
+    responses: new ResponseStore(100),
+    withRunSlot: async (signal, work) => {
+      let release: () => void;
+      try {
+        release = await limiter.acquire(signal);
+      } catch (error) {
+        if (error instanceof AcquireAbortedError) return undefined;
+        if (error instanceof QueueFullError) {
+          throw new ApiError(
+            429,
+            `The agent is busy: ${error.message}`,
+            "too_many_requests",
+            "rate_limit_error",
+            { "retry-after": "1" },
+          );
+        }
+        throw error;
+      }
+      try {
+        return await work();
+      } finally {
+        release();
+      }
+    },
+  };
+
+  let closing = false;
+  let active = 0;
+  let drained: (() => void) | undefined;
+
+  const server = createServer((req, res) => {
+    active++;
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    if (closing) res.setHeader("connection", "close");
+    const controller = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) controller.abort();
+      active--;
+      if (active === 0) drained?.();
+    });
+    res.on("error", () => undefined);
+    req.on("error", () => undefined);
+    route(req, res, controller.signal).catch((error: unknown) => {
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      if (error instanceof ApiError) {
+        sendError(res, error);
+      } else {
+        options.onWarning?.(`API request ${req.method} ${req.url} failed: ${String(error)}`);
+        sendError(
+          res,
+          new ApiError(
+            500,
+            `The API server failed on this request: ${String(error)}`,
+            "internal_error",
+            "server_error",
+          ),
+        );
+      }
+    });
+  });
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+
+  async function route(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+    const method = req.method ?? "GET";
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const origin =
+      typeof req.headers.origin === "string" ? req.headers.origin.replace(/\/+$/, "") : undefined;
+    const corsAllowed = origin !== undefined && corsOrigins.has(origin);
+    if (corsAllowed) {
+      res.setHeader("access-control-allow-origin", origin);
+      res.setHeader("vary", "Origin");
+      res.setHeader("access-control-expose-headers", "X-Hermes-Session-Id");
+    }
+    if (method === "OPTIONS") {
+      if (!corsAllowed)
+        throw new ApiError(
+          403,
+          `Origin ${origin ?? "(none)"} is not allowed (API_SERVER_CORS_ORIGINS).`,
+          "cors_forbidden",
+        );
+      res.writeHead(204, {
+        "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+        "access-control-allow-headers": "Authorization, Content-Type, X-Hermes-Session-Id",
+        "access-control-max-age": "600",
+      });
+      res.end();
+      return;
+    }
+    if (closing)
+      throw new ApiError(
+        503,
+        "The API server is shutting down; try again shortly.",
+        "shutting_down",
+        "server_error",
+      );
+    if (path === "/health") {
+      expectMethod(method, ["GET"], path);
+      sendJson(res, 200, { status: "ok", platform: "hermes-agent" });
+      return;
+    }
+    if (path !== "/v1" && !path.startsWith("/v1/")) throw unknownRoute(method, path);
+    if (!bearerMatches(req.headers.authorization, key)) {
+      throw new ApiError(
+        401,
+        "Invalid or missing API key: send the API_SERVER_KEY value as `Authorization: Bearer <key>`.",
+        "invalid_api_key",
+      );
+    }
+    if (path === "/v1/models") {
+      expectMethod(method, ["GET"], path);
+      sendJson(res, 200, {
+        object: "list",
+        data: [{ id: modelName, object: "model", created: 0, owned_by: "hermes" }],
+      });
+      return;
+    }
+    if (path === "/v1/chat/completions") {
+      expectMethod(method, ["POST"], path);
+      await chatCompletions(ctx, parseJsonObject(await readBody(req, maxBody)), req, res, signal);
+      return;
+    }
+    if (path === "/v1/responses") {
+      expectMethod(method, ["POST"], path);
+      await createResponse(ctx, parseJsonObject(await readBody(req, maxBody)), res, signal);
+      return;
+    }
+    const one = /^\/v1\/responses\/([^/]+)$/.exec(path);
+    if (one?.[1]) {
+      expectMethod(method, ["GET", "DELETE"], path);
+      const id = decodeURIComponent(one[1]);
+      if (method === "GET") getResponse(ctx, id, res);
+      else deleteResponse(ctx, id, res);
+      return;
+    }
+    throw unknownRoute(method, path);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      store.close();
+      reject(
+        error.code === "EADDRINUSE"
+          ? new ApiServerConfigError(
+              `Port ${port} on ${host} is already in use; set API_SERVER_PORT or --port.`,
+            )
+          : error,
+      );
+    });
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    model: modelName,
+    close: () => {
+      closed ??= (async () => {
+        closing = true;
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        if (active > 0) await new Promise<void>((resolve) => (drained = resolve));
+        await limiter.idle();
+        server.closeAllConnections();
+        await stopped;
+        store.close();
+      })();
+      return closed;
+    },
+  };
+}
+
+function expectMethod(method: string, allowed: string[], path: string): void {
+  if (!allowed.includes(method)) {
+    throw new ApiError(
+      405,
+      `${method} is not allowed on ${path}; use ${allowed.join(" or ")}.`,
+      "method_not_allowed",
+      "invalid_request_error",
+      {
+        allow: allowed.join(", "),
+      },
+    );
+  }
+}
+
+function unknownRoute(method: string, path: string): ApiError {
+  return new ApiError(
+    404,
+    `No route ${method} ${path}. Routes: GET /health, GET /v1/models, POST /v1/chat/completions, POST /v1/responses.`,
+    "not_found",
+    "invalid_request_error",
+  );
+}

@@ -1,0 +1,130 @@
+/**
+ * One agent turn for one API request: a `ChatSession` opened on a stored session (a new one seeded
+ * with the request's earlier messages, or the one the client names), run once, then closed. Turns
+ * of the same session are serialised; turns of different sessions run side by side.
+ */
+
+import type { RunResult } from "../../agent/agent.js";
+import type { ChatSession, ChatSessionOptions } from "../../agent/chat-session.js";
+import type { AgentEvent } from "../../agent/events.js";
+import type { ContentPart, Message } from "../../ai/types.js";
+import { type SessionStore, SessionStoreError } from "../../state/types.js";
+import { newSessionId } from "../../util/session-id.js";
+import { ApiError } from "./http.js";
+
+export const API_SERVER_SOURCE = "api_server";
+
+/** What one request asks of the agent. */
+export interface TurnRequest {
+  /** The new user input (the last user message of the request). */
+  input: string | ContentPart[];
+  /** Messages before the input: seed a new session, or are appended to a continued one. */
+  history: Message[];
+  /** Client system prompt (system/developer messages, `instructions`), layered on Hermes's own. */
+  systemPrompt?: string;
+  /** Continue this stored session instead of starting a new one. */
+  sessionId?: string;
+  /** Aborts when the client goes away: the running turn is interrupted. */
+  signal: AbortSignal;
+  /** Called once the session is open and before the model is called (start streaming here). */
+  onStart?: (sessionId: string) => void;
+  onEvent?: (event: AgentEvent) => void;
+}
+
+export interface TurnOutcome {
+  /** The session the turn was recorded in (it changes when compression continued it). */
+  sessionId: string;
+  result: RunResult;
+}
+
+export interface TurnDeps {
+  store: SessionStore;
+  /** Options every session of this server shares (config, provider, toolsets, platform…). */
+  sessionOptions: ChatSessionOptions;
+  openSession: (options: ChatSessionOptions) => Promise<ChatSession>;
+  cwd: string;
+}
+
+/** Runs turns; owns the per-session locks. */
+export class TurnRunner {
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly deps: TurnDeps) {}
+
+  /**
+   * Runs one turn. Throws `ApiError` 404 when `sessionId` names no stored session (before
+   * `onStart`); a failing model is not thrown: it comes back as `result.reason === "error"`.
+   */
+  run(request: TurnRequest): Promise<TurnOutcome> {
+    const id = request.sessionId ?? this.freshId();
+    if (!request.sessionId) {
+      // Claim the row now (synchronously) so no concurrent request can pick the same id.
+      this.deps.store.createSession({ id, source: API_SERVER_SOURCE, cwd: this.deps.cwd });
+    }
+    return this.withLock(id, () => this.execute(id, request));
+  }
+
+  private async execute(id: string, request: TurnRequest): Promise<TurnOutcome> {
+    const { store } = this.deps;
+    if (request.sessionId && !store.getSession(id)) {
+      throw new ApiError(
+        404,
+        `No stored session "${id}" to continue. Leave out X-Hermes-Session-Id to start a new one.`,
+        "session_not_found",
+      );
+    }
+    if (request.history.length > 0) store.appendMessages(id, request.history);
+    let session: ChatSession;
+    try {
+      session = await this.deps.openSession({
+        ...this.deps.sessionOptions,
+        ...(request.systemPrompt ? { ephemeralSystemPrompt: request.systemPrompt } : {}),
+        resume: id,
+      });
+    } catch (error) {
+      if (error instanceof SessionStoreError) throw new ApiError(404, error.message, "session_not_found");
+      throw error;
+    }
+    const interrupt = () => session.interrupt();
+    try {
+      request.onStart?.(session.id);
+      const run = session.agent.run(request.input);
+      if (request.signal.aborted) interrupt();
+      else request.signal.addEventListener("abort", interrupt, { once: true });
+      for await (const event of run) request.onEvent?.(event);
+      const result = await run.result;
+      return { sessionId: session.id, result };
+    } finally {
+      request.signal.removeEventListener("abort", interrupt);
+      await session.close("api_request_done");
+    }
+  }
+
+  private freshId(): string {
+    for (;;) {
+      const id = newSessionId();
+      if (!this.deps.store.getSession(id)) return id;
+    }
+  }
+
+  private async withLock<T>(id: string, work: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(id) ?? Promise.resolve();
+    const mine = before.then(work, work);
+    const tail = mine.catch(() => undefined);
+    this.locks.set(id, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.locks.get(id) === tail) this.locks.delete(id);
+    }
+  }
+}
+
+/** The text of the parts a client sent, for logs and prompts that take text only. */
+export function textOf(content: string | ContentPart[]): string {
+  if (typeof content === "string") return content;
+  return content
+    .filter((p): p is Extract<ContentPart, { type: "text" }> => p.type === "text")
+    .map((p) => p.text)
+    .join("\n");
+}

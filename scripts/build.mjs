@@ -42,6 +42,7 @@ await Promise.all([
       "@anthropic-ai/sdk",
       "@aws-sdk/client-bedrock-runtime",
       "@modelcontextprotocol/sdk",
+      "croner",
     ],
     define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
     banner: { js: 'var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },

@@ -191,6 +191,20 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("cron")
+    .description("scheduled jobs: list | create | edit | pause | resume | run | remove | status | tick")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a cron command and its options (hermes cron --help)")
+    .action(async (args: string[]) => {
+      const { runCronCommand } = await import("./commands/cron.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runCronCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("prompt-size")
     .description("fixed per-request overhead: prompt layers and tool schemas in bytes and tokens")
     .helpOption(false)

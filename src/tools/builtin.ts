@@ -1,4 +1,5 @@
 import { clarifyTool } from "./clarify.js";
+import { cronjobTool } from "./cronjob.js";
 import { delegateTaskTool } from "./delegate.js";
 import { fileTools } from "./file/index.js";
 import { memoryTool } from "./memory.js";
@@ -22,6 +23,7 @@ export function createBuiltinRegistry(): ToolRegistry {
     ...skillTools,
     ...sandboxTools,
     delegateTaskTool,
+    cronjobTool,
   ]);
   return registry;
 }

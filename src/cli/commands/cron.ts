@@ -1,0 +1,361 @@
+/**
+ * `hermes cron list|create|edit|pause|resume|run|remove|status|tick`: scheduled jobs in
+ * `cron/jobs.json`. `tick` runs the due jobs once without a gateway; `run ID` runs one job now.
+ * Results go to stdout; progress and notes to stderr. Exit codes: 0 success, 1 the task failed (a
+ * job that is not there, a run that failed), 2 usage or configuration error (a schedule that does
+ * not parse, a broken jobs.json).
+ */
+import { Command, Option } from "commander";
+import { loadEnvFile } from "../../config/env-file.js";
+import { ConfigError, ProfileNameError } from "../../config/errors.js";
+import { resolveHome } from "../../config/home.js";
+import { loadConfig } from "../../config/load.js";
+import { CronScheduleError } from "../../knowledge/cron/schedule.js";
+import { CronStore, CronStoreError } from "../../knowledge/cron/store.js";
+import type { CronJob } from "../../knowledge/cron/types.js";
+import { type CliIo, runSubcommandProgram, type SubcommandOptions } from "../subcommands.js";
+
+export type CronCommandOptions = SubcommandOptions;
+
+interface Ctx {
+  home: string;
+  env: Record<string, string | undefined>;
+  io: CliIo;
+  store: CronStore;
+}
+
+/** Runs `hermes cron <argv…>` and returns the exit code. Never throws for expected failures. */
+export function runCronCommand(argv: readonly string[], options: CronCommandOptions = {}): Promise<number> {
+  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
+}
+
+function reportFailure(error: unknown, io: CliIo): number {
+  io.err(`hermes cron: ${error instanceof Error ? error.message : String(error)}`);
+  if (
+    error instanceof CronStoreError &&
+    /No cron job|has completed|is paused|nothing to run/.test(error.message)
+  )
+    return 1;
+  return error instanceof ConfigError ||
+    error instanceof ProfileNameError ||
+    error instanceof CronScheduleError ||
+    error instanceof CronStoreError
+    ? 2
+    : 1;
+}
+
+const profileOption = () => new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** config.yaml's `timezone` (a top-level key in Hermes), when it is a non-empty string. */
+function configTimezone(config: Record<string, unknown>): string | undefined {
+  const tz = config["timezone"];
+  return typeof tz === "string" && tz.trim() ? tz.trim() : undefined;
+}
+
+interface JobFlags {
+  name?: string;
+  skill?: string[];
+  deliver?: string;
+  repeat?: string;
+  toolsets?: string;
+  model?: string;
+  prompt?: string;
+  schedule?: string;
+  json?: boolean;
+}
+
+function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
+  const root = new Command("hermes cron")
+    .description("scheduled jobs (cron/jobs.json): the gateway runs them; `tick` runs due ones once")
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .addOption(profileOption())
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+
+  const run =
+    <A extends unknown[]>(body: (ctx: Ctx, ...args: A) => Promise<number> | number) =>
+    async (...args: A) => {
+      const cmd = args[args.length - 1] as Command;
+      const profile =
+        cmd.opts<{ profile?: string }>().profile ?? root.opts<{ profile?: string }>().profile ?? outerProfile;
+      try {
+        const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
+        const env = loadEnvFile(home, io.env).env;
+        const { config } = loadConfig({ home, env });
+        const tz = configTimezone(config as unknown as Record<string, unknown>);
+        const store = new CronStore({ home, now: () => io.now() * 1000, ...(tz ? { timezone: tz } : {}) });
+        setExit(await body({ home, env, io, store }, ...args));
+      } catch (error) {
+        setExit(reportFailure(error, io));
+      }
+    };
+
+  const jobOptions = (cmd: Command) =>
+    cmd
+      .option("--name <name>", "a short name (default: the start of the prompt)")
+      .option("--skill <name>", "load this skill for each run (repeatable)", collect)
+      .option(
+        "--deliver <target>",
+        "local (default), origin, telegram, telegram:CHAT[:THREAD], ... (comma list)",
+      )
+      .option("--repeat <n>", "stop after n runs (default: forever; once for one-shots)")
+      .option("--toolsets <list>", "comma-separated toolsets for the run (default: config toolsets)")
+      .option("--model <model>", "model for the run (default: config model)")
+      .addOption(profileOption());
+
+  jobOptions(
+    root
+      .command("create")
+      .alias("add")
+      .description('add a job: SCHEDULE is "30m", "every 2h", "0 9 * * *" or "2026-02-03T14:00"')
+      .argument("<schedule>", "when to run (quote it)")
+      .argument("[prompt...]", "what the agent should do"),
+  ).action(
+    run((ctx, schedule: string, words: string[], flags: JobFlags) => create(ctx, schedule, words, flags)),
+  );
+
+  root
+    .command("list")
+    .alias("ls")
+    .description("list the jobs")
+    .option("--all", "include completed jobs")
+    .option("--json", "print JSON")
+    .addOption(profileOption())
+    .action(run((ctx, flags: { all?: boolean; json?: boolean }) => list(ctx, flags)));
+
+  jobOptions(
+    root
+      .command("edit")
+      .description("change a job")
+      .argument("<id>", "job id or name")
+      .option("--schedule <schedule>", "a new schedule")
+      .option("--prompt <prompt>", "a new prompt"),
+  ).action(run((ctx, id: string, flags: JobFlags) => edit(ctx, id, flags)));
+
+  root
+    .command("pause")
+    .description("stop a job from running until resumed")
+    .argument("<id>", "job id or name")
+    .option("--reason <text>", "why (shown in list)")
+    .addOption(profileOption())
+    .action(
+      run(async (ctx, id: string, flags: { reason?: string }) => {
+        const job = await ctx.store.pause(id, flags.reason);
+        ctx.io.out(`Paused ${job.id} (${job.name}).`);
+        return 0;
+      }),
+    );
+
+  root
+    .command("resume")
+    .description("let a paused job run again")
+    .argument("<id>", "job id or name")
+    .addOption(profileOption())
+    .action(
+      run(async (ctx, id: string) => {
+        const job = await ctx.store.resume(id);
+        ctx.io.out(`Resumed ${job.id} (${job.name}); next run ${job.next_run_at ?? "none"}.`);
+        return 0;
+      }),
+    );
+
+  root
+    .command("remove")
+    .alias("rm")
+    .description("delete a job and its saved outputs")
+    .argument("<id>", "job id or name")
+    .addOption(profileOption())
+    .action(
+      run(async (ctx, id: string) => {
+        const job = await ctx.store.remove(id);
+        ctx.io.out(`Removed ${job.id} (${job.name}).`);
+        return 0;
+      }),
+    );
+
+  root
+    .command("run")
+    .description("run a job now (its schedule is unchanged)")
+    .argument("<id>", "job id or name")
+    .addOption(profileOption())
+    .action(run((ctx, id: string) => runNow(ctx, id)));
+
+  root
+    .command("tick")
+    .description("run every due job once, without a gateway")
+    .option("--json", "print JSON")
+    .addOption(profileOption())
+    .action(run((ctx, flags: { json?: boolean }) => runTick(ctx, undefined, flags)));
+
+  root
+    .command("status")
+    .description("next runs, and whether a ticker is running now")
+    .option("--json", "print JSON")
+    .addOption(profileOption())
+    .action(run((ctx, flags: { json?: boolean }) => status(ctx, flags)));
+
+  return root;
+}
+
+async function create(ctx: Ctx, schedule: string, words: string[], flags: JobFlags): Promise<number> {
+  const job = await ctx.store.create({
+    schedule,
+    prompt: words.join(" "),
+    ...(flags.name ? { name: flags.name } : {}),
+    ...(flags.skill ? { skills: flags.skill } : {}),
+    ...(flags.deliver ? { deliver: flags.deliver } : {}),
+    ...(flags.repeat ? { repeat: parseRepeat(flags.repeat) } : {}),
+    ...(flags.toolsets ? { enabled_toolsets: splitList(flags.toolsets) } : {}),
+    ...(flags.model ? { model: flags.model } : {}),
+  });
+  ctx.io.out(
+    `Created ${job.id} (${job.name}): ${job.schedule_display}; next run ${job.next_run_at ?? "none"}.`,
+  );
+  if (job.deliver !== "local") {
+    ctx.io.err(
+      `note: delivery to "${job.deliver}" needs the gateway running that platform; until then runs fail to deliver and the output stays in cron/output/${job.id}/.`,
+    );
+  }
+  return 0;
+}
+
+async function edit(ctx: Ctx, id: string, flags: JobFlags): Promise<number> {
+  const job = await ctx.store.edit(id, {
+    ...(flags.schedule !== undefined ? { schedule: flags.schedule } : {}),
+    ...(flags.prompt !== undefined ? { prompt: flags.prompt } : {}),
+    ...(flags.name !== undefined ? { name: flags.name } : {}),
+    ...(flags.skill ? { skills: flags.skill } : {}),
+    ...(flags.deliver !== undefined ? { deliver: flags.deliver } : {}),
+    ...(flags.repeat !== undefined ? { repeat: parseRepeat(flags.repeat) } : {}),
+    ...(flags.toolsets !== undefined ? { enabled_toolsets: splitList(flags.toolsets) } : {}),
+    ...(flags.model !== undefined ? { model: flags.model } : {}),
+  });
+  ctx.io.out(
+    `Updated ${job.id} (${job.name}): ${job.schedule_display}; next run ${job.next_run_at ?? "none"}.`,
+  );
+  return 0;
+}
+
+function list(ctx: Ctx, flags: { all?: boolean; json?: boolean }): number {
+  const jobs = ctx.store.list().filter((j) => flags.all || j.state !== "completed");
+  if (flags.json) {
+    ctx.io.out(JSON.stringify({ jobs }, null, 2));
+    return 0;
+  }
+  if (jobs.length === 0) {
+    ctx.io.out('No cron jobs. Add one with: hermes cron create "every 1h" "check the news"');
+    return 0;
+  }
+  for (const job of jobs) ctx.io.out(describe(job));
+  return 0;
+}
+
+function describe(job: CronJob): string {
+  const state = job.state === "completed" ? "completed" : job.enabled ? "scheduled" : "paused";
+  const last = job.last_status
+    ? `  last: ${job.last_status}${job.last_error ? ` (${firstLine(job.last_error)})` : ""}`
+    : "";
+  return `${job.id}  ${job.name}\n  ${job.schedule_display}  [${state}]  next: ${job.next_run_at ?? "-"}  deliver: ${job.deliver}${last}`;
+}
+
+async function runNow(ctx: Ctx, id: string): Promise<number> {
+  const job = await ctx.store.markDue(id);
+  return runTick(ctx, [job.id], {});
+}
+
+async function runTick(ctx: Ctx, only: string[] | undefined, flags: { json?: boolean }): Promise<number> {
+  const [{ tick }, { agentJobRunner }] = await Promise.all([
+    import("../../cron/scheduler.js"),
+    import("../../cron/run-job.js"),
+  ]);
+  const { config } = loadConfig({ home: ctx.home, env: ctx.env });
+  const outcome = await tick({
+    home: ctx.home,
+    now: () => ctx.io.now() * 1000,
+    timezone: ctx.store.timezone,
+    runJob: agentJobRunner({
+      home: ctx.home,
+      config,
+      env: ctx.env,
+      onWarning: (m) => ctx.io.err(`hermes cron: ${m}`),
+    }),
+    ...(only ? { only } : {}),
+    onProgress: (m) => ctx.io.err(m),
+  });
+  if (outcome.status === "busy") {
+    ctx.io.err(
+      only
+        ? "A ticker (the gateway, or another `hermes cron tick`) is running now; the job is marked due and it will run it within a minute."
+        : "Another process is ticking this home now (cron/.tick.lock is held); nothing was run.",
+    );
+    return only ? 0 : 1;
+  }
+  if (flags.json) ctx.io.out(JSON.stringify(outcome, null, 2));
+  for (const s of outcome.skipped)
+    ctx.io.err(`skipped ${s.id} (${s.name}): missed ${s.missedAt}, past its catch-up window`);
+  for (const id of outcome.interrupted) ctx.io.err(`${id}: its previous run was cut off; recorded as failed`);
+  for (const r of outcome.ran) {
+    if (!flags.json) {
+      ctx.io.out(`${r.ok ? "✓" : "✗"} ${r.id} (${r.name}) → ${r.outputPath}${r.silent ? " [SILENT]" : ""}`);
+    }
+    if (r.error) ctx.io.err(`  error: ${r.error}`);
+    for (const e of r.deliveryErrors) ctx.io.err(`  delivery: ${e}`);
+  }
+  if (!flags.json && outcome.ran.length === 0) ctx.io.err("No jobs were due.");
+  return outcome.ran.some((r) => !r.ok) ? 1 : 0;
+}
+
+async function status(ctx: Ctx, flags: { json?: boolean }): Promise<number> {
+  const { isTickLockHeld } = await import("../../cron/scheduler.js");
+  const held = await isTickLockHeld(ctx.home);
+  const jobs = ctx.store.list().filter((j) => j.enabled && j.state !== "completed");
+  const upcoming = jobs
+    .filter((j) => j.next_run_at)
+    .sort((a, b) => Date.parse(String(a.next_run_at)) - Date.parse(String(b.next_run_at)));
+  if (flags.json) {
+    ctx.io.out(
+      JSON.stringify(
+        {
+          ticker_running: held,
+          active_jobs: jobs.length,
+          next: upcoming.map((j) => ({ id: j.id, name: j.name, next_run_at: j.next_run_at })),
+        },
+        null,
+        2,
+      ),
+    );
+    return 0;
+  }
+  ctx.io.out(
+    held
+      ? "Ticker: running (cron/.tick.lock is held by a gateway or `hermes cron tick`)."
+      : "Ticker: not running now. Jobs run while the gateway runs, or with `hermes cron tick`.",
+  );
+  ctx.io.out(`${jobs.length} active job${jobs.length === 1 ? "" : "s"}.`);
+  for (const j of upcoming.slice(0, 10)) ctx.io.out(`  ${j.next_run_at}  ${j.id}  ${j.name}`);
+  return 0;
+}
+
+function parseRepeat(value: string): number | null {
+  const v = value.trim().toLowerCase();
+  if (v === "forever" || v === "") return null;
+  if (v === "once") return 1;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new CronScheduleError(`--repeat expects a whole number, "once" or "forever", got "${value}".`);
+  }
+  return n === 0 ? null : n;
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}

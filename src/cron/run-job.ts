@@ -1,0 +1,131 @@
+/**
+ * The production `runJob`: each run is a fresh agent session (platform and source `cron`, recorded
+ * in state.db) with the job's toolsets and skills, no memory (neither the snapshot nor the tool),
+ * no way to ask anyone (`clarify`) and no way to schedule more jobs (`cronjob`). Dangerous commands
+ * follow `approvals.cron_mode`: `deny` (default) refuses them, `approve` runs them (yolo; the
+ * hardline list stays refused).
+ */
+import type { Transport } from "../ai/types.js";
+import type { HermesConfig } from "../config/defaults.js";
+import type { CronJob } from "../knowledge/cron/types.js";
+import type { CronRunResult, RunJobFn } from "./scheduler.js";
+
+export interface AgentJobRunnerOptions {
+  home: string;
+  config: HermesConfig;
+  env: Record<string, string | undefined>;
+  /** A ready transport (tests); otherwise the job's or config's provider is resolved per run. */
+  transport?: Transport;
+  /** Record runs in state.db (default true). */
+  record?: boolean;
+  onWarning?: (message: string) => void;
+}
+
+/** Tools a cron run never gets, whatever its toolsets name. */
+export const CRON_EXCLUDED_TOOLS = ["cronjob", "clarify", "memory"] as const;
+
+const CRON_NOTE =
+  "[You are running as a scheduled cron job: nobody is watching this conversation. Your final " +
+  "answer is saved and delivered to the job's target as is. If there is nothing worth reporting, " +
+  "answer exactly [SILENT] and nothing will be sent.]";
+
+/** Builds the job's first user message: the note, each skill's instructions, then the prompt. */
+export async function cronJobMessage(
+  job: CronJob,
+  options: Pick<AgentJobRunnerOptions, "home" | "config" | "env">,
+): Promise<{ message: string; missingSkills: string[] }> {
+  const { loadSkillMessage } = await import("../knowledge/skills/view.js");
+  const parts = [CRON_NOTE];
+  const missingSkills: string[] = [];
+  for (const name of job.skills ?? []) {
+    const text = await loadSkillMessage(options.home, name, options.config.skills, {
+      env: options.env,
+      platform: "cron",
+    });
+    if (text === undefined) missingSkills.push(name);
+    else parts.push(text);
+  }
+  if (job.prompt) parts.push(job.prompt);
+  return { message: parts.join("\n\n"), missingSkills };
+}
+
+/** A `runJob` that runs each job in a fresh agent session. */
+export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
+  return async (job: CronJob): Promise<CronRunResult> => {
+    const { config, env, home } = options;
+    const { message, missingSkills } = await cronJobMessage(job, options);
+    if (missingSkills.length > 0) {
+      return {
+        ok: false,
+        output: "",
+        error: `Skill${missingSkills.length > 1 ? "s" : ""} not found: ${missingSkills.join(", ")}. Install ${missingSkills.length > 1 ? "them" : "it"} or edit the job's skills.`,
+      };
+    }
+    const [{ ChatSession }, { createBuiltinRegistry }] = await Promise.all([
+      import("../agent/chat-session.js"),
+      import("../tools/builtin.js"),
+    ]);
+    const registry = createBuiltinRegistry();
+    for (const name of CRON_EXCLUDED_TOOLS) registry.unregister(name);
+
+    let resolved: import("../ai/resolve.js").ResolvedRuntime | undefined;
+    if (!options.transport) {
+      const { resolveRuntime } = await import("../ai/resolve.js");
+      try {
+        resolved = resolveRuntime({
+          flags: {
+            ...(typeof job.model === "string" && job.model ? { model: job.model } : {}),
+            ...(typeof job.provider === "string" && job.provider ? { provider: job.provider } : {}),
+            ...(typeof job.base_url === "string" && job.base_url ? { baseUrl: job.base_url } : {}),
+          },
+          config,
+          env,
+        });
+      } catch (error) {
+        return { ok: false, output: "", error: error instanceof Error ? error.message : String(error) };
+      }
+    }
+
+    let store: import("../state/types.js").SessionStore | null = null;
+    if (options.record !== false) {
+      try {
+        const { openSessionStore, sessionStorePath } = await import("../state/sqlite-store.js");
+        store = openSessionStore(sessionStorePath(home));
+      } catch (error) {
+        options.onWarning?.(`cron: state.db could not be opened, the run is not recorded: ${String(error)}`);
+      }
+    }
+    const approvals = (config as { approvals?: { cron_mode?: unknown } }).approvals;
+    const toolsets = job.enabled_toolsets?.length ? job.enabled_toolsets : config.toolsets;
+    const session = await ChatSession.open({
+      config,
+      home,
+      env,
+      ...(resolved ? { resolved } : {}),
+      ...(options.transport ? { transport: options.transport } : {}),
+      ...(typeof job.workdir === "string" && job.workdir ? { cwd: job.workdir } : {}),
+      toolsets: toolsets.filter((t) => !CRON_EXCLUDED_TOOLS.includes(t as never)),
+      registry,
+      platform: "cron",
+      source: "cron",
+      skipMemory: true,
+      yolo: approvals?.cron_mode === "approve",
+      store,
+      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+    });
+    try {
+      const result = await session.run(message).result;
+      if (result.reason === "completed") return { ok: true, output: result.text };
+      return {
+        ok: false,
+        output: result.text,
+        error: result.error ?? `The agent stopped (${result.reason}) before finishing.`,
+      };
+    } catch (error) {
+      return { ok: false, output: "", error: error instanceof Error ? error.message : String(error) };
+    } finally {
+      await session.close("cron_complete");
+      store?.close();
+    }
+  };
+}

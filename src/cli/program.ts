@@ -191,6 +191,20 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("gateway")
+    .description("the long-running gateway: run | start | stop | status (API server, cron ticker)")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a gateway command and its options (hermes gateway --help)")
+    .action(async (args: string[]) => {
+      const { runGatewayCommand } = await import("./commands/gateway.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runGatewayCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("cron")
     .description("scheduled jobs: list | create | edit | pause | resume | run | remove | status | tick")
     .helpOption(false)

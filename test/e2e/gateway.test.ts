@@ -1,0 +1,143 @@
+/**
+ * `hermes gateway` through the built CLI: one gateway per home hosting the API server and the
+ * cron ticker; a due job runs on its own and its output lands on disk; a second gateway on the
+ * same home is refused; `status` and `stop` work on the running one, which drains and exits.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
+import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+
+let llm: FakeLlm;
+beforeAll(async () => {
+  llm = await startFakeLlm();
+});
+afterAll(async () => {
+  await llm.close();
+});
+
+const KEY = "gateway-test-key";
+
+/** Resolves with the first stdout line matching `pattern` (rejects if the process exits first). */
+function waitForLine(child: ChildProcessWithoutNullStreams, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      const match = out.split("\n").find((l) => pattern.test(l));
+      if (match) resolve(match);
+    });
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("exit", (code) => reject(new Error(`gateway exited ${code}\nstdout: ${out}\nstderr: ${err}`)));
+  });
+}
+
+async function waitFor<T>(check: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = check();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A process that exists and is not a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+describe("hermes gateway", () => {
+  it("hosts the API server and the cron ticker, refuses a second gateway, and stops cleanly", async () => {
+    const h = tempHome(fakeProviderConfig(llm.url));
+    const env = {
+      API_SERVER_ENABLED: "true",
+      API_SERVER_KEY: KEY,
+      API_SERVER_PORT: "0",
+      HERMES_CRON_TICK_SECONDS: "0.2",
+    };
+    const at = new Date(Date.now() + 1500).toISOString();
+    const created = await runHermes(["cron", "create", at, "say", "hello", "--name", "soon"], { ...h, env });
+    expect(created.code, created.stderr).toBe(0);
+    const id = /Created ([0-9a-f]{12})/.exec(created.stdout)?.[1] ?? "";
+
+    const gateway = spawn(process.execPath, [HERMES_BIN, "gateway", "run"], {
+      cwd: h.cwd,
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: h.home,
+        HERMES_HOME: h.home,
+        NO_COLOR: "1",
+        ...env,
+      },
+    });
+    try {
+      llm.enqueue(reply().text("Hello from the gateway's cron"));
+      const line = await waitForLine(gateway, /^Gateway running/);
+      expect(line).toContain("cron (every 0.2 s)");
+      const url = /api_server (http:\/\/[^\s,]+)/.exec(line)?.[1] ?? "";
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+      // The due job runs on its own.
+      const dir = join(h.home, "cron", "output", id);
+      const file = await waitFor(
+        () => (existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith(".md")) : undefined),
+        "the cron job's output",
+      );
+      expect(readFileSync(join(dir, file), "utf8")).toContain("Hello from the gateway's cron");
+
+      // The API server answers the official client.
+      llm.enqueue(reply().text("Hello over the API"));
+      const client = new OpenAI({ apiKey: KEY, baseURL: `${url}/v1`, maxRetries: 0 });
+      const completion = await client.chat.completions.create({
+        model: "hermes-agent",
+        messages: [{ role: "user", content: "hi" }],
+      });
+      expect(completion.choices[0]?.message.content).toBe("Hello over the API");
+
+      const status = await runHermes(["gateway", "status"], { ...h, env });
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain(`running (pid ${gateway.pid}`);
+
+      // One gateway per home.
+      const second = await runHermes(["gateway", "run"], { ...h, env });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain("already running");
+
+      const exited = new Promise<number | null>((resolve) => gateway.on("exit", resolve));
+      const stopped = await runHermes(["gateway", "stop"], { ...h, env, timeoutMs: 30_000 });
+      expect(stopped.code, stopped.stderr).toBe(0);
+      expect(stopped.stdout).toContain(`Gateway stopped (pid ${gateway.pid})`);
+      expect(await exited).toBe(0);
+      expect(existsSync(join(h.home, "gateway.pid"))).toBe(false);
+      const after = await runHermes(["gateway", "status"], { ...h, env });
+      expect(after.code).toBe(1);
+      expect(after.stdout).toContain("not running");
+    } finally {
+      gateway.kill("SIGKILL");
+    }
+  }, 60_000);
+
+  it("start runs it in the background and stop ends it", async () => {
+    const h = tempHome(fakeProviderConfig(llm.url));
+    const started = await runHermes(["gateway", "start"], { ...h, timeoutMs: 30_000 });
+    expect(started.code, started.stderr).toBe(0);
+    const pid = Number(/pid (\d+)/.exec(started.stdout)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    expect(readFileSync(join(h.home, "logs", "gateway.log"), "utf8")).toContain("Gateway running");
+    const again = await runHermes(["gateway", "start"], h);
+    expect(again.stdout).toContain(`already running (pid ${pid})`);
+    const stopped = await runHermes(["gateway", "stop"], { ...h, timeoutMs: 30_000 });
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(alive(pid)).toBe(false);
+  }, 60_000);
+});

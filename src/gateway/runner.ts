@@ -1,13 +1,16 @@
 /**
  * The gateway process (`hermes gateway run`): one long-running process per home that hosts what is
- * enabled (the OpenAI-compatible API server, and the messaging platforms as they arrive) and the
- * cron ticker. It holds the home's gateway lock and `gateway.pid` while it runs; `stop()` stops
+ * enabled (the OpenAI-compatible API server with the configured MCP servers' tools, and the
+ * messaging platforms as they arrive) and the cron ticker. It holds the home's gateway lock and `gateway.pid` while it runs; `stop()` stops
  * taking work, lets running turns and a running cron tick finish, then releases them.
  */
 import type { HermesConfig } from "../config/defaults.js";
 import { createDeliverer } from "../cron/delivery.js";
 import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
+import { createBuiltinRegistry } from "../tools/builtin.js";
+import { hasEnabledMcpServers } from "../tools/mcp/config.js";
+import { startMcpServers } from "../tools/mcp/manager.js";
 import { startApiServer } from "./api-server/index.js";
 import { claimGateway } from "./pid-file.js";
 
@@ -58,10 +61,23 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const stops: Array<() => Promise<void>> = [];
   try {
     if (apiServerEnabled(config, env)) {
+      // MCP servers start in the background; turns wait for them before freezing their tools.
+      const registry = createBuiltinRegistry();
+      const mcp = hasEnabledMcpServers(config["mcp_servers"])
+        ? startMcpServers({
+            config: config["mcp_servers"],
+            registry,
+            env,
+            onWarning: (message) => log(`mcp: ${message}`),
+          })
+        : undefined;
+      if (mcp) stops.push(() => mcp.close());
       const server = await startApiServer({
         home,
         config,
         env,
+        registry,
+        ...(mcp ? { toolsReady: mcp.ready } : {}),
         onWarning: (message) => log(`api_server: ${message}`),
       });
       services.push(`api_server ${server.url}`);

@@ -4,12 +4,13 @@
  * same home is refused; `status` and `stop` work on the running one, which drains and exits.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { FILESYSTEM_BIN } from "../support/mcp-servers.js";
 
 let llm: FakeLlm;
 beforeAll(async () => {
@@ -139,5 +140,52 @@ describe("hermes gateway", () => {
     const stopped = await runHermes(["gateway", "stop"], { ...h, timeoutMs: 30_000 });
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(alive(pid)).toBe(false);
+  }, 60_000);
+
+  it("gives API turns the configured MCP servers' tools", async () => {
+    const h = tempHome();
+    const dir = realpathSync(h.cwd);
+    writeFileSync(join(dir, "fruit.txt"), "The secret fruit is a pineapple.\n");
+    writeFileSync(
+      join(h.home, "config.yaml"),
+      fakeProviderConfig(
+        llm.url,
+        `mcp_servers:\n  filesystem:\n    command: ${JSON.stringify(FILESYSTEM_BIN)}\n    args: [${JSON.stringify(dir)}]\n`,
+      ),
+    );
+    const env = { API_SERVER_ENABLED: "true", API_SERVER_KEY: KEY, API_SERVER_PORT: "0" };
+    const gateway = spawn(process.execPath, [HERMES_BIN, "gateway", "run"], {
+      cwd: h.cwd,
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: h.home,
+        HERMES_HOME: h.home,
+        NO_COLOR: "1",
+        ...env,
+      },
+    });
+    try {
+      const line = await waitForLine(gateway, /^Gateway running/);
+      const url = /api_server (http:\/\/[^\s,]+)/.exec(line)?.[1] ?? "";
+      const before = llm.chatRequests.length;
+      llm.enqueue(
+        reply().toolCall("mcp_filesystem_read_text_file", { path: join(dir, "fruit.txt") }),
+        reply().text("It is a pineapple."),
+      );
+      const client = new OpenAI({ apiKey: KEY, baseURL: `${url}/v1`, maxRetries: 0 });
+      const completion = await client.chat.completions.create({
+        model: "hermes-agent",
+        messages: [{ role: "user", content: "what is the secret fruit?" }],
+      });
+      expect(completion.choices[0]?.message.content).toBe("It is a pineapple.");
+      const second = llm.chatRequests[before + 1]?.body as {
+        messages: Array<{ role: string; content: string }>;
+      };
+      expect(second.messages.find((m) => m.role === "tool")?.content).toBe(
+        "The secret fruit is a pineapple.\n",
+      );
+    } finally {
+      gateway.kill("SIGTERM");
+    }
   }, 60_000);
 });

@@ -17,6 +17,7 @@ import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
+import type { ToolRegistry } from "../../tools/registry.js";
 import { chatCompletions } from "./chat-completions.js";
 import type { RouteContext } from "./context.js";
 import {
@@ -56,6 +57,10 @@ export interface ApiServerOptions {
   maxBodyBytes?: number;
   /** Working directory of the agent's tools (default `process.cwd()`). */
   cwd?: string;
+  /** Tools of every turn (the gateway passes one holding its MCP servers' tools); default the built-ins. */
+  registry?: ToolRegistry;
+  /** Settles when tools found at start-up (MCP servers) are registered; each turn's tool list waits for it. */
+  toolsReady?: Promise<unknown>;
   /** Opens the session of each turn (tests inject one); default `ChatSession.open`. */
   createSession?: (options: ChatSessionOptions) => Promise<ChatSession>;
   /** Recording problems (a locked database): reported, never fatal. */
@@ -157,7 +162,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       env,
       cwd,
       resolved,
-      registry: createBuiltinRegistry(),
+      registry: options.registry ?? createBuiltinRegistry(),
+      ...(options.toolsReady ? { toolsReady: options.toolsReady } : {}),
       toolsets: configuredToolsets(options.config),
       platform: API_SERVER_SOURCE,
       source: API_SERVER_SOURCE,

@@ -219,6 +219,20 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("pairing")
+    .description("DM pairing: approve | list | revoke | clear-pending")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a pairing command and its arguments (hermes pairing --help)")
+    .action(async (args: string[]) => {
+      const { runPairingCommand } = await import("./commands/pairing.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runPairingCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("prompt-size")
     .description("fixed per-request overhead: prompt layers and tool schemas in bytes and tokens")
     .helpOption(false)

@@ -1,0 +1,195 @@
+/**
+ * `hermes pairing approve PLATFORM CODE | list | revoke PLATFORM USER | clear-pending [PLATFORM]`:
+ * the owner's side of DM pairing. Results go to stdout, problems to stderr. Exit codes: 0 success,
+ * 1 the task failed (no such code, platform locked out, user not approved, unreadable file),
+ * 2 usage or configuration error. The code the owner typed is never echoed back.
+ */
+import { Command, Option } from "commander";
+import { ProfileNameError } from "../../config/errors.js";
+import { resolveHome } from "../../config/home.js";
+import { PairingStore, PairingUsageError } from "../../gateway/auth/pairing.js";
+import { renderTable } from "../format/table.js";
+import { CliFailure, type CliIo, runSubcommandProgram, type SubcommandOptions } from "../subcommands.js";
+
+export type PairingCommandOptions = SubcommandOptions;
+
+/** Runs `hermes pairing <argv…>` and returns the exit code. Never throws for expected failures. */
+export function runPairingCommand(
+  argv: readonly string[],
+  options: PairingCommandOptions = {},
+): Promise<number> {
+  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
+}
+
+function reportFailure(error: unknown, io: CliIo): number {
+  io.err(`hermes pairing: ${error instanceof Error ? error.message : String(error)}`);
+  if (error instanceof CliFailure) return error.exitCode;
+  // An unreadable pairing file (PairingFileError) and a lock held too long are failures (1).
+  return error instanceof PairingUsageError || error instanceof ProfileNameError ? 2 : 1;
+}
+
+const profileOption = () => new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
+
+function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
+  const root = new Command("hermes pairing")
+    .description("approve, list and revoke users who paired with the gateway through a DM code")
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .addOption(profileOption())
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+
+  const run =
+    <A extends unknown[]>(body: (store: PairingStore, ...args: A) => Promise<number>) =>
+    async (...args: A) => {
+      const cmd = args[args.length - 1] as Command;
+      const profile =
+        cmd.opts<{ profile?: string }>().profile ?? root.opts<{ profile?: string }>().profile ?? outerProfile;
+      try {
+        const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
+        setExit(await body(new PairingStore({ home, now: () => io.now() }), ...args));
+      } catch (error) {
+        setExit(reportFailure(error, io));
+      }
+    };
+
+  root
+    .command("approve")
+    .description("approve the user who was sent CODE on PLATFORM")
+    .argument("<platform>", "telegram, discord, slack, ...")
+    .argument("<code>", "the 8-character code the user received")
+    .addOption(profileOption())
+    .action(run((store, platform: string, code: string) => approve(io, store, platform, code)));
+
+  root
+    .command("list")
+    .alias("ls")
+    .description("pending pairing requests and approved users")
+    .option("--json", "print JSON")
+    .addOption(profileOption())
+    .action(run((store, flags: { json?: boolean }) => list(io, store, flags)));
+
+  root
+    .command("revoke")
+    .description("take away a paired user's access")
+    .argument("<platform>", "telegram, discord, slack, ...")
+    .argument("<user>", "the user's id as shown by `hermes pairing list`")
+    .addOption(profileOption())
+    .action(run((store, platform: string, user: string) => revoke(io, store, platform, user)));
+
+  root
+    .command("clear-pending")
+    .description("drop pending pairing requests (of one platform, or all)")
+    .argument("[platform]", "only this platform")
+    .addOption(profileOption())
+    .action(run((store, platform: string | undefined) => clearPending(io, store, platform)));
+
+  return root;
+}
+
+const minutesUntil = (io: CliIo, at: number): number => Math.max(1, Math.ceil((at - io.now()) / 60));
+
+async function approve(io: CliIo, store: PairingStore, platform: string, code: string): Promise<number> {
+  const result = await store.approve(platform, code);
+  switch (result.status) {
+    case "approved": {
+      const who = result.userName ? `${result.userName} (${result.userId})` : result.userId;
+      io.out(`Approved ${who} on ${result.platform}; they can talk to the agent from their next message.`);
+      return 0;
+    }
+    case "locked_out":
+      throw new CliFailure(
+        `approvals on ${platform} are locked for ${minutesUntil(io, result.until)} more min after ` +
+          "too many wrong codes; wait, then ask the user for a fresh code.",
+      );
+    case "invalid": {
+      const tail =
+        result.lockedOutUntil !== undefined
+          ? `That was the last attempt: approvals on ${platform} are now locked for 60 min.`
+          : `Check it with the user, or run \`hermes pairing list\` (${result.attemptsLeft} attempt(s) left before a 1 h lockout).`;
+      throw new CliFailure(
+        `no pending request on ${platform} matches that code (codes expire after 1 h). ${tail}`,
+      );
+    }
+  }
+}
+
+async function list(io: CliIo, store: PairingStore, flags: { json?: boolean }): Promise<number> {
+  const { pending, approved } = await store.list();
+  if (flags.json) {
+    io.out(JSON.stringify({ pending, approved }, null, 2));
+    return 0;
+  }
+  if (pending.length === 0 && approved.length === 0) {
+    io.out("No pairing requests and no paired users.");
+    return 0;
+  }
+  const now = io.now();
+  if (pending.length > 0) {
+    io.out(`Pending requests (${pending.length}):`);
+    const rows = pending.map((r) => [
+      r.platform,
+      r.userId,
+      r.userName,
+      `${Math.floor((now - r.createdAt) / 60)} min ago`,
+      `${Math.max(0, Math.ceil((r.expiresAt - now) / 60))} min`,
+    ]);
+    const table = renderTable(
+      [
+        { header: "Platform" },
+        { header: "User ID" },
+        { header: "Name", flex: true },
+        { header: "Asked" },
+        { header: "Expires in" },
+      ],
+      rows,
+      io.width !== undefined ? { width: io.width } : {},
+    );
+    for (const line of table) io.out(line);
+  } else {
+    io.out("No pending requests.");
+  }
+  io.out("");
+  if (approved.length > 0) {
+    io.out(`Approved users (${approved.length}):`);
+    const rows = approved.map((a) => [
+      a.platform,
+      a.userId,
+      a.userName,
+      a.approvedAt !== undefined
+        ? new Date(a.approvedAt * 1000).toISOString().slice(0, 16).replace("T", " ")
+        : "",
+    ]);
+    const table = renderTable(
+      [
+        { header: "Platform" },
+        { header: "User ID" },
+        { header: "Name", flex: true },
+        { header: "Approved (UTC)" },
+      ],
+      rows,
+      io.width !== undefined ? { width: io.width } : {},
+    );
+    for (const line of table) io.out(line);
+  } else {
+    io.out("No approved users.");
+  }
+  return 0;
+}
+
+async function revoke(io: CliIo, store: PairingStore, platform: string, user: string): Promise<number> {
+  if (await store.revoke(platform, user)) {
+    io.out(`Revoked ${user} on ${platform.trim().toLowerCase()}.`);
+    return 0;
+  }
+  throw new CliFailure(
+    `${user} is not a paired user on ${platform}; run \`hermes pairing list\` to see who is. ` +
+      "(Users admitted by an *_ALLOWED_USERS list are removed from that list in .env instead.)",
+  );
+}
+
+async function clearPending(io: CliIo, store: PairingStore, platform: string | undefined): Promise<number> {
+  const count = await store.clearPending(platform);
+  const where = platform ? ` on ${platform.trim().toLowerCase()}` : "";
+  io.out(count ? `Cleared ${count} pending request(s)${where}.` : `No pending requests${where}.`);
+  return 0;
+}

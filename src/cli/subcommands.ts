@@ -2,7 +2,7 @@
  * Shared plumbing of the commands that parse their own subcommands (`hermes sessions …`,
  * `hermes skills …`): the default subcommand and how commander's outcomes become exit codes.
  */
-import { type Command, CommanderError } from "commander";
+import { Command, CommanderError, Option } from "commander";
 
 /** `hermes X` alone (or with only `-p NAME`) means `hermes X <fallback>`. */
 export function withDefaultSubcommand(argv: readonly string[], fallback = "list"): string[] {
@@ -108,4 +108,47 @@ export async function runSubcommandProgram(
   });
   const failed = await parseSubcommands(program, argv, (error) => report(error, io));
   return failed ?? exitCode;
+}
+
+/** `-p, --profile <name>`, accepted before or after a subcommand. */
+export const profileOption = (): Option =>
+  new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
+
+/** The root of a subcommand program: errors thrown, not exited; output through `io`; `--profile`. */
+export function subcommandRoot(name: string, description: string, io: CliIo): Command {
+  return new Command(name)
+    .description(description)
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .addOption(profileOption())
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+}
+
+/**
+ * Wraps subcommand actions: finds the profile (the subcommand's `--profile`, the root's, then the
+ * outer one), opens what the actions work on with `open`, runs the action and sets the exit code;
+ * anything thrown on the way goes to `report`.
+ */
+export function subcommandActions<C>(options: {
+  root: Command;
+  io: CliIo;
+  outerProfile: string | undefined;
+  setExit: (code: number) => void;
+  report: (error: unknown, io: CliIo) => number;
+  open: (profile: string | undefined) => C | Promise<C>;
+}): <A extends unknown[]>(
+  body: (ctx: C, ...args: A) => Promise<number> | number,
+) => (...args: A) => Promise<void> {
+  const { root, io, outerProfile, setExit, report, open } = options;
+  return (body) =>
+    async (...args) => {
+      const cmd = args[args.length - 1] as Command;
+      const profile =
+        cmd.opts<{ profile?: string }>().profile ?? root.opts<{ profile?: string }>().profile ?? outerProfile;
+      try {
+        setExit(await body(await open(profile), ...args));
+      } catch (error) {
+        setExit(report(error, io));
+      }
+    };
 }

@@ -6,7 +6,7 @@
  * provider, corrupt auth.json, a removal without `-y` when nobody can be asked).
  */
 import { createInterface } from "node:readline/promises";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
 import {
   type CredentialPool,
@@ -40,9 +40,11 @@ import { renderTable } from "../format/table.js";
 import {
   CliFailure,
   type CliIo,
-  createCliIo,
+  profileOption,
   runSubcommandProgram,
   type SubcommandOptions,
+  subcommandActions,
+  subcommandRoot,
 } from "../subcommands.js";
 
 export type AuthCommandOptions = SubcommandOptions;
@@ -70,8 +72,6 @@ function reportFailure(error: unknown, io: Io): number {
   return error instanceof AuthStoreError || error instanceof ProfileNameError ? 2 : 1;
 }
 
-const profileOption = () => new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
-
 function whole(value: string, what: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) {
@@ -81,25 +81,20 @@ function whole(value: string, what: string): number {
 }
 
 function buildProgram(io: Io, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = new Command("hermes auth")
-    .description("Manage credential pools (several API keys per provider, in auth.json)")
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .addOption(profileOption())
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  const root = subcommandRoot(
+    "hermes auth",
+    "Manage credential pools (several API keys per provider, in auth.json)",
+    io,
+  );
 
-  const run =
-    <A extends unknown[]>(body: (ctx: Ctx, ...args: A) => Promise<number> | number) =>
-    async (...args: A) => {
-      const cmd = args[args.length - 1] as Command;
-      const profile =
-        cmd.opts<{ profile?: string }>().profile ?? root.opts<{ profile?: string }>().profile ?? outerProfile;
-      try {
-        setExit(await body(context(io, profile), ...args));
-      } catch (error) {
-        setExit(reportFailure(error, io));
-      }
-    };
+  const run = subcommandActions({
+    root,
+    io,
+    outerProfile,
+    setExit,
+    report: reportFailure,
+    open: (profile) => context(io, profile),
+  });
 
   root
     .command("add")

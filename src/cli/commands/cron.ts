@@ -5,7 +5,7 @@
  * job that is not there, a run that failed), 2 usage or configuration error (a schedule that does
  * not parse, a broken jobs.json).
  */
-import { Command, Option } from "commander";
+import type { Command } from "commander";
 import { loadEnvFile } from "../../config/env-file.js";
 import { ConfigError, ProfileNameError } from "../../config/errors.js";
 import { resolveHome } from "../../config/home.js";
@@ -13,7 +13,14 @@ import { loadConfig } from "../../config/load.js";
 import { CronScheduleError } from "../../knowledge/cron/schedule.js";
 import { CronStore, CronStoreError } from "../../knowledge/cron/store.js";
 import type { CronJob } from "../../knowledge/cron/types.js";
-import { type CliIo, runSubcommandProgram, type SubcommandOptions } from "../subcommands.js";
+import {
+  type CliIo,
+  profileOption,
+  runSubcommandProgram,
+  type SubcommandOptions,
+  subcommandActions,
+  subcommandRoot,
+} from "../subcommands.js";
 
 export type CronCommandOptions = SubcommandOptions;
 
@@ -44,7 +51,6 @@ function reportFailure(error: unknown, io: CliIo): number {
     : 1;
 }
 
-const profileOption = () => new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** config.yaml's `timezone` (a top-level key in Hermes), when it is a non-empty string. */
@@ -66,30 +72,27 @@ interface JobFlags {
 }
 
 function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = new Command("hermes cron")
-    .description("scheduled jobs (cron/jobs.json): the gateway runs them; `tick` runs due ones once")
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .addOption(profileOption())
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  const root = subcommandRoot(
+    "hermes cron",
+    "scheduled jobs (cron/jobs.json): the gateway runs them; `tick` runs due ones once",
+    io,
+  );
 
-  const run =
-    <A extends unknown[]>(body: (ctx: Ctx, ...args: A) => Promise<number> | number) =>
-    async (...args: A) => {
-      const cmd = args[args.length - 1] as Command;
-      const profile =
-        cmd.opts<{ profile?: string }>().profile ?? root.opts<{ profile?: string }>().profile ?? outerProfile;
-      try {
-        const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
-        const env = loadEnvFile(home, io.env).env;
-        const { config } = loadConfig({ home, env });
-        const tz = configTimezone(config as unknown as Record<string, unknown>);
-        const store = new CronStore({ home, now: () => io.now() * 1000, ...(tz ? { timezone: tz } : {}) });
-        setExit(await body({ home, env, io, store }, ...args));
-      } catch (error) {
-        setExit(reportFailure(error, io));
-      }
-    };
+  const run = subcommandActions({
+    root,
+    io,
+    outerProfile,
+    setExit,
+    report: reportFailure,
+    open: (profile) => {
+      const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
+      const env = loadEnvFile(home, io.env).env;
+      const { config } = loadConfig({ home, env });
+      const tz = configTimezone(config as unknown as Record<string, unknown>);
+      const store = new CronStore({ home, now: () => io.now() * 1000, ...(tz ? { timezone: tz } : {}) });
+      return { home, env, io, store };
+    },
+  });
 
   const jobOptions = (cmd: Command) =>
     cmd

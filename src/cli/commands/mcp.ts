@@ -4,7 +4,7 @@
  * to stdout; progress, notes and warnings to stderr. Exit codes: 0 success, 1 the task failed (a
  * server that does not start, an entry that is not there), 2 usage or configuration error.
  */
-import { Command, InvalidArgumentError, Option } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
 import { loadEnvFile } from "../../config/env-file.js";
 import { ConfigError, ProfileNameError } from "../../config/errors.js";
@@ -24,9 +24,11 @@ import { renderTable } from "../format/table.js";
 import {
   CliFailure,
   type CliIo,
-  createCliIo,
+  profileOption,
   runSubcommandProgram,
   type SubcommandOptions,
+  subcommandActions,
+  subcommandRoot,
 } from "../subcommands.js";
 import { removeMcpServer, writeMcpServer } from "./mcp/config-file.js";
 
@@ -51,7 +53,6 @@ function reportFailure(error: unknown, io: CliIo): number {
     : 1;
 }
 
-const profileOption = () => new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 function secondsOption(flag: string) {
@@ -78,26 +79,23 @@ interface AddFlags {
 }
 
 function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = new Command("hermes mcp")
-    .description("MCP servers whose tools the agent can use (mcp_servers in config.yaml)")
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .addOption(profileOption())
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  const root = subcommandRoot(
+    "hermes mcp",
+    "MCP servers whose tools the agent can use (mcp_servers in config.yaml)",
+    io,
+  );
 
-  const run =
-    <A extends unknown[]>(body: (ctx: Ctx, ...args: A) => Promise<number> | number) =>
-    async (...args: A) => {
-      const cmd = args[args.length - 1] as Command;
-      const profile =
-        cmd.opts<{ profile?: string }>().profile ?? root.opts<{ profile?: string }>().profile ?? outerProfile;
-      try {
-        const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
-        setExit(await body({ home, env: loadEnvFile(home, io.env).env, io }, ...args));
-      } catch (error) {
-        setExit(reportFailure(error, io));
-      }
-    };
+  const run = subcommandActions({
+    root,
+    io,
+    outerProfile,
+    setExit,
+    report: reportFailure,
+    open: (profile) => {
+      const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
+      return { home, env: loadEnvFile(home, io.env).env, io };
+    },
+  });
 
   root
     .command("add")

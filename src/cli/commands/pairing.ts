@@ -4,12 +4,20 @@
  * 1 the task failed (no such code, platform locked out, user not approved, unreadable file),
  * 2 usage or configuration error. The code the owner typed is never echoed back.
  */
-import { Command, Option } from "commander";
+import type { Command } from "commander";
 import { ProfileNameError } from "../../config/errors.js";
 import { resolveHome } from "../../config/home.js";
 import { PairingStore, PairingUsageError } from "../../gateway/auth/pairing.js";
 import { renderTable } from "../format/table.js";
-import { CliFailure, type CliIo, runSubcommandProgram, type SubcommandOptions } from "../subcommands.js";
+import {
+  CliFailure,
+  type CliIo,
+  profileOption,
+  runSubcommandProgram,
+  type SubcommandOptions,
+  subcommandActions,
+  subcommandRoot,
+} from "../subcommands.js";
 
 export type PairingCommandOptions = SubcommandOptions;
 
@@ -28,29 +36,24 @@ function reportFailure(error: unknown, io: CliIo): number {
   return error instanceof PairingUsageError || error instanceof ProfileNameError ? 2 : 1;
 }
 
-const profileOption = () => new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
-
 function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = new Command("hermes pairing")
-    .description("approve, list and revoke users who paired with the gateway through a DM code")
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .addOption(profileOption())
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  const root = subcommandRoot(
+    "hermes pairing",
+    "approve, list and revoke users who paired with the gateway through a DM code",
+    io,
+  );
 
-  const run =
-    <A extends unknown[]>(body: (store: PairingStore, ...args: A) => Promise<number>) =>
-    async (...args: A) => {
-      const cmd = args[args.length - 1] as Command;
-      const profile =
-        cmd.opts<{ profile?: string }>().profile ?? root.opts<{ profile?: string }>().profile ?? outerProfile;
-      try {
-        const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
-        setExit(await body(new PairingStore({ home, now: () => io.now() }), ...args));
-      } catch (error) {
-        setExit(reportFailure(error, io));
-      }
-    };
+  const run = subcommandActions({
+    root,
+    io,
+    outerProfile,
+    setExit,
+    report: reportFailure,
+    open: (profile) => {
+      const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
+      return new PairingStore({ home, now: () => io.now() });
+    },
+  });
 
   root
     .command("approve")

@@ -18,13 +18,7 @@ import { highlight, sessionHeader, transcript } from "../format/session-view.js"
 import { renderTable } from "../format/table.js";
 import { formatBytes, formatCount, formatDateTime, relativeTime } from "../format/time.js";
 import { homeFor } from "../home-env.js";
-import {
-  CliFailure,
-  type CliIo,
-  createCliIo,
-  runSubcommandProgram,
-  type SubcommandOptions,
-} from "../subcommands.js";
+import { CliFailure, type CliIo, runSubcommandProgram, type SubcommandOptions } from "../subcommands.js";
 
 export type SessionsCommandOptions = SubcommandOptions;
 

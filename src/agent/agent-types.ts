@@ -66,6 +66,11 @@ export interface AIAgentOptions {
    * ignored here (the discovery reports its own failures).
    */
   toolsReady?: Promise<unknown>;
+  /**
+   * First entries of the per-session state tools share (`ToolContext.session`). The gateway puts
+   * the chat a conversation serves under `cron.origin`, so jobs created there deliver back to it.
+   */
+  toolState?: Readonly<Record<string, unknown>>;
   /** How deep in a delegation tree this agent is: 0 at the top, 1 for a subagent... */
   delegationDepth?: number;
 }

@@ -71,7 +71,7 @@ export class AIAgent {
   private readonly ownsRuntime: boolean;
   private readonly listeners = new Set<AgentEventListener>();
   private readonly history: Message[];
-  private readonly toolSession = new Map<string, unknown>();
+  private readonly toolSession: Map<string, unknown>;
   private readonly approvals: ApprovalPolicy;
   private readonly guard: ToolLoopGuard;
   private readonly unknownToolMisses = { count: 0 };
@@ -89,6 +89,7 @@ export class AIAgent {
 
   constructor(options: AIAgentOptions = {}) {
     this.options = options;
+    this.toolSession = new Map(Object.entries(options.toolState ?? {}));
     this.config = options.config ?? defaultConfig();
     this.currentSessionId = options.sessionId ?? randomUUID();
     this.taskId = options.taskId ?? this.currentSessionId;

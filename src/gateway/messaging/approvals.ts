@@ -1,0 +1,162 @@
+/**
+ * Dangerous-command approvals over chat. The question goes to the chat the turn serves, with
+ * buttons where the platform has them and a "reply yes or no" line where it does not. It is
+ * answered by a button press, a `yes`/`no` reply, `/approve [session|always]` or `/deny`, and
+ * fails closed: no answer within `approvals.timeout` seconds is a denial.
+ */
+import { randomBytes } from "node:crypto";
+import type { ApprovalDecision, ApprovalRequest } from "../../tools/types.js";
+import type { OutboundTarget, PlatformAdapter } from "../platforms/types.js";
+
+interface Pending {
+  id: string;
+  request: ApprovalRequest;
+  adapter: PlatformAdapter;
+  target: OutboundTarget;
+  messageId?: string;
+  /** Who may answer: the user the turn belongs to. */
+  userId: string;
+  settle: (decision: ApprovalDecision, by: string) => void;
+}
+
+const YES = new Set(["yes", "y", "approve", "approved", "ok", "okay", "go", "allow", "sure"]);
+const NO = new Set(["no", "n", "deny", "denied", "cancel", "stop", "reject", "nope"]);
+
+/** `yes`/`no` as a decision; undefined for anything else. */
+export function parseApprovalReply(text: string): ApprovalDecision | undefined {
+  const word = text
+    .trim()
+    .toLowerCase()
+    .replace(/[.!]+$/, "");
+  if (YES.has(word)) return "once";
+  if (NO.has(word)) return "deny";
+  return undefined;
+}
+
+const LABEL: Readonly<Record<ApprovalDecision, string>> = {
+  once: "✅ Approved once",
+  session: "✅ Approved for this session",
+  always: "✅ Approved always",
+  deny: "❌ Denied",
+};
+
+export class ChatApprovals {
+  /** Pending approvals by session key (one at a time per conversation: the turn waits on it). */
+  private readonly pending = new Map<string, Pending>();
+
+  constructor(private readonly timeoutMs: number) {}
+
+  /** Whether the conversation `key` waits for an answer. */
+  has(key: string): boolean {
+    return this.pending.has(key);
+  }
+
+  /** Asks in the chat and resolves with the answer; a denial after the timeout or a failed send. */
+  ask(
+    key: string,
+    request: ApprovalRequest,
+    where: { adapter: PlatformAdapter; target: OutboundTarget; userId: string },
+  ): Promise<ApprovalDecision> {
+    this.pending.get(key)?.settle("deny", "superseded");
+    const id = randomBytes(4).toString("hex");
+    return new Promise<ApprovalDecision>((resolve) => {
+      let done = false;
+      const entry: Pending = {
+        id,
+        request,
+        adapter: where.adapter,
+        target: where.target,
+        userId: where.userId,
+        settle: (decision, by) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          if (this.pending.get(key) === entry) this.pending.delete(key);
+          resolve(decision);
+          void this.markAnswered(entry, decision, by);
+        },
+      };
+      const timer = setTimeout(() => entry.settle("deny", "timeout"), this.timeoutMs);
+      timer.unref?.();
+      this.pending.set(key, entry);
+      const buttons = where.adapter.capabilities.buttons;
+      const text =
+        `⚠️ **Approval needed:** ${request.reason}\n\n\`\`\`\n${request.command}\n\`\`\`\n` +
+        (buttons
+          ? `Choose below within ${Math.round(this.timeoutMs / 1000)} s, or it is denied.`
+          : `Reply **yes** to run it once or **no** to refuse (/approve session, /approve always, /deny). ` +
+            `No answer within ${Math.round(this.timeoutMs / 1000)} s denies it.`);
+      where.adapter
+        .send(where.target, text, {
+          ...(buttons
+            ? {
+                buttons: [
+                  [
+                    { label: "Approve once", data: `ap:${id}:once`, style: "primary" as const },
+                    { label: "This session", data: `ap:${id}:session` },
+                  ],
+                  [
+                    { label: "Always", data: `ap:${id}:always` },
+                    { label: "Deny", data: `ap:${id}:deny`, style: "danger" as const },
+                  ],
+                ],
+              }
+            : {}),
+        })
+        .then((sent) => {
+          entry.messageId = sent.messageId;
+        })
+        .catch(() => entry.settle("deny", "send failed"));
+    });
+  }
+
+  /** A button press `ap:<id>:<decision>`; returns whether it answered a pending approval. */
+  answerAction(key: string, data: string, userId: string): boolean {
+    const m = /^ap:([0-9a-f]+):(once|session|always|deny)$/.exec(data);
+    const entry = this.pending.get(key);
+    if (!m || !entry || entry.id !== m[1] || entry.userId !== userId) return false;
+    entry.settle(m[2] as ApprovalDecision, "button");
+    return true;
+  }
+
+  /** Answers by id alone (a button pressed from another conversation key, e.g. a thread). */
+  answerById(data: string, userId: string): boolean {
+    const m = /^ap:([0-9a-f]+):(once|session|always|deny)$/.exec(data);
+    if (!m) return false;
+    for (const entry of this.pending.values()) {
+      if (entry.id === m[1] && entry.userId === userId) {
+        entry.settle(m[2] as ApprovalDecision, "button");
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A text answer (`yes`, `/approve session`, `/deny`); returns whether it answered. */
+  answer(key: string, decision: ApprovalDecision): boolean {
+    const entry = this.pending.get(key);
+    if (!entry) return false;
+    entry.settle(decision, "reply");
+    return true;
+  }
+
+  /** Denies everything pending (shutdown, /stop). */
+  denyAll(key?: string): void {
+    for (const [k, entry] of [...this.pending])
+      if (key === undefined || k === key) entry.settle("deny", "stopped");
+  }
+
+  private async markAnswered(entry: Pending, decision: ApprovalDecision, by: string): Promise<void> {
+    const suffix = by === "timeout" ? " (no answer in time)" : by === "stopped" ? " (stopped)" : "";
+    const text = `${LABEL[decision]}${suffix}\n\n\`\`\`\n${entry.request.command}\n\`\`\``;
+    try {
+      if (entry.messageId && entry.adapter.capabilities.edit) {
+        await entry.adapter.edit(entry.target, entry.messageId, text);
+      } else if (by === "timeout") {
+        await entry.adapter.send(entry.target, text);
+      }
+    } catch {
+      /* the decision stands whether or not the chat shows it */
+    }
+  }
+}

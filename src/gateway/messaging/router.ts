@@ -1,0 +1,590 @@
+/**
+ * The messaging gateway's heart: every platform adapter hands its messages here. The router
+ * decides who may talk (allowlists, DM pairing), which conversation a message belongs to (Hermes's
+ * session keys, `sessions/sessions.json`, reset policies), runs the conversation's agent (one
+ * cached `ChatSession` per key, so the provider's prompt cache holds), handles input that arrives
+ * while the agent works (`display.busy_input_mode`) and the commands that must reach it even then
+ * (`/stop`, `/new`, `/status`, `/approve`, `/deny`), asks for approvals in the chat, and delivers
+ * the answer (see `reply.ts`).
+ */
+import type { ChatSession } from "../../agent/chat-session.js";
+import type { HermesConfig } from "../../config/defaults.js";
+import { setEnvVar } from "../../config/env-file.js";
+import { SessionStoreError } from "../../state/types.js";
+import type { ApprovalDecision, ApprovalRequest } from "../../tools/types.js";
+import { authorize, platformEnvPrefix } from "../auth/allowlist.js";
+import type { PairingStore } from "../auth/pairing.js";
+import type {
+  BotCommand,
+  InboundAction,
+  InboundMessage,
+  MessageSource,
+  OutboundTarget,
+  PlatformAdapter,
+} from "../platforms/types.js";
+import { sessionKey } from "../session-key.js";
+import { ChatApprovals, parseApprovalReply } from "./approvals.js";
+import { deliverText, homeChannel, resolveTarget } from "./deliver.js";
+import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
+import { type ResetPolicy, resetPolicyFrom, resetReason, SessionIndex } from "./session-index.js";
+
+export type BusyMode = "interrupt" | "queue" | "steer";
+
+/** What the runner needs to open a conversation's agent session. */
+export interface OpenConversation {
+  platform: string;
+  source: MessageSource;
+  key: string;
+  /** Continue this stored session. */
+  resume?: string;
+  /** Seeds the tools' per-session state (`cron.origin`). */
+  toolState: Record<string, unknown>;
+  onApproval: (request: ApprovalRequest) => Promise<ApprovalDecision>;
+}
+
+export interface RouterOptions {
+  home: string;
+  config: HermesConfig;
+  /** The gateway's environment; `/sethome` updates it in place as well as `.env`. */
+  env: Record<string, string | undefined>;
+  profile?: string | undefined;
+  adapters: ReadonlyMap<string, PlatformAdapter>;
+  pairing: PairingStore;
+  openSession: (request: OpenConversation) => Promise<ChatSession>;
+  log?: (line: string) => void;
+  now?: () => Date;
+  /** Idle conversations whose agent stays cached (default 256); the least recent beyond it are closed. */
+  maxCachedAgents?: number;
+}
+
+interface Conversation {
+  key: string;
+  platform: string;
+  source: MessageSource;
+  chat?: ChatSession;
+  /** The chat's stored session id to continue when no agent is cached yet. */
+  busy: boolean;
+  queue: InboundMessage[];
+  lastActive: Date;
+  /** Set by /new while busy: the next turn starts a fresh session. */
+  fresh: boolean;
+  /** Set by /stop: the running turn's partial answer is not delivered. */
+  stopped: boolean;
+}
+
+/** The gateway commands, in the order `/help` and the platform menus list them. */
+export const GATEWAY_COMMANDS: readonly BotCommand[] = [
+  { name: "new", description: "Start a new conversation" },
+  { name: "stop", description: "Stop what the agent is doing" },
+  { name: "status", description: "Session, model and what is running" },
+  { name: "approve", description: "Approve the pending command (session | always)" },
+  { name: "deny", description: "Refuse the pending command" },
+  { name: "sethome", description: "Make this chat the home channel (cron, notifications)" },
+  { name: "help", description: "What I can do here" },
+];
+
+const section = (value: unknown): Record<string, unknown> =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+
+function busyModeOf(config: HermesConfig, platform: string): BusyMode {
+  const display = section(config["display"]);
+  const raw =
+    section(section(display["platforms"])[platform])["busy_input_mode"] ?? display["busy_input_mode"];
+  const mode = String(raw ?? "interrupt").toLowerCase();
+  return mode === "queue" || mode === "steer" ? mode : "interrupt";
+}
+
+const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export class MessageRouter {
+  private readonly conversations = new Map<string, Conversation>();
+  private readonly index: SessionIndex;
+  private readonly approvals: ChatApprovals;
+  private readonly running = new Set<Promise<void>>();
+  private readonly log: (line: string) => void;
+  private readonly now: () => Date;
+  private closing = false;
+
+  constructor(private readonly options: RouterOptions) {
+    this.log = options.log ?? (() => undefined);
+    this.now = options.now ?? (() => new Date());
+    this.index = new SessionIndex(options.home, (m) => this.log(`sessions: ${m}`));
+    const timeout = Number(section(options.config["approvals"])["timeout"]);
+    this.approvals = new ChatApprovals((Number.isFinite(timeout) && timeout > 0 ? timeout : 60) * 1000);
+  }
+
+  /** The handlers to pass to `adapter.connect`. */
+  handlersFor(adapter: PlatformAdapter) {
+    return {
+      onMessage: (message: InboundMessage) => this.track(this.onMessage(adapter, message)),
+      onAction: (action: InboundAction) => this.track(this.onAction(action)),
+      onError: (message: string) => this.log(`${adapter.platform}: ${message}`),
+    };
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work.catch((error: unknown) => this.log(`gateway: ${describeError(error)}`));
+    this.running.add(tracked);
+    void tracked.finally(() => this.running.delete(tracked));
+  }
+
+  private keyFor(source: MessageSource): string {
+    const config = this.options.config;
+    return sessionKey(source, {
+      groupSessionsPerUser: config["group_sessions_per_user"] !== false,
+      threadSessionsPerUser: config["thread_sessions_per_user"] === true,
+      profile: this.options.profile,
+    });
+  }
+
+  private targetOf(source: MessageSource, replyTo?: string): OutboundTarget {
+    return {
+      chatId: source.chatId,
+      ...(source.threadId ? { threadId: source.threadId } : {}),
+      ...(replyTo ? { replyTo } : {}),
+    };
+  }
+
+  private async say(adapter: PlatformAdapter, source: MessageSource, text: string): Promise<void> {
+    try {
+      await adapter.send(this.targetOf(source), text);
+    } catch (error) {
+      this.log(`${adapter.platform}: could not reply in ${source.chatId}: ${describeError(error)}`);
+    }
+  }
+
+  private authorized(source: MessageSource) {
+    return authorize(
+      {
+        platform: source.platform,
+        userId: source.userId,
+        userName: source.userName,
+        isDm: source.chatType === "dm",
+      },
+      {
+        env: this.options.env,
+        approved: this.options.pairing.approvedIds(source.platform),
+        unauthorizedDm: this.options.config["unauthorized_dm_behavior"] === "ignore" ? "ignore" : "pair",
+      },
+    );
+  }
+
+  private async onMessage(adapter: PlatformAdapter, message: InboundMessage): Promise<void> {
+    const { source } = message;
+    if (this.closing || !source.userId) return;
+    const decision = this.authorized(source);
+    if (!decision.allowed) {
+      if (decision.pairing) await this.offerPairing(adapter, source);
+      else this.log(`${source.platform}: ignored a message from unauthorized user ${source.userId}`);
+      return;
+    }
+    const key = this.keyFor(source);
+    const conv = this.conversation(key, source);
+    const text = message.text.trim();
+
+    if (this.approvals.has(key)) {
+      const answer = parseApprovalReply(text);
+      if (answer) {
+        this.approvals.answer(key, answer);
+        return;
+      }
+    }
+    if (text.startsWith("/") && (await this.command(adapter, conv, message, text))) return;
+
+    if (conv.busy) {
+      await this.whileBusy(adapter, conv, message);
+      return;
+    }
+    conv.queue.push(message);
+    await this.pump(adapter, conv);
+  }
+
+  private conversation(key: string, source: MessageSource): Conversation {
+    let conv = this.conversations.get(key);
+    if (!conv) {
+      conv = {
+        key,
+        platform: source.platform,
+        source,
+        busy: false,
+        queue: [],
+        lastActive: this.now(),
+        fresh: false,
+        stopped: false,
+      };
+      this.conversations.set(key, conv);
+      this.evictIdle();
+    }
+    conv.source = source;
+    return conv;
+  }
+
+  /** Closes the agents of the least recently active idle conversations beyond the cache size. */
+  private evictIdle(): void {
+    const max = this.options.maxCachedAgents ?? 256;
+    if (this.conversations.size <= max) return;
+    const idle = [...this.conversations.values()]
+      .filter((c) => !c.busy && c.queue.length === 0 && !this.approvals.has(c.key))
+      .sort((a, b) => a.lastActive.getTime() - b.lastActive.getTime());
+    for (const conv of idle.slice(0, this.conversations.size - max)) {
+      this.conversations.delete(conv.key);
+      // The session stays in sessions.json and state.db; the next message continues it.
+      void conv.chat?.close("agent_evicted").catch(() => undefined);
+    }
+  }
+
+  private async offerPairing(adapter: PlatformAdapter, source: MessageSource): Promise<void> {
+    try {
+      const request = await this.options.pairing.requestCode(source.platform, {
+        id: source.userId,
+        ...(source.userName ? { name: source.userName } : {}),
+      });
+      if (request.status !== "created") {
+        this.log(`${source.platform}: pairing request from ${source.userId}: ${request.status}`);
+        return;
+      }
+      this.log(`${source.platform}: sent a pairing code to unknown user ${source.userId}`);
+      await adapter.send(
+        this.targetOf(source),
+        "👋 I don't know you yet, so I can't answer. To pair this account, ask my owner to run:\n\n" +
+          `hermes pairing approve ${source.platform} ${request.code}\n\n` +
+          "The code expires in one hour.",
+        { plain: true },
+      );
+    } catch (error) {
+      this.log(`${source.platform}: pairing failed for ${source.userId}: ${describeError(error)}`);
+    }
+  }
+
+  private async whileBusy(
+    adapter: PlatformAdapter,
+    conv: Conversation,
+    message: InboundMessage,
+  ): Promise<void> {
+    const mode = busyModeOf(this.options.config, conv.platform);
+    if (mode === "steer" && conv.chat && !message.media?.length && message.text.trim()) {
+      conv.chat.steer(message.text.trim());
+      await this.say(adapter, message.source, "↪️ Noted: I'll take that into account in the current task.");
+      return;
+    }
+    conv.queue.push(message);
+    if (mode === "interrupt") {
+      conv.chat?.interrupt();
+      await this.say(adapter, message.source, "⚡ Interrupting the current task to read your new message.");
+    } else {
+      await this.say(adapter, message.source, "📥 Queued: I'll get to it when the current task is done.");
+    }
+  }
+
+  /** Runs queued messages one turn at a time until the queue is empty. */
+  private async pump(adapter: PlatformAdapter, conv: Conversation): Promise<void> {
+    if (conv.busy) return;
+    conv.busy = true;
+    try {
+      while (conv.queue.length > 0 && !this.closing) {
+        const batch = conv.queue.splice(0);
+        conv.stopped = false;
+        try {
+          await this.turn(adapter, conv, batch);
+        } catch (error) {
+          this.log(`${conv.platform}: turn failed in ${conv.key}: ${describeError(error)}`);
+          await this.say(
+            adapter,
+            batch[batch.length - 1]?.source ?? conv.source,
+            `⚠️ Something went wrong: ${describeError(error)}`,
+          );
+        }
+      }
+    } finally {
+      conv.busy = false;
+    }
+  }
+
+  private inputOf(conv: Conversation, batch: readonly InboundMessage[]): string {
+    const shared = batch.some((m) => m.source.chatType !== "dm") && this.isShared(conv);
+    return batch
+      .map((m) => {
+        const parts: string[] = [];
+        const text = m.text.trim();
+        if (text) parts.push(shared ? `[${m.source.userName ?? m.source.userId}] ${text}` : text);
+        for (const media of m.media ?? []) {
+          const what = media.kind === "voice" ? "a voice note" : `a ${media.kind}`;
+          parts.push(
+            `[The user sent ${what}${media.fileName ? ` (${media.fileName})` : ""}, saved at ${media.path}]`,
+          );
+        }
+        return parts.join("\n");
+      })
+      .filter(Boolean)
+      .join("\n\n");
+  }
+
+  /** Whether several people share this conversation (a group without per-user sessions, or a thread). */
+  private isShared(conv: Conversation): boolean {
+    if (conv.source.chatType === "dm") return false;
+    if (conv.source.threadId && this.options.config["thread_sessions_per_user"] !== true) return true;
+    return this.options.config["group_sessions_per_user"] === false;
+  }
+
+  private resetPolicy(platform: string): ResetPolicy {
+    return resetPolicyFrom(this.options.config["session_reset"], platform);
+  }
+
+  /** The conversation's agent session: cached, continued from sessions.json, or new (reset policy). */
+  private async ensureChat(
+    adapter: PlatformAdapter,
+    conv: Conversation,
+    source: MessageSource,
+  ): Promise<ChatSession> {
+    const now = this.now();
+    const policy = this.resetPolicy(conv.platform);
+    if (conv.chat) {
+      const reason = conv.fresh ? "new" : resetReason(conv.lastActive, now, policy);
+      if (reason) {
+        await conv.chat.newSession();
+        this.index.set(conv.key, conv.chat.id, source, now);
+        if (reason !== "new") await this.say(adapter, source, resetNotice(reason, policy));
+      }
+      conv.fresh = false;
+      return conv.chat;
+    }
+    const entry = this.index.get(conv.key);
+    let resume: string | undefined;
+    if (entry && !conv.fresh) {
+      const reason = resetReason(new Date(entry.updated_at), now, policy);
+      if (reason) await this.say(adapter, source, resetNotice(reason, policy));
+      else resume = entry.session_id;
+    }
+    conv.fresh = false;
+    const request: OpenConversation = {
+      platform: conv.platform,
+      source,
+      key: conv.key,
+      toolState: {
+        "cron.origin": {
+          platform: source.platform,
+          chat_id: source.chatId,
+          ...(source.threadId ? { thread_id: source.threadId } : {}),
+          ...(source.chatName ? { chat_name: source.chatName } : {}),
+        },
+      },
+      onApproval: (approval) =>
+        this.approvals.ask(conv.key, approval, {
+          adapter,
+          target: this.targetOf(conv.source),
+          userId: conv.source.userId,
+        }),
+    };
+    let chat: ChatSession;
+    try {
+      chat = await this.options.openSession(resume ? { ...request, resume } : request);
+    } catch (error) {
+      if (!(resume && error instanceof SessionStoreError)) throw error;
+      this.log(`sessions: ${conv.key} pointed at a missing session ${resume}; starting a new one`);
+      chat = await this.options.openSession(request);
+    }
+    conv.chat = chat;
+    this.index.set(conv.key, chat.id, source, now);
+    return chat;
+  }
+
+  private async turn(adapter: PlatformAdapter, conv: Conversation, batch: InboundMessage[]): Promise<void> {
+    const last = batch[batch.length - 1] as InboundMessage;
+    const source = last.source;
+    const input = this.inputOf(conv, batch);
+    if (!input) return;
+    const chat = await this.ensureChat(adapter, conv, source);
+    const view = new ReplyView(adapter, this.targetOf(source), {
+      stream: streamSettings(this.options.config, conv.platform),
+      progress: toolProgressLevel(this.options.config, conv.platform),
+      onError: (m) => this.log(`${conv.platform}: ${m}`),
+    });
+    view.startTyping();
+    const run = chat.run(input);
+    let result: Awaited<typeof run.result>;
+    try {
+      for await (const event of run) {
+        if (event.type === "text_delta") view.textDelta(event.text);
+        else if (event.type === "turn_start") view.turnStarted();
+        else if (event.type === "tool_start" && !event.parentCallId) view.toolStarted(event.name, event.args);
+      }
+      result = await run.result;
+    } catch (error) {
+      await view.abandon();
+      throw error;
+    }
+    conv.lastActive = this.now();
+    if (chat.id !== this.index.get(conv.key)?.session_id)
+      this.index.set(conv.key, chat.id, source, conv.lastActive);
+    else this.index.touch(conv.key, conv.lastActive);
+
+    if (result.reason === "interrupted" && (conv.stopped || conv.queue.length > 0)) {
+      await view.abandon();
+      return;
+    }
+    let answer = result.text;
+    if (result.reason === "error") {
+      const problem = `⚠️ ${result.error ?? "The model call failed."}`;
+      answer = answer.trim() ? `${answer}\n\n${problem}` : problem;
+    } else if (result.reason === "max_turns" && !answer.trim()) {
+      answer = '⚠️ I hit the tool-call limit for one turn before finishing. Say "continue" to go on.';
+    }
+    await view.finish(answer);
+  }
+
+  private async command(
+    adapter: PlatformAdapter,
+    conv: Conversation,
+    message: InboundMessage,
+    text: string,
+  ): Promise<boolean> {
+    const match = /^\/([A-Za-z0-9_-]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text);
+    if (!match) return false;
+    const name = (match[1] ?? "").toLowerCase();
+    const arg = (match[2] ?? "").trim().toLowerCase();
+    const source = message.source;
+    switch (name) {
+      case "new":
+      case "reset": {
+        conv.queue.length = 0;
+        this.approvals.denyAll(conv.key);
+        if (conv.busy) {
+          conv.stopped = true;
+          conv.chat?.interrupt();
+        }
+        conv.fresh = true;
+        if (conv.chat && !conv.busy) {
+          await conv.chat.newSession();
+          conv.fresh = false;
+          this.index.set(conv.key, conv.chat.id, source, this.now());
+        }
+        await this.say(adapter, source, "✨ New conversation started.");
+        return true;
+      }
+      case "stop": {
+        const wasBusy = conv.busy;
+        conv.queue.length = 0;
+        this.approvals.denyAll(conv.key);
+        if (wasBusy) {
+          conv.stopped = true;
+          conv.chat?.interrupt();
+        }
+        await this.say(adapter, source, wasBusy ? "⏹ Stopped." : "Nothing is running.");
+        return true;
+      }
+      case "status": {
+        await this.say(adapter, source, this.statusText(conv));
+        return true;
+      }
+      case "approve":
+      case "deny": {
+        const decision: ApprovalDecision =
+          name === "deny" ? "deny" : arg === "session" ? "session" : arg === "always" ? "always" : "once";
+        if (!this.approvals.answer(conv.key, decision))
+          await this.say(adapter, source, "Nothing is waiting for approval.");
+        return true;
+      }
+      case "sethome": {
+        const value = source.threadId ? `${source.chatId}:${source.threadId}` : source.chatId;
+        const variable = `${platformEnvPrefix(source.platform)}_HOME_CHANNEL`;
+        try {
+          setEnvVar(this.options.home, variable, value);
+          this.options.env[variable] = value;
+          await this.say(
+            adapter,
+            source,
+            `🏠 This chat is now the ${source.platform} home channel (${variable}=${value}).`,
+          );
+        } catch (error) {
+          await this.say(adapter, source, `⚠️ Could not save the home channel: ${describeError(error)}`);
+        }
+        return true;
+      }
+      case "help":
+      case "start":
+      case "commands": {
+        const lines = GATEWAY_COMMANDS.map((c) => `/${c.name} — ${c.description}`);
+        await this.say(adapter, source, `Send me a message and I'll get to work.\n\n${lines.join("\n")}`);
+        return true;
+      }
+      default:
+        // Not a gateway command: the agent reads it (it may be a path such as /tmp/x).
+        return false;
+    }
+  }
+
+  private statusText(conv: Conversation): string {
+    const chat = conv.chat;
+    const lines = [`**Session:** ${chat?.id ?? this.index.get(conv.key)?.session_id ?? "none yet"}`];
+    if (chat) {
+      const usage = chat.usageReport();
+      lines.push(`**Model:** ${chat.model}`);
+      if (usage.contextLength) {
+        const pct = Math.round((usage.contextTokens / usage.contextLength) * 100);
+        lines.push(
+          `**Context:** ${usage.contextTokens.toLocaleString("en-US")} / ${usage.contextLength.toLocaleString("en-US")} tokens (${pct}%)`,
+        );
+      }
+    }
+    lines.push(
+      `**State:** ${conv.busy ? "working" : "idle"}${conv.queue.length ? `, ${conv.queue.length} queued` : ""}`,
+    );
+    if (this.approvals.has(conv.key)) lines.push("**Waiting for:** your approval");
+    return lines.join("\n");
+  }
+
+  private async onAction(action: InboundAction): Promise<void> {
+    const { source } = action;
+    const decision = this.authorized(source);
+    if (!decision.allowed) {
+      await action.acknowledge?.("You are not allowed to do that.").catch(() => undefined);
+      return;
+    }
+    const key = this.keyFor(source);
+    const answered =
+      this.approvals.answerAction(key, action.data, source.userId) ||
+      this.approvals.answerById(action.data, source.userId);
+    await action
+      .acknowledge?.(answered ? undefined : "This button is no longer active.")
+      .catch(() => undefined);
+  }
+
+  /** A platform's home channel (see `homeChannel` in deliver.ts). */
+  homeChannel(platform: string): OutboundTarget | undefined {
+    return homeChannel(platform, this.options.env, this.options.config);
+  }
+
+  /**
+   * Sends text without the agent (cron output, webhooks): to the given chat or the platform's home
+   * channel, chunked, with attachments. Throws when the platform is not connected or has no home.
+   */
+  async deliver(
+    platform: string,
+    target: { chatId?: string; threadId?: string },
+    text: string,
+  ): Promise<void> {
+    const adapter = this.options.adapters.get(platform);
+    if (!adapter) throw new Error(`the ${platform} platform is not connected`);
+    await deliverText(adapter, resolveTarget(platform, target, this.options.env, this.options.config), text);
+  }
+
+  /** Stops taking messages, refuses pending approvals, waits for running turns, closes every agent. */
+  async stop(): Promise<void> {
+    this.closing = true;
+    this.approvals.denyAll();
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    for (const conv of this.conversations.values()) {
+      await conv.chat?.close("gateway_shutdown").catch(() => undefined);
+    }
+    this.conversations.clear();
+  }
+}
+
+function resetNotice(reason: "idle" | "daily", policy: ResetPolicy): string {
+  if (reason === "idle") {
+    const hours = policy.idleMinutes / 60;
+    const span = hours >= 1 ? `${Number(hours.toFixed(1))} h` : `${policy.idleMinutes} min`;
+    return `🔄 Starting a fresh conversation: the last one was idle for more than ${span}.`;
+  }
+  return `🔄 Starting a fresh conversation for the new day (reset at ${String(policy.atHour).padStart(2, "0")}:00).`;
+}

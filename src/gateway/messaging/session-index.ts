@@ -1,0 +1,177 @@
+/**
+ * `sessions/sessions.json`: which stored session each chat (session key) is talking in, in the
+ * layout Python Hermes writes, so a home moves between implementations without losing the thread
+ * of any chat. Transcripts live in state.db; this file is only the routing index.
+ *
+ * Also the reset policy (`session_reset`): when a chat's next message starts a fresh session
+ * because it sat idle too long or the daily reset hour passed.
+ */
+import { mkdirSync, readFileSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { atomicWriteFileSync } from "../../util/atomic-write.js";
+import type { MessageSource } from "../platforms/types.js";
+
+export interface SessionIndexEntry {
+  session_key: string;
+  session_id: string;
+  /** ISO timestamps. */
+  created_at: string;
+  updated_at: string;
+  display_name: string | null;
+  platform: string | null;
+  chat_type: string | null;
+  origin?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export type ResetMode = "both" | "idle" | "daily" | "none";
+
+export interface ResetPolicy {
+  mode: ResetMode;
+  idleMinutes: number;
+  /** Local hour (0-23) after which a session from an earlier day is reset. */
+  atHour: number;
+}
+
+export const DEFAULT_RESET_POLICY: ResetPolicy = { mode: "both", idleMinutes: 1440, atHour: 4 };
+
+/** `session_reset:` from config.yaml (with a per-platform override under `session_reset.platforms`). */
+export function resetPolicyFrom(raw: unknown, platform?: string): ResetPolicy {
+  const section = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
+  const perPlatform =
+    platform && section["platforms"] && typeof section["platforms"] === "object"
+      ? ((section["platforms"] as Record<string, unknown>)[platform] as Record<string, unknown> | undefined)
+      : undefined;
+  const pick = (key: string) => perPlatform?.[key] ?? section[key];
+  const mode = String(pick("mode") ?? DEFAULT_RESET_POLICY.mode).toLowerCase();
+  const idle = Number(pick("idle_minutes"));
+  const hour = Number(pick("at_hour"));
+  return {
+    mode: (["both", "idle", "daily", "none"].includes(mode) ? mode : DEFAULT_RESET_POLICY.mode) as ResetMode,
+    idleMinutes: Number.isFinite(idle) && idle > 0 ? idle : DEFAULT_RESET_POLICY.idleMinutes,
+    atHour: Number.isInteger(hour) && hour >= 0 && hour <= 23 ? hour : DEFAULT_RESET_POLICY.atHour,
+  };
+}
+
+/** Why a session last active at `lastActive` should not continue at `now`; null when it should. */
+export function resetReason(lastActive: Date, now: Date, policy: ResetPolicy): "idle" | "daily" | null {
+  if (policy.mode === "none") return null;
+  if (
+    (policy.mode === "idle" || policy.mode === "both") &&
+    now.getTime() - lastActive.getTime() >= policy.idleMinutes * 60_000
+  ) {
+    return "idle";
+  }
+  if (policy.mode === "daily" || policy.mode === "both") {
+    // The most recent reset boundary at or before now.
+    const boundary = new Date(now);
+    boundary.setHours(policy.atHour, 0, 0, 0);
+    if (boundary.getTime() > now.getTime()) boundary.setDate(boundary.getDate() - 1);
+    if (lastActive.getTime() < boundary.getTime()) return "daily";
+  }
+  return null;
+}
+
+/** The routing index of one home. Reads once, writes atomically on every change. */
+export class SessionIndex {
+  private entries: Record<string, SessionIndexEntry> = {};
+  private readonly file: string;
+
+  constructor(
+    home: string,
+    private readonly onWarning: (message: string) => void = () => undefined,
+  ) {
+    this.file = join(home, "sessions", "sessions.json");
+    this.load();
+  }
+
+  private load(): void {
+    let text: string;
+    try {
+      text = readFileSync(this.file, "utf8").replace(/^\uFEFF/, "");
+    } catch {
+      return;
+    }
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+        for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+          if (
+            value &&
+            typeof value === "object" &&
+            typeof (value as SessionIndexEntry).session_id === "string"
+          ) {
+            this.entries[key] = value as SessionIndexEntry;
+          }
+        }
+        return;
+      }
+      throw new Error("not a JSON object");
+    } catch (error) {
+      // Keep the unreadable file for the owner to look at; start a fresh index.
+      const aside = `${this.file}.corrupt-${Date.now()}`;
+      try {
+        renameSync(this.file, aside);
+      } catch {
+        /* left in place */
+      }
+      this.onWarning(
+        `${this.file} could not be read (${error instanceof Error ? error.message : String(error)}); ` +
+          `it was moved to ${aside} and chats start new sessions.`,
+      );
+    }
+  }
+
+  get(key: string): SessionIndexEntry | undefined {
+    return this.entries[key];
+  }
+
+  /** Points `key` at `sessionId` (a new or continued session) and saves. */
+  set(key: string, sessionId: string, source: MessageSource, now: Date): SessionIndexEntry {
+    const previous = this.entries[key];
+    const iso = now.toISOString();
+    const entry: SessionIndexEntry = {
+      ...(previous ?? {}),
+      session_key: key,
+      session_id: sessionId,
+      created_at: previous && previous.session_id === sessionId ? previous.created_at : iso,
+      updated_at: iso,
+      display_name: source.chatName ?? source.userName ?? null,
+      platform: source.platform,
+      chat_type: source.chatType,
+      origin: {
+        platform: source.platform,
+        chat_id: source.chatId,
+        chat_name: source.chatName ?? null,
+        chat_type: source.chatType,
+        user_id: source.userId,
+        user_name: source.userName ?? null,
+        thread_id: source.threadId ?? null,
+        chat_topic: null,
+        ...(source.scopeId ? { scope_id: source.scopeId, guild_id: source.scopeId } : {}),
+      },
+    };
+    this.entries[key] = entry;
+    this.save();
+    return entry;
+  }
+
+  /** Records activity without changing the session. */
+  touch(key: string, now: Date): void {
+    const entry = this.entries[key];
+    if (!entry) return;
+    entry.updated_at = now.toISOString();
+    this.save();
+  }
+
+  private save(): void {
+    try {
+      mkdirSync(join(this.file, ".."), { recursive: true });
+      atomicWriteFileSync(this.file, `${JSON.stringify(this.entries, null, 2)}\n`);
+    } catch (error) {
+      this.onWarning(
+        `could not save ${this.file}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+}

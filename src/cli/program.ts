@@ -192,7 +192,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
 
   program
     .command("gateway")
-    .description("the long-running gateway: run | start | stop | status (API server, cron ticker)")
+    .description(
+      "the long-running gateway: run | start | stop | status (chat platforms, API server, webhooks, cron)",
+    )
     .helpOption(false)
     .allowUnknownOption()
     .allowExcessArguments()
@@ -216,6 +218,34 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       const { runCronCommand } = await import("./commands/cron.js");
       const profile = program.opts<ChatFlags>().profile;
       exitCode = await runCronCommand(args, profile ? { profile } : {});
+    });
+
+  program
+    .command("webhook")
+    .description("webhook routes: subscribe | list | remove | test")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a webhook command and its options (hermes webhook --help)")
+    .action(async (args: string[]) => {
+      const { runWebhookCommand } = await import("./commands/webhook.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runWebhookCommand(args, profile ? { profile } : {});
+    });
+
+  program
+    .command("send")
+    .description("deliver a message to a chat without the agent: send -t PLATFORM[:CHAT[:THREAD]] MESSAGE")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "options and the message (hermes send --help)")
+    .action(async (args: string[]) => {
+      const { runSendCommand } = await import("./commands/send.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runSendCommand(args, profile ? { profile } : {});
     });
 
   program

@@ -1,23 +1,36 @@
 /**
  * The gateway process (`hermes gateway run`): one long-running process per home that hosts what is
- * enabled (the OpenAI-compatible API server with the configured MCP servers' tools, and the
- * messaging platforms as they arrive) and the cron ticker. It holds the home's gateway lock and `gateway.pid` while it runs; `stop()` stops
+ * enabled (the messaging platforms whose tokens are set, the OpenAI-compatible API server, webhooks;
+ * all with the configured MCP servers' tools) and the cron ticker, which delivers to the connected
+ * platforms. It holds the home's gateway lock and `gateway.pid` while it runs; `stop()` stops
  * taking work, lets running turns and a running cron tick finish, then releases them.
  */
+import { ChatSession, type ChatSessionOptions } from "../agent/chat-session.js";
+import { resolveRuntime } from "../ai/resolve.js";
 import type { HermesConfig } from "../config/defaults.js";
-import { createDeliverer } from "../cron/delivery.js";
+import { createDeliverer, type PlatformSender } from "../cron/delivery.js";
 import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
+import { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
 import { startApiServer } from "./api-server/index.js";
+import { PairingStore } from "./auth/pairing.js";
+import { GATEWAY_COMMANDS, MessageRouter } from "./messaging/router.js";
 import { claimGateway } from "./pid-file.js";
+import { createAdapter, enabledPlatforms } from "./platforms/registry.js";
+import type { PlatformAdapter } from "./platforms/types.js";
+import { startWebhookServer } from "./webhooks/server.js";
+import { webhookEnabled } from "./webhooks/subscriptions.js";
+import { webhookDeliverer, webhookRunner } from "./webhooks/wiring.js";
 
 export interface GatewayOptions {
   home: string;
   config: HermesConfig;
   env: Record<string, string | undefined>;
+  /** Profile name (`-p`): the namespace of the chats' session keys. */
+  profile?: string | undefined;
   /** The command line recorded in gateway.pid. */
   argv?: readonly string[];
   /** Seconds between cron ticks (default 60; `HERMES_CRON_TICK_SECONDS` overrides). */
@@ -49,9 +62,38 @@ export function apiServerEnabled(config: HermesConfig, env: Record<string, strin
   );
 }
 
+const section = (value: unknown): Record<string, unknown> =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+
+/** `platform_toolsets.<platform>` from config.yaml, else the platform's `hermes-<platform>` toolset. */
+export function platformToolsets(config: HermesConfig, platform: string): string[] {
+  const mine = section(config["platform_toolsets"])[platform];
+  return Array.isArray(mine) && mine.every((t) => typeof t === "string") ? mine : [`hermes-${platform}`];
+}
+
+/** Seconds to wait for a platform to connect (`gateway.platform_connect_timeout`, default 30). */
+function connectTimeoutMs(config: HermesConfig): number {
+  const value = Number(section(config["gateway"])["platform_connect_timeout"]);
+  return (Number.isFinite(value) && value > 0 ? value : 30) * 1000;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${what} did not finish within ${Math.round(ms / 1000)} s`)),
+        ms,
+      );
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
 /**
- * Starts the gateway. Throws `GatewayRunningError` when another gateway holds this home, and the
- * API server's configuration errors (missing key) before anything is left running.
+ * Starts the gateway. Throws `GatewayRunningError` when another gateway holds this home, and
+ * configuration errors (the API server's missing key, no provider for the platforms) before
+ * anything is left running. A platform that cannot connect is reported and left out; the rest run.
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { home, config, env } = options;
@@ -60,10 +102,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const services: string[] = [];
   const stops: Array<() => Promise<void>> = [];
   try {
-    if (apiServerEnabled(config, env)) {
-      // MCP servers start in the background; turns wait for them before freezing their tools.
-      const registry = createBuiltinRegistry();
-      const mcp = hasEnabledMcpServers(config["mcp_servers"])
+    const platforms = enabledPlatforms(config, env);
+    const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
+    // One registry for every surface; MCP servers start in the background and turns wait for them.
+    const registry = createBuiltinRegistry();
+    const mcp =
+      needsAgents && hasEnabledMcpServers(config["mcp_servers"])
         ? startMcpServers({
             config: config["mcp_servers"],
             registry,
@@ -71,7 +115,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             onWarning: (message) => log(`mcp: ${message}`),
           })
         : undefined;
-      if (mcp) stops.push(() => mcp.close());
+    if (mcp) stops.push(() => mcp.close());
+    if (apiServerEnabled(config, env)) {
       const server = await startApiServer({
         home,
         config,
@@ -83,6 +128,115 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       services.push(`api_server ${server.url}`);
       stops.push(() => server.close());
     }
+
+    const adapters = new Map<string, PlatformAdapter>();
+    let router: MessageRouter | undefined;
+    const webhooks = webhookEnabled(config, env);
+    let sessionOptions: ChatSessionOptions | undefined;
+    if (platforms.length > 0 || webhooks) {
+      // Resolve the provider now so a configuration problem stops start-up with its message.
+      const resolved = resolveRuntime({ flags: {}, config, env });
+      const store = openSessionStore(sessionStorePath(home));
+      stops.push(async () => store.close());
+      sessionOptions = {
+        config,
+        home,
+        env,
+        cwd: env["MESSAGING_CWD"]?.trim() || process.cwd(),
+        resolved,
+        registry,
+        ...(mcp ? { toolsReady: mcp.ready } : {}),
+        store,
+        onWarning: (message) => log(message),
+      };
+    }
+    if (platforms.length > 0 && sessionOptions) {
+      const shared = sessionOptions;
+      const messaging = new MessageRouter({
+        home,
+        config,
+        env,
+        profile: options.profile,
+        adapters,
+        pairing: new PairingStore({ home }),
+        log,
+        openSession: (request) =>
+          ChatSession.open({
+            ...shared,
+            toolsets: platformToolsets(config, request.platform),
+            platform: request.platform,
+            source: request.platform,
+            onWarning: (message) => log(`${request.platform}: ${message}`),
+            onApproval: request.onApproval,
+            persistAlwaysApproval: async (patternKey) => {
+              const list = [...new Set([...(config.command_allowlist ?? []), patternKey])];
+              config.command_allowlist = list;
+              const { setConfigValue } = await import("../config/write.js");
+              await setConfigValue(home, "command_allowlist", JSON.stringify(list));
+            },
+            toolState: request.toolState,
+            ...(request.resume ? { resume: request.resume } : {}),
+          }),
+      });
+      router = messaging;
+      stops.push(() => messaging.stop());
+      const timeout = connectTimeoutMs(config);
+      for (const name of platforms) {
+        let adapter: PlatformAdapter;
+        try {
+          adapter = createAdapter(name, { home, config, env });
+          await withTimeout(
+            adapter.connect(messaging.handlersFor(adapter)),
+            timeout,
+            `connecting to ${name}`,
+          );
+        } catch (error) {
+          log(`${name}: not started: ${error instanceof Error ? error.message : String(error)}`);
+          continue;
+        }
+        adapters.set(name, adapter);
+        // Disconnect after the router has drained (stops run in reverse order).
+        stops.splice(stops.length - 1, 0, () => adapter.disconnect());
+        services.push(name);
+        adapter
+          .setCommands?.(GATEWAY_COMMANDS)
+          .catch((error: unknown) =>
+            log(
+              `${name}: could not publish the command menu: ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          );
+      }
+    }
+
+    if (webhooks && sessionOptions) {
+      const wiring = {
+        sessionOptions,
+        toolsets: platformToolsets(config, "webhook"),
+        router: () => router,
+      };
+      const server = await startWebhookServer({
+        home,
+        config,
+        env,
+        runAgent: webhookRunner(wiring),
+        deliver: webhookDeliverer(wiring),
+        onLog: log,
+      });
+      services.push(`webhook ${server.url}`);
+      stops.push(() => server.close());
+    }
+
+    const senders = new Map<string, PlatformSender>();
+    for (const name of adapters.keys()) {
+      senders.set(name, {
+        send: ({ chatId, threadId, text }) =>
+          (router as MessageRouter).deliver(
+            name,
+            { ...(chatId ? { chatId } : {}), ...(threadId ? { threadId } : {}) },
+            text,
+          ),
+      });
+    }
     const fromEnv = Number(env["HERMES_CRON_TICK_SECONDS"]);
     const seconds = Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : (options.cronIntervalSeconds ?? 60);
     const timezone =
@@ -90,7 +244,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const ticker = startTicker({
       home,
       runJob: agentJobRunner({ home, config, env }),
-      deliver: createDeliverer(),
+      deliver: createDeliverer(senders),
       intervalMs: seconds * 1000,
       ...(timezone ? { timezone } : {}),
       onProgress: (message) => log(`cron: ${message}`),

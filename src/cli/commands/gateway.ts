@@ -24,7 +24,9 @@ export interface GatewayCommandOptions {
 const USAGE = `Usage: hermes gateway <command> [options]
 
 Commands:
-  run      run the gateway in the foreground (API server when enabled, cron ticker)
+  run      run the gateway in the foreground: the chat platforms whose tokens are set
+           (TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN), the API server and
+           webhooks when enabled, and the cron ticker
   start    run it in the background; output goes to ~/.hermes/logs/gateway.log
   stop     let running turns finish, then stop it   [--timeout SECONDS (60)] [--force]
   status   say whether a gateway runs for this home
@@ -97,6 +99,7 @@ async function run(profile: string | undefined, stopSignal: Promise<void> | unde
       home: context.home,
       config: context.config,
       env: context.env,
+      profile,
       log: (line) => err(`gateway: ${line}`),
     });
   } catch (error) {

@@ -1,0 +1,58 @@
+/**
+ * The messaging platforms this gateway can run, and which of them a home has turned on: a platform
+ * runs when its token is in the environment (`.env`) and `platforms.<name>.enabled` is not false.
+ */
+import { join } from "node:path";
+import type { HermesConfig } from "../../config/defaults.js";
+import { createDiscordAdapter } from "./discord.js";
+import { createSlackAdapter } from "./slack.js";
+import { createTelegramAdapter } from "./telegram.js";
+import type { AdapterContext, PlatformAdapter } from "./types.js";
+
+interface PlatformSpec {
+  /** The variable whose presence turns the platform on. */
+  token: string;
+  create: (ctx: AdapterContext) => PlatformAdapter;
+}
+
+export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
+  telegram: { token: "TELEGRAM_BOT_TOKEN", create: (ctx) => createTelegramAdapter(ctx) },
+  discord: { token: "DISCORD_BOT_TOKEN", create: (ctx) => createDiscordAdapter(ctx) },
+  slack: { token: "SLACK_BOT_TOKEN", create: (ctx) => createSlackAdapter(ctx) },
+};
+
+const section = (value: unknown): Record<string, unknown> =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+
+/** The platforms whose token is set and which config.yaml does not switch off. */
+export function enabledPlatforms(
+  config: HermesConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const platforms = section(config["platforms"]);
+  return Object.entries(PLATFORMS)
+    .filter(([name, spec]) => env[spec.token]?.trim() && section(platforms[name])["enabled"] !== false)
+    .map(([name]) => name);
+}
+
+const DEFAULT_MAX_INBOUND = 128 * 1024 * 1024;
+
+/** Builds the adapter for a platform with its settings (`<name>:` in config.yaml). */
+export function createAdapter(
+  name: string,
+  options: { home: string; config: HermesConfig; env: Readonly<Record<string, string | undefined>> },
+): PlatformAdapter {
+  const spec = PLATFORMS[name];
+  if (!spec) throw new Error(`Unknown platform "${name}". Known: ${Object.keys(PLATFORMS).join(", ")}.`);
+  const limit = Number(section(options.config["gateway"])["max_inbound_media_bytes"]);
+  return spec.create({
+    home: options.home,
+    env: options.env,
+    settings: {
+      ...section(section(section(options.config["platforms"])[name])["extra"]),
+      ...section(options.config[name]),
+    },
+    mediaDir: join(options.home, "cache", "media"),
+    maxInboundMediaBytes: Number.isFinite(limit) && limit > 0 ? limit : DEFAULT_MAX_INBOUND,
+  });
+}

@@ -67,6 +67,8 @@ export class ReplyView {
   private lastEdit = 0;
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** The message this turn answers; the first message sent replies to it (then it is spent). */
+  private replyTo: string | undefined;
 
   constructor(
     private readonly adapter: PlatformAdapter,
@@ -75,8 +77,20 @@ export class ReplyView {
       stream: StreamSettings;
       progress: ToolProgress;
       onError: (message: string) => void;
+      /** Reply to this message with the first message sent (group chats). */
+      replyTo?: string | undefined;
     },
-  ) {}
+  ) {
+    this.replyTo = options.replyTo;
+  }
+
+  /** Where a new message goes: the first one replies to the user's message. */
+  private sendTarget(): OutboundTarget {
+    if (!this.replyTo) return this.target;
+    const target = { ...this.target, replyTo: this.replyTo };
+    this.replyTo = undefined;
+    return target;
+  }
 
   /** Shows "typing…" now and every 4 s until `close`. */
   startTyping(): void {
@@ -121,11 +135,11 @@ export class ReplyView {
         if (edit && this.progressId) {
           await this.adapter.edit(this.target, this.progressId, text, { plain: true });
         } else if (edit) {
-          this.progressId = (await this.adapter.send(this.target, text, { plain: true })).messageId;
+          this.progressId = (await this.adapter.send(this.sendTarget(), text, { plain: true })).messageId;
         } else {
           // No edits: one message per batch of new lines.
           const fresh = this.progressLines.splice(0);
-          if (fresh.length) await this.adapter.send(this.target, fresh.join("\n"), { plain: true });
+          if (fresh.length) await this.adapter.send(this.sendTarget(), fresh.join("\n"), { plain: true });
         }
       } catch (error) {
         this.options.onError(`tool progress: ${error instanceof Error ? error.message : String(error)}`);
@@ -166,7 +180,7 @@ export class ReplyView {
       this.lastEdit = Date.now();
       try {
         if (this.segmentId === undefined) {
-          this.segmentId = (await this.adapter.send(this.target, body)).messageId;
+          this.segmentId = (await this.adapter.send(this.sendTarget(), body)).messageId;
         } else {
           await this.adapter.edit(this.target, this.segmentId, body);
         }
@@ -227,7 +241,7 @@ export class ReplyView {
         if (first && this.segmentId !== undefined) {
           if (chunk !== this.shown) await this.adapter.edit(this.target, this.segmentId, chunk);
         } else {
-          await this.adapter.send(this.target, chunk);
+          await this.adapter.send(this.sendTarget(), chunk);
         }
       } catch (error) {
         this.options.onError(`reply: ${error instanceof Error ? error.message : String(error)}`);

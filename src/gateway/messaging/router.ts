@@ -398,6 +398,8 @@ export class MessageRouter {
       stream: streamSettings(this.options.config, conv.platform),
       progress: toolProgressLevel(this.options.config, conv.platform),
       onError: (m) => this.log(`${conv.platform}: ${m}`),
+      // In groups the answer replies to the message it answers, so it is clear whom it is for.
+      ...(source.chatType !== "dm" && last.messageId ? { replyTo: last.messageId } : {}),
     });
     view.startTyping();
     const run = chat.run(input);

@@ -495,6 +495,19 @@ describe("MessageRouter", () => {
     expect(t.adapter.texts().every((m) => !m.endsWith("▉"))).toBe(true);
   });
 
+  it("in a group, the answer replies to the message it answers", async () => {
+    const t = setup();
+    t.transport.push(say("Answer in the group."));
+    t.adapter.handlers.onMessage({
+      source: { platform: "telegram", chatType: "group", chatId: "-1005", userId: "100", userName: "owner" },
+      text: "question for the bot",
+      messageId: "77",
+    });
+    await until(() => t.adapter.texts().includes("Answer in the group."), "answer");
+    const sent = [...t.adapter.messages.values()].find((m) => m.text === "Answer in the group.");
+    expect(sent?.target).toEqual({ chatId: "-1005", replyTo: "77" });
+  });
+
   it("/sethome saves the home channel, and deliver() sends there without the agent", async () => {
     const t = setup();
     t.adapter.from("100", "/sethome", { chatType: "group", chatId: "-1009", threadId: "7" });

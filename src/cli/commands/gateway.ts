@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { NoProviderError } from "../../ai/resolve.js";
 import { ApiServerConfigError } from "../../gateway/api-server/index.js";
-import { GatewayRunningError, runningGateway } from "../../gateway/pid-file.js";
+import { GatewayRunningError, processStartTime, runningGateway } from "../../gateway/pid-file.js";
 import { startGateway } from "../../gateway/runner.js";
 import { homeFor, loadCliContext } from "../home-env.js";
 
@@ -181,10 +181,14 @@ async function stop(profile: string | undefined, timeoutS: number, force: boolea
     process.stdout.write("No gateway is running for this home.\n");
     return 0;
   }
+  const startedAt = processStartTime(running.pid);
   process.kill(running.pid, force ? "SIGKILL" : "SIGTERM");
   const deadline = Date.now() + timeoutS * 1000;
+  // Stopped once its record is gone and the process has exited (gone, or a zombie), so a caller
+  // that goes on right away never meets it still finishing.
+  const exited = () => startedAt === null || processStartTime(running.pid) !== startedAt;
   while (Date.now() < deadline) {
-    if (!runningGateway(home)) {
+    if (!runningGateway(home) && exited()) {
       process.stdout.write(`Gateway stopped (pid ${running.pid}).\n`);
       return 0;
     }

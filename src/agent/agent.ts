@@ -574,6 +574,7 @@ export class AIAgent {
       home: this.home,
       config: this.config as Record<string, unknown>,
       env: this.toolEnv,
+      secrets: this.options.env ?? process.env,
       requestApproval: (request) => this.approvals.request(request),
       ask: this.options.onClarify,
       session: this.toolSession,

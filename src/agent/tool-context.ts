@@ -26,6 +26,8 @@ export interface ToolContextBase {
   home: string;
   config: Readonly<Record<string, unknown>>;
   env: Readonly<Record<string, string | undefined>>;
+  /** The unscrubbed environment (API keys), for in-process service calls only. */
+  secrets: Readonly<Record<string, string | undefined>>;
   requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
   ask?: ((request: ClarifyRequest) => Promise<string>) | undefined;
   session: Map<string, unknown>;
@@ -106,6 +108,7 @@ export function buildToolContext(base: ToolContextBase, scope: ToolCallScope, ne
     home: base.home,
     config: base.config,
     env: base.env,
+    secrets: base.secrets,
     signal,
     requestApproval: (request) => base.requestApproval(request),
     ...(base.ask ? { ask: base.ask } : {}),

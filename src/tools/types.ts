@@ -47,6 +47,12 @@ export interface ToolContext {
   config: Readonly<Record<string, unknown>>;
   /** Environment for subprocesses, already stripped of Hermes's own secrets. */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The agent's whole environment, API keys included, for tools that call a service in-process
+   * (web search backends, image and speech APIs). Never hand it to a subprocess. Read it through
+   * `keyEnv(ctx)` (src/tools/key-env.ts); absent in contexts built without an agent.
+   */
+  secrets?: Readonly<Record<string, string | undefined>> | undefined;
   /** Aborted when the user interrupts the turn; long-running tools must stop promptly. */
   signal: AbortSignal;
   /**

@@ -168,6 +168,11 @@ export class ChatSession {
     );
   }
 
+  /** Process resources this conversation's tools share (shells, browsers), kept across `/new`. */
+  get toolRuntime(): ToolRuntime {
+    return this.runtime;
+  }
+
   get running(): boolean {
     return this.current.running;
   }

@@ -1,7 +1,10 @@
+import { browserTools } from "./browser/index.js";
 import { clarifyTool } from "./clarify.js";
 import { cronjobTool } from "./cronjob.js";
 import { delegateTaskTool } from "./delegate.js";
 import { fileTools } from "./file/index.js";
+import { homeAssistantTools } from "./homeassistant.js";
+import { mediaTools } from "./media/index.js";
 import { memoryTool } from "./memory.js";
 import { ToolRegistry } from "./registry.js";
 import { sandboxTools } from "./sandbox/index.js";
@@ -9,6 +12,7 @@ import { sessionSearchTool } from "./session-search.js";
 import { skillTools } from "./skills/index.js";
 import { terminalTools } from "./terminal/index.js";
 import { todoTool } from "./todo.js";
+import { webTools } from "./web/index.js";
 
 /** A registry holding every tool built into Hermes-TS. Each call makes a fresh registry. */
 export function createBuiltinRegistry(): ToolRegistry {
@@ -24,6 +28,10 @@ export function createBuiltinRegistry(): ToolRegistry {
     ...sandboxTools,
     delegateTaskTool,
     cronjobTool,
+    ...webTools,
+    ...browserTools,
+    ...mediaTools,
+    ...homeAssistantTools,
   ]);
   return registry;
 }

@@ -23,6 +23,7 @@ const BROWSER_TOOLS = [
   "browser_console",
   "browser_cdp",
   "browser_dialog",
+  "browser_close",
 ] as const;
 
 const HA_TOOLS = ["ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"] as const;

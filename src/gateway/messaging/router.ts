@@ -300,23 +300,44 @@ export class MessageRouter {
     }
   }
 
-  private inputOf(conv: Conversation, batch: readonly InboundMessage[]): string {
+  private async inputOf(conv: Conversation, batch: readonly InboundMessage[]): Promise<string> {
     const shared = batch.some((m) => m.source.chatType !== "dm") && this.isShared(conv);
-    return batch
-      .map((m) => {
-        const parts: string[] = [];
-        const text = m.text.trim();
-        if (text) parts.push(shared ? `[${m.source.userName ?? m.source.userId}] ${text}` : text);
-        for (const media of m.media ?? []) {
-          const what = media.kind === "voice" ? "a voice note" : `a ${media.kind}`;
-          parts.push(
-            `[The user sent ${what}${media.fileName ? ` (${media.fileName})` : ""}, saved at ${media.path}]`,
-          );
+    const messages: string[] = [];
+    for (const m of batch) {
+      const parts: string[] = [];
+      const text = m.text.trim();
+      if (text) parts.push(shared ? `[${m.source.userName ?? m.source.userId}] ${text}` : text);
+      for (const media of m.media ?? []) {
+        const what = media.kind === "voice" ? "a voice note" : `a ${media.kind}`;
+        parts.push(
+          `[The user sent ${what}${media.fileName ? ` (${media.fileName})` : ""}, saved at ${media.path}]`,
+        );
+        if (media.kind === "voice" || media.kind === "audio") {
+          const heard = await this.transcribe(media.path);
+          if (heard) parts.push(`[Transcript: ${heard}]`);
         }
-        return parts.join("\n");
-      })
-      .filter(Boolean)
-      .join("\n\n");
+      }
+      if (parts.length) messages.push(parts.join("\n"));
+    }
+    return messages.join("\n\n");
+  }
+
+  /** Speech to text for a voice note (`stt.*`); undefined when none is configured or it fails. */
+  private async transcribe(path: string): Promise<string | undefined> {
+    if (this.options.config["stt"] && section(this.options.config["stt"])["enabled"] === false)
+      return undefined;
+    try {
+      const { transcribeAudio } = await import("../../tools/media/transcribe.js");
+      const result = await transcribeAudio(path, {
+        config: this.options.config,
+        env: this.options.env,
+        home: this.options.home,
+      });
+      return result.text.trim() || undefined;
+    } catch (error) {
+      this.log(`voice note not transcribed: ${describeError(error)}`);
+      return undefined;
+    }
   }
 
   /** Whether several people share this conversation (a group without per-user sessions, or a thread). */
@@ -391,7 +412,7 @@ export class MessageRouter {
   private async turn(adapter: PlatformAdapter, conv: Conversation, batch: InboundMessage[]): Promise<void> {
     const last = batch[batch.length - 1] as InboundMessage;
     const source = last.source;
-    const input = this.inputOf(conv, batch);
+    const input = await this.inputOf(conv, batch);
     if (!input) return;
     const chat = await this.ensureChat(adapter, conv, source);
     const view = new ReplyView(adapter, this.targetOf(source), {

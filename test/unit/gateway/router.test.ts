@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -506,6 +508,37 @@ describe("MessageRouter", () => {
     await until(() => t.adapter.texts().includes("Answer in the group."), "answer");
     const sent = [...t.adapter.messages.values()].find((m) => m.text === "Answer in the group.");
     expect(sent?.target).toEqual({ chatId: "-1005", replyTo: "77" });
+  });
+
+  it("transcribes a voice note with the configured speech-to-text and gives the agent both", async () => {
+    const stt = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ text: "turn on the porch light" }));
+      });
+    });
+    await new Promise<void>((r) => stt.listen(0, "127.0.0.1", r));
+    const port = (stt.address() as AddressInfo).port;
+    try {
+      const t = setup({
+        config: { stt: { provider: "openai", openai: { base_url: `http://127.0.0.1:${port}/v1` } } },
+      });
+      const note = join(t.cwd, "note.ogg");
+      writeFileSync(note, "OggS fake voice");
+      t.transport.push(say("Porch light is on."));
+      t.adapter.handlers.onMessage({
+        source: { platform: "telegram", chatType: "dm", chatId: "100", userId: "100" },
+        text: "",
+        media: [{ kind: "voice", path: note }],
+      });
+      await until(() => t.adapter.texts().includes("Porch light is on."), "answer");
+      const input = t.transport.requests[0]?.messages.at(-1)?.content;
+      expect(input).toContain(`saved at ${note}`);
+      expect(input).toContain("[Transcript: turn on the porch light]");
+    } finally {
+      stt.close();
+    }
   });
 
   it("/sethome saves the home channel, and deliver() sends there without the agent", async () => {

@@ -2,12 +2,14 @@
  * What slash-command handlers may use. `ReplSession` is the part of `ChatSession` the REPL relies on,
  * written out so tests can hand in a fake; `ChatSession` satisfies it structurally.
  */
+
 import type { AgentRun, CompressionReport } from "../../../agent/agent.js";
 import type { UsageReport } from "../../../agent/chat-session.js";
 import type { Message } from "../../../ai/types.js";
 import type { HermesConfig } from "../../../config/defaults.js";
 import type { SessionRecord, SessionSummary } from "../../../state/types.js";
 import type { McpManager } from "../../../tools/mcp/manager.js";
+import type { ToolRuntime } from "../../../tools/types.js";
 import type { BusyInputMode, PendingInputs } from "../busy.js";
 import type { Style } from "../style.js";
 import type { ToolProgress } from "../tool-line.js";
@@ -51,6 +53,8 @@ export interface ReplSession {
   skillMessage(name: string, request?: string): Promise<string | undefined>;
   listSessions(limit?: number): SessionSummary[];
   usageReport(): ReplUsageReport;
+  /** The tools' shared resources (the task's browser, shells). */
+  readonly toolRuntime: ToolRuntime;
 }
 
 /** Settings the user changes from inside the REPL. */

@@ -1,4 +1,5 @@
 /** The REPL's slash commands, in the order `/help` lists them within each category. */
+import { BROWSER_COMMANDS } from "./browser-commands.js";
 import type { SlashContext } from "./context.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
 import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
@@ -11,6 +12,7 @@ export function createSlashRegistry(): SlashRegistry<SlashContext> {
     ...SESSION_COMMANDS,
     ...KNOWLEDGE_COMMANDS,
     ...MCP_COMMANDS,
+    ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,
   ]);
 }

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { AgentRun } from "../../../../src/agent/agent.js";
 import { PendingInputs } from "../../../../src/cli/tui/busy.js";
@@ -7,6 +9,7 @@ import { looksLikeCommand } from "../../../../src/cli/tui/slash/registry.js";
 import { createStyle } from "../../../../src/cli/tui/style.js";
 import { defaultConfig } from "../../../../src/config/defaults.js";
 import { type SessionRecord, SessionStoreError, type SessionSummary } from "../../../../src/state/types.js";
+import { createToolRuntime } from "../../../../src/tools/runtime.js";
 
 const registry = createSlashRegistry();
 
@@ -33,6 +36,7 @@ function fakeSession(overrides: Partial<ReplSession> = {}): ReplSession & { call
     provider: "custom",
     running: false,
     agent,
+    toolRuntime: createToolRuntime(),
     record: () => null,
     run: () => ({}) as AgentRun,
     interrupt: () => calls.push("interrupt"),
@@ -316,5 +320,31 @@ describe("/compress", () => {
     });
     const c = await run("/compress", context(session));
     expect(c.printed.join("\n")).toMatch(/every turn was kept/);
+  });
+});
+
+describe("/browser", () => {
+  it("connects the browser tools to a DevTools endpoint that answers, refuses one that does not, and disconnects", async () => {
+    const devtools = createServer((req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(req.url === "/json/version" ? JSON.stringify({ Browser: "Chrome/140.0.0.0" }) : "{}");
+    });
+    await new Promise<void>((r) => devtools.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(devtools.address() as AddressInfo).port}`;
+    try {
+      const c = context();
+      await run(`/browser connect ${url}`, c);
+      expect(c.printed.join("\n")).toContain(`Browser tools now use Chrome/140.0.0.0 at ${url}.`);
+      expect(c.session.agent.config.browser).toMatchObject({ cdp_url: url });
+      await run("/browser status", c);
+      expect(c.printed.at(-1)).toContain(`at ${url} (CDP)`);
+      await run("/browser connect http://127.0.0.1:9", c);
+      expect(c.printed.join("\n")).toContain("No browser answers at http://127.0.0.1:9");
+      expect(c.session.agent.config.browser).toMatchObject({ cdp_url: url });
+      await run("/browser disconnect", c);
+      expect(c.session.agent.config.browser).not.toHaveProperty("cdp_url");
+    } finally {
+      devtools.close();
+    }
   });
 });

@@ -7,20 +7,19 @@
  * Not covered here (nor by the fake): resuming a dropped gateway session, compressed gateway
  * traffic, sharding, voice, slash commands.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type FakeDiscord, startFakeDiscord } from "../support/fake-discord.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 
 let llm: FakeLlm;
 let discord: FakeDiscord;
 let h: { home: string; cwd: string };
 let env: Record<string, string>;
-let gateway: ChildProcessWithoutNullStreams;
-let stderr = "";
+let gateway: GatewayProcess;
 let alice: ReturnType<FakeDiscord["addUser"]>;
 let general = "";
 
@@ -36,34 +35,11 @@ beforeAll(async () => {
     DISCORD_API_URL: discord.apiBase,
     DISCORD_ALLOWED_USERS: alice.id,
   };
-  gateway = spawn(process.execPath, [HERMES_BIN, "gateway", "run"], {
-    cwd: h.cwd,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: h.home,
-      HERMES_HOME: h.home,
-      NO_COLOR: "1",
-      ...env,
-    },
-  });
-  gateway.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    let out = "";
-    gateway.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (/^Gateway running.*discord/m.test(out)) resolve();
-    });
-    gateway.on("exit", (code) => reject(new Error(`gateway exited ${code}: ${stderr}`)));
-  });
+  gateway = await startGatewayProcess(h, env, /^Gateway running.*discord/);
 }, 60_000);
 
 afterAll(async () => {
-  if (gateway && gateway.exitCode === null) {
-    const exited = new Promise((resolve) => gateway.on("exit", resolve));
-    gateway.kill("SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-    gateway.kill("SIGKILL");
-  }
+  await gateway?.stop();
   await discord?.stop();
   await llm?.close();
 });
@@ -82,7 +58,8 @@ const posted = (channelId: string, predicate: (body: Record<string, unknown>) =>
             predicate(c.body),
         );
         if (call) return call;
-        if (Date.now() > deadline) throw new Error(`no matching message in ${channelId}\n${stderr}`);
+        if (Date.now() > deadline)
+          throw new Error(`no matching message in ${channelId}\n${gateway.stderr()}`);
         await new Promise((r) => setTimeout(r, 25));
       }
     });

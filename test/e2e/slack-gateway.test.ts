@@ -4,12 +4,11 @@
  * Slack Web API, asks for approval with Block Kit buttons, threads channel answers, pairs
  * strangers, and refuses requests with a bad signature.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
 import {
   blockActionPayload,
@@ -20,6 +19,7 @@ import {
   slackTs,
   startFakeSlack,
 } from "../support/fake-slack.js";
+import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 
 const SECRET = "slack-signing-secret-for-tests";
 let llm: FakeLlm;
@@ -27,8 +27,7 @@ let slack: FakeSlack;
 let sender: SlackRequestSender;
 let h: { home: string; cwd: string };
 let env: Record<string, string>;
-let gateway: ChildProcessWithoutNullStreams;
-let stderr = "";
+let gateway: GatewayProcess;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -60,34 +59,11 @@ beforeAll(async () => {
     teamId: slack.teamId,
     botUserId: slack.botUserId,
   });
-  gateway = spawn(process.execPath, [HERMES_BIN, "gateway", "run"], {
-    cwd: h.cwd,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: h.home,
-      HERMES_HOME: h.home,
-      NO_COLOR: "1",
-      ...env,
-    },
-  });
-  gateway.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    let out = "";
-    gateway.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (/^Gateway running.*slack/m.test(out)) resolve();
-    });
-    gateway.on("exit", (code) => reject(new Error(`gateway exited ${code}: ${stderr}`)));
-  });
+  gateway = await startGatewayProcess(h, env, /^Gateway running.*slack/);
 }, 60_000);
 
 afterAll(async () => {
-  if (gateway && gateway.exitCode === null) {
-    const exited = new Promise((resolve) => gateway.on("exit", resolve));
-    gateway.kill("SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-    gateway.kill("SIGKILL");
-  }
+  await gateway?.stop();
   await slack?.stop();
   await llm?.close();
 });

@@ -6,13 +6,13 @@
  * pieces; `MEDIA:` sends a file; a cron job the agent creates runs on schedule and its output
  * arrives in the chat it was created from; `hermes send` delivers without the agent.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.js";
 
 const OWNER = 1001;
@@ -22,23 +22,8 @@ let llm: FakeLlm;
 let tg: TelegramEmulator;
 let h: { home: string; cwd: string };
 let env: Record<string, string>;
-let gateway: ChildProcessWithoutNullStreams;
-let stderr = "";
+let gateway: GatewayProcess;
 let webhookUrl = "";
-
-function waitForLine(child: ChildProcessWithoutNullStreams, pattern: RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      const match = out.split("\n").find((l) => pattern.test(l));
-      if (match) resolve(match);
-    });
-    child.on("exit", (code) =>
-      reject(new Error(`gateway exited ${code}\nstdout: ${out}\nstderr: ${stderr}`)),
-    );
-  });
-}
 
 beforeAll(async () => {
   llm = await startFakeLlm();
@@ -67,29 +52,14 @@ beforeAll(async () => {
     { ...h, env },
   );
   expect(subscribed.code, subscribed.stderr).toBe(0);
-  gateway = spawn(process.execPath, [HERMES_BIN, "gateway", "run"], {
-    cwd: h.cwd,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: h.home,
-      HERMES_HOME: h.home,
-      NO_COLOR: "1",
-      ...env,
-    },
-  });
-  gateway.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const line = await waitForLine(gateway, /^Gateway running/);
+  gateway = await startGatewayProcess(h, env);
+  const line = gateway.line;
   expect(line).toContain("telegram");
   webhookUrl = /webhook (http:\/\/[^\s,]+)/.exec(line)?.[1] ?? "";
 }, 60_000);
 
 afterAll(async () => {
-  if (gateway && gateway.exitCode === null) {
-    const exited = new Promise((resolve) => gateway.on("exit", resolve));
-    gateway.kill("SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-    gateway.kill("SIGKILL");
-  }
+  await gateway?.stop();
   await tg?.stop();
   await llm?.close();
 });
@@ -258,9 +228,7 @@ describe("the Telegram gateway", () => {
   }, 40_000);
 
   it("stops cleanly on SIGTERM", async () => {
-    const exited = new Promise<number | null>((resolve) => gateway.on("exit", resolve));
-    gateway.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    expect(await gateway.stop()).toBe(0);
     expect(existsSync(join(h.home, "gateway.pid"))).toBe(false);
   }, 30_000);
 });

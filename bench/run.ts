@@ -205,9 +205,9 @@ async function main(): Promise<void> {
       "file per session (5 runs per query). The stores are generated once and cached in ~/.cache/hermes-ts/bench.",
     "",
     "Prompt rows (bench/prompt-size.ts) come from the built `hermes prompt-size --json` on a home with 100 installed " +
-      "skills, counted in o200k tokens, next to Python Hermes's figures reported in NousResearch/hermes-agent issue " +
-      "#4379 (31 default tools: 8,759 tokens of tool definitions plus 5,176 of system prompt). The projection row adds " +
-      "the tools not built yet at this build's mean schema size; it is an estimate, not a measurement.",
+      "skills and a configured model (so every default tool is offered), counted in o200k tokens, next to Python " +
+      "Hermes's figures reported in NousResearch/hermes-agent issue #4379 (31 default tools: 8,759 tokens of tool " +
+      "definitions plus 5,176 of system prompt).",
     "",
     "Prefix-stability rows (bench/prefix-stability.ts) run one in-process 30-turn session (15 turns call read_file, " +
       "`terminal` or `todo` first; a home with 2 skills and a memory entry) against the fake server, over chat " +

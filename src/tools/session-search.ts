@@ -53,9 +53,7 @@ const parameters = Type.Object({
     }),
   ),
   sort: Type.Optional(
-    Type.Union([Type.Literal("relevance"), Type.Literal("newest"), Type.Literal("oldest")], {
-      description: "Default relevance.",
-    }),
+    Type.Union([Type.Literal("relevance"), Type.Literal("newest"), Type.Literal("oldest")], {}),
   ),
   role_filter: Type.Optional(
     Type.Union([Type.String(), Type.Array(Type.String())], {

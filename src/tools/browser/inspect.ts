@@ -101,9 +101,7 @@ export const browserConsoleTool = defineTool({
     clear: Type.Optional(
       Type.Boolean({ description: "Empty the message and error lists after reading them." }),
     ),
-    expression: Type.Optional(
-      Type.String({ description: "JavaScript expression to evaluate in the page; its value is returned." }),
-    ),
+    expression: Type.Optional(Type.String({ description: "JavaScript to evaluate in the page." })),
   }),
   emoji: "🖥️",
   check: browserAvailable,
@@ -159,7 +157,7 @@ export const browserVisionTool = defineTool({
     question: Type.String({ description: "What to find out from the screenshot." }),
     annotate: Type.Optional(
       Type.Boolean({
-        description: "Draw the snapshot's @eN labels over the elements before the screenshot.",
+        description: "Label elements with their @eN first.",
       }),
     ),
   }),

@@ -246,7 +246,7 @@ export const browserScrollTool = defineTool({
   toolset: TOOLSET,
   description: scrollDescription,
   parameters: Type.Object({
-    direction: Type.Union([Type.Literal("up"), Type.Literal("down")], { description: "up or down" }),
+    direction: Type.Union([Type.Literal("up"), Type.Literal("down")], {}),
   }),
   emoji: "📜",
   check: browserAvailable,

@@ -103,7 +103,7 @@ const parameters = Type.Object({
   text: Type.String({ minLength: 1, description: "What to say." }),
   output_path: Type.Optional(
     Type.String({
-      description: "Audio file to write (.mp3, .ogg, .wav, .flac); default: an .mp3 in the audio cache.",
+      description: "Output file (.mp3 default, .ogg, .wav, .flac).",
     }),
   ),
 });

@@ -18,13 +18,12 @@ const parameters = Type.Object({
   timeout: Type.Optional(
     Type.Integer({
       minimum: 1,
-      description: `Seconds before the command is killed (default ${DEFAULT_TIMEOUT_S}); raise it for long builds or tests.`,
+      description: `Seconds before it is killed (default ${DEFAULT_TIMEOUT_S}); raise for long builds.`,
     }),
   ),
   workdir: Type.Optional(
     Type.String({
-      description:
-        "Run this command in another directory (absolute, ~/... or relative) without moving the shell.",
+      description: "Directory for this command only (the shell stays where it is).",
     }),
   ),
 });

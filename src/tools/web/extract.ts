@@ -27,13 +27,13 @@ const parameters = Type.Object({
   urls: Type.Array(Type.String({ minLength: 1 }), {
     minItems: 1,
     maxItems: MAX_URLS,
-    description: `Full http(s) URLs to read (at most ${MAX_URLS}).`,
+    description: `http(s) URLs (at most ${MAX_URLS}).`,
   }),
   char_limit: Type.Optional(
     Type.Integer({
       minimum: 500,
       maximum: 100_000,
-      description: `Characters each page may take before it is summarised (default ${DEFAULT_PAGE_CHARS}, shared when several URLs are given).`,
+      description: `Max characters per page (default ${DEFAULT_PAGE_CHARS}).`,
     }),
   ),
 });

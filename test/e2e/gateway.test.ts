@@ -3,13 +3,13 @@
  * cron ticker; a due job runs on its own and its output lands on disk; a second gateway on the
  * same home is refused; `status` and `stop` work on the running one, which drains and exits.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { startGatewayProcess } from "../support/gateway-process.js";
 import { FILESYSTEM_BIN } from "../support/mcp-servers.js";
 
 let llm: FakeLlm;
@@ -21,21 +21,6 @@ afterAll(async () => {
 });
 
 const KEY = "gateway-test-key";
-
-/** Resolves with the first stdout line matching `pattern` (rejects if the process exits first). */
-function waitForLine(child: ChildProcessWithoutNullStreams, pattern: RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      const match = out.split("\n").find((l) => pattern.test(l));
-      if (match) resolve(match);
-    });
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("exit", (code) => reject(new Error(`gateway exited ${code}\nstdout: ${out}\nstderr: ${err}`)));
-  });
-}
 
 async function waitFor<T>(check: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -71,19 +56,11 @@ describe("hermes gateway", () => {
     expect(created.code, created.stderr).toBe(0);
     const id = /Created ([0-9a-f]{12})/.exec(created.stdout)?.[1] ?? "";
 
-    const gateway = spawn(process.execPath, [HERMES_BIN, "gateway", "run"], {
-      cwd: h.cwd,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: h.home,
-        HERMES_HOME: h.home,
-        NO_COLOR: "1",
-        ...env,
-      },
-    });
+    llm.enqueue(reply().text("Hello from the gateway's cron"));
+    const proc = await startGatewayProcess(h, env);
+    const gateway = proc.child;
     try {
-      llm.enqueue(reply().text("Hello from the gateway's cron"));
-      const line = await waitForLine(gateway, /^Gateway running/);
+      const line = proc.line;
       expect(line).toContain("cron (every 0.2 s)");
       const url = /api_server (http:\/\/[^\s,]+)/.exec(line)?.[1] ?? "";
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -154,18 +131,10 @@ describe("hermes gateway", () => {
       ),
     );
     const env = { API_SERVER_ENABLED: "true", API_SERVER_KEY: KEY, API_SERVER_PORT: "0" };
-    const gateway = spawn(process.execPath, [HERMES_BIN, "gateway", "run"], {
-      cwd: h.cwd,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: h.home,
-        HERMES_HOME: h.home,
-        NO_COLOR: "1",
-        ...env,
-      },
-    });
+    const proc = await startGatewayProcess(h, env);
+    const gateway = proc.child;
     try {
-      const line = await waitForLine(gateway, /^Gateway running/);
+      const line = proc.line;
       const url = /api_server (http:\/\/[^\s,]+)/.exec(line)?.[1] ?? "";
       const before = llm.chatRequests.length;
       llm.enqueue(

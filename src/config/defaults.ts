@@ -91,6 +91,8 @@ export interface HermesConfig {
     [key: string]: unknown;
   };
   security: { allow_private_urls: boolean; redact_secrets: boolean; [key: string]: unknown };
+  /** `logs/agent.log`, `errors.log`, `gateway.log`: the least level written, rotation size and copies kept. */
+  logging: { level: string; max_size_mb: number; backup_count: number };
   code_execution: { mode: string; timeout: number; max_tool_calls: number };
   delegation: {
     max_iterations: number;
@@ -172,6 +174,7 @@ export function defaultConfig(): HermesConfig {
     },
     skills: { external_dirs: [], disabled: [] },
     security: { allow_private_urls: false, redact_secrets: true },
+    logging: { level: "INFO", max_size_mb: 5, backup_count: 3 },
     code_execution: { mode: "project", timeout: 300, max_tool_calls: 50 },
     delegation: {
       max_iterations: 50,

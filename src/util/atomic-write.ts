@@ -10,14 +10,15 @@ import {
   fsyncSync,
   lstatSync,
   openSync,
+  readlinkSync,
   realpathSync,
   renameSync,
   statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { lstat, open, readlink, realpath, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 
 export interface AtomicWriteOptions {
   /**
@@ -29,7 +30,7 @@ export interface AtomicWriteOptions {
 
 /**
  * Replaces `path` with `data` atomically. The parent directory must exist. When `path` is a
- * symlink, the file it points to is replaced and the link is kept.
+ * symlink, the file it points to is replaced (or created, for a dangling link) and the link kept.
  */
 export async function atomicWriteFile(
   path: string,
@@ -93,22 +94,45 @@ function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
 }
 
+/** Symlink hops followed before giving up (the kernel's own limit is 40). */
+const MAX_LINK_HOPS = 40;
+
+/**
+ * Where a write to `path` lands: `path` itself, or the file its symlink chain ends at, even when
+ * that file does not exist yet (a dangling link), so the rename never replaces a link.
+ */
 async function followLink(path: string): Promise<string> {
-  try {
-    if ((await lstat(path)).isSymbolicLink()) return await realpath(path);
-  } catch {
-    // Missing file or dangling link: write at the given path.
+  let current = path;
+  for (let hop = 0; hop < MAX_LINK_HOPS; hop++) {
+    try {
+      if (!(await lstat(current)).isSymbolicLink()) return current;
+    } catch {
+      return current;
+    }
+    try {
+      return await realpath(current);
+    } catch {
+      current = resolve(dirname(current), await readlink(current));
+    }
   }
-  return path;
+  throw Object.assign(new Error(`Too many levels of symbolic links: ${path}`), { code: "ELOOP" });
 }
 
 function followLinkSync(path: string): string {
-  try {
-    if (lstatSync(path).isSymbolicLink()) return realpathSync(path);
-  } catch {
-    // Missing file or dangling link: write at the given path.
+  let current = path;
+  for (let hop = 0; hop < MAX_LINK_HOPS; hop++) {
+    try {
+      if (!lstatSync(current).isSymbolicLink()) return current;
+    } catch {
+      return current;
+    }
+    try {
+      return realpathSync(current);
+    } catch {
+      current = resolve(dirname(current), readlinkSync(current));
+    }
   }
-  return path;
+  throw Object.assign(new Error(`Too many levels of symbolic links: ${path}`), { code: "ELOOP" });
 }
 
 async function existingMode(path: string): Promise<number | undefined> {

@@ -13,7 +13,7 @@
  * - `guarded`: everything else on the list. Every writer asks the user (and is refused where no one
  *   can be asked: non-interactive runs, `approvals.cron_mode: deny`, webhooks).
  */
-import { realpathSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
@@ -108,6 +108,9 @@ const SYSTEM_PATHS: ReadonlyArray<[string, ProtectionLevel, string]> = [
   ["/private/etc/", "guarded", "system configuration (/private/etc)"],
   ["/var/spool/cron/", "guarded", "the system's cron tables"],
   ["/var/spool/anacron/", "guarded", "the system's cron tables"],
+  ["/var/at/", "guarded", "the system's cron and at tables"],
+  ["/private/var/at/", "guarded", "the system's cron and at tables"],
+  ["/usr/lib/cron/", "guarded", "the system's cron tables"],
   ["/lib/systemd/system/", "guarded", "systemd units"],
   ["/usr/lib/systemd/system/", "guarded", "systemd units"],
   ["/usr/lib/systemd/user/", "guarded", "systemd units"],
@@ -116,15 +119,25 @@ const SYSTEM_PATHS: ReadonlyArray<[string, ProtectionLevel, string]> = [
   ["/Library/LaunchAgents/", "guarded", "launchd services"],
 ];
 
+/**
+ * macOS and Windows file systems ignore case by default: `CONFIG.yaml` there is `config.yaml`, so
+ * comparisons fold case on those platforms (a false match on a case-sensitive volume only asks).
+ */
+const FOLD_CASE = process.platform === "darwin" || process.platform === "win32";
+const fold = (p: string): string => (FOLD_CASE ? p.toLowerCase() : p);
+
 function within(path: string, dir: string): boolean {
-  if (path === dir) return true;
-  const rel = relative(dir, path);
-  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+  const a = fold(path);
+  const b = fold(dir);
+  if (a === b) return true;
+  const rel = relative(b, a);
+  // `..name` is a child called "..name", not a way out: only `..` as a whole component climbs.
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 function matchEntry(path: string, base: string, entry: string): boolean {
   if (entry.endsWith("/")) return within(path, join(base, entry.slice(0, -1)));
-  return path === join(base, entry);
+  return fold(path) === fold(join(base, entry));
 }
 
 /**
@@ -150,52 +163,87 @@ export function pathProtection(abs: string, roots: GuardRoots): PathProtection |
     }
   }
   for (const [entry, level, reason] of SYSTEM_PATHS) {
-    if (entry.endsWith("/") ? within(path, entry.slice(0, -1)) : path === entry) return { level, reason };
+    if (entry.endsWith("/") ? within(path, entry.slice(0, -1)) : fold(path) === fold(entry)) {
+      return { level, reason };
+    }
   }
-  if (/^\/etc\/cron[^/]*(\/|$)/.test(path)) return { level: "guarded", reason: "the system's cron tables" };
   return undefined;
 }
 
 /** `<home>/profiles/<name>` when `path` lies in a profile of `home`. */
 function profileBase(path: string, home: string): string[] {
   const profiles = join(home, "profiles");
-  if (!within(path, profiles) || path === profiles) return [];
+  if (!within(path, profiles) || fold(path) === fold(profiles)) return [];
   const name = relative(profiles, path).split(sep)[0];
   return name ? [join(profiles, name)] : [];
 }
 
 /**
  * Whether deleting, moving or changing the mode of directory `abs` as a whole would take a
- * protected path with it: `rm -r ~/.hermes`, `mv ~/.ssh /tmp`. Returns the first protected
- * location inside it. Pure.
+ * protected path with it: `rm -r ~/.hermes`, `mv ~/.ssh /tmp`. Returns the strictest protection
+ * found at or inside it (`secret` when it holds credentials). Pure.
  */
 export function containsProtected(abs: string, roots: GuardRoots): PathProtection | undefined {
   const dir = resolve(abs);
+  const found: PathProtection[] = [];
   const own = pathProtection(dir, roots);
-  if (own) return own;
+  if (own) found.push(own);
   const candidates: Array<[string, string]> = [];
   for (const home of roots.hermesHomes) {
     candidates.push([home, "Hermes's home (config, memory, skills, sessions)"]);
+    // Each profile is a Hermes home of its own: `rm -r ~/.hermes/profiles` takes their configs.
+    candidates.push([
+      join(home, "profiles"),
+      "Hermes's profiles (each with its own config, memory and skills)",
+    ]);
+    for (const base of [home, ...profileBase(dir, home)]) {
+      for (const [entry] of HERMES_ENTRIES)
+        candidates.push([join(base, entry.replace(/\/$/, "")), "Hermes's home"]);
+    }
   }
   for (const home of roots.homes) {
-    for (const [entry] of HOME_FILES) candidates.push([join(home, entry), "the user's home"]);
+    for (const [entry] of HOME_FILES)
+      candidates.push([join(home, entry.replace(/\/$/, "")), "the user's home"]);
+    candidates.push([join(home, "Library/LaunchAgents"), "the user's launchd agents"]);
   }
   for (const [entry] of SYSTEM_PATHS) candidates.push([entry.replace(/\/$/, ""), "system configuration"]);
   for (const [location, what] of candidates) {
-    if (location !== dir && within(location, dir)) {
-      return pathProtection(location, roots) ?? { level: "guarded", reason: what };
-    }
+    if (within(location, dir))
+      found.push(pathProtection(location, roots) ?? { level: "guarded", reason: what });
   }
-  return undefined;
+  return found.find((p) => p.level === "secret") ?? found[0];
 }
 
-/** `path` with symlinks resolved as far as it exists (the missing tail is appended as written). */
+/**
+ * `path` with symlinks resolved as far as it exists (the missing tail is appended as written). A
+ * dangling link is followed to the path it names, where a write through it would land.
+ */
 export function realPathOf(path: string): string {
+  return realPathWithin(resolve(path), 0);
+}
+
+/** Symlink hops followed before giving up (the kernel's own limit is 40). */
+const MAX_LINK_HOPS = 40;
+
+function realPathWithin(path: string, hops: number): string {
   try {
-    return realpathSync(path);
+    // `.native` returns the name's case as stored, so `CONFIG.yaml` on macOS resolves to config.yaml.
+    return realpathSync.native(path);
   } catch {
+    // Missing (or unreadable): resolve the parent, then follow the last component if it is a
+    // dangling link, since writing through one creates the file it names.
     const parent = dirname(path);
-    return parent === path ? path : join(realPathOf(parent), basename(path));
+    if (parent === path) return path;
+    const here = join(realPathWithin(parent, hops), basename(path));
+    if (hops >= MAX_LINK_HOPS) return here;
+    try {
+      if (lstatSync(here).isSymbolicLink()) {
+        return realPathWithin(resolve(dirname(here), readlinkSync(here)), hops + 1);
+      }
+    } catch {
+      // Nothing there: the missing tail is kept as written.
+    }
+    return here;
   }
 }
 

@@ -12,7 +12,7 @@ import description from "./patch.md";
 import { displayPath, statIfExists, stringEnum, unifiedDiff } from "./shared.js";
 import { fileNotFoundError } from "./similar-names.js";
 import { applyHunks, type PatchOp, parseV4A } from "./v4a.js";
-import { assertWritable } from "./write-guard.js";
+import { guardWrite, refuseSecretWrite } from "./write-guard.js";
 
 const parameters = Type.Object({
   mode: Type.Optional(stringEnum(["replace", "patch"])),
@@ -71,7 +71,7 @@ function patchedPaths(patch: string): string[] {
 
 /** Reads a text file that is about to be edited, with the checks shared by both modes. */
 async function loadForEdit(ctx: ToolContext, argPath: string, abs: string): Promise<string> {
-  assertWritable(ctx, abs);
+  refuseSecretWrite(ctx, abs);
   const stats = await statIfExists(abs);
   if (!stats) throw await fileNotFoundError(argPath, abs);
   if (stats.isDirectory()) throw new Error(`${argPath} is a directory, not a file.`);
@@ -109,6 +109,8 @@ async function replaceInFile(
         `${outcome.hint ? `${outcome.hint} ` : ""}Re-read the file and copy the text exactly.`,
     );
   }
+  // Asked once the edit is known to apply, so the user is never asked about one that would fail.
+  await guardWrite(ctx, abs, "patch");
   await atomicWriteFile(abs, outcome.content);
   await recordWritten(ctx, abs);
   const shown = displayPath(abs, ctx.cwd);
@@ -138,6 +140,21 @@ async function applyPatch(patchText: string, ctx: ToolContext): Promise<string> 
     throw new Error(`Patch not applied, no files were changed: ${(error as Error).message}`);
   }
   const changed = [...plans.values()].filter((p) => p.before !== p.after);
+  try {
+    // Every file the patch adds, changes, deletes or moves to or from counts; all are decided
+    // before anything is written, so one refusal leaves the whole tree as it was.
+    for (const plan of changed) {
+      const effect =
+        plan.after === null
+          ? "deleted by the patch"
+          : plan.before === null
+            ? "created by the patch"
+            : undefined;
+      await guardWrite(ctx, plan.abs, "patch", effect);
+    }
+  } catch (error) {
+    throw new Error(`Patch not applied, no files were changed: ${(error as Error).message}`);
+  }
   await writeAll(changed);
   const summary: string[] = [];
   const diffs: string[] = [];
@@ -172,7 +189,7 @@ async function planAll(
         throw new Error(`${argPath} is deleted earlier in this patch.`);
       return planned.after;
     }
-    assertWritable(ctx, abs);
+    refuseSecretWrite(ctx, abs);
     const stats = await statIfExists(abs);
     const before = stats ? await loadForEdit(ctx, argPath, abs) : null;
     if (!stats && mustExist) throw await fileNotFoundError(argPath, abs);

@@ -8,7 +8,7 @@ import { defineTool } from "../types.js";
 import { assertFresh, recordWritten } from "./file-state.js";
 import { countLines, displayPath, errorCode, statIfExists } from "./shared.js";
 import description from "./write-file.md";
-import { assertWritable } from "./write-guard.js";
+import { guardWrite, refuseSecretWrite } from "./write-guard.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path: absolute, relative to the working directory, or ~/..." }),
@@ -24,10 +24,12 @@ export const writeFileTool = defineTool({
   pathScoped: (args, cwd) => [resolvePath(args.path, cwd)],
   async handler(args, ctx) {
     const abs = resolvePath(args.path, ctx.cwd);
-    assertWritable(ctx, abs);
+    refuseSecretWrite(ctx, abs);
     const existing = await statIfExists(abs);
     if (existing?.isDirectory()) throw new Error(`${args.path} is a directory; give a file path to write.`);
     assertFresh(ctx, abs, existing);
+    // Asked last, so the user is never asked about a write that would fail anyway.
+    await guardWrite(ctx, abs, "write_file");
     try {
       await mkdir(dirname(abs), { recursive: true });
       await atomicWriteFile(abs, args.content);

@@ -1,90 +1,106 @@
 /**
- * Files the model must never write: credentials and the system's account and sudo files. A
- * prompt-injected "fix" to one of these is how an agent gets turned against its user, so the file
- * tools refuse them outright (the terminal has its own approval guard).
+ * The protected-path guard for tools that write where the model says: write_file, patch,
+ * text_to_speech's output_path, MCP filesystem servers. The list itself is
+ * `approval/protected-paths.ts`; this file turns its verdict into what the tool does:
+ *
+ * - `secret` (credentials: `.env`, `auth.json`, SSH keys...): refused outright, no prompt. A
+ *   prompt-injected "fix" to one of these is how an agent gets turned against its user.
+ * - `guarded` (Hermes's config, memory, skills, cron jobs, the user's shell start-up files, /etc...):
+ *   the user is asked; without an explicit yes (and in non-interactive runs, where nobody can
+ *   answer) the write is refused with an error that says what to do instead.
+ *
+ * The memory, skill_manage and cronjob tools write their own files without this guard: they are
+ * the sanctioned way to change those files, with their own validation.
  */
-import { realpathSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { relative, sep } from "node:path";
+import {
+  type GuardRoots,
+  guardPath,
+  guardRoots,
+  type PathProtection,
+  realPathOf,
+} from "../approval/protected-paths.js";
 import type { ToolContext } from "../types.js";
 import { displayPath } from "./shared.js";
 
-const HOME_CREDENTIAL_FILES: Record<string, string> = {
-  ".netrc": "a credentials file (.netrc)",
-  ".pgpass": "a credentials file (.pgpass)",
-  ".npmrc": "a credentials file (.npmrc)",
-  ".pypirc": "a credentials file (.pypirc)",
-  ".git-credentials": "a credentials file (.git-credentials)",
+/** Pattern key of every protected-write approval request. */
+export const PROTECTED_WRITE_KEY = "protected_write";
+
+/** The tools that own a part of Hermes's home, by the home's top-level folder. */
+const OWNING_TOOL: Record<string, string> = {
+  memories: "Use the memory tool to add, replace or remove memory entries instead.",
+  skills:
+    "Use the skill_manage tool (create, edit, patch, write_file, remove_file) to change skills instead.",
+  cron: "Use the cronjob tool to create, update or remove scheduled jobs instead.",
 };
 
-const SYSTEM_FILES: Record<string, string> = {
-  "/etc/passwd": "the system account database",
-  "/etc/shadow": "the system password database",
-  "/etc/gshadow": "the system group password database",
-  "/etc/sudoers": "the sudo policy",
-};
+/**
+ * What the model should do instead of writing `abs` itself: the tool that owns that part of
+ * Hermes's home, or asking the user. Pure.
+ */
+export function protectedWriteAdvice(abs: string, roots: GuardRoots): string {
+  for (const path of [abs, realPathOf(abs)]) {
+    for (const home of roots.hermesHomes) {
+      const rel = relative(home, path);
+      if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`)) continue;
+      let parts = rel.split(sep);
+      if (parts[0] === "profiles" && parts.length > 2) parts = parts.slice(2);
+      const advice = OWNING_TOOL[parts[0] ?? ""];
+      if (advice) return advice;
+    }
+  }
+  return "If the change is really needed, tell the user what to change and let them make it.";
+}
 
-const HERMES_SECRET_FILES: Record<string, string> = {
-  ".env": "a Hermes secrets file (.env)",
-  "auth.json": "the Hermes credential store (auth.json)",
-  ".anthropic_oauth.json": "a Hermes OAuth token file",
-};
+/** The error for a write to a `secret` path: never done, whatever the approval mode. */
+export function secretRefusal(shown: string, protection: PathProtection): string {
+  return (
+    `Refusing to write ${shown}: it is ${protection.reason}. The file tools never modify credential ` +
+    "files, with or without approval; do not retry. Ask the user to make this change."
+  );
+}
 
-function isInside(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel !== "" && !rel.startsWith("..") && resolve(dir, rel) === path;
+/** The error for a `guarded` write the user did not approve (or nobody could be asked). */
+export function deniedProtectedWrite(shown: string, protection: PathProtection, advice: string): string {
+  return (
+    `Not written: ${shown} is ${protection.reason}, which the agent may change only with the user's ` +
+    `approval, and it was not approved (denied, or nobody could be asked). Nothing was changed. ${advice}`
+  );
 }
 
 /**
- * Why writing `abs` is refused, or undefined when it is allowed. Pure: `userHomes` and
- * `hermesHomes` are the user's home directories and HERMES_HOME (each as given and resolved).
+ * Throws the refusal when writing `abs` would touch a `secret` path. Cheap and prompt-free, so
+ * tools call it before any other work; {@link guardWrite} does it too.
  */
-export function sensitiveWriteReason(
+export function refuseSecretWrite(ctx: ToolContext, abs: string): void {
+  const protection = guardPath(abs, guardRoots(ctx.home, ctx.env));
+  if (protection?.level === "secret") throw new Error(secretRefusal(displayPath(abs, ctx.cwd), protection));
+}
+
+/**
+ * Checks a write (or delete, or move) of `abs` against the protected list, asking the user about
+ * a `guarded` path. `action` is how the request is shown to the user ("write_file", "patch");
+ * `effect`, when given, says what the action does to the file ("deleted by the patch"). Resolves
+ * when the write may go ahead; throws an error the model can act on when it may not.
+ */
+export async function guardWrite(
+  ctx: ToolContext,
   abs: string,
-  userHomes: string[],
-  hermesHomes: string[],
-): string | undefined {
-  const name = basename(abs);
-  for (const home of userHomes) {
-    const ssh = join(home, ".ssh");
-    if (dirname(abs) === ssh) {
-      if (name === "authorized_keys" || name === "authorized_keys2") return "the SSH authorized keys file";
-      if (name === "config") return "the SSH client config";
-      if (name.startsWith("id_")) return "an SSH key";
-    }
-    if (dirname(abs) === home && HOME_CREDENTIAL_FILES[name]) return HOME_CREDENTIAL_FILES[name];
-  }
-  const system = SYSTEM_FILES[abs];
-  if (system) return system;
-  if (isInside(abs, "/etc/sudoers.d")) return "the sudo policy";
-  const hermesSecret = HERMES_SECRET_FILES[name];
-  if (hermesSecret && hermesHomes.some((home) => isInside(abs, home))) return hermesSecret;
-  return undefined;
-}
-
-/** `path` with symlinks resolved as far as it exists, so a link cannot smuggle a write past the guard. */
-function realPathOf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    const parent = dirname(path);
-    return parent === path ? path : join(realPathOf(parent), basename(path));
-  }
-}
-
-/** Throws an error the model can act on when `abs` is a protected file. */
-export function assertWritable(ctx: ToolContext, abs: string): void {
-  const homes = new Set([homedir()]);
-  if (ctx.env.HOME) homes.add(resolve(ctx.env.HOME));
-  const userHomes = [...homes].flatMap((h) => [h, realPathOf(h)]);
-  const hermesHomes = [resolve(ctx.home), realPathOf(resolve(ctx.home))];
-  for (const candidate of new Set([abs, realPathOf(abs)])) {
-    const reason = sensitiveWriteReason(candidate, userHomes, hermesHomes);
-    if (reason) {
-      throw new Error(
-        `Refusing to write ${displayPath(abs, ctx.cwd)}: it is ${reason}. ` +
-          "The file tools never modify credential or system account files; ask the user to make this change.",
-      );
-    }
+  action: string,
+  effect?: string,
+): Promise<void> {
+  const roots = guardRoots(ctx.home, ctx.env);
+  const protection = guardPath(abs, roots);
+  if (!protection) return;
+  const shown = displayPath(abs, ctx.cwd);
+  if (protection.level === "secret") throw new Error(secretRefusal(shown, protection));
+  const decision = await ctx.requestApproval({
+    command: `${action} ${abs}`,
+    reason: effect ? `${protection.reason}, ${effect}` : protection.reason,
+    patternKey: PROTECTED_WRITE_KEY,
+    protectedPath: true,
+  });
+  if (decision === "deny") {
+    throw new Error(deniedProtectedWrite(shown, protection, protectedWriteAdvice(abs, roots)));
   }
 }

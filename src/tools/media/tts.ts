@@ -10,10 +10,12 @@
  * A general OPENAI_API_KEY is used only when `tts.provider` is `openai`, so an inference key never
  * silently buys speech.
  */
-import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, extname, join, sep } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
+import { realPathOf } from "../approval/protected-paths.js";
+import { guardWrite } from "../file/write-guard.js";
 import { defineTool } from "../types.js";
 import {
   apiErrorMessage,
@@ -130,7 +132,15 @@ export const textToSpeechTool = defineTool({
         `The text is ${text.length} characters; ${choice.provider} takes at most ${limit} per call. Split it into several text_to_speech calls.`,
       );
     }
-    const { path, format } = outputTarget(args.output_path, ctx.cwd, ctx.home);
+    const target = outputTarget(args.output_path, ctx.cwd, ctx.home);
+    const { format } = target;
+    let { path } = target;
+    if (args.output_path) {
+      // A model-chosen path goes through the protected-path guard like write_file, and a symlink
+      // there is written through (the rename below would otherwise replace the link itself).
+      await guardWrite(ctx, path, "text_to_speech");
+      if ((await lstat(path).catch(() => undefined))?.isSymbolicLink()) path = realPathOf(path);
+    }
     await mkdir(dirname(path), { recursive: true });
     ctx.progress(`speaking with ${choice.provider}`);
     const tts = section(ctx.config, "tts");

@@ -1,5 +1,7 @@
 import {
   chmodSync,
+  lstatSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -48,6 +50,26 @@ describe.each([
     await write(join(dir, "link.txt"), "new");
     expect(readFileSync(join(dir, "real.txt"), "utf8")).toBe("new");
     expect(readdirSync(dir).sort()).toEqual(["link.txt", "real.txt"]);
+  });
+
+  it("writes through a dangling symlink (relative, via a second link) to the file it names, keeping the links", async () => {
+    const dir = fresh();
+    mkdirSync(join(dir, "sub"));
+    symlinkSync("sub/missing.txt", join(dir, "hop.txt"));
+    symlinkSync("hop.txt", join(dir, "link.txt"));
+    await write(join(dir, "link.txt"), "created");
+    expect(readFileSync(join(dir, "sub", "missing.txt"), "utf8")).toBe("created");
+    expect(lstatSync(join(dir, "link.txt")).isSymbolicLink()).toBe(true);
+    expect(lstatSync(join(dir, "hop.txt")).isSymbolicLink()).toBe(true);
+    expect(readdirSync(dir).sort()).toEqual(["hop.txt", "link.txt", "sub"]);
+  });
+
+  it("refuses a symlink loop instead of replacing the link", async () => {
+    const dir = fresh();
+    symlinkSync("b", join(dir, "a"));
+    symlinkSync("a", join(dir, "b"));
+    await expect(write(join(dir, "a"), "x")).rejects.toThrow(/symbolic links/);
+    expect(lstatSync(join(dir, "a")).isSymbolicLink()).toBe(true);
   });
 
   it("fails without leaving anything behind when the folder is missing", async () => {

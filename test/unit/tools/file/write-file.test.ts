@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readFileTool } from "../../../../src/tools/file/read-file.js";
 import { writeFileTool } from "../../../../src/tools/file/write-file.js";
-import { sensitiveWriteReason } from "../../../../src/tools/file/write-guard.js";
 import { call, fileToolContext, writeTree } from "./helpers.js";
 
 /** Moves a file's mtime, as an outside edit would, without waiting for the clock. */
@@ -99,7 +98,11 @@ describe("write_file", () => {
       );
     }
     expect(readdirSync(fakeHome)).toEqual([]);
-    await call(writeFileTool, { path: join(fakeHome, ".ssh/known_hosts"), content: "ok" }, ctx);
+    // The whole of ~/.ssh is credentials now, known_hosts included; a look-alike folder is not.
+    await expect(
+      call(writeFileTool, { path: join(fakeHome, ".ssh/known_hosts"), content: "x" }, ctx),
+    ).rejects.toThrow(/Refusing/);
+    await call(writeFileTool, { path: join(fakeHome, ".ssh-notes/known_hosts"), content: "ok" }, ctx);
   });
 
   it("sees through symlinks to protected files", async () => {
@@ -116,28 +119,5 @@ describe("write_file", () => {
     const ctx = fileToolContext();
     mkdirSync(join(ctx.cwd, "d"));
     await expect(call(writeFileTool, { path: "d", content: "x" }, ctx)).rejects.toThrow(/is a directory/);
-  });
-});
-
-describe("sensitiveWriteReason", () => {
-  const homes = ["/home/u"];
-  const hermes = ["/home/u/.hermes"];
-  it.each([
-    ["/etc/passwd", true],
-    ["/etc/shadow", true],
-    ["/etc/sudoers", true],
-    ["/etc/sudoers.d/90-agent", true],
-    ["/etc/hosts", false],
-    ["/home/u/.ssh/id_rsa", true],
-    ["/home/u/.ssh/id_rsa.pub", true],
-    ["/home/u/.ssh/known_hosts", false],
-    ["/home/u/.pgpass", true],
-    ["/home/u/.pypirc", true],
-    ["/home/u/project/.netrc", false],
-    ["/home/u/.hermes/.env", true],
-    ["/home/u/.hermes/config.yaml", false],
-    ["/home/u/project/.env", false],
-  ])("%s → refused: %s", (path, refused) => {
-    expect(sensitiveWriteReason(path, homes, hermes) !== undefined).toBe(refused);
   });
 });

@@ -1,5 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -253,6 +261,51 @@ describe("text_to_speech with hosted backends", () => {
     await expect(textToSpeechTool.handler({ text: "x", output_path: "a.txt" }, ctx)).rejects.toThrow(
       /must end in \.mp3/,
     );
+  });
+});
+
+describe("text_to_speech output_path and protected paths", () => {
+  let server: HttpFake;
+  beforeAll(async () => {
+    server = await startHttpFake((_req, res) => {
+      res.writeHead(200, { "content-type": "audio/mpeg" });
+      res.end(FAKE_MP3);
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  const openai = () =>
+    ctxFor({ provider: "openai", openai: { base_url: `${server.url}/v1` } }, { OPENAI_API_KEY: "k" });
+
+  it("asks before writing into Hermes's home and calls no provider when denied", async () => {
+    const ctx = openai();
+    const before = server.requests.length;
+    await expect(
+      textToSpeechTool.handler({ text: "x", output_path: join(ctx.home, "skills", "a.mp3") }, ctx),
+    ).rejects.toThrow(/Not written: .*Hermes's skills.*skill_manage/);
+    expect(ctx.approvals).toMatchObject([{ patternKey: "protected_write", protectedPath: true }]);
+    expect(server.requests.length).toBe(before);
+    expect(existsSync(join(ctx.home, "skills"))).toBe(false);
+  });
+
+  it("refuses a symlink that leads to config.yaml, and writes through an ordinary one keeping the link", async () => {
+    const ctx = openai();
+    mkdirSync(ctx.home, { recursive: true });
+    writeFileSync(join(ctx.home, "config.yaml"), "model: x\n");
+    symlinkSync(join(ctx.home, "config.yaml"), join(ctx.cwd, "sneaky.mp3"));
+    await expect(textToSpeechTool.handler({ text: "x", output_path: "sneaky.mp3" }, ctx)).rejects.toThrow(
+      /Hermes config/,
+    );
+    expect(readFileSync(join(ctx.home, "config.yaml"), "utf8")).toBe("model: x\n");
+    expect(lstatSync(join(ctx.cwd, "sneaky.mp3")).isSymbolicLink()).toBe(true);
+
+    mkdirSync(join(ctx.cwd, "media"));
+    symlinkSync(join(ctx.cwd, "media", "real.mp3"), join(ctx.cwd, "link.mp3"));
+    const result = (await textToSpeechTool.handler({ text: "x", output_path: "link.mp3" }, ctx)) as Result;
+    expect(result.file_path).toBe(join(ctx.cwd, "media", "real.mp3"));
+    expect(readFileSync(join(ctx.cwd, "media", "real.mp3"))).toEqual(FAKE_MP3);
+    expect(lstatSync(join(ctx.cwd, "link.mp3")).isSymbolicLink()).toBe(true);
   });
 });
 

@@ -55,7 +55,7 @@ export function protectedWriteAdvice(abs: string, roots: GuardRoots): string {
 /** The error for a write to a `secret` path: never done, whatever the approval mode. */
 export function secretRefusal(shown: string, protection: PathProtection): string {
   return (
-    `Refusing to write ${shown}: it is ${protection.reason}. The file tools never modify credential ` +
+    `Refusing to write ${shown}: it is ${protection.reason}. The agent's tools never modify credential ` +
     "files, with or without approval; do not retry. Ask the user to make this change."
   );
 }

@@ -1,7 +1,8 @@
 /**
  * Tool definitions for one MCP server: a wrapper per server tool (its JSON Schema as parameters,
  * its description), plus resource and prompt wrappers when the server offers those. Handlers go
- * through an {@link McpCaller}, which owns reconnecting and error wording.
+ * through the protected-path guard (for tools that write) and an {@link McpCaller}, which owns
+ * reconnecting and error wording.
  */
 
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -12,6 +13,7 @@ import type { McpServerConfig } from "./config.js";
 import type { McpConnection } from "./connection.js";
 import { mcpToolName, mcpToolsetName } from "./names.js";
 import { renderPrompt, renderResourceContents, renderToolResult } from "./results.js";
+import { guardMcpCall } from "./write-guard.js";
 
 /** Runs work against a server's live connection; throws readable errors for the model. */
 export interface McpCaller {
@@ -50,8 +52,10 @@ export function buildServerTools(options: BuildToolsOptions): AnyTool[] {
       description: describeTool(tool, server.name),
       parameters: normaliseInputSchema(tool.inputSchema) as unknown as TSchema,
       parallelSafe: server.parallel,
-      handler: (args: Record<string, unknown>, ctx: ToolContext) =>
-        caller.run(
+      handler: async (args: Record<string, unknown>, ctx: ToolContext) => {
+        // A filesystem server's write to config.yaml, ~/.bashrc or .env is judged like write_file's.
+        await guardMcpCall(ctx, name, tool, args, server);
+        return caller.run(
           server.name,
           async (connection) =>
             renderToolResult(
@@ -59,7 +63,8 @@ export function buildServerTools(options: BuildToolsOptions): AnyTool[] {
               render,
             ),
           ctx,
-        ),
+        );
+      },
     });
   }
   const taken = new Set(out.map((tool) => tool.name));

@@ -14,6 +14,7 @@ import { lstat, mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, extname, join, sep } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
+import { atomicWriteFile } from "../../util/atomic-write.js";
 import { realPathOf } from "../approval/protected-paths.js";
 import { guardWrite } from "../file/write-guard.js";
 import { defineTool } from "../types.js";
@@ -181,7 +182,8 @@ export const textToSpeechTool = defineTool({
           : await elevenLabsSpeech(text, native, ctx.config, env, ctx.signal);
       // An .ogg that is really MP3 plays as a 0-second voice note, so the container is checked too.
       const wrongContainer = format === "ogg" && audio.subarray(0, 4).toString("latin1") !== "OggS";
-      if (native === format && !wrongContainer) await writeFile(path, audio);
+      // Atomic: a hard link named like the output never carries the audio into the file it shares.
+      if (native === format && !wrongContainer) await atomicWriteFile(path, audio);
       else {
         if (!ffmpeg)
           throw new Error(`Writing .${format} needs ffmpeg, which is not installed; use .mp3 or .ogg.`);

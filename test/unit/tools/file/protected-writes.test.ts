@@ -5,6 +5,7 @@
  */
 import {
   existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -215,6 +216,15 @@ describe("write_file through symlinks", () => {
     await call(writeFileTool, { path: "later.txt", content: "made" }, t.ctx);
     expect(t.read(join(t.cwd, "out/later.txt"))).toBe("made");
     expect(lstatSync(join(t.cwd, "later.txt")).isSymbolicLink()).toBe(true);
+  });
+
+  it("a hard link to config.yaml is replaced by the write, never written into", async () => {
+    const t = setup("deny");
+    linkSync(join(t.home, "config.yaml"), join(t.cwd, "hard.yaml"));
+    await call(writeFileTool, { path: "hard.yaml", content: "approvals: {mode: off}\n" }, t.ctx);
+    await call(patchTool, { path: "hard.yaml", old_string: "off", new_string: "smart" }, t.ctx);
+    expect(t.read(join(t.home, "config.yaml"))).toBe(CONFIG);
+    expect(t.read(join(t.cwd, "hard.yaml"))).toBe("approvals: {mode: smart}\n");
   });
 
   it("sees through a symlinked parent folder (work/link-dir → the Hermes home)", async () => {

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import {
   existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -306,6 +307,13 @@ describe("text_to_speech output_path and protected paths", () => {
     expect(result.file_path).toBe(join(ctx.cwd, "media", "real.mp3"));
     expect(readFileSync(join(ctx.cwd, "media", "real.mp3"))).toEqual(FAKE_MP3);
     expect(lstatSync(join(ctx.cwd, "link.mp3")).isSymbolicLink()).toBe(true);
+
+    // A hard link is replaced, never written into: the file it shared a name with keeps its bytes.
+    writeFileSync(join(ctx.cwd, "shared.txt"), "original");
+    linkSync(join(ctx.cwd, "shared.txt"), join(ctx.cwd, "hard.mp3"));
+    await textToSpeechTool.handler({ text: "x", output_path: "hard.mp3" }, ctx);
+    expect(readFileSync(join(ctx.cwd, "shared.txt"), "utf8")).toBe("original");
+    expect(readFileSync(join(ctx.cwd, "hard.mp3"))).toEqual(FAKE_MP3);
   });
 });
 

@@ -21,6 +21,7 @@ import { apiServerBench } from "./api-server.js";
 import { executeCodeBench } from "./execute-code.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
+import { redactionBench } from "./redaction.js";
 import { type BenchRow, sessionStoreBench } from "./session-store.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -176,6 +177,7 @@ async function main(): Promise<void> {
   rows.push(...(await prefixStabilityBench()));
   rows.push(...(await executeCodeBench()));
   rows.push(...(await apiServerBench()));
+  rows.push(...redactionBench());
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));

@@ -8,6 +8,7 @@ import type { HermesConfig } from "../config/defaults.js";
 import type { SessionStore } from "../state/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalDecision, ApprovalRequest, ClarifyRequest, ToolRuntime } from "../tools/types.js";
+import type { Redactor } from "../util/redact.js";
 import type { AgentEvent, StopReason } from "./events.js";
 
 export interface AIAgentOptions {
@@ -39,6 +40,14 @@ export interface AIAgentOptions {
   /** Sent with every request but never stored or saved in trajectories. */
   ephemeralSystemPrompt?: string;
   env?: Record<string, string | undefined>;
+  /**
+   * Names the terminal must not inherit from `env` (unless `terminal.env_passthrough` names them):
+   * what Hermes loaded itself, i.e. `loadEnvFile(...).loaded`. Default: the names `<home>/.env`
+   * adds to the real process environment.
+   */
+  withheldEnv?: readonly string[];
+  /** Redacts tool results; default the process-wide redactor (util/redact.ts). */
+  redactor?: Redactor;
   /** Asks the user about a dangerous command. Absent: denied (non-interactive). */
   onApproval?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
   /** Persists an "always" approval to `command_allowlist`. */

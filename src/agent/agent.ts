@@ -16,13 +16,15 @@ import {
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
 import type { Message, ToolSchema, Usage } from "../ai/types.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
+import { loadEnvFile } from "../config/env-file.js";
 import { resolveHome } from "../config/home.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createToolRuntime } from "../tools/runtime.js";
 import type { DelegationRequest, ToolRuntime } from "../tools/types.js";
-import { scrubEnv } from "../util/env-scrub.js";
+import { terminalEnv } from "../util/env-scrub.js";
 import { EventStream } from "../util/event-stream.js";
+import { processRedactor, type Redactor } from "../util/redact.js";
 import { newSessionId } from "../util/session-id.js";
 import type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
 import { ApprovalPolicy } from "./approval-policy.js";
@@ -57,6 +59,18 @@ interface Frozen {
   summarize: Summarize;
 }
 
+/**
+ * The names `<home>/.env` adds to the real environment: secrets Hermes loaded itself, which the
+ * terminal does not inherit (env-scrub.ts). Unreadable or missing: none (nothing was loaded either).
+ */
+function hermesLoadedNames(home: string): string[] {
+  try {
+    return loadEnvFile(home, process.env).loaded;
+  } catch {
+    return [];
+  }
+}
+
 export class AIAgent {
   /** Changes when compression continues the conversation as a child session. */
   private currentSessionId: string;
@@ -78,6 +92,8 @@ export class AIAgent {
   private readonly steering: string[] = [];
   /** Subprocess environment for tools, without Hermes's own secrets; computed once. */
   private readonly toolEnv: Record<string, string | undefined>;
+  /** Redacts every tool result before the model (and every consumer of the events) sees it. */
+  private readonly redactor: Redactor;
   private frozen: Promise<Frozen> | null = null;
   private announced = false;
   private controller: AbortController | null = null;
@@ -106,7 +122,11 @@ export class AIAgent {
     });
     this.guard = ToolLoopGuard.fromConfig(this.config.tool_loop_guardrails);
     this.home = options.home ?? resolveHome({ env: options.env ?? process.env });
-    this.toolEnv = scrubEnv(options.env ?? process.env, this.config.terminal.env_passthrough);
+    this.redactor = options.redactor ?? processRedactor();
+    this.toolEnv = terminalEnv(options.env ?? process.env, {
+      withheld: options.withheldEnv ?? hermesLoadedNames(this.home),
+      passthrough: this.config.terminal.env_passthrough,
+    });
   }
 
   get sessionId(): string {
@@ -319,7 +339,15 @@ export class AIAgent {
         executeTool: (call, signal) => {
           const base = this.toolBase(frozen);
           const ctx = buildToolContext(base, { callId: call.id, name: call.name, signal, emit, enabled });
-          return this.registry.execute(call.name, call.args, ctx, base.limits);
+          // Where tool output enters the conversation: a `cat .env` or `env` must not carry a key
+          // into the model's context, the session store, a trajectory or a chat reply.
+          return this.registry.execute(call.name, call.args, ctx, base.limits).then((outcome) => {
+            const content = this.redactor.redact(outcome.content);
+            const error = outcome.error === undefined ? undefined : this.redactor.redact(outcome.error);
+            return content === outcome.content && error === outcome.error
+              ? outcome
+              : { ...outcome, content, ...(error === undefined ? {} : { error }) };
+          });
         },
         guard: this.guard,
         takeSteering: () => {

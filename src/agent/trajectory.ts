@@ -6,6 +6,7 @@ import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Message, ToolSchema } from "../ai/types.js";
 import { messageText } from "../ai/types.js";
+import { redactJson, redactText } from "../util/redact.js";
 
 export interface ShareGptTurn {
   from: "system" | "human" | "gpt" | "tool";
@@ -76,7 +77,10 @@ function parseMaybeJson(text: string): unknown {
   }
 }
 
-/** Appends one trajectory line to the right file in `dir`. */
+/**
+ * Appends one trajectory line to the right file in `dir`, redacted (default: the process-wide
+ * secret redactor). A new file is created owner-only: it holds whole conversations.
+ */
 export async function saveTrajectory(
   dir: string,
   entry: {
@@ -85,6 +89,7 @@ export async function saveTrajectory(
     model: string;
     completed: boolean;
     now?: Date;
+    redact?: (text: string) => string;
   },
 ): Promise<string> {
   const file = join(dir, entry.completed ? "trajectory_samples.jsonl" : "failed_trajectories.jsonl");
@@ -94,6 +99,10 @@ export async function saveTrajectory(
     model: entry.model,
     completed: entry.completed,
   };
-  await appendFile(file, `${JSON.stringify(line)}\n`, "utf8");
+  const redact = entry.redact ?? redactText;
+  // Each turn's text first (a value nested as JSON inside a turn is escaped twice in the line),
+  // then the line itself.
+  const text = redact(JSON.stringify(redactJson(line, redact)));
+  await appendFile(file, `${text}\n`, { encoding: "utf8", mode: 0o600 });
   return file;
 }

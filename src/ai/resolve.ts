@@ -4,8 +4,10 @@
  */
 import { readClaudeCodeToken } from "../config/claude-code.js";
 import type { HermesConfig } from "../config/defaults.js";
+import { processRedactor } from "../util/redact.js";
 import { detectApiMode } from "./api-mode.js";
 import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
+import { redactingTransport } from "./redacting-transport.js";
 import type { ApiMode, Transport } from "./types.js";
 
 export interface RuntimeFlags {
@@ -235,6 +237,14 @@ export async function createTransport(
   runtime: ResolvedRuntime,
   options: TransportOptions = {},
 ): Promise<Transport> {
+  // Every key this process sends to a provider (the configured one, a pool rotation, a fallback,
+  // the auxiliary model's) is a secret to keep out of everything else it writes.
+  const redactor = processRedactor();
+  redactor.addSecret(runtime.apiKey, `${runtime.provider.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_KEY`);
+  return redactingTransport(await wireTransport(runtime, options), redactor);
+}
+
+async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions): Promise<Transport> {
   const { cacheTtl, providerRouting, env, bedrock, ...common } = options;
   if (runtime.apiMode === "anthropic_messages") {
     const { createAnthropicTransport } = await import("./transports/anthropic-messages.js");

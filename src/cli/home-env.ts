@@ -1,13 +1,14 @@
 /**
  * Loads what every command needs from the home: the home path (profile), the environment with
- * `.env` underneath it, and the effective config. Expected failures print one clear line and
- * yield exit code 2.
+ * `.env` underneath it, and the effective config, and registers the home's secrets with the
+ * redactor (cli/secrets.ts). Expected failures print one clear line and yield exit code 2.
  */
 import type { HermesConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
 import { ConfigError, ProfileNameError } from "../config/errors.js";
 import { resolveHome } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
+import { protectSecrets } from "./secrets.js";
 
 export interface CliContext {
   home: string;
@@ -37,6 +38,8 @@ export async function loadCliContext(
   try {
     const { env } = loadEnvFile(home, process.env);
     const loaded = loadConfig({ home, env });
+    // Before anything is printed: a warning that quotes a value must not show a key either.
+    protectSecrets({ home, env, config: loaded.config });
     for (const warning of loaded.warnings) process.stderr.write(`hermes: warning: ${warning}\n`);
     return { home, env, config: loaded.config, warnings: loaded.warnings };
   } catch (error) {

@@ -8,6 +8,7 @@
 import { ChatSession, type ChatSessionOptions } from "../agent/chat-session.js";
 import { resolveRuntime } from "../ai/resolve.js";
 import type { HermesConfig } from "../config/defaults.js";
+import { registerKnownSecrets } from "../config/known-secrets.js";
 import { createDeliverer, type PlatformSender } from "../cron/delivery.js";
 import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
@@ -97,6 +98,9 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { home, config, env } = options;
+  // Every surface hosted here shares the process's secret set (the CLI registered it already when
+  // it started us; a library caller may not have).
+  registerKnownSecrets({ home, env, config });
   const log = options.log ?? (() => {});
   const release = claimGateway(home, options.argv ?? process.argv.slice(1));
   const services: string[] = [];

@@ -140,6 +140,9 @@ export function connect(path: string, options: ConnectOptions): Db {
     }
   } else {
     mkdirSync(dirname(path), { recursive: true });
+    // The history holds everything said and run: owner-only. SQLite gives the -wal and -shm files
+    // the database file's permissions, so creating it 0600 covers them too.
+    if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
   }
   if (existsSync(path)) checkHeader(path);
   let db: Db;

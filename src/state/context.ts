@@ -4,6 +4,7 @@
  * read-only open of an older file cannot add them, so queries adapt instead).
  */
 
+import { redactText } from "../util/redact.js";
 import type { Row } from "./codec.js";
 import { corruptError, type Db, isCorrupt, type Statement, sqliteCode, withBusyRetry } from "./connection.js";
 import { SessionStoreError } from "./types.js";
@@ -30,6 +31,8 @@ export class StoreContext {
     readonly retryBudgetMs: number,
     readonly now: () => number,
     public shape: StoreShape,
+    /** Applied to every text written (messages, system prompts, titles): secrets never reach the file. */
+    readonly redact: (text: string) => string = redactText,
   ) {}
 
   /** A prepared statement, cached by its SQL text. */

@@ -4,6 +4,7 @@
  * message and the counters it bumps commit together or not at all.
  */
 import { type Message, messageText } from "../ai/types.js";
+import { redactJson } from "../util/redact.js";
 import { newSessionId } from "../util/session-id.js";
 import { messageColumns, rowToStoredMessage, toolCallCount } from "./codec.js";
 import type { StoreContext } from "./context.js";
@@ -45,7 +46,7 @@ export function insertSession(ctx: StoreContext, s: SessionRow): void {
       s.userId,
       s.model,
       s.modelConfig,
-      s.systemPrompt,
+      s.systemPrompt === null ? null : ctx.redact(s.systemPrompt),
       s.parentSessionId,
       s.startedAt,
       s.cwd,
@@ -101,7 +102,7 @@ export function insertMessages(
   const ids: number[] = [];
   let calls = 0;
   for (const { message, timestamp, tokenCount } of messages) {
-    const c = messageColumns(message);
+    const c = messageColumns(redactJson(message, ctx.redact));
     const info = insert.run(
       sessionId,
       c.role,

@@ -103,6 +103,7 @@ export function openSessionStore(path: string, options: OpenOptions = {}): Sessi
     retryBudgetMs,
     options.now ?? (() => Date.now() / 1000),
     empty,
+    ...(options.redact ? [options.redact] : []),
   );
   try {
     const problems = readonly ? [] : reconcile(ctx).problems;
@@ -186,7 +187,7 @@ class SqliteSessionStore implements SessionStore {
     const ctx = this.ctx;
     const startedAt = input.startedAt ?? ctx.now();
     const id = input.id ?? newSessionId(new Date(startedAt * 1000));
-    const title = sanitizeTitle(input.title);
+    const title = sanitizeTitle(input.title == null ? input.title : ctx.redact(input.title));
     if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
     ctx.write(() => {
       if (sessionRow(ctx, id))
@@ -241,7 +242,15 @@ class SqliteSessionStore implements SessionStore {
       const value = (patch as Record<string, unknown>)[key];
       if (value === undefined) continue;
       sets.push(`${column} = ?`);
-      values.push(key === "archived" ? (value ? 1 : 0) : value);
+      values.push(
+        key === "archived"
+          ? value
+            ? 1
+            : 0
+          : key === "systemPrompt"
+            ? this.ctx.redact(String(value))
+            : value,
+      );
     }
     this.ctx.write(() => {
       requireSession(this.ctx, id);
@@ -251,7 +260,7 @@ class SqliteSessionStore implements SessionStore {
   }
 
   setTitle(id: string, title: string | null): SessionRecord {
-    const clean = sanitizeTitle(title);
+    const clean = sanitizeTitle(title === null ? null : this.ctx.redact(title));
     this.ctx.write(() => {
       requireSession(this.ctx, id);
       if (clean !== null) assertTitleFree(this.ctx, clean, id);

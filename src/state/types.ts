@@ -270,6 +270,11 @@ export interface OpenOptions {
   durability?: "full" | "normal";
   /** Injected clock in seconds (default `Date.now() / 1000`). */
   now?: () => number;
+  /**
+   * Applied to every text the store writes (messages, system prompts, titles). Default: the
+   * process-wide secret redactor (util/redact.ts), so no writer can store a known secret.
+   */
+  redact?: (text: string) => string;
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * Removes Hermes's own secrets (provider keys, platform tokens) from an environment before it is
- * handed to a shell the model drives. Names in `passthrough` are kept.
+ * Environments for the processes Hermes starts. `scrubEnv` removes a fixed list of provider keys
+ * and platform tokens (helper processes such as the transcriber); `terminalEnv` is the terminal's
+ * rule: what Hermes loaded itself stays out, what the user's shell had stays in.
  */
 
 const SECRET_NAME =
@@ -15,6 +16,32 @@ export function scrubEnv(
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
     if (SECRET_NAME.test(name) && !keep.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * The terminal's environment: the session's environment without the secrets Hermes loaded itself.
+ *
+ * - Names in `withheld` (what Hermes put there: its `.env` entries, the home's tokens) are dropped
+ *   unless `passthrough` (`terminal.env_passthrough`) names them.
+ * - Everything else is kept as it is, including keys the user exported in their own shell before
+ *   starting hermes: the terminal inherits that shell, as any program started from it would. Their
+ *   values are still redacted in whatever the commands print (util/redact.ts).
+ *
+ * `execute_code` (tools/sandbox/child-env.ts), MCP servers (tools/mcp/env.ts) and hooks apply their
+ * own stricter filters on top. Pure.
+ */
+export function terminalEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  options: { withheld?: readonly string[]; passthrough?: readonly string[] } = {},
+): Record<string, string | undefined> {
+  const keep = new Set(options.passthrough ?? []);
+  const withheld = new Set((options.withheld ?? []).filter((name) => !keep.has(name)));
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || withheld.has(name)) continue;
     out[name] = value;
   }
   return out;

@@ -13,6 +13,7 @@ import { loadConfig } from "../../config/load.js";
 import { CronScheduleError } from "../../knowledge/cron/schedule.js";
 import { CronStore, CronStoreError } from "../../knowledge/cron/store.js";
 import type { CronJob } from "../../knowledge/cron/types.js";
+import { protectSecrets } from "../secrets.js";
 import {
   type CliIo,
   profileOption,
@@ -88,6 +89,8 @@ function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (cod
       const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
       const env = loadEnvFile(home, io.env).env;
       const { config } = loadConfig({ home, env });
+      // `cron tick` runs agents here: their output and the job files are redacted like any surface's.
+      protectSecrets({ home, env, config });
       const tz = configTimezone(config as unknown as Record<string, unknown>);
       const store = new CronStore({ home, now: () => io.now() * 1000, ...(tz ? { timezone: tz } : {}) });
       return { home, env, io, store };

@@ -15,6 +15,7 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import type { SessionStore } from "../../state/types.js";
 import { hermesVersion } from "../../util/version.js";
+import { protectSecrets } from "../secrets.js";
 
 type Json = Record<string, unknown>;
 
@@ -199,6 +200,8 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
   const { Server } = require("@modelcontextprotocol/sdk/server/index.js") as typeof ServerModule;
   const { StdioServerTransport } = require("@modelcontextprotocol/sdk/server/stdio.js") as typeof StdioModule;
   const types = require("@modelcontextprotocol/sdk/types.js") as typeof TypesModule;
+  // Conversations read back and the agent's answers leave through stdout: redacted like any surface.
+  protectSecrets({ home: options.home, env: options.env, config: options.config });
   const store = openSessionStore(sessionStorePath(options.home));
   const tools = serveTools(store, options);
   const server = new Server(

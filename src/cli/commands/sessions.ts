@@ -18,6 +18,7 @@ import { highlight, sessionHeader, transcript } from "../format/session-view.js"
 import { renderTable } from "../format/table.js";
 import { formatBytes, formatCount, formatDateTime, relativeTime } from "../format/time.js";
 import { homeFor } from "../home-env.js";
+import { registerHomeSecrets } from "../secrets.js";
 import { CliFailure, type CliIo, runSubcommandProgram, type SubcommandOptions } from "../subcommands.js";
 
 export type SessionsCommandOptions = SubcommandOptions;
@@ -356,6 +357,8 @@ async function exportSessions(
   flags: { sessionId?: string; source?: string },
   io: Io,
 ): Promise<number> {
+  // Rows written before redaction existed (or by another program) may hold the home's secrets.
+  registerHomeSecrets(home, io.env);
   return withStoreAsync(
     home,
     true,

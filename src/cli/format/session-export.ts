@@ -6,13 +6,18 @@
 import { createWriteStream, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { ExportedSession } from "../../state/types.js";
+import { redactJson, redactText } from "../../util/redact.js";
 
-/** One session as one JSON line (no trailing newline). */
-export function exportLine(exported: ExportedSession): string {
-  return JSON.stringify({
+/**
+ * One session as one JSON line (no trailing newline), redacted (default: the process-wide secret
+ * redactor): rows written before redaction existed, or before a key was known, may hold secrets.
+ */
+export function exportLine(exported: ExportedSession, redact: (text: string) => string = redactText): string {
+  const row = {
     ...snakeRow(exported.session),
     messages: exported.messages.map((m) => snakeRow(m)),
-  });
+  };
+  return redact(JSON.stringify(redactJson(row, redact)));
 }
 
 function snakeRow(row: object): Record<string, unknown> {
@@ -26,11 +31,12 @@ function snakeRow(row: object): Record<string, unknown> {
 
 /**
  * Streams the sessions to a temp file beside `path`, then renames it over `path`, so a failed
- * export never leaves a half-written file in place. Returns how many sessions were written.
+ * export never leaves a half-written file in place. The file is owner-only (0600): it holds whole
+ * conversations. Returns how many sessions were written.
  */
 export async function writeJsonlFile(path: string, sessions: Iterable<ExportedSession>): Promise<number> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const stream = createWriteStream(temp, { encoding: "utf8" });
+  const stream = createWriteStream(temp, { encoding: "utf8", mode: 0o600 });
   const failed = new Promise<never>((_, reject) => stream.once("error", reject));
   failed.catch(() => {});
   let n = 0;

@@ -7,6 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RunResult } from "../../agent/agent.js";
+import { processRedactor } from "../../util/redact.js";
+import { StreamTextRedactor } from "../../util/redact-stream.js";
 import { finishReason, type RouteContext } from "./context.js";
 import { ApiError, randomHex, sendJson, startSse, writeSse, writeSseComment } from "./http.js";
 import { readChatMessages } from "./input.js";
@@ -117,6 +119,8 @@ export async function chatCompletions(
     choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
   });
   let streamed = false;
+  // Deltas are relayed one by one: a secret cut between two of them is held until it is whole.
+  const live = new StreamTextRedactor(processRedactor());
   await ctx.withRunSlot(signal, async () => {
     const outcome = await ctx.turns.run({
       ...turn,
@@ -127,7 +131,8 @@ export async function chatCompletions(
       onEvent: (event) => {
         if (event.type === "text_delta" && event.text) {
           streamed = true;
-          writeSse(res, chunk({ content: event.text }, null));
+          const text = live.push(event.text);
+          if (text) writeSse(res, chunk({ content: text }, null));
         } else if (event.type === "tool_start" && !event.parentCallId) {
           writeSseComment(
             res,
@@ -142,6 +147,8 @@ export async function chatCompletions(
       },
     });
     if (signal.aborted) return;
+    const rest = live.end();
+    if (rest) writeSse(res, chunk({ content: rest }, null));
     const { result } = outcome;
     if (result.reason === "error") {
       // The official clients raise an APIError for a data frame carrying `error`.

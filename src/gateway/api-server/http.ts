@@ -1,9 +1,12 @@
 /**
  * Small HTTP helpers for the API server: OpenAI-shaped errors, JSON and SSE responses, a bounded
- * body reader and a constant-time bearer-key check. No framework: `node:http` only.
+ * body reader and a constant-time bearer-key check. No framework: `node:http` only. Every response
+ * body leaves through `sendJson`/`writeSse`/`writeSseComment`, which pass it through the secret
+ * redactor (the marker has no quote or backslash, so the JSON stays valid).
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { redactText } from "../../util/redact.js";
 
 /** OpenAI's error `type` values that clients (the official SDKs among them) understand. */
 export type ApiErrorType = "invalid_request_error" | "server_error" | "rate_limit_error" | "not_found_error";
@@ -37,7 +40,7 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  const text = JSON.stringify(body);
+  const text = redactText(JSON.stringify(body));
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(text),
@@ -69,13 +72,13 @@ export function startSse(res: ServerResponse, headers: Record<string, string> = 
 /** Writes one SSE frame: `data:` JSON, with an `event:` line when named. */
 export function writeSse(res: ServerResponse, data: unknown, event?: string): void {
   if (res.writableEnded || res.destroyed) return;
-  res.write(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`);
+  res.write(redactText(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`));
 }
 
 /** An SSE comment line: ignored by every SSE parser, the official OpenAI clients included. */
 export function writeSseComment(res: ServerResponse, text: string): void {
   if (res.writableEnded || res.destroyed) return;
-  res.write(`: ${text.replace(/\n/g, " ")}\n\n`);
+  res.write(redactText(`: ${text.replace(/\n/g, " ")}\n\n`));
 }
 
 /**

@@ -7,6 +7,8 @@
  */
 import type { ServerResponse } from "node:http";
 import type { RunResult } from "../../agent/agent.js";
+import { processRedactor } from "../../util/redact.js";
+import { StreamTextRedactor } from "../../util/redact-stream.js";
 import { turnFailed } from "./chat-completions.js";
 import type { RouteContext } from "./context.js";
 import { ApiError, randomHex, sendJson, startSse, writeSse } from "./http.js";
@@ -124,6 +126,8 @@ export async function createResponse(
     writeSse(res, { type, sequence_number: sequence++, ...data }, type);
   const part = { item_id: itemId, output_index: 0, content_index: 0 };
   let text = "";
+  // Deltas are relayed one by one: a secret cut between two of them is held until it is whole.
+  const live = new StreamTextRedactor(processRedactor());
   await ctx.withRunSlot(signal, async () => {
     const { result, sessionId: sid } = await ctx.turns.run({
       ...turn,
@@ -139,12 +143,18 @@ export async function createResponse(
       },
       onEvent: (event) => {
         if (event.type === "text_delta" && event.text) {
-          text += event.text;
-          emit("response.output_text.delta", { ...part, delta: event.text, logprobs: [] });
+          const delta = live.push(event.text);
+          text += delta;
+          if (delta) emit("response.output_text.delta", { ...part, delta, logprobs: [] });
         }
       },
     });
     if (signal.aborted) return;
+    const rest = live.end();
+    if (rest) {
+      text += rest;
+      emit("response.output_text.delta", { ...part, delta: rest, logprobs: [] });
+    }
     if (result.reason === "error") {
       const failed = {
         ...base("failed", []),

@@ -4,6 +4,7 @@
  * webhooks, and by `hermes send`.
  */
 import type { HermesConfig } from "../../config/defaults.js";
+import { redactText } from "../../util/redact.js";
 import { platformEnvPrefix } from "../auth/allowlist.js";
 import type { OutboundTarget, PlatformAdapter } from "../platforms/types.js";
 import { chunkMarkdown, extractMedia } from "./output.js";
@@ -62,7 +63,10 @@ export function resolveTarget(
 /** Sends `text` to `to`: chunked markdown first, then each attachment. Throws on the first failure. */
 export async function deliverText(adapter: PlatformAdapter, to: OutboundTarget, text: string): Promise<void> {
   const { text: body, media, problems } = extractMedia(text);
-  const all = [body, ...problems.map((p) => `⚠️ Could not attach ${p}`)].filter(Boolean).join("\n\n");
+  // Redacted before it is cut into messages, so a cut never splits a secret past recognition.
+  const all = redactText(
+    [body, ...problems.map((p) => `⚠️ Could not attach ${p}`)].filter(Boolean).join("\n\n"),
+  );
   for (const chunk of chunkMarkdown(all, adapter.capabilities.maxMessageLength - 32))
     await adapter.send(to, chunk);
   for (const item of media) await adapter.sendMedia(to, item);

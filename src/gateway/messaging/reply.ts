@@ -4,8 +4,10 @@
  * delivery (silence tokens, attachments, chunking).
  */
 import { parseToolProgress, previewArgs, type ToolProgress, toolEmoji } from "../../agent/tool-display.js";
+import { redactText } from "../../util/redact.js";
 import type { OutboundTarget, PlatformAdapter } from "../platforms/types.js";
 import { chunkMarkdown, extractMedia, isSilent } from "./output.js";
+import { redactGrowingText } from "./redact-growing.js";
 
 export interface StreamSettings {
   enabled: boolean;
@@ -171,7 +173,8 @@ export class ReplyView {
 
   /** Shows the current segment (with the cursor while it is still growing). */
   private pushSegment(growing: boolean): Promise<unknown> {
-    const text = this.segment.trim();
+    // While it grows, a secret may be only half streamed: its start is not shown until it is whole.
+    const text = growing ? redactGrowingText(this.segment.trim()) : this.segment.trim();
     this.chain = this.chain.then(async () => {
       const max = this.adapter.capabilities.maxMessageLength - 8;
       if (!text || text.length > max) return; // too long to stream: the final delivery chunks it
@@ -233,7 +236,8 @@ export class ReplyView {
     if (!answer.trim() || isSilent(answer)) return;
     const { text, media, problems } = extractMedia(answer);
     const notes = problems.map((p) => `⚠️ Could not attach ${p}`);
-    const body = [text, ...notes].filter(Boolean).join("\n\n");
+    // Redacted before it is cut into messages, so a cut never splits a secret past recognition.
+    const body = redactText([text, ...notes].filter(Boolean).join("\n\n"));
     const chunks = chunkMarkdown(body, this.adapter.capabilities.maxMessageLength - 32);
     let first = true;
     for (const chunk of chunks) {

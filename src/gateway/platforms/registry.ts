@@ -4,7 +4,9 @@
  */
 import { join } from "node:path";
 import type { HermesConfig } from "../../config/defaults.js";
+import { processRedactor, type Redactor } from "../../util/redact.js";
 import { createDiscordAdapter } from "./discord.js";
+import { redactingAdapter } from "./redacting-adapter.js";
 import { createSlackAdapter } from "./slack.js";
 import { createTelegramAdapter } from "./telegram.js";
 import type { AdapterContext, PlatformAdapter } from "./types.js";
@@ -37,15 +39,23 @@ export function enabledPlatforms(
 
 const DEFAULT_MAX_INBOUND = 128 * 1024 * 1024;
 
-/** Builds the adapter for a platform with its settings (`<name>:` in config.yaml). */
+/**
+ * Builds the adapter for a platform with its settings (`<name>:` in config.yaml), behind the secret
+ * redactor (default the process-wide one): every text it sends is redacted.
+ */
 export function createAdapter(
   name: string,
-  options: { home: string; config: HermesConfig; env: Readonly<Record<string, string | undefined>> },
+  options: {
+    home: string;
+    config: HermesConfig;
+    env: Readonly<Record<string, string | undefined>>;
+    redactor?: Redactor;
+  },
 ): PlatformAdapter {
   const spec = PLATFORMS[name];
   if (!spec) throw new Error(`Unknown platform "${name}". Known: ${Object.keys(PLATFORMS).join(", ")}.`);
   const limit = Number(section(options.config["gateway"])["max_inbound_media_bytes"]);
-  return spec.create({
+  const adapter = spec.create({
     home: options.home,
     env: options.env,
     settings: {
@@ -55,4 +65,5 @@ export function createAdapter(
     mediaDir: join(options.home, "cache", "media"),
     maxInboundMediaBytes: Number.isFinite(limit) && limit > 0 ? limit : DEFAULT_MAX_INBOUND,
   });
+  return redactingAdapter(adapter, options.redactor ?? processRedactor());
 }

@@ -5,6 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.js";
+import { redactText } from "../../util/redact.js";
 import type { MessageRouter } from "../messaging/router.js";
 import type { WebhookRun, WebhookTarget } from "./server.js";
 
@@ -74,7 +75,7 @@ export function webhookDeliverer(
   return async (target, text) => {
     if (target.platform === "github_comment") {
       if (!target.github) throw new Error("github_comment needs the repository and number from the payload");
-      await ghComment(target.github.repo, target.github.number, text);
+      await ghComment(target.github.repo, target.github.number, redactText(text));
       return;
     }
     const router = wiring.router();

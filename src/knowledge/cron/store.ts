@@ -10,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } f
 import { join } from "node:path";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
+import { redactText } from "../../util/redact.js";
 import { CronScheduleError, isCronSchedule, nextRunAfter, parseSchedule } from "./schedule.js";
 import { formatIso, readStoredTime, systemTimezone } from "./time.js";
 import type { CronJob, CronJobPatch, NewCronJob } from "./types.js";
@@ -257,7 +258,8 @@ export class CronStore {
     const stamp = this.iso(at).slice(0, 19).replace("T", "_").replace(/:/g, "-");
     let path = join(dir, `${stamp}.md`);
     for (let n = 2; existsSync(path); n++) path = join(dir, `${stamp}-${n}.md`);
-    await atomicWriteFile(path, text, { mode: 0o600 });
+    // A run's answer is history like any other: known secrets and key shapes never reach the file.
+    await atomicWriteFile(path, redactText(text), { mode: 0o600 });
     const files = readdirSync(dir)
       .filter((f) => f.endsWith(".md"))
       .sort();

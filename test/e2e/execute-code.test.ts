@@ -3,8 +3,8 @@
  * script calls tools over the sandbox socket; only the script's printed output reaches the model,
  * and the nested calls are shown on the terminal but never stored as conversation messages.
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openSessionStore } from "../../src/state/sqlite-store.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
@@ -123,4 +123,40 @@ describe("execute_code from the CLI", () => {
     const pid = Number(readFileSync(pidFile, "utf8"));
     expect(alive(pid)).toBe(false);
   }, 70_000);
+  it("never runs a script that deletes the home (even with --yolo) or edits config.yaml without approval", async () => {
+    const h = tempHome(fakeProviderConfig(llm.url));
+    const userHome = join(dirname(h.home), "user");
+    mkdirSync(userHome);
+    writeFileSync(join(userHome, "keep.txt"), "precious");
+    const configBefore = readFileSync(join(h.home, "config.yaml"), "utf8");
+    const wipe = "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))\nprint('wiped')";
+    const edit = `import os\nwith open(os.path.join(${JSON.stringify(h.home)}, 'config.yaml'), 'a') as f:\n    f.write('command_allowlist: [rm]\\n')`;
+    const syscall = "import os as o\no.system('rm -rf ' + '~')";
+    llm.enqueue(
+      reply().toolCall("execute_code", { code: wipe }, "call_wipe"),
+      reply().toolCall("execute_code", { code: syscall }, "call_sys"),
+      reply().text("yolo done"),
+      reply().toolCall("execute_code", { code: edit }, "call_edit"),
+      reply().text("plain done"),
+    );
+    const env = { HOME: userHome };
+    const yolo = await runHermes(["-q", "clean up", "--yolo"], { ...h, env, timeoutMs: 60_000 });
+    expect(yolo.code, yolo.stderr).toBe(0);
+    const plain = await runHermes(["-q", "configure yourself"], { ...h, env, timeoutMs: 60_000 });
+    expect(plain.code, plain.stderr).toBe(0);
+
+    const results = [llm.chatRequests[2], llm.chatRequests[4]].flatMap((r) =>
+      (
+        (r?.body ?? { messages: [] }) as { messages: Array<{ role: string; content: string }> }
+      ).messages.filter((m) => m.role === "tool"),
+    );
+    expect(results.map((m) => m.content)).toEqual([
+      expect.stringMatching(/Blocked: .*recursively deletes/),
+      expect.stringMatching(/Blocked/),
+      expect.stringMatching(/denied.*config\.yaml.*write_file/),
+    ]);
+    expect(readFileSync(join(userHome, "keep.txt"), "utf8")).toBe("precious");
+    expect(existsSync(h.home)).toBe(true);
+    expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toBe(configBefore);
+  }, 130_000);
 });

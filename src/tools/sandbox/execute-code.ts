@@ -3,7 +3,8 @@
  * generated `hermes_tools` module; only what the script prints comes back. The script runs on the
  * agent host (never the terminal backend) in `ctx.cwd`, in its own process group, with a scrubbed
  * environment; its tool calls travel over a Unix socket in a private temp folder and run through
- * `ctx.callTool`, the agent's normal path (validation, approvals, task and terminal state).
+ * `ctx.callTool`, the agent's normal path (validation, approvals, task and terminal state). What it
+ * does directly (files, commands, downloaded code) is analysed first (script-guard.ts).
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -15,6 +16,7 @@ import { buildChildEnv } from "./child-env.js";
 import description from "./execute-code.md";
 import { startRpcServer } from "./rpc-server.js";
 import { type ChildResult, runChild } from "./run-child.js";
+import { guardScript } from "./script-guard.js";
 import { javascriptStub, pythonStub, SANDBOX_ALLOWED_TOOLS } from "./stubs.js";
 
 /** Bytes of stdout and stderr kept (head and tail) before a truncation notice. */
@@ -89,6 +91,8 @@ async function executeCode(
       'python3 was not found on PATH, so a Python script cannot run here. Use language "javascript" (Node) instead.',
     );
   }
+  // What the script does directly (open(), os.system, child_process) is judged before it runs.
+  await guardScript(code, language, ctx);
   const limits = codeExecutionConfig(ctx.config);
   const allowed = sandboxToolNames(ctx);
   const callTool = ctx.callTool;

@@ -138,6 +138,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         registry,
         ...(mcp ? { toolsReady: mcp.ready } : {}),
         onWarning: (message) => log(`api_server: ${message}`, "gateway.api_server"),
+        logger,
       });
       services.push(`api_server ${server.url}`);
       stops.push(() => server.close());

@@ -3,7 +3,7 @@
  * call writes agent.log lines carrying its session id and the tool; a provider error lands in
  * errors.log; `--version` and `--help` open nothing; a gateway run (Telegram emulator) writes
  * gateway.log: connect, messages in and out with chat id and size but never their text,
- * pairing, disconnect.
+ * pairing (the code offered, the owner's approval; never the code itself), disconnect.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -109,6 +109,7 @@ describe("log files of the gateway", () => {
       TELEGRAM_ALLOWED_USERS: String(OWNER),
     };
     const gateway = await startGatewayProcess(h, env);
+    let code = "";
     try {
       llm.enqueue(reply().text("A reply nobody should find in the logs."));
       const next = tg.nextBotMessage(OWNER);
@@ -118,7 +119,10 @@ describe("log files of the gateway", () => {
       await next(20_000);
       const pairing = tg.nextBotMessage(STRANGER);
       await tg.client({ userId: STRANGER, username: "stranger", firstName: "S" }).sendText("let me in");
-      await pairing(20_000);
+      const offer = await pairing(20_000);
+      code = /hermes pairing approve telegram ([A-Z0-9]{8})/.exec(offer.text ?? "")?.[1] ?? "";
+      const approved = await runHermes(["pairing", "approve", "telegram", code], { ...h, env });
+      expect(approved.code, approved.stderr).toBe(0);
       await waitFor(
         () =>
           /message out/.test(logFile(h.home, "gateway.log")) &&
@@ -146,6 +150,10 @@ describe("log files of the gateway", () => {
       ),
     );
     expect(log).toMatch(new RegExp(` gateway\\.telegram: pairing code sent user=${STRANGER}`));
+    expect(log).toMatch(
+      new RegExp(` INFO - gateway\\.pairing: user approved platform=telegram user=${STRANGER}\\n`),
+    );
+    expect(log).not.toContain(code);
     expect(log).toMatch(/ INFO - gateway\.telegram: disconnected\n/);
     expect(log).toMatch(/ INFO - gateway: stopped pid=\d+\n$/);
     // The conversation's agent logs to agent.log under the same session id as "message out".

@@ -23,8 +23,10 @@ import {
 } from "../state/types.js";
 import { createToolRuntime } from "../tools/runtime.js";
 import type { ToolRuntime } from "../tools/types.js";
+import type { Logger } from "../util/log.js";
 import { newSessionId } from "../util/session-id.js";
 import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
+import { agentEventLogger } from "./event-log.js";
 import type { AgentEvent } from "./events.js";
 import { sessionRecorder } from "./session-recorder.js";
 import { cleanTitle, titlePrompt, uniqueTitle } from "./title.js";
@@ -49,6 +51,11 @@ export interface ChatSessionOptions
    * one-shot run would have to wait for it.
    */
   autoTitle?: boolean;
+  /**
+   * The home's log files: each agent of this conversation gets one event listener writing to it
+   * (see agent/event-log.ts), and session ends and recording problems are logged. Absent: no logs.
+   */
+  logger?: Logger;
 }
 
 export interface UsageReport {
@@ -388,9 +395,11 @@ export class ChatSession {
       resume: _r,
       continueLast: _c,
       title: _t,
-      onWarning,
+      onWarning: warn,
+      logger,
       ...agentOptions
     } = this.options;
+    const onWarning = warn || logger ? (message: string) => this.warn(message) : undefined;
     const resolved = agentOptions.resolved ? { ...agentOptions.resolved, model: this.modelName } : undefined;
     this.current = new AIAgent({
       ...agentOptions,
@@ -404,6 +413,11 @@ export class ChatSession {
     });
     const pricing = this.pricingOverrides(onWarning);
     const listeners: Array<() => void> = [this.current.on((event) => this.observe(event))];
+    if (logger) {
+      listeners.push(
+        this.current.on(agentEventLogger(logger, { sessionId: seed.id, provider: this.provider })),
+      );
+    }
     if (this.store) {
       listeners.push(
         this.current.on(
@@ -519,14 +533,28 @@ export class ChatSession {
     return this.pricing;
   }
 
+  /** A recording problem: to the surface (`onWarning`) and the log. */
+  private warn(message: string): void {
+    this.options.logger?.child({ component: "agent", sessionId: this.id }).warning(message);
+    this.options.onWarning?.(message);
+  }
+
   private async retire(reason: string): Promise<void> {
     this.detachRecorder();
     this.detachRecorder = () => undefined;
+    // A session nobody spoke in never started (no "session start" line): nothing to end.
+    if (this.current.messages.length > 0) {
+      this.options.logger?.child({ component: "agent", sessionId: this.id }).info("session end", {
+        reason,
+        model: this.modelName,
+        messages: this.current.messages.length,
+      });
+    }
     if (this.store?.getSession(this.id)) {
       try {
         this.store.endSession(this.id, reason);
       } catch (error) {
-        this.options.onWarning?.(`Could not mark the session ended: ${String(error)}`);
+        this.warn(`Could not mark the session ended: ${String(error)}`);
       }
     }
     await this.current.close();

@@ -3,6 +3,7 @@
  * gateway, ACP and the API server. Events arrive in order; `done` is always last.
  */
 import type { FinishReason, Message, Usage } from "../ai/types.js";
+import type { ApprovalDecision } from "../tools/types.js";
 
 export type StopReason = "completed" | "max_turns" | "interrupted" | "error" | "guardrail";
 
@@ -28,6 +29,20 @@ export type AgentEvent =
       parentCallId?: string;
     }
   | { type: "tool_progress"; callId: string; name: string; message: string }
+  /**
+   * Tool call `callId` asked to run a dangerous action and got `decision` (from the user, an
+   * earlier "session"/"always" answer, the allowlist, yolo, or "deny" when no one could be asked)
+   * after `waitedMs`. `reason` says why it needed approval. For logs and audit; not shown.
+   */
+  | {
+      type: "approval";
+      callId: string;
+      name: string;
+      command: string;
+      reason: string;
+      decision: ApprovalDecision;
+      waitedMs: number;
+    }
   | {
       type: "tool_end";
       callId: string;

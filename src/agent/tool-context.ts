@@ -110,7 +110,20 @@ export function buildToolContext(base: ToolContextBase, scope: ToolCallScope, ne
     env: base.env,
     secrets: base.secrets,
     signal,
-    requestApproval: (request) => base.requestApproval(request),
+    requestApproval: async (request) => {
+      const started = Date.now();
+      const decision = await base.requestApproval(request);
+      emit({
+        type: "approval",
+        callId,
+        name,
+        command: request.command,
+        reason: request.reason,
+        decision,
+        waitedMs: Date.now() - started,
+      });
+      return decision;
+    },
     ...(base.ask ? { ask: base.ask } : {}),
     progress: (message) => emit({ type: "tool_progress", callId, name, message }),
     session: base.session,

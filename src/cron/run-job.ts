@@ -8,6 +8,7 @@
 import type { Transport } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
 import type { CronJob } from "../knowledge/cron/types.js";
+import type { Logger } from "../util/log.js";
 import type { CronRunResult, RunJobFn } from "./scheduler.js";
 
 export interface AgentJobRunnerOptions {
@@ -19,6 +20,8 @@ export interface AgentJobRunnerOptions {
   /** Record runs in state.db (default true). */
   record?: boolean;
   onWarning?: (message: string) => void;
+  /** The home's log files: each run's agent events (and the job it runs) are logged. */
+  logger?: Logger;
 }
 
 /** Tools a cron run never gets, whatever its toolsets name. */
@@ -112,7 +115,11 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       yolo: approvals?.cron_mode === "approve",
       store,
       ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     });
+    options.logger
+      ?.child({ component: "cron", sessionId: session.id })
+      .info("job start", { job: job.id, name: job.name });
     try {
       const result = await session.run(message).result;
       if (result.reason === "completed") return { ok: true, output: result.text };

@@ -12,10 +12,12 @@ import { registerKnownSecrets } from "../config/known-secrets.js";
 import { createDeliverer, type PlatformSender } from "../cron/delivery.js";
 import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
+import { logTick } from "../cron/tick-log.js";
 import { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
+import { type Logger, silentLogger } from "../util/log.js";
 import { startApiServer } from "./api-server/index.js";
 import { PairingStore } from "./auth/pairing.js";
 import { GATEWAY_COMMANDS, MessageRouter } from "./messaging/router.js";
@@ -38,6 +40,11 @@ export interface GatewayOptions {
   cronIntervalSeconds?: number;
   /** Progress and problems, one line each (the CLI prints them on stderr). */
   log?: (line: string) => void;
+  /**
+   * The home's log files: the gateway's own events (platforms, messages, pairing) go to
+   * gateway.log, its agents' and cron's to agent.log, problems also to errors.log.
+   */
+  logger?: Logger;
 }
 
 export interface RunningGateway {
@@ -101,7 +108,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Every surface hosted here shares the process's secret set (the CLI registered it already when
   // it started us; a library caller may not have).
   registerKnownSecrets({ home, env, config });
-  const log = options.log ?? (() => {});
+  const print = options.log ?? (() => {});
+  const logger = options.logger ?? silentLogger;
+  const glog = logger.child({ component: "gateway" });
+  /** A problem: on stderr as before, and in the logs under `component`. */
+  const log = (line: string, component = "gateway") => {
+    print(line);
+    logger.child({ component }).warning(line);
+  };
   const release = claimGateway(home, options.argv ?? process.argv.slice(1));
   const services: string[] = [];
   const stops: Array<() => Promise<void>> = [];
@@ -116,7 +130,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             config: config["mcp_servers"],
             registry,
             env,
-            onWarning: (message) => log(`mcp: ${message}`),
+            onWarning: (message) => log(`mcp: ${message}`, "mcp"),
           })
         : undefined;
     if (mcp) stops.push(() => mcp.close());
@@ -127,7 +141,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         env,
         registry,
         ...(mcp ? { toolsReady: mcp.ready } : {}),
-        onWarning: (message) => log(`api_server: ${message}`),
+        onWarning: (message) => log(`api_server: ${message}`, "gateway.api_server"),
+        logger,
       });
       services.push(`api_server ${server.url}`);
       stops.push(() => server.close());
@@ -151,7 +166,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         registry,
         ...(mcp ? { toolsReady: mcp.ready } : {}),
         store,
-        onWarning: (message) => log(message),
+        onWarning: (message) => print(message),
+        logger,
       };
     }
     if (platforms.length > 0 && sessionOptions) {
@@ -163,14 +179,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         profile: options.profile,
         adapters,
         pairing: new PairingStore({ home }),
-        log,
+        log: print,
+        logger,
         openSession: (request) =>
           ChatSession.open({
             ...shared,
             toolsets: platformToolsets(config, request.platform),
             platform: request.platform,
             source: request.platform,
-            onWarning: (message) => log(`${request.platform}: ${message}`),
+            onWarning: (message) => print(`${request.platform}: ${message}`),
             onApproval: request.onApproval,
             persistAlwaysApproval: async (patternKey) => {
               const list = [...new Set([...(config.command_allowlist ?? []), patternKey])];
@@ -195,18 +212,26 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             `connecting to ${name}`,
           );
         } catch (error) {
-          log(`${name}: not started: ${error instanceof Error ? error.message : String(error)}`);
+          const reason = error instanceof Error ? error.message : String(error);
+          print(`${name}: not started: ${reason}`);
+          logger.child({ component: `gateway.${name}` }).error("not connected", { error: reason });
           continue;
         }
+        const plog = logger.child({ component: `gateway.${name}` });
+        plog.info("connected");
         adapters.set(name, adapter);
         // Disconnect after the router has drained (stops run in reverse order).
-        stops.splice(stops.length - 1, 0, () => adapter.disconnect());
+        stops.splice(stops.length - 1, 0, async () => {
+          await adapter.disconnect();
+          plog.info("disconnected");
+        });
         services.push(name);
         adapter
           .setCommands?.(GATEWAY_COMMANDS)
           .catch((error: unknown) =>
             log(
               `${name}: could not publish the command menu: ${error instanceof Error ? error.message : String(error)}`,
+              `gateway.${name}`,
             ),
           );
       }
@@ -224,7 +249,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         env,
         runAgent: webhookRunner(wiring),
         deliver: webhookDeliverer(wiring),
-        onLog: log,
+        onLog: (line) => {
+          print(line);
+          logger.child({ component: "gateway.webhook" }).info(line);
+        },
       });
       services.push(`webhook ${server.url}`);
       stops.push(() => server.close());
@@ -245,29 +273,30 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const seconds = Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : (options.cronIntervalSeconds ?? 60);
     const timezone =
       typeof config["timezone"] === "string" && config["timezone"] ? config["timezone"] : undefined;
+    const clog = logger.child({ component: "cron" });
     const ticker = startTicker({
       home,
-      runJob: agentJobRunner({ home, config, env }),
+      runJob: agentJobRunner({ home, config, env, logger }),
       deliver: createDeliverer(senders),
       intervalMs: seconds * 1000,
       ...(timezone ? { timezone } : {}),
-      onProgress: (message) => log(`cron: ${message}`),
-      onTick: (outcome) => {
-        if (outcome.status !== "done") return;
-        for (const job of outcome.ran)
-          log(`cron: ${job.name} (${job.id}) ${job.ok ? "ran" : `failed: ${job.error ?? "unknown error"}`}`);
-        for (const job of outcome.skipped)
-          log(`cron: ${job.name} (${job.id}) missed its run at ${job.missedAt}`);
+      onProgress: (message) => {
+        print(`cron: ${message}`);
+        clog.info(message);
       },
-      onError: (error) => log(`cron: tick failed: ${error instanceof Error ? error.message : String(error)}`),
+      onTick: (outcome) => logTick(outcome, clog, print),
+      onError: (error) =>
+        log(`cron: tick failed: ${error instanceof Error ? error.message : String(error)}`, "cron"),
     });
     services.push(`cron (every ${seconds} s)`);
     stops.push(() => ticker.stop());
   } catch (error) {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     release();
+    glog.error("not started", { error: error instanceof Error ? error.message : String(error) });
     throw error;
   }
+  glog.info("started", { pid: process.pid, services: services.join(", ") });
   let stopping: Promise<void> | undefined;
   return {
     services,
@@ -281,6 +310,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           }
         }
         release();
+        glog.info("stopped", { pid: process.pid });
       })();
       return stopping;
     },

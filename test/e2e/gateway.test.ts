@@ -111,7 +111,16 @@ describe("hermes gateway", () => {
     expect(started.code, started.stderr).toBe(0);
     const pid = Number(/pid (\d+)/.exec(started.stdout)?.[1]);
     expect(pid).toBeGreaterThan(0);
-    expect(readFileSync(join(h.home, "logs", "gateway.log"), "utf8")).toContain("Gateway running");
+    // Its own events go to the rotating gateway.log; raw output (the start line) to gateway-output.log.
+    const read = (name: string) => {
+      const path = join(h.home, "logs", name);
+      return existsSync(path) ? readFileSync(path, "utf8") : "";
+    };
+    await waitFor(
+      () => (read("gateway-output.log").includes("Gateway running") ? true : undefined),
+      "start line",
+    );
+    expect(read("gateway.log")).toMatch(new RegExp(` INFO - gateway: started pid=${pid} `));
     const again = await runHermes(["gateway", "start"], h);
     expect(again.stdout).toContain(`already running (pid ${pid})`);
     const stopped = await runHermes(["gateway", "stop"], { ...h, timeoutMs: 30_000 });

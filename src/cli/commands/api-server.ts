@@ -68,6 +68,9 @@ export async function runApiServerCommand(
   const context = await loadCliContext(flags.profile ?? options.profile);
   if ("exitCode" in context) return context.exitCode;
 
+  // Opens nothing until the first line; every line passes the process's secret redactor.
+  const { homeLogger } = await import("../../util/log.js");
+  const logger = homeLogger(context.home, context.config.logging, { component: "gateway.api_server" });
   let server: Awaited<ReturnType<typeof startApiServer>>;
   try {
     server = await startApiServer({
@@ -76,7 +79,11 @@ export async function runApiServerCommand(
       env: context.env,
       ...(flags.host ? { host: flags.host } : {}),
       ...(port !== undefined ? { port } : {}),
-      onWarning: (message) => err(`hermes api-server: ${message}`),
+      onWarning: (message) => {
+        logger.warning(message);
+        err(`hermes api-server: ${message}`);
+      },
+      logger,
     });
   } catch (error) {
     if (error instanceof ApiServerConfigError || error instanceof NoProviderError) {

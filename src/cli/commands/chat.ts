@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
+import { homeLogger, type Logger } from "../../util/log.js";
 import type { ChatFlags } from "../flags.js";
 import { type OutputMode, Renderer } from "../render.js";
 
@@ -13,6 +14,8 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   const loaded = await loadCliContext(flags.profile);
   if ("exitCode" in loaded) return loaded.exitCode;
   const { home, env, config } = loaded;
+  // Opens nothing until the first line; every line passes the process's secret redactor.
+  const logger = homeLogger(home, config.logging, { component: "cli", verbose: flags.verbose === true });
   if (flags.maxTurns) config.agent.max_turns = flags.maxTurns;
   const toolsets = flags.toolsets
     ? flags.toolsets
@@ -71,6 +74,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   } catch (error) {
     if (error instanceof NoProviderError || error instanceof Error) {
       process.stderr.write(`${error.message}\n`);
+      logger.error("no provider", { error: error.message });
       return 2;
     }
     throw error;
@@ -91,11 +95,20 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   const { isYoloMode } = await import("../../config/precedence.js");
   const { ChatSession } = await import("../../agent/chat-session.js");
   const { askApproval, askClarify, persistAllowlistEntry } = await import("../prompts.js");
-  seedSkills(home);
-  const store = await openStore(home, config, flags.resume !== undefined || flags.continue !== undefined);
+  seedSkills(home, logger);
+  const store = await openStore(
+    home,
+    config,
+    flags.resume !== undefined || flags.continue !== undefined,
+    logger,
+  );
   if (store && "exitCode" in store) return store.exitCode;
   // MCP servers start in the background; the session's tool list waits for them (toolsReady).
-  let warn = (message: string): void => void process.stderr.write(`hermes: warning: ${message}\n`);
+  let show = (message: string): void => void process.stderr.write(`hermes: warning: ${message}\n`);
+  const warn = (message: string): void => {
+    logger.warning(message);
+    show(message);
+  };
   const mcp = await startMcp(config, env, (message) => warn(message), interactive);
 
   let session: import("../../agent/chat-session.js").ChatSession;
@@ -120,6 +133,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
       ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
       ...(flags.continue !== undefined ? { continueLast: flags.continue } : {}),
       onWarning: (message) => process.stderr.write(`hermes: ${message}\n`),
+      logger,
       ...(mcp.registry ? { registry: mcp.registry } : {}),
       ...(mcp.manager ? { toolsReady: mcp.manager.ready } : {}),
       ...(ttyApprovals
@@ -133,7 +147,9 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   } catch (error) {
     await mcp.manager?.close();
     store?.close();
-    process.stderr.write(`hermes: ${error instanceof Error ? error.message : String(error)}\n`);
+    const message = error instanceof Error ? error.message : String(error);
+    logger.error("session not opened", { error: message });
+    process.stderr.write(`hermes: ${message}\n`);
     return 1;
   }
   if (session.resumed && mode === "normal" && !interactive) {
@@ -180,7 +196,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
         toolsets,
         ...(mcp.start ? { mcp: mcp.start } : {}),
         attachNotices: (print) => {
-          warn = (message) => print(`warning: ${message}`);
+          show = (message) => print(`warning: ${message}`);
         },
       });
     }
@@ -244,6 +260,7 @@ async function openStore(
   home: string,
   config: import("../../config/defaults.js").HermesConfig,
   required: boolean,
+  logger: Logger,
 ): Promise<import("../../state/types.js").SessionStore | { exitCode: number } | null> {
   const { openSessionStore, sessionStorePath } = await import("../../state/sqlite-store.js");
   try {
@@ -258,6 +275,7 @@ async function openStore(
           );
         }
       } catch (error) {
+        logger.warning("legacy sessions not imported", { path: legacy, error: String(error) });
         process.stderr.write(`hermes: could not import ${legacy}: ${String(error)}\n`);
       }
     }
@@ -274,12 +292,14 @@ async function openStore(
           );
         }
       } catch (error) {
+        logger.warning("automatic session pruning failed", { error: String(error) });
         process.stderr.write(`hermes: automatic session pruning failed: ${String(error)}\n`);
       }
     }
     return store;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    logger.error("state.db not opened", { error: message });
     if (required) {
       process.stderr.write(`hermes: ${message}\n`);
       return { exitCode: 1 };
@@ -296,14 +316,16 @@ async function readStdin(): Promise<string> {
 }
 
 /** Copies new or updated bundled skills into the home (never over a skill the user changed). */
-function seedSkills(home: string): void {
+function seedSkills(home: string, logger: Logger): void {
   try {
     const result = seedBundledSkills(home);
-    for (const error of result.errors)
+    for (const error of result.errors) {
+      logger.warning("bundled skill not installed", { error });
       process.stderr.write(`hermes: bundled skill not installed: ${error}\n`);
+    }
   } catch (error) {
-    process.stderr.write(
-      `hermes: bundled skills were not installed: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
+    const message = error instanceof Error ? error.message : String(error);
+    logger.warning("bundled skills not installed", { error: message });
+    process.stderr.write(`hermes: bundled skills were not installed: ${message}\n`);
   }
 }

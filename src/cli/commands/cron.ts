@@ -276,6 +276,11 @@ async function runTick(ctx: Ctx, only: string[] | undefined, flags: { json?: boo
     import("../../cron/run-job.js"),
   ]);
   const { config } = loadConfig({ home: ctx.home, env: ctx.env });
+  const [{ homeLogger }, { logTick }] = await Promise.all([
+    import("../../util/log.js"),
+    import("../../cron/tick-log.js"),
+  ]);
+  const logger = homeLogger(ctx.home, config.logging, { component: "cron" });
   const outcome = await tick({
     home: ctx.home,
     now: () => ctx.io.now() * 1000,
@@ -285,10 +290,16 @@ async function runTick(ctx: Ctx, only: string[] | undefined, flags: { json?: boo
       config,
       env: ctx.env,
       onWarning: (m) => ctx.io.err(`hermes cron: ${m}`),
+      logger,
     }),
     ...(only ? { only } : {}),
-    onProgress: (m) => ctx.io.err(m),
+    onProgress: (m) => {
+      logger.info(m);
+      ctx.io.err(m);
+    },
   });
+  // This command prints its own report below; the log gets the same facts.
+  logTick(outcome, logger, () => undefined);
   if (outcome.status === "busy") {
     ctx.io.err(
       only

@@ -1,6 +1,8 @@
 /**
  * `hermes gateway run|start|stop|status`: the long-running gateway process of a home. `run` stays
- * in the foreground; `start` runs it in the background with its output in `logs/gateway.log`;
+ * in the foreground and logs to `logs/gateway.log` (its own events), `agent.log` and `errors.log`;
+ * `start` runs it in the background, its stdout and stderr (start-up failures, crashes) in
+ * `logs/gateway-output.log`;
  * `stop` asks it to finish its running turns and exit; `status` says whether one runs.
  * Results on stdout, progress and problems on stderr. Exit codes: 0 success, 1 the task failed
  * (not running, did not stop in time), 2 usage or configuration error.
@@ -13,6 +15,7 @@ import { NoProviderError } from "../../ai/resolve.js";
 import { ApiServerConfigError } from "../../gateway/api-server/index.js";
 import { GatewayRunningError, processStartTime, runningGateway } from "../../gateway/pid-file.js";
 import { startGateway } from "../../gateway/runner.js";
+import { homeLogger } from "../../util/log.js";
 import { homeFor, loadCliContext } from "../home-env.js";
 
 export interface GatewayCommandOptions {
@@ -27,7 +30,7 @@ Commands:
   run      run the gateway in the foreground: the chat platforms whose tokens are set
            (TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN), the API server and
            webhooks when enabled, and the cron ticker
-  start    run it in the background; output goes to ~/.hermes/logs/gateway.log
+  start    run it in the background; it logs to ~/.hermes/logs/gateway.log
   stop     let running turns finish, then stop it   [--timeout SECONDS (60)] [--force]
   status   say whether a gateway runs for this home
 
@@ -93,6 +96,8 @@ export async function runGatewayCommand(
 async function run(profile: string | undefined, stopSignal: Promise<void> | undefined): Promise<number> {
   const context = await loadCliContext(profile);
   if ("exitCode" in context) return context.exitCode;
+  // Opens nothing until the first line; every line passes the process's secret redactor.
+  const logger = homeLogger(context.home, context.config.logging, { component: "gateway" });
   let gateway: Awaited<ReturnType<typeof startGateway>>;
   try {
     gateway = await startGateway({
@@ -101,6 +106,7 @@ async function run(profile: string | undefined, stopSignal: Promise<void> | unde
       env: context.env,
       profile,
       log: (line) => err(`gateway: ${line}`),
+      logger,
     });
   } catch (error) {
     if (error instanceof GatewayRunningError) {
@@ -141,9 +147,11 @@ async function start(profile: string | undefined): Promise<number> {
     return 0;
   }
   const logs = join(home, "logs");
-  mkdirSync(logs, { recursive: true });
-  const logPath = join(logs, "gateway.log");
-  const out = openSync(logPath, "a", 0o600);
+  mkdirSync(logs, { recursive: true, mode: 0o700 });
+  // The gateway logs to gateway.log itself; its raw stdout and stderr (the start line, a start-up
+  // failure, a crash) go to their own file, started afresh each time so it never grows unbounded.
+  const logPath = join(logs, "gateway-output.log");
+  const out = openSync(logPath, "w", 0o600);
   const bin = process.argv[1] ?? "hermes";
   const child = spawn(process.execPath, [bin, ...(profile ? ["-p", profile] : []), "gateway", "run"], {
     detached: true,
@@ -161,7 +169,7 @@ async function start(profile: string | undefined): Promise<number> {
   while (Date.now() < deadline) {
     if (exited !== undefined) break;
     if (runningGateway(home)?.pid === child.pid) {
-      process.stdout.write(`Gateway started (pid ${child.pid}). Log: ${logPath}\n`);
+      process.stdout.write(`Gateway started (pid ${child.pid}). Log: ${join(logs, "gateway.log")}\n`);
       return 0;
     }
     await sleep(100);

@@ -14,6 +14,7 @@ import { type Message, messageText } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import type { SessionStore } from "../../state/types.js";
+import { homeLogger, type Logger } from "../../util/log.js";
 import { hermesVersion } from "../../util/version.js";
 import { protectSecrets } from "../secrets.js";
 
@@ -33,6 +34,8 @@ export interface McpServeOptions {
   /** Working directory for `hermes_prompt` runs (tools resolve paths against it). */
   cwd: string;
   verbose?: boolean;
+  /** The home's log files, for the agent runs of `hermes_prompt` (default: made from `logging:`). */
+  logger?: Logger;
 }
 
 const str = (args: Json, key: string): string | undefined =>
@@ -184,6 +187,7 @@ async function runPrompt(
     source: "mcp",
     store,
     ...(sessionId ? { resume: sessionId } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   try {
     const result = await session.run(prompt).result;
@@ -203,7 +207,14 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
   // Conversations read back and the agent's answers leave through stdout: redacted like any surface.
   protectSecrets({ home: options.home, env: options.env, config: options.config });
   const store = openSessionStore(sessionStorePath(options.home));
-  const tools = serveTools(store, options);
+  // One logger for the server's life (each holds its files open); nothing is opened before a run.
+  const logger =
+    options.logger ??
+    homeLogger(options.home, options.config.logging, {
+      component: "mcp_serve",
+      verbose: options.verbose === true,
+    });
+  const tools = serveTools(store, { ...options, logger });
   const server = new Server(
     { name: "hermes", version: hermesVersion() },
     {

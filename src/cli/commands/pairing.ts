@@ -7,7 +7,9 @@
 import type { Command } from "commander";
 import { ProfileNameError } from "../../config/errors.js";
 import { resolveHome } from "../../config/home.js";
+import { loadConfig } from "../../config/load.js";
 import { PairingStore, PairingUsageError } from "../../gateway/auth/pairing.js";
+import { homeLogger, type Logger, silentLogger } from "../../util/log.js";
 import { renderTable } from "../format/table.js";
 import {
   CliFailure,
@@ -43,6 +45,8 @@ function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (cod
     io,
   );
 
+  // Approvals and revocations change who may talk to the agent: they go to gateway.log.
+  let log: Logger = silentLogger;
   const run = subcommandActions({
     root,
     io,
@@ -51,6 +55,7 @@ function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (cod
     report: reportFailure,
     open: (profile) => {
       const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
+      log = pairingLogger(home, io.env);
       return new PairingStore({ home, now: () => io.now() });
     },
   });
@@ -61,7 +66,7 @@ function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (cod
     .argument("<platform>", "telegram, discord, slack, ...")
     .argument("<code>", "the 8-character code the user received")
     .addOption(profileOption())
-    .action(run((store, platform: string, code: string) => approve(io, store, platform, code)));
+    .action(run((store, platform: string, code: string) => approve(io, store, platform, code, log)));
 
   root
     .command("list")
@@ -77,7 +82,7 @@ function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (cod
     .argument("<platform>", "telegram, discord, slack, ...")
     .argument("<user>", "the user's id as shown by `hermes pairing list`")
     .addOption(profileOption())
-    .action(run((store, platform: string, user: string) => revoke(io, store, platform, user)));
+    .action(run((store, platform: string, user: string) => revoke(io, store, platform, user, log)));
 
   root
     .command("clear-pending")
@@ -91,8 +96,36 @@ function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (cod
 
 const minutesUntil = (io: CliIo, at: number): number => Math.max(1, Math.ceil((at - io.now()) / 60));
 
-async function approve(io: CliIo, store: PairingStore, platform: string, code: string): Promise<number> {
+/** The home's logger (`logging:` of config.yaml; its defaults when the file cannot be read). */
+function pairingLogger(home: string, env: Record<string, string | undefined>): Logger {
+  let section: unknown;
+  try {
+    section = loadConfig({ home, env }).config.logging;
+  } catch {
+    // A broken config.yaml must not stop the owner from approving someone.
+  }
+  return homeLogger(home, section, { component: "gateway.pairing" });
+}
+
+async function approve(
+  io: CliIo,
+  store: PairingStore,
+  platform: string,
+  code: string,
+  log: Logger,
+): Promise<number> {
   const result = await store.approve(platform, code);
+  if (result.status === "approved") {
+    log.info("user approved", { platform: result.platform, user: result.userId });
+  } else {
+    log.warning(
+      result.status === "locked_out" ? "approval refused: locked out" : "approval with a wrong code",
+      {
+        platform,
+        locked_out: result.status === "invalid" && result.lockedOutUntil !== undefined ? true : undefined,
+      },
+    );
+  }
   switch (result.status) {
     case "approved": {
       const who = result.userName ? `${result.userName} (${result.userId})` : result.userId;
@@ -179,8 +212,15 @@ async function list(io: CliIo, store: PairingStore, flags: { json?: boolean }): 
   return 0;
 }
 
-async function revoke(io: CliIo, store: PairingStore, platform: string, user: string): Promise<number> {
+async function revoke(
+  io: CliIo,
+  store: PairingStore,
+  platform: string,
+  user: string,
+  log: Logger,
+): Promise<number> {
   if (await store.revoke(platform, user)) {
+    log.info("user revoked", { platform: platform.trim().toLowerCase(), user });
     io.out(`Revoked ${user} on ${platform.trim().toLowerCase()}.`);
     return 0;
   }

@@ -18,6 +18,7 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import type { ToolRegistry } from "../../tools/registry.js";
+import type { Logger } from "../../util/log.js";
 import { chatCompletions } from "./chat-completions.js";
 import type { RouteContext } from "./context.js";
 import {
@@ -65,6 +66,8 @@ export interface ApiServerOptions {
   createSession?: (options: ChatSessionOptions) => Promise<ChatSession>;
   /** Recording problems (a locked database): reported, never fatal. */
   onWarning?: (message: string) => void;
+  /** The home's log files: each turn's agent events go to agent.log (see agent/event-log.ts). */
+  logger?: Logger;
 }
 
 export interface ApiServer {
@@ -169,6 +172,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       source: API_SERVER_SOURCE,
       store,
       ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     },
   });
   const ctx: RouteContext = {

@@ -12,6 +12,7 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { setEnvVar } from "../../config/env-file.js";
 import { SessionStoreError } from "../../state/types.js";
 import type { ApprovalDecision, ApprovalRequest } from "../../tools/types.js";
+import { type Logger, silentLogger } from "../../util/log.js";
 import { authorize, platformEnvPrefix } from "../auth/allowlist.js";
 import type { PairingStore } from "../auth/pairing.js";
 import type {
@@ -51,7 +52,13 @@ export interface RouterOptions {
   adapters: ReadonlyMap<string, PlatformAdapter>;
   pairing: PairingStore;
   openSession: (request: OpenConversation) => Promise<ChatSession>;
+  /** Problems, one line each (stderr of `hermes gateway run`). */
   log?: (line: string) => void;
+  /**
+   * The home's log files: messages in and out (chat id, sizes; message text only at DEBUG),
+   * pairing, commands and problems, as `gateway.<platform>` (gateway.log, errors.log).
+   */
+  logger?: Logger;
   now?: () => Date;
   /** Idle conversations whose agent stays cached (default 256); the least recent beyond it are closed. */
   maxCachedAgents?: number;
@@ -101,16 +108,28 @@ export class MessageRouter {
   private readonly index: SessionIndex;
   private readonly approvals: ChatApprovals;
   private readonly running = new Set<Promise<void>>();
-  private readonly log: (line: string) => void;
+  private readonly print: (line: string) => void;
+  private readonly logger: Logger;
   private readonly now: () => Date;
   private closing = false;
 
   constructor(private readonly options: RouterOptions) {
-    this.log = options.log ?? (() => undefined);
+    this.print = options.log ?? (() => undefined);
+    this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());
     this.index = new SessionIndex(options.home, (m) => this.log(`sessions: ${m}`));
     const timeout = Number(section(options.config["approvals"])["timeout"]);
     this.approvals = new ChatApprovals((Number.isFinite(timeout) && timeout > 0 ? timeout : 60) * 1000);
+  }
+
+  /** A problem: one line on stderr, a WARNING in the logs (component `gateway` or `gateway.<platform>`). */
+  private log(line: string, platform?: string, sessionId?: string): void {
+    this.print(line);
+    this.logFor(platform, sessionId).warning(line);
+  }
+
+  private logFor(platform: string | undefined, sessionId?: string): Logger {
+    return this.logger.child({ component: platform ? `gateway.${platform}` : "gateway", sessionId });
   }
 
   /** The handlers to pass to `adapter.connect`. */
@@ -118,7 +137,7 @@ export class MessageRouter {
     return {
       onMessage: (message: InboundMessage) => this.track(this.onMessage(adapter, message)),
       onAction: (action: InboundAction) => this.track(this.onAction(action)),
-      onError: (message: string) => this.log(`${adapter.platform}: ${message}`),
+      onError: (message: string) => this.log(`${adapter.platform}: ${message}`, adapter.platform),
     };
   }
 
@@ -149,7 +168,10 @@ export class MessageRouter {
     try {
       await adapter.send(this.targetOf(source), text);
     } catch (error) {
-      this.log(`${adapter.platform}: could not reply in ${source.chatId}: ${describeError(error)}`);
+      this.log(
+        `${adapter.platform}: could not reply in ${source.chatId}: ${describeError(error)}`,
+        adapter.platform,
+      );
     }
   }
 
@@ -173,18 +195,36 @@ export class MessageRouter {
     const { source } = message;
     if (this.closing || !source.userId) return;
     const decision = this.authorized(source);
+    const plog = this.logFor(source.platform);
     if (!decision.allowed) {
+      plog.info("message from unauthorized user", {
+        chat: source.chatId,
+        user: source.userId,
+        action: decision.pairing ? "pairing" : "ignored",
+      });
       if (decision.pairing) await this.offerPairing(adapter, source);
-      else this.log(`${source.platform}: ignored a message from unauthorized user ${source.userId}`);
+      else this.print(`${source.platform}: ignored a message from unauthorized user ${source.userId}`);
       return;
     }
     const key = this.keyFor(source);
     const conv = this.conversation(key, source);
     const text = message.text.trim();
+    const mlog = this.logFor(source.platform, conv.chat?.id);
+    mlog.info("message in", {
+      chat: source.chatId,
+      thread: source.threadId,
+      user: source.userId,
+      type: source.chatType,
+      chars: text.length,
+      media: message.media?.length || undefined,
+      busy: conv.busy || undefined,
+    });
+    if (mlog.enabled("DEBUG")) mlog.debug("message text", { chat: source.chatId, text });
 
     if (this.approvals.has(key)) {
       const answer = parseApprovalReply(text);
       if (answer) {
+        mlog.info("approval answered in chat", { chat: source.chatId, user: source.userId, answer });
         this.approvals.answer(key, answer);
         return;
       }
@@ -239,11 +279,14 @@ export class MessageRouter {
         id: source.userId,
         ...(source.userName ? { name: source.userName } : {}),
       });
+      const plog = this.logFor(source.platform);
       if (request.status !== "created") {
-        this.log(`${source.platform}: pairing request from ${source.userId}: ${request.status}`);
+        this.print(`${source.platform}: pairing request from ${source.userId}: ${request.status}`);
+        plog.info("pairing request not granted a code", { user: source.userId, status: request.status });
         return;
       }
-      this.log(`${source.platform}: sent a pairing code to unknown user ${source.userId}`);
+      this.print(`${source.platform}: sent a pairing code to unknown user ${source.userId}`);
+      plog.info("pairing code sent", { user: source.userId, chat: source.chatId });
       await adapter.send(
         this.targetOf(source),
         "👋 I don't know you yet, so I can't answer. To pair this account, ask my owner to run:\n\n" +
@@ -252,7 +295,11 @@ export class MessageRouter {
         { plain: true },
       );
     } catch (error) {
-      this.log(`${source.platform}: pairing failed for ${source.userId}: ${describeError(error)}`);
+      this.print(`${source.platform}: pairing failed for ${source.userId}: ${describeError(error)}`);
+      this.logFor(source.platform).error("pairing failed", {
+        user: source.userId,
+        error: describeError(error),
+      });
     }
   }
 
@@ -287,7 +334,11 @@ export class MessageRouter {
         try {
           await this.turn(adapter, conv, batch);
         } catch (error) {
-          this.log(`${conv.platform}: turn failed in ${conv.key}: ${describeError(error)}`);
+          this.print(`${conv.platform}: turn failed in ${conv.key}: ${describeError(error)}`);
+          this.logFor(conv.platform, conv.chat?.id).error("turn failed", {
+            chat: conv.source.chatId,
+            error: describeError(error),
+          });
           await this.say(
             adapter,
             batch[batch.length - 1]?.source ?? conv.source,
@@ -401,7 +452,10 @@ export class MessageRouter {
       chat = await this.options.openSession(resume ? { ...request, resume } : request);
     } catch (error) {
       if (!(resume && error instanceof SessionStoreError)) throw error;
-      this.log(`sessions: ${conv.key} pointed at a missing session ${resume}; starting a new one`);
+      this.log(
+        `sessions: ${conv.key} pointed at a missing session ${resume}; starting a new one`,
+        conv.platform,
+      );
       chat = await this.options.openSession(request);
     }
     conv.chat = chat;
@@ -418,7 +472,7 @@ export class MessageRouter {
     const view = new ReplyView(adapter, this.targetOf(source), {
       stream: streamSettings(this.options.config, conv.platform),
       progress: toolProgressLevel(this.options.config, conv.platform),
-      onError: (m) => this.log(`${conv.platform}: ${m}`),
+      onError: (m) => this.log(`${conv.platform}: ${m}`, conv.platform, chat.id),
       // In groups the answer replies to the message it answers, so it is clear whom it is for.
       ...(source.chatType !== "dm" && last.messageId ? { replyTo: last.messageId } : {}),
     });
@@ -453,6 +507,13 @@ export class MessageRouter {
       answer = '⚠️ I hit the tool-call limit for one turn before finishing. Say "continue" to go on.';
     }
     await view.finish(answer);
+    this.logFor(conv.platform, chat.id).info("message out", {
+      chat: source.chatId,
+      thread: source.threadId,
+      chars: answer.length,
+      reason: result.reason,
+      silent: !answer.trim() || undefined,
+    });
   }
 
   private async command(
@@ -466,6 +527,8 @@ export class MessageRouter {
     const name = (match[1] ?? "").toLowerCase();
     const arg = (match[2] ?? "").trim().toLowerCase();
     const source = message.source;
+    if (GATEWAY_COMMANDS.some((c) => c.name === name) || ["reset", "start", "commands"].includes(name))
+      this.logFor(conv.platform, conv.chat?.id).info("command", { chat: source.chatId, command: name });
     switch (name) {
       case "new":
       case "reset": {
@@ -588,7 +651,9 @@ export class MessageRouter {
   ): Promise<void> {
     const adapter = this.options.adapters.get(platform);
     if (!adapter) throw new Error(`the ${platform} platform is not connected`);
-    await deliverText(adapter, resolveTarget(platform, target, this.options.env, this.options.config), text);
+    const resolved = resolveTarget(platform, target, this.options.env, this.options.config);
+    await deliverText(adapter, resolved, text);
+    this.logFor(platform).info("message out", { chat: resolved.chatId, chars: text.length, via: "deliver" });
   }
 
   /** Stops taking messages, refuses pending approvals, waits for running turns, closes every agent. */

@@ -28,7 +28,8 @@ export interface ToolContextBase {
   env: Readonly<Record<string, string | undefined>>;
   /** The unscrubbed environment (API keys), for in-process service calls only. */
   secrets: Readonly<Record<string, string | undefined>>;
-  requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
+  /** `signal`: the call's; aborting it withdraws an open question (a denial). */
+  requestApproval(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision>;
   ask?: ((request: ClarifyRequest) => Promise<string>) | undefined;
   session: Map<string, unknown>;
   runtime: ToolRuntime;
@@ -110,7 +111,7 @@ export function buildToolContext(base: ToolContextBase, scope: ToolCallScope, ne
     env: base.env,
     secrets: base.secrets,
     signal,
-    requestApproval: (request) => base.requestApproval(request),
+    requestApproval: (request) => base.requestApproval(request, signal),
     ...(base.ask ? { ask: base.ask } : {}),
     progress: (message) => emit({ type: "tool_progress", callId, name, message }),
     session: base.session,

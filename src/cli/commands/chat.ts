@@ -90,7 +90,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   const ttyApprovals = process.stdin.isTTY === true && process.stderr.isTTY === true && mode !== "oneshot";
   const { isYoloMode } = await import("../../config/precedence.js");
   const { ChatSession } = await import("../../agent/chat-session.js");
-  const { askApproval, askClarify, persistAllowlistEntry } = await import("../prompts.js");
+  const { askApproval, askClarify, denialNotice, persistAllowlistEntry } = await import("../prompts.js");
   seedSkills(home);
   const store = await openStore(home, config, flags.resume !== undefined || flags.continue !== undefined);
   if (store && "exitCode" in store) return store.exitCode;
@@ -128,7 +128,11 @@ export async function runChat(flags: ChatFlags): Promise<number> {
             onClarify: askClarify,
             persistAlwaysApproval: (key: string) => persistAllowlistEntry(home, config, key),
           }
-        : {}),
+        : {
+            // Nobody is asked, so say on stderr (even with -z) what was refused and how to allow it.
+            onApprovalDenied: (request, denial) =>
+              void process.stderr.write(`${denialNotice(request, denial)}\n`),
+          }),
     });
   } catch (error) {
     await mcp.manager?.close();

@@ -123,7 +123,7 @@ class Repl {
     }
     if (s.resumed) this.print(...formatRecap(s.agent.messages, this.style, this.stderr.columns));
     this.options.attachNotices?.((line) => this.print(this.style.yellow(line)));
-    const detachAsker = useTerminalAsker((lines, prompt) => this.input.ask(lines, prompt));
+    const detachAsker = useTerminalAsker((lines, prompt, options) => this.input.ask(lines, prompt, options));
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
     });

@@ -340,14 +340,14 @@ export function denialText(
       const why = `nobody answered the approval question within ${extra.wait ?? `${DEFAULT_APPROVAL_TIMEOUT_S} s`} (approvals.timeout)`;
       return {
         why,
-        message: `Not approved: ${why}, so ${what} was denied. ${noRetry} tell the user it needs their approval.`,
+        message: `Denied: ${what}; ${why}. ${noRetry} tell the user it needs their approval.`,
       };
     }
     case "smart": {
       const why = `denied by the approval model (approvals.mode: smart)${d}`;
       return {
         why,
-        message: `Not approved: ${why}; ${what}. ${noRetry} choose a safer approach or ask the user.`,
+        message: `Denied by the approval model (approvals.mode: smart)${d}; ${what}. ${noRetry} choose a safer approach or ask the user.`,
       };
     }
     case "no_approver": {
@@ -357,7 +357,7 @@ export function denialText(
       const todo = request.protectedPath
         ? "tell the user to make this change themselves or in an interactive session."
         : "tell the user it needs approval: an interactive session, or a run with --yolo, which approves dangerous commands.";
-      return { why, message: `Not approved: ${what}; ${why}. ${noRetry} ${todo}` };
+      return { why, message: `Denied: ${what}; ${why}. ${noRetry} ${todo}` };
     }
     case "cron": {
       const why = request.protectedPath
@@ -365,7 +365,7 @@ export function denialText(
         : "dangerous commands are refused in cron jobs (approvals.cron_mode: deny)";
       return {
         why,
-        message: `Not approved: ${what}; ${why}. ${noRetry} report in your answer what needs the user's approval.`,
+        message: `Denied: ${what}; ${why}. ${noRetry} report in your answer what needs the user's approval.`,
       };
     }
     case "webhook":
@@ -374,13 +374,13 @@ export function denialText(
       const why = `${where} cannot run dangerous commands or change protected paths: nobody there can approve them`;
       return {
         why,
-        message: `Not approved: ${what}; ${why}. ${noRetry} say in your answer what would be needed.`,
+        message: `Denied: ${what}; ${why}. ${noRetry} say in your answer what would be needed.`,
       };
     }
     case "interrupted":
       return {
         why: "the turn was interrupted while waiting for approval",
-        message: `Not approved: the turn was interrupted while waiting for approval of ${what}. It was not run.`,
+        message: `Denied: the turn was interrupted while waiting for approval of ${what}. It was not run.`,
       };
   }
 }

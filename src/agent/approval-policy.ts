@@ -117,7 +117,10 @@ export interface ApprovalPolicyOptions {
   cwd?: string;
   /** The surface's prompt. Absent: nobody can be asked (non-interactive), so asking denies. */
   prompt?: ApprovalPrompt;
-  /** Called when the user answers "always", to persist the pattern to `command_allowlist`. */
+  /**
+   * Called when the user answers "always", to persist the pattern to `command_allowlist`. It
+   * reports its own failures; a failure still approves the action.
+   */
   persistAlways?: (patternKey: string) => Promise<void> | void;
   /** The auxiliary model for `approvals.mode: smart`. Absent: smart mode escalates everything. */
   judge?: SmartJudge;
@@ -303,7 +306,14 @@ export class ApprovalPolicy {
     // Protected paths are approved one action at a time: nothing is remembered or persisted.
     if (request.protectedPath) return { decision: "once", by: "user" };
     if (answer === "session" || answer === "always") this.shared.sessionApproved.add(request.patternKey);
-    if (answer === "always") await this.options.persistAlways?.(request.patternKey);
+    if (answer === "always") {
+      try {
+        await this.options.persistAlways?.(request.patternKey);
+      } catch {
+        // The user approved; a config file that cannot be written costs the "always", not the
+        // action (the persister reports its own failure).
+      }
+    }
     return { decision: answer, by: "user" };
   }
 

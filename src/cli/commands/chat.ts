@@ -126,7 +126,12 @@ export async function runChat(flags: ChatFlags): Promise<number> {
         ? {
             onApproval: askApproval,
             onClarify: askClarify,
-            persistAlwaysApproval: (key: string) => persistAllowlistEntry(home, config, key),
+            persistAlwaysApproval: (key: string) =>
+              persistAllowlistEntry(home, config, key).catch((error: unknown) =>
+                warn(
+                  `"always" was not saved to command_allowlist: ${error instanceof Error ? error.message : String(error)}`,
+                ),
+              ),
           }
         : {
             // Nobody is asked, so say on stderr (even with -z) what was refused and how to allow it.

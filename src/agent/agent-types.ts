@@ -6,9 +6,11 @@ import type { RetryPolicy } from "../ai/retry.js";
 import type { Message, Transport, Usage } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
 import type { SessionStore } from "../state/types.js";
+import type { ApprovalDeniedError } from "../tools/approval/denial.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { ApprovalDecision, ApprovalRequest, ClarifyRequest, ToolRuntime } from "../tools/types.js";
+import type { ApprovalRequest, ClarifyRequest, ToolRuntime } from "../tools/types.js";
 import type { Redactor } from "../util/redact.js";
+import type { ApprovalPolicy, ApprovalPrompt } from "./approval-policy.js";
 import type { AgentEvent, StopReason } from "./events.js";
 
 export interface AIAgentOptions {
@@ -48,10 +50,20 @@ export interface AIAgentOptions {
   withheldEnv?: readonly string[];
   /** Redacts tool results; default the process-wide redactor (util/redact.ts). */
   redactor?: Redactor;
-  /** Asks the user about a dangerous command. Absent: denied (non-interactive). */
-  onApproval?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
-  /** Persists an "always" approval to `command_allowlist`. */
+  /**
+   * Asks the user about a dangerous command (and withdraws the question when its `signal` aborts:
+   * `approvals.timeout` passed). Absent: nobody can be asked, so whatever needs the user is denied.
+   */
+  onApproval?: ApprovalPrompt;
+  /** Persists the user's "always" answer to `command_allowlist` (never called for anything else). */
   persistAlwaysApproval?: (patternKey: string) => Promise<void> | void;
+  /** Told about every approval denial (the CLI prints one line on stderr in non-interactive runs). */
+  onApprovalDenied?: (request: ApprovalRequest, denial: ApprovalDeniedError) => void;
+  /**
+   * The approval policy to use instead of building one from `approvals.*`, `yolo`, `onApproval`:
+   * subagents get a child view of their parent's (same prompt, yolo, session approvals).
+   */
+  approvals?: ApprovalPolicy;
   /** Answers `clarify` questions. Absent: the tool tells the model nobody can answer. */
   onClarify?: (request: ClarifyRequest) => Promise<string>;
   /** Write ShareGPT trajectories to the working directory (`agent.save_trajectories`). */

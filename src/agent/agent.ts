@@ -27,7 +27,8 @@ import { EventStream } from "../util/event-stream.js";
 import { processRedactor, type Redactor } from "../util/redact.js";
 import { newSessionId } from "../util/session-id.js";
 import type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
-import { ApprovalPolicy } from "./approval-policy.js";
+import { ApprovalPolicy, approvalSettings } from "./approval-policy.js";
+import { auxiliaryJudge } from "./approval-smart.js";
 import { compressMessages, estimateTokens, shouldCompress } from "./compression/index.js";
 import { type DelegationHost, mayDelegate, runDelegation } from "./delegation.js";
 import type { AgentEvent, AgentEventListener } from "./events.js";
@@ -87,6 +88,8 @@ export class AIAgent {
   private readonly history: Message[];
   private readonly toolSession: Map<string, unknown>;
   private readonly approvals: ApprovalPolicy;
+  /** Configuration problems of `approvals.*`, told once with the session's first events. */
+  private readonly approvalWarnings: string[] = [];
   private readonly guard: ToolLoopGuard;
   private readonly unknownToolMisses = { count: 0 };
   private readonly steering: string[] = [];
@@ -114,12 +117,7 @@ export class AIAgent {
     this.runtime = options.runtime ?? createToolRuntime();
     this.ownsRuntime = options.runtime === undefined;
     this.history = [...(options.messages ?? [])];
-    this.approvals = new ApprovalPolicy({
-      yolo: options.yolo ?? false,
-      allowlist: this.config.command_allowlist ?? [],
-      ...(options.onApproval ? { prompt: options.onApproval } : {}),
-      ...(options.persistAlwaysApproval ? { persistAlways: options.persistAlwaysApproval } : {}),
-    });
+    this.approvals = options.approvals ?? this.buildApprovalPolicy(options);
     this.guard = ToolLoopGuard.fromConfig(this.config.tool_loop_guardrails);
     this.home = options.home ?? resolveHome({ env: options.env ?? process.env });
     this.redactor = options.redactor ?? processRedactor();
@@ -131,6 +129,31 @@ export class AIAgent {
 
   get sessionId(): string {
     return this.currentSessionId;
+  }
+
+  private buildApprovalPolicy(options: AIAgentOptions): ApprovalPolicy {
+    const { settings, warnings } = approvalSettings(this.config, options.platform);
+    this.approvalWarnings.push(...warnings);
+    const judge = auxiliaryJudge({
+      chain: async () => {
+        const frozen = await this.prepare();
+        const env = this.options.env ?? process.env;
+        const chain = frozen.runtime
+          ? resolveAuxiliaryChain("approval", { config: this.config, env, main: frozen.runtime })
+          : [];
+        return { chain, transport: frozen.recovery.transport, model: frozen.model };
+      },
+    });
+    return new ApprovalPolicy({
+      settings,
+      yolo: options.yolo ?? false,
+      allowlist: this.config.command_allowlist ?? [],
+      cwd: this.cwd,
+      judge,
+      ...(options.onApproval ? { prompt: options.onApproval } : {}),
+      ...(options.persistAlwaysApproval ? { persistAlways: options.persistAlwaysApproval } : {}),
+      ...(options.onApprovalDenied ? { onDenied: options.onApprovalDenied } : {}),
+    });
   }
 
   /** The conversation so far (without the system prompt). */
@@ -255,7 +278,8 @@ export class AIAgent {
         systemPrompt: frozen.systemPrompt,
         tools: frozen.tools.map((t) => t.function.name),
       });
-      for (const message of frozen.warnings) emit({ type: "warning", message });
+      for (const message of [...this.approvalWarnings, ...frozen.warnings])
+        emit({ type: "warning", message });
     }
     // The previous call filled the context past `compression.threshold`: compress before this turn.
     if (
@@ -603,7 +627,7 @@ export class AIAgent {
       config: this.config as Record<string, unknown>,
       env: this.toolEnv,
       secrets: this.options.env ?? process.env,
-      requestApproval: (request) => this.approvals.request(request),
+      requestApproval: (request, signal) => this.approvals.request(request, signal),
       ask: this.options.onClarify,
       session: this.toolSession,
       runtime: this.runtime,
@@ -641,6 +665,7 @@ export class AIAgent {
       enabledTools: enabled,
       emit,
       signal,
+      approvals: this.approvals,
       spawn: (options) => new AIAgent(options),
     };
   }

@@ -1,9 +1,10 @@
 /**
  * Subagents for `delegate_task`: each task runs in a child `AIAgent` with a fresh conversation, a
  * focused system prompt, the parent's terminal task (same shell, same files), a restricted tool
- * list and its own iteration budget. Children never prompt: they cannot ask questions, and
- * dangerous commands are denied unless `delegation.subagent_auto_approve`. The parent sees one
- * summary per child; surfaces see `subagent` events to draw a live line per child.
+ * list and its own iteration budget. Children cannot ask questions (`clarify`), but their dangerous
+ * commands go through the parent's approval policy (the same prompt, --yolo, approvals.mode and
+ * session approvals); `delegation.subagent_auto_approve` approves them where --yolo would, never
+ * protected paths. The parent sees one summary per child; surfaces see `subagent` events to draw a live line per child.
  */
 import type { ResolvedRuntime } from "../ai/resolve.js";
 import type { Transport } from "../ai/types.js";
@@ -13,6 +14,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import { resolveToolsets } from "../tools/toolsets.js";
 import type { DelegationRequest, DelegationResult, DelegationTask, ToolRuntime } from "../tools/types.js";
 import { newSessionId } from "../util/session-id.js";
+import type { ApprovalPolicy } from "./approval-policy.js";
 import type { AgentEvent } from "./events.js";
 import { sessionRecorder } from "./session-recorder.js";
 
@@ -48,6 +50,8 @@ export interface DelegationHost {
   emit(event: AgentEvent): void;
   /** The parent's turn: aborting it cancels every child. */
   signal: AbortSignal;
+  /** The parent's approval policy; children use a view of it. */
+  approvals: ApprovalPolicy;
   /** Builds the child agent (the parent passes its own class, avoiding an import cycle). */
   spawn(options: ChildAgentOptions): ChildAgent;
 }
@@ -64,7 +68,8 @@ export interface ChildAgentOptions {
   runtime: ToolRuntime;
   env: Record<string, string | undefined>;
   maxTurns: number;
-  yolo: boolean;
+  /** A child view of the parent's approval policy. */
+  approvals: ApprovalPolicy;
   systemPrompt: string;
   skipContextFiles: true;
   skipMemory: true;
@@ -202,7 +207,7 @@ async function runChild(
     runtime: host.runtime,
     env: host.env,
     maxTurns: limits.maxIterations,
-    yolo: limits.autoApprove,
+    approvals: host.approvals.child({ autoApprove: limits.autoApprove }),
     systemPrompt: childSystemPrompt(host.cwd),
     skipContextFiles: true,
     skipMemory: true,

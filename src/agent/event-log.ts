@@ -72,6 +72,7 @@ export function agentEventLogger(logger: Logger, options: EventLogOptions): Agen
           call: event.callId,
           reason: event.reason,
           decision: event.decision,
+          denial: event.denial,
           waited_ms: event.waitedMs,
           command: event.command,
         };

@@ -32,7 +32,8 @@ export type AgentEvent =
   /**
    * Tool call `callId` asked to run a dangerous action and got `decision` (from the user, an
    * earlier "session"/"always" answer, the allowlist, yolo, or "deny" when no one could be asked)
-   * after `waitedMs`. `reason` says why it needed approval. For logs and audit; not shown.
+   * after `waitedMs`. `reason` says why it needed approval; `denial`, why the policy refused it
+   * (timed out, smart mode, nobody to ask...). For logs and audit; not shown.
    */
   | {
       type: "approval";
@@ -41,6 +42,7 @@ export type AgentEvent =
       command: string;
       reason: string;
       decision: ApprovalDecision;
+      denial?: string;
       waitedMs: number;
     }
   | {

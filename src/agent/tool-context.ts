@@ -4,6 +4,7 @@
  * and, where allowed, delegation.
  */
 import type { SessionStore } from "../state/types.js";
+import { isApprovalDenied } from "../tools/approval/denial.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type {
   ApprovalDecision,
@@ -28,7 +29,8 @@ export interface ToolContextBase {
   env: Readonly<Record<string, string | undefined>>;
   /** The unscrubbed environment (API keys), for in-process service calls only. */
   secrets: Readonly<Record<string, string | undefined>>;
-  requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
+  /** `signal`: the call's; aborting it withdraws an open question (a denial). */
+  requestApproval(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision>;
   ask?: ((request: ClarifyRequest) => Promise<string>) | undefined;
   session: Map<string, unknown>;
   runtime: ToolRuntime;
@@ -112,17 +114,26 @@ export function buildToolContext(base: ToolContextBase, scope: ToolCallScope, ne
     signal,
     requestApproval: async (request) => {
       const started = Date.now();
-      const decision = await base.requestApproval(request);
-      emit({
-        type: "approval",
-        callId,
-        name,
-        command: request.command,
-        reason: request.reason,
-        decision,
-        waitedMs: Date.now() - started,
-      });
-      return decision;
+      const report = (decision: ApprovalDecision, denial?: string) =>
+        emit({
+          type: "approval",
+          callId,
+          name,
+          command: request.command,
+          reason: request.reason,
+          decision,
+          ...(denial === undefined ? {} : { denial }),
+          waitedMs: Date.now() - started,
+        });
+      try {
+        const decision = await base.requestApproval(request, signal);
+        report(decision);
+        return decision;
+      } catch (error) {
+        // The policy refuses by throwing, so the model reads who refused and why.
+        if (isApprovalDenied(error)) report("deny", error.why);
+        throw error;
+      }
     },
     ...(base.ask ? { ask: base.ask } : {}),
     progress: (message) => emit({ type: "tool_progress", callId, name, message }),

@@ -1,6 +1,6 @@
 /**
- * Auxiliary models: the side LLM calls (compression summaries, titles, web extraction, vision)
- * that should not spend the main model's budget. `auxiliary.<task>` in config.yaml picks one
+ * Auxiliary models: the side LLM calls (compression summaries, titles, web extraction, vision,
+ * smart approvals) that should not spend the main model's budget. `auxiliary.<task>` in config.yaml picks one
  * explicitly (`provider`, `model`, `base_url`, `api_key`); otherwise the "auto" chain tries a cheap
  * model on OpenRouter, then on Nous Portal, then the main runtime as the last resort. A billing
  * (402), auth or missing-model error on one entry falls through to the next; a retryable error is
@@ -11,7 +11,7 @@ import { classifyApiError } from "./error-classifier.js";
 import { createTransport, type Env, type ResolvedRuntime, resolveRuntime } from "./resolve.js";
 import { type Message, messageText, type Transport, type Usage } from "./types.js";
 
-export type AuxiliaryTask = "compression" | "title_generation" | "web_extract" | "vision";
+export type AuxiliaryTask = "compression" | "title_generation" | "web_extract" | "vision" | "approval";
 
 /** Cheap, capable models for the auto chain (what Python Hermes defaults to). */
 export const AUX_OPENROUTER_MODEL = "google/gemini-3-flash-preview";
@@ -23,6 +23,7 @@ const DEFAULT_TIMEOUT_S: Record<AuxiliaryTask, number> = {
   title_generation: 30,
   web_extract: 360,
   vision: 120,
+  approval: 30,
 };
 
 export interface AuxiliaryRuntime extends ResolvedRuntime {

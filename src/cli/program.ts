@@ -27,7 +27,7 @@ function addChatOptions(cmd: Command): Command {
     .option("--base-url <url>", "OpenAI-compatible endpoint URL")
     .option("-t, --toolsets <list>", "comma-separated toolsets (default from config: hermes-cli)")
     .option("--max-turns <n>", "model calls allowed per turn (default 90)", positiveInt)
-    .option("--yolo", "approve dangerous commands without asking (never the hardline ones)")
+    .option("--yolo", "approve dangerous commands without asking (never hardline ones or protected paths)")
     .option("-Q, --quiet", "no progress output, only the answer")
     .option("-v, --verbose", "show full tool arguments, results and error details")
     .option("-r, --resume <id|title>", "resume a saved session by id, id prefix or title")

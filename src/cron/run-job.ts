@@ -2,8 +2,8 @@
  * The production `runJob`: each run is a fresh agent session (platform and source `cron`, recorded
  * in state.db) with the job's toolsets and skills, no memory (neither the snapshot nor the tool),
  * no way to ask anyone (`clarify`) and no way to schedule more jobs (`cronjob`). Dangerous commands
- * follow `approvals.cron_mode`: `deny` (default) refuses them, `approve` runs them (yolo; the
- * hardline list stays refused).
+ * follow `approvals.cron_mode` (the approval policy reads it for the `cron` platform): `deny`
+ * (default) refuses them, `approve` runs them; hardline commands and protected paths stay refused.
  */
 import type { Transport } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
@@ -98,7 +98,6 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
         options.onWarning?.(`cron: state.db could not be opened, the run is not recorded: ${String(error)}`);
       }
     }
-    const approvals = (config as { approvals?: { cron_mode?: unknown } }).approvals;
     const toolsets = job.enabled_toolsets?.length ? job.enabled_toolsets : config.toolsets;
     const session = await ChatSession.open({
       config,
@@ -112,7 +111,6 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       platform: "cron",
       source: "cron",
       skipMemory: true,
-      yolo: approvals?.cron_mode === "approve",
       store,
       ...(options.onWarning ? { onWarning: options.onWarning } : {}),
       ...(options.logger ? { logger: options.logger } : {}),

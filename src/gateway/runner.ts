@@ -189,11 +189,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             source: request.platform,
             onWarning: (message) => print(`${request.platform}: ${message}`),
             onApproval: request.onApproval,
+            // Called by the approval policy only for the chat user's own "always" answer.
             persistAlwaysApproval: async (patternKey) => {
               const list = [...new Set([...(config.command_allowlist ?? []), patternKey])];
               config.command_allowlist = list;
-              const { setConfigValue } = await import("../config/write.js");
-              await setConfigValue(home, "command_allowlist", JSON.stringify(list));
+              try {
+                const { setConfigValue } = await import("../config/write.js");
+                await setConfigValue(home, "command_allowlist", JSON.stringify(list));
+              } catch (error) {
+                log(
+                  `"always" was not saved to command_allowlist: ${error instanceof Error ? error.message : String(error)}`,
+                );
+              }
             },
             toolState: request.toolState,
             ...(request.resume ? { resume: request.resume } : {}),

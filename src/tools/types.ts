@@ -58,8 +58,11 @@ export interface ToolContext {
   /** Aborted when the user interrupts the turn; long-running tools must stop promptly. */
   signal: AbortSignal;
   /**
-   * Ask the user to approve a dangerous action. Resolves "deny" when nobody can answer
-   * (non-interactive run) unless the run is in yolo mode or the command was approved before.
+   * Ask for approval of a dangerous action under the session's approval policy (approvals.mode,
+   * --yolo, cron_mode, the surface). Resolves with how it was approved. A denial made by the
+   * agent's policy rejects with `ApprovalDeniedError` (src/tools/approval/denial.ts), whose message
+   * tells the model who refused and why; let it propagate so the model reads it. Contexts built
+   * without an agent may resolve "deny" instead: treat that as a refusal too.
    */
   requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
   /** Ask the user a question; undefined when no surface can answer (the tool must say so). */

@@ -266,7 +266,7 @@ describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
 
     term.type("clean up");
     term.keys("Enter");
-    await term.waitFor("Allow? once / session / always / Deny:");
+    await term.waitFor("Allow? once / session / always / Deny (60 s):");
     term.type("s");
     term.keys("Enter");
     await term.waitFor("Cleaned.");

@@ -94,7 +94,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   const ttyApprovals = process.stdin.isTTY === true && process.stderr.isTTY === true && mode !== "oneshot";
   const { isYoloMode } = await import("../../config/precedence.js");
   const { ChatSession } = await import("../../agent/chat-session.js");
-  const { askApproval, askClarify, persistAllowlistEntry } = await import("../prompts.js");
+  const { askApproval, askClarify, denialNotice, persistAllowlistEntry } = await import("../prompts.js");
   seedSkills(home, logger);
   const store = await openStore(
     home,
@@ -140,9 +140,18 @@ export async function runChat(flags: ChatFlags): Promise<number> {
         ? {
             onApproval: askApproval,
             onClarify: askClarify,
-            persistAlwaysApproval: (key: string) => persistAllowlistEntry(home, config, key),
+            persistAlwaysApproval: (key: string) =>
+              persistAllowlistEntry(home, config, key).catch((error: unknown) =>
+                warn(
+                  `"always" was not saved to command_allowlist: ${error instanceof Error ? error.message : String(error)}`,
+                ),
+              ),
           }
-        : {}),
+        : {
+            // Nobody is asked, so say on stderr (even with -z) what was refused and how to allow it.
+            onApprovalDenied: (request, denial) =>
+              void process.stderr.write(`${denialNotice(request, denial)}\n`),
+          }),
     });
   } catch (error) {
     await mcp.manager?.close();

@@ -119,11 +119,15 @@ class Repl {
       ),
     );
     if (this.settings.yolo) {
-      this.print(this.style.red("YOLO is on: dangerous commands run without asking (/yolo turns it off)."));
+      this.print(
+        this.style.red(
+          "YOLO is on: dangerous commands run without asking; protected paths still ask (/yolo turns it off).",
+        ),
+      );
     }
     if (s.resumed) this.print(...formatRecap(s.agent.messages, this.style, this.stderr.columns));
     this.options.attachNotices?.((line) => this.print(this.style.yellow(line)));
-    const detachAsker = useTerminalAsker((lines, prompt) => this.input.ask(lines, prompt));
+    const detachAsker = useTerminalAsker((lines, prompt, options) => this.input.ask(lines, prompt, options));
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
     });

@@ -66,6 +66,12 @@ interface ReadlineInternals {
 
 type Writable = NodeJS.WritableStream & { isTTY?: boolean };
 
+/** A question's way out: `signal` withdraws it unanswered, showing `withdrawn()` after the prompt. */
+export interface AskOptions {
+  signal?: AbortSignal;
+  withdrawn?: () => string;
+}
+
 export class TerminalInput {
   private readonly rl: Interface;
   private readonly options: TerminalInputOptions;
@@ -184,12 +190,39 @@ export class TerminalInput {
    * Asks a question on the input line and resolves with the answer, or null when Ctrl+C or Ctrl+D
    * cancelled it. `lines` are printed above first. Questions queue; typed text is kept aside.
    */
-  ask(lines: string[], prompt: string): Promise<string | null> {
-    if (this.closing) return Promise.resolve(null);
+  ask(lines: string[], prompt: string, options: AskOptions = {}): Promise<string | null> {
+    if (this.closing || options.signal?.aborted) return Promise.resolve(null);
     return new Promise((resolve) => {
-      this.questions.push({ lines, prompt, resolve });
+      const signal = options.signal;
+      const onAbort = () => this.withdraw(question, options.withdrawn?.() ?? "");
+      const question: Question = {
+        lines,
+        prompt,
+        resolve: (answer) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(answer);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.questions.push(question);
       if (!this.question) this.nextQuestion();
     });
+  }
+
+  /** Takes back a question nobody answered (a timeout): shown with `note`, resolved with null. */
+  private withdraw(question: Question, note: string): void {
+    if (this.question === question) {
+      this.question = null;
+      this.replaceLine("", `${question.prompt}${this.options.style.dim(note)}`);
+      question.resolve(null);
+      this.nextQuestion();
+      return;
+    }
+    const index = this.questions.indexOf(question);
+    if (index >= 0) {
+      this.questions.splice(index, 1);
+      question.resolve(null);
+    }
   }
 
   /** Drops what is typed (and held lines); `echo` shows it above with a `^C` mark first. */

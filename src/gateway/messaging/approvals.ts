@@ -56,53 +56,72 @@ export class ChatApprovals {
     key: string,
     request: ApprovalRequest,
     where: { adapter: PlatformAdapter; target: OutboundTarget; userId: string },
+    signal?: AbortSignal,
   ): Promise<ApprovalDecision> {
     this.pending.get(key)?.settle("deny", "superseded");
     const id = randomBytes(4).toString("hex");
+    // A protected path is approved one action at a time: "session" and "always" count as once.
+    const protectedPath = request.protectedPath === true;
     return new Promise<ApprovalDecision>((resolve) => {
       let done = false;
+      const onAbort = () =>
+        entry.settle("deny", String(signal?.reason).includes("timeout") ? "timeout" : "stopped");
       const entry: Pending = {
         id,
         request,
         adapter: where.adapter,
         target: where.target,
         userId: where.userId,
-        settle: (decision, by) => {
+        settle: (answer, by) => {
           if (done) return;
           done = true;
           clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
           if (this.pending.get(key) === entry) this.pending.delete(key);
+          const decision = protectedPath && answer !== "deny" ? "once" : answer;
           resolve(decision);
           void this.markAnswered(entry, decision, by);
         },
       };
       const timer = setTimeout(() => entry.settle("deny", "timeout"), this.timeoutMs);
       timer.unref?.();
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener("abort", onAbort, { once: true });
+      if (done) return;
       this.pending.set(key, entry);
       const buttons = where.adapter.capabilities.buttons;
-      const text =
-        `⚠️ **Approval needed:** ${request.reason}\n\n\`\`\`\n${request.command}\n\`\`\`\n` +
-        (buttons
-          ? `Choose below within ${Math.round(this.timeoutMs / 1000)} s, or it is denied.`
+      const seconds = Math.round(this.timeoutMs / 1000);
+      const head = protectedPath
+        ? `🔒 **Approval needed (protected path):** ${request.reason}`
+        : `⚠️ **Approval needed:** ${request.reason}`;
+      const how = protectedPath
+        ? buttons
+          ? `Only you can approve this, once; it is never remembered. Choose within ${seconds} s, or it is denied.`
+          : `Only you can approve this, once. Reply **yes** or **no**; no answer within ${seconds} s denies it.`
+        : buttons
+          ? `Choose below within ${seconds} s, or it is denied.`
           : `Reply **yes** to run it once or **no** to refuse (/approve session, /approve always, /deny). ` +
-            `No answer within ${Math.round(this.timeoutMs / 1000)} s denies it.`);
+            `No answer within ${seconds} s denies it.`;
+      const text = `${head}\n\n\`\`\`\n${request.command}\n\`\`\`\n${how}`;
+      const rows = protectedPath
+        ? [
+            [
+              { label: "Approve once", data: `ap:${id}:once`, style: "primary" as const },
+              { label: "Deny", data: `ap:${id}:deny`, style: "danger" as const },
+            ],
+          ]
+        : [
+            [
+              { label: "Approve once", data: `ap:${id}:once`, style: "primary" as const },
+              { label: "This session", data: `ap:${id}:session` },
+            ],
+            [
+              { label: "Always", data: `ap:${id}:always` },
+              { label: "Deny", data: `ap:${id}:deny`, style: "danger" as const },
+            ],
+          ];
       where.adapter
-        .send(where.target, text, {
-          ...(buttons
-            ? {
-                buttons: [
-                  [
-                    { label: "Approve once", data: `ap:${id}:once`, style: "primary" as const },
-                    { label: "This session", data: `ap:${id}:session` },
-                  ],
-                  [
-                    { label: "Always", data: `ap:${id}:always` },
-                    { label: "Deny", data: `ap:${id}:deny`, style: "danger" as const },
-                  ],
-                ],
-              }
-            : {}),
-        })
+        .send(where.target, text, buttons ? { buttons: rows } : {})
         .then((sent) => {
           entry.messageId = sent.messageId;
         })

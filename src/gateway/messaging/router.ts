@@ -7,11 +7,12 @@
  * (`/stop`, `/new`, `/status`, `/approve`, `/deny`), asks for approvals in the chat, and delivers
  * the answer (see `reply.ts`).
  */
+import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession } from "../../agent/chat-session.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { setEnvVar } from "../../config/env-file.js";
 import { SessionStoreError } from "../../state/types.js";
-import type { ApprovalDecision, ApprovalRequest } from "../../tools/types.js";
+import type { ApprovalDecision } from "../../tools/types.js";
 import { type Logger, silentLogger } from "../../util/log.js";
 import { authorize, platformEnvPrefix } from "../auth/allowlist.js";
 import type { PairingStore } from "../auth/pairing.js";
@@ -40,7 +41,7 @@ export interface OpenConversation {
   resume?: string;
   /** Seeds the tools' per-session state (`cron.origin`). */
   toolState: Record<string, unknown>;
-  onApproval: (request: ApprovalRequest) => Promise<ApprovalDecision>;
+  onApproval: ApprovalPrompt;
 }
 
 export interface RouterOptions {
@@ -440,12 +441,13 @@ export class MessageRouter {
           ...(source.chatName ? { chat_name: source.chatName } : {}),
         },
       },
-      onApproval: (approval) =>
-        this.approvals.ask(conv.key, approval, {
-          adapter,
-          target: this.targetOf(conv.source),
-          userId: conv.source.userId,
-        }),
+      onApproval: (approval, options) =>
+        this.approvals.ask(
+          conv.key,
+          approval,
+          { adapter, target: this.targetOf(conv.source), userId: conv.source.userId },
+          options?.signal,
+        ),
     };
     let chat: ChatSession;
     try {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -138,21 +138,85 @@ describe("delegate_task", () => {
     await parent.close();
   });
 
-  it("denies dangerous commands in children without asking anyone", async () => {
+  /** A parent whose child runs `command` once, then reports what the tool said. */
+  function childRuns(command: string) {
     const { dir, config } = setup();
-    const victim = join(dir, "keep-me");
-    mkdirSync(victim);
-    let asked = 0;
+    const childResults: string[] = [];
     const transport = router((r) => {
       if (isChild(r)) {
-        return r.messages.some((m) => m.role === "tool")
-          ? say(`REPORT: ${String(r.messages.at(-1)?.content).slice(0, 200)}`)
-          : callTools(["terminal", { command: `rm -rf ${victim}` }]);
+        const tool = r.messages.find((m) => m.role === "tool");
+        if (tool) {
+          childResults.push(String(tool.content));
+          return say("REPORT: tried");
+        }
+        return callTools(["terminal", { command }]);
       }
       if (!r.messages.some((m) => m.role === "tool"))
         return callTools(["delegate_task", { goal: "clean up" }]);
       return say("parent done");
     });
+    return { dir, config, transport, childResults };
+  }
+
+  it("asks about a child's dangerous command through the parent's prompt, and a no is final", async () => {
+    const victim = mkdtempSync(join(tmpdir(), "hermes-victim-"));
+    const { dir, config, transport, childResults } = childRuns(`rm -rf ${victim}`);
+    const asked: string[] = [];
+    const parent = new AIAgent({
+      transport,
+      config,
+      home: dir,
+      cwd: dir,
+      env: { PATH: process.env.PATH },
+      toolsets: ["terminal", "delegation"],
+      onApproval: async (request) => {
+        asked.push(request.command);
+        return "deny";
+      },
+    });
+    expect(await parent.chat("go")).toBe("parent done");
+    expect(asked).toEqual([`rm -rf ${victim}`]);
+    expect(existsSync(victim)).toBe(true);
+    expect(childResults[0]).toContain("Denied by the user");
+    await parent.close();
+  });
+
+  it("denies a child's dangerous command in a non-interactive run, and --yolo of the parent approves it", async () => {
+    const victim = mkdtempSync(join(tmpdir(), "hermes-victim-"));
+    const denied = childRuns(`rm -rf ${victim}`);
+    const quiet = new AIAgent({
+      transport: denied.transport,
+      config: denied.config,
+      home: denied.dir,
+      cwd: denied.dir,
+      env: { PATH: process.env.PATH },
+      toolsets: ["terminal", "delegation"],
+    });
+    await quiet.chat("go");
+    expect(existsSync(victim)).toBe(true);
+    expect(denied.childResults[0]).toContain("non-interactive");
+    await quiet.close();
+
+    const approved = childRuns(`rm -rf ${victim}`);
+    const yolo = new AIAgent({
+      transport: approved.transport,
+      config: approved.config,
+      home: approved.dir,
+      cwd: approved.dir,
+      env: { PATH: process.env.PATH },
+      toolsets: ["terminal", "delegation"],
+      yolo: true,
+    });
+    await yolo.chat("go");
+    expect(existsSync(victim)).toBe(false);
+    await yolo.close();
+  });
+
+  it("subagent_auto_approve runs a child's dangerous command without asking", async () => {
+    const victim = mkdtempSync(join(tmpdir(), "hermes-victim-"));
+    const { dir, config, transport } = childRuns(`rm -rf ${victim}`);
+    config.delegation.subagent_auto_approve = true;
+    let asked = 0;
     const parent = new AIAgent({
       transport,
       config,
@@ -162,12 +226,12 @@ describe("delegate_task", () => {
       toolsets: ["terminal", "delegation"],
       onApproval: async () => {
         asked++;
-        return "once";
+        return "deny";
       },
     });
-    expect(await parent.chat("go")).toBe("parent done");
+    await parent.chat("go");
     expect(asked).toBe(0);
-    expect(existsSync(victim)).toBe(true);
+    expect(existsSync(victim)).toBe(false);
     await parent.close();
   });
 

@@ -86,10 +86,10 @@ describe("agentEventLogger through ChatSession's logger option", () => {
     ]);
     expect(agentLog).toMatch(/agent: session start model=\S+ provider=fake-provider tools=1\n/);
     expect(agentLog).toMatch(
-      /approval denied tool=guarded call=\S+ reason="recursive delete" decision=deny waited_ms=\d+ command="rm -rf build \*\*\*"/,
+      /approval denied tool=guarded call=\S+ reason="recursive delete" decision=deny denial="denied by the user" waited_ms=\d+ command="rm -rf build \*\*\*"/,
     );
     expect(agentLog).toMatch(
-      /tool call tool=guarded call=\S+ ms=\d+ ok=false error="The user denied this command."/,
+      /tool call tool=guarded call=\S+ ms=\d+ ok=false error="Denied by the user: a dangerous command \(recursive delete\)\. It was not run\./,
     );
     expect(agentLog).toMatch(/approval granted .*decision=once/);
     expect(agentLog).toMatch(/tool call tool=guarded call=\S+ ms=\d+ ok=true\n/);

@@ -108,7 +108,7 @@ const yoloCommand: Command = {
     const s = ctx.style;
     ctx.print(
       on
-        ? `YOLO ${s.red("on")}: dangerous commands run without asking ${s.dim("(hardline ones stay blocked)")}.`
+        ? `YOLO ${s.red("on")}: dangerous commands run without asking ${s.dim("(hardline ones stay blocked; protected paths still ask)")}.`
         : `YOLO ${s.green("off")}: dangerous commands ask first.`,
     );
   },

@@ -4,7 +4,7 @@
  * config allowlist approve silently, otherwise the surface's prompt decides, and with no prompt
  * (a non-interactive run) the answer is "deny".
  */
-import { isCommandAllowlisted } from "../tools/approval.js";
+import { isCommandAllowlisted } from "../tools/approval/index.js";
 import type { ApprovalDecision, ApprovalRequest } from "../tools/types.js";
 
 export interface ApprovalPolicyOptions {

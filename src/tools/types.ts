@@ -13,6 +13,8 @@ export interface ApprovalRequest {
   reason: string;
   /** Pattern key, used to remember "approve for this session". */
   patternKey: string;
+  /** The action touches a protected path; only an explicit answer from the user approves it. */
+  protectedPath?: boolean;
 }
 
 export type ApprovalDecision = "once" | "session" | "always" | "deny";

@@ -182,7 +182,9 @@ export function containsProtected(abs: string, roots: GuardRoots): PathProtectio
   }
   for (const [entry] of SYSTEM_PATHS) candidates.push([entry.replace(/\/$/, ""), "system configuration"]);
   for (const [location, what] of candidates) {
-    if (location !== dir && within(location, dir)) {
+    // Hermes's home itself counts (it holds config, memory, skills); a listed file equal to `dir`
+    // was already answered by pathProtection above.
+    if (within(location, dir)) {
       return pathProtection(location, roots) ?? { level: "guarded", reason: what };
     }
   }

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: shell commands, where ${...} is shell syntax
 import { describe, expect, it } from "vitest";
 import { parseScript, parseShell } from "../../../src/util/shell-parse.js";
 

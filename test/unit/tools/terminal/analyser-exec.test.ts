@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: shell commands, where ${...} is shell syntax
 /**
  * Proof that the analyser judges what bash really runs. Each command runs for real in a throw-away
  * directory with a fake HOME and HERMES_HOME and a stub PATH: stub executables named rm, mkfs.ext4,
@@ -278,7 +279,10 @@ describe("the analyser judges what bash really runs (stub PATH, fake HOME)", () 
       const requests: unknown[] = [];
       const ctx = makeToolContext({
         ...context("deny"),
-        requestApproval: async (r) => (requests.push(r), "deny"),
+        requestApproval: async (r) => {
+          requests.push(r);
+          return "deny";
+        },
       });
       await expect(viaTool(ctx, command)).rejects.toThrow(
         /denied[\s\S]*Only the user can change protected files/,

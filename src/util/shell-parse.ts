@@ -88,6 +88,7 @@ class Parser extends WordReader {
   private pendingFunction: string | undefined;
   /** Inside `case ... in`, reading patterns (until `)`) rather than commands. */
   private casePattern = false;
+  private afterTime = false;
   /** Collecting the header of `for`/`select`/`case` as keyword words. */
   private header: "for" | "case" | undefined;
 
@@ -182,7 +183,12 @@ class Parser extends WordReader {
       if (!(plain && word.text === "in")) this.cmd.words.push(word);
       return;
     }
+    // `time -p cmd`: -p belongs to the time keyword.
+    if (this.afterTime && plain && this.cmd.words.length === 0 && (word.text === "-p" || word.text === "--"))
+      return;
+    this.afterTime = false;
     if (this.cmd.words.length === 0 && this.cmd.redirects.length === 0 && plain && KEYWORDS.has(word.text)) {
+      this.afterTime = word.text === "time";
       this.keyword(word.text);
       return;
     }

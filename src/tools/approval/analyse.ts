@@ -65,6 +65,7 @@ function newScope(ctx: AnalysisContext): Scope {
     cwds: [ctx.cwd],
     files: new Map(),
     functions: new Set(),
+    links: new Map(),
   };
 }
 
@@ -104,11 +105,12 @@ function child(scope: Scope, depth = scope.depth): Scope {
     unsound: new Set(scope.unsound),
     files: new Map(scope.files),
     functions: new Set(scope.functions),
+    links: new Map(scope.links),
   };
 }
 
 const engine: Engine = {
-  shell(script, scope, out, what) {
+  shell(script, scope, out, what, positional) {
     if (scope.depth + 1 > MAX_DEPTH) {
       out.push({
         key: "nesting_depth",
@@ -116,7 +118,16 @@ const engine: Engine = {
       });
       return;
     }
-    analyseShell(script, child(scope, scope.depth + 1), out);
+    const inner = child(scope, scope.depth + 1);
+    if (positional) {
+      positional.forEach((v, i) => {
+        inner.vars.set(String(i), { value: v.text, known: !v.dynamic, source: v.raw });
+      });
+      const args = positional.slice(1);
+      inner.vars.set("@", { value: args.map((a) => a.text).join(" "), known: args.every((a) => !a.dynamic) });
+      inner.vars.set("*", { value: args.map((a) => a.text).join(" "), known: args.every((a) => !a.dynamic) });
+    }
+    analyseShell(script, inner, out);
   },
   code(sink, source, inv) {
     judgeCode(sink, source, inv);
@@ -202,7 +213,11 @@ function expandEnv(scope: Scope, depth = 0): ExpandEnv {
       if (!v) return scope.unsound.has(name) ? { value: "", known: false, source: `$${name}` } : undefined;
       return scope.unsound.has(name) ? { ...v, known: false, source: v.source ?? `$${name}` } : v;
     },
-    home: scope.ctx.home,
+    // `~` follows a HOME the script set to a known, non-empty value (unset, bash falls back to the user's).
+    home:
+      scope.vars.get("HOME")?.known && scope.vars.get("HOME")?.value
+        ? (scope.vars.get("HOME")?.value as string)
+        : scope.ctx.home,
     hermesHome: scope.ctx.hermesHome,
     cwd: scope.cwds?.length === 1 ? scope.cwds[0] : undefined,
     evalSub: (body) => (depth > 4 ? undefined : scriptOutput(body, scope, depth + 1)?.toString("utf8")),
@@ -335,6 +350,8 @@ function stdinOf(cmd: SimpleCommand, scope: Scope, env: ExpandEnv): CodeSource |
       else src = textSource(expandToString(r.heredocWord, env), "a heredoc", r.heredocWord);
     } else if (r.op === "<<<") {
       src = textSource(expandToString(r.target, env), "a here-string", r.target, true);
+    } else if (r.op === "<&" && !/^(0|-)$/.test(r.target.text)) {
+      src = { kind: "opaque", via: `file descriptor ${r.target.text}` };
     } else if (r.op === "<") {
       const proc = r.target.parts.find((x) => x.kind === "procsub");
       if (proc && proc.kind === "procsub") {

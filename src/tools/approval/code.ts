@@ -38,6 +38,8 @@ export function sourceOfDynamic(f: Field): CodeSource {
 
 /** Code from a script argument: a process substitution, a file written earlier, a URL. */
 function scriptFile(f: Field, inv: Invocation): CodeSource | undefined {
+  if (/^\/(dev\/stdin|dev\/fd\/0|proc\/self\/fd\/0)$/.test(f.text))
+    return stdinCode(inv) ?? { kind: "opaque", via: f.text };
   if (/^<\(/.test(f.raw)) {
     const body = f.raw.slice(2, -1);
     const text = inv.engine.output(body, inv.scope);
@@ -96,12 +98,8 @@ const shell: Check = (inv) => {
   }
   if (dashC) {
     const code = operands[0];
-    if (code)
-      runSource(
-        inv,
-        sink,
-        code.dynamic ? sourceOfDynamic(code) : { kind: "text", text: code.text, via: `${inv.name} -c` },
-      );
+    if (code?.dynamic) runSource(inv, sink, sourceOfDynamic(code));
+    else if (code) inv.engine.shell(code.text, inv.scope, inv.out, `${inv.name} -c`, operands.slice(1));
   } else if (dashS || operands.length === 0) {
     runSource(inv, sink, stdinCode(inv));
   } else {

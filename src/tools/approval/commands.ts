@@ -3,7 +3,7 @@
  * shred, dd, tee, touch, chmod, chown, rsync. Options are parsed as the GNU tools parse them
  * (clusters, permuted options, abbreviated long options).
  */
-import { basename, join } from "node:path";
+import { basename, join, posix } from "node:path";
 import { type Effect, judgePath, unresolvedArgs } from "./effects.js";
 import type { Check, Invocation } from "./model.js";
 import {
@@ -110,6 +110,12 @@ const ln: Check = (inv) => {
   // A link replaces the path itself: judge the literal name, and the name inside it when a directory.
   judgePath(inv, name, effect, { verb });
   for (const s of sources) judgePath(inv, field(join(name.text, basename(s.text)), name), effect, { verb });
+  const target = sources[0];
+  if (p.opts.has("symbolic") && sources.length === 1 && target && !target.dynamic && !name.dynamic) {
+    for (const t of targetsOf(name, inv.scope.cwds)) {
+      if (t.abs) inv.scope.links.set(t.abs, posix.resolve(posix.dirname(t.abs), target.text));
+    }
+  }
 };
 
 const truncate: Check = (inv) => {

@@ -36,7 +36,9 @@ function shown(t: Target): string {
 }
 
 function assumption(f: Field): string {
-  return f.dynamic ? ` (${f.raw} is only known at run time; if it is empty or unset, this is what runs)` : "";
+  return f.dynamic
+    ? ` (${f.raw} is only known at run time; judged by its likely value, empty when unset)`
+    : "";
 }
 
 /** Adds the findings for `effect` on `field`. */
@@ -50,7 +52,7 @@ export function judgePath(inv: Invocation, field: Field, effect: Effect, o: Judg
       reason: `could not analyse ${o.verb} of ${field.raw}: the path is only known at run time`,
     });
   }
-  for (const t of targetsOf(field, inv.scope.cwds)) {
+  for (const t of targetsOf(field, inv.scope.cwds).flatMap((x) => viaLinks(x, inv.scope.links))) {
     if (t.unknownBase) {
       judgeUnknownBase(inv, t, effect, o);
       continue;
@@ -68,6 +70,15 @@ export function judgePath(inv: Invocation, field: Field, effect: Effect, o: Judg
       out.push({ key: "system_delete", reason: `${o.verb} in a system directory (${t.abs})` });
     }
   }
+}
+
+/** The target, and where a symlink the command made earlier points it (`ln -s / x; rm -rf x/`). */
+function viaLinks(t: Target, links: ReadonlyMap<string, string>): Target[] {
+  for (const [link, to] of links) {
+    if (t.abs === link || t.abs.startsWith(`${link}/`))
+      return [t, { ...t, abs: to + t.abs.slice(link.length) }];
+  }
+  return [t];
 }
 
 function describe(effect: Effect, verb: string): string {

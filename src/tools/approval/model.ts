@@ -47,6 +47,8 @@ export interface Scope {
   files: Map<string, WrittenFile>;
   /** Shell functions the script defines. */
   functions: Set<string>;
+  /** Symlinks made earlier in the command (`ln -s / x`), link path to target, absolute. */
+  links: Map<string, string>;
 }
 
 /** One command about to run, after expansion and after peeling wrappers (`sudo`, `env`, `nohup`...). */
@@ -76,7 +78,7 @@ export interface Invocation {
 /** Callbacks into the analyser for nested code. */
 export interface Engine {
   /** Analyses shell code (one level deeper). `what` names it in messages: "bash -c". */
-  shell(script: string, scope: Scope, out: Finding[], what: string): void;
+  shell(script: string, scope: Scope, out: Finding[], what: string, positional?: Field[]): void;
   /** Judges code handed to a shell or an interpreter. */
   code(sink: Sink, source: CodeSource, inv: Invocation): void;
   /** Analyses a nested command given as an argument vector (xargs, find -exec, sudo, env...). */

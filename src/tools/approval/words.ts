@@ -43,6 +43,11 @@ export interface ExpandEnv {
 }
 
 const MAX_BRACE = 256;
+const ALWAYS_SET: Readonly<Record<string, string>> = {
+  PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  SHELL: "/bin/bash",
+  BASH: "/bin/bash",
+};
 const DEFAULT_IFS = " \t\n";
 
 type Tok = { c: string; active: boolean } | { part: WordPart };
@@ -340,13 +345,21 @@ function variable(name: string, env: ExpandEnv): VarValue | undefined {
       ? { value: "", known: false, source: "$PWD" }
       : { value: env.cwd, known: true };
   if (name === "IFS") return { value: DEFAULT_IFS, known: true };
+  // Always set in the terminal's environment, with a well-known shape (`${PATH:0:1}` is "/").
+  const likely = ALWAYS_SET[name];
+  if (likely !== undefined) return { value: likely, known: false, source: `$${name}` };
   return undefined;
 }
 
 function expandParam(p: Extract<WordPart, { kind: "param" }>, env: ExpandEnv): VarValue {
   const unknown = (likely = ""): VarValue => ({ value: likely, known: false, source: p.raw });
-  if (p.name === "?bad" || p.name === "(array)" || p.indirect || /^[@*#?$!\-0-9]/.test(p.name)) {
+  if (/^([0-9]+|[@*])$/.test(p.name) && !p.indirect && !p.length) {
+    // Positional parameters: known inside `sh -c CODE arg0 args...`.
+    const v = env.lookup(p.name);
+    if (v && p.op === "") return v;
     if (p.name === "0" && p.op === "") return { value: "bash", known: true };
+  }
+  if (p.name === "?bad" || p.name === "(array)" || p.indirect || /^[@*#?$!\-0-9]/.test(p.name)) {
     return unknown();
   }
   if (p.op.startsWith("@")) return unknown();
@@ -377,43 +390,49 @@ function expandParam(p: Extract<WordPart, { kind: "param" }>, env: ExpandEnv): V
       if (v?.known) return v.value === "" && p.op === ":+" ? { value: "", known: true } : argOf();
       return unknown();
   }
-  if (!v?.known) return unknown(v?.value ?? "");
+  // Operations apply to the likely value too: `${PATH:0:1}` is "/" in any terminal.
+  const base = v ?? unknown();
   const arg = argOf();
-  if (!arg.known) return unknown(v.value);
-  const value = v.value;
-  switch (p.op) {
+  const out = applyOp(p.op, base.value, arg.value);
+  if (out === undefined) return unknown(base.value);
+  return base.known && arg.known ? { value: out, known: true } : { value: out, known: false, source: p.raw };
+}
+
+/** `${x#pat}`, `${x^^}`, `${x:1:2}`, `${x/a/b}`...; undefined when the argument does not parse. */
+function applyOp(op: string, value: string, arg: string): string | undefined {
+  switch (op) {
     case "#":
     case "##":
     case "%":
     case "%%":
-      return { value: trimPattern(value, arg.value, p.op), known: true };
+      return trimPattern(value, arg, op);
     case "^^":
-      return { value: value.toUpperCase(), known: true };
+      return value.toUpperCase();
     case ",,":
-      return { value: value.toLowerCase(), known: true };
+      return value.toLowerCase();
     case "^":
-      return { value: value.charAt(0).toUpperCase() + value.slice(1), known: true };
+      return value.charAt(0).toUpperCase() + value.slice(1);
     case ",":
-      return { value: value.charAt(0).toLowerCase() + value.slice(1), known: true };
+      return value.charAt(0).toLowerCase() + value.slice(1);
     case ":": {
-      const m = /^\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?$/.exec(arg.value);
-      if (!m) return unknown(value);
+      const m = /^\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?$/.exec(arg);
+      if (!m) return undefined;
       const off = Number(m[1]);
       const start = off < 0 ? Math.max(0, value.length + off) : off;
       const len = m[2] === undefined ? undefined : Number(m[2]);
       const end = len === undefined ? value.length : len < 0 ? value.length + len : start + len;
-      return { value: value.slice(start, Math.max(start, end)), known: true };
+      return value.slice(start, Math.max(start, end));
     }
     default: {
       // `/pat/rep`, `//pat/rep`, `/#pat/rep`, `/%pat/rep`.
-      const slash = arg.value.indexOf("/");
-      const pat = slash < 0 ? arg.value : arg.value.slice(0, slash);
-      const rep = slash < 0 ? "" : arg.value.slice(slash + 1);
-      if (pat === "") return { value, known: true };
+      const slash = arg.indexOf("/");
+      const pat = slash < 0 ? arg : arg.slice(0, slash);
+      const rep = slash < 0 ? "" : arg.slice(slash + 1);
+      if (pat === "") return value;
       const re = globRegex(pat);
-      const flags = p.op === "//" ? "g" : "";
-      const anchored = p.op === "/#" ? `^(?:${re})` : p.op === "/%" ? `(?:${re})$` : re;
-      return { value: value.replace(new RegExp(anchored, flags), () => rep), known: true };
+      const flags = op === "//" ? "g" : "";
+      const anchored = op === "/#" ? `^(?:${re})` : op === "/%" ? `(?:${re})$` : re;
+      return value.replace(new RegExp(anchored, flags), () => rep);
     }
   }
 }

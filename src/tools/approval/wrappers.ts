@@ -47,6 +47,7 @@ const SPECS: Record<string, WrapperSpec> = {
   doas: { arg: "uC", noCommand: "L" },
   pkexec: { longArg: ["--user"] },
   nohup: {},
+  coproc: {},
   setsid: {},
   time: { arg: "of", longArg: ["--output", "--format"] },
   nice: { arg: "n", longArg: ["--adjustment"] },

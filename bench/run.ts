@@ -18,6 +18,7 @@ import { reply, startFakeLlm } from "../test/support/fake-llm.js";
 import { callTools, ScriptedTransport, say } from "../test/support/scripted-transport.js";
 import { makeToolContext } from "../test/support/tool-context.js";
 import { apiServerBench } from "./api-server.js";
+import { commandAnalyserBench } from "./command-analyser.js";
 import { executeCodeBench } from "./execute-code.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
@@ -174,6 +175,7 @@ async function main(): Promise<void> {
     },
   ];
   rows.push(...promptSizeBench(BIN));
+  rows.push(...commandAnalyserBench());
   rows.push(...(await prefixStabilityBench()));
   rows.push(...(await executeCodeBench()));
   rows.push(...(await apiServerBench()));
@@ -216,6 +218,9 @@ async function main(): Promise<void> {
       "completions and, for reference, Anthropic Messages, and give the longest common byte prefix of each model " +
       "request with the next divided by the earlier request's length; the bytes are the recorded bodies " +
       "re-serialised with JSON.stringify, as the SDKs send them, so key order is the order sent.",
+    "",
+    "Command analyser rows (bench/command-analyser.ts): every command of the test zoo analysed 15 times after a " +
+      "warm-up, the median per command kept; p50 and p95 over the zoo, next to the shell parser alone on the same commands.",
     "",
     "execute_code rows (bench/execute-code.ts): a Python script makes 50 sequential read_file calls of a one-line " +
       "file through the sandbox socket; the per-call figure is (that script's time minus the same script making no " +

@@ -22,7 +22,7 @@
  */
 import type { HermesConfig } from "../config/defaults.js";
 import { ApprovalDeniedError, type DenialCause } from "../tools/approval/denial.js";
-import { isCommandAllowlisted } from "../tools/approval.js";
+import { isCommandAllowlisted } from "../tools/approval/index.js";
 import type { ApprovalDecision, ApprovalRequest } from "../tools/types.js";
 import { formatWait, type SmartJudge, smartAssess } from "./approval-smart.js";
 

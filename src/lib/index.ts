@@ -69,7 +69,7 @@ export {
   type StoredMessage,
   type UsageDelta,
 } from "../state/types.js";
-export { detectDangerousCommand, isCommandAllowlisted } from "../tools/approval.js";
+export { detectDangerousCommand, isCommandAllowlisted } from "../tools/approval/index.js";
 export { createBuiltinRegistry } from "../tools/builtin.js";
 export { type AnyTool, ToolRegistry } from "../tools/registry.js";
 export { createToolRuntime } from "../tools/runtime.js";

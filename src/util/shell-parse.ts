@@ -1,39 +1,57 @@
 /**
- * A small, forgiving parser for bash command lines, made for inspecting commands (not running
- * them): it splits a script into pipelines of simple commands, resolves quoting and escapes in
- * words, and hands back the text of command/process substitutions and heredoc bodies so callers
- * can inspect those too. Grouping (`( )`, `{ }`) and keywords (`if`, `then`, ...) are treated as
- * separators. It never throws: unbalanced quotes or parentheses run to the end of the input.
+ * A forgiving parser for bash command lines, made for inspecting commands (not running them). It
+ * splits a script into pipelines of simple commands and keeps, for every word, the parts bash
+ * expands separately (quoted and unquoted text, `$var`/`${var...}`, `$(...)`/backticks, `$((...))`,
+ * `<(...)`), so a caller can expand words the way bash will. Bodies of substitutions, wherever they
+ * sit (inside `${x:-...}`, `$((...))`, unquoted heredocs), are collected in `subs`.
+ *
+ * Grouping (`( )`, `{ }`), compound commands (`if`, `while`, `for`, `case`) and function
+ * definitions are flattened into the pipeline list; each pipeline records how deep it sits and
+ * which functions it belongs to. It never throws: unbalanced quotes or parentheses run to the end
+ * of the input. NUL bytes are dropped, as bash drops them from its input.
  */
+import { parseExpandingText, type ShellRedirect, type ShellWord, WordReader } from "./shell-words.js";
 
-export interface ShellWord {
-  /** The word with quotes removed and escapes resolved; substitutions are kept as written. */
-  text: string;
-  /** True when any part of the word was quoted. */
-  quoted: boolean;
-  /** Scripts inside `$(...)`, backticks, `<(...)` and `>(...)` in this word. */
-  subs: string[];
-}
-
-export interface ShellRedirect {
-  /** The operator without its fd prefix: `>`, `>>`, `>|`, `&>`, `&>>`, `<`, `<<`, `<<<`, `<>`, `>&`, `<&`. */
-  op: string;
-  fd?: string;
-  target: ShellWord;
-  /** Body of a heredoc (`<<`, `<<-`). */
-  heredoc?: string;
-}
+export type { ShellRedirect, ShellWord, WordPart } from "./shell-words.js";
+export { parseExpandingText } from "./shell-words.js";
 
 export interface SimpleCommand {
   words: ShellWord[];
   redirects: ShellRedirect[];
+  /**
+   * Set for words that are expanded but not run as a command: `for` (the variable and its list),
+   * `case` (the subject and the patterns).
+   */
+  keyword?: "for" | "case";
 }
 
 /** Commands joined by `|` or `|&`; a single command is a pipeline of one. */
 export type Pipeline = SimpleCommand[];
 
-const KEYWORDS = new Set("if then else elif fi do done while until case esac ! { } time".split(" "));
+/** A pipeline and where it sits in the script. */
+export interface PipelineInfo {
+  commands: SimpleCommand[];
+  /** What came before it: "" (start), ";", "\n", "&&", "||", "&" (the previous one ran in the background). */
+  connector: string;
+  /** Ended by `&`. */
+  background: boolean;
+  /** Inside a compound command, group, subshell or function body. */
+  nested: boolean;
+  /** Inside a loop body. */
+  loop: boolean;
+  /** The functions whose bodies it is in, outermost first. */
+  functions: string[];
+}
 
+export interface ParsedScript {
+  pipelines: PipelineInfo[];
+  /** Functions defined anywhere in the script. */
+  functions: string[];
+}
+
+const KEYWORDS = new Set(
+  "if then else elif fi do done while until case esac ! { } time for select function in".split(" "),
+);
 const REDIRECT_OPS = ["&>>", "<<<", "<<-", "&>", ">>", ">|", "<<", "<>", ">&", "<&", ">", "<"];
 
 interface PendingHeredoc {
@@ -42,55 +60,229 @@ interface PendingHeredoc {
   stripTabs: boolean;
 }
 
-/** Splits `source` into pipelines. Never throws. */
-export function parseShell(source: string): Pipeline[] {
-  return new Parser(source).parse();
+interface Scope {
+  kind: "if" | "loop" | "case" | "group" | "subshell";
+  fn?: string;
 }
 
-class Parser {
-  private i = 0;
-  private readonly pipelines: Pipeline[] = [];
-  private pipeline: Pipeline = [];
+/** Splits `source` into pipelines (compound commands flattened). Never throws. */
+export function parseShell(source: string): Pipeline[] {
+  return parseScript(source)
+    .pipelines.map((p) => p.commands.filter((c) => c.keyword === undefined))
+    .filter((p) => p.length > 0);
+}
+
+/** Parses `source` into pipelines with their position in the script. Never throws. */
+export function parseScript(source: string): ParsedScript {
+  return new Parser(source.includes("\0") ? source.replaceAll("\0", "") : source).parse();
+}
+
+class Parser extends WordReader {
+  private readonly pipelines: PipelineInfo[] = [];
+  private readonly functions: string[] = [];
+  private pipeline: SimpleCommand[] = [];
   private cmd: SimpleCommand = { words: [], redirects: [] };
   private heredocs: PendingHeredoc[] = [];
+  private scopes: Scope[] = [];
+  private connector = "";
+  private pendingFunction: string | undefined;
+  /** Inside `case ... in`, reading patterns (until `)`) rather than commands. */
+  private casePattern = false;
+  private afterTime = false;
+  /** Collecting the header of `for`/`select`/`case` as keyword words. */
+  private header: "for" | "case" | undefined;
 
-  constructor(private readonly s: string) {}
-
-  parse(): Pipeline[] {
+  parse(): ParsedScript {
     const s = this.s;
     while (this.i < s.length) {
       const c = s[this.i] as string;
-      if (c === " " || c === "\t" || c === "\r") {
+      if (c === " " || c === "\t") {
         this.i++;
       } else if (c === "\\" && s[this.i + 1] === "\n") {
         this.i += 2;
       } else if (c === "\n") {
         this.i++;
         this.readHeredocBodies();
-        this.endPipeline();
+        if (this.header === "for") this.header = undefined;
+        this.endPipeline("\n");
       } else if (c === "#" && this.atWordStart()) {
         while (this.i < s.length && s[this.i] !== "\n") this.i++;
-      } else if (s.startsWith("||", this.i) || s.startsWith("&&", this.i) || s.startsWith(";;", this.i)) {
+      } else if (s.startsWith(";;", this.i) || s.startsWith(";&", this.i)) {
+        this.i += s.startsWith(";;&", this.i) ? 3 : 2;
+        this.endPipeline(";");
+        if (this.scopes.at(-1)?.kind === "case") this.casePattern = true;
+      } else if (s.startsWith("||", this.i) || s.startsWith("&&", this.i)) {
+        const op = s.slice(this.i, this.i + 2);
         this.i += 2;
-        this.endPipeline();
-      } else if (s.startsWith("|&", this.i) || (c === "|" && s[this.i + 1] !== "|")) {
-        this.i += c === "|" && s[this.i + 1] === "&" ? 2 : 1;
+        this.endPipeline(op);
+      } else if (s.startsWith("|&", this.i) || (c === "|" && !this.casePattern)) {
+        this.i += s[this.i + 1] === "&" ? 2 : 1;
         this.endCommand();
-      } else if (c === ";" || c === "(" || c === ")" || (c === "&" && s[this.i + 1] !== ">")) {
+      } else if (c === "|") {
+        this.i++; // alternative in a case pattern
+      } else if (c === ";" || (c === "&" && s[this.i + 1] !== ">")) {
         this.i++;
-        this.endPipeline();
+        if (this.header === "for") this.header = undefined;
+        if (c === "&") this.endPipeline("&", true);
+        else this.endPipeline(";");
+      } else if (c === "(") {
+        this.i++;
+        if (!this.casePattern) this.openGroup("subshell");
+      } else if (c === ")") {
+        this.i++;
+        if (this.casePattern) {
+          this.casePattern = false;
+          this.endPipeline(";");
+        } else {
+          this.endPipeline(";");
+          this.closeScope(["subshell"]);
+        }
       } else if (this.tryRedirect()) {
         // consumed
       } else {
-        const before = this.i;
-        const word = this.readWord();
-        if (this.i === before) this.i++; // defensive: never loop on an unexpected character
-        if (this.cmd.words.length === 0 && !word.quoted && KEYWORDS.has(word.text)) continue;
-        this.cmd.words.push(word);
+        this.readCommandWord();
       }
     }
-    this.endPipeline();
-    return this.pipelines;
+    this.readHeredocBodies();
+    this.endPipeline(";");
+    return { pipelines: this.pipelines, functions: this.functions };
+  }
+
+  private readCommandWord(): void {
+    const before = this.i;
+    const word = this.readWord();
+    if (this.i === before) this.i++; // defensive: never loop on an unexpected character
+    const plain = !word.quoted && word.parts.every((p) => p.kind === "lit");
+    if (this.casePattern) {
+      if (plain && word.text === "esac" && this.cmd.words.length === 0) {
+        this.casePattern = false;
+        this.endPipeline(";");
+        this.closeScope(["case"]);
+        return;
+      }
+      this.cmd.keyword = "case";
+      this.cmd.words.push(word);
+      return;
+    }
+    if (this.header === "case") {
+      if (plain && word.text === "in") {
+        this.endPipeline(";");
+        this.header = undefined;
+        this.casePattern = true;
+        return;
+      }
+      this.cmd.words.push(word);
+      return;
+    }
+    if (this.header === "for") {
+      if (plain && word.text === "do") {
+        this.header = undefined;
+        this.endPipeline(";");
+        return;
+      }
+      if (!(plain && word.text === "in")) this.cmd.words.push(word);
+      return;
+    }
+    // `time -p cmd`: -p belongs to the time keyword.
+    if (this.afterTime && plain && this.cmd.words.length === 0 && (word.text === "-p" || word.text === "--"))
+      return;
+    this.afterTime = false;
+    if (this.cmd.words.length === 0 && this.cmd.redirects.length === 0 && plain && KEYWORDS.has(word.text)) {
+      this.afterTime = word.text === "time";
+      this.keyword(word.text);
+      return;
+    }
+    // `name () compound`: a function definition.
+    if (this.cmd.words.length === 0 && plain && /^[^=\s]+$/.test(word.text)) {
+      const m = /^[ \t]*\([ \t]*\)/.exec(this.s.slice(this.i, this.i + 16));
+      if (m) {
+        this.i += m[0].length;
+        this.defineFunction(word.text);
+        return;
+      }
+    }
+    this.cmd.words.push(word);
+  }
+
+  private keyword(k: string): void {
+    switch (k) {
+      case "if":
+        this.endPipeline(";");
+        this.scopes.push({ kind: "if" });
+        return;
+      case "while":
+      case "until":
+        this.endPipeline(";");
+        this.scopes.push({ kind: "loop" });
+        return;
+      case "for":
+      case "select":
+        this.endPipeline(";");
+        this.scopes.push({ kind: "loop" });
+        this.header = "for";
+        this.cmd.keyword = "for";
+        return;
+      case "case":
+        this.endPipeline(";");
+        this.scopes.push({ kind: "case" });
+        this.header = "case";
+        this.cmd.keyword = "case";
+        return;
+      case "fi":
+        this.endPipeline(";");
+        this.closeScope(["if"]);
+        return;
+      case "done":
+        this.endPipeline(";");
+        this.closeScope(["loop"]);
+        return;
+      case "esac":
+        this.endPipeline(";");
+        this.casePattern = false;
+        this.closeScope(["case"]);
+        return;
+      case "{":
+        this.openGroup("group");
+        return;
+      case "}":
+        this.endPipeline(";");
+        this.closeScope(["group"]);
+        return;
+      case "function": {
+        while (this.s[this.i] === " " || this.s[this.i] === "\t") this.i++;
+        const name = this.readWord().text;
+        const m = /^[ \t]*\([ \t]*\)/.exec(this.s.slice(this.i, this.i + 16));
+        if (m) this.i += m[0].length;
+        if (name) this.defineFunction(name);
+        return;
+      }
+      default:
+        // then, else, elif, do, !, time, in: separators for our purposes.
+        this.endPipeline(this.connector || ";");
+    }
+  }
+
+  private defineFunction(name: string): void {
+    this.endPipeline(";");
+    this.functions.push(name);
+    this.pendingFunction = name;
+  }
+
+  private openGroup(kind: "group" | "subshell"): void {
+    this.endPipeline(";");
+    const scope: Scope = { kind };
+    if (this.pendingFunction !== undefined) scope.fn = this.pendingFunction;
+    this.pendingFunction = undefined;
+    this.scopes.push(scope);
+  }
+
+  private closeScope(kinds: Scope["kind"][]): void {
+    for (let k = this.scopes.length - 1; k >= 0; k--) {
+      if (kinds.includes((this.scopes[k] as Scope).kind)) {
+        this.scopes.length = k;
+        return;
+      }
+    }
   }
 
   private atWordStart(): boolean {
@@ -101,11 +293,25 @@ class Parser {
   private endCommand(): void {
     if (this.cmd.words.length > 0 || this.cmd.redirects.length > 0) this.pipeline.push(this.cmd);
     this.cmd = { words: [], redirects: [] };
+    if (this.header) this.cmd.keyword = this.header;
   }
 
-  private endPipeline(): void {
+  private endPipeline(next: string, background = false): void {
     this.endCommand();
-    if (this.pipeline.length > 0) this.pipelines.push(this.pipeline);
+    if (this.pipeline.length > 0) {
+      this.pipelines.push({
+        commands: this.pipeline,
+        connector: this.connector,
+        background,
+        nested: this.scopes.length > 0,
+        loop: this.scopes.some((s) => s.kind === "loop"),
+        functions: this.scopes.flatMap((s) => (s.fn === undefined ? [] : [s.fn])),
+      });
+      this.connector = next;
+    } else if (next !== ";" || this.connector === "") {
+      // Keep the stronger connector when empty pipelines (keywords, groups) sit between two commands.
+      if (this.connector === "" || next === "&&" || next === "||" || next === "&") this.connector = next;
+    }
     this.pipeline = [];
   }
 
@@ -113,7 +319,15 @@ class Parser {
     const s = this.s;
     let j = this.i;
     while (j < s.length && /[0-9]/.test(s[j] as string)) j++;
-    const fd = j > this.i ? s.slice(this.i, j) : undefined;
+    let fd = j > this.i ? s.slice(this.i, j) : undefined;
+    if (fd === undefined && s[j] === "{") {
+      // {varname}>file: bash allocates an fd and stores it in varname.
+      const m = /^\{[A-Za-z_][A-Za-z0-9_]*\}(?=[<>])/.exec(s.slice(j, j + 40));
+      if (m) {
+        fd = m[0];
+        j += m[0].length;
+      }
+    }
     // `<(` and `>(` are process substitutions, which are words.
     if ((s[j] === "<" || s[j] === ">") && s[j + 1] === "(") return false;
     const op = REDIRECT_OPS.find((o) => s.startsWith(o, j));
@@ -125,6 +339,7 @@ class Parser {
     if (fd !== undefined) redirect.fd = fd;
     this.cmd.redirects.push(redirect);
     if (op === "<<" || op === "<<-") {
+      redirect.heredocQuoted = target.quoted;
       this.heredocs.push({ redirect, delimiter: target.text, stripTabs: op === "<<-" });
     }
     return true;
@@ -142,133 +357,10 @@ class Parser {
         if (line === h.delimiter) break;
         lines.push(line);
       }
-      h.redirect.heredoc = lines.join("\n");
+      const body = lines.join("\n");
+      h.redirect.heredoc = body;
+      if (!h.redirect.heredocQuoted) h.redirect.heredocWord = parseExpandingText(body);
     }
     this.heredocs = [];
-  }
-
-  /** Reads one word starting at `this.i`; stops at whitespace or an unquoted operator. */
-  private readWord(): ShellWord {
-    const s = this.s;
-    const word: ShellWord = { text: "", quoted: false, subs: [] };
-    while (this.i < s.length) {
-      const c = s[this.i] as string;
-      if (/[\s;&|()]/.test(c)) break;
-      if ((c === "<" || c === ">") && s[this.i + 1] === "(") {
-        const inner = this.readBalanced(this.i + 2);
-        word.subs.push(inner.body);
-        word.text += s.slice(this.i, inner.end);
-        this.i = inner.end;
-      } else if (c === "<" || c === ">") {
-        break;
-      } else if (c === "\\") {
-        if (s[this.i + 1] !== "\n") word.text += s[this.i + 1] ?? "";
-        this.i += 2;
-      } else if (c === "'") {
-        const end = s.indexOf("'", this.i + 1);
-        const stop = end < 0 ? s.length : end;
-        word.text += s.slice(this.i + 1, stop);
-        word.quoted = true;
-        this.i = stop + 1;
-      } else if (c === "$" && s[this.i + 1] === "'") {
-        this.readAnsiC(word);
-      } else if (c === '"') {
-        this.readDoubleQuoted(word);
-      } else if (c === "$" || c === "`") {
-        this.readDollarOrBacktick(word);
-      } else {
-        word.text += c;
-        this.i++;
-      }
-    }
-    return word;
-  }
-
-  private readAnsiC(word: ShellWord): void {
-    const s = this.s;
-    word.quoted = true;
-    this.i += 2;
-    while (this.i < s.length && s[this.i] !== "'") {
-      if (s[this.i] === "\\" && this.i + 1 < s.length) {
-        const n = s[this.i + 1] as string;
-        word.text += n === "n" ? "\n" : n === "t" ? "\t" : n;
-        this.i += 2;
-      } else {
-        word.text += s[this.i];
-        this.i++;
-      }
-    }
-    this.i++;
-  }
-
-  private readDoubleQuoted(word: ShellWord): void {
-    const s = this.s;
-    word.quoted = true;
-    this.i++;
-    while (this.i < s.length && s[this.i] !== '"') {
-      const c = s[this.i] as string;
-      if (c === "\\" && /["\\$`\n]/.test(s[this.i + 1] ?? "")) {
-        if (s[this.i + 1] !== "\n") word.text += s[this.i + 1];
-        this.i += 2;
-      } else if (c === "$" || c === "`") {
-        this.readDollarOrBacktick(word);
-      } else {
-        word.text += c;
-        this.i++;
-      }
-    }
-    this.i++;
-  }
-
-  private readDollarOrBacktick(word: ShellWord): void {
-    const s = this.s;
-    const start = this.i;
-    if (s[this.i] === "`") {
-      let j = this.i + 1;
-      while (j < s.length && s[j] !== "`") j += s[j] === "\\" ? 2 : 1;
-      word.subs.push(s.slice(this.i + 1, Math.min(j, s.length)));
-      this.i = Math.min(j + 1, s.length);
-    } else if (s.startsWith("$((", this.i)) {
-      this.i = this.readBalanced(this.i + 2).end;
-    } else if (s[this.i + 1] === "(") {
-      const inner = this.readBalanced(this.i + 2);
-      word.subs.push(inner.body);
-      this.i = inner.end;
-    } else if (s[this.i + 1] === "{") {
-      const close = s.indexOf("}", this.i + 2);
-      this.i = close < 0 ? s.length : close + 1;
-    } else {
-      this.i++;
-    }
-    word.text += s.slice(start, this.i);
-  }
-
-  /** From just inside an opening `(`, finds the matching `)`, skipping quotes and nested parens. */
-  private readBalanced(from: number): { body: string; end: number } {
-    const s = this.s;
-    let depth = 1;
-    let j = from;
-    while (j < s.length) {
-      const c = s[j];
-      if (c === "\\") {
-        j += 2;
-        continue;
-      }
-      if (c === "'") {
-        const end = s.indexOf("'", j + 1);
-        j = end < 0 ? s.length : end + 1;
-        continue;
-      }
-      if (c === '"') {
-        j++;
-        while (j < s.length && s[j] !== '"') j += s[j] === "\\" ? 2 : 1;
-        j++;
-        continue;
-      }
-      if (c === "(") depth++;
-      if (c === ")" && --depth === 0) return { body: s.slice(from, j), end: j + 1 };
-      j++;
-    }
-    return { body: s.slice(from), end: s.length };
   }
 }

@@ -176,7 +176,7 @@ export class Reporter {
     for (const p of written === real ? [written] : [written, real]) {
       if ((op === "rdelete" || (glob && op !== "write")) && this.catastrophic(p)) {
         this.add({
-          key: "rm_root",
+          key: "catastrophic_delete",
           reason: `${what} recursively deletes ${shown}${glob ? " (all of its contents)" : ""}`,
           hardline: true,
         });
@@ -191,7 +191,7 @@ export class Reporter {
         }
       }
       if ((op === "write" || op === "overwrite") && DISK_DEVICE.test(p)) {
-        this.add({ key: "disk_overwrite", reason: `${what} overwrites the disk ${p}`, hardline: true });
+        this.add({ key: "block_device", reason: `${what} overwrites the disk ${p}`, hardline: true });
       }
       const hardline = this.findings.some((f) => f.hardline && f.reason.includes(shown));
       const protection = hardline

@@ -6,32 +6,15 @@
  * the user's approval, and a denial tells the model to use the tools instead.
  */
 import { homedir } from "node:os";
+import { findingsOf } from "../approval/index.js";
 import { analyseScript } from "../approval/interpreters.js";
 import { guardRoots } from "../approval/protected-paths.js";
 import type { AnalysisContext, Finding } from "../approval/types.js";
-import { detectDangerousCommand } from "../approval.js";
 import type { ToolContext } from "../types.js";
 
 /** Lines of the script shown to the user in the approval prompt. */
 const SUMMARY_LINES = 12;
 const SUMMARY_CHARS = 1200;
-
-/**
- * The shell analyser as the interpreter analyser's `shell` callback. Until the rewritten shell
- * analyser (`analyseCommand`) is merged, this adapts `detectDangerousCommand`: one finding with
- * the deciding key and every reason.
- */
-export function shellFindings(command: string): Finding[] {
-  const check = detectDangerousCommand(command);
-  if (!check.dangerous) return [];
-  return [
-    {
-      key: check.patternKey ?? "dangerous",
-      reason: `${check.reason ?? "dangerous command"} (runs: ${command.length > 200 ? `${command.slice(0, 200)}…` : command})`,
-      ...(check.hardline ? { hardline: true as const } : {}),
-    },
-  ];
-}
 
 /** Where the script runs, for resolving its paths: the tool's cwd, the child's HOME, Hermes's home. */
 export function scriptContext(ctx: Pick<ToolContext, "cwd" | "env" | "home">): AnalysisContext {
@@ -52,9 +35,12 @@ export async function guardScript(
   code: string,
   language: "python" | "javascript",
   ctx: ToolContext,
-  shell: (command: string) => Finding[] = shellFindings,
+  shell?: (command: string) => Finding[],
 ): Promise<void> {
-  const findings = analyseScript(language === "python" ? "python" : "node", code, scriptContext(ctx), shell);
+  const where = scriptContext(ctx);
+  // Commands the script runs are judged by the same shell analyser as the terminal's.
+  const judgeShell = shell ?? ((command: string) => findingsOf(command, where));
+  const findings = analyseScript(language === "python" ? "python" : "node", code, where, judgeShell);
   if (findings.length === 0) return;
   const hardline = findings.filter((f) => f.hardline);
   if (hardline.length > 0) {

@@ -1,8 +1,11 @@
 /** terminal: run a command in the task's persistent shell, or start it in the background. */
 import { statSync } from "node:fs";
+import { homedir } from "node:os";
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
-import { detectDangerousCommand } from "../approval.js";
+import { analyseCommand } from "../approval/index.js";
+import { guardRoots } from "../approval/protected-paths.js";
+import type { AnalysisContext } from "../approval/types.js";
 import { defineTool, type ToolContext } from "../types.js";
 import { getProcessRegistry } from "./process-registry.js";
 import { bashAvailable, getShellSession, type ShellRunResult } from "./shell-session.js";
@@ -38,9 +41,9 @@ export const terminalTool = defineTool({
   async handler(args, ctx) {
     const command = args.command;
     if (command.trim() === "") throw new Error("command is empty: pass the shell command to run.");
-    await approveOrThrow(command, ctx);
     const shell = getShellSession(ctx);
     const workdir = args.workdir === undefined ? undefined : resolveWorkdir(args.workdir, shell.cwd);
+    await approveOrThrow(command, ctx, analysisContext(ctx, workdir ?? shell.cwd));
     if (args.background) {
       const cwd = workdir ?? shell.cwd;
       const proc = getProcessRegistry(ctx).start({
@@ -63,24 +66,33 @@ export const terminalTool = defineTool({
   },
 });
 
+/** Where the command runs, for the analyser: relative paths, `~`, `$HOME`, `$HERMES_HOME`. */
+export function analysisContext(ctx: ToolContext, cwd: string): AnalysisContext {
+  return { cwd, home: ctx.env.HOME ?? homedir(), hermesHome: ctx.home, roots: guardRoots(ctx.home, ctx.env) };
+}
+
 /** Refuses hardline commands and asks the user about dangerous ones; throws what the model should read. */
-async function approveOrThrow(command: string, ctx: ToolContext): Promise<void> {
-  const check = detectDangerousCommand(command);
+async function approveOrThrow(command: string, ctx: ToolContext, actx: AnalysisContext): Promise<void> {
+  const check = analyseCommand(command, actx);
   if (!check.dangerous) return;
   const reason = check.reason ?? "dangerous command";
   if (check.hardline) {
     throw new Error(
-      `Blocked: ${reason}. This command is never allowed, with or without approval. Do not retry it or a variant; tell the user if it is really needed.`,
+      `Blocked: ${reason}. This command is never allowed, with or without approval (--yolo included). It was not run. Do not retry it or a variant of it (another spelling, a script, an interpreter, an encoded payload); tell the user if it is really needed.`,
     );
   }
   const decision = await ctx.requestApproval({
     command,
     reason,
     patternKey: check.patternKey ?? "dangerous",
+    ...(check.protectedPath ? { protectedPath: true } : {}),
   });
   if (decision === "deny") {
+    const advice = check.protectedPath
+      ? "Only the user can change protected files (Hermes's config, memory, skills, cron, state.db; shell start-up files, SSH and credential files; /etc). Do not retry it through another command, a script or an interpreter; tell the user what you wanted to change and why."
+      : "Do not retry it or a rephrasing of it; ask the user, or choose a safer command.";
     throw new Error(
-      `Command denied by the user or the non-interactive approval policy: ${reason}. It was not run. Do not retry it; ask the user, or choose a safer command.`,
+      `Command denied by the user or the non-interactive approval policy: ${reason}. It was not run. ${advice}`,
     );
   }
 }

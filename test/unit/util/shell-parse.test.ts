@@ -1,5 +1,6 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: shell commands, where ${...} is shell syntax
 import { describe, expect, it } from "vitest";
-import { parseShell } from "../../../src/util/shell-parse.js";
+import { parseScript, parseShell } from "../../../src/util/shell-parse.js";
 
 const words = (src: string) => parseShell(src).map((p) => p.map((c) => c.words.map((w) => w.text)));
 
@@ -45,5 +46,47 @@ describe("parseShell", () => {
     for (const src of ["'open", '"open', "$(open", "`open", "a <", "((", "))", "<<"]) {
       expect(() => parseShell(src)).not.toThrow();
     }
+  });
+});
+
+describe("parseScript", () => {
+  it("keeps the parts of a word apart", () => {
+    const [p] = parseScript(`a"$b"'c'\${d:-e}$(f)$((1+2))`).pipelines;
+    const kinds = p?.commands[0]?.words[0]?.parts.map((x) => x.kind);
+    expect(kinds).toEqual(["lit", "param", "lit", "param", "cmdsub", "arith"]);
+  });
+
+  it("collects substitutions inside ${...} and $((...)) and unquoted heredocs", () => {
+    const [p] = parseScript("echo ${x:-$(one)} $(( $(two) )) <<EOF\n$(three)\nEOF").pipelines;
+    const cmd = p?.commands[0];
+    expect(cmd?.words.flatMap((w) => w.subs)).toEqual(["one", "two"]);
+    expect(cmd?.redirects[0]?.heredocWord?.subs).toEqual(["three"]);
+  });
+
+  it("drops NUL bytes as bash does", () => {
+    expect(parseShell("r\u0000m -rf x")[0]?.[0]?.words[0]?.text).toBe("rm");
+  });
+
+  it("records function definitions, nesting and connectors", () => {
+    const s = parseScript("f() { a | b & }; if x; then y; fi && z");
+    expect(s.functions).toEqual(["f"]);
+    const [body, cond, then, after] = s.pipelines;
+    expect(body).toMatchObject({ functions: ["f"], background: true, nested: true });
+    expect(cond?.nested).toBe(true);
+    expect(then?.nested).toBe(true);
+    expect(after).toMatchObject({ nested: false, connector: "&&" });
+  });
+
+  it("parses case patterns and for headers as keyword words, not commands", () => {
+    const cmds = parseScript("for f in a b; do rm $f; done; case $x in a|b) ls;; esac").pipelines.flatMap(
+      (p) => p.commands,
+    );
+    expect(cmds.map((c) => [c.keyword ?? "", c.words.map((w) => w.text).join(" ")])).toEqual([
+      ["for", "f a b"],
+      ["", "rm $f"],
+      ["case", "$x"],
+      ["case", "a b"],
+      ["", "ls"],
+    ]);
   });
 });

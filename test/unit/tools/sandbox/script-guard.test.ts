@@ -15,7 +15,6 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { shellFindings } from "../../../../src/tools/sandbox/script-guard.js";
 import type { ApprovalDecision, ApprovalRequest } from "../../../../src/tools/types.js";
 import { runCode, type SandboxCtx, sandboxContext } from "./helpers.js";
 
@@ -140,17 +139,23 @@ describe("execute_code guard", () => {
   });
 });
 
-describe("shellFindings (detectDangerousCommand as findings)", () => {
-  it("gives one finding with the key, the reason and the command, hardline kept", () => {
-    expect(shellFindings("ls -la")).toEqual([]);
-    expect(shellFindings("rm -rf ~")).toEqual([
-      expect.objectContaining({
-        key: "rm_root",
-        hardline: true,
-        reason: expect.stringContaining("rm -rf ~"),
-      }),
-    ]);
-    expect(shellFindings("rm -rf build")[0]).toMatchObject({ key: "recursive_delete" });
-    expect(shellFindings("rm -rf build")[0]?.hardline).toBeUndefined();
+describe("commands a script runs are judged by the terminal's shell analyser", () => {
+  it("refuses an obfuscated delete of the home handed to os.system, even when approvals would say yes", async () => {
+    const { ctx, userHome, asked } = world("once");
+    const run = runCode(ctx, "import os\nos.system('$(echo rm) -rf ~')\nprint('gone')");
+    await expect(run).rejects.toThrow(/Blocked: /);
+    expect(asked).toHaveLength(0);
+    expect(readFileSync(join(userHome, "keep.txt"), "utf8")).toBe("precious\n");
+  });
+
+  it("asks about a command that writes Hermes's config through a redirection", async () => {
+    const { ctx, hermesHome, asked } = world("deny");
+    const run = runCode(
+      ctx,
+      'import subprocess\nsubprocess.run("echo x >> $HERMES_HOME/config.yaml", shell=True)',
+    );
+    await expect(run).rejects.toThrow(/denied|Denied/);
+    expect(asked[0]?.protectedPath).toBe(true);
+    expect(readFileSync(join(hermesHome, "config.yaml"), "utf8")).toBe("model: x\n");
   });
 });

@@ -130,10 +130,10 @@ describe("non-interactive denials", () => {
     expect(existsSync(join(cwd, "build"))).toBe(true);
     expect(result.stdout).toBe("I could not delete build.\n");
     expect(result.stderr).toContain(
-      "hermes: not approved: rm -rf build (recursive delete): this run is non-interactive, so nobody can approve it. Hint: --yolo approves dangerous commands",
+      "hermes: not approved: rm -rf build (recursive delete of build): this run is non-interactive, so nobody can approve it. Hint: --yolo approves dangerous commands",
     );
     expect(toolResults(1)[0]).toMatch(
-      /Denied: a dangerous command \(recursive delete\); this run is non-interactive/,
+      /Denied: a dangerous command \(recursive delete of build\); this run is non-interactive/,
     );
     expect(judge.chatRequests).toHaveLength(0);
   });

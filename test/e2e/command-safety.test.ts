@@ -68,7 +68,7 @@ describe("command safety through the CLI", () => {
     const results = toolResults();
     expect(results).toHaveLength(OBFUSCATED.length);
     for (const r of results) {
-      expect(r).toMatch(/Blocked: .*never allowed|denied/s);
+      expect(r).toMatch(/Blocked: .*never allowed|Denied: /s);
       expect(r).toMatch(/Do not retry/);
     }
     // The model reads what was found: the delete of the home directory, not a generic refusal.
@@ -133,7 +133,7 @@ describe("command safety through the CLI", () => {
     const results = toolResults();
     expect(results).toHaveLength(edits.length);
     for (const r of results) {
-      expect(r).toMatch(/denied/);
+      expect(r).toMatch(/Denied: /);
       expect(r).toMatch(/the Hermes config \(config\.yaml\)/);
       expect(r).toMatch(/Only the user can change protected files/);
     }

@@ -153,7 +153,7 @@ describe("execute_code from the CLI", () => {
     expect(results.map((m) => m.content)).toEqual([
       expect.stringMatching(/Blocked: .*recursively deletes/),
       expect.stringMatching(/Blocked/),
-      expect.stringMatching(/denied.*config\.yaml.*write_file/),
+      expect.stringMatching(/Denied: .*config\.yaml.*write_file/),
     ]);
     expect(readFileSync(join(userHome, "keep.txt"), "utf8")).toBe("precious");
     expect(existsSync(h.home)).toBe(true);

@@ -82,14 +82,14 @@ describe("protected writes through the built CLI", () => {
     const results = last.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
     expect(results).toHaveLength(8);
     expect(results[0]).toMatch(
-      /Not written: .*the Hermes config \(config\.yaml\).*not approved.*tell the user/,
+      /Denied: .*the Hermes config \(config\.yaml\).*non-interactive.*tell the user what to change/,
     );
-    expect(results[1]).toMatch(/Not written: .*config\.yaml/);
-    expect(results[2]).toMatch(/Not written: settings\.yaml is the Hermes config/);
+    expect(results[1]).toMatch(/Denied: .*config\.yaml/);
+    expect(results[2]).toMatch(/Denied: .*the Hermes config \(config\.yaml\)/);
     expect(results[3]).toMatch(/Refusing to write .*secrets file \(\.env\).*never modify credential files/);
-    expect(results[4]).toMatch(/Patch not applied, no files were changed: Not written: .*memory tool/);
-    expect(results[5]).toMatch(/Not written: .*the Hermes config/);
-    expect(results[6]).toMatch(/Not written: .*SOUL\.md/);
+    expect(results[4]).toMatch(/Patch not applied, no files were changed: Denied: .*memory tool/);
+    expect(results[5]).toMatch(/Denied: .*the Hermes config/);
+    expect(results[6]).toMatch(/Denied: .*SOUL\.md/);
     expect(results[7]).toMatch(/Created notes\.txt/);
     expect(() => lstatSync(join(home, "SOUL.md"))).toThrow();
   }, 60_000);

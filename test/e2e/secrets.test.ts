@@ -54,8 +54,9 @@ function plantHome(extraConfig = ""): { home: string; cwd: string } {
 }
 
 describe("secrets planted in .env", () => {
-  it("appear in no request, stored byte, trajectory, export or output of a one-shot run", async () => {
-    const h = plantHome();
+  it("appear in no request, stored byte, trajectory, export, log or output of a one-shot run", async () => {
+    // DEBUG logs carry argument previews and model calls too: the most a log file ever holds.
+    const h = plantHome("logging:\n  level: DEBUG\n");
     llm.enqueue(
       reply().toolCall("terminal", { command: "cat $HERMES_HOME/.env" }),
       reply().toolCall("terminal", { command: "env" }),
@@ -107,6 +108,15 @@ describe("secrets planted in .env", () => {
     expectClean("the trajectory", readFileSync(trajectory));
     expect(readFileSync(trajectory, "utf8")).toContain("[REDACTED:GITHUB_TOKEN]");
     expect(statSync(trajectory).mode & 0o077).toBe(0);
+
+    // 6. Every log file, owner-only.
+    const logs = readdirSync(join(h.home, "logs"));
+    expect(logs).toContain("agent.log");
+    for (const file of logs) {
+      expectClean(`logs/${file}`, readFileSync(join(h.home, "logs", file)));
+      expect(statSync(join(h.home, "logs", file)).mode & 0o077, `logs/${file} mode`).toBe(0);
+    }
+    expect(readFileSync(join(h.home, "logs", "agent.log"), "utf8")).toContain("tool=terminal");
 
     // 4. The session export, owner-only.
     const out = join(h.cwd, "export.jsonl");

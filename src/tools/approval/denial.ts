@@ -41,3 +41,13 @@ export class ApprovalDeniedError extends Error {
 export function isApprovalDenied(error: unknown): error is ApprovalDeniedError {
   return error instanceof Error && error.name === "ApprovalDeniedError";
 }
+
+/**
+ * The policy's denial with the asking tool's advice after it (what to do instead: the memory tool
+ * for memories/, write_file instead of a script...). Anything else is returned as it is. Use as
+ * `ctx.requestApproval(request).catch((e) => { throw withAdvice(e, advice); })`.
+ */
+export function withAdvice(error: unknown, advice: string): unknown {
+  if (!isApprovalDenied(error) || advice === "") return error;
+  return new ApprovalDeniedError(error.by, error.why, `${error.message} ${advice}`);
+}

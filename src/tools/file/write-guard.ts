@@ -13,6 +13,7 @@
  * the sanctioned way to change those files, with their own validation.
  */
 import { relative, sep } from "node:path";
+import { withAdvice } from "../approval/denial.js";
 import {
   type GuardRoots,
   guardPath,
@@ -94,12 +95,16 @@ export async function guardWrite(
   if (!protection) return;
   const shown = displayPath(abs, ctx.cwd);
   if (protection.level === "secret") throw new Error(secretRefusal(shown, protection));
-  const decision = await ctx.requestApproval({
-    command: `${action} ${abs}`,
-    reason: effect ? `${protection.reason}, ${effect}` : protection.reason,
-    patternKey: PROTECTED_WRITE_KEY,
-    protectedPath: true,
-  });
+  const decision = await ctx
+    .requestApproval({
+      command: `${action} ${abs}`,
+      reason: effect ? `${protection.reason}, ${effect}` : protection.reason,
+      patternKey: PROTECTED_WRITE_KEY,
+      protectedPath: true,
+    })
+    .catch((error: unknown) => {
+      throw withAdvice(error, protectedWriteAdvice(abs, roots));
+    });
   if (decision === "deny") {
     throw new Error(deniedProtectedWrite(shown, protection, protectedWriteAdvice(abs, roots)));
   }

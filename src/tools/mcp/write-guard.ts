@@ -11,6 +11,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { withAdvice } from "../approval/denial.js";
 import { guardPath, guardRoots, type PathProtection } from "../approval/protected-paths.js";
 import {
   deniedProtectedWrite,
@@ -188,12 +189,16 @@ export async function guardMcpCall(
     }
   }
   for (const [abs, [raw, protection]] of guarded) {
-    const decision = await ctx.requestApproval({
-      command: `${name} ${abs}`,
-      reason: protection.reason,
-      patternKey: PROTECTED_WRITE_KEY,
-      protectedPath: true,
-    });
+    const decision = await ctx
+      .requestApproval({
+        command: `${name} ${abs}`,
+        reason: protection.reason,
+        patternKey: PROTECTED_WRITE_KEY,
+        protectedPath: true,
+      })
+      .catch((error: unknown) => {
+        throw withAdvice(error, protectedWriteAdvice(abs, roots));
+      });
     if (decision === "deny") {
       throw new Error(deniedProtectedWrite(raw, protection, protectedWriteAdvice(abs, roots)));
     }

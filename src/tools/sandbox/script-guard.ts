@@ -6,6 +6,7 @@
  * the user's approval, and a denial tells the model to use the tools instead.
  */
 import { homedir } from "node:os";
+import { withAdvice } from "../approval/denial.js";
 import { findingsOf } from "../approval/index.js";
 import { analyseScript } from "../approval/interpreters.js";
 import { guardRoots } from "../approval/protected-paths.js";
@@ -50,15 +51,21 @@ export async function guardScript(
   }
   const reason = reasons(findings);
   const protectedPath = findings.some((f) => f.protectedPath);
-  const decision = await ctx.requestApproval({
-    command: summary(code),
-    reason: `execute_code script: ${reason}`,
-    patternKey: (findings.find((f) => f.protectedPath) ?? (findings[0] as Finding)).key,
-    ...(protectedPath ? { protectedPath: true } : {}),
-  });
+  const advice =
+    "Do this work through the tools instead: terminal for commands, write_file or patch for files, the memory and skill_manage tools for Hermes's memory and skills; or ask the user.";
+  const decision = await ctx
+    .requestApproval({
+      command: summary(code),
+      reason: `execute_code script: ${reason}`,
+      patternKey: (findings.find((f) => f.protectedPath) ?? (findings[0] as Finding)).key,
+      ...(protectedPath ? { protectedPath: true } : {}),
+    })
+    .catch((error: unknown) => {
+      throw withAdvice(error, advice);
+    });
   if (decision === "deny") {
     throw new Error(
-      `Script denied by the user or the non-interactive approval policy: it ${reason}. It was not run. Do this work through the tools instead: terminal for commands, write_file or patch for files, the memory and skill_manage tools for Hermes's memory and skills; or ask the user.`,
+      `Script denied by the user or the non-interactive approval policy: it ${reason}. It was not run. ${advice}`,
     );
   }
 }

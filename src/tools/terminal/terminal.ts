@@ -3,6 +3,7 @@ import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
+import { withAdvice } from "../approval/denial.js";
 import { analyseCommand } from "../approval/index.js";
 import { guardRoots } from "../approval/protected-paths.js";
 import type { AnalysisContext } from "../approval/types.js";
@@ -81,16 +82,21 @@ async function approveOrThrow(command: string, ctx: ToolContext, actx: AnalysisC
       `Blocked: ${reason}. This command is never allowed, with or without approval (--yolo included). It was not run. Do not retry it or a variant of it (another spelling, a script, an interpreter, an encoded payload); tell the user if it is really needed.`,
     );
   }
-  const decision = await ctx.requestApproval({
-    command,
-    reason,
-    patternKey: check.patternKey ?? "dangerous",
-    ...(check.protectedPath ? { protectedPath: true } : {}),
-  });
+  const advice = check.protectedPath
+    ? "Only the user can change protected files (Hermes's config, memory, skills, cron, state.db; shell start-up files, SSH and credential files; /etc). Do not retry it through another command, a script or an interpreter; tell the user what you wanted to change and why."
+    : "Do not retry it or a rephrasing of it; ask the user, or choose a safer command.";
+  const decision = await ctx
+    .requestApproval({
+      command,
+      reason,
+      patternKey: check.patternKey ?? "dangerous",
+      ...(check.protectedPath ? { protectedPath: true } : {}),
+    })
+    .catch((error: unknown) => {
+      // The policy's denial already says not to retry; what protected files are is worth adding.
+      throw withAdvice(error, check.protectedPath ? advice : "");
+    });
   if (decision === "deny") {
-    const advice = check.protectedPath
-      ? "Only the user can change protected files (Hermes's config, memory, skills, cron, state.db; shell start-up files, SSH and credential files; /etc). Do not retry it through another command, a script or an interpreter; tell the user what you wanted to change and why."
-      : "Do not retry it or a rephrasing of it; ask the user, or choose a safer command.";
     throw new Error(
       `Command denied by the user or the non-interactive approval policy: ${reason}. It was not run. ${advice}`,
     );

@@ -126,18 +126,54 @@ const SYSTEM_PATHS: ReadonlyArray<[string, ProtectionLevel, string]> = [
 const FOLD_CASE = process.platform === "darwin" || process.platform === "win32";
 const fold = (p: string): string => (FOLD_CASE ? p.toLowerCase() : p);
 
+/**
+ * Whether `path` is `dir` or lies inside it. Both are absolute and normalised (every caller passes
+ * `resolve`/`join` output), so a prefix ending in a separator decides it: `..name` is a child
+ * called "..name", never a way out. This runs for every entry of the list on every path a command
+ * names, so it stays a string comparison.
+ */
 function within(path: string, dir: string): boolean {
   const a = fold(path);
   const b = fold(dir);
-  if (a === b) return true;
-  const rel = relative(b, a);
-  // `..name` is a child called "..name", not a way out: only `..` as a whole component climbs.
-  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+  return a === b || a.startsWith(b.endsWith(sep) ? b : b + sep);
 }
 
-function matchEntry(path: string, base: string, entry: string): boolean {
-  if (entry.endsWith("/")) return within(path, join(base, entry.slice(0, -1)));
-  return fold(path) === fold(join(base, entry));
+/** One entry of the list as an absolute path, with what it is. */
+interface Entry {
+  path: string;
+  dir: boolean;
+  level: ProtectionLevel;
+  reason: string;
+}
+
+function entry(base: string, [name, level, reason]: readonly [string, ProtectionLevel, string]): Entry {
+  const dir = name.endsWith("/");
+  return { path: join(base, dir ? name.slice(0, -1) : name), dir, level, reason };
+}
+
+function matches(path: string, e: Entry): boolean {
+  return e.dir ? within(path, e.path) : fold(path) === fold(e.path);
+}
+
+/**
+ * The list made absolute for one set of roots, in the order entries are tried (Hermes's homes,
+ * the user's homes, the system). Built once per roots object: a command's analysis asks about
+ * every path it names, and deletes ask about every entry.
+ */
+const compiledLists = new WeakMap<GuardRoots, Entry[]>();
+function compiled(roots: GuardRoots): Entry[] {
+  let list = compiledLists.get(roots);
+  if (list) return list;
+  list = [];
+  for (const home of roots.hermesHomes) for (const e of HERMES_ENTRIES) list.push(entry(home, e));
+  for (const home of roots.homes) {
+    for (const e of HOME_FILES) list.push(entry(home, e));
+    // Launch agents on macOS run code at login too.
+    list.push(entry(home, ["Library/LaunchAgents/", "guarded", "the user's launchd agents"]));
+  }
+  for (const e of SYSTEM_PATHS) list.push(entry("/", e));
+  compiledLists.set(roots, list);
+  return list;
 }
 
 /**
@@ -147,26 +183,14 @@ function matchEntry(path: string, base: string, entry: string): boolean {
 export function pathProtection(abs: string, roots: GuardRoots): PathProtection | undefined {
   const path = resolve(abs);
   for (const home of roots.hermesHomes) {
-    for (const base of [home, ...profileBase(path, home)]) {
-      for (const [entry, level, reason] of HERMES_ENTRIES) {
-        if (matchEntry(path, base, entry)) return { level, reason };
+    for (const base of profileBase(path, home)) {
+      for (const e of HERMES_ENTRIES) {
+        const inProfile = entry(base, e);
+        if (matches(path, inProfile)) return { level: inProfile.level, reason: inProfile.reason };
       }
     }
   }
-  for (const home of roots.homes) {
-    for (const [entry, level, reason] of HOME_FILES) {
-      if (matchEntry(path, home, entry)) return { level, reason };
-    }
-    // Launch agents on macOS run code at login too.
-    if (within(path, join(home, "Library/LaunchAgents"))) {
-      return { level: "guarded", reason: "the user's launchd agents" };
-    }
-  }
-  for (const [entry, level, reason] of SYSTEM_PATHS) {
-    if (entry.endsWith("/") ? within(path, entry.slice(0, -1)) : fold(path) === fold(entry)) {
-      return { level, reason };
-    }
-  }
+  for (const e of compiled(roots)) if (matches(path, e)) return { level: e.level, reason: e.reason };
   return undefined;
 }
 
@@ -188,28 +212,25 @@ export function containsProtected(abs: string, roots: GuardRoots): PathProtectio
   const found: PathProtection[] = [];
   const own = pathProtection(dir, roots);
   if (own) found.push(own);
-  const candidates: Array<[string, string]> = [];
+  for (const e of compiled(roots)) {
+    if (within(e.path, dir)) found.push({ level: e.level, reason: e.reason });
+  }
   for (const home of roots.hermesHomes) {
-    candidates.push([home, "Hermes's home (config, memory, skills, sessions)"]);
-    // Each profile is a Hermes home of its own: `rm -r ~/.hermes/profiles` takes their configs.
-    candidates.push([
-      join(home, "profiles"),
-      "Hermes's profiles (each with its own config, memory and skills)",
-    ]);
-    for (const base of [home, ...profileBase(dir, home)]) {
-      for (const [entry] of HERMES_ENTRIES)
-        candidates.push([join(base, entry.replace(/\/$/, "")), "Hermes's home"]);
+    const homes: Array<[string, string]> = [
+      [home, "Hermes's home (config, memory, skills, sessions)"],
+      // Each profile is a Hermes home of its own: `rm -r ~/.hermes/profiles` takes their configs.
+      [join(home, "profiles"), "Hermes's profiles (each with its own config, memory and skills)"],
+    ];
+    for (const [location, what] of homes) {
+      if (within(location, dir))
+        found.push(pathProtection(location, roots) ?? { level: "guarded", reason: what });
     }
-  }
-  for (const home of roots.homes) {
-    for (const [entry] of HOME_FILES)
-      candidates.push([join(home, entry.replace(/\/$/, "")), "the user's home"]);
-    candidates.push([join(home, "Library/LaunchAgents"), "the user's launchd agents"]);
-  }
-  for (const [entry] of SYSTEM_PATHS) candidates.push([entry.replace(/\/$/, ""), "system configuration"]);
-  for (const [location, what] of candidates) {
-    if (within(location, dir))
-      found.push(pathProtection(location, roots) ?? { level: "guarded", reason: what });
+    for (const base of profileBase(dir, home)) {
+      for (const e of HERMES_ENTRIES) {
+        const inProfile = entry(base, e);
+        if (within(inProfile.path, dir)) found.push({ level: inProfile.level, reason: inProfile.reason });
+      }
+    }
   }
   return found.find((p) => p.level === "secret") ?? found[0];
 }

@@ -3,7 +3,11 @@
  * answers before anything else runs; every command's module is evaluated only when that command
  * runs, so start-up stays close to a bare `node`.
  */
+import { installExitSignals } from "../util/exit-reaper.js";
 import { hermesVersion } from "../util/version.js";
+
+// SIGTERM/SIGHUP end hermes through process.exit, so shells and background processes die with it.
+installExitSignals();
 
 async function main(argv: string[]): Promise<number> {
   if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version" || argv[0] === "version")) {

@@ -42,6 +42,10 @@ export interface HermesConfig {
     env_passthrough: string[];
     shell_init_files: string[];
     auto_source_bashrc: boolean;
+    /** Seconds an idle persistent shell is kept; the next command rebuilds it with its state. */
+    lifetime_seconds: number;
+    /** Seconds between SIGTERM and SIGKILL when a command is stopped (timeout, interrupt). */
+    daemon_term_grace_seconds: number;
     [key: string]: unknown;
   };
   display: {
@@ -137,6 +141,8 @@ export function defaultConfig(): HermesConfig {
       env_passthrough: [],
       shell_init_files: [],
       auto_source_bashrc: true,
+      lifetime_seconds: 300,
+      daemon_term_grace_seconds: 2.0,
     },
     display: {
       compact: false,

@@ -9,6 +9,8 @@ export interface ProcessInfo {
   pid: number;
   ppid: number;
   pgid: number;
+  /** Linux only: the state letter from /proc (`Z` for a zombie waiting to be reaped). */
+  state?: string;
 }
 
 /** Snapshot of every visible process. Empty when the table cannot be read. */
@@ -47,7 +49,7 @@ function listFromProc(): ProcessInfo[] {
     }
     // The command name is in parentheses and may contain spaces or ')'; fields follow the last ')'.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    out.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]) });
+    out.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]), state: fields[0] });
   }
   return out;
 }
@@ -83,7 +85,7 @@ export function descendants(
 }
 
 /** Sends `signal` to a pid or, when negative, a process group; false when it no longer exists. */
-export function trySignal(target: number, signal: NodeJS.Signals): boolean {
+export function trySignal(target: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(target, signal);
     return true;
@@ -99,5 +101,22 @@ export function isAlive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Whether any live (non-zombie) process is in one of `groups`. */
+export function groupsAlive(groups: Iterable<number>, table: ProcessInfo[] = listProcesses()): boolean {
+  const wanted = new Set(groups);
+  if (wanted.size === 0) return false;
+  if (table.length === 0) return [...wanted].some((g) => trySignal(-g, 0));
+  return table.some((p) => wanted.has(p.pgid) && p.state !== "Z");
+}
+
+/** The command line of a process (Linux), for telling the user what was stopped; "" when unknown. */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
+  } catch {
+    return "";
   }
 }

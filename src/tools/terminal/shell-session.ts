@@ -1,36 +1,54 @@
 /**
- * One persistent bash per terminal task, so `cd`, `export` and shell variables carry over between
- * `terminal` calls. Commands run one at a time.
+ * One persistent bash per terminal task, so `cd`, variables, functions and aliases carry over
+ * between `terminal` calls. Commands run one at a time.
  *
  * Protocol: bash reads its script from a pipe (not a PTY). Each call sends the command as a quoted
- * string that the shell `eval`s with stdin from /dev/null and stderr merged into stdout, then prints
- * a sentinel line with a fresh nonce, the exit code and `$PWD`. Output is read until the sentinel.
- * `eval` keeps a syntax error in the command from reaching the protocol itself.
+ * string and prints a sentinel line with a fresh nonce, the exit code and `$PWD`; output is read
+ * until the sentinel. The command itself runs in a subshell `( eval "$cmd" )`: the shell has job
+ * control on (`set -m`), so that subshell is a process group of its own holding the whole command
+ * line — every list element, loop and pipeline it runs. At its end the subshell writes its state
+ * (cwd, variables with their attributes, functions, aliases) to a file the shell then sources, and
+ * variables or functions it unset are unset in the shell too. `eval` keeps a syntax error in the
+ * command from reaching the protocol.
  *
- * Stopping a command (timeout or interrupt): the shell runs with job control (`set -m`), so each
- * foreground pipeline gets its own process group while builtins (`cd`, `export`) still run in the
- * shell. To stop a command we signal the process groups of the shell's descendants (SIGTERM, then
- * SIGKILL after a grace period), sparing jobs the user started with `&` in earlier calls (their
- * groups are recorded after every call). If the sentinel still does not arrive (the command is a
- * shell builtin loop such as `while :; do :; done`), the whole shell is killed; the next call starts
- * a fresh one in the last known cwd with the exported variables of the last finished call restored.
- * Shell functions, aliases and unexported variables do not survive such a restart.
+ * Stopping a command (timeout, interrupt): the subshell interpreting the command line is killed at
+ * once, so the rest of a `;`/`&&` list never runs; every process it started (its process group, and
+ * any group below it made by a nested `set -m` or `setsid` that is still its descendant) gets
+ * SIGTERM, then SIGKILL after the grace period. The result comes back once they are gone. State the
+ * stopped command changed (a `cd` before the interrupted `sleep`) is dropped: the shell stays as the
+ * last finished call left it. Jobs started with `&` in earlier calls were left in the group of a
+ * subshell that has exited, so they are no longer below the shell and are spared; the session
+ * remembers their groups and stops them on dispose and when hermes exits. If the sentinel still
+ * does not come, the whole shell is killed and the next call starts a fresh one in the last known
+ * cwd with the last finished call's state restored.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import type { Socket } from "node:net";
 import { constants, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { onProcessExit } from "../../util/exit-reaper.js";
 import { HeadTailBuffer } from "../../util/output-buffer.js";
-import { descendants, listProcesses, trySignal } from "../../util/process-tree.js";
+import { commandLine, descendants, groupsAlive, listProcesses, trySignal } from "../../util/process-tree.js";
 import type { ToolContext } from "../types.js";
 
 export interface ShellRunOptions {
   timeoutMs: number;
   signal?: AbortSignal;
-  /** Absolute directory to run this one command in; the persistent cwd is left unchanged. */
+  /** Absolute directory to run this one command in; the persistent state is left unchanged. */
   workdir?: string;
+}
+
+/** How a command was stopped (timeout or interrupt). */
+export interface StopReport {
+  /** Milliseconds from the start of the command to the stop. */
+  afterMs: number;
+  /** Something survived SIGTERM for the whole grace period and got SIGKILL. */
+  killed: boolean;
+  graceMs: number;
+  /** Command lines of the processes that were running when it was stopped (Linux; may be empty). */
+  running: string[];
 }
 
 export interface ShellRunResult {
@@ -41,6 +59,8 @@ export interface ShellRunResult {
   cwd: string;
   timedOut: boolean;
   interrupted: boolean;
+  /** Set when the command was stopped: what ran, and how it ended. */
+  stop?: StopReport;
   /** The shell exited or was killed during this command; the next call starts a fresh one. */
   shellExited: boolean;
   /** Output characters dropped from the middle to stay within the memory cap. */
@@ -52,22 +72,34 @@ export interface ShellSessionOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** Characters of output kept per call (head and tail). Default 1,000,000. */
   maxOutputChars?: number;
-  /** Between SIGTERM and SIGKILL, and between SIGKILL and killing the shell. Default 1000 ms. */
+  /** Between SIGTERM and SIGKILL (`terminal.daemon_term_grace_seconds`). Default 2000 ms. */
   killGraceMs?: number;
+  /** An idle shell is ended after this long (`terminal.lifetime_seconds`); the next call rebuilds it. */
+  idleLifetimeMs?: number;
 }
 
 interface Pending {
   marker: string;
+  nonce: string;
   buffer: HeadTailBuffer;
   scan: string;
+  startedAt: number;
   timedOut: boolean;
   interrupted: boolean;
-  stopping: boolean;
+  /** Resolves when everything the stopped command started is gone. */
+  stopping?: Promise<StopReport>;
   timers: NodeJS.Timeout[];
   finish(exitCode: number | null, shellExited: boolean): void;
 }
 
 const SPARE_TAIL = 64;
+
+/**
+ * Variables the state file must not carry: bash's own (read-only or dynamic: assigning RANDOM seeds
+ * it, SECONDS resets it), the cwd pair (`cd` sets them), and the protocol's.
+ */
+const SPECIAL_VARS =
+  "BASH|BASH[A-Z_]*|__hermes_*|EUID|UID|PPID|SHELLOPTS|SHLVL|RANDOM|SRANDOM|SECONDS|LINENO|FUNCNAME|GROUPS|HISTCMD|EPOCHSECONDS|EPOCHREALTIME|PIPESTATUS|DIRSTACK|PWD|OLDPWD|_|COMP_WORDBREAKS|OPTIND";
 
 export class ShellSession {
   private proc: ChildProcess | undefined;
@@ -75,20 +107,25 @@ export class ShellSession {
   private queue: Promise<unknown> = Promise.resolve();
   private currentCwd: string;
   private disposed = false;
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** Process groups of finished calls that left `&` jobs running. */
+  private readonly jobGroups = new Set<number>();
   private readonly stateDir: string;
   private readonly envFile: string;
-  private readonly jobsFile: string;
+  private readonly stateFile: string;
   private readonly maxOutputChars: number;
   private readonly graceMs: number;
+  private readonly unhookExit: () => void;
 
   constructor(private readonly options: ShellSessionOptions) {
     this.currentCwd = options.cwd;
     this.maxOutputChars = options.maxOutputChars ?? 1_000_000;
-    this.graceMs = options.killGraceMs ?? 1000;
-    // mkdtemp creates the directory owner-only: the env file holds exported secrets.
+    this.graceMs = options.killGraceMs ?? 2000;
+    // mkdtemp creates the directory owner-only: the env and state files hold exported secrets.
     this.stateDir = mkdtempSync(join(tmpdir(), "hermes-shell-"));
     this.envFile = join(this.stateDir, "env.sh");
-    this.jobsFile = join(this.stateDir, "jobs");
+    this.stateFile = join(this.stateDir, "state.sh");
+    this.unhookExit = onProcessExit(() => this.killEverything());
   }
 
   /** The shell's working directory as of the last finished call (the start cwd before any). */
@@ -112,11 +149,12 @@ export class ShellSession {
     return next;
   }
 
-  /** Stops the running command, every process the shell started, and the shell. */
+  /** Stops the running command, every process the shell started (`&` jobs included), and the shell. */
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    this.killShell();
+    this.unhookExit();
+    this.killEverything();
     this.pending?.finish(null, true);
     rmSync(this.stateDir, { recursive: true, force: true });
   }
@@ -124,8 +162,14 @@ export class ShellSession {
   private execute(command: string, options: ShellRunOptions): Promise<ShellRunResult> {
     if (this.disposed) return Promise.reject(new Error("The terminal shell was shut down."));
     if (options.signal?.aborted) {
-      return Promise.resolve(this.result("", null, { interrupted: true }));
+      return Promise.resolve(
+        this.result("", null, {
+          interrupted: true,
+          stop: { afterMs: 0, killed: false, graceMs: this.graceMs, running: [] },
+        }),
+      );
     }
+    clearTimeout(this.idleTimer);
     const proc = this.ensureShell();
     return new Promise<ShellRunResult>((resolve) => {
       const nonce = randomBytes(8).toString("hex");
@@ -134,29 +178,40 @@ export class ShellSession {
         pending.interrupted = true;
         this.stopCommand();
       };
+      let finished = false;
       const pending: Pending = {
         marker: `__HERMES_DONE_${nonce}_`,
+        nonce,
         buffer: new HeadTailBuffer(half, this.maxOutputChars - half),
         scan: "",
+        startedAt: Date.now(),
         timedOut: false,
         interrupted: false,
-        stopping: false,
         timers: [],
         finish: (exitCode, shellExited) => {
-          if (this.pending !== pending) return;
-          this.pending = undefined;
+          if (finished) return;
+          finished = true;
           for (const t of pending.timers) clearTimeout(t);
           options.signal?.removeEventListener("abort", onAbort);
           pending.buffer.write(pending.scan);
-          const output = pending.buffer.toString();
-          resolve(
-            this.result(output, exitCode, {
-              timedOut: pending.timedOut,
-              interrupted: pending.interrupted,
-              shellExited,
-              droppedChars: pending.buffer.droppedChars,
-            }),
-          );
+          pending.scan = "";
+          const deliver = (stop: StopReport | undefined): void => {
+            if (this.pending === pending) this.pending = undefined;
+            this.afterCall(pending, stop !== undefined || shellExited);
+            const stoppedCode = pending.timedOut ? 124 : 130;
+            resolve(
+              this.result(pending.buffer.toString(), stop ? stoppedCode : exitCode, {
+                timedOut: pending.timedOut,
+                interrupted: pending.interrupted,
+                shellExited,
+                droppedChars: pending.buffer.droppedChars,
+                ...(stop ? { stop } : {}),
+              }),
+            );
+          };
+          // A stopped command's result waits until everything it started is gone.
+          if (pending.stopping) void pending.stopping.then(deliver);
+          else deliver(undefined);
         },
       };
       this.pending = pending;
@@ -167,7 +222,7 @@ export class ShellSession {
         }, options.timeoutMs),
       );
       options.signal?.addEventListener("abort", onAbort, { once: true });
-      proc.stdin?.write(this.wrap(command, pending.marker, options.workdir));
+      proc.stdin?.write(this.wrap(command, pending, options.workdir));
     });
   }
 
@@ -184,20 +239,72 @@ export class ShellSession {
     };
   }
 
-  private wrap(command: string, marker: string, workdir: string | undefined): string {
+  /** Records the call's `&` jobs, drops its state file, and arms the idle lifetime. */
+  private afterCall(pending: Pending, stopped: boolean): void {
+    const pidFile = this.callFile(pending, "pid");
+    const group = Number(readText(pidFile));
+    rmSync(pidFile, { force: true });
+    const state = this.callFile(pending, "state");
+    // The last finished call's full state is what a rebuilt shell starts from.
+    if (!stopped && existsSync(`${state}.ok`)) renameSync(state, this.stateFile);
+    rmSync(state, { force: true });
+    rmSync(`${state}.ok`, { force: true });
+    if (!stopped && group > 0 && groupsAlive([group])) this.jobGroups.add(group);
+    for (const g of this.jobGroups) if (!groupsAlive([g])) this.jobGroups.delete(g);
+    const idle = this.options.idleLifetimeMs;
+    if (idle !== undefined && idle > 0 && !this.disposed) {
+      this.idleTimer = setTimeout(() => {
+        // Only the idle shell ends; `&` jobs live on until dispose, and the next call rebuilds it.
+        if (!this.pending && this.proc) this.killShell();
+      }, idle);
+      this.idleTimer.unref();
+    }
+  }
+
+  private callFile(pending: Pending, kind: string): string {
+    return join(this.stateDir, `${kind}.${pending.nonce}`);
+  }
+
+  private wrap(command: string, pending: Pending, workdir: string | undefined): string {
     // `builtin` keeps user-defined functions named cd/eval/printf (rvm, nvm...) out of the protocol.
-    const run = `builtin eval "$__hermes_cmd"`;
-    const body = workdir ? `( builtin cd -- ${quote(workdir)} && ${run} )` : run;
-    const save = `builtin export -p >${quote(this.envFile)} 2>/dev/null; builtin jobs -p >${quote(this.jobsFile)} 2>/dev/null`;
+    const state = this.callFile(pending, "state");
+    const save = [
+      `builtin mapfile -t __hermes_vs < <(builtin compgen -v)`,
+      `__hermes_keep=(); __hermes_names=' '`,
+      `for __hermes_v in "\${__hermes_vs[@]}"; do case $__hermes_v in ${SPECIAL_VARS}) ;; *) __hermes_keep+=("$__hermes_v"); __hermes_names+="$__hermes_v ";; esac; done`,
+      `builtin mapfile -t __hermes_fs < <(builtin compgen -A function)`,
+      `{ builtin declare -p -- "\${__hermes_keep[@]}"; builtin declare -f; builtin alias -p`,
+      `builtin printf '__hermes_names=%q\\n__hermes_funcs=%q\\nbuiltin cd -- %q\\n' "$__hermes_names" " \${__hermes_fs[*]} " "$PWD"`,
+      // The "ok" file is written last: a state file cut short by a kill is never sourced.
+      `} >${quote(state)} 2>/dev/null && : >${quote(`${state}.ok`)}`,
+    ].join("\n");
+    // With a workdir the command's changes are its own: nothing is saved.
+    const body = workdir
+      ? `builtin cd -- ${quote(workdir)} || builtin exit 1\nbuiltin eval "$__hermes_cmd"\n`
+      : `builtin eval "$__hermes_cmd"\n__hermes_ec=$?\n${save}\nbuiltin exit "$__hermes_ec"\n`;
+    // The subshell's own 2>&1 carries the command's stderr; the group's 2>/dev/null silences the
+    // shell's "Killed" notice for a stopped command. `exit` in the command ends only the subshell.
+    const restore = [
+      `if [[ -f ${quote(`${state}.ok`)} ]]; then`,
+      `builtin unalias -a`,
+      `builtin source ${quote(state)} >/dev/null 2>&1`,
+      `builtin mapfile -t __hermes_vs < <(builtin compgen -v)`,
+      `for __hermes_v in "\${__hermes_vs[@]}"; do case $__hermes_v in ${SPECIAL_VARS}) ;; *) [[ $__hermes_names == *" $__hermes_v "* ]] || builtin unset -v "$__hermes_v" 2>/dev/null;; esac; done`,
+      `builtin mapfile -t __hermes_vs < <(builtin compgen -A function)`,
+      `for __hermes_v in "\${__hermes_vs[@]}"; do [[ $__hermes_funcs == *" $__hermes_v "* ]] || builtin unset -f "$__hermes_v"; done`,
+      `builtin export -p >${quote(this.envFile)} 2>/dev/null`,
+      "fi",
+    ].join("\n");
     return [
       `__hermes_cmd=${quote(command)}`,
-      `{ ${body}\n} </dev/null 2>&1`,
-      `__hermes_ec=$?; ${save}`,
-      `builtin printf '\\n${marker}%s_%s\\n' "$__hermes_ec" "$PWD"`,
+      `{ ( builtin printf %s "$BASHPID" >${quote(this.callFile(pending, "pid"))}`,
+      `${body}) 2>&1 ; } </dev/null 2>/dev/null`,
+      `__hermes_ec=$?`,
+      restore,
+      `builtin printf '\\n${pending.marker}%s_%s\\n' "$__hermes_ec" "$PWD"`,
       "",
     ].join("\n");
   }
-
   private ensureShell(): ChildProcess {
     if (this.proc) return this.proc;
     const env: Record<string, string> = {};
@@ -258,7 +365,12 @@ export class ShellSession {
       onGone(null, null);
     });
     const init = ["builtin set -m 2>/dev/null"];
-    if (existsSync(this.envFile)) init.push(`builtin source ${quote(this.envFile)} >/dev/null 2>&1`);
+    const restore = existsSync(this.stateFile)
+      ? this.stateFile
+      : existsSync(this.envFile)
+        ? this.envFile
+        : "";
+    if (restore) init.push(`builtin source ${quote(restore)} >/dev/null 2>&1`);
     proc.stdin?.write(`${init.join("\n")}\n`);
     return proc;
   }
@@ -286,40 +398,59 @@ export class ShellSession {
     pending.finish(fields ? Number(fields[1]) : null, false);
   }
 
-  /** Signals the running command's processes, escalating to killing the shell. */
+  /**
+   * Stops the running command: the subshell interpreting its command line gets SIGKILL at once (so
+   * nothing more of it runs), everything it started gets SIGTERM, then SIGKILL after the grace
+   * period. If the shell does not report back after that, it is killed and rebuilt on the next call.
+   */
   private stopCommand(): void {
     const pending = this.pending;
-    if (!pending || pending.stopping) return;
-    pending.stopping = true;
-    const later = (fn: () => void): void => {
-      pending.timers.push(
-        setTimeout(() => {
-          if (this.pending === pending) fn();
-        }, this.graceMs),
-      );
+    const shellPid = this.proc?.pid;
+    if (!pending || pending.stopping || shellPid === undefined) return;
+    const afterMs = Date.now() - pending.startedAt;
+    const tree = descendants(shellPid, listProcesses());
+    // The shell's direct children are the subshells running this call's command line.
+    const interpreters = tree.filter((p) => p.ppid === shellPid).map((p) => p.pid);
+    const groups = new Set<number>(interpreters);
+    const loose: number[] = [];
+    for (const p of tree) {
+      if (p.pgid > 0 && p.pgid !== shellPid) groups.add(p.pgid);
+      else loose.push(p.pid); // in the shell's own group: signal one by one
+    }
+    const running = tree
+      .filter((p) => !interpreters.includes(p.pid))
+      .map((p) => commandLine(p.pid))
+      .filter((c) => c !== "")
+      .slice(0, 5)
+      .map((c) => (c.length > 80 ? `${c.slice(0, 77)}...` : c));
+    for (const pid of interpreters) trySignal(pid, "SIGKILL");
+    const signal = (sig: NodeJS.Signals): void => {
+      for (const g of groups) trySignal(-g, sig);
+      for (const pid of loose) trySignal(pid, sig);
     };
-    this.signalCommand("SIGTERM");
-    later(() => {
-      this.signalCommand("SIGKILL");
-      later(() => {
+    const alive = (): boolean => {
+      const table = listProcesses();
+      return groupsAlive(groups, table) || table.some((p) => loose.includes(p.pid) && p.state !== "Z");
+    };
+    pending.stopping = (async (): Promise<StopReport> => {
+      signal("SIGTERM");
+      let killed = false;
+      if (!(await waitUntil(() => !alive(), this.graceMs))) {
+        killed = true;
+        signal("SIGKILL");
+        await waitUntil(() => !alive(), this.graceMs);
+      }
+      return { afterMs, killed, graceMs: this.graceMs, running };
+    })();
+    // The sentinel normally follows at once; a shell that does not answer is replaced.
+    void pending.stopping.then(() => {
+      const t = setTimeout(() => {
+        if (this.pending !== pending) return;
         this.killShell();
         pending.finish(null, true);
-      });
+      }, this.graceMs);
+      pending.timers.push(t);
     });
-  }
-
-  /** Signals the descendants of the shell started by the current command (not earlier `&` jobs). */
-  private signalCommand(signal: NodeJS.Signals): void {
-    const shellPid = this.proc?.pid;
-    if (shellPid === undefined) return;
-    const spared = new Set(readPids(this.jobsFile));
-    const groups = new Set<number>();
-    for (const p of descendants(shellPid, listProcesses(), spared)) {
-      // Command substitutions run in the shell's own group: signal those one by one.
-      if (p.pgid === shellPid || p.pgid <= 0) trySignal(p.pid, signal);
-      else groups.add(p.pgid);
-    }
-    for (const pgid of groups) trySignal(-pgid, signal);
   }
 
   private killShell(): void {
@@ -334,6 +465,14 @@ export class ShellSession {
     trySignal(proc.pid, "SIGKILL");
     this.proc = undefined;
   }
+
+  /** Synchronous: the shell, its command, and the `&` jobs of earlier calls. */
+  private killEverything(): void {
+    clearTimeout(this.idleTimer);
+    this.killShell();
+    for (const g of this.jobGroups) trySignal(-g, "SIGKILL");
+    this.jobGroups.clear();
+  }
 }
 
 /** Quotes `text` as one bash word. */
@@ -341,14 +480,21 @@ export function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-function readPids(file: string): number[] {
+function readText(file: string): string {
   try {
-    return readFileSync(file, "utf8")
-      .split(/\s+/)
-      .filter((s) => /^\d+$/.test(s))
-      .map(Number);
+    return readFileSync(file, "utf8");
   } catch {
-    return [];
+    return "";
+  }
+}
+
+/** Polls `done` every 25 ms until it holds (true) or `ms` pass (false). */
+async function waitUntil(done: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (done()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 
@@ -361,9 +507,18 @@ function isDirectory(path: string): boolean {
 }
 
 /** The task's shell (shared with its subagents), created lazily; bash itself starts on the first run. */
-export function getShellSession(ctx: Pick<ToolContext, "runtime" | "taskId" | "cwd" | "env">): ShellSession {
+export function getShellSession(
+  ctx: Pick<ToolContext, "runtime" | "taskId" | "cwd" | "env"> & Partial<Pick<ToolContext, "config">>,
+): ShellSession {
   return ctx.runtime.get(`terminal:shell:${ctx.taskId}`, () => {
-    const session = new ShellSession({ cwd: ctx.cwd, env: ctx.env });
+    const grace = terminalSeconds(ctx.config, "daemon_term_grace_seconds");
+    const lifetime = terminalSeconds(ctx.config, "lifetime_seconds");
+    const session = new ShellSession({
+      cwd: ctx.cwd,
+      env: ctx.env,
+      ...(grace === undefined ? {} : { killGraceMs: grace * 1000 }),
+      ...(lifetime === undefined ? {} : { idleLifetimeMs: lifetime * 1000 }),
+    });
     ctx.runtime.onDispose(() => session.dispose());
     return session;
   });
@@ -372,4 +527,17 @@ export function getShellSession(ctx: Pick<ToolContext, "runtime" | "taskId" | "c
 /** Whether `bash` is on the PATH of `env` (the terminal tools are offered only then). */
 export function bashAvailable(env: Readonly<Record<string, string | undefined>>): boolean {
   return (env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && existsSync(join(dir, "bash")));
+}
+
+/** `terminal.<key>` as a positive number of seconds, or undefined when unset or invalid. */
+function terminalSeconds(
+  config: Readonly<Record<string, unknown>> | undefined,
+  key: string,
+): number | undefined {
+  const terminal = config?.terminal;
+  const value =
+    typeof terminal === "object" && terminal !== null
+      ? (terminal as Record<string, unknown>)[key]
+      : undefined;
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }

@@ -134,12 +134,26 @@ export function formatResult(
   const output = clipHeadTail(r.output.replace(/\n+$/, ""), limits, r.droppedChars);
   const code = r.exitCode ?? (r.timedOut ? 124 : r.interrupted ? 130 : -1);
   const notes: string[] = [];
-  if (r.timedOut) notes.push(`timed out after ${timeoutS}s and was killed`);
-  else if (r.interrupted) notes.push("interrupted by the user and killed");
+  if (r.stop || r.timedOut || r.interrupted) notes.push(stopNote(r, timeoutS));
   notes.push(`exit code ${code}`);
   if (r.cwd !== cwdBefore) notes.push(`cwd now ${r.cwd}`);
   if (r.shellExited) notes.push(`the shell exited; the next command starts a new one in ${r.cwd}`);
   return `${output === "" ? "(no output)" : output}\n[${notes.join("; ")}]`;
+}
+
+/** What ran and what was stopped, in words the model (and the user reading along) can act on. */
+function stopNote(r: ShellRunResult, timeoutS: number): string {
+  const stop = r.stop;
+  const why = r.timedOut ? `timed out after ${timeoutS}s` : "interrupted by the user";
+  if (!stop) return `${why}; it was stopped`;
+  if (stop.afterMs === 0 && !r.timedOut) return `${why} before it started; nothing ran`;
+  const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(1))} s`;
+  const how = stop.killed
+    ? `SIGTERM; SIGKILL after ${seconds(stop.graceMs)} because something ignored SIGTERM`
+    : "SIGTERM";
+  const running = stop.running.length > 0 ? ` It was running: ${stop.running.join("; ")}.` : "";
+  const when = r.timedOut ? "" : ` after ${seconds(stop.afterMs)}`;
+  return `${why}${when}: the command and everything it started were stopped (${how}); the rest of the command line did not run, and its changes to cwd and variables were not kept.${running} Output above is what it printed before it was stopped`;
 }
 
 /** Keeps the head (40%) and tail (60%) by lines and characters: errors and summaries come last. */

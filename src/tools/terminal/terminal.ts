@@ -63,6 +63,8 @@ export const terminalTool = defineTool({
       signal: ctx.signal,
       ...(workdir === undefined ? {} : { workdir }),
     });
+    const failure = runFailure(result);
+    if (failure) ctx.reportFailure?.(failure);
     return formatResult(result, cwdBefore, timeoutS, outputLimits(ctx.config));
   },
 });
@@ -140,6 +142,19 @@ export function formatResult(
   if (r.cwd !== cwdBefore) notes.push(`cwd now ${r.cwd}`);
   if (r.shellExited) notes.push(`the shell exited; the next command starts a new one in ${r.cwd}`);
   return `${output === "" ? "(no output)" : output}\n[${notes.join("; ")}]`;
+}
+
+/**
+ * Why a finished foreground command counts as a failure for the tool-loop guardrails, or
+ * undefined when it succeeded. A user interrupt is not the model's failure: the turn ends anyway.
+ */
+export function runFailure(
+  r: Pick<ShellRunResult, "exitCode" | "timedOut" | "interrupted">,
+): string | undefined {
+  if (r.timedOut) return "timed out";
+  if (r.interrupted) return undefined;
+  if (r.exitCode === 0) return undefined;
+  return r.exitCode === null ? "ended without an exit code" : `exit code ${r.exitCode}`;
 }
 
 /** Keeps the head (40%) and tail (60%) by lines and characters: errors and summaries come last. */

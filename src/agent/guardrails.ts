@@ -1,10 +1,14 @@
 /**
  * Tool-loop guardrails: notice a model stuck repeating itself. Three signals, each with a warning
  * threshold and an opt-in hard stop (config `tool_loop_guardrails`):
- *  - exact failure: the same tool with the same arguments failed N times;
+ *  - exact failure: the same tool with the same arguments failed N times (a success of that call
+ *    starts it again);
  *  - same-tool failure: one tool failed N times in a row, whatever the arguments;
  *  - idempotent no progress: a read-only tool returned the same result for the same arguments N
- *    times in a row.
+ *    times in a row (JSON results compared canonicalised, so key order and spacing do not hide it).
+ * A failure is what the model would call one: the tool erred, what it ran failed (a non-zero exit
+ * code, a timeout: `ToolOutcome.failed`), or the result is a JSON object with an `error`. A success
+ * ends the failure streaks of that tool. Counts live for one user turn ({@link ToolLoopGuard.startTurn}).
  */
 import { createHash } from "node:crypto";
 import type { GuardrailCounts } from "../config/defaults.js";
@@ -23,12 +27,34 @@ export interface GuardrailVerdict {
   stop?: string;
 }
 
+/** One finished tool call, as the guard sees it. */
+export interface GuardedCall {
+  name: string;
+  args: Record<string, unknown>;
+  /** False when the tool itself erred (invalid arguments, a thrown error, an `{"error"}` value). */
+  ok: boolean;
+  /** True when the tool worked but what it ran failed (a non-zero exit code, a timeout). */
+  failed?: boolean | undefined;
+  result: string;
+  readOnly: boolean;
+}
+
 export class ToolLoopGuard {
   private readonly exactFailures = new Map<string, number>();
   private readonly toolFailureStreak = new Map<string, number>();
   private readonly sameResultStreak = new Map<string, { hash: string; count: number }>();
 
   constructor(private readonly settings: GuardrailSettings) {}
+
+  /**
+   * Forgets every count: a new user message is a new task, and a command that failed while the
+   * user was fixing something by hand must not count against the next request.
+   */
+  startTurn(): void {
+    this.exactFailures.clear();
+    this.toolFailureStreak.clear();
+    this.sameResultStreak.clear();
+  }
 
   /** A guard configured from the `tool_loop_guardrails` section of config.yaml. */
   static fromConfig(section: {
@@ -45,17 +71,12 @@ export class ToolLoopGuard {
     });
   }
 
-  record(call: {
-    name: string;
-    args: Record<string, unknown>;
-    ok: boolean;
-    result: string;
-    readOnly: boolean;
-  }): GuardrailVerdict {
+  record(call: GuardedCall): GuardrailVerdict {
     const argsKey = `${call.name}:${stableStringify(call.args)}`;
     const signals: Array<{ kind: keyof GuardrailCounts; count: number; text: string }> = [];
+    const failed = isFailure(call);
 
-    if (!call.ok) {
+    if (failed) {
       const exact = (this.exactFailures.get(argsKey) ?? 0) + 1;
       this.exactFailures.set(argsKey, exact);
       signals.push({
@@ -71,11 +92,15 @@ export class ToolLoopGuard {
         text: `${call.name} has failed ${streak} times in a row. Step back and try a different approach or tool.`,
       });
     } else {
+      // A success ends the tool's failure streak, and the count of this exact call (a flaky test
+      // that passed is not a loop). Other failing arguments keep their counts: running `ls`
+      // between two identical failing commands does not make the second one new.
       this.toolFailureStreak.delete(call.name);
+      this.exactFailures.delete(argsKey);
     }
 
-    if (call.readOnly && call.ok) {
-      const hash = createHash("sha1").update(call.result).digest("hex");
+    if (call.readOnly && !failed) {
+      const hash = createHash("sha1").update(canonicalResult(call.result)).digest("hex");
       const prev = this.sameResultStreak.get(argsKey);
       const count = prev && prev.hash === hash ? prev.count + 1 : 1;
       this.sameResultStreak.set(argsKey, { hash, count });
@@ -109,4 +134,34 @@ export function stableStringify(value: unknown): string {
     a < b ? -1 : a > b ? 1 : 0,
   );
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(",")}}`;
+}
+
+/** Whether a finished call counts as a failure (see the module comment). */
+export function isFailure(call: Pick<GuardedCall, "ok" | "failed" | "result">): boolean {
+  if (!call.ok || call.failed === true) return true;
+  const parsed = parseJson(call.result);
+  if (parsed === undefined || parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+    return false;
+  const error = (parsed as Record<string, unknown>)["error"];
+  // `"error": null` / `false` / `""` is how some tools say "no error".
+  return error !== undefined && error !== null && error !== false && error !== "";
+}
+
+/**
+ * The text a result is compared by for no-progress detection: JSON re-serialised with sorted keys
+ * and no whitespace, so a tool that reorders keys or pretty-prints differently is still "the same".
+ */
+export function canonicalResult(result: string): string {
+  const parsed = parseJson(result);
+  return parsed === undefined ? result : stableStringify(parsed);
+}
+
+function parseJson(text: string): unknown {
+  const trimmed = text.trim();
+  if (!(trimmed.startsWith("{") || trimmed.startsWith("["))) return undefined;
+  try {
+    return JSON.parse(trimmed) as unknown;
+  } catch {
+    return undefined;
+  }
 }

@@ -129,6 +129,8 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
     cacheWriteTokens: 0,
     reasoningTokens: 0,
   };
+  // Guardrail counts are per user turn: a new message is a new task.
+  deps.guard?.startTurn();
   let iteration = 0;
   /** Model calls that do not count against the budget (see REFUNDED_TOOLS). */
   let refunds = 0;
@@ -541,6 +543,7 @@ async function runToolCalls(
       name,
       args,
       ok: outcome.ok,
+      failed: outcome.failed,
       result: outcome.content,
       readOnly: planned[index]?.parallelSafe ?? false,
     });

@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { hermesVersion } from "../util/version.js";
+import { isPromptArgument, PROMPT_RULE, unknownCommandMessage } from "./bare-words.js";
 import type { ChatFlags } from "./flags.js";
 
 function positiveInt(value: string): number {
@@ -39,6 +40,25 @@ function addChatOptions(cmd: Command): Command {
     .addOption(new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home"));
 }
 
+/**
+ * `hermes WORD ...` where WORD is not a prompt by the rule of bare-words.ts: `help` and `version`
+ * answer here; anything else is an unknown command (exit 2, suggestions, no model request).
+ */
+function bareWord(program: Command, word: string, rest: string[]): number {
+  if (word === "help") {
+    const target = rest[0] === undefined ? undefined : program.commands.find((c) => c.name() === rest[0]);
+    (target ?? program).outputHelp();
+    return rest[0] === undefined || target ? 0 : 2;
+  }
+  if (word === "version" && rest.length === 0) {
+    process.stdout.write(`hermes ${hermesVersion()}\n`);
+    return 0;
+  }
+  const commands = [...program.commands.flatMap((c) => [c.name(), ...c.aliases()]), "help", "version"];
+  process.stderr.write(unknownCommandMessage([word, ...rest], commands));
+  return 2;
+}
+
 /** Parses `argv` and runs the command; resolves to the process exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
   let exitCode = 0;
@@ -51,8 +71,14 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
 
   addChatOptions(program)
-    .argument("[prompt...]", "prompt to run once (same as -q)")
+    .argument("[prompt...]", "a prompt to run once (same as -q) when it contains a space or ends in ? ! or .")
+    .addHelpText("after", `\nPrompts: ${PROMPT_RULE}`)
     .action(async (words: string[], flags: ChatFlags) => {
+      const first = words[0];
+      if (first !== undefined && !flags.query && !flags.oneshot && !isPromptArgument(first)) {
+        exitCode = bareWord(program, first, words.slice(1));
+        return;
+      }
       const { runChat } = await import("./commands/chat.js");
       exitCode = await runChat({
         ...flags,

@@ -23,6 +23,8 @@ export { previewArgs } from "./tui/tool-line.js";
 export class Renderer {
   private readonly starts = new Map<string, { name: string; args: Record<string, unknown> }>();
   private textOpen = false;
+  /** The last warning, so a turn that ends on it (a guardrail stop) can say why under -q/-z. */
+  private lastWarning = "";
   finalText = "";
 
   constructor(private readonly options: RendererOptions) {}
@@ -83,6 +85,7 @@ export class Renderer {
         }
         break;
       case "warning":
+        this.lastWarning = event.message;
         if (mode === "normal") this.progress(this.paint(pc.yellow, `⚠ ${event.message}`));
         break;
       case "error":
@@ -91,6 +94,9 @@ export class Renderer {
         break;
       case "done":
         this.finalText = event.text;
+        // The exit status is 1: -q/-z print no warnings, so say here why the turn was cut short.
+        if (event.reason === "guardrail" && mode !== "normal" && this.lastWarning)
+          this.options.stderr.write(`hermes: ${this.lastWarning}\n`);
         if (mode === "oneshot") {
           if (event.text)
             this.options.stdout.write(event.text.endsWith("\n") ? event.text : `${event.text}\n`);

@@ -10,6 +10,7 @@ import { ConfigError } from "./errors.js";
 import { configPath } from "./home.js";
 import { mergeOverDefaults, setOwn } from "./merge.js";
 import { applyEnvironmentDefaults } from "./precedence.js";
+import { checkRanges } from "./ranges.js";
 import { formatPath, locate, type ParsedYaml, parseYaml, scalarSource, type YamlPath } from "./yaml-doc.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -75,6 +76,8 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     const overrides = normalizeModel(stripUndefined(options.overrides));
     config = mergeOverDefaults(config, overrides, { locate: () => ({}) }) as HermesConfig;
   }
+  // Overrides are checked again: a flag can set what the file had right.
+  checkRanges(config);
   return { config, path, exists: text !== undefined, warnings, userKeys: parsed.userKeys, envKeys };
 }
 
@@ -118,6 +121,7 @@ export function parseConfigText(text: string, options: { file: string; env: Env 
     source: (path) => sourceOf(parsed, path),
     userKeys,
   });
+  checkRanges(config as HermesConfig, (path) => ({ file, ...locate(parsed, path) }));
   return { config: config as HermesConfig, warnings, userKeys };
 }
 

@@ -13,6 +13,7 @@ import { ConfigError } from "./errors.js";
 import { configPath } from "./home.js";
 import { getOwn } from "./merge.js";
 import { ENV_BINDINGS } from "./precedence.js";
+import { rangeProblem } from "./ranges.js";
 import { isSecretKey } from "./secrets.js";
 import { describeValue, locate, parseYaml } from "./yaml-doc.js";
 import { spliceSet } from "./yaml-splice.js";
@@ -128,6 +129,9 @@ export function editConfigText(
         ? rawValue
         : parseRawValue(rawValue, defaultValue, path.join("."));
   }
+  const problem = rangeProblem(path.join("."), value);
+  if (problem)
+    throw new ConfigError(`${problem} config.yaml was not changed.`, { file, key: path.join(".") });
   const style = { indent: detectIndent(text), indentSeq: usesIndentedSequences(text) };
   const spliced = spliceSet({ text, doc, lineCounter: parsed.lineCounter, path, value, ...style });
   prepareParents(doc, path, file);

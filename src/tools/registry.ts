@@ -174,8 +174,17 @@ export class ToolRegistry {
       return failure(`Invalid arguments for ${name}: ${formatAjvErrors(validate.errors ?? [])}.`);
     }
     let value: unknown;
+    let failed = false;
+    // A per-call copy, so a failure reported by one call never marks a parallel one.
+    const callCtx: ToolContext = {
+      ...ctx,
+      reportFailure: (reason) => {
+        failed = true;
+        ctx.reportFailure?.(reason);
+      },
+    };
     try {
-      value = await tool.handler(args, ctx);
+      value = await tool.handler(args, callCtx);
     } catch (error) {
       if (ctx.signal.aborted) return failure(`${name} was interrupted by the user.`);
       return failure(error instanceof Error ? error.message : String(error));
@@ -200,6 +209,7 @@ export class ToolRegistry {
       content: cut.text,
       ok: !isError,
       ...(isError ? { error: String((value as { error: unknown }).error) } : {}),
+      ...(failed && !isError ? { failed: true } : {}),
       ...(cut.truncated || text !== serialised ? { truncated: true } : {}),
     };
   }

@@ -67,6 +67,12 @@ export interface ToolContext {
   requestApproval(request: ApprovalRequest): Promise<ApprovalDecision>;
   /** Ask the user a question; undefined when no surface can answer (the tool must say so). */
   ask?: (request: ClarifyRequest) => Promise<string>;
+  /**
+   * Tells the registry that what this call ran failed although the tool worked (a command that
+   * exited non-zero or was killed by its timeout). The outcome gets `failed: true`, which the
+   * tool-loop guardrails count. Absent in contexts built without the registry.
+   */
+  reportFailure?: (reason: string) => void;
   /** Short progress note shown while the tool runs (not sent to the model). */
   progress(message: string): void;
   /** Per-session state shared by tools of one session (the todo list, read-file tracking...). */
@@ -177,6 +183,12 @@ export interface ToolOutcome {
   ok: boolean;
   /** Error message when `ok` is false. */
   error?: string;
+  /**
+   * The tool worked but what it ran failed (a command's non-zero exit code, a timeout): `ok`
+   * stays true, since the result is the useful answer, yet the tool-loop guardrails count it
+   * as a failure. Set by the registry when the handler called `ctx.reportFailure`.
+   */
+  failed?: boolean;
   /** Set when the registry cut the result to fit the limits. */
   truncated?: boolean;
 }

@@ -133,10 +133,13 @@ async function executeCode(
       await server.close();
     }
     const calls = server.callsMade;
-    return fitToBudget(
+    const result = fitToBudget(
       (out, err) => toResult(child, out, err, calls, limits.timeoutS, language),
       limits.resultBytes,
     );
+    // A script that failed or timed out counts for the tool-loop guardrails like a failed command.
+    if (result.status === "error" || result.status === "timeout") ctx.reportFailure?.(result.status);
+    return result;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

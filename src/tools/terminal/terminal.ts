@@ -63,6 +63,8 @@ export const terminalTool = defineTool({
       signal: ctx.signal,
       ...(workdir === undefined ? {} : { workdir }),
     });
+    const failure = runFailure(result);
+    if (failure) ctx.reportFailure?.(failure);
     return formatResult(result, cwdBefore, timeoutS, outputLimits(ctx.config));
   },
 });
@@ -154,6 +156,19 @@ function stopNote(r: ShellRunResult, timeoutS: number): string {
   const running = stop.running.length > 0 ? ` It was running: ${stop.running.join("; ")}.` : "";
   const when = r.timedOut ? "" : ` after ${seconds(stop.afterMs)}`;
   return `${why}${when}: the command and everything it started were stopped (${how}); the rest of the command line did not run, and its changes to cwd and variables were not kept.${running} Output above is what it printed before it was stopped`;
+}
+
+/**
+ * Why a finished foreground command counts as a failure for the tool-loop guardrails, or
+ * undefined when it succeeded. A user interrupt is not the model's failure: the turn ends anyway.
+ */
+export function runFailure(
+  r: Pick<ShellRunResult, "exitCode" | "timedOut" | "interrupted">,
+): string | undefined {
+  if (r.timedOut) return "timed out";
+  if (r.interrupted) return undefined;
+  if (r.exitCode === 0) return undefined;
+  return r.exitCode === null ? "ended without an exit code" : `exit code ${r.exitCode}`;
 }
 
 /** Keeps the head (40%) and tail (60%) by lines and characters: errors and summaries come last. */

@@ -192,6 +192,32 @@ describe("runLoop", () => {
     expect(events.some((e) => e.type === "warning" && e.message.includes("exact failure"))).toBe(true);
   });
 
+  it("guardrail counts start again with each user turn", async () => {
+    const transport = new ScriptedTransport([
+      callTools(["fail", {}]),
+      callTools(["fail", {}]),
+      say("turn one failed"),
+      callTools(["fail", {}]),
+      callTools(["fail", {}]),
+      say("turn two failed"),
+    ]);
+    const g = defaultConfig().tool_loop_guardrails;
+    const { deps } = setup(transport, {
+      guard: new ToolLoopGuard({
+        warningsEnabled: true,
+        hardStopEnabled: true,
+        warnAfter: g.warn_after,
+        hardStopAfter: { ...g.hard_stop_after, exact_failure: 3, same_tool_failure: 3 },
+      }),
+    });
+    const messages = [user("first")];
+    expect((await runLoop(messages, deps, new AbortController().signal)).reason).toBe("completed");
+    messages.push(user("second"));
+    const second = await runLoop(messages, deps, new AbortController().signal);
+    expect(second.reason).toBe("completed");
+    expect(second.text).toBe("turn two failed");
+  });
+
   it("appends steering text to the next tool result", async () => {
     const transport = new ScriptedTransport([callTools(["echo", { text: "a" }]), say("ok")]);
     let steer: string | undefined = "use the other directory";

@@ -234,3 +234,38 @@ describe("parseConfigText", () => {
     expect(({} as Record<string, unknown>)["tools"]).toBeUndefined();
   });
 });
+
+describe("tool_loop_guardrails thresholds", () => {
+  it.each([
+    ["warn_after", "exact_failure", "0"],
+    ["warn_after", "same_tool_failure", "-1"],
+    ["hard_stop_after", "idempotent_no_progress", "0"],
+    ["hard_stop_after", "exact_failure", "2.5"],
+  ])("%s.%s: %s is an error naming the key, the value and its line", (threshold, signal, value) => {
+    const error = errorOf(() =>
+      parse(["tool_loop_guardrails:", `  ${threshold}:`, `    ${signal}: ${value}`].join("\n")),
+    );
+    expect(error.key).toBe(`tool_loop_guardrails.${threshold}.${signal}`);
+    expect(error.message).toContain(
+      `tool_loop_guardrails.${threshold}.${signal} must be a whole number of at least 1`,
+    );
+    expect(error.message).toContain(`got ${value}`);
+    expect(error.line).toBe(3);
+  });
+
+  it("accepts 1 and larger", () => {
+    const { config } = parse("tool_loop_guardrails:\n  hard_stop_after:\n    exact_failure: 1\n");
+    expect(config.tool_loop_guardrails.hard_stop_after.exact_failure).toBe(1);
+  });
+
+  it("checks command-line overrides too", () => {
+    const error = errorOf(() =>
+      loadConfig({
+        home: "/nonexistent-hermes-home",
+        env: {},
+        overrides: { tool_loop_guardrails: { warn_after: { exact_failure: 0 } } } as never,
+      }),
+    );
+    expect(error.key).toBe("tool_loop_guardrails.warn_after.exact_failure");
+  });
+});

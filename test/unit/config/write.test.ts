@@ -238,3 +238,27 @@ describe("getConfigValue", () => {
     expect(getConfigValue(config, "constructor")).toBeUndefined();
   });
 });
+
+describe("setConfigValue range checks", () => {
+  const tempHome = useTempHome();
+
+  it("refuses a guardrail threshold below 1 and leaves config.yaml as it was", () => {
+    const home = tempHome();
+    writeConfig(home, "tool_loop_guardrails:\n  warn_after:\n    exact_failure: 3\n");
+    let error: unknown;
+    try {
+      setConfigValue(home, "tool_loop_guardrails.warn_after.exact_failure", "0");
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(
+      "tool_loop_guardrails.warn_after.exact_failure must be a whole number of at least 1, got 0",
+    );
+    expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(
+      "tool_loop_guardrails:\n  warn_after:\n    exact_failure: 3\n",
+    );
+    setConfigValue(home, "tool_loop_guardrails.hard_stop_after.exact_failure", "1");
+    expect(loadConfig({ home, env: {} }).config.tool_loop_guardrails.hard_stop_after.exact_failure).toBe(1);
+  });
+});

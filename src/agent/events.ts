@@ -16,6 +16,13 @@ export type AgentEvent =
   /** A model call starts. `iteration` counts model calls in this user turn, from 1. */
   | { type: "turn_start"; iteration: number }
   | { type: "text_delta"; text: string }
+  /**
+   * The model call's current attempt failed (dropped, stalled, errored) after streaming `text`
+   * (possibly "", when only tool-call fragments came): that text is not the answer. The call is
+   * retried or the turn fails next. A consumer that showed the text must mark it as abandoned or
+   * take it back; one that held it drops it.
+   */
+  | { type: "stream_discarded"; text: string; reason: string }
   | { type: "reasoning_delta"; text: string }
   /**
    * A tool call starts. `parentCallId` marks a nested call made by another tool (a script of

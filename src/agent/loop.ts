@@ -26,6 +26,7 @@ import {
 } from "../ai/types.js";
 import type { ToolOutcome } from "../tools/types.js";
 import { repairToolArguments } from "../util/json-repair.js";
+import { type CutOff, cutOffMessage, cutOffReason, cutOffWarning } from "./cut-off.js";
 import type { AgentEvent, StopReason } from "./events.js";
 import type { ToolLoopGuard } from "./guardrails.js";
 import {
@@ -176,7 +177,7 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
       return { reason: "error", text: lastText, iterations: iteration, usage, error: message };
     }
 
-    normaliseToolCalls(assistant, deps, withTools);
+    const notes = normaliseToolCalls(assistant, deps, withTools, finish);
     append(assistant);
     const text = messageText(assistant);
     if (text.trim()) lastText = text;
@@ -196,7 +197,9 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
       };
     }
 
-    const batch = await runToolCalls(calls, deps, signal);
+    const cutOff = calls.map((call) => notes.get(call)?.cutOff).filter((c): c is CutOff => c !== undefined);
+    if (cutOff[0]) deps.emit({ type: "warning", message: cutOffWarning(cutOff.length, cutOff[0]) });
+    const batch = await runToolCalls(calls, notes, deps, signal);
     // A call that only ran a script of tool calls (execute_code) is work done for the model, not
     // a step of its own: it does not count against the iteration budget.
     // Refunds are capped at the budget itself, so a model looping on scripts still stops.
@@ -323,14 +326,15 @@ async function callModel(
       });
     } catch (error) {
       if (signal.aborted) throw Object.assign(abortError(), { partialText });
-      // A stream that went silent after the answer had started: the user has already read that
-      // text, so it is kept as the answer rather than asked for (and shown) a second time.
-      if (error instanceof ProviderError && error.stalled && partialText.trim() && !partialToolCall) {
+      // A failed attempt's text is not the answer, however much of it was shown: consumers are told
+      // to take it back (the renderer holds or marks it), and the call is retried or fails below.
+      // A stalled partial is never kept as if complete.
+      if (partialText || partialToolCall) {
         deps.emit({
-          type: "warning",
-          message: `${error.message} The partial answer (${partialText.length} characters) is kept; ask to continue if it stops short.`,
+          type: "stream_discarded",
+          text: partialText,
+          reason: error instanceof Error ? error.message : String(error),
         });
-        return { message: { role: "assistant", content: partialText }, finish: "error" };
       }
       // Every branch reads the classifier's flags; nothing here matches message text.
       const classified = classifyModelError(error, deps, messages, request.model);
@@ -458,13 +462,33 @@ function capitalise(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-/** Turns text-emitted tool calls into real ones and repairs names and argument JSON in place. */
-function normaliseToolCalls(assistant: Message, deps: LoopDeps, toolsOffered: boolean): void {
+/** What the loop learnt about a call while normalising it. */
+interface CallNotes {
+  /** Told to the model after the result: the arguments could not be repaired. */
+  repairNote?: string;
+  /** Set when the call must not run (see cut-off.ts). */
+  cutOff?: CutOff;
+  /** Characters of arguments the model sent. */
+  rawLength: number;
+}
+
+/**
+ * Turns text-emitted tool calls into real ones and repairs names and argument JSON in place.
+ * Returns what it learnt about each call; calls cut off by the output limit or mid-arguments are
+ * marked so they are answered instead of run.
+ */
+function normaliseToolCalls(
+  assistant: Message,
+  deps: LoopDeps,
+  toolsOffered: boolean,
+  finish: FinishReason,
+): Map<ToolCall, CallNotes> {
+  const notes = new Map<ToolCall, CallNotes>();
   const known = deps.tools.map((t) => t.function.name);
   if (!toolsOffered) {
     // A forced summary must end the turn: tool calls the model still makes are dropped.
     delete assistant.tool_calls;
-    return;
+    return notes;
   }
   if ((!assistant.tool_calls || assistant.tool_calls.length === 0) && known.length > 0) {
     const text = messageText(assistant);
@@ -478,17 +502,28 @@ function normaliseToolCalls(assistant: Message, deps: LoopDeps, toolsOffered: bo
   }
   if (!assistant.tool_calls || assistant.tool_calls.length === 0) {
     delete assistant.tool_calls;
-    return;
+    return notes;
   }
   for (const call of assistant.tool_calls) {
     const repaired = repairToolName(call.function.name, known);
     if (repaired) call.function.name = repaired;
-    const args = repairToolArguments(call.function.arguments);
-    (call as ToolCall & { repairNote?: string }).repairNote = args.gaveUp
-      ? `The arguments were not valid JSON and could not be repaired, so {} was used. Raw arguments began: ${call.function.arguments.slice(0, 120)}`
-      : undefined;
+    const raw = call.function.arguments ?? "";
+    const args = repairToolArguments(raw);
+    const cutOff = cutOffReason(finish, args.truncated);
+    notes.set(call, {
+      rawLength: raw.length,
+      ...(cutOff ? { cutOff } : {}),
+      ...(args.gaveUp && !cutOff
+        ? {
+            repairNote: `The arguments were not valid JSON and could not be repaired, so {} was used. Raw arguments began: ${raw.slice(0, 120)}`,
+          }
+        : {}),
+    });
+    // Stored as valid JSON (strict providers reject anything else on replay); for a cut-off call
+    // that is the closed-up fragment, so the transcript shows where it was cut.
     call.function.arguments = JSON.stringify(args.value);
   }
+  return notes;
 }
 
 interface BatchResult {
@@ -498,6 +533,7 @@ interface BatchResult {
 
 async function runToolCalls(
   calls: readonly ToolCall[],
+  notes: ReadonlyMap<ToolCall, CallNotes>,
   deps: LoopDeps,
   signal: AbortSignal,
 ): Promise<BatchResult> {
@@ -505,7 +541,9 @@ async function runToolCalls(
   const parsed = calls.map((call) => ({
     call,
     args: JSON.parse(call.function.arguments) as Record<string, unknown>,
-    repairNote: (call as ToolCall & { repairNote?: string }).repairNote,
+    repairNote: notes.get(call)?.repairNote,
+    cutOff: notes.get(call)?.cutOff,
+    rawLength: notes.get(call)?.rawLength ?? call.function.arguments.length,
   }));
   const planned: PlannedCall[] = parsed.map(({ call, args }, index) => {
     const traits = known.has(call.function.name) ? deps.traits(call.function.name) : undefined;
@@ -525,13 +563,15 @@ async function runToolCalls(
 
   let stop: string | undefined;
   const outcomes = await runWaves(planWaves(planned), async (index) => {
-    const { call, args, repairNote } = parsed[index]!;
+    const { call, args, repairNote, cutOff, rawLength } = parsed[index]!;
     const name = call.function.name;
     const started = Date.now();
     deps.emit({ type: "tool_start", callId: call.id, name, args });
     let outcome: ToolOutcome;
     if (signal.aborted) {
       outcome = errorOutcome("Not run: the user interrupted the turn.");
+    } else if (cutOff) {
+      outcome = errorOutcome(cutOffMessage(name, cutOff, rawLength));
     } else if (!known.has(name)) {
       deps.unknownToolMisses.count++;
       outcome = errorOutcome(unknownToolMessage(name, [...known], deps.unknownToolMisses.count));

@@ -282,6 +282,7 @@ async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions
       ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
       ...(common.timeoutMs !== undefined ? { timeoutMs: common.timeoutMs } : {}),
       ...(common.stream !== undefined ? { stream: common.stream } : {}),
+      ...(common.stallTimeoutMs !== undefined ? { stallTimeoutMs: common.stallTimeoutMs } : {}),
     });
   }
   if (runtime.apiMode !== "chat_completions")

@@ -1,6 +1,12 @@
 /**
  * Turns agent events into terminal output: the answer on stdout, progress (tool lines, warnings)
  * on stderr. Colours only on a TTY and never with NO_COLOR.
+ *
+ * Text from a model call that fails and is retried is not the answer. When stdout is a terminal
+ * in normal mode, text streams as it comes and an abandoned attempt gets a marker line; everywhere
+ * else (`-q`, stdout piped or redirected) each attempt's text is held until the call completes and
+ * a failed attempt's text is dropped, so stdout never carries a fragment. `-z` prints only the
+ * final answer of a completed turn.
  */
 import pc from "picocolors";
 import type { AgentEvent } from "../agent/events.js";
@@ -25,9 +31,20 @@ export class Renderer {
   private textOpen = false;
   /** The last warning, so a turn that ends on it (a guardrail stop) can say why under -q/-z. */
   private lastWarning = "";
+  /** Text of the current model call, held until it completes (see the file comment). */
+  private held = "";
+  private readonly live: boolean;
   finalText = "";
 
-  constructor(private readonly options: RendererOptions) {}
+  constructor(private readonly options: RendererOptions) {
+    this.live = options.mode === "normal" && (options.stdout as NodeJS.WriteStream).isTTY === true;
+  }
+
+  private writeText(text: string): void {
+    if (!text) return;
+    this.options.stdout.write(text);
+    this.textOpen = !text.endsWith("\n");
+  }
 
   private paint(fn: (s: string) => string, s: string): string {
     return this.options.color ? fn(s) : s;
@@ -35,8 +52,15 @@ export class Renderer {
 
   private progress(line: string): void {
     if (this.options.mode !== "normal") return;
+    this.flushHeld();
     this.closeText();
     this.options.stderr.write(`${line}\n`);
+  }
+
+  private flushHeld(): void {
+    const text = this.held;
+    this.held = "";
+    this.writeText(text);
   }
 
   private closeText(): void {
@@ -50,10 +74,23 @@ export class Renderer {
     const { mode, verbose } = this.options;
     switch (event.type) {
       case "text_delta":
-        if (mode !== "oneshot") {
-          this.options.stdout.write(event.text);
-          this.textOpen = !event.text.endsWith("\n");
+        if (mode === "oneshot") break;
+        if (this.live) this.writeText(event.text);
+        else this.held += event.text;
+        break;
+      case "stream_discarded":
+        this.held = "";
+        if (this.live && event.text) {
+          this.closeText();
+          this.options.stderr.write(
+            `${this.paint(pc.yellow, "⚠ [the text above was cut off and is not the answer; retrying]")}\n`,
+          );
         }
+        break;
+      case "turn_end":
+        // The call completed (or ended the turn): its text is now the model's, shown as such.
+        if (event.finishReason === "error" || event.finishReason === "aborted") this.held = "";
+        else this.flushHeld();
         break;
       case "tool_start":
         this.starts.set(event.callId, { name: event.name, args: event.args });
@@ -89,6 +126,7 @@ export class Renderer {
         if (mode === "normal") this.progress(this.paint(pc.yellow, `⚠ ${event.message}`));
         break;
       case "error":
+        this.held = "";
         this.closeText();
         this.options.stderr.write(`${this.paint(pc.red, "error:")} ${event.message}\n`);
         break;
@@ -97,8 +135,10 @@ export class Renderer {
         // The exit status is 1: -q/-z print no warnings, so say here why the turn was cut short.
         if (event.reason === "guardrail" && mode !== "normal" && this.lastWarning)
           this.options.stderr.write(`hermes: ${this.lastWarning}\n`);
+        this.flushHeld();
         if (mode === "oneshot") {
-          if (event.text)
+          // A failed or interrupted turn has no final answer: earlier text is not one.
+          if (event.text && event.reason !== "error" && event.reason !== "interrupted")
             this.options.stdout.write(event.text.endsWith("\n") ? event.text : `${event.text}\n`);
         } else {
           this.closeText();

@@ -2,6 +2,15 @@
  * Repairs the tool-call argument JSON that models produce when they slip: raw control characters
  * inside strings, trailing commas, unclosed or excess braces, code fences, single surrounding
  * quotes. Passes run in order from least to most invasive; the first that parses wins.
+ *
+ * Which repairs are harmless and which mean the arguments were cut off (`truncated`):
+ * - harmless: a code fence around the JSON, raw newlines/tabs/control characters inside a string
+ *   (escaped, the text is unchanged), a comma before `}` or `]`, an excess closing bracket, a
+ *   double-encoded object. The value is what the model meant.
+ * - truncated: the value only parses after closing a string, object or array left open at the
+ *   end (or dropping a dangling comma there). That is how output cut off at the token limit looks
+ *   (`{"path": "a.txt", "content": "abc`): the last value is shorter than the model meant, so the
+ *   caller must not act on it.
  */
 
 export interface RepairResult {
@@ -10,6 +19,12 @@ export interface RepairResult {
   pass: "ok" | "control-chars" | "trailing-commas" | "balance" | "fences" | "empty";
   /** True when nothing could be recovered and `{}` was returned. */
   gaveUp: boolean;
+  /**
+   * True when the value only parsed after closing a string, object or array left open at the end:
+   * the arguments were cut off and the value is not what the model meant. Never true when
+   * `pass` is "ok".
+   */
+  truncated: boolean;
 }
 
 type Pass = { name: RepairResult["pass"]; fix: (s: string) => string };
@@ -24,14 +39,47 @@ const passes: Pass[] = [
 /** Parses model-written arguments into an object, repairing common damage. Never throws. */
 export function repairToolArguments(raw: string | null | undefined): RepairResult {
   const text = (raw ?? "").trim();
-  if (text === "") return { value: {}, pass: "ok", gaveUp: false };
+  if (text === "") return { value: {}, pass: "ok", gaveUp: false, truncated: false };
   const direct = tryObject(text);
-  if (direct) return { value: direct, pass: "ok", gaveUp: false };
+  if (direct) return { value: direct, pass: "ok", gaveUp: false, truncated: false };
   for (const pass of passes) {
     const value = tryObject(pass.fix(text));
-    if (value) return { value, pass: pass.name, gaveUp: false };
+    if (value) {
+      const truncated = pass.name === "balance" && endsOpen(escapeControlChars(stripFences(text)));
+      return { value, pass: pass.name, gaveUp: false, truncated };
+    }
   }
-  return { value: {}, pass: "empty", gaveUp: true };
+  // Nothing parsed: whether it was cut off still matters to the caller (an open string at the end).
+  return {
+    value: {},
+    pass: "empty",
+    gaveUp: true,
+    truncated: endsOpen(escapeControlChars(stripFences(text))),
+  };
+}
+
+/**
+ * True when `text` ends inside a string, or with an object or array still open, or on a dangling
+ * comma: what JSON cut off mid-way looks like. Excess closers do not count.
+ */
+export function endsOpen(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let lastSignificant = "";
+  for (const ch of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === "\\") escaped = true;
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') inString = true;
+    else if (ch === "{" || ch === "[") depth++;
+    else if ((ch === "}" || ch === "]") && depth > 0) depth--;
+    if (!/\s/.test(ch)) lastSignificant = ch;
+  }
+  return inString || depth > 0 || lastSignificant === "," || lastSignificant === ":";
 }
 
 function tryObject(text: string): Record<string, unknown> | null {

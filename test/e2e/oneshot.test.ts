@@ -84,18 +84,22 @@ describe("hermes one-shot against a scripted model", () => {
     const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
     llm.enqueue(
       reply()
-        .toolCall("read_file", '{"path": "missing.txt"')
+        // A trailing comma is repaired harmlessly and the call runs...
+        .toolCall("read_file", '{"path": "missing.txt",}')
         .toolCall("summon_demon", {})
-        .toolCall("read_file", { path: "." }),
+        .toolCall("read_file", { path: "." })
+        // ...but arguments that stop before their closing brace were cut off and are not run.
+        .toolCall("read_file", '{"path": "missing.txt"'),
       reply().text("handled"),
     );
     const result = await runHermes(["-z", "try things"], { home, cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("handled\n");
-    const [missing, unknown, directory] = toolResults(1);
+    const [missing, unknown, directory, cut] = toolResults(1);
     expect(missing).toMatch(/not found/i);
     expect(unknown).toContain("Unknown tool");
     expect(directory).toMatch(/directory/i);
+    expect(cut).toMatch(/Not run: the arguments of this read_file call end in the middle of a value/);
   });
 
   it("denies a dangerous command in a non-interactive run and leaves the files alone", async () => {

@@ -50,7 +50,8 @@ export class ScriptedTransport implements Transport {
       yield { type: "text_delta", text: text.slice(i, i + 8) };
     }
     yield { type: "usage", usage: this.usage };
-    const reason: FinishReason = reply.tool_calls?.length ? "tool_calls" : "stop";
+    // A scripted `finish_reason` (e.g. "length") is the finish the transport reports.
+    const reason: FinishReason = reply.finish_reason ?? (reply.tool_calls?.length ? "tool_calls" : "stop");
     const message: Message = { ...reply, role: "assistant" };
     if (reply.tool_calls)
       message.tool_calls = reply.tool_calls.map((c) => ({ ...c, function: { ...c.function } }));

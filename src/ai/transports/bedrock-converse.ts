@@ -13,6 +13,7 @@ import { type ChatRequest, ProviderError, type StreamEvent, type Transport } fro
 import { BedrockAssembler, streamException } from "./bedrock-assembler.js";
 import { type BedrockGuardrail, buildConverseRequest } from "./bedrock-convert.js";
 import { abortError, parseRetryAfter } from "./chat-completions.js";
+import { DEFAULT_STALL_MS, StallError, stallSeconds, withinStall } from "./stall.js";
 
 export type { BedrockGuardrail } from "./bedrock-convert.js";
 
@@ -50,6 +51,11 @@ export interface BedrockTransportOptions {
   stream?: boolean | undefined;
   /** Abort when the socket sends nothing for this long (default 10 minutes; 0 turns it off). */
   timeoutMs?: number | undefined;
+  /**
+   * A streamed request that gets no response, no first event or no next event for this long is
+   * cut as stalled (`agent.stream_stall_timeout`; default 60 000 ms, 0 never).
+   */
+  stallTimeoutMs?: number | undefined;
   /** Extra HTTP headers on every request (signed along with the rest under SigV4). */
   headers?: Record<string, string> | undefined;
   /** Prompt-cache checkpoints (system + last 3 messages) on Claude models. Default true. */
@@ -236,11 +242,26 @@ async function* runRequest(
   });
   const assembler = new BedrockAssembler();
   const sendOptions = signal ? { abortSignal: signal } : {};
+  const stallMs = options.stallTimeoutMs ?? DEFAULT_STALL_MS;
+  // One controller for the caller's abort and the stall watchdog (streaming only).
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
   try {
     if (streaming) {
       const command = new sdk.bedrock.ConverseStreamCommand(input as never);
-      const output = await client.send(command, sendOptions);
-      for await (const event of output.stream ?? []) {
+      const output = await withinStall(
+        client.send(command, { abortSignal: controller.signal }),
+        stallMs,
+        controller,
+      );
+      if (!output.stream)
+        throw new ProviderError(`${label} answered without an event stream.`, { transport: true });
+      const iterator = output.stream[Symbol.asyncIterator]();
+      while (true) {
+        const next = await withinStall(Promise.resolve(iterator.next()), stallMs, controller);
+        if (next.done) break;
+        const event = next.value;
         const exception = streamException(event);
         if (exception) throw inStreamError(exception, label, assembler.hasContent);
         yield* assembler.addEvent(event);
@@ -251,9 +272,20 @@ async function* runRequest(
       yield* assembler.addOutput(output);
     }
   } catch (err) {
+    if (err instanceof StallError && !signal?.aborted) {
+      throw Object.assign(
+        new ProviderError(
+          `${assembler.hasContent ? `The stream from ${label} stalled: no data for ${stallSeconds(err.ms)} mid-answer` : `${label} sent no response within ${stallSeconds(err.ms)}`}, so the request was cut (agent.stream_stall_timeout).`,
+          { transport: true, partial: assembler.hasContent, stalled: true, cause: err },
+        ),
+        { baseUrl: label },
+      );
+    }
     const error = toProviderError(err, label, signal, assembler.hasContent);
     // The classifier reads `baseUrl` to tell providers apart.
     throw error instanceof ProviderError ? Object.assign(error, { baseUrl: label }) : error;
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
   }
   if (signal?.aborted) throw abortError(signal);
   if (!assembler.finished) {

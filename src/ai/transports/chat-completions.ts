@@ -27,9 +27,10 @@ export interface ChatCompletionsOptions {
   /** Stream with SSE (default) or ask for one JSON body and synthesise the same events from it. */
   stream?: boolean | undefined;
   /**
-   * Once a stream has started, how long it may send no chunk before it is cut as stalled, in ms
-   * (default 60 000; 0 never). The wait for the first chunk is `timeoutMs`'s: a local server may
-   * take minutes to read a long prompt before it says anything.
+   * How long a streamed request may go without progress before it is cut as stalled, in ms
+   * (default 60 000; 0 never): from sending the request to the response headers, from there to
+   * the first chunk, and between chunks. A local server that takes longer to read a long prompt
+   * needs a larger `agent.stream_stall_timeout` (the error says so).
    */
   stallTimeoutMs?: number | undefined;
   /** Fields added to every request body (OpenRouter's `provider` preferences); the request's own win. */
@@ -113,19 +114,26 @@ async function* runRequest(
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
   const requestOptions = { signal: controller.signal };
+  let stage: "headers" | "first chunk" | "chunk" = "headers";
   try {
     if (streaming) {
-      const stream = await client.chat.completions.create(
-        body as unknown as ChatCompletionCreateParamsStreaming,
-        requestOptions,
+      // Headers that never come are a stall like any other: without this bound a hung server
+      // would hold the turn for the SDK's 10-minute timeout.
+      stage = "headers";
+      const stream = await withinStall(
+        client.chat.completions.create(
+          body as unknown as ChatCompletionCreateParamsStreaming,
+          requestOptions,
+        ),
+        stallMs,
+        controller,
       );
       const iterator = stream[Symbol.asyncIterator]();
-      let started = false;
+      stage = "first chunk";
       while (true) {
-        const pending = iterator.next();
-        const next = started ? await withinStall(pending, stallMs, controller) : await pending;
+        const next = await withinStall(iterator.next(), stallMs, controller);
         if (next.done) break;
-        started = true;
+        stage = "chunk";
         yield* assembler.addChunk(next.value);
       }
     } else {
@@ -138,8 +146,13 @@ async function* runRequest(
     }
   } catch (err) {
     if (err instanceof StallError && !signal?.aborted) {
+      const seconds = stallSeconds(err.ms);
+      const what =
+        stage === "chunk"
+          ? `the stream from ${baseUrl} stalled: no data for ${seconds} mid-answer`
+          : `${baseUrl} sent no ${stage === "headers" ? "response headers" : "data"} within ${seconds}`;
       throw new ProviderError(
-        `The stream from ${baseUrl} stalled: no data for ${stallSeconds(err.ms)} after it started, so it was cut.`,
+        `${what.charAt(0).toUpperCase()}${what.slice(1)}, so the request was cut (agent.stream_stall_timeout; raise it for a local server that reads long prompts slowly).`,
         { transport: true, partial: assembler.hasContent, stalled: true, cause: err },
       );
     }

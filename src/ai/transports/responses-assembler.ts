@@ -282,7 +282,10 @@ export class ResponsesAssembler {
 
   /** The trailing `usage` (when reported) and `finish` events. Call only after a usable terminal. */
   finishEvents(): StreamEvent[] {
-    const calls = this.slots.filter((s) => s.done && s.usable).map((s) => this.toCall(s));
+    // A call item cut off by the output limit is kept (with what arrived of its arguments) so the
+    // agent can tell the model it was not run; the "length" finish keeps it from running.
+    const cutOff = this.end?.kind === "incomplete" && this.end.reason !== "content_filter";
+    const calls = this.slots.filter((s) => (s.done && s.usable) || cutOff).map((s) => this.toCall(s));
     const reason = finishReason(this.end, calls.length > 0);
     const message: Message = {
       role: "assistant",
@@ -300,9 +303,8 @@ export class ResponsesAssembler {
 }
 
 function finishReason(end: Terminal | undefined, hasCalls: boolean): FinishReason {
-  if (hasCalls) return "tool_calls";
-  if (end?.kind !== "incomplete") return "stop";
-  if (end.reason === "content_filter") return "content_filter";
+  if (end?.kind !== "incomplete") return hasCalls ? "tool_calls" : "stop";
+  if (end.reason === "content_filter") return hasCalls ? "tool_calls" : "content_filter";
   // max_output_tokens, or a reason this code does not know: the answer was cut short.
   return "length";
 }

@@ -73,6 +73,13 @@ export class TurnView {
         this.sink.status("writing…");
         break;
       }
+      case "stream_discarded":
+        // Lines already on the screen cannot be taken back: show the rest, then say it is void.
+        if (event.text) {
+          this.flushAnswer();
+          this.sink.info([s.yellow("⚠ [the text above was cut off and is not the answer; retrying]")]);
+        }
+        break;
       case "tool_start": {
         this.flushAnswer();
         this.starts.set(event.callId, { name: event.name, args: event.args });

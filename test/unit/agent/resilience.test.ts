@@ -9,7 +9,7 @@ import type { Message } from "../../../src/ai/types.js";
 import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
 import { ToolRegistry } from "../../../src/tools/registry.js";
 import { defineTool } from "../../../src/tools/types.js";
-import { type FakeLlm, reply, stallMidStream, startFakeLlm } from "../../support/fake-llm.js";
+import { type FakeLlm, hang, reply, stallMidStream, startFakeLlm } from "../../support/fake-llm.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
 
 let llm: FakeLlm;
@@ -44,22 +44,50 @@ function configAt(url: string, provider = "custom"): HermesConfig {
 }
 
 describe("a stream that stalls", () => {
-  it("is cut after agent.stream_stall_timeout and the partial answer already shown is kept", async () => {
+  it("mid-answer: is cut after agent.stream_stall_timeout and retried; the fragment is discarded", async () => {
+    const config = configAt(llm.url);
+    config.agent.stream_stall_timeout = 0.3;
+    config.agent.api_max_retries = 1;
+    const dir = home();
+    const agent = new AIAgent({
+      config,
+      home: dir,
+      cwd: dir,
+      env: {},
+      toolsets: [],
+      systemPrompt: "t",
+      retry: { baseMs: 1, capMs: 5 },
+    });
+    const events = collect(agent);
+    llm.enqueue(stallMidStream(3, reply().text("The first part of a long answer, and then more.")));
+    llm.enqueue(reply().text("The whole answer."));
+    const result = await agent.run("explain").result;
+    expect(result).toMatchObject({ reason: "completed", text: "The whole answer." });
+    expect(llm.chatRequests).toHaveLength(2);
+    const discarded = events.flatMap((e) => (e.type === "stream_discarded" ? [e] : []));
+    expect(discarded).toHaveLength(1);
+    expect(discarded[0]?.text.length).toBeGreaterThan(0);
+    expect(discarded[0]?.reason).toMatch(/stalled: no data for 0.3 s mid-answer/);
+    // A stalled fragment is never kept as the answer.
+    expect(agent.messages.filter((m) => m.role === "assistant").map((m) => m.content)).toEqual([
+      "The whole answer.",
+    ]);
+    await agent.close();
+  });
+
+  it("before the headers: a server that never answers is cut within the stall window", async () => {
     const config = configAt(llm.url);
     config.agent.stream_stall_timeout = 0.3;
     const dir = home();
     const agent = new AIAgent({ config, home: dir, cwd: dir, env: {}, toolsets: [], systemPrompt: "t" });
     const events = collect(agent);
-    llm.enqueue(stallMidStream(3, reply().text("The first part of a long answer, and then more.")));
+    llm.enqueue(hang());
+    const started = Date.now();
     const result = await agent.run("explain").result;
-    expect(result.reason).toBe("completed");
-    const shown = events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("");
-    expect(shown.length).toBeGreaterThan(0);
-    // What the user read is what history keeps; nothing is asked for (and shown) twice.
-    expect(result.text).toBe(shown);
-    expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: shown });
-    expect(llm.chatRequests).toHaveLength(1);
-    expect(warnings(events).some((w) => /stalled/.test(w) && /partial answer/.test(w))).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result.reason).toBe("error");
+    expect(result.error).toMatch(/sent no response headers within 0.3 s.*agent.stream_stall_timeout/);
+    expect(events.some((e) => e.type === "error")).toBe(true);
     await agent.close();
   });
 });

@@ -222,6 +222,8 @@ describe("normalizeStopReason", () => {
     ["stop_sequence", false, "stop"],
     ["tool_use", true, "tool_calls"],
     ["max_tokens", false, "length"],
+    // A call in a response cut off by the output limit must not look like a finished call.
+    ["max_tokens", true, "length"],
     ["model_context_window_exceeded", false, "length"],
     ["guardrail_intervened", false, "content_filter"],
     ["content_filtered", false, "content_filter"],

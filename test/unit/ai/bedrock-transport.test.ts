@@ -283,6 +283,16 @@ describe("bedrock transport: in-stream failures and aborts", () => {
     expect(classifyApiError(error).reason).toBe("timeout");
   });
 
+  it("cuts a stream whose response never starts within stallTimeoutMs, as a retryable stall", async () => {
+    bedrock.enqueue(hang());
+    const quick = createBedrockTransport({ baseUrl: bedrock.url, env: ENV, stallTimeoutMs: 150 });
+    const started = Date.now();
+    const { error } = await failure(quick.stream(request));
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(error).toMatchObject({ transport: true, partial: false, stalled: true });
+    expect((error as Error).message).toMatch(/sent no response within 0.2 s.*agent.stream_stall_timeout/);
+  });
+
   it("reports a refused connection as a transport error", async () => {
     const closed = await startFakeBedrock();
     await closed.close();

@@ -144,6 +144,59 @@ describe("ResponsesAssembler", () => {
     expect(last).toMatchObject({ type: "finish", reason: "length", message: { content: "" } });
   });
 
+  it("keeps a call cut off by max_output_tokens, with what arrived, under a length finish", () => {
+    const { events } = run([
+      {
+        type: "response.output_item.added",
+        output_index: 0,
+        item: { type: "function_call", id: "fc_1", call_id: "call_a", name: "write_file", arguments: "" },
+      },
+      {
+        type: "response.function_call_arguments.delta",
+        item_id: "fc_1",
+        output_index: 0,
+        delta: '{"path": "a.txt", "content": "abc',
+      },
+      {
+        type: "response.output_item.done",
+        output_index: 0,
+        item: {
+          type: "function_call",
+          id: "fc_1",
+          call_id: "call_a",
+          name: "write_file",
+          arguments: '{"path": "a.txt", "content": "abc',
+          status: "incomplete",
+        },
+      },
+      { type: "response.incomplete", response: { incomplete_details: { reason: "max_output_tokens" } } },
+    ]);
+    // Not announced as a finished call while streaming...
+    expect(events.filter((e) => e.type === "tool_call")).toHaveLength(0);
+    // ...but kept, so the agent can answer it as cut off instead of dropping it silently.
+    const done = finish(events);
+    expect(done.reason).toBe("length");
+    expect(done.message.tool_calls).toEqual([
+      {
+        id: "call_a",
+        type: "function",
+        function: { name: "write_file", arguments: '{"path": "a.txt", "content": "abc' },
+      },
+    ]);
+  });
+
+  it("a complete call in a response that then hit the limit still finishes as length", () => {
+    const { events } = run([
+      {
+        type: "response.output_item.done",
+        output_index: 0,
+        item: { type: "function_call", id: "fc_2", call_id: "call_b", name: "terminal", arguments: "{}" },
+      },
+      { type: "response.incomplete", response: { incomplete_details: { reason: "max_output_tokens" } } },
+    ]);
+    expect(finish(events).reason).toBe("length");
+  });
+
   it("reads raw reasoning text deltas (open-weight models) as reasoning", () => {
     const { events } = run([
       { type: "response.reasoning_text.delta", item_id: "rs_2", content_index: 0, delta: "hmm" },

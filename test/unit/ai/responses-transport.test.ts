@@ -131,11 +131,13 @@ describe("responses transport: streaming assembly", () => {
     expect(finishOf(await collect(transport.stream(request))).reason).toBe("content_filter");
   });
 
-  it("drops a function call cut off by the token limit", async () => {
+  it("keeps a function call cut off by the token limit under a length finish (the agent answers it, never runs it)", async () => {
     llm.enqueue(reply().text("Calling").toolCall("t", '{"a": "unfinish').finish("length"));
     const finish = finishOf(await collect(transport.stream(request)));
     expect(finish.reason).toBe("length");
-    expect(finish.message.tool_calls).toBeUndefined();
+    expect(finish.message.tool_calls?.map((c) => c.function)).toEqual([
+      { name: "t", arguments: '{"a": "unfinish' },
+    ]);
   });
 
   it("the fake server's non-streaming JSON is a Responses object", async () => {

@@ -27,6 +27,37 @@ describe("repairToolArguments", () => {
   });
 
   it.each([["not json at all"], ["[1, 2, 3]"], ["42"]])("gives up with {} on %s", (input) => {
-    expect(repairToolArguments(input)).toEqual({ value: {}, pass: "empty", gaveUp: true });
+    expect(repairToolArguments(input)).toEqual({ value: {}, pass: "empty", gaveUp: true, truncated: false });
+  });
+});
+
+describe("repairToolArguments: which repairs mean the arguments were cut off", () => {
+  // Harmless: the value is what the model meant, so the call may run.
+  it.each([
+    ["valid", '{"a": 1}'],
+    ["code fence", '```json\n{"a": 1}\n```'],
+    ["raw newline in string", '{"content": "line1\nline2"}'],
+    ["trailing comma before a closer", '{"a": 1, "b": [2,],}'],
+    ["excess closer", '{"a": 1}}'],
+    ["double-encoded", JSON.stringify('{"a":1}')],
+    ["brackets and quotes inside a finished string", '{"code": "x = \\"{[\\""}'],
+  ])("harmless: %s", (_name, input) => {
+    const result = repairToolArguments(input);
+    expect(result.gaveUp).toBe(false);
+    expect(result.truncated).toBe(false);
+  });
+
+  // Cut off: the last value ends early; acting on it would write or run something shorter.
+  it.each([
+    ["unterminated string (write_file cut off)", '{"path": "a.txt", "content": "abc'],
+    ["unterminated command", '{"command": "git clone ht'],
+    ["string ending in an escape", '{"content": "abc\\'],
+    ["unclosed object", '{"a": 1'],
+    ["unclosed array", '{"paths": ["a", "b"'],
+    ["dangling comma at the end", '{"a": 1,'],
+    ["dangling colon", '{"a":'],
+    ["braces inside an unterminated string", '{"code": "if (x) { y }'],
+  ])("truncated: %s", (_name, input) => {
+    expect(repairToolArguments(input).truncated).toBe(true);
   });
 });

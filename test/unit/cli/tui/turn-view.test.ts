@@ -24,6 +24,24 @@ const tool = (id: string, name: string, ok = true): AgentEvent[] => [
 ];
 
 describe("TurnView", () => {
+  it("marks the text of a failed, retried attempt as not the answer", () => {
+    const { v, log } = view();
+    for (const e of [
+      { type: "text_delta", text: "The first half" },
+      { type: "stream_discarded", text: "The first half", reason: "stalled" },
+      { type: "text_delta", text: "The whole answer." },
+      { type: "done", reason: "completed", text: "The whole answer.", iterations: 1, usage },
+    ] satisfies AgentEvent[])
+      v.handle(e);
+    v.finish();
+    const out = log.filter((l) => !l.startsWith("status:"));
+    expect(out.slice(0, 2)).toEqual([
+      "out: The first half",
+      "err: ⚠ [the text above was cut off and is not the answer; retrying]",
+    ]);
+    expect(out).toContain("out: The whole answer.");
+  });
+
   it("streams answer lines, flushes before a tool line, and ends the spinner", () => {
     const { v, log } = view();
     const events: AgentEvent[] = [

@@ -114,11 +114,15 @@ const HOMOGLYPH_RE = new RegExp(`[${Object.keys(HOMOGLYPHS).join("")}]`, "gu");
 
 /** Every hiding character in `text` that is not {@link ORDINARY_INVISIBLE}, by index. */
 function hidingCharacters(text: string): Map<number, number> {
+  const found = new Map<number, number>();
+  // The exemptions' lookbehinds are slow over a whole file; most text has nothing to exempt.
+  INVISIBLE.lastIndex = 0;
+  if (!INVISIBLE.test(text)) return found;
+  INVISIBLE.lastIndex = 0;
   const ordinary = new Set<number>();
   for (const match of text.matchAll(ORDINARY_INVISIBLE)) {
     for (let i = 0; i < match[0].length; i++) ordinary.add((match.index ?? 0) + i);
   }
-  const found = new Map<number, number>();
   for (const match of text.matchAll(INVISIBLE)) {
     const at = match.index ?? 0;
     // A byte-order mark opening the file is how some editors save UTF-8.

@@ -24,6 +24,7 @@ import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
 import { redactionBench } from "./redaction.js";
 import { type BenchRow, sessionStoreBench } from "./session-store.js";
+import { threatScanBench } from "./threat-scan.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const BIN = join(ROOT, "bin/hermes");
@@ -180,6 +181,7 @@ async function main(): Promise<void> {
   rows.push(...(await executeCodeBench()));
   rows.push(...(await apiServerBench()));
   rows.push(...redactionBench());
+  rows.push(...threatScanBench());
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));

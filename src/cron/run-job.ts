@@ -8,6 +8,7 @@
 import type { Transport } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
 import type { CronJob } from "../knowledge/cron/types.js";
+import { describeFindings, scanThreats, type ThreatFinding } from "../knowledge/threats.js";
 import type { Logger } from "../util/log.js";
 import type { CronRunResult, RunJobFn } from "./scheduler.js";
 
@@ -32,11 +33,14 @@ const CRON_NOTE =
   "answer is saved and delivered to the job's target as is. If there is nothing worth reporting, " +
   "answer exactly [SILENT] and nothing will be sent.]";
 
-/** Builds the job's first user message: the note, each skill's instructions, then the prompt. */
+/**
+ * Builds the job's first user message: the note, each skill's instructions, then the prompt.
+ * `blocked` is set when the assembled text carries prompt injection (see {@link cronRunBlock}).
+ */
 export async function cronJobMessage(
   job: CronJob,
   options: Pick<AgentJobRunnerOptions, "home" | "config" | "env">,
-): Promise<{ message: string; missingSkills: string[] }> {
+): Promise<{ message: string; missingSkills: string[]; blocked?: string }> {
   const { loadSkillMessage } = await import("../knowledge/skills/view.js");
   const parts = [CRON_NOTE];
   const missingSkills: string[] = [];
@@ -49,14 +53,37 @@ export async function cronJobMessage(
     else parts.push(text);
   }
   if (job.prompt) parts.push(job.prompt);
-  return { message: parts.join("\n\n"), missingSkills };
+  const blocked = cronRunBlock(parts.slice(1), job.prompt);
+  return { message: parts.join("\n\n"), missingSkills, ...(blocked ? { blocked } : {}) };
+}
+
+/**
+ * The run-time injection check over what the job would send: the skills' text and the prompt as
+ * assembled now (a skill can change after the job was created, and jobs.json can be edited by
+ * hand, which skips the check at creation). The assembled text is read with the `context` scope
+ * (skills legitimately carry install lines), the prompt itself with `strict`, as at creation.
+ * Returns the error the run fails with, or undefined when it is clean.
+ */
+export function cronRunBlock(assembled: readonly string[], prompt: string | undefined): string | undefined {
+  const findings = new Map<string, ThreatFinding>();
+  for (const f of scanThreats(assembled.join("\n\n"), "context")) findings.set(f.id, f);
+  for (const f of prompt ? scanThreats(prompt, "strict") : []) if (!findings.has(f.id)) findings.set(f.id, f);
+  if (findings.size === 0) return undefined;
+  return (
+    `Blocked: the job's prompt or skills look like prompt injection (${describeFindings([...findings.values()])}); ` +
+    "nothing was sent to the model. Edit the job (`hermes cron edit ID --prompt ...`) or its skills."
+  );
 }
 
 /** A `runJob` that runs each job in a fresh agent session. */
 export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
   return async (job: CronJob): Promise<CronRunResult> => {
     const { config, env, home } = options;
-    const { message, missingSkills } = await cronJobMessage(job, options);
+    const { message, missingSkills, blocked } = await cronJobMessage(job, options);
+    if (blocked) {
+      options.logger?.child({ component: "cron" }).warning("job blocked", { job: job.id, reason: blocked });
+      return { ok: false, output: "", error: blocked };
+    }
     if (missingSkills.length > 0) {
       return {
         ok: false,

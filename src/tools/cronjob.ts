@@ -6,7 +6,7 @@
 import { type TUnsafe, Type } from "@sinclair/typebox";
 import { CronStore } from "../knowledge/cron/store.js";
 import type { CronJob, CronOrigin } from "../knowledge/cron/types.js";
-import { scanThreats } from "../knowledge/threats.js";
+import { describeFindings, scanThreats } from "../knowledge/threats.js";
 import description from "./cronjob.md";
 import { defineTool } from "./types.js";
 
@@ -43,7 +43,7 @@ export function cronPromptRefusal(prompt: string): string | undefined {
   const findings = scanThreats(prompt, "strict");
   if (findings.length === 0) return undefined;
   return (
-    `Refused: the prompt ${findings.map((f) => `${f.description} (${f.id})`).join("; ")}. ` +
+    `Refused: the prompt looks like prompt injection (${describeFindings(findings)}). ` +
     "Scheduled prompts run unattended with tools, so they must not carry instructions to override the " +
     "agent, hidden text or ways to move secrets. Rephrase it as the plain task."
   );

@@ -76,7 +76,7 @@ export function assembleSystemPrompt(options: AssembleOptions): AssembledPrompt 
   if (identity.blocked) {
     warnings.push(
       `${identity.file} was not loaded: it looks like prompt injection (${identity.blocked
-        .map((f) => f.id)
+        .map((f) => `${f.family}: ${f.id}`)
         .join(", ")}); using the default identity.`,
     );
   }
@@ -88,7 +88,7 @@ export function assembleSystemPrompt(options: AssembleOptions): AssembledPrompt 
   if (context?.blocked) {
     warnings.push(
       `${context.label} was not loaded: it looks like prompt injection (${context.blocked
-        .map((f) => f.id)
+        .map((f) => `${f.family}: ${f.id}`)
         .join(", ")}).`,
     );
   }

@@ -5,6 +5,7 @@
  */
 import type { ToolSchema } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
+import { preview } from "../../knowledge/memory/format.js";
 import { MemoryStore } from "../../knowledge/memory/store.js";
 import type { MemoryTarget } from "../../knowledge/memory/types.js";
 import { discoverSkills } from "../../knowledge/skills/discovery.js";
@@ -174,6 +175,12 @@ function loadMemoryBlocks(options: SessionPromptOptions, warnings: string[]): st
     try {
       const block = store.renderBlock(target);
       if (block) blocks.push(block);
+      for (const { entry, reason } of store.blockedEntries(target)) {
+        warnings.push(
+          `${store.path(target)}: an entry was kept out of the prompt (${reason}): "${preview(entry, 60)}". ` +
+            "Remove it with the memory tool or edit the file.",
+        );
+      }
     } catch (error) {
       warnings.push(
         `${store.path(target)} was not loaded into the prompt: ${error instanceof Error ? error.message : String(error)}`,

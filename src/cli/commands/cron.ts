@@ -204,7 +204,20 @@ function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (cod
   return root;
 }
 
+/**
+ * The same injection check the cronjob tool makes: a prompt that would be blocked at every run is
+ * refused now, while the user is there to rephrase it (exit 2).
+ */
+async function refusePrompt(ctx: Ctx, prompt: string | undefined): Promise<boolean> {
+  if (!prompt) return false;
+  const { cronPromptRefusal } = await import("../../tools/cronjob.js");
+  const refusal = cronPromptRefusal(prompt);
+  if (refusal) ctx.io.err(`hermes cron: ${refusal}`);
+  return refusal !== undefined;
+}
+
 async function create(ctx: Ctx, schedule: string, words: string[], flags: JobFlags): Promise<number> {
+  if (await refusePrompt(ctx, words.join(" "))) return 2;
   const job = await ctx.store.create({
     schedule,
     prompt: words.join(" "),
@@ -227,6 +240,7 @@ async function create(ctx: Ctx, schedule: string, words: string[], flags: JobFla
 }
 
 async function edit(ctx: Ctx, id: string, flags: JobFlags): Promise<number> {
+  if (await refusePrompt(ctx, flags.prompt)) return 2;
   const job = await ctx.store.edit(id, {
     ...(flags.schedule !== undefined ? { schedule: flags.schedule } : {}),
     ...(flags.prompt !== undefined ? { prompt: flags.prompt } : {}),

@@ -455,7 +455,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     const threats = scanThreats(payloadText(payload), "context");
     if (threats.length > 0) {
       log(
-        `webhook: ${name} (${deliveryId}) payload looks like prompt injection: ${threats.map((t) => t.id).join(", ")}`,
+        `webhook: ${name} (${deliveryId}) payload looks like prompt injection: ${threats.map((t) => `${t.family}: ${t.id}`).join(", ")}`,
       );
     }
     const skills = Array.isArray(route.skills)

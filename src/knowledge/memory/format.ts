@@ -139,18 +139,23 @@ export function usageShort(current: number, limit: number): string {
 }
 
 /**
+ * Why an entry is kept out of the prompt (injection findings by family, or too large to scan), or
+ * undefined when it may be shown. The same check the memory tool makes before writing (strict
+ * scope), so a line added to MEMORY.md by hand is held to what a tool write is.
+ */
+export function entryBlockReason(entry: string): string | undefined {
+  if (tooLargeToScan(entry)) return `too large to scan (${thousands(codePoints(entry))} chars)`;
+  const findings = scanThreats(entry, "strict");
+  return findings.length > 0 ? findings.map((f) => f.description).join("; ") : undefined;
+}
+
+/**
  * How an entry may be shown to the model (system prompt, tool results): the entry itself, or a
  * placeholder when it carries an injection pattern or is too large to scan. The file keeps the
  * original so the user can see it and remove it.
  */
 export function displayEntry(entry: string, target: MemoryTarget): string {
-  let found: string | undefined;
-  if (tooLargeToScan(entry)) {
-    found = `too large to scan (${thousands(codePoints(entry))} chars)`;
-  } else {
-    const findings = scanThreats(entry, "strict");
-    if (findings.length > 0) found = findings.map((f) => f.description).join("; ");
-  }
+  const found = entryBlockReason(entry);
   if (found === undefined) return entry;
   return `[BLOCKED: ${FILE_NAMES[target]} entry removed from the prompt: ${found}. Use memory remove to delete it.]`;
 }

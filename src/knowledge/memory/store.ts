@@ -13,12 +13,13 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
-import { threatRefusal } from "../threats.js";
+import { FAMILY_NAMES, scanThreats, threatRefusal } from "../threats.js";
 import {
   codePoints,
   decodeMemoryFile,
   dedupe,
   displayEntry,
+  entryBlockReason,
   FILE_NAMES,
   hasDelimiterLine,
   normalizeNewlines,
@@ -132,6 +133,23 @@ export class MemoryStore {
    */
   renderBlock(target: MemoryTarget): string | undefined {
     return renderMemoryBlock(target, this.entries(target), this.limits[target]);
+  }
+
+  /**
+   * The entries on disk that the prompt shows as `[BLOCKED: ...]` placeholders, each with why, for
+   * the warning at session start. Hand-edited lines are held to what a tool write is: a flagged
+   * line stays in the file (the user sees and removes it) but never reaches the model.
+   */
+  blockedEntries(target: MemoryTarget): Array<{ entry: string; reason: string }> {
+    const out: Array<{ entry: string; reason: string }> = [];
+    for (const entry of this.entries(target)) {
+      const reason = entryBlockReason(entry);
+      if (reason !== undefined) {
+        const families = [...new Set(scanThreats(entry, "strict").map((f) => FAMILY_NAMES[f.family]))];
+        out.push({ entry, reason: families.length > 0 ? `${families.join(", ")}: ${reason}` : reason });
+      }
+    }
+    return out;
   }
 
   /** Appends an entry. An exact duplicate succeeds without being added twice. */

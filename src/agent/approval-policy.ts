@@ -364,10 +364,10 @@ export function denialText(
       const why = request.protectedPath
         ? "only the user can approve a protected path, at an interactive prompt, and this run is non-interactive"
         : `this run is non-interactive, so nobody can approve it${extra.detail ? ` (${extra.detail})` : ""}`;
-      const todo = request.protectedPath
+      const nextStep = request.protectedPath
         ? "tell the user to make this change themselves or in an interactive session."
         : "tell the user it needs approval: an interactive session, or a run with --yolo, which approves dangerous commands.";
-      return { why, message: `Denied: ${what}; ${why}. ${noRetry} ${todo}` };
+      return { why, message: `Denied: ${what}; ${why}. ${noRetry} ${nextStep}` };
     }
     case "cron": {
       const why = request.protectedPath

@@ -121,18 +121,32 @@ export async function chatCompletions(
   let streamed = false;
   // Deltas are relayed one by one: a secret cut between two of them is held until it is whole.
   const live = new StreamTextRedactor(processRedactor());
+  // A model call that fails after part of its text reached the client cannot be taken back in
+  // this protocol (clients concatenate deltas), so the turn is stopped and the stream ends with
+  // an error rather than a retried answer glued to a void fragment.
+  const brokeOff = new AbortController();
+  let relayedThisCall = false;
   await ctx.withRunSlot(signal, async () => {
     const outcome = await ctx.turns.run({
       ...turn,
+      signal: AbortSignal.any([signal, brokeOff.signal]),
       onStart: (sid) => {
         startSse(res, { [SESSION_HEADER]: sid });
         writeSse(res, chunk({ role: "assistant", content: "" }, null));
       },
       onEvent: (event) => {
+        if (brokeOff.signal.aborted) return;
         if (event.type === "text_delta" && event.text) {
           streamed = true;
           const text = live.push(event.text);
-          if (text) writeSse(res, chunk({ content: text }, null));
+          if (text) {
+            relayedThisCall = true;
+            writeSse(res, chunk({ content: text }, null));
+          }
+        } else if (event.type === "turn_start") {
+          relayedThisCall = false;
+        } else if (event.type === "stream_discarded" && relayedThisCall) {
+          brokeOff.abort();
         } else if (event.type === "tool_start" && !event.parentCallId) {
           writeSseComment(
             res,
@@ -147,6 +161,19 @@ export async function chatCompletions(
       },
     });
     if (signal.aborted) return;
+    if (brokeOff.signal.aborted) {
+      writeSse(res, {
+        error: {
+          message:
+            "The model's stream broke off after part of this answer was sent, so that part is void. " +
+            "Send the request again.",
+          type: "server_error",
+          code: "stream_broken",
+        },
+      });
+      res.end();
+      return;
+    }
     const rest = live.end();
     if (rest) writeSse(res, chunk({ content: rest }, null));
     const { result } = outcome;

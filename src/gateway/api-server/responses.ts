@@ -126,8 +126,10 @@ export async function createResponse(
     writeSse(res, { type, sequence_number: sequence++, ...data }, type);
   const part = { item_id: itemId, output_index: 0, content_index: 0 };
   let text = "";
+  /** Where the current model call's text starts in `text`. */
+  let callStart = 0;
   // Deltas are relayed one by one: a secret cut between two of them is held until it is whole.
-  const live = new StreamTextRedactor(processRedactor());
+  let live = new StreamTextRedactor(processRedactor());
   await ctx.withRunSlot(signal, async () => {
     const { result, sessionId: sid } = await ctx.turns.run({
       ...turn,
@@ -146,6 +148,13 @@ export async function createResponse(
           const delta = live.push(event.text);
           text += delta;
           if (delta) emit("response.output_text.delta", { ...part, delta, logprobs: [] });
+        } else if (event.type === "turn_start") {
+          callStart = text.length;
+        } else if (event.type === "stream_discarded") {
+          // The failed attempt's deltas cannot be taken back from a live view, but the text the
+          // `done` and `completed` events carry (what clients keep) leaves them out.
+          text = text.slice(0, callStart);
+          live = new StreamTextRedactor(processRedactor());
         }
       },
     });

@@ -54,6 +54,9 @@ function maybeSilent(text: string): boolean {
   );
 }
 
+/** What a streamed message says once its text was withdrawn, until the retry's text replaces it. */
+const RETRYING = "↻ The answer broke off; retrying…";
+
 export class ReplyView {
   private typingTimer: ReturnType<typeof setInterval> | undefined;
   private progressLines: string[] = [];
@@ -193,6 +196,30 @@ export class ReplyView {
       }
     });
     return this.chain;
+  }
+
+  /**
+   * The model call's attempt failed after streaming (`stream_discarded`): its text is not the
+   * answer. A message already showing it is edited to say the answer is being retried, and the
+   * retry's text (or the final answer) replaces that; text not shown yet is dropped.
+   */
+  discard(): void {
+    if (this.closed) return;
+    if (this.editTimer) {
+      clearTimeout(this.editTimer);
+      this.editTimer = undefined;
+    }
+    this.segment = "";
+    // Inside the chain: a send of the fragment may still be in flight.
+    this.chain = this.chain.then(async () => {
+      if (this.segmentId === undefined || this.shown === RETRYING) return;
+      try {
+        await this.adapter.edit(this.target, this.segmentId, RETRYING);
+        this.shown = RETRYING;
+      } catch (error) {
+        this.options.onError(`streaming: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
   }
 
   /** Text before a tool call stays as its own message; the next text starts a new one. */

@@ -5,7 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatSession } from "../../../src/agent/chat-session.js";
-import type { ChatRequest, Message, StreamEvent, Transport } from "../../../src/ai/types.js";
+import {
+  type ChatRequest,
+  type Message,
+  ProviderError,
+  type StreamEvent,
+  type Transport,
+} from "../../../src/ai/types.js";
 import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
 
 const DEFAULT_CONFIG = defaultConfig();
@@ -93,9 +99,10 @@ class MemoryAdapter implements PlatformAdapter {
 class GatedTransport implements Transport {
   readonly apiMode = "chat_completions" as const;
   readonly requests: ChatRequest[] = [];
-  private readonly queue: Array<{ message: Message; gate?: Promise<void> }> = [];
-  push(message: Message, gate?: Promise<void>): this {
-    this.queue.push({ message, ...(gate ? { gate } : {}) });
+  private readonly queue: Array<{ message: Message; gate?: Promise<void>; drop?: boolean }> = [];
+  /** `drop`: the connection breaks after the gate opens, with half the text streamed. */
+  push(message: Message, gate?: Promise<void>, drop = false): this {
+    this.queue.push({ message, ...(gate ? { gate } : {}), ...(drop ? { drop } : {}) });
     return this;
   }
   async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
@@ -115,6 +122,7 @@ class GatedTransport implements Transport {
         ),
       ]);
     }
+    if (next.drop) throw new ProviderError("socket hang up", { transport: true, partial: true });
     if (text.length > half) yield { type: "text_delta", text: text.slice(half) };
     yield { type: "usage", usage: { inputTokens: 10, outputTokens: 5 } };
     yield {
@@ -188,6 +196,7 @@ function setup(
         onApproval: request.onApproval,
         toolState: request.toolState,
         ...(request.resume ? { resume: request.resume } : {}),
+        retry: { baseMs: 1, capMs: 5 },
       });
     },
   });
@@ -495,6 +504,24 @@ describe("MessageRouter", () => {
     expect(streamed.some((e) => e.op === "edit")).toBe(true);
     expect(t.adapter.texts().some((m) => m.startsWith("📋 todo"))).toBe(true);
     expect(t.adapter.texts().every((m) => !m.endsWith("▉"))).toBe(true);
+  });
+
+  it("a stream that drops mid-answer: the shown fragment is withdrawn and replaced by the retried answer", async () => {
+    const t = setup({ config: { streaming: { enabled: true, edit_interval: 0.01, buffer_threshold: 4 } } });
+    let drop!: () => void;
+    t.transport.push(say("Fragment that will break off here."), new Promise<void>((r) => (drop = r)), true);
+    t.transport.push(say("The whole retried answer."));
+    t.adapter.from("100", "hello");
+    const growing = await until(
+      () => [...t.adapter.messages.values()].find((m) => m.text.startsWith("Fragment")),
+      "the fragment on screen",
+    );
+    drop();
+    await until(() => t.adapter.texts().includes("The whole retried answer."), "the retried answer");
+    expect(t.adapter.texts().join("\n")).not.toContain("Fragment");
+    // The message that showed the fragment is the one that now holds the answer.
+    expect(growing.text).toBe("The whole retried answer.");
+    expect(t.adapter.log.some((e) => e.op === "edit" && e.text?.startsWith("↻"))).toBe(true);
   });
 
   it("in a group, the answer replies to the message it answers", async () => {

@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { ChatSession } from "../../../../src/agent/chat-session.js";
 import { ApiServerConfigError, startApiServer } from "../../../../src/gateway/api-server/index.js";
 import { openSessionStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
 import {
@@ -8,7 +9,7 @@ import {
   sentMessages,
   startApiHarness,
 } from "../../../support/api-server-harness.js";
-import { hang, reply, startFakeLlm } from "../../../support/fake-llm.js";
+import { disconnectMidStream, hang, reply, startFakeLlm } from "../../../support/fake-llm.js";
 
 let harness: ApiHarness | undefined;
 afterEach(async () => {
@@ -210,6 +211,59 @@ describe("API server: Responses API", () => {
     expect(
       item?.type === "message" && item.content[0]?.type === "output_text" ? item.content[0].text : "",
     ).toBe("A streamed response, in pieces.");
+  });
+});
+
+describe("API server: a model stream that drops after text went out", () => {
+  /** Retries at once, so a dropped stream is retried within the test. */
+  const retrying = () =>
+    setup({
+      createSession: (options) =>
+        ChatSession.open({ ...options, retry: { maxRetries: 1, baseMs: 1, capMs: 5 } }),
+    });
+
+  it("chat completions: the stream ends with an error the client raises, never a retry glued to the fragment", async () => {
+    const h = await retrying();
+    h.llm.enqueue(
+      disconnectMidStream(3, reply().text("This first attempt breaks off somewhere in the middle.")),
+      reply().text("Second attempt, complete."),
+    );
+    const stream = await h.client.chat.completions.create({
+      model: "hermes-agent",
+      messages: [{ role: "user", content: "go" }],
+      stream: true,
+    });
+    let text = "";
+    const failure = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    })().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(text).toMatch(/^This first/);
+    expect(text).not.toContain("Second attempt");
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(String((failure as Error).message)).toContain("broke off");
+  });
+
+  it("responses: the completed response carries the retried answer without the fragment", async () => {
+    const h = await retrying();
+    h.llm.enqueue(
+      disconnectMidStream(3, reply().text("This first attempt breaks off somewhere in the middle.")),
+      reply().text("Second attempt, complete."),
+    );
+    const stream = await h.client.responses.create({ model: "hermes-agent", input: "go", stream: true });
+    let done = "";
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      if (event.type === "response.output_text.done") done = event.text;
+      if (event.type === "response.completed") completed = event.response;
+    }
+    expect(done).toBe("Second attempt, complete.");
+    const item = completed?.output[0];
+    expect(
+      item?.type === "message" && item.content[0]?.type === "output_text" ? item.content[0].text : "",
+    ).toBe("Second attempt, complete.");
   });
 });
 

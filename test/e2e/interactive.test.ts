@@ -5,13 +5,35 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, hang, reply, startFakeLlm } from "../support/fake-llm.js";
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+
+/** Pids of live `sleep SECONDS` processes (Linux /proc); a unique duration names a test's command. */
+function sleepers(seconds: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8") === `sleep\0${seconds}\0`) found.push(Number(entry));
+    } catch {
+      // gone already
+    }
+  }
+  return found;
+}
+
+async function waitUntil(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 class Terminal {
   private constructor(private readonly socket: string) {}
@@ -203,21 +225,26 @@ describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
 
   it("Ctrl+C interrupts a turn, keeps what streamed, and gives the prompt back; twice quits", async () => {
     llm.enqueue(
-      reply().text("Working on it now.").toolCall("terminal", { command: "sleep 30" }),
+      reply()
+        .text("Working on it now.")
+        .toolCall("terminal", { command: "touch started; sleep 30.25; touch X" }),
       hang(),
       reply().text("Back again."),
       hang(),
     );
-    const { term } = open();
+    const { term, cwd } = open();
     await term.waitFor("Ctrl+D to exit");
 
     term.type("do the slow thing");
     term.keys("Enter");
     await term.waitFor("Working on it now.");
-    await term.waitFor(/⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏/);
+    await waitUntil(() => existsSync(join(cwd, "started")), "the command to start");
+    expect(sleepers("30.25")).not.toHaveLength(0);
     term.keys("C-c");
     const after = await term.waitFor("⏹ Interrupted.");
     expect(after).toContain("Working on it now.");
+    // Ctrl+C through the terminal ends the whole command line, not just the running sleep.
+    await waitUntil(() => sleepers("30.25").length === 0, "the sleep to end");
 
     // The input is live while a turn runs: /status answers during a hanging model call.
     term.type("next question");
@@ -237,6 +264,10 @@ describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
     expect(sent.some((m) => m.role === "assistant" && (m.content ?? "").includes("Working on it now."))).toBe(
       true,
     );
+    // The model was told the call was stopped, and the rest of the line (`touch X`) never ran.
+    const result = String(sent.find((m) => m.role === "tool")?.content);
+    expect(result).toMatch(/interrupt/i);
+    expect(existsSync(join(cwd, "X"))).toBe(false);
 
     term.type("hang again");
     term.keys("Enter");

@@ -409,6 +409,24 @@ describe("MessageRouter", () => {
     expect(after).not.toBe(before);
   });
 
+  it("/stop during a terminal command ends its whole command line: the rest never runs", async () => {
+    const t = setup();
+    t.transport.push(callTools(["terminal", { command: "touch started; sleep 30; touch X" }]));
+    t.adapter.from("100", "run the slow thing");
+    await until(() => existsSync(join(t.cwd, "started")), "the command to start");
+    t.adapter.from("100", "/stop");
+    await until(() => t.adapter.texts().includes("⏹ Stopped."), "stopped");
+    // The next turn runs in the same chat: by then a surviving `touch X` would have run.
+    t.transport.push(callTools(["terminal", { command: "pwd" }])).push(say("fine"));
+    t.adapter.from("100", "still there?");
+    await until(() => t.adapter.texts().includes("fine"), "the next turn");
+    expect(existsSync(join(t.cwd, "X"))).toBe(false);
+    // The stopped turn asked the model nothing more, and the model was told what was stopped.
+    expect(t.transport.requests).toHaveLength(3);
+    const told = t.transport.requests[1]?.messages.find((m) => m.role === "tool")?.content;
+    expect(told).toMatch(/interrupted by the user.*the rest of the command line did not run/s);
+  });
+
   it("starts a fresh session after the idle reset window and says so", async () => {
     let now = new Date("2026-11-20T10:00:00");
     const t = setup({

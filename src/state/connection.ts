@@ -47,7 +47,8 @@ export function corruptError(path: string, error: unknown): SessionStoreError {
   return new SessionStoreError(
     "corrupt",
     `${path} is not a readable SQLite database (${messageOf(error)}); nothing was changed. ` +
-      "Move it aside, or run `hermes sessions repair --check` to inspect it.",
+      "Run `hermes sessions repair --check` to inspect it; the next `hermes` chat moves it aside " +
+      "(state.db.corrupt-<time>) and starts a new one, and `hermes sessions repair --from <that file>` recovers what it can.",
   );
 }
 

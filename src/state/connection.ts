@@ -139,6 +139,14 @@ export function connect(path: string, options: ConnectOptions): Db {
         `${path} does not exist; there are no sessions to read. Nothing was created.`,
       );
     }
+    if (statSync(path).isFile() && statSync(path).size === 0) {
+      // Read-only commands report it; the next chat moves it aside (state/recording-store.ts).
+      throw new SessionStoreError(
+        "corrupt",
+        `${path} is empty (0 bytes): it holds no sessions; nothing was changed. The next \`hermes\` chat ` +
+          "moves it aside (state.db.corrupt-<time>) and starts a new one.",
+      );
+    }
   } else {
     mkdirSync(dirname(path), { recursive: true });
     // The history holds everything said and run: owner-only. SQLite gives the -wal and -shm files

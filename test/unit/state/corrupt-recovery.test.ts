@@ -174,3 +174,15 @@ describe("repair --from", () => {
     expect(() => target.recoverFrom(join(home, "missing.db"))).toThrow(/does not exist/);
   });
 });
+
+describe("read-only commands", () => {
+  it("report a 0-byte state.db and leave it where it is", () => {
+    const home = dir();
+    const path = join(home, "state.db");
+    writeFileSync(path, "");
+    expect(() => openSessionStore(path, { readonly: true })).toThrow(
+      /empty \(0 bytes\).*nothing was changed/,
+    );
+    expect(readdirSync(home)).toEqual(["state.db"]);
+  });
+});

@@ -47,7 +47,8 @@ export function corruptError(path: string, error: unknown): SessionStoreError {
   return new SessionStoreError(
     "corrupt",
     `${path} is not a readable SQLite database (${messageOf(error)}); nothing was changed. ` +
-      "Move it aside, or run `hermes sessions repair --check` to inspect it.",
+      "Run `hermes sessions repair --check` to inspect it; the next `hermes` chat moves it aside " +
+      "(state.db.corrupt-<time>) and starts a new one, and `hermes sessions repair --from <that file>` recovers what it can.",
   );
 }
 
@@ -136,6 +137,14 @@ export function connect(path: string, options: ConnectOptions): Db {
       throw new SessionStoreError(
         "not_found",
         `${path} does not exist; there are no sessions to read. Nothing was created.`,
+      );
+    }
+    if (statSync(path).isFile() && statSync(path).size === 0) {
+      // Read-only commands report it; the next chat moves it aside (state/recording-store.ts).
+      throw new SessionStoreError(
+        "corrupt",
+        `${path} is empty (0 bytes): it holds no sessions; nothing was changed. The next \`hermes\` chat ` +
+          "moves it aside (state.db.corrupt-<time>) and starts a new one.",
       );
     }
   } else {

@@ -28,7 +28,7 @@ export class StoreContext {
     readonly db: Db,
     readonly path: string,
     readonly readonly: boolean,
-    readonly retryBudgetMs: number,
+    public retryBudgetMs: number,
     readonly now: () => number,
     public shape: StoreShape,
     /** Applied to every text written (messages, system prompts, titles): secrets never reach the file. */
@@ -101,6 +101,26 @@ export class StoreContext {
         }
       }),
     );
+  }
+
+  /**
+   * Runs `fn` with another lock budget: SQLite's own wait per attempt (`busyMs`) and the total
+   * retry time (`budgetMs`). The write queue uses 0/0 for a single attempt that never blocks.
+   */
+  withRetryBudget<T>(budgetMs: number, busyMs: number, fn: () => T): T {
+    this.assertOpen();
+    const saved = {
+      budget: this.retryBudgetMs,
+      busy: Number(this.db.pragma("busy_timeout", { simple: true })),
+    };
+    this.retryBudgetMs = budgetMs;
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyMs))}`);
+    try {
+      return fn();
+    } finally {
+      this.retryBudgetMs = saved.budget;
+      if (!this.closed) this.db.pragma(`busy_timeout = ${saved.busy}`);
+    }
   }
 
   /** Runs a read with the same busy retry and error mapping as writes. */

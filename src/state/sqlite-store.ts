@@ -15,11 +15,12 @@
  * branch), listing.ts (listings, resolving references), fts-query.ts + search.ts (search),
  * maintenance.ts (delete, prune, stats, check, repair), insights.ts, legacy-import.ts.
  */
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Message } from "../ai/types.js";
 import { newSessionId } from "../util/session-id.js";
 import { rowToSession, rowToStoredMessage, storedToMessage } from "./codec.js";
-import { connect, memoryDb } from "./connection.js";
+import { connect, corruptError, memoryDb } from "./connection.js";
 import { StoreContext, type StoreShape } from "./context.js";
 import {
   assertTitleFree,
@@ -40,6 +41,7 @@ import {
   sessionRow,
 } from "./listing.js";
 import * as maintenance from "./maintenance.js";
+import { emptyReport, recoverSqlite, sniffRecoverySource } from "./salvage.js";
 import {
   applySchemaPlan,
   expectedColumns,
@@ -56,6 +58,7 @@ import {
   type InsightsOptions,
   type NewSession,
   type OpenOptions,
+  type RecoveryReport,
   type RepairReport,
   type SearchHit,
   type SearchOptions,
@@ -66,9 +69,17 @@ import {
   type SessionStore,
   SessionStoreError,
   type SessionSummary,
+  type SqliteSessionStoreHandle,
   type StoredMessage,
   type UsageDelta,
 } from "./types.js";
+import { replayUnsaved } from "./unsaved-writes.js";
+
+/**
+ * Files up to this size get SQLite's `quick_check` when opened for recording (about 5 ms per MB);
+ * bigger ones only the pages every write goes through.
+ */
+export const QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024;
 
 /** `<home>/state.db`. */
 export function sessionStorePath(home: string): string {
@@ -81,7 +92,7 @@ export function sessionStorePath(home: string): string {
  * `locked` when another process holds it past the retry budget, `not_found` for a read-only open
  * of a missing file.
  */
-export function openSessionStore(path: string, options: OpenOptions = {}): SessionStore {
+export function openSessionStore(path: string, options: OpenOptions = {}): SqliteSessionStoreHandle {
   const readonly = options.readonly ?? false;
   const retryBudgetMs = options.retryBudgetMs ?? 10_000;
   const db = connect(path, {
@@ -168,7 +179,7 @@ export function mergeCostStatus(stored: string | null, next: SessionCostStatus |
   return COST_STATUS_RANK[stored as SessionCostStatus] >= COST_STATUS_RANK[next] ? stored : next;
 }
 
-class SqliteSessionStore implements SessionStore {
+class SqliteSessionStore implements SqliteSessionStoreHandle {
   constructor(
     private readonly ctx: StoreContext,
     /** Schema problems met while opening (reported again by `check`). */
@@ -181,6 +192,57 @@ class SqliteSessionStore implements SessionStore {
 
   close(): void {
     this.ctx.close();
+  }
+
+  withRetryBudget<T>(budgetMs: number, busyMs: number, fn: () => T): T {
+    return this.ctx.withRetryBudget(budgetMs, busyMs, fn);
+  }
+
+  appendTimed(
+    sessionId: string,
+    entries: ReadonlyArray<{ message: Message; timestamp: number; tokenCount?: number }>,
+  ): number[] {
+    return this.ctx.write(() => insertMessages(this.ctx, sessionId, entries));
+  }
+
+  probe(): void {
+    const ctx = this.ctx;
+    ctx.read(() => {
+      let bytes = 0;
+      try {
+        bytes = statSync(ctx.path).size;
+      } catch {
+        // a missing file is a new one; the queries below say the rest
+      }
+      if (bytes <= QUICK_CHECK_MAX_BYTES) {
+        const result = ctx.db.pragma("quick_check(1)", { simple: true });
+        if (result !== "ok") throw corruptError(ctx.path, new Error(`quick_check: ${String(result)}`));
+        return;
+      }
+      ctx.get("SELECT COUNT(*) AS n FROM sessions");
+      ctx.get("SELECT COUNT(*) AS n FROM messages");
+      ctx.all("SELECT * FROM messages ORDER BY id DESC LIMIT 20");
+      ctx.all("SELECT * FROM sessions ORDER BY started_at DESC LIMIT 20");
+    });
+  }
+
+  recoverFrom(file: string): RecoveryReport {
+    const ctx = this.ctx;
+    const source = sniffRecoverySource(file);
+    if (source.kind === "sqlite") return recoverSqlite(ctx, file);
+    if (source.kind === "unsaved") {
+      return replayUnsaved(this, file, {
+        seen: (key) =>
+          ctx.read(() => ctx.get("SELECT value FROM state_meta WHERE key = ?", key)) !== undefined,
+        mark: (key) =>
+          ctx.write(() =>
+            ctx
+              .stmt("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)")
+              .run(key, String(ctx.now())),
+          ),
+      });
+    }
+    return emptyReport("none", source.reason ?? `${file}: nothing to recover`);
   }
 
   createSession(input: NewSession): SessionRecord {

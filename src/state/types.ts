@@ -375,4 +375,44 @@ export interface SessionStore {
    * keeps it from running twice. Unreadable lines are skipped and counted.
    */
   importLegacyJsonl(dir: string): { sessions: number; messages: number; skipped: number };
+  /**
+   * `hermes sessions repair --from FILE`: copies the sessions and messages that can still be read
+   * from another state.db (a moved-aside damaged one, a Python Hermes file) or from an
+   * unsaved-writes file (`state-unsaved-*.jsonl`) into this store. A session whose id is already
+   * here is skipped with its messages, never merged or overwritten. Throws `not_found` for a
+   * missing file; a file with nothing readable returns a report with `readable: false`.
+   */
+  recoverFrom(file: string): RecoveryReport;
+}
+
+/**
+ * The SQLite store plus what the write queue (queued-store.ts) needs beyond the contract.
+ */
+export interface SqliteSessionStoreHandle extends SessionStore {
+  /** Runs `fn` with another lock budget (see `StoreContext.withRetryBudget`). */
+  withRetryBudget<T>(budgetMs: number, busyMs: number, fn: () => T): T;
+  /** `appendMessages` with the timestamps the messages were produced at (queued writes keep theirs). */
+  appendTimed(
+    sessionId: string,
+    entries: ReadonlyArray<{ message: Message; timestamp: number; tokenCount?: number }>,
+  ): number[];
+  /**
+   * Throws `corrupt` when the file is damaged: SQLite's `quick_check` for files up to
+   * `QUICK_CHECK_MAX_BYTES`, otherwise a read of the pages every session write goes through.
+   */
+  probe(): void;
+}
+
+/** What `recoverFrom` brought back. */
+export interface RecoveryReport {
+  /** `sqlite` for a database file, `unsaved` for an unsaved-writes JSONL file, `none` otherwise. */
+  kind: "sqlite" | "unsaved" | "none";
+  /** False when nothing at all could be read (0 bytes, not a database, no readable table). */
+  readable: boolean;
+  /** Why nothing could be read, when `readable` is false. */
+  reason?: string;
+  sessions: { recovered: number; skipped: number; unreadable: number };
+  messages: { recovered: number; skipped: number; unreadable: number };
+  /** Sessions made up for readable messages whose session row was lost (source `recovered`). */
+  placeholders: number;
 }

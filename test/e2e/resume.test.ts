@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -128,7 +128,7 @@ describe("sessions are recorded and resumed from the CLI", () => {
     }
   });
 
-  it("a corrupt state.db costs the record, not the conversation, and is never overwritten", async () => {
+  it("a corrupt state.db is moved aside, never overwritten, and the conversation is recorded in a new one", async () => {
     const h = home();
     const dbPath = join(h.home, "state.db");
     const junk = Buffer.from("this is not a database\n".repeat(200));
@@ -137,12 +137,16 @@ describe("sessions are recorded and resumed from the CLI", () => {
     const result = await runHermes(["-q", "hello"], h);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("still here");
-    expect(result.stderr).toMatch(/will not be saved/);
-    expect(readFileSync(dbPath).equals(junk)).toBe(true);
+    expect(result.stderr).toMatch(/not a SQLite database\). It was moved aside to .*state\.db\.corrupt-/);
+    const moved = readdirSync(h.home).filter((f) => f.startsWith("state.db.corrupt-"));
+    expect(moved).toHaveLength(1);
+    expect(readFileSync(join(h.home, moved[0]!)).equals(junk)).toBe(true);
 
-    const resumed = await runHermes(["-c", "-q", "hello"], h);
-    expect(resumed.code).toBe(1);
-    expect(resumed.stderr).toMatch(/state\.db/);
-    expect(readFileSync(dbPath).equals(junk)).toBe(true);
+    llm.enqueue(reply().text("continued"));
+    const resumed = await runHermes(["-c", "-q", "again"], h);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain("continued");
+    const sent = (llm.chatRequests.at(-1)!.body as { messages: Array<{ content: unknown }> }).messages;
+    expect(sent.map((m) => m.content)).toContain("hello");
   });
 });

@@ -219,7 +219,29 @@ export async function runChat(flags: ChatFlags): Promise<number> {
     process.off("SIGINT", onSigint);
     await session.close();
     await mcp.manager?.close();
+    if (store) await saveQueuedWrites(store);
     store?.close();
+  }
+}
+
+/** How long a finished run waits at exit for a locked state.db before writing the unsaved-writes file. */
+const EXIT_SAVE_WAIT_MS = 30_000;
+
+/**
+ * Writes still queued behind another process's lock get a bounded last chance at exit; Ctrl+C
+ * stops the wait (close() then puts them in the unsaved-writes file and says where).
+ */
+async function saveQueuedWrites(
+  store: import("../../state/queued-store.js").QueuedSessionStore,
+): Promise<void> {
+  if (store.pendingWrites === 0) return;
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  process.on("SIGINT", onSigint);
+  try {
+    await store.drain(EXIT_SAVE_WAIT_MS, stop.signal);
+  } finally {
+    process.off("SIGINT", onSigint);
   }
 }
 
@@ -270,10 +292,16 @@ async function openStore(
   config: import("../../config/defaults.js").HermesConfig,
   required: boolean,
   logger: Logger,
-): Promise<import("../../state/types.js").SessionStore | { exitCode: number } | null> {
-  const { openSessionStore, sessionStorePath } = await import("../../state/sqlite-store.js");
+): Promise<import("../../state/queued-store.js").QueuedSessionStore | { exitCode: number } | null> {
+  const { openRecordingStore } = await import("../../state/recording-store.js");
   try {
-    const store = openSessionStore(sessionStorePath(home));
+    // Moves an unreadable state.db aside (and says so); queues writes while another process holds it.
+    const store = openRecordingStore(home, {
+      notify: (message) => {
+        logger.warning(message);
+        process.stderr.write(`hermes: ${message}\n`);
+      },
+    });
     const legacy = join(home, "sessions");
     if (existsSync(legacy)) {
       try {

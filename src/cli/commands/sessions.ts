@@ -1,5 +1,5 @@
 /**
- * `hermes sessions list|show|search|export|delete|prune|rename|stats|optimize|repair`: the session
+ * `hermes sessions list|show|search|export|delete|prune|rename|stats|optimize|repair [--from]`: the session
  * store from the command line. Results go to stdout, progress and warnings to stderr. Exit codes:
  * 0 success, 1 the task failed (unknown session, corrupt or locked database), 2 usage error
  * (including a destructive command without `-y` when nobody can be asked).
@@ -20,6 +20,7 @@ import { formatBytes, formatCount, formatDateTime, relativeTime } from "../forma
 import { homeFor } from "../home-env.js";
 import { registerHomeSecrets } from "../secrets.js";
 import { CliFailure, type CliIo, runSubcommandProgram, type SubcommandOptions } from "../subcommands.js";
+import { recoverFromFile } from "./sessions-recover.js";
 
 export type SessionsCommandOptions = SubcommandOptions;
 
@@ -172,8 +173,19 @@ function buildProgram(io: Io, outerProfile: string | undefined, setExit: (code: 
     .command("repair")
     .description("check the database and fix what can be fixed in place")
     .option("--check", "only check; change nothing")
+    .option(
+      "--from <file>",
+      "recover sessions from another or damaged state.db (state.db.corrupt-*) or a state-unsaved-*.jsonl file",
+    )
+    .option("--json", "with --from: print the counts as JSON")
     .addOption(profileOption())
-    .action(run((home, flags: { check?: boolean }) => repair(home, flags, io)));
+    .action(
+      run((home, flags: { check?: boolean; from?: string; json?: boolean }) => {
+        if (flags.from === undefined) return repair(home, flags, io);
+        if (flags.check) throw new CliFailure("--check and --from cannot be combined.", 2);
+        return recoverFromFile(home, flags.from, flags, io);
+      }),
+    );
 
   return root;
 }

@@ -1,0 +1,642 @@
+/**
+ * The session store for surfaces that record a conversation while it happens (the CLI chat): the
+ * SQLite store, plus a write queue so another process holding `state.db`'s lock never costs the
+ * session its history.
+ *
+ * A write first gets a short try at the lock (`writeWaitMs`). When another process still holds it,
+ * the write is queued in memory, in order, and answers at once with what the caller needs (the
+ * session record it will create, a provisional message id); a background timer retries with
+ * backoff for as long as the process runs, and every later write goes behind the queue so order is
+ * kept. The user is told once when writes start queueing and again when they are saved. At exit,
+ * `drain` (async, bounded) and then `close` (synchronous, short) make a last attempt; what still
+ * cannot be written goes to `<home>/state-unsaved-<time>.jsonl`, which
+ * `hermes sessions repair --from` brings back, and the user is told how many messages that is.
+ *
+ * Reads go straight to the file (in WAL mode readers are never blocked by a writer), except reads
+ * of a session that has writes waiting: those wait for the queue (bounded) so they never return a
+ * history with holes. Writes whose answer depends on the file (undo, branch, delete, prune…) wait
+ * the same way before they run.
+ */
+import type { Message } from "../ai/types.js";
+import { onProcessExit } from "../util/exit-reaper.js";
+import { redactJson, redactText } from "../util/redact.js";
+import { newSessionId } from "../util/session-id.js";
+import { validateMessage } from "./codec.js";
+import { sanitizeTitle } from "./titles.js";
+import {
+  type ExportedSession,
+  type NewSession,
+  type RecoveryReport,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreError,
+  type SqliteSessionStoreHandle,
+  type UsageDelta,
+} from "./types.js";
+import {
+  applyWrite,
+  messagesIn,
+  type QueuedWrite,
+  type SessionPatch,
+  writeSession,
+  writeUnsavedFile,
+} from "./unsaved-writes.js";
+
+export interface QueuedStoreOptions {
+  /** One line for the user (the CLI writes it to stderr): queued, saved, not saved. */
+  notify: (message: string) => void;
+  /** Where the unsaved-writes file goes when the lock never frees (the home). */
+  recoveryDir: string;
+  /** How long a write may wait for the lock before it is queued (default 500 ms). */
+  writeWaitMs?: number;
+  /** How long a read or write that needs the queued writes first waits for them (default 10 s). */
+  settleWaitMs?: number;
+  /** How long `close` keeps trying before writing the unsaved-writes file (default 2 s). */
+  closeWaitMs?: number;
+  /** Seconds; the timestamps queued messages keep (default: now). */
+  now?: () => number;
+  /** Background retry timer (tests inject one); the default is an unref'd setTimeout. */
+  setTimer?: (fn: () => void, ms: number) => () => void;
+  /** Applied to the unsaved-writes file, like every other text the store writes (default: redactText). */
+  redact?: (text: string) => string;
+}
+
+/** A `SessionStore` that queues writes while another process holds the lock. */
+export interface QueuedSessionStore extends SessionStore {
+  /** Writes accepted but not in the file yet (queued or failed). */
+  readonly pendingWrites: number;
+  /** Messages among them. */
+  readonly pendingMessages: number;
+  /** One attempt to write the queue, never waiting for the lock; true when nothing is left. */
+  flush(): boolean;
+  /**
+   * Keeps trying to write the queue for up to `timeoutMs` without blocking the event loop (signals
+   * are still handled); stops early when `signal` aborts. True when everything is saved.
+   */
+  drain(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+}
+
+interface Entry {
+  write: QueuedWrite;
+  /** The error that keeps it from being written, other than the lock. */
+  failure?: string;
+}
+
+const defaultTimer = (fn: () => void, ms: number) => {
+  const t = setTimeout(fn, ms);
+  t.unref();
+  return () => clearTimeout(t);
+};
+
+function isLocked(error: unknown): boolean {
+  return error instanceof SessionStoreError && error.code === "locked";
+}
+
+function isCorruptError(error: unknown): boolean {
+  return error instanceof SessionStoreError && error.code === "corrupt";
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Wraps an open SQLite store; closing the result closes it. */
+export function queuedSessionStore(
+  inner: SqliteSessionStoreHandle,
+  options: QueuedStoreOptions,
+): QueuedSessionStore {
+  return new WriteQueueStore(inner, options);
+}
+
+class WriteQueueStore implements QueuedSessionStore {
+  private readonly queue: Entry[] = [];
+  /** Records of sessions created while queued, so existence checks see them. */
+  private readonly pendingSessions = new Map<string, SessionRecord>();
+  private readonly writeWaitMs: number;
+  private readonly settleWaitMs: number;
+  private readonly closeWaitMs: number;
+  private readonly now: () => number;
+  private readonly setTimer: (fn: () => void, ms: number) => () => void;
+  private cancelTimer: (() => void) | undefined;
+  private backoffMs = 100;
+  private provisionalId = 0;
+  private lastStamp = 0;
+  /** Writes saved since the queue last started filling (for the "saved" notice). */
+  private episode = { writes: 0, messages: 0, told: false };
+  private readonly toldFailures = new Set<string>();
+  private closed = false;
+  private readonly unhookExit: () => void;
+
+  constructor(
+    private readonly inner: SqliteSessionStoreHandle,
+    private readonly options: QueuedStoreOptions,
+  ) {
+    this.writeWaitMs = options.writeWaitMs ?? 500;
+    this.settleWaitMs = options.settleWaitMs ?? 10_000;
+    this.closeWaitMs = options.closeWaitMs ?? 2000;
+    this.now = options.now ?? (() => Date.now() / 1000);
+    this.setTimer = options.setTimer ?? defaultTimer;
+    // process.exit (normal end, SIGTERM/SIGHUP through the exit reaper) still saves or writes the file.
+    this.unhookExit = onProcessExit(() => this.close());
+  }
+
+  get path(): string {
+    return this.inner.path;
+  }
+
+  get pendingWrites(): number {
+    return this.queue.length;
+  }
+
+  get pendingMessages(): number {
+    return this.queue.reduce((n, e) => n + messagesIn(e.write), 0);
+  }
+
+  // ---- the queue -------------------------------------------------------------------------------
+
+  /** Non-decreasing timestamps for queued messages, so a clock stepping back cannot reorder them. */
+  private stamp(): number {
+    this.lastStamp = Math.max(this.now(), this.lastStamp);
+    return this.lastStamp;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SessionStoreError("invalid", `the session store for ${this.path} is closed.`);
+  }
+
+  /**
+   * Runs `direct` when nothing is queued (with a short wait for the lock); otherwise, or when the
+   * lock is still held, queues `build()` and returns `provisional()`.
+   */
+  private submit<T>(direct: () => T, build: () => QueuedWrite, provisional: () => T): T {
+    this.assertOpen();
+    if (this.waitingFor() > 0) this.flush();
+    if (this.waitingFor() === 0) {
+      try {
+        return this.inner.withRetryBudget(this.writeWaitMs, Math.min(100, this.writeWaitMs), direct);
+      } catch (error) {
+        if (isCorruptError(error)) {
+          // The file went bad under us: keep the write for the unsaved-writes file, never drop it.
+          this.queue.push({ write: build(), failure: errorText(error) });
+          this.tellFailure(errorText(error));
+          return provisional();
+        }
+        if (!isLocked(error)) throw error;
+      }
+    }
+    const write = build();
+    this.queue.push({ write });
+    if (!this.episode.told) {
+      this.episode = { writes: 0, messages: 0, told: true };
+      this.options.notify(
+        `${this.path} is locked by another process; this session's history is kept in memory and will be written as soon as the lock frees.`,
+      );
+    }
+    this.schedule();
+    return provisional();
+  }
+
+  private schedule(): void {
+    if (this.cancelTimer || this.closed) return;
+    const delay = this.backoffMs * (0.5 + Math.random() / 2);
+    this.backoffMs = Math.min(this.backoffMs * 2, 2000);
+    this.cancelTimer = this.setTimer(() => {
+      this.cancelTimer = undefined;
+      if (this.closed) return;
+      if (!this.flush()) this.schedule();
+    }, delay);
+  }
+
+  flush(): boolean {
+    return this.flushWithin(0, 0);
+  }
+
+  /** Writes queued entries in order until one meets the lock; true when none is left waiting. */
+  private flushWithin(budgetMs: number, busyMs: number): boolean {
+    if (this.closed) return this.queue.length === 0;
+    let i = 0;
+    while (i < this.queue.length) {
+      const entry = this.queue[i]!;
+      if (entry.failure !== undefined) {
+        i++;
+        continue;
+      }
+      try {
+        this.inner.withRetryBudget(budgetMs, busyMs, () => this.apply(entry.write));
+      } catch (error) {
+        if (isLocked(error)) return false;
+        entry.failure = errorText(error);
+        this.tellFailure(entry.failure);
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      this.episode.writes++;
+      this.episode.messages += messagesIn(entry.write);
+      if (entry.write.op === "createSession") this.pendingSessions.delete(entry.write.input.id);
+    }
+    if (this.episode.told && this.queue.every((e) => e.failure !== undefined)) {
+      this.options.notify(
+        `${this.path} is free again: saved ${this.episode.writes} queued writes (${this.episode.messages} messages).`,
+      );
+      this.episode = { writes: 0, messages: 0, told: false };
+      this.backoffMs = 100;
+    }
+    return this.queue.every((e) => e.failure !== undefined);
+  }
+
+  private apply(write: QueuedWrite): void {
+    if (write.op !== "createSession" || !write.input.title) {
+      applyWrite(this.inner, write);
+      return;
+    }
+    try {
+      applyWrite(this.inner, write);
+    } catch (error) {
+      // Another process took the title while we waited: keep the session, drop the title.
+      if ((error as { code?: string }).code !== "title_taken") throw error;
+      const { title: _dropped, ...input } = write.input;
+      this.inner.createSession(input);
+      this.options.notify(
+        `The title "${write.input.title}" was taken meanwhile; the session was saved without one.`,
+      );
+    }
+  }
+
+  private tellFailure(message: string): void {
+    if (this.toldFailures.has(message)) return;
+    this.toldFailures.add(message);
+    this.options.notify(
+      `a session write could not be saved to ${this.path} (${message}); it is kept and will be written to an unsaved-writes file in ${this.options.recoveryDir} at exit.`,
+    );
+  }
+
+  /** Writes waiting for `sessionId` (or any, without one). */
+  private waitingFor(sessionId?: string): number {
+    return this.queue.filter(
+      (e) => e.failure === undefined && (sessionId === undefined || writeSession(e.write) === sessionId),
+    ).length;
+  }
+
+  /** Waits (bounded, blocking) for the queued writes a read or a dependent write needs. */
+  private settle(sessionId?: string): void {
+    this.assertOpen();
+    if (this.waitingFor(sessionId) === 0) return;
+    this.flushWithin(this.settleWaitMs, 200);
+    const left = this.waitingFor(sessionId);
+    if (left > 0) {
+      throw new SessionStoreError(
+        "locked",
+        `${this.path} is still locked by another process: ${left} writes ${sessionId ? `of session ${sessionId} ` : ""}are waiting for it, so this cannot be done yet. They are kept and saved when it frees; try again then.`,
+      );
+    }
+  }
+
+  async drain(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    if (this.flush()) return true;
+    this.options.notify(
+      `waiting up to ${Math.round(timeoutMs / 1000)} s for ${this.path} to save ${this.pendingMessages} queued messages (Ctrl+C to stop waiting; nothing is lost)…`,
+    );
+    let delay = 25;
+    while (!this.closed && !signal?.aborted) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(delay, left));
+        signal?.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(t);
+            resolve();
+          },
+          { once: true },
+        );
+      });
+      delay = Math.min(delay * 2, 250);
+      if (this.flush()) return true;
+    }
+    return this.flush();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    if (this.waitingFor() > 0) this.flushWithin(this.closeWaitMs, 100);
+    this.closed = true;
+    this.unhookExit();
+    const left = this.queue.splice(0);
+    try {
+      if (left.length > 0) this.saveUnsaved(left);
+    } finally {
+      this.inner.close();
+    }
+  }
+
+  private saveUnsaved(left: Entry[]): void {
+    const messages = left.reduce((n, e) => n + messagesIn(e.write), 0);
+    const redact = this.options.redact ?? redactText;
+    const what = `${messages} messages (${left.length} writes)`;
+    try {
+      const file = writeUnsavedFile(
+        this.options.recoveryDir,
+        this.path,
+        left.map((e) => redactJson(e.write, redact)),
+      );
+      this.options.notify(
+        `${what} could not be saved to ${this.path}. They are in ${file}; bring them back with \`hermes sessions repair --from ${file}\`.`,
+      );
+    } catch (error) {
+      this.options.notify(
+        `${what} could not be saved to ${this.path}, and writing them to ${this.options.recoveryDir} failed too (${errorText(error)}): they are lost.`,
+      );
+    }
+  }
+
+  // ---- writes that can wait in the queue -------------------------------------------------------
+
+  /** Throws `not_found` now, as the store would, for a session that neither exists nor is queued. */
+  private requireKnown(id: string): SessionRecord {
+    const known = this.pendingSessions.get(id) ?? this.inner.getSession(id);
+    if (!known) throw new SessionStoreError("not_found", `No session with id "${id}".`);
+    return known;
+  }
+
+  createSession(input: NewSession): SessionRecord {
+    if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
+    const startedAt = input.startedAt ?? this.now();
+    const full = { ...input, id: input.id ?? newSessionId(new Date(startedAt * 1000)), startedAt };
+    return this.submit(
+      () => this.inner.createSession(full),
+      () => {
+        if (this.pendingSessions.has(full.id) || this.inner.getSession(full.id))
+          throw new SessionStoreError("invalid", `A session with id "${full.id}" already exists.`);
+        this.pendingSessions.set(full.id, pendingRecord(full));
+        return { op: "createSession", input: full };
+      },
+      () => this.pendingSessions.get(full.id) ?? pendingRecord(full),
+    );
+  }
+
+  updateSession(id: string, patch: SessionPatch): void {
+    this.submit(
+      () => this.inner.updateSession(id, patch),
+      () => {
+        const known = this.requireKnown(id);
+        if (this.pendingSessions.has(id))
+          this.pendingSessions.set(id, { ...known, ...patch } as SessionRecord);
+        return { op: "updateSession", id, patch };
+      },
+      () => undefined,
+    );
+  }
+
+  setTitle(id: string, title: string | null): SessionRecord {
+    return this.submit(
+      () => this.inner.setTitle(id, title),
+      () => {
+        const known = this.requireKnown(id);
+        if (this.pendingSessions.has(id))
+          this.pendingSessions.set(id, { ...known, title: sanitizeTitle(title) });
+        return { op: "setTitle", id, title };
+      },
+      () => ({ ...this.requireKnown(id), title: sanitizeTitle(title) }),
+    );
+  }
+
+  endSession(id: string, reason: string): void {
+    const at = this.now();
+    this.submit(
+      () => this.inner.endSession(id, reason),
+      () => {
+        this.requireKnown(id);
+        return { op: "endSession", id, reason, at };
+      },
+      () => undefined,
+    );
+  }
+
+  reopenSession(id: string): void {
+    this.submit(
+      () => this.inner.reopenSession(id),
+      () => {
+        this.requireKnown(id);
+        return { op: "reopenSession", id };
+      },
+      () => undefined,
+    );
+  }
+
+  /** Queued appends return provisional ids (negative; the row's real id is not known yet). */
+  appendMessage(
+    sessionId: string,
+    message: Message,
+    options: { timestamp?: number; tokenCount?: number } = {},
+  ): number {
+    return this.appendAll(sessionId, [message], options)[0]!;
+  }
+
+  appendMessages(sessionId: string, messages: Message[]): number[] {
+    return this.appendAll(sessionId, messages, {});
+  }
+
+  private appendAll(
+    sessionId: string,
+    messages: Message[],
+    options: { timestamp?: number; tokenCount?: number },
+  ): number[] {
+    return this.submit(
+      () =>
+        messages.length === 1
+          ? [this.inner.appendMessage(sessionId, messages[0]!, options)]
+          : this.inner.appendMessages(sessionId, messages),
+      () => {
+        for (const m of messages) validateMessage(m);
+        this.requireKnown(sessionId);
+        const entries = messages.map((message) => ({
+          message,
+          timestamp: options.timestamp ?? this.stamp(),
+          ...(options.tokenCount !== undefined ? { tokenCount: options.tokenCount } : {}),
+        }));
+        return { op: "appendMessages", sessionId, entries };
+      },
+      () => messages.map(() => --this.provisionalId),
+    );
+  }
+
+  recordUsage(sessionId: string, delta: UsageDelta): void {
+    this.submit(
+      () => this.inner.recordUsage(sessionId, delta),
+      () => {
+        this.requireKnown(sessionId);
+        return { op: "recordUsage", sessionId, delta };
+      },
+      () => undefined,
+    );
+  }
+
+  // ---- reads -----------------------------------------------------------------------------------
+
+  getSession(id: string): SessionRecord | null {
+    this.assertOpen();
+    return this.inner.getSession(id) ?? this.pendingSessions.get(id) ?? null;
+  }
+
+  resolveSession(ref: string): SessionRecord {
+    this.assertOpen();
+    const pending = this.pendingSessions.get(ref);
+    if (pending) return pending;
+    return this.inner.resolveSession(ref);
+  }
+
+  latestSession(filter?: { source?: string; title?: string }): SessionRecord | null {
+    this.settle();
+    return this.inner.latestSession(filter);
+  }
+
+  nextLineageTitle(title: string): string {
+    this.assertOpen();
+    return this.inner.nextLineageTitle(title);
+  }
+
+  getMessages(sessionId: string, options?: { includeInactive?: boolean }) {
+    this.settle(sessionId);
+    return this.inner.getMessages(sessionId, options);
+  }
+
+  conversation(sessionId: string): Message[] {
+    this.settle(sessionId);
+    return this.inner.conversation(sessionId);
+  }
+
+  around(sessionId: string, messageId: number, window?: number) {
+    this.settle(sessionId);
+    return this.inner.around(sessionId, messageId, window);
+  }
+
+  listSessions(filter?: Parameters<SessionStore["listSessions"]>[0]) {
+    this.assertOpen();
+    return this.inner.listSessions(filter);
+  }
+
+  search(options: Parameters<SessionStore["search"]>[0]) {
+    this.assertOpen();
+    return this.inner.search(options);
+  }
+
+  recent(limit?: number, excludeSessionId?: string) {
+    this.assertOpen();
+    return this.inner.recent(limit, excludeSessionId);
+  }
+
+  *exportSessions(filter?: { sessionId?: string; source?: string }): Iterable<ExportedSession> {
+    this.settle(filter?.sessionId);
+    yield* this.inner.exportSessions(filter);
+  }
+
+  stats() {
+    this.assertOpen();
+    return this.inner.stats();
+  }
+
+  check() {
+    this.assertOpen();
+    return this.inner.check();
+  }
+
+  insights(options?: Parameters<SessionStore["insights"]>[0]) {
+    this.assertOpen();
+    return this.inner.insights(options);
+  }
+
+  // ---- writes that depend on what is in the file: they wait for the queue first ----------------
+
+  undoTurns(sessionId: string, turns: number) {
+    this.settle(sessionId);
+    return this.inner.undoTurns(sessionId, turns);
+  }
+
+  branchSession(id: string, options?: { title?: string; source?: string }) {
+    this.settle(id);
+    return this.inner.branchSession(id, options);
+  }
+
+  deleteSession(id: string) {
+    this.settle(id);
+    return this.inner.deleteSession(id);
+  }
+
+  prunable(options: { olderThanDays: number; source?: string }) {
+    this.assertOpen();
+    return this.inner.prunable(options);
+  }
+
+  prune(options: { olderThanDays: number; source?: string }) {
+    this.settle();
+    return this.inner.prune(options);
+  }
+
+  autoPrune(options: { retentionDays: number; minIntervalHours: number; vacuum: boolean }) {
+    this.settle();
+    return this.inner.autoPrune(options);
+  }
+
+  optimize() {
+    this.settle();
+    return this.inner.optimize();
+  }
+
+  repair() {
+    this.settle();
+    return this.inner.repair();
+  }
+
+  importLegacyJsonl(dir: string) {
+    this.settle();
+    return this.inner.importLegacyJsonl(dir);
+  }
+
+  recoverFrom(file: string): RecoveryReport {
+    this.settle();
+    return this.inner.recoverFrom(file);
+  }
+}
+
+/** The row `createSession` will write, as `getSession` will read it back. */
+function pendingRecord(s: NewSession & { id: string; startedAt: number }): SessionRecord {
+  const config =
+    s.modelConfig && Object.keys(s.modelConfig).length > 0 ? JSON.stringify(s.modelConfig) : null;
+  return {
+    id: s.id,
+    source: s.source,
+    userId: s.userId ?? null,
+    model: s.model ?? null,
+    modelConfig: config,
+    systemPrompt: s.systemPrompt ?? null,
+    parentSessionId: s.parentSessionId ?? null,
+    startedAt: s.startedAt,
+    endedAt: null,
+    endReason: null,
+    messageCount: 0,
+    toolCallCount: 0,
+    apiCallCount: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    estimatedCostUsd: null,
+    actualCostUsd: null,
+    costStatus: null,
+    costSource: null,
+    pricingVersion: null,
+    cwd: s.cwd ?? null,
+    gitBranch: s.gitBranch ?? null,
+    gitRepoRoot: s.gitRepoRoot ?? null,
+    billingProvider: s.billingProvider ?? null,
+    billingBaseUrl: s.billingBaseUrl ?? null,
+    title: sanitizeTitle(s.title ?? null),
+    archived: false,
+  };
+}

@@ -10,6 +10,10 @@ import type { HermesConfig } from "../config/defaults.js";
 import type { CronJob } from "../knowledge/cron/types.js";
 import { describeFindings, scanThreats, type ThreatFinding } from "../knowledge/threats.js";
 import type { Logger } from "../util/log.js";
+
+/** How long a finished run waits for writes still queued behind another process's lock on state.db. */
+const RUN_SAVE_WAIT_MS = 10_000;
+
 import type { CronRunResult, RunJobFn } from "./scheduler.js";
 
 export interface AgentJobRunnerOptions {
@@ -116,11 +120,15 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       }
     }
 
-    let store: import("../state/types.js").SessionStore | null = null;
+    let store: import("../state/queued-store.js").QueuedSessionStore | null = null;
     if (options.record !== false) {
       try {
-        const { openSessionStore, sessionStorePath } = await import("../state/sqlite-store.js");
-        store = openSessionStore(sessionStorePath(home));
+        // Recording store: a damaged state.db is moved aside, and writes that meet another
+        // process's lock are queued and retried instead of lost.
+        const { openRecordingStore } = await import("../state/recording-store.js");
+        store = openRecordingStore(home, {
+          notify: (message) => options.onWarning?.(`state.db: ${message}`),
+        });
       } catch (error) {
         options.onWarning?.(`cron: state.db could not be opened, the run is not recorded: ${String(error)}`);
       }
@@ -157,6 +165,7 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       return { ok: false, output: "", error: error instanceof Error ? error.message : String(error) };
     } finally {
       await session.close("cron_complete");
+      await store?.drain(RUN_SAVE_WAIT_MS);
       store?.close();
     }
   };

@@ -13,7 +13,7 @@ import { createDeliverer, type PlatformSender } from "../cron/delivery.js";
 import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
 import { logTick } from "../cron/tick-log.js";
-import { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
+import { openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
@@ -26,6 +26,10 @@ import { createAdapter, enabledPlatforms } from "./platforms/registry.js";
 import type { PlatformAdapter } from "./platforms/types.js";
 import { startWebhookServer } from "./webhooks/server.js";
 import { webhookEnabled } from "./webhooks/subscriptions.js";
+
+/** How long stopping waits for writes still queued behind another process's lock on state.db. */
+const SHUTDOWN_SAVE_WAIT_MS = 10_000;
+
 import { webhookDeliverer, webhookRunner } from "./webhooks/wiring.js";
 
 export interface GatewayOptions {
@@ -155,8 +159,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (platforms.length > 0 || webhooks) {
       // Resolve the provider now so a configuration problem stops start-up with its message.
       const resolved = resolveRuntime({ flags: {}, config, env });
-      const store = openSessionStore(sessionStorePath(home));
-      stops.push(async () => store.close());
+      // Recording store: a damaged state.db is moved aside, and writes that meet another
+      // process's lock are queued and retried instead of lost.
+      const store = openRecordingStore(home, { notify: (message) => print(`state.db: ${message}`) });
+      stops.push(async () => {
+        await store.drain(SHUTDOWN_SAVE_WAIT_MS);
+        store.close();
+      });
       sessionOptions = {
         config,
         home,

@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net";
 import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { openRecordingStore } from "../../state/recording-store.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { Logger } from "../../util/log.js";
@@ -33,6 +33,10 @@ import {
 import { AcquireAbortedError, QueueFullError, RunLimiter } from "./limiter.js";
 import { ResponseStore } from "./response-store.js";
 import { createResponse, deleteResponse, getResponse } from "./responses.js";
+
+/** How long closing waits for writes still queued behind another process's lock on state.db. */
+const SHUTDOWN_SAVE_WAIT_MS = 10_000;
+
 import { API_SERVER_SOURCE, TurnRunner } from "./turns.js";
 
 export interface ApiServerOptions {
@@ -153,7 +157,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const limiter = new RunLimiter(maxRuns, options.maxQueuedRuns ?? maxRuns * 20);
   // Resolve the provider once, now, so a configuration problem stops start-up with its message.
   const resolved = resolveRuntime({ flags: {}, config: options.config, env });
-  const store = openSessionStore(sessionStorePath(options.home));
+  // Recording store: a damaged state.db is moved aside, and writes that meet another process's
+  // lock are queued and retried instead of lost.
+  const store = openRecordingStore(options.home, {
+    notify: (message) => options.onWarning?.(`state.db: ${message}`),
+  });
   const cwd = options.cwd ?? process.cwd();
   const turns = new TurnRunner({
     store,
@@ -352,6 +360,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         await limiter.idle();
         server.closeAllConnections();
         await stopped;
+        await store.drain(SHUTDOWN_SAVE_WAIT_MS);
         store.close();
       })();
       return closed;

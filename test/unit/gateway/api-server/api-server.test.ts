@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatSession } from "../../../../src/agent/chat-session.js";
@@ -364,6 +367,43 @@ describe("API server: auth and bad input", () => {
       await expect(start).rejects.toThrow(/API_SERVER_KEY/);
     } finally {
       await llm.close();
+    }
+  });
+
+  it("moves an unreadable state.db aside, says so, and records to a fresh one", async () => {
+    const llm = await startFakeLlm();
+    const home = mkdtempSync(join(tmpdir(), "hermes-api-corrupt-"));
+    writeFileSync(join(home, "state.db"), "this is not a database at all, just some text");
+    const warnings: string[] = [];
+    const server = await startApiServer({
+      home,
+      config: fakeLlmConfig(llm),
+      env: {},
+      port: 0,
+      key: "k",
+      onWarning: (m) => warnings.push(m),
+    });
+    try {
+      llm.enqueue(reply().text("recorded"));
+      const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "k", maxRetries: 0 });
+      const answer = await client.chat.completions.create({
+        model: "x",
+        messages: [{ role: "user", content: "hi" }],
+      });
+      expect(answer.choices[0]?.message.content).toBe("recorded");
+    } finally {
+      await server.close();
+      await llm.close();
+    }
+    const moved = readdirSync(home).filter((f) => f.startsWith("state.db.corrupt-"));
+    expect(moved).toHaveLength(1);
+    expect(readFileSync(join(home, moved[0] ?? ""), "utf8")).toContain("not a database");
+    expect(warnings.join("\n")).toContain("hermes sessions repair --from");
+    const store = openSessionStore(sessionStorePath(home));
+    try {
+      expect(store.listSessions({}).length).toBe(1);
+    } finally {
+      store.close();
     }
   });
 

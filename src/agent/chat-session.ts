@@ -6,6 +6,7 @@
  */
 
 import { auxiliaryComplete, resolveAuxiliaryChain } from "../ai/auxiliary.js";
+import { describeRepair, repairChanged, repairHistory } from "../ai/history-repair.js";
 import {
   type CostStatus,
   estimateUsageCost,
@@ -252,7 +253,7 @@ export class ChatSession {
     let messages: Message[];
     if (this.store?.getSession(this.id)) {
       result = this.store.undoTurns(this.id, n);
-      messages = this.store.conversation(this.id);
+      messages = this.loadConversation(this.store, this.id);
     } else {
       const cut = undoInMemory(this.current.messages, n);
       result = { removed: cut.removed, userText: cut.userText };
@@ -381,9 +382,45 @@ export class ChatSession {
     store.reopenSession(record.id);
     return {
       id: record.id,
-      messages: store.conversation(record.id),
+      messages: this.loadConversation(store, record.id),
       ...(record.systemPrompt !== null ? { systemPrompt: record.systemPrompt } : {}),
     };
+  }
+
+  /**
+   * A stored conversation as the next request may carry it: repaired (ai/history-repair.ts) so a
+   * session killed mid-turn is valid for strict providers. Stand-ins that only complete the end of
+   * the history are written back once, so the transcript shows them and later loads find nothing
+   * to do; other repairs are applied again, identically, on each load.
+   */
+  private loadConversation(store: SessionStore, id: string): Message[] {
+    const repair = repairHistory(store.conversation(id));
+    if (!repairChanged(repair)) return repair.messages;
+    const log = this.options.logger?.child({ component: "agent", sessionId: id });
+    if (repair.appended) {
+      try {
+        store.appendMessages(id, repair.appended);
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        log?.warning(`Could not save the repaired history: ${why}`);
+        this.options.onWarning?.(
+          `Could not save the repaired history in ${store.path} (${why}); it is repaired again next time.`,
+        );
+      }
+      // Told once: the repair is on disk, so the next resume finds nothing to repair.
+      const note = describeRepair(repair);
+      if (note) this.options.onWarning?.(note);
+    }
+    log?.info("history repaired on resume", {
+      missingResults: repair.missingResults,
+      orphanResults: repair.orphanResults,
+      movedResults: repair.movedResults,
+      droppedDuplicates: repair.droppedDuplicates,
+      markedInterrupted: repair.markedInterrupted,
+      droppedEmpty: repair.droppedEmpty,
+      written: repair.appended !== undefined,
+    });
+    return repair.messages;
   }
 
   private switchTo(seed: AgentSeed): void {

@@ -5,6 +5,7 @@
  * so tests drive it with a scripted transport in-process.
  */
 import { type ClassifiedError, classifyApiError } from "../ai/error-classifier.js";
+import { withInterruptedMarker } from "../ai/history-repair.js";
 import {
   DEFAULT_RETRY_POLICY,
   failureAdvice,
@@ -157,17 +158,20 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
     const withTools = forcedSummary === null && deps.tools.length > 0;
     deps.emit({ type: "turn_start", iteration });
 
-    let assistant: Message;
-    let finish: FinishReason;
+    let reply: ModelReply;
+    const failed = { partialText: "" };
     try {
-      ({ message: assistant, finish } = await callModel(messages, deps, route, withTools, usage, signal));
+      reply = await callModel(messages, deps, route, withTools, usage, signal, failed);
     } catch (error) {
+      // The text received before the stop is kept, marked, so the next request shows the model
+      // where its answer broke off (and the transcript shows the user what they saw).
+      const partial = failed.partialText;
       if (isAbort(error, signal)) {
-        const partial = (error as { partialText?: string }).partialText ?? "";
-        if (partial) append({ role: "assistant", content: partial, finish_reason: "aborted" });
+        if (partial.trim()) append(interruptedAnswer(partial, "aborted"));
         deps.emit({ type: "turn_end", iteration, finishReason: "aborted" });
         return { reason: "interrupted", text: partial || lastText, iterations: iteration, usage };
       }
+      if (partial.trim()) append(interruptedAnswer(partial, "error"));
       const message = describeProviderError(error);
       const advice = failureAdvice(
         classifyModelError(error, deps, messages, route.fallback?.model ?? deps.model),
@@ -177,6 +181,7 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
       return { reason: "error", text: lastText, iterations: iteration, usage, error: message };
     }
 
+    const { message: assistant, finish } = reply;
     const notes = normaliseToolCalls(assistant, deps, withTools, finish);
     append(assistant);
     const text = messageText(assistant);
@@ -199,7 +204,9 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
 
     const cutOff = calls.map((call) => notes.get(call)?.cutOff).filter((c): c is CutOff => c !== undefined);
     if (cutOff[0]) deps.emit({ type: "warning", message: cutOffWarning(cutOff.length, cutOff[0]) });
-    const batch = await runToolCalls(calls, notes, deps, signal);
+    // Each result is stored as soon as it and the ones before it are done (a crash loses only the
+    // calls still running); the last one waits for the notes added to it below.
+    const batch = await runToolCalls(calls, notes, deps, signal, append);
     // A call that only ran a script of tool calls (execute_code) is work done for the model, not
     // a step of its own: it does not count against the iteration budget.
     // Refunds are capped at the budget itself, so a model looping on scripts still stops.
@@ -224,16 +231,12 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
       note = SUMMARY_NOTE;
     }
     const steering = deps.takeSteering?.();
-    const results = batch.results;
-    const last = results[results.length - 1];
-    if (last) {
-      const extras = [
-        steering ? `[User steering, sent while you worked] ${steering}` : "",
-        note ?? "",
-      ].filter(Boolean);
-      if (extras.length > 0) last.content = `${last.content}\n\n${extras.join("\n\n")}`;
-    }
-    for (const result of results) append(result);
+    const last = batch.last;
+    const extras = [steering ? `[User steering, sent while you worked] ${steering}` : "", note ?? ""].filter(
+      Boolean,
+    );
+    if (extras.length > 0) last.content = `${last.content}\n\n${extras.join("\n\n")}`;
+    append(last);
     if (signal.aborted) return { reason: "interrupted", text: lastText, iterations: iteration, usage };
     if (forcedSummary === null) await deps.checkpoint?.();
   }
@@ -251,6 +254,8 @@ async function callModel(
   withTools: boolean,
   usage: Usage,
   signal: AbortSignal,
+  /** Set to the failed attempt's streamed text when the call throws (empty when none). */
+  failed: { partialText: string },
 ): Promise<ModelReply> {
   const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
   const system = wellFormed(
@@ -325,7 +330,8 @@ async function callModel(
         partial: partialText.length > 0,
       });
     } catch (error) {
-      if (signal.aborted) throw Object.assign(abortError(), { partialText });
+      failed.partialText = partialText;
+      if (signal.aborted) throw abortError();
       // A failed attempt's text is not the answer, however much of it was shown: consumers are told
       // to take it back (the renderer holds or marks it), and the call is retried or fails below.
       // A stalled partial is never kept as if complete.
@@ -418,7 +424,8 @@ async function callModel(
         type: "warning",
         message: retryNotice(classified, plan.delayMs, retries, policy.maxRetries),
       });
-      if (!(await sleep(plan.delayMs, signal))) throw Object.assign(abortError(), { partialText: "" });
+      failed.partialText = "";
+      if (!(await sleep(plan.delayMs, signal))) throw abortError();
     }
   }
 }
@@ -527,15 +534,21 @@ function normaliseToolCalls(
 }
 
 interface BatchResult {
-  results: Message[];
+  /** The last call's result, not yet appended (the loop adds its notes first). */
+  last: Message;
   stop?: string;
 }
 
+/**
+ * Runs a model call's tools and hands each result but the last to `append` in call order, as
+ * soon as it and every result before it are done.
+ */
 async function runToolCalls(
   calls: readonly ToolCall[],
   notes: ReadonlyMap<ToolCall, CallNotes>,
   deps: LoopDeps,
   signal: AbortSignal,
+  append: (message: Message) => void,
 ): Promise<BatchResult> {
   const known = new Set(deps.tools.map((t) => t.function.name));
   const parsed = calls.map((call) => ({
@@ -562,7 +575,15 @@ async function runToolCalls(
   });
 
   let stop: string | undefined;
-  const outcomes = await runWaves(planWaves(planned), async (index) => {
+  const done = new Map<number, ToolOutcome>();
+  let stored = 0;
+  const resultOf = (index: number): Message => ({
+    role: "tool",
+    tool_call_id: parsed[index]!.call.id,
+    name: parsed[index]!.call.function.name,
+    content: done.get(index)?.content ?? JSON.stringify({ error: "Tool did not run." }),
+  });
+  await runWaves(planWaves(planned), async (index) => {
     const { call, args, repairNote, cutOff, rawLength } = parsed[index]!;
     const name = call.function.name;
     const started = Date.now();
@@ -597,16 +618,17 @@ async function runToolCalls(
       result: outcome.content,
       durationMs: Date.now() - started,
     });
+    done.set(index, outcome);
+    while (stored < parsed.length - 1 && done.has(stored)) append(resultOf(stored++));
     return outcome;
   });
+  const last = resultOf(parsed.length - 1);
+  return stop ? { last, stop } : { last };
+}
 
-  const results: Message[] = parsed.map(({ call }, index) => ({
-    role: "tool",
-    tool_call_id: call.id,
-    name: call.function.name,
-    content: outcomes.get(index)?.content ?? JSON.stringify({ error: "Tool did not run." }),
-  }));
-  return stop ? { results, stop } : { results };
+/** An answer stopped mid-stream, stored with the interrupted marker as its last line. */
+function interruptedAnswer(text: string, finish: "aborted" | "error"): Message {
+  return { role: "assistant", content: withInterruptedMarker(text), finish_reason: finish };
 }
 
 function unknownToolMessage(name: string, known: string[], misses: number): string {

@@ -93,19 +93,23 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
           const parent = sessionId;
           guard("continue the compressed session", () => {
             const parentRow = store.getSession(parent);
-            store.endSession(parent, "compression");
-            store.createSession({
-              id: event.childSessionId,
-              source: options.source,
-              model,
-              systemPrompt: parentRow?.systemPrompt ?? systemPrompt,
-              cwd: options.cwd,
-              parentSessionId: parent,
-              ...(options.userId ? { userId: options.userId } : {}),
-              ...(options.billingProvider ? { billingProvider: options.billingProvider } : {}),
-              ...(options.billingBaseUrl ? { billingBaseUrl: options.billingBaseUrl } : {}),
-            });
-            store.appendMessages(event.childSessionId, event.messages);
+            // One transaction: a crash here leaves the old session whole or the new one complete.
+            store.continueSession(
+              parent,
+              {
+                id: event.childSessionId,
+                source: options.source,
+                model,
+                systemPrompt: parentRow?.systemPrompt ?? systemPrompt,
+                cwd: options.cwd,
+                parentSessionId: parent,
+                ...(options.userId ? { userId: options.userId } : {}),
+                ...(options.billingProvider ? { billingProvider: options.billingProvider } : {}),
+                ...(options.billingBaseUrl ? { billingBaseUrl: options.billingBaseUrl } : {}),
+              },
+              event.messages,
+              "compression",
+            );
             sessionId = event.childSessionId;
           });
         }

@@ -246,36 +246,62 @@ class SqliteSessionStore implements SqliteSessionStoreHandle {
   }
 
   createSession(input: NewSession): SessionRecord {
+    const id = this.ctx.write(() => this.insertNewSession(input));
+    return this.mustGet(id);
+  }
+
+  continueSession(
+    parentId: string,
+    child: NewSession & { parentSessionId: string },
+    messages: Message[],
+    reason = "compression",
+  ): SessionRecord {
+    const ctx = this.ctx;
+    const id = ctx.write(() => {
+      requireSession(ctx, parentId);
+      ctx
+        .stmt("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?")
+        .run(ctx.now(), reason, parentId);
+      const childId = this.insertNewSession(child);
+      insertMessages(
+        ctx,
+        childId,
+        messages.map((message) => ({ message })),
+      );
+      return childId;
+    });
+    return this.mustGet(id);
+  }
+
+  /** The insert of `createSession`, inside the caller's write transaction; returns the new id. */
+  private insertNewSession(input: NewSession): string {
     const ctx = this.ctx;
     const startedAt = input.startedAt ?? ctx.now();
     const id = input.id ?? newSessionId(new Date(startedAt * 1000));
     const title = sanitizeTitle(input.title == null ? input.title : ctx.redact(input.title));
     if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
-    ctx.write(() => {
-      if (sessionRow(ctx, id))
-        throw new SessionStoreError("invalid", `A session with id "${id}" already exists.`);
-      if (title !== null) assertTitleFree(ctx, title, id);
-      if (input.parentSessionId !== undefined) requireSession(ctx, input.parentSessionId);
-      const config =
-        input.modelConfig && Object.keys(input.modelConfig).length > 0 ? input.modelConfig : null;
-      insertSession(ctx, {
-        id,
-        source: input.source,
-        userId: input.userId ?? null,
-        model: input.model ?? null,
-        modelConfig: config ? JSON.stringify(config) : null,
-        systemPrompt: input.systemPrompt ?? null,
-        parentSessionId: input.parentSessionId ?? null,
-        startedAt,
-        cwd: input.cwd ?? null,
-        gitBranch: input.gitBranch ?? null,
-        gitRepoRoot: input.gitRepoRoot ?? null,
-        billingProvider: input.billingProvider ?? null,
-        billingBaseUrl: input.billingBaseUrl ?? null,
-        title,
-      });
+    if (sessionRow(ctx, id))
+      throw new SessionStoreError("invalid", `A session with id "${id}" already exists.`);
+    if (title !== null) assertTitleFree(ctx, title, id);
+    if (input.parentSessionId !== undefined) requireSession(ctx, input.parentSessionId);
+    const config = input.modelConfig && Object.keys(input.modelConfig).length > 0 ? input.modelConfig : null;
+    insertSession(ctx, {
+      id,
+      source: input.source,
+      userId: input.userId ?? null,
+      model: input.model ?? null,
+      modelConfig: config ? JSON.stringify(config) : null,
+      systemPrompt: input.systemPrompt ?? null,
+      parentSessionId: input.parentSessionId ?? null,
+      startedAt,
+      cwd: input.cwd ?? null,
+      gitBranch: input.gitBranch ?? null,
+      gitRepoRoot: input.gitRepoRoot ?? null,
+      billingProvider: input.billingProvider ?? null,
+      billingBaseUrl: input.billingBaseUrl ?? null,
+      title,
     });
-    return this.mustGet(id);
+    return id;
   }
 
   getSession(id: string): SessionRecord | null {

@@ -313,6 +313,17 @@ export interface SessionStore {
   endSession(id: string, reason: string): void;
   /** Clears `ended_at`/`end_reason` when a session is resumed. */
   reopenSession(id: string): void;
+  /**
+   * Continues `parentId` as a new session holding `messages` (after compression), in one
+   * transaction: the parent is ended with `reason` (default `compression`), the child created and
+   * filled. A crash leaves either the parent as it was or both complete, never an empty child.
+   */
+  continueSession(
+    parentId: string,
+    child: NewSession & { parentSessionId: string },
+    messages: Message[],
+    reason?: string,
+  ): SessionRecord;
 
   /** Appends one message at once (durable before it returns) and bumps the counters. Returns its id. */
   appendMessage(

@@ -41,6 +41,10 @@ export async function answerAnthropic(
         res.end(JSON.stringify(fullMessage(spec, ctx)));
       }
       return;
+    case "stall":
+      // `afterChunks` events, then silence with the connection open (until the client cuts it).
+      if (ctx.stream) await writeEvents(res, streamEvents(spec.message, ctx).slice(0, spec.afterChunks));
+      return;
     case "disconnect":
     case "truncate": {
       if (ctx.stream) {
@@ -199,4 +203,37 @@ function streamEvents(spec: MessageSpec, ctx: AnswerContext): Json[] {
   });
   events.push({ type: "message_stop" });
   return events;
+}
+
+/**
+ * What the real Messages API says (HTTP 400, `invalid_request_error`) about a request whose tool
+ * blocks do not pair up: a `tool_use` without a `tool_result` in the very next message, or a
+ * `tool_result` whose `tool_use` is not in the message before. Undefined when the pairs are fine.
+ */
+export function anthropicPairingError(body: unknown): string | undefined {
+  const messages = (body as { messages?: unknown })?.messages;
+  if (!Array.isArray(messages)) return undefined;
+  const blocks = (m: unknown): Json[] => {
+    const content = (m as { content?: unknown })?.content;
+    return Array.isArray(content) ? (content as Json[]) : [];
+  };
+  const ids = (m: unknown, type: string, key: string) =>
+    blocks(m)
+      .filter((b) => b["type"] === type)
+      .map((b) => String(b[key]));
+  for (let i = 0; i < messages.length; i++) {
+    const uses = ids(messages[i], "tool_use", "id");
+    const next = messages[i + 1];
+    const answered = new Set(ids(next, "tool_result", "tool_use_id"));
+    const missing = uses.filter((id) => !answered.has(id));
+    if (missing.length > 0) {
+      return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+    const previousUses = new Set(i > 0 ? ids(messages[i - 1], "tool_use", "id") : []);
+    const stray = ids(messages[i], "tool_result", "tool_use_id").filter((id) => !previousUses.has(id));
+    if (stray.length > 0) {
+      return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${stray.join(", ")}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    }
+  }
+  return undefined;
 }

@@ -11,7 +11,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { answerAnthropic } from "./fake-llm-anthropic.js";
+import { answerAnthropic, anthropicPairingError } from "./fake-llm-anthropic.js";
 import { answerResponses } from "./fake-llm-responses.js";
 
 /**
@@ -196,6 +196,11 @@ export interface FakeLlmOptions {
   models?: string[];
   /** Extra fields for a listed model's entry (`context_length`, `max_model_len`, ...). */
   modelInfo?: Record<string, Record<string, unknown>>;
+  /**
+   * Answer Anthropic Messages requests whose tool_use/tool_result blocks do not pair up with the
+   * real API's HTTP 400 (`invalid_request_error`), before taking a scripted reply.
+   */
+  strictToolPairs?: boolean;
 }
 
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
@@ -253,6 +258,12 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve();
       }
+    }
+    const pairing =
+      options.strictToolPairs && wire === "anthropic" ? anthropicPairingError(record.body) : undefined;
+    if (pairing) {
+      sendJson(res, 400, { type: "error", error: { type: "invalid_request_error", message: pairing } });
+      return;
     }
     const scripted = (responder ? await responder(record) : undefined) ?? queue.shift();
     if (!scripted) {

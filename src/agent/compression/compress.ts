@@ -3,6 +3,7 @@
  * and roles alternating. Nothing is dropped unless the summary succeeded: a failing summariser is
  * retried once, then the original messages come back untouched with an error for the user.
  */
+import { repairHistory } from "../../ai/history-repair.js";
 import { type Message, messageText } from "../../ai/types.js";
 import { planCompression } from "./plan.js";
 import { buildSummaryPrompt, formatSummaryMessage, isSummaryMessage, splitSummaryMessage } from "./prompt.js";
@@ -48,42 +49,11 @@ export function isThrashing(previousPasses: readonly number[]): boolean {
 }
 
 /**
- * Removes tool results whose call is not earlier in the list, and adds a stub result for each
- * call that has none, right after that call's other results.
+ * Removes tool results whose call was summarised away and adds a stub result for each call whose
+ * result was: the shared history repair (ai/history-repair.ts) with compression's wording.
  */
 export function fixToolPairs(messages: readonly Message[]): Message[] {
-  const answered = new Set<string>();
-  for (const m of messages) if (m.role === "tool" && m.tool_call_id) answered.add(m.tool_call_id);
-  const out: Message[] = [];
-  const open = new Set<string>();
-  let pending: Message | undefined;
-  const flush = () => {
-    if (!pending) return;
-    for (const call of pending.tool_calls ?? []) {
-      if (!answered.has(call.id)) {
-        out.push({ role: "tool", tool_call_id: call.id, name: call.function.name, content: STUB_RESULT });
-        answered.add(call.id);
-      }
-    }
-    pending = undefined;
-  };
-  for (const m of messages) {
-    if (m.role === "tool") {
-      if (m.tool_call_id && open.has(m.tool_call_id)) {
-        open.delete(m.tool_call_id);
-        out.push(m);
-      }
-      continue;
-    }
-    flush();
-    out.push(m);
-    if (m.role === "assistant" && m.tool_calls?.length) {
-      for (const c of m.tool_calls) open.add(c.id);
-      pending = m;
-    }
-  }
-  flush();
-  return out;
+  return repairHistory(messages, { missingResult: () => STUB_RESULT, orphanResults: "drop" }).messages;
 }
 
 function joinText(summaryText: string, content: Message["content"]): Message["content"] {

@@ -12,6 +12,7 @@
  * - Signed thinking blocks go back exactly as received, first in their assistant turn.
  * - `max_tokens` is required; thinking budgets must fit under it.
  */
+import { INTERRUPTED_TOOL_RESULT } from "../history-repair.js";
 import type { ChatRequest, ContentPart, Message, ToolSchema } from "../types.js";
 
 export type CacheTtl = "5m" | "1h";
@@ -32,9 +33,8 @@ export interface BuildOptions {
 
 const EMPTY_TEXT = "(empty)";
 const NO_OUTPUT = "(no output)";
-const MISSING_RESULT = JSON.stringify({
-  error: "No result was recorded for this tool call (the turn was interrupted or the history was cut).",
-});
+/** Same wording as the history repair, which normally answers such calls before a request is built. */
+const MISSING_RESULT = INTERRUPTED_TOOL_RESULT;
 const THINKING_TYPES = new Set(["thinking", "redacted_thinking"]);
 /** Image types the Messages API accepts inline. */
 const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);

@@ -16,6 +16,7 @@
  * - `toolResult.status` is a Claude-only field, so it is sent to Claude models only.
  * - Signed reasoning goes back exactly as received, first in its assistant turn.
  */
+import { INTERRUPTED_TOOL_RESULT } from "../history-repair.js";
 import type { ChatRequest, ContentPart, Message, ToolSchema } from "../types.js";
 import {
   defaultMaxTokens,
@@ -54,9 +55,8 @@ export const REASONING_REDACTED = "bedrock_reasoning_redacted";
 
 const EMPTY_TEXT = "(empty)";
 const NO_OUTPUT = "(no output)";
-const MISSING_RESULT = JSON.stringify({
-  error: "No result was recorded for this tool call (the turn was interrupted or the history was cut).",
-});
+/** Same wording as the history repair, which normally answers such calls before a request is built. */
+const MISSING_RESULT = INTERRUPTED_TOOL_RESULT;
 const IMAGE_FORMATS: Readonly<Record<string, string>> = {
   "image/png": "png",
   "image/jpeg": "jpeg",

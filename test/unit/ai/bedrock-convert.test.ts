@@ -152,7 +152,7 @@ describe("convertMessages", () => {
             {
               toolResult: {
                 toolUseId: "c1",
-                content: [{ text: expect.stringContaining("No result was recorded") }],
+                content: [{ text: expect.stringContaining("no result was recorded") }],
                 status: "error",
               },
             },

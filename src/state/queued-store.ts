@@ -234,6 +234,7 @@ class WriteQueueStore implements QueuedSessionStore {
       this.episode.writes++;
       this.episode.messages += messagesIn(entry.write);
       if (entry.write.op === "createSession") this.pendingSessions.delete(entry.write.input.id);
+      if (entry.write.op === "continueSession") this.pendingSessions.delete(entry.write.child.id);
     }
     if (this.episode.told && this.queue.every((e) => e.failure !== undefined)) {
       this.options.notify(
@@ -374,6 +375,28 @@ class WriteQueueStore implements QueuedSessionStore {
           throw new SessionStoreError("invalid", `A session with id "${full.id}" already exists.`);
         this.pendingSessions.set(full.id, pendingRecord(full));
         return { op: "createSession", input: full };
+      },
+      () => this.pendingSessions.get(full.id) ?? pendingRecord(full),
+    );
+  }
+
+  continueSession(
+    parentId: string,
+    child: NewSession & { parentSessionId: string },
+    messages: Message[],
+    reason = "compression",
+  ): SessionRecord {
+    const startedAt = child.startedAt ?? this.now();
+    const full = { ...child, id: child.id ?? newSessionId(new Date(startedAt * 1000)), startedAt };
+    return this.submit(
+      () => this.inner.continueSession(parentId, full, messages, reason),
+      () => {
+        this.requireKnown(parentId);
+        for (const m of messages) validateMessage(m);
+        if (this.pendingSessions.has(full.id) || this.inner.getSession(full.id))
+          throw new SessionStoreError("invalid", `A session with id "${full.id}" already exists.`);
+        this.pendingSessions.set(full.id, pendingRecord(full));
+        return { op: "continueSession", parentId, child: full, messages, reason };
       },
       () => this.pendingSessions.get(full.id) ?? pendingRecord(full),
     );

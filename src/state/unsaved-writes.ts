@@ -38,13 +38,23 @@ export type QueuedWrite =
   | { op: "endSession"; id: string; reason: string; at: number }
   | { op: "reopenSession"; id: string }
   | { op: "appendMessages"; sessionId: string; entries: TimedMessage[] }
-  | { op: "recordUsage"; sessionId: string; delta: UsageDelta };
+  | { op: "recordUsage"; sessionId: string; delta: UsageDelta }
+  | {
+      /** The compression hand-off: one transaction in the file, one entry here. */
+      op: "continueSession";
+      parentId: string;
+      child: NewSession & { id: string; startedAt: number; parentSessionId: string };
+      messages: Message[];
+      reason: string;
+    };
 
 /** The session a write belongs to. */
 export function writeSession(w: QueuedWrite): string {
   switch (w.op) {
     case "createSession":
       return w.input.id;
+    case "continueSession":
+      return w.child.id;
     case "appendMessages":
     case "recordUsage":
       return w.sessionId;
@@ -55,6 +65,7 @@ export function writeSession(w: QueuedWrite): string {
 
 /** Messages a write carries (what the user is told is unsaved). */
 export function messagesIn(w: QueuedWrite): number {
+  if (w.op === "continueSession") return w.messages.length;
   return w.op === "appendMessages" ? w.entries.length : 0;
 }
 
@@ -82,6 +93,9 @@ export function applyWrite(store: SqliteSessionStoreHandle, w: QueuedWrite): voi
     case "recordUsage":
       store.recordUsage(w.sessionId, w.delta);
       return;
+    case "continueSession":
+      store.continueSession(w.parentId, w.child, w.messages, w.reason);
+      return;
   }
 }
 
@@ -107,6 +121,7 @@ const OPS = new Set([
   "reopenSession",
   "appendMessages",
   "recordUsage",
+  "continueSession",
 ]);
 
 /** The writes in an unsaved-writes file; lines that are not one are counted, never guessed at. */
@@ -156,18 +171,19 @@ export function replayUnsaved(
   const skippedSessions = new Set<string>();
   for (const w of writes) {
     const session = writeSession(w);
-    if (w.op === "createSession" && store.getSession(session)) skippedSessions.add(session);
+    const creates = w.op === "createSession" || w.op === "continueSession";
+    if (creates && store.getSession(session)) skippedSessions.add(session);
     if (skippedSessions.has(session)) {
-      if (w.op === "createSession") report.sessions.skipped++;
+      if (creates) report.sessions.skipped++;
       report.messages.skipped += messagesIn(w);
       continue;
     }
     try {
       applyWrite(store, w);
-      if (w.op === "createSession") report.sessions.recovered++;
+      if (creates) report.sessions.recovered++;
       report.messages.recovered += messagesIn(w);
     } catch {
-      if (w.op === "createSession") report.sessions.unreadable++;
+      if (creates) report.sessions.unreadable++;
       report.messages.unreadable += messagesIn(w);
     }
   }

@@ -121,6 +121,25 @@ describe("writes while another process holds state.db", () => {
     expect(store.search({ query: "child" }).map((h) => h.sessionId)).toEqual([child.id]);
   });
 
+  it("a compression hand-off made while locked is queued as one write and lands whole", () => {
+    const home = dir();
+    const { store, timers } = recording(home);
+    const parent = store.createSession({ source: "cli" });
+    store.appendMessage(parent.id, { role: "user", content: "long talk" });
+    const lock = holdLock(store.path);
+    const child = store.continueSession(parent.id, { source: "cli", parentSessionId: parent.id }, [
+      { role: "user", content: "summary of the long talk" },
+    ]);
+    expect(store.getSession(child.id)?.parentSessionId).toBe(parent.id);
+    expect(store.pendingWrites).toBe(1);
+    expect(store.pendingMessages).toBe(1);
+    lock.release();
+    timers.shift()?.();
+    expect(store.pendingWrites).toBe(0);
+    expect(store.getSession(parent.id)?.endReason).toBe("compression");
+    expect(store.conversation(child.id)).toEqual([{ role: "user", content: "summary of the long talk" }]);
+  });
+
   it("later writes go behind the queue even once the lock frees, so order holds", () => {
     const home = dir();
     const { store } = recording(home);

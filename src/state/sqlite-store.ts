@@ -76,10 +76,11 @@ import {
 import { replayUnsaved } from "./unsaved-writes.js";
 
 /**
- * Files up to this size get SQLite's `quick_check` when opened for recording (about 5 ms per MB);
- * bigger ones only the pages every write goes through.
+ * Files up to this size get SQLite's `quick_check` when opened for recording (about 5 ms per MB,
+ * paid on every start, so kept to a few MB); bigger ones only the pages every write goes through,
+ * and damage elsewhere is met by the query that reads it.
  */
-export const QUICK_CHECK_MAX_BYTES = 32 * 1024 * 1024;
+export const QUICK_CHECK_MAX_BYTES = 4 * 1024 * 1024;
 
 /** `<home>/state.db`. */
 export function sessionStorePath(home: string): string {

@@ -110,6 +110,11 @@ export class TurnView {
         this.flushAnswer();
         this.sink.info([s.yellow(`⚠ ${event.message}`)]);
         break;
+      case "retry":
+        this.flushAnswer();
+        this.sink.info([s.yellow(`⏳ ${event.message}`)]);
+        this.sink.status(`waiting ${(event.delayMs / 1000).toFixed(1)} s to retry…`);
+        break;
       case "error":
         this.flushAnswer();
         this.sink.info([`${s.red("error:")} ${event.message}`]);

@@ -287,7 +287,7 @@ export async function callModel(
         ...(classified.status !== undefined ? { status: classified.status } : {}),
         ...(where.label ? { provider: where.label } : {}),
       });
-      ladder.waitedFor(plan.delayMs);
+      ladder.waitedFor(plan.delayMs, classified);
       if (!(await sleep(plan.delayMs, signal))) throw Object.assign(abortError(), { partialText: "" });
     }
   }

@@ -122,13 +122,16 @@ export interface PlanOptions {
   random?: () => number;
   /** Time this call has already spent waiting before earlier retries. */
   waitedMs?: number;
+  /** Retries already made on this route for failures of the same reason (for `retryLimit`). */
+  reasonRetries?: number;
 }
 
 /**
  * Whether to make retry number `retryNumber` (1-based) for a classified failure, and after how
- * long. Only `retryable` failures are repeated, at most `min(policy.maxRetries, retryLimit)`
- * times, within what is left of `policy.budgetMs`. Flags such as `shouldCompress` or
- * `shouldRotateCredential` need a changed request and are left to the caller.
+ * long. Only `retryable` failures are repeated: at most `policy.maxRetries` retries in all, at
+ * most `retryLimit` of them for failures of this reason (so a 500 after a 429 still gets its one
+ * retry, a second 500 does not), within what is left of `policy.budgetMs`. Flags such as
+ * `shouldCompress` or `shouldRotateCredential` need a changed request and are left to the caller.
  */
 export function planRetry(
   classified: ClassifiedError,
@@ -138,8 +141,12 @@ export function planRetry(
 ): RetryPlan {
   const made = retryNumber; // the first attempt plus retryNumber - 1 retries
   if (!classified.retryable) return { retry: false, why: "not_retryable", attempts: made };
-  const allowed = Math.max(0, Math.min(policy.maxRetries, classified.retryLimit ?? Number.POSITIVE_INFINITY));
-  if (retryNumber > allowed) return { retry: false, why: "exhausted", attempts: made };
+  // Retries this failure may still get: what the policy leaves, and what its reason's limit leaves.
+  const left = Math.min(
+    policy.maxRetries - (retryNumber - 1),
+    (classified.retryLimit ?? Number.POSITIVE_INFINITY) - (options.reasonRetries ?? 0),
+  );
+  if (left <= 0) return { retry: false, why: "exhausted", attempts: made };
   const now = options.now ?? Date.now();
   const remainingMs = Math.max(0, policy.budgetMs - (options.waitedMs ?? 0));
   const wait = providerWaitMs(classified, now);
@@ -148,7 +155,7 @@ export function planRetry(
   if (wait === undefined && remainingMs <= 0)
     return { retry: false, why: "budget_spent", attempts: made, remainingMs };
   const delayMs = wait ?? Math.min(backoffMs(retryNumber, policy, options.random), remainingMs);
-  return { retry: true, delayMs, attempt: retryNumber + 1, attempts: allowed + 1 };
+  return { retry: true, delayMs, attempt: retryNumber + 1, attempts: retryNumber + left };
 }
 
 /**
@@ -159,6 +166,7 @@ export function planRetry(
 export class RetryLadder {
   private made = 0;
   private waited = 0;
+  private readonly byReason = new Map<string, number>();
 
   constructor(
     readonly policy: RetryPolicy,
@@ -170,19 +178,22 @@ export class RetryLadder {
     return planRetry(failure, this.made + 1, this.policy, {
       now: this.options.now?.() ?? Date.now(),
       waitedMs: this.waited,
+      reasonRetries: this.byReason.get(failure.reason) ?? 0,
       ...(this.options.random ? { random: this.options.random } : {}),
     });
   }
 
-  /** Records a retry that waited `ms` first. */
-  waitedFor(ms: number): void {
+  /** Records a retry for `failure` that waited `ms` first. */
+  waitedFor(ms: number, failure?: ClassifiedError): void {
     this.made++;
     this.waited += Math.max(0, ms);
+    if (failure) this.byReason.set(failure.reason, (this.byReason.get(failure.reason) ?? 0) + 1);
   }
 
   /** The call moved to another route (a fallback provider): its retries count afresh. */
   newRoute(): void {
     this.made = 0;
+    this.byReason.clear();
   }
 
   /** Retries made on the current route. */

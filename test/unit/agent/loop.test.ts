@@ -270,7 +270,7 @@ describe("runLoop", () => {
   it("retries an unexplained failure once: a second one ends the call", async () => {
     const transport = new ScriptedTransport([
       new ProviderError("server exploded", { status: 500 }),
-      new ProviderError("socket hang up", { transport: true }),
+      new ProviderError("bad gateway", { status: 502 }),
       say("never reached"),
     ]);
     const { deps, events } = setup(transport);

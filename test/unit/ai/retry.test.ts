@@ -202,7 +202,11 @@ describe("planRetry", () => {
     const bare500 = classifyApiError(new ProviderError("boom", { status: 500 }));
     const big = { ...policy, maxRetries: 10 };
     expect(planRetry(bare500, 1, big, { random: () => 0 })).toMatchObject({ retry: true, attempts: 2 });
-    expect(planRetry(bare500, 2, big)).toEqual({ retry: false, why: "exhausted", attempts: 2 });
+    expect(planRetry(bare500, 2, big, { reasonRetries: 1 })).toEqual({
+      retry: false,
+      why: "exhausted",
+      attempts: 2,
+    });
   });
 
   it("does not repeat a request that needs changing first", () => {
@@ -253,7 +257,7 @@ describe("RetryLadder (injected clock and random)", () => {
       const waits: number[] = [];
       for (let plan = ladder.plan(overloaded); plan.retry; plan = ladder.plan(overloaded)) {
         waits.push(plan.delayMs);
-        ladder.waitedFor(plan.delayMs);
+        ladder.waitedFor(plan.delayMs, overloaded);
       }
       expect(waits[0]).toBeGreaterThanOrEqual(1_000);
       expect(waits[0]).toBeLessThanOrEqual(2_000);
@@ -271,7 +275,7 @@ describe("RetryLadder (injected clock and random)", () => {
     const waits: number[] = [];
     for (let plan = ladder.plan(limited); plan.retry; plan = ladder.plan(limited)) {
       waits.push(plan.delayMs);
-      ladder.waitedFor(plan.delayMs);
+      ladder.waitedFor(plan.delayMs, limited);
     }
     expect(waits).toEqual([2_000, 4_000, 8_000]);
     expect(ladder.plan(limited)).toMatchObject({ retry: false, why: "exhausted", attempts: 4 });
@@ -281,8 +285,22 @@ describe("RetryLadder (injected clock and random)", () => {
     const ladder = new RetryLadder(DEFAULT_RETRY_POLICY, { random: () => 0.5, now });
     const hangUp = classifyApiError(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }));
     expect(ladder.plan(hangUp)).toEqual({ retry: true, delayMs: 1_500, attempt: 2, attempts: 2 });
-    ladder.waitedFor(1_500);
+    ladder.waitedFor(1_500, hangUp);
     expect(ladder.plan(hangUp)).toMatchObject({ retry: false, why: "exhausted" });
+  });
+
+  it("limits retries per reason: a 500 after a 429 gets its one retry, a second 500 none", () => {
+    const ladder = new RetryLadder(DEFAULT_RETRY_POLICY, { random: () => 0, now });
+    const limited = classifyApiError(new ProviderError("slow down", { status: 429 }));
+    const bare500 = classifyApiError(new ProviderError("boom", { status: 500 }));
+    const first = ladder.plan(limited);
+    expect(first).toMatchObject({ retry: true, attempt: 2, attempts: 4 });
+    ladder.waitedFor(1_000, limited);
+    expect(ladder.plan(bare500)).toMatchObject({ retry: true, delayMs: 2_000, attempt: 3, attempts: 3 });
+    ladder.waitedFor(2_000, bare500);
+    expect(ladder.plan(bare500)).toMatchObject({ retry: false, why: "exhausted", attempts: 3 });
+    // Other failures still get what the policy leaves.
+    expect(ladder.plan(limited)).toMatchObject({ retry: true, attempt: 4, attempts: 4 });
   });
 
   it("counts retries per route but the waiting budget per call", () => {

@@ -113,7 +113,10 @@ export class TurnView {
       case "retry":
         this.flushAnswer();
         this.sink.info([s.yellow(`⏳ ${event.message}`)]);
-        this.sink.status(`waiting ${(event.delayMs / 1000).toFixed(1)} s to retry…`);
+        // Stays up while the wait runs and the retried request is in flight: say both.
+        this.sink.status(
+          `attempt ${event.attempt} of ${event.attempts} after a ${(event.delayMs / 1000).toFixed(1)} s wait…`,
+        );
         break;
       case "error":
         this.flushAnswer();

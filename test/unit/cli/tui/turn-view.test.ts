@@ -37,7 +37,7 @@ describe("TurnView", () => {
     });
     expect(log).toEqual([
       "err: ⏳ 127.0.0.1:8080 had a server error (500); retrying in 1.3 s (attempt 2 of 2)",
-      "status: waiting 1.3 s to retry…",
+      "status: attempt 2 of 2 after a 1.3 s wait…",
     ]);
   });
 

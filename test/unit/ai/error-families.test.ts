@@ -531,6 +531,52 @@ const rows: Row[] = [
     reason: "timeout",
     retry: true,
   },
+  // ── look-alikes that must keep their own reason ──
+  {
+    family: "look-alike",
+    name: "a 400 naming a length limit that is not the context (tool name too long)",
+    error: http(
+      400,
+      openai(
+        "Invalid 'tools[0].function.name': string must have less than 64 characters.",
+        "invalid_request_error",
+        null,
+      ),
+    ),
+    reason: "format_error",
+    retry: false,
+  },
+  {
+    family: "look-alike",
+    name: "a 400 whose message says 'internal error' is still a rejected request",
+    error: http(
+      400,
+      openai("Internal error while validating the tool schema: unknown type", "invalid_request_error", null),
+    ),
+    reason: "format_error",
+    retry: false,
+  },
+  {
+    family: "look-alike",
+    name: "a 401 that mentions rate limits in passing is still a bad key",
+    error: http(
+      401,
+      openai(
+        "Incorrect API key provided. Rate limits do not apply to invalid keys.",
+        "invalid_request_error",
+        "invalid_api_key",
+      ),
+    ),
+    reason: "auth",
+    retry: false,
+  },
+  {
+    family: "look-alike",
+    name: "a refused connection named only in a remote URL's text is not a local server",
+    error: refused("https://localhost.example.com/v1"),
+    reason: "timeout",
+    retry: true,
+  },
 ];
 
 describe("error families (status × wording × provider)", () => {

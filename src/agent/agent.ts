@@ -339,6 +339,8 @@ export class AIAgent {
             }
           : {}),
         model: frozen.model,
+        ...(frozen.runtime?.provider ? { provider: frozen.runtime.provider } : {}),
+        ...(frozen.baseUrl ? { baseUrl: frozen.baseUrl } : {}),
         tools: frozen.tools,
         systemPrompt: frozen.systemPrompt,
         ...(this.options.ephemeralSystemPrompt

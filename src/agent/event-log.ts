@@ -108,6 +108,15 @@ export function agentEventLogger(logger: Logger, options: EventLogOptions): Agen
       case "warning":
         log.warning(event.message);
         break;
+      case "retry":
+        log.warning(event.message, {
+          reason: event.reason,
+          status: event.status,
+          delay_ms: event.delayMs,
+          attempt: event.attempt,
+          attempts: event.attempts,
+        });
+        break;
       case "error":
         log.error(event.message);
         break;

@@ -2,6 +2,7 @@
  * The one typed event stream every consumer reads: the CLI renderer, session persistence, the
  * gateway, ACP and the API server. Events arrive in order; `done` is always last.
  */
+import type { FailoverReason } from "../ai/error-types.js";
 import type { FinishReason, Message, Usage } from "../ai/types.js";
 import type { ApprovalDecision } from "../tools/types.js";
 
@@ -76,6 +77,22 @@ export type AgentEvent =
     }
   | { type: "turn_end"; iteration: number; finishReason: FinishReason }
   | { type: "warning"; message: string }
+  /**
+   * A failed model call will be repeated after `delayMs`: said before the wait starts, so the user
+   * always sees why nothing happens. `message` is the line to show ("rate limited by openrouter
+   * (429); retrying in 1.6 s (attempt 2 of 4)"); `attempt` is the attempt about to be made, of
+   * `attempts` this failure may get. Surfaces show it even when they hide warnings.
+   */
+  | {
+      type: "retry";
+      message: string;
+      reason: FailoverReason;
+      delayMs: number;
+      attempt: number;
+      attempts: number;
+      status?: number;
+      provider?: string;
+    }
   /**
    * The conversation was compressed: it continues as a child session (`parent_session_id` =
    * `sessionId`) holding `messages`, the compressed history. The parent keeps every message.

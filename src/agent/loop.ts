@@ -4,42 +4,25 @@
  * guardrail stops it. Pure over its dependencies: the transport and tool execution are injected,
  * so tests drive it with a scripted transport in-process.
  */
-import { type ClassifiedError, classifyApiError } from "../ai/error-classifier.js";
+import { classifyApiError } from "../ai/error-classifier.js";
 import { withInterruptedMarker } from "../ai/history-repair.js";
-import {
-  DEFAULT_RETRY_POLICY,
-  failureAdvice,
-  planRetry,
-  type RetryPolicy,
-  retryNotice,
-  sleep,
-} from "../ai/retry.js";
+import { failureAdvice } from "../ai/retry.js";
 import { extractTextToolCalls } from "../ai/text-tool-calls.js";
-import {
-  type FinishReason,
-  type Message,
-  messageText,
-  ProviderError,
-  type ToolCall,
-  type ToolSchema,
-  type Transport,
-  type Usage,
-} from "../ai/types.js";
+import { type FinishReason, type Message, messageText, type ToolCall, type Usage } from "../ai/types.js";
 import type { ToolOutcome } from "../tools/types.js";
 import { repairToolArguments } from "../util/json-repair.js";
 import { type CutOff, cutOffMessage, cutOffReason, cutOffWarning } from "./cut-off.js";
-import type { AgentEvent, StopReason } from "./events.js";
+import type { StopReason } from "./events.js";
 import type { ToolLoopGuard } from "./guardrails.js";
 import {
-  loweredMaxTokens,
-  type ModelRecovery,
-  type ModelRoute,
-  withoutReplayedReasoning,
-} from "./recovery.js";
-import { mergeUserRuns } from "./role-alternation.js";
+  callModel,
+  describeProviderError,
+  type ModelCallDeps,
+  ModelCallError,
+  type TurnRoute,
+} from "./model-call.js";
 import { type PlannedCall, planWaves, runWaves } from "./tool-executor.js";
 import { repairToolName } from "./tool-name-repair.js";
-import { wellFormed, wellFormedMessages } from "./unicode.js";
 
 /** What the loop needs to know about a tool to schedule it. */
 export interface ToolTraits {
@@ -51,20 +34,9 @@ export interface ToolTraits {
 /** Tools whose calls, when they are all a model call made, refund that call's iteration. */
 const REFUNDED_TOOLS: ReadonlySet<string> = new Set(["execute_code"]);
 
-export interface LoopDeps {
-  transport: Transport;
-  model: string;
-  /** Frozen for the session (prompt-cache invariant). */
-  tools: readonly ToolSchema[];
-  systemPrompt: string;
-  /** Added to the system message of every request but never stored in the transcript. */
-  ephemeralSystemPrompt?: string;
-  maxTokens?: number;
-  reasoningEffort?: string;
-  extraBody?: Record<string, unknown>;
+export interface LoopDeps extends ModelCallDeps {
   /** Model calls allowed in this turn before the grace call and forced summary. */
   maxIterations: number;
-  retry?: RetryPolicy;
   traits(name: string): ToolTraits | undefined;
   executeTool(
     call: { id: string; name: string; args: Record<string, unknown> },
@@ -75,38 +47,12 @@ export interface LoopDeps {
   takeSteering?(): string | undefined;
   /** Per-session count of unknown tool names, so repeated misses get the list of valid names. */
   unknownToolMisses: { count: number };
-  emit(event: AgentEvent): void;
-  /**
-   * Credential rotation, client rebuild and provider fallback for failed model calls. Absent: the
-   * loop only strips reasoning, lowers max_tokens, waits and repeats.
-   */
-  recovery?: ModelRecovery;
-  /**
-   * Compression hook for failures the classifier flags `shouldCompress` (context overflow): shrinks
-   * `messages` in place and resolves true when it did; absent means "cannot". `failure` is the
-   * classified error (the agent learns a smaller context window from it).
-   */
-  compress?(failure: ClassifiedError): Promise<boolean>;
   /**
    * Runs after each batch of tool results is appended, before the next model call of the turn:
    * the agent compresses there when the context has passed its threshold mid-turn. May rewrite
    * `messages` in place.
    */
   checkpoint?(): Promise<void>;
-}
-
-/** Per-turn recovery state: a fallback route lasts until the turn ends. */
-interface TurnRoute {
-  /** The primary transport (replaced by credential rotation or a rebuilt client). */
-  primary: Transport;
-  /** The fallback in use, or undefined while on the primary. */
-  fallback: ModelRoute | undefined;
-  /** Index of the next `fallback_providers` entry to try. */
-  nextFallback: number;
-  /** Replayed reasoning is left out of requests after an invalid signature (once per turn). */
-  stripReasoning: boolean;
-  /** max_tokens lowered after the provider said fewer output tokens fit. */
-  maxTokens: number | undefined;
 }
 
 export interface LoopResult {
@@ -158,10 +104,19 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
     const withTools = forcedSummary === null && deps.tools.length > 0;
     deps.emit({ type: "turn_start", iteration });
 
-    let reply: ModelReply;
+    let assistant: Message;
+    let finish: FinishReason;
     const failed = { partialText: "" };
     try {
-      reply = await callModel(messages, deps, route, withTools, usage, signal, failed);
+      ({ message: assistant, finish } = await callModel(
+        messages,
+        deps,
+        route,
+        withTools,
+        usage,
+        signal,
+        failed,
+      ));
     } catch (error) {
       // The text received before the stop is kept, marked, so the next request shows the model
       // where its answer broke off (and the transcript shows the user what they saw).
@@ -172,16 +127,15 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
         return { reason: "interrupted", text: partial || lastText, iterations: iteration, usage };
       }
       if (partial.trim()) append(interruptedAnswer(partial, "error"));
-      const message = describeProviderError(error);
-      const advice = failureAdvice(
-        classifyModelError(error, deps, messages, route.fallback?.model ?? deps.model),
-      );
-      deps.emit({ type: "error", message: `${message} — ${advice}` });
+      const message = error instanceof ModelCallError ? error.message : describeProviderError(error);
+      const advice = error instanceof ModelCallError ? error.advice : failureAdvice(classifyApiError(error));
+      // A refused local server is said best by the advice alone ("nothing is listening at URL ...").
+      const local = error instanceof ModelCallError && error.classified.reason === "local_server_down";
+      deps.emit({ type: "error", message: local ? advice : `${message} — ${advice}` });
       deps.emit({ type: "turn_end", iteration, finishReason: "error" });
       return { reason: "error", text: lastText, iterations: iteration, usage, error: message };
     }
 
-    const { message: assistant, finish } = reply;
     const notes = normaliseToolCalls(assistant, deps, withTools, finish);
     append(assistant);
     const text = messageText(assistant);
@@ -240,233 +194,6 @@ export async function runLoop(messages: Message[], deps: LoopDeps, signal: Abort
     if (signal.aborted) return { reason: "interrupted", text: lastText, iterations: iteration, usage };
     if (forcedSummary === null) await deps.checkpoint?.();
   }
-}
-
-interface ModelReply {
-  message: Message;
-  finish: FinishReason;
-}
-
-async function callModel(
-  messages: Message[],
-  deps: LoopDeps,
-  route: TurnRoute,
-  withTools: boolean,
-  usage: Usage,
-  signal: AbortSignal,
-  /** Set to the failed attempt's streamed text when the call throws (empty when none). */
-  failed: { partialText: string },
-): Promise<ModelReply> {
-  const policy = deps.retry ?? DEFAULT_RETRY_POLICY;
-  const system = wellFormed(
-    deps.ephemeralSystemPrompt ? `${deps.systemPrompt}\n\n${deps.ephemeralSystemPrompt}` : deps.systemPrompt,
-  );
-  const build = () => {
-    const maxTokens = route.maxTokens ?? deps.maxTokens;
-    const history = wellFormedMessages(mergeUserRuns(messages));
-    return {
-      model: route.fallback?.model ?? deps.model,
-      messages: [
-        { role: "system" as const, content: system },
-        ...(route.stripReasoning ? withoutReplayedReasoning(history) : history),
-      ],
-      ...(withTools ? { tools: [...deps.tools] } : {}),
-      ...(maxTokens ? { maxTokens } : {}),
-      ...(deps.reasoningEffort ? { reasoningEffort: deps.reasoningEffort } : {}),
-      ...(deps.extraBody ? { extraBody: deps.extraBody } : {}),
-    };
-  };
-  let transport = route.fallback?.transport ?? route.primary;
-  let previousDelayMs: number | undefined;
-  /** Retries made on the current route (the planRetry count). */
-  let retries = 0;
-  let lowered = false;
-  let rebuilt = false;
-  let compressed = false;
-  while (true) {
-    const request = build();
-    let partialText = "";
-    let partialToolCall = false;
-    try {
-      for await (const event of transport.stream(request, signal)) {
-        switch (event.type) {
-          case "text_delta":
-            partialText += event.text;
-            deps.emit({ type: "text_delta", text: event.text });
-            break;
-          case "tool_call_delta":
-          case "tool_call":
-            partialToolCall = true;
-            break;
-          case "reasoning_delta":
-            deps.emit({ type: "reasoning_delta", text: event.text });
-            break;
-          case "usage":
-            addUsage(usage, event.usage);
-            deps.emit({
-              type: "usage",
-              usage: event.usage,
-              total: { ...usage },
-              ...(route.fallback
-                ? {
-                    billing: {
-                      model: route.fallback.model,
-                      ...(route.fallback.provider ? { provider: route.fallback.provider } : {}),
-                      ...(route.fallback.baseUrl ? { baseUrl: route.fallback.baseUrl } : {}),
-                    },
-                  }
-                : {}),
-            });
-            break;
-          case "finish":
-            if (!route.fallback) await noteSuccess(deps);
-            return { message: { ...event.message, role: "assistant" }, finish: event.reason };
-          default:
-            break;
-        }
-      }
-      throw new ProviderError("The provider ended the response without finishing it.", {
-        transport: true,
-        partial: partialText.length > 0,
-      });
-    } catch (error) {
-      failed.partialText = partialText;
-      if (signal.aborted) throw abortError();
-      // A failed attempt's text is not the answer, however much of it was shown: consumers are told
-      // to take it back (the renderer holds or marks it), and the call is retried or fails below.
-      // A stalled partial is never kept as if complete.
-      if (partialText || partialToolCall) {
-        deps.emit({
-          type: "stream_discarded",
-          text: partialText,
-          reason: error instanceof Error ? error.message : String(error),
-        });
-      }
-      // Every branch reads the classifier's flags; nothing here matches message text.
-      const classified = classifyModelError(error, deps, messages, request.model);
-      const onPrimary = route.fallback === undefined;
-
-      // 1. An invalid thinking signature or encrypted item: resend without replayed reasoning, once.
-      if (classified.shouldStripReasoning && !route.stripReasoning) {
-        route.stripReasoning = true;
-        deps.emit({
-          type: "warning",
-          message: `${capitalise(classified.message)}. Retrying without the earlier reasoning blocks.`,
-        });
-        continue;
-      }
-
-      // 2. Another key of the same provider's pool (needs at least two usable keys).
-      if (classified.shouldRotateCredential && onPrimary && deps.recovery?.rotateCredential) {
-        const rotated = await deps.recovery.rotateCredential(classified);
-        if (rotated) {
-          transport = rotated;
-          route.primary = rotated;
-          deps.emit({
-            type: "warning",
-            message: `${capitalise(classified.message)}. Switched to the next credential of ${deps.recovery.primaryLabel} and retrying.`,
-          });
-          continue;
-        }
-      }
-
-      // 3. max_tokens larger than the provider allows: lower it to what fits, once.
-      if (classified.availableOutputTokens !== undefined && !lowered) {
-        lowered = true;
-        route.maxTokens = loweredMaxTokens(classified.availableOutputTokens);
-        deps.emit({
-          type: "warning",
-          message: `${capitalise(classified.message)}. Retrying with max_tokens ${route.maxTokens}.`,
-        });
-        continue;
-      }
-
-      // Compression on overflow belongs to the compression module; the hook is absent until wired.
-      if (classified.shouldCompress && deps.compress && !compressed) {
-        compressed = true;
-        if (await deps.compress(classified)) continue;
-      }
-
-      // 4. A connection failure after a retry already failed: a fresh client, then go on retrying.
-      const connection = error instanceof ProviderError && error.transport;
-      if (connection && retries >= 1 && !rebuilt && onPrimary && deps.recovery?.rebuildTransport) {
-        rebuilt = true;
-        const fresh = await deps.recovery.rebuildTransport();
-        if (fresh) {
-          transport = fresh;
-          route.primary = fresh;
-        }
-      }
-
-      const plan = planRetry(classified, retries + 1, policy, { previousMs: previousDelayMs });
-
-      // 5. Billing, permanent auth, unknown model, policy: fall back now; other retryable failures
-      // once their retries are spent. The fallback holds for the rest of this turn.
-      const fallBackNow =
-        (classified.shouldFallback && !classified.retryable) ||
-        (!plan.retry && (classified.retryable || classified.shouldFallback));
-      if (fallBackNow && deps.recovery?.fallback) {
-        const next = await nextFallback(deps.recovery, route, classified, deps);
-        if (next) {
-          transport = next.transport;
-          retries = 0;
-          previousDelayMs = undefined;
-          lowered = false;
-          continue;
-        }
-      }
-
-      // 6. Wait and repeat, or give up with the error.
-      if (!plan.retry) throw error;
-      retries++;
-      previousDelayMs = plan.delayMs;
-      deps.emit({
-        type: "warning",
-        message: retryNotice(classified, plan.delayMs, retries, policy.maxRetries),
-      });
-      failed.partialText = "";
-      if (!(await sleep(plan.delayMs, signal))) throw abortError();
-    }
-  }
-}
-
-/** Switches the turn to the next usable fallback; undefined when none is left. */
-async function nextFallback(
-  recovery: ModelRecovery,
-  route: TurnRoute,
-  failure: ClassifiedError,
-  deps: LoopDeps,
-): Promise<ModelRoute | undefined> {
-  const failedLabel = route.fallback?.label ?? recovery.primaryLabel;
-  while (recovery.fallback) {
-    const index = route.nextFallback++;
-    const candidate = await recovery.fallback(index);
-    if (candidate === undefined) return undefined;
-    if (candidate instanceof Error) {
-      deps.emit({ type: "warning", message: `Skipping ${candidate.message}` });
-      continue;
-    }
-    route.fallback = candidate;
-    route.maxTokens = undefined;
-    deps.emit({
-      type: "warning",
-      message: `${failedLabel} failed: ${failure.message}. Using fallback ${candidate.label} for the rest of this turn.`,
-    });
-    return candidate;
-  }
-  return undefined;
-}
-
-async function noteSuccess(deps: LoopDeps): Promise<void> {
-  try {
-    await deps.recovery?.succeeded?.();
-  } catch {
-    // Bookkeeping of the key's use must not fail a call that succeeded.
-  }
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** What the loop learnt about a call while normalising it. */
@@ -641,42 +368,6 @@ function errorOutcome(message: string): ToolOutcome {
   return { content: JSON.stringify({ error: message }), ok: false, error: message };
 }
 
-function addUsage(total: Usage, add: Usage): void {
-  total.inputTokens += add.inputTokens;
-  total.outputTokens += add.outputTokens;
-  total.cacheReadTokens = (total.cacheReadTokens ?? 0) + (add.cacheReadTokens ?? 0);
-  total.cacheWriteTokens = (total.cacheWriteTokens ?? 0) + (add.cacheWriteTokens ?? 0);
-  total.reasoningTokens = (total.reasoningTokens ?? 0) + (add.reasoningTokens ?? 0);
-}
-
-function abortError(): Error {
-  const error = new Error("The turn was interrupted.");
-  error.name = "AbortError";
-  return error;
-}
-
 function isAbort(error: unknown, signal: AbortSignal): boolean {
   return signal.aborted || (error instanceof Error && error.name === "AbortError");
-}
-
-/** Classifies a failed model call with what the loop knows: the model and the conversation's size. */
-function classifyModelError(
-  error: unknown,
-  deps: LoopDeps,
-  messages: readonly Message[],
-  model: string,
-): ClassifiedError {
-  // About 4 characters per token; only the order of magnitude matters ("a large session").
-  const chars = deps.systemPrompt.length + JSON.stringify(messages).length;
-  return classifyApiError(error, { model, approxContextTokens: Math.ceil(chars / 4) });
-}
-
-/** One line for the user: what failed, with the provider's status and message. */
-export function describeProviderError(error: unknown): string {
-  if (error instanceof ProviderError) {
-    const status = error.status ? `HTTP ${error.status}` : error.transport ? "connection problem" : "error";
-    const detail = error.message.replace(/\s+/g, " ").slice(0, 300);
-    return `Provider ${status}: ${detail}`;
-  }
-  return `Model call failed: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -10,85 +10,39 @@
  * TLS hiccups (always `timeout`, never `context_overflow`) → a disconnect on a large session
  * (`context_overflow`) → other network failures (`timeout`) → `unknown`.
  */
+import {
+  AUTH,
+  BILLING,
+  CODE_REASONS,
+  CONTENT_FILTER,
+  CONTEXT,
+  DEACTIVATED,
+  DISCONNECT,
+  FORBIDDEN,
+  GATEWAY,
+  IMAGE,
+  MINIMAX_CODES,
+  MODEL_NOT_FOUND,
+  NETWORK,
+  OVERLOADED,
+  PAYLOAD,
+  POLICY,
+  RATE_LIMIT,
+  REQUEST_VALIDATION,
+  SERVER_ERROR,
+  TIMEOUT,
+  TLS,
+  TRANSIENT,
+  USAGE_LIMIT,
+  ZAI_CODES,
+} from "./error-patterns.js";
+import { normaliseHeaders, parseDuration, parseResetHeaders, retryDelayFromText } from "./error-timing.js";
+import type { ClassifiedError, ClassifyContext, FailoverReason } from "./error-types.js";
+import { isLocalOrLanUrl } from "./local-endpoint.js";
 import { ProviderError } from "./types.js";
 
-export type FailoverReason =
-  | "auth"
-  | "auth_permanent"
-  | "billing"
-  | "rate_limit"
-  | "overloaded"
-  | "server_error"
-  | "timeout"
-  | "context_overflow"
-  | "payload_too_large"
-  | "image_too_large"
-  | "max_tokens_too_large"
-  | "model_not_found"
-  | "provider_policy_blocked"
-  | "content_filter"
-  | "format_error"
-  | "thinking_signature"
-  | "invalid_encrypted_content"
-  | "long_context_tier"
-  | "unknown";
-
-/**
- * What failed and what would help. The flags say what *could* make a later attempt succeed; the
- * caller decides what it can do (the loop only waits and repeats; rotation, compression and
- * fallback belong to their own modules).
- */
-export interface ClassifiedError {
-  reason: FailoverReason;
-  /** Sending the same request again, after a wait, may succeed. */
-  retryable: boolean;
-  /** Shrinking the conversation would help (context overflow, 413, Anthropic long-context tier). */
-  shouldCompress: boolean;
-  /** Another credential of the same provider may work (bad key, no credit, long rate-limit reset). */
-  shouldRotateCredential: boolean;
-  /**
-   * A fallback model or provider would help. For `overloaded` and `server_error` read it as "once
-   * retries are exhausted": the flag says a fallback is useful, the caller decides when.
-   */
-  shouldFallback: boolean;
-  /**
-   * Retrying after stripping replayed reasoning (Anthropic thinking blocks, Responses encrypted
-   * items) should work; `retryable` stays false because the unchanged request fails again.
-   */
-  shouldStripReasoning: boolean;
-  /** Milliseconds the provider asked to wait (Retry-After, "try again in 2s", Gemini RetryInfo). */
-  retryAfterMs?: number;
-  /** Epoch ms when the provider's exhausted rate limit resets (from reset headers). */
-  resetAt?: number;
-  /** Output tokens the provider says are possible (lower `max_tokens` to this and retry). */
-  availableOutputTokens?: number;
-  status?: number;
-  /** Short human summary, lower-case start: "rate limited by the provider (429)". */
-  message: string;
-  /** The endpoint that failed, when the error says (its `baseUrl` property or our transports' text). */
-  baseUrl?: string;
-  /** The provider's own error text (or the network error's), clipped; absent when none. */
-  detail?: string;
-}
-
-export interface ClassifyContext {
-  /** Provider id (`openrouter`, `anthropic`, `zai`...), used for hints and vendor codes. */
-  provider?: string;
-  model?: string;
-  /** Base URL called; read from the error's `baseUrl` property or message when not given. */
-  baseUrl?: string;
-  /** Rough token count of the conversation sent (for "a disconnect on a large session"). */
-  approxContextTokens?: number;
-  /** The model's context window in tokens, when known. */
-  contextLength?: number;
-  /** Clock for reset headers, epoch ms. Defaults to `Date.now()`. */
-  now?: number;
-}
-
-/** Response headers: a `Headers` object or `Map` (anything with `forEach`), or a plain record. */
-export type HeaderBag =
-  | { forEach(callback: (value: string, key: string) => void): void }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+export { parseDuration, parseResetHeaders, parseRetryAfter } from "./error-timing.js";
+export type { ClassifiedError, ClassifyContext, FailoverReason, HeaderBag } from "./error-types.js";
 
 type Rec = Record<string, unknown>;
 
@@ -97,133 +51,6 @@ const LARGE_FRACTION = 0.6;
 const LARGE_UNKNOWN_TOKENS = 120_000;
 /** A rate-limit wait longer than this makes another credential or a fallback worth it. */
 const LONG_RESET_MS = 60_000;
-
-// ── patterns: lower-case substrings, "|" or newline separated ───────────
-
-function words(text: string): readonly string[] {
-  return text
-    .split(/[|\n]/)
-    .map((w) => w.trim())
-    .filter((w) => w !== "");
-}
-
-const CONTENT_FILTER = words(`content_filter | responsibleaipolicyviolation | content management policy
-  violates our usage polic | violates openai's usage polic | your request was flagged | flagged for possible
-  prompt was flagged by our safety | responses cannot be generated due to safety | 不安全或敏感内容`);
-const BILLING =
-  words(`insufficient credits | insufficient_quota | insufficient balance | insufficient account balance
-  credit balance | more credits | credits exhausted | have any credits | out of credits | top up | payment required
-  billing hard limit | exceeded your current quota | check your plan and billing | out of funds | please recharge
-  not available on the free tier | spending limit | key limit exceeded | 余额不足`);
-const RATE_LIMIT =
-  words(`rate limit | rate_limit | rate-limit | ratelimit | too many requests | throttl | per minute
-  try again in | please retry after | resource_exhausted | resource exhausted | too many concurrent | concurrency
-  servicequotaexceeded | 并发 | 频率`);
-const OVERLOADED = words(
-  "overloaded | at capacity | over capacity | loading model | temporarily unavailable",
-);
-/** Signals that a usage or quota message is a window that resets, not an empty wallet. */
-const TRANSIENT = words(
-  "try again | retry | resets at | reset in | will reset | wait | per minute | per day",
-);
-const USAGE_LIMIT = words("usage limit | quota | limit exceeded | limit reached");
-const CONTEXT = words(`context length | context_length | context size | context window | maximum context
-  context limit | token limit | too many tokens | prompt is too long | prompt exceeds max length | prompt too long
-  input is too long | reduce the length | maximum number of tokens | maximum prompt length | max_model_len
-  too many input tokens
-  maximum model length | exceeds the available context | exceed_context_size | slot context | max input token
-  input token count | 上下文长度 | 超过最大长度`);
-const PAYLOAD = words("request entity too large | payload too large | error code: 413");
-const IMAGE = words(
-  "image exceeds | image too large | image_too_large | image size exceeds | image dimensions exceed",
-);
-const REQUEST_VALIDATION = words(`unknown parameter | unsupported parameter | unrecognized request argument
-  unknown_parameter | unsupported_parameter | extra inputs are not permitted | tool message content must be a string
-  error parsing grammar | json-schema-to-grammar`);
-const POLICY =
-  words(`no endpoints available matching your guardrail | matching your data policy | settings/privacy
-  location is not supported | not available in your region | unsupported_country`);
-const MODEL_NOT_FOUND =
-  words(`model not found | model_not_found | not a valid model | invalid model | no such model
-  unknown model | unsupported model | no endpoints found | does not exist | is not found | 模型不存在
-  model identifier is invalid | model id is invalid`);
-const AUTH =
-  words(`invalid api key | invalid_api_key | incorrect api key | invalid x-api-key | api key not valid
-  api_key_invalid | no auth credentials | authentication | unauthorized | invalid token | token expired
-  token has expired | security token | 身份验证`);
-/** The account itself is shut: no refresh or retry will help. */
-const DEACTIVATED = words(`account is deactivated | account has been deactivated | account is suspended
-  has been suspended | has been disabled | account is disabled | banned`);
-const FORBIDDEN =
-  words(`forbidden | access denied | permission denied | don't have access | do not have access
-  not have permission`);
-const TIMEOUT = words("timed out | timeout | deadline exceeded");
-const TLS =
-  words(`bad record mac | bad_record_mac | ssl alert | tls alert | ssl_alert | tlsv1 alert | sslv3 alert
-  [ssl: | decryption failed | err_ssl | eproto`);
-const DISCONNECT =
-  words(`socket hang up | econnreset | connection reset | epipe | other side closed | premature close
-  terminated | server disconnected | peer closed | unexpected eof | connection was closed | network connection lost
-  incomplete chunked | ended before | connection probably dropped | without finishing | failed mid-response
-  und_err_socket | und_err_closed`);
-const GATEWAY = words("cloudflare | origin_bad_gateway | bad gateway | invalid or incomplete response");
-const NETWORK = new Set(
-  words(`econnreset | econnrefused | econnaborted | etimedout | epipe | enotfound | eai_again | enetunreach | enetdown
-  ehostunreach | eproto | err_stream_premature_close | aborterror | timeouterror | apiconnectionerror
-  apiconnectiontimeouterror | connecttimeouterror | headerstimeouterror | bodytimeouterror | socketerror | fetcherror`),
-);
-
-/** `reason: "code code ..."` → a code-to-reason map. */
-function codeTable(table: Partial<Record<FailoverReason, string>>): ReadonlyMap<string, FailoverReason> {
-  const map = new Map<string, FailoverReason>();
-  for (const [reason, codes] of Object.entries(table) as [FailoverReason, string][])
-    for (const code of codes.split(/\s+/)) if (code) map.set(code, reason);
-  return map;
-}
-
-/** Structured codes (error.code / error.type / Gemini status / AWS exception names), lower-case. */
-const CODE_REASONS = codeTable({
-  context_overflow: "context_length_exceeded max_tokens_exceeded exceed_context_size_error",
-  billing: `insufficient_quota billing_not_active payment_required insufficient_credits insufficient_balance
-    balance_depleted exceeded_current_quota_error`,
-  rate_limit: `rate_limit_exceeded rate_limit_error rate_limit_reached_error resource_exhausted throttled
-    throttlingexception servicequotaexceededexception too_many_requests`,
-  overloaded: `overloaded_error engine_overloaded_error unavailable unavailable_error service_unavailable
-    serviceunavailableexception modelnotreadyexception`,
-  server_error: `api_error server_error internal_error internal internalserverexception modelerrorexception
-    modelstreamerrorexception`,
-  auth: `authentication_error invalid_api_key invalid_authentication_error unauthenticated api_key_invalid
-    unrecognizedclientexception expiredtokenexception invalidsignatureexception incompletesignatureexception
-    missingauthenticationtokenexception credentialsprovidererror tokenprovidererror`,
-  auth_permanent: "permission_error permission_denied accessdeniedexception",
-  model_not_found:
-    "model_not_found model_not_available invalid_model not_found_error resourcenotfoundexception",
-  payload_too_large: "request_too_large",
-  invalid_encrypted_content: "invalid_encrypted_content",
-  content_filter: "content_policy_violation",
-  timeout: "modeltimeoutexception deadline_exceeded",
-});
-/** MiniMax `base_resp.status_code` values. */
-const MINIMAX_CODES = codeTable({
-  timeout: "1001",
-  rate_limit: "1002 1041",
-  auth: "1004 2049",
-  billing: "1008",
-  server_error: "1013",
-  content_filter: "1026 1027",
-  context_overflow: "1039",
-  format_error: "2013",
-});
-/** z.ai / Zhipu `error.code` digit strings (trusted only when the provider is z.ai). */
-const ZAI_CODES = codeTable({
-  auth: "1000 1001 1002 1003 1004",
-  billing: "1113",
-  model_not_found: "1211",
-  context_overflow: "1261",
-  content_filter: "1301",
-  rate_limit: "1302 1303 1308 1310",
-  overloaded: "1305",
-});
 
 // ── facts pulled out of the error ───────────────────────────────────────
 
@@ -247,21 +74,6 @@ const isRec = (v: unknown): v is Rec => typeof v === "object" && v !== null && !
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 const has = (text: string, patterns: readonly string[]): boolean => patterns.some((p) => text.includes(p));
-
-/** A header bag (Headers, Map or plain record) as a lower-case-keyed map; undefined when none. */
-function normaliseHeaders(source: unknown): Map<string, string> | undefined {
-  if (!isRec(source) && !(source instanceof Map)) return undefined;
-  const out = new Map<string, string>();
-  const put = (value: unknown, key: unknown) => {
-    const v = Array.isArray(value) ? value[0] : value;
-    if (typeof key === "string" && (typeof v === "string" || typeof v === "number"))
-      out.set(key.toLowerCase(), String(v));
-  };
-  const forEach = (source as { forEach?: unknown }).forEach;
-  if (typeof forEach === "function") forEach.call(source, put);
-  else for (const [key, value] of Object.entries(source)) put(value, key);
-  return out.size > 0 ? out : undefined;
-}
 
 function parseJson(text: string): unknown {
   if (!/^\s*[[{]/.test(text)) return text;
@@ -374,98 +186,6 @@ function extractFacts(error: unknown): Facts {
   }
   return facts;
 }
-
-// ── timing ──────────────────────────────────────────────────────────────
-
-/**
- * Parses a duration as providers write it: "1s", "6m0s", "20ms", "1h2m3.5s", "32.9s", or a bare
- * number of seconds, into ms. Undefined when it is not one.
- */
-export function parseDuration(value: string): number | undefined {
-  const text = value.trim().toLowerCase();
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const m = /^(?:([\d.]+)h)?(?:([\d.]+)m(?!s))?(?:([\d.]+)s)?(?:([\d.]+)ms)?$/.exec(text);
-  if (!m || text === "") return undefined;
-  const ms =
-    Number(m[1] ?? 0) * 3_600_000 + Number(m[2] ?? 0) * 60_000 + Number(m[3] ?? 0) * 1000 + Number(m[4] ?? 0);
-  return Number.isFinite(ms) ? Math.round(ms) : undefined;
-}
-
-/**
- * Milliseconds to wait for a `Retry-After` value: delta seconds ("3", "1.5", or a number) or an
- * HTTP date. Undefined when absent or unparseable; never negative.
- */
-export function parseRetryAfter(value: string | number | null | undefined, now: number = Date.now()) {
-  if (typeof value === "number")
-    return Number.isFinite(value) ? Math.max(0, Math.round(value * 1000)) : undefined;
-  const text = value?.trim();
-  if (!text) return undefined;
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  const date = /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN;
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/** An instant from a reset header: epoch ms, epoch seconds, delta seconds, a duration or a date. */
-function parseResetValue(value: string, now: number): number | undefined {
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) {
-    const n = Number(text);
-    return n > 1e12 ? Math.round(n) : n > 1e9 ? Math.round(n * 1000) : now + Math.round(n * 1000);
-  }
-  const duration = parseDuration(text);
-  if (duration !== undefined) return now + duration;
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : date;
-}
-
-/**
- * Retry timing from response headers: `retry-after-ms` / `retry-after` → `retryAfterMs`, and the
- * rate-limit reset family → `resetAt` (epoch ms): OpenAI/Groq `x-ratelimit-reset-requests|tokens`
- * ("6m0s"), Anthropic `anthropic-ratelimit-*-reset` (RFC 3339), OpenRouter `X-RateLimit-Reset`
- * (epoch ms). Where the matching `*-remaining` header is 0 the latest of those resets wins (that
- * limit was hit); otherwise the earliest. Past resets are ignored. `{}` when nothing usable.
- */
-export function parseResetHeaders(
-  headers: HeaderBag | undefined,
-  now: number = Date.now(),
-): { retryAfterMs?: number; resetAt?: number } {
-  const map = normaliseHeaders(headers);
-  if (!map) return {};
-  const out: { retryAfterMs?: number; resetAt?: number } = {};
-  const ms = map.get("retry-after-ms")?.trim();
-  const after =
-    ms && /^\d+(\.\d+)?$/.test(ms) ? Math.round(Number(ms)) : parseRetryAfter(map.get("retry-after"), now);
-  if (after !== undefined) out.retryAfterMs = after;
-  const exhausted: number[] = [];
-  const all: number[] = [];
-  for (const [name, value] of map) {
-    if (!/^(x-ratelimit-reset|anthropic-ratelimit-.*reset)/.test(name)) continue;
-    const at = parseResetValue(value, now);
-    if (at === undefined || at <= now) continue;
-    all.push(at);
-    if (map.get(name.replace("reset", "remaining"))?.trim() === "0") exhausted.push(at);
-  }
-  if (exhausted.length > 0) out.resetAt = Math.max(...exhausted);
-  else if (all.length > 0) out.resetAt = Math.min(...all);
-  return out;
-}
-
-const UNIT_MS: Readonly<Record<string, number>> = { mil: 1, min: 60_000, h: 3_600_000 };
-
-/** "try again in 2.004s", "try again after 1 seconds", "Please retry in 32.9s" → ms. */
-function retryDelayFromText(text: string): number | undefined {
-  const lead = /(?:try again|retry)(?: in| after)? /.source;
-  const worded = new RegExp(
-    `${lead}([\\d.]+)\\s*(milliseconds?|seconds?|secs?|minutes?|mins?|hours?)\\b`,
-  ).exec(text);
-  if (worded?.[1] && worded[2]) {
-    const unit = worded[2].slice(0, 3);
-    return Math.round(Number(worded[1]) * (UNIT_MS[unit] ?? UNIT_MS[unit.slice(0, 1)] ?? 1000));
-  }
-  const compact = new RegExp(`${lead}((?:[\\d.]+(?:ms|h|m|s))+)`).exec(text);
-  return compact?.[1] ? parseDuration(compact[1]) : undefined;
-}
-
 /** Output tokens the provider says would fit, from the shapes that state it. */
 function availableOutput(t: string, facts: Facts): number | undefined {
   const positive = (n: number) => (Number.isFinite(n) && n > 0 ? n : undefined);
@@ -562,10 +282,11 @@ function byStatus(status: number, t: string, facts: Facts, ctx: ClassifyContext)
   if (status === 413) return has(t, IMAGE) ? "image_too_large" : "payload_too_large";
   if (status === 429) {
     if (has(t, OVERLOADED) || code === "overloaded") return "overloaded";
-    if (code === "billing" || code === "rate_limit") return code;
-    // Quota messages are billing unless something says the window resets (Gemini per-minute quota).
+    // Quota messages are billing unless something says the window resets (Gemini per-minute quota),
+    // even under a rate-limit code ("out of extra usage" comes as Anthropic's rate_limit_error).
     const transient = has(t, TRANSIENT) || facts.retryAfterMs !== undefined;
-    return has(t, BILLING) && !transient ? "billing" : "rate_limit";
+    if (code === "billing" || (has(t, BILLING) && !transient)) return "billing";
+    return "rate_limit";
   }
   if (status >= 500 && status < 600) {
     if (has(t, CONTEXT)) return "context_overflow";
@@ -581,7 +302,9 @@ function byStatus(status: number, t: string, facts: Facts, ctx: ClassifyContext)
 function byMessage(t: string): FailoverReason | undefined {
   if (has(t, PAYLOAD)) return "payload_too_large";
   if (has(t, IMAGE)) return "image_too_large";
-  if (has(t, USAGE_LIMIT) && !has(t, CONTEXT)) return has(t, TRANSIENT) ? "rate_limit" : "billing";
+  // "Rate limit exceeded" also reads as a usage limit: the rate words say it is a window.
+  if (has(t, USAGE_LIMIT) && !has(t, CONTEXT))
+    return has(t, TRANSIENT) || has(t, RATE_LIMIT) ? "rate_limit" : "billing";
   if (has(t, OVERLOADED)) return "overloaded";
   if (has(t, BILLING)) return "billing";
   if (has(t, RATE_LIMIT)) return "rate_limit";
@@ -590,7 +313,19 @@ function byMessage(t: string): FailoverReason | undefined {
   if (has(t, DEACTIVATED) || has(t, FORBIDDEN)) return "auth_permanent";
   if (has(t, POLICY)) return "provider_policy_blocked";
   if (has(t, MODEL_NOT_FOUND)) return "model_not_found";
+  if (has(t, SERVER_ERROR)) return "server_error";
   return undefined;
+}
+
+/** A connection that was cut or never made because the clock ran out, not because it dropped. */
+function stalled(t: string, facts: Facts): boolean {
+  return has(t, TIMEOUT) || facts.codes.some((c) => /timeout|timedout|refused|notfound|abort/.test(c));
+}
+
+function refused(t: string, facts: Facts): boolean {
+  return (
+    facts.codes.includes("econnrefused") || t.includes("econnrefused") || t.includes("connection refused")
+  );
 }
 
 /** Steps 5–7, for failures without an HTTP answer. */
@@ -598,9 +333,9 @@ function byConnection(t: string, facts: Facts, ctx: ClassifyContext): FailoverRe
   if (has(t, TLS)) return "timeout"; // a TLS alert is a network hiccup, never a size problem
   if (facts.status !== undefined || !(facts.network || has(t, DISCONNECT) || has(t, TIMEOUT)))
     return undefined;
-  const stalled =
-    has(t, TIMEOUT) || facts.codes.some((c) => /timeout|timedout|refused|notfound|abort/.test(c));
-  if (has(t, DISCONNECT) && !stalled && isLarge(ctx, LARGE_FRACTION, LARGE_UNKNOWN_TOKENS))
+  // Nothing listens on the user's own machine or network: waiting will not start the server.
+  if (refused(t, facts) && isLocalOrLanUrl(ctx.baseUrl ?? facts.baseUrl)) return "local_server_down";
+  if (has(t, DISCONNECT) && !stalled(t, facts) && isLarge(ctx, LARGE_FRACTION, LARGE_UNKNOWN_TOKENS))
     return "context_overflow";
   return "timeout";
 }
@@ -610,8 +345,19 @@ const COMPRESS = new Set<FailoverReason>(["context_overflow", "payload_too_large
 /** Where another model or provider would help (overload and server errors: after retries). */
 const FALLBACK = new Set<FailoverReason>([
   ...["billing", "auth_permanent", "model_not_found", "provider_policy_blocked"],
-  ...["overloaded", "server_error", "content_filter"],
+  ...["overloaded", "server_error", "content_filter", "local_server_down"],
 ] as FailoverReason[]);
+
+/**
+ * Failures nothing explains that may pass (a bare 5xx, a dropped connection, a size guess): one
+ * more try is worth it, a ladder of them only keeps the user waiting for the same answer.
+ */
+function retryLimit(reason: FailoverReason, guessed: boolean, t: string, facts: Facts): number | undefined {
+  if (reason === "server_error" || guessed) return 1;
+  if (reason === "timeout" && facts.status === undefined && has(t, DISCONNECT) && !stalled(t, facts))
+    return 1;
+  return undefined;
+}
 
 /**
  * Classifies a failed model call. Never throws. Reads, defensively and along the `cause` chain:
@@ -642,6 +388,8 @@ export function classifyApiError(error: unknown, context: ClassifyContext = {}):
   // A dropped connection or a gateway 5xx on a huge session is probably its size, but may be a blip.
   const guessed = reason === "context_overflow" && (byTransport === reason || (facts.status ?? 0) >= 500);
   const retryable = RETRYABLE.has(reason) || guessed;
+  const limit = retryable ? retryLimit(reason, guessed, t, facts) : undefined;
+  const baseUrl = context.baseUrl ?? facts.baseUrl;
 
   const timing = parseResetHeaders(facts.headers, now);
   const retryAfterMs = facts.retryAfterMs ?? timing.retryAfterMs ?? retryDelayFromText(t);
@@ -654,8 +402,9 @@ export function classifyApiError(error: unknown, context: ClassifyContext = {}):
     shouldRotateCredential: reason === "auth" || reason === "billing" || longWait,
     shouldFallback: FALLBACK.has(reason) || longWait,
     shouldStripReasoning: reason === "thinking_signature" || reason === "invalid_encrypted_content",
-    message: facts.status !== undefined ? `${SUMMARIES[reason]} (${facts.status})` : SUMMARIES[reason],
+    message: summary(reason, facts.status, baseUrl),
   };
+  if (limit !== undefined) result.retryLimit = limit;
   if (facts.status !== undefined) result.status = facts.status;
   if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs;
   if (timing.resetAt !== undefined) result.resetAt = timing.resetAt;
@@ -663,12 +412,17 @@ export function classifyApiError(error: unknown, context: ClassifyContext = {}):
   if (available !== undefined) result.availableOutputTokens = available;
   const detail = facts.messages.join(" — ").replace(/\s+/g, " ").trim();
   if (detail) result.detail = detail.length > 300 ? `${detail.slice(0, 300)}…` : detail;
-  const baseUrl = context.baseUrl ?? facts.baseUrl;
   if (baseUrl) result.baseUrl = baseUrl;
   return result;
 }
 
 // ── words for the user ──────────────────────────────────────────────────
+
+function summary(reason: FailoverReason, status: number | undefined, baseUrl: string | undefined): string {
+  if (reason === "local_server_down" && baseUrl)
+    return `nothing is listening at ${baseUrl} (connection refused)`;
+  return status !== undefined ? `${SUMMARIES[reason]} (${status})` : SUMMARIES[reason];
+}
 
 const SUMMARIES: Readonly<Record<FailoverReason, string>> = {
   auth: "the API key was rejected",
@@ -678,6 +432,7 @@ const SUMMARIES: Readonly<Record<FailoverReason, string>> = {
   overloaded: "the provider is overloaded",
   server_error: "the provider had a server error",
   timeout: "the connection failed or timed out",
+  local_server_down: "the local model server refused the connection (nothing is listening there)",
   context_overflow: "the conversation is too long for the model's context window",
   payload_too_large: "the request is too large for the provider",
   image_too_large: "an image is too large for the provider",

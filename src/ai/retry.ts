@@ -1,22 +1,48 @@
 /**
  * Retry policy for model calls, driven by the error classifier's flags (never by matching message
- * strings): whether to repeat a failed call, how long to wait (the provider's Retry-After or reset
- * time when it gives one, else decorrelated jitter), and what to tell the user about it.
+ * strings): whether to repeat a failed call, how long to wait, and when to stop. Fitted to an
+ * interactive tool: the first wait is short (1–2 s, jittered), waits grow, a transient failure
+ * nothing explains is retried once, and one call never spends more than `budgetMs` waiting in all;
+ * a provider that asks for a longer wait than is left is not waited for. Pure: clock and random
+ * source are injected. What the user is told lives in `retry-notices.ts`.
  */
-import { type ClassifiedError, classifyApiError, type FailoverReason } from "./error-classifier.js";
-import { findProvider, PROVIDERS } from "./providers.js";
+import { type ClassifiedError, classifyApiError } from "./error-classifier.js";
 
 export { type HeaderBag, parseDuration, parseResetHeaders, parseRetryAfter } from "./error-classifier.js";
+export {
+  failureAdvice,
+  failureHint,
+  giveUpNotice,
+  type RetryNoticeContext,
+  retryNotice,
+} from "./retry-notices.js";
 
 export interface RetryPolicy {
+  /** Retries after the first attempt (`agent.api_max_retries`); a failure's `retryLimit` may lower it. */
   maxRetries: number;
-  /** Shortest wait, and the lower bound of every jittered wait. */
+  /** Retry n waits between `baseMs·2^(n-1)` and twice that (so the first wait is base to 2·base). */
   baseMs: number;
-  /** Longest wait, also the most of a provider's Retry-After or reset time that is honoured. */
+  /** Longest single backoff wait (the provider's own Retry-After is bounded by `budgetMs` instead). */
   capMs: number;
+  /**
+   * Most time one model call may spend waiting across all its retries, provider waits included.
+   * A provider asking for longer than what is left is not waited for: the call fails (or falls
+   * back) at once with a message saying so.
+   */
+  budgetMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 3, baseMs: 5_000, capMs: 120_000 };
+/**
+ * The defaults: 3 retries (upstream's `agent.api_max_retries`), first wait 1–2 s, then 2–4 s and
+ * 4–8 s, never more than 60 s of waiting for one call. Upstream Hermes has no key for the total,
+ * so it is an internal default.
+ */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxRetries: 3,
+  baseMs: 1_000,
+  capMs: 30_000,
+  budgetMs: 60_000,
+};
 
 /** Whether a failed model call is worth repeating unchanged (the classifier's `retryable`). */
 export function isRetryable(error: unknown): boolean {
@@ -29,20 +55,30 @@ export function providerWaitMs(classified: ClassifiedError, now: number = Date.n
   return classified.resetAt !== undefined ? Math.max(0, classified.resetAt - now) : undefined;
 }
 
+/**
+ * The jittered backoff before retry number `retryNumber` (1-based): uniform in
+ * `[base·2^(n-1), 2·base·2^(n-1)]`, capped at `capMs`. Full-range jitter keeps clients that failed
+ * together from retrying together; doubling makes each wait longer than the last.
+ */
+export function backoffMs(
+  retryNumber: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number {
+  const step = policy.baseMs * 2 ** Math.max(0, retryNumber - 1);
+  const pick = Math.min(1, Math.max(0, random()));
+  return Math.round(Math.min(policy.capMs, step * (1 + pick)));
+}
+
 export interface DelayOptions {
-  /** The delay used before the previous retry; decorrelated jitter grows from it. */
-  previousMs?: number;
   now?: number;
   /** The error's classification when the caller already has it. */
   classified?: ClassifiedError;
 }
 
 /**
- * Delay before retry number `attempt` (1-based). The provider's wait (`retryAfterMs`, else
- * `resetAt`) when it gave one, capped at `policy.capMs`. Otherwise decorrelated jitter (AWS
- * style): a uniform pick between `baseMs` and three times the previous delay, capped. Without
- * `previousMs` the previous delay is taken as `baseMs · 2^(attempt-1)`, which is `baseMs` for the
- * first retry.
+ * Delay before retry number `attempt` (1-based): the provider's wait (`retryAfterMs`, else
+ * `resetAt`) when it gave one, bounded by the policy's budget; otherwise `backoffMs`.
  */
 export function retryDelayMs(
   attempt: number,
@@ -54,138 +90,121 @@ export function retryDelayMs(
   const now = options.now ?? Date.now();
   const classified = options.classified ?? classifyApiError(error, { now });
   const wait = providerWaitMs(classified, now);
-  if (wait !== undefined) return Math.min(wait, policy.capMs);
-  const previous = options.previousMs ?? policy.baseMs * 2 ** Math.max(0, attempt - 1);
-  const high = Math.max(policy.baseMs, Math.min(policy.capMs, previous * 3));
-  const pick = Math.min(1, Math.max(0, random()));
-  return Math.round(Math.min(policy.capMs, policy.baseMs + pick * (high - policy.baseMs)));
+  if (wait !== undefined) return Math.min(wait, policy.budgetMs);
+  return backoffMs(attempt, policy, random);
 }
 
 export type RetryPlan =
-  | { retry: true; delayMs: number }
+  | {
+      retry: true;
+      delayMs: number;
+      /** The attempt about to be made (2 for the first retry). */
+      attempt: number;
+      /** Attempts this failure may get in all (the first one included). */
+      attempts: number;
+    }
   | {
       retry: false;
-      /** `wait_too_long`: the provider asks for longer than `policy.capMs`, so a retry would fail too. */
-      why: "not_retryable" | "exhausted" | "wait_too_long";
+      /**
+       * `not_retryable`: the same request would fail again. `exhausted`: every allowed retry was
+       * made. `wait_too_long`: the provider asks for longer than the time left (`waitMs` >
+       * `remainingMs`). `budget_spent`: no waiting time is left for this call.
+       */
+      why: "not_retryable" | "exhausted" | "wait_too_long" | "budget_spent";
+      /** Attempts made so far. */
+      attempts: number;
+      waitMs?: number;
+      remainingMs?: number;
     };
 
+export interface PlanOptions {
+  now?: number;
+  random?: () => number;
+  /** Time this call has already spent waiting before earlier retries. */
+  waitedMs?: number;
+  /** Retries already made on this route for failures of the same reason (for `retryLimit`). */
+  reasonRetries?: number;
+}
+
 /**
- * Whether to make retry number `retryNumber` (1-based) for a classified failure, and after how long.
- * Only `retryable` failures are repeated; flags such as `shouldCompress` or `shouldRotateCredential`
- * need a changed request and are left to the caller.
+ * Whether to make retry number `retryNumber` (1-based) for a classified failure, and after how
+ * long. Only `retryable` failures are repeated: at most `policy.maxRetries` retries in all, at
+ * most `retryLimit` of them for failures of this reason (so a 500 after a 429 still gets its one
+ * retry, a second 500 does not), within what is left of `policy.budgetMs`. Flags such as
+ * `shouldCompress` or `shouldRotateCredential` need a changed request and are left to the caller.
  */
 export function planRetry(
   classified: ClassifiedError,
   retryNumber: number,
   policy: RetryPolicy,
-  options: Omit<DelayOptions, "classified"> & { random?: () => number } = {},
+  options: PlanOptions = {},
 ): RetryPlan {
-  if (!classified.retryable) return { retry: false, why: "not_retryable" };
-  if (retryNumber > policy.maxRetries) return { retry: false, why: "exhausted" };
+  const made = retryNumber; // the first attempt plus retryNumber - 1 retries
+  if (!classified.retryable) return { retry: false, why: "not_retryable", attempts: made };
+  // Retries this failure may still get: what the policy leaves, and what its reason's limit leaves.
+  const left = Math.min(
+    policy.maxRetries - (retryNumber - 1),
+    (classified.retryLimit ?? Number.POSITIVE_INFINITY) - (options.reasonRetries ?? 0),
+  );
+  if (left <= 0) return { retry: false, why: "exhausted", attempts: made };
   const now = options.now ?? Date.now();
+  const remainingMs = Math.max(0, policy.budgetMs - (options.waitedMs ?? 0));
   const wait = providerWaitMs(classified, now);
-  if (wait !== undefined && wait > policy.capMs) return { retry: false, why: "wait_too_long" };
-  const delayMs = retryDelayMs(retryNumber, undefined, policy, options.random, {
-    ...options,
-    now,
-    classified,
-  });
-  return { retry: true, delayMs };
-}
-
-// ── what to tell the user ───────────────────────────────────────────────
-
-const SHRINK = "compress the conversation with /compress or start a new one with /new";
-const TRANSIENT = "usually temporary; try again shortly or switch model with /model";
-const HINTS: Partial<Record<FailoverReason, string>> = {
-  auth_permanent:
-    "this key or account may not use this model or endpoint; check its permissions or use /model",
-  billing: "add credits or check the plan's billing, or switch provider with /model",
-  overloaded: TRANSIENT,
-  server_error: TRANSIENT,
-  timeout: "check the network connection and that the base URL is reachable",
-  context_overflow: SHRINK,
-  payload_too_large: SHRINK,
-  long_context_tier: "compress below 200k tokens with /compress, or enable extra usage for the account",
-  image_too_large: "attach a smaller or downscaled image",
-  max_tokens_too_large: "lower model.max_tokens in config.yaml",
-  model_not_found:
-    "check the model name (model.default in config.yaml, or /model) and that the provider serves it",
-  provider_policy_blocked: "choose another model or provider with /model",
-  content_filter: "rephrase the request or use another model",
-  thinking_signature: "start a new session with /new if this repeats",
-  invalid_encrypted_content: "start a new session with /new if this repeats",
-  format_error: "the model or provider may not support an option in this request",
-};
-
-/** The first API-key variable of the provider named, or of the catalog entry serving `baseUrl`. */
-function keyVariable(provider: string | undefined, baseUrl: string | undefined): string | undefined {
-  const host = (url: string) => /^https?:\/\/([^/]+)/.exec(url)?.[1];
-  const wanted = host(baseUrl ?? "");
-  const profile = provider
-    ? findProvider(provider)
-    : PROVIDERS.find((p) => wanted !== undefined && host(p.baseUrl) === wanted);
-  return profile?.apiKeyEnv[0];
-}
-
-function formatWait(ms: number): string {
-  const s = Math.ceil(ms / 1000);
-  return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`;
+  if (wait !== undefined && wait > remainingMs)
+    return { retry: false, why: "wait_too_long", attempts: made, waitMs: wait, remainingMs };
+  if (wait === undefined && remainingMs <= 0)
+    return { retry: false, why: "budget_spent", attempts: made, remainingMs };
+  const delayMs = wait ?? Math.min(backoffMs(retryNumber, policy, options.random), remainingMs);
+  return { retry: true, delayMs, attempt: retryNumber + 1, attempts: retryNumber + left };
 }
 
 /**
- * What the user can do about a failure, or undefined when there is nothing specific
- * ("check OPENROUTER_API_KEY in ~/.hermes/.env", "the limit resets in about 5 min").
+ * The retry state of one model call: how many retries the current route has had and how much of
+ * the call's waiting budget is spent. A fallback route starts its own count of retries but shares
+ * the budget, so a call never waits longer than `policy.budgetMs` in all.
  */
-export function failureHint(
-  classified: ClassifiedError,
-  context: { provider?: string; now?: number } = {},
-): string | undefined {
-  const c = classified;
-  if (c.reason === "auth") {
-    const variable = keyVariable(context.provider, c.baseUrl);
-    return variable
-      ? `check ${variable} in ~/.hermes/.env`
-      : "check the provider's API key in ~/.hermes/.env (or model.api_key in config.yaml)";
-  }
-  if (c.reason === "rate_limit") {
-    const wait = providerWaitMs(c, context.now);
-    return wait ? `the limit resets in about ${formatWait(wait)}` : "wait a little or lower the request rate";
-  }
-  if (
-    c.reason === "provider_policy_blocked" &&
-    /openrouter/.test(`${context.provider ?? ""} ${c.baseUrl ?? ""}`)
-  )
-    return "allow more providers at https://openrouter.ai/settings/privacy or choose another model";
-  const lowerable =
-    c.reason === "billing" || c.reason === "context_overflow" || c.reason === "max_tokens_too_large";
-  if (lowerable && c.availableOutputTokens !== undefined)
-    return `set model.max_tokens in config.yaml to ${c.availableOutputTokens} or less, or ${HINTS[c.reason]}`;
-  return HINTS[c.reason];
-}
+export class RetryLadder {
+  private made = 0;
+  private waited = 0;
+  private readonly byReason = new Map<string, number>();
 
-/** One line for the user when a model call has failed for good: "the API key was rejected (401): check ...". */
-export function failureAdvice(
-  classified: ClassifiedError,
-  context: { provider?: string; now?: number } = {},
-): string {
-  const hint = failureHint(classified, context);
-  return hint ? `${classified.message}: ${hint}` : classified.message;
-}
+  constructor(
+    readonly policy: RetryPolicy,
+    private readonly options: { random?: () => number; now?: () => number } = {},
+  ) {}
 
-/**
- * The warning shown before a retry: "Rate limited by the provider (429): slow down. Retrying in
- * 12.0s (attempt 1 of 3)."
- */
-export function retryNotice(
-  classified: ClassifiedError,
-  delayMs: number,
-  attempt: number,
-  maxRetries: number,
-): string {
-  const what = classified.message.charAt(0).toUpperCase() + classified.message.slice(1);
-  const detail = classified.detail ? `: ${classified.detail.replace(/[.\s]+$/, "")}` : "";
-  return `${what}${detail}. Retrying in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt} of ${maxRetries}).`;
+  /** What to do about `failure`, for the next retry of the current route. */
+  plan(failure: ClassifiedError): RetryPlan {
+    return planRetry(failure, this.made + 1, this.policy, {
+      now: this.options.now?.() ?? Date.now(),
+      waitedMs: this.waited,
+      reasonRetries: this.byReason.get(failure.reason) ?? 0,
+      ...(this.options.random ? { random: this.options.random } : {}),
+    });
+  }
+
+  /** Records a retry for `failure` that waited `ms` first. */
+  waitedFor(ms: number, failure?: ClassifiedError): void {
+    this.made++;
+    this.waited += Math.max(0, ms);
+    if (failure) this.byReason.set(failure.reason, (this.byReason.get(failure.reason) ?? 0) + 1);
+  }
+
+  /** The call moved to another route (a fallback provider): its retries count afresh. */
+  newRoute(): void {
+    this.made = 0;
+    this.byReason.clear();
+  }
+
+  /** Retries made on the current route. */
+  get retries(): number {
+    return this.made;
+  }
+
+  /** Time spent waiting so far in this call. */
+  get waitedMs(): number {
+    return this.waited;
+  }
 }
 
 /** Sleeps `ms`, resolving early (with false) when `signal` aborts. */

@@ -6,7 +6,7 @@
  * in normal mode, text streams as it comes and an abandoned attempt gets a marker line; everywhere
  * else (`-q`, stdout piped or redirected) each attempt's text is held until the call completes and
  * a failed attempt's text is dropped, so stdout never carries a fragment. `-z` prints only the
- * final answer of a completed turn.
+ * final answer of a completed turn. Each retry wait is said on stderr in every mode.
  */
 import pc from "picocolors";
 import type { AgentEvent } from "../agent/events.js";
@@ -124,6 +124,16 @@ export class Renderer {
       case "warning":
         this.lastWarning = event.message;
         if (mode === "normal") this.progress(this.paint(pc.yellow, `⚠ ${event.message}`));
+        break;
+      case "retry":
+        // Every wait is shown, in every mode (stderr only: -z keeps stdout for the answer).
+        this.held = "";
+        this.closeText();
+        this.options.stderr.write(
+          mode === "normal"
+            ? `${this.paint(pc.yellow, `⏳ ${event.message}`)}\n`
+            : `hermes: ${event.message}\n`,
+        );
         break;
       case "error":
         this.held = "";

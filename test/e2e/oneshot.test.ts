@@ -143,17 +143,21 @@ describe("hermes one-shot against a scripted model", () => {
     const { home, cwd } = tempHome(
       fakeProviderConfig(llm.url).replace("api_max_retries: 0", "api_max_retries: 3"),
     );
-    // The 429 comes first so the dropped stream's backoff follows a zero wait: the base delay (5 s),
-    // where a first failure would wait a jittered 5-15 s.
+    // The dropped stream first: its backoff is the first one (1–2 s); the 429's Retry-After is 0.
     llm.enqueue(
-      httpError(429, { error: { message: "slow down" } }, { "retry-after": "0" }),
       disconnectMidStream(2),
+      httpError(429, { error: { message: "slow down" } }, { "retry-after": "0" }),
       reply().text("recovered"),
     );
     const result = await runHermes(["chat", "-q", "hi"], { home, cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("recovered");
-    expect(result.stderr).toContain("Retrying");
+    expect(result.stderr).toMatch(
+      /the connection to 127\.0\.0\.1:\d+ dropped; retrying in 1\.\d s \(attempt 2 of 2\)/,
+    );
+    expect(result.stderr).toMatch(
+      /rate limited by 127\.0\.0\.1:\d+ \(429\): slow down; retrying in 0\.0 s \(attempt 3 of 4\)/,
+    );
   });
 
   it("reports a dropped stream clearly when retries are off", async () => {

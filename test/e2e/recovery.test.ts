@@ -31,17 +31,17 @@ describe("hermes recovers from failed model calls", () => {
     const { home, cwd } = tempHome(
       fakeProviderConfig(llm.url).replace("api_max_retries: 0", "api_max_retries: 3"),
     );
-    // Zero waits first, so only the dropped stream's retry waits (the 5 s base after a zero wait).
+    // The dropped stream first: the first backoff is the short one (1–2 s); the others wait 0.
     llm.enqueue(
+      disconnectMidStream(2),
       httpError(429, { error: { message: "slow down" } }, { "retry-after": "0" }),
       httpError(500, { error: { message: "upstream hiccup" } }, { "retry-after": "0" }),
-      disconnectMidStream(2),
       reply().text("recovered after three failures"),
     );
     const result = await runHermes(["chat", "-q", "hi"], { home, cwd, timeoutMs: 30_000 });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("recovered after three failures");
-    expect(result.stderr.match(/Retrying in/g)).toHaveLength(3);
+    expect(result.stderr.match(/retrying in/g)).toHaveLength(3);
     expect(llm.chatRequests).toHaveLength(4);
 
     const store = openSessionStore(join(home, "state.db"), { readonly: true });

@@ -58,13 +58,24 @@ export async function answerAnthropic(
       else res.end();
       return;
     }
+    case "stream_error": {
+      // message_start and ping open the stream; `afterChunks` counts events after them.
+      await writeEvents(res, streamEvents(spec.message, ctx).slice(0, spec.afterChunks + 2), spec.headers);
+      await write(res, `event: ${spec.event ?? "error"}\ndata: ${JSON.stringify(spec.data)}\n\n`);
+      res.end();
+      return;
+    }
   }
 }
 
 /** Resolves once the events are handed to the socket, so a following destroy cannot swallow them. */
-async function writeEvents(res: ServerResponse, events: Json[]): Promise<void> {
+async function writeEvents(
+  res: ServerResponse,
+  events: Json[],
+  headers: Record<string, string> = {},
+): Promise<void> {
   if (!res.headersSent) {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
     res.flushHeaders();
   }
   for (const event of events) {

@@ -56,6 +56,12 @@ export async function answerResponses(
       if (spec.kind === "disconnect") res.socket?.destroy();
       else res.end();
       return;
+    case "stream_error":
+      // response.created opens the stream; `afterChunks` counts events after it.
+      await writeEvents(res, streamEvents(spec.message, ctx).slice(0, spec.afterChunks + 1), spec.headers);
+      await write(res, `event: ${spec.event ?? "error"}\ndata: ${JSON.stringify(spec.data)}\n\n`);
+      res.end();
+      return;
   }
 }
 
@@ -229,9 +235,13 @@ function emptySummary(): Obj {
 }
 
 /** Resolves once the events are handed to the socket, so a following destroy cannot swallow them. */
-async function writeEvents(res: ServerResponse, events: Obj[]): Promise<void> {
+async function writeEvents(
+  res: ServerResponse,
+  events: Obj[],
+  headers: Record<string, string> = {},
+): Promise<void> {
   if (!res.headersSent) {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
     res.flushHeaders();
   }
   let sequence = 0;

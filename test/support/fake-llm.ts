@@ -2,7 +2,9 @@
  * A scripted OpenAI-compatible chat-completions server on 127.0.0.1 for unit and end-to-end tests.
  * Each POST /v1/chat/completions takes the next queued reply; with none left it answers 500 so a
  * test that under-scripts fails loudly. Streaming requests get SSE with text and tool-call
- * arguments split over several chunks, so clients must assemble deltas.
+ * arguments split over several chunks, so clients must assemble deltas. Failures are scripted too:
+ * HTTP errors with any status and headers (`httpError`, `rateLimited`), errors inside a 200
+ * stream (`streamError`), hangs, stalls, drops and truncated streams.
  *
  *   const llm = await startFakeLlm();
  *   llm.enqueue(reply().text("hi").usage({ prompt: 10, completion: 2 }));
@@ -48,7 +50,21 @@ export type ReplySpec =
   | { kind: "hang" }
   | { kind: "disconnect"; afterChunks: number; message: MessageSpec }
   | { kind: "truncate"; afterChunks: number; message: MessageSpec }
-  | { kind: "stall"; afterChunks: number; message: MessageSpec };
+  | { kind: "stall"; afterChunks: number; message: MessageSpec }
+  | StreamErrorSpec;
+
+/** A 200 stream that carries an error after `afterChunks` chunks of `message` (see `streamError`). */
+export interface StreamErrorSpec {
+  kind: "stream_error";
+  afterChunks: number;
+  message: MessageSpec;
+  /** The error event's JSON. */
+  data: unknown;
+  /** SSE event name; undefined: the wire's usual one (none on chat completions, else "error"). */
+  event: string | undefined;
+  /** Extra headers on the 200 response (a Retry-After, for example). */
+  headers: Record<string, string>;
+}
 
 /** Anything `enqueue` accepts. */
 export interface ScriptedReply {
@@ -160,6 +176,42 @@ export function stallMidStream(afterChunks = 2, message: ReplyBuilder = defaultP
 /** Sends `afterChunks` chunks, then ends the response cleanly: no finish_reason, no [DONE]. */
 export function truncatedStream(afterChunks = 2, message: ReplyBuilder = defaultPartial()): ScriptedReply {
   return new FailureReply({ kind: "truncate", afterChunks, message: message.spec });
+}
+
+/**
+ * A 200 response whose stream carries an error: `afterChunks` chunks of `message` (default: no
+ * content chunks at all), then one SSE event with `data` as its JSON, then the end of the stream.
+ * OpenAI-compatible servers and OpenRouter send `data: {"error": {...}}` with no event name;
+ * Anthropic sends `event: error` with `{"type":"error","error":{"type":"overloaded_error",...}}`;
+ * the Responses API `event: error` with `{"type":"error","code":...,"message":...}`. `event`
+ * overrides the event name; `headers` go on the 200 (Retry-After, rate-limit resets).
+ */
+export function streamError(
+  data: unknown,
+  options: {
+    afterChunks?: number;
+    message?: ReplyBuilder;
+    event?: string;
+    headers?: Record<string, string>;
+  } = {},
+): ScriptedReply {
+  return new FailureReply({
+    kind: "stream_error",
+    afterChunks: options.afterChunks ?? 0,
+    message: (options.message ?? reply()).spec,
+    data,
+    event: options.event,
+    headers: options.headers ?? {},
+  });
+}
+
+/** A 429 with `Retry-After: seconds` (seconds may be fractional) and an OpenAI-style rate-limit body. */
+export function rateLimited(seconds: number, message = "Rate limit exceeded"): ScriptedReply {
+  return httpError(
+    429,
+    { error: { message, type: "rate_limit_error", code: "rate_limit_exceeded" } },
+    { "retry-after": String(seconds) },
+  );
 }
 
 function defaultPartial(): ReplyBuilder {
@@ -349,6 +401,15 @@ async function answer(res: ServerResponse, spec: ReplySpec, ctx: AnswerContext):
     case "stall":
       if (ctx.stream) await writeSse(res, streamChunks(spec.message, ctx).slice(0, spec.afterChunks));
       return;
+    case "stream_error": {
+      // The first chunk only opens the assistant message; `afterChunks` counts content after it.
+      const chunks = streamChunks(spec.message, ctx).slice(0, spec.afterChunks + 1);
+      await writeSse(res, chunks, spec.headers);
+      const event = spec.event ? `event: ${spec.event}\n` : "";
+      await write(res, `${event}data: ${JSON.stringify(spec.data)}\n\n`);
+      res.end();
+      return;
+    }
     case "disconnect":
     case "truncate": {
       if (ctx.stream) {
@@ -366,9 +427,13 @@ async function answer(res: ServerResponse, spec: ReplySpec, ctx: AnswerContext):
 }
 
 /** Resolves once the chunks are handed to the socket, so a following destroy cannot swallow them. */
-async function writeSse(res: ServerResponse, chunks: unknown[]): Promise<void> {
+async function writeSse(
+  res: ServerResponse,
+  chunks: unknown[],
+  headers: Record<string, string> = {},
+): Promise<void> {
   if (!res.headersSent) {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
     res.flushHeaders();
   }
   for (const chunk of chunks) await write(res, `data: ${JSON.stringify(chunk)}\n\n`);

@@ -134,6 +134,8 @@ async function* runRequest(
         const next = await withinStall(iterator.next(), stallMs, controller);
         if (next.done) break;
         stage = "chunk";
+        const frame = errorFrame(next.value, baseUrl, assembler.hasContent);
+        if (frame) throw frame;
         yield* assembler.addChunk(next.value);
       }
     } else {
@@ -285,6 +287,27 @@ function checkFullResponse(response: unknown, baseUrl: string): void {
       body: JSON.stringify(response)?.slice(0, 2000),
     });
   }
+}
+
+/**
+ * An error frame inside a 200 stream that lacks the `error` key the SDK checks for: vLLM's
+ * `{"object":"error","message":...,"code":400}`, or a bare `{"message":...,"code":429}` sent as
+ * `event: error`. Undefined for an ordinary chunk (anything with `choices`).
+ */
+function errorFrame(chunk: unknown, baseUrl: string, partial: boolean): ProviderError | undefined {
+  const c = asRecord(chunk);
+  if (!c || Array.isArray(c["choices"])) return undefined;
+  const message = c["message"];
+  const worded = typeof message === "string" && (c["code"] !== undefined || c["type"] !== undefined);
+  if (c["object"] !== "error" && !worded) return undefined;
+  const code = c["code"];
+  const status = typeof code === "number" && code >= 400 && code < 600 ? code : undefined;
+  const body = JSON.stringify({ error: c });
+  const detail = typeof message === "string" && message !== "" ? message : body;
+  return new ProviderError(
+    `The provider at ${baseUrl} answered with ${status !== undefined ? `HTTP ${status}` : "an error"} mid-stream: ${clip(detail, 500)}`,
+    { ...(status !== undefined ? { status } : {}), body, partial },
+  );
 }
 
 /** An Error named "AbortError", carrying the signal's reason as its cause. */

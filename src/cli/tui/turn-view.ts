@@ -110,6 +110,14 @@ export class TurnView {
         this.flushAnswer();
         this.sink.info([s.yellow(`⚠ ${event.message}`)]);
         break;
+      case "retry":
+        this.flushAnswer();
+        this.sink.info([s.yellow(`⏳ ${event.message}`)]);
+        // Stays up while the wait runs and the retried request is in flight: say both.
+        this.sink.status(
+          `attempt ${event.attempt} of ${event.attempts} after a ${(event.delayMs / 1000).toFixed(1)} s wait…`,
+        );
+        break;
       case "error":
         this.flushAnswer();
         this.sink.info([`${s.red("error:")} ${event.message}`]);

@@ -251,16 +251,33 @@ describe("runLoop", () => {
     expect(String(toolMessages(messages)[0]?.content)).toContain("interrupted");
   });
 
-  it("retries a 500 and a dropped stream, then succeeds", async () => {
+  it("retries a 500 and a rate limit, then succeeds, announcing each wait", async () => {
     const transport = new ScriptedTransport([
       new ProviderError("server exploded", { status: 500 }),
-      new ProviderError("socket hang up", { transport: true }),
+      new ProviderError("slow down", { status: 429 }),
       say("finally"),
     ]);
     const { deps, events } = setup(transport);
     const result = await runLoop([user("go")], deps, new AbortController().signal);
     expect(result).toMatchObject({ reason: "completed", text: "finally" });
-    expect(events.filter((e) => e.type === "warning" && e.message.includes("Retrying"))).toHaveLength(2);
+    const retries = events.filter((e) => e.type === "retry");
+    expect(retries.map((e) => [e.reason, e.attempt, e.attempts])).toEqual([
+      ["server_error", 2, 2],
+      ["rate_limit", 3, 3],
+    ]);
+  });
+
+  it("retries an unexplained failure once: a second one ends the call", async () => {
+    const transport = new ScriptedTransport([
+      new ProviderError("server exploded", { status: 500 }),
+      new ProviderError("bad gateway", { status: 502 }),
+      say("never reached"),
+    ]);
+    const { deps, events } = setup(transport);
+    const result = await runLoop([user("go")], deps, new AbortController().signal);
+    expect(result.reason).toBe("error");
+    expect(transport.requests).toHaveLength(2);
+    expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
   });
 
   it("ends with a clear error when retries are exhausted or the error is not retryable", async () => {

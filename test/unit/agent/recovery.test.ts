@@ -18,7 +18,10 @@ const http = (status: number, message: string, retryAfterMs?: number) =>
     body: JSON.stringify({ error: { message } }),
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
   });
-const dropped = () => new ProviderError("socket hang up", { transport: true });
+const timedOut = () =>
+  new ProviderError("The request to https://api.example.com/v1 timed out before the server answered.", {
+    transport: true,
+  });
 
 function deps(transport: Transport, extra: Partial<LoopDeps> = {}) {
   const events: AgentEvent[] = [];
@@ -184,8 +187,9 @@ describe("recovery in the loop, branch by branch", () => {
   });
 
   it("4. rebuilds the client once after a connection failure on a retry, then goes on retrying", async () => {
-    const first = new ScriptedTransport([dropped(), dropped()]);
-    const fresh = new ScriptedTransport([dropped(), say("back")]);
+    // Timeouts climb the whole ladder (a dropped connection is retried only once).
+    const first = new ScriptedTransport([timedOut(), timedOut()]);
+    const fresh = new ScriptedTransport([timedOut(), say("back")]);
     const recovery = recoveryDouble({ rebuilds: [fresh] });
     const { deps: d } = deps(first, { recovery, retry: { maxRetries: 3, baseMs: 1, capMs: 5 } });
     const result = await runLoop([user("x")], d, new AbortController().signal);
@@ -244,8 +248,25 @@ describe("recovery in the loop, branch by branch", () => {
     expect(recovery.calls).toEqual(["fallback:0"]);
   });
 
+  it("5. a bare 500 is retried once, then the fallback answers", async () => {
+    const primary = new ScriptedTransport([http(500, "boom"), http(500, "boom")]);
+    const backup = new ScriptedTransport([say("rescued")]);
+    const recovery = recoveryDouble({
+      fallbacks: [{ transport: backup, model: "m2", label: "good (m2)" }],
+    });
+    const { deps: d, events } = deps(primary, { recovery, retry: { maxRetries: 3, baseMs: 1, capMs: 5 } });
+    const result = await runLoop([user("x")], d, new AbortController().signal);
+    expect(result.text).toBe("rescued");
+    expect(primary.requests).toHaveLength(2);
+    expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
+  });
+
   it("5. retryable errors fall back only once retries are exhausted; unusable fallbacks are skipped", async () => {
-    const primary = new ScriptedTransport([http(500, "boom"), http(500, "boom"), http(500, "boom")]);
+    const primary = new ScriptedTransport([
+      http(503, "overloaded"),
+      http(503, "overloaded"),
+      http(503, "overloaded"),
+    ]);
     const backup = new ScriptedTransport([say("rescued")]);
     const recovery = recoveryDouble({
       fallbacks: [

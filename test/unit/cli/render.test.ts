@@ -82,3 +82,28 @@ describe("Renderer: text of a failed attempt never stands as the answer", () => 
     expect(r.out()).toBe("Checking.Done.\n");
   });
 });
+
+describe("Renderer: every retry wait is shown, on stderr only", () => {
+  const waited: AgentEvent[] = [
+    { type: "turn_start", iteration: 1 },
+    {
+      type: "retry",
+      message: "rate limited by openrouter (429); retrying in 1.6 s (attempt 2 of 4)",
+      reason: "rate_limit",
+      delayMs: 1_600,
+      attempt: 2,
+      attempts: 4,
+      status: 429,
+      provider: "openrouter",
+    },
+    { type: "text_delta", text: "Answer." },
+    { type: "turn_end", iteration: 1, finishReason: "stop" },
+    { type: "done", reason: "completed", text: "Answer.", iterations: 1, usage },
+  ];
+
+  it.each(["normal", "quiet", "oneshot"] as const)("%s mode", (mode) => {
+    const r = render(mode, waited);
+    expect(r.out()).toBe("Answer.\n");
+    expect(r.err()).toContain("rate limited by openrouter (429); retrying in 1.6 s (attempt 2 of 4)");
+  });
+});

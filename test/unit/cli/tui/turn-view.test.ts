@@ -24,6 +24,23 @@ const tool = (id: string, name: string, ok = true): AgentEvent[] => [
 ];
 
 describe("TurnView", () => {
+  it("shows each retry wait as a line and in the spinner", () => {
+    const { v, log } = view();
+    v.handle({
+      type: "retry",
+      message: "127.0.0.1:8080 had a server error (500); retrying in 1.3 s (attempt 2 of 2)",
+      reason: "server_error",
+      delayMs: 1_300,
+      attempt: 2,
+      attempts: 2,
+      status: 500,
+    });
+    expect(log).toEqual([
+      "err: ⏳ 127.0.0.1:8080 had a server error (500); retrying in 1.3 s (attempt 2 of 2)",
+      "status: attempt 2 of 2 after a 1.3 s wait…",
+    ]);
+  });
+
   it("marks the text of a failed, retried attempt as not the answer", () => {
     const { v, log } = view();
     for (const e of [

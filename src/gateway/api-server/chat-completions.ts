@@ -147,6 +147,12 @@ export async function chatCompletions(
           relayedThisCall = false;
         } else if (event.type === "stream_discarded" && relayedThisCall) {
           brokeOff.abort();
+        } else if (event.type === "retry") {
+          // Seen by clients that read comments (as the tool progress is); the others just wait.
+          writeSseComment(
+            res,
+            `hermes.retry ${JSON.stringify({ message: event.message, delay_ms: event.delayMs, attempt: event.attempt, attempts: event.attempts })}`,
+          );
         } else if (event.type === "tool_start" && !event.parentCallId) {
           writeSseComment(
             res,

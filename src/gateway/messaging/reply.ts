@@ -119,6 +119,14 @@ export class ReplyView {
     this.scheduleProgress();
   }
 
+  /** A line about the turn itself (a retry's wait), shown with the tool progress unless that is off. */
+  notice(line: string): void {
+    if (this.options.progress === "off" || this.closed) return;
+    this.progressLines.push(line);
+    this.progressDirty = true;
+    this.scheduleProgress();
+  }
+
   private scheduleProgress(): void {
     if (this.progressTimer || this.closed) return;
     this.progressTimer = setTimeout(() => {

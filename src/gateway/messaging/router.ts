@@ -485,6 +485,7 @@ export class MessageRouter {
       for await (const event of run) {
         if (event.type === "text_delta") view.textDelta(event.text);
         else if (event.type === "stream_discarded") view.discard();
+        else if (event.type === "retry") view.notice(`⏳ ${event.message}`);
         else if (event.type === "turn_start") view.turnStarted();
         else if (event.type === "tool_start" && !event.parentCallId) view.toolStarted(event.name, event.args);
       }

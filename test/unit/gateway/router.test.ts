@@ -540,6 +540,8 @@ describe("MessageRouter", () => {
     // The message that showed the fragment is the one that now holds the answer.
     expect(growing.text).toBe("The whole retried answer.");
     expect(t.adapter.log.some((e) => e.op === "edit" && e.text?.startsWith("↻"))).toBe(true);
+    // The wait before the retry was shown with the progress lines.
+    expect(t.adapter.texts().some((m) => /^⏳ .*retrying in/s.test(m))).toBe(true);
   });
 
   it("in a group, the answer replies to the message it answers", async () => {

@@ -392,7 +392,7 @@ describe("MessageRouter", () => {
     t.adapter.from("100", "work on it");
     await until(() => t.transport.requests.length === 1, "request");
     t.adapter.from("100", "/status");
-    await until(() => t.adapter.texts().find((m) => m.includes("**State:** working")), "status");
+    await until(() => t.adapter.texts().find((m) => m.includes("**Turn:** running")), "status");
     t.adapter.from("100", "/stop");
     await until(() => t.adapter.texts().includes("⏹ Stopped."), "stopped");
     release();

@@ -5,6 +5,7 @@
 
 import { nextToolProgress, type ToolProgress, toolEmoji } from "../agent/tool-display.js";
 import { TOOLSETS } from "../tools/toolsets.js";
+import { permitted } from "./dispatch.js";
 import { formatStatus, formatUsage } from "./format.js";
 import type { CommandDef } from "./types.js";
 
@@ -226,7 +227,7 @@ const helpCommand: CommandDef = {
       ctx.reply(
         "Send me a message and I'll get to work. /<skill-name> [request] uses one of my skills.",
         "",
-        ...ctx.registry.helpLines(s, "chat"),
+        ...ctx.registry.helpLines(s, "chat", { locked: (command) => !permitted(command, ctx) }),
       );
       return;
     }

@@ -145,8 +145,15 @@ export class CommandRegistry {
     }
   }
 
-  /** `/help`: the commands `surface` offers, grouped, with argument hints and aliases. */
-  helpLines(paint: Pick<Paint, "bold" | "dim">, surface: Surface = "repl"): string[] {
+  /**
+   * `/help`: the commands `surface` offers, grouped, with argument hints and aliases; `locked`
+   * marks the ones this user may not run (admin-only commands for a chat user who is not one).
+   */
+  helpLines(
+    paint: Pick<Paint, "bold" | "dim">,
+    surface: Surface = "repl",
+    options: { locked?: (command: CommandDef) => boolean } = {},
+  ): string[] {
     const rows = this.all(surface).map((c) => ({
       command: c,
       usage: `/${c.name}${c.args ? ` ${c.args}` : ""}`,
@@ -163,7 +170,8 @@ export class CommandRegistry {
           : "";
         // A chat has no fixed-width columns to align to.
         const head = surface === "repl" ? `  ${usage.padEnd(width)}` : `${usage} — `;
-        lines.push(`${head}${command.description}${aliases}`);
+        const locked = options.locked?.(command) ? " 🔒 admins only" : "";
+        lines.push(`${head}${command.description}${aliases}${locked}`);
       }
     }
     return lines;

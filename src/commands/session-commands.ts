@@ -127,8 +127,8 @@ const sessionsCommand: CommandDef = {
     ctx.reply(
       ctx.paint.bold("Recent sessions"),
       ...formatSessionList(list, ctx.session.id, ctx.now(), ctx.paint),
+      ...(list.length > 0 ? [ctx.paint.dim("Resume one with /resume <number|id|title>.")] : []),
     );
-    if (list.length > 0) ctx.reply(ctx.paint.dim("Resume one with /resume <number|id|title>."));
   },
 };
 

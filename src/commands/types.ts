@@ -179,7 +179,11 @@ export interface CommandContext {
 
 /** What a handler may ask of the registry (kept apart so the registry can import these types). */
 export interface CommandCatalog {
-  helpLines(paint: Pick<Paint, "bold" | "dim">, surface?: Surface): string[];
+  helpLines(
+    paint: Pick<Paint, "bold" | "dim">,
+    surface?: Surface,
+    options?: { locked?: (command: CommandDef) => boolean },
+  ): string[];
 }
 
 /** One slash command, declared once for every surface. */

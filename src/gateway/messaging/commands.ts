@@ -133,10 +133,11 @@ export function chatCommandContext(parts: ChatCommandParts): {
     session: parts.chat,
     paint: chatPaint,
     reply: (...lines) => post(lines.join("\n")),
-    ask: async (lines, prompt) => {
+    ask: (lines, prompt) => {
+      // Listen before asking: the answer may arrive before the question's send returns.
+      const answer = parts.nextMessage();
       post([...lines, "", prompt].join("\n"));
-      await chain;
-      return parts.nextMessage();
+      return answer;
     },
     get running() {
       return parts.busy();

@@ -262,3 +262,83 @@ describe("/browser", () => {
     }
   });
 });
+
+describe("handlers in a chat", () => {
+  const chat = { kind: "chat" as const, platform: "telegram", isAdmin: true };
+
+  function chatContext(answers: Array<string | null> = []) {
+    const decisions: string[] = [];
+    const c = fakeContext({
+      surface: chat,
+      answers,
+      chat: {
+        answerApproval: (decision) => {
+          decisions.push(decision);
+          return decisions.length === 1;
+        },
+        setHome: () => ({ variable: "TELEGRAM_HOME_CHANNEL", value: "-1009:7" }),
+      },
+    });
+    return { ...c, decisions };
+  }
+
+  it("/new starts over the chat's way and says so plainly", async () => {
+    const c = chatContext();
+    await run("/new", c);
+    expect(c.events).toEqual(["newSession"]);
+    expect(c.printed).toEqual(["✨ New conversation started."]);
+  });
+
+  it("/sessions and /resume offer only this platform's sessions, numbered alike", async () => {
+    const listed = await run("/sessions", chatContext());
+    expect(listed.printed.join("\n")).toContain("1. telegram chat");
+    expect(listed.printed.join("\n")).not.toContain("old work");
+    const c = chatContext(["1"]);
+    await run("/resume", c);
+    expect(c.printed.join("\n")).toContain("Reply with a number, id or title");
+    expect(c.session.calls).toContain("resume:s-tg");
+  });
+
+  it("/resume says so when the chat has nothing else to resume", async () => {
+    const session = fakeSession({ listSessions: () => [] });
+    const c = fakeContext({ session, surface: chat });
+    await run("/resume", c);
+    expect(c.printed).toEqual(["No other sessions to resume."]);
+  });
+
+  it("/approve, /approve session, /deny answer the pending approval; nothing pending is said", async () => {
+    const c = chatContext();
+    await run("/approve session", c);
+    expect(c.decisions).toEqual(["session"]);
+    expect(c.printed).toEqual([]);
+    await run("/deny", c);
+    expect(c.decisions).toEqual(["session", "deny"]);
+    expect(c.printed).toEqual(["Nothing is waiting for approval."]);
+  });
+
+  it("/sethome names the variable and value it saved", async () => {
+    const c = await run("/sethome", chatContext());
+    expect(c.printed).toEqual([
+      "🏠 This chat is now the telegram home channel (TELEGRAM_HOME_CHANNEL=-1009:7).",
+    ]);
+  });
+
+  it("/stop in a busy chat stops and says so; idle, it says nothing runs", async () => {
+    const c = chatContext();
+    c.ctx.running = true;
+    await run("/stop", c);
+    expect(c.session.calls).toEqual(["interrupt"]);
+    expect(c.printed).toEqual(["⏹ Stopped."]);
+    const idle = await run("/stop", chatContext());
+    expect(idle.printed).toEqual(["Nothing is running."]);
+  });
+
+  it("/help lists the chat's commands without the terminal's keys", async () => {
+    const c = await run("/help", chatContext());
+    const text = c.printed.join("\n");
+    expect(text).toContain("/approve");
+    expect(text).toContain("/q)");
+    expect(text).not.toContain("Ctrl+C");
+    expect(text).not.toContain("/quit");
+  });
+});

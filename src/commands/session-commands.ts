@@ -96,7 +96,7 @@ const resumeCommand: CommandDef = {
           ...formatSessionList(recent, ctx.session.id, ctx.now(), ctx.paint),
         ],
         ctx.surface.kind === "chat"
-          ? "Reply with a number, id or title to resume it (anything else cancels)."
+          ? "Reply with a number, id or title to resume it (a command cancels)."
           : "Resume which? (number, id or title; Enter to cancel): ",
       );
       ref = (answer ?? "").trim();

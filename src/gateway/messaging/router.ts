@@ -559,7 +559,8 @@ export class MessageRouter {
   ): Promise<boolean> {
     const source = message.source;
     if (chatCommands.parse(text, "chat").kind === "message") return false;
-    const chat = await this.ensureChat(adapter, conv, source);
+    // A running turn's agent is the one to act on; the reset rules apply when the turn is over.
+    const chat = conv.busy && conv.chat ? conv.chat : await this.ensureChat(adapter, conv, source);
     const config = this.options.config;
     conv.settings ??= {
       toolProgress: toolProgressLevel(config, conv.platform),

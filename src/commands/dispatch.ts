@@ -27,10 +27,19 @@ export function permitted(command: CommandDef, ctx: Pick<CommandContext, "surfac
   return (surface.userAllowedCommands ?? []).some((n) => n.replace(/^\//, "").toLowerCase() === command.name);
 }
 
+export interface DispatchOptions {
+  /**
+   * Say nothing about an unknown `/word` (it still never reaches the model): a group chat where
+   * the bot was not addressed, since the word may be meant for another bot there.
+   */
+  quietUnknown?: boolean;
+}
+
 export async function dispatchInput(
   registry: CommandRegistry,
   text: string,
   ctx: CommandContext,
+  options: DispatchOptions = {},
 ): Promise<DispatchOutcome> {
   const surface = ctx.surface.kind;
   const parsed = registry.parse(text, surface);
@@ -48,6 +57,7 @@ export async function dispatchInput(
       }
       return { kind: "skill", name: parsed.name };
     }
+    if (options.quietUnknown) return { kind: "unknown", name: parsed.name };
     const near = registry.closest(parsed.name, surface);
     const hint = near.length ? ` Did you mean ${orList(near.map((n) => `/${n}`))}?` : "";
     ctx.reply(s.yellow(`Unknown command /${parsed.name}. Type /help.${hint}`));

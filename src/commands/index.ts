@@ -10,7 +10,7 @@ import { MCP_COMMANDS } from "./mcp-commands.js";
 import { CommandRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
 
-export { type DispatchOutcome, dispatchInput, permitted } from "./dispatch.js";
+export { type DispatchOptions, type DispatchOutcome, dispatchInput, permitted } from "./dispatch.js";
 export { CommandRegistry, looksLikeCommand, offeredOn, runsWhileBusy } from "./registry.js";
 export type * from "./types.js";
 

@@ -21,6 +21,20 @@ import type { ChatTier } from "../auth/admin.js";
 import { platformEnvPrefix } from "../auth/allowlist.js";
 import type { BotCommand, InboundMessage, MessageSource } from "../platforms/types.js";
 
+export type BusyMode = "interrupt" | "queue" | "steer";
+
+const section = (value: unknown): Record<string, unknown> =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+
+/** `display.platforms.<p>.busy_input_mode`, else `display.busy_input_mode` (default interrupt). */
+export function busyModeOf(config: Record<string, unknown>, platform: string): BusyMode {
+  const display = section(config["display"]);
+  const raw =
+    section(section(display["platforms"])[platform])["busy_input_mode"] ?? display["busy_input_mode"];
+  const mode = String(raw ?? "interrupt").toLowerCase();
+  return mode === "queue" || mode === "steer" ? mode : "interrupt";
+}
+
 /** The registry every chat dispatches through (built once; it is immutable). */
 export const chatCommands: CommandRegistry = createCommandRegistry();
 

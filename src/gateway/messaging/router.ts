@@ -27,6 +27,7 @@ import type {
 import { sessionKey } from "../session-key.js";
 import { ChatApprovals, parseApprovalReply } from "./approvals.js";
 import {
+  busyModeOf,
   ChatQuestions,
   chatCommandContext,
   chatCommands,
@@ -38,7 +39,7 @@ import { deliverText, homeChannel, resolveTarget } from "./deliver.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import { type ResetPolicy, resetPolicyFrom, resetReason, SessionIndex } from "./session-index.js";
 
-export type BusyMode = "interrupt" | "queue" | "steer";
+export type { BusyMode } from "./commands.js";
 
 /** What the runner needs to open a conversation's agent session. */
 export interface OpenConversation {
@@ -98,14 +99,6 @@ interface Conversation {
 
 const section = (value: unknown): Record<string, unknown> =>
   value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-
-function busyModeOf(config: HermesConfig, platform: string): BusyMode {
-  const display = section(config["display"]);
-  const raw =
-    section(section(display["platforms"])[platform])["busy_input_mode"] ?? display["busy_input_mode"];
-  const mode = String(raw ?? "interrupt").toLowerCase();
-  return mode === "queue" || mode === "steer" ? mode : "interrupt";
-}
 
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -604,7 +597,9 @@ export class MessageRouter {
       mcp: this.options.mcp,
       now: this.now,
     });
-    const outcome = await dispatchInput(chatCommands, text, ctx);
+    // In a group, an unknown /word nobody addressed to this bot may be another bot's command.
+    const quietUnknown = source.chatType !== "dm" && message.mentioned === false;
+    const outcome = await dispatchInput(chatCommands, text, ctx, { quietUnknown });
     await flush();
     this.logFor(conv.platform, conv.chat?.id).info("command", {
       chat: source.chatId,

@@ -28,6 +28,18 @@ describe("dispatchInput", () => {
     expect(far.printed).toEqual(["Unknown command /zzzzzz. Type /help."]);
   });
 
+  it("can stay quiet about an unknown /word (a group where the bot was not addressed)", async () => {
+    const c = fakeContext({ surface: { ...chat, chatType: "group" } });
+    expect(await dispatchInput(registry, "/weather", c.ctx, { quietUnknown: true })).toEqual({
+      kind: "unknown",
+      name: "weather",
+    });
+    expect(c.printed).toEqual([]);
+    expect(c.sent).toEqual([]);
+    await dispatchInput(registry, "/deploy x", c.ctx, { quietUnknown: true });
+    expect(c.sent).toEqual(["[Skill deploy] x"]);
+  });
+
   it("suggests only what the surface offers", () => {
     expect(registry.closest("qui", "repl")).toContain("quit");
     expect(registry.closest("qui", "chat")).not.toContain("quit");

@@ -70,7 +70,8 @@ function resumable(
   ctx: CommandContext,
   limit: number,
 ): ReturnType<CommandContext["session"]["listSessions"]> {
-  const all = ctx.session.listSessions(ctx.surface.kind === "chat" ? limit * 4 : limit);
+  // A chat looks further back: the terminal's sessions in between are skipped.
+  const all = ctx.session.listSessions(ctx.surface.kind === "chat" ? Math.max(limit, 500) : limit);
   const shown = ctx.surface.kind === "chat" ? all.filter((r) => r.source === ctx.surface.platform) : all;
   return shown.slice(0, limit);
 }
@@ -108,6 +109,16 @@ const resumeCommand: CommandDef = {
     // A number picks from the list `/resume` and `/sessions` show.
     const n = Number(ref);
     if (/^\d+$/.test(ref) && n >= 1 && n <= recent.length) ref = recent[n - 1]?.id ?? ref;
+    if (ctx.surface.kind === "chat") {
+      // A chat reaches only its platform's sessions, never the terminal's by id or title.
+      const wanted = ref.toLowerCase();
+      const own = resumable(ctx, 500).find((r) => r.id === ref || r.title?.toLowerCase() === wanted);
+      if (!own) {
+        ctx.reply(`No ${ctx.surface.platform} session is called "${ref}". /sessions lists them.`);
+        return;
+      }
+      ref = own.id;
+    }
     const record = await ctx.session.resume(ref);
     ctx.sessionChanged();
     ctx.reply(

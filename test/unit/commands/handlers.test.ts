@@ -297,6 +297,16 @@ describe("handlers in a chat", () => {
     await run("/resume", c);
     expect(c.printed.join("\n")).toContain("Reply with a number, id or title");
     expect(c.session.calls).toContain("resume:s-tg");
+    const byTitle = await run("/resume Telegram Chat", chatContext());
+    expect(byTitle.session.calls).toContain("resume:s-tg");
+  });
+
+  it("/resume in a chat never reaches the terminal's sessions", async () => {
+    for (const ref of ["s-old", "old work"]) {
+      const c = await run(`/resume ${ref}`, chatContext());
+      expect(c.session.calls).toEqual([]);
+      expect(c.printed).toEqual([`No telegram session is called "${ref}". /sessions lists them.`]);
+    }
   });
 
   it("/resume says so when the chat has nothing else to resume", async () => {

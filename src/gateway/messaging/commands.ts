@@ -43,6 +43,48 @@ export function chatCommandMenu(): BotCommand[] {
   return chatCommands.menu();
 }
 
+/** One entry of a Slack app manifest's `features.slash_commands`. */
+export interface SlackSlashCommand {
+  command: string;
+  description: string;
+  usage_hint?: string;
+  should_escape: boolean;
+  /** HTTP mode only: where Slack posts the command (Socket Mode needs none). */
+  url?: string;
+}
+
+/**
+ * The `features.slash_commands` of the Slack app manifest, from the registry: upstream's one
+ * `/hermes` command whose first word is any chat command, and with `each` every chat command
+ * under its own name as well. `url`: the Events URL, for an app in HTTP mode.
+ */
+export function slackSlashCommands(options: { each?: boolean; url?: string } = {}): SlackSlashCommand[] {
+  const at = options.url ? { url: options.url } : {};
+  const commands = chatCommands.all("chat");
+  const hint = commands.map((c) => c.name).join(" | ");
+  const list: SlackSlashCommand[] = [
+    {
+      command: "/hermes",
+      description: "Run a Hermes command (/hermes help lists them)",
+      usage_hint: hint.length > 1000 ? `${hint.slice(0, 999)}…` : hint,
+      should_escape: false,
+      ...at,
+    },
+  ];
+  if (options.each) {
+    for (const c of commands) {
+      list.push({
+        command: `/${c.name}`.slice(0, 32),
+        description: c.description.charAt(0).toUpperCase() + c.description.slice(1),
+        ...(c.args ? { usage_hint: c.args } : {}),
+        should_escape: false,
+        ...at,
+      });
+    }
+  }
+  return list;
+}
+
 /** Markdown for the chat: bold stays bold, colours and dimming have no meaning there. */
 export const chatPaint: Paint = {
   bold: (t) => (t.trim() ? `**${t}**` : t),

@@ -4,7 +4,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { chatTier } from "../../../src/gateway/auth/admin.js";
-import { ChatQuestions, chatCommandMenu, chatPaint } from "../../../src/gateway/messaging/commands.js";
+import {
+  ChatQuestions,
+  chatCommandMenu,
+  chatPaint,
+  slackSlashCommands,
+} from "../../../src/gateway/messaging/commands.js";
 
 describe("chatTier", () => {
   const who = { platform: "telegram", userId: "1001", userName: "Owner" };
@@ -74,5 +79,19 @@ describe("chat paint and menu", () => {
       expect.arrayContaining(["new", "model", "reload_mcp", "sethome"]),
     );
     expect(menu.every((c) => /^[a-z0-9_]{1,32}$/.test(c.name))).toBe(true);
+  });
+});
+
+describe("Slack's slash commands", () => {
+  it("lists /hermes with every chat command as its usage hint, and each one with --each", () => {
+    const [hermes, ...rest] = slackSlashCommands();
+    expect(rest).toEqual([]);
+    expect(hermes).toMatchObject({ command: "/hermes", should_escape: false });
+    expect(hermes?.usage_hint).toContain("resume");
+    expect(hermes?.usage_hint).not.toContain("quit");
+    const each = slackSlashCommands({ each: true, url: "https://bot.example/slack/events" });
+    const model = each.find((c) => c.command === "/model");
+    expect(model).toMatchObject({ usage_hint: "[name]", url: "https://bot.example/slack/events" });
+    expect(each.every((c) => /^\/[a-z0-9_-]{1,31}$/.test(c.command))).toBe(true);
   });
 });

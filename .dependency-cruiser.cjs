@@ -1,6 +1,7 @@
 /**
  * Layer rules from ARCHITECTURE.md: each layer imports only from the layers above it.
- * util(0) <- config(1) <- ai(2) <- state(3) <- knowledge(4) <- tools(5) <- agent(6) <- surfaces(7).
+ * util(0) <- config(1) <- ai(2) <- state(3) <- knowledge(4) <- tools(5) <- agent(6) <- commands(7)
+ * <- surfaces(8). The slash commands sit below both surfaces so the REPL and the chats share them.
  */
 const layers = [
   { name: "util", path: "^src/util/", allowed: [] },
@@ -10,6 +11,11 @@ const layers = [
   { name: "knowledge", path: "^src/knowledge/", allowed: ["util", "config", "ai", "state"] },
   { name: "tools", path: "^src/tools/", allowed: ["util", "config", "ai", "state", "knowledge"] },
   { name: "agent", path: "^src/agent/", allowed: ["util", "config", "ai", "state", "knowledge", "tools"] },
+  {
+    name: "commands",
+    path: "^src/commands/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "tools", "agent"],
+  },
 ];
 const paths = {
   util: "^src/util/",
@@ -19,6 +25,7 @@ const paths = {
   state: "^src/state/",
   knowledge: "^src/knowledge/",
   tools: "^src/tools/",
+  agent: "^src/agent/",
 };
 const forbidden = layers.map((layer) => ({
   name: `layer-${layer.name}`,
@@ -44,6 +51,14 @@ forbidden.push(
     severity: "error",
     from: { path: "^src/gateway/" },
     to: { path: "^src/cli/" },
+  },
+  {
+    name: "repl-not-gateway",
+    comment:
+      "The interactive REPL and the commands it runs never use the gateway (they share src/commands/)",
+    severity: "error",
+    from: { path: "^src/cli/(tui/|commands/repl\\.ts$)" },
+    to: { path: "^src/gateway/" },
   },
   {
     name: "tool-registry-root",

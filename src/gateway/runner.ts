@@ -20,7 +20,8 @@ import { startMcpServers } from "../tools/mcp/manager.js";
 import { type Logger, silentLogger } from "../util/log.js";
 import { startApiServer } from "./api-server/index.js";
 import { PairingStore } from "./auth/pairing.js";
-import { GATEWAY_COMMANDS, MessageRouter } from "./messaging/router.js";
+import { chatCommandMenu } from "./messaging/commands.js";
+import { MessageRouter } from "./messaging/router.js";
 import { claimGateway } from "./pid-file.js";
 import { createAdapter, enabledPlatforms } from "./platforms/registry.js";
 import type { PlatformAdapter } from "./platforms/types.js";
@@ -190,6 +191,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         pairing: new PairingStore({ home }),
         log: print,
         logger,
+        toolsets: (platform) => platformToolsets(config, platform),
+        ...(mcp ? { mcp: async () => mcp } : {}),
         openSession: (request) =>
           ChatSession.open({
             ...shared,
@@ -243,7 +246,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         });
         services.push(name);
         adapter
-          .setCommands?.(GATEWAY_COMMANDS)
+          .setCommands?.(chatCommandMenu())
           .catch((error: unknown) =>
             log(
               `${name}: could not publish the command menu: ${error instanceof Error ? error.message : String(error)}`,

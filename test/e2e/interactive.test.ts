@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
@@ -199,6 +199,18 @@ describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
     term.keys("Enter");
     await term.waitFor("Sent as a message.");
     expect(lastMessage(3)).toEqual({ role: "user", content: "/tmp/notes.txt is big" });
+
+    // Tab completes installed skill names as commands (read when Tab is pressed).
+    const skill = join(home, "skills", "ops", "deploy-check");
+    mkdirSync(skill, { recursive: true });
+    writeFileSync(
+      join(skill, "SKILL.md"),
+      "---\nname: deploy-check\ndescription: Check a deploy.\n---\nBody\n",
+    );
+    term.type("/deploy-ch");
+    term.keys("Tab");
+    await term.waitFor("❯ /deploy-check ");
+    term.keys("C-u");
 
     term.keys("C-d");
     await term.waitFor("[exit 0]");

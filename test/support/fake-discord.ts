@@ -185,6 +185,8 @@ export class FakeDiscord {
   private readonly channels = new Map<string, FakeChannel>();
   private readonly files = new Map<string, { data: Buffer; contentType: string }>();
   private readonly interactions = new Map<string, { token: string; answered: boolean }>();
+  /** The application (slash) commands the bot published, as last PUT. */
+  applicationCommands: Json[] = [];
   private readonly failures: { method: string; path: PathMatcher; failure: InjectedFailure }[] = [];
   private readonly waiters = new Set<() => void>();
   private readonly sessions = new Set<Session>();
@@ -326,6 +328,49 @@ export class FakeDiscord {
     this.messages.set(id, payload);
     this.dispatch("MESSAGE_CREATE", payload);
     return payload;
+  }
+
+  /**
+   * Dispatches a slash-command INTERACTION_CREATE (type 2) in a channel, as a user picking
+   * `/name` from the command list with `args` as its string option; returns its id.
+   */
+  useSlashCommand(spec: { channelId: string; name: string; args?: string; user?: FakeUser }): string {
+    const channel = this.channels.get(spec.channelId);
+    if (!channel) throw new Error(`fake-discord: unknown channel ${spec.channelId}`);
+    const user = spec.user ?? this.addUser("alice");
+    this.users.set(user.id, user);
+    const interactionId = snowflake();
+    const token = `interaction-token-${interactionId}`;
+    this.interactions.set(interactionId, { token, answered: false });
+    const command = this.applicationCommands.find((c) => c.name === spec.name);
+    const payload: Json = {
+      id: interactionId,
+      application_id: this.applicationId,
+      type: 2,
+      token,
+      version: 1,
+      data: {
+        id: String(command?.id ?? snowflake()),
+        name: spec.name,
+        type: 1,
+        ...(spec.args ? { options: [{ name: "args", type: 3, value: spec.args }] } : {}),
+      },
+      channel_id: channel.id,
+      channel: channelPayload(channel),
+      app_permissions: "0",
+      locale: "en-US",
+      entitlements: [],
+      authorizing_integration_owners: { "0": channel.guildId ?? "0" },
+      context: channel.guildId ? 0 : 1,
+    };
+    if (!channel.guildId) payload.user = userPayload(user);
+    else
+      Object.assign(payload, {
+        guild_id: channel.guildId,
+        member: { ...memberPayload(), user: userPayload(user) },
+      });
+    this.dispatch("INTERACTION_CREATE", payload);
+    return interactionId;
   }
 
   /** Dispatches a button INTERACTION_CREATE for a message the fake knows; returns its id and token. */
@@ -522,6 +567,17 @@ export class FakeDiscord {
         this.messages.set(subId, updated);
         return [200, updated];
       }
+    }
+    if (method === "PUT" && root === "applications" && id === this.applicationId && sub === "commands") {
+      const list = Array.isArray(body) ? (body as Json[]) : [];
+      const bad = list.find((c) => !/^[-_\p{L}\p{N}]{1,32}$/u.test(String(c.name)) || !c.description);
+      if (bad || list.length > 100) return [400, { message: "Invalid Form Body", code: 50035 }];
+      this.applicationCommands = list.map((c) => ({
+        ...c,
+        id: snowflake(),
+        application_id: this.applicationId,
+      }));
+      return [200, this.applicationCommands];
     }
     if (method === "POST" && root === "interactions" && id && sub && subId === "callback") {
       const interaction = this.interactions.get(id);

@@ -3,7 +3,8 @@
  * in the foreground and logs to `logs/gateway.log` (its own events), `agent.log` and `errors.log`;
  * `start` runs it in the background, its stdout and stderr (start-up failures, crashes) in
  * `logs/gateway-output.log`;
- * `stop` asks it to finish its running turns and exit; `status` says whether one runs.
+ * `stop` asks it to finish its running turns and exit; `status` says whether one runs;
+ * `slack-manifest` prints the Slack app manifest's slash commands, made from the command registry.
  * Results on stdout, progress and problems on stderr. Exit codes: 0 success, 1 the task failed
  * (not running, did not stop in time), 2 usage or configuration error.
  */
@@ -33,6 +34,8 @@ Commands:
   start    run it in the background; it logs to ~/.hermes/logs/gateway.log
   stop     let running turns finish, then stop it   [--timeout SECONDS (60)] [--force]
   status   say whether a gateway runs for this home
+  slack-manifest   print the slash commands for the Slack app manifest (features.slash_commands):
+           /hermes <command>   [--each: every chat command by its own name too] [--url URL]
 
 Options: -p, --profile <name>   use ~/.hermes/profiles/<name>
 `;
@@ -46,7 +49,14 @@ export async function runGatewayCommand(
   options: GatewayCommandOptions = {},
 ): Promise<number> {
   let parsed: {
-    values: { profile?: string; timeout?: string; force?: boolean; help?: boolean };
+    values: {
+      profile?: string;
+      timeout?: string;
+      force?: boolean;
+      help?: boolean;
+      each?: boolean;
+      url?: string;
+    };
     positionals: string[];
   };
   try {
@@ -59,6 +69,8 @@ export async function runGatewayCommand(
         timeout: { type: "string" },
         force: { type: "boolean" },
         help: { type: "boolean", short: "h" },
+        each: { type: "boolean" },
+        url: { type: "string" },
       },
     });
   } catch (error) {
@@ -87,6 +99,15 @@ export async function runGatewayCommand(
     }
     case "status":
       return status(profile);
+    case "slack-manifest": {
+      const { slackSlashCommands } = await import("../../gateway/messaging/commands.js");
+      const slash_commands = slackSlashCommands({
+        each: values.each === true,
+        ...(values.url ? { url: values.url } : {}),
+      });
+      process.stdout.write(`${JSON.stringify({ features: { slash_commands } }, null, 2)}\n`);
+      return 0;
+    }
     default:
       err(`hermes gateway: unknown command "${command}".\n\n${USAGE}`);
       return 2;

@@ -10,24 +10,40 @@
  * SIGINT; /quit and Ctrl+D exit 0. Either way the session is closed and kept for `hermes -c`.
  */
 import type { AgentRun } from "../../agent/agent.js";
+import type { ToolProgress } from "../../agent/tool-display.js";
+import {
+  type CommandContext,
+  createCommandRegistry,
+  dispatchInput,
+  type RunnableSession,
+} from "../../commands/index.js";
 import type { HermesConfig } from "../../config/defaults.js";
+import { discoverSkills } from "../../knowledge/skills/discovery.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
 import { hermesVersion } from "../../util/version.js";
 import type { ChatFlags } from "../flags.js";
 import { useTerminalAsker } from "../prompts.js";
-import { PendingInputs, parseBusyInputMode } from "../tui/busy.js";
+import { type BusyInputMode, PendingInputs, parseBusyInputMode } from "../tui/busy.js";
 import { HistoryFile } from "../tui/history.js";
 import { formatBanner, formatRecap } from "../tui/info.js";
 import { TerminalInput } from "../tui/input.js";
 import type { MarkdownMode } from "../tui/markdown-stream.js";
-import type { ReplSession, ReplSettings, SlashContext } from "../tui/slash/context.js";
-import { createSlashRegistry } from "../tui/slash/index.js";
 import { Spinner } from "../tui/spinner.js";
 import { colorFor, createStyle, type Style } from "../tui/style.js";
 import { parseToolProgress } from "../tui/tool-line.js";
 import { TurnView } from "../tui/turn-view.js";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+
+/** The REPL's session: a `ChatSession` (or a fake in tests). */
+export type ReplSession = RunnableSession;
+
+/** Settings the user changes from inside the REPL. */
+interface ReplSettings {
+  toolProgress: ToolProgress;
+  busyMode: BusyInputMode;
+  yolo: boolean;
+}
 
 export interface ReplOptions {
   /** The opened session (`ChatSession`). The REPL does not close it; the caller does. */
@@ -63,10 +79,10 @@ class Repl {
   private readonly markdown: MarkdownMode;
   private readonly input: TerminalInput;
   private readonly spinner: Spinner;
-  private readonly registry = createSlashRegistry();
+  private readonly registry = createCommandRegistry();
   private readonly pending = new PendingInputs();
   private readonly settings: ReplSettings;
-  private readonly slash: SlashContext;
+  private readonly slash: CommandContext;
   private current: Promise<void> | null = null;
   private chain: Promise<void> = Promise.resolve();
   private turnStartedAt = 0;
@@ -95,7 +111,7 @@ class Repl {
       output: promptStream,
       style: createStyle(colorFor(promptStream, env)),
       history: new HistoryFile(options.home),
-      complete: (line) => this.registry.complete(line, this.slash),
+      complete: (line) => this.registry.complete(line, this.slash, () => this.skillNames()),
       status: () => this.spinner.text(),
     });
     this.spinner = new Spinner(() => this.input.refreshStatus());
@@ -156,58 +172,22 @@ class Repl {
   private async submit(text: string): Promise<void> {
     if (this.exiting) return;
     this.idleInterrupt = false;
-    const parsed = this.registry.parse(text);
-    const s = this.style;
-    if (parsed.kind === "unknown") {
-      const skill = await this.skillInput(text);
-      if (skill !== undefined) {
-        if (this.running) {
-          this.pending.enqueue(skill);
-          this.print(s.dim(`Skill /${parsed.name} queued for after this turn.`));
-        } else {
-          this.print(s.dim(`⚡ Loaded skill ${parsed.name}`));
-          this.startTurn(skill);
-        }
-        return;
-      }
-      const hint = parsed.suggestion ? ` Did you mean /${parsed.suggestion}?` : "";
-      this.print(s.yellow(`Unknown command /${parsed.name}. Type /help.${hint}`));
-      return;
-    }
-    if (parsed.kind === "command") {
-      const { command, args } = parsed;
-      if (this.running && !command.availableWhileRunning) {
-        this.print(
-          s.yellow(`/${command.name} cannot run during a turn: /stop it first, or wait for it to finish.`),
-        );
-        return;
-      }
-      try {
-        await command.run(args, this.slash);
-      } catch (error) {
-        this.print(`${s.red("✗")} ${error instanceof Error ? error.message : String(error)}`);
-      }
-      return;
-    }
+    const outcome = await dispatchInput(this.registry, text, this.slash);
+    if (outcome.kind !== "message") return;
     if (this.running) {
       const decision = this.pending.route(this.settings.busyMode, text);
       if (decision.action === "steer") this.session.steer(text);
       if (decision.action === "interrupt") this.session.interrupt();
-      this.print(s.dim(decision.notice));
+      this.print(this.style.dim(decision.notice));
       return;
     }
     this.startTurn(text);
   }
 
-  /** `/<skill-name> [request]` as the user message that carries the skill, when such a skill exists. */
-  private async skillInput(text: string): Promise<string | undefined> {
-    const match = /^\/(\S+)\s*([\s\S]*)$/.exec(text.trim());
-    if (!match?.[1]) return undefined;
-    try {
-      return await this.session.skillMessage(match[1], match[2] ?? "");
-    } catch {
-      return undefined;
-    }
+  /** Installed skill names, for completing `/<skill-name>`. */
+  private skillNames(): string[] {
+    const { home, config } = this.session.agent;
+    return discoverSkills({ home, config: config.skills }).skills.map((k) => k.name);
   }
 
   private startTurn(text: string): void {
@@ -325,14 +305,16 @@ class Repl {
     this.finish(code);
   }
 
-  private slashContext(): SlashContext {
+  /** The REPL as the commands' surface-neutral context. */
+  private slashContext(): CommandContext {
     const repl = this;
     return {
+      surface: { kind: "repl", platform: "cli", isAdmin: true },
       get session() {
         return repl.session;
       },
-      style: this.style,
-      print: (...lines) => this.print(...lines),
+      paint: this.style,
+      reply: (...lines) => this.print(...lines),
       ask: (lines, prompt) => this.input.ask(lines, prompt),
       get running() {
         return repl.running;
@@ -341,11 +323,12 @@ class Repl {
         return repl.running ? Math.floor((Date.now() - repl.turnStartedAt) / 1000) : null;
       },
       settings: this.settings,
-      pending: this.pending,
+      queue: this.pending,
       send: (text) => this.startTurn(text),
-      stop: () => {
-        this.session.interrupt();
-        this.print(this.style.dim("⏹ Stopping the turn…"));
+      stop: () => this.session.interrupt(),
+      newSession: async (title) => {
+        await this.session.newSession(title);
+        this.session.agent.yolo = this.settings.yolo;
       },
       exit: (code) => void this.exit(code),
       sessionChanged: () => {

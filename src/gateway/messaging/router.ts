@@ -3,21 +3,21 @@
  * decides who may talk (allowlists, DM pairing), which conversation a message belongs to (Hermes's
  * session keys, `sessions/sessions.json`, reset policies), runs the conversation's agent (one
  * cached `ChatSession` per key, so the provider's prompt cache holds), handles input that arrives
- * while the agent works (`display.busy_input_mode`) and the commands that must reach it even then
- * (`/stop`, `/new`, `/status`, `/approve`, `/deny`), asks for approvals in the chat, and delivers
- * the answer (see `reply.ts`).
+ * while the agent works (`display.busy_input_mode`), dispatches slash commands through the shared
+ * registry (`src/commands/`, adapted in `commands.ts`), asks for approvals in the chat, and
+ * delivers the answer (see `reply.ts`).
  */
 import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession } from "../../agent/chat-session.js";
+import { type CommandSettings, dispatchInput, looksLikeCommand } from "../../commands/index.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { setEnvVar } from "../../config/env-file.js";
 import { SessionStoreError } from "../../state/types.js";
-import type { ApprovalDecision } from "../../tools/types.js";
+import type { McpManager } from "../../tools/mcp/manager.js";
 import { type Logger, silentLogger } from "../../util/log.js";
-import { authorize, platformEnvPrefix } from "../auth/allowlist.js";
+import { chatTier } from "../auth/admin.js";
+import { authorize } from "../auth/allowlist.js";
 import type { PairingStore } from "../auth/pairing.js";
 import type {
-  BotCommand,
   InboundAction,
   InboundMessage,
   MessageSource,
@@ -26,11 +26,20 @@ import type {
 } from "../platforms/types.js";
 import { sessionKey } from "../session-key.js";
 import { ChatApprovals, parseApprovalReply } from "./approvals.js";
+import {
+  busyModeOf,
+  ChatQuestions,
+  chatCommandContext,
+  chatCommands,
+  describeOutcome,
+  messageQueue,
+  setHomeChannel,
+} from "./commands.js";
 import { deliverText, homeChannel, resolveTarget } from "./deliver.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import { type ResetPolicy, resetPolicyFrom, resetReason, SessionIndex } from "./session-index.js";
 
-export type BusyMode = "interrupt" | "queue" | "steer";
+export type { BusyMode } from "./commands.js";
 
 /** What the runner needs to open a conversation's agent session. */
 export interface OpenConversation {
@@ -63,6 +72,10 @@ export interface RouterOptions {
   now?: () => Date;
   /** Idle conversations whose agent stays cached (default 256); the least recent beyond it are closed. */
   maxCachedAgents?: number;
+  /** The toolsets a platform's agents use (`/toolsets` marks them). */
+  toolsets?: (platform: string) => readonly string[];
+  /** The gateway's MCP servers, for `/reload-mcp`; absent when none are configured. */
+  mcp?: () => Promise<McpManager>;
 }
 
 interface Conversation {
@@ -78,29 +91,14 @@ interface Conversation {
   fresh: boolean;
   /** Set by /stop: the running turn's partial answer is not delivered. */
   stopped: boolean;
+  /** The agent being opened (so a command and a turn never open two). */
+  opening?: Promise<ChatSession>;
+  /** What /verbose and /yolo changed in this conversation (from config until then). */
+  settings?: CommandSettings;
 }
-
-/** The gateway commands, in the order `/help` and the platform menus list them. */
-export const GATEWAY_COMMANDS: readonly BotCommand[] = [
-  { name: "new", description: "Start a new conversation" },
-  { name: "stop", description: "Stop what the agent is doing" },
-  { name: "status", description: "Session, model and what is running" },
-  { name: "approve", description: "Approve the pending command (session | always)" },
-  { name: "deny", description: "Refuse the pending command" },
-  { name: "sethome", description: "Make this chat the home channel (cron, notifications)" },
-  { name: "help", description: "What I can do here" },
-];
 
 const section = (value: unknown): Record<string, unknown> =>
   value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-
-function busyModeOf(config: HermesConfig, platform: string): BusyMode {
-  const display = section(config["display"]);
-  const raw =
-    section(section(display["platforms"])[platform])["busy_input_mode"] ?? display["busy_input_mode"];
-  const mode = String(raw ?? "interrupt").toLowerCase();
-  return mode === "queue" || mode === "steer" ? mode : "interrupt";
-}
 
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -108,6 +106,7 @@ export class MessageRouter {
   private readonly conversations = new Map<string, Conversation>();
   private readonly index: SessionIndex;
   private readonly approvals: ChatApprovals;
+  private readonly questions: ChatQuestions;
   private readonly running = new Set<Promise<void>>();
   private readonly print: (line: string) => void;
   private readonly logger: Logger;
@@ -121,6 +120,8 @@ export class MessageRouter {
     this.index = new SessionIndex(options.home, (m) => this.log(`sessions: ${m}`));
     const timeout = Number(section(options.config["approvals"])["timeout"]);
     this.approvals = new ChatApprovals((Number.isFinite(timeout) && timeout > 0 ? timeout : 60) * 1000);
+    // A pick from a list (`/resume`) waits longer than a yes/no: the user reads the list first.
+    this.questions = new ChatQuestions(5 * 60 * 1000);
   }
 
   /** A problem: one line on stderr, a WARNING in the logs (component `gateway` or `gateway.<platform>`). */
@@ -230,7 +231,12 @@ export class MessageRouter {
         return;
       }
     }
-    if (text.startsWith("/") && (await this.command(adapter, conv, message, text))) return;
+    if (this.questions.has(key)) {
+      // A command cancels the question it would otherwise answer (and then runs).
+      if (looksLikeCommand(text)) this.questions.cancel(key);
+      else if (this.questions.answer(key, text)) return;
+    }
+    if (looksLikeCommand(text) && (await this.command(adapter, conv, message, text))) return;
 
     if (conv.busy) {
       await this.whileBusy(adapter, conv, message);
@@ -421,6 +427,19 @@ export class MessageRouter {
       conv.fresh = false;
       return conv.chat;
     }
+    conv.opening ??= this.openChat(adapter, conv, source).finally(() => {
+      conv.opening = undefined;
+    });
+    return conv.opening;
+  }
+
+  private async openChat(
+    adapter: PlatformAdapter,
+    conv: Conversation,
+    source: MessageSource,
+  ): Promise<ChatSession> {
+    const now = this.now();
+    const policy = this.resetPolicy(conv.platform);
     const entry = this.index.get(conv.key);
     let resume: string | undefined;
     if (entry && !conv.fresh) {
@@ -471,9 +490,10 @@ export class MessageRouter {
     const input = await this.inputOf(conv, batch);
     if (!input) return;
     const chat = await this.ensureChat(adapter, conv, source);
+    if (conv.settings) chat.agent.yolo = conv.settings.yolo;
     const view = new ReplyView(adapter, this.targetOf(source), {
       stream: streamSettings(this.options.config, conv.platform),
-      progress: toolProgressLevel(this.options.config, conv.platform),
+      progress: conv.settings?.toolProgress ?? toolProgressLevel(this.options.config, conv.platform),
       onError: (m) => this.log(`${conv.platform}: ${m}`, conv.platform, chat.id),
       // In groups the answer replies to the message it answers, so it is clear whom it is for.
       ...(source.chatType !== "dm" && last.messageId ? { replyTo: last.messageId } : {}),
@@ -520,107 +540,94 @@ export class MessageRouter {
     });
   }
 
+  /**
+   * A slash command (or `/<skill>`, or an unknown `/word`) through the shared registry; false when
+   * the text is a message after all. The conversation's agent is opened first: every command
+   * reads or changes it.
+   */
   private async command(
     adapter: PlatformAdapter,
     conv: Conversation,
     message: InboundMessage,
     text: string,
   ): Promise<boolean> {
-    const match = /^\/([A-Za-z0-9_-]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text);
-    if (!match) return false;
-    const name = (match[1] ?? "").toLowerCase();
-    const arg = (match[2] ?? "").trim().toLowerCase();
     const source = message.source;
-    if (GATEWAY_COMMANDS.some((c) => c.name === name) || ["reset", "start", "commands"].includes(name))
-      this.logFor(conv.platform, conv.chat?.id).info("command", { chat: source.chatId, command: name });
-    switch (name) {
-      case "new":
-      case "reset": {
+    if (chatCommands.parse(text, "chat").kind === "message") return false;
+    // A running turn's agent is the one to act on; the reset rules apply when the turn is over.
+    const chat = conv.busy && conv.chat ? conv.chat : await this.ensureChat(adapter, conv, source);
+    const config = this.options.config;
+    conv.settings ??= {
+      toolProgress: toolProgressLevel(config, conv.platform),
+      busyMode: busyModeOf(config, conv.platform),
+      yolo: chat.agent.yolo,
+    };
+    const settings = conv.settings;
+    const { ctx, flush } = chatCommandContext({
+      source,
+      tier: chatTier(config, source),
+      chat,
+      busy: () => conv.busy,
+      settings,
+      queue: messageQueue(conv.queue, source),
+      say: (reply) => this.say(adapter, source, reply),
+      nextMessage: () => this.questions.wait(conv.key),
+      send: (input) => {
+        conv.queue.push({ source, text: input });
+        if (!conv.busy) this.track(this.pump(adapter, conv));
+      },
+      stop: () => {
         conv.queue.length = 0;
         this.approvals.denyAll(conv.key);
         if (conv.busy) {
           conv.stopped = true;
           conv.chat?.interrupt();
         }
-        conv.fresh = true;
-        if (conv.chat && !conv.busy) {
-          await conv.chat.newSession();
-          conv.fresh = false;
+      },
+      newSession: (title) => this.startOver(conv, source, title),
+      sessionChanged: () => {
+        if (conv.chat) {
+          conv.chat.agent.yolo = settings.yolo;
           this.index.set(conv.key, conv.chat.id, source, this.now());
         }
-        await this.say(adapter, source, "✨ New conversation started.");
-        return true;
-      }
-      case "stop": {
-        const wasBusy = conv.busy;
-        conv.queue.length = 0;
-        this.approvals.denyAll(conv.key);
-        if (wasBusy) {
-          conv.stopped = true;
-          conv.chat?.interrupt();
-        }
-        await this.say(adapter, source, wasBusy ? "⏹ Stopped." : "Nothing is running.");
-        return true;
-      }
-      case "status": {
-        await this.say(adapter, source, this.statusText(conv));
-        return true;
-      }
-      case "approve":
-      case "deny": {
-        const decision: ApprovalDecision =
-          name === "deny" ? "deny" : arg === "session" ? "session" : arg === "always" ? "always" : "once";
-        if (!this.approvals.answer(conv.key, decision))
-          await this.say(adapter, source, "Nothing is waiting for approval.");
-        return true;
-      }
-      case "sethome": {
-        const value = source.threadId ? `${source.chatId}:${source.threadId}` : source.chatId;
-        const variable = `${platformEnvPrefix(source.platform)}_HOME_CHANNEL`;
-        try {
-          setEnvVar(this.options.home, variable, value);
-          this.options.env[variable] = value;
-          await this.say(
-            adapter,
-            source,
-            `🏠 This chat is now the ${source.platform} home channel (${variable}=${value}).`,
-          );
-        } catch (error) {
-          await this.say(adapter, source, `⚠️ Could not save the home channel: ${describeError(error)}`);
-        }
-        return true;
-      }
-      case "help":
-      case "start":
-      case "commands": {
-        const lines = GATEWAY_COMMANDS.map((c) => `/${c.name} — ${c.description}`);
-        await this.say(adapter, source, `Send me a message and I'll get to work.\n\n${lines.join("\n")}`);
-        return true;
-      }
-      default:
-        // Not a gateway command: the agent reads it (it may be a path such as /tmp/x).
-        return false;
-    }
+      },
+      actions: {
+        answerApproval: (decision) => this.approvals.answer(conv.key, decision),
+        setHome: () => setHomeChannel(this.options.home, this.options.env, source),
+      },
+      toolsets: this.options.toolsets?.(conv.platform) ?? [],
+      mcp: this.options.mcp,
+      now: this.now,
+    });
+    // In a group, an unknown /word nobody addressed to this bot may be another bot's command.
+    const quietUnknown = source.chatType !== "dm" && message.mentioned === false;
+    const outcome = await dispatchInput(chatCommands, text, ctx, { quietUnknown });
+    await flush();
+    this.logFor(conv.platform, conv.chat?.id).info("command", {
+      chat: source.chatId,
+      ...describeOutcome(outcome),
+    });
+    return outcome.kind !== "message";
   }
 
-  private statusText(conv: Conversation): string {
-    const chat = conv.chat;
-    const lines = [`**Session:** ${chat?.id ?? this.index.get(conv.key)?.session_id ?? "none yet"}`];
-    if (chat) {
-      const usage = chat.usageReport();
-      lines.push(`**Model:** ${chat.model}`);
-      if (usage.contextLength) {
-        const pct = Math.round((usage.contextTokens / usage.contextLength) * 100);
-        lines.push(
-          `**Context:** ${usage.contextTokens.toLocaleString("en-US")} / ${usage.contextLength.toLocaleString("en-US")} tokens (${pct}%)`,
-        );
-      }
+  /**
+   * `/new`: drops what waits (queued messages, approvals, a question), stops a running turn and
+   * starts a fresh session, now or, while the stopped turn winds down, with the next message.
+   */
+  private async startOver(conv: Conversation, source: MessageSource, title?: string): Promise<void> {
+    conv.queue.length = 0;
+    this.approvals.denyAll(conv.key);
+    this.questions.cancel(conv.key);
+    if (conv.busy) {
+      conv.stopped = true;
+      conv.chat?.interrupt();
     }
-    lines.push(
-      `**State:** ${conv.busy ? "working" : "idle"}${conv.queue.length ? `, ${conv.queue.length} queued` : ""}`,
-    );
-    if (this.approvals.has(conv.key)) lines.push("**Waiting for:** your approval");
-    return lines.join("\n");
+    conv.fresh = true;
+    if (conv.chat && !conv.busy) {
+      await conv.chat.newSession(title);
+      conv.fresh = false;
+      if (conv.settings) conv.chat.agent.yolo = conv.settings.yolo;
+      this.index.set(conv.key, conv.chat.id, source, this.now());
+    }
   }
 
   private async onAction(action: InboundAction): Promise<void> {
@@ -664,6 +671,7 @@ export class MessageRouter {
   async stop(): Promise<void> {
     this.closing = true;
     this.approvals.denyAll();
+    this.questions.cancel();
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
     for (const conv of this.conversations.values()) {
       await conv.chat?.close("gateway_shutdown").catch(() => undefined);

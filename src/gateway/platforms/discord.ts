@@ -24,6 +24,7 @@ import {
 import type {
   AdapterContext,
   AdapterHandlers,
+  BotCommand,
   ConnectOptions,
   InboundMedia,
   MessageSource,
@@ -64,6 +65,8 @@ export const DISCORD_MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 const DEFAULT_API_BASE = "https://discord.com/api";
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 const DEFAULT_INTERACTION_ACK_MS = 1_500;
+/** The one option of every published slash command: the rest of the command line. */
+const SLASH_ARGS = "args";
 /** Rate-limit waits up to this long are absorbed by discord.js; longer ones surface as PlatformError. */
 const RATE_LIMIT_ABSORB_MS = 2_000;
 const DOWNLOAD_TIMEOUT_MS = 60_000;
@@ -341,6 +344,38 @@ export function createDiscordAdapter(
   }
 
   /**
+   * A slash command from Discord's command list: answered at once with the command as typed (an
+   * interaction must be answered within 3 s and the router's reply is an ordinary message), then
+   * handed to the router as that text, so it runs like a typed `/command`.
+   */
+  function onSlashCommand(interaction: DiscordJs.ChatInputCommandInteraction): void {
+    const source = sourceFor(interaction, interaction.user);
+    if (!source) return;
+    const args = interaction.options.getString(SLASH_ARGS) ?? "";
+    const text = `/${interaction.commandName}${args.trim() ? ` ${args.trim()}` : ""}`;
+    void interaction
+      .reply({ content: text, allowedMentions: NO_MASS_PINGS })
+      .catch((err: unknown) => report(toPlatformError(err, "answer a slash command", apiBase).message))
+      .finally(() => handlers?.onMessage({ source, text, messageId: interaction.id }));
+  }
+
+  /**
+   * Publishes the chat's commands as Discord application commands, each with one optional
+   * free-text `args` option (what follows the command when typed).
+   */
+  async function setCommands(commands: readonly BotCommand[]): Promise<void> {
+    const appId = client?.application?.id ?? client?.user?.id;
+    if (!appId) throw new PlatformError("Discord: cannot publish slash commands before connecting");
+    const body = commands.slice(0, 100).map((c) => ({
+      type: 1,
+      name: c.name.toLowerCase().slice(0, 32),
+      description: c.description.length > 100 ? `${c.description.slice(0, 99)}…` : c.description,
+      options: [{ type: 3, name: SLASH_ARGS, description: "What follows the command", required: false }],
+    }));
+    await call("publish the slash commands", (r) => r.put(routes().applicationCommands(appId), { body }));
+  }
+
+  /**
    * discord.js runs its packet handlers inside the WebSocket's message callback, so a malformed
    * dispatch (say MESSAGE_CREATE without an author) would surface as an unhandled rejection and end
    * the process. Guard the one internal entry point; skip the guard if discord.js renames it.
@@ -450,7 +485,12 @@ export function createDiscordAdapter(
     guardPackets(c);
     // A throwing listener would unwind into discord.js's packet handling: contain it here.
     c.on(Events.MessageCreate, (message) => safely("message", () => onMessageCreate(message)));
-    c.on(Events.InteractionCreate, (i) => safely("button press", () => i.isButton() && onButton(i)));
+    c.on(Events.InteractionCreate, (i) =>
+      safely("interaction", () => {
+        if (i.isButton()) onButton(i);
+        else if (i.isChatInputCommand()) onSlashCommand(i);
+      }),
+    );
     c.on(Events.Error, (err) => report(`Discord client error: ${err.message}`));
     c.on(Events.ShardError, (err) => report(`Discord gateway connection error: ${err.message}`));
     const closed = (code: number) =>
@@ -586,5 +626,15 @@ export function createDiscordAdapter(
     maxMediaBytes: DISCORD_MAX_UPLOAD_BYTES,
   };
 
-  return { platform: "discord", capabilities, connect, disconnect, send, edit, typing, sendMedia };
+  return {
+    platform: "discord",
+    capabilities,
+    connect,
+    disconnect,
+    send,
+    edit,
+    typing,
+    sendMedia,
+    setCommands,
+  };
 }

@@ -62,6 +62,8 @@ export interface SlackPlatformAdapter extends PlatformAdapter {
 
 /** Slack's upload limit. */
 const MAX_UPLOAD_BYTES = 1024 ** 3;
+/** Upstream's one Slack slash command; its first word is a Hermes command (`/hermes status`). */
+export const SLASH_COMMAND = "/hermes";
 const SOCKET_CONNECT_TIMEOUT_MS = 30_000;
 const DOWNLOAD_TIMEOUT_MS = 120_000;
 const RECENT_LIMIT = 5000;
@@ -375,6 +377,42 @@ export function createSlackAdapter(
     });
   }
 
+  /**
+   * A Slack slash command: `/hermes model gpt-5` (upstream's one command with the registry's
+   * commands as its first word; empty: `/help`), or a command of its own (`/model gpt-5`) for
+   * an app whose manifest lists them. Either way the router gets the typed `/command`.
+   */
+  async function handleSlashCommand(s: Session, body: Json): Promise<void> {
+    const userId = str(body.user_id);
+    const channel = str(body.channel_id);
+    const command = (str(body.command) ?? "").trim().toLowerCase();
+    if (!userId || !channel || !command.startsWith("/")) {
+      s.handlers.onError("slack: slash command without a user, channel or name; dropped");
+      return;
+    }
+    const args = (typeof body.text === "string" ? body.text : "").trim();
+    const text =
+      command === SLASH_COMMAND
+        ? `/${args.replace(/^\//, "") || "help"}`
+        : `${command}${args ? ` ${args}` : ""}`;
+    await inOrder(s, channel, async () => {
+      const info = await channelInfo(s, channel);
+      if (s.closed) return;
+      s.handlers.onMessage({
+        source: {
+          platform: "slack",
+          chatType: info.chatType,
+          chatId: channel,
+          chatName: info.name,
+          userId,
+          userName: str(body.user_name),
+          scopeId: str(body.team_id) ?? s.teamId,
+        },
+        text,
+      });
+    });
+  }
+
   /** The one middleware: acknowledge, route, never throw. */
   async function route(s: Session, body: unknown, ack: (() => Promise<void>) | undefined): Promise<void> {
     try {
@@ -388,6 +426,8 @@ export function createSlackAdapter(
         }
       } else if (body.type === "block_actions") {
         await handleBlockActions(s, body);
+      } else if (typeof body.command === "string") {
+        await handleSlashCommand(s, body);
       }
     } catch (err) {
       const type = isRecord(body) ? String(body.type) : typeof body;

@@ -600,6 +600,29 @@ describe("buttons", () => {
   });
 });
 
+describe("slash commands", () => {
+  it("publishes the chat's commands and turns a picked one into the typed /command", async () => {
+    const { adapter, events } = await connected();
+    await adapter.setCommands?.([
+      { name: "model", description: "Show the model, or use another one from the next turn" },
+      { name: "reload_mcp", description: "x".repeat(300) },
+    ]);
+    expect(fake.applicationCommands.map((c) => c.name)).toEqual(["model", "reload_mcp"]);
+    expect(String(fake.applicationCommands[1]?.description).length).toBeLessThanOrEqual(100);
+    const dm = fake.dmChannel(fake.addUser("frank"));
+    const id = fake.useSlashCommand({ channelId: dm.id, name: "model", args: " gpt-5 ", user: dm.recipient });
+    await vi.waitFor(() => expect(events.messages).toHaveLength(1), WAIT);
+    expect(events.messages[0]).toMatchObject({
+      text: "/model gpt-5",
+      source: { platform: "discord", chatType: "dm", chatId: dm.id, userId: dm.recipient?.id },
+    });
+    const callback = await fake.waitForCall("POST", (p) => p.startsWith(`/interactions/${id}/`));
+    expect(callback.body).toMatchObject({ type: 4, data: { content: "/model gpt-5" } });
+    fake.useSlashCommand({ channelId: dm.id, name: "status", user: dm.recipient });
+    await vi.waitFor(() => expect(events.messages.map((m) => m.text)).toContain("/status"), WAIT);
+  });
+});
+
 describe("process lifetime", () => {
   it("a process that receives a file, replies and disconnects exits on its own", async () => {
     const script = join(home, "lifetime.mts");

@@ -392,7 +392,7 @@ describe("MessageRouter", () => {
     t.adapter.from("100", "work on it");
     await until(() => t.transport.requests.length === 1, "request");
     t.adapter.from("100", "/status");
-    await until(() => t.adapter.texts().find((m) => m.includes("**State:** working")), "status");
+    await until(() => t.adapter.texts().find((m) => m.includes("**Turn:** running")), "status");
     t.adapter.from("100", "/stop");
     await until(() => t.adapter.texts().includes("⏹ Stopped."), "stopped");
     release();
@@ -586,6 +586,41 @@ describe("MessageRouter", () => {
     } finally {
       stt.close();
     }
+  });
+
+  it("answers an unknown /word in a DM without the model, and keeps quiet about one in a group nobody addressed", async () => {
+    const t = setup();
+    t.adapter.from("100", "/wether");
+    await until(() => t.adapter.texts().find((m) => m.startsWith("Unknown command /wether")), "suggestion");
+    t.adapter.handlers.onMessage({
+      source: { platform: "telegram", chatType: "group", chatId: "-1002", userId: "100", userName: "u" },
+      text: "/weather@otherbot tomorrow",
+      mentioned: false,
+    });
+    t.adapter.from("100", "/status", { chatType: "group", chatId: "-1002" });
+    await until(() => t.adapter.texts().find((m) => m.includes("**Turn:** idle")), "status in the group");
+    expect(t.adapter.texts().filter((m) => m.startsWith("Unknown command"))).toHaveLength(1);
+    expect(t.transport.requests).toHaveLength(0);
+  });
+
+  it("/resume with no argument asks, and the next message picks the session", async () => {
+    const t = setup();
+    t.transport.push(say("noted the plan")).push(say("back again"));
+    t.adapter.from("100", "remember the launch plan");
+    await until(() => t.adapter.texts().includes("noted the plan"), "first answer");
+    t.adapter.from("100", "/new");
+    await until(() => t.adapter.texts().includes("✨ New conversation started."), "new");
+    t.adapter.from("100", "/resume");
+    const list = await until(() => t.adapter.texts().find((m) => m.includes("Reply with a number")), "list");
+    const number = /(\d+)\. [^\n]*remember the launch plan/.exec(list)?.[1];
+    expect(number, list).toBeDefined();
+    t.adapter.from("100", number ?? "");
+    await until(() => t.adapter.texts().find((m) => m.includes("Resumed")), "resumed");
+    t.adapter.from("100", "and now?");
+    await until(() => t.adapter.texts().includes("back again"), "answer in the resumed session");
+    const sent = JSON.stringify(t.transport.requests.at(-1)?.messages);
+    expect(sent).toContain("remember the launch plan");
+    expect(sent).not.toContain('"content":"1"');
   });
 
   it("/sethome saves the home channel, and deliver() sends there without the agent", async () => {

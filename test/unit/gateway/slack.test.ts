@@ -639,6 +639,32 @@ describe("Slack adapter over Socket Mode", () => {
     await waitFor(() => messages.find((m) => m.text === "back"), "a message after reconnecting");
   }, 60_000);
 
+  it("turns /hermes <command> and a command of its own into the typed /command", async () => {
+    const { slack, connected, messages } = await socketSetup();
+    await connected;
+    await slack.waitForSocket();
+    const slash = (command: string, text: string) => ({
+      command,
+      text,
+      user_id: "U0A",
+      user_name: "alice",
+      channel_id: "D0DM",
+      team_id: slack.teamId,
+      response_url: "http://127.0.0.1:9/unused",
+      trigger_id: "1.2.3",
+    });
+    const ack = await slack.sendEnvelope("slash_commands", slash("/hermes", "model gpt-5"));
+    expect(ack.envelope_id).toEqual(expect.any(String));
+    await waitFor(() => messages.find((m) => m.text === "/model gpt-5"), "the /hermes subcommand");
+    expect(messages[0]).toMatchObject({
+      source: { platform: "slack", chatType: "dm", chatId: "D0DM", userId: "U0A", userName: "alice" },
+    });
+    await slack.sendEnvelope("slash_commands", slash("/hermes", ""));
+    await waitFor(() => messages.find((m) => m.text === "/help"), "bare /hermes as /help");
+    await slack.sendEnvelope("slash_commands", slash("/status", ""));
+    await waitFor(() => messages.find((m) => m.text === "/status"), "a command of its own");
+  });
+
   it("rejects a refused app token with a message naming it", async () => {
     const { slack, connected } = await socketSetup("xapp-wrong");
     await expect(connected).rejects.toThrow(/SLACK_APP_TOKEN.*invalid_auth/);

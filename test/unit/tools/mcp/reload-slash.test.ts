@@ -3,15 +3,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PendingInputs } from "../../../../src/cli/tui/busy.js";
-import type { ReplSession, SlashContext } from "../../../../src/cli/tui/slash/context.js";
-import { createSlashRegistry } from "../../../../src/cli/tui/slash/index.js";
 import { createStyle } from "../../../../src/cli/tui/style.js";
+import {
+  type CommandContext,
+  type CommandSession,
+  createCommandRegistry,
+} from "../../../../src/commands/index.js";
 import { defaultConfig } from "../../../../src/config/defaults.js";
 import { type McpManager, startMcpServers } from "../../../../src/tools/mcp/manager.js";
 import { ToolRegistry } from "../../../../src/tools/registry.js";
 import { TEST_SERVER } from "../../../support/mcp-servers.js";
 
-const registry = createSlashRegistry();
+const registry = createCommandRegistry();
 const cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
@@ -28,17 +31,18 @@ function setup(configYaml: string) {
     setModel: async (model: string) => {
       calls.push(`setModel:${model}`);
     },
-  } as unknown as ReplSession;
+  } as unknown as CommandSession;
   const tools = new ToolRegistry();
   let manager: McpManager | undefined;
   const printed: string[] = [];
   const ctx = {
+    surface: { kind: "repl", platform: "cli", isAdmin: true },
     session,
-    style: createStyle(false),
-    print: (...lines: string[]) => printed.push(...lines),
+    paint: createStyle(false),
+    reply: (...lines: string[]) => printed.push(...lines),
     running: false,
     settings: { toolProgress: "all", busyMode: "interrupt", yolo: false },
-    pending: new PendingInputs(),
+    queue: new PendingInputs(),
     sessionChanged: () => calls.push("sessionChanged"),
     registry,
     toolsets: ["hermes-cli"],
@@ -48,12 +52,12 @@ function setup(configYaml: string) {
       cleanup.push(() => manager?.close());
       return manager;
     },
-  } as unknown as SlashContext;
+  } as unknown as CommandContext;
   const write = (yaml: string) => writeFileSync(join(home, "config.yaml"), yaml);
   return { ctx, printed, calls, tools, write };
 }
 
-async function reload(ctx: SlashContext): Promise<void> {
+async function reload(ctx: CommandContext): Promise<void> {
   const parsed = registry.parse("/reload-mcp");
   if (parsed.kind !== "command") throw new Error("/reload-mcp is not a command");
   await parsed.command.run(parsed.args, ctx);

@@ -1,14 +1,13 @@
 /**
- * Slash commands about the running turn, settings and information: /stop, /steer, /queue, /verbose,
- * /yolo, /usage, /status, /tools, /toolsets, /compress, /help, /quit.
+ * Slash commands about the running turn, settings and information: /stop, /steer, /queue (/q),
+ * /verbose, /yolo, /usage, /status, /tools, /toolsets, /compress, /help, /quit.
  */
-import { TOOLSETS } from "../../../tools/toolsets.js";
-import { formatStatus, formatUsage } from "../info.js";
-import { nextToolProgress, type ToolProgress, toolEmoji } from "../tool-line.js";
-import type { SlashContext } from "./context.js";
-import type { SlashCommand } from "./registry.js";
 
-type Command = SlashCommand<SlashContext>;
+import { nextToolProgress, type ToolProgress, toolEmoji } from "../agent/tool-display.js";
+import { TOOLSETS } from "../tools/toolsets.js";
+import { permitted } from "./dispatch.js";
+import { formatStatus, formatUsage } from "./format.js";
+import type { CommandDef } from "./types.js";
 
 const PROGRESS_MEANING: Record<ToolProgress, string> = {
   off: "no tool lines",
@@ -17,21 +16,23 @@ const PROGRESS_MEANING: Record<ToolProgress, string> = {
   verbose: "every call, with arguments and the start of the result",
 };
 
-const stopCommand: Command = {
+const stopCommand: CommandDef = {
   name: "stop",
   description: "interrupt the running turn (what was said so far is kept)",
   category: "Turn",
   availableWhileRunning: true,
   run(_args, ctx) {
     if (!ctx.running) {
-      ctx.print(ctx.style.dim("Nothing is running."));
+      ctx.reply(ctx.paint.dim("Nothing is running."));
       return;
     }
     ctx.stop();
+    // A chat never shows the stopped turn's answer; the terminal keeps what already streamed.
+    ctx.reply(ctx.surface.kind === "chat" ? "⏹ Stopped." : ctx.paint.dim("⏹ Stopping the turn…"));
   },
 };
 
-const steerCommand: Command = {
+const steerCommand: CommandDef = {
   name: "steer",
   args: "<text>",
   description: "give the running turn a note it sees after its next tool call",
@@ -39,52 +40,54 @@ const steerCommand: Command = {
   availableWhileRunning: true,
   run(args, ctx) {
     if (!args) {
-      ctx.print(ctx.style.yellow("Usage: /steer <text>"));
+      ctx.reply(ctx.paint.yellow("Usage: /steer <text>"));
       return;
     }
     if (!ctx.running) {
-      ctx.print(ctx.style.dim("No turn is running; sending it as a message."));
+      ctx.reply(ctx.paint.dim("No turn is running; sending it as a message."));
       ctx.send(args);
       return;
     }
     ctx.session.steer(args);
-    ctx.print(ctx.style.dim(`↪ Steering: ${args}`));
+    ctx.reply(ctx.paint.dim(`↪ Steering: ${args}`));
   },
 };
 
-const queueCommand: Command = {
+const queueCommand: CommandDef = {
   name: "queue",
+  // `/q` is /queue, as upstream has it everywhere; the REPL leaves with /quit or /exit.
+  aliases: ["q"],
   args: "<text> | clear",
   description: "send a message after the running turn; no text lists the queue",
   category: "Turn",
   availableWhileRunning: true,
   run(args, ctx) {
-    const s = ctx.style;
+    const s = ctx.paint;
     if (!args) {
-      const waiting = ctx.pending.list();
-      if (waiting.length === 0) ctx.print(s.dim("The queue is empty."));
+      const waiting = ctx.queue.list();
+      if (waiting.length === 0) ctx.reply(s.dim("The queue is empty."));
       else
-        ctx.print(
+        ctx.reply(
           s.bold("Queued"),
           ...waiting.map((t, i) => `  ${s.dim(`${i + 1}.`)} ${t.replace(/\s+/g, " ")}`),
         );
       return;
     }
     if (args === "clear") {
-      const n = ctx.pending.clear();
-      ctx.print(s.dim(`Dropped ${n} queued message${n === 1 ? "" : "s"}.`));
+      const n = ctx.queue.clear();
+      ctx.reply(s.dim(`Dropped ${n} queued message${n === 1 ? "" : "s"}.`));
       return;
     }
     if (!ctx.running) {
       ctx.send(args);
       return;
     }
-    const n = ctx.pending.enqueue(args);
-    ctx.print(s.dim(`⏳ Queued (${n} waiting).`));
+    const n = ctx.queue.enqueue(args);
+    ctx.reply(s.dim(`⏳ Queued (${n} waiting).`));
   },
 };
 
-const verboseCommand: Command = {
+const verboseCommand: CommandDef = {
   name: "verbose",
   description: "cycle tool progress: off → new → all → verbose",
   category: "Settings",
@@ -92,21 +95,22 @@ const verboseCommand: Command = {
   run(_args, ctx) {
     const next = nextToolProgress(ctx.settings.toolProgress);
     ctx.settings.toolProgress = next;
-    ctx.print(`Tool progress: ${ctx.style.bold(next)} ${ctx.style.dim(`(${PROGRESS_MEANING[next]})`)}`);
+    ctx.reply(`Tool progress: ${ctx.paint.bold(next)} ${ctx.paint.dim(`(${PROGRESS_MEANING[next]})`)}`);
   },
 };
 
-const yoloCommand: Command = {
+const yoloCommand: CommandDef = {
   name: "yolo",
   description: "toggle approving dangerous commands without asking",
   category: "Settings",
+  adminOnly: true,
   availableWhileRunning: true,
   run(_args, ctx) {
     const on = !ctx.settings.yolo;
     ctx.settings.yolo = on;
     ctx.session.agent.yolo = on;
-    const s = ctx.style;
-    ctx.print(
+    const s = ctx.paint;
+    ctx.reply(
       on
         ? `YOLO ${s.red("on")}: dangerous commands run without asking ${s.dim("(hardline ones stay blocked; protected paths still ask)")}.`
         : `YOLO ${s.green("off")}: dangerous commands ask first.`,
@@ -114,24 +118,24 @@ const yoloCommand: Command = {
   },
 };
 
-const usageCommand: Command = {
+const usageCommand: CommandDef = {
   name: "usage",
   description: "tokens, API calls, cost and context used this session",
   category: "Info",
   availableWhileRunning: true,
   run(_args, ctx) {
-    ctx.print(...formatUsage(ctx.session.usageReport(), ctx.style));
+    ctx.reply(...formatUsage(ctx.session.usageReport(), ctx.paint));
   },
 };
 
-const statusCommand: Command = {
+const statusCommand: CommandDef = {
   name: "status",
   description: "session, model, directory, and what is running or queued",
   category: "Info",
   availableWhileRunning: true,
   run(_args, ctx) {
     const session = ctx.session;
-    ctx.print(
+    ctx.reply(
       ...formatStatus(
         {
           id: session.id,
@@ -141,20 +145,20 @@ const statusCommand: Command = {
           cwd: session.agent.cwd,
           running: ctx.running,
           runningSeconds: ctx.turnSeconds,
-          queued: ctx.pending.list(),
+          queued: ctx.queue.list(),
           messages: session.agent.messages.length,
           recorded: session.record() !== null,
           toolProgress: ctx.settings.toolProgress,
           busyMode: ctx.settings.busyMode,
           yolo: ctx.settings.yolo,
         },
-        ctx.style,
+        ctx.paint,
       ),
     );
   },
 };
 
-const toolsCommand: Command = {
+const toolsCommand: CommandDef = {
   name: "tools",
   description: "list the tools the model can use in this session",
   category: "Info",
@@ -162,23 +166,23 @@ const toolsCommand: Command = {
   async run(_args, ctx) {
     const names = await ctx.session.agent.toolNames();
     if (names.length === 0) {
-      ctx.print(ctx.style.dim("No tools are enabled in this session."));
+      ctx.reply(ctx.paint.dim("No tools are enabled in this session."));
       return;
     }
-    ctx.print(ctx.style.bold(`${names.length} tools`), ...names.map((n) => `  ${toolEmoji(n)} ${n}`));
+    ctx.reply(ctx.paint.bold(`${names.length} tools`), ...names.map((n) => `  ${toolEmoji(n)} ${n}`));
   },
 };
 
-const toolsetsCommand: Command = {
+const toolsetsCommand: CommandDef = {
   name: "toolsets",
   description: "list the toolsets (● marks the ones this session uses)",
   category: "Info",
   availableWhileRunning: true,
   run(_args, ctx) {
-    const s = ctx.style;
+    const s = ctx.paint;
     const active = new Set(ctx.toolsets);
     const width = Math.max(...Object.keys(TOOLSETS).map((n) => n.length)) + 2;
-    ctx.print(
+    ctx.reply(
       s.bold("Toolsets"),
       ...Object.entries(TOOLSETS).map(
         ([name, spec]) =>
@@ -188,7 +192,7 @@ const toolsetsCommand: Command = {
   },
 };
 
-const compressCommand: Command = {
+const compressCommand: CommandDef = {
   name: "compress",
   args: "[focus TOPIC]",
   description:
@@ -197,52 +201,65 @@ const compressCommand: Command = {
   async run(args, ctx) {
     const focus = args.replace(/^focus\s+/i, "").trim();
     const report = await ctx.session.compress(focus || undefined);
-    const s = ctx.style;
+    const s = ctx.paint;
     if (report.status === "compressed") {
-      ctx.print(
+      ctx.reply(
         s.dim(`Compressed: about ${report.tokensBefore} → ${report.tokensAfter} tokens of conversation.`),
       );
     } else if (report.status === "nothing_to_compress") {
-      ctx.print(s.dim("Nothing to compress yet: the conversation fits in the protected head and tail."));
+      ctx.reply(s.dim("Nothing to compress yet: the conversation fits in the protected head and tail."));
     } else {
-      ctx.print(s.yellow(report.error ?? "Compression did not change anything."));
+      ctx.reply(s.yellow(report.error ?? "Compression did not change anything."));
     }
   },
 };
 
-const helpCommand: Command = {
+const helpCommand: CommandDef = {
   name: "help",
-  aliases: ["?"],
-  description: "show this help",
+  aliases: ["?", "commands", "start"],
+  description: "show the commands you can use here",
   category: "Info",
   availableWhileRunning: true,
   run(_args, ctx) {
-    const s = ctx.style;
-    ctx.print(
-      ...ctx.registry.helpLines(s),
+    const s = ctx.paint;
+    const surface = ctx.surface.kind;
+    if (surface === "chat") {
+      ctx.reply(
+        "Send me a message and I'll get to work. /<skill-name> [request] uses one of my skills.",
+        "",
+        ...ctx.registry.helpLines(s, "chat", { locked: (command) => !permitted(command, ctx) }),
+      );
+      return;
+    }
+    ctx.reply(
+      ...ctx.registry.helpLines(s, surface),
       s.bold("Keys"),
       `  ${"Enter".padEnd(16)}send · end a line with \\ to continue it · pasted lines are sent together`,
-      `  ${"Tab".padEnd(16)}complete commands and session titles · ↑/↓ history`,
+      `  ${"Tab".padEnd(16)}complete commands, skill names and session titles · ↑/↓ history`,
       `  ${"Ctrl+C".padEnd(16)}interrupt the turn (twice within 2 s: quit) · clear the line`,
       `  ${"Ctrl+D".padEnd(16)}quit (on an empty line)`,
       s.dim("While a turn runs, plain text follows display.busy_input_mode (interrupt, queue or steer)."),
-      s.dim("A line whose first word has a second slash (/tmp/x, //…) is sent as a message."),
+      s.dim(
+        "A line whose first word has a second slash or a dot (/tmp/x, //…, /notes.md) is sent as a message.",
+      ),
+      s.dim("/<skill-name> [request] loads an installed skill into your message."),
     );
   },
 };
 
-const quitCommand: Command = {
+const quitCommand: CommandDef = {
   name: "quit",
-  aliases: ["exit", "q"],
+  aliases: ["exit"],
   description: "leave (the session is kept: hermes -c continues it)",
   category: "Exit",
+  surfaces: "repl",
   availableWhileRunning: true,
   run(_args, ctx) {
-    ctx.exit(0);
+    ctx.exit?.(0);
   },
 };
 
-export const CONTROL_COMMANDS: readonly Command[] = [
+export const CONTROL_COMMANDS: readonly CommandDef[] = [
   stopCommand,
   steerCommand,
   queueCommand,

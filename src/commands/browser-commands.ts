@@ -4,15 +4,12 @@
  * agent works in your logged-in browser, or goes back to the headless one. The setting lasts for
  * this chat (`browser.cdp_url`, like `BROWSER_CDP_URL`); the browser the tools had open is closed.
  */
-import { browserSessions } from "../../../tools/browser/session.js";
-import type { SlashContext } from "./context.js";
-import type { SlashCommand } from "./registry.js";
-
-type Command = SlashCommand<SlashContext>;
+import { browserSessions } from "../tools/browser/session.js";
+import type { CommandContext, CommandDef } from "./types.js";
 
 const DEFAULT_CDP = "http://127.0.0.1:9222";
 
-function browserSection(ctx: SlashContext): Record<string, unknown> {
+function browserSection(ctx: CommandContext): Record<string, unknown> {
   const config = ctx.session.agent.config as unknown as Record<string, unknown>;
   const current = config["browser"];
   if (current && typeof current === "object" && !Array.isArray(current))
@@ -33,13 +30,15 @@ async function probe(url: string): Promise<string> {
   return info.Browser ?? "";
 }
 
-const browserCommand: Command = {
+const browserCommand: CommandDef = {
   name: "browser",
   description:
     "connect the browser tools to your Chrome over CDP: /browser connect [URL] | disconnect | status",
   category: "Settings",
+  // It drives a browser on the machine Hermes runs on, which a chat user cannot see.
+  surfaces: "repl",
   async run(args, ctx) {
-    const s = ctx.style;
+    const s = ctx.paint;
     const [action = "status", target] = args.trim().split(/\s+/).filter(Boolean);
     const section = browserSection(ctx);
     switch (action) {
@@ -49,7 +48,7 @@ const browserCommand: Command = {
         try {
           version = await probe(url);
         } catch (error) {
-          ctx.print(
+          ctx.reply(
             `${s.red("✗")} No browser answers at ${url}: ${error instanceof Error ? error.message : String(error)}`,
             s.dim(
               "Start one with: chromium --remote-debugging-port=9222 (or google-chrome …), then try again.",
@@ -59,18 +58,18 @@ const browserCommand: Command = {
         }
         section["cdp_url"] = url;
         await browserSessions(ctx.session.toolRuntime).closeAll();
-        ctx.print(`${s.green("✓")} Browser tools now use ${version ? `${version} at ` : ""}${url}.`);
+        ctx.reply(`${s.green("✓")} Browser tools now use ${version ? `${version} at ` : ""}${url}.`);
         return;
       }
       case "disconnect": {
         delete section["cdp_url"];
         await browserSessions(ctx.session.toolRuntime).closeAll();
-        ctx.print(`${s.green("✓")} Browser tools are back on their own headless browser.`);
+        ctx.reply(`${s.green("✓")} Browser tools are back on their own headless browser.`);
         return;
       }
       case "status": {
         const url = section["cdp_url"] ?? process.env["BROWSER_CDP_URL"];
-        ctx.print(
+        ctx.reply(
           typeof url === "string" && url
             ? `Browser tools use the browser at ${url} (CDP).`
             : "Browser tools use their own headless browser (or Browserbase when BROWSERBASE_API_KEY is set).",
@@ -78,9 +77,9 @@ const browserCommand: Command = {
         return;
       }
       default:
-        ctx.print(s.red(`Unknown /browser action "${action}". Use connect [URL], disconnect or status.`));
+        ctx.reply(s.red(`Unknown /browser action "${action}". Use connect [URL], disconnect or status.`));
     }
   },
 };
 
-export const BROWSER_COMMANDS: readonly Command[] = [browserCommand];
+export const BROWSER_COMMANDS: readonly CommandDef[] = [browserCommand];

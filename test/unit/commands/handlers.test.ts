@@ -1,115 +1,21 @@
+/**
+ * Each slash-command handler against the surface-neutral context (a fake session and surface), as
+ * the REPL and a chat run them.
+ */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import type { AgentRun } from "../../../../src/agent/agent.js";
-import { PendingInputs } from "../../../../src/cli/tui/busy.js";
-import type { ReplSession, SlashContext } from "../../../../src/cli/tui/slash/context.js";
-import { createSlashRegistry } from "../../../../src/cli/tui/slash/index.js";
-import { looksLikeCommand } from "../../../../src/cli/tui/slash/registry.js";
-import { createStyle } from "../../../../src/cli/tui/style.js";
-import { defaultConfig } from "../../../../src/config/defaults.js";
-import { type SessionRecord, SessionStoreError, type SessionSummary } from "../../../../src/state/types.js";
-import { createToolRuntime } from "../../../../src/tools/runtime.js";
+import { looksLikeCommand } from "../../../src/commands/index.js";
+import { defaultConfig } from "../../../src/config/defaults.js";
+import { fakeContext, fakeSession, registry } from "../../support/command-context.js";
 
-const registry = createSlashRegistry();
+type Fake = ReturnType<typeof fakeContext>;
 
-function summary(id: string, title: string | null): SessionSummary {
-  return { id, title, preview: `about ${id}`, lastActiveAt: 100, messageCount: 2 } as SessionSummary;
+function context(session = fakeSession(), answers: Array<string | null> = []): Fake {
+  return fakeContext({ session, answers });
 }
 
-function fakeSession(overrides: Partial<ReplSession> = {}): ReplSession & { calls: string[] } {
-  const calls: string[] = [];
-  const agent = {
-    yolo: false,
-    cwd: "/work",
-    home: "/nonexistent-home",
-    config: defaultConfig(),
-    messages: [],
-    toolNames: async () => ["terminal", "read_file"],
-  };
-  const session: ReplSession & { calls: string[] } = {
-    calls,
-    id: "s-current",
-    title: null,
-    resumed: false,
-    model: "fake-model",
-    provider: "custom",
-    running: false,
-    agent,
-    toolRuntime: createToolRuntime(),
-    record: () => null,
-    run: () => ({}) as AgentRun,
-    interrupt: () => calls.push("interrupt"),
-    steer: (t) => calls.push(`steer:${t}`),
-    newSession: async (t) => {
-      calls.push(`new:${t ?? ""}`);
-    },
-    resume: async (ref) => {
-      calls.push(`resume:${ref}`);
-      return { id: ref, title: null } as SessionRecord;
-    },
-    branch: async (name) => ({ id: "s-fork", title: name ?? null }) as SessionRecord,
-    undo: async (turns = 1) => ({ removed: turns * 2, userText: "earlier question" }),
-    retryText: async () => "again please",
-    setTitle: (title) => {
-      if (title === "taken") throw new SessionStoreError("title_taken", 'The title "taken" is already used.');
-      return { id: "s-current", title } as SessionRecord;
-    },
-    setModel: async (m) => {
-      calls.push(`model:${m}`);
-    },
-    personality: undefined,
-    setPersonality: async (name) => {
-      calls.push(`personality:${name}`);
-    },
-    compress: async (focus) => {
-      calls.push(`compress:${focus ?? ""}`);
-      return { status: "compressed", tokensBefore: 9000, tokensAfter: 2500 };
-    },
-    skillMessage: async (name, request) =>
-      name === "deploy" ? `[Skill deploy] ${request ?? ""}` : undefined,
-    listSessions: () => [summary("s-current", "now"), summary("s-old", "old work"), summary("s-older", null)],
-    usageReport: () => ({
-      model: "fake-model",
-      usage: { inputTokens: 10, outputTokens: 5 },
-      apiCalls: 1,
-      costUsd: null,
-      contextTokens: 15,
-      contextLength: null,
-    }),
-    ...overrides,
-  };
-  return session;
-}
-
-function context(session = fakeSession(), answers: Array<string | null> = []) {
-  const printed: string[] = [];
-  const sent: string[] = [];
-  const exits: number[] = [];
-  const ctx: SlashContext = {
-    session,
-    style: createStyle(false),
-    print: (...lines) => printed.push(...lines),
-    ask: async (lines, prompt) => {
-      printed.push(...lines, prompt);
-      return answers.shift() ?? null;
-    },
-    running: false,
-    turnSeconds: null,
-    settings: { toolProgress: "all", busyMode: "interrupt", yolo: false },
-    pending: new PendingInputs(),
-    send: (t) => sent.push(t),
-    stop: () => session.interrupt(),
-    exit: (c) => exits.push(c),
-    sessionChanged: () => undefined,
-    registry,
-    toolsets: ["hermes-cli"],
-    now: () => 1000,
-  };
-  return { ctx, printed, sent, exits, session };
-}
-
-async function run(text: string, c = context()) {
+async function run(text: string, c: Fake = context()) {
   const parsed = registry.parse(text);
   if (parsed.kind !== "command") throw new Error(`not a command: ${text}`);
   await parsed.command.run(parsed.args, c.ctx);
@@ -125,6 +31,10 @@ describe("what counts as a command", () => {
     ["/tmp/x is big", false],
     ["//not a command", false],
     ["/Users/me/file.md:12 fix this", false],
+    ["/etc/hosts is empty?", false],
+    ["/notes.md is too long", false],
+    ["/model gpt-5.1", true],
+    ["/status@hermes_bot", true],
     ["hello /help", false],
     [" /help", false],
   ])("%j → %s", (text, expected) => {
@@ -136,13 +46,11 @@ describe("what counts as a command", () => {
     expect(help.kind === "command" && help.command.name).toBe("help");
     const fork = registry.parse("/fork  my branch ");
     expect(fork.kind === "command" && [fork.command.name, fork.args]).toEqual(["branch", "my branch"]);
-    expect(
-      registry.parse("/q").kind === "command" &&
-        (registry.parse("/q") as { command: { name: string } }).command.name,
-    ).toBe("quit");
-    expect(registry.parse("/hlep")).toEqual({ kind: "unknown", name: "hlep", suggestion: "help" });
-    expect(registry.parse("/sess")).toEqual({ kind: "unknown", name: "sess", suggestion: "sessions" });
-    expect(registry.parse("/zzzzzz")).toEqual({ kind: "unknown", name: "zzzzzz", suggestion: null });
+    const q = registry.parse("/q later");
+    expect(q.kind === "command" && [q.command.name, q.args]).toEqual(["queue", "later"]);
+    expect(registry.parse("/hlep")).toMatchObject({ kind: "unknown", name: "hlep", suggestion: "help" });
+    expect(registry.parse("/sess")).toMatchObject({ kind: "unknown", name: "sess", suggestion: "sessions" });
+    expect(registry.parse("/zzzzzz")).toMatchObject({ kind: "unknown", name: "zzzzzz", suggestion: null });
     expect(registry.parse("/tmp/x is big")).toEqual({ kind: "message", text: "/tmp/x is big" });
     expect(registry.parse("//x")).toEqual({ kind: "message", text: "//x" });
   });
@@ -150,7 +58,7 @@ describe("what counts as a command", () => {
   it("marks which commands may run during a turn", () => {
     const during = registry
       .all()
-      .filter((c) => c.availableWhileRunning)
+      .filter((c) => c.availableWhileRunning === true)
       .map((c) => c.name);
     for (const name of ["stop", "steer", "queue", "status", "usage", "help", "quit", "verbose", "yolo"]) {
       expect(during).toContain(name);
@@ -173,7 +81,7 @@ describe("completion", () => {
   it("completes /resume and /title arguments from session titles", async () => {
     const { ctx } = context();
     expect(await registry.complete("/resume ol", ctx)).toEqual([["old work"], "ol"]);
-    expect(await registry.complete("/title ", ctx)).toEqual([["now", "old work"], ""]);
+    expect(await registry.complete("/title ", ctx)).toEqual([["now", "old work", "telegram chat"], ""]);
     expect(await registry.complete("/undo 1", ctx)).toEqual([[], "/undo 1"]);
   });
 });
@@ -182,8 +90,9 @@ describe("command handlers", () => {
   it("/help lists every command", async () => {
     const { printed } = await run("/help");
     const text = printed.join("\n");
-    for (const c of registry.all()) expect(text).toContain(`/${c.name}`);
+    for (const c of registry.all("repl")) expect(text).toContain(`/${c.name}`);
     expect(text).toContain("Ctrl+C");
+    expect(text).not.toContain("/approve");
   });
 
   it("/verbose cycles and /yolo toggles the session's agent", async () => {
@@ -210,11 +119,13 @@ describe("command handlers", () => {
   });
 
   it("/resume with no argument lists sessions and resumes the picked number", async () => {
-    const c = context(fakeSession(), ["1"]);
+    const c = context(fakeSession(), ["2"]);
     await run("/resume", c);
-    expect(c.printed.join("\n")).toContain("old work");
-    expect(c.printed.join("\n")).not.toContain("s-current ");
+    expect(c.printed.join("\n")).toContain("2. old work");
     expect(c.session.calls).toContain("resume:s-old");
+    expect(c.events).toContain("sessionChanged");
+    const direct = await run("/resume 3");
+    expect(direct.session.calls).toContain("resume:s-older");
     const cancelled = context(fakeSession(), [null]);
     await run("/resume", cancelled);
     expect(cancelled.session.calls.filter((x) => x.startsWith("resume"))).toEqual([]);
@@ -229,14 +140,14 @@ describe("command handlers", () => {
   it("/steer, /queue and /stop act on a running turn", async () => {
     const session = fakeSession();
     const c = context(session);
-    Object.defineProperty(c.ctx, "running", { value: true });
+    c.ctx.running = true;
     await run("/steer prefer tabs", c);
     await run("/queue then do this", c);
     await run("/stop", c);
     expect(session.calls).toEqual(["steer:prefer tabs", "interrupt"]);
-    expect(c.ctx.pending.list()).toEqual(["then do this"]);
+    expect(c.ctx.queue.list()).toEqual(["then do this"]);
     await run("/queue clear", c);
-    expect(c.ctx.pending.size).toBe(0);
+    expect(c.ctx.queue.list()).toEqual([]);
   });
 
   it("/steer and /queue send at once when nothing runs", async () => {
@@ -263,8 +174,11 @@ describe("command handlers", () => {
     expect(c.session.calls).toContain("model:other-model");
   });
 
-  it("/quit, /exit and /q leave with status 0", async () => {
-    for (const cmd of ["/quit", "/exit", "/q"]) expect((await run(cmd)).exits).toEqual([0]);
+  it("/quit and /exit leave with status 0; /q is /queue, as upstream", async () => {
+    for (const cmd of ["/quit", "/exit"]) expect((await run(cmd)).exits).toEqual([0]);
+    const q = await run("/q");
+    expect(q.exits).toEqual([]);
+    expect(q.printed.join("\n")).toMatch(/queue is empty/);
   });
 });
 
@@ -346,5 +260,95 @@ describe("/browser", () => {
     } finally {
       devtools.close();
     }
+  });
+});
+
+describe("handlers in a chat", () => {
+  const chat = { kind: "chat" as const, platform: "telegram", isAdmin: true };
+
+  function chatContext(answers: Array<string | null> = []) {
+    const decisions: string[] = [];
+    const c = fakeContext({
+      surface: chat,
+      answers,
+      chat: {
+        answerApproval: (decision) => {
+          decisions.push(decision);
+          return decisions.length === 1;
+        },
+        setHome: () => ({ variable: "TELEGRAM_HOME_CHANNEL", value: "-1009:7" }),
+      },
+    });
+    return { ...c, decisions };
+  }
+
+  it("/new starts over the chat's way and says so plainly", async () => {
+    const c = chatContext();
+    await run("/new", c);
+    expect(c.events).toEqual(["newSession"]);
+    expect(c.printed).toEqual(["✨ New conversation started."]);
+  });
+
+  it("/sessions and /resume offer only this platform's sessions, numbered alike", async () => {
+    const listed = await run("/sessions", chatContext());
+    expect(listed.printed.join("\n")).toContain("1. telegram chat");
+    expect(listed.printed.join("\n")).not.toContain("old work");
+    const c = chatContext(["1"]);
+    await run("/resume", c);
+    expect(c.printed.join("\n")).toContain("Reply with a number, id or title");
+    expect(c.session.calls).toContain("resume:s-tg");
+    const byTitle = await run("/resume Telegram Chat", chatContext());
+    expect(byTitle.session.calls).toContain("resume:s-tg");
+  });
+
+  it("/resume in a chat never reaches the terminal's sessions", async () => {
+    for (const ref of ["s-old", "old work"]) {
+      const c = await run(`/resume ${ref}`, chatContext());
+      expect(c.session.calls).toEqual([]);
+      expect(c.printed).toEqual([`No telegram session is called "${ref}". /sessions lists them.`]);
+    }
+  });
+
+  it("/resume says so when the chat has nothing else to resume", async () => {
+    const session = fakeSession({ listSessions: () => [] });
+    const c = fakeContext({ session, surface: chat });
+    await run("/resume", c);
+    expect(c.printed).toEqual(["No other sessions to resume."]);
+  });
+
+  it("/approve, /approve session, /deny answer the pending approval; nothing pending is said", async () => {
+    const c = chatContext();
+    await run("/approve session", c);
+    expect(c.decisions).toEqual(["session"]);
+    expect(c.printed).toEqual([]);
+    await run("/deny", c);
+    expect(c.decisions).toEqual(["session", "deny"]);
+    expect(c.printed).toEqual(["Nothing is waiting for approval."]);
+  });
+
+  it("/sethome names the variable and value it saved", async () => {
+    const c = await run("/sethome", chatContext());
+    expect(c.printed).toEqual([
+      "🏠 This chat is now the telegram home channel (TELEGRAM_HOME_CHANNEL=-1009:7).",
+    ]);
+  });
+
+  it("/stop in a busy chat stops and says so; idle, it says nothing runs", async () => {
+    const c = chatContext();
+    c.ctx.running = true;
+    await run("/stop", c);
+    expect(c.session.calls).toEqual(["interrupt"]);
+    expect(c.printed).toEqual(["⏹ Stopped."]);
+    const idle = await run("/stop", chatContext());
+    expect(idle.printed).toEqual(["Nothing is running."]);
+  });
+
+  it("/help lists the chat's commands without the terminal's keys", async () => {
+    const c = await run("/help", chatContext());
+    const text = c.printed.join("\n");
+    expect(text).toContain("/approve");
+    expect(text).toContain("/q)");
+    expect(text).not.toContain("Ctrl+C");
+    expect(text).not.toContain("/quit");
   });
 });

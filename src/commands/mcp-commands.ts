@@ -4,26 +4,23 @@
  * is rebuilt (history and system prompt kept) so the model sees the new list from the next
  * message; that costs one prompt-cache miss, which the output says.
  */
-import { loadEnvFile } from "../../../config/env-file.js";
-import { loadConfig } from "../../../config/load.js";
-import type { McpReloadReport, ServerStatus } from "../../../tools/mcp/manager.js";
-import type { Style } from "../style.js";
-import type { SlashContext } from "./context.js";
-import type { SlashCommand } from "./registry.js";
-
-type Command = SlashCommand<SlashContext>;
+import { loadEnvFile } from "../config/env-file.js";
+import { loadConfig } from "../config/load.js";
+import type { McpReloadReport, ServerStatus } from "../tools/mcp/manager.js";
+import type { CommandDef, Paint } from "./types.js";
 
 const SHOWN_NAMES = 12;
 
-const reloadMcpCommand: Command = {
+const reloadMcpCommand: CommandDef = {
   name: "reload-mcp",
   aliases: ["reload_mcp"],
   description: "re-read mcp_servers from config.yaml, reconnect the MCP servers and refresh their tools",
   category: "Settings",
+  adminOnly: true,
   async run(_args, ctx) {
-    const s = ctx.style;
+    const s = ctx.paint;
     if (!ctx.mcp) {
-      ctx.print(s.dim("MCP servers are not available in this session."));
+      ctx.reply(s.dim("MCP servers are not available in this session."));
       return;
     }
     const home = ctx.session.agent.home;
@@ -33,24 +30,24 @@ const reloadMcpCommand: Command = {
       env = loadEnvFile(home, process.env).env;
       servers = loadConfig({ home, env }).config["mcp_servers"];
     } catch (error) {
-      ctx.print(
+      ctx.reply(
         `${s.red("✗")} config.yaml was not reloaded: ${error instanceof Error ? error.message : String(error)}`,
       );
       return;
     }
-    ctx.print(s.dim("Reloading MCP servers…"));
+    ctx.reply(s.dim("Reloading MCP servers…"));
     const manager = await ctx.mcp();
     const report = await manager.reload(servers, env);
-    ctx.print(...formatReloadReport(report, s));
+    ctx.reply(...formatReloadReport(report, s));
     if (report.added.length === 0 && report.removed.length === 0) {
-      ctx.print(s.dim("The tool list did not change."));
+      ctx.reply(s.dim("The tool list did not change."));
       return;
     }
     // Rebuilding with the same model re-freezes the tool list on the next message and keeps the
     // conversation and the system prompt as they are.
     await ctx.session.setModel(ctx.session.model);
     ctx.sessionChanged();
-    ctx.print(
+    ctx.reply(
       s.dim(
         "The model sees the new tool list from your next message (the provider's prompt cache starts over once).",
       ),
@@ -59,7 +56,7 @@ const reloadMcpCommand: Command = {
 };
 
 /** The reload's outcome: one line per server, problems, then the tools added and removed. */
-export function formatReloadReport(report: McpReloadReport, s: Style): string[] {
+export function formatReloadReport(report: McpReloadReport, s: Paint): string[] {
   const lines: string[] = [];
   if (report.servers.length === 0)
     lines.push(s.dim("No MCP servers are configured (mcp_servers in config.yaml)."));
@@ -72,7 +69,7 @@ export function formatReloadReport(report: McpReloadReport, s: Style): string[] 
   return lines;
 }
 
-function serverLine(server: ServerStatus, s: Style): string {
+function serverLine(server: ServerStatus, s: Paint): string {
   switch (server.state) {
     case "connected": {
       const count = `${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}`;
@@ -95,4 +92,4 @@ function names(list: readonly string[]): string {
   return list.length > SHOWN_NAMES ? `${shown} and ${list.length - SHOWN_NAMES} more` : shown;
 }
 
-export const MCP_COMMANDS: readonly Command[] = [reloadMcpCommand];
+export const MCP_COMMANDS: readonly CommandDef[] = [reloadMcpCommand];

@@ -1,19 +1,12 @@
 /**
  * Slash commands about what the agent knows and how it speaks: /personality and /skills. A skill is
- * also a command of its own (`/<skill-name>`), resolved by the REPL when no built-in command matches.
+ * also a command of its own (`/<skill-name>`), resolved by the dispatcher when no built-in matches.
  */
-import {
-  isNoPersonality,
-  listPersonalities,
-  resolvePersonality,
-} from "../../../agent/prompt/personalities.js";
-import { discoverSkills } from "../../../knowledge/skills/discovery.js";
-import type { SlashContext } from "./context.js";
-import type { SlashCommand } from "./registry.js";
+import { isNoPersonality, listPersonalities, resolvePersonality } from "../agent/prompt/personalities.js";
+import { discoverSkills } from "../knowledge/skills/discovery.js";
+import type { CommandDef } from "./types.js";
 
-type Command = SlashCommand<SlashContext>;
-
-const personalityCommand: Command = {
+const personalityCommand: CommandDef = {
   name: "personality",
   args: "[name | none]",
   description: "list personalities, or speak with one from now on (rebuilds the system prompt)",
@@ -23,14 +16,14 @@ const personalityCommand: Command = {
       n.startsWith(prefix.toLowerCase()),
     ),
   async run(args, ctx) {
-    const s = ctx.style;
+    const s = ctx.paint;
     const config = ctx.session.agent.config;
     const current = ctx.session.personality ?? config.display.personality ?? "";
     const name = args.trim().toLowerCase();
     if (!name) {
       const all = listPersonalities(config);
       const width = Math.max(...all.map((p) => p.name.length)) + 2;
-      ctx.print(
+      ctx.reply(
         s.bold("Personalities"),
         ...all.map(
           (p) =>
@@ -43,11 +36,11 @@ const personalityCommand: Command = {
       return;
     }
     if (!isNoPersonality(name) && !resolvePersonality(name, config)) {
-      ctx.print(s.yellow(`No personality called "${name}". Type /personality to list them.`));
+      ctx.reply(s.yellow(`No personality called "${name}". Type /personality to list them.`));
       return;
     }
     await ctx.session.setPersonality(isNoPersonality(name) ? "none" : name);
-    ctx.print(
+    ctx.reply(
       isNoPersonality(name)
         ? s.dim("Personality removed; the default voice applies from the next message.")
         : s.dim(`Personality "${name}" applies from the next message.`),
@@ -55,14 +48,14 @@ const personalityCommand: Command = {
   },
 };
 
-const skillsCommand: Command = {
+const skillsCommand: CommandDef = {
   name: "skills",
   args: "[filter]",
   description: "list installed skills; /<skill-name> [request] loads one into your message",
   category: "Info",
   availableWhileRunning: true,
   run(args, ctx) {
-    const s = ctx.style;
+    const s = ctx.paint;
     const { home, config } = ctx.session.agent;
     const { skills } = discoverSkills({ home, config: config.skills });
     const filter = args.trim().toLowerCase();
@@ -70,11 +63,11 @@ const skillsCommand: Command = {
       ? skills.filter((k) => `${k.name} ${k.category} ${k.description}`.toLowerCase().includes(filter))
       : skills;
     if (shown.length === 0) {
-      ctx.print(s.dim(filter ? `No skill matches "${filter}".` : "No skills installed."));
+      ctx.reply(s.dim(filter ? `No skill matches "${filter}".` : "No skills installed."));
       return;
     }
     const width = Math.max(...shown.map((k) => k.name.length)) + 2;
-    ctx.print(
+    ctx.reply(
       s.bold(`${shown.length} skills`),
       ...shown.map(
         (k) => `  ${k.name.padEnd(width)}${s.dim(k.description.replace(/\s+/g, " ").slice(0, 70))}`,
@@ -84,4 +77,4 @@ const skillsCommand: Command = {
   },
 };
 
-export const KNOWLEDGE_COMMANDS: readonly Command[] = [personalityCommand, skillsCommand];
+export const KNOWLEDGE_COMMANDS: readonly CommandDef[] = [personalityCommand, skillsCommand];

@@ -1,0 +1,26 @@
+/**
+ * The slash commands of every surface, in the order `/help` lists them within each group. The REPL
+ * and the gateway both build their registry here and dispatch with `dispatchInput`.
+ */
+import { BROWSER_COMMANDS } from "./browser-commands.js";
+import { CHAT_COMMANDS } from "./chat-commands.js";
+import { CONTROL_COMMANDS } from "./control-commands.js";
+import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
+import { MCP_COMMANDS } from "./mcp-commands.js";
+import { CommandRegistry } from "./registry.js";
+import { SESSION_COMMANDS } from "./session-commands.js";
+
+export { type DispatchOptions, type DispatchOutcome, dispatchInput, permitted } from "./dispatch.js";
+export { CommandRegistry, looksLikeCommand, offeredOn, runsWhileBusy } from "./registry.js";
+export type * from "./types.js";
+
+export function createCommandRegistry(): CommandRegistry {
+  return new CommandRegistry([
+    ...SESSION_COMMANDS,
+    ...KNOWLEDGE_COMMANDS,
+    ...MCP_COMMANDS,
+    ...BROWSER_COMMANDS,
+    ...CONTROL_COMMANDS,
+    ...CHAT_COMMANDS,
+  ]);
+}

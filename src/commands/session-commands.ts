@@ -1,0 +1,240 @@
+/**
+ * Slash commands that change which conversation is current or what it holds: /new, /title,
+ * /resume, /sessions, /retry, /undo, /branch, /model.
+ */
+import { formatRecap, formatSessionList } from "./format.js";
+import type { CommandContext, CommandDef } from "./types.js";
+
+/** Titles of recent sessions, for completing `/resume` and `/title` arguments. */
+function recentTitles(ctx: CommandContext): string[] {
+  const titles = ctx.session
+    .listSessions(50)
+    .map((s) => s.title)
+    .filter((t): t is string => typeof t === "string" && t !== "");
+  return [...new Set(titles)];
+}
+
+function resumedLine(ctx: CommandContext, title: string | null, id: string): string {
+  const s = ctx.paint;
+  const count = ctx.session.agent.messages.length;
+  return `${s.green("↻")} Resumed ${title ? s.bold(`“${title}”`) : id} ${s.dim(`(${id}, ${count} messages)`)}`;
+}
+
+const newCommand: CommandDef = {
+  name: "new",
+  aliases: ["reset"],
+  args: "[title]",
+  description: "start a fresh session (this one is kept)",
+  category: "Session",
+  // A chat may start over while the agent works: the running turn is stopped and dropped.
+  availableWhileRunning: ["chat"],
+  async run(args, ctx) {
+    await ctx.newSession(args || undefined);
+    const s = ctx.paint;
+    if (ctx.surface.kind === "chat") {
+      ctx.reply(`✨ New conversation started.${args ? ` Title: ${s.bold(args)}` : ""}`);
+      return;
+    }
+    ctx.reply(`${s.green("✦")} New session ${s.dim(ctx.session.id)}${args ? ` ${s.bold(`“${args}”`)}` : ""}`);
+  },
+};
+
+const titleCommand: CommandDef = {
+  name: "title",
+  args: "[text]",
+  description: "show or set the session title",
+  category: "Session",
+  availableWhileRunning: true,
+  completeArgs: (_prefix, ctx) => recentTitles(ctx),
+  run(args, ctx) {
+    const s = ctx.paint;
+    if (!args) {
+      const title = ctx.session.title;
+      ctx.reply(
+        title
+          ? `Title: ${s.bold(title)}`
+          : `${s.dim("This session has no title.")} Set one with /title <text>.`,
+      );
+      return;
+    }
+    const record = ctx.session.setTitle(args);
+    ctx.reply(`Title set: ${s.bold(record.title ?? args)}`);
+  },
+};
+
+/**
+ * The sessions `/resume` and `/sessions` offer, newest first. A chat sees only the sessions of its
+ * own platform, never the terminal's.
+ */
+function resumable(
+  ctx: CommandContext,
+  limit: number,
+): ReturnType<CommandContext["session"]["listSessions"]> {
+  // A chat looks further back: the terminal's sessions in between are skipped.
+  const all = ctx.session.listSessions(ctx.surface.kind === "chat" ? Math.max(limit, 500) : limit);
+  const shown = ctx.surface.kind === "chat" ? all.filter((r) => r.source === ctx.surface.platform) : all;
+  return shown.slice(0, limit);
+}
+
+const resumeCommand: CommandDef = {
+  name: "resume",
+  args: "[id|title]",
+  description: "switch to an earlier session: its id, title or number in /sessions (none: pick from a list)",
+  category: "Session",
+  completeArgs: (_prefix, ctx) => recentTitles(ctx),
+  async run(args, ctx) {
+    // The same numbered list as /sessions (the current session marked), so its numbers work here.
+    const recent = resumable(ctx, 15);
+    let ref = args;
+    if (!ref) {
+      if (!recent.some((r) => r.id !== ctx.session.id)) {
+        ctx.reply(ctx.paint.dim("No other sessions to resume."));
+        return;
+      }
+      const answer = await ctx.ask(
+        [
+          ctx.paint.bold("Recent sessions"),
+          ...formatSessionList(recent, ctx.session.id, ctx.now(), ctx.paint),
+        ],
+        ctx.surface.kind === "chat"
+          ? "Reply with a number, id or title to resume it (a command cancels)."
+          : "Resume which? (number, id or title; Enter to cancel): ",
+      );
+      ref = (answer ?? "").trim();
+      if (!ref) {
+        ctx.reply(ctx.paint.dim("Cancelled."));
+        return;
+      }
+    }
+    // A number picks from the list `/resume` and `/sessions` show.
+    const n = Number(ref);
+    if (/^\d+$/.test(ref) && n >= 1 && n <= recent.length) ref = recent[n - 1]?.id ?? ref;
+    if (ctx.surface.kind === "chat") {
+      // A chat reaches only its platform's sessions, never the terminal's by id or title.
+      const wanted = ref.toLowerCase();
+      const own = resumable(ctx, 500).find((r) => r.id === ref || r.title?.toLowerCase() === wanted);
+      if (!own) {
+        ctx.reply(`No ${ctx.surface.platform} session is called "${ref}". /sessions lists them.`);
+        return;
+      }
+      ref = own.id;
+    }
+    const record = await ctx.session.resume(ref);
+    ctx.sessionChanged();
+    ctx.reply(
+      resumedLine(ctx, record.title, record.id),
+      ...formatRecap(ctx.session.agent.messages, ctx.paint),
+    );
+  },
+};
+
+const sessionsCommand: CommandDef = {
+  name: "sessions",
+  description: "list recent sessions",
+  category: "Session",
+  availableWhileRunning: true,
+  run(_args, ctx) {
+    const list = resumable(ctx, 15);
+    ctx.reply(
+      ctx.paint.bold("Recent sessions"),
+      ...formatSessionList(list, ctx.session.id, ctx.now(), ctx.paint),
+      ...(list.length > 0 ? [ctx.paint.dim("Resume one with /resume <number|id|title>.")] : []),
+    );
+  },
+};
+
+const retryCommand: CommandDef = {
+  name: "retry",
+  description: "send the last message again (the last answer is undone)",
+  category: "Turn",
+  async run(_args, ctx) {
+    const text = await ctx.session.retryText();
+    if (text === null) {
+      ctx.reply(ctx.paint.dim("Nothing to retry yet."));
+      return;
+    }
+    ctx.sessionChanged();
+    ctx.reply(ctx.paint.dim(`↻ Retrying: ${oneLine(text)}`));
+    ctx.send(text);
+  },
+};
+
+const undoCommand: CommandDef = {
+  name: "undo",
+  args: "[N]",
+  description: "take back the last N turns (default 1)",
+  category: "Turn",
+  async run(args, ctx) {
+    const n = args ? Number(args) : 1;
+    if (!Number.isInteger(n) || n < 1) {
+      ctx.reply(ctx.paint.yellow(`/undo expects a positive whole number of turns, got "${args}".`));
+      return;
+    }
+    const { removed, userText } = await ctx.session.undo(n);
+    if (removed === 0) {
+      ctx.reply(ctx.paint.dim("Nothing to undo."));
+      return;
+    }
+    ctx.sessionChanged();
+    ctx.reply(
+      `${ctx.paint.green("↶")} Undid ${n} turn${n === 1 ? "" : "s"} (${removed} messages).` +
+        (userText ? ctx.paint.dim(` It began: ${oneLine(userText)}`) : ""),
+    );
+  },
+};
+
+const branchCommand: CommandDef = {
+  name: "branch",
+  aliases: ["fork"],
+  args: "[name]",
+  description: "fork this conversation into a new session",
+  category: "Session",
+  async run(args, ctx) {
+    const record = await ctx.session.branch(args || undefined);
+    ctx.sessionChanged();
+    const s = ctx.paint;
+    ctx.reply(
+      `${s.green("⑂")} Branched into ${record.title ? s.bold(`“${record.title}”`) : record.id} ${s.dim(`(${record.id})`)}`,
+    );
+  },
+};
+
+const modelCommand: CommandDef = {
+  name: "model",
+  args: "[name]",
+  description: "show the model, or use another one from the next turn",
+  category: "Settings",
+  adminOnly: true,
+  availableWhileRunning: true,
+  async run(args, ctx) {
+    const s = ctx.paint;
+    if (!args) {
+      const provider = ctx.session.provider;
+      ctx.reply(`Model: ${s.bold(ctx.session.model)}${provider ? s.dim(` via ${provider}`) : ""}`);
+      return;
+    }
+    if (ctx.running) {
+      ctx.reply(s.yellow("A turn is running; /stop it or wait before changing the model."));
+      return;
+    }
+    await ctx.session.setModel(args);
+    ctx.sessionChanged();
+    ctx.reply(`Model set to ${s.bold(ctx.session.model)} from the next turn on.`);
+  },
+};
+
+function oneLine(text: string, max = 70): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+export const SESSION_COMMANDS: readonly CommandDef[] = [
+  newCommand,
+  titleCommand,
+  resumeCommand,
+  sessionsCommand,
+  branchCommand,
+  retryCommand,
+  undoCommand,
+  modelCommand,
+];

@@ -1,0 +1,211 @@
+/**
+ * The contract between slash-command handlers and the surfaces that run them (the REPL in
+ * `cli/`, the chat platforms in `gateway/`). A handler is written once against `CommandContext`
+ * and never learns which surface it runs on except through `ctx.surface`; each surface adapts
+ * its own state to this interface. Nothing here may import from `cli/` or `gateway/`.
+ *
+ * Rules a handler follows:
+ * - It speaks only through `ctx.reply` (and `ctx.ask` for a choice), painting with `ctx.paint`,
+ *   so the REPL shows colours and a chat shows markdown from the same code.
+ * - It changes the conversation only through `ctx.session` and the context's own actions
+ *   (`newSession`, `send`, `stop`, `queue`); after replacing the session's agent (resume, branch,
+ *   undo, model) it calls `ctx.sessionChanged()` so the surface re-applies its settings and
+ *   remembers where the conversation now lives.
+ * - It may throw: the dispatcher shows the error's message to the user, nothing else happens.
+ * - The registry decides before `run` is called whether it may run here (surface, busy, admin).
+ */
+
+import type { AgentRun, CompressionReport } from "../agent/agent.js";
+import type { UsageReport } from "../agent/chat-session.js";
+import type { ToolProgress } from "../agent/tool-display.js";
+import type { Message } from "../ai/types.js";
+import type { HermesConfig } from "../config/defaults.js";
+import type { SessionRecord, SessionSummary } from "../state/types.js";
+import type { McpManager } from "../tools/mcp/manager.js";
+import type { ApprovalDecision, ToolRuntime } from "../tools/types.js";
+
+export type { UsageReport };
+
+/** Where a command runs: the interactive terminal or a chat platform (Telegram, Slack, Discord…). */
+export type Surface = "repl" | "chat";
+
+/** `/help` groups, in the order it lists them (as upstream's registry groups them). */
+export type CommandGroup = "Session" | "Turn" | "Settings" | "Info" | "Exit";
+
+/**
+ * The conversation a command acts on: the part of `ChatSession` handlers rely on, written out so
+ * tests hand in a fake. `ChatSession` satisfies it structurally.
+ */
+export interface CommandSession {
+  readonly id: string;
+  readonly title: string | null;
+  readonly model: string;
+  readonly provider: string;
+  /** Replaced after newSession/resume/branch/undo/setModel. */
+  readonly agent: {
+    yolo: boolean;
+    readonly cwd: string;
+    readonly home: string;
+    readonly config: HermesConfig;
+    readonly messages: readonly Message[];
+    toolNames(): Promise<string[]>;
+  };
+  record(): SessionRecord | null;
+  interrupt(): void;
+  steer(text: string): void;
+  newSession(title?: string): Promise<void>;
+  resume(ref: string): Promise<SessionRecord>;
+  branch(name?: string): Promise<SessionRecord>;
+  undo(turns?: number): Promise<{ removed: number; userText: string | null }>;
+  retryText(): Promise<string | null>;
+  setTitle(title: string | null): SessionRecord;
+  setModel(model: string): Promise<void>;
+  /** The personality asked for this session; undefined means `display.personality`. */
+  readonly personality: string | undefined;
+  setPersonality(name: string): Promise<void>;
+  /** Compresses the conversation now (`/compress [focus TOPIC]`). */
+  compress(focus?: string): Promise<CompressionReport>;
+  /** The message `/<skill-name> [request]` sends, or undefined when no such skill exists. */
+  skillMessage(name: string, request?: string): Promise<string | undefined>;
+  listSessions(limit?: number): SessionSummary[];
+  usageReport(): UsageReport;
+  /** The tools' shared resources (the task's browser, shells). */
+  readonly toolRuntime: ToolRuntime;
+}
+
+/** A `CommandSession` that can also run turns (what the REPL drives). */
+export interface RunnableSession extends CommandSession {
+  readonly resumed: boolean;
+  readonly running: boolean;
+  run(input: string): AgentRun;
+}
+
+/**
+ * How handlers mark up text. The REPL paints ANSI colours (or nothing when colour is off); a chat
+ * paints markdown (`**bold**`, no colours). `table` lays out key/value rows: padded columns in a
+ * terminal, `**Key:** value` lines in a chat (absent: padded columns).
+ */
+export interface Paint {
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  cyan(text: string): string;
+  table?(rows: ReadonlyArray<readonly [string, string]>): string[];
+}
+
+/** Settings the user changes with commands, kept by the surface for the conversation. */
+export interface CommandSettings {
+  toolProgress: ToolProgress;
+  /** What plain text typed during a turn does (`display.busy_input_mode`). */
+  busyMode: string;
+  yolo: boolean;
+}
+
+/** Messages waiting for the running turn to end (`/queue`). */
+export interface MessageQueue {
+  list(): string[];
+  /** Adds a message; returns how many wait now. */
+  enqueue(text: string): number;
+  /** Drops everything; returns how many were dropped. */
+  clear(): number;
+}
+
+/** Facts about where and for whom a command runs. */
+export interface SurfaceFacts {
+  readonly kind: Surface;
+  /** `cli` for the REPL; the platform (`telegram`, `slack`, …) in a chat. */
+  readonly platform: string;
+  /** Whether the user may run admin-only commands (always true in the REPL). */
+  readonly isAdmin: boolean;
+  /** Admin-only commands a non-admin may still run here (`user_allowed_commands`). */
+  readonly userAllowedCommands?: readonly string[];
+  readonly userId?: string;
+  /** In a chat: `dm`, `group`, `channel` or `thread`. */
+  readonly chatType?: string;
+}
+
+/** What only a chat can do: answer its pending approval, become the platform's home channel. */
+export interface ChatActions {
+  /** Answers the pending dangerous-command approval; false when nothing waits. */
+  answerApproval(decision: ApprovalDecision): boolean;
+  /** Makes this chat the home channel; returns the variable and value written to `.env`. */
+  setHome(): { variable: string; value: string };
+}
+
+export interface CommandContext {
+  readonly surface: SurfaceFacts;
+  /** The conversation's session; in a chat it is opened before a command runs. */
+  readonly session: CommandSession;
+  readonly paint: Paint;
+  /**
+   * Tells the user something: lines painted with `paint` (one REPL notice, or one chat message
+   * per call, in call order).
+   */
+  reply(...lines: string[]): void;
+  /**
+   * Asks for a choice: shows `lines` and `prompt`, resolves with the user's answer (the next line in
+   * the REPL, the next message in a chat) or null when they cancel or do not answer in time.
+   */
+  ask(lines: string[], prompt: string): Promise<string | null>;
+  /** A turn is running. */
+  readonly running: boolean;
+  /** Seconds the running turn has taken, null when idle or unknown. */
+  readonly turnSeconds: number | null;
+  readonly settings: CommandSettings;
+  readonly queue: MessageQueue;
+  /** Sends `text` as the user's message (after the running turn when one runs). */
+  send(text: string): void;
+  /** Interrupts the running turn (and drops what waits, in a chat). */
+  stop(): void;
+  /** Starts a fresh session, the surface's way (a chat also drops queued messages and approvals). */
+  newSession(title?: string): Promise<void>;
+  /** Call after the session's agent was replaced (re-applies settings, records where we are). */
+  sessionChanged(): void;
+  /** Leaves the REPL with this exit code (REPL only). */
+  exit?(code: number): void;
+  /** The commands this surface offers (for `/help`); a `CommandRegistry`. */
+  readonly registry: CommandCatalog;
+  /** Toolsets this conversation was started with. */
+  readonly toolsets: readonly string[];
+  /** This conversation's MCP servers (started on first use); absent where MCP is not available. */
+  mcp?: () => Promise<McpManager>;
+  /** Chat-only actions; absent in the REPL. */
+  readonly chat?: ChatActions;
+  /** Clock in seconds (injectable for tests). */
+  now(): number;
+}
+
+/** What a handler may ask of the registry (kept apart so the registry can import these types). */
+export interface CommandCatalog {
+  helpLines(
+    paint: Pick<Paint, "bold" | "dim">,
+    surface?: Surface,
+    options?: { locked?: (command: CommandDef) => boolean },
+  ): string[];
+}
+
+/** One slash command, declared once for every surface. */
+export interface CommandDef {
+  /** Without the slash, lower case. */
+  name: string;
+  aliases?: readonly string[];
+  /** Shown after the name in help, e.g. `[title]` or `<text>`. */
+  args?: string;
+  /** One line of help. */
+  description: string;
+  category: CommandGroup;
+  /** Where it is offered (default both). */
+  surfaces?: Surface | "both";
+  /**
+   * May run while a turn is running (default false: the user is told to wait or /stop). A list
+   * names the surfaces where it may.
+   */
+  availableWhileRunning?: boolean | readonly Surface[];
+  /** In a chat, only admins may run it (`gateway.admin_users`, `platforms.<p>.extra.allow_admin_from`). */
+  adminOnly?: boolean;
+  /** Candidates for the argument being typed (`prefix` is what is typed so far). */
+  completeArgs?: (prefix: string, context: CommandContext) => string[] | Promise<string[]>;
+  run(args: string, context: CommandContext): void | Promise<void>;
+}

@@ -38,6 +38,11 @@ export interface ChatSessionOptions
   store?: SessionStore | null;
   /** Default `cli`. */
   source?: SessionSource;
+  /**
+   * The chat user the conversation belongs to (recorded as `sessions.user_id`): a chat's
+   * `/sessions` and `/resume` offer only that user's sessions.
+   */
+  userId?: string;
   /** `-r`: a session id, id prefix or title. */
   resume?: string;
   /** `-c`: the latest session of this source, or the latest of a title's lineage. */
@@ -88,6 +93,7 @@ export class ChatSession {
   private options: ChatSessionOptions;
   private readonly store: SessionStore | null;
   private readonly source: SessionSource;
+  private readonly userId: string | undefined;
   private readonly runtime: ToolRuntime;
   private current!: AIAgent;
   private detachRecorder: () => void = () => undefined;
@@ -105,6 +111,7 @@ export class ChatSession {
     this.options = options;
     this.store = store;
     this.source = options.source ?? "cli";
+    this.userId = options.userId;
     this.runtime = createToolRuntime();
     this.modelName = options.model ?? options.resolved?.model ?? options.config?.model.default ?? "default";
   }
@@ -278,6 +285,7 @@ export class ChatSession {
       return store.createSession({
         id: this.id,
         source: this.source,
+        ...(this.userId ? { userId: this.userId } : {}),
         model: this.modelName,
         cwd: this.current.cwd,
         ...(title ? { title } : {}),
@@ -461,6 +469,7 @@ export class ChatSession {
           sessionRecorder({
             store: this.store,
             source: this.source,
+            ...(this.userId ? { userId: this.userId } : {}),
             cwd: this.current.cwd,
             ...(seed.title ? { title: seed.title } : {}),
             ...(seed.parentSessionId ? { parentSessionId: seed.parentSessionId } : {}),

@@ -7,8 +7,7 @@ import type { CommandContext, CommandDef } from "./types.js";
 
 /** Titles of recent sessions, for completing `/resume` and `/title` arguments. */
 function recentTitles(ctx: CommandContext): string[] {
-  const titles = ctx.session
-    .listSessions(50)
+  const titles = resumable(ctx, 50)
     .map((s) => s.title)
     .filter((t): t is string => typeof t === "string" && t !== "");
   return [...new Set(titles)];
@@ -63,8 +62,10 @@ const titleCommand: CommandDef = {
 };
 
 /**
- * The sessions `/resume` and `/sessions` offer, newest first. A chat sees only the sessions of its
- * own platform, never the terminal's.
+ * The sessions `/resume` and `/sessions` offer, newest first. A chat sees only its own user's
+ * sessions on its platform: never the terminal's, and never another chat user's (a member of a
+ * shared group cannot open someone's private conversation). Rows recorded without a user (older
+ * gateway sessions) stay reachable from the terminal only.
  */
 function resumable(
   ctx: CommandContext,
@@ -72,7 +73,10 @@ function resumable(
 ): ReturnType<CommandContext["session"]["listSessions"]> {
   // A chat looks further back: the terminal's sessions in between are skipped.
   const all = ctx.session.listSessions(ctx.surface.kind === "chat" ? Math.max(limit, 500) : limit);
-  const shown = ctx.surface.kind === "chat" ? all.filter((r) => r.source === ctx.surface.platform) : all;
+  const shown =
+    ctx.surface.kind === "chat"
+      ? all.filter((r) => r.source === ctx.surface.platform && !!r.userId && r.userId === ctx.surface.userId)
+      : all;
   return shown.slice(0, limit);
 }
 

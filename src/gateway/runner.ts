@@ -199,6 +199,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             toolsets: platformToolsets(config, request.platform),
             platform: request.platform,
             source: request.platform,
+            userId: request.source.userId,
             onWarning: (message) => print(`${request.platform}: ${message}`),
             onApproval: request.onApproval,
             // Called by the approval policy only for the chat user's own "always" answer.

@@ -27,8 +27,21 @@ export const plainPaint: Paint = {
   cyan: (t) => t,
 };
 
-export function summary(id: string, title: string | null, source = "cli"): SessionSummary {
-  return { id, title, source, preview: `about ${id}`, lastActiveAt: 100, messageCount: 2 } as SessionSummary;
+export function summary(
+  id: string,
+  title: string | null,
+  source = "cli",
+  userId: string | null = null,
+): SessionSummary {
+  return {
+    id,
+    title,
+    source,
+    userId,
+    preview: `about ${id}`,
+    lastActiveAt: 100,
+    messageCount: 2,
+  } as SessionSummary;
 }
 
 export type FakeSession = RunnableSession & { calls: string[] };
@@ -88,7 +101,9 @@ export function fakeSession(overrides: Partial<RunnableSession> = {}): FakeSessi
       summary("s-current", "now"),
       summary("s-old", "old work"),
       summary("s-older", null),
-      summary("s-tg", "telegram chat", "telegram"),
+      summary("s-tg", "telegram chat", "telegram", "100"),
+      summary("s-tg-other", "someone else's chat", "telegram", "200"),
+      summary("s-tg-unowned", "recorded without a user", "telegram"),
     ],
     usageReport: () => ({
       model: "fake-model",

@@ -81,7 +81,10 @@ describe("completion", () => {
   it("completes /resume and /title arguments from session titles", async () => {
     const { ctx } = context();
     expect(await registry.complete("/resume ol", ctx)).toEqual([["old work"], "ol"]);
-    expect(await registry.complete("/title ", ctx)).toEqual([["now", "old work", "telegram chat"], ""]);
+    expect(await registry.complete("/title ", ctx)).toEqual([
+      ["now", "old work", "telegram chat", "someone else's chat", "recorded without a user"],
+      "",
+    ]);
     expect(await registry.complete("/undo 1", ctx)).toEqual([[], "/undo 1"]);
   });
 });
@@ -264,7 +267,7 @@ describe("/browser", () => {
 });
 
 describe("handlers in a chat", () => {
-  const chat = { kind: "chat" as const, platform: "telegram", isAdmin: true };
+  const chat = { kind: "chat" as const, platform: "telegram", isAdmin: true, userId: "100" };
 
   function chatContext(answers: Array<string | null> = []) {
     const decisions: string[] = [];
@@ -301,8 +304,10 @@ describe("handlers in a chat", () => {
     expect(byTitle.session.calls).toContain("resume:s-tg");
   });
 
-  it("/resume in a chat never reaches the terminal's sessions", async () => {
-    for (const ref of ["s-old", "old work"]) {
+  it("/resume in a chat never reaches the terminal's sessions or another chat user's", async () => {
+    const listed = await run("/sessions", chatContext());
+    expect(listed.printed.join("\n")).not.toMatch(/someone else|without a user/);
+    for (const ref of ["s-old", "old work", "s-tg-other", "someone else's chat", "s-tg-unowned"]) {
       const c = await run(`/resume ${ref}`, chatContext());
       expect(c.session.calls).toEqual([]);
       expect(c.printed).toEqual([`No telegram session is called "${ref}". /sessions lists them.`]);

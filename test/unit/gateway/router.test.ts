@@ -192,6 +192,7 @@ function setup(
         toolsets: ["terminal", "todo"],
         store,
         source: request.platform,
+        userId: request.source.userId,
         platform: request.platform,
         onApproval: request.onApproval,
         toolState: request.toolState,

@@ -37,7 +37,12 @@ import {
   ZAI_CODES,
 } from "./error-patterns.js";
 import { normaliseHeaders, parseDuration, parseResetHeaders, retryDelayFromText } from "./error-timing.js";
-import type { ClassifiedError, ClassifyContext, FailoverReason } from "./error-types.js";
+import {
+  BLOCKED_PORT,
+  type ClassifiedError,
+  type ClassifyContext,
+  type FailoverReason,
+} from "./error-types.js";
 import { isLocalOrLanUrl } from "./local-endpoint.js";
 import { ProviderError } from "./types.js";
 
@@ -335,6 +340,8 @@ function byConnection(t: string, facts: Facts, ctx: ClassifyContext): FailoverRe
     return undefined;
   // Nothing listens on the user's own machine or network: waiting will not start the server.
   if (refused(t, facts) && isLocalOrLanUrl(ctx.baseUrl ?? facts.baseUrl)) return "local_server_down";
+  // fetch never connects to ports browsers block (9, 6000, 6667…): no retry will change that.
+  if (/\bbad port\b/.test(t)) return "format_error";
   if (has(t, DISCONNECT) && !stalled(t, facts) && isLarge(ctx, LARGE_FRACTION, LARGE_UNKNOWN_TOKENS))
     return "context_overflow";
   return "timeout";
@@ -402,7 +409,7 @@ export function classifyApiError(error: unknown, context: ClassifyContext = {}):
     shouldRotateCredential: reason === "auth" || reason === "billing" || longWait,
     shouldFallback: FALLBACK.has(reason) || longWait,
     shouldStripReasoning: reason === "thinking_signature" || reason === "invalid_encrypted_content",
-    message: summary(reason, facts.status, baseUrl),
+    message: summary(reason, facts.status, baseUrl, facts.status === undefined && /\bbad port\b/.test(t)),
   };
   if (limit !== undefined) result.retryLimit = limit;
   if (facts.status !== undefined) result.status = facts.status;
@@ -418,9 +425,16 @@ export function classifyApiError(error: unknown, context: ClassifyContext = {}):
 
 // ── words for the user ──────────────────────────────────────────────────
 
-function summary(reason: FailoverReason, status: number | undefined, baseUrl: string | undefined): string {
+function summary(
+  reason: FailoverReason,
+  status: number | undefined,
+  baseUrl: string | undefined,
+  badPort = false,
+): string {
   if (reason === "local_server_down" && baseUrl)
     return `nothing is listening at ${baseUrl} (connection refused)`;
+  if (reason === "format_error" && badPort)
+    return `${BLOCKED_PORT} ${baseUrl ?? "this URL"}: its port is one browsers block; run the server on another port`;
   return status !== undefined ? `${SUMMARIES[reason]} (${status})` : SUMMARIES[reason];
 }
 

@@ -88,3 +88,6 @@ export interface ClassifyContext {
 export type HeaderBag =
   | { forEach(callback: (value: string, key: string) => void): void }
   | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** How the summary of a connection to a port fetch blocks starts (the summary carries its own fix). */
+export const BLOCKED_PORT = "Node's fetch refuses to connect to";

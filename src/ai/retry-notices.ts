@@ -4,7 +4,7 @@
  * has failed for good (what failed, why retrying stopped, what to do). Pure text from the
  * classifier's verdict and the retry plan.
  */
-import type { ClassifiedError, FailoverReason } from "./error-types.js";
+import { BLOCKED_PORT, type ClassifiedError, type FailoverReason } from "./error-types.js";
 import { findProvider, PROVIDERS } from "./providers.js";
 
 export interface RetryNoticeContext {
@@ -102,6 +102,7 @@ export function failureHint(
     return wait ? `the limit resets in about ${formatWait(wait)}` : "wait a little or lower the request rate";
   }
   if (c.reason === "local_server_down") return startHint(context.provider, c.baseUrl);
+  if (c.reason === "format_error" && c.message.startsWith(BLOCKED_PORT)) return undefined;
   if (
     c.reason === "provider_policy_blocked" &&
     /openrouter/.test(`${context.provider ?? ""} ${c.baseUrl ?? ""}`)

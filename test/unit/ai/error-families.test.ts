@@ -483,6 +483,16 @@ const rows: Row[] = [
   },
   {
     family: "connection",
+    name: "a port fetch never connects to (9): not retried",
+    error: new ProviderError(
+      "Could not connect to http://127.0.0.1:9/v1: fetch failed (bad port). Is the server running and the base URL right?",
+      { transport: true, cause: new TypeError("fetch failed", { cause: new Error("bad port") }) },
+    ),
+    reason: "format_error",
+    retry: false,
+  },
+  {
+    family: "connection",
     name: "refused by localhost (both addresses, an AggregateError)",
     error: new ProviderError("Could not connect to http://localhost:11434/v1: Connection error.", {
       transport: true,

@@ -251,7 +251,8 @@ describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
     term.keys("Enter");
     await term.waitFor("Working on it now.");
     await waitUntil(() => existsSync(join(cwd, "started")), "the command to start");
-    expect(sleepers("30.25")).not.toHaveLength(0);
+    // `touch` has run; the shell may still be starting `sleep`.
+    await waitUntil(() => sleepers("30.25").length > 0, "the sleep to start");
     term.keys("C-c");
     const after = await term.waitFor("⏹ Interrupted.");
     expect(after).toContain("Working on it now.");

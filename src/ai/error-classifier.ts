@@ -340,6 +340,8 @@ function byConnection(t: string, facts: Facts, ctx: ClassifyContext): FailoverRe
     return undefined;
   // Nothing listens on the user's own machine or network: waiting will not start the server.
   if (refused(t, facts) && isLocalOrLanUrl(ctx.baseUrl ?? facts.baseUrl)) return "local_server_down";
+  // The name does not resolve (a typo, a machine that is gone); EAI_AGAIN (DNS briefly down) retries.
+  if (facts.codes.includes("enotfound") || /\bgetaddrinfo enotfound\b/.test(t)) return "host_not_found";
   // fetch never connects to ports browsers block (9, 6000, 6667…): no retry will change that.
   if (/\bbad port\b/.test(t)) return "format_error";
   if (has(t, DISCONNECT) && !stalled(t, facts) && isLarge(ctx, LARGE_FRACTION, LARGE_UNKNOWN_TOKENS))
@@ -352,7 +354,7 @@ const COMPRESS = new Set<FailoverReason>(["context_overflow", "payload_too_large
 /** Where another model or provider would help (overload and server errors: after retries). */
 const FALLBACK = new Set<FailoverReason>([
   ...["billing", "auth_permanent", "model_not_found", "provider_policy_blocked"],
-  ...["overloaded", "server_error", "content_filter", "local_server_down"],
+  ...["overloaded", "server_error", "content_filter", "local_server_down", "host_not_found"],
 ] as FailoverReason[]);
 
 /**
@@ -433,6 +435,7 @@ function summary(
 ): string {
   if (reason === "local_server_down" && baseUrl)
     return `nothing is listening at ${baseUrl} (connection refused)`;
+  if (reason === "host_not_found" && baseUrl) return `the host of ${baseUrl} does not resolve (no such name)`;
   if (reason === "format_error" && badPort)
     return `${BLOCKED_PORT} ${baseUrl ?? "this URL"}: its port is one browsers block; run the server on another port`;
   return status !== undefined ? `${SUMMARIES[reason]} (${status})` : SUMMARIES[reason];
@@ -443,6 +446,7 @@ const SUMMARIES: Readonly<Record<FailoverReason, string>> = {
   auth_permanent: "access was denied",
   billing: "the account is out of credits or quota",
   rate_limit: "rate limited by the provider",
+  host_not_found: "the provider's host name does not resolve",
   overloaded: "the provider is overloaded",
   server_error: "the provider had a server error",
   timeout: "the connection failed or timed out",

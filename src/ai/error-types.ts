@@ -13,6 +13,8 @@ export type FailoverReason =
   | "server_error"
   | "timeout"
   | "local_server_down"
+  /** The base URL's host name does not resolve (ENOTFOUND): a typo or a machine that is gone. */
+  | "host_not_found"
   | "context_overflow"
   | "payload_too_large"
   | "image_too_large"

@@ -102,6 +102,8 @@ export function failureHint(
     return wait ? `the limit resets in about ${formatWait(wait)}` : "wait a little or lower the request rate";
   }
   if (c.reason === "local_server_down") return startHint(context.provider, c.baseUrl);
+  if (c.reason === "host_not_found")
+    return "check the host name in model.base_url (config.yaml) or OPENAI_BASE_URL, and your network";
   if (c.reason === "format_error" && c.message.startsWith(BLOCKED_PORT)) return undefined;
   if (
     c.reason === "provider_policy_blocked" &&

@@ -80,6 +80,7 @@ const FLAGS: Record<FailoverReason, Flags> = {
   server_error: f(1, 0, 0, 1),
   timeout: f(1, 0, 0, 0),
   local_server_down: f(0, 0, 0, 1),
+  host_not_found: f(0, 0, 0, 1),
   context_overflow: f(0, 1, 0, 0),
   payload_too_large: f(0, 1, 0, 0),
   image_too_large: f(0, 0, 0, 0),

@@ -25,8 +25,8 @@ function http(status: number | undefined, body: unknown, message?: string): Prov
 }
 
 /** A failed connect as the openai SDK surfaces it: APIConnectionError ← fetch failed ← ECONNREFUSED. */
-function refused(url: string, message = "connect ECONNREFUSED"): ProviderError {
-  const sys = Object.assign(new Error(message), { code: "ECONNREFUSED" });
+function refused(url: string, message = "connect ECONNREFUSED", code = "ECONNREFUSED"): ProviderError {
+  const sys = Object.assign(new Error(message), { code });
   const fetchFailed = new TypeError("fetch failed", { cause: sys });
   const sdk = Object.assign(new Error("Connection error."), {
     name: "APIConnectionError",
@@ -480,6 +480,21 @@ const rows: Row[] = [
     reason: "local_server_down",
     retry: false,
     fallback: true,
+  },
+  {
+    family: "connection",
+    name: "a host name that does not resolve (ENOTFOUND): not retried, fallback",
+    error: refused("https://api.opneai.com/v1", "getaddrinfo ENOTFOUND api.opneai.com", "ENOTFOUND"),
+    reason: "host_not_found",
+    retry: false,
+    fallback: true,
+  },
+  {
+    family: "connection",
+    name: "DNS briefly down (EAI_AGAIN): retried",
+    error: refused("https://api.openai.com/v1", "getaddrinfo EAI_AGAIN api.openai.com", "EAI_AGAIN"),
+    reason: "timeout",
+    retry: true,
   },
   {
     family: "connection",

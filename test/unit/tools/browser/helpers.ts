@@ -243,7 +243,8 @@ export async function startDevToolsChromium(executable: string): Promise<DevTool
         child.kill("SIGKILL");
         await exited;
       }
-      rmSync(profile, { recursive: true, force: true });
+      // Chromium's helper processes may still be writing the profile as the browser exits.
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
 }

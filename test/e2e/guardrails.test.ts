@@ -2,21 +2,12 @@
  * Tool-loop guardrails through the built CLI: a model re-running a failing test command is warned,
  * then halted when hard stop is on; a pass in between is progress and halts nothing.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { reply } from "../support/fake-llm.js";
+import { useFakeLlm } from "../support/fake-llm-per-file.js";
 
-let llm: FakeLlm;
-beforeAll(async () => {
-  llm = await startFakeLlm();
-});
-afterAll(async () => {
-  await llm.close();
-});
-beforeEach(() => {
-  llm.requests.length = 0;
-  llm.chatRequests.length = 0;
-});
+const llm = useFakeLlm();
 
 type ChatBody = { messages: Array<{ role: string; content: string | null }> };
 const toolResults = (): string[] => {

@@ -2,22 +2,13 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { reply } from "../support/fake-llm.js";
+import { useFakeLlm } from "../support/fake-llm-per-file.js";
 import { EVERYTHING_BIN, FILESYSTEM_BIN, TEST_SERVER } from "../support/mcp-servers.js";
 
-let llm: FakeLlm;
-beforeAll(async () => {
-  llm = await startFakeLlm();
-});
-afterAll(async () => {
-  await llm.close();
-});
-beforeEach(() => {
-  llm.requests.length = 0;
-  llm.chatRequests.length = 0;
-});
+const llm = useFakeLlm();
 
 type ChatBody = {
   messages: Array<{ role: string; content: string | null }>;

@@ -2,21 +2,12 @@
  * `hermes WORD` where WORD is not a command is a usage error, not a prompt: nothing reaches the
  * model. A first argument that reads like a sentence (a space, or ending in ? ! .) is a prompt.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { reply } from "../support/fake-llm.js";
+import { useFakeLlm } from "../support/fake-llm-per-file.js";
 
-let llm: FakeLlm;
-beforeAll(async () => {
-  llm = await startFakeLlm();
-});
-afterAll(async () => {
-  await llm.close();
-});
-beforeEach(() => {
-  llm.requests.length = 0;
-  llm.chatRequests.length = 0;
-});
+const llm = useFakeLlm();
 
 type ChatBody = { messages: Array<{ role: string; content: string | null }> };
 const userText = (): string | null | undefined =>

@@ -1,28 +1,13 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ChatSession, undoInMemory } from "../../../src/agent/chat-session.js";
 import type { Message } from "../../../src/ai/types.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../../src/state/types.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
+import { useSessionEnvs } from "../../support/session-env.js";
 
-const stores: SessionStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
-});
-
-function setup(): { store: SessionStore; cwd: string; home: string } {
-  const root = mkdtempSync(join(tmpdir(), "hermes-chat-session-"));
-  const cwd = join(root, "work");
-  const home = join(root, "home");
-  mkdirSync(cwd);
-  mkdirSync(home);
-  const store = openSessionStore(join(home, "state.db"));
-  stores.push(store);
-  return { store, cwd, home };
-}
+const setup = useSessionEnvs("hermes-chat-session-");
 
 function open(
   transport: ScriptedTransport,

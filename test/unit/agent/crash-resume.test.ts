@@ -1,37 +1,15 @@
-/**
- * Sessions that stop at a bad moment (an interrupt mid-stream, a crash mid-tool) come back as
- * valid, honest histories: checked at the ChatSession level with a scripted transport and a real
- * state.db in a temp dir.
- */
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ChatSession } from "../../../src/agent/chat-session.js";
 import { INTERRUPTED_MARKER, INTERRUPTED_TOOL_RESULT } from "../../../src/ai/history-repair.js";
 import type { ChatRequest, Message } from "../../../src/ai/types.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../../src/state/types.js";
 import { ToolRegistry } from "../../../src/tools/registry.js";
 import { defineTool } from "../../../src/tools/types.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
+import { useSessionEnvs } from "../../support/session-env.js";
 
-const stores: SessionStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
-});
-
-function setup(): { store: SessionStore; cwd: string; home: string } {
-  const root = mkdtempSync(join(tmpdir(), "hermes-crash-resume-"));
-  const cwd = join(root, "work");
-  const home = join(root, "home");
-  mkdirSync(cwd);
-  mkdirSync(home);
-  const store = openSessionStore(join(home, "state.db"));
-  stores.push(store);
-  return { store, cwd, home };
-}
+const setup = useSessionEnvs("hermes-crash-resume-");
 
 function open(
   transport: ScriptedTransport,

@@ -1,0 +1,36 @@
+/**
+ * A temporary home, working directory and state.db for in-process ChatSession tests; every store
+ * opened this way is closed after each test.
+ *
+ *   const setup = useSessionEnvs("hermes-chat-session-");
+ *   const { store, cwd, home } = setup();
+ */
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+import { openSessionStore } from "../../src/state/sqlite-store.js";
+import type { SessionStore } from "../../src/state/types.js";
+
+export interface SessionEnv {
+  store: SessionStore;
+  cwd: string;
+  home: string;
+}
+
+export function useSessionEnvs(prefix: string): () => SessionEnv {
+  const stores: SessionStore[] = [];
+  afterEach(() => {
+    for (const s of stores.splice(0)) s.close();
+  });
+  return () => {
+    const root = mkdtempSync(join(tmpdir(), prefix));
+    const cwd = join(root, "work");
+    const home = join(root, "home");
+    mkdirSync(cwd);
+    mkdirSync(home);
+    const store = openSessionStore(join(home, "state.db"));
+    stores.push(store);
+    return { store, cwd, home };
+  };
+}

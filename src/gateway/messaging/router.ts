@@ -83,7 +83,7 @@ interface Conversation {
   platform: string;
   source: MessageSource;
   chat?: ChatSession;
-  /** The chat's stored session id to continue when no agent is cached yet. */
+  /** A turn is running; new messages wait in `queue` (or interrupt it, per `display.busy_input_mode`). */
   busy: boolean;
   queue: InboundMessage[];
   lastActive: Date;

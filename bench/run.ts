@@ -23,6 +23,7 @@ import { executeCodeBench } from "./execute-code.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
 import { redactionBench } from "./redaction.js";
+import { reviewLatencyBench } from "./review-latency.js";
 import { type BenchRow, sessionStoreBench } from "./session-store.js";
 import { threatScanBench } from "./threat-scan.js";
 
@@ -180,6 +181,7 @@ async function main(): Promise<void> {
   rows.push(...(await prefixStabilityBench()));
   rows.push(...(await executeCodeBench()));
   rows.push(...(await apiServerBench()));
+  rows.push(...(await reviewLatencyBench()));
   rows.push(...redactionBench());
   rows.push(...threatScanBench());
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
@@ -228,6 +230,11 @@ async function main(): Promise<void> {
       "file through the sandbox socket; the per-call figure is (that script's time minus the same script making no " +
       "calls) / 50, next to the same call made in-process through the registry. Start-up is the empty script's " +
       "whole execute_code run, next to `python3 -c pass`. Medians of 9 runs.",
+    "",
+    "Background review row (bench/review-latency.ts): two in-process ChatSessions (the REPL's path) against the fake " +
+      "server answering every request after a fixed latency; one with `memory.nudge_interval: 0`, one with 1 (a review " +
+      "that saves a USER.md entry is due after every turn and runs while the next turn does). A turn is timed from " +
+      "`run()` to its result; blocks of 8 turns alternate between the two sessions; medians over all turns.",
     "",
     `Machine: ${machine}. Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
     "",

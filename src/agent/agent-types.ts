@@ -21,6 +21,11 @@ export interface AIAgentOptions {
   apiKey?: string;
   /** An already resolved provider (the CLI resolves it first to report configuration errors). */
   resolved?: ResolvedRuntime;
+  /**
+   * Per-request timeout of the resolved provider's transport (an auxiliary task's `timeout`, for
+   * the background review). Absent: the transport's own default.
+   */
+  requestTimeoutMs?: number;
   /** A ready transport, bypassing provider resolution (tests, custom backends). */
   transport?: Transport;
   /** Effective configuration; defaults to the built-in defaults. */

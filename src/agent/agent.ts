@@ -524,6 +524,7 @@ export class AIAgent {
     const transportOptions: TransportOptions = {
       cacheTtl: this.config.prompt_caching.cache_ttl,
       stallTimeoutMs: Math.max(0, Number(this.config.agent.stream_stall_timeout ?? 60) || 0) * 1000,
+      ...(this.options.requestTimeoutMs ? { timeoutMs: this.options.requestTimeoutMs } : {}),
       ...(routing && typeof routing === "object"
         ? { providerRouting: routing as Record<string, unknown> }
         : {}),

@@ -29,6 +29,8 @@ import { newSessionId } from "../util/session-id.js";
 import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
 import { agentEventLogger } from "./event-log.js";
 import type { AgentEvent } from "./events.js";
+import type { LearningLoop } from "./review/learning-loop.js";
+import { sessionLearning } from "./review/session-learning.js";
 import { sessionRecorder } from "./session-recorder.js";
 import { cleanTitle, titlePrompt, uniqueTitle } from "./title.js";
 
@@ -62,6 +64,10 @@ export interface ChatSessionOptions
    * (see agent/event-log.ts), and session ends and recording problems are logged. Absent: no logs.
    */
   logger?: Logger;
+  /** One line after a background review saved something (with `display.memory_notifications` on). */
+  onLearned?: (line: string) => void;
+  /** Hold due background reviews until `releaseReviews()` (the gateway: once the reply is sent). */
+  holdReviews?: boolean;
 }
 
 export interface UsageReport {
@@ -106,6 +112,8 @@ export class ChatSession {
   /** The background title request of this ChatSession (one per process-session at most). */
   private titling: Promise<void> | undefined;
   private titleAbort: AbortController | undefined;
+  /** Nudges, background reviews, the flush before turns leave the context (agent/review/). */
+  private readonly learning: LearningLoop | undefined;
 
   private constructor(options: ChatSessionOptions, store: SessionStore | null) {
     this.options = options;
@@ -114,6 +122,7 @@ export class ChatSession {
     this.userId = options.userId;
     this.runtime = createToolRuntime();
     this.modelName = options.model ?? options.resolved?.model ?? options.config?.model.default ?? "default";
+    this.learning = sessionLearning(options, store, this);
   }
 
   /**
@@ -382,6 +391,8 @@ export class ChatSession {
     this.titleAbort?.abort();
     await this.titling;
     await this.retire(reason);
+    // A running review is waited for (at most memory.review_budget_seconds), not lost.
+    await this.learning?.settle();
     await this.runtime.dispose();
   }
 
@@ -458,6 +469,7 @@ export class ChatSession {
     });
     const pricing = this.pricingOverrides(onWarning);
     const listeners: Array<() => void> = [this.current.on((event) => this.observe(event))];
+    if (this.learning) listeners.push(this.learning.attach(this.current));
     if (logger) {
       listeners.push(
         this.current.on(agentEventLogger(logger, { sessionId: seed.id, provider: this.provider })),
@@ -494,6 +506,11 @@ export class ChatSession {
     await this.current.close();
     this.switchTo({ id, messages: seed.messages, ...(systemPrompt !== undefined ? { systemPrompt } : {}) });
     this.tally = tally;
+  }
+
+  /** Starts background reviews held until the reply was sent (`holdReviews`). */
+  releaseReviews(): void {
+    this.learning?.release();
   }
 
   /** Settles when a title being generated in the background is stored (or given up). */
@@ -586,6 +603,8 @@ export class ChatSession {
   }
 
   private async retire(reason: string): Promise<void> {
+    // `/new` and the gateway's resets drop the conversation from the context: review it first.
+    if (reason === "new_session") this.learning?.flush("new_session");
     this.detachRecorder();
     this.detachRecorder = () => undefined;
     // A session nobody spoke in never started (no "session start" line): nothing to end.

@@ -57,6 +57,8 @@ export interface HermesConfig {
     tool_progress: string;
     /** Text typed while a turn runs: `interrupt` (stop it and send), `queue` (send after), `steer`. */
     busy_input_mode: string;
+    /** One line in the REPL when a background review saved something: "on" or "off". */
+    memory_notifications: string;
     [key: string]: unknown;
   };
   limits: {
@@ -85,6 +87,12 @@ export interface HermesConfig {
     user_profile_enabled: boolean;
     memory_char_limit: number;
     user_char_limit: number;
+    /** User turns between background memory reviews (0: never). */
+    nudge_interval: number;
+    /** Unreviewed user turns worth a review before compression or `/new` drops them (0: never). */
+    flush_min_turns: number;
+    /** Wall-clock budget of one background review, all its requests together (seconds). */
+    review_budget_seconds: number;
     [key: string]: unknown;
   };
   skills: {
@@ -92,6 +100,8 @@ export interface HermesConfig {
     external_dirs: string[];
     /** Skill names never listed or loaded. */
     disabled: string[];
+    /** Tool iterations between background skill reviews (0: never). */
+    creation_nudge_interval: number;
     [key: string]: unknown;
   };
   security: { allow_private_urls: boolean; redact_secrets: boolean; [key: string]: unknown };
@@ -152,6 +162,7 @@ export function defaultConfig(): HermesConfig {
       show_cost: false,
       tool_progress: "all",
       busy_input_mode: "interrupt",
+      memory_notifications: "on",
     },
     limits: {
       context_file_max_chars: null,
@@ -177,8 +188,11 @@ export function defaultConfig(): HermesConfig {
       user_profile_enabled: true,
       memory_char_limit: 2200,
       user_char_limit: 1375,
+      nudge_interval: 10,
+      flush_min_turns: 6,
+      review_budget_seconds: 60,
     },
-    skills: { external_dirs: [], disabled: [] },
+    skills: { external_dirs: [], disabled: [], creation_nudge_interval: 15 },
     security: { allow_private_urls: false, redact_secrets: true },
     logging: { level: "INFO", max_size_mb: 5, backup_count: 3 },
     code_execution: { mode: "project", timeout: 300, max_tool_calls: 50 },

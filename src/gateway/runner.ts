@@ -216,6 +216,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
               }
             },
             toolState: request.toolState,
+            // The router starts a due background review once the reply is sent.
+            holdReviews: true,
             ...(request.resume ? { resume: request.resume } : {}),
           }),
       });

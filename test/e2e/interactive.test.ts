@@ -321,6 +321,28 @@ describe.skipIf(!hasTmux)("interactive hermes in a terminal", () => {
     await term.waitFor("[exit 0]");
   });
 
+  it("a due background review saves after the answer and shows one line (display.memory_notifications)", async () => {
+    // The reviewer's requests (told apart by their system prompt): save, then close.
+    llm.respondWith((request) => {
+      const messages = (request.body as ChatBody).messages;
+      if (!String(messages[0]?.content ?? "").includes("learning reviewer")) return undefined;
+      return messages.some((m) => m.role === "tool")
+        ? reply().text("Saved.")
+        : reply().toolCall("memory", { action: "add", target: "user", content: "Goes by Ada." });
+    });
+    llm.enqueue(reply().text("Hello Ada!"));
+    const { term, home } = open("memory:\n  nudge_interval: 1\n");
+    await term.waitFor("Ctrl+D to exit");
+    term.type("Call me Ada.");
+    term.keys("Enter");
+    await term.waitFor("Hello Ada!");
+    await term.waitFor("💾 Learned from this conversation: user profile");
+    expect(readFileSync(join(home, "memories", "USER.md"), "utf8")).toContain("Goes by Ada.");
+    term.type("/quit");
+    term.keys("Enter");
+    await term.waitFor("[exit 0]");
+  });
+
   it("with busy_input_mode queue, text typed during a turn runs after it; /steer reaches the turn", async () => {
     llm.enqueue(
       reply().toolCall("terminal", { command: "sleep 3" }),

@@ -110,6 +110,8 @@ export async function runChat(flags: ChatFlags): Promise<number> {
     show(message);
   };
   const mcp = await startMcp(config, env, (message) => warn(message), interactive);
+  // The REPL's line for what a background review saved; a one-shot run prints nothing extra.
+  let learned = (_line: string): void => undefined;
 
   let session: import("../../agent/chat-session.js").ChatSession;
   try {
@@ -134,6 +136,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
       ...(flags.continue !== undefined ? { continueLast: flags.continue } : {}),
       onWarning: (message) => process.stderr.write(`hermes: ${message}\n`),
       logger,
+      ...(interactive ? { onLearned: (line: string) => learned(line) } : {}),
       ...(mcp.registry ? { registry: mcp.registry } : {}),
       ...(mcp.manager ? { toolsReady: mcp.manager.ready } : {}),
       ...(ttyApprovals
@@ -206,6 +209,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
         ...(mcp.start ? { mcp: mcp.start } : {}),
         attachNotices: (print) => {
           show = (message) => print(`warning: ${message}`);
+          learned = print;
         },
       });
     }

@@ -531,6 +531,7 @@ export class MessageRouter {
       answer = '⚠️ I hit the tool-call limit for one turn before finishing. Say "continue" to go on.';
     }
     await view.finish(answer);
+    chat.releaseReviews(); // the learning loop's review runs after the reply, never before it
     this.logFor(conv.platform, chat.id).info("message out", {
       chat: source.chatId,
       thread: source.threadId,

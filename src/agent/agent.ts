@@ -247,7 +247,7 @@ export class AIAgent {
     try {
       result = await this.runTurn(input, controller, tally);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = `The turn failed unexpectedly: ${errorText(error)}`;
       this.answerOpenCalls(tally);
       tally({ type: "error", message });
       result = { text: "", reason: "error", iterations, usage, error: message };
@@ -274,7 +274,9 @@ export class AIAgent {
     } catch (error) {
       // Not frozen: the next turn tries again (a key added, a server started meanwhile).
       this.frozen = null;
-      throw error;
+      const message = errorText(error);
+      emit({ type: "error", message });
+      return { text: "", reason: "error", iterations: 0, usage: this.usage, error: message };
     }
     if (!this.announced) {
       this.announced = true;
@@ -436,7 +438,14 @@ export class AIAgent {
    * get the interrupted stand-in, appended and emitted like any message so the store holds it too.
    */
   private answerOpenCalls(emit: (e: AgentEvent) => void): void {
-    for (const message of repairHistory(this.history).appended ?? []) {
+    let appended: Message[];
+    try {
+      appended = repairHistory(this.history).appended ?? [];
+    } catch {
+      // A history repair cannot read is repaired again, with the same rules, when it is loaded.
+      return;
+    }
+    for (const message of appended) {
       this.history.push(message);
       emit({ type: "message", message });
     }
@@ -614,5 +623,14 @@ export class AIAgent {
   private addUsage(add: Usage): void {
     if (add.inputTokens > 0) this.lastPromptTokens = add.inputTokens;
     this.totalUsage = addUsage(this.totalUsage, add);
+  }
+}
+
+/** An unexpected error's message; one that cannot even be read is still reported. */
+function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return "an error that could not be described";
   }
 }

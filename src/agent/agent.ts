@@ -7,21 +7,17 @@ import { randomUUID } from "node:crypto";
 import { resolveAuxiliaryChain } from "../ai/auxiliary.js";
 import { fileContextLengthStore } from "../ai/context-length.js";
 import type { ClassifiedError } from "../ai/error-classifier.js";
-import {
-  createTransport,
-  type ResolvedRuntime,
-  resolveRuntime,
-  type TransportOptions,
-} from "../ai/resolve.js";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../ai/retry.js";
-import type { Message, ToolSchema, Usage } from "../ai/types.js";
+import { repairHistory } from "../ai/history-repair.js";
+import { DEFAULT_RETRY_POLICY } from "../ai/retry.js";
+import type { Message, Usage } from "../ai/types.js";
+import { addUsage, emptyUsage } from "../ai/usage.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
 import { resolveHome } from "../config/home.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createToolRuntime } from "../tools/runtime.js";
-import type { DelegationRequest, ToolRuntime } from "../tools/types.js";
+import type { DelegationRequest, ToolOutcome, ToolRuntime } from "../tools/types.js";
 import { terminalEnv } from "../util/env-scrub.js";
 import { EventStream } from "../util/event-stream.js";
 import { processRedactor, type Redactor } from "../util/redact.js";
@@ -34,31 +30,13 @@ import { type DelegationHost, mayDelegate, runDelegation } from "./delegation.js
 import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
-import { buildSessionPrompt } from "./prompt/session-prompt.js";
-import { ProviderRecovery } from "./recovery.js";
-import { learnContextLength, makeSummarizer, resolveContextLength, type Summarize } from "./summarizer.js";
+import { type LoopDeps, type ToolCallRequest, type ToolTraits, toolCrashOutcome } from "./loop-deps.js";
+import { type Frozen, freezeSession } from "./session-freeze.js";
+import { learnContextLength } from "./summarizer.js";
 import { buildToolContext, type ToolContextBase } from "./tool-context.js";
 import { saveTrajectory } from "./trajectory.js";
 
 export type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
-
-interface Frozen {
-  /** Owns the primary transport (rotated or rebuilt after failures) and the fallback list. */
-  recovery: ProviderRecovery;
-  model: string;
-  tools: ToolSchema[];
-  systemPrompt: string;
-  /** Problems met while building the prompt (blocked or unreadable files), told once. */
-  warnings: string[];
-  /** The model's context window, the basis of the compression threshold (lowered when learnt). */
-  contextLength: number;
-  /** The primary endpoint (context-window cache key); undefined with a ready transport. */
-  baseUrl: string | undefined;
-  /** The resolved provider, which subagents reuse; undefined with a ready transport. */
-  runtime: ResolvedRuntime | undefined;
-  /** Summarises a compression prompt with the auxiliary model (the main model as last resort). */
-  summarize: Summarize;
-}
 
 /**
  * The names `<home>/.env` adds to the real environment: secrets Hermes loaded itself, which the
@@ -247,7 +225,45 @@ export class AIAgent {
     if (this.ownsRuntime) await this.runtime.dispose();
   }
 
+  /**
+   * One user turn, with the event contract kept whatever fails inside: `done` is always the last
+   * event, and a tool call left without a result gets the interrupted stand-in (stored like any
+   * message), so the session stays resumable.
+   */
   private async execute(
+    input: string | Message["content"],
+    controller: AbortController,
+    emit: (e: AgentEvent) => void,
+  ): Promise<RunResult> {
+    // What the turn did so far, for the result of a turn that broke off.
+    let usage = emptyUsage();
+    let iterations = 0;
+    const tally = (event: AgentEvent) => {
+      if (event.type === "usage") usage = addUsage(usage, event.usage);
+      else if (event.type === "turn_start") iterations = event.iteration;
+      emit(event);
+    };
+    let result: RunResult;
+    try {
+      result = await this.runTurn(input, controller, tally);
+    } catch (error) {
+      const message = `The turn failed unexpectedly: ${errorText(error)}`;
+      this.answerOpenCalls(tally);
+      tally({ type: "error", message });
+      result = { text: "", reason: "error", iterations, usage, error: message };
+    }
+    emit({
+      type: "done",
+      reason: result.reason,
+      text: result.text,
+      iterations: result.iterations,
+      usage: result.usage,
+    });
+    return result;
+  }
+
+  /** The turn itself; rejects only on an unexpected failure, which `execute` turns into an error. */
+  private async runTurn(
     input: string | Message["content"],
     controller: AbortController,
     emit: (e: AgentEvent) => void,
@@ -256,18 +272,11 @@ export class AIAgent {
     try {
       frozen = await this.prepare();
     } catch (error) {
+      // Not frozen: the next turn tries again (a key added, a server started meanwhile).
       this.frozen = null;
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorText(error);
       emit({ type: "error", message });
-      const failed: RunResult = {
-        text: "",
-        reason: "error",
-        iterations: 0,
-        usage: this.usage,
-        error: message,
-      };
-      emit({ type: "done", reason: "error", text: "", iterations: 0, usage: failed.usage });
-      return failed;
+      return { text: "", reason: "error", iterations: 0, usage: this.usage, error: message };
     }
     if (!this.announced) {
       this.announced = true;
@@ -282,14 +291,7 @@ export class AIAgent {
         emit({ type: "warning", message });
     }
     // The previous call filled the context past `compression.threshold`: compress before this turn.
-    if (
-      this.config.compression.enabled &&
-      shouldCompress({
-        promptTokens: this.lastPromptTokens,
-        contextLength: frozen.contextLength,
-        threshold: this.config.compression.threshold,
-      })
-    ) {
+    if (this.config.compression.enabled && this.pastThreshold(frozen, this.lastPromptTokens)) {
       await this.compressHistory(frozen, emit, { signal: controller.signal });
     }
     const pendingSteer = this.steering.splice(0);
@@ -299,90 +301,10 @@ export class AIAgent {
     this.history.push(userMessage);
     emit({ type: "message", message: userMessage });
 
-    const retry: RetryPolicy = {
-      ...DEFAULT_RETRY_POLICY,
-      maxRetries: this.config.agent.api_max_retries,
-      ...(this.options.retry ?? {}),
-    };
     frozen.recovery.warn = (message) => emit({ type: "warning", message });
-    const enabled = frozen.tools.map((t) => t.function.name);
     const outcome = await runLoop(
       this.history,
-      {
-        transport: frozen.recovery.transport,
-        recovery: frozen.recovery,
-        ...(this.config.compression.enabled
-          ? {
-              compress: async (failure) => {
-                await this.learnContextLength(frozen, failure, emit);
-                return (
-                  (await this.compressHistory(frozen, emit, { signal: controller.signal })).status ===
-                  "compressed"
-                );
-              },
-              checkpoint: async () => {
-                // Tool results since the last call count too: a big file read mid-turn must not
-                // wait for the provider to refuse the next request.
-                const lastCall = this.history.findLastIndex((m) => m.role === "assistant");
-                const added = estimateTokens(this.history.slice(lastCall + 1));
-                const promptTokens = this.lastPromptTokens > 0 ? this.lastPromptTokens + added : 0;
-                if (
-                  shouldCompress({
-                    promptTokens,
-                    contextLength: frozen.contextLength,
-                    threshold: this.config.compression.threshold,
-                  })
-                ) {
-                  await this.compressHistory(frozen, emit, { signal: controller.signal });
-                }
-              },
-            }
-          : {}),
-        model: frozen.model,
-        ...(frozen.runtime?.provider ? { provider: frozen.runtime.provider } : {}),
-        ...(frozen.baseUrl ? { baseUrl: frozen.baseUrl } : {}),
-        tools: frozen.tools,
-        systemPrompt: frozen.systemPrompt,
-        ...(this.options.ephemeralSystemPrompt
-          ? { ephemeralSystemPrompt: this.options.ephemeralSystemPrompt }
-          : {}),
-        ...(this.config.model.max_tokens ? { maxTokens: this.config.model.max_tokens } : {}),
-        ...(this.config.agent.reasoning_effort
-          ? { reasoningEffort: this.config.agent.reasoning_effort }
-          : {}),
-        maxIterations: this.options.maxTurns ?? this.config.agent.max_turns,
-        retry,
-        traits: (name) => {
-          const tool = this.registry.get(name);
-          if (!tool) return undefined;
-          const pathScoped = tool.pathScoped?.bind(tool);
-          return {
-            parallelSafe: tool.parallelSafe ?? false,
-            interactive: tool.interactive ?? false,
-            ...(pathScoped ? { paths: (args: Record<string, unknown>) => pathScoped(args, this.cwd) } : {}),
-          };
-        },
-        executeTool: (call, signal) => {
-          const base = this.toolBase(frozen);
-          const ctx = buildToolContext(base, { callId: call.id, name: call.name, signal, emit, enabled });
-          // Where tool output enters the conversation: a `cat .env` or `env` must not carry a key
-          // into the model's context, the session store, a trajectory or a chat reply.
-          return this.registry.execute(call.name, call.args, ctx, base.limits).then((outcome) => {
-            const content = this.redactor.redact(outcome.content);
-            const error = outcome.error === undefined ? undefined : this.redactor.redact(outcome.error);
-            return content === outcome.content && error === outcome.error
-              ? outcome
-              : { ...outcome, content, ...(error === undefined ? {} : { error }) };
-          });
-        },
-        guard: this.guard,
-        takeSteering: () => {
-          const notes = this.steering.splice(0);
-          return notes.length > 0 ? notes.join("\n") : undefined;
-        },
-        unknownToolMisses: this.unknownToolMisses,
-        emit,
-      },
+      this.loopDeps(frozen, controller.signal, emit),
       controller.signal,
     );
 
@@ -398,13 +320,6 @@ export class AIAgent {
         emit({ type: "warning", message: `Could not save the trajectory: ${String(error)}` });
       }
     }
-    emit({
-      type: "done",
-      reason: outcome.reason,
-      text: outcome.text,
-      iterations: outcome.iterations,
-      usage: outcome.usage,
-    });
     return {
       text: outcome.text,
       reason: outcome.reason,
@@ -412,6 +327,128 @@ export class AIAgent {
       usage: outcome.usage,
       ...(outcome.error ? { error: outcome.error } : {}),
     };
+  }
+
+  /** What the loop is given for one turn (see loop-deps.ts for each part's contract). */
+  private loopDeps(frozen: Frozen, signal: AbortSignal, emit: (e: AgentEvent) => void): LoopDeps {
+    const compression = this.config.compression.enabled;
+    return {
+      transport: frozen.recovery.transport,
+      recovery: frozen.recovery,
+      ...(compression
+        ? {
+            compress: async (failure: ClassifiedError) => {
+              await this.learnContextLength(frozen, failure, emit);
+              return (await this.compressHistory(frozen, emit, { signal })).status === "compressed";
+            },
+            checkpoint: () => this.checkpoint(frozen, emit, signal),
+          }
+        : {}),
+      model: frozen.model,
+      ...(frozen.runtime?.provider ? { provider: frozen.runtime.provider } : {}),
+      ...(frozen.baseUrl ? { baseUrl: frozen.baseUrl } : {}),
+      tools: frozen.tools,
+      systemPrompt: frozen.systemPrompt,
+      ...(this.options.ephemeralSystemPrompt
+        ? { ephemeralSystemPrompt: this.options.ephemeralSystemPrompt }
+        : {}),
+      ...(this.config.model.max_tokens ? { maxTokens: this.config.model.max_tokens } : {}),
+      ...(this.config.agent.reasoning_effort ? { reasoningEffort: this.config.agent.reasoning_effort } : {}),
+      maxIterations: this.options.maxTurns ?? this.config.agent.max_turns,
+      retry: {
+        ...DEFAULT_RETRY_POLICY,
+        maxRetries: this.config.agent.api_max_retries,
+        ...(this.options.retry ?? {}),
+      },
+      traits: (name) => this.traitsOf(name),
+      executeTool: (call, toolSignal) => this.executeTool(frozen, call, toolSignal, emit),
+      guard: this.guard,
+      takeSteering: () => {
+        const notes = this.steering.splice(0);
+        return notes.length > 0 ? notes.join("\n") : undefined;
+      },
+      unknownToolMisses: this.unknownToolMisses,
+      emit,
+    };
+  }
+
+  /**
+   * Mid-turn compression: tool results since the last call count too, so a big file read mid-turn
+   * does not wait for the provider to refuse the next request.
+   */
+  private async checkpoint(
+    frozen: Frozen,
+    emit: (e: AgentEvent) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const lastCall = this.history.findLastIndex((m) => m.role === "assistant");
+    const added = estimateTokens(this.history.slice(lastCall + 1));
+    const promptTokens = this.lastPromptTokens > 0 ? this.lastPromptTokens + added : 0;
+    if (this.pastThreshold(frozen, promptTokens)) await this.compressHistory(frozen, emit, { signal });
+  }
+
+  private pastThreshold(frozen: Frozen, promptTokens: number): boolean {
+    return shouldCompress({
+      promptTokens,
+      contextLength: frozen.contextLength,
+      threshold: this.config.compression.threshold,
+    });
+  }
+
+  private traitsOf(name: string): ToolTraits | undefined {
+    const tool = this.registry.get(name);
+    if (!tool) return undefined;
+    const pathScoped = tool.pathScoped?.bind(tool);
+    return {
+      parallelSafe: tool.parallelSafe ?? false,
+      interactive: tool.interactive ?? false,
+      ...(pathScoped ? { paths: (args: Record<string, unknown>) => pathScoped(args, this.cwd) } : {}),
+    };
+  }
+
+  /**
+   * Runs a tool through the registry. Keeps the loop's contract (never rejects) and redacts: this
+   * is where tool output enters the conversation, and a `cat .env` or `env` must not carry a key
+   * into the model's context, the session store, a trajectory or a chat reply.
+   */
+  private async executeTool(
+    frozen: Frozen,
+    call: ToolCallRequest,
+    signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
+  ): Promise<ToolOutcome> {
+    let outcome: ToolOutcome;
+    try {
+      const base = this.toolBase(frozen);
+      const enabled = frozen.tools.map((t) => t.function.name);
+      const ctx = buildToolContext(base, { callId: call.id, name: call.name, signal, emit, enabled });
+      outcome = await this.registry.execute(call.name, call.args, ctx, base.limits);
+    } catch (error) {
+      outcome = toolCrashOutcome(call.name, error, signal);
+    }
+    const content = this.redactor.redact(outcome.content);
+    const error = outcome.error === undefined ? undefined : this.redactor.redact(outcome.error);
+    return content === outcome.content && error === outcome.error
+      ? outcome
+      : { ...outcome, content, ...(error === undefined ? {} : { error }) };
+  }
+
+  /**
+   * After a turn broke off unexpectedly: tool calls at the end of the history without a result
+   * get the interrupted stand-in, appended and emitted like any message so the store holds it too.
+   */
+  private answerOpenCalls(emit: (e: AgentEvent) => void): void {
+    let appended: Message[];
+    try {
+      appended = repairHistory(this.history).appended ?? [];
+    } catch {
+      // A history repair cannot read is repaired again, with the same rules, when it is loaded.
+      return;
+    }
+    for (const message of appended) {
+      this.history.push(message);
+      emit({ type: "message", message });
+    }
   }
 
   /**
@@ -482,11 +519,10 @@ export class AIAgent {
 
   /**
    * After an overflow error: when the request was smaller than the window we assumed, the window
-   * is smaller than we thought. Learn it (the size the error states, else the next tier down),
-   * cache it in `context_length_cache.yaml`, and plan compression against it from now on. A
-   * window set in config.yaml is the user's word and is kept.
+   * is smaller than we thought. Learn it (the size the error states, else the next tier down; see
+   * summarizer.ts), cache it in `context_length_cache.yaml`, and plan compression against it from
+   * now on. A window set in config.yaml is the user's word and is kept.
    */
-  /** After an overflow error: plan against a smaller window when one was learnt (see summarizer.ts). */
   private async learnContextLength(
     frozen: Frozen,
     failure: ClassifiedError,
@@ -510,108 +546,15 @@ export class AIAgent {
   }
 
   private prepare(): Promise<Frozen> {
-    this.frozen ??= this.freeze();
-    return this.frozen;
-  }
-
-  private async freeze(): Promise<Frozen> {
-    const env = this.options.env ?? process.env;
-    let transport = this.options.transport;
-    let model = this.options.model ?? this.config.model.default;
-    let runtime: ResolvedRuntime | undefined;
-    const routing = this.config["provider_routing"];
-    const bedrock = this.config["bedrock"];
-    const transportOptions: TransportOptions = {
-      cacheTtl: this.config.prompt_caching.cache_ttl,
-      stallTimeoutMs: Math.max(0, Number(this.config.agent.stream_stall_timeout ?? 60) || 0) * 1000,
-      ...(this.options.requestTimeoutMs ? { timeoutMs: this.options.requestTimeoutMs } : {}),
-      ...(routing && typeof routing === "object"
-        ? { providerRouting: routing as Record<string, unknown> }
-        : {}),
-      env,
-      ...(bedrock && typeof bedrock === "object" ? { bedrock: bedrock as Record<string, unknown> } : {}),
-    };
-    if (!transport) {
-      runtime =
-        this.options.resolved ??
-        resolveRuntime({
-          flags: {
-            ...(this.options.model ? { model: this.options.model } : {}),
-            ...(this.options.provider ? { provider: this.options.provider } : {}),
-            ...(this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {}),
-          },
-          config: this.options.apiKey
-            ? { ...this.config, model: { ...this.config.model, api_key: this.options.apiKey } }
-            : this.config,
-          env,
-        });
-      transport = await createTransport(runtime, transportOptions);
-      model = runtime.model;
-    }
-    const recovery = new ProviderRecovery({
-      home: this.home,
+    this.frozen ??= freezeSession({
+      options: this.options,
       config: this.config,
-      env,
-      transportOptions,
-      runtime,
-      transport,
-      model: model || "default",
-      // A ready transport or an explicit key: there is no pool to rotate through.
-      usePool: this.options.transport === undefined && this.options.apiKey === undefined,
-    });
-    await recovery.init();
-    if (this.options.toolsReady) await this.options.toolsReady.catch(() => undefined);
-    const session = await buildSessionPrompt({
       home: this.home,
-      config: this.config,
       cwd: this.cwd,
-      env,
-      ...(this.options.toolsets ? { toolsets: this.options.toolsets } : {}),
-      platform: this.options.platform ?? "cli",
       registry: this.registry,
-      ...(model ? { model } : {}),
-      ...(this.options.personality !== undefined ? { personality: this.options.personality } : {}),
-      ...(this.options.skipContextFiles ? { skipContextFiles: true } : {}),
-      ...(this.options.skipMemory ? { skipMemory: true } : {}),
+      depth: this.depth,
     });
-    // At the delegation depth limit the tool could only refuse, so it is not offered.
-    const tools = mayDelegate(this.config, this.depth)
-      ? session.tools
-      : session.tools.filter((t) => t.function.name !== "delegate_task");
-    const systemPrompt = this.options.systemPrompt ?? session.text;
-    const warnings = this.options.systemPrompt === undefined ? session.warnings : [];
-    const window = resolveContextLength({
-      model: model || "default",
-      config: this.config,
-      runtime,
-      store: fileContextLengthStore(this.home),
-    });
-    const contextLength = window.now;
-    const auxChain = runtime
-      ? resolveAuxiliaryChain("compression", { config: this.config, env, main: runtime })
-      : [];
-    const summaryModel = model || "default";
-    const summarize = makeSummarizer({
-      chain: auxChain,
-      transport: () => recovery.transport,
-      model: summaryModel,
-    });
-    const frozen: Frozen = {
-      recovery,
-      model: summaryModel,
-      tools,
-      systemPrompt,
-      warnings,
-      contextLength,
-      baseUrl: runtime?.baseUrl,
-      runtime,
-      summarize,
-    };
-    // The endpoint's own word on the window arrives later; compression plans with it from then on.
-    void window.stated?.then((tokens) => {
-      if (tokens !== undefined) frozen.contextLength = tokens;
-    });
-    return frozen;
+    return this.frozen;
   }
 
   /** What every tool call of this turn shares; `frozen` enables delegation where allowed. */
@@ -679,12 +622,15 @@ export class AIAgent {
 
   private addUsage(add: Usage): void {
     if (add.inputTokens > 0) this.lastPromptTokens = add.inputTokens;
-    this.totalUsage = {
-      inputTokens: this.totalUsage.inputTokens + add.inputTokens,
-      outputTokens: this.totalUsage.outputTokens + add.outputTokens,
-      cacheReadTokens: (this.totalUsage.cacheReadTokens ?? 0) + (add.cacheReadTokens ?? 0),
-      cacheWriteTokens: (this.totalUsage.cacheWriteTokens ?? 0) + (add.cacheWriteTokens ?? 0),
-      reasoningTokens: (this.totalUsage.reasoningTokens ?? 0) + (add.reasoningTokens ?? 0),
-    };
+    this.totalUsage = addUsage(this.totalUsage, add);
+  }
+}
+
+/** An unexpected error's message; one that cannot even be read is still reported. */
+function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return "an error that could not be described";
   }
 }

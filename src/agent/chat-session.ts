@@ -14,6 +14,7 @@ import {
   parsePricingOverrides,
 } from "../ai/pricing.js";
 import { type Message, messageText, type Usage } from "../ai/types.js";
+import { addUsage, emptyUsage } from "../ai/usage.js";
 import { loadSkillMessage } from "../knowledge/skills/view.js";
 import {
   type SessionRecord,
@@ -562,12 +563,7 @@ export class ChatSession {
       this.tally.apiCalls++;
     } else if (event.type === "usage") {
       const u = event.usage;
-      const t = this.tally.usage;
-      t.inputTokens += u.inputTokens;
-      t.outputTokens += u.outputTokens;
-      t.cacheReadTokens = (t.cacheReadTokens ?? 0) + (u.cacheReadTokens ?? 0);
-      t.cacheWriteTokens = (t.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0);
-      t.reasoningTokens = (t.reasoningTokens ?? 0) + (u.reasoningTokens ?? 0);
+      this.tally.usage = addUsage(this.tally.usage, u);
       this.tally.lastContext = u.inputTokens + u.outputTokens;
       const resolved = this.options.resolved;
       const cost = estimateUsageCost(
@@ -644,10 +640,6 @@ export class ChatSession {
       throw new SessionStoreError("invalid", `Sessions are not being recorded, so you cannot ${what}.`);
     return this.store;
   }
-}
-
-function emptyUsage(): Usage {
-  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
 }
 
 /** What an unrecorded session keeps in memory for `/usage`. */

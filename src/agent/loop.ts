@@ -3,6 +3,10 @@
  * results back, until it answers without tools, the budget runs out, the user interrupts, or a
  * guardrail stops it. Pure over its dependencies: the transport and tool execution are injected,
  * so tests drive it with a scripted transport in-process.
+ *
+ * Its promises, whatever the injected parts do (loop-deps.ts holds them to their contracts): it
+ * resolves and never rejects; every `tool_start` is followed by its `tool_end`; every tool call
+ * appended to `messages` gets its result appended before the next model call or the end of the turn.
  */
 import { classifyApiError } from "../ai/error-classifier.js";
 import { withInterruptedMarker } from "../ai/history-repair.js";
@@ -13,53 +17,26 @@ import type { ToolOutcome } from "../tools/types.js";
 import { repairToolArguments } from "../util/json-repair.js";
 import { type CutOff, cutOffMessage, cutOffReason, cutOffWarning } from "./cut-off.js";
 import type { StopReason } from "./events.js";
-import type { ToolLoopGuard } from "./guardrails.js";
-import {
-  callModel,
-  describeProviderError,
-  type ModelCallDeps,
-  ModelCallError,
-  type TurnRoute,
-} from "./model-call.js";
+import { guardLoopDeps, type LoopDeps } from "./loop-deps.js";
+import { callModel, type ModelCallResult, type ModelTurn, newModelTurn } from "./model-call.js";
+import { ModelCallError } from "./model-failure.js";
 import { type PlannedCall, planWaves, runWaves } from "./tool-executor.js";
 import { repairToolName } from "./tool-name-repair.js";
 
-/** What the loop needs to know about a tool to schedule it. */
-export interface ToolTraits {
-  parallelSafe: boolean;
-  interactive: boolean;
-  paths?: (args: Record<string, unknown>) => string[];
-}
+export type { LoopDeps, LoopGuard, ToolCallRequest, ToolTraits } from "./loop-deps.js";
 
 /** Tools whose calls, when they are all a model call made, refund that call's iteration. */
 const REFUNDED_TOOLS: ReadonlySet<string> = new Set(["execute_code"]);
 
-export interface LoopDeps extends ModelCallDeps {
-  /** Model calls allowed in this turn before the grace call and forced summary. */
-  maxIterations: number;
-  traits(name: string): ToolTraits | undefined;
-  executeTool(
-    call: { id: string; name: string; args: Record<string, unknown> },
-    signal: AbortSignal,
-  ): Promise<ToolOutcome>;
-  guard?: ToolLoopGuard;
-  /** Pending `/steer` text, taken once; appended to the next tool result. */
-  takeSteering?(): string | undefined;
-  /** Per-session count of unknown tool names, so repeated misses get the list of valid names. */
-  unknownToolMisses: { count: number };
-  /**
-   * Runs after each batch of tool results is appended, before the next model call of the turn:
-   * the agent compresses there when the context has passed its threshold mid-turn. May rewrite
-   * `messages` in place.
-   */
-  checkpoint?(): Promise<void>;
-}
-
 export interface LoopResult {
   reason: StopReason;
+  /** The last non-empty assistant text of the turn ("" when there was none). */
   text: string;
+  /** Model calls made. */
   iterations: number;
+  /** Usage of every model call of the turn. */
   usage: Usage;
+  /** What failed, when `reason` is "error". */
   error?: string;
 }
 
@@ -68,161 +45,206 @@ const BUDGET_NOTE =
 const SUMMARY_NOTE =
   "[budget] No more tool calls are possible in this turn. Reply now with a summary of what you did, what you found, and what is left to do.";
 
-/** Runs one user turn. Appends every new message to `messages` (and emits a `message` event for it). */
-export async function runLoop(messages: Message[], deps: LoopDeps, signal: AbortSignal): Promise<LoopResult> {
-  const usage: Usage = {
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-  };
-  // Guardrail counts are per user turn: a new message is a new task.
-  deps.guard?.startTurn();
-  let iteration = 0;
+/** Where the turn stands between model calls. */
+interface TurnState {
+  iteration: number;
   /** Model calls that do not count against the budget (see REFUNDED_TOOLS). */
-  let refunds = 0;
-  let lastText = "";
-  let forcedSummary: string | null = null;
-  let stopReason: StopReason = "completed";
-  const route: TurnRoute = {
-    primary: deps.transport,
-    fallback: undefined,
-    nextFallback: 0,
-    stripReasoning: false,
-    maxTokens: undefined,
-  };
+  refunds: number;
+  lastText: string;
+  /** Set once the turn must end with an answer: the next call is made without tools. */
+  forcedSummary: string | null;
+  stopReason: StopReason;
+  model: ModelTurn;
+}
 
+/**
+ * Runs one user turn. Appends every new message to `messages` (and emits a `message` event for
+ * it). Resolves with how the turn ended; never rejects while the transport is the only part that
+ * throws.
+ */
+export async function runLoop(
+  messages: Message[],
+  unguarded: LoopDeps,
+  signal: AbortSignal,
+): Promise<LoopResult> {
+  const deps = guardLoopDeps(unguarded);
+  const state: TurnState = {
+    iteration: 0,
+    refunds: 0,
+    lastText: "",
+    forcedSummary: null,
+    stopReason: "completed",
+    model: newModelTurn(deps.transport),
+  };
+  const end = (reason: StopReason): LoopResult => ({
+    reason,
+    text: state.lastText,
+    iterations: state.iteration,
+    usage: state.model.usage,
+  });
   const append = (message: Message) => {
     messages.push(message);
     deps.emit({ type: "message", message });
   };
+  // Guardrail counts are per user turn: a new message is a new task.
+  deps.guard?.startTurn();
 
   while (true) {
-    if (signal.aborted) return { reason: "interrupted", text: lastText, iterations: iteration, usage };
-    iteration++;
-    const withTools = forcedSummary === null && deps.tools.length > 0;
-    deps.emit({ type: "turn_start", iteration });
+    if (signal.aborted) return end("interrupted");
+    state.iteration++;
+    const withTools = state.forcedSummary === null && deps.tools.length > 0;
+    deps.emit({ type: "turn_start", iteration: state.iteration });
+    const reply = await callModelSettled(messages, deps, state.model, withTools, signal);
+    if (reply.type !== "reply") return modelStopped(reply, state, deps, append);
 
-    let assistant: Message;
-    let finish: FinishReason;
-    const failed = { partialText: "" };
-    try {
-      ({ message: assistant, finish } = await callModel(
-        messages,
-        deps,
-        route,
-        withTools,
-        usage,
-        signal,
-        failed,
-      ));
-    } catch (error) {
-      // The text received before the stop is kept, marked, so the next request shows the model
-      // where its answer broke off (and the transcript shows the user what they saw).
-      const partial = failed.partialText;
-      if (isAbort(error, signal)) {
-        if (partial.trim()) append(interruptedAnswer(partial, "aborted"));
-        deps.emit({ type: "turn_end", iteration, finishReason: "aborted" });
-        return { reason: "interrupted", text: partial || lastText, iterations: iteration, usage };
-      }
-      if (partial.trim()) append(interruptedAnswer(partial, "error"));
-      const message = error instanceof ModelCallError ? error.message : describeProviderError(error);
-      const advice = error instanceof ModelCallError ? error.advice : failureAdvice(classifyApiError(error));
-      // A refused local server is said best by the advice alone ("nothing is listening at URL ...").
-      const local = error instanceof ModelCallError && error.classified.reason === "local_server_down";
-      deps.emit({ type: "error", message: local ? advice : `${message} — ${advice}` });
-      deps.emit({ type: "turn_end", iteration, finishReason: "error" });
-      return { reason: "error", text: lastText, iterations: iteration, usage, error: message };
-    }
-
-    const notes = normaliseToolCalls(assistant, deps, withTools, finish);
+    const { message: assistant, finish } = reply;
+    const prepared = normaliseToolCalls(assistant, deps, withTools, finish);
     append(assistant);
     const text = messageText(assistant);
-    if (text.trim()) lastText = text;
-    deps.emit({ type: "turn_end", iteration, finishReason: finish });
+    if (text.trim()) state.lastText = text;
+    deps.emit({ type: "turn_end", iteration: state.iteration, finishReason: finish });
 
-    const calls = assistant.tool_calls ?? [];
-    if (calls.length === 0 || forcedSummary !== null) {
+    if (prepared.length === 0 || state.forcedSummary !== null) {
       if (finish === "length")
         deps.emit({ type: "warning", message: "The model's reply was cut off at its output token limit." });
-      if (!text.trim() && calls.length === 0)
+      if (!text.trim() && prepared.length === 0)
         deps.emit({ type: "warning", message: "The model returned an empty response." });
-      return {
-        reason: forcedSummary !== null ? stopReason : "completed",
-        text: lastText,
-        iterations: iteration,
-        usage,
-      };
+      return end(state.forcedSummary !== null ? state.stopReason : "completed");
     }
 
-    const cutOff = calls.map((call) => notes.get(call)?.cutOff).filter((c): c is CutOff => c !== undefined);
+    const cutOff = prepared.map((p) => p.cutOff).filter((c): c is CutOff => c !== undefined);
     if (cutOff[0]) deps.emit({ type: "warning", message: cutOffWarning(cutOff.length, cutOff[0]) });
     // Each result is stored as soon as it and the ones before it are done (a crash loses only the
     // calls still running); the last one waits for the notes added to it below.
-    const batch = await runToolCalls(calls, notes, deps, signal, append);
-    // A call that only ran a script of tool calls (execute_code) is work done for the model, not
-    // a step of its own: it does not count against the iteration budget.
-    // Refunds are capped at the budget itself, so a model looping on scripts still stops.
-    if (refunds < deps.maxIterations && calls.every((call) => REFUNDED_TOOLS.has(call.function.name)))
-      refunds++;
-    const spent = iteration - refunds;
-    let note: string | undefined;
-    if (batch.stop) {
-      stopReason = "guardrail";
-      forcedSummary = batch.stop;
-      note = `[guardrail] ${batch.stop}\n${SUMMARY_NOTE}`;
-      deps.emit({ type: "warning", message: batch.stop });
-    } else if (spent === deps.maxIterations) {
-      note = BUDGET_NOTE;
-      deps.emit({
-        type: "warning",
-        message: `Iteration budget (${deps.maxIterations}) reached; one grace call left.`,
-      });
-    } else if (spent > deps.maxIterations) {
-      stopReason = "max_turns";
-      forcedSummary = "budget";
-      note = SUMMARY_NOTE;
-    }
+    const batch = await runToolCalls(prepared, deps, signal, append);
+    const note = budgetNote(state, prepared, batch.stop, deps);
     const steering = deps.takeSteering?.();
-    const last = batch.last;
     const extras = [steering ? `[User steering, sent while you worked] ${steering}` : "", note ?? ""].filter(
       Boolean,
     );
+    const last = batch.last;
     if (extras.length > 0) last.content = `${last.content}\n\n${extras.join("\n\n")}`;
     append(last);
-    if (signal.aborted) return { reason: "interrupted", text: lastText, iterations: iteration, usage };
-    if (forcedSummary === null) await deps.checkpoint?.();
+    if (signal.aborted) return end("interrupted");
+    if (state.forcedSummary === null) await deps.checkpoint?.();
   }
 }
 
-/** What the loop learnt about a call while normalising it. */
-interface CallNotes {
+/** `callModel`, with a rejection (a part that broke its contract) taken as the call failing. */
+async function callModelSettled(
+  messages: Message[],
+  deps: LoopDeps,
+  turn: ModelTurn,
+  withTools: boolean,
+  signal: AbortSignal,
+): Promise<ModelCallResult> {
+  try {
+    return await callModel(messages, deps, turn, withTools, signal);
+  } catch (error) {
+    if (signal.aborted) return { type: "aborted", partialText: "" };
+    const classified = classifyApiError(error);
+    return {
+      type: "failed",
+      error: new ModelCallError(error, classified, failureAdvice(classified)),
+      partialText: "",
+    };
+  }
+}
+
+/**
+ * Ends the turn after a model call that stopped without a reply. The text received before the stop
+ * is kept, marked, so the next request shows the model where its answer broke off (and the
+ * transcript shows the user what they saw).
+ */
+function modelStopped(
+  reply: Exclude<ModelCallResult, { type: "reply" }>,
+  state: TurnState,
+  deps: LoopDeps,
+  append: (message: Message) => void,
+): LoopResult {
+  const partial = reply.partialText;
+  const base = { iterations: state.iteration, usage: state.model.usage };
+  if (reply.type === "aborted") {
+    if (partial.trim()) append(interruptedAnswer(partial, "aborted"));
+    deps.emit({ type: "turn_end", iteration: state.iteration, finishReason: "aborted" });
+    return { reason: "interrupted", text: partial || state.lastText, ...base };
+  }
+  if (partial.trim()) append(interruptedAnswer(partial, "error"));
+  const { message, advice, classified } = reply.error;
+  // A refused local server is said best by the advice alone ("nothing is listening at URL ...").
+  const local = classified.reason === "local_server_down";
+  deps.emit({ type: "error", message: local ? advice : `${message} — ${advice}` });
+  deps.emit({ type: "turn_end", iteration: state.iteration, finishReason: "error" });
+  return { reason: "error", text: state.lastText, ...base, error: message };
+}
+
+/**
+ * The note the last tool result of a batch carries about the budget or a guardrail stop, if any;
+ * moves the turn towards its forced summary when the budget is spent or a guardrail stopped it.
+ */
+function budgetNote(
+  state: TurnState,
+  prepared: readonly PreparedCall[],
+  stop: string | undefined,
+  deps: LoopDeps,
+): string | undefined {
+  // A call that only ran a script of tool calls (execute_code) is work done for the model, not
+  // a step of its own: it does not count against the iteration budget.
+  // Refunds are capped at the budget itself, so a model looping on scripts still stops.
+  if (state.refunds < deps.maxIterations && prepared.every((p) => REFUNDED_TOOLS.has(p.call.function.name)))
+    state.refunds++;
+  const spent = state.iteration - state.refunds;
+  if (stop) {
+    state.stopReason = "guardrail";
+    state.forcedSummary = stop;
+    deps.emit({ type: "warning", message: stop });
+    return `[guardrail] ${stop}\n${SUMMARY_NOTE}`;
+  }
+  if (spent === deps.maxIterations) {
+    deps.emit({
+      type: "warning",
+      message: `Iteration budget (${deps.maxIterations}) reached; one grace call left.`,
+    });
+    return BUDGET_NOTE;
+  }
+  if (spent > deps.maxIterations) {
+    state.stopReason = "max_turns";
+    state.forcedSummary = "budget";
+    return SUMMARY_NOTE;
+  }
+  return undefined;
+}
+
+/** A tool call of the model's reply, normalised and ready to run (or to answer without running). */
+interface PreparedCall {
+  /** The call as stored in the history: repaired name, arguments as valid JSON. */
+  call: ToolCall;
+  /** The arguments the tool gets: the repaired value the stored JSON was written from. */
+  args: Record<string, unknown>;
+  /** Characters of arguments the model sent. */
+  rawLength: number;
   /** Told to the model after the result: the arguments could not be repaired. */
   repairNote?: string;
   /** Set when the call must not run (see cut-off.ts). */
   cutOff?: CutOff;
-  /** Characters of arguments the model sent. */
-  rawLength: number;
 }
 
 /**
  * Turns text-emitted tool calls into real ones and repairs names and argument JSON in place.
- * Returns what it learnt about each call; calls cut off by the output limit or mid-arguments are
- * marked so they are answered instead of run.
+ * Returns the calls in order with what was learnt about each (none: the reply ends the turn);
+ * calls cut off by the output limit or mid-arguments are marked so they are answered, not run.
  */
 function normaliseToolCalls(
   assistant: Message,
   deps: LoopDeps,
   toolsOffered: boolean,
   finish: FinishReason,
-): Map<ToolCall, CallNotes> {
-  const notes = new Map<ToolCall, CallNotes>();
+): PreparedCall[] {
   const known = deps.tools.map((t) => t.function.name);
   if (!toolsOffered) {
     // A forced summary must end the turn: tool calls the model still makes are dropped.
     delete assistant.tool_calls;
-    return notes;
+    return [];
   }
   if ((!assistant.tool_calls || assistant.tool_calls.length === 0) && known.length > 0) {
     const text = messageText(assistant);
@@ -236,15 +258,20 @@ function normaliseToolCalls(
   }
   if (!assistant.tool_calls || assistant.tool_calls.length === 0) {
     delete assistant.tool_calls;
-    return notes;
+    return [];
   }
-  for (const call of assistant.tool_calls) {
+  return assistant.tool_calls.map((call) => {
     const repaired = repairToolName(call.function.name, known);
     if (repaired) call.function.name = repaired;
     const raw = call.function.arguments ?? "";
     const args = repairToolArguments(raw);
     const cutOff = cutOffReason(finish, args.truncated);
-    notes.set(call, {
+    // Stored as valid JSON (strict providers reject anything else on replay); for a cut-off call
+    // that is the closed-up fragment, so the transcript shows where it was cut.
+    call.function.arguments = JSON.stringify(args.value);
+    return {
+      call,
+      args: args.value,
       rawLength: raw.length,
       ...(cutOff ? { cutOff } : {}),
       ...(args.gaveUp && !cutOff
@@ -252,40 +279,29 @@ function normaliseToolCalls(
             repairNote: `The arguments were not valid JSON and could not be repaired, so {} was used. Raw arguments began: ${raw.slice(0, 120)}`,
           }
         : {}),
-    });
-    // Stored as valid JSON (strict providers reject anything else on replay); for a cut-off call
-    // that is the closed-up fragment, so the transcript shows where it was cut.
-    call.function.arguments = JSON.stringify(args.value);
-  }
-  return notes;
+    };
+  });
 }
 
 interface BatchResult {
   /** The last call's result, not yet appended (the loop adds its notes first). */
   last: Message;
+  /** A guardrail's hard stop: the turn must end with a summary. */
   stop?: string;
 }
 
 /**
  * Runs a model call's tools and hands each result but the last to `append` in call order, as
- * soon as it and every result before it are done.
+ * soon as it and every result before it are done. Every call gets a result and a `tool_end`.
  */
 async function runToolCalls(
-  calls: readonly ToolCall[],
-  notes: ReadonlyMap<ToolCall, CallNotes>,
+  prepared: readonly PreparedCall[],
   deps: LoopDeps,
   signal: AbortSignal,
   append: (message: Message) => void,
 ): Promise<BatchResult> {
   const known = new Set(deps.tools.map((t) => t.function.name));
-  const parsed = calls.map((call) => ({
-    call,
-    args: JSON.parse(call.function.arguments) as Record<string, unknown>,
-    repairNote: notes.get(call)?.repairNote,
-    cutOff: notes.get(call)?.cutOff,
-    rawLength: notes.get(call)?.rawLength ?? call.function.arguments.length,
-  }));
-  const planned: PlannedCall[] = parsed.map(({ call, args }, index) => {
+  const planned: PlannedCall[] = prepared.map(({ call, args }, index) => {
     const traits = known.has(call.function.name) ? deps.traits(call.function.name) : undefined;
     let paths: string[] | undefined;
     try {
@@ -306,30 +322,20 @@ async function runToolCalls(
   let stored = 0;
   const resultOf = (index: number): Message => ({
     role: "tool",
-    tool_call_id: parsed[index]!.call.id,
-    name: parsed[index]!.call.function.name,
+    tool_call_id: prepared[index]!.call.id,
+    name: prepared[index]!.call.function.name,
     content: done.get(index)?.content ?? JSON.stringify({ error: "Tool did not run." }),
   });
   await runWaves(planWaves(planned), async (index) => {
-    const { call, args, repairNote, cutOff, rawLength } = parsed[index]!;
-    const name = call.function.name;
+    const p = prepared[index]!;
+    const name = p.call.function.name;
     const started = Date.now();
-    deps.emit({ type: "tool_start", callId: call.id, name, args });
-    let outcome: ToolOutcome;
-    if (signal.aborted) {
-      outcome = errorOutcome("Not run: the user interrupted the turn.");
-    } else if (cutOff) {
-      outcome = errorOutcome(cutOffMessage(name, cutOff, rawLength));
-    } else if (!known.has(name)) {
-      deps.unknownToolMisses.count++;
-      outcome = errorOutcome(unknownToolMessage(name, [...known], deps.unknownToolMisses.count));
-    } else {
-      outcome = await deps.executeTool({ id: call.id, name, args }, signal);
-    }
-    if (repairNote) outcome = { ...outcome, content: `${outcome.content}\n[note] ${repairNote}` };
+    deps.emit({ type: "tool_start", callId: p.call.id, name, args: p.args });
+    let outcome = await toolOutcome(p, known, deps, signal);
+    if (p.repairNote) outcome = { ...outcome, content: `${outcome.content}\n[note] ${p.repairNote}` };
     const verdict = deps.guard?.record({
       name,
-      args,
+      args: p.args,
       ok: outcome.ok,
       failed: outcome.failed,
       result: outcome.content,
@@ -339,18 +345,35 @@ async function runToolCalls(
     if (verdict?.warning) outcome = { ...outcome, content: `${outcome.content}\n\n${verdict.warning}` };
     deps.emit({
       type: "tool_end",
-      callId: call.id,
+      callId: p.call.id,
       name,
       ok: outcome.ok,
       result: outcome.content,
       durationMs: Date.now() - started,
     });
     done.set(index, outcome);
-    while (stored < parsed.length - 1 && done.has(stored)) append(resultOf(stored++));
+    while (stored < prepared.length - 1 && done.has(stored)) append(resultOf(stored++));
     return outcome;
   });
-  const last = resultOf(parsed.length - 1);
+  const last = resultOf(prepared.length - 1);
   return stop ? { last, stop } : { last };
+}
+
+/** One call's outcome: answered without running (interrupted, cut off, unknown), or run. */
+async function toolOutcome(
+  p: PreparedCall,
+  known: ReadonlySet<string>,
+  deps: LoopDeps,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
+  const name = p.call.function.name;
+  if (signal.aborted) return errorOutcome("Not run: the user interrupted the turn.");
+  if (p.cutOff) return errorOutcome(cutOffMessage(name, p.cutOff, p.rawLength));
+  if (!known.has(name)) {
+    deps.unknownToolMisses.count++;
+    return errorOutcome(unknownToolMessage(name, [...known], deps.unknownToolMisses.count));
+  }
+  return deps.executeTool({ id: p.call.id, name, args: p.args }, signal);
 }
 
 /** An answer stopped mid-stream, stored with the interrupted marker as its last line. */
@@ -366,8 +389,4 @@ function unknownToolMessage(name: string, known: string[], misses: number): stri
 
 function errorOutcome(message: string): ToolOutcome {
   return { content: JSON.stringify({ error: message }), ok: false, error: message };
-}
-
-function isAbort(error: unknown, signal: AbortSignal): boolean {
-  return signal.aborted || (error instanceof Error && error.name === "AbortError");
 }

@@ -5,7 +5,7 @@
  * model the session runs now and added to the row's cost.
  */
 import { estimateUsageCost, type PricingOverrides } from "../ai/pricing.js";
-import type { SessionSource, SessionStore } from "../state/types.js";
+import { type SessionSource, type SessionStore, SessionStoreError } from "../state/types.js";
 import { gitInfo } from "../util/git-info.js";
 import type { AgentEvent } from "./events.js";
 
@@ -82,7 +82,8 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
           try {
             store.createSession(options.title ? { ...base, title: options.title } : base);
           } catch (error) {
-            if (!options.title || (error as { code?: string }).code !== "title_taken") throw error;
+            if (!options.title || !(error instanceof SessionStoreError && error.code === "title_taken"))
+              throw error;
             store.createSession(base);
             options.onError?.(`The title "${options.title}" is taken; the session was saved without one.`);
           }

@@ -1,7 +1,8 @@
 /**
  * What a new session sends before the first user message: the tool schemas of the resolved
- * toolsets and the assembled system prompt. One path for the agent (`AIAgent.freeze`) and for
- * `hermes prompt-size`, so the report measures exactly what a session would send.
+ * toolsets and the assembled system prompt. One path for the agent (`freezeSession` in
+ * `session-freeze.ts`) and for `hermes prompt-size`, so the report measures exactly what a session
+ * would send.
  */
 import type { ToolSchema } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";

@@ -162,7 +162,7 @@ describe.each([true, false])("bedrock transport over HTTP (stream: %s)", (stream
       message: "Too many requests, please wait before trying again.",
     });
     expect(e.message).toContain("Too many requests");
-    expect((e as { baseUrl?: string }).baseUrl).toBe(bedrock.url);
+    expect(e.baseUrl).toBe(bedrock.url);
     expect(classifyApiError(e)).toMatchObject({ reason: "rate_limit", retryable: true, retryAfterMs: 3000 });
     expect(bedrock.requests).toHaveLength(1);
   });

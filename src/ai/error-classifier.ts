@@ -156,11 +156,16 @@ function extractFacts(error: unknown): Facts {
       facts.status ??= e.status;
       facts.network ||= e.transport;
       facts.retryAfterMs ??= e.retryAfterMs;
+      facts.baseUrl ??= e.baseUrl;
+      facts.headers ??= normaliseHeaders(e.headers);
     } else {
       const meta = e["$metadata"]; // AWS SDK
       const status =
         num(e["status"]) ?? num(e["statusCode"]) ?? num(isRec(meta) ? meta["httpStatusCode"] : 0);
       if (status !== undefined && status >= 100 && status < 600) facts.status ??= status;
+      // Other errors on the cause chain: the SDKs' `headers`, a client's `baseURL`.
+      facts.headers ??= normaliseHeaders(e["headers"]);
+      facts.baseUrl ??= str(e["baseUrl"]) ?? str(e["baseURL"]);
     }
     // ProviderError keeps the body text; the openai SDK keeps the parsed error on `.error`.
     const body =
@@ -169,8 +174,6 @@ function extractFacts(error: unknown): Facts {
       readBody(body, facts);
       sawBody = true;
     }
-    facts.headers ??= normaliseHeaders(e["headers"]);
-    facts.baseUrl ??= str(e["baseUrl"]) ?? str(e["baseURL"]);
     for (const id of [str(e["code"]), str(e["name"])]) {
       const lower = id?.toLowerCase();
       if (!lower || lower === "error" || lower === "providererror") continue;
@@ -185,10 +188,6 @@ function extractFacts(error: unknown): Facts {
   }
   facts.text = [...errorMessages, ...facts.messages, ...facts.codes].join(" ").toLowerCase();
   if (facts.messages.length === 0 && errorMessages[0]) facts.messages.push(errorMessages[0]);
-  if (!facts.baseUrl && error instanceof ProviderError) {
-    // Until transports attach `baseUrl`, ours name it in their messages ("The provider at URL ...").
-    facts.baseUrl = /\b(?:at|to|from) (https?:\/\/[^\s"']+?)(?=[\s,"']|: |\.? |$)/.exec(error.message)?.[1];
-  }
   return facts;
 }
 /** Output tokens the provider says would fit, from the shapes that state it. */
@@ -370,12 +369,13 @@ function retryLimit(reason: FailoverReason, guessed: boolean, t: string, facts: 
 
 /**
  * Classifies a failed model call. Never throws. Reads, defensively and along the `cause` chain:
- * `ProviderError` fields; `status` / `statusCode` / `$metadata.httpStatusCode`; a JSON or text body
- * (`ProviderError.body`, or the openai SDK's parsed `.error`); Node and undici `code`s and error
- * names; and an optional `headers` property (a `Headers`, `Map` or plain record) that transports
- * may attach for Retry-After and rate-limit reset headers (the openai SDK error, kept as the
- * `cause`, already has one). A user abort must be handled by the caller first: here an
- * `AbortError` counts as a stall timeout.
+ * `ProviderError` fields (`baseUrl` and `headers` included, which every transport sets); `status` /
+ * `statusCode` / `$metadata.httpStatusCode`; a JSON or text body (`ProviderError.body`, or the
+ * openai SDK's parsed `.error`); Node and undici `code`s and error names; and, on other errors, a
+ * `headers` property (a `Headers`, `Map` or plain record) for Retry-After and rate-limit reset
+ * headers. The endpoint is never guessed from message text: a `ProviderError` built without
+ * `baseUrl` has none (pass `context.baseUrl`). A user abort must be handled by the caller first:
+ * here an `AbortError` counts as a stall timeout.
  */
 export function classifyApiError(error: unknown, context: ClassifyContext = {}): ClassifiedError {
   const now = context.now ?? Date.now();

@@ -93,6 +93,19 @@ export interface Transport {
   stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent>;
 }
 
+/** What a `ProviderError` carries besides its message (all optional; see the fields). */
+export interface ProviderErrorInit {
+  status?: number | undefined;
+  body?: string | undefined;
+  transport?: boolean | undefined;
+  partial?: boolean | undefined;
+  retryAfterMs?: number | undefined;
+  stalled?: boolean | undefined;
+  baseUrl?: string | undefined;
+  headers?: Readonly<Record<string, string>> | undefined;
+  cause?: unknown;
+}
+
 /** A failure talking to a provider, with what the retry policy needs to decide. */
 export class ProviderError extends Error {
   readonly status: number | undefined;
@@ -104,19 +117,18 @@ export class ProviderError extends Error {
   readonly retryAfterMs: number | undefined;
   /** True when the stream went silent past the stall window and was cut (a timeout). */
   readonly stalled: boolean;
+  /**
+   * Where the request went. Every transport sets it; the classifier reads it to tell a local
+   * server from a remote one and to name the endpoint to the user.
+   */
+  readonly baseUrl: string | undefined;
+  /**
+   * The error response's headers, names in lower case (Retry-After, rate-limit resets); undefined
+   * when there was no HTTP answer.
+   */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(
-    message: string,
-    opts: {
-      status?: number;
-      body?: string;
-      transport?: boolean;
-      partial?: boolean;
-      retryAfterMs?: number;
-      stalled?: boolean;
-      cause?: unknown;
-    } = {},
-  ) {
+  constructor(message: string, opts: ProviderErrorInit = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = "ProviderError";
     this.status = opts.status;
@@ -125,6 +137,8 @@ export class ProviderError extends Error {
     this.partial = opts.partial ?? false;
     this.retryAfterMs = opts.retryAfterMs;
     this.stalled = opts.stalled ?? false;
+    this.baseUrl = opts.baseUrl;
+    this.headers = opts.headers;
   }
 }
 

@@ -5,15 +5,18 @@
  * - System prompts live outside `messages`: every `system` message becomes a text block of `system`.
  * - Roles alternate user/assistant: tool results become `user` messages of `tool_result` blocks, and
  *   consecutive same-role messages merge into one (tool results first, then any user text).
- * - Every `tool_use` has its `tool_result` in the very next user message: a missing result gets a
- *   stand-in (the tool_use is never dropped, which would void a signed thinking block), and a result
- *   whose call is not in the previous assistant turn becomes plain text.
+ * - Every `tool_use` is answered by exactly one `tool_result` in the very next user message
+ *   (`tool-pairing.ts`, shared with Bedrock): a missing result gets a stand-in (the tool_use is
+ *   never dropped, which would void a signed thinking block), and a result whose call is not in
+ *   the previous assistant turn, or a second result for one call, becomes plain text.
  * - Text blocks are never blank: blank text is dropped and an empty message says "(empty)".
  * - Signed thinking blocks go back exactly as received, first in their assistant turn.
  * - `max_tokens` is required; thinking budgets must fit under it.
  */
 import { INTERRUPTED_TOOL_RESULT } from "../history-repair.js";
 import type { ChatRequest, ContentPart, Message, ToolSchema } from "../types.js";
+import { isClaudeModel } from "./claude-model.js";
+import { type PairingWire, pairToolResults, toolResultsFirst } from "./tool-pairing.js";
 
 export type CacheTtl = "5m" | "1h";
 
@@ -119,7 +122,7 @@ export function convertMessages(input: readonly Message[]): { system: WireBlock[
         break;
     }
   }
-  const messages = pairToolResults(mergeSameRole(converted));
+  const messages = pairToolResults(mergeSameRole(converted), PAIRING);
   for (const message of messages) {
     if (message.content.length === 0) message.content.push({ type: "text", text: EMPTY_TEXT });
   }
@@ -186,11 +189,10 @@ const matches = (model: string, families: readonly string[]) => {
   const m = model.toLowerCase();
   return families.some((f) => m.includes(f));
 };
-const isClaude = (model: string) => model.toLowerCase().includes("claude");
 
 /** True for Claude models that take `thinking: {type: "adaptive"}` plus `output_config.effort`. */
 export function supportsAdaptiveThinking(model: string): boolean {
-  return isClaude(model) && !matches(model, LEGACY_THINKING);
+  return isClaudeModel(model) && !matches(model, LEGACY_THINKING);
 }
 
 /** True for models that reject temperature / top_p / top_k (Claude after the 4.6 family). */
@@ -220,7 +222,7 @@ export function thinkingParams(model: string, effort: string | undefined): Think
   if (["none", "off", "disabled", "false"].includes(level)) {
     return supportsAdaptiveThinking(model) ? { thinking: { type: "disabled" } } : {};
   }
-  if (isClaude(model) && matches(model, NO_THINKING)) return {};
+  if (isClaudeModel(model) && matches(model, NO_THINKING)) return {};
   if (supportsAdaptiveThinking(model)) {
     let mapped = (
       {
@@ -408,7 +410,7 @@ function mergeSameRole(messages: WireMessage[]): WireMessage[] {
     }
   }
   for (const message of out) {
-    if (message.role === "user") message.content = toolResultsFirst(message.content);
+    if (message.role === "user") message.content = toolResultsFirst(message.content, PAIRING);
   }
   return out;
 }
@@ -417,62 +419,19 @@ function isPlaceholder(block: WireBlock): boolean {
   return block["type"] === "text" && block["text"] === EMPTY_TEXT;
 }
 
-function toolResultsFirst(blocks: WireBlock[]): WireBlock[] {
-  const results = blocks.filter((b) => b["type"] === "tool_result");
-  return results.length === 0 ? blocks : [...results, ...blocks.filter((b) => b["type"] !== "tool_result")];
-}
-
-/**
- * Makes every tool_use answered in the next user message: a missing result gets a stand-in, a
- * result for a call the previous assistant turn did not make becomes plain text.
- */
-function pairToolResults(messages: WireMessage[]): WireMessage[] {
-  const out: WireMessage[] = [];
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i]!;
-    if (message.role === "user") {
-      const previous = out.at(-1);
-      const expected = new Set(previous?.role === "assistant" ? toolUseIds(previous) : []);
-      message.content = message.content.map((b) =>
-        b["type"] === "tool_result" && !expected.has(String(b["tool_use_id"])) ? orphanResultText(b) : b,
-      );
-      message.content = toolResultsFirst(message.content);
-      out.push(message);
-      continue;
-    }
-    out.push(message);
-    const ids = toolUseIds(message);
-    if (ids.length === 0) continue;
-    let next = messages[i + 1];
-    if (!next) {
-      next = { role: "user", content: [] };
-      messages.push(next);
-    }
-    const answered = new Set(
-      next.content.filter((b) => b["type"] === "tool_result").map((b) => String(b["tool_use_id"])),
-    );
-    const missing = ids
-      .filter((id) => !answered.has(id))
-      .map((id) => ({ type: "tool_result", tool_use_id: id, content: MISSING_RESULT, is_error: true }));
-    next.content = [...missing, ...next.content];
-  }
-  return out;
-}
-
-function toolUseIds(message: WireMessage): string[] {
-  return message.content.filter((b) => b["type"] === "tool_use").map((b) => String(b["id"]));
-}
-
-function orphanResultText(block: WireBlock): WireBlock {
-  const content = block["content"];
-  const text =
-    typeof content === "string"
-      ? content
-      : Array.isArray(content)
-        ? content.map((b: WireBlock) => (b["type"] === "text" ? String(b["text"]) : "[image]")).join("\n")
-        : "";
-  return textBlock(`[result of tool call ${String(block["tool_use_id"])}]\n${text}`);
-}
+/** Tool-call pairing in Messages API blocks (the rules are in `tool-pairing.ts`). */
+const PAIRING: PairingWire = {
+  callId: (b) => (b["type"] === "tool_use" ? String(b["id"]) : undefined),
+  resultId: (b) => (b["type"] === "tool_result" ? String(b["tool_use_id"]) : undefined),
+  resultText: (b) => {
+    const content = b["content"];
+    if (typeof content === "string") return content;
+    if (!Array.isArray(content)) return "";
+    return content.map((p: WireBlock) => (p["type"] === "text" ? String(p["text"]) : "[image]")).join("\n");
+  },
+  textBlock,
+  missingResult: (id) => ({ type: "tool_result", tool_use_id: id, content: MISSING_RESULT, is_error: true }),
+};
 
 /**
  * Makes a tool input schema acceptable to Anthropic: an object schema with `properties`, and no

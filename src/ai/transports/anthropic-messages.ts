@@ -4,16 +4,19 @@
  * is imported on first use, not at module load, because this module sits on the CLI's start-up
  * path. SDK retries are off: retry policy belongs to the caller, driven by `ProviderError`'s fields.
  *
- * Request conversion lives in `anthropic-convert.ts`, response assembly in `anthropic-assembler.ts`.
+ * Request conversion lives in `anthropic-convert.ts`, response assembly in `anthropic-assembler.ts`;
+ * this module is the `WireProtocol` the one transport skeleton (`wire.ts`) runs.
  */
 import { createRequire } from "node:module";
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Middleware } from "@anthropic-ai/sdk";
-import { type ChatRequest, ProviderError, type StreamEvent, type Transport } from "../types.js";
+import type { StreamEvent, Transport } from "../types.js";
 import { AnthropicAssembler } from "./anthropic-assembler.js";
 import { buildAnthropicBody, type CacheTtl } from "./anthropic-convert.js";
-import { abortError, parseRetryAfter } from "./chat-completions.js";
 import { DEFAULT_STALL_MS } from "./stall.js";
+import { createWireTransport, type WireCall, type WireReader } from "./wire.js";
+import { clip, readSdkError, type WireFailure } from "./wire-failure.js";
+import { asRecord } from "./wire-values.js";
 
 type AnthropicModule = typeof import("@anthropic-ai/sdk");
 
@@ -73,25 +76,50 @@ function loadSdk(): Promise<AnthropicModule> {
   return sdkPromise;
 }
 
-interface Ctx {
-  getClient: () => Promise<{ sdk: AnthropicModule; client: Anthropic }>;
-  options: AnthropicTransportOptions;
-  baseUrl: string;
+interface AnthropicClient {
+  sdk: AnthropicModule;
+  client: Anthropic;
 }
 
 /** A transport speaking the Anthropic Messages API. Creating it loads nothing; the SDK loads on first stream. */
 export function createAnthropicTransport(options: AnthropicTransportOptions): Transport {
   const baseUrl = apiRoot(options.baseUrl);
-  let clientPromise: Promise<{ sdk: AnthropicModule; client: Anthropic }> | undefined;
-  const ctx: Ctx = {
-    options,
+  const streaming = options.stream ?? true;
+  const body = (request: Parameters<typeof buildAnthropicBody>[0]) =>
+    buildAnthropicBody(request, {
+      promptCaching: options.promptCaching ?? true,
+      cacheTtl: options.cacheTtl ?? "5m",
+      stream: streaming,
+    });
+  return createWireTransport<AnthropicClient>({
+    apiMode: "anthropic_messages",
     baseUrl,
-    getClient: () => {
-      clientPromise ??= loadSdk().then((sdk) => ({ sdk, client: makeClient(sdk, options, baseUrl) }));
-      return clientPromise;
+    streaming,
+    stallMs: options.stallTimeoutMs ?? DEFAULT_STALL_MS,
+    finishMarker: "no stop_reason",
+    createClient: async () => {
+      const sdk = await loadSdk();
+      return { sdk, client: makeClient(sdk, options, baseUrl) };
     },
-  };
-  return { apiMode: "anthropic_messages", stream: (request, signal) => runRequest(ctx, request, signal) };
+    reader: () => new AnthropicReader(baseUrl),
+    // `post` rather than `messages.create`: the body is already in wire shape, and `create` writes
+    // model-deprecation warnings to the console on every request, across the user's output.
+    openStream: ({ client }, request, call) =>
+      client.post<AsyncIterable<unknown>>(MESSAGES_PATH, {
+        body: body(request),
+        stream: true,
+        signal: call.signal,
+        middleware: [watchBytes(call)],
+      }),
+    fullCall: ({ client }, request, { signal }) =>
+      client.post<unknown>(MESSAGES_PATH, { body: body(request), signal }),
+    readError: (err, { sdk }) =>
+      readSdkError(err, sdk, baseUrl, {
+        // No status means the error arrived as an `error` event inside a 200 stream.
+        inBandStatus: (error) => (error.type ? STREAM_ERROR_STATUS[error.type] : undefined),
+        detail: (error) => error.apiMessage,
+      }),
+  });
 }
 
 /** The base URL without trailing slashes or `/v1`, which the SDK adds itself. */
@@ -141,137 +169,19 @@ function makeClient(sdk: AnthropicModule, options: AnthropicTransportOptions, ba
   });
 }
 
-async function* runRequest(
-  ctx: Ctx,
-  request: ChatRequest,
-  signal: AbortSignal | undefined,
-): AsyncGenerator<StreamEvent> {
-  if (signal?.aborted) throw abortError(signal);
-  const { sdk, client } = await ctx.getClient();
-  const { options, baseUrl } = ctx;
-  const streaming = options.stream ?? true;
-  const body = buildAnthropicBody(request, {
-    promptCaching: options.promptCaching ?? true,
-    cacheTtl: options.cacheTtl ?? "5m",
-    stream: streaming,
-  });
-  const assembler = new AnthropicAssembler();
-  // One controller per request: the caller's signal and the stall watchdog both abort it.
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal?.reason);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  const stallMs = options.stallTimeoutMs ?? DEFAULT_STALL_MS;
-  const watchdog = streaming && stallMs > 0 ? new Watchdog(stallMs, () => controller.abort()) : undefined;
-  const requestOptions = {
-    signal: controller.signal,
-    ...(watchdog ? { middleware: [watchBody(watchdog)] } : {}),
-  };
-  try {
-    // `post` rather than `messages.create`: the body is already in wire shape, and `create` writes
-    // model-deprecation warnings to the console on every request, across the user's output.
-    if (streaming) {
-      watchdog?.start();
-      const stream = await client.post<AsyncIterable<unknown>>(MESSAGES_PATH, {
-        body,
-        stream: true,
-        ...requestOptions,
-      });
-      for await (const event of stream) {
-        const events = assembler.addEvent(event);
-        // A slow consumer is not a stalled server.
-        watchdog?.pause();
-        yield* events;
-        watchdog?.resume();
-      }
-    } else {
-      const message = await client.post<unknown>(MESSAGES_PATH, { body, ...requestOptions });
-      checkFullMessage(message, baseUrl);
-      yield* assembler.addMessage(message);
-    }
-  } catch (err) {
-    const error = toProviderError(
-      err,
-      sdk,
-      baseUrl,
-      signal,
-      watchdog?.fired ?? false,
-      stallMs,
-      assembler.hasContent,
-    );
-    // The classifier reads `baseUrl` to tell providers apart.
-    throw error instanceof ProviderError ? Object.assign(error, { baseUrl }) : error;
-  } finally {
-    watchdog?.stop();
-    signal?.removeEventListener("abort", onAbort);
-  }
-  // The SDK ends a stream quietly when it is aborted, so the signal has to be checked here.
-  if (signal?.aborted) throw abortError(signal);
-  if (watchdog?.fired) throw Object.assign(stallError(baseUrl, stallMs, assembler.hasContent), { baseUrl });
-  if (!assembler.finished) {
-    throw Object.assign(
-      new ProviderError(
-        `The stream from ${baseUrl} ended before the model finished its answer (no stop_reason); the connection probably dropped.`,
-        { transport: true, partial: assembler.hasContent },
-      ),
-      { baseUrl },
-    );
-  }
-  yield* assembler.finishEvents();
-}
-
 /**
- * Fires `onStall` when `touch` has not been called for `ms`, except while paused. Bytes, not
- * events, reset it, so the server's `ping` events keep a slow answer alive.
+ * Middleware that reports the response headers and every chunk of the body as progress: the SDK
+ * swallows the server's `ping` events, which are what keeps a slow answer alive.
  */
-class Watchdog {
-  fired = false;
-  private timer: NodeJS.Timeout | undefined;
-  private paused = false;
-
-  constructor(
-    private readonly ms: number,
-    private readonly onStall: () => void,
-  ) {}
-
-  start(): void {
-    this.touch();
-  }
-
-  touch(): void {
-    clearTimeout(this.timer);
-    if (this.paused || this.fired) return;
-    this.timer = setTimeout(() => {
-      this.fired = true;
-      this.onStall();
-    }, this.ms);
-  }
-
-  pause(): void {
-    this.paused = true;
-    clearTimeout(this.timer);
-  }
-
-  resume(): void {
-    this.paused = false;
-    this.touch();
-  }
-
-  stop(): void {
-    this.paused = true;
-    clearTimeout(this.timer);
-  }
-}
-
-/** Middleware that touches the watchdog for the response headers and every chunk of the body. */
-function watchBody(watchdog: Watchdog): Middleware {
+function watchBytes(call: WireCall): Middleware {
   return async (request, next) => {
     const response = await next(request);
-    watchdog.touch();
+    call.progress();
     if (!response.ok || !response.body) return response;
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, out) {
-          watchdog.touch();
+          call.progress();
           out.enqueue(chunk);
         },
       }),
@@ -280,11 +190,35 @@ function watchBody(watchdog: Watchdog): Middleware {
   };
 }
 
-function stallError(baseUrl: string, stallMs: number, partial: boolean): ProviderError {
-  return new ProviderError(
-    `The stream from ${baseUrl} stalled: no data for ${Math.round(stallMs / 1000)}s, so the request timed out and was aborted.`,
-    { transport: true, partial, stalled: true },
-  );
+/** Reads one Messages API response through the assembler. */
+class AnthropicReader implements WireReader {
+  private readonly assembler = new AnthropicAssembler();
+
+  constructor(private readonly baseUrl: string) {}
+
+  get hasContent(): boolean {
+    return this.assembler.hasContent;
+  }
+
+  get finished(): boolean {
+    return this.assembler.finished;
+  }
+
+  event(raw: unknown): StreamEvent[] {
+    return this.assembler.addEvent(raw);
+  }
+
+  response(message: unknown): StreamEvent[] | WireFailure {
+    return fullMessageFailure(message, this.baseUrl) ?? this.assembler.addMessage(message);
+  }
+
+  finishFailure(): undefined {
+    return undefined;
+  }
+
+  finishEvents(): StreamEvent[] {
+    return this.assembler.finishEvents();
+  }
 }
 
 /**
@@ -305,95 +239,18 @@ const STREAM_ERROR_STATUS: Readonly<Record<string, number>> = {
 };
 
 /** Some gateways answer HTTP 200 with an error object, or something that is not a message at all. */
-function checkFullMessage(message: unknown, baseUrl: string): void {
-  const record = typeof message === "object" && message !== null ? (message as Record<string, unknown>) : {};
-  if (Array.isArray(record["content"])) return;
+function fullMessageFailure(message: unknown, baseUrl: string): WireFailure | undefined {
+  const record = asRecord(message) ?? {};
+  if (Array.isArray(record["content"])) return undefined;
   const body = (JSON.stringify(message) ?? String(message)).slice(0, 2000);
-  const error = record["error"];
-  const type =
-    typeof error === "object" && error !== null ? (error as Record<string, unknown>)["type"] : undefined;
+  const type = asRecord(record["error"])?.["type"];
   const status = typeof type === "string" ? STREAM_ERROR_STATUS[type] : undefined;
-  throw new ProviderError(
-    record["type"] === "error"
-      ? `The provider at ${baseUrl} returned an error: ${clip(body, 500)}`
-      : `The response from ${baseUrl} has no content; it is not a Messages API message.`,
-    { body, ...(status !== undefined ? { status } : {}) },
-  );
-}
-
-/** Response headers as a plain record (lower-case names), for the classifier's rate-limit reading. */
-function headerRecord(headers: Headers | undefined): Record<string, string> | undefined {
-  if (!headers) return undefined;
-  const out: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    out[name] = value;
-  });
-  return out;
-}
-
-function toProviderError(
-  err: unknown,
-  sdk: AnthropicModule,
-  baseUrl: string,
-  signal: AbortSignal | undefined,
-  stalled: boolean,
-  stallMs: number,
-  partial: boolean,
-): Error {
-  if (signal?.aborted) return abortError(signal);
-  if (stalled) return stallError(baseUrl, stallMs, partial);
-  if (err instanceof ProviderError) return err;
-  if (err instanceof sdk.APIConnectionError) {
-    const timedOut = err instanceof sdk.APIConnectionTimeoutError;
-    const cause = err.cause instanceof Error ? `: ${describe(err.cause)}` : "";
-    return new ProviderError(
-      timedOut
-        ? `The request to ${baseUrl} timed out before the server answered.`
-        : `Could not connect to ${baseUrl}${cause}. Is the server running and the base URL right?`,
-      { transport: true, partial, cause: err },
-    );
-  }
-  if (err instanceof sdk.APIError) {
-    const errorType = err.type ?? undefined;
-    // No status means the error arrived as an `error` event inside a 200 stream.
-    const status = err.status ?? (errorType ? STREAM_ERROR_STATUS[errorType] : undefined);
-    // A non-JSON error body only survives in the SDK's message, behind "<status> ".
-    const body =
-      err.error === undefined
-        ? err.message.replace(/^\d{3} /, "")
-        : (JSON.stringify(err.error) ?? String(err.error));
-    const detail = err.apiMessage || body;
-    const headers = headerRecord(err.headers);
-    const retryAfterMs = parseRetryAfter(err.headers);
-    const summary = status !== undefined ? `HTTP ${status}` : "an error";
-    const error = new ProviderError(
-      `The provider at ${baseUrl} answered with ${summary}: ${clip(detail, 500)}`,
-      {
-        ...(status !== undefined ? { status } : {}),
-        body,
-        partial,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        cause: err,
-      },
-    );
-    return headers ? Object.assign(error, { headers }) : error;
-  }
-  // Anything else escaping the SDK mid-stream is the wire failing: undici's "terminated" (the
-  // server closed the socket), ECONNRESET, "socket hang up", or a chunk cut short.
-  return new ProviderError(`The connection to ${baseUrl} failed mid-response: ${describe(err)}`, {
-    transport: true,
-    partial,
-    cause: err,
-  });
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause =
-    err.cause instanceof Error && err.cause.message !== err.message ? ` (${err.cause.message})` : "";
-  return `${err.message}${cause}`;
+  return {
+    message:
+      record["type"] === "error"
+        ? `The provider at ${baseUrl} returned an error: ${clip(body, 500)}`
+        : `The response from ${baseUrl} has no content; it is not a Messages API message.`,
+    body,
+    ...(status !== undefined ? { status } : {}),
+  };
 }

@@ -5,15 +5,26 @@
  * start-up path. SDK retries are off (`maxAttempts: 1`): retry policy belongs to the caller,
  * driven by `ProviderError`'s fields.
  *
- * Request conversion lives in `bedrock-convert.ts`, response assembly in `bedrock-assembler.ts`.
+ * Request conversion lives in `bedrock-convert.ts`, response assembly in `bedrock-assembler.ts`;
+ * this module is the `WireProtocol` the one transport skeleton (`wire.ts`) runs.
  */
 import { createRequire } from "node:module";
 import type { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
-import { type ChatRequest, ProviderError, type StreamEvent, type Transport } from "../types.js";
+import type { ChatRequest, StreamEvent, Transport } from "../types.js";
 import { BedrockAssembler, streamException } from "./bedrock-assembler.js";
 import { type BedrockGuardrail, buildConverseRequest } from "./bedrock-convert.js";
-import { abortError, parseRetryAfter } from "./chat-completions.js";
-import { DEFAULT_STALL_MS, StallError, stallSeconds, withinStall } from "./stall.js";
+import { DEFAULT_STALL_MS } from "./stall.js";
+import { createWireTransport, type WireReader } from "./wire.js";
+import {
+  answeredWith,
+  couldNotConnect,
+  describe,
+  failedMidResponse,
+  firstLine,
+  headerRecord,
+  type WireFailure,
+} from "./wire-failure.js";
+import { asRecord } from "./wire-values.js";
 
 export type { BedrockGuardrail } from "./bedrock-convert.js";
 
@@ -131,32 +142,43 @@ export function bedrockAuth(env: Env): BedrockAuth {
   return { kind: "chain", ...(profile ? { profile } : {}) };
 }
 
-interface Ctx {
-  getClient: () => Promise<{ client: BedrockRuntimeClient; sdk: Sdk }>;
-  options: BedrockTransportOptions;
-  /** Where requests go, for messages and the classifier. */
-  label: string;
+interface BedrockClient {
+  client: BedrockRuntimeClient;
+  sdk: Sdk;
 }
 
 /** A transport speaking Bedrock Converse. Creating it loads nothing; the SDK loads on first stream. */
 export function createBedrockTransport(options: BedrockTransportOptions = {}): Transport {
   const region = resolveRegion(options);
   const endpoint = endpointFor(options.baseUrl);
-  let clientPromise: Promise<{ client: BedrockRuntimeClient; sdk: Sdk }> | undefined;
-  const ctx: Ctx = {
-    options,
-    label: endpoint ?? `https://bedrock-runtime.${region}.amazonaws.com`,
-    getClient: () => {
-      clientPromise ??= loadSdk()
-        .then((sdk) => ({ sdk, client: makeClient(sdk, options, region, endpoint) }))
-        .catch((err: unknown) => {
-          clientPromise = undefined;
-          throw err;
-        });
-      return clientPromise;
+  /** Where requests go, for messages and the classifier. */
+  const baseUrl = endpoint ?? `https://bedrock-runtime.${region}.amazonaws.com`;
+  const input = (request: ChatRequest) =>
+    buildConverseRequest(request, {
+      promptCaching: options.promptCaching ?? true,
+      guardrail: options.guardrail,
+    });
+  return createWireTransport<BedrockClient>({
+    apiMode: "bedrock_converse",
+    baseUrl,
+    streaming: options.stream ?? true,
+    stallMs: options.stallTimeoutMs ?? DEFAULT_STALL_MS,
+    finishMarker: "no messageStop",
+    createClient: async () => {
+      const sdk = await loadSdk();
+      return { sdk, client: makeClient(sdk, options, region, endpoint) };
     },
-  };
-  return { apiMode: "bedrock_converse", stream: (request, signal) => runRequest(ctx, request, signal) };
+    reader: () => new BedrockReader(baseUrl),
+    openStream: async ({ client, sdk }, request, { signal }) => {
+      const command = new sdk.bedrock.ConverseStreamCommand(input(request) as never);
+      const output = await client.send(command, { abortSignal: signal });
+      // No event stream at all reads as a stream that ended before messageStop.
+      return output.stream ?? noEvents();
+    },
+    fullCall: ({ client, sdk }, request, { signal }) =>
+      client.send(new sdk.bedrock.ConverseCommand(input(request) as never), { abortSignal: signal }),
+    readError: (err) => readBedrockError(err, baseUrl),
+  });
 }
 
 function makeClient(
@@ -227,88 +249,39 @@ function quietly<T>(make: () => T): T {
   }
 }
 
-async function* runRequest(
-  ctx: Ctx,
-  request: ChatRequest,
-  signal: AbortSignal | undefined,
-): AsyncGenerator<StreamEvent> {
-  if (signal?.aborted) throw abortError(signal);
-  const { options, label } = ctx;
-  const { client, sdk } = await ctx.getClient();
-  const streaming = options.stream ?? true;
-  const input = buildConverseRequest(request, {
-    promptCaching: options.promptCaching ?? true,
-    guardrail: options.guardrail,
-  });
-  const assembler = new BedrockAssembler();
-  const sendOptions = signal ? { abortSignal: signal } : {};
-  const stallMs = options.stallTimeoutMs ?? DEFAULT_STALL_MS;
-  // One controller for the caller's abort and the stall watchdog (streaming only).
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal?.reason);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    if (streaming) {
-      const command = new sdk.bedrock.ConverseStreamCommand(input as never);
-      const output = await withinStall(
-        client.send(command, { abortSignal: controller.signal }),
-        stallMs,
-        controller,
-      );
-      if (!output.stream)
-        throw new ProviderError(`${label} answered without an event stream.`, { transport: true });
-      const iterator = output.stream[Symbol.asyncIterator]();
-      while (true) {
-        const next = await withinStall(Promise.resolve(iterator.next()), stallMs, controller);
-        if (next.done) break;
-        const event = next.value;
-        const exception = streamException(event);
-        if (exception) throw inStreamError(exception, label, assembler.hasContent);
-        yield* assembler.addEvent(event);
-        if (signal?.aborted) throw abortError(signal);
-      }
-    } else {
-      const output = await client.send(new sdk.bedrock.ConverseCommand(input as never), sendOptions);
-      yield* assembler.addOutput(output);
-    }
-  } catch (err) {
-    if (err instanceof StallError && !signal?.aborted) {
-      throw Object.assign(
-        new ProviderError(
-          `${assembler.hasContent ? `The stream from ${label} stalled: no data for ${stallSeconds(err.ms)} mid-answer` : `${label} sent no response within ${stallSeconds(err.ms)}`}, so the request was cut (agent.stream_stall_timeout).`,
-          { transport: true, partial: assembler.hasContent, stalled: true, cause: err },
-        ),
-        { baseUrl: label },
-      );
-    }
-    const error = toProviderError(err, label, signal, assembler.hasContent);
-    // The classifier reads `baseUrl` to tell providers apart.
-    throw error instanceof ProviderError ? Object.assign(error, { baseUrl: label }) : error;
-  } finally {
-    signal?.removeEventListener("abort", onAbort);
+/** Reads one Converse response through the assembler. */
+class BedrockReader implements WireReader {
+  private readonly assembler = new BedrockAssembler();
+
+  constructor(private readonly baseUrl: string) {}
+
+  get hasContent(): boolean {
+    return this.assembler.hasContent;
   }
-  if (signal?.aborted) throw abortError(signal);
-  if (!assembler.finished) {
-    throw Object.assign(
-      new ProviderError(
-        `The stream from ${label} ended before the model finished its answer (no messageStop); the connection probably dropped.`,
-        { transport: true, partial: assembler.hasContent },
-      ),
-      { baseUrl: label },
-    );
+
+  get finished(): boolean {
+    return this.assembler.finished;
   }
-  if (assembler.finishReason === "error") {
-    const name = "ModelErrorException";
-    const message = `The model stopped with ${assembler.rawStopReason}: Bedrock could not parse what it wrote.`;
-    throw Object.assign(
-      new ProviderError(`Bedrock at ${label} reported ${name}: ${message}`, {
-        body: JSON.stringify({ __type: name, message }),
-        partial: assembler.hasContent,
-      }),
-      { baseUrl: label },
-    );
+
+  event(raw: unknown): StreamEvent[] | WireFailure {
+    // The SDK yields exception members as events instead of throwing them.
+    const exception = streamException(raw);
+    return exception ? exceptionFailure(exception, this.baseUrl) : this.assembler.addEvent(raw);
   }
-  yield* assembler.finishEvents();
+
+  response(output: unknown): StreamEvent[] {
+    return this.assembler.addOutput(output);
+  }
+
+  finishFailure(): WireFailure | undefined {
+    if (this.assembler.finishReason !== "error") return undefined;
+    const message = `The model stopped with ${this.assembler.rawStopReason}: Bedrock could not parse what it wrote.`;
+    return exceptionFailure({ type: "ModelErrorException", message }, this.baseUrl, false);
+  }
+
+  finishEvents(): StreamEvent[] {
+    return this.assembler.finishEvents();
+  }
 }
 
 /**
@@ -329,93 +302,82 @@ const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
   serviceunavailableexception: 503,
 };
 
-/** An exception event the SDK yielded instead of throwing. */
-function inStreamError(exception: { type: string; message: string }, label: string, partial: boolean) {
-  const status = EXCEPTION_STATUS[exception.type.toLowerCase()];
-  return new ProviderError(
-    `Bedrock at ${label} reported ${exception.type} mid-stream: ${clip(exception.message, 500)}`,
-    {
-      ...(status !== undefined ? { status } : {}),
-      body: JSON.stringify({ __type: exception.type, message: exception.message }),
-      partial,
-    },
-  );
-}
-
-function toProviderError(
-  err: unknown,
-  label: string,
-  signal: AbortSignal | undefined,
-  partial: boolean,
-): Error {
-  if (signal?.aborted) return abortError(signal);
-  if (err instanceof ProviderError) return err;
-  const e = (typeof err === "object" && err !== null ? err : {}) as Record<string, unknown>;
-  const name = typeof e["name"] === "string" ? e["name"] : "Error";
-  const message = typeof e["message"] === "string" ? e["message"] : String(err);
-  if (name === "AbortError") return abortError(signal ?? AbortSignal.abort());
-  if (name === "TimeoutError" || e["code"] === "ETIMEDOUT") {
-    return new ProviderError(
-      partial
-        ? `The stream from ${label} stalled: no data within the timeout, so the request was aborted.`
-        : `The request to ${label} timed out before Bedrock answered.`,
-      { transport: true, partial, cause: err },
-    );
-  }
-  if (name === "CredentialsProviderError" || name === "TokenProviderError") {
-    return new ProviderError(
-      `No AWS credentials for Bedrock: ${message}. Set AWS_PROFILE (run \`aws sso login\` first for SSO), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK.`,
-      { body: JSON.stringify({ __type: name, message }), cause: err },
-    );
-  }
-  const http = (e["$metadata"] as { httpStatusCode?: number } | undefined)?.httpStatusCode;
-  if (e["$fault"] !== undefined || (http !== undefined && http >= 400)) {
-    // A service exception: an HTTP error, or (with no status) an exception frame mid-stream.
-    const status = http !== undefined && http >= 400 ? http : EXCEPTION_STATUS[name.toLowerCase()];
-    const headers = headerRecord(e["$response"]);
-    const retryAfterMs = headers ? parseRetryAfter({ get: (h) => headers[h] ?? null }) : undefined;
-    const where = http === undefined ? "mid-stream" : `with HTTP ${http}`;
-    const error = new ProviderError(`Bedrock at ${label} answered ${where}: ${name}: ${clip(message, 500)}`, {
-      ...(status !== undefined ? { status } : {}),
-      body: JSON.stringify({ __type: name, message }),
-      partial,
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      cause: err,
-    });
-    return headers ? Object.assign(error, { headers }) : error;
-  }
-  if (http !== undefined) {
-    // A 2xx answer the SDK could not read: a body cut short, or not Bedrock's JSON at all. The SDK
-    // error is not kept as the cause: its 200 status would read as an HTTP answer to the classifier.
-    return new ProviderError(
-      `The response from ${label} could not be read (${firstLine(message)}); the connection probably dropped.`,
-      { transport: true, partial },
-    );
-  }
-  const code = typeof e["code"] === "string" ? e["code"] : "";
-  if (!partial && ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(code)) {
-    return new ProviderError(
-      `Could not connect to ${label}: ${describe(err)}. Is the endpoint (or region) right and reachable?`,
-      { transport: true, cause: err },
-    );
-  }
-  // Anything else is the wire failing: ECONNRESET ("aborted"), a socket hang-up, a frame cut short.
-  return new ProviderError(`The connection to ${label} failed mid-response: ${describe(err)}`, {
-    transport: true,
-    partial,
-    cause: err,
+/**
+ * A Bedrock exception reported inside a 200 (an exception event, or a stop reason that stands for
+ * one), with the status the same exception has as an HTTP answer.
+ */
+function exceptionFailure(
+  exception: { type: string; message: string },
+  baseUrl: string,
+  withStatus = true,
+): WireFailure {
+  const status = withStatus ? EXCEPTION_STATUS[exception.type.toLowerCase()] : undefined;
+  return answeredWith(baseUrl, {
+    status,
+    body: JSON.stringify({ __type: exception.type, message: exception.message }),
+    detail: `${exception.type}: ${exception.message}`,
+    where: "mid-stream",
   });
 }
 
-/** The SDK's raw response headers (lower-case names), when the error kept them. */
-function headerRecord(response: unknown): Record<string, string> | undefined {
-  const headers = (response as { headers?: unknown } | undefined)?.headers;
-  if (typeof headers !== "object" || headers === null) return undefined;
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers))
-    if (typeof value === "string") out[key.toLowerCase()] = value;
-  return Object.keys(out).length > 0 ? out : undefined;
+/** What an error the AWS SDK threw means. */
+function readBedrockError(err: unknown, baseUrl: string): WireFailure {
+  const e = asRecord(err) ?? {};
+  const name = typeof e["name"] === "string" ? e["name"] : "Error";
+  const message = typeof e["message"] === "string" ? e["message"] : String(err);
+  // The socket timeout (`timeoutMs`).
+  if (name === "TimeoutError" || e["code"] === "ETIMEDOUT") {
+    return {
+      message: `The request to ${baseUrl} timed out: Bedrock sent no data within the request timeout, so it was aborted.`,
+      transport: true,
+      cause: err,
+    };
+  }
+  if (name === "CredentialsProviderError" || name === "TokenProviderError") {
+    return {
+      message: `No AWS credentials for Bedrock: ${message}. Set AWS_PROFILE (run \`aws sso login\` first for SSO), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK.`,
+      body: JSON.stringify({ __type: name, message }),
+      cause: err,
+    };
+  }
+  const http = asRecord(e["$metadata"])?.["httpStatusCode"];
+  const httpStatus = typeof http === "number" ? http : undefined;
+  if (e["$fault"] !== undefined || (httpStatus !== undefined && httpStatus >= 400)) {
+    // A service exception: an HTTP error, or (with no status) an exception frame mid-stream.
+    const isHttp = httpStatus !== undefined && httpStatus >= 400;
+    return answeredWith(baseUrl, {
+      status: isHttp ? httpStatus : EXCEPTION_STATUS[name.toLowerCase()],
+      body: JSON.stringify({ __type: name, message }),
+      detail: `${name}: ${message}`,
+      ...(httpStatus === undefined ? { where: "mid-stream" } : {}),
+      headers: headerRecord(asRecord(e["$response"])?.["headers"]),
+      cause: err,
+    });
+  }
+  if (httpStatus !== undefined) {
+    // A 2xx answer the SDK could not read: a body cut short, or not Bedrock's JSON at all. The SDK
+    // error is not kept as the cause: its 200 status would read as an HTTP answer to the classifier.
+    return {
+      message: `The response from ${baseUrl} could not be read (${firstLine(message)}); the connection probably dropped.`,
+      transport: true,
+    };
+  }
+  const code = typeof e["code"] === "string" ? e["code"] : "";
+  if (CONNECT_CODES.has(code)) {
+    return couldNotConnect(baseUrl, err, {
+      timedOut: false,
+      detail: describe(err),
+      hint: "Is the endpoint (or region) right and reachable?",
+    });
+  }
+  // Anything else is the wire failing: ECONNRESET ("aborted"), a socket hang-up, a frame cut short.
+  return failedMidResponse(baseUrl, err);
 }
+
+/** Connection errors that mean the request never reached Bedrock. */
+const CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+async function* noEvents(): AsyncGenerator<never> {}
 
 function hostOf(url: string | undefined): string | undefined {
   if (!url?.trim()) return undefined;
@@ -424,21 +386,4 @@ function hostOf(url: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0]?.trim() ?? "";
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const code = (err as { code?: unknown }).code;
-  const codeText = typeof code === "string" && !err.message.includes(code) ? ` (${code})` : "";
-  const cause =
-    err.cause instanceof Error && err.cause.message !== err.message ? ` (${err.cause.message})` : "";
-  return `${firstLine(err.message)}${codeText}${cause}`;
 }

@@ -8,8 +8,9 @@
  * - The conversation starts with a user message and roles alternate: tool results become `user`
  *   messages of `toolResult` blocks, consecutive same-role messages merge (tool results first),
  *   and a conversation that would start with the assistant gets a placeholder user turn first.
- * - Every `toolUse` is answered by exactly one `toolResult` in the next message: a missing result
- *   gets a stand-in, a result whose call is not in the previous turn becomes plain text.
+ * - Every `toolUse` is answered by exactly one `toolResult` in the next message
+ *   (`tool-pairing.ts`, shared with Anthropic): a missing result gets a stand-in, a result whose
+ *   call is not in the previous turn, or a second result for one call, becomes plain text.
  * - `toolUse`/`toolResult` blocks need a `toolConfig`: a request without tools (a final summary
  *   call) gets the tool exchange rendered as text instead.
  * - Text blocks are never blank; only inline (`data:`) images in png/jpeg/gif/webp are accepted.
@@ -24,7 +25,9 @@ import {
   parseArguments,
   thinkingParams,
 } from "./anthropic-convert.js";
-import { asRecord } from "./wire-values.js";
+import { isClaudeModel } from "./claude-model.js";
+import { type PairingWire, pairToolResults, toolResultsFirst } from "./tool-pairing.js";
+import { asRecord, str } from "./wire-values.js";
 
 export type WireBlock = Record<string, unknown>;
 
@@ -65,12 +68,8 @@ const IMAGE_FORMATS: Readonly<Record<string, string>> = {
   "image/webp": "webp",
 };
 const CACHE_POINT: WireBlock = { cachePoint: { type: "default" } };
-
-/** True for Anthropic Claude model ids, inference profiles included (`us.anthropic.claude-…`). */
-export function isClaudeModel(modelId: string): boolean {
-  const id = modelId.toLowerCase();
-  return id.includes("anthropic.") || id.includes("claude");
-}
+/** The call id a `toolResult` block answers. */
+const resultId = (b: WireBlock) => str(asRecord(b["toolResult"])?.["toolUseId"]);
 
 /**
  * The input of a Converse / ConverseStream command. `extraBody` goes in first: it may add fields
@@ -160,7 +159,7 @@ export function convertMessages(
     }
   }
   let messages = mergeSameRole(converted);
-  if (!options.toolsAsText) messages = pairToolResults(messages, options.claude ?? false);
+  if (!options.toolsAsText) messages = pairToolResults(messages, pairing(options.claude ?? false));
   if (messages[0]?.role !== "user") messages.unshift({ role: "user", content: [] });
   for (const message of messages) {
     if (message.content.length === 0) message.content.push({ text: EMPTY_TEXT });
@@ -337,76 +336,30 @@ function mergeSameRole(messages: WireMessage[]): WireMessage[] {
     if (last.content.every(isReasoning)) last.content.push({ text: EMPTY_TEXT });
   }
   for (const message of out) {
-    if (message.role === "user") message.content = toolResultsFirst(message.content);
+    if (message.role === "user") message.content = toolResultsFirst(message.content, { resultId });
   }
   return out;
 }
 
-function toolResultsFirst(blocks: WireBlock[]): WireBlock[] {
-  const results = blocks.filter((b) => b["toolResult"] !== undefined);
-  return results.length === 0 ? blocks : [...results, ...blocks.filter((b) => b["toolResult"] === undefined)];
-}
-
-const useIds = (m: WireMessage) =>
-  m.content.flatMap((b) => (asRecord(b["toolUse"]) ? [String(asRecord(b["toolUse"])?.["toolUseId"])] : []));
-const resultId = (b: WireBlock) => asRecord(b["toolResult"])?.["toolUseId"];
-
-/**
- * Makes every toolUse answered exactly once in the next user message: a missing result gets a
- * stand-in, a result for a call the previous assistant turn did not make (or a second result for
- * one call) becomes plain text.
- */
-function pairToolResults(messages: WireMessage[], claude: boolean): WireMessage[] {
-  const out: WireMessage[] = [];
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i]!;
-    if (message.role === "user") {
-      const previous = out.at(-1);
-      const expected = new Set(previous?.role === "assistant" ? useIds(previous) : []);
-      message.content = toolResultsFirst(
-        message.content.map((b) => {
-          const id = resultId(b);
-          if (id === undefined) return b;
-          if (expected.delete(String(id))) return b;
-          return orphanResultText(b);
-        }),
-      );
-      out.push(message);
-      continue;
-    }
-    out.push(message);
-    const ids = useIds(message);
-    if (ids.length === 0) continue;
-    let next = messages[i + 1];
-    if (!next) {
-      next = { role: "user", content: [] };
-      messages.push(next);
-    }
-    const answered = new Set(
-      next.content
-        .map(resultId)
-        .filter((id) => id !== undefined)
-        .map(String),
-    );
-    const missing = ids
-      .filter((id) => !answered.has(id))
-      .map((id) => ({
-        toolResult: {
-          toolUseId: id,
-          content: [{ text: MISSING_RESULT }],
-          ...(claude ? { status: "error" } : {}),
-        },
-      }));
-    next.content = [...missing, ...next.content];
-  }
-  return out;
-}
-
-function orphanResultText(block: WireBlock): WireBlock {
-  const result = asRecord(block["toolResult"]) ?? {};
-  const parts = Array.isArray(result["content"]) ? (result["content"] as WireBlock[]) : [];
-  const text = parts.map((p) => (typeof p["text"] === "string" ? p["text"] : "[image]")).join("\n");
-  return { text: `[result of tool call ${String(result["toolUseId"])}]\n${text}` };
+/** Tool-call pairing in Converse blocks (the rules are in `tool-pairing.ts`). */
+function pairing(claude: boolean): PairingWire {
+  return {
+    callId: (b) => str(asRecord(b["toolUse"])?.["toolUseId"]),
+    resultId,
+    resultText: (b) => {
+      const content = asRecord(b["toolResult"])?.["content"];
+      const parts = Array.isArray(content) ? (content as WireBlock[]) : [];
+      return parts.map((p) => (typeof p["text"] === "string" ? p["text"] : "[image]")).join("\n");
+    },
+    textBlock: (text) => ({ text }),
+    missingResult: (id) => ({
+      toolResult: {
+        toolUseId: id,
+        content: [{ text: MISSING_RESULT }],
+        ...(claude ? { status: "error" } : {}),
+      },
+    }),
+  };
 }
 
 /**

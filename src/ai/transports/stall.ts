@@ -1,12 +1,13 @@
 /**
- * Stall detection shared by the SDK transports: a stream that sends nothing for a while is cut
- * and reported as a timeout, so a hung connection never holds a turn forever.
+ * The stall watchdog every streaming transport runs (through `createWireTransport`): a stream
+ * that makes no progress for a while is cut and reported as a timeout, so a hung connection never
+ * holds a turn forever.
  */
 
 /** How long a stream may send nothing before it counts as stalled (Hermes's default). */
 export const DEFAULT_STALL_MS = 60_000;
 
-/** Rejection marker for a stalled wait; transports turn it into a `ProviderError` with `stalled`. */
+/** The reason a stalled request is aborted with; its name makes the classifier read a timeout. */
 export class StallError extends Error {
   readonly ms: number;
   constructor(ms: number) {
@@ -17,20 +18,68 @@ export class StallError extends Error {
 }
 
 /**
- * `promise`, or a `StallError` (after aborting `controller`) when it takes longer than `ms`.
- * `ms <= 0` waits forever.
+ * Fires once when `touch` has not been called for `ms` while running: it aborts the request
+ * (through `onStall`) and rejects every promise passed through `race`. Paused while the consumer
+ * holds an event, because a slow consumer is not a stalled server. `ms <= 0` never fires.
+ *
+ * Progress is whatever the transport can see: the response headers, each event from the SDK,
+ * and, where the SDK hides keep-alive events (Anthropic's `ping`), each chunk of bytes.
  */
-export function withinStall<T>(promise: Promise<T>, ms: number, controller: AbortController): Promise<T> {
-  if (ms <= 0) return promise;
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      const error = new StallError(ms);
-      reject(error);
-      controller.abort(error);
-    }, ms);
-  });
-  return Promise.race([promise, stalled]).finally(() => clearTimeout(timer));
+export class StallWatchdog {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private hasFired = false;
+  private reject: ((error: StallError) => void) | undefined;
+  /** Rejects with the `StallError` when the watchdog fires; never resolves. */
+  private readonly stalled: Promise<never>;
+
+  constructor(
+    readonly ms: number,
+    private readonly onStall: (error: StallError) => void,
+  ) {
+    this.stalled = new Promise<never>((_resolve, reject) => {
+      this.reject = reject;
+    });
+    // Nobody may be racing at the moment it fires; the rejection is still expected.
+    this.stalled.catch(() => undefined);
+  }
+
+  /** True once the stream was cut as stalled. */
+  get fired(): boolean {
+    return this.hasFired;
+  }
+
+  /** Starts (or resumes) the clock. */
+  start(): void {
+    this.running = true;
+    this.touch();
+  }
+
+  /** Progress: the clock starts over. Ignored while paused or stopped. */
+  touch(): void {
+    if (!this.running || this.fired || this.ms <= 0) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.fire(), this.ms);
+  }
+
+  /** Stops the clock until `start` (the consumer holds an event, or the request is over). */
+  pause(): void {
+    this.running = false;
+    clearTimeout(this.timer);
+  }
+
+  /** `promise`, or the `StallError` if the watchdog fires first. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    return this.ms <= 0 ? promise : Promise.race([promise, this.stalled]);
+  }
+
+  private fire(): void {
+    const error = new StallError(this.ms);
+    this.hasFired = true;
+    this.running = false;
+    this.reject?.(error);
+    this.onStall(error);
+  }
 }
 
 /** "60 s", "0.2 s": a stall window for messages. */

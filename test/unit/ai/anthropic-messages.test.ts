@@ -164,13 +164,13 @@ describe.each([true, false])("anthropic transport over HTTP (stream: %s)", (stre
     );
     const { error } = await failure(transport.stream(request));
     expect(error).toBeInstanceOf(ProviderError);
-    const e = error as ProviderError & { headers?: Record<string, string> };
+    const e = error as ProviderError;
     expect(e.status).toBe(429);
     expect(e.retryAfterMs).toBe(7000);
     expect(e.transport).toBe(false);
     expect(e.message).toContain("exceeded your rate limit");
     expect(e.headers?.["anthropic-ratelimit-tokens-reset"]).toBe("2030-01-01T00:00:00Z");
-    expect((e as { baseUrl?: string }).baseUrl).toBe(apiRoot(llm.url));
+    expect(e.baseUrl).toBe(apiRoot(llm.url));
     expect(llm.chatRequests).toHaveLength(1);
   });
 

@@ -4,7 +4,6 @@ import {
   convertMessages,
   convertTools,
   imageBlock,
-  isClaudeModel,
   isErrorResult,
   REASONING_REDACTED,
   REASONING_TEXT,
@@ -267,16 +266,6 @@ describe("imageBlock", () => {
 });
 
 describe("small helpers", () => {
-  it.each([
-    [CLAUDE, true],
-    ["anthropic.claude-3-haiku-20240307-v1:0", true],
-    ["arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-sonnet-20240620-v1:0", true],
-    [NOVA, false],
-    ["meta.llama3-70b-instruct-v1:0", false],
-  ])("isClaudeModel(%s) = %s", (id, expected) => {
-    expect(isClaudeModel(id)).toBe(expected);
-  });
-
   it.each([
     ['{"error": "boom"}', true],
     ['  {"error": {"code": 1}}', true],

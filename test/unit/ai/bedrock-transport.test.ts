@@ -162,7 +162,7 @@ describe.each([true, false])("bedrock transport over HTTP (stream: %s)", (stream
       message: "Too many requests, please wait before trying again.",
     });
     expect(e.message).toContain("Too many requests");
-    expect((e as { baseUrl?: string }).baseUrl).toBe(bedrock.url);
+    expect(e.baseUrl).toBe(bedrock.url);
     expect(classifyApiError(e)).toMatchObject({ reason: "rate_limit", retryable: true, retryAfterMs: 3000 });
     expect(bedrock.requests).toHaveLength(1);
   });
@@ -290,7 +290,9 @@ describe("bedrock transport: in-stream failures and aborts", () => {
     const { error } = await failure(quick.stream(request));
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(error).toMatchObject({ transport: true, partial: false, stalled: true });
-    expect((error as Error).message).toMatch(/sent no response within 0.2 s.*agent.stream_stall_timeout/);
+    expect((error as Error).message).toMatch(
+      /sent no response headers within 0.2 s.*agent.stream_stall_timeout/,
+    );
   });
 
   it("reports a refused connection as a transport error", async () => {

@@ -1,8 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  createChatCompletionsTransport,
-  parseRetryAfter,
-} from "../../../src/ai/transports/chat-completions.js";
+import { parseResetHeaders } from "../../../src/ai/error-timing.js";
+import { createChatCompletionsTransport } from "../../../src/ai/transports/chat-completions.js";
 import { type ChatRequest, ProviderError, type StreamEvent, type Transport } from "../../../src/ai/types.js";
 import {
   disconnectMidStream,
@@ -288,7 +286,7 @@ describe("chat-completions transport: wire details", () => {
   });
 });
 
-describe("parseRetryAfter", () => {
+describe("Retry-After as every transport reads it (parseResetHeaders)", () => {
   const headers = (h: Record<string, string>) => new Headers(h);
   const now = Date.parse("2025-01-01T00:00:00Z");
 
@@ -302,6 +300,6 @@ describe("parseRetryAfter", () => {
     [{ "retry-after": "soon" }, undefined],
     [{}, undefined],
   ])("%j → %s", (h, expected) => {
-    expect(parseRetryAfter(headers(h), now)).toBe(expected);
+    expect(parseResetHeaders(headers(h), now).retryAfterMs).toBe(expected);
   });
 });

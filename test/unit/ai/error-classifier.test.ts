@@ -1023,9 +1023,7 @@ const cases: Case[] = [
     name: "a disconnect on a large session → context_overflow (still retryable)",
     error: new ProviderError(
       "The connection to https://openrouter.ai/api/v1 failed mid-response: terminated",
-      {
-        transport: true,
-      },
+      { transport: true, baseUrl: "https://openrouter.ai/api/v1" },
     ),
     context: LARGE,
     reason: "context_overflow",

@@ -21,6 +21,7 @@ function http(status: number | undefined, body: unknown, message?: string): Prov
   return new ProviderError(message ?? `The provider at ${URL_REMOTE} answered with ${summary}: ${text}`, {
     ...(status !== undefined ? { status } : {}),
     body: text,
+    baseUrl: URL_REMOTE,
   });
 }
 
@@ -34,7 +35,7 @@ function refused(url: string, message = "connect ECONNREFUSED", code = "ECONNREF
   });
   return new ProviderError(
     `Could not connect to ${url}: Connection error. (fetch failed). Is the server running and the base URL right?`,
-    { transport: true, cause: sdk },
+    { transport: true, cause: sdk, baseUrl: url },
   );
 }
 
@@ -45,6 +46,7 @@ function wire(detail: string, code?: string): ProviderError {
     transport: true,
     partial: true,
     cause,
+    baseUrl: URL_REMOTE,
   });
 }
 
@@ -511,6 +513,7 @@ const rows: Row[] = [
     name: "refused by localhost (both addresses, an AggregateError)",
     error: new ProviderError("Could not connect to http://localhost:11434/v1: Connection error.", {
       transport: true,
+      baseUrl: "http://localhost:11434/v1",
       cause: new AggregateError(
         [
           Object.assign(new Error("connect ECONNREFUSED ::1:11434"), { code: "ECONNREFUSED" }),

@@ -173,7 +173,7 @@ describe("responses transport: errors", () => {
     );
     const { error } = await failure(transport.stream(request));
     expect(error).toBeInstanceOf(ProviderError);
-    const e = error as ProviderError & { headers?: Record<string, string> };
+    const e = error as ProviderError;
     expect(e.status).toBe(429);
     expect(e.retryAfterMs).toBe(7000);
     expect(e.transport).toBe(false);

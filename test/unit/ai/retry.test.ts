@@ -332,9 +332,7 @@ describe("what the user is told", () => {
     const viaUrl = classifyApiError(
       new ProviderError(
         "The provider at https://api.anthropic.com answered with HTTP 401: invalid x-api-key",
-        {
-          status: 401,
-        },
+        { status: 401, baseUrl: "https://api.anthropic.com" },
       ),
     );
     expect(failureHint(viaUrl)).toBe("check ANTHROPIC_API_KEY in ~/.hermes/.env");
@@ -395,6 +393,7 @@ describe("what the user is told", () => {
       classifyApiError(
         new ProviderError(`Could not connect to ${url}: Connection error.`, {
           transport: true,
+          baseUrl: url,
           cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
         }),
       );

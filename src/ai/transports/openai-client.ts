@@ -1,0 +1,79 @@
+/**
+ * The `openai` SDK client both OpenAI-shaped wires use (chat completions and the Responses API),
+ * and how its errors read. The SDK is imported on first use, not at module load, because the
+ * transports sit on the CLI's start-up path. SDK retries are off: retry policy belongs to the
+ * caller, driven by `ProviderError`'s fields.
+ */
+import type OpenAI from "openai";
+import { readSdkError, type WireFailure } from "./wire-failure.js";
+import { asRecord } from "./wire-values.js";
+
+export type OpenAIModule = typeof import("openai");
+
+export interface OpenAIClient {
+  sdk: OpenAIModule;
+  client: OpenAI;
+}
+
+export interface OpenAIClientOptions {
+  /** Base URL including the version path, e.g. `https://openrouter.ai/api/v1`. */
+  baseUrl: string;
+  /** Sent as a bearer token; when absent no Authorization header is sent (local servers). */
+  apiKey?: string | undefined;
+  headers?: Record<string, string> | undefined;
+  /** Time allowed until the response headers arrive. Defaults to the SDK's (10 minutes). */
+  timeoutMs?: number | undefined;
+  /** A fetch implementation to use instead of the global one (proxies, tests). */
+  fetch?: typeof fetch | undefined;
+}
+
+let sdkPromise: Promise<OpenAIModule> | undefined;
+
+function loadSdk(): Promise<OpenAIModule> {
+  sdkPromise ??= import("openai").catch((err: unknown) => {
+    sdkPromise = undefined;
+    throw err;
+  });
+  return sdkPromise;
+}
+
+/** Loads the SDK (once per process) and makes a client for `options`. */
+export async function createOpenAIClient(options: OpenAIClientOptions): Promise<OpenAIClient> {
+  const sdk = await loadSdk();
+  const headers: Record<string, string | null> = { ...options.headers };
+  // The SDK insists on a key; a placeholder plus a removed header sends a keyless request.
+  if (!options.apiKey) headers["Authorization"] = null;
+  const client = new sdk.default({
+    apiKey: options.apiKey || "unused",
+    baseURL: options.baseUrl,
+    maxRetries: 0,
+    timeout: options.timeoutMs,
+    defaultHeaders: headers,
+    // Without these the SDK would pick up OPENAI_ORG_ID / OPENAI_PROJECT_ID / OPENAI_ADMIN_KEY from
+    // the environment and send them to whatever provider this is.
+    organization: null,
+    project: null,
+    adminAPIKey: null,
+    logLevel: "off",
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  return { sdk, client };
+}
+
+/**
+ * An error the `openai` SDK threw. An error inside a 200 stream has no status; gateways put the
+ * real one in the error's `code`, as a number or (Responses API) a code `codeStatus` maps.
+ */
+export function readOpenAIError(
+  err: unknown,
+  sdk: OpenAIModule,
+  baseUrl: string,
+  codeStatus: (code: string | undefined) => number | undefined = () => undefined,
+): WireFailure {
+  return readSdkError(err, sdk, baseUrl, {
+    inBandStatus: (error) => {
+      const code = asRecord(error.error)?.["code"];
+      return typeof code === "number" ? code : codeStatus(typeof code === "string" ? code : undefined);
+    },
+  });
+}

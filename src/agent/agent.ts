@@ -34,6 +34,7 @@ import { type DelegationHost, mayDelegate, runDelegation } from "./delegation.js
 import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
+import { composeUserTurn } from "./memory-provider-hook.js";
 import { buildSessionPrompt } from "./prompt/session-prompt.js";
 import { ProviderRecovery } from "./recovery.js";
 import { learnContextLength, makeSummarizer, resolveContextLength, type Summarize } from "./summarizer.js";
@@ -292,9 +293,14 @@ export class AIAgent {
     ) {
       await this.compressHistory(frozen, emit, { signal: controller.signal });
     }
-    const pendingSteer = this.steering.splice(0);
-    const userText =
-      typeof input === "string" && pendingSteer.length > 0 ? `${pendingSteer.join("\n")}\n\n${input}` : input;
+    const memory = this.options.memory;
+    const { content: userText, own: ownText } = await composeUserTurn(input, {
+      steering: this.steering.splice(0),
+      memory,
+      sessionId: this.sessionId,
+      signal: controller.signal,
+      warn: (message) => emit({ type: "warning", message }),
+    });
     const userMessage: Message = { role: "user", content: userText };
     this.history.push(userMessage);
     emit({ type: "message", message: userMessage });
@@ -397,6 +403,9 @@ export class AIAgent {
       } catch (error) {
         emit({ type: "warning", message: `Could not save the trajectory: ${String(error)}` });
       }
+    }
+    if (memory && typeof ownText === "string" && outcome.reason === "completed") {
+      memory.remember(ownText, outcome.text, this.sessionId);
     }
     emit({
       type: "done",

@@ -14,6 +14,7 @@ import {
   parsePricingOverrides,
 } from "../ai/pricing.js";
 import { type Message, messageText, type Usage } from "../ai/types.js";
+import { stripMemoryContext } from "../knowledge/memory/providers/context-block.js";
 import { loadSkillMessage } from "../knowledge/skills/view.js";
 import {
   type SessionRecord,
@@ -29,11 +30,12 @@ import { newSessionId } from "../util/session-id.js";
 import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
 import { agentEventLogger } from "./event-log.js";
 import type { AgentEvent } from "./events.js";
+import { type MemoryHook, openSessionMemory } from "./memory-provider-hook.js";
 import { sessionRecorder } from "./session-recorder.js";
 import { cleanTitle, titlePrompt, uniqueTitle } from "./title.js";
 
 export interface ChatSessionOptions
-  extends Omit<AIAgentOptions, "sessionId" | "messages" | "systemPrompt" | "runtime"> {
+  extends Omit<AIAgentOptions, "sessionId" | "messages" | "systemPrompt" | "runtime" | "memory"> {
   /** Where sessions are recorded; `null` or absent keeps the conversation in memory only. */
   store?: SessionStore | null;
   /** Default `cli`. */
@@ -57,6 +59,8 @@ export interface ChatSessionOptions
    * one-shot run would have to wait for it.
    */
   autoTitle?: boolean;
+  /** The memory provider: default, config.yaml's `memory.provider` (when on); `false`: none. */
+  memory?: MemoryHook | false;
   /**
    * The home's log files: each agent of this conversation gets one event listener writing to it
    * (see agent/event-log.ts), and session ends and recording problems are logged. Absent: no logs.
@@ -103,6 +107,8 @@ export class ChatSession {
   private prompt: string | undefined;
   private tally = emptyTally();
   private pricing: PricingOverrides | undefined;
+  /** The external memory provider (`memory.provider`), when one is configured and on. */
+  private readonly memory: MemoryHook | undefined;
   /** The background title request of this ChatSession (one per process-session at most). */
   private titling: Promise<void> | undefined;
   private titleAbort: AbortController | undefined;
@@ -114,6 +120,10 @@ export class ChatSession {
     this.userId = options.userId;
     this.runtime = createToolRuntime();
     this.modelName = options.model ?? options.resolved?.model ?? options.config?.model.default ?? "default";
+    // memory.provider: one hook for the whole conversation; its tools join the session's registry.
+    const opened = openSessionMemory(options, this.userId, (message) => this.warn(message));
+    this.memory = opened.hook;
+    if (opened.registry) this.options = { ...this.options, registry: opened.registry };
   }
 
   /**
@@ -382,6 +392,8 @@ export class ChatSession {
     this.titleAbort?.abort();
     await this.titling;
     await this.retire(reason);
+    // A one-shot run must not exit before its turn reached the provider (bounded wait).
+    await this.memory?.close();
     await this.runtime.dispose();
   }
 
@@ -437,6 +449,7 @@ export class ChatSession {
     const {
       store: _store,
       source: _source,
+      memory: _memory,
       resume: _r,
       continueLast: _c,
       title: _t,
@@ -451,6 +464,7 @@ export class ChatSession {
       ...(resolved ? { resolved } : {}),
       ...(this.options.transport || !resolved ? { model: this.modelName } : {}),
       runtime: this.runtime,
+      ...(this.memory ? { memory: this.memory } : {}),
       sessionId: seed.id,
       ...(seed.messages ? { messages: seed.messages } : {}),
       ...(seed.systemPrompt !== undefined ? { systemPrompt: seed.systemPrompt } : {}),
@@ -519,7 +533,8 @@ export class ChatSession {
     this.titling = (async () => {
       try {
         const chain = resolveAuxiliaryChain("title_generation", { config, env, main: resolved });
-        const { text } = await auxiliaryComplete(chain, titlePrompt(messageText(first), answer), {
+        const asked = stripMemoryContext(messageText(first));
+        const { text } = await auxiliaryComplete(chain, titlePrompt(asked, answer), {
           signal: controller.signal,
           maxTokens: 40,
         });
@@ -581,7 +596,9 @@ export class ChatSession {
 
   /** A recording problem: to the surface (`onWarning`) and the log. */
   private warn(message: string): void {
-    this.options.logger?.child({ component: "agent", sessionId: this.id }).warning(message);
+    // Also called while the constructor opens the memory provider, before any agent exists.
+    const sessionId = (this.current as AIAgent | undefined)?.sessionId;
+    this.options.logger?.child({ component: "agent", ...(sessionId ? { sessionId } : {}) }).warning(message);
     this.options.onWarning?.(message);
   }
 

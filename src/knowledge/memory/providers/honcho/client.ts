@@ -6,6 +6,7 @@
  * user peer and nothing is minted.
  */
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
 import type { Honcho, Peer, Session } from "@honcho-ai/sdk";
 import type { ProviderSessionInfo } from "../types.js";
@@ -15,10 +16,21 @@ import type { HonchoSettings } from "./config.js";
 export type HonchoSdk = typeof import("@honcho-ai/sdk");
 export type SdkLoader = () => Promise<HonchoSdk>;
 
-export const loadHonchoSdk: SdkLoader = async () => {
-  const mod = (await import("@honcho-ai/sdk")) as HonchoSdk & { default?: HonchoSdk };
-  // A CommonJS package: named exports on Node's ESM loader, `default` under some bundlers.
-  return mod.Honcho ? mod : (mod.default ?? mod);
+/**
+ * The SDK is required from node_modules (it is external to the CLI bundle: only Honcho users pay
+ * for it and its zod); `require`, not `import()`, because the bundle runs in a vm.Script, where a
+ * dynamic import has no loader. A failed load is retried on the next use.
+ */
+let sdkPromise: Promise<HonchoSdk> | undefined;
+export const loadHonchoSdk: SdkLoader = () => {
+  sdkPromise ??= new Promise<HonchoSdk>((resolve) => {
+    const require = createRequire(import.meta.url);
+    resolve(require("@honcho-ai/sdk") as HonchoSdk);
+  }).catch((error: unknown) => {
+    sdkPromise = undefined;
+    throw error;
+  });
+  return sdkPromise;
 };
 
 /** Honcho ids allow letters, digits, `_` and `-` only. */

@@ -34,12 +34,14 @@ await Promise.all([
     outfile: "dist/cli/hermes.cjs",
     // Native addons cannot live inside a bundle, and the tokenizer tables (2.4 MB, used only by
     // `hermes prompt-size`) and the Anthropic SDK (only for that provider) would slow every start:
-    // all are required from node_modules at first use.
+    // all are required from node_modules at first use (so is the Honcho SDK and its zod, only for
+    // `memory.provider: honcho`).
     external: [
       "better-sqlite3",
       "fs-ext",
       "gpt-tokenizer",
       "@anthropic-ai/sdk",
+      "@honcho-ai/sdk",
       "@aws-sdk/client-bedrock-runtime",
       "@modelcontextprotocol/sdk",
       "croner",

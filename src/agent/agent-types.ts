@@ -12,6 +12,7 @@ import type { ApprovalRequest, ClarifyRequest, ToolRuntime } from "../tools/type
 import type { Redactor } from "../util/redact.js";
 import type { ApprovalPolicy, ApprovalPrompt } from "./approval-policy.js";
 import type { AgentEvent, StopReason } from "./events.js";
+import type { TurnMemory } from "./memory-provider-hook.js";
 
 export interface AIAgentOptions {
   /** Model id; with `provider`/`baseUrl`/`apiKey` resolved like the CLI flags (flags > config > env). */
@@ -99,6 +100,11 @@ export interface AIAgentOptions {
   toolState?: Readonly<Record<string, unknown>>;
   /** How deep in a delegation tree this agent is: 0 at the top, 1 for a subagent... */
   delegationDepth?: number;
+  /**
+   * The external memory provider (`memory.provider`, agent/memory-provider-hook.ts): recall added
+   * to each user message, the finished turn synced. Absent: built-in memory only.
+   */
+  memory?: TurnMemory;
 }
 
 export interface RunResult {

@@ -31,6 +31,7 @@ import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
 import { type LoopDeps, type ToolCallRequest, type ToolTraits, toolCrashOutcome } from "./loop-deps.js";
+import { composeUserTurn } from "./memory-provider-hook.js";
 import { type Frozen, freezeSession } from "./session-freeze.js";
 import { learnContextLength } from "./summarizer.js";
 import { buildToolContext, type ToolContextBase } from "./tool-context.js";
@@ -294,9 +295,14 @@ export class AIAgent {
     if (this.config.compression.enabled && this.pastThreshold(frozen, this.lastPromptTokens)) {
       await this.compressHistory(frozen, emit, { signal: controller.signal });
     }
-    const pendingSteer = this.steering.splice(0);
-    const userText =
-      typeof input === "string" && pendingSteer.length > 0 ? `${pendingSteer.join("\n")}\n\n${input}` : input;
+    const memory = this.options.memory;
+    const { content: userText, own: ownText } = await composeUserTurn(input, {
+      steering: this.steering.splice(0),
+      memory,
+      sessionId: this.sessionId,
+      signal: controller.signal,
+      warn: (message) => emit({ type: "warning", message }),
+    });
     const userMessage: Message = { role: "user", content: userText };
     this.history.push(userMessage);
     emit({ type: "message", message: userMessage });
@@ -319,6 +325,9 @@ export class AIAgent {
       } catch (error) {
         emit({ type: "warning", message: `Could not save the trajectory: ${String(error)}` });
       }
+    }
+    if (memory && typeof ownText === "string" && outcome.reason === "completed") {
+      memory.remember(ownText, outcome.text, this.sessionId);
     }
     return {
       text: outcome.text,

@@ -14,7 +14,8 @@ import {
   parsePricingOverrides,
 } from "../ai/pricing.js";
 import { type Message, messageText, type Usage } from "../ai/types.js";
-import { addUsage, emptyUsage } from "../ai/usage.js";
+import { addUsage } from "../ai/usage.js";
+import { stripMemoryContext } from "../knowledge/memory/providers/context-block.js";
 import { loadSkillMessage } from "../knowledge/skills/view.js";
 import {
   type SessionRecord,
@@ -30,13 +31,15 @@ import { newSessionId } from "../util/session-id.js";
 import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
 import { agentEventLogger } from "./event-log.js";
 import type { AgentEvent } from "./events.js";
+import { type MemoryHook, openSessionMemory } from "./memory-provider-hook.js";
 import type { LearningLoop } from "./review/learning-loop.js";
 import { sessionLearning } from "./review/session-learning.js";
 import { sessionRecorder } from "./session-recorder.js";
+import { emptyTally, knownStatus, undoInMemory, worseStatus } from "./session-tally.js";
 import { cleanTitle, titlePrompt, uniqueTitle } from "./title.js";
 
 export interface ChatSessionOptions
-  extends Omit<AIAgentOptions, "sessionId" | "messages" | "systemPrompt" | "runtime"> {
+  extends Omit<AIAgentOptions, "sessionId" | "messages" | "systemPrompt" | "runtime" | "memory"> {
   /** Where sessions are recorded; `null` or absent keeps the conversation in memory only. */
   store?: SessionStore | null;
   /** Default `cli`. */
@@ -60,6 +63,8 @@ export interface ChatSessionOptions
    * one-shot run would have to wait for it.
    */
   autoTitle?: boolean;
+  /** The memory provider: default, config.yaml's `memory.provider` (when on); `false`: none. */
+  memory?: MemoryHook | false;
   /**
    * The home's log files: each agent of this conversation gets one event listener writing to it
    * (see agent/event-log.ts), and session ends and recording problems are logged. Absent: no logs.
@@ -110,6 +115,8 @@ export class ChatSession {
   private prompt: string | undefined;
   private tally = emptyTally();
   private pricing: PricingOverrides | undefined;
+  /** The external memory provider (`memory.provider`), when one is configured and on. */
+  private readonly memory: MemoryHook | undefined;
   /** The background title request of this ChatSession (one per process-session at most). */
   private titling: Promise<void> | undefined;
   private titleAbort: AbortController | undefined;
@@ -123,6 +130,10 @@ export class ChatSession {
     this.userId = options.userId;
     this.runtime = createToolRuntime();
     this.modelName = options.model ?? options.resolved?.model ?? options.config?.model.default ?? "default";
+    // memory.provider: one hook for the whole conversation; its tools join the session's registry.
+    const opened = openSessionMemory(options, this.userId, (message) => this.warn(message));
+    this.memory = opened.hook;
+    if (opened.registry) this.options = { ...this.options, registry: opened.registry };
     this.learning = sessionLearning(options, store, this);
   }
 
@@ -394,6 +405,8 @@ export class ChatSession {
     await this.retire(reason);
     // A running review is waited for (at most memory.review_budget_seconds), not lost.
     await this.learning?.settle();
+    // A one-shot run must not exit before its turn reached the provider (bounded wait).
+    await this.memory?.close();
     await this.runtime.dispose();
   }
 
@@ -449,6 +462,7 @@ export class ChatSession {
     const {
       store: _store,
       source: _source,
+      memory: _memory,
       resume: _r,
       continueLast: _c,
       title: _t,
@@ -463,6 +477,7 @@ export class ChatSession {
       ...(resolved ? { resolved } : {}),
       ...(this.options.transport || !resolved ? { model: this.modelName } : {}),
       runtime: this.runtime,
+      ...(this.memory ? { memory: this.memory } : {}),
       sessionId: seed.id,
       ...(seed.messages ? { messages: seed.messages } : {}),
       ...(seed.systemPrompt !== undefined ? { systemPrompt: seed.systemPrompt } : {}),
@@ -537,7 +552,8 @@ export class ChatSession {
     this.titling = (async () => {
       try {
         const chain = resolveAuxiliaryChain("title_generation", { config, env, main: resolved });
-        const { text } = await auxiliaryComplete(chain, titlePrompt(messageText(first), answer), {
+        const asked = stripMemoryContext(messageText(first));
+        const { text } = await auxiliaryComplete(chain, titlePrompt(asked, answer), {
           signal: controller.signal,
           maxTokens: 40,
         });
@@ -594,7 +610,9 @@ export class ChatSession {
 
   /** A recording problem: to the surface (`onWarning`) and the log. */
   private warn(message: string): void {
-    this.options.logger?.child({ component: "agent", sessionId: this.id }).warning(message);
+    // Also called while the constructor opens the memory provider, before any agent exists.
+    const sessionId = (this.current as AIAgent | undefined)?.sessionId;
+    this.options.logger?.child({ component: "agent", ...(sessionId ? { sessionId } : {}) }).warning(message);
     this.options.onWarning?.(message);
   }
 
@@ -640,48 +658,4 @@ export class ChatSession {
       throw new SessionStoreError("invalid", `Sessions are not being recorded, so you cannot ${what}.`);
     return this.store;
   }
-}
-
-/** What an unrecorded session keeps in memory for `/usage`. */
-function emptyTally(): {
-  usage: Usage;
-  apiCalls: number;
-  lastContext: number;
-  costUsd: number | null;
-  costStatus: CostStatus | null;
-} {
-  return { usage: emptyUsage(), apiCalls: 0, lastContext: 0, costUsd: null, costStatus: null };
-}
-
-const STATUS_RANK: Record<CostStatus, number> = { included: 0, actual: 1, estimated: 2, unknown: 3 };
-
-/** The worse of two statuses (the store merges the same way): one unpriced call makes the total a floor. */
-function worseStatus(a: CostStatus | null, b: CostStatus): CostStatus {
-  return a === null || STATUS_RANK[b] > STATUS_RANK[a] ? b : a;
-}
-
-function knownStatus(text: string | null): CostStatus | null {
-  return text !== null && Object.hasOwn(STATUS_RANK, text) ? (text as CostStatus) : null;
-}
-
-/**
- * Drops the last `turns` user turns from a history: each user message and everything after it.
- * Pure; used when the conversation is not recorded.
- */
-export function undoInMemory(
-  messages: readonly Message[],
-  turns: number,
-): { messages: Message[]; removed: number; userText: string | null } {
-  let cut = messages.length;
-  let found = 0;
-  for (let i = messages.length - 1; i >= 0 && found < turns; i--) {
-    if (messages[i]?.role === "user") {
-      cut = i;
-      found++;
-    }
-  }
-  if (found === 0) return { messages: [...messages], removed: 0, userText: null };
-  const first = messages[cut];
-  const userText = typeof first?.content === "string" ? first.content : null;
-  return { messages: messages.slice(0, cut), removed: messages.length - cut, userText };
 }

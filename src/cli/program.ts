@@ -173,6 +173,20 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("memory")
+    .description("memory: status | setup [honcho] | off | reset (built-in stores and memory.provider)")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a memory command and its options (hermes memory --help)")
+    .action(async (args: string[]) => {
+      const { runMemoryCommand } = await import("./commands/memory.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runMemoryCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("auth")
     .description(
       "API keys per provider (credential pools in auth.json): add | list | remove | reset | status",

@@ -8,6 +8,7 @@
  * fallback provider) are added where the transport is built (ai/resolve.ts).
  */
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { MIN_SECRET_LENGTH, processRedactor, type Redactor } from "../util/redact.js";
 import { isPlainObject } from "./coerce.js";
@@ -86,6 +87,8 @@ export function collectKnownSecrets(input: {
   config?: unknown;
   auth?: unknown;
   webhooks?: unknown;
+  /** Honcho's settings files (`honcho.json`: `apiKey`, OAuth tokens), as read. */
+  honcho?: readonly unknown[];
 }): KnownSecret[] {
   const out: KnownSecret[] = [];
   for (const [name, value] of Object.entries(input.env ?? {})) {
@@ -94,6 +97,7 @@ export function collectKnownSecrets(input: {
   out.push(...secretsInObject(input.config));
   out.push(...secretsInObject(input.auth, "auth"));
   out.push(...secretsInObject(input.webhooks, "webhook"));
+  for (const file of input.honcho ?? []) out.push(...secretsInObject(file, "honcho"));
   return out;
 }
 
@@ -121,9 +125,22 @@ function readJson(path: string): unknown {
 }
 
 /**
+ * Where the Honcho memory provider reads its settings (knowledge/memory/providers/honcho/config.ts
+ * has the precedence): every one that exists may hold a key, so all are registered.
+ */
+function honchoFiles(home: string, env: Env): string[] {
+  const user = env["HOME"]?.trim() || homedir();
+  return [
+    join(home, "honcho.json"),
+    join(user, ".hermes", "honcho.json"),
+    join(user, ".honcho", "config.json"),
+  ];
+}
+
+/**
  * Registers the home's secrets with `redactor` (default: the process-wide one) and switches it on
  * or off per {@link redactionEnabled}. Reads auth.json and webhook_subscriptions.json; never
- * throws for a missing or broken file. Returns how many values were registered.
+ * throws for a missing or broken file. Also reads Honcho's settings files (`honcho.json`). Returns how many values were registered.
  */
 export function registerKnownSecrets(options: {
   home: string;
@@ -138,6 +155,7 @@ export function registerKnownSecrets(options: {
     config: options.config,
     auth: readJson(authPath(options.home)),
     webhooks: readJson(join(options.home, "webhook_subscriptions.json")),
+    honcho: honchoFiles(options.home, options.env).map(readJson),
   });
   let added = 0;
   for (const { value, label } of secrets) if (redactor.addSecret(value, label)) added++;

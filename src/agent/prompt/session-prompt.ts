@@ -15,6 +15,7 @@ import { createBuiltinRegistry } from "../../tools/builtin.js";
 import { mcpToolsets } from "../../tools/mcp/toolsets.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { resolveToolsets } from "../../tools/toolsets.js";
+import { memoryProviderToolNames } from "../memory-provider-hook.js";
 import { assembleSystemPrompt } from "./assemble.js";
 import type { ProjectContext } from "./context-files.js";
 import type { PromptLayer } from "./layers.js";
@@ -88,7 +89,11 @@ export async function buildSessionPrompt(options: SessionPromptOptions): Promise
     disabled: config.agent.disabled_toolsets,
     knownTools: new Set(registry.names()),
   });
-  const toolNames = await registry.available(resolved.tools, {
+  // An external memory provider's tools (memory.provider) come with the built-in `memory` tool.
+  const wanted = resolved.tools.includes("memory")
+    ? [...resolved.tools, ...memoryProviderToolNames(registry)]
+    : resolved.tools;
+  const toolNames = await registry.available(wanted, {
     env,
     config: config as Record<string, unknown>,
   });

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChatSession, undoInMemory } from "../../../src/agent/chat-session.js";
+import { ChatSession } from "../../../src/agent/chat-session.js";
+import { undoInMemory } from "../../../src/agent/session-tally.js";
 import type { Message } from "../../../src/ai/types.js";
 import type { SessionStore } from "../../../src/state/types.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -105,6 +105,28 @@ describe("redactionEnabled", () => {
     );
     registerKnownSecrets({ home, env: { HERMES_REDACT_SECRETS: "off" }, config: {}, redactor: r });
     expect(r.enabled).toBe(false);
+  });
+
+  it("registerKnownSecrets reads every honcho.json Honcho may use: the key and OAuth tokens, not the rest", () => {
+    const root = mkdtempSync(join(tmpdir(), "hermes-known-honcho-"));
+    const home = join(root, "home");
+    mkdirSync(join(root, ".honcho"), { recursive: true });
+    mkdirSync(home);
+    writeFileSync(
+      join(home, "honcho.json"),
+      JSON.stringify({ hosts: { hermes: { apiKey: "hch-profile-key-1234", peerName: "alice-long-name" } } }),
+    );
+    writeFileSync(
+      join(root, ".honcho", "config.json"),
+      JSON.stringify({ apiKey: "hch-global-key-5678", oauth: { refresh_token: "refresh-token-abcdef" } }),
+    );
+    const r = new Redactor();
+    registerKnownSecrets({ home, env: { HOME: root }, config: {}, redactor: r });
+    expect(r.redact("hch-profile-key-1234 hch-global-key-5678 refresh-token-abcdef alice-long-name")).toBe(
+      "[REDACTED:honcho.hosts.hermes.apiKey] [REDACTED:honcho.apiKey] [REDACTED:honcho.oauth.refresh_token] alice-long-name",
+    );
+    // HONCHO_API_KEY in the environment is a secret by its name.
+    expect(isSecretEnvName("HONCHO_API_KEY")).toBe(true);
   });
 });
 

@@ -11,7 +11,13 @@ import { classifyApiError } from "./error-classifier.js";
 import { createTransport, type Env, type ResolvedRuntime, resolveRuntime } from "./resolve.js";
 import { type Message, messageText, type Transport, type Usage } from "./types.js";
 
-export type AuxiliaryTask = "compression" | "title_generation" | "web_extract" | "vision" | "approval";
+export type AuxiliaryTask =
+  | "compression"
+  | "title_generation"
+  | "web_extract"
+  | "vision"
+  | "approval"
+  | "curator";
 
 /** Cheap, capable models for the auto chain (what Python Hermes defaults to). */
 export const AUX_OPENROUTER_MODEL = "google/gemini-3-flash-preview";
@@ -24,6 +30,7 @@ const DEFAULT_TIMEOUT_S: Record<AuxiliaryTask, number> = {
   web_extract: 360,
   vision: 120,
   approval: 30,
+  curator: 600,
 };
 
 export interface AuxiliaryRuntime extends ResolvedRuntime {

@@ -17,7 +17,8 @@ export type AuxiliaryTask =
   | "web_extract"
   | "vision"
   | "approval"
-  | "background_review";
+  | "background_review"
+  | "curator";
 
 /** Cheap, capable models for the auto chain (what Python Hermes defaults to). */
 export const AUX_OPENROUTER_MODEL = "google/gemini-3-flash-preview";
@@ -31,6 +32,7 @@ const DEFAULT_TIMEOUT_S: Record<AuxiliaryTask, number> = {
   vision: 120,
   approval: 30,
   background_review: 120,
+  curator: 600,
 };
 
 export interface AuxiliaryRuntime extends ResolvedRuntime {

@@ -5,6 +5,7 @@
  */
 import { installExitSignals } from "../util/exit-reaper.js";
 import { hermesVersion } from "../util/version.js";
+import { runAfterCommand } from "./after-command.js";
 
 // SIGTERM/SIGHUP end hermes through process.exit, so shells and background processes die with it.
 installExitSignals();
@@ -35,6 +36,8 @@ for (const stream of [process.stdout, process.stderr]) {
 
 main(process.argv.slice(2)).then(
   async (code) => {
+    // Housekeeping the command asked for (a due curator run starts detached), after its output.
+    await runAfterCommand();
     // The command is finished: exit now rather than wait for idle keep-alive sockets of the HTTP
     // client to time out. Flush both streams first so no output is lost when they are pipes.
     await Promise.all([flush(process.stdout), flush(process.stderr)]);

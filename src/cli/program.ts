@@ -303,6 +303,35 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("curator")
+    .description("the skill curator: status, run, pause/resume, pin/unpin, archive/restore, backup, rollback")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a curator command and its arguments (hermes curator --help)")
+    .action(async (args: string[]) => {
+      const { runCuratorCommand } = await import("./commands/curator.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runCuratorCommand(args, profile ? { profile } : {});
+    });
+
+  program
+    .command("journey")
+    .alias("learning")
+    .description("what the agent learned when: memories and skills created, patched, archived")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "options (hermes journey --help)")
+    .action(async (args: string[]) => {
+      const { runJourneyCommand } = await import("./commands/journey.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runJourneyCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("prompt-size")
     .description("fixed per-request overhead: prompt layers and tool schemas in bytes and tokens")
     .helpOption(false)

@@ -6,6 +6,7 @@ import { BROWSER_COMMANDS } from "./browser-commands.js";
 import { CHAT_COMMANDS } from "./chat-commands.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
 import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
+import { LEARNING_COMMANDS } from "./learning-commands.js";
 import { MCP_COMMANDS } from "./mcp-commands.js";
 import { CommandRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
@@ -18,6 +19,7 @@ export function createCommandRegistry(): CommandRegistry {
   return new CommandRegistry([
     ...SESSION_COMMANDS,
     ...KNOWLEDGE_COMMANDS,
+    ...LEARNING_COMMANDS,
     ...MCP_COMMANDS,
     ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,

@@ -193,6 +193,16 @@ export function defaultConfig(): HermesConfig {
       review_budget_seconds: 60,
     },
     skills: { external_dirs: [], disabled: [], creation_nudge_interval: 15 },
+    /** The skill curator (knowledge/curator/): upstream's keys and defaults. */
+    curator: {
+      enabled: true,
+      interval_hours: 168,
+      min_idle_hours: 2,
+      stale_after_days: 30,
+      archive_after_days: 90,
+      consolidate: false,
+      backup: { enabled: true, keep: 5 },
+    },
     security: { allow_private_urls: false, redact_secrets: true },
     logging: { level: "INFO", max_size_mb: 5, backup_count: 3 },
     code_execution: { mode: "project", timeout: 300, max_tool_calls: 50 },

@@ -13,6 +13,7 @@ import { createDeliverer, type PlatformSender } from "../cron/delivery.js";
 import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
 import { logTick } from "../cron/tick-log.js";
+import { curatorTicker } from "../knowledge/curator/schedule.js";
 import { openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
@@ -296,6 +297,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const timezone =
       typeof config["timezone"] === "string" && config["timezone"] ? config["timezone"] : undefined;
     const clog = logger.child({ component: "cron" });
+    // The skill curator rides the cron ticker: a cheap due check per tick, a run when due.
+    const curatorTick = curatorTicker({
+      home,
+      config,
+      env,
+      log: (line) => {
+        print(line);
+        logger.child({ component: "curator" }).info(line);
+      },
+    });
     const ticker = startTicker({
       home,
       runJob: agentJobRunner({ home, config, env, logger }),
@@ -306,7 +317,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         print(`cron: ${message}`);
         clog.info(message);
       },
-      onTick: (outcome) => logTick(outcome, clog, print),
+      onTick: (outcome) => {
+        logTick(outcome, clog, print);
+        curatorTick();
+      },
       onError: (error) =>
         log(`cron: tick failed: ${error instanceof Error ? error.message : String(error)}`, "cron"),
     });

@@ -10,7 +10,9 @@ import { preview } from "../../knowledge/memory/format.js";
 import { MemoryStore } from "../../knowledge/memory/store.js";
 import type { MemoryTarget } from "../../knowledge/memory/types.js";
 import { discoverSkills } from "../../knowledge/skills/discovery.js";
-import { renderSkillsIndex } from "../../knowledge/skills/prompt-index.js";
+import { projectSignals, projectWords, rankSkills } from "../../knowledge/skills/index-rank.js";
+import { DEFAULT_INDEX_BUDGET_CHARS, renderSkillsIndex } from "../../knowledge/skills/prompt-index.js";
+import { readUsage } from "../../knowledge/skills/provenance.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import { mcpToolsets } from "../../tools/mcp/toolsets.js";
 import type { ToolRegistry } from "../../tools/registry.js";
@@ -156,10 +158,21 @@ function loadSkillsIndex(
       verifyBundled: false,
     });
     warnings.push(...found.warnings);
+    // Ranked by use and by the project the session starts in (never by the message: the prompt
+    // is frozen before it), and held to a fixed budget so a large library costs what a small one does.
+    const signals = projectSignals(options.cwd);
+    const scores = rankSkills(
+      found.skills,
+      readUsage(options.home),
+      projectWords(signals.dirName, signals.files),
+      new Date(),
+    );
     // The guidance layer already says how to use skills; the index is the list alone.
     return renderSkillsIndex(found.skills, {
       instructions: false,
       canManage: toolNames.includes("skill_manage"),
+      budgetChars: DEFAULT_INDEX_BUDGET_CHARS,
+      scores,
     });
   } catch (error) {
     warnings.push(

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import { homeLogger, type Logger } from "../../util/log.js";
+import { afterCommand } from "../after-command.js";
 import type { ChatFlags } from "../flags.js";
 import { type OutputMode, Renderer } from "../render.js";
 
@@ -89,6 +90,13 @@ export async function runChat(flags: ChatFlags): Promise<number> {
       return 2;
     }
   }
+
+  // After this command's output: a due curator run starts as a detached process (never here).
+  const startedAt = new Date();
+  afterCommand(async () => {
+    const { startCuratorIfDue } = await import("../curator-trigger.js");
+    await startCuratorIfDue({ home, config, env, startedAt });
+  });
 
   const mode: OutputMode = flags.oneshot !== undefined ? "oneshot" : flags.quiet ? "quiet" : "normal";
   const ttyApprovals = process.stdin.isTTY === true && process.stderr.isTTY === true && mode !== "oneshot";

@@ -15,6 +15,11 @@ import { ConfigError, ProfileNameError } from "../../config/errors.js";
 import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
+import {
+  DEFAULT_INDEX_BUDGET_CHARS,
+  type SkillsIndexShape,
+  skillsIndexShape,
+} from "../../knowledge/skills/prompt-index.js";
 import { renderTable } from "../format/table.js";
 import { formatCount } from "../format/time.js";
 
@@ -146,6 +151,10 @@ export async function runPromptSizeCommand(
   }
   for (const warning of session.warnings) err(`hermes prompt-size: warning: ${warning}`);
 
+  const skillsLayer = session.layers.find((l) => l.id === "skills");
+  const skillsIndex = skillsLayer
+    ? { ...skillsIndexShape(skillsLayer.text), budgetChars: DEFAULT_INDEX_BUDGET_CHARS }
+    : null;
   const platform = flags.platform ?? "cli";
   const model = flags.model ?? config.model.default;
   const usedToolsets = toolsets ?? config.toolsets;
@@ -158,6 +167,7 @@ export async function runPromptSizeCommand(
           toolsets: usedToolsets,
           contextFile: session.contextFile ?? null,
           personality: session.personality ?? null,
+          skillsIndex,
           ...size,
           warnings: session.warnings,
         },
@@ -174,6 +184,7 @@ export async function runPromptSizeCommand(
       model,
       toolsets: usedToolsets,
       ...(session.contextFile ? { contextFile: session.contextFile } : {}),
+      ...(skillsIndex ? { skillsIndex } : {}),
       color,
     }),
   );
@@ -188,6 +199,7 @@ export function renderReport(
     model: string;
     toolsets: readonly string[];
     contextFile?: string;
+    skillsIndex?: SkillsIndexShape & { budgetChars: number };
     color: boolean;
   },
 ): string {
@@ -202,6 +214,16 @@ export function renderReport(
       ),
   );
   if (opts.contextFile) lines.push(c(pc.dim, `Project context: ${opts.contextFile}`));
+  if (opts.skillsIndex) {
+    const k = opts.skillsIndex;
+    lines.push(
+      c(
+        pc.dim,
+        `Skills index: ${k.described} described, ${k.named} by name only, ${k.unlisted} left to skills_list ` +
+          `(at most ${formatCount(k.budgetChars)} characters; ranked by use and this project's files)`,
+      ),
+    );
+  }
   lines.push("");
   const { systemPrompt, tools, fixed } = size.totals;
   lines.push(

@@ -22,6 +22,7 @@ import { findSkill, resolveExternalDirs } from "./discovery.js";
 import { isInside, posixRelative, resolveInsideSkill, skillsRoot } from "./paths.js";
 import { readUsage, recordSkillUsage } from "./provenance.js";
 import type { SkillMeta, SkillsConfig } from "./types.js";
+import { createdByForOrigin } from "./usage.js";
 import {
   assertCategory,
   assertSkillName,
@@ -52,8 +53,11 @@ export interface SkillManageContext {
   env?: Readonly<Record<string, string | undefined>> | undefined;
   /** Matching used by patch; default exact. The tool passes a whitespace-tolerant matcher. */
   replace?: TextReplacer;
-  /** Recorded as `created_by` in `.usage.json` on create (default "agent"). */
-  createdBy?: "agent" | "user";
+  /**
+   * Recorded as `created_by` in `.usage.json` on create. Default: from the current skill write
+   * origin (usage.ts): "agent" inside the background review or curator, null otherwise.
+   */
+  createdBy?: "agent" | null;
   now?: () => Date;
 }
 
@@ -364,5 +368,8 @@ function linkedList(skill: SkillMeta): string {
 }
 
 function usageOptions(ctx: SkillManageContext) {
-  return { createdBy: ctx.createdBy ?? "agent", ...(ctx.now ? { now: ctx.now } : {}) } as const;
+  return {
+    createdBy: ctx.createdBy !== undefined ? ctx.createdBy : createdByForOrigin(),
+    ...(ctx.now ? { now: ctx.now } : {}),
+  } as const;
 }

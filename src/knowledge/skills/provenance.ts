@@ -83,7 +83,7 @@ export function readHubInstalls(home: string): HubInstalls {
 
 /** One skill's record in `.usage.json`; fields Python adds later are kept as they are. */
 export interface SkillUsageRecord {
-  created_by?: string;
+  created_by?: string | null;
   created_at?: string | null;
   use_count?: number;
   view_count?: number;
@@ -94,6 +94,7 @@ export interface SkillUsageRecord {
   last_activity_at?: string | null;
   state?: string;
   pinned?: boolean;
+  archived_at?: string | null;
   [key: string]: unknown;
 }
 
@@ -122,13 +123,18 @@ function readUsageFile(home: string): Record<string, SkillUsageRecord> | undefin
 export type SkillUsageEvent = "create" | "view" | "use" | "patch" | "delete";
 
 export interface RecordUsageOptions {
-  /** For "create": who made it ("agent" for skill_manage, "user" for the CLI). */
-  createdBy?: "agent" | "user";
+  /**
+   * For "create": the `created_by` marker. As in Python Hermes it is the curator's opt-in flag,
+   * not authorship: "agent" only for skills the autonomous learning loop wrote (background review,
+   * curator consolidation); null for a skill the user wrote or asked the agent to write, which the
+   * curator never touches. Default null.
+   */
+  createdBy?: "agent" | null;
   now?: () => Date;
 }
 
 /** Python's `datetime.now(timezone.utc).isoformat()` shape. */
-function isoNow(now: () => Date): string {
+export function isoNow(now: () => Date): string {
   return now().toISOString().replace("Z", "+00:00");
 }
 
@@ -176,9 +182,10 @@ export async function recordSkillUsage(
           last_patched_at: null,
           state: "active",
           pinned: false,
+          archived_at: null,
         };
         if (event === "create") {
-          record.created_by = options.createdBy ?? "agent";
+          record.created_by = options.createdBy ?? null;
           record.created_at = at;
           record.state = "active";
         } else if (event === "view") {
@@ -200,6 +207,25 @@ export async function recordSkillUsage(
   } catch {
     return false;
   }
+}
+
+/**
+ * Read-modify-write of the whole `.usage.json` under its lock (the curator's state changes, pins).
+ * `change` edits the map in place and returns false to leave the file as it is. Throws when the
+ * file exists but does not parse, so a hand-broken file is never replaced by a partial one.
+ */
+export async function mutateUsage(
+  home: string,
+  change: (data: Record<string, SkillUsageRecord>) => unknown,
+): Promise<void> {
+  const path = usagePath(home);
+  mkdirSync(skillsRoot(home), { recursive: true });
+  await withFileLock(path, async () => {
+    const data = readUsageFile(home);
+    if (!data) throw new Error(`${path} is not valid JSON; fix or remove it, then try again.`);
+    if (change(data) === false) return;
+    await atomicWriteFile(path, JSON.stringify(sortKeys(data), null, 2));
+  });
 }
 
 /** Python writes the file with `sort_keys=True`; sorting here keeps diffs between the two quiet. */

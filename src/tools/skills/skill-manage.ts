@@ -41,7 +41,7 @@ function manageContext(ctx: ToolContext): SkillManageContext {
     config: skillsConfigOf(ctx.config),
     env: ctx.env,
     replace: fuzzyReplace,
-    createdBy: "agent",
+    // created_by follows the write origin: "agent" only inside the background review or curator.
   };
 }
 

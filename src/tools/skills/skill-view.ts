@@ -5,8 +5,8 @@
  */
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
-import { recordSkillUsage } from "../../knowledge/skills/provenance.js";
 import type { SkillMeta } from "../../knowledge/skills/types.js";
+import { recordSkillUse } from "../../knowledge/skills/usage.js";
 import { loadSkill, readSkillFile } from "../../knowledge/skills/view.js";
 import { defineTool } from "../types.js";
 import { discoverOptionsOf } from "./shared.js";
@@ -23,8 +23,9 @@ const parameters = Type.Object({
 });
 
 const ORIGIN_TEXT: Record<SkillMeta["origin"], string> = {
-  agent: "made by you, editable with skill_manage",
-  user: "made by the user, editable with skill_manage",
+  agent:
+    "made by your background learning, editable with skill_manage (the curator archives it when long unused)",
+  user: "made in this home (by the user or at their request), editable with skill_manage",
   bundled: "bundled with Hermes, read-only: adapt it in a new skill",
   hub: "installed from the skills hub, read-only: adapt it in a new skill",
 };
@@ -40,9 +41,11 @@ export const skillViewTool = defineTool({
     const { skill, content, platformNote } = loadSkill(args.name, discoverOptionsOf(ctx));
     if (args.file_path?.trim()) {
       const file = await readSkillFile(skill, args.file_path);
+      // Reading a skill's file means following it: a use, not a look.
+      await recordSkillUse(ctx.home, skill.name, "use");
       return `${file.file_path} of skill "${skill.name}" (${file.path}):\n\n${file.content}`;
     }
-    await recordSkillUsage(ctx.home, skill.name, "view");
+    await recordSkillUse(ctx.home, skill.name, "view");
     const lines = [
       `Skill "${skill.name}"${skill.category ? ` (category ${skill.category})` : ""}: ${ORIGIN_TEXT[skill.origin]}.`,
       `Folder: ${skill.dir}`,

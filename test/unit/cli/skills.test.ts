@@ -102,8 +102,11 @@ describe("hermes skills install (local folders)", () => {
 
     const list = await skills(home, ["list"]);
     expect(list.code).toBe(0);
-    expect(list.stdout.split("\n")[0]).toMatch(/^NAME\s+CATEGORY\s+ORIGIN\s+DESCRIPTION$/);
-    expect(list.stdout).toMatch(/tidy\s+files\s+hub\s+Tidies folders\./);
+    expect(list.stdout.split("\n")[0]).toMatch(
+      /^NAME\s+CATEGORY\s+ORIGIN\s+USES\s+LAST ACTIVE\s+DESCRIPTION$/,
+    );
+    // Hub skills are not tracked in .usage.json (as in Python Hermes): dashes, not zeros.
+    expect(list.stdout).toMatch(/tidy\s+files\s+hub\s+—\s+—\s+Tidies folders\./);
   });
 
   it("refuses a dangerous skill even with --force: exit 1, findings with file:line, nothing left behind", async () => {

@@ -4,12 +4,15 @@
 import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import pc from "picocolors";
+import { ago } from "../../../knowledge/curator/verbs.js";
 import { safeRelPath } from "../../../knowledge/skills/hub/bundle.js";
 import { type InstalledSkill, listInstalledSkills } from "../../../knowledge/skills/hub/installed.js";
 import { readLock } from "../../../knowledge/skills/hub/lock.js";
 import { readTree } from "../../../knowledge/skills/hub/maintenance.js";
 import { fetchSkillsIndex, indexUrlFor, wellKnownIdentifier } from "../../../knowledge/skills/hub/remote.js";
+import { readUsage, type SkillUsageRecord } from "../../../knowledge/skills/provenance.js";
 import type { SkillOrigin } from "../../../knowledge/skills/types.js";
+import { activityCount, latestActivityAt } from "../../../knowledge/skills/usage.js";
 import { renderTable } from "../../format/table.js";
 import { CliFailure, type SkillsIo, style } from "./io.js";
 
@@ -33,6 +36,7 @@ export async function listCommand(
 ): Promise<number> {
   const lock = await readLock(home);
   const skills = (await listInstalledSkills(home, lock)).filter((s) => matchesSource(s, flags.source));
+  const usage = readUsage(home);
   if (flags.json) {
     io.out(
       JSON.stringify(
@@ -44,6 +48,7 @@ export async function listCommand(
           path: s.dir,
           ...(s.version ? { version: s.version } : {}),
           ...(s.origin === "hub" ? { hub: lockSummary(lock.installed[s.dirName]) } : {}),
+          ...usageSummary(usage[s.name]),
         })),
         null,
         2,
@@ -61,13 +66,42 @@ export async function listCommand(
       { header: "NAME", paint: paint(pc.cyan) },
       { header: "CATEGORY", max: 24 },
       { header: "ORIGIN" },
+      { header: "USES" },
+      { header: "LAST ACTIVE" },
       { header: "DESCRIPTION", flex: true, paint: paint(pc.dim) },
     ],
-    skills.map((s) => [s.name, s.category || "—", originLabel(s.origin), s.description]),
+    skills.map((s) => {
+      const record = usage[s.name];
+      // Bundled and hub skills are not tracked (as in Python Hermes): a dash, not a zero.
+      const tracked = record !== undefined || s.origin === "user" || s.origin === "agent";
+      return [
+        s.name,
+        s.category || "—",
+        originLabel(s.origin),
+        tracked ? String(activityCount(record)) : "—",
+        tracked ? ago(latestActivityAt(record), new Date(io.now() * 1000)) : "—",
+        s.description,
+      ];
+    }),
     { ...(io.width ? { width: io.width } : {}), ...(io.color ? { paintHeader: pc.bold } : {}) },
   );
   io.out(lines.join("\n"));
   return 0;
+}
+
+/** The usage fields `--json` adds: counts, last activity, lifecycle state, pin. */
+function usageSummary(record: SkillUsageRecord | undefined): Record<string, unknown> {
+  if (!record) return {};
+  const last = latestActivityAt(record);
+  return {
+    use_count: record.use_count ?? 0,
+    view_count: record.view_count ?? 0,
+    patch_count: record.patch_count ?? 0,
+    last_activity_at: last ? last.toISOString() : null,
+    state: record.state ?? "active",
+    pinned: record.pinned === true,
+    created_by: record.created_by ?? null,
+  };
 }
 
 function lockSummary(entry: { source: string; identifier: string; scan_verdict: string } | undefined) {

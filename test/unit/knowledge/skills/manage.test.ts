@@ -13,6 +13,7 @@ import {
   writeSkillFile,
 } from "../../../../src/knowledge/skills/manage.js";
 import { readUsage } from "../../../../src/knowledge/skills/provenance.js";
+import { runWithSkillWriteOrigin } from "../../../../src/knowledge/skills/usage.js";
 import { fuzzyReplace } from "../../../../src/tools/file/fuzzy-match.js";
 import { skillMd, tempHome, writeFile, writeSkill } from "./fixtures.js";
 
@@ -32,7 +33,7 @@ async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void
 }
 
 describe("createSkill", () => {
-  it("writes <home>/skills/<category>/<name>/SKILL.md and records created_by agent", async () => {
+  it("writes <home>/skills/<category>/<name>/SKILL.md; a foreground create is not curator-managed (created_by null)", async () => {
     const { ctx, root, home } = setup();
     const change = await createSkill(ctx, {
       name: "deploy-app",
@@ -44,10 +45,21 @@ describe("createSkill", () => {
     expect(change.message).toContain(file);
     expect(readFileSync(file, "utf8")).toBe(valid("deploy-app"));
     expect(readUsage(home)["deploy-app"]).toMatchObject({
-      created_by: "agent",
+      created_by: null,
       view_count: 0,
       state: "active",
     });
+  });
+
+  it("marks a skill created inside the background review or curator as created_by agent", async () => {
+    const { ctx, home } = setup();
+    await runWithSkillWriteOrigin("background_review", () =>
+      createSkill(ctx, { name: "learned", content: valid("learned") }),
+    );
+    expect(readUsage(home)["learned"]?.created_by).toBe("agent");
+    // The origin does not leak out of the call it wraps.
+    await createSkill(ctx, { name: "asked", content: valid("asked") });
+    expect(readUsage(home)["asked"]?.created_by).toBeNull();
   });
 
   it("puts a skill without a category at the top level, or in its frontmatter category", async () => {

@@ -138,7 +138,9 @@ describe("skill_view", () => {
     const text = await view({ name: "deploy" });
     const [head, skillMdText] = text.split("\n\nSKILL.md:\n");
     expect(skillMdText).toBe(readFileSync(join(dir, "SKILL.md"), "utf8"));
-    expect(head).toContain('Skill "deploy" (category devops): made by the user, editable with skill_manage.');
+    expect(head).toContain(
+      'Skill "deploy" (category devops): made in this home (by the user or at their request), editable with skill_manage.',
+    );
     expect(head).toContain(`Folder: ${dir}`);
     expect(head).toContain("- references/hosts.md");
     expect(head).toContain(
@@ -159,12 +161,14 @@ describe("skill_view", () => {
     expect(text).toContain("300. Step number 300 with some detail.");
   });
 
-  it("reads one supporting file and refuses paths that leave the skill", async () => {
-    const { call, view, dir } = withSkill();
+  it("reads one supporting file (a use of the skill) and refuses paths that leave the skill", async () => {
+    const { call, view, dir, home } = withSkill();
     const file = await view({ name: "deploy", file_path: "references/hosts.md" });
     expect(file).toBe(
       `references/hosts.md of skill "deploy" (${join(dir, "references", "hosts.md")}):\n\nweb1\n`,
     );
+    const usage = JSON.parse(readFileSync(join(home, "skills", ".usage.json"), "utf8"));
+    expect(usage.deploy.use_count).toBe(1);
     const outside = await call("skill_view", { name: "deploy", file_path: "../../../../etc/passwd" });
     expect(outside.ok).toBe(false);
     expect(outside.result.error).toMatch(/leaves the skill folder/);
@@ -186,7 +190,7 @@ describe("skill_view", () => {
 });
 
 describe("skill_manage", () => {
-  it("creates a skill that skills_list and skill_view then show, recorded as agent-made", async () => {
+  it("creates a skill that skills_list and skill_view then show; the user's own, not curator-managed", async () => {
     const { call, view, root, home } = setup();
     const created = await call("skill_manage", {
       action: "create",
@@ -200,9 +204,11 @@ describe("skill_manage", () => {
     expect(created.result.message).toMatch(/Created skill "docker-push"/);
     const list = (await call("skills_list", {})).result;
     expect(list.skills.map((s: Result) => s.name)).toEqual(["docker-push"]);
-    expect(await view({ name: "docker-push" })).toContain("made by you, editable");
+    expect(await view({ name: "docker-push" })).toContain("at their request), editable");
     const usage = JSON.parse(readFileSync(join(home, "skills", ".usage.json"), "utf8"));
-    expect(usage["docker-push"].created_by).toBe("agent");
+    // Upstream's meaning: "agent" marks what the background review wrote, for the curator.
+    expect(usage["docker-push"].created_by).toBeNull();
+    expect(usage["docker-push"].view_count).toBe(1);
   });
 
   it("patches with whitespace-tolerant matching and writes supporting files", async () => {

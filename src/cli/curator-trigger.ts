@@ -1,0 +1,44 @@
+/**
+ * The CLI's side of the curator schedule: after a chat command finished, record that the agent was
+ * used and, when a run is due and the agent had been idle long enough before this command started,
+ * start `hermes curator run --scheduled` as a detached process. Costs one small file read and write.
+ */
+import type { HermesConfig } from "../config/defaults.js";
+import { checkCuratorDue } from "../knowledge/curator/schedule.js";
+import { curatorSettings } from "../knowledge/curator/settings.js";
+import { readCuratorState, updateCuratorState } from "../knowledge/curator/state.js";
+import { parseIsoTime } from "../knowledge/skills/usage.js";
+import { startDetachedCuratorRun } from "./commands/curator.js";
+
+export interface CuratorTriggerOptions {
+  home: string;
+  config: HermesConfig;
+  env: Record<string, string | undefined>;
+  /** When this command started: idle time is measured up to it. */
+  startedAt: Date;
+  now?: Date;
+  /** Starts the detached run (tests inject a recorder); returns its pid. */
+  start?: (home: string) => number;
+}
+
+/**
+ * Returns what happened: "started" (with the pid), or why not. Idle is the gap between the last
+ * agent command of any Hermes CLI process and this one's start (unknown: counted as idle, as
+ * Python Hermes counts a CLI start).
+ */
+export async function startCuratorIfDue(options: CuratorTriggerOptions): Promise<string> {
+  if (!curatorSettings(options.config).enabled) return "disabled";
+  const now = options.now ?? new Date();
+  const previous = parseIsoTime(readCuratorState(options.home)._last_cli_activity_at);
+  const idleSeconds = previous
+    ? Math.max(0, (options.startedAt.getTime() - previous.getTime()) / 1000)
+    : Number.POSITIVE_INFINITY;
+  await updateCuratorState(options.home, (state) => {
+    state._last_cli_activity_at = now.toISOString().replace("Z", "+00:00");
+  });
+  const decision = await checkCuratorDue(options.home, options.config, { now, idleSeconds });
+  if (!decision.due) return decision.reason;
+  const start =
+    options.start ?? ((home: string) => startDetachedCuratorRun(home, ["--scheduled"], options.env));
+  return `started (pid ${start(options.home)})`;
+}

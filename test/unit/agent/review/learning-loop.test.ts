@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ChatSession } from "../../../../src/agent/chat-session.js";
 import { type ChatRequest, messageText, type StreamEvent, type Transport } from "../../../../src/ai/types.js";
 import { defaultConfig, type HermesConfig } from "../../../../src/config/defaults.js";
+import { readUsage } from "../../../../src/knowledge/skills/provenance.js";
 import type { SessionStore } from "../../../../src/state/types.js";
 import { callTools, ScriptedTransport, say } from "../../../support/scripted-transport.js";
 import { useSessionEnvs } from "../../../support/session-env.js";
@@ -181,6 +182,8 @@ describe("background review after a due nudge", () => {
     expect(readFileSync(join(env.home, "skills", "deploy-static-site", "SKILL.md"), "utf8")).toContain(
       "1. Build.",
     );
+    // The review's skills are the agent's own: the curator may tend them.
+    expect(readUsage(env.home)["deploy-static-site"]?.created_by).toBe("agent");
   });
 
   it("the reviewer cannot reach tools outside its four (an injected turn asking for terminal)", async () => {

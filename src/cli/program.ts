@@ -160,7 +160,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
 
   program
     .command("skills")
-    .description("skills: list | view | search | install | uninstall | check | audit")
+    .description(
+      "skills: list | view | search | install | uninstall | check | audit | pending | approve | reject | diff",
+    )
     .helpOption(false)
     .allowUnknownOption()
     .allowExcessArguments()
@@ -170,6 +172,34 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       const { runSkillsCommand } = await import("./commands/skills.js");
       const profile = program.opts<ChatFlags>().profile;
       exitCode = await runSkillsCommand(args, profile ? { profile } : {});
+    });
+
+  program
+    .command("learn")
+    .description('distil a reusable skill from a folder, a file, a URL, "this chat" (-r/-c) or notes')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "what to learn from and options (hermes learn --help)")
+    .action(async (args: string[]) => {
+      const { runLearnCommand } = await import("./commands/learn.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runLearnCommand(args, profile ? { profile } : {});
+    });
+
+  program
+    .command("memory")
+    .description("memory writes waiting for approval: pending | approve | reject")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "a memory command and its options (hermes memory --help)")
+    .action(async (args: string[]) => {
+      const { runMemoryPendingCommand } = await import("./commands/memory-pending.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runMemoryPendingCommand(args, profile ? { profile } : {});
     });
 
   program

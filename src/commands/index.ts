@@ -6,9 +6,11 @@ import { BROWSER_COMMANDS } from "./browser-commands.js";
 import { CHAT_COMMANDS } from "./chat-commands.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
 import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
+import { LEARN_COMMANDS } from "./learn-commands.js";
 import { MCP_COMMANDS } from "./mcp-commands.js";
 import { CommandRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
+import { WRITE_APPROVAL_COMMANDS } from "./write-approval-commands.js";
 
 export { type DispatchOptions, type DispatchOutcome, dispatchInput, permitted } from "./dispatch.js";
 export { CommandRegistry, looksLikeCommand, offeredOn, runsWhileBusy } from "./registry.js";
@@ -18,6 +20,8 @@ export function createCommandRegistry(): CommandRegistry {
   return new CommandRegistry([
     ...SESSION_COMMANDS,
     ...KNOWLEDGE_COMMANDS,
+    ...WRITE_APPROVAL_COMMANDS,
+    ...LEARN_COMMANDS,
     ...MCP_COMMANDS,
     ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,

@@ -85,6 +85,8 @@ export interface HermesConfig {
     user_profile_enabled: boolean;
     memory_char_limit: number;
     user_char_limit: number;
+    /** Stage the agent's memory writes under `pending/memory/` for the user to approve. */
+    write_approval: boolean;
     [key: string]: unknown;
   };
   skills: {
@@ -92,6 +94,8 @@ export interface HermesConfig {
     external_dirs: string[];
     /** Skill names never listed or loaded. */
     disabled: string[];
+    /** Stage the agent's skill writes under `pending/skills/` for the user to approve. */
+    write_approval: boolean;
     [key: string]: unknown;
   };
   security: { allow_private_urls: boolean; redact_secrets: boolean; [key: string]: unknown };
@@ -177,8 +181,9 @@ export function defaultConfig(): HermesConfig {
       user_profile_enabled: true,
       memory_char_limit: 2200,
       user_char_limit: 1375,
+      write_approval: false,
     },
-    skills: { external_dirs: [], disabled: [] },
+    skills: { external_dirs: [], disabled: [], write_approval: false },
     security: { allow_private_urls: false, redact_secrets: true },
     logging: { level: "INFO", max_size_mb: 5, backup_count: 3 },
     code_execution: { mode: "project", timeout: 300, max_tool_calls: 50 },

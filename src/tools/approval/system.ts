@@ -318,6 +318,16 @@ const hermes: Check = (inv) => {
   if (verb !== undefined && /^(stop|restart|uninstall)$/.test(verb)) {
     inv.out.push({ key: "hermes_gateway_stop", reason: `hermes gateway ${verb} stops the Hermes gateway` });
   }
+  // Approving a staged memory or skill write is the user's decision, never the agent's.
+  const sub = args.findIndex((a) => a === "memory" || a === "skills");
+  const decision = sub >= 0 ? args[sub + 1] : undefined;
+  if (decision !== undefined && /^(approve|apply|reject|deny|drop)$/.test(decision)) {
+    inv.out.push({
+      key: "protected_write",
+      reason: `hermes ${args[sub]} ${decision} decides on a write waiting for the user's approval; only the user can run it`,
+      protectedPath: true,
+    });
+  }
   const cfg = args.indexOf("config");
   if (cfg >= 0 && /^(set|edit|unset|reset|migrate)$/.test(args[cfg + 1] ?? "")) {
     inv.out.push({

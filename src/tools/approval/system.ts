@@ -338,6 +338,32 @@ const hermes: Check = (inv) => {
   }
 };
 
+/**
+ * `npx hermes …`, `bunx hermes …`, `pnpm dlx hermes …`: a package runner starting Hermes gets the
+ * same checks as `hermes …` (approving staged writes, changing the config, stopping the gateway).
+ */
+const packageRunner: Check = (inv) => {
+  const words = inv.args.map((a) => a.text);
+  let i = 0;
+  if (inv.name === "pnpm" || inv.name === "yarn") {
+    const verb = words.findIndex((w) => !w.startsWith("-"));
+    if (verb < 0 || !/^(dlx|exec|run)$/.test(words[verb] ?? "")) return;
+    i = verb + 1;
+  }
+  for (; i < words.length; i++) {
+    const word = words[i] ?? "";
+    if (word === "-p" || word === "--package" || word === "-c" || word === "--call") {
+      i++;
+      continue;
+    }
+    if (word === "--") continue;
+    if (word.startsWith("-")) continue;
+    break;
+  }
+  const pkg = (words[i] ?? "").split("/").pop() ?? "";
+  if (/^hermes(-agent)?(@.*)?$/.test(pkg)) hermes({ ...inv, args: inv.args.slice(i + 1) });
+};
+
 /** SQL that drops, truncates or deletes every row. */
 export function checkSql(text: string, out: Finding[]): void {
   if (!/\b(drop|truncate|delete)\b/i.test(text)) return;
@@ -402,6 +428,11 @@ export const SYSTEM_CHECKS: Readonly<Record<string, Check>> = {
   git,
   crontab,
   hermes,
+  npx: packageRunner,
+  bunx: packageRunner,
+  pnpx: packageRunner,
+  pnpm: packageRunner,
+  yarn: packageRunner,
   ...Object.fromEntries([...SQL_CLIENTS].map((n) => [n, sql])),
 };
 

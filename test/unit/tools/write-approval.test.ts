@@ -334,6 +334,14 @@ describe("ways around the gate", () => {
     "mv /home/zoo/.hermes/pending/skills/a.json /home/zoo/.hermes/pending/skills/a.json.applying",
     "rm /home/zoo/.hermes/pending/skills/a.json",
     "hermes config set skills.write_approval false",
+    "npx hermes skills approve all",
+    "npx -y hermes@latest memory approve 1a2b3c4d",
+    "pnpm dlx hermes skills approve all",
+    "bunx hermes-agent skills reject all",
+    "/usr/local/bin/hermes skills approve all",
+    "h=hermes; $h skills approve all",
+    'sh -c "$(echo hermes) skills approve all"',
+    "python3 -c \"open('/home/zoo/.hermes/pending/skills/a.json','w').write('{}')\"",
   ])("the terminal cannot approve, forge or drop a pending write: %s", (command) => {
     const verdict = analyseCommand(command, zooContext());
     expect(verdict).toMatchObject({ dangerous: true, protectedPath: true });
@@ -344,6 +352,10 @@ describe("ways around the gate", () => {
     "hermes skills diff 1a2b3c4d",
     "hermes memory pending --json",
     "ls ~/.hermes/pending",
+    "npx hermes skills pending",
+    "npx prettier --write src/approve.ts",
+    "pnpm run approve",
+    "git commit -m 'hermes skills approve flow'",
   ])("reading the queue stays allowed: %s", (command) => {
     expect(analyseCommand(command, zooContext()).protectedPath).toBe(false);
   });

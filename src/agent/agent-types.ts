@@ -43,6 +43,11 @@ export interface AIAgentOptions {
   sessionId?: string;
   /** Terminal task id; defaults to the session id. Subagents pass their parent's. */
   taskId?: string;
+  /**
+   * Whose writes this agent makes, recorded on memory and skill writes staged for approval:
+   * "background_review" for the post-turn review agent; default "foreground".
+   */
+  writeOrigin?: "foreground" | "background_review";
   /** Replaces the built system prompt entirely. */
   systemPrompt?: string;
   /** Sent with every request but never stored or saved in trajectories. */

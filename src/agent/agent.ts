@@ -587,6 +587,7 @@ export class AIAgent {
       session: this.toolSession,
       runtime: this.runtime,
       sessionStore: this.options.sessionStore,
+      writeOrigin: this.options.writeOrigin,
       registry: this.registry,
       limits: {
         maxBytes: this.config.limits.tool_output.max_bytes,

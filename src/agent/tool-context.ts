@@ -35,6 +35,8 @@ export interface ToolContextBase {
   session: Map<string, unknown>;
   runtime: ToolRuntime;
   sessionStore?: SessionStore | undefined;
+  /** Recorded on writes staged for approval; default foreground. */
+  writeOrigin?: "foreground" | "background_review" | undefined;
   registry: ToolRegistry;
   limits: TruncateLimits;
   /** Present when this agent may start subagents. */
@@ -140,5 +142,6 @@ export function buildToolContext(base: ToolContextBase, scope: ToolCallScope, ne
     session: base.session,
     runtime: base.runtime,
     ...(base.sessionStore ? { sessionStore: base.sessionStore } : {}),
+    ...(base.writeOrigin ? { writeOrigin: base.writeOrigin } : {}),
   };
 }

@@ -160,7 +160,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
 
   program
     .command("skills")
-    .description("skills: list | view | search | install | uninstall | check | audit")
+    .description(
+      "skills: list | view | search | install | uninstall | check | audit | pending | approve | reject | diff",
+    )
     .helpOption(false)
     .allowUnknownOption()
     .allowExcessArguments()
@@ -173,8 +175,22 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     });
 
   program
+    .command("learn")
+    .description('distil a reusable skill from a folder, a file, a URL, "this chat" (-r/-c) or notes')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .argument("[args...]", "what to learn from and options (hermes learn --help)")
+    .action(async (args: string[]) => {
+      const { runLearnCommand } = await import("./commands/learn.js");
+      const profile = program.opts<ChatFlags>().profile;
+      exitCode = await runLearnCommand(args, profile ? { profile } : {});
+    });
+
+  program
     .command("memory")
-    .description("memory: status | setup [honcho] | off | reset (built-in stores and memory.provider)")
+    .description("memory: status | setup [honcho] | off | reset | pending | approve | reject")
     .helpOption(false)
     .allowUnknownOption()
     .allowExcessArguments()

@@ -7,9 +7,11 @@ import { CHAT_COMMANDS } from "./chat-commands.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
 import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
 import { LEARNING_COMMANDS } from "./learning-commands.js";
+import { LEARN_COMMANDS } from "./learn-commands.js";
 import { MCP_COMMANDS } from "./mcp-commands.js";
 import { CommandRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
+import { WRITE_APPROVAL_COMMANDS } from "./write-approval-commands.js";
 
 export { type DispatchOptions, type DispatchOutcome, dispatchInput, permitted } from "./dispatch.js";
 export { CommandRegistry, looksLikeCommand, offeredOn, runsWhileBusy } from "./registry.js";
@@ -20,6 +22,8 @@ export function createCommandRegistry(): CommandRegistry {
     ...SESSION_COMMANDS,
     ...KNOWLEDGE_COMMANDS,
     ...LEARNING_COMMANDS,
+    ...WRITE_APPROVAL_COMMANDS,
+    ...LEARN_COMMANDS,
     ...MCP_COMMANDS,
     ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,

@@ -5,6 +5,7 @@
 import { isNoPersonality, listPersonalities, resolvePersonality } from "../agent/prompt/personalities.js";
 import { discoverSkills } from "../knowledge/skills/discovery.js";
 import type { CommandDef } from "./types.js";
+import { isWriteApprovalVerb, runWriteApproval } from "./write-approval-commands.js";
 
 const personalityCommand: CommandDef = {
   name: "personality",
@@ -50,11 +51,12 @@ const personalityCommand: CommandDef = {
 
 const skillsCommand: CommandDef = {
   name: "skills",
-  args: "[filter]",
-  description: "list installed skills; /<skill-name> [request] loads one into your message",
+  args: "[filter | pending | approve ID | reject ID | diff ID | approval on|off]",
+  description: "list installed skills (/<skill-name> [request] loads one), or review pending skill writes",
   category: "Info",
   availableWhileRunning: true,
   run(args, ctx) {
+    if (isWriteApprovalVerb(args)) return runWriteApproval("skills", args, ctx);
     const s = ctx.paint;
     const { home, config } = ctx.session.agent;
     const { skills } = discoverSkills({ home, config: config.skills });

@@ -93,6 +93,8 @@ export interface HermesConfig {
     flush_min_turns: number;
     /** Wall-clock budget of one background review, all its requests together (seconds). */
     review_budget_seconds: number;
+    /** Stage the agent's memory writes under `pending/memory/` for the user to approve. */
+    write_approval: boolean;
     [key: string]: unknown;
   };
   skills: {
@@ -102,6 +104,8 @@ export interface HermesConfig {
     disabled: string[];
     /** Tool iterations between background skill reviews (0: never). */
     creation_nudge_interval: number;
+    /** Stage the agent's skill writes under `pending/skills/` for the user to approve. */
+    write_approval: boolean;
     [key: string]: unknown;
   };
   security: { allow_private_urls: boolean; redact_secrets: boolean; [key: string]: unknown };
@@ -191,8 +195,9 @@ export function defaultConfig(): HermesConfig {
       nudge_interval: 10,
       flush_min_turns: 6,
       review_budget_seconds: 60,
+      write_approval: false,
     },
-    skills: { external_dirs: [], disabled: [], creation_nudge_interval: 15 },
+    skills: { external_dirs: [], disabled: [], creation_nudge_interval: 15, write_approval: false },
     /** The skill curator (knowledge/curator/): upstream's keys and defaults. */
     curator: {
       enabled: true,

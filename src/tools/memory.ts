@@ -5,9 +5,10 @@
  */
 import { type TUnsafe, Type } from "@sinclair/typebox";
 import { MemoryStore } from "../knowledge/memory/store.js";
-import type { MemoryResult, MemoryTarget } from "../knowledge/memory/types.js";
+import type { MemoryOperation, MemoryResult, MemoryTarget } from "../knowledge/memory/types.js";
 import description from "./memory.md";
-import { defineTool } from "./types.js";
+import { defineTool, type ToolContext } from "./types.js";
+import { gateOn, payloadOf, type StagedResult, stageWrite } from "./write-approval/stage.js";
 
 /** A string enum as plain `{type: "string", enum}`, shorter than TypeBox's union of consts. */
 function stringEnum<const T extends readonly string[]>(
@@ -69,6 +70,75 @@ function disabled(target: MemoryTarget): MemoryResult {
   };
 }
 
+/** Arguments of a memory write, as the tool takes them and as a staged payload replays them. */
+export interface MemoryWriteArgs {
+  action?: string | undefined;
+  content?: string | undefined;
+  old_text?: string | undefined;
+  operations?: readonly MemoryOperation[] | undefined;
+}
+
+/** Whether `args` is a batch (operations given, and no single action instead). */
+function isBatch(
+  args: MemoryWriteArgs,
+): args is MemoryWriteArgs & { operations: readonly MemoryOperation[] } {
+  return args.operations !== undefined && (args.operations.length > 0 || args.action === undefined);
+}
+
+/**
+ * Applies one memory write through the store (locks, limits, injection scan, drift guard). The
+ * tool's direct path and approving a staged write both end here.
+ */
+export function runMemoryWrite(
+  store: MemoryStore,
+  target: MemoryTarget,
+  args: MemoryWriteArgs,
+): Promise<MemoryResult> | MemoryResult {
+  if (isBatch(args) || args.action === "batch") return store.apply(target, args.operations ?? []);
+  switch (args.action) {
+    case "add":
+      return store.add(target, args.content ?? "");
+    case "replace":
+      return store.replace(target, args.old_text ?? "", args.content ?? "");
+    case "remove":
+      return store.remove(target, args.old_text ?? "");
+    default:
+      return {
+        success: false,
+        target,
+        error: 'Pass action ("add", "replace", "remove" or "read"), or operations for a batch.',
+      };
+  }
+}
+
+/** The `memory:` config a store is built with (limits), for callers outside the tool. */
+export function memoryStoreFor(home: string, config: Readonly<Record<string, unknown>>): MemoryStore {
+  return MemoryStore.forHome(home, memoryConfig(config));
+}
+
+/**
+ * With `memory.write_approval` on: the write checked and staged (or refused when it could never
+ * apply); undefined when the gate is off and the caller writes directly.
+ */
+async function gateMemory(
+  ctx: ToolContext,
+  store: MemoryStore,
+  target: MemoryTarget,
+  args: MemoryWriteArgs,
+): Promise<MemoryResult | StagedResult | undefined> {
+  if (!gateOn(ctx, "memory")) return undefined;
+  const batch = isBatch(args);
+  const ops: MemoryOperation[] = batch
+    ? [...args.operations]
+    : [{ action: args.action as MemoryOperation["action"], content: args.content, old_text: args.old_text }];
+  const refused = store.precheck(target, ops, batch);
+  if (refused) return refused;
+  const payload = batch
+    ? { action: "batch", target, operations: ops.map((op) => payloadOf({ ...op })) }
+    : { action: args.action, target, content: args.content ?? null, old_text: args.old_text ?? null };
+  return stageWrite(ctx, "memory", payload);
+}
+
 export const memoryTool = defineTool({
   name: "memory",
   toolset: "memory",
@@ -80,29 +150,14 @@ export const memoryTool = defineTool({
     const cfg = memoryConfig(config);
     return cfg.memory_enabled || cfg.user_profile_enabled;
   },
-  handler(args, ctx): MemoryResult | Promise<MemoryResult> {
+  async handler(args, ctx): Promise<MemoryResult | StagedResult> {
     const cfg = memoryConfig(ctx.config);
     const target: MemoryTarget = args.target ?? "memory";
     if (!(target === "user" ? cfg.user_profile_enabled : cfg.memory_enabled)) return disabled(target);
     const store = MemoryStore.forHome(ctx.home, cfg);
-    if (args.operations !== undefined && (args.operations.length > 0 || args.action === undefined)) {
-      return store.apply(target, args.operations);
-    }
-    switch (args.action) {
-      case "read":
-        return store.read(target);
-      case "add":
-        return store.add(target, args.content ?? "");
-      case "replace":
-        return store.replace(target, args.old_text ?? "", args.content ?? "");
-      case "remove":
-        return store.remove(target, args.old_text ?? "");
-      default:
-        return {
-          success: false,
-          target,
-          error: 'Pass action ("add", "replace", "remove" or "read"), or operations for a batch.',
-        };
-    }
+    if (args.action === "read" && !isBatch(args)) return store.read(target);
+    if (args.action === undefined && !isBatch(args)) return runMemoryWrite(store, target, args);
+    const staged = await gateMemory(ctx, store, target, args);
+    return staged ?? runMemoryWrite(store, target, args);
   },
 });

@@ -83,6 +83,11 @@ export interface ToolContext {
   /** The tools offered to the model this session, after toolset resolution and checks. */
   enabledTools?: readonly string[];
   /**
+   * Who the agent is acting for, recorded on writes staged for approval (`memory.write_approval`,
+   * `skills.write_approval`): the user's turn (default), or the post-turn background review.
+   */
+  writeOrigin?: "foreground" | "background_review";
+  /**
    * Runs another tool of this session the way a model's call runs: the same registry validation,
    * approvals, task id, terminal and output limits. Surfaces see it as a nested call of the
    * current one; it is never added to the model's context. `signal` (besides the turn's) stops

@@ -118,7 +118,8 @@ function writeOf(name: string, args: Record<string, unknown>, result: string): R
     return undefined;
   }
   if (parsed["success"] !== true) return undefined;
-  const pending = parsed["pending"] === true || parsed["status"] === "pending";
+  // Staged by write approval (`staged: true`) rather than applied.
+  const pending = parsed["staged"] === true || parsed["pending"] === true || parsed["status"] === "pending";
   const action =
     typeof args["action"] === "string" ? args["action"] : Array.isArray(args["operations"]) ? "batch" : "";
   if (name === "memory") {
@@ -199,6 +200,7 @@ export async function runReview(host: ReviewHost, request: ReviewRequest): Promi
       skipContextFiles: true,
       skipMemory: true,
       platform: REVIEW_SOURCE,
+      writeOrigin: "background_review",
       maxTurns: REVIEW_MAX_ITERATIONS,
       ...reviewRuntime(host),
       ...(host.store ? { sessionStore: host.store } : {}),

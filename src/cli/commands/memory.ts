@@ -26,6 +26,7 @@ import {
   setupCommand,
   statusCommand,
 } from "./memory/provider-commands.js";
+import { addMemoryPendingCommands } from "./memory-pending.js";
 import { confirmOrFail } from "./skills/io.js";
 
 export type MemoryCommandOptions = SubcommandOptions;
@@ -150,5 +151,6 @@ function buildProgram(io: CliIo, options: MemoryCommandOptions, setExit: (code: 
       ),
     );
 
+  addMemoryPendingCommands(root, io, options, setExit);
   return root;
 }

@@ -1,6 +1,6 @@
 /**
  * `hermes skills list|view|search|install|uninstall|check|audit`: the skills hub from the command
- * line. Results go to stdout, progress, scan reports and warnings to stderr. Exit codes: 0 success
+ * line; `pending|approve|reject|diff`: the agent's skill writes waiting for approval. Results go to stdout, progress, scan reports and warnings to stderr. Exit codes: 0 success
  * (or a question answered no), 1 the task failed (unreachable source, dangerous skill refused,
  * conflict with an existing skill, `audit` found something dangerous, `check` could not reach a
  * source), 2 usage or configuration error (including a caution verdict or an uninstall that needs
@@ -26,6 +26,7 @@ import {
   toCliFailure,
   uninstallCommand,
 } from "./skills/manage.js";
+import { approveCli, diffCli, type PendingCliContext, pendingListCli, rejectCli } from "./write-approval.js";
 
 export interface SkillsCommandOptions extends SubcommandOptions {
   /** Working directory for relative install paths; default `process.cwd()`. */
@@ -246,6 +247,54 @@ function buildProgram(io: SkillsIo, options: SkillsCommandOptions, setExit: (cod
       run((home, name: string | undefined, flags: { all?: boolean; json?: boolean }) =>
         auditCommand(home, name, flags, io),
       ),
+    );
+
+  // The agent's skill writes staged while skills.write_approval is on (logic in write-approval.ts).
+  const pending =
+    <A extends unknown[]>(body: (ctx: PendingCliContext, ...args: A) => Promise<number> | number) =>
+    (home: string, ...args: A) =>
+      body({ home, config: loadHomeConfig(home, io), io }, ...args);
+
+  root
+    .command("pending")
+    .description("list skill writes the agent staged for approval (skills.write_approval)")
+    .option("--json", "print JSON")
+    .addOption(profileOption())
+    .action(run(pending((ctx, flags: { json?: boolean }) => pendingListCli(ctx, "skills", flags))));
+
+  root
+    .command("diff")
+    .description("show what approving a staged skill write would change (the new SKILL.md, or a diff)")
+    .argument("<id>", "the pending id")
+    .addOption(profileOption())
+    .action(run(pending((ctx, id: string) => diffCli(ctx, "skills", id))));
+
+  root
+    .command("approve")
+    .description("apply a staged skill write (or all), with the same validation and scan as a direct write")
+    .argument("<id>", "the pending id, or all")
+    .option(
+      "--force",
+      "apply even though the skill changed since the write was staged (review the diff first)",
+    )
+    .option("--json", "print JSON")
+    .addOption(profileOption())
+    .action(
+      run(
+        pending((ctx, id: string, flags: { force?: boolean; json?: boolean }) =>
+          approveCli(ctx, "skills", id, flags),
+        ),
+      ),
+    );
+
+  root
+    .command("reject")
+    .description("drop a staged skill write (or all) without applying it")
+    .argument("<id>", "the pending id, or all")
+    .option("--json", "print JSON")
+    .addOption(profileOption())
+    .action(
+      run(pending((ctx, id: string, flags: { json?: boolean }) => rejectCli(ctx, "skills", id, flags))),
     );
 
   return root;

@@ -9,7 +9,11 @@ import { join } from "node:path";
 import { FileLockTimeoutError, withFileLock } from "../../util/file-lock.js";
 import { createSkill, editSkill } from "../skills/manage.js";
 import { mutateUsage, readUsage } from "../skills/provenance.js";
+import type { SkillsConfig } from "../skills/types.js";
 import { isCuratorManaged, latestActivityAt, runWithSkillWriteOrigin } from "../skills/usage.js";
+import { skillGist } from "../write-approval/gate.js";
+import { stagePending } from "../write-approval/pending.js";
+import { type SkillLookup, skillBase } from "../write-approval/skill-diff.js";
 import { archiveSkill, CuratorError, cronSkillNames, foreignOwner, homeSkills } from "./archive.js";
 import { snapshotSkills } from "./backup.js";
 import {
@@ -248,15 +252,13 @@ async function consolidationPass(
     if (dryRun) {
       report.proposals.push({ ...proposalOf(merge), status: "dry run: not applied" });
     } else if (approval) {
-      if (options.stageSkillWrite) {
-        const id = await options.stageSkillWrite(merge.into, merge.skillMd, merge.reason);
-        report.proposals.push({
-          ...proposalOf(merge),
-          status: `staged for approval as ${id}; archive ${merge.from.join(", ")} after approving it`,
-        });
-      } else {
-        report.proposals.push({ ...proposalOf(merge), status: "not applied: skills.write_approval is on" });
-      }
+      const stage =
+        options.stageSkillWrite ?? ((name, content, reason) => stageMerge(options, name, content, reason));
+      const id = await stage(merge.into, merge.skillMd, merge.reason);
+      report.proposals.push({
+        ...proposalOf(merge),
+        status: `staged for approval as ${id}; archive ${merge.from.join(", ")} after approving it`,
+      });
     } else {
       await applyMerge(options, merge, known, now, report);
     }
@@ -266,6 +268,26 @@ async function consolidationPass(
     `${parsed.merges.length} merge(s) proposed` +
     (applied ? `, ${applied} skill(s) merged` : "") +
     (parsed.rejected.length ? `, ${parsed.rejected.length} dropped` : "");
+}
+
+/**
+ * Queues a merge under `pending/skills/` as the `edit` a `skill_manage` call would stage, so
+ * `/skills diff|approve ID` review it like any other skill write (with the stale check).
+ */
+async function stageMerge(options: CuratorRunOptions, name: string, content: string, reason: string) {
+  const payload = { action: "edit", name, content };
+  const skills = options.config["skills"];
+  const lookup: SkillLookup = {
+    home: options.home,
+    ...(skills && typeof skills === "object" ? { config: skills as SkillsConfig } : {}),
+  };
+  const record = await stagePending(options.home, "skills", {
+    payload,
+    summary: `${skillGist(payload)} (curator: ${reason})`,
+    origin: "curator",
+    base: skillBase(lookup, payload),
+  });
+  return record.id;
 }
 
 const proposalOf = (m: MergeProposal) => ({ into: m.into, from: m.from, reason: m.reason });

@@ -180,11 +180,29 @@ export class MemoryStore {
     return this.run(target, operations, true);
   }
 
-  private async run(
+  /**
+   * The error a write of `operations` fails with before the file is read (a missing field, an
+   * entry over the limit, text the injection scan refuses), or undefined when they pass. Writes
+   * staged for approval are checked with this first, so a write that can never apply is refused
+   * at once instead of waiting for the user.
+   */
+  precheck(
     target: MemoryTarget,
     operations: readonly MemoryOperation[],
     batch: boolean,
-  ): Promise<MemoryResult> {
+  ): MemoryResult | undefined {
+    if (batch && operations.length === 0) {
+      return fail(target, "operations is empty: pass at least one {action, content?, old_text?}.");
+    }
+    const checked = this.validateAll(target, operations, batch);
+    return "result" in checked ? checked.result : undefined;
+  }
+
+  private validateAll(
+    target: MemoryTarget,
+    operations: readonly MemoryOperation[],
+    batch: boolean,
+  ): { ops: Validated[] } | { result: MemoryResult } {
     const limit = this.limits[target];
     const ops: Validated[] = [];
     for (const [i, op] of operations.entries()) {
@@ -193,10 +211,22 @@ export class MemoryStore {
       if ("error" in checked) {
         const result = fail(target, where + checked.error + (batch ? NOTHING_APPLIED : ""));
         // Without old_text the model must pick an entry: show it the choices.
-        return checked.showEntries ? this.withEntries(result, target) : result;
+        return { result: checked.showEntries ? this.withEntries(result, target) : result };
       }
       ops.push(checked);
     }
+    return { ops };
+  }
+
+  private async run(
+    target: MemoryTarget,
+    operations: readonly MemoryOperation[],
+    batch: boolean,
+  ): Promise<MemoryResult> {
+    const limit = this.limits[target];
+    const checked = this.validateAll(target, operations, batch);
+    if ("result" in checked) return checked.result;
+    const { ops } = checked;
 
     const path = this.path(target);
     mkdirSync(this.dir, { recursive: true });

@@ -98,7 +98,7 @@ function lookup(ctx: SkillManageContext, name: string): SkillMeta | undefined {
 }
 
 /** The skill to change, or a thrown error when it is unknown or not ours to change. */
-function locateWritable(ctx: SkillManageContext, name: string, action: string): SkillMeta {
+export function locateWritable(ctx: SkillManageContext, name: string, action: string): SkillMeta {
   assertSkillName(name);
   const skill = lookup(ctx, name);
   if (!skill) {

@@ -45,6 +45,7 @@ const HERMES_ENTRIES: ReadonlyArray<[string, ProtectionLevel, string]> = [
   ["skills/", "guarded", "Hermes's skills (use the skill_manage tool)"],
   ["cron/", "guarded", "Hermes's cron jobs (use the cronjob tool)"],
   ["pairing/", "guarded", "the chat pairing records"],
+  ["pending/", "guarded", "writes waiting for the user's approval (pending/)"],
   ["plugins/", "guarded", "Hermes's plugins"],
   ["hooks/", "guarded", "Hermes's hooks"],
   ["scripts/", "guarded", "Hermes's cron scripts"],

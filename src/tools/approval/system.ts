@@ -318,6 +318,16 @@ const hermes: Check = (inv) => {
   if (verb !== undefined && /^(stop|restart|uninstall)$/.test(verb)) {
     inv.out.push({ key: "hermes_gateway_stop", reason: `hermes gateway ${verb} stops the Hermes gateway` });
   }
+  // Approving a staged memory or skill write is the user's decision, never the agent's.
+  const sub = args.findIndex((a) => a === "memory" || a === "skills");
+  const decision = sub >= 0 ? args[sub + 1] : undefined;
+  if (decision !== undefined && /^(approve|apply|reject|deny|drop)$/.test(decision)) {
+    inv.out.push({
+      key: "protected_write",
+      reason: `hermes ${args[sub]} ${decision} decides on a write waiting for the user's approval; only the user can run it`,
+      protectedPath: true,
+    });
+  }
   const cfg = args.indexOf("config");
   if (cfg >= 0 && /^(set|edit|unset|reset|migrate)$/.test(args[cfg + 1] ?? "")) {
     inv.out.push({
@@ -326,6 +336,32 @@ const hermes: Check = (inv) => {
       protectedPath: true,
     });
   }
+};
+
+/**
+ * `npx hermes …`, `bunx hermes …`, `pnpm dlx hermes …`: a package runner starting Hermes gets the
+ * same checks as `hermes …` (approving staged writes, changing the config, stopping the gateway).
+ */
+const packageRunner: Check = (inv) => {
+  const words = inv.args.map((a) => a.text);
+  let i = 0;
+  if (inv.name === "pnpm" || inv.name === "yarn") {
+    const verb = words.findIndex((w) => !w.startsWith("-"));
+    if (verb < 0 || !/^(dlx|exec|run)$/.test(words[verb] ?? "")) return;
+    i = verb + 1;
+  }
+  for (; i < words.length; i++) {
+    const word = words[i] ?? "";
+    if (word === "-p" || word === "--package" || word === "-c" || word === "--call") {
+      i++;
+      continue;
+    }
+    if (word === "--") continue;
+    if (word.startsWith("-")) continue;
+    break;
+  }
+  const pkg = (words[i] ?? "").split("/").pop() ?? "";
+  if (/^hermes(-agent)?(@.*)?$/.test(pkg)) hermes({ ...inv, args: inv.args.slice(i + 1) });
 };
 
 /** SQL that drops, truncates or deletes every row. */
@@ -392,6 +428,11 @@ export const SYSTEM_CHECKS: Readonly<Record<string, Check>> = {
   git,
   crontab,
   hermes,
+  npx: packageRunner,
+  bunx: packageRunner,
+  pnpx: packageRunner,
+  pnpm: packageRunner,
+  yarn: packageRunner,
   ...Object.fromEntries([...SQL_CLIENTS].map((n) => [n, sql])),
 };
 

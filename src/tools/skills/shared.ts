@@ -20,3 +20,16 @@ export function skillsConfigOf(config: ToolContext["config"]): SkillsConfig {
 export function discoverOptionsOf(ctx: ToolContext) {
   return { home: ctx.home, config: skillsConfigOf(ctx.config), env: ctx.env };
 }
+
+/** Arguments of a skill write, as the tool takes them and as a staged payload replays them. */
+export interface SkillManageArgs {
+  action: string;
+  name: string;
+  category?: string | undefined;
+  content?: string | undefined;
+  old_string?: string | undefined;
+  new_string?: string | undefined;
+  replace_all?: boolean | undefined;
+  file_path?: string | undefined;
+  file_content?: string | undefined;
+}

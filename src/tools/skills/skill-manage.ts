@@ -8,11 +8,17 @@ import {
   removeSkillFile,
   type SkillChange,
   type SkillManageContext,
+  SkillManageError,
   writeSkillFile,
 } from "../../knowledge/skills/manage.js";
 import { fuzzyReplace } from "../file/fuzzy-match.js";
 import { defineTool, type ToolContext } from "../types.js";
-import { skillsConfigOf } from "./shared.js";
+import { gateOn, payloadOf, stageWrite } from "../write-approval/stage.js";
+import { precheckSkillWrite } from "./skill-precheck.js";
+
+export type { SkillManageArgs } from "./shared.js";
+
+import { type SkillManageArgs, skillsConfigOf } from "./shared.js";
 import description from "./skill-manage.md";
 
 const ACTIONS = ["create", "patch", "edit", "delete", "write_file", "remove_file"] as const;
@@ -31,11 +37,13 @@ const parameters = Type.Object({
 });
 
 function need<T>(value: T | undefined, field: string, action: Action, example: string): T {
-  if (value === undefined) throw new Error(`${field} is required for action "${action}": ${example}`);
+  if (value === undefined || value === null)
+    throw new SkillManageError(`${field} is required for action "${action}": ${example}`);
   return value;
 }
 
-function manageContext(ctx: ToolContext): SkillManageContext {
+/** How skill writes are made: the agent's own (created_by "agent"), with whitespace-tolerant patches. */
+export function skillManageContext(ctx: Pick<ToolContext, "home" | "config" | "env">): SkillManageContext {
   return {
     home: ctx.home,
     config: skillsConfigOf(ctx.config),
@@ -43,6 +51,54 @@ function manageContext(ctx: ToolContext): SkillManageContext {
     replace: fuzzyReplace,
     // created_by follows the write origin: "agent" only inside the background review or curator.
   };
+}
+
+/**
+ * Applies one skill write through manage.ts (validation, injection scan, ownership, atomic
+ * writes). The tool's direct path and approving a staged write both end here. Throws
+ * `SkillManageError` with text the model or the user can act on.
+ */
+export async function runSkillManage(mc: SkillManageContext, args: SkillManageArgs): Promise<SkillChange> {
+  const name = args.name;
+  const action = args.action as Action;
+  switch (action) {
+    case "create":
+      return createSkill(mc, {
+        name,
+        category: args.category,
+        content: need(args.content, "content", "create", "the full SKILL.md (frontmatter and instructions)."),
+      });
+    case "edit":
+      return editSkill(mc, {
+        name,
+        content: need(args.content, "content", "edit", "the full new SKILL.md (view the skill first)."),
+      });
+    case "patch":
+      return patchSkill(mc, {
+        name,
+        oldString: need(args.old_string, "old_string", "patch", "the exact text to find."),
+        newString: need(args.new_string, "new_string", "patch", 'the replacement text ("" to delete).'),
+        replaceAll: args.replace_all ?? false,
+        filePath: args.file_path,
+      });
+    case "delete":
+      return deleteSkill(mc, { name });
+    case "write_file":
+      return writeSkillFile(mc, {
+        name,
+        filePath: need(args.file_path, "file_path", "write_file", 'e.g. "references/notes.md".'),
+        content: need(args.file_content, "file_content", "write_file", "the text of the file."),
+      });
+    case "remove_file":
+      return removeSkillFile(mc, {
+        name,
+        filePath: need(args.file_path, "file_path", "remove_file", 'e.g. "references/notes.md".'),
+      });
+    default:
+      throw new SkillManageError(
+        `Unknown action "${String(args.action)}". Use one of: ${ACTIONS.join(", ")}.`,
+      );
+  }
 }
 
 export const skillManageTool = defineTool({
@@ -53,56 +109,12 @@ export const skillManageTool = defineTool({
   parallelSafe: false,
   emoji: "📝",
   async handler(args, ctx) {
-    const mc = manageContext(ctx);
-    const name = args.name;
-    let change: SkillChange;
-    switch (args.action) {
-      case "create":
-        change = await createSkill(mc, {
-          name,
-          category: args.category,
-          content: need(
-            args.content,
-            "content",
-            "create",
-            "the full SKILL.md (frontmatter and instructions).",
-          ),
-        });
-        break;
-      case "edit":
-        change = await editSkill(mc, {
-          name,
-          content: need(args.content, "content", "edit", "the full new SKILL.md (view the skill first)."),
-        });
-        break;
-      case "patch":
-        change = await patchSkill(mc, {
-          name,
-          oldString: need(args.old_string, "old_string", "patch", "the exact text to find."),
-          newString: need(args.new_string, "new_string", "patch", 'the replacement text ("" to delete).'),
-          replaceAll: args.replace_all ?? false,
-          filePath: args.file_path,
-        });
-        break;
-      case "delete":
-        change = await deleteSkill(mc, { name });
-        break;
-      case "write_file":
-        change = await writeSkillFile(mc, {
-          name,
-          filePath: need(args.file_path, "file_path", "write_file", 'e.g. "references/notes.md".'),
-          content: need(args.file_content, "file_content", "write_file", "the text of the file."),
-        });
-        break;
-      case "remove_file":
-        change = await removeSkillFile(mc, {
-          name,
-          filePath: need(args.file_path, "file_path", "remove_file", 'e.g. "references/notes.md".'),
-        });
-        break;
-      default:
-        return { error: `Unknown action "${String(args.action)}". Use one of: ${ACTIONS.join(", ")}.` };
+    const mc = skillManageContext(ctx);
+    if (gateOn(ctx, "skills")) {
+      precheckSkillWrite(mc, args);
+      return stageWrite(ctx, "skills", payloadOf({ ...args }), mc);
     }
+    const change = await runSkillManage(mc, args);
     return { success: true, message: change.message, path: change.file ?? change.dir };
   },
 });

@@ -8,6 +8,7 @@ import { runCurator } from "../../../../src/knowledge/curator/run.js";
 import { runCuratorIfDue } from "../../../../src/knowledge/curator/schedule.js";
 import { readCuratorState } from "../../../../src/knowledge/curator/state.js";
 import { readUsage } from "../../../../src/knowledge/skills/provenance.js";
+import { listPending } from "../../../../src/knowledge/write-approval/pending.js";
 import { withFileLock } from "../../../../src/util/file-lock.js";
 import { skillMd, tempHome, writeSkill } from "../skills/fixtures.js";
 
@@ -140,7 +141,7 @@ describe("runCurator", () => {
     });
   });
 
-  it("merges near-duplicates the reviewer proposes, and only reports them under write approval", async () => {
+  it("merges near-duplicates the reviewer proposes, and stages them under write approval", async () => {
     const umbrella = skillMd("pdf-tools", "Split and merge PDFs.");
     const review = async () => ({
       text: JSON.stringify({
@@ -156,8 +157,13 @@ describe("runCurator", () => {
       skills: { external_dirs: [], disabled: [], write_approval: true },
     });
     const staged = await runCurator({ home: gated.dir, config: gated.config, review, now: () => NOW });
-    expect(staged.report.proposals[0]?.status).toMatch(/write_approval is on/);
+    expect(staged.report.proposals[0]?.status).toMatch(/^staged for approval as [0-9a-f]{8}/);
     expect(existsSync(join(gated.root, "pdf", "pdf-split", "SKILL.md"))).toBe(true);
+    // The merge waits in pending/skills/ as the edit /skills approve would apply.
+    const [item] = listPending(gated.dir, "skills");
+    const record = item?.ok ? item.record : undefined;
+    expect(record?.payload).toEqual({ action: "edit", name: "pdf-tools", content: umbrella });
+    expect(record?.origin).toBe("curator");
 
     const open = home({ curator: { consolidate: true } });
     const prompts: string[] = [];

@@ -25,7 +25,11 @@ describe("buildJourney", () => {
           sessionId: "s2",
           source: "review",
         }),
-        call({ tool: "skill_manage", args: { action: "patch", name: "brew" }, result: '{"success": false, "error": "x"}' }),
+        call({
+          tool: "skill_manage",
+          args: { action: "patch", name: "brew" },
+          result: '{"success": false, "error": "x"}',
+        }),
         call({ args: { operations: [{ action: "add", content: "Repo uses pnpm." }, { action: "read" }] } }),
       ],
       usage: {
@@ -33,11 +37,19 @@ describe("buildJourney", () => {
         legacy: { created_at: "2025-01-01T00:00:00+00:00", created_by: null },
       },
       memory: [
-        { target: "user", entries: ["Likes tea.", "Lives in Oslo."], mtime: new Date("2026-02-01T00:00:00Z") },
+        {
+          target: "user",
+          entries: ["Likes tea.", "Lives in Oslo."],
+          mtime: new Date("2026-02-01T00:00:00Z"),
+        },
         { target: "memory", entries: [], mtime: undefined },
       ],
       curatorRuns: [
-        { started_at: "2026-04-01T00:00:00+00:00", archived: ["old", "dup"], consolidated: [{ name: "dup", into: "brew" }] },
+        {
+          started_at: "2026-04-01T00:00:00+00:00",
+          archived: ["old", "dup"],
+          consolidated: [{ name: "dup", into: "brew" }],
+        },
         { started_at: "2026-04-02T00:00:00+00:00", archived: ["never"], dry_run: true },
       ],
     });
@@ -56,8 +68,15 @@ describe("buildJourney", () => {
   it("says so when nothing was learned, and keeps lines short", () => {
     expect(formatJourney([])).toEqual(["Nothing learned yet: no memories or skills have been saved."]);
     const [line] = formatJourney([
-      { at: "2026-01-01T00:00:00.000Z", kind: "memory", action: "added", subject: "x".repeat(200), source: "cli", sessionId: "s" },
+      {
+        at: "2026-01-01T00:00:00.000Z",
+        kind: "memory",
+        action: "added",
+        subject: "x".repeat(200),
+        source: "cli",
+        sessionId: "s",
+      },
     ]);
-    expect(line).toMatch(/^2026-01-01 00:00  memory  added\s+x{69}…  \(cli session s\)$/);
+    expect(line).toMatch(/^2026-01-01 00:00 {2}memory {2}added\s+x{69}… {2}\(cli session s\)$/);
   });
 });

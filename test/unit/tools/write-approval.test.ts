@@ -198,7 +198,9 @@ describe("skill writes with skills.write_approval on", () => {
   it("a create the background review staged becomes the agent's own once approved", async () => {
     const s = setup({ skills: true }, { writeOrigin: "background_review" });
     const staged = await s.call("skill_manage", { action: "create", name: "deploy-check", content: SKILL });
-    expect((await approvePending(s.apply, "skills", staged.result.pending_id))[0]).toMatchObject({ ok: true });
+    expect((await approvePending(s.apply, "skills", staged.result.pending_id))[0]).toMatchObject({
+      ok: true,
+    });
     expect(readUsage(s.home)["deploy-check"]?.created_by).toBe("agent");
   });
 

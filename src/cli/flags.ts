@@ -1,4 +1,10 @@
-/** Options shared by `hermes` and `hermes chat`. */
+/**
+ * The options of `hermes` and `hermes chat` (the same set: `hermes ARGS` is `hermes chat ARGS`
+ * when its first word is a prompt). Light on purpose: program.ts declares them on the root for
+ * `hermes --help` without loading the chat command.
+ */
+import { type Command, InvalidArgumentError } from "commander";
+
 export interface ChatFlags {
   query?: string;
   oneshot?: string;
@@ -21,4 +27,43 @@ export interface ChatFlags {
   ignoreRules?: boolean;
   /** `--personality NAME`: overlay for this session. */
   personality?: string;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new InvalidArgumentError(`--max-turns expects a positive whole number, got "${value}".`);
+  }
+  return n;
+}
+
+/** Declares the chat options on `cmd` (the root program or `hermes chat`). */
+export function addChatOptions(cmd: Command): Command {
+  return cmd
+    .option("-q, --query <prompt>", "run one prompt and exit (progress on stderr, answer on stdout)")
+    .option("-z, --oneshot <prompt>", "run one prompt; stdout is the final answer and nothing else")
+    .option("-m, --model <model>", "model id (overrides model.default)")
+    .option("--provider <id>", "provider id (openrouter, nous, openai-api, custom, ollama, ...)")
+    .option("--base-url <url>", "OpenAI-compatible endpoint URL")
+    .option("-t, --toolsets <list>", "comma-separated toolsets (default from config: hermes-cli)")
+    .option("--max-turns <n>", "model calls allowed per turn (default 90)", positiveInt)
+    .option("--yolo", "approve dangerous commands without asking (never hardline ones or protected paths)")
+    .option("-Q, --quiet", "no progress output, only the answer")
+    .option("-v, --verbose", "show full tool arguments, results and error details")
+    .option("-r, --resume <id|title>", "resume a saved session by id, id prefix or title")
+    .option("-c, --continue [title]", "continue the most recent session (or the newest of a title)")
+    .option("--ignore-rules", "load no SOUL.md, AGENTS.md/.hermes.md/.cursorrules or memory this session")
+    .option("--personality <name>", "personality overlay for this session (see /personality)")
+    .option("--list-tools", "list the tools this configuration offers, then exit")
+    .option("--list-toolsets", "list the toolsets, then exit")
+    .option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
+}
+
+/** The toolsets a chat uses: `-t a,b` or config.yaml's `toolsets`. */
+export function chosenToolsets(flags: ChatFlags, configured: readonly string[]): string[] {
+  if (!flags.toolsets) return [...configured];
+  return flags.toolsets
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

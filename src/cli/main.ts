@@ -44,9 +44,12 @@ main(process.argv.slice(2)).then(
     process.exit(code);
   },
   (error: unknown) => {
-    process.stderr.write(
-      `hermes: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    // Commands report their own failures (cli/command.ts); this is a failure outside any of them.
+    // Like theirs: the message, and the stack only with -v / --verbose.
+    const verbose = process.argv.includes("-v") || process.argv.includes("--verbose");
+    const detail =
+      error instanceof Error ? (verbose ? (error.stack ?? error.message) : error.message) : String(error);
+    process.stderr.write(`hermes: unexpected error: ${detail}\n`);
     process.exit(1);
   },
 );

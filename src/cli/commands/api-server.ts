@@ -4,70 +4,64 @@
  * printed on stdout (`Listening on http://127.0.0.1:8642`); problems go to stderr.
  * Exit codes: 0 stopped cleanly, 1 failed, 2 usage or configuration error (no API_SERVER_KEY…).
  */
-import { parseArgs } from "node:util";
 import { NoProviderError } from "../../ai/resolve.js";
 import { ApiServerConfigError, startApiServer } from "../../gateway/api-server/index.js";
-import { loadCliContext } from "../home-env.js";
+import {
+  type CliCommand,
+  CliFailure,
+  type ConfigContext,
+  defineCommand,
+  type RunOptions,
+} from "../command.js";
 
-export interface ApiServerCommandOptions {
-  profile?: string;
+export interface ApiServerCommandOptions extends RunOptions {
   /** Resolves when the server should stop (tests); default SIGINT/SIGTERM. */
   stopSignal?: Promise<void>;
 }
 
-const USAGE = `Usage: hermes api-server [options]
-
-Serves the Hermes agent as an OpenAI-compatible API (/v1/chat/completions, /v1/responses,
-/v1/models). Every request needs Authorization: Bearer <API_SERVER_KEY>.
-
-Options:
-      --host <host>   address to listen on (default API_SERVER_HOST or 127.0.0.1)
-      --port <port>   port (default API_SERVER_PORT or 8642; 0 picks a free one)
-  -h, --help          show this help
-
-Environment: API_SERVER_KEY (required), API_SERVER_HOST, API_SERVER_PORT,
-API_SERVER_MODEL_NAME (default hermes-agent), API_SERVER_CORS_ORIGINS (comma-separated).
-Config: gateway.api_server.max_concurrent_runs (default 10).
-`;
-
 /** Runs `hermes api-server <argv…>` until stopped; returns the exit code. */
-export async function runApiServerCommand(
+export function runApiServerCommand(
   argv: readonly string[],
   options: ApiServerCommandOptions = {},
 ): Promise<number> {
-  const err = (text: string) => process.stderr.write(`${text}\n`);
-  let flags: { host?: string; port?: string; help?: boolean; profile?: string };
-  try {
-    flags = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        host: { type: "string" },
-        port: { type: "string" },
-        profile: { type: "string", short: "p" },
-        help: { type: "boolean", short: "h" },
-      },
-    }).values;
-  } catch (error) {
-    err(`hermes api-server: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    return 2;
-  }
-  if (flags.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  return apiServerCommand(options.stopSignal).run(argv, options);
+}
+
+/** `hermes api-server [--host H] [--port P]`; `stopSignal` stops it (tests). */
+export function apiServerCommand(stopSignal?: Promise<void>): CliCommand {
+  return defineCommand({
+    name: "api-server",
+    description:
+      "Serves the Hermes agent as an OpenAI-compatible API (/v1/chat/completions, /v1/responses, " +
+      "/v1/models). Every request needs Authorization: Bearer <API_SERVER_KEY>.",
+    needs: "config",
+    parse: (cmd) =>
+      cmd
+        .option("--host <host>", "address to listen on (default API_SERVER_HOST or 127.0.0.1)")
+        .option("--port <port>", "port (default API_SERVER_PORT or 8642; 0 picks a free one)")
+        .addHelpText(
+          "after",
+          "\nEnvironment: API_SERVER_KEY (required), API_SERVER_HOST, API_SERVER_PORT,\n" +
+            "API_SERVER_MODEL_NAME (default hermes-agent), API_SERVER_CORS_ORIGINS (comma-separated).\n" +
+            "Config: gateway.api_server.max_concurrent_runs (default 10).",
+        ),
+    run: (ctx, flags: { host?: string; port?: string }) => serve(ctx, flags, stopSignal),
+  });
+}
+
+async function serve(
+  context: ConfigContext,
+  flags: { host?: string; port?: string },
+  stopSignal: Promise<void> | undefined,
+): Promise<number> {
+  const err = context.io.err;
   let port: number | undefined;
   if (flags.port !== undefined) {
     port = Number(flags.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      err(`hermes api-server: --port expects a port number (0-65535), got "${flags.port}".`);
-      return 2;
+      throw new CliFailure(`--port expects a port number (0-65535), got "${flags.port}".`, 2);
     }
   }
-  const context = await loadCliContext(flags.profile ?? options.profile);
-  if ("exitCode" in context) return context.exitCode;
-
   // Opens nothing until the first line; every line passes the process's secret redactor.
   const { homeLogger } = await import("../../util/log.js");
   const logger = homeLogger(context.home, context.config.logging, { component: "gateway.api_server" });
@@ -87,16 +81,14 @@ export async function runApiServerCommand(
     });
   } catch (error) {
     if (error instanceof ApiServerConfigError || error instanceof NoProviderError) {
-      err(`hermes api-server: ${error.message}`);
-      return 2;
+      throw new CliFailure(error.message, 2);
     }
-    err(`hermes api-server: could not start: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
+    throw new CliFailure(`could not start: ${error instanceof Error ? error.message : String(error)}`, 1);
   }
-  process.stdout.write(`Listening on ${server.url} (model ${server.model})\n`);
+  context.io.out(`Listening on ${server.url} (model ${server.model})`);
 
   const stop =
-    options.stopSignal ??
+    stopSignal ??
     new Promise<void>((resolve) => {
       let stopping = false;
       const onSignal = (signal: NodeJS.Signals) => {

@@ -6,7 +6,7 @@
  * provider, corrupt auth.json, a removal without `-y` when nobody can be asked).
  */
 import { createInterface } from "node:readline/promises";
-import { type Command, InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
 import {
   type CredentialPool,
@@ -33,21 +33,13 @@ import {
   STATUS_EXHAUSTED,
 } from "../../config/auth-store.js";
 import { loadEnvFile } from "../../config/env-file.js";
-import { ConfigError, ProfileNameError } from "../../config/errors.js";
-import { resolveHome } from "../../config/home.js";
+import { ConfigError } from "../../config/errors.js";
 import { loadConfig } from "../../config/load.js";
+import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
-import {
-  CliFailure,
-  type CliIo,
-  profileOption,
-  runSubcommandProgram,
-  type SubcommandOptions,
-  subcommandActions,
-  subcommandRoot,
-} from "../subcommands.js";
+import type { CliIo } from "../io.js";
 
-export type AuthCommandOptions = SubcommandOptions;
+export type AuthCommandOptions = RunOptions;
 
 type Io = CliIo;
 
@@ -61,15 +53,7 @@ interface Ctx {
 
 /** Runs `hermes auth <argv…>` and returns the exit code. Never throws for expected failures. */
 export function runAuthCommand(argv: readonly string[], options: AuthCommandOptions = {}): Promise<number> {
-  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
-}
-
-function reportFailure(error: unknown, io: Io): number {
-  const message = error instanceof Error ? error.message : String(error);
-  io.err(`hermes auth: ${message}`);
-  if (error instanceof CliFailure) return error.exitCode;
-  // A lock held too long (FileLockTimeoutError) and anything unexpected: the task failed.
-  return error instanceof AuthStoreError || error instanceof ProfileNameError ? 2 : 1;
+  return authCommand.run(argv, options);
 }
 
 function whole(value: string, what: string): number {
@@ -80,90 +64,76 @@ function whole(value: string, what: string): number {
   return n;
 }
 
-function buildProgram(io: Io, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = subcommandRoot(
-    "hermes auth",
-    "Manage credential pools (several API keys per provider, in auth.json)",
-    io,
-  );
+export const authCommand = defineCommand({
+  name: "auth",
+  description: "Manage credential pools (several API keys per provider, in auth.json)",
+  needs: "home",
+  defaultSubcommand: "list",
+  open: ({ home, io }) => context(io, home),
+  // A corrupt auth.json is a configuration error; a lock held too long is a failed task (1).
+  expected: (error) => (error instanceof AuthStoreError ? 2 : undefined),
+  parse: (root, run) => {
+    root
+      .command("add")
+      .description("add an API key to a provider's pool (from --key, a hidden prompt, or stdin)")
+      .argument("<provider>", "provider id (openrouter, anthropic, …) or custom:<name>")
+      .option("--key <key>", "the API key (prefer the prompt or stdin: a flag lands in shell history)")
+      .addOption(new Option("--api-key <key>", "same as --key").hideHelp())
+      .option("--label <label>", "a name to tell keys apart (default api-key-N)")
+      .option("--priority <n>", "0-based position in fill_first order (default: last)", (v) =>
+        whole(v, "--priority"),
+      )
+      .option("--type <type>", "credential type: api-key (OAuth logins are not supported yet)", "api-key")
+      .action(
+        run(
+          (
+            ctx,
+            provider: string,
+            flags: { key?: string; apiKey?: string; label?: string; priority?: number; type: string },
+          ) => add(ctx, provider, flags),
+        ),
+      );
 
-  const run = subcommandActions({
-    root,
-    io,
-    outerProfile,
-    setExit,
-    report: reportFailure,
-    open: (profile) => context(io, profile),
-  });
+    root
+      .command("list")
+      .description("list pooled credentials: masked key, source, status and cooldown")
+      .argument("[provider]", "only this provider")
+      .option("--json", "print JSON")
+      .action(
+        run((ctx, provider: string | undefined, flags: { json?: boolean }) => list(ctx, provider, flags)),
+      );
 
-  root
-    .command("add")
-    .description("add an API key to a provider's pool (from --key, a hidden prompt, or stdin)")
-    .argument("<provider>", "provider id (openrouter, anthropic, …) or custom:<name>")
-    .option("--key <key>", "the API key (prefer the prompt or stdin: a flag lands in shell history)")
-    .addOption(new Option("--api-key <key>", "same as --key").hideHelp())
-    .option("--label <label>", "a name to tell keys apart (default api-key-N)")
-    .option("--priority <n>", "0-based position in fill_first order (default: last)", (v) =>
-      whole(v, "--priority"),
-    )
-    .option("--type <type>", "credential type: api-key (OAuth logins are not supported yet)", "api-key")
-    .addOption(profileOption())
-    .action(
-      run(
-        (
-          ctx,
-          provider: string,
-          flags: { key?: string; apiKey?: string; label?: string; priority?: number; type: string },
-        ) => add(ctx, provider, flags),
-      ),
-    );
+    root
+      .command("remove")
+      .description("remove a credential from a provider's pool")
+      .argument("<provider>", "provider id")
+      .argument("<target>", "the credential: its # in `hermes auth list`, its id, or its label")
+      .option("-y, --yes", "do not ask for confirmation")
+      .action(
+        run((ctx, provider: string, target: string, flags: { yes?: boolean }) =>
+          remove(ctx, provider, target, flags),
+        ),
+      );
 
-  root
-    .command("list")
-    .description("list pooled credentials: masked key, source, status and cooldown")
-    .argument("[provider]", "only this provider")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(
-      run((ctx, provider: string | undefined, flags: { json?: boolean }) => list(ctx, provider, flags)),
-    );
+    root
+      .command("reset")
+      .description("clear the status and cooldown of every credential of a provider")
+      .argument("<provider>", "provider id")
+      .action(run((ctx, provider: string) => reset(ctx, provider)));
 
-  root
-    .command("remove")
-    .description("remove a credential from a provider's pool")
-    .argument("<provider>", "provider id")
-    .argument("<target>", "the credential: its # in `hermes auth list`, its id, or its label")
-    .option("-y, --yes", "do not ask for confirmation")
-    .addOption(profileOption())
-    .action(
-      run((ctx, provider: string, target: string, flags: { yes?: boolean }) =>
-        remove(ctx, provider, target, flags),
-      ),
-    );
-
-  root
-    .command("reset")
-    .description("clear the status and cooldown of every credential of a provider")
-    .argument("<provider>", "provider id")
-    .addOption(profileOption())
-    .action(run((ctx, provider: string) => reset(ctx, provider)));
-
-  root
-    .command("status")
-    .description("per provider: how many keys, how many usable now, the strategy")
-    .argument("[provider]", "only this provider")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(
-      run((ctx, provider: string | undefined, flags: { json?: boolean }) => status(ctx, provider, flags)),
-    );
-
-  return root;
-}
+    root
+      .command("status")
+      .description("per provider: how many keys, how many usable now, the strategy")
+      .argument("[provider]", "only this provider")
+      .option("--json", "print JSON")
+      .action(
+        run((ctx, provider: string | undefined, flags: { json?: boolean }) => status(ctx, provider, flags)),
+      );
+  },
+});
 
 /** The home, its environment with `.env`, and config.yaml (a broken one only warns: keys stay manageable). */
-function context(io: Io, profile: string | undefined): Ctx {
-  const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
+function context(io: Io, home: string): Ctx {
   const { env } = loadEnvFile(home, io.env);
   let config: Readonly<Record<string, unknown>> | undefined;
   try {

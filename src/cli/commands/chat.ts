@@ -1,65 +1,40 @@
 /**
  * `hermes chat` / `hermes -q` / `hermes -z`: one-shot runs; with no prompt on a terminal, the
- * interactive REPL (commands/repl.ts).
+ * interactive REPL (commands/repl.ts). `--list-tools` and `--list-toolsets` answer from
+ * list-tools.ts; the session store and its maintenance are chat-store.ts's.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import { homeLogger, type Logger } from "../../util/log.js";
 import { afterCommand } from "../after-command.js";
-import type { ChatFlags } from "../flags.js";
+import { CliFailure, type ConfigContext, defineCommand } from "../command.js";
+import { addChatOptions, type ChatFlags, chosenToolsets } from "../flags.js";
+import { readAllStdin } from "../io.js";
 import { type OutputMode, Renderer } from "../render.js";
+import { startMcp } from "./chat-mcp.js";
+import { openChatStore, saveQueuedWrites } from "./chat-store.js";
 
-export async function runChat(flags: ChatFlags): Promise<number> {
-  const { loadCliContext } = await import("../home-env.js");
-  const loaded = await loadCliContext(flags.profile);
-  if ("exitCode" in loaded) return loaded.exitCode;
-  const { home, env, config } = loaded;
+/** `hermes chat [options] [prompt...]`; `hermes ARGS` runs this too when ARGS start with a prompt. */
+export const chatCommand = defineCommand({
+  name: "chat",
+  // Messages read `hermes: …` whether the chat was started as `hermes` or `hermes chat`.
+  label: "hermes",
+  description: "chat with the agent (interactive, or one-shot with -q/-z)",
+  needs: "config",
+  parse: (cmd) => addChatOptions(cmd).argument("[prompt...]", "prompt to run once (same as -q)"),
+  run: (ctx, words: string[], flags: ChatFlags) =>
+    runChat(ctx, { ...flags, ...(words.length > 0 && !flags.query ? { query: words.join(" ") } : {}) }),
+});
+
+/** Runs a chat with the given flags in a prepared context (`hermes learn` runs its turn here too). */
+export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<number> {
+  const { home, env, config, io } = ctx;
+  const toolsets = chosenToolsets(flags, config.toolsets);
+  if (flags.listToolsets) return (await import("./list-tools.js")).listToolsets(ctx);
+  if (flags.listTools) return (await import("./list-tools.js")).listTools(ctx, toolsets);
+
   // Opens nothing until the first line; every line passes the process's secret redactor.
   const logger = homeLogger(home, config.logging, { component: "cli", verbose: flags.verbose === true });
   if (flags.maxTurns) config.agent.max_turns = flags.maxTurns;
-  const toolsets = flags.toolsets
-    ? flags.toolsets
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean)
-    : config.toolsets;
-
-  if (flags.listToolsets) {
-    const { TOOLSETS } = await import("../../tools/toolsets.js");
-    for (const [name, spec] of Object.entries(TOOLSETS)) {
-      process.stdout.write(`${name.padEnd(20)} ${spec.description}\n`);
-    }
-    return 0;
-  }
-  if (flags.listTools) {
-    const { createBuiltinRegistry } = await import("../../tools/builtin.js");
-    const { resolveToolsets } = await import("../../tools/toolsets.js");
-    const { mcpToolsets } = await import("../../tools/mcp/toolsets.js");
-    const mcp = await startMcp(config, env, (m) => process.stderr.write(`hermes: warning: ${m}\n`), false);
-    await mcp.manager?.ready;
-    const registry = mcp.registry ?? createBuiltinRegistry();
-    const servers = mcpToolsets(registry);
-    const resolved = resolveToolsets(
-      toolsets.length > 0 ? [...toolsets, ...Object.keys(servers)] : toolsets,
-      {
-        custom: { ...servers, ...config.custom_toolsets },
-        disabled: config.agent.disabled_toolsets,
-        knownTools: new Set(registry.names()),
-      },
-    );
-    const names = await registry.available(resolved.tools, { env, config });
-    for (const name of names) {
-      const tool = registry.get(name);
-      const summary = (tool?.description.split(/(?<=\.)\s/)[0] ?? "").slice(0, 90);
-      process.stdout.write(`${name.padEnd(16)} ${tool?.toolset.padEnd(10) ?? ""} ${summary}\n`);
-    }
-    if (resolved.unknown.length > 0)
-      process.stderr.write(`unknown toolsets: ${resolved.unknown.join(", ")}\n`);
-    await mcp.manager?.close();
-    return 0;
-  }
-
   const { resolveRuntime, NoProviderError } = await import("../../ai/resolve.js");
   let runtime: import("../../ai/resolve.js").ResolvedRuntime;
   try {
@@ -73,22 +48,18 @@ export async function runChat(flags: ChatFlags): Promise<number> {
       env,
     });
   } catch (error) {
-    if (error instanceof NoProviderError || error instanceof Error) {
-      process.stderr.write(`${error.message}\n`);
+    if (error instanceof NoProviderError) {
       logger.error("no provider", { error: error.message });
-      return 2;
+      throw new CliFailure(error.message, 2);
     }
     throw error;
   }
 
   let prompt = flags.oneshot ?? flags.query;
-  const interactive = prompt === undefined && process.stdin.isTTY === true;
+  const interactive = prompt === undefined && io.stdin.isTTY === true;
   if (prompt === undefined && !interactive) {
-    prompt = (await readStdin()).trim();
-    if (!prompt) {
-      process.stderr.write('hermes: no prompt given. Use -q "...", -z "...", or pipe text on stdin.\n');
-      return 2;
-    }
+    prompt = (await readAllStdin(io)).trim();
+    if (!prompt) throw new CliFailure('no prompt given. Use -q "...", -z "...", or pipe text on stdin.', 2);
   }
 
   // After this command's output: a due curator run starts as a detached process (never here).
@@ -99,20 +70,21 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   });
 
   const mode: OutputMode = flags.oneshot !== undefined ? "oneshot" : flags.quiet ? "quiet" : "normal";
-  const ttyApprovals = process.stdin.isTTY === true && process.stderr.isTTY === true && mode !== "oneshot";
+  const ttyApprovals =
+    io.stdin.isTTY === true && (io.stderr as NodeJS.WriteStream).isTTY === true && mode !== "oneshot";
   const { isYoloMode } = await import("../../config/precedence.js");
   const { ChatSession } = await import("../../agent/chat-session.js");
   const { askApproval, askClarify, denialNotice, persistAllowlistEntry } = await import("../prompts.js");
-  seedSkills(home, logger);
-  const store = await openStore(
+  seedSkills(home, logger, io.err);
+  const store = await openChatStore({
     home,
     config,
-    flags.resume !== undefined || flags.continue !== undefined,
+    required: flags.resume !== undefined || flags.continue !== undefined,
     logger,
-  );
-  if (store && "exitCode" in store) return store.exitCode;
+    say: io.err,
+  });
   // MCP servers start in the background; the session's tool list waits for them (toolsReady).
-  let show = (message: string): void => void process.stderr.write(`hermes: warning: ${message}\n`);
+  let show = (message: string): void => io.err(`hermes: warning: ${message}`);
   const warn = (message: string): void => {
     logger.warning(message);
     show(message);
@@ -142,7 +114,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
       autoTitle: interactive,
       ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
       ...(flags.continue !== undefined ? { continueLast: flags.continue } : {}),
-      onWarning: (message) => process.stderr.write(`hermes: ${message}\n`),
+      onWarning: (message) => io.err(`hermes: ${message}`),
       logger,
       ...(interactive ? { onLearned: (line: string) => learned(line) } : {}),
       ...(mcp.registry ? { registry: mcp.registry } : {}),
@@ -160,8 +132,7 @@ export async function runChat(flags: ChatFlags): Promise<number> {
           }
         : {
             // Nobody is asked, so say on stderr (even with -z) what was refused and how to allow it.
-            onApprovalDenied: (request, denial) =>
-              void process.stderr.write(`${denialNotice(request, denial)}\n`),
+            onApprovalDenied: (request, denial) => io.err(denialNotice(request, denial)),
           }),
     });
   } catch (error) {
@@ -169,36 +140,35 @@ export async function runChat(flags: ChatFlags): Promise<number> {
     store?.close();
     const message = error instanceof Error ? error.message : String(error);
     logger.error("session not opened", { error: message });
-    process.stderr.write(`hermes: ${message}\n`);
-    return 1;
+    throw new CliFailure(message, 1);
   }
   if (session.resumed && mode === "normal" && !interactive) {
     const row = session.record();
     const label = row?.title ? `"${row.title}" (${session.id})` : session.id;
-    process.stderr.write(`↻ Resumed ${label}: ${session.agent.messages.length} messages\n`);
+    io.err(`↻ Resumed ${label}: ${session.agent.messages.length} messages`);
   }
 
-  const color = process.stdout.isTTY === true && !env.NO_COLOR;
   const renderer = new Renderer({
     mode,
     verbose: flags.verbose === true,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    color,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    // NO_COLOR may come from the home's .env too.
+    color: (io.stdout as NodeJS.WriteStream).isTTY === true && !env["NO_COLOR"],
   });
 
   let interrupts = 0;
   const onSigint = () => {
     interrupts++;
     if (interrupts >= 2 || !session.running) {
-      process.stderr.write("\n");
+      io.stderr.write("\n");
       void session.close("interrupted").finally(() => {
         store?.close();
         process.exit(130);
       });
       return;
     }
-    process.stderr.write("\n⏹ interrupting… (Ctrl+C again to quit)\n");
+    io.stderr.write("\n⏹ interrupting… (Ctrl+C again to quit)\n");
     session.interrupt();
   };
   // The REPL keeps the terminal in raw mode and handles Ctrl+C itself.
@@ -236,145 +206,17 @@ export async function runChat(flags: ChatFlags): Promise<number> {
   }
 }
 
-/** How long a finished run waits at exit for a locked state.db before writing the unsaved-writes file. */
-const EXIT_SAVE_WAIT_MS = 30_000;
-
-/**
- * Writes still queued behind another process's lock get a bounded last chance at exit; Ctrl+C
- * stops the wait (close() then puts them in the unsaved-writes file and says where).
- */
-async function saveQueuedWrites(
-  store: import("../../state/queued-store.js").QueuedSessionStore,
-): Promise<void> {
-  if (store.pendingWrites === 0) return;
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.on("SIGINT", onSigint);
-  try {
-    await store.drain(EXIT_SAVE_WAIT_MS, stop.signal);
-  } finally {
-    process.off("SIGINT", onSigint);
-  }
-}
-
-interface ChatMcp {
-  /** The session's registry: built-ins plus MCP tools (absent: the agent builds its own). */
-  registry?: import("../../tools/registry.js").ToolRegistry;
-  /** The running servers, once started. */
-  manager?: import("../../tools/mcp/manager.js").McpManager;
-  /** The manager, started (with no servers) on first use: `/reload-mcp` in a chat that had none. */
-  start?: () => Promise<import("../../tools/mcp/manager.js").McpManager>;
-}
-
-/**
- * Starts config.yaml's MCP servers when any is enabled. An interactive chat always gets a registry
- * of its own so `/reload-mcp` can add servers later; with no server nothing MCP is loaded.
- */
-async function startMcp(
-  config: import("../../config/defaults.js").HermesConfig,
-  env: Record<string, string | undefined>,
-  onWarning: (message: string) => void,
-  interactive: boolean,
-): Promise<ChatMcp> {
-  const servers = config["mcp_servers"];
-  const configured = servers !== undefined && servers !== null;
-  if (!configured && !interactive) return {};
-  const { hasEnabledMcpServers } = await import("../../tools/mcp/config.js");
-  const enabled = configured && hasEnabledMcpServers(servers);
-  if (!enabled && !interactive) return {};
-  const { createBuiltinRegistry } = await import("../../tools/builtin.js");
-  const registry = createBuiltinRegistry();
-  const out: ChatMcp = { registry };
-  const launch = async (initial: unknown) => {
-    const { startMcpServers } = await import("../../tools/mcp/manager.js");
-    out.manager = startMcpServers({ config: initial, registry, env, onWarning });
-    return out.manager;
-  };
-  if (enabled) await launch(servers);
-  if (interactive) out.start = async () => out.manager ?? launch({});
-  return out;
-}
-
-/**
- * Opens the home's `state.db`. A database that cannot be opened costs the session its record, not
- * the conversation: a warning, then an unrecorded run. Resuming needs it, so then it is an error.
- */
-async function openStore(
-  home: string,
-  config: import("../../config/defaults.js").HermesConfig,
-  required: boolean,
-  logger: Logger,
-): Promise<import("../../state/queued-store.js").QueuedSessionStore | { exitCode: number } | null> {
-  const { openRecordingStore } = await import("../../state/recording-store.js");
-  try {
-    // Moves an unreadable state.db aside (and says so); queues writes while another process holds it.
-    const store = openRecordingStore(home, {
-      notify: (message) => {
-        logger.warning(message);
-        process.stderr.write(`hermes: ${message}\n`);
-      },
-    });
-    const legacy = join(home, "sessions");
-    if (existsSync(legacy)) {
-      try {
-        const imported = store.importLegacyJsonl(legacy);
-        if (imported.sessions > 0) {
-          process.stderr.write(
-            `hermes: imported ${imported.sessions} sessions (${imported.messages} messages) from ${legacy}\n`,
-          );
-        }
-      } catch (error) {
-        logger.warning("legacy sessions not imported", { path: legacy, error: String(error) });
-        process.stderr.write(`hermes: could not import ${legacy}: ${String(error)}\n`);
-      }
-    }
-    if (config.sessions.auto_prune) {
-      try {
-        const pruned = store.autoPrune({
-          retentionDays: config.sessions.retention_days,
-          minIntervalHours: config.sessions.min_interval_hours,
-          vacuum: config.sessions.vacuum_after_prune,
-        });
-        if (pruned.sessions > 0) {
-          process.stderr.write(
-            `hermes: pruned ${pruned.sessions} sessions older than ${config.sessions.retention_days} days (sessions.auto_prune)\n`,
-          );
-        }
-      } catch (error) {
-        logger.warning("automatic session pruning failed", { error: String(error) });
-        process.stderr.write(`hermes: automatic session pruning failed: ${String(error)}\n`);
-      }
-    }
-    return store;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    logger.error("state.db not opened", { error: message });
-    if (required) {
-      process.stderr.write(`hermes: ${message}\n`);
-      return { exitCode: 1 };
-    }
-    process.stderr.write(`hermes: ${message}\nhermes: this conversation will not be saved.\n`);
-    return null;
-  }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /** Copies new or updated bundled skills into the home (never over a skill the user changed). */
-function seedSkills(home: string, logger: Logger): void {
+function seedSkills(home: string, logger: Logger, say: (line: string) => void): void {
   try {
     const result = seedBundledSkills(home);
     for (const error of result.errors) {
       logger.warning("bundled skill not installed", { error });
-      process.stderr.write(`hermes: bundled skill not installed: ${error}\n`);
+      say(`hermes: bundled skill not installed: ${error}`);
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     logger.warning("bundled skills not installed", { error: message });
-    process.stderr.write(`hermes: bundled skills were not installed: ${message}\n`);
+    say(`hermes: bundled skills were not installed: ${message}`);
   }
 }

@@ -16,6 +16,7 @@ import { CONFIG_TEMPLATE } from "../../config/template.js";
 import { getConfigValue, isEnvStyleKey, setConfigValue } from "../../config/write.js";
 import { YAML_SCHEMA } from "../../config/yaml-doc.js";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
+import { defineCommand } from "../command.js";
 
 export interface ConfigCommandOptions {
   home: string;
@@ -28,6 +29,26 @@ export interface ConfigCommandOptions {
 const ACTIONS = ["show", "get", "set", "path", "env-path", "edit", "check"] as const;
 
 class UsageError extends Error {}
+
+/** `hermes config [action] [args...]`; the actions report their own errors (`error: …`). */
+export const configCommand = defineCommand({
+  name: "config",
+  description: "show or change config.yaml: show | get KEY | set KEY VALUE | path | env-path | edit | check",
+  needs: "home",
+  parse: (cmd) =>
+    cmd
+      .argument("[action]", "show, get, set, path, env-path, edit or check", "show")
+      .argument("[args...]")
+      .option("--json", "JSON output where it applies"),
+  run: (ctx, action: string, args: string[], flags: { json?: boolean }) =>
+    runConfigCommand(action, args, {
+      home: ctx.home,
+      env: ctx.io.env,
+      ...(flags.json ? { json: true } : {}),
+      stdout: ctx.io.stdout,
+      stderr: ctx.io.stderr,
+    }),
+});
 
 /** Runs one `hermes config` action and returns the process exit code. Never throws. */
 export async function runConfigCommand(

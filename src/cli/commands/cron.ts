@@ -7,23 +7,15 @@
  */
 import type { Command } from "commander";
 import { loadEnvFile } from "../../config/env-file.js";
-import { ConfigError, ProfileNameError } from "../../config/errors.js";
-import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import { CronScheduleError } from "../../knowledge/cron/schedule.js";
 import { CronStore, CronStoreError } from "../../knowledge/cron/store.js";
 import type { CronJob } from "../../knowledge/cron/types.js";
+import { defineCommand, type RunOptions } from "../command.js";
+import type { CliIo } from "../io.js";
 import { protectSecrets } from "../secrets.js";
-import {
-  type CliIo,
-  profileOption,
-  runSubcommandProgram,
-  type SubcommandOptions,
-  subcommandActions,
-  subcommandRoot,
-} from "../subcommands.js";
 
-export type CronCommandOptions = SubcommandOptions;
+export type CronCommandOptions = RunOptions;
 
 interface Ctx {
   home: string;
@@ -34,22 +26,7 @@ interface Ctx {
 
 /** Runs `hermes cron <argv…>` and returns the exit code. Never throws for expected failures. */
 export function runCronCommand(argv: readonly string[], options: CronCommandOptions = {}): Promise<number> {
-  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
-}
-
-function reportFailure(error: unknown, io: CliIo): number {
-  io.err(`hermes cron: ${error instanceof Error ? error.message : String(error)}`);
-  if (
-    error instanceof CronStoreError &&
-    /No cron job|has completed|is paused|nothing to run/.test(error.message)
-  )
-    return 1;
-  return error instanceof ConfigError ||
-    error instanceof ProfileNameError ||
-    error instanceof CronScheduleError ||
-    error instanceof CronStoreError
-    ? 2
-    : 1;
+  return cronCommand.run(argv, options);
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -72,137 +49,127 @@ interface JobFlags {
   json?: boolean;
 }
 
-function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = subcommandRoot(
-    "hermes cron",
-    "scheduled jobs (cron/jobs.json): the gateway runs them; `tick` runs due ones once",
-    io,
-  );
+export const cronCommand = defineCommand({
+  name: "cron",
+  description: "scheduled jobs (cron/jobs.json): the gateway runs them; `tick` runs due ones once",
+  needs: "home",
+  defaultSubcommand: "list",
+  open: ({ home, io }): Ctx => {
+    const env = loadEnvFile(home, io.env).env;
+    const { config } = loadConfig({ home, env });
+    // `cron tick` runs agents here: their output and the job files are redacted like any surface's.
+    protectSecrets({ home, env, config });
+    const tz = configTimezone(config as unknown as Record<string, unknown>);
+    const store = new CronStore({ home, now: () => io.now() * 1000, ...(tz ? { timezone: tz } : {}) });
+    return { home, env, io, store };
+  },
+  expected: (error) => {
+    // A job that is not there or cannot run: the task failed. A bad schedule or jobs.json: usage.
+    if (
+      error instanceof CronStoreError &&
+      /No cron job|has completed|is paused|nothing to run/.test(error.message)
+    )
+      return 1;
+    return error instanceof CronScheduleError || error instanceof CronStoreError ? 2 : undefined;
+  },
+  parse: (root, run) => {
+    const jobOptions = (cmd: Command) =>
+      cmd
+        .option("--name <name>", "a short name (default: the start of the prompt)")
+        .option("--skill <name>", "load this skill for each run (repeatable)", collect)
+        .option(
+          "--deliver <target>",
+          "local (default), origin, telegram, telegram:CHAT[:THREAD], ... (comma list)",
+        )
+        .option("--repeat <n>", "stop after n runs (default: forever; once for one-shots)")
+        .option("--toolsets <list>", "comma-separated toolsets for the run (default: config toolsets)")
+        .option("--model <model>", "model for the run (default: config model)");
 
-  const run = subcommandActions({
-    root,
-    io,
-    outerProfile,
-    setExit,
-    report: reportFailure,
-    open: (profile) => {
-      const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
-      const env = loadEnvFile(home, io.env).env;
-      const { config } = loadConfig({ home, env });
-      // `cron tick` runs agents here: their output and the job files are redacted like any surface's.
-      protectSecrets({ home, env, config });
-      const tz = configTimezone(config as unknown as Record<string, unknown>);
-      const store = new CronStore({ home, now: () => io.now() * 1000, ...(tz ? { timezone: tz } : {}) });
-      return { home, env, io, store };
-    },
-  });
+    jobOptions(
+      root
+        .command("create")
+        .alias("add")
+        .description('add a job: SCHEDULE is "30m", "every 2h", "0 9 * * *" or "2026-02-03T14:00"')
+        .argument("<schedule>", "when to run (quote it)")
+        .argument("[prompt...]", "what the agent should do"),
+    ).action(
+      run((ctx, schedule: string, words: string[], flags: JobFlags) => create(ctx, schedule, words, flags)),
+    );
 
-  const jobOptions = (cmd: Command) =>
-    cmd
-      .option("--name <name>", "a short name (default: the start of the prompt)")
-      .option("--skill <name>", "load this skill for each run (repeatable)", collect)
-      .option(
-        "--deliver <target>",
-        "local (default), origin, telegram, telegram:CHAT[:THREAD], ... (comma list)",
-      )
-      .option("--repeat <n>", "stop after n runs (default: forever; once for one-shots)")
-      .option("--toolsets <list>", "comma-separated toolsets for the run (default: config toolsets)")
-      .option("--model <model>", "model for the run (default: config model)")
-      .addOption(profileOption());
-
-  jobOptions(
     root
-      .command("create")
-      .alias("add")
-      .description('add a job: SCHEDULE is "30m", "every 2h", "0 9 * * *" or "2026-02-03T14:00"')
-      .argument("<schedule>", "when to run (quote it)")
-      .argument("[prompt...]", "what the agent should do"),
-  ).action(
-    run((ctx, schedule: string, words: string[], flags: JobFlags) => create(ctx, schedule, words, flags)),
-  );
+      .command("list")
+      .alias("ls")
+      .description("list the jobs")
+      .option("--all", "include completed jobs")
+      .option("--json", "print JSON")
+      .action(run((ctx, flags: { all?: boolean; json?: boolean }) => list(ctx, flags)));
 
-  root
-    .command("list")
-    .alias("ls")
-    .description("list the jobs")
-    .option("--all", "include completed jobs")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((ctx, flags: { all?: boolean; json?: boolean }) => list(ctx, flags)));
+    jobOptions(
+      root
+        .command("edit")
+        .description("change a job")
+        .argument("<id>", "job id or name")
+        .option("--schedule <schedule>", "a new schedule")
+        .option("--prompt <prompt>", "a new prompt"),
+    ).action(run((ctx, id: string, flags: JobFlags) => edit(ctx, id, flags)));
 
-  jobOptions(
     root
-      .command("edit")
-      .description("change a job")
+      .command("pause")
+      .description("stop a job from running until resumed")
       .argument("<id>", "job id or name")
-      .option("--schedule <schedule>", "a new schedule")
-      .option("--prompt <prompt>", "a new prompt"),
-  ).action(run((ctx, id: string, flags: JobFlags) => edit(ctx, id, flags)));
+      .option("--reason <text>", "why (shown in list)")
+      .action(
+        run(async (ctx, id: string, flags: { reason?: string }) => {
+          const job = await ctx.store.pause(id, flags.reason);
+          ctx.io.out(`Paused ${job.id} (${job.name}).`);
+          return 0;
+        }),
+      );
 
-  root
-    .command("pause")
-    .description("stop a job from running until resumed")
-    .argument("<id>", "job id or name")
-    .option("--reason <text>", "why (shown in list)")
-    .addOption(profileOption())
-    .action(
-      run(async (ctx, id: string, flags: { reason?: string }) => {
-        const job = await ctx.store.pause(id, flags.reason);
-        ctx.io.out(`Paused ${job.id} (${job.name}).`);
-        return 0;
-      }),
-    );
+    root
+      .command("resume")
+      .description("let a paused job run again")
+      .argument("<id>", "job id or name")
+      .action(
+        run(async (ctx, id: string) => {
+          const job = await ctx.store.resume(id);
+          ctx.io.out(`Resumed ${job.id} (${job.name}); next run ${job.next_run_at ?? "none"}.`);
+          return 0;
+        }),
+      );
 
-  root
-    .command("resume")
-    .description("let a paused job run again")
-    .argument("<id>", "job id or name")
-    .addOption(profileOption())
-    .action(
-      run(async (ctx, id: string) => {
-        const job = await ctx.store.resume(id);
-        ctx.io.out(`Resumed ${job.id} (${job.name}); next run ${job.next_run_at ?? "none"}.`);
-        return 0;
-      }),
-    );
+    root
+      .command("remove")
+      .alias("rm")
+      .description("delete a job and its saved outputs")
+      .argument("<id>", "job id or name")
+      .action(
+        run(async (ctx, id: string) => {
+          const job = await ctx.store.remove(id);
+          ctx.io.out(`Removed ${job.id} (${job.name}).`);
+          return 0;
+        }),
+      );
 
-  root
-    .command("remove")
-    .alias("rm")
-    .description("delete a job and its saved outputs")
-    .argument("<id>", "job id or name")
-    .addOption(profileOption())
-    .action(
-      run(async (ctx, id: string) => {
-        const job = await ctx.store.remove(id);
-        ctx.io.out(`Removed ${job.id} (${job.name}).`);
-        return 0;
-      }),
-    );
+    root
+      .command("run")
+      .description("run a job now (its schedule is unchanged)")
+      .argument("<id>", "job id or name")
+      .action(run((ctx, id: string) => runNow(ctx, id)));
 
-  root
-    .command("run")
-    .description("run a job now (its schedule is unchanged)")
-    .argument("<id>", "job id or name")
-    .addOption(profileOption())
-    .action(run((ctx, id: string) => runNow(ctx, id)));
+    root
+      .command("tick")
+      .description("run every due job once, without a gateway")
+      .option("--json", "print JSON")
+      .action(run((ctx, flags: { json?: boolean }) => runTick(ctx, undefined, flags)));
 
-  root
-    .command("tick")
-    .description("run every due job once, without a gateway")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((ctx, flags: { json?: boolean }) => runTick(ctx, undefined, flags)));
-
-  root
-    .command("status")
-    .description("next runs, and whether a ticker is running now")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((ctx, flags: { json?: boolean }) => status(ctx, flags)));
-
-  return root;
-}
+    root
+      .command("status")
+      .description("next runs, and whether a ticker is running now")
+      .option("--json", "print JSON")
+      .action(run((ctx, flags: { json?: boolean }) => status(ctx, flags)));
+  },
+});
 
 /**
  * The same injection check the cronjob tool makes: a prompt that would be blocked at every run is

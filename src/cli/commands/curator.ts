@@ -6,44 +6,12 @@
  * refusals and failures to stderr. Exit codes: 0 done, 1 refused or failed, 2 usage or config.
  */
 import { spawn } from "node:child_process";
-import type { Command } from "commander";
-import type { HermesConfig } from "../../config/defaults.js";
-import { loadEnvFile } from "../../config/env-file.js";
-import { ConfigError, ProfileNameError } from "../../config/errors.js";
-import { resolveHome } from "../../config/home.js";
-import { loadConfig } from "../../config/load.js";
+import { InvalidArgumentError } from "commander";
 import { runCuratorIfDue } from "../../knowledge/curator/schedule.js";
 import { type CuratorRequest, runCuratorVerb } from "../../knowledge/curator/verbs.js";
-import {
-  type CliIo,
-  profileOption,
-  runSubcommandProgram,
-  type SubcommandOptions,
-  subcommandActions,
-  subcommandRoot,
-} from "../subcommands.js";
+import { type ConfigContext, defineCommand } from "../command.js";
 
-interface Ctx {
-  home: string;
-  io: CliIo;
-  config: HermesConfig;
-  env: Record<string, string | undefined>;
-}
-
-/** Runs `hermes curator <argv…>` and returns the exit code. Never throws for expected failures. */
-export function runCuratorCommand(argv: readonly string[], options: SubcommandOptions = {}): Promise<number> {
-  return runSubcommandProgram(
-    argv.length === 0 ? ["status"] : argv,
-    options,
-    (io, outerProfile, setExit) => buildProgram(io, outerProfile, setExit),
-    reportFailure,
-  );
-}
-
-function reportFailure(error: unknown, io: CliIo): number {
-  io.err(`hermes curator: ${error instanceof Error ? error.message : String(error)}`);
-  return error instanceof ConfigError || error instanceof ProfileNameError ? 2 : 1;
-}
+type Ctx = ConfigContext;
 
 /**
  * Starts `hermes curator run` as a detached process that outlives this one (its output goes
@@ -79,102 +47,88 @@ async function verb(ctx: Ctx, request: CuratorRequest): Promise<number> {
 
 function wholeNumber(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`expected a whole number of at least 1, got "${value}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
   return n;
 }
 
-function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = subcommandRoot(
-    "hermes curator",
-    "the skill curator: stale and archive unused agent-made skills, back up, restore, roll back",
-    io,
-  );
-  const run = subcommandActions<Ctx>({
-    root,
-    io,
-    outerProfile,
-    setExit,
-    report: reportFailure,
-    open: (profile) => {
-      const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
-      const env = loadEnvFile(home, io.env).env;
-      const loaded = loadConfig({ home, env });
-      for (const warning of loaded.warnings) io.err(`hermes curator: warning: ${warning}`);
-      return { home, io, config: loaded.config, env };
-    },
-  });
-  const simple = (name: CuratorRequest["verb"], description: string) =>
-    root
-      .command(name)
-      .description(description)
-      .addOption(profileOption())
-      .action(run((ctx) => verb(ctx, { verb: name })));
-  const named = (name: CuratorRequest["verb"], description: string) =>
-    root
-      .command(`${name} <name>`)
-      .description(description)
-      .addOption(profileOption())
-      .action(run((ctx, skill: string) => verb(ctx, { verb: name, name: skill })));
+/** `hermes curator …`; `hermes curator` alone shows the status. */
+export const curatorCommand = defineCommand({
+  name: "curator",
+  description: "the skill curator: stale and archive unused agent-made skills, back up, restore, roll back",
+  needs: "config",
+  defaultSubcommand: "status",
+  parse: (root, run) => {
+    const simple = (name: CuratorRequest["verb"], description: string) =>
+      root
+        .command(name)
+        .description(description)
+        .action(run((ctx) => verb(ctx, { verb: name })));
+    const named = (name: CuratorRequest["verb"], description: string) =>
+      root
+        .command(`${name} <name>`)
+        .description(description)
+        .action(run((ctx, skill: string) => verb(ctx, { verb: name, name: skill })));
 
-  simple("status", "settings, last run, and the agent-made skills by state");
-  root
-    .command("run")
-    .description("run the curator now (backup, stale/archive, consolidation when on)")
-    .option("--dry-run", "report what would change; change nothing")
-    .option("--background", "run in a detached process and return at once")
-    .option("--scheduled", "run only when due (used by Hermes itself after a command)")
-    .addOption(profileOption())
-    .action(
-      run(async (ctx, flags: { dryRun?: boolean; background?: boolean; scheduled?: boolean }) => {
-        if (flags.scheduled) {
-          const result = await runCuratorIfDue({ home: ctx.home, config: ctx.config, env: ctx.env });
-          ctx.io.out(result ? `curator: ${result.summary}` : "curator: not due");
-          return 0;
-        }
-        return verb(ctx, {
-          verb: "run",
-          dryRun: flags.dryRun === true,
-          background: flags.background === true,
-        });
-      }),
-    );
-  simple("pause", "stop scheduled runs until resume");
-  simple("resume", "allow scheduled runs again");
-  named("pin", "protect a skill from every curator change");
-  named("unpin", "let the curator manage a pinned skill again");
-  named("archive", "move a skill to skills/.archive/ now (restorable)");
-  named("restore", "bring an archived skill back");
-  simple("list-archived", "the skills in skills/.archive/");
-  root
-    .command("prune")
-    .description("archive agent-made skills idle N days or more (default curator.archive_after_days)")
-    .option("--days <n>", "idle days", wholeNumber)
-    .option("--dry-run", "list them; archive nothing")
-    .option("-y, --yes", "archive them without asking again")
-    .addOption(profileOption())
-    .action(
-      run((ctx, flags: { days?: number; dryRun?: boolean; yes?: boolean }) =>
-        verb(ctx, {
-          verb: "prune",
-          days: flags.days,
-          dryRun: flags.dryRun === true,
-          yes: flags.yes === true,
+    simple("status", "settings, last run, and the agent-made skills by state");
+    root
+      .command("run")
+      .description("run the curator now (backup, stale/archive, consolidation when on)")
+      .option("--dry-run", "report what would change; change nothing")
+      .option("--background", "run in a detached process and return at once")
+      .option("--scheduled", "run only when due (used by Hermes itself after a command)")
+      .action(
+        run(async (ctx, flags: { dryRun?: boolean; background?: boolean; scheduled?: boolean }) => {
+          if (flags.scheduled) {
+            const result = await runCuratorIfDue({ home: ctx.home, config: ctx.config, env: ctx.env });
+            ctx.io.out(result ? `curator: ${result.summary}` : "curator: not due");
+            return 0;
+          }
+          return verb(ctx, {
+            verb: "run",
+            dryRun: flags.dryRun === true,
+            background: flags.background === true,
+          });
         }),
-      ),
-    );
-  simple("backup", "snapshot skills/ into skills/.curator_backups/ now");
-  root
-    .command("rollback")
-    .description(
-      "restore skills/ from a backup (the newest unless --id); the current tree is backed up first",
-    )
-    .option("--list", "list the backups")
-    .option("--id <id>", "the backup to restore")
-    .addOption(profileOption())
-    .action(
-      run((ctx, flags: { list?: boolean; id?: string }) =>
-        verb(ctx, { verb: "rollback", list: flags.list === true, id: flags.id }),
-      ),
-    );
-  return root;
-}
+      );
+    simple("pause", "stop scheduled runs until resume");
+    simple("resume", "allow scheduled runs again");
+    named("pin", "protect a skill from every curator change");
+    named("unpin", "let the curator manage a pinned skill again");
+    named("archive", "move a skill to skills/.archive/ now (restorable)");
+    named("restore", "bring an archived skill back");
+    simple("list-archived", "the skills in skills/.archive/");
+    root
+      .command("prune")
+      .description("archive agent-made skills idle N days or more (default curator.archive_after_days)")
+      .option("--days <n>", "idle days", wholeNumber)
+      .option("--dry-run", "list them; archive nothing")
+      .option("-y, --yes", "archive them without asking again")
+      .action(
+        run((ctx, flags: { days?: number; dryRun?: boolean; yes?: boolean }) =>
+          verb(ctx, {
+            verb: "prune",
+            days: flags.days,
+            dryRun: flags.dryRun === true,
+            yes: flags.yes === true,
+          }),
+        ),
+      );
+    simple("backup", "snapshot skills/ into skills/.curator_backups/ now");
+    root
+      .command("rollback")
+      .description(
+        "restore skills/ from a backup (the newest unless --id); the current tree is backed up first",
+      )
+      .option("--list", "list the backups")
+      .option("--id <id>", "the backup to restore")
+      .action(
+        run((ctx, flags: { list?: boolean; id?: string }) =>
+          verb(ctx, { verb: "rollback", list: flags.list === true, id: flags.id }),
+        ),
+      );
+  },
+});
+
+/** Runs `hermes curator <argv…>` (tests and the library). */
+export const runCuratorCommand = curatorCommand.run;

@@ -11,112 +11,101 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { NoProviderError } from "../../ai/resolve.js";
 import { ApiServerConfigError } from "../../gateway/api-server/index.js";
 import { GatewayRunningError, processStartTime, runningGateway } from "../../gateway/pid-file.js";
 import { startGateway } from "../../gateway/runner.js";
 import { homeLogger } from "../../util/log.js";
-import { homeFor, loadCliContext } from "../home-env.js";
+import {
+  type CliCommand,
+  CliFailure,
+  defineCommand,
+  type HomeContext,
+  type RunOptions,
+  withConfig,
+} from "../command.js";
 
-export interface GatewayCommandOptions {
-  profile?: string;
+export interface GatewayCommandOptions extends RunOptions {
   /** Resolves when `run` should stop (tests); default SIGINT/SIGTERM. */
   stopSignal?: Promise<void>;
 }
 
-const USAGE = `Usage: hermes gateway <command> [options]
-
-Commands:
-  run      run the gateway in the foreground: the chat platforms whose tokens are set
-           (TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN), the API server and
-           webhooks when enabled, and the cron ticker
-  start    run it in the background; it logs to ~/.hermes/logs/gateway.log
-  stop     let running turns finish, then stop it   [--timeout SECONDS (60)] [--force]
-  status   say whether a gateway runs for this home
-  slack-manifest   print the slash commands for the Slack app manifest (features.slash_commands):
-           /hermes <command>   [--each: every chat command by its own name too] [--url URL]
-
-Options: -p, --profile <name>   use ~/.hermes/profiles/<name>
-`;
-
-const err = (text: string) => process.stderr.write(`${text}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs `hermes gateway <argv…>` and returns the exit code. */
-export async function runGatewayCommand(
+export function runGatewayCommand(
   argv: readonly string[],
   options: GatewayCommandOptions = {},
 ): Promise<number> {
-  let parsed: {
-    values: {
-      profile?: string;
-      timeout?: string;
-      force?: boolean;
-      help?: boolean;
-      each?: boolean;
-      url?: string;
-    };
-    positionals: string[];
-  };
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        profile: { type: "string", short: "p" },
-        timeout: { type: "string" },
-        force: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        each: { type: "boolean" },
-        url: { type: "string" },
-      },
-    });
-  } catch (error) {
-    err(`hermes gateway: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  const command = positionals[0];
-  if (values.help || command === undefined) {
-    (command === undefined && !values.help ? process.stderr : process.stdout).write(USAGE);
-    return command === undefined && !values.help ? 2 : 0;
-  }
-  const profile = values.profile ?? options.profile;
-  switch (command) {
-    case "run":
-      return run(profile, options.stopSignal);
-    case "start":
-      return start(profile);
-    case "stop": {
-      const timeout = values.timeout === undefined ? 60 : Number(values.timeout);
-      if (!Number.isFinite(timeout) || timeout <= 0) {
-        err(`hermes gateway: --timeout expects seconds (a positive number), got "${values.timeout}".`);
-        return 2;
-      }
-      return stop(profile, timeout, values.force === true);
-    }
-    case "status":
-      return status(profile);
-    case "slack-manifest": {
-      const { slackSlashCommands } = await import("../../gateway/messaging/commands.js");
-      const slash_commands = slackSlashCommands({
-        each: values.each === true,
-        ...(values.url ? { url: values.url } : {}),
-      });
-      process.stdout.write(`${JSON.stringify({ features: { slash_commands } }, null, 2)}\n`);
-      return 0;
-    }
-    default:
-      err(`hermes gateway: unknown command "${command}".\n\n${USAGE}`);
-      return 2;
-  }
+  return gatewayCommand(options.stopSignal).run(argv, options);
 }
 
-async function run(profile: string | undefined, stopSignal: Promise<void> | undefined): Promise<number> {
-  const context = await loadCliContext(profile);
-  if ("exitCode" in context) return context.exitCode;
+/** `hermes gateway run|start|stop|status|slack-manifest`; `stopSignal` ends `run` (tests). */
+export function gatewayCommand(stopSignal?: Promise<void>): CliCommand {
+  return defineCommand({
+    name: "gateway",
+    description: "the long-running gateway of a home: chat platforms, API server, webhooks and cron",
+    needs: "home",
+    parse: (root, action) => {
+      root
+        .command("run")
+        .description(
+          "run the gateway in the foreground: the chat platforms whose tokens are set (TELEGRAM_BOT_TOKEN, " +
+            "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN), the API server and webhooks when enabled, and the cron ticker",
+        )
+        .action(action((ctx) => run(ctx, stopSignal)));
+      root
+        .command("start")
+        .description("run it in the background; it logs to ~/.hermes/logs/gateway.log")
+        .action(action((ctx) => start(ctx)));
+      root
+        .command("stop")
+        .description("let running turns finish, then stop it")
+        .option("--timeout <seconds>", "how long to wait for running turns", "60")
+        .option("--force", "stop at once (SIGKILL)")
+        .action(
+          action((ctx, flags: { timeout: string; force?: boolean }) => {
+            const timeout = Number(flags.timeout);
+            if (!Number.isFinite(timeout) || timeout <= 0) {
+              throw new CliFailure(
+                `--timeout expects seconds (a positive number), got "${flags.timeout}".`,
+                2,
+              );
+            }
+            return stop(ctx, timeout, flags.force === true);
+          }),
+        );
+      root
+        .command("status")
+        .description("say whether a gateway runs for this home")
+        .action(action((ctx) => status(ctx)));
+      root
+        .command("slack-manifest")
+        .description(
+          "print the slash commands for the Slack app manifest (features.slash_commands): /hermes <command>",
+        )
+        .option("--each", "every chat command by its own name too")
+        .option("--url <url>", "the request URL of the commands")
+        .action(
+          action(async (ctx, flags: { each?: boolean; url?: string }) => {
+            const { slackSlashCommands } = await import("../../gateway/messaging/commands.js");
+            const slash_commands = slackSlashCommands({
+              each: flags.each === true,
+              ...(flags.url ? { url: flags.url } : {}),
+            });
+            ctx.io.out(JSON.stringify({ features: { slash_commands } }, null, 2));
+            return 0;
+          }),
+        );
+    },
+  });
+}
+
+async function run(home: HomeContext, stopSignal: Promise<void> | undefined): Promise<number> {
+  const context = withConfig(home);
+  const { profile } = context;
+  const { io } = context;
+  const err = io.err;
   // Opens nothing until the first line; every line passes the process's secret redactor.
   const logger = homeLogger(context.home, context.config.logging, { component: "gateway" });
   let gateway: Awaited<ReturnType<typeof startGateway>>;
@@ -131,17 +120,14 @@ async function run(profile: string | undefined, stopSignal: Promise<void> | unde
     });
   } catch (error) {
     if (error instanceof GatewayRunningError) {
-      err(`hermes gateway: ${error.message}`);
-      return 1;
+      throw new CliFailure(error.message, 1);
     }
     if (error instanceof ApiServerConfigError || error instanceof NoProviderError) {
-      err(`hermes gateway: ${error.message}`);
-      return 2;
+      throw new CliFailure(error.message, 2);
     }
-    err(`hermes gateway: could not start: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
+    throw new CliFailure(`could not start: ${error instanceof Error ? error.message : String(error)}`, 1);
   }
-  process.stdout.write(`Gateway running (pid ${process.pid}): ${gateway.services.join(", ")}\n`);
+  io.out(`Gateway running (pid ${process.pid}): ${gateway.services.join(", ")}`);
   await (stopSignal ??
     new Promise<void>((resolve) => {
       let stopping = false;
@@ -159,12 +145,10 @@ async function run(profile: string | undefined, stopSignal: Promise<void> | unde
   return 0;
 }
 
-async function start(profile: string | undefined): Promise<number> {
-  const home = homeFor(profile);
-  if (typeof home !== "string") return home.exitCode;
+async function start({ home, profile, io }: HomeContext): Promise<number> {
   const running = runningGateway(home);
   if (running) {
-    process.stdout.write(`Gateway already running (pid ${running.pid}).\n`);
+    io.out(`Gateway already running (pid ${running.pid}).`);
     return 0;
   }
   const logs = join(home, "logs");
@@ -190,24 +174,22 @@ async function start(profile: string | undefined): Promise<number> {
   while (Date.now() < deadline) {
     if (exited !== undefined) break;
     if (runningGateway(home)?.pid === child.pid) {
-      process.stdout.write(`Gateway started (pid ${child.pid}). Log: ${join(logs, "gateway.log")}\n`);
+      io.out(`Gateway started (pid ${child.pid}). Log: ${join(logs, "gateway.log")}`);
       return 0;
     }
     await sleep(100);
   }
-  err(
+  io.err(
     `hermes gateway: the gateway did not start${exited !== undefined ? ` (exit ${exited})` : ""}. Last lines of ${logPath}:`,
   );
-  err(tail(logPath, 10));
+  io.err(tail(logPath, 10));
   return 1;
 }
 
-async function stop(profile: string | undefined, timeoutS: number, force: boolean): Promise<number> {
-  const home = homeFor(profile);
-  if (typeof home !== "string") return home.exitCode;
+async function stop({ home, io }: HomeContext, timeoutS: number, force: boolean): Promise<number> {
   const running = runningGateway(home);
   if (!running) {
-    process.stdout.write("No gateway is running for this home.\n");
+    io.out("No gateway is running for this home.");
     return 0;
   }
   const startedAt = processStartTime(running.pid);
@@ -218,29 +200,25 @@ async function stop(profile: string | undefined, timeoutS: number, force: boolea
   const exited = () => startedAt === null || processStartTime(running.pid) !== startedAt;
   while (Date.now() < deadline) {
     if (!runningGateway(home) && exited()) {
-      process.stdout.write(`Gateway stopped (pid ${running.pid}).\n`);
+      io.out(`Gateway stopped (pid ${running.pid}).`);
       return 0;
     }
     await sleep(100);
   }
-  err(
+  io.err(
     `hermes gateway: pid ${running.pid} is still running after ${timeoutS} s (turns still finishing?). ` +
       "Wait, or stop it at once with: hermes gateway stop --force",
   );
   return 1;
 }
 
-async function status(profile: string | undefined): Promise<number> {
-  const home = homeFor(profile);
-  if (typeof home !== "string") return home.exitCode;
+async function status({ home, io }: HomeContext): Promise<number> {
   const running = runningGateway(home);
   if (!running) {
-    process.stdout.write("Gateway: not running\n");
+    io.out("Gateway: not running");
     return 1;
   }
-  process.stdout.write(
-    `Gateway: running (pid ${running.pid}${running.started_at ? `, since ${running.started_at}` : ""})\n`,
-  );
+  io.out(`Gateway: running (pid ${running.pid}${running.started_at ? `, since ${running.started_at}` : ""})`);
   return 0;
 }
 

@@ -7,21 +7,15 @@ import { existsSync } from "node:fs";
 import pc from "picocolors";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { type Insights, SessionStoreError } from "../../state/types.js";
+import { CliFailure, defineCommand, type HomeContext, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
 import { formatCost, formatCount, formatDay, formatTokens } from "../format/time.js";
-import { homeFor } from "../home-env.js";
 
-export interface InsightsCommandOptions {
-  profile?: string;
-  /** Raw `--days` value (validated here). */
+export interface InsightsCommandOptions extends RunOptions {
+  /** Raw `--days` value (validated by the command). */
   days?: string;
   source?: string;
   json?: boolean;
-  env?: Record<string, string | undefined>;
-  stdout?: NodeJS.WriteStream | NodeJS.WritableStream;
-  stderr?: NodeJS.WriteStream | NodeJS.WritableStream;
-  /** Clock in seconds. */
-  now?: () => number;
 }
 
 const BAR = "█";
@@ -29,47 +23,65 @@ const SPARKS = "▁▂▃▄▅▆▇█";
 const TOP_TOOLS = 10;
 const SPARK_COLUMNS = 60;
 
+/** `hermes insights [--days N] [--source S] [--json]`. */
+export const insightsCommand = defineCommand({
+  name: "insights",
+  description: "usage report from recorded sessions: tokens, cost, tools, activity",
+  needs: "home",
+  parse: (cmd) =>
+    cmd
+      .option("--days <n>", "look back this many days", "30")
+      .option("--source <source>", "only sessions from this source (cli, telegram, cron, …)")
+      .option("--json", "print the report as JSON"),
+  run: (ctx, flags: { days: string; source?: string; json?: boolean }) => insights(ctx, flags),
+});
+
+/** Runs `hermes insights` with these options (tests); returns the exit code. */
+export function runInsightsCommand(options: InsightsCommandOptions): Promise<number> {
+  const argv = [
+    ...(options.days !== undefined ? ["--days", options.days] : []),
+    ...(options.source ? ["--source", options.source] : []),
+    ...(options.json ? ["--json"] : []),
+  ];
+  return insightsCommand.run(argv, options);
+}
+
 /** Prints the report and returns the exit code (0 ok, 1 store failure, 2 bad arguments). */
-export async function runInsightsCommand(options: InsightsCommandOptions): Promise<number> {
-  const stdout = options.stdout ?? process.stdout;
-  const stderr = options.stderr ?? process.stderr;
-  const env = options.env ?? process.env;
-  const color = (stdout as NodeJS.WriteStream).isTTY === true && !env["NO_COLOR"];
-  const out = (text: string) => stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-  const days = Number(options.days ?? "30");
+async function insights(
+  ctx: HomeContext,
+  flags: { days: string; source?: string; json?: boolean },
+): Promise<number> {
+  const { io, home } = ctx;
+  const days = Number(flags.days);
   if (!Number.isInteger(days) || days < 1) {
-    stderr.write(`hermes insights: --days expects a whole number of at least 1, got "${options.days}".\n`);
-    return 2;
+    throw new CliFailure(`--days expects a whole number of at least 1, got "${flags.days}".`, 2);
   }
-  const home = homeFor(options.profile);
-  if (typeof home !== "string") return home.exitCode;
-  const now = options.now?.() ?? Date.now() / 1000;
+  const now = io.now();
   const path = sessionStorePath(home);
   if (!existsSync(path)) {
-    if (options.json) out(JSON.stringify(emptyInsights(days, now)));
-    else out("No sessions yet.");
+    if (flags.json) io.out(JSON.stringify(emptyInsights(days, now)));
+    else io.out("No sessions yet.");
     return 0;
   }
-  let insights: Insights;
+  let report: Insights;
   try {
     const store = openSessionStore(path, { readonly: true });
     try {
-      insights = store.insights({ days, now, ...(options.source ? { source: options.source } : {}) });
+      report = store.insights({ days, now, ...(flags.source ? { source: flags.source } : {}) });
     } finally {
       store.close();
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    stderr.write(
-      `hermes insights: ${error instanceof SessionStoreError ? message : `could not read ${path}: ${message}`}\n`,
-    );
-    return 1;
+    throw new CliFailure(error instanceof SessionStoreError ? message : `could not read ${path}: ${message}`);
   }
-  if (options.json) {
-    out(JSON.stringify(insights, null, 2));
+  if (flags.json) {
+    io.out(JSON.stringify(report, null, 2));
     return 0;
   }
-  out(renderInsights(insights, { days, ...(options.source ? { source: options.source } : {}), color }));
+  io.out(
+    renderInsights(report, { days, ...(flags.source ? { source: flags.source } : {}), color: io.color }),
+  );
   return 0;
 }
 

@@ -6,9 +6,8 @@
  * skill is written by `skill_manage`, so `skills.write_approval` stages it like any skill write.
  * Exit codes: 0 the turn ran, 1 it failed, 2 usage (nothing to learn from, missing tools).
  */
-import { Command, Option } from "commander";
+import { CliFailure, type ConfigContext, defineCommand } from "../command.js";
 import type { ChatFlags } from "../flags.js";
-import { createCliIo, parseSubcommands, type SubcommandOptions } from "../subcommands.js";
 
 export interface LearnFlags {
   model?: string;
@@ -20,48 +19,35 @@ export interface LearnFlags {
   yolo?: boolean;
   resume?: string;
   continue?: boolean | string;
-  profile?: string;
 }
 
-/** Runs `hermes learn <argv…>` and returns the exit code. */
-export async function runLearnCommand(
-  argv: readonly string[],
-  options: SubcommandOptions = {},
-): Promise<number> {
-  const io = createCliIo(options);
-  let exitCode = 0;
-  const program = new Command("hermes learn")
-    .description("distil a reusable skill from a folder, a file, a URL, a session or notes")
-    .argument("<what...>", 'a folder, a file, an https URL, "this chat" (with -r/-c), or notes')
-    .option("-m, --model <model>", "model id (overrides model.default)")
-    .option("--provider <id>", "provider id")
-    .option("--base-url <url>", "OpenAI-compatible endpoint URL")
-    .option("-t, --toolsets <list>", "comma-separated toolsets (default from config)")
-    .option("-Q, --quiet", "no progress output, only the answer")
-    .option("-v, --verbose", "show full tool arguments and results")
-    .option("--yolo", "approve dangerous commands without asking")
-    .option("-r, --resume <id|title>", 'the session "this chat" means (it continues there)')
-    .option("-c, --continue [title]", 'continue the most recent session ("this chat")')
-    .addOption(new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home"))
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
-    .action(async (words: string[], flags: LearnFlags) => {
-      exitCode = await learnCli(words.join(" "), { ...flags, profile: flags.profile ?? options.profile });
-    });
-  // `hermes learn <what>` has no subcommands: parse the words as they are.
-  const failed = await parseSubcommands(program, argv.length > 0 ? argv : ["--help"], (error) => {
-    io.err(`hermes learn: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
-  });
-  return failed ?? exitCode;
-}
+/** `hermes learn <what...>`. */
+export const learnCommand = defineCommand({
+  name: "learn",
+  description: "distil a reusable skill from a folder, a file, a URL, a session or notes",
+  needs: "config",
+  parse: (cmd) =>
+    cmd
+      .argument("<what...>", 'a folder, a file, an https URL, "this chat" (with -r/-c), or notes')
+      .option("-m, --model <model>", "model id (overrides model.default)")
+      .option("--provider <id>", "provider id")
+      .option("--base-url <url>", "OpenAI-compatible endpoint URL")
+      .option("-t, --toolsets <list>", "comma-separated toolsets (default from config)")
+      .option("-Q, --quiet", "no progress output, only the answer")
+      .option("-v, --verbose", "show full tool arguments and results")
+      .option("--yolo", "approve dangerous commands without asking")
+      .option("-r, --resume <id|title>", 'the session "this chat" means (it continues there)')
+      .option("-c, --continue [title]", 'continue the most recent session ("this chat")'),
+  run: (ctx, words: string[], flags: LearnFlags) => learnCli(ctx, words.join(" "), flags),
+});
+
+/** Runs `hermes learn <argv…>` (tests and the library); no words shows the help. */
+export const runLearnCommand: typeof learnCommand.run = (argv, options) =>
+  learnCommand.run(argv.length > 0 ? argv : ["--help"], options);
 
 /** Gathers the material for `what`, then runs the learning turn through `hermes chat`'s one-shot path. */
-export async function learnCli(what: string, flags: LearnFlags): Promise<number> {
-  const { loadCliContext } = await import("../home-env.js");
-  const loaded = await loadCliContext(flags.profile);
-  if ("exitCode" in loaded) return loaded.exitCode;
-  const { home, env, config } = loaded;
+export async function learnCli(ctx: ConfigContext, what: string, flags: LearnFlags): Promise<number> {
+  const { home, env, config, io } = ctx;
   const [{ prepareLearnTurn, classifyLearnInput }, { createBuiltinRegistry }, { resolveToolsets }] =
     await Promise.all([
       import("../../agent/learn/index.js"),
@@ -70,10 +56,10 @@ export async function learnCli(what: string, flags: LearnFlags): Promise<number>
     ]);
   const fromSession = flags.resume !== undefined || flags.continue !== undefined;
   if (classifyLearnInput(what, process.cwd()).kind === "chat" && !fromSession) {
-    process.stderr.write(
-      `hermes learn: "${what.trim()}" needs a recorded session: add -r ID (hermes sessions list) or -c for the latest.\n`,
+    throw new CliFailure(
+      `"${what.trim()}" needs a recorded session: add -r ID (hermes sessions list) or -c for the latest.`,
+      2,
     );
-    return 2;
   }
   const toolsets = flags.toolsets
     ? flags.toolsets
@@ -101,10 +87,9 @@ export async function learnCli(what: string, flags: LearnFlags): Promise<number>
     tools,
   });
   if (!turn.ok) {
-    process.stderr.write(`hermes learn: ${turn.error.replace(/^Usage: \/learn/, "Usage: hermes learn")}\n`);
-    return 2;
+    throw new CliFailure(turn.error.replace(/^Usage: \/learn/, "Usage: hermes learn"), 2);
   }
-  if (!flags.quiet) for (const line of turn.notice) process.stderr.write(`${line}\n`);
+  if (!flags.quiet) for (const line of turn.notice) io.err(line);
   const { runChat } = await import("./chat.js");
   const chat: ChatFlags = {
     query: turn.prompt,
@@ -117,7 +102,7 @@ export async function learnCli(what: string, flags: LearnFlags): Promise<number>
     ...(flags.yolo ? { yolo: true } : {}),
     ...(flags.resume !== undefined ? { resume: flags.resume } : {}),
     ...(flags.continue !== undefined ? { continue: flags.continue } : {}),
-    ...(flags.profile ? { profile: flags.profile } : {}),
+    ...(ctx.profile ? { profile: ctx.profile } : {}),
   };
-  return runChat(chat);
+  return runChat(ctx, chat);
 }

@@ -4,11 +4,9 @@
  * to stdout; progress, notes and warnings to stderr. Exit codes: 0 success, 1 the task failed (a
  * server that does not start, an entry that is not there), 2 usage or configuration error.
  */
-import { type Command, InvalidArgumentError } from "commander";
+import { InvalidArgumentError } from "commander";
 import pc from "picocolors";
 import { loadEnvFile } from "../../config/env-file.js";
-import { ConfigError, ProfileNameError } from "../../config/errors.js";
-import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import {
   describeEndpoint,
@@ -20,19 +18,12 @@ import {
 } from "../../tools/mcp/config.js";
 import { startMcpServers } from "../../tools/mcp/manager.js";
 import { ToolRegistry } from "../../tools/registry.js";
+import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
-import {
-  CliFailure,
-  type CliIo,
-  profileOption,
-  runSubcommandProgram,
-  type SubcommandOptions,
-  subcommandActions,
-  subcommandRoot,
-} from "../subcommands.js";
+import type { CliIo } from "../io.js";
 import { removeMcpServer, writeMcpServer } from "./mcp/config-file.js";
 
-export type McpCommandOptions = SubcommandOptions;
+export type McpCommandOptions = RunOptions;
 
 interface Ctx {
   home: string;
@@ -42,15 +33,7 @@ interface Ctx {
 
 /** Runs `hermes mcp <argv…>` and returns the exit code. Never throws for expected failures. */
 export function runMcpCommand(argv: readonly string[], options: McpCommandOptions = {}): Promise<number> {
-  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
-}
-
-function reportFailure(error: unknown, io: CliIo): number {
-  io.err(`hermes mcp: ${error instanceof Error ? error.message : String(error)}`);
-  if (error instanceof CliFailure) return error.exitCode;
-  return error instanceof ConfigError || error instanceof ProfileNameError || error instanceof McpConfigError
-    ? 2
-    : 1;
+  return mcpCommand.run(argv, options);
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -78,95 +61,82 @@ interface AddFlags {
   force?: boolean;
 }
 
-function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = subcommandRoot(
-    "hermes mcp",
-    "MCP servers whose tools the agent can use (mcp_servers in config.yaml)",
-    io,
-  );
+export const mcpCommand = defineCommand({
+  name: "mcp",
+  description: "MCP servers whose tools the agent can use (mcp_servers in config.yaml)",
+  needs: "home",
+  defaultSubcommand: "list",
+  open: ({ home, io }): Ctx => ({ home, env: loadEnvFile(home, io.env).env, io }),
+  expected: (error) => (error instanceof McpConfigError ? 2 : undefined),
+  parse: (root, run) => {
+    root
+      .command("add")
+      .description("add a server: --command CMD [--args ...] for a local one, or --url URL for an HTTP one")
+      .argument("<name>", "the server's name (tools are called mcp_<name>_<tool>)")
+      .argument("[args...]", "arguments for the command after --, for ones that start with a dash")
+      .option("--command <cmd>", "program that starts a stdio server (npx, uvx, a path, ...)")
+      .option("--args <args...>", "arguments for the command")
+      .option(
+        "--env <KEY=VALUE>",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: literal config syntax shown to the user
+        "environment variable for the server (repeatable; ${VAR} allowed)",
+        collect,
+      )
+      .option("--url <url>", "Streamable HTTP (or SSE) endpoint of a remote server")
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: literal config syntax shown to the user
+      .option("--header <Name:Value>", "HTTP header (repeatable; ${VAR} allowed, e.g. for a token)", collect)
+      .option("--timeout <s>", "seconds allowed per tool call (default 120)", secondsOption("--timeout"))
+      .option(
+        "--connect-timeout <s>",
+        "seconds allowed to start (default 60)",
+        secondsOption("--connect-timeout"),
+      )
+      .option("--include <tools>", "comma-separated server tool names to offer (only these)")
+      .option("--exclude <tools>", "comma-separated server tool names never to offer")
+      .option("--disabled", "write it with enabled: false")
+      .option("-f, --force", "replace a server of the same name")
+      .action(run((ctx, name: string, rest: string[], flags: AddFlags) => add(ctx, name, rest, flags)));
 
-  const run = subcommandActions({
-    root,
-    io,
-    outerProfile,
-    setExit,
-    report: reportFailure,
-    open: (profile) => {
-      const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
-      return { home, env: loadEnvFile(home, io.env).env, io };
-    },
-  });
+    root
+      .command("remove")
+      .alias("rm")
+      .description("remove a server from config.yaml")
+      .argument("<name>", "the server's name")
+      .action(run((ctx, name: string) => remove(ctx, name)));
 
-  root
-    .command("add")
-    .description("add a server: --command CMD [--args ...] for a local one, or --url URL for an HTTP one")
-    .argument("<name>", "the server's name (tools are called mcp_<name>_<tool>)")
-    .argument("[args...]", "arguments for the command after --, for ones that start with a dash")
-    .option("--command <cmd>", "program that starts a stdio server (npx, uvx, a path, ...)")
-    .option("--args <args...>", "arguments for the command")
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: literal config syntax shown to the user
-    .option("--env <KEY=VALUE>", "environment variable for the server (repeatable; ${VAR} allowed)", collect)
-    .option("--url <url>", "Streamable HTTP (or SSE) endpoint of a remote server")
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: literal config syntax shown to the user
-    .option("--header <Name:Value>", "HTTP header (repeatable; ${VAR} allowed, e.g. for a token)", collect)
-    .option("--timeout <s>", "seconds allowed per tool call (default 120)", secondsOption("--timeout"))
-    .option(
-      "--connect-timeout <s>",
-      "seconds allowed to start (default 60)",
-      secondsOption("--connect-timeout"),
-    )
-    .option("--include <tools>", "comma-separated server tool names to offer (only these)")
-    .option("--exclude <tools>", "comma-separated server tool names never to offer")
-    .option("--disabled", "write it with enabled: false")
-    .option("-f, --force", "replace a server of the same name")
-    .addOption(profileOption())
-    .action(run((ctx, name: string, rest: string[], flags: AddFlags) => add(ctx, name, rest, flags)));
+    root
+      .command("list")
+      .alias("ls")
+      .description("list the configured servers")
+      .option("--json", "print JSON")
+      .action(run((ctx, flags: { json?: boolean }) => list(ctx, flags)));
 
-  root
-    .command("remove")
-    .alias("rm")
-    .description("remove a server from config.yaml")
-    .argument("<name>", "the server's name")
-    .addOption(profileOption())
-    .action(run((ctx, name: string) => remove(ctx, name)));
+    root
+      .command("test")
+      .description("start a server, list its tools and say how long it took")
+      .argument("<name>", "the server's name")
+      .option("--json", "print JSON")
+      .action(run((ctx, name: string, flags: { json?: boolean }) => test(ctx, name, flags)));
 
-  root
-    .command("list")
-    .alias("ls")
-    .description("list the configured servers")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((ctx, flags: { json?: boolean }) => list(ctx, flags)));
-
-  root
-    .command("test")
-    .description("start a server, list its tools and say how long it took")
-    .argument("<name>", "the server's name")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((ctx, name: string, flags: { json?: boolean }) => test(ctx, name, flags)));
-
-  root
-    .command("serve")
-    .description("run Hermes as an MCP server on stdio (conversations and hermes_prompt) for MCP clients")
-    .option("-v, --verbose", "log each failed call to stderr")
-    .addOption(profileOption())
-    .action(
-      run(async (ctx, flags: { verbose?: boolean }) => {
-        const { config } = loadConfig({ home: ctx.home, env: ctx.env });
-        const { serveMcp } = await import("./mcp-serve.js");
-        return serveMcp({
-          home: ctx.home,
-          config,
-          env: ctx.env,
-          cwd: process.cwd(),
-          ...(flags.verbose ? { verbose: true } : {}),
-        });
-      }),
-    );
-
-  return root;
-}
+    root
+      .command("serve")
+      .description("run Hermes as an MCP server on stdio (conversations and hermes_prompt) for MCP clients")
+      .option("-v, --verbose", "log each failed call to stderr")
+      .action(
+        run(async (ctx, flags: { verbose?: boolean }) => {
+          const { config } = loadConfig({ home: ctx.home, env: ctx.env });
+          const { serveMcp } = await import("./mcp-serve.js");
+          return serveMcp({
+            home: ctx.home,
+            config,
+            env: ctx.env,
+            cwd: process.cwd(),
+            ...(flags.verbose ? { verbose: true } : {}),
+          });
+        }),
+      );
+  },
+});
 
 /** config.yaml's raw `mcp_servers` value (`${VAR}` expanded), as a run would read it. */
 function loadServers(ctx: Ctx): unknown {

@@ -1,98 +1,72 @@
-/**
- * `hermes pairing approve PLATFORM CODE | list | revoke PLATFORM USER | clear-pending [PLATFORM]`:
- * the owner's side of DM pairing. Results go to stdout, problems to stderr. Exit codes: 0 success,
- * 1 the task failed (no such code, platform locked out, user not approved, unreadable file),
- * 2 usage or configuration error. The code the owner typed is never echoed back.
- */
-import type { Command } from "commander";
-import { ProfileNameError } from "../../config/errors.js";
-import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import { PairingStore, PairingUsageError } from "../../gateway/auth/pairing.js";
-import { homeLogger, type Logger, silentLogger } from "../../util/log.js";
+import { homeLogger, type Logger } from "../../util/log.js";
+import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
-import {
-  CliFailure,
-  type CliIo,
-  profileOption,
-  runSubcommandProgram,
-  type SubcommandOptions,
-  subcommandActions,
-  subcommandRoot,
-} from "../subcommands.js";
+import type { CliIo } from "../io.js";
 
-export type PairingCommandOptions = SubcommandOptions;
+export type PairingCommandOptions = RunOptions;
 
 /** Runs `hermes pairing <argv…>` and returns the exit code. Never throws for expected failures. */
 export function runPairingCommand(
   argv: readonly string[],
   options: PairingCommandOptions = {},
 ): Promise<number> {
-  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
+  return pairingCommand.run(argv, options);
 }
 
-function reportFailure(error: unknown, io: CliIo): number {
-  io.err(`hermes pairing: ${error instanceof Error ? error.message : String(error)}`);
-  if (error instanceof CliFailure) return error.exitCode;
+/** What the pairing actions work on. Approvals and revocations go to gateway.log. */
+interface Ctx {
+  io: CliIo;
+  store: PairingStore;
+  log: Logger;
+}
+
+export const pairingCommand = defineCommand({
+  name: "pairing",
+  description: "approve, list and revoke users who paired with the gateway through a DM code",
+  needs: "home",
+  defaultSubcommand: "list",
+  open: ({ home, io }): Ctx => ({
+    io,
+    store: new PairingStore({ home, now: () => io.now() }),
+    log: pairingLogger(home, io.env),
+  }),
   // An unreadable pairing file (PairingFileError) and a lock held too long are failures (1).
-  return error instanceof PairingUsageError || error instanceof ProfileNameError ? 2 : 1;
-}
+  expected: (error) => (error instanceof PairingUsageError ? 2 : undefined),
+  parse: (root, run) => {
+    root
+      .command("approve")
+      .description("approve the user who was sent CODE on PLATFORM")
+      .argument("<platform>", "telegram, discord, slack, ...")
+      .argument("<code>", "the 8-character code the user received")
+      .action(
+        run(({ io, store, log }, platform: string, code: string) => approve(io, store, platform, code, log)),
+      );
 
-function buildProgram(io: CliIo, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = subcommandRoot(
-    "hermes pairing",
-    "approve, list and revoke users who paired with the gateway through a DM code",
-    io,
-  );
+    root
+      .command("list")
+      .alias("ls")
+      .description("pending pairing requests and approved users")
+      .option("--json", "print JSON")
+      .action(run(({ io, store }, flags: { json?: boolean }) => list(io, store, flags)));
 
-  // Approvals and revocations change who may talk to the agent: they go to gateway.log.
-  let log: Logger = silentLogger;
-  const run = subcommandActions({
-    root,
-    io,
-    outerProfile,
-    setExit,
-    report: reportFailure,
-    open: (profile) => {
-      const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
-      log = pairingLogger(home, io.env);
-      return new PairingStore({ home, now: () => io.now() });
-    },
-  });
+    root
+      .command("revoke")
+      .description("take away a paired user's access")
+      .argument("<platform>", "telegram, discord, slack, ...")
+      .argument("<user>", "the user's id as shown by `hermes pairing list`")
+      .action(
+        run(({ io, store, log }, platform: string, user: string) => revoke(io, store, platform, user, log)),
+      );
 
-  root
-    .command("approve")
-    .description("approve the user who was sent CODE on PLATFORM")
-    .argument("<platform>", "telegram, discord, slack, ...")
-    .argument("<code>", "the 8-character code the user received")
-    .addOption(profileOption())
-    .action(run((store, platform: string, code: string) => approve(io, store, platform, code, log)));
-
-  root
-    .command("list")
-    .alias("ls")
-    .description("pending pairing requests and approved users")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((store, flags: { json?: boolean }) => list(io, store, flags)));
-
-  root
-    .command("revoke")
-    .description("take away a paired user's access")
-    .argument("<platform>", "telegram, discord, slack, ...")
-    .argument("<user>", "the user's id as shown by `hermes pairing list`")
-    .addOption(profileOption())
-    .action(run((store, platform: string, user: string) => revoke(io, store, platform, user, log)));
-
-  root
-    .command("clear-pending")
-    .description("drop pending pairing requests (of one platform, or all)")
-    .argument("[platform]", "only this platform")
-    .addOption(profileOption())
-    .action(run((store, platform: string | undefined) => clearPending(io, store, platform)));
-
-  return root;
-}
+    root
+      .command("clear-pending")
+      .description("drop pending pairing requests (of one platform, or all)")
+      .argument("[platform]", "only this platform")
+      .action(run(({ io, store }, platform: string | undefined) => clearPending(io, store, platform)));
+  },
+});
 
 const minutesUntil = (io: CliIo, at: number): number => Math.max(1, Math.ceil((at - io.now()) / 60));
 

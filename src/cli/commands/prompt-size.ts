@@ -6,29 +6,27 @@
  * Exit codes: 0 success, 1 failure, 2 usage or configuration error.
  */
 
-import { parseArgs } from "node:util";
 import pc from "picocolors";
 import { buildSessionPrompt, type SessionPrompt } from "../../agent/prompt/session-prompt.js";
 import { measurePrompt, type PromptSize } from "../../agent/prompt/size.js";
-import { loadEnvFile } from "../../config/env-file.js";
-import { ConfigError, ProfileNameError } from "../../config/errors.js";
-import { resolveHome } from "../../config/home.js";
-import { loadConfig } from "../../config/load.js";
 import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import {
   DEFAULT_INDEX_BUDGET_CHARS,
   type SkillsIndexShape,
   skillsIndexShape,
 } from "../../knowledge/skills/prompt-index.js";
+import {
+  type CliCommand,
+  CliFailure,
+  type ConfigContext,
+  defineCommand,
+  type RunOptions,
+} from "../command.js";
 import { renderTable } from "../format/table.js";
 import { formatCount } from "../format/time.js";
 
-export interface PromptSizeCommandOptions {
-  /** Profile named before the subcommand (`hermes -p work prompt-size`). */
-  profile?: string;
-  env?: Record<string, string | undefined>;
-  stdout?: NodeJS.WriteStream | NodeJS.WritableStream;
-  stderr?: NodeJS.WriteStream | NodeJS.WritableStream;
+/** What tests pin down so the report does not depend on the machine. */
+export interface PromptSizeSetup {
   /** Working directory of the would-be session; default `process.cwd()`. */
   cwd?: string;
   /** Today's date for the environment layer (tests); default today. */
@@ -37,87 +35,54 @@ export interface PromptSizeCommandOptions {
   os?: string;
 }
 
-const USAGE = `Usage: hermes prompt-size [options]
+export interface PromptSizeCommandOptions extends RunOptions, PromptSizeSetup {}
 
-Shows what a new session sends with every request: each system-prompt layer, each tool
-schema and the total, in bytes and tokens (o200k_base). Calls no model.
-
-Options:
-  -t, --toolsets <csv>    toolsets to resolve (default: config toolsets)
-      --platform <name>   surface whose hint to include (default: cli)
-  -m, --model <id>        model id (decides the tool-use enforcement layer)
-      --personality <n>   personality overlay (default: display.personality)
-      --ignore-rules      leave out SOUL.md and the project context file
-      --json              print the report as JSON
-  -p, --profile <name>    use ~/.hermes/profiles/<name> as the home
-  -h, --help              show this help
-`;
+interface PromptSizeFlags {
+  json?: boolean;
+  toolsets?: string;
+  platform?: string;
+  model?: string;
+  personality?: string;
+  ignoreRules?: boolean;
+}
 
 /** Runs `hermes prompt-size <argv…>` and returns the exit code. Never throws for expected failures. */
-export async function runPromptSizeCommand(
+export function runPromptSizeCommand(
   argv: readonly string[],
   options: PromptSizeCommandOptions = {},
 ): Promise<number> {
-  const env = options.env ?? process.env;
-  const stdout = options.stdout ?? process.stdout;
-  const stderr = options.stderr ?? process.stderr;
-  const out = (text: string) => stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-  const err = (text: string) => stderr.write(text.endsWith("\n") ? text : `${text}\n`);
+  return promptSizeCommand(options).run(argv, options);
+}
 
-  let flags: {
-    json?: boolean;
-    toolsets?: string;
-    platform?: string;
-    model?: string;
-    personality?: string;
-    "ignore-rules"?: boolean;
-    profile?: string;
-    help?: boolean;
-  };
-  try {
-    flags = parseArgs({
-      args: [...argv],
-      allowPositionals: false,
-      strict: true,
-      options: {
-        json: { type: "boolean" },
-        toolsets: { type: "string", short: "t" },
-        platform: { type: "string" },
-        model: { type: "string", short: "m" },
-        personality: { type: "string" },
-        "ignore-rules": { type: "boolean" },
-        profile: { type: "string", short: "p" },
-        help: { type: "boolean", short: "h" },
-      },
-    }).values;
-  } catch (error) {
-    err(`hermes prompt-size: ${error instanceof Error ? error.message : String(error)}`);
-    err("Run hermes prompt-size --help for the options.");
-    return 2;
-  }
-  if (flags.help) {
-    out(USAGE);
-    return 0;
-  }
+/** `hermes prompt-size [options]`. */
+export function promptSizeCommand(setup: PromptSizeSetup = {}): CliCommand {
+  return defineCommand({
+    name: "prompt-size",
+    description:
+      "Shows what a new session sends with every request: each system-prompt layer, each tool " +
+      "schema and the total, in bytes and tokens (o200k_base). Calls no model.",
+    needs: "config",
+    parse: (cmd) =>
+      cmd
+        .option("-t, --toolsets <csv>", "toolsets to resolve (default: config toolsets)")
+        .option("--platform <name>", "surface whose hint to include (default: cli)")
+        .option("-m, --model <id>", "model id (decides the tool-use enforcement layer)")
+        .option("--personality <n>", "personality overlay (default: display.personality)")
+        .option("--ignore-rules", "leave out SOUL.md and the project context file")
+        .option("--json", "print the report as JSON"),
+    run: (ctx, flags: PromptSizeFlags) => promptSize(ctx, flags, setup),
+  });
+}
 
-  let home: string;
-  let config: ReturnType<typeof loadConfig>["config"];
-  let fullEnv: Record<string, string | undefined>;
-  try {
-    const profile = flags.profile ?? options.profile;
-    home = resolveHome({ env, ...(profile ? { profile } : {}) });
-    fullEnv = loadEnvFile(home, env).env;
-    const loaded = loadConfig({ home, env: fullEnv });
-    for (const warning of loaded.warnings) err(`hermes: warning: ${warning}`);
-    config = loaded.config;
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof ProfileNameError) {
-      err(`hermes prompt-size: ${error.message}`);
-      return 2;
-    }
-    err(`hermes prompt-size: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
-  }
+async function promptSize(
+  ctx: ConfigContext,
+  flags: PromptSizeFlags,
+  options: PromptSizeSetup,
+): Promise<number> {
+  const { home, config, io } = ctx;
+  const fullEnv = ctx.env;
+  const err = io.err;
+  const out = io.out;
 
   const toolsets =
     flags.toolsets !== undefined
@@ -140,14 +105,13 @@ export async function runPromptSizeCommand(
       ...(flags.platform ? { platform: flags.platform } : {}),
       ...(flags.model ? { model: flags.model } : {}),
       ...(flags.personality !== undefined ? { personality: flags.personality } : {}),
-      ...(flags["ignore-rules"] ? { skipContextFiles: true, skipMemory: true } : {}),
+      ...(flags.ignoreRules ? { skipContextFiles: true, skipMemory: true } : {}),
       ...(options.date ? { date: options.date } : {}),
       ...(options.os ? { os: options.os } : {}),
     });
     size = measurePrompt({ layers: session.layers, tools: session.tools });
   } catch (error) {
-    err(`hermes prompt-size: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
+    throw new CliFailure(error instanceof Error ? error.message : String(error), 1);
   }
   for (const warning of session.warnings) err(`hermes prompt-size: warning: ${warning}`);
 
@@ -177,7 +141,7 @@ export async function runPromptSizeCommand(
     );
     return 0;
   }
-  const color = (stdout as NodeJS.WriteStream).isTTY === true && !env["NO_COLOR"];
+  const color = io.color;
   out(
     renderReport(size, {
       platform,

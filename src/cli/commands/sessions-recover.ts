@@ -7,7 +7,8 @@
 import { resolve } from "node:path";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import type { RecoveryReport } from "../../state/types.js";
-import { CliFailure, type CliIo } from "../subcommands.js";
+import { CliFailure } from "../command.js";
+import type { CliIo } from "../io.js";
 
 /** The report as the user reads it (several lines, no trailing newline). */
 export function formatRecovery(file: string, target: string, r: RecoveryReport): string {

@@ -9,20 +9,20 @@
  */
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError } from "commander";
 import pc from "picocolors";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { type SessionRecord, type SessionStore, SessionStoreError } from "../../state/types.js";
+import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { exportLine, writeJsonlFile } from "../format/session-export.js";
 import { highlight, sessionHeader, transcript } from "../format/session-view.js";
 import { renderTable } from "../format/table.js";
 import { formatBytes, formatCount, formatDateTime, relativeTime } from "../format/time.js";
-import { homeFor } from "../home-env.js";
+import type { CliIo } from "../io.js";
 import { registerHomeSecrets } from "../secrets.js";
-import { CliFailure, type CliIo, runSubcommandProgram, type SubcommandOptions } from "../subcommands.js";
 import { recoverFromFile } from "./sessions-recover.js";
 
-export type SessionsCommandOptions = SubcommandOptions;
+export type SessionsCommandOptions = RunOptions;
 
 type Io = CliIo;
 
@@ -33,20 +33,7 @@ export function runSessionsCommand(
   argv: readonly string[],
   options: SessionsCommandOptions = {},
 ): Promise<number> {
-  return runSubcommandProgram(argv, options, buildProgram, reportFailure);
-}
-
-function reportFailure(error: unknown, io: Io): number {
-  if (error instanceof CliFailure) {
-    io.err(`hermes sessions: ${error.message}`);
-    return error.exitCode;
-  }
-  if (error instanceof SessionStoreError) {
-    io.err(`hermes sessions: ${error.message}`);
-    return 1;
-  }
-  io.err(`hermes sessions: ${error instanceof Error ? error.message : String(error)}`);
-  return 1;
+  return sessionsCommand.run(argv, options);
 }
 
 function count(value: string, what: string, min: number): number {
@@ -57,138 +44,112 @@ function count(value: string, what: string, min: number): number {
   return n;
 }
 
-const profileOption = () => new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
+export const sessionsCommand = defineCommand({
+  name: "sessions",
+  description: "Manage recorded sessions (state.db)",
+  needs: "home",
+  defaultSubcommand: "list",
+  expected: (error) => (error instanceof SessionStoreError ? 1 : undefined),
+  parse: (root, run) => {
+    root
+      .command("list")
+      .description("list sessions, most recently active first")
+      .option("--source <source>", "only sessions from this source (cli, telegram, cron, …)")
+      .option("--limit <n>", "how many to show", (v) => count(v, "--limit", 1), 20)
+      .option("--json", "print JSON")
+      .action(
+        run(({ home, io }, flags: { source?: string; limit: number; json?: boolean }) =>
+          list(home, flags, io),
+        ),
+      );
 
-function buildProgram(io: Io, outerProfile: string | undefined, setExit: (code: number) => void): Command {
-  const root = new Command("hermes sessions")
-    .description("Manage recorded sessions (state.db)")
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .addOption(profileOption())
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+    root
+      .command("show")
+      .description("print one session: header and transcript")
+      .argument("<ref>", "session id, unique id prefix, or title")
+      .option("--json", "print JSON: {session, messages}")
+      .action(run(({ home, io }, ref: string, flags: { json?: boolean }) => show(home, ref, flags, io)));
 
-  /** Runs one subcommand against the home chosen by `-p` (here, before the subcommand, or on `hermes`). */
-  const run =
-    <A extends unknown[]>(body: (home: string, ...args: A) => Promise<number> | number) =>
-    async (...args: A) => {
-      const cmd = args[args.length - 1] as Command;
-      const profile = cmd.opts<{ profile?: string }>().profile ?? root.opts<{ profile?: string }>().profile;
-      const home = homeFor(profile ?? outerProfile);
-      if (typeof home !== "string") {
-        setExit(home.exitCode);
-        return;
-      }
-      try {
-        setExit(await body(home, ...args));
-      } catch (error) {
-        setExit(reportFailure(error, io));
-      }
-    };
+    root
+      .command("search")
+      .description("full-text search over past messages")
+      .argument("<query...>", 'words to find, all required; "a phrase", prefix*, OR and NOT work')
+      .option("--limit <n>", "most hits to show", (v) => count(v, "--limit", 1), 20)
+      .option("--source <source>", "only sessions from this source")
+      .option("--json", "print JSON")
+      .action(
+        run(({ home, io }, words: string[], flags: { limit: number; source?: string; json?: boolean }) =>
+          search(home, words.join(" "), flags, io),
+        ),
+      );
 
-  root
-    .command("list")
-    .description("list sessions, most recently active first")
-    .option("--source <source>", "only sessions from this source (cli, telegram, cron, …)")
-    .option("--limit <n>", "how many to show", (v) => count(v, "--limit", 1), 20)
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((home, flags: { source?: string; limit: number; json?: boolean }) => list(home, flags, io)));
+    root
+      .command("export")
+      .description("write sessions with their messages as JSONL, one session per line")
+      .argument("<out>", 'output file, or "-" for stdout')
+      .option("--session-id <ref>", "only this session")
+      .option("--source <source>", "only sessions from this source")
+      .action(
+        run(({ home, io }, out: string, flags: { sessionId?: string; source?: string }) =>
+          exportSessions(home, out, flags, io),
+        ),
+      );
 
-  root
-    .command("show")
-    .description("print one session: header and transcript")
-    .argument("<ref>", "session id, unique id prefix, or title")
-    .option("--json", "print JSON: {session, messages}")
-    .addOption(profileOption())
-    .action(run((home, ref: string, flags: { json?: boolean }) => show(home, ref, flags, io)));
+    root
+      .command("delete")
+      .description("delete a session and its messages")
+      .argument("<ref>", "session id, unique id prefix, or title")
+      .option("-y, --yes", "do not ask for confirmation")
+      .action(run(({ home, io }, ref: string, flags: { yes?: boolean }) => remove(home, ref, flags, io)));
 
-  root
-    .command("search")
-    .description("full-text search over past messages")
-    .argument("<query...>", 'words to find, all required; "a phrase", prefix*, OR and NOT work')
-    .option("--limit <n>", "most hits to show", (v) => count(v, "--limit", 1), 20)
-    .option("--source <source>", "only sessions from this source")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(
-      run((home, words: string[], flags: { limit: number; source?: string; json?: boolean }) =>
-        search(home, words.join(" "), flags, io),
-      ),
-    );
+    root
+      .command("prune")
+      .description("delete ended sessions older than a number of days")
+      .option("--older-than <days>", "age in days", (v) => count(v, "--older-than", 0), 90)
+      .option("--source <source>", "only sessions from this source")
+      .option("-y, --yes", "do not ask for confirmation")
+      .action(
+        run(({ home, io }, flags: { olderThan: number; source?: string; yes?: boolean }) =>
+          prune(home, flags, io),
+        ),
+      );
 
-  root
-    .command("export")
-    .description("write sessions with their messages as JSONL, one session per line")
-    .argument("<out>", 'output file, or "-" for stdout')
-    .option("--session-id <ref>", "only this session")
-    .option("--source <source>", "only sessions from this source")
-    .addOption(profileOption())
-    .action(
-      run((home, out: string, flags: { sessionId?: string; source?: string }) =>
-        exportSessions(home, out, flags, io),
-      ),
-    );
+    root
+      .command("rename")
+      .description('set a session\'s title ("" clears it)')
+      .argument("<ref>", "session id, unique id prefix, or title")
+      .argument("<title...>", "the new title")
+      .action(run(({ home, io }, ref: string, words: string[]) => rename(home, ref, words.join(" "), io)));
 
-  root
-    .command("delete")
-    .description("delete a session and its messages")
-    .argument("<ref>", "session id, unique id prefix, or title")
-    .option("-y, --yes", "do not ask for confirmation")
-    .addOption(profileOption())
-    .action(run((home, ref: string, flags: { yes?: boolean }) => remove(home, ref, flags, io)));
+    root
+      .command("stats")
+      .description("counts, sources, size and search index of the store")
+      .option("--json", "print JSON")
+      .action(run(({ home, io }, flags: { json?: boolean }) => stats(home, flags, io)));
 
-  root
-    .command("prune")
-    .description("delete ended sessions older than a number of days")
-    .option("--older-than <days>", "age in days", (v) => count(v, "--older-than", 0), 90)
-    .option("--source <source>", "only sessions from this source")
-    .option("-y, --yes", "do not ask for confirmation")
-    .addOption(profileOption())
-    .action(
-      run((home, flags: { olderThan: number; source?: string; yes?: boolean }) => prune(home, flags, io)),
-    );
+    root
+      .command("optimize")
+      .description("merge the search index and VACUUM the database")
+      .action(run(({ home, io }) => optimize(home, io)));
 
-  root
-    .command("rename")
-    .description('set a session\'s title ("" clears it)')
-    .argument("<ref>", "session id, unique id prefix, or title")
-    .argument("<title...>", "the new title")
-    .addOption(profileOption())
-    .action(run((home, ref: string, words: string[]) => rename(home, ref, words.join(" "), io)));
-
-  root
-    .command("stats")
-    .description("counts, sources, size and search index of the store")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((home, flags: { json?: boolean }) => stats(home, flags, io)));
-
-  root
-    .command("optimize")
-    .description("merge the search index and VACUUM the database")
-    .addOption(profileOption())
-    .action(run((home) => optimize(home, io)));
-
-  root
-    .command("repair")
-    .description("check the database and fix what can be fixed in place")
-    .option("--check", "only check; change nothing")
-    .option(
-      "--from <file>",
-      "recover sessions from another or damaged state.db (state.db.corrupt-*) or a state-unsaved-*.jsonl file",
-    )
-    .option("--json", "with --from: print the counts as JSON")
-    .addOption(profileOption())
-    .action(
-      run((home, flags: { check?: boolean; from?: string; json?: boolean }) => {
-        if (flags.from === undefined) return repair(home, flags, io);
-        if (flags.check) throw new CliFailure("--check and --from cannot be combined.", 2);
-        return recoverFromFile(home, flags.from, flags, io);
-      }),
-    );
-
-  return root;
-}
+    root
+      .command("repair")
+      .description("check the database and fix what can be fixed in place")
+      .option("--check", "only check; change nothing")
+      .option(
+        "--from <file>",
+        "recover sessions from another or damaged state.db (state.db.corrupt-*) or a state-unsaved-*.jsonl file",
+      )
+      .option("--json", "with --from: print the counts as JSON")
+      .action(
+        run(({ home, io }, flags: { check?: boolean; from?: string; json?: boolean }) => {
+          if (flags.from === undefined) return repair(home, flags, io);
+          if (flags.check) throw new CliFailure("--check and --from cannot be combined.", 2);
+          return recoverFromFile(home, flags.from, flags, io);
+        }),
+      );
+  },
+});
 
 /** Opens the store if state.db exists (read-only when asked); null when there is none. */
 function openExisting(home: string, readonly: boolean): SessionStore | null {

@@ -7,17 +7,15 @@
  * --force / -y when nobody can be asked).
  */
 
-import { Command, InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError, Option } from "commander";
 import type { HermesConfig } from "../../config/defaults.js";
 import { loadEnvFile } from "../../config/env-file.js";
-import { ConfigError, ProfileNameError } from "../../config/errors.js";
-import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import { bundledSkillsDir, seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import { FileLockTimeoutError } from "../../util/file-lock.js";
-import { createCliIo, parseSubcommands, type SubcommandOptions } from "../subcommands.js";
+import { type CliCommand, defineCommand, type RunOptions } from "../command.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
-import { CliFailure, type SkillsIo } from "./skills/io.js";
+import type { SkillsIo } from "./skills/io.js";
 import {
   auditCommand,
   checkCommand,
@@ -28,7 +26,10 @@ import {
 } from "./skills/manage.js";
 import { approveCli, diffCli, type PendingCliContext, pendingListCli, rejectCli } from "./write-approval.js";
 
-export interface SkillsCommandOptions extends SubcommandOptions {
+export interface SkillsCommandOptions extends RunOptions, SkillsSetup {}
+
+/** What tests change: where relative install paths start, and how long an HTTP request may take. */
+export interface SkillsSetup {
   /** Working directory for relative install paths; default `process.cwd()`. */
   cwd?: string;
   /** HTTP timeout per request in milliseconds (tests shorten it). */
@@ -36,37 +37,11 @@ export interface SkillsCommandOptions extends SubcommandOptions {
 }
 
 /** Runs `hermes skills <argv…>` and returns the exit code. Never throws for expected failures. */
-export async function runSkillsCommand(
+export function runSkillsCommand(
   argv: readonly string[],
   options: SkillsCommandOptions = {},
 ): Promise<number> {
-  const io: SkillsIo = { ...createCliIo(options), cwd: options.cwd ?? process.cwd() };
-  let exitCode = 0;
-  const program = buildProgram(io, options, (code) => {
-    exitCode = code;
-  });
-  const failed = await parseSubcommands(program, argv, (error) => reportFailure(error, io));
-  return failed ?? exitCode;
-}
-
-function reportFailure(error: unknown, io: SkillsIo): number {
-  const failure = error instanceof CliFailure ? error : toCliFailure(error);
-  if (failure) {
-    io.err(`hermes skills: ${failure.message}`);
-    return failure.exitCode;
-  }
-  if (error instanceof ConfigError) {
-    io.err(
-      `hermes skills: ${error.message}\nFix the file (hermes config edit) or check it with: hermes config check`,
-    );
-    return 2;
-  }
-  if (error instanceof FileLockTimeoutError) {
-    io.err(`hermes skills: ${error.message}`);
-    return 1;
-  }
-  io.err(`hermes skills: ${error instanceof Error ? error.message : String(error)}`);
-  return 1;
+  return skillsCommand(options).run(argv, options);
 }
 
 function count(value: string, what: string, min: number): number {
@@ -76,8 +51,6 @@ function count(value: string, what: string, min: number): number {
   }
   return n;
 }
-
-const profileOption = () => new Option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");
 
 /** `skills.hub_indexes` from config.yaml: a list of index URLs or site roots (a single string works too). */
 function configuredIndexes(config: HermesConfig): string[] {
@@ -94,208 +67,205 @@ function loadHomeConfig(home: string, io: SkillsIo): HermesConfig {
   return loaded.config;
 }
 
-function buildProgram(io: SkillsIo, options: SkillsCommandOptions, setExit: (code: number) => void): Command {
-  const root = new Command("hermes skills")
-    .description(
+interface Ctx {
+  home: string;
+  io: SkillsIo;
+  fetchOptions: { timeoutMs?: number; log: (message: string) => void };
+}
+
+/** `hermes skills …`. */
+export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
+  return defineCommand({
+    name: "skills",
+    description:
       "Manage skills: list what is installed, install from folders, git or the web, scan and update",
-    )
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .addOption(profileOption())
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+    needs: "home",
+    defaultSubcommand: "list",
+    open: ({ home, io }): Ctx => {
+      // Bundled skills are installed on first use of the home, as a chat would.
+      const bundled = bundledSkillsDir(io.env);
+      if (bundled) seedBundledSkills(home, bundled);
+      return {
+        home,
+        io: { ...io, cwd: setup.cwd ?? process.cwd() },
+        fetchOptions: {
+          ...(setup.httpTimeoutMs ? { timeoutMs: setup.httpTimeoutMs } : {}),
+          log: (message: string) => io.err(message),
+        },
+      };
+    },
+    // Hub failures carry their exit code; a lock held too long is a failed task.
+    expected: (error) =>
+      toCliFailure(error)?.exitCode ?? (error instanceof FileLockTimeoutError ? 1 : undefined),
+    parse: (root, run) => {
+      root
+        .command("list")
+        .description(
+          "list installed skills: name, category, origin (hub, bundled, agent, local), description",
+        )
+        .addOption(
+          new Option("--source <source>", "only skills of this origin")
+            .choices(["hub", "bundled", "local", "all"])
+            .default("all"),
+        )
+        .option("--json", "print JSON")
+        .action(
+          run(({ home, io }, flags: { source: ListSource; json?: boolean }) => listCommand(home, flags, io)),
+        );
 
-  const fetchOptions = {
-    ...(options.httpTimeoutMs ? { timeoutMs: options.httpTimeoutMs } : {}),
-    log: (message: string) => io.err(message),
-  };
+      root
+        .command("view")
+        .description("print an installed skill's SKILL.md and list its linked files, or print one of them")
+        .argument("<name>", "skill name")
+        .argument("[file]", "a file inside the skill, e.g. references/api.md")
+        .option("--json", "print JSON: {name, path, content, linkedFiles}")
+        .action(
+          run(({ home, io }, name: string, file: string | undefined, flags: { json?: boolean }) =>
+            viewCommand(home, name, file, flags, io),
+          ),
+        );
 
-  /** Runs one subcommand against the home chosen by `-p` (here, before the subcommand, or on `hermes`). */
-  const run =
-    <A extends unknown[]>(body: (home: string, ...args: A) => Promise<number> | number) =>
-    async (...args: A) => {
-      const cmd = args[args.length - 1] as Command;
-      const profile =
-        cmd.opts<{ profile?: string }>().profile ??
-        root.opts<{ profile?: string }>().profile ??
-        options.profile;
-      let home: string;
-      try {
-        home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
-      } catch (error) {
-        if (error instanceof ProfileNameError) {
-          io.err(`hermes skills: ${error.message}`);
-          setExit(2);
-          return;
-        }
-        throw error;
-      }
-      try {
-        // Bundled skills are installed on first use of the home, as a chat would.
-        const bundled = bundledSkillsDir(io.env);
-        if (bundled) seedBundledSkills(home, bundled);
-        setExit(await body(home, ...args));
-      } catch (error) {
-        setExit(reportFailure(error, io));
-      }
-    };
+      root
+        .command("search")
+        .description("search installed skills and the well-known skill indexes (skills.hub_indexes, --index)")
+        .argument(
+          "[query...]",
+          "words to find in names and descriptions (all required); empty lists everything",
+        )
+        .option(
+          "--index <url>",
+          "also search this index (a site, or its /.well-known/skills/index.json); repeatable",
+          (value: string, previous: string[]) => [...previous, value],
+          [] as string[],
+        )
+        .option("--limit <n>", "most results to show", (v) => count(v, "--limit", 1), 50)
+        .option("--json", "print JSON")
+        .action(
+          run(
+            async (
+              { home, io, fetchOptions },
+              words: string[],
+              flags: { index: string[]; limit: number; json?: boolean },
+            ) => {
+              const indexes = [...configuredIndexes(loadHomeConfig(home, io)), ...flags.index];
+              return searchCommand(home, words.join(" "), indexes, flags, io, fetchOptions);
+            },
+          ),
+        );
 
-  root
-    .command("list")
-    .description("list installed skills: name, category, origin (hub, bundled, agent, local), description")
-    .addOption(
-      new Option("--source <source>", "only skills of this origin")
-        .choices(["hub", "bundled", "local", "all"])
-        .default("all"),
-    )
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((home, flags: { source: ListSource; json?: boolean }) => listCommand(home, flags, io)));
+      root
+        .command("install")
+        .description("fetch a skill, scan it, and install it into the home's skills folder")
+        .argument(
+          "[source]",
+          "a folder (or a folder of skills), a git URL (….git, git@host:path, file://; #ref and :subdir), " +
+            "an https URL to a SKILL.md, a site or /.well-known/skills/index.json, or a well-known: identifier",
+        )
+        .option(
+          "--git <url>",
+          "treat the source as a git repository: URL, URL#ref, URL#ref:subdir or URL#:subdir",
+        )
+        .option("--name <name>", "which skill to take from a source holding several; renames a single skill")
+        .option(
+          "--category <category>",
+          "install under skills/<category>/ (default: the skill's own category)",
+        )
+        .option("--force", "install despite a caution verdict (a dangerous verdict is always refused)")
+        .option("-y, --yes", "replace a hub skill installed from a different source without asking")
+        .action(
+          run(({ home, io, fetchOptions }, source: string | undefined, flags: InstallFlags) =>
+            installCommand(home, source, flags, io, fetchOptions),
+          ),
+        );
 
-  root
-    .command("view")
-    .description("print an installed skill's SKILL.md and list its linked files, or print one of them")
-    .argument("<name>", "skill name")
-    .argument("[file]", "a file inside the skill, e.g. references/api.md")
-    .option("--json", "print JSON: {name, path, content, linkedFiles}")
-    .addOption(profileOption())
-    .action(
-      run((home, name: string, file: string | undefined, flags: { json?: boolean }) =>
-        viewCommand(home, name, file, flags, io),
-      ),
-    );
+      root
+        .command("uninstall")
+        .description("remove a skill installed by the hub (other skills are never removed)")
+        .argument("<name>", "skill name")
+        .option("-y, --yes", "do not ask for confirmation")
+        .action(
+          run(({ home, io }, name: string, flags: { yes?: boolean }) =>
+            uninstallCommand(home, name, flags, io),
+          ),
+        );
 
-  root
-    .command("search")
-    .description("search installed skills and the well-known skill indexes (skills.hub_indexes, --index)")
-    .argument("[query...]", "words to find in names and descriptions (all required); empty lists everything")
-    .option(
-      "--index <url>",
-      "also search this index (a site, or its /.well-known/skills/index.json); repeatable",
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
-    )
-    .option("--limit <n>", "most results to show", (v) => count(v, "--limit", 1), 50)
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(
-      run(async (home, words: string[], flags: { index: string[]; limit: number; json?: boolean }) => {
-        const indexes = [...configuredIndexes(loadHomeConfig(home, io)), ...flags.index];
-        return searchCommand(home, words.join(" "), indexes, flags, io, fetchOptions);
-      }),
-    );
+      root
+        .command("check")
+        .description("compare hub skills with their sources: up to date, update available, or unreachable")
+        .argument("[name]", "only this skill")
+        .option("--update", "install available updates (scanned again, like an install)")
+        .option("--force", "with --update: accept a caution verdict")
+        .option("-y, --yes", "with --update: do not ask")
+        .option("--json", "print JSON")
+        .action(
+          run(
+            (
+              { home, io, fetchOptions },
+              name: string | undefined,
+              flags: { update?: boolean; force?: boolean; yes?: boolean; json?: boolean },
+            ) => checkCommand(home, name, flags, io, fetchOptions),
+          ),
+        );
 
-  root
-    .command("install")
-    .description("fetch a skill, scan it, and install it into the home's skills folder")
-    .argument(
-      "[source]",
-      "a folder (or a folder of skills), a git URL (….git, git@host:path, file://; #ref and :subdir), " +
-        "an https URL to a SKILL.md, a site or /.well-known/skills/index.json, or a well-known: identifier",
-    )
-    .option(
-      "--git <url>",
-      "treat the source as a git repository: URL, URL#ref, URL#ref:subdir or URL#:subdir",
-    )
-    .option("--name <name>", "which skill to take from a source holding several; renames a single skill")
-    .option("--category <category>", "install under skills/<category>/ (default: the skill's own category)")
-    .option("--force", "install despite a caution verdict (a dangerous verdict is always refused)")
-    .option("-y, --yes", "replace a hub skill installed from a different source without asking")
-    .addOption(profileOption())
-    .action(
-      run((home, source: string | undefined, flags: InstallFlags) =>
-        installCommand(home, source, flags, io, fetchOptions),
-      ),
-    );
+      root
+        .command("audit")
+        .description(
+          "re-scan installed skills (hub skills; --all for every skill) and print verdicts and findings",
+        )
+        .argument("[name]", "only this skill")
+        .option("--all", "scan every installed skill, not only hub ones")
+        .option("--json", "print JSON")
+        .action(
+          run(({ home, io }, name: string | undefined, flags: { all?: boolean; json?: boolean }) =>
+            auditCommand(home, name, flags, io),
+          ),
+        );
 
-  root
-    .command("uninstall")
-    .description("remove a skill installed by the hub (other skills are never removed)")
-    .argument("<name>", "skill name")
-    .option("-y, --yes", "do not ask for confirmation")
-    .addOption(profileOption())
-    .action(run((home, name: string, flags: { yes?: boolean }) => uninstallCommand(home, name, flags, io)));
+      // The agent's skill writes staged while skills.write_approval is on (logic in write-approval.ts).
+      const pending =
+        <A extends unknown[]>(body: (ctx: PendingCliContext, ...args: A) => Promise<number> | number) =>
+        ({ home, io }: Ctx, ...args: A) =>
+          body({ home, config: loadHomeConfig(home, io), io }, ...args);
 
-  root
-    .command("check")
-    .description("compare hub skills with their sources: up to date, update available, or unreachable")
-    .argument("[name]", "only this skill")
-    .option("--update", "install available updates (scanned again, like an install)")
-    .option("--force", "with --update: accept a caution verdict")
-    .option("-y, --yes", "with --update: do not ask")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(
-      run(
-        (
-          home,
-          name: string | undefined,
-          flags: { update?: boolean; force?: boolean; yes?: boolean; json?: boolean },
-        ) => checkCommand(home, name, flags, io, fetchOptions),
-      ),
-    );
+      root
+        .command("pending")
+        .description("list skill writes the agent staged for approval (skills.write_approval)")
+        .option("--json", "print JSON")
+        .action(run(pending((ctx, flags: { json?: boolean }) => pendingListCli(ctx, "skills", flags))));
 
-  root
-    .command("audit")
-    .description(
-      "re-scan installed skills (hub skills; --all for every skill) and print verdicts and findings",
-    )
-    .argument("[name]", "only this skill")
-    .option("--all", "scan every installed skill, not only hub ones")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(
-      run((home, name: string | undefined, flags: { all?: boolean; json?: boolean }) =>
-        auditCommand(home, name, flags, io),
-      ),
-    );
+      root
+        .command("diff")
+        .description("show what approving a staged skill write would change (the new SKILL.md, or a diff)")
+        .argument("<id>", "the pending id")
+        .action(run(pending((ctx, id: string) => diffCli(ctx, "skills", id))));
 
-  // The agent's skill writes staged while skills.write_approval is on (logic in write-approval.ts).
-  const pending =
-    <A extends unknown[]>(body: (ctx: PendingCliContext, ...args: A) => Promise<number> | number) =>
-    (home: string, ...args: A) =>
-      body({ home, config: loadHomeConfig(home, io), io }, ...args);
+      root
+        .command("approve")
+        .description(
+          "apply a staged skill write (or all), with the same validation and scan as a direct write",
+        )
+        .argument("<id>", "the pending id, or all")
+        .option(
+          "--force",
+          "apply even though the skill changed since the write was staged (review the diff first)",
+        )
+        .option("--json", "print JSON")
+        .action(
+          run(
+            pending((ctx, id: string, flags: { force?: boolean; json?: boolean }) =>
+              approveCli(ctx, "skills", id, flags),
+            ),
+          ),
+        );
 
-  root
-    .command("pending")
-    .description("list skill writes the agent staged for approval (skills.write_approval)")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run(pending((ctx, flags: { json?: boolean }) => pendingListCli(ctx, "skills", flags))));
-
-  root
-    .command("diff")
-    .description("show what approving a staged skill write would change (the new SKILL.md, or a diff)")
-    .argument("<id>", "the pending id")
-    .addOption(profileOption())
-    .action(run(pending((ctx, id: string) => diffCli(ctx, "skills", id))));
-
-  root
-    .command("approve")
-    .description("apply a staged skill write (or all), with the same validation and scan as a direct write")
-    .argument("<id>", "the pending id, or all")
-    .option(
-      "--force",
-      "apply even though the skill changed since the write was staged (review the diff first)",
-    )
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(
-      run(
-        pending((ctx, id: string, flags: { force?: boolean; json?: boolean }) =>
-          approveCli(ctx, "skills", id, flags),
-        ),
-      ),
-    );
-
-  root
-    .command("reject")
-    .description("drop a staged skill write (or all) without applying it")
-    .argument("<id>", "the pending id, or all")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(
-      run(pending((ctx, id: string, flags: { json?: boolean }) => rejectCli(ctx, "skills", id, flags))),
-    );
-
-  return root;
+      root
+        .command("reject")
+        .description("drop a staged skill write (or all) without applying it")
+        .argument("<id>", "the pending id, or all")
+        .option("--json", "print JSON")
+        .action(
+          run(pending((ctx, id: string, flags: { json?: boolean }) => rejectCli(ctx, "skills", id, flags))),
+        );
+    },
+  });
 }

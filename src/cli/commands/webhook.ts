@@ -8,11 +8,8 @@
  * A secret is shown once, when `subscribe` generates it; a secret the user typed is never echoed.
  */
 import { createHmac, randomBytes } from "node:crypto";
-import type { Command } from "commander";
 import type { HermesConfig } from "../../config/defaults.js";
 import { loadEnvFile } from "../../config/env-file.js";
-import { ConfigError, ProfileNameError } from "../../config/errors.js";
-import { resolveHome } from "../../config/home.js";
 import { loadConfig } from "../../config/load.js";
 import {
   effectiveSecret,
@@ -29,18 +26,11 @@ import {
   webhookBaseUrl,
   webhookSettings,
 } from "../../gateway/webhooks/subscriptions.js";
+import { type CliCommand, CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
-import {
-  CliFailure,
-  type CliIo,
-  profileOption,
-  runSubcommandProgram,
-  type SubcommandOptions,
-  subcommandActions,
-  subcommandRoot,
-} from "../subcommands.js";
+import type { CliIo } from "../io.js";
 
-export type WebhookCommandOptions = SubcommandOptions & {
+export type WebhookCommandOptions = RunOptions & {
   /** How long `test` waits for the server's answer (default 10 s). */
   testTimeoutMs?: number;
 };
@@ -63,24 +53,7 @@ export function runWebhookCommand(
   argv: readonly string[],
   options: WebhookCommandOptions = {},
 ): Promise<number> {
-  const testTimeoutMs = options.testTimeoutMs ?? 10_000;
-  return runSubcommandProgram(
-    argv,
-    options,
-    (io, outerProfile, setExit) => buildProgram(io, outerProfile, setExit, testTimeoutMs),
-    reportFailure,
-  );
-}
-
-function reportFailure(error: unknown, io: CliIo): number {
-  io.err(`hermes webhook: ${error instanceof Error ? error.message : String(error)}`);
-  if (error instanceof CliFailure) return error.exitCode;
-  return error instanceof ConfigError ||
-    error instanceof ProfileNameError ||
-    error instanceof WebhookConfigError ||
-    error instanceof WebhookSubscriptionsError
-    ? 2
-    : 1;
+  return webhookCommand(options.testTimeoutMs).run(argv, options);
 }
 
 interface SubscribeFlags {
@@ -94,81 +67,69 @@ interface SubscribeFlags {
   deliverOnly?: boolean;
 }
 
-function buildProgram(
-  io: CliIo,
-  outerProfile: string | undefined,
-  setExit: (code: number) => void,
-  testTimeoutMs: number,
-): Command {
-  const root = subcommandRoot(
-    "hermes webhook",
-    "webhook subscriptions (webhook_subscriptions.json): events from GitHub, GitLab, ... that start agent runs",
-    io,
-  );
-
-  const run = subcommandActions<Ctx>({
-    root,
-    io,
-    outerProfile,
-    setExit,
-    report: reportFailure,
-    open: (profile) => {
-      const home = resolveHome({ env: io.env, ...(profile ? { profile } : {}) });
+/** `hermes webhook …`; `testTimeoutMs` bounds `webhook test` (tests shorten it). */
+export function webhookCommand(testTimeoutMs = 10_000): CliCommand {
+  return defineCommand({
+    name: "webhook",
+    description:
+      "webhook subscriptions (webhook_subscriptions.json): events from GitHub, GitLab, ... that start agent runs",
+    needs: "home",
+    defaultSubcommand: "list",
+    open: ({ home, io }): Ctx => {
       const env = loadEnvFile(home, io.env).env;
       const { config } = loadConfig({ home, env });
       const settings = webhookSettings(config, env);
       return { home, io, config, settings, store: new WebhookSubscriptionStore({ home }), testTimeoutMs };
     },
+    expected: (error) =>
+      error instanceof WebhookConfigError || error instanceof WebhookSubscriptionsError ? 2 : undefined,
+    parse: (root, run) => {
+      root
+        .command("subscribe")
+        .alias("add")
+        .description("create or update a subscription; prints its URL (and its secret when one is generated)")
+        .argument("<name>", "route name: lower-case letters, digits, - and _")
+        .option(
+          "--prompt <template>",
+          "prompt template; {dot.path} fills in payload fields, {__raw__} the whole payload",
+        )
+        .option("--events <list>", "comma-separated event types to accept (default: all)")
+        .option("--description <text>", "what the subscription is for")
+        .option("--skills <list>", "comma-separated skills to load for each run")
+        .option(
+          "--deliver <target>",
+          "log (default), telegram, telegram:CHAT, discord, slack, github_comment, ...",
+        )
+        .option("--deliver-chat-id <id>", "chat to deliver to (default: the platform's home channel)")
+        .option("--secret <secret>", "HMAC secret shared with the sender (default: a random one)")
+        .option("--deliver-only", "send the rendered prompt as the message, without running the agent")
+        .action(run((ctx, name: string, flags: SubscribeFlags) => subscribe(ctx, name, flags)));
+
+      root
+        .command("list")
+        .alias("ls")
+        .description("list subscriptions and config.yaml routes (secrets are not shown)")
+        .option("--json", "print JSON")
+        .action(run((ctx, flags: { json?: boolean }) => list(ctx, flags)));
+
+      root
+        .command("remove")
+        .alias("rm")
+        .description("delete a subscription")
+        .argument("<name>", "route name")
+        .action(run((ctx, name: string) => remove(ctx, name)));
+
+      root
+        .command("test")
+        .description("send a signed sample event to the running webhook server and show its answer")
+        .argument("<name>", "route name")
+        .option("--payload <json>", "JSON body to send (default: a small test object)")
+        .option("--event <type>", "event type to send as X-GitHub-Event", "test")
+        .action(
+          run((ctx, name: string, flags: { payload?: string; event: string }) => test(ctx, name, flags)),
+        );
+    },
   });
-
-  root
-    .command("subscribe")
-    .alias("add")
-    .description("create or update a subscription; prints its URL (and its secret when one is generated)")
-    .argument("<name>", "route name: lower-case letters, digits, - and _")
-    .option(
-      "--prompt <template>",
-      "prompt template; {dot.path} fills in payload fields, {__raw__} the whole payload",
-    )
-    .option("--events <list>", "comma-separated event types to accept (default: all)")
-    .option("--description <text>", "what the subscription is for")
-    .option("--skills <list>", "comma-separated skills to load for each run")
-    .option(
-      "--deliver <target>",
-      "log (default), telegram, telegram:CHAT, discord, slack, github_comment, ...",
-    )
-    .option("--deliver-chat-id <id>", "chat to deliver to (default: the platform's home channel)")
-    .option("--secret <secret>", "HMAC secret shared with the sender (default: a random one)")
-    .option("--deliver-only", "send the rendered prompt as the message, without running the agent")
-    .addOption(profileOption())
-    .action(run((ctx, name: string, flags: SubscribeFlags) => subscribe(ctx, name, flags)));
-
-  root
-    .command("list")
-    .alias("ls")
-    .description("list subscriptions and config.yaml routes (secrets are not shown)")
-    .option("--json", "print JSON")
-    .addOption(profileOption())
-    .action(run((ctx, flags: { json?: boolean }) => list(ctx, flags)));
-
-  root
-    .command("remove")
-    .alias("rm")
-    .description("delete a subscription")
-    .argument("<name>", "route name")
-    .addOption(profileOption())
-    .action(run((ctx, name: string) => remove(ctx, name)));
-
-  root
-    .command("test")
-    .description("send a signed sample event to the running webhook server and show its answer")
-    .argument("<name>", "route name")
-    .option("--payload <json>", "JSON body to send (default: a small test object)")
-    .option("--event <type>", "event type to send as X-GitHub-Event", "test")
-    .addOption(profileOption())
-    .action(run((ctx, name: string, flags: { payload?: string; event: string }) => test(ctx, name, flags)));
-
-  return root;
 }
 
 const splitList = (value: string | undefined): string[] =>

@@ -15,7 +15,7 @@ import {
   pendingDiff,
   rejectPending,
 } from "../../tools/write-approval/apply.js";
-import type { CliIo } from "../subcommands.js";
+import type { CliIo } from "../io.js";
 
 /** What the pending subcommands need: the home, its config and where to write. */
 export interface PendingCliContext {

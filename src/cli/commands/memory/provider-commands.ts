@@ -25,7 +25,8 @@ import { MemoryStore } from "../../../knowledge/memory/store.js";
 import type { MemoryTarget } from "../../../knowledge/memory/types.js";
 import { atomicWriteFile } from "../../../util/atomic-write.js";
 import { withFileLock } from "../../../util/file-lock.js";
-import { CliFailure, type CliIo } from "../../subcommands.js";
+import { CliFailure } from "../../command.js";
+import type { CliIo } from "../../io.js";
 
 function loadHome(
   home: string,

@@ -6,7 +6,8 @@ import { createInterface } from "node:readline/promises";
 import pc from "picocolors";
 import type { ScanFinding, Verdict } from "../../../knowledge/skills/hub/scan.js";
 
-import { CliFailure, type CliIo } from "../../subcommands.js";
+import { CliFailure } from "../../command.js";
+import type { CliIo } from "../../io.js";
 
 export { CliFailure };
 

@@ -1,0 +1,45 @@
+/**
+ * The MCP servers of a chat (and of `hermes --list-tools`): started from config.yaml's
+ * `mcp_servers` only when one is enabled, so a chat without MCP loads nothing of it.
+ */
+import type { HermesConfig } from "../../config/defaults.js";
+import type { McpManager } from "../../tools/mcp/manager.js";
+import type { ToolRegistry } from "../../tools/registry.js";
+
+export interface ChatMcp {
+  /** The session's registry: built-ins plus MCP tools (absent: the agent builds its own). */
+  registry?: ToolRegistry;
+  /** The running servers, once started. */
+  manager?: McpManager;
+  /** The manager, started (with no servers) on first use: `/reload-mcp` in a chat that had none. */
+  start?: () => Promise<McpManager>;
+}
+
+/**
+ * Starts config.yaml's MCP servers when any is enabled. An interactive chat always gets a registry
+ * of its own so `/reload-mcp` can add servers later; with no server nothing MCP is loaded.
+ */
+export async function startMcp(
+  config: HermesConfig,
+  env: Record<string, string | undefined>,
+  onWarning: (message: string) => void,
+  interactive: boolean,
+): Promise<ChatMcp> {
+  const servers = config["mcp_servers"];
+  const configured = servers !== undefined && servers !== null;
+  if (!configured && !interactive) return {};
+  const { hasEnabledMcpServers } = await import("../../tools/mcp/config.js");
+  const enabled = configured && hasEnabledMcpServers(servers);
+  if (!enabled && !interactive) return {};
+  const { createBuiltinRegistry } = await import("../../tools/builtin.js");
+  const registry = createBuiltinRegistry();
+  const out: ChatMcp = { registry };
+  const launch = async (initial: unknown) => {
+    const { startMcpServers } = await import("../../tools/mcp/manager.js");
+    out.manager = startMcpServers({ config: initial, registry, env, onWarning });
+    return out.manager;
+  };
+  if (enabled) await launch(servers);
+  if (interactive) out.start = async () => out.manager ?? launch({});
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * The session store of a chat: opens the home's `state.db` and does its start-up maintenance —
+ * importing Python Hermes's legacy `sessions/*.jsonl` once, and `sessions.auto_prune` — and at the
+ * end gives writes queued behind another process's lock a bounded last chance.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { HermesConfig } from "../../config/defaults.js";
+import type { QueuedSessionStore } from "../../state/queued-store.js";
+import type { Logger } from "../../util/log.js";
+import { CliFailure } from "../command.js";
+
+/**
+ * Opens the home's `state.db`. A database that cannot be opened costs the session its record, not
+ * the conversation: a warning, then null (an unrecorded run). Resuming needs it: then a CliFailure.
+ * `say` prints one line to stderr.
+ */
+export async function openChatStore(options: {
+  home: string;
+  config: HermesConfig;
+  required: boolean;
+  logger: Logger;
+  say: (line: string) => void;
+}): Promise<QueuedSessionStore | null> {
+  const { home, config, required, logger, say } = options;
+  const { openRecordingStore } = await import("../../state/recording-store.js");
+  let store: QueuedSessionStore;
+  try {
+    // Moves an unreadable state.db aside (and says so); queues writes while another process holds it.
+    store = openRecordingStore(home, {
+      notify: (message) => {
+        logger.warning(message);
+        say(`hermes: ${message}`);
+      },
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    logger.error("state.db not opened", { error: message });
+    if (required) throw new CliFailure(message, 1);
+    say(`hermes: ${message}\nhermes: this conversation will not be saved.`);
+    return null;
+  }
+  importLegacySessions(store, home, logger, say);
+  if (config.sessions.auto_prune) autoPrune(store, config, logger, say);
+  return store;
+}
+
+/** Python Hermes's `sessions/*.jsonl`, imported once; a failure is a warning, not a lost chat. */
+function importLegacySessions(
+  store: QueuedSessionStore,
+  home: string,
+  logger: Logger,
+  say: (line: string) => void,
+): void {
+  const legacy = join(home, "sessions");
+  if (!existsSync(legacy)) return;
+  try {
+    const imported = store.importLegacyJsonl(legacy);
+    if (imported.sessions > 0) {
+      say(`hermes: imported ${imported.sessions} sessions (${imported.messages} messages) from ${legacy}`);
+    }
+  } catch (error) {
+    logger.warning("legacy sessions not imported", { path: legacy, error: String(error) });
+    say(`hermes: could not import ${legacy}: ${String(error)}`);
+  }
+}
+
+/** `sessions.auto_prune`: old sessions go, at most every `min_interval_hours`. */
+function autoPrune(
+  store: QueuedSessionStore,
+  config: HermesConfig,
+  logger: Logger,
+  say: (line: string) => void,
+): void {
+  try {
+    const pruned = store.autoPrune({
+      retentionDays: config.sessions.retention_days,
+      minIntervalHours: config.sessions.min_interval_hours,
+      vacuum: config.sessions.vacuum_after_prune,
+    });
+    if (pruned.sessions > 0) {
+      say(
+        `hermes: pruned ${pruned.sessions} sessions older than ${config.sessions.retention_days} days (sessions.auto_prune)`,
+      );
+    }
+  } catch (error) {
+    logger.warning("automatic session pruning failed", { error: String(error) });
+    say(`hermes: automatic session pruning failed: ${String(error)}`);
+  }
+}
+
+/** How long a finished run waits at exit for a locked state.db before writing the unsaved-writes file. */
+const EXIT_SAVE_WAIT_MS = 30_000;
+
+/**
+ * Writes still queued behind another process's lock get a bounded last chance at exit; Ctrl+C
+ * stops the wait (close() then puts them in the unsaved-writes file and says where).
+ */
+export async function saveQueuedWrites(store: QueuedSessionStore): Promise<void> {
+  if (store.pendingWrites === 0) return;
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  process.on("SIGINT", onSigint);
+  try {
+    await store.drain(EXIT_SAVE_WAIT_MS, stop.signal);
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}

@@ -14,9 +14,10 @@
  * - `max_tokens` is required; thinking budgets must fit under it.
  */
 import { INTERRUPTED_TOOL_RESULT } from "../history-repair.js";
-import type { ChatRequest, ContentPart, Message, ToolSchema } from "../types.js";
-import { isClaudeModel } from "./claude-model.js";
-import { type PairingWire, pairToolResults, toolResultsFirst } from "./tool-pairing.js";
+import { type ChatRequest, type ContentPart, type Message, messageText, type ToolSchema } from "../types.js";
+import { claudeToolSchema, isClaudeModel } from "./claude-model.js";
+import { type MergeWire, mergeSameRole, type PairingWire, pairToolResults } from "./tool-pairing.js";
+import { positiveInt } from "./wire-values.js";
 
 export type CacheTtl = "5m" | "1h";
 
@@ -107,7 +108,7 @@ export function convertMessages(input: readonly Message[]): { system: WireBlock[
   for (const message of input) {
     switch (message.role) {
       case "system": {
-        const text = partsText(message.content);
+        const text = messageText({ content: message.content });
         if (text.trim()) system.push({ type: "text", text });
         break;
       }
@@ -122,7 +123,7 @@ export function convertMessages(input: readonly Message[]): { system: WireBlock[
         break;
     }
   }
-  const messages = pairToolResults(mergeSameRole(converted), PAIRING);
+  const messages = pairToolResults(mergeSameRole(converted, MERGE), PAIRING);
   for (const message of messages) {
     if (message.content.length === 0) message.content.push({ type: "text", text: EMPTY_TEXT });
   }
@@ -137,7 +138,7 @@ export function convertTools(tools: readonly ToolSchema[]): WireBlock[] {
     const { name, description, parameters } = tool.function;
     if (seen.has(name)) continue;
     seen.add(name);
-    out.push({ name, description, input_schema: normalizeSchema(parameters) });
+    out.push({ name, description, input_schema: claudeToolSchema(parameters) });
   }
   return out;
 }
@@ -260,18 +261,6 @@ function isThinkingOn(value: unknown): boolean {
   return type !== "disabled";
 }
 
-function positiveInt(value: number | undefined): number | undefined {
-  if (value === undefined || !Number.isFinite(value)) return undefined;
-  const n = Math.floor(value);
-  return n > 0 ? n : undefined;
-}
-
-function partsText(content: Message["content"]): string {
-  if (content == null) return "";
-  if (typeof content === "string") return content;
-  return content.map((p) => (p.type === "text" ? p.text : "")).join("");
-}
-
 function textBlock(text: string): WireBlock {
   return { type: "text", text };
 }
@@ -337,7 +326,7 @@ function replayThinking(details: readonly unknown[] | undefined): WireBlock[] {
 
 function assistantBlocks(message: Message): WireBlock[] {
   const blocks = replayThinking(message.reasoning_details);
-  const text = partsText(message.content);
+  const text = messageText({ content: message.content });
   if (text.trim()) blocks.push(textBlock(text));
   for (const call of message.tool_calls ?? []) {
     blocks.push({
@@ -378,41 +367,10 @@ function toolResultBlock(message: Message): WireBlock {
   if (Array.isArray(content) && content.some((p) => p.type === "image_url")) {
     value = partBlocks(content);
   } else {
-    value = partsText(content);
+    value = messageText({ content: content });
   }
   if (value.length === 0 || (typeof value === "string" && !value.trim())) value = NO_OUTPUT;
   return { type: "tool_result", tool_use_id: toolId(message.tool_call_id ?? ""), content: value };
-}
-
-/**
- * Merges consecutive same-role messages. In a merged assistant turn only the first part keeps its
- * thinking blocks: the others were signed against a different turn. In a merged user turn the
- * tool results go first, as the API requires.
- */
-function mergeSameRole(messages: WireMessage[]): WireMessage[] {
-  const out: WireMessage[] = [];
-  for (const message of messages) {
-    const last = out.at(-1);
-    if (!last || last.role !== message.role) {
-      out.push({ role: message.role, content: [...message.content] });
-      continue;
-    }
-    let add = message.content;
-    if (message.role === "assistant") {
-      add = add.filter((b) => !THINKING_TYPES.has(String(b["type"])));
-      // A placeholder is only needed while the turn has nothing else.
-      last.content = last.content.filter((b) => !isPlaceholder(b));
-      add = add.filter((b) => !isPlaceholder(b));
-    }
-    last.content.push(...add);
-    if (last.content.every((b) => THINKING_TYPES.has(String(b["type"])))) {
-      last.content.push(textBlock(EMPTY_TEXT));
-    }
-  }
-  for (const message of out) {
-    if (message.role === "user") message.content = toolResultsFirst(message.content, PAIRING);
-  }
-  return out;
 }
 
 function isPlaceholder(block: WireBlock): boolean {
@@ -433,17 +391,10 @@ const PAIRING: PairingWire = {
   missingResult: (id) => ({ type: "tool_result", tool_use_id: id, content: MISSING_RESULT, is_error: true }),
 };
 
-/**
- * Makes a tool input schema acceptable to Anthropic: an object schema with `properties`, and no
- * top-level oneOf/anyOf/allOf (the API rejects those).
- */
-function normalizeSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!schema || typeof schema !== "object") return { type: "object", properties: {} };
-  const out: Record<string, unknown> = { ...schema };
-  for (const key of ["oneOf", "anyOf", "allOf"]) delete out[key];
-  if (out["type"] === undefined) out["type"] = "object";
-  if (out["type"] === "object" && (typeof out["properties"] !== "object" || out["properties"] === null)) {
-    out["properties"] = {};
-  }
-  return out;
-}
+/** Same-role merging in Messages API blocks (the rules are in `tool-pairing.ts`). */
+const MERGE: MergeWire = {
+  resultId: PAIRING.resultId,
+  isReasoning: (b) => THINKING_TYPES.has(String(b["type"])),
+  isPlaceholder,
+  placeholder: () => textBlock(EMPTY_TEXT),
+};

@@ -18,16 +18,16 @@
  * - Signed reasoning goes back exactly as received, first in its assistant turn.
  */
 import { INTERRUPTED_TOOL_RESULT } from "../history-repair.js";
-import type { ChatRequest, ContentPart, Message, ToolSchema } from "../types.js";
+import { type ChatRequest, type ContentPart, type Message, messageText, type ToolSchema } from "../types.js";
 import {
   defaultMaxTokens,
   forbidsSamplingParams,
   parseArguments,
   thinkingParams,
 } from "./anthropic-convert.js";
-import { isClaudeModel } from "./claude-model.js";
-import { type PairingWire, pairToolResults, toolResultsFirst } from "./tool-pairing.js";
-import { asRecord, str } from "./wire-values.js";
+import { claudeToolSchema, isClaudeModel } from "./claude-model.js";
+import { type MergeWire, mergeSameRole, type PairingWire, pairToolResults } from "./tool-pairing.js";
+import { asRecord, positiveInt, str } from "./wire-values.js";
 
 export type WireBlock = Record<string, unknown>;
 
@@ -143,7 +143,7 @@ export function convertMessages(
   for (const message of input) {
     switch (message.role) {
       case "system": {
-        const text = partsText(message.content);
+        const text = messageText({ content: message.content });
         if (text.trim()) system.push({ text });
         break;
       }
@@ -158,7 +158,7 @@ export function convertMessages(
         break;
     }
   }
-  let messages = mergeSameRole(converted);
+  let messages = mergeSameRole(converted, MERGE);
   if (!options.toolsAsText) messages = pairToolResults(messages, pairing(options.claude ?? false));
   if (messages[0]?.role !== "user") messages.unshift({ role: "user", content: [] });
   for (const message of messages) {
@@ -175,7 +175,7 @@ export function convertTools(tools: readonly ToolSchema[]): WireBlock[] {
     const { name, description, parameters } = tool.function;
     if (seen.has(name)) continue;
     seen.add(name);
-    const spec: WireBlock = { name, inputSchema: { json: normalizeSchema(parameters) } };
+    const spec: WireBlock = { name, inputSchema: { json: claudeToolSchema(parameters) } };
     // The field has a minimum length of 1: an empty description is left out.
     if (description?.trim()) spec["description"] = description;
     out.push({ toolSpec: spec });
@@ -232,21 +232,9 @@ export function isErrorResult(text: string): boolean {
 
 // ── blocks ──────────────────────────────────────────────────────────────
 
-function positiveInt(value: number | undefined): number | undefined {
-  if (value === undefined || !Number.isFinite(value)) return undefined;
-  const n = Math.floor(value);
-  return n > 0 ? n : undefined;
-}
-
 function isThinkingOn(value: unknown): boolean {
   const type = asRecord(value)?.["type"];
   return type !== undefined && type !== "disabled";
-}
-
-function partsText(content: Message["content"]): string {
-  if (content == null) return "";
-  if (typeof content === "string") return content;
-  return content.map((p) => (p.type === "text" ? p.text : "")).join("");
 }
 
 function partBlocks(content: Message["content"]): WireBlock[] {
@@ -278,7 +266,7 @@ function replayReasoning(details: readonly unknown[] | undefined): WireBlock[] {
 
 function assistantBlocks(message: Message, options: ConvertOptions): WireBlock[] {
   const blocks = replayReasoning(message.reasoning_details);
-  const text = partsText(message.content);
+  const text = messageText({ content: message.content });
   if (text.trim()) blocks.push({ text });
   for (const call of message.tool_calls ?? []) {
     if (options.toolsAsText) {
@@ -304,7 +292,7 @@ function assistantBlocks(message: Message, options: ConvertOptions): WireBlock[]
 function toolResultBlock(message: Message, options: ConvertOptions): WireBlock {
   const id = toolUseId(message.tool_call_id ?? "");
   const { content } = message;
-  const text = partsText(content);
+  const text = messageText({ content: content });
   if (options.toolsAsText) return { text: `[result of tool call ${id}]\n${text.trim() ? text : NO_OUTPUT}` };
   let parts: WireBlock[];
   if (Array.isArray(content) && content.some((p) => p.type === "image_url")) parts = partBlocks(content);
@@ -313,32 +301,6 @@ function toolResultBlock(message: Message, options: ConvertOptions): WireBlock {
   const result: WireBlock = { toolUseId: id, content: parts };
   if (options.claude && isErrorResult(text)) result["status"] = "error";
   return { toolResult: result };
-}
-
-/**
- * Merges consecutive same-role messages. In a merged assistant turn only the first part keeps its
- * reasoning: the others were signed against a different turn. Tool results lead a user turn.
- */
-function mergeSameRole(messages: WireMessage[]): WireMessage[] {
-  const out: WireMessage[] = [];
-  for (const message of messages) {
-    const last = out.at(-1);
-    if (!last || last.role !== message.role) {
-      out.push({ role: message.role, content: [...message.content] });
-      continue;
-    }
-    let add = message.content;
-    if (message.role === "assistant") {
-      add = add.filter((b) => !isReasoning(b) && !isPlaceholder(b));
-      last.content = last.content.filter((b) => !isPlaceholder(b));
-    }
-    last.content.push(...add);
-    if (last.content.every(isReasoning)) last.content.push({ text: EMPTY_TEXT });
-  }
-  for (const message of out) {
-    if (message.role === "user") message.content = toolResultsFirst(message.content, { resultId });
-  }
-  return out;
 }
 
 /** Tool-call pairing in Converse blocks (the rules are in `tool-pairing.ts`). */
@@ -362,15 +324,10 @@ function pairing(claude: boolean): PairingWire {
   };
 }
 
-/**
- * Makes a tool input schema acceptable: an object schema with `properties`, and no top-level
- * oneOf/anyOf/allOf (Claude rejects those).
- */
-function normalizeSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!schema || typeof schema !== "object") return { type: "object", properties: {} };
-  const out: Record<string, unknown> = { ...schema };
-  for (const key of ["oneOf", "anyOf", "allOf"]) delete out[key];
-  if (out["type"] === undefined) out["type"] = "object";
-  if (out["type"] === "object" && asRecord(out["properties"]) === undefined) out["properties"] = {};
-  return out;
-}
+/** Same-role merging in Converse blocks (the rules are in `tool-pairing.ts`). */
+const MERGE: MergeWire = {
+  resultId,
+  isReasoning,
+  isPlaceholder,
+  placeholder: () => ({ text: EMPTY_TEXT }),
+};

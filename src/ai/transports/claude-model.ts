@@ -17,3 +17,22 @@ const ANTHROPIC_VENDOR = /(?:^|[./:])anthropic[./]/i;
 export function isClaudeModel(model: string): boolean {
   return /claude/i.test(model) || ANTHROPIC_VENDOR.test(model);
 }
+
+/**
+ * A tool input schema Claude accepts (on the Messages API and on Bedrock alike): an object schema
+ * with `properties`, and no top-level oneOf/anyOf/allOf, which the API rejects.
+ */
+export function claudeToolSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!schema || typeof schema !== "object") return { type: "object", properties: {} };
+  const out: Record<string, unknown> = { ...schema };
+  for (const key of ["oneOf", "anyOf", "allOf"]) delete out[key];
+  if (out["type"] === undefined) out["type"] = "object";
+  const properties = out["properties"];
+  if (
+    out["type"] === "object" &&
+    (typeof properties !== "object" || properties === null || Array.isArray(properties))
+  ) {
+    out["properties"] = {};
+  }
+  return out;
+}

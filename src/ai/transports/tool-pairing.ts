@@ -9,6 +9,8 @@
  *   call already answered, become plain text (`[result of tool call ID]` and the content): both
  *   APIs reject either as a `tool_result`/`toolResult`, and the model still sees what was said.
  * - Results lead their user turn, ahead of any text.
+ * - Consecutive same-role messages merge into one turn (`mergeSameRole`), keeping only the first
+ *   part's reasoning: the later parts' reasoning was signed against another turn.
  *
  * Pure: the wire's block shapes come in through a `PairingWire`.
  */
@@ -78,4 +80,40 @@ export function toolResultsFirst(blocks: Block[], wire: Pick<PairingWire, "resul
 
 function callIds(message: PairedMessage, wire: PairingWire): string[] {
   return message.content.map((b) => wire.callId(b)).filter((id) => id !== undefined);
+}
+
+/** How one wire spells the blocks a merge looks at. */
+export interface MergeWire extends Pick<PairingWire, "resultId"> {
+  /** A thinking/reasoning block (signed against its own turn). */
+  isReasoning(block: Block): boolean;
+  /** The stand-in text block a turn with nothing else carries. */
+  isPlaceholder(block: Block): boolean;
+  placeholder(): Block;
+}
+
+/**
+ * Merges consecutive same-role messages into one turn. In a merged assistant turn only the first
+ * part keeps its reasoning, and a placeholder stays only while the turn has nothing but
+ * reasoning; in a merged user turn the tool results go first. Returns new messages.
+ */
+export function mergeSameRole(messages: readonly PairedMessage[], wire: MergeWire): PairedMessage[] {
+  const out: PairedMessage[] = [];
+  for (const message of messages) {
+    const last = out.at(-1);
+    if (!last || last.role !== message.role) {
+      out.push({ role: message.role, content: [...message.content] });
+      continue;
+    }
+    let add = message.content;
+    if (message.role === "assistant") {
+      add = add.filter((b) => !wire.isReasoning(b) && !wire.isPlaceholder(b));
+      last.content = last.content.filter((b) => !wire.isPlaceholder(b));
+    }
+    last.content.push(...add);
+    if (last.content.every((b) => wire.isReasoning(b))) last.content.push(wire.placeholder());
+  }
+  for (const message of out) {
+    if (message.role === "user") message.content = toolResultsFirst(message.content, wire);
+  }
+  return out;
 }

@@ -16,3 +16,10 @@ export function str(value: unknown): string | undefined {
 export function int(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : undefined;
 }
+
+/** `value` floored when it is a finite number above zero (a token budget, a max_tokens). */
+export function positiveInt(value: number | undefined): number | undefined {
+  if (value === undefined || !Number.isFinite(value)) return undefined;
+  const n = Math.floor(value);
+  return n > 0 ? n : undefined;
+}

@@ -86,8 +86,12 @@ function fail(message: string): never {
   throw new SkillManageError(message);
 }
 
-/** Any skill called `name`, wherever it lives and whatever its state. */
-function lookup(ctx: SkillManageContext, name: string): SkillMeta | undefined {
+/** Any skill called `name`, wherever it lives and whatever its state (disabled, other platforms). */
+export function findAnySkill(
+  ctx: Pick<SkillManageContext, "home" | "config" | "env">,
+  name: string,
+): SkillMeta | undefined {
+  if (!name) return undefined;
   return findSkill(name, {
     home: ctx.home,
     config: ctx.config,
@@ -100,7 +104,7 @@ function lookup(ctx: SkillManageContext, name: string): SkillMeta | undefined {
 /** The skill to change, or a thrown error when it is unknown or not ours to change. */
 export function locateWritable(ctx: SkillManageContext, name: string, action: string): SkillMeta {
   assertSkillName(name);
-  const skill = lookup(ctx, name);
+  const skill = findAnySkill(ctx, name);
   if (!skill) {
     fail(
       `No skill named "${name}". Call skills_list to see the installed skills, or use action "create" to make it.`,
@@ -134,7 +138,7 @@ export async function createSkill(
   const parsed = validateSkillMarkdown(args.content, name);
   const category = (args.category?.trim() || parsed.frontmatter.category || "").trim();
   if (category) assertCategory(category);
-  const existing = lookup(ctx, name);
+  const existing = findAnySkill(ctx, name);
   if (existing) {
     fail(
       `A skill named "${name}" already exists at ${existing.dir}. Use patch or edit to change it, or pick ` +

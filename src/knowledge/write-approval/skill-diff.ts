@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createTwoFilesPatch } from "diff";
 import { skillDirHash } from "../skills/dir-hash.js";
-import { findSkill } from "../skills/discovery.js";
+import { findAnySkill } from "../skills/manage.js";
 import { resolveInsideSkill, splitRelativePath } from "../skills/paths.js";
 import type { SkillMeta, SkillsConfig } from "../skills/types.js";
 import type { PendingBase, PendingRecord } from "./pending.js";
@@ -19,17 +19,6 @@ export interface SkillLookup {
 }
 
 const str = (value: unknown): string => (typeof value === "string" ? value : "");
-
-function lookup(ctx: SkillLookup, name: string): SkillMeta | undefined {
-  if (!name) return undefined;
-  return findSkill(name, {
-    home: ctx.home,
-    config: ctx.config,
-    env: ctx.env,
-    includeDisabled: true,
-    includeOtherPlatforms: true,
-  });
-}
 
 /** The file a payload changes, relative to its skill folder: SKILL.md, a support file, or "." (all). */
 function targetLabel(payload: Readonly<Record<string, unknown>>): string {
@@ -62,7 +51,7 @@ const sha256 = (data: string | Buffer): string => createHash("sha256").update(da
 /** The fingerprint of what the write replaces now (the file, or the whole folder for a delete). */
 export function skillBase(ctx: SkillLookup, payload: Readonly<Record<string, unknown>>): PendingBase {
   const file = targetLabel(payload);
-  const skill = lookup(ctx, str(payload.name).trim());
+  const skill = findAnySkill(ctx, str(payload.name).trim());
   if (!skill) return { file, sha256: null };
   if (file === ".") {
     try {
@@ -111,7 +100,7 @@ export function skillPendingDiff(ctx: SkillLookup, record: PendingRecord): strin
   if (action === "delete") return `delete skill '${name}' (the whole folder)`;
   if (action === "remove_file") return `remove file ${str(payload.file_path)} from skill '${name}'`;
   const label = targetLabel(payload);
-  const skill = lookup(ctx, name.trim());
+  const skill = findAnySkill(ctx, name.trim());
   const path = skill ? fileIn(skill, label) : undefined;
   const current = (path ? readText(path) : undefined) ?? "";
   let next: string;

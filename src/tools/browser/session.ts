@@ -4,7 +4,9 @@
  * `execute_code` script makes), closed after `browser.inactivity_timeout` seconds without use and
  * when the runtime is disposed. Calls on one session run one at a time.
  */
+
 import type { ConsoleMessage, Dialog, Page } from "playwright-core";
+import { abortable } from "../../util/abortable.js";
 import { keyEnv } from "../key-env.js";
 import type { ToolContext, ToolRuntime } from "../types.js";
 import type { LookupFn, UrlGuardOptions } from "../web/url-guard.js";
@@ -371,33 +373,20 @@ export async function withBrowser<T>(
   }
   const current = session;
   sessions.touch(ctx.taskId, current);
+  // An interrupt before the action was queued says so; one after it may leave the action running.
+  const started = !ctx.signal.aborted;
   try {
     return await abortable(
       current.run((s) => fn(s, note)),
       ctx.signal,
+      () =>
+        started
+          ? new Error("Interrupted by the user; the browser action may still finish.")
+          : new Error("Interrupted by the user."),
     );
   } finally {
     sessions.touch(ctx.taskId, current);
   }
-}
-
-/** Rejects when `signal` aborts (the work itself finishes in the background, still in order). */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new Error("Interrupted by the user."));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error("Interrupted by the user; the browser action may still finish."));
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function formatSeconds(ms: number): string {

@@ -5,7 +5,9 @@
  * supplement (`peer.chat`, every `dialecticCadence` turns, cut to `dialecticMaxChars`). Sync adds
  * the turn's two messages, split at `messageMaxChars` with `[continued]` markers.
  */
+
 import { maskSecret } from "../../../../config/secrets.js";
+import { abortable } from "../../../../util/abortable.js";
 import type {
   MemoryProvider,
   ProviderContext,
@@ -200,36 +202,4 @@ function formatBase(ctx: { summary: string; representation: string; card: string
   if (ctx.representation.trim()) parts.push(`## User Representation\n${ctx.representation.trim()}`);
   if (ctx.card.trim()) parts.push(`## User Peer Card\n${ctx.card.trim()}`);
   return parts.join("\n\n");
-}
-
-/**
- * Settles with `promise`, or rejects as soon as `signal` aborts. The SDK's public calls take no
- * signal, so a request past the deadline finishes in the background and its result is dropped.
- */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(abortReason(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      promise.catch(() => undefined);
-      reject(abortReason(signal));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new Error("aborted");
 }

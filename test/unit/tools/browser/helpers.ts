@@ -214,7 +214,8 @@ export async function startDevToolsChromium(executable: string): Promise<DevTool
       `--user-data-dir=${profile}`,
       "about:blank",
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    // Its own process group, so stop() ends the browser and every helper it started at once.
+    { stdio: ["ignore", "ignore", "pipe"], detached: true },
   );
   const wsUrl = await new Promise<string>((resolve, reject) => {
     let text = "";
@@ -238,13 +239,28 @@ export async function startDevToolsChromium(executable: string): Promise<DevTool
     httpUrl: `http://127.0.0.1:${port}`,
     process: child,
     stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-        child.kill("SIGKILL");
-        await exited;
+      const group = child.pid;
+      if (group !== undefined) {
+        try {
+          process.kill(-group, "SIGKILL");
+        } catch {
+          // The group is already gone.
+        }
+        // The profile is removed only once no helper of the browser is left to write into it.
+        const deadline = Date.now() + 10_000;
+        while (groupAlive(group) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       }
-      // Chromium's helper processes may still be writing the profile as the browser exits.
       rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
+}
+
+/** Whether any process of the group led by `pgid` is still alive (signal 0 only checks). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -7,7 +7,9 @@
  * memory and skill tools, and a replayed history would carry calls of tools it does not have
  * (strict providers refuse those), and a different toolset misses the prompt cache anyway.
  */
+
 import { type Message, messageText } from "../../ai/types.js";
+import { stripMemoryContext } from "../../knowledge/memory/providers/context-block.js";
 import type { ReviewFocus } from "./nudges.js";
 
 /** Why a review runs: a nudge came due after a turn, or turns are about to leave the context. */
@@ -126,7 +128,9 @@ function renderMessage(m: Message, limits: TranscriptLimits): string {
   const text = messageText(m);
   switch (m.role) {
     case "user":
-      return `[user] ${clip(text, limits.maxMessageChars)}`;
+      // A memory provider's recall rides in the user message: it is not what the user said, and
+      // saving it again would only copy the provider into MEMORY.md.
+      return `[user] ${clip(stripMemoryContext(text), limits.maxMessageChars)}`;
     case "assistant": {
       const lines: string[] = [];
       if (text.trim()) lines.push(`[assistant] ${clip(text, limits.maxMessageChars)}`);

@@ -47,7 +47,7 @@ export interface AIAgentOptions {
    * Whose writes this agent makes, recorded on memory and skill writes staged for approval:
    * "background_review" for the post-turn review agent; default "foreground".
    */
-  writeOrigin?: "foreground" | "background_review";
+  writeOrigin?: "foreground" | "background_review" | "curator";
   /** Replaces the built system prompt entirely. */
   systemPrompt?: string;
   /** Sent with every request but never stored or saved in trajectories. */

@@ -36,7 +36,7 @@ export interface ToolContextBase {
   runtime: ToolRuntime;
   sessionStore?: SessionStore | undefined;
   /** Recorded on writes staged for approval; default foreground. */
-  writeOrigin?: "foreground" | "background_review" | undefined;
+  writeOrigin?: "foreground" | "background_review" | "curator" | undefined;
   registry: ToolRegistry;
   limits: TruncateLimits;
   /** Present when this agent may start subagents. */

@@ -86,7 +86,7 @@ export interface ToolContext {
    * Who the agent is acting for, recorded on writes staged for approval (`memory.write_approval`,
    * `skills.write_approval`): the user's turn (default), or the post-turn background review.
    */
-  writeOrigin?: "foreground" | "background_review";
+  writeOrigin?: "foreground" | "background_review" | "curator";
   /**
    * Runs another tool of this session the way a model's call runs: the same registry validation,
    * approvals, task id, terminal and output limits. Surfaces see it as a nested call of the

@@ -12,7 +12,6 @@ import type { Message, Transport } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { MemoryStore } from "../../knowledge/memory/store.js";
 import type { MemoryTarget } from "../../knowledge/memory/types.js";
-import { runWithSkillWriteOrigin } from "../../knowledge/skills/usage.js";
 import type { SessionStore } from "../../state/types.js";
 import { newSessionId } from "../../util/session-id.js";
 import { AIAgent } from "../agent.js";
@@ -200,6 +199,8 @@ export async function runReview(host: ReviewHost, request: ReviewRequest): Promi
       skipContextFiles: true,
       skipMemory: true,
       platform: REVIEW_SOURCE,
+      // Its writes are labelled as the review's, and the skills it creates are the agent's own
+      // (`created_by: agent`): the curator may tend them.
       writeOrigin: "background_review",
       maxTurns: REVIEW_MAX_ITERATIONS,
       ...reviewRuntime(host),
@@ -243,10 +244,7 @@ export async function runReview(host: ReviewHost, request: ReviewRequest): Promi
   const onAbort = () => agent.interrupt();
   request.signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    // Skills the review creates are the agent's own (`created_by: agent`): the curator may tend them.
-    const result = await runWithSkillWriteOrigin("background_review", () =>
-      agent.run(reviewUserMessage(transcript)),
-    ).result;
+    const result = await agent.run(reviewUserMessage(transcript)).result;
     const status: ReviewOutcome["status"] = timedOut
       ? "timed_out"
       : result.reason === "interrupted"

@@ -10,7 +10,7 @@ import { FileLockTimeoutError, withFileLock } from "../../util/file-lock.js";
 import { createSkill, editSkill } from "../skills/manage.js";
 import { mutateUsage, readUsage } from "../skills/provenance.js";
 import type { SkillsConfig } from "../skills/types.js";
-import { isCuratorManaged, latestActivityAt, runWithSkillWriteOrigin } from "../skills/usage.js";
+import { isCuratorManaged, latestActivityAt } from "../skills/usage.js";
 import { skillGist } from "../write-approval/gate.js";
 import { stagePending } from "../write-approval/pending.js";
 import { type SkillLookup, skillBase } from "../write-approval/skill-diff.js";
@@ -301,13 +301,11 @@ async function applyMerge(
 ): Promise<void> {
   const ctx = { home: options.home, createdBy: "agent" as const, now: () => now };
   try {
-    await runWithSkillWriteOrigin("curator", async () => {
-      if (known.has(merge.into)) await editSkill(ctx, { name: merge.into, content: merge.skillMd });
-      else {
-        await createSkill(ctx, { name: merge.into, content: merge.skillMd });
-        report.added.push(merge.into);
-      }
-    });
+    if (known.has(merge.into)) await editSkill(ctx, { name: merge.into, content: merge.skillMd });
+    else {
+      await createSkill(ctx, { name: merge.into, content: merge.skillMd });
+      report.added.push(merge.into);
+    }
   } catch (error) {
     report.rejected.push({
       proposal: `${merge.from.join(", ")} → ${merge.into}`,

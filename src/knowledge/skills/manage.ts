@@ -22,7 +22,6 @@ import { findSkill, resolveExternalDirs } from "./discovery.js";
 import { isInside, posixRelative, resolveInsideSkill, skillsRoot } from "./paths.js";
 import { readUsage, recordSkillUsage } from "./provenance.js";
 import type { SkillMeta, SkillsConfig } from "./types.js";
-import { createdByForOrigin } from "./usage.js";
 import {
   assertCategory,
   assertSkillName,
@@ -373,7 +372,7 @@ function linkedList(skill: SkillMeta): string {
 
 function usageOptions(ctx: SkillManageContext) {
   return {
-    createdBy: ctx.createdBy !== undefined ? ctx.createdBy : createdByForOrigin(),
+    createdBy: ctx.createdBy ?? null,
     ...(ctx.now ? { now: ctx.now } : {}),
   } as const;
 }

@@ -8,10 +8,10 @@
  *   (the model is following the procedure, not just looking);
  * - `/<skill-name>`, a cron job's or a webhook's skills (loadSkillMessage): "use";
  * - `skill_manage` create / patch / edit / write_file / remove_file: "create" or "patch";
- * - the background review's edits go through `skill_manage` too, inside
- *   {@link runWithSkillWriteOrigin}("background_review"), so what it creates is curator-managed.
+ * - the background review's edits go through `skill_manage` too; its agent carries the write origin
+ *   "background_review" on every tool call (`ToolContext.writeOrigin`), so what it creates is
+ *   curator-managed.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { type RecordUsageOptions, recordSkillUsage, type SkillUsageRecord } from "./provenance.js";
 
 /**
@@ -21,24 +21,9 @@ import { type RecordUsageOptions, recordSkillUsage, type SkillUsageRecord } from
  */
 export type SkillWriteOrigin = "foreground" | "background_review" | "curator";
 
-const originStore = new AsyncLocalStorage<SkillWriteOrigin>();
-
-/**
- * Runs `fn` with `origin` as the skill write origin of everything it awaits (tool handlers
- * included), like Python's `set_current_write_origin` context variable. Nothing outside `fn` sees it.
- */
-export function runWithSkillWriteOrigin<T>(origin: SkillWriteOrigin, fn: () => T): T {
-  return originStore.run(origin, fn);
-}
-
-/** The write origin of the current async context; "foreground" outside any {@link runWithSkillWriteOrigin}. */
-export function currentSkillWriteOrigin(): SkillWriteOrigin {
-  return originStore.getStore() ?? "foreground";
-}
-
 /** The `created_by` value a skill created now gets: "agent" only from the autonomous loop. */
-export function createdByForOrigin(origin: SkillWriteOrigin = currentSkillWriteOrigin()): "agent" | null {
-  return origin === "foreground" ? null : "agent";
+export function createdByForOrigin(origin: SkillWriteOrigin | undefined): "agent" | null {
+  return origin === undefined || origin === "foreground" ? null : "agent";
 }
 
 export type SkillUseKind = "view" | "use" | "patch" | "create" | "delete";
@@ -46,8 +31,8 @@ export type SkillUseKind = "view" | "use" | "patch" | "create" | "delete";
 /**
  * Records one use of skill `name` in `<home>/skills/.usage.json` (locked, atomic, best effort:
  * resolves false instead of throwing, so counting never fails the caller). Bundled and hub skills
- * are not recorded, as in Python Hermes. For "create", `created_by` follows the current write
- * origin unless `options.createdBy` says otherwise.
+ * are not recorded, as in Python Hermes. For "create", `created_by` is `options.createdBy`
+ * (null, the user's own, when not given).
  */
 export function recordSkillUse(
   home: string,
@@ -55,8 +40,7 @@ export function recordSkillUse(
   kind: SkillUseKind,
   options: RecordUsageOptions = {},
 ): Promise<boolean> {
-  const createdBy = options.createdBy !== undefined ? options.createdBy : createdByForOrigin();
-  return recordSkillUsage(home, name, kind, { ...options, createdBy });
+  return recordSkillUsage(home, name, kind, { ...options, createdBy: options.createdBy ?? null });
 }
 
 /** Parses an ISO time as Python writes it (`+00:00` or `Z`); undefined when absent or unreadable. */

@@ -1,4 +1,5 @@
 /** skill_manage: create, patch, edit and delete skills and their supporting files. */
+
 import { Type } from "@sinclair/typebox";
 import {
   createSkill,
@@ -11,6 +12,7 @@ import {
   SkillManageError,
   writeSkillFile,
 } from "../../knowledge/skills/manage.js";
+import { createdByForOrigin } from "../../knowledge/skills/usage.js";
 import { fuzzyReplace } from "../file/fuzzy-match.js";
 import { defineTool, type ToolContext } from "../types.js";
 import { gateOn, payloadOf, stageWrite } from "../write-approval/stage.js";
@@ -42,14 +44,20 @@ function need<T>(value: T | undefined, field: string, action: Action, example: s
   return value;
 }
 
-/** How skill writes are made: the agent's own (created_by "agent"), with whitespace-tolerant patches. */
-export function skillManageContext(ctx: Pick<ToolContext, "home" | "config" | "env">): SkillManageContext {
+/**
+ * How the tool's skill writes are made: whitespace-tolerant patches, and `created_by` from the
+ * write origin ("agent" only for the background review or the curator; a skill made in a
+ * conversation is the user's own).
+ */
+export function skillManageContext(
+  ctx: Pick<ToolContext, "home" | "config" | "env" | "writeOrigin">,
+): SkillManageContext {
   return {
     home: ctx.home,
     config: skillsConfigOf(ctx.config),
     env: ctx.env,
     replace: fuzzyReplace,
-    // created_by follows the write origin: "agent" only inside the background review or curator.
+    createdBy: createdByForOrigin(ctx.writeOrigin),
   };
 }
 

@@ -7,7 +7,7 @@
  */
 
 import type { MemoryOperation, MemoryTarget } from "../../knowledge/memory/types.js";
-import { runWithSkillWriteOrigin, type SkillWriteOrigin } from "../../knowledge/skills/usage.js";
+import type { SkillWriteOrigin } from "../../knowledge/skills/usage.js";
 import {
   claimPending,
   finishClaim,
@@ -106,11 +106,12 @@ async function applyRecord(
   if ("error" in args) return { ok: false, message: `cannot apply: ${args.error}.` };
   // The write keeps the origin it was staged with: a skill the background review or the curator
   // proposed is the agent's own (`created_by: agent`, curator-managed) once approved.
-  const origin: SkillWriteOrigin =
+  const writeOrigin: SkillWriteOrigin =
     record.origin === "background_review" || record.origin === "curator" ? record.origin : "foreground";
   try {
-    const change = await runWithSkillWriteOrigin(origin, () =>
-      runSkillManage(skillManageContext({ ...ctx, env: ctx.env ?? process.env }), args),
+    const change = await runSkillManage(
+      skillManageContext({ ...ctx, env: ctx.env ?? process.env, writeOrigin }),
+      args,
     );
     return { ok: true, message: change.message };
   } catch (error) {

@@ -81,17 +81,7 @@ export function renderSkillsIndex(skills: readonly SkillMeta[], options: SkillsI
     return renderBudgeted(skills, options, options.budgetChars, shortChars, canManage);
   }
   const listed = skills.slice(0, maxListed);
-  const lines: string[] = ["## Skills"];
-  if (options.instructions ?? true) {
-    lines.push(
-      "Skills are saved, tested procedures for recurring tasks. Before replying, check whether a skill " +
-        "below matches the task; if one does, load it with skill_view(name) and follow it. " +
-        (canManage
-          ? "When you work out a non-trivial approach that will be needed again, save it with skill_manage, " +
-            "and patch a skill you used if it proved wrong or incomplete."
-          : "Skip skills that do not clearly apply."),
-    );
-  }
+  const lines = header(options, canManage);
   lines.push("<skills>");
   let category: string | undefined;
   for (const skill of listed) {

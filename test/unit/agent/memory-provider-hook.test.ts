@@ -111,6 +111,18 @@ describe("memory provider hook", () => {
     expect(messageText(env.store.conversation(session.id)[0] ?? { content: "" })).toBe(user);
   });
 
+  it("a secret in the turn never reaches the provider: synced text passes the redactor", async () => {
+    const secret = "sk-proj-Xy12Ab34Cd56Ef78Gh90Ij12Kl34Mn56Op78";
+    const transport = new ScriptedTransport([say(`Stored ${secret} in .env for you.`)]);
+    const { session, env } = await open(transport, { settings: settings() });
+    await turn(session, `my OpenAI key is ${secret}, keep it in .env`);
+    await session.close();
+    const stored = fake.messages.get(env.cwd.split("/").pop() ?? "") ?? [];
+    expect(stored).toHaveLength(2);
+    for (const message of stored) expect(message.content).not.toContain(secret);
+    expect(stored[0]?.content).toContain("my OpenAI key is");
+  });
+
   it("a provider answering 500 costs the turn its recall and one warning, not the answer", async () => {
     fake.failNext(/\/context$/, 10);
     const transport = new ScriptedTransport([say("Answer anyway.")]);

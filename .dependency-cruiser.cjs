@@ -1,7 +1,7 @@
 /**
  * Layer rules from ARCHITECTURE.md: each layer imports only from the layers above it.
- * util(0) <- config(1) <- ai(2) <- state(3) <- knowledge(4) <- tools(5) <- agent(6) <- commands(7)
- * <- surfaces(8). The slash commands sit below both surfaces so the REPL and the chats share them.
+ * util(0) <- config(1) <- ai(2) <- state(3) <- knowledge(4) <- environments(4.5) <- tools(5)
+ * <- agent(6) <- commands(7) <- surfaces(8). Environments use only util and config. The slash commands sit below both surfaces so the REPL and the chats share them.
  */
 const layers = [
   { name: "util", path: "^src/util/", allowed: [] },
@@ -9,12 +9,21 @@ const layers = [
   { name: "ai", path: "^src/ai/", allowed: ["util", "config"] },
   { name: "state", path: "^src/state/", allowed: ["util", "config", "ai-types"] },
   { name: "knowledge", path: "^src/knowledge/", allowed: ["util", "config", "ai", "state"] },
-  { name: "tools", path: "^src/tools/", allowed: ["util", "config", "ai", "state", "knowledge"] },
-  { name: "agent", path: "^src/agent/", allowed: ["util", "config", "ai", "state", "knowledge", "tools"] },
+  { name: "environments", path: "^src/environments/", allowed: ["util", "config"] },
+  {
+    name: "tools",
+    path: "^src/tools/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments"],
+  },
+  {
+    name: "agent",
+    path: "^src/agent/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools"],
+  },
   {
     name: "commands",
     path: "^src/commands/",
-    allowed: ["util", "config", "ai", "state", "knowledge", "tools", "agent"],
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
   },
 ];
 const paths = {
@@ -24,6 +33,7 @@ const paths = {
   "ai-types": "^src/ai/types\\.ts$",
   state: "^src/state/",
   knowledge: "^src/knowledge/",
+  environments: "^src/environments/",
   tools: "^src/tools/",
   agent: "^src/agent/",
 };

@@ -35,7 +35,7 @@ await Promise.all([
     // Native addons cannot live inside a bundle, and the tokenizer tables (2.4 MB, used only by
     // `hermes prompt-size`) and the Anthropic SDK (only for that provider) would slow every start:
     // all are required from node_modules at first use (so is the Honcho SDK and its zod, only for
-    // `memory.provider: honcho`).
+    // `memory.provider: honcho`; the Daytona and Modal SDKs and node-pty likewise).
     external: [
       "better-sqlite3",
       "fs-ext",
@@ -54,6 +54,10 @@ await Promise.all([
       "linkedom",
       "unpdf",
       "iconv-lite",
+      // Only for their backends (terminal.backend daytona/modal) or a pty command.
+      "@daytonaio/sdk",
+      "modal",
+      "@lydell/node-pty",
     ],
     define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
     banner: { js: 'var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },

@@ -31,12 +31,38 @@ export interface ClarifyRequest {
 export interface ToolRuntime {
   get<T>(key: string, create: () => T): T;
   onDispose(fn: () => void | Promise<void>): void;
+  /**
+   * Registers cleanup for one task id (its shell, its background processes): run by
+   * `releaseTask(taskId)` when a subagent finishes, and by `dispose` for tasks never released.
+   */
+  onTaskRelease(taskId: string, fn: () => void | Promise<void>): void;
+  /** Runs and forgets the task's cleanups (best effort), and drops its `get` entries keyed `...:${taskId}`. */
+  releaseTask(taskId: string): Promise<void>;
   dispose(): Promise<void>;
+}
+
+/**
+ * Something the agent should hear about between or during turns: a background process ended or
+ * printed a watched line, a background subagent finished. Delivered to the model at the start of
+ * its next turn; an idle REPL or chat may start that turn itself.
+ */
+export interface AgentNotice {
+  /** What produced it. */
+  source: "process" | "delegation" | "cron" | "system";
+  /** The producer's id (process session_id, child id), so repeats can be collapsed. */
+  id: string;
+  /** The text the model reads. */
+  text: string;
+  /** Wake an idle surface to run a turn for it now (notify_on_complete, watch_patterns, background children). */
+  wake?: boolean;
 }
 
 /** What a tool handler may use. The agent fills it in; tools never import the agent. */
 export interface ToolContext {
-  /** Terminal task id: subagents share their parent's, so they see the same shell and files. */
+  /**
+   * Terminal task id: the persistent shell, cwd and background processes in the active
+   * environment belong to it. Each subagent has its own.
+   */
   taskId: string;
   /** The id of the model's tool call being run (absent outside the agent loop). */
   callId?: string;
@@ -73,6 +99,11 @@ export interface ToolContext {
    * tool-loop guardrails count. Absent in contexts built without the registry.
    */
   reportFailure?: (reason: string) => void;
+  /**
+   * Queues a notice for the agent (see `AgentNotice`); absent where nothing can deliver one. May
+   * be called after the tool call returned (a background process that ends later).
+   */
+  notify?: (notice: AgentNotice) => void;
   /** Short progress note shown while the tool runs (not sent to the model). */
   progress(message: string): void;
   /** Per-session state shared by tools of one session (the todo list, read-file tracking...). */

@@ -211,3 +211,34 @@ export interface BackendModule {
   create(ctx: BackendContext): Environment;
   doctor(ctx: BackendContext): Promise<DoctorCheck[]>;
 }
+
+/** A process inside the environment whose stdio is piped back here (see `ShellChannel`). */
+export interface ChannelProcess {
+  readonly stdin: NodeJS.WritableStream;
+  readonly stdout: NodeJS.ReadableStream;
+  readonly stderr: NodeJS.ReadableStream;
+  /** Resolves with its exit code (null when killed) once it has ended. */
+  readonly exited: Promise<number | null>;
+  /** Ends the channel: kills the local client or closes the remote stream. */
+  close(): void;
+}
+
+/**
+ * How a non-local backend reaches processes in its environment. The generic persistent shell and
+ * background processes (src/environments/remote-shell.ts) and file access over commands
+ * (src/environments/exec-files.ts) are built on it, so docker, podman, ssh, singularity, daytona
+ * and modal differ only here.
+ */
+export interface ShellChannel {
+  /**
+   * Starts `argv` inside the environment with its stdio piped here, e.g. `docker exec -i CTR
+   * bash --noprofile --norc`, or `ssh -S CTL host 'bash --noprofile --norc'`. `tty` asks for a
+   * pseudo-terminal (docker exec -t, ssh -tt).
+   */
+  open(
+    argv: readonly string[],
+    options?: { tty?: boolean; env?: Readonly<Record<string, string>> },
+  ): ChannelProcess;
+  /** Runs a short command to completion inside the environment (bash -c). */
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+}

@@ -25,6 +25,7 @@ import { newSessionId } from "../util/session-id.js";
 import type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
 import { ApprovalPolicy, approvalSettings } from "./approval-policy.js";
 import { auxiliaryJudge } from "./approval-smart.js";
+import { mutationReason, sessionCheckpoints } from "./checkpoint-hook.js";
 import { compressMessages, estimateTokens, shouldCompress } from "./compression/index.js";
 import { type DelegationHost, mayDelegate, runDelegation } from "./delegation.js";
 import type { AgentEvent, AgentEventListener } from "./events.js";
@@ -84,6 +85,8 @@ export class AIAgent {
   private lastPromptTokens = 0;
   /** Saved ratios of this session's compression passes (anti-thrashing). */
   private readonly compressionPasses: number[] = [];
+  /** Snapshots before the turn's first file mutation (`checkpoints.enabled`); undefined when off. */
+  private readonly checkpoints: ReturnType<typeof sessionCheckpoints>;
 
   constructor(options: AIAgentOptions = {}) {
     this.options = options;
@@ -104,6 +107,7 @@ export class AIAgent {
       withheld: options.withheldEnv ?? hermesLoadedNames(this.home),
       passthrough: this.config.terminal.env_passthrough,
     });
+    this.checkpoints = sessionCheckpoints(this.config, this.home, this.cwd);
   }
 
   get sessionId(): string {
@@ -295,6 +299,7 @@ export class AIAgent {
     if (this.config.compression.enabled && this.pastThreshold(frozen, this.lastPromptTokens)) {
       await this.compressHistory(frozen, emit, { signal: controller.signal });
     }
+    this.checkpoints?.newTurn();
     const memory = this.options.memory;
     const { content: userText, own: ownText } = await composeUserTurn(input, {
       steering: this.steering.splice(0),
@@ -428,6 +433,9 @@ export class AIAgent {
   ): Promise<ToolOutcome> {
     let outcome: ToolOutcome;
     try {
+      const reason = this.checkpoints && mutationReason(call.name, call.args);
+      const note = reason ? await this.checkpoints?.beforeMutation(reason) : undefined;
+      if (note) emit({ type: "warning", message: note.message });
       const base = this.toolBase(frozen);
       const enabled = frozen.tools.map((t) => t.function.name);
       const ctx = buildToolContext(base, { callId: call.id, name: call.name, signal, emit, enabled });

@@ -120,6 +120,23 @@ export interface HermesConfig {
     [key: string]: unknown;
   };
   compression: { enabled: boolean; threshold: number; target_ratio: number; [key: string]: unknown };
+  /** Snapshots of the working directory before the agent changes files (`/rollback`); upstream's keys. */
+  checkpoints: {
+    enabled: boolean;
+    /** Checkpoints kept per working directory. */
+    max_snapshots: number;
+    /** The whole store's cap; the oldest checkpoints go first. */
+    max_total_size_mb: number;
+    /** Files larger than this are left out of checkpoints. */
+    max_file_size_mb: number;
+    /** A working directory with more files than this is not checkpointed (Hermes-TS; upstream's fixed 50 000). */
+    max_files: number;
+    auto_prune: boolean;
+    retention_days: number;
+    delete_orphans: boolean;
+    min_interval_hours: number;
+    [key: string]: unknown;
+  };
   prompt_caching: { cache_ttl: string };
   /** Anything else the user wrote (mcp_servers, platform sections, ...) is preserved as-is. */
   [key: string]: unknown;
@@ -218,6 +235,17 @@ export function defaultConfig(): HermesConfig {
       subagent_auto_approve: false,
     },
     compression: { enabled: true, threshold: 0.5, target_ratio: 0.2 },
+    checkpoints: {
+      enabled: false,
+      max_snapshots: 20,
+      max_total_size_mb: 500,
+      max_file_size_mb: 10,
+      max_files: 50_000,
+      auto_prune: true,
+      retention_days: 7,
+      delete_orphans: true,
+      min_interval_hours: 24,
+    },
     prompt_caching: { cache_ttl: "5m" },
     /** Tried in order when the primary provider fails for good: `{provider, model, base_url?, api_key?}`. */
     fallback_providers: [],

@@ -27,6 +27,10 @@ export interface ChatFlags {
   ignoreRules?: boolean;
   /** `--personality NAME`: overlay for this session. */
   personality?: string;
+  /** `--checkpoints`: snapshot the working directory before file changes this run (`/rollback`). */
+  checkpoints?: boolean;
+  /** `-w/--worktree`: work in a git worktree of the current repository made for this session. */
+  worktree?: boolean;
 }
 
 function positiveInt(value: string): number {
@@ -54,6 +58,14 @@ export function addChatOptions(cmd: Command): Command {
     .option("-c, --continue [title]", "continue the most recent session (or the newest of a title)")
     .option("--ignore-rules", "load no SOUL.md, AGENTS.md/.hermes.md/.cursorrules or memory this session")
     .option("--personality <name>", "personality overlay for this session (see /personality)")
+    .option(
+      "--checkpoints",
+      "snapshot the working directory before the agent changes files (undo with /rollback)",
+    )
+    .option(
+      "-w, --worktree",
+      "work in a new git worktree of this repository, removed at exit when left clean",
+    )
     .option("--list-tools", "list the tools this configuration offers, then exit")
     .option("--list-toolsets", "list the toolsets, then exit")
     .option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");

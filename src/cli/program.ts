@@ -119,6 +119,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/pairing.js")).pairingCommand,
   },
   {
+    name: "checkpoints",
+    summary: "the checkpoint store behind /rollback: status | list | diff | rollback | prune | clear",
+    load: async () => (await import("./commands/checkpoints.js")).checkpointsCommand,
+  },
+  {
     name: "prompt-size",
     summary: "fixed per-request overhead: prompt layers and tool schemas in bytes and tokens",
     load: async () => (await import("./commands/prompt-size.js")).promptSizeCommand(),

@@ -4,6 +4,7 @@
  */
 import { BROWSER_COMMANDS } from "./browser-commands.js";
 import { CHAT_COMMANDS } from "./chat-commands.js";
+import { CHECKPOINT_COMMANDS } from "./checkpoint-commands.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
 import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
 import { LEARN_COMMANDS } from "./learn-commands.js";
@@ -27,6 +28,7 @@ export function createCommandRegistry(): CommandRegistry {
     ...MCP_COMMANDS,
     ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,
+    ...CHECKPOINT_COMMANDS,
     ...CHAT_COMMANDS,
   ]);
 }

@@ -33,6 +33,19 @@ export const CONFIG_TEMPLATE = `# Hermes configuration. Values set here override
 # approvals:
 #   mode: manual                          # manual | smart | off
 
+# checkpoints:                          # snapshots before the agent changes files; /rollback restores
+#   enabled: false                        # or per run: hermes --checkpoints
+#   max_snapshots: 20                     # per working directory
+#   max_total_size_mb: 500
+#   max_file_size_mb: 10                  # bigger files are left out
+#   max_files: 50000                      # a directory with more files is not checkpointed
+#   auto_prune: true                      # drop gone/stale directories, at most every min_interval_hours
+#   retention_days: 7
+#   delete_orphans: true
+#   min_interval_hours: 24
+# worktree: false                         # true: every session in its own git worktree (hermes -w)
+# worktree_sync: true                     # start worktrees from the fetched remote branch
+
 # memory:
 #   memory_enabled: true
 #   user_profile_enabled: true

@@ -35,6 +35,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   // Opens nothing until the first line; every line passes the process's secret redactor.
   const logger = homeLogger(home, config.logging, { component: "cli", verbose: flags.verbose === true });
   if (flags.maxTurns) config.agent.max_turns = flags.maxTurns;
+  if (flags.checkpoints) config.checkpoints.enabled = true;
   const { resolveRuntime, NoProviderError } = await import("../../ai/resolve.js");
   let runtime: import("../../ai/resolve.js").ResolvedRuntime;
   try {
@@ -89,6 +90,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     logger.warning(message);
     show(message);
   };
+  const worktree = await openWorktree(ctx, flags, mode);
   const mcp = await startMcp(config, env, (message) => warn(message), interactive);
   // The REPL's line for what a background review saved; a one-shot run prints nothing extra.
   let learned = (_line: string): void => undefined;
@@ -108,6 +110,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
       platform: "cli",
       ...(flags.ignoreRules ? { skipContextFiles: true, skipMemory: true } : {}),
       ...(flags.personality ? { personality: flags.personality } : {}),
+      ...(worktree ? { cwd: worktree.path, ephemeralSystemPrompt: worktree.note } : {}),
       store,
       source: "cli",
       // Interactive sessions get a title from the auxiliary model after their first exchange.
@@ -137,6 +140,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     });
   } catch (error) {
     await mcp.manager?.close();
+    await worktree?.finish();
     store?.close();
     const message = error instanceof Error ? error.message : String(error);
     logger.error("session not opened", { error: message });
@@ -201,9 +205,47 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     process.off("SIGINT", onSigint);
     await session.close();
     await mcp.manager?.close();
+    await worktree?.finish();
     if (store) await saveQueuedWrites(store);
     store?.close();
   }
+}
+
+/**
+ * `-w/--worktree` (or `worktree: true`): the session's own git worktree, announced on stderr (not
+ * with -z); `finish` removes it at exit when the session left nothing in it, or says where it stays.
+ */
+async function openWorktree(ctx: ConfigContext, flags: ChatFlags, mode: OutputMode) {
+  const {
+    createSessionWorktree,
+    finishSessionWorktree,
+    worktreeByDefault,
+    worktreePromptNote,
+    worktreeSync,
+  } = await import("../../tools/checkpoints/worktree.js");
+  if (!flags.worktree && !worktreeByDefault(ctx.config)) return undefined;
+  let worktree: import("../../tools/checkpoints/worktree.js").SessionWorktree;
+  try {
+    worktree = await createSessionWorktree({
+      cwd: process.cwd(),
+      home: ctx.home,
+      sync: worktreeSync(ctx.config),
+    });
+  } catch (error) {
+    throw new CliFailure(error instanceof Error ? error.message : String(error), 2);
+  }
+  for (const note of worktree.notes) ctx.io.err(`hermes: ${note}`);
+  if (mode !== "oneshot")
+    ctx.io.err(`hermes: working in the worktree ${worktree.path} (branch ${worktree.branch})`);
+  return {
+    path: worktree.path,
+    note: worktreePromptNote(worktree),
+    finish: async () => {
+      const end = await finishSessionWorktree(worktree);
+      if (!end.removed)
+        ctx.io.err(`hermes: kept the worktree ${worktree.path} (branch ${worktree.branch}): ${end.why}.`);
+    },
+  };
 }
 
 /** Copies new or updated bundled skills into the home (never over a skill the user changed). */

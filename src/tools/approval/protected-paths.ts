@@ -46,6 +46,7 @@ const HERMES_ENTRIES: ReadonlyArray<[string, ProtectionLevel, string]> = [
   ["cron/", "guarded", "Hermes's cron jobs (use the cronjob tool)"],
   ["pairing/", "guarded", "the chat pairing records"],
   ["pending/", "guarded", "writes waiting for the user's approval (pending/)"],
+  ["checkpoints/", "guarded", "the checkpoint store behind /rollback"],
   ["plugins/", "guarded", "Hermes's plugins"],
   ["hooks/", "guarded", "Hermes's hooks"],
   ["scripts/", "guarded", "Hermes's cron scripts"],

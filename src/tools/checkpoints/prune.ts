@@ -8,7 +8,15 @@ import { execFile } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { git, gitEnv, runGit } from "./git.js";
-import { indexPath, listProjects, refName, refTip, type StorePaths, withStoreLock } from "./store.js";
+import {
+  indexPath,
+  listProjects,
+  type ProjectStatus,
+  refName,
+  refTip,
+  type StorePaths,
+  withStoreLock,
+} from "./store.js";
 
 interface LoggedCommit {
   tree: string;
@@ -205,4 +213,19 @@ export function clearStore(paths: StorePaths): Promise<number> {
     rmSync(join(paths.base, ".last_prune"), { force: true });
     return bytes;
   });
+}
+
+/** Every project in the store with its checkpoint count, and the store's size (`hermes checkpoints status`). */
+export async function storeStatus(paths: StorePaths): Promise<{ bytes: number; projects: ProjectStatus[] }> {
+  const projects: ProjectStatus[] = [];
+  if (!existsSync(join(paths.store, "HEAD"))) return { bytes: storeBytes(paths.base), projects };
+  for (const project of listProjects(paths)) {
+    const count = await runGit(["rev-list", "--count", refName(project.hash)], { store: paths.store });
+    projects.push({
+      ...project,
+      checkpoints: Number(count.stdout.trim()) || 0,
+      exists: existsSync(project.workdir),
+    });
+  }
+  return { bytes: storeBytes(paths.base), projects };
 }

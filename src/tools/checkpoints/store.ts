@@ -142,6 +142,12 @@ export interface ProjectMeta {
   last_touch: number;
 }
 
+/** A project with its checkpoint count and whether its directory still exists (`status`). */
+export interface ProjectStatus extends ProjectMeta {
+  checkpoints: number;
+  exists: boolean;
+}
+
 /** Records that `workdir` was checkpointed now (created_at kept from the first time). */
 export function touchProject(paths: StorePaths, workdir: string, nowSeconds: number): void {
   const hash = projectHash(workdir);

@@ -175,8 +175,8 @@ export function restoreCheckpoint(
     const inCheckpoint =
       only === undefined || (await runGit(["cat-file", "-e", `${checkpoint.commit}:${only}`], target)).ok;
     if (inCheckpoint) await git(["checkout", checkpoint.commit, "--", only ?? "."], target);
-    // The index now mixes the checkout with the old snapshot; the next snapshot re-reads the ref.
-    if (current) await git(["read-tree", current], target);
+    // The checkout left the index describing the restored files, which is what the next snapshot
+    // compares against the ref: it records the restore's result if anything differs.
     return { checkpoint, directory: dir, removed, kept, saved: before.kind === "taken" };
   });
 }

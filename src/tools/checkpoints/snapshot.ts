@@ -91,9 +91,11 @@ export async function snapshotLocked(
   const target = { store: paths.store, workTree: dir, index };
   const tip = await refTip(paths, hash);
   mkdirSync(dirname(index), { recursive: true });
-  // The index starts from the last checkpoint, so only what changed since is hashed again.
-  if (tip) await git(["read-tree", tip], target);
-  else rmSync(index, { force: true });
+  // The project's index keeps the stat cache of the last snapshot, so `add` hashes only the files
+  // that changed since; whatever it held, `add -A` below makes it match the files. Without one (the
+  // first snapshot, or after a restore) it starts from the last checkpoint's tree.
+  if (!tip) rmSync(index, { force: true });
+  else if (!existsSync(index)) await git(["read-tree", tip], target);
 
   const excludes = join(paths.store, "indexes", `${hash}.exclude`);
   const patterns = scan.oversize.map(excludePattern).filter((p): p is string => p !== undefined);

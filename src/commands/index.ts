@@ -2,6 +2,7 @@
  * The slash commands of every surface, in the order `/help` lists them within each group. The REPL
  * and the gateway both build their registry here and dispatch with `dispatchInput`.
  */
+import { AGENTS_COMMANDS } from "./agents-commands.js";
 import { BROWSER_COMMANDS } from "./browser-commands.js";
 import { CHAT_COMMANDS } from "./chat-commands.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
@@ -27,6 +28,7 @@ export function createCommandRegistry(): CommandRegistry {
     ...MCP_COMMANDS,
     ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,
+    ...AGENTS_COMMANDS,
     ...CHAT_COMMANDS,
   ]);
 }

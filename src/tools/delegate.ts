@@ -33,22 +33,15 @@ function limits(config: Readonly<Record<string, unknown>>): DelegationLimits {
 export function delegateDescription(ctx: Pick<CheckContext, "config">): string {
   const { maxIterations, maxConcurrent, maxAsync } = limits(ctx.config);
   return (
-    "Hand self-contained work to subagents with fresh contexts (they see none of this conversation: " +
-    "put what they need in `context`). They share your files; each has its own terminal session " +
-    "(working directory, background processes), so they run truly in parallel. They return only a " +
-    "summary (did, found, files changed, problems). Good for long searches or independent edits. One task: " +
-    `\`goal\`; several: \`tasks\` (max ${MAX_BATCH_TASKS}, ${maxConcurrent} at a time). Each gets ` +
-    `${maxIterations} model calls, cannot ask the user, and is denied dangerous commands. ` +
-    "`role: leaf` children cannot delegate further; `orchestrator` ones may where the depth limit allows. " +
-    (maxAsync > 0
-      ? `\`background: true\` returns ids at once and each report arrives later as a message (at most ${maxAsync} running).`
-      : "")
+    "Hand self-contained work to subagents (fresh context: pass `context`; own terminal); " +
+    "you get summaries. One task: " +
+    `\`goal\`; several: \`tasks\` (max ${MAX_BATCH_TASKS}, ${maxConcurrent} at a time), ${maxIterations} ` +
+    "model calls each. Leaves never delegate." +
+    (maxAsync > 0 ? " `background: true`: reports come later as messages." : "")
   );
 }
 
-const Role = Type.Union([Type.Literal("leaf"), Type.Literal("orchestrator")], {
-  description: "leaf: cannot delegate further; orchestrator: may delegate (within the depth limit).",
-});
+const Role = Type.Union([Type.Literal("leaf"), Type.Literal("orchestrator")]);
 
 const TaskSchema = Type.Object({
   goal: Type.String(),
@@ -67,10 +60,7 @@ export const delegateTaskTool = defineTool({
     context: Type.Optional(Type.String({ description: "Facts, paths and constraints it needs." })),
     toolsets: Type.Optional(Type.Array(Type.String(), { description: "Limit it to these toolsets." })),
     tasks: Type.Optional(Type.Array(TaskSchema, { minItems: 1, maxItems: MAX_BATCH_TASKS })),
-    role: Type.Optional(Role),
-    background: Type.Optional(
-      Type.Boolean({ description: "Return at once; each child's report arrives later as a message." }),
-    ),
+    background: Type.Optional(Type.Boolean()),
   }),
   emoji: "🔀",
   async handler(args, ctx) {
@@ -82,7 +72,6 @@ export const delegateTaskTool = defineTool({
               goal: args.goal,
               ...(args.context ? { context: args.context } : {}),
               ...(args.toolsets ? { toolsets: args.toolsets } : {}),
-              ...(args.role ? { role: args.role } : {}),
             },
           ]
         : [];

@@ -105,6 +105,8 @@ export interface AIAgentOptions {
   toolState?: Readonly<Record<string, unknown>>;
   /** How deep in a delegation tree this agent is: 0 at the top, 1 for a subagent... */
   delegationDepth?: number;
+  /** A `leaf` subagent never delegates; an `orchestrator` may, within `delegation.max_spawn_depth`. */
+  delegationRole?: "leaf" | "orchestrator";
   /**
    * The external memory provider (`memory.provider`, agent/memory-provider-hook.ts): recall added
    * to each user message, the finished turn synced. Absent: built-in memory only.

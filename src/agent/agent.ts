@@ -17,7 +17,7 @@ import { resolveHome } from "../config/home.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createToolRuntime } from "../tools/runtime.js";
-import type { DelegationRequest, ToolOutcome, ToolRuntime } from "../tools/types.js";
+import type { DelegationRequest, DelegationResult, ToolOutcome, ToolRuntime } from "../tools/types.js";
 import { terminalEnv } from "../util/env-scrub.js";
 import { EventStream } from "../util/event-stream.js";
 import { processRedactor, type Redactor } from "../util/redact.js";
@@ -27,13 +27,14 @@ import { ApprovalPolicy, approvalSettings } from "./approval-policy.js";
 import { auxiliaryJudge } from "./approval-smart.js";
 import { mutationReason, sessionCheckpoints } from "./checkpoint-hook.js";
 import { compressMessages, estimateTokens, shouldCompress } from "./compression/index.js";
-import { type DelegationHost, mayDelegate, runDelegation } from "./delegation.js";
+import { type DelegationHost, delegationLimits, mayDelegate, runDelegation } from "./delegation.js";
 import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
 import { type LoopDeps, type ToolCallRequest, type ToolTraits, toolCrashOutcome } from "./loop-deps.js";
 import { composeUserTurn } from "./memory-provider-hook.js";
 import { type Frozen, freezeSession } from "./session-freeze.js";
+import { type BackgroundStart, startBackgroundAgent } from "./subagents/background.js";
 import { learnContextLength } from "./summarizer.js";
 import { buildToolContext, type ToolContextBase } from "./tool-context.js";
 import { saveTrajectory } from "./trajectory.js";
@@ -215,6 +216,18 @@ export class AIAgent {
       stream.end();
     });
     return { result, [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator]() };
+  }
+
+  /**
+   * `/background PROMPT`: a separate agent works on `prompt` while this one goes on, with this
+   * session's tools (not clarify) and its own shell; `onDone` gets its result. Throws when
+   * `delegation.max_async_children` are already running.
+   */
+  async background(prompt: string, onDone: (result: DelegationResult) => void): Promise<BackgroundStart> {
+    const frozen = await this.prepare();
+    const tools = frozen.tools.map((t) => t.function.name);
+    const host = this.delegationHost(frozen, tools, new AbortController().signal, () => undefined);
+    return startBackgroundAgent(host, prompt, delegationLimits(this.config), onDone);
   }
 
   /** Releases tool resources (shells, background processes) when the agent owns them. */
@@ -576,12 +589,13 @@ export class AIAgent {
 
   /** What every tool call of this turn shares; `frozen` enables delegation where allowed. */
   private toolBase(frozen: Frozen): ToolContextBase {
-    const delegate = mayDelegate(this.config, this.depth)
-      ? (
-          request: DelegationRequest,
-          scope: { signal: AbortSignal; emit: (e: AgentEvent) => void; enabled: readonly string[] },
-        ) => runDelegation(this.delegationHost(frozen, scope.enabled, scope.signal, scope.emit), request)
-      : undefined;
+    const delegate =
+      mayDelegate(this.config, this.depth) && this.options.delegationRole !== "leaf"
+        ? (
+            request: DelegationRequest,
+            scope: { signal: AbortSignal; emit: (e: AgentEvent) => void; enabled: readonly string[] },
+          ) => runDelegation(this.delegationHost(frozen, scope.enabled, scope.signal, scope.emit), request)
+        : undefined;
     return {
       taskId: this.taskId,
       sessionId: this.sessionId,

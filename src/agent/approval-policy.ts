@@ -186,10 +186,15 @@ export class ApprovalPolicy {
   /**
    * The policy a subagent uses: the same settings, prompt, yolo switch and session approvals as
    * this one. `autoApprove` (`delegation.subagent_auto_approve`) approves the child's dangerous
-   * commands where yolo would, never protected paths.
+   * commands where yolo would, never protected paths. `unattended` (a background child, which
+   * runs while nobody watches the turn) drops the prompt: what would ask the user is denied.
    */
-  child(options: { autoApprove: boolean }): ApprovalPolicy {
-    return new ApprovalPolicy(this.options, { shared: this.shared, autoApprove: options.autoApprove });
+  child(options: { autoApprove: boolean; unattended?: boolean }): ApprovalPolicy {
+    const { prompt: _prompt, ...unprompted } = this.options;
+    return new ApprovalPolicy(options.unattended ? unprompted : this.options, {
+      shared: this.shared,
+      autoApprove: options.autoApprove,
+    });
   }
 
   /** Resolves with the approval, or rejects with `ApprovalDeniedError` saying why it was refused. */

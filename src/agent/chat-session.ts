@@ -372,7 +372,8 @@ export class ChatSession {
   }
 
   listSessions(limit = 20): SessionSummary[] {
-    return this.store?.listSessions({ limit }) ?? [];
+    // Subagent sessions belong to their parent; `hermes sessions list --all` shows them.
+    return this.store?.listSessions({ limit, excludeSources: ["subagent"] }) ?? [];
   }
 
   usageReport(): UsageReport {

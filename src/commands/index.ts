@@ -2,6 +2,7 @@
  * The slash commands of every surface, in the order `/help` lists them within each group. The REPL
  * and the gateway both build their registry here and dispatch with `dispatchInput`.
  */
+import { AGENTS_COMMANDS } from "./agents-commands.js";
 import { BROWSER_COMMANDS } from "./browser-commands.js";
 import { CHAT_COMMANDS } from "./chat-commands.js";
 import { CHECKPOINT_COMMANDS } from "./checkpoint-commands.js";
@@ -29,6 +30,7 @@ export function createCommandRegistry(): CommandRegistry {
     ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,
     ...CHECKPOINT_COMMANDS,
+    ...AGENTS_COMMANDS,
     ...CHAT_COMMANDS,
   ]);
 }

@@ -22,7 +22,7 @@ import type { Message } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
 import type { SessionRecord, SessionSummary } from "../state/types.js";
 import type { McpManager } from "../tools/mcp/manager.js";
-import type { ApprovalDecision, ToolRuntime } from "../tools/types.js";
+import type { ApprovalDecision, DelegationResult, ToolRuntime } from "../tools/types.js";
 
 export type { UsageReport };
 
@@ -49,6 +49,14 @@ export interface CommandSession {
     readonly config: HermesConfig;
     readonly messages: readonly Message[];
     toolNames(): Promise<string[]>;
+    /**
+     * `/background PROMPT`: starts a separate agent on `prompt` (agent/subagents/background.ts);
+     * `onDone` gets its result. Absent where background work is not available.
+     */
+    background?(
+      prompt: string,
+      onDone: (result: DelegationResult) => void,
+    ): Promise<{ id: string; sessionId: string }>;
   };
   record(): SessionRecord | null;
   interrupt(): void;

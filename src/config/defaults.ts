@@ -113,10 +113,27 @@ export interface HermesConfig {
   logging: { level: string; max_size_mb: number; backup_count: number };
   code_execution: { mode: string; timeout: number; max_tool_calls: number };
   delegation: {
+    /** Model calls each child may make. */
     max_iterations: number;
+    /** Children of one `delegate_task` batch that run at once. */
     max_concurrent_children: number;
+    /** Background children (`background: true`, `/background`) running at once per process. */
+    max_async_children: number;
+    /** How deep orchestrator children may delegate (1: only the top agent delegates). */
     max_spawn_depth: number;
+    /** false: every child is a leaf, whatever `role` asks. */
+    orchestrator_enabled: boolean;
+    /** Stop a child after this long (0: no limit beyond its iteration budget). */
+    child_timeout_seconds: number;
+    max_summary_chars: number;
     subagent_auto_approve: boolean;
+    /** Children's model and provider; empty: the parent's. */
+    model: string;
+    provider: string;
+    base_url: string;
+    api_key: string;
+    api_mode: string;
+    reasoning_effort: string;
     [key: string]: unknown;
   };
   compression: { enabled: boolean; threshold: number; target_ratio: number; [key: string]: unknown };
@@ -231,8 +248,18 @@ export function defaultConfig(): HermesConfig {
     delegation: {
       max_iterations: 50,
       max_concurrent_children: 3,
+      max_async_children: 3,
       max_spawn_depth: 1,
+      orchestrator_enabled: true,
+      child_timeout_seconds: 0,
+      max_summary_chars: 24_000,
       subagent_auto_approve: false,
+      model: "",
+      provider: "",
+      base_url: "",
+      api_key: "",
+      api_mode: "",
+      reasoning_effort: "",
     },
     compression: { enabled: true, threshold: 0.5, target_ratio: 0.2 },
     checkpoints: {

@@ -46,6 +46,15 @@ export const CONFIG_TEMPLATE = `# Hermes configuration. Values set here override
 # worktree: false                         # true: every session in its own git worktree (hermes -w)
 # worktree_sync: true                     # start worktrees from the fetched remote branch
 
+# delegation:                             # delegate_task subagents, /background
+#   max_iterations: 50                    # model calls per child
+#   max_concurrent_children: 3            # children of one batch running at once
+#   max_async_children: 3                 # background children running at once
+#   max_spawn_depth: 1                    # orchestrator children may delegate below this depth
+#   child_timeout_seconds: 0              # 0: no time limit
+#   model: ""                             # children's model/provider; empty: the parent's
+#   provider: ""
+
 # memory:
 #   memory_enabled: true
 #   user_profile_enabled: true

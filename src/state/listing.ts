@@ -63,6 +63,14 @@ export function listSessions(ctx: StoreContext, filter: SessionFilter = {}): Ses
     where.push("+s.source = ?");
     params.push(filter.source);
   }
+  if (filter.excludeSources && filter.excludeSources.length > 0) {
+    where.push(`+s.source NOT IN (${filter.excludeSources.map(() => "?").join(", ")})`);
+    params.push(...filter.excludeSources);
+  }
+  if (filter.parentSessionId !== undefined) {
+    where.push("s.parent_session_id = ?");
+    params.push(filter.parentSessionId);
+  }
   if (!filter.includeArchived) where.push(`${ctx.s("archived", "0")} = 0`);
   const limit = Math.max(0, Math.floor(filter.limit ?? 20));
   const offset = Math.max(0, Math.floor(filter.offset ?? 0));

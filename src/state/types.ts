@@ -137,6 +137,10 @@ export interface SearchHit {
 
 export interface SessionFilter {
   source?: SessionSource;
+  /** Leave out sessions of these sources (`sessions list` leaves out `subagent` unless `--all`). */
+  excludeSources?: readonly SessionSource[];
+  /** Only sessions whose `parent_session_id` is this (a session's subagents, its continuations). */
+  parentSessionId?: string;
   /** Default 20. */
   limit?: number;
   offset?: number;

@@ -13,33 +13,41 @@ export const MAX_BATCH_TASKS = 10;
 interface DelegationLimits {
   maxIterations: number;
   maxConcurrent: number;
+  maxAsync: number;
 }
 
 function limits(config: Readonly<Record<string, unknown>>): DelegationLimits {
   const section = (config["delegation"] ?? {}) as Record<string, unknown>;
-  const num = (key: string, fallback: number) => {
+  const num = (key: string, fallback: number, min = 1) => {
     const value = section[key];
-    return typeof value === "number" && value > 0 ? Math.floor(value) : fallback;
+    return typeof value === "number" && value >= min ? Math.floor(value) : fallback;
   };
-  return { maxIterations: num("max_iterations", 50), maxConcurrent: num("max_concurrent_children", 3) };
+  return {
+    maxIterations: num("max_iterations", 50),
+    maxConcurrent: num("max_concurrent_children", 3),
+    maxAsync: num("max_async_children", 3, 0),
+  };
 }
 
 /** The description with this configuration's limits in it. */
 export function delegateDescription(ctx: Pick<CheckContext, "config">): string {
-  const { maxIterations, maxConcurrent } = limits(ctx.config);
+  const { maxIterations, maxConcurrent, maxAsync } = limits(ctx.config);
   return (
-    "Hand self-contained work to subagents with fresh contexts (they see none of this conversation: " +
-    "put what they need in `context`). They share your files and terminal and return only a summary " +
-    "(did, found, files changed, problems). Good for long searches or independent edits. One task: " +
-    `\`goal\`; several: \`tasks\` (max ${MAX_BATCH_TASKS}, ${maxConcurrent} at a time). Each gets ` +
-    `${maxIterations} model calls, cannot ask the user, and is denied dangerous commands.`
+    "Hand self-contained work to subagents (fresh context: pass `context`; own terminal); " +
+    "you get summaries. One task: " +
+    `\`goal\`; several: \`tasks\` (max ${MAX_BATCH_TASKS}, ${maxConcurrent} at a time), ${maxIterations} ` +
+    "model calls each. Leaves never delegate." +
+    (maxAsync > 0 ? " `background: true`: reports come later as messages." : "")
   );
 }
+
+const Role = Type.Union([Type.Literal("leaf"), Type.Literal("orchestrator")]);
 
 const TaskSchema = Type.Object({
   goal: Type.String(),
   context: Type.Optional(Type.String()),
   toolsets: Type.Optional(Type.Array(Type.String())),
+  role: Type.Optional(Role),
 });
 
 export const delegateTaskTool = defineTool({
@@ -52,6 +60,7 @@ export const delegateTaskTool = defineTool({
     context: Type.Optional(Type.String({ description: "Facts, paths and constraints it needs." })),
     toolsets: Type.Optional(Type.Array(Type.String(), { description: "Limit it to these toolsets." })),
     tasks: Type.Optional(Type.Array(TaskSchema, { minItems: 1, maxItems: MAX_BATCH_TASKS })),
+    background: Type.Optional(Type.Boolean()),
   }),
   emoji: "🔀",
   async handler(args, ctx) {
@@ -77,10 +86,29 @@ export const delegateTaskTool = defineTool({
       };
     }
     const started = Date.now();
+    if (args.background) {
+      if (!ctx.notify) {
+        return {
+          error:
+            "Background delegation is not available here (nothing can deliver the report later). Delegate without background.",
+        };
+      }
+      const results = await ctx.delegate({
+        tasks,
+        callId: ctx.callId ?? "",
+        background: true,
+        notify: ctx.notify,
+      });
+      return {
+        started: results.map((r) => ({ task_index: r.index, id: r.id, goal: r.goal, status: r.status })),
+        note: "Each child's report will arrive as a message when it ends. Carry on meanwhile; do not wait or poll.",
+      };
+    }
     const results = await ctx.delegate({ tasks, callId: ctx.callId ?? "" });
     return {
       results: results.map((r) => ({
         task_index: r.index,
+        id: r.id,
         goal: r.goal,
         status: r.status,
         summary: r.summary,

@@ -151,12 +151,22 @@ export interface DelegationRequest {
   tasks: DelegationTask[];
   /** The `delegate_task` call id, so surfaces can show a live line per child. */
   callId: string;
+  /**
+   * Start the children and return at once (status `started`); each child's report reaches the
+   * agent later through `notify` (`delegation.max_async_children` caps how many run).
+   */
+  background?: boolean;
+  /** Where background children's reports go: the calling tool's `ctx.notify`. */
+  notify?: (notice: AgentNotice) => void;
 }
 
 export interface DelegationResult {
   index: number;
+  /** The subagent's id (`/agents`, the id of its notice when it ran in the background). */
+  id: string;
   goal: string;
-  status: "completed" | "failed" | "interrupted" | "max_iterations";
+  /** `timeout`: stopped by `delegation.child_timeout_seconds`; `started`: running in the background. */
+  status: "completed" | "failed" | "interrupted" | "max_iterations" | "timeout" | "started";
   /** The child's final summary (what it did, found, changed, problems), capped. */
   summary: string;
   sessionId: string;

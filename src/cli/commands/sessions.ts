@@ -56,9 +56,10 @@ export const sessionsCommand = defineCommand({
       .description("list sessions, most recently active first")
       .option("--source <source>", "only sessions from this source (cli, telegram, cron, …)")
       .option("--limit <n>", "how many to show", (v) => count(v, "--limit", 1), 20)
+      .option("--all", "also list subagent sessions (otherwise counted under their parent)")
       .option("--json", "print JSON")
       .action(
-        run(({ home, io }, flags: { source?: string; limit: number; json?: boolean }) =>
+        run(({ home, io }, flags: { source?: string; limit: number; all?: boolean; json?: boolean }) =>
           list(home, flags, io),
         ),
       );
@@ -212,15 +213,28 @@ function style(io: Io, fn: (s: string) => string, text: string): string {
   return io.color ? fn(text) : text;
 }
 
-function list(home: string, flags: { source?: string; limit: number; json?: boolean }, io: Io): number {
+/** Subagent sessions are listed under their parent's row unless `--all` (or `--source subagent`). */
+const SUBAGENT_SOURCE = "subagent";
+
+function list(
+  home: string,
+  flags: { source?: string; limit: number; all?: boolean; json?: boolean },
+  io: Io,
+): number {
   return withStore(
     home,
     true,
     (store) => {
+      const hideChildren = !flags.all && flags.source === undefined;
       const sessions = store.listSessions({
         limit: flags.limit,
         ...(flags.source ? { source: flags.source } : {}),
+        ...(hideChildren ? { excludeSources: [SUBAGENT_SOURCE] } : {}),
       });
+      const childCount = (id: string) =>
+        hideChildren
+          ? store.listSessions({ parentSessionId: id, source: SUBAGENT_SOURCE, limit: 1000 }).length
+          : 0;
       if (flags.json) {
         io.out(JSON.stringify(sessions, null, 2));
         return 0;
@@ -240,15 +254,21 @@ function list(home: string, flags: { source?: string; limit: number; json?: bool
           { header: "ACTIVE", max: 12 },
           { header: "PREVIEW", flex: true, paint: paint(io, pc.dim) },
         ],
-        sessions.map((s) => [
-          s.id,
-          s.title ?? "—",
-          s.source,
-          s.model ?? "—",
-          String(s.messageCount),
-          relativeTime(s.lastActiveAt, now),
-          s.preview,
-        ]),
+        sessions.flatMap((s) => {
+          const row = [
+            s.id,
+            s.title ?? "—",
+            s.source,
+            s.model ?? "—",
+            String(s.messageCount),
+            relativeTime(s.lastActiveAt, now),
+            s.preview,
+          ];
+          const children = childCount(s.id);
+          if (children === 0) return [row];
+          const label = `└ ${children} subagent${children === 1 ? "" : "s"}`;
+          return [row, [label, "", "", "", "", "", "(hermes sessions list --all)"]];
+        }),
         { ...(io.width ? { width: io.width } : {}), ...(io.color ? { paintHeader: pc.bold } : {}) },
       );
       io.out(lines.join("\n"));

@@ -506,7 +506,7 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** The task's shell (shared with its subagents), created lazily; bash itself starts on the first run. */
+/** The task's shell (each subagent has its own task), created lazily; bash itself starts on the first run. */
 export function getShellSession(
   ctx: Pick<ToolContext, "runtime" | "taskId" | "cwd" | "env"> & Partial<Pick<ToolContext, "config">>,
 ): ShellSession {
@@ -520,6 +520,8 @@ export function getShellSession(
       ...(lifetime === undefined ? {} : { idleLifetimeMs: lifetime * 1000 }),
     });
     ctx.runtime.onDispose(() => session.dispose());
+    // A subagent's shell ends with it (`releaseTask`), not with the process.
+    ctx.runtime.onTaskRelease(ctx.taskId, () => session.dispose());
     return session;
   });
 }

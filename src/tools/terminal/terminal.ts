@@ -47,13 +47,18 @@ export const terminalTool = defineTool({
     await approveOrThrow(command, ctx, analysisContext(ctx, workdir ?? shell.cwd));
     if (args.background) {
       const cwd = workdir ?? shell.cwd;
-      const proc = getProcessRegistry(ctx).start({
+      const registry = getProcessRegistry(ctx);
+      const proc = registry.start({
         taskId: ctx.taskId,
         command,
         cwd,
         env: ctx.env,
         prelude: shell.envPrelude(cwd),
       });
+      // A subagent's background processes end with it.
+      ctx.runtime.onTaskRelease(ctx.taskId, () =>
+        proc.status === "running" ? registry.kill(proc) : undefined,
+      );
       return { session_id: proc.id, pid: proc.pid, status: "running" };
     }
     const timeoutS = args.timeout ?? configNumber(ctx.config, ["terminal", "timeout"]) ?? DEFAULT_TIMEOUT_S;

@@ -37,11 +37,14 @@ const parameters = Type.Object({
     Type.Boolean({ description: "Run in its own pseudo-terminal, for programs that need one." }),
   ),
   notify_on_complete: Type.Optional(
-    Type.Boolean({ description: "Background: you are told when it ends, with its output tail." }),
+    Type.Boolean({
+      description: "Background: you are told when it ends (exit code, output tail); no need to poll.",
+    }),
   ),
   watch_patterns: Type.Optional(
     Type.Array(Type.String(), {
-      description: "Background: you are told when it prints a line containing one of these texts.",
+      description:
+        "Background: you are told when it prints a line containing one of these texts (plain text).",
     }),
   ),
 });

@@ -24,7 +24,7 @@ afterEach(async () => {
 
 type Wire = { role: string; content: string | null };
 const userMessages = (index: number): string[] =>
-  ((llm.chatRequests[index]?.body as { messages: Wire[] }).messages ?? [])
+  ((llm.chatRequests[index]?.body as { messages?: Wire[] } | undefined)?.messages ?? [])
     .filter((m) => m.role === "user")
     .map((m) => String(m.content));
 

@@ -13,6 +13,7 @@ import type { Redactor } from "../util/redact.js";
 import type { ApprovalPolicy, ApprovalPrompt } from "./approval-policy.js";
 import type { AgentEvent, StopReason } from "./events.js";
 import type { TurnMemory } from "./memory-provider-hook.js";
+import type { NoticeQueue } from "./notices.js";
 
 export interface AIAgentOptions {
   /** Model id; with `provider`/`baseUrl`/`apiKey` resolved like the CLI flags (flags > config > env). */
@@ -112,6 +113,11 @@ export interface AIAgentOptions {
    * to each user message, the finished turn synced. Absent: built-in memory only.
    */
   memory?: TurnMemory;
+  /**
+   * Where tools' notices wait for the next turn (agent/notices.ts). `ChatSession` shares one across
+   * the agents of a conversation; absent: the agent keeps its own.
+   */
+  notices?: NoticeQueue;
 }
 
 export interface RunResult {

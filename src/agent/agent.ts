@@ -33,6 +33,7 @@ import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
 import { type LoopDeps, type ToolCallRequest, type ToolTraits, toolCrashOutcome } from "./loop-deps.js";
 import { composeUserTurn } from "./memory-provider-hook.js";
+import { NoticeQueue, withNotices } from "./notices.js";
 import { type Frozen, freezeSession } from "./session-freeze.js";
 import { type BackgroundStart, startBackgroundAgent } from "./subagents/background.js";
 import { learnContextLength } from "./summarizer.js";
@@ -74,6 +75,8 @@ export class AIAgent {
   private readonly guard: ToolLoopGuard;
   private readonly unknownToolMisses = { count: 0 };
   private readonly steering: string[] = [];
+  /** Notices from tools (background processes, children) waiting for the next turn. */
+  private readonly notices: NoticeQueue;
   /** Subprocess environment for tools, without Hermes's own secrets; computed once. */
   private readonly toolEnv: Record<string, string | undefined>;
   /** Redacts every tool result before the model (and every consumer of the events) sees it. */
@@ -100,6 +103,7 @@ export class AIAgent {
     this.runtime = options.runtime ?? createToolRuntime();
     this.ownsRuntime = options.runtime === undefined;
     this.history = [...(options.messages ?? [])];
+    this.notices = options.notices ?? new NoticeQueue();
     this.approvals = options.approvals ?? this.buildApprovalPolicy(options);
     this.guard = ToolLoopGuard.fromConfig(this.config.tool_loop_guardrails);
     this.home = options.home ?? resolveHome({ env: options.env ?? process.env });
@@ -196,6 +200,20 @@ export class AIAgent {
 
   /** Starts one user turn. Only one turn runs at a time; a second call while running throws. */
   run(input: string | Message["content"]): AgentRun {
+    return this.start(input);
+  }
+
+  /**
+   * Starts a turn for the queued notices alone (an idle surface woken by a `wake` notice): the
+   * model reads them as the turn's message. Undefined when nothing is queued or a turn is running.
+   */
+  wake(): AgentRun | undefined {
+    if (this.controller || this.notices.size === 0) return undefined;
+    return this.start(null);
+  }
+
+  /** `input` null: a turn for the queued notices alone. */
+  private start(input: string | Message["content"] | null): AgentRun {
     if (this.controller) throw new Error("A turn is already running; interrupt it or wait for it to finish.");
     const controller = new AbortController();
     this.controller = controller;
@@ -249,7 +267,7 @@ export class AIAgent {
    * message), so the session stays resumable.
    */
   private async execute(
-    input: string | Message["content"],
+    input: string | Message["content"] | null,
     controller: AbortController,
     emit: (e: AgentEvent) => void,
   ): Promise<RunResult> {
@@ -282,7 +300,7 @@ export class AIAgent {
 
   /** The turn itself; rejects only on an unexpected failure, which `execute` turns into an error. */
   private async runTurn(
-    input: string | Message["content"],
+    input: string | Message["content"] | null,
     controller: AbortController,
     emit: (e: AgentEvent) => void,
   ): Promise<RunResult> {
@@ -313,15 +331,23 @@ export class AIAgent {
       await this.compressHistory(frozen, emit, { signal: controller.signal });
     }
     this.checkpoints?.newTurn();
-    const memory = this.options.memory;
-    const { content: userText, own: ownText } = await composeUserTurn(input, {
+    // A wake turn has no words of the user's: nothing to recall memory for or to remember.
+    const memory = input === null ? undefined : this.options.memory;
+    const { content: userText, own: ownText } = await composeUserTurn(input ?? "", {
       steering: this.steering.splice(0),
       memory,
       sessionId: this.sessionId,
       signal: controller.signal,
       warn: (message) => emit({ type: "warning", message }),
     });
-    const userMessage: Message = { role: "user", content: userText };
+    // Taken only now, right before the message is stored: a turn that failed to start keeps them.
+    const notices = this.notices.take();
+    if (input === null && notices === undefined) {
+      // Retracted while the turn started: nothing to tell the model, so no model call.
+      return { text: "", reason: "completed", iterations: 0, usage: emptyUsage() };
+    }
+    const content = notices === undefined ? userText : withNotices(notices, userText);
+    const userMessage: Message = { role: "user", content };
     this.history.push(userMessage);
     emit({ type: "message", message: userMessage });
 
@@ -606,6 +632,9 @@ export class AIAgent {
       secrets: this.options.env ?? process.env,
       requestApproval: (request, signal) => this.approvals.request(request, signal),
       ask: this.options.onClarify,
+      // Notices carry process output into the conversation, so they pass the redactor like tool results.
+      notify: (notice) =>
+        this.notices.push(notice.retract ? notice : { ...notice, text: this.redactor.redact(notice.text) }),
       session: this.toolSession,
       runtime: this.runtime,
       sessionStore: this.options.sessionStore,

@@ -25,13 +25,14 @@ import {
   type SessionSummary,
 } from "../state/types.js";
 import { createToolRuntime } from "../tools/runtime.js";
-import type { ToolRuntime } from "../tools/types.js";
+import type { AgentNotice, ToolRuntime } from "../tools/types.js";
 import type { Logger } from "../util/log.js";
 import { newSessionId } from "../util/session-id.js";
 import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
 import { agentEventLogger } from "./event-log.js";
 import type { AgentEvent } from "./events.js";
 import { type MemoryHook, openSessionMemory } from "./memory-provider-hook.js";
+import { NoticeQueue, type WakeListener } from "./notices.js";
 import type { LearningLoop } from "./review/learning-loop.js";
 import { sessionLearning } from "./review/session-learning.js";
 import { sessionRecorder } from "./session-recorder.js";
@@ -122,6 +123,8 @@ export class ChatSession {
   private titleAbort: AbortController | undefined;
   /** Nudges, background reviews, the flush before turns leave the context (agent/review/). */
   private readonly learning: LearningLoop | undefined;
+  /** Notices from tools, kept across `/new`, `/resume` and rebuilt agents (agent/notices.ts). */
+  private readonly notices = new NoticeQueue();
 
   private constructor(options: ChatSessionOptions, store: SessionStore | null) {
     this.options = options;
@@ -224,6 +227,25 @@ export class ChatSession {
 
   interrupt(): void {
     this.current.interrupt();
+  }
+
+  /**
+   * Calls `listener` when a tool queues a `wake` notice (a background process ended or printed a
+   * watched line, a background child finished): an idle surface then runs `wake()`. Returns the
+   * unsubscribe function.
+   */
+  onWake(listener: WakeListener): () => void {
+    return this.notices.onWake(listener);
+  }
+
+  /** The first queued notice that asks for a turn (a surface checks when its running turn ends). */
+  pendingWake(): AgentNotice | undefined {
+    return this.notices.peekWake();
+  }
+
+  /** A turn for the queued notices alone; undefined when none wait or a turn is running. */
+  wake(): AgentRun | undefined {
+    return this.current.wake();
   }
 
   steer(text: string): void {
@@ -401,6 +423,7 @@ export class ChatSession {
 
   /** Ends the session (kept in the store) and releases shells and background processes. */
   async close(reason = "user_exit"): Promise<void> {
+    this.notices.close();
     this.titleAbort?.abort();
     await this.titling;
     await this.retire(reason);
@@ -478,6 +501,7 @@ export class ChatSession {
       ...(resolved ? { resolved } : {}),
       ...(this.options.transport || !resolved ? { model: this.modelName } : {}),
       runtime: this.runtime,
+      notices: this.notices,
       ...(this.memory ? { memory: this.memory } : {}),
       sessionId: seed.id,
       ...(seed.messages ? { messages: seed.messages } : {}),

@@ -7,6 +7,7 @@ import type { SessionStore } from "../state/types.js";
 import { isApprovalDenied } from "../tools/approval/denial.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type {
+  AgentNotice,
   ApprovalDecision,
   ApprovalRequest,
   ClarifyRequest,
@@ -37,6 +38,8 @@ export interface ToolContextBase {
   sessionStore?: SessionStore | undefined;
   /** Recorded on writes staged for approval; default foreground. */
   writeOrigin?: "foreground" | "background_review" | "curator" | undefined;
+  /** Queues a notice for this agent's next turn (see `NoticeQueue`); absent: none can be delivered. */
+  notify?: ((notice: AgentNotice) => void) | undefined;
   registry: ToolRegistry;
   limits: TruncateLimits;
   /** Present when this agent may start subagents. */
@@ -138,6 +141,7 @@ export function buildToolContext(base: ToolContextBase, scope: ToolCallScope, ne
       }
     },
     ...(base.ask ? { ask: base.ask } : {}),
+    ...(base.notify ? { notify: base.notify } : {}),
     progress: (message) => emit({ type: "tool_progress", callId, name, message }),
     session: base.session,
     runtime: base.runtime,

@@ -55,6 +55,11 @@ export interface AgentNotice {
   text: string;
   /** Wake an idle surface to run a turn for it now (notify_on_complete, watch_patterns, background children). */
   wake?: boolean;
+  /**
+   * Withdraws this producer's notice if it still waits (`text` is ignored): the model already read
+   * the news through a tool (`process wait` returned the exit), so a turn for it would be wasted.
+   */
+  retract?: boolean;
 }
 
 /** What a tool handler may use. The agent fills it in; tools never import the agent. */

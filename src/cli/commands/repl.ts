@@ -10,6 +10,7 @@
  * SIGINT; /quit and Ctrl+D exit 0. Either way the session is closed and kept for `hermes -c`.
  */
 import type { AgentRun } from "../../agent/agent.js";
+import type { ChatSession } from "../../agent/chat-session.js";
 import type { ToolProgress } from "../../agent/tool-display.js";
 import {
   type CommandContext,
@@ -20,6 +21,7 @@ import {
 import type { HermesConfig } from "../../config/defaults.js";
 import { discoverSkills } from "../../knowledge/skills/discovery.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
+import type { AgentNotice } from "../../tools/types.js";
 import { hermesVersion } from "../../util/version.js";
 import type { ChatFlags } from "../flags.js";
 import { useTerminalAsker } from "../prompts.js";
@@ -35,8 +37,11 @@ import { TurnView } from "../tui/turn-view.js";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
-/** The REPL's session: a `ChatSession` (or a fake in tests). */
-export type ReplSession = RunnableSession;
+/**
+ * The REPL's session: a `ChatSession` (or a fake in tests). The notice members are optional so a
+ * session without them simply never wakes the prompt.
+ */
+export type ReplSession = RunnableSession & Partial<Pick<ChatSession, "onWake" | "pendingWake" | "wake">>;
 
 /** Settings the user changes from inside the REPL. */
 interface ReplSettings {
@@ -154,9 +159,14 @@ class Repl {
       interrupt: (info) => this.onInterrupt(info),
       eof: () => void this.exit(0),
     });
+    // A background process or child reporting while the prompt is idle starts a turn for it.
+    const detachWake = s.onWake?.((notice) => this.wakeFor(notice)) ?? (() => undefined);
+    const early = s.pendingWake?.();
+    if (early) this.wakeFor(early);
     try {
       return await done;
     } finally {
+      detachWake();
       detachAsker();
     }
   }
@@ -190,9 +200,13 @@ class Repl {
     return discoverSkills({ home, config: config.skills }).skills.map((k) => k.name);
   }
 
-  private startTurn(text: string): void {
+  /**
+   * `text` null: a turn for the session's queued notices (see `wakeFor`). Typed messages waiting
+   * in the queue go first; notices that came meanwhile ride along with them.
+   */
+  private startTurn(text: string | null): void {
     if (this.current) {
-      this.pending.enqueue(text);
+      if (text !== null) this.pending.enqueue(text);
       return;
     }
     this.current = this.runTurn(text).finally(() => {
@@ -202,11 +216,23 @@ class Repl {
       if (next !== null) {
         this.print(this.style.dim(`↳ Sending: ${next.replace(/\s+/g, " ").slice(0, 70)}`));
         this.startTurn(next);
+        return;
       }
+      const notice = this.session.pendingWake?.();
+      if (notice) this.wakeFor(notice);
     });
   }
 
-  private async runTurn(text: string): Promise<void> {
+  /** A wake notice arrived: an idle prompt runs a turn for it now, saying what woke it. */
+  private wakeFor(notice: AgentNotice): void {
+    if (this.exiting || this.running) return; // the running turn's end checks again
+    const first = notice.text.trim().split("\n")[0] ?? "";
+    const line = first.length > 100 ? `${first.slice(0, 99)}…` : first;
+    this.print(this.style.cyan(`⏰ ${notice.source} ${notice.id}: ${line}`));
+    this.startTurn(null);
+  }
+
+  private async runTurn(text: string | null): Promise<void> {
     this.session.agent.yolo = this.settings.yolo;
     this.turnStartedAt = Date.now();
     // A new turn starts a new double-Ctrl+C window: its first Ctrl+C interrupts it.
@@ -235,12 +261,19 @@ class Repl {
     this.spinner.start("thinking…");
     label = "thinking…";
     this.input.refresh();
-    let run: AgentRun;
+    let run: AgentRun | undefined;
     try {
-      run = this.session.run(text);
+      run = text === null ? this.session.wake?.() : this.session.run(text);
     } catch (error) {
       view.finish();
       this.print(`${this.style.red("error:")} ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    if (!run) {
+      // The notices were withdrawn (a tool already reported them) before the turn could start.
+      view.finish();
+      this.spinner.stop();
+      this.input.refresh();
       return;
     }
     try {

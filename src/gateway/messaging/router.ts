@@ -330,12 +330,16 @@ export class MessageRouter {
     }
   }
 
-  /** Runs queued messages one turn at a time until the queue is empty. */
+  /**
+   * Runs queued messages one turn at a time until the queue is empty, then a turn for notices that
+   * ask for one (a background process ended, a background child finished) in the same chat.
+   */
   private async pump(adapter: PlatformAdapter, conv: Conversation): Promise<void> {
     if (conv.busy) return;
     conv.busy = true;
     try {
-      while (conv.queue.length > 0 && !this.closing) {
+      while ((conv.queue.length > 0 || conv.chat?.pendingWake()) && !this.closing) {
+        // An empty batch is a wake turn: the chat's notices are its message.
         const batch = conv.queue.splice(0);
         conv.stopped = false;
         try {
@@ -480,26 +484,33 @@ export class MessageRouter {
       chat = await this.options.openSession(request);
     }
     conv.chat = chat;
+    // Unsubscribed by chat.close() (eviction, shutdown), which forgets its wake listeners.
+    chat.onWake(() => {
+      if (!conv.busy && !this.closing && conv.chat === chat) this.track(this.pump(adapter, conv));
+    });
     this.index.set(conv.key, chat.id, source, now);
     return chat;
   }
 
   private async turn(adapter: PlatformAdapter, conv: Conversation, batch: InboundMessage[]): Promise<void> {
-    const last = batch[batch.length - 1] as InboundMessage;
-    const source = last.source;
-    const input = await this.inputOf(conv, batch);
-    if (!input) return;
-    const chat = await this.ensureChat(adapter, conv, source);
+    const last = batch[batch.length - 1];
+    const source = last?.source ?? conv.source;
+    const input = last ? await this.inputOf(conv, batch) : null;
+    if (input === "") return;
+    // A wake turn continues the open chat as it is: reset rules wait for the user's next message.
+    const chat = input === null ? conv.chat : await this.ensureChat(adapter, conv, source);
+    if (!chat) return;
     if (conv.settings) chat.agent.yolo = conv.settings.yolo;
     const view = new ReplyView(adapter, this.targetOf(source), {
       stream: streamSettings(this.options.config, conv.platform),
       progress: conv.settings?.toolProgress ?? toolProgressLevel(this.options.config, conv.platform),
       onError: (m) => this.log(`${conv.platform}: ${m}`, conv.platform, chat.id),
       // In groups the answer replies to the message it answers, so it is clear whom it is for.
-      ...(source.chatType !== "dm" && last.messageId ? { replyTo: last.messageId } : {}),
+      ...(source.chatType !== "dm" && last?.messageId ? { replyTo: last.messageId } : {}),
     });
+    const run = input === null ? chat.wake() : chat.run(input);
+    if (!run) return; // the notices were withdrawn meanwhile
     view.startTyping();
-    const run = chat.run(input);
     let result: Awaited<typeof run.result>;
     try {
       for await (const event of run) {

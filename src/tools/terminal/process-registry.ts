@@ -4,10 +4,12 @@
  * write` and merged stdout/stderr kept in a bounded tail buffer. One registry per process runtime;
  * entries belong to a task and are visible only to it.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import type { Socket } from "node:net";
 import { constants } from "node:os";
+import { spawnPtyProcess } from "../../environments/pty-process.js";
+import type { EnvProcess } from "../../environments/types.js";
 import { TailBuffer } from "../../util/output-buffer.js";
 import { trySignal } from "../../util/process-tree.js";
 import type { ToolContext } from "../types.js";
@@ -31,7 +33,25 @@ export interface BackgroundProcess {
   pollOffset: number;
   /** Resolves when the process has exited and its output has drained (or briefly after exit). */
   done: Promise<void>;
-  child: ChildProcess;
+  /** Its stdin (typing into its terminal under a pty); null once closed or when it has none. */
+  readonly stdin: NodeJS.WritableStream | null;
+  /** Runs under a pseudo-terminal (`pty: true`). */
+  pty: boolean;
+  /** Set when Hermes stopped it: the process tool (the model knows) or shutdown (nobody listens). */
+  stoppedBy?: "tool" | "shutdown";
+  /** Told about its output and its end (notify_on_complete, watch_patterns: process-watch.ts). */
+  observer?: ProcessObserver;
+}
+
+/** Hooks on a background process's output chunks and its end; must not throw. */
+export interface ProcessObserver {
+  output(text: string): void;
+  /** Once, after it exited and its output drained. */
+  ended(entry: BackgroundProcess): void;
+  /** The model read its end through the process tool (wait, poll, log, kill): do not tell it again. */
+  seen(): void;
+  /** The entry is being dropped or Hermes shuts down: report nothing more. */
+  stop(): void;
 }
 
 export interface StartOptions {
@@ -41,6 +61,10 @@ export interface StartOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** Shell code run before the command in the same bash (e.g. restoring exported variables). */
   prelude?: string;
+  /** Run under a pseudo-terminal of this size (programs that need a terminal). */
+  pty?: { cols: number; rows: number };
+  /** Builds the entry's observer once it exists (before any output can arrive). */
+  observe?: (entry: BackgroundProcess) => ProcessObserver;
 }
 
 const MAX_OUTPUT_CHARS = 200_000;
@@ -52,8 +76,9 @@ export class ProcessRegistry {
 
   constructor(private readonly killGraceMs = 2000) {}
 
-  /** Spawns `command`; throws when bash cannot be started. */
+  /** Spawns `command`; throws when bash (or the pty for `pty`) cannot be started. */
   start(options: StartOptions): BackgroundProcess {
+    if (options.pty) return this.startPty(options, options.pty);
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(options.env)) if (v !== undefined) env[k] = v;
     const child = spawn("bash", ["-c", `${options.prelude ?? ""}${options.command}`], {
@@ -72,7 +97,10 @@ export class ProcessRegistry {
     const output = new TailBuffer(MAX_OUTPUT_CHARS);
     for (const stream of [child.stdout, child.stderr]) {
       stream?.setEncoding("utf8");
-      stream?.on("data", (text: string) => output.write(text));
+      stream?.on("data", (text: string) => {
+        output.write(text);
+        entry.observer?.output(text);
+      });
     }
     child.stdin?.on("error", () => undefined); // EPIPE after the process closed its stdin
     let markDone: () => void = () => undefined;
@@ -91,8 +119,13 @@ export class ProcessRegistry {
       done: new Promise<void>((resolve) => {
         markDone = resolve;
       }),
-      child,
+      get stdin() {
+        return child.stdin;
+      },
+      pty: false,
     };
+    if (options.observe) entry.observer = options.observe(entry);
+    void entry.done.then(() => entry.observer?.ended(entry));
     child.on("exit", (code, signal) => {
       entry.endedAt = Date.now();
       entry.signal = signal;
@@ -144,8 +177,12 @@ export class ProcessRegistry {
     }
   }
 
-  /** SIGTERM to the process group, then SIGKILL if it is still running after the grace period. */
-  async kill(entry: BackgroundProcess): Promise<void> {
+  /**
+   * SIGTERM to the process group, then SIGKILL if it is still running after the grace period.
+   * `by` says who stopped it, for its observer: the process tool's caller reads the outcome itself.
+   */
+  async kill(entry: BackgroundProcess, by: "tool" | "shutdown" = "tool"): Promise<void> {
+    if (entry.status === "running") entry.stoppedBy ??= by;
     trySignal(-entry.pid, "SIGTERM");
     if (entry.status === "running" && !(await this.wait(entry, this.killGraceMs))) {
       trySignal(-entry.pid, "SIGKILL");
@@ -157,7 +194,8 @@ export class ProcessRegistry {
 
   /** Stops every process of every task. */
   async dispose(): Promise<void> {
-    await Promise.all([...this.entries.values()].map((e) => this.kill(e)));
+    for (const e of this.entries.values()) e.observer?.stop();
+    await Promise.all([...this.entries.values()].map((e) => this.kill(e, "shutdown")));
     this.entries.clear();
   }
 
@@ -165,8 +203,53 @@ export class ProcessRegistry {
   private prune(): void {
     const finished = [...this.entries.values()].filter((e) => e.status !== "running");
     for (const e of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED + 1))) {
+      e.observer?.stop();
       this.entries.delete(e.id);
     }
+  }
+
+  /** `start` under a pseudo-terminal: the same entry, fed from the pty's one output stream. */
+  private startPty(options: StartOptions, size: { cols: number; rows: number }): BackgroundProcess {
+    const proc: EnvProcess = spawnPtyProcess(options.command, {
+      cwd: options.cwd,
+      env: options.env,
+      ...(options.prelude ? { prelude: options.prelude } : {}),
+      ...size,
+    });
+    const output = new TailBuffer(MAX_OUTPUT_CHARS);
+    proc.output.on("data", (chunk: string | Buffer) => {
+      const text = String(chunk);
+      output.write(text);
+      entry.observer?.output(text);
+    });
+    const entry: BackgroundProcess = {
+      id: `proc_${randomBytes(4).toString("hex")}`,
+      taskId: options.taskId,
+      command: options.command,
+      cwd: options.cwd,
+      pid: proc.pid,
+      startedAt: Date.now(),
+      status: "running",
+      exitCode: null,
+      signal: null,
+      output,
+      pollOffset: 0,
+      done: proc.exited.then(({ code, signal }) => {
+        entry.endedAt = Date.now();
+        entry.exitCode = code;
+        entry.signal = signal;
+        entry.status = signal ? "killed" : "exited";
+      }),
+      get stdin() {
+        return proc.stdin;
+      },
+      pty: true,
+    };
+    if (options.observe) entry.observer = options.observe(entry);
+    void entry.done.then(() => entry.observer?.ended(entry));
+    this.prune();
+    this.entries.set(entry.id, entry);
+    return entry;
   }
 }
 

@@ -1,5 +1,6 @@
 /** process: inspect and control background processes started by `terminal(background: true)`. */
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
+import { cleanTerminalText } from "../../util/terminal-text.js";
 import { defineTool, type ToolContext } from "../types.js";
 import description from "./process.md";
 import { type BackgroundProcess, getProcessRegistry, type ProcessRegistry } from "./process-registry.js";
@@ -48,37 +49,55 @@ export const processTool = defineTool({
       return { processes: entries.map(summary) };
     }
     const entry = lookup(registry, args.session_id, ctx);
-    switch (args.action) {
-      case "poll": {
-        const { text, lost } = entry.output.readFrom(entry.pollOffset);
-        entry.pollOffset = entry.output.end;
-        return {
-          ...summary(entry),
-          new_output: lastChars(text, POLL_CHARS),
-          ...(lost > 0 ? { note: `${lost} characters were dropped before this poll (buffer limit)` } : {}),
-        };
+    try {
+      return await act(registry, entry, args, ctx);
+    } finally {
+      // What the model reads now shows the end: a notify_on_complete notice would repeat it.
+      if (entry.status !== "running" && args.action !== "write" && args.action !== "close") {
+        entry.observer?.seen();
       }
-      case "log":
-        return readLog(entry, args.offset, args.limit ?? DEFAULT_LOG_LINES);
-      case "wait": {
-        const timeoutS = args.timeout ?? DEFAULT_WAIT_S;
-        const exited = await registry.wait(entry, timeoutS * 1000, ctx.signal);
-        const note = exited
-          ? undefined
-          : ctx.signal.aborted
-            ? "wait interrupted by the user; the process is still running"
-            : `still running after ${timeoutS}s`;
-        return { ...summary(entry), ...(note ? { note } : {}), output_tail: tail(entry) };
-      }
-      case "kill":
-        await registry.kill(entry);
-        return { ...summary(entry), output_tail: tail(entry) };
-      case "write":
-      case "close":
-        return writeStdin(entry, args.action, args.data);
     }
   },
 });
+
+async function act(
+  registry: ProcessRegistry,
+  entry: BackgroundProcess,
+  args: Static<typeof parameters>,
+  ctx: ToolContext,
+): Promise<unknown> {
+  switch (args.action) {
+    case "poll": {
+      const { text, lost } = entry.output.readFrom(entry.pollOffset);
+      entry.pollOffset = entry.output.end;
+      return {
+        ...summary(entry),
+        new_output: lastChars(screenText(entry, text), POLL_CHARS),
+        ...(lost > 0 ? { note: `${lost} characters were dropped before this poll (buffer limit)` } : {}),
+      };
+    }
+    case "log":
+      return readLog(entry, args.offset, args.limit ?? DEFAULT_LOG_LINES);
+    case "wait": {
+      const timeoutS = args.timeout ?? DEFAULT_WAIT_S;
+      const exited = await registry.wait(entry, timeoutS * 1000, ctx.signal);
+      const note = exited
+        ? undefined
+        : ctx.signal.aborted
+          ? "wait interrupted by the user; the process is still running"
+          : `still running after ${timeoutS}s`;
+      return { ...summary(entry), ...(note ? { note } : {}), output_tail: tail(entry) };
+    }
+    case "kill":
+      await registry.kill(entry);
+      return { ...summary(entry), output_tail: tail(entry) };
+    case "write":
+    case "close":
+      return writeStdin(entry, args.action, args.data);
+    case "list":
+      return undefined; // answered above
+  }
+}
 
 function lookup(registry: ProcessRegistry, id: string | undefined, ctx: ToolContext): BackgroundProcess {
   const known = registry.list(ctx.taskId).map((e) => e.id);
@@ -103,7 +122,7 @@ function summary(e: BackgroundProcess): Record<string, unknown> {
 }
 
 function readLog(e: BackgroundProcess, offset: number | undefined, limit: number): Record<string, unknown> {
-  const text = e.output.toString();
+  const text = screenText(e, e.output.toString());
   const lines = text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n");
   if (text === "") lines.length = 0;
   const start = offset ?? Math.max(0, lines.length - limit);
@@ -120,7 +139,7 @@ function readLog(e: BackgroundProcess, offset: number | undefined, limit: number
 }
 
 function writeStdin(e: BackgroundProcess, action: "write" | "close", data: string | undefined): string {
-  const stdin = e.child.stdin;
+  const stdin = e.stdin as (NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean }) | null;
   if (e.status !== "running" || !stdin || stdin.destroyed || stdin.writableEnded) {
     throw new Error(
       `Process ${e.id} is ${e.status === "running" ? "running with its stdin closed" : e.status}; nothing can be written to it.`,
@@ -136,7 +155,12 @@ function writeStdin(e: BackgroundProcess, action: "write" | "close", data: strin
 }
 
 function tail(e: BackgroundProcess): string {
-  return lastChars(e.output.toString(), TAIL_CHARS);
+  return lastChars(screenText(e, e.output.toString()), TAIL_CHARS);
+}
+
+/** A pty program draws for a screen: the model reads the lines without escape sequences and redraws. */
+function screenText(e: BackgroundProcess, text: string): string {
+  return e.pty ? cleanTerminalText(text) : text;
 }
 
 function lastChars(text: string, max: number): string {

@@ -2,13 +2,16 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { Type } from "@sinclair/typebox";
+import { spawnPtyProcess } from "../../environments/pty-process.js";
 import { resolvePath } from "../../util/abs-path.js";
 import { withAdvice } from "../approval/denial.js";
 import { analyseCommand } from "../approval/index.js";
 import { guardRoots } from "../approval/protected-paths.js";
 import type { AnalysisContext } from "../approval/types.js";
 import { defineTool, type ToolContext } from "../types.js";
-import { getProcessRegistry } from "./process-registry.js";
+import { type BackgroundProcess, getProcessRegistry, type ProcessObserver } from "./process-registry.js";
+import { ProcessWatch, validatePatterns, type WatchSettings } from "./process-watch.js";
+import { PTY_SIZE, runInPty } from "./pty-run.js";
 import { bashAvailable, getShellSession, type ShellRunResult } from "./shell-session.js";
 import description from "./terminal.md";
 
@@ -30,6 +33,20 @@ const parameters = Type.Object({
       description: "Directory for this command only (the shell stays where it is).",
     }),
   ),
+  pty: Type.Optional(
+    Type.Boolean({ description: "Run in its own pseudo-terminal, for programs that need one." }),
+  ),
+  notify_on_complete: Type.Optional(
+    Type.Boolean({
+      description: "Background: you are told when it ends (exit code, output tail); no need to poll.",
+    }),
+  ),
+  watch_patterns: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        "Background: you are told when it prints a line containing one of these texts (plain text).",
+    }),
+  ),
 });
 
 export const terminalTool = defineTool({
@@ -44,9 +61,11 @@ export const terminalTool = defineTool({
     if (command.trim() === "") throw new Error("command is empty: pass the shell command to run.");
     const shell = getShellSession(ctx);
     const workdir = args.workdir === undefined ? undefined : resolveWorkdir(args.workdir, shell.cwd);
+    const watch = watchSettings(args, ctx);
     await approveOrThrow(command, ctx, analysisContext(ctx, workdir ?? shell.cwd));
     if (args.background) {
       const cwd = workdir ?? shell.cwd;
+      const notify = ctx.notify;
       const registry = getProcessRegistry(ctx);
       const proc = registry.start({
         taskId: ctx.taskId,
@@ -54,14 +73,41 @@ export const terminalTool = defineTool({
         cwd,
         env: ctx.env,
         prelude: shell.envPrelude(cwd),
+        ...(args.pty ? { pty: PTY_SIZE } : {}),
+        ...(watch && notify ? { observe: (entry) => watchObserver(entry, watch, notify) } : {}),
       });
       // A subagent's background processes end with it.
       ctx.runtime.onTaskRelease(ctx.taskId, () =>
-        proc.status === "running" ? registry.kill(proc) : undefined,
+        proc.status === "running" ? registry.kill(proc, "shutdown") : undefined,
       );
-      return { session_id: proc.id, pid: proc.pid, status: "running" };
+      return {
+        session_id: proc.id,
+        pid: proc.pid,
+        status: "running",
+        ...(watch?.notifyOnComplete ? { notify_on_complete: true } : {}),
+        ...(watch && watch.patterns.length > 0 ? { watching: watch.patterns } : {}),
+      };
     }
     const timeoutS = args.timeout ?? configNumber(ctx.config, ["terminal", "timeout"]) ?? DEFAULT_TIMEOUT_S;
+    if (args.pty) {
+      const cwd = workdir ?? shell.cwd;
+      const graceS = configNumber(ctx.config, ["terminal", "daemon_term_grace_seconds"]) ?? 2;
+      const proc = spawnPtyProcess(command, {
+        cwd,
+        env: ctx.env,
+        prelude: shell.envPrelude(cwd),
+        ...PTY_SIZE,
+      });
+      const result = await runInPty(proc, {
+        timeoutMs: timeoutS * 1000,
+        signal: ctx.signal,
+        graceMs: graceS * 1000,
+        cwd,
+      });
+      const failure = runFailure(result);
+      if (failure) ctx.reportFailure?.(failure);
+      return formatResult(result, cwd, timeoutS, outputLimits(ctx.config));
+    }
     const cwdBefore = shell.cwd;
     const result = await shell.run(command, {
       timeoutMs: timeoutS * 1000,
@@ -73,6 +119,55 @@ export const terminalTool = defineTool({
     return formatResult(result, cwdBefore, timeoutS, outputLimits(ctx.config));
   },
 });
+
+/**
+ * `notify_on_complete` and `watch_patterns` as checked settings, or undefined when neither is
+ * asked for. Throws what the model should fix (foreground use, bad patterns, no one to tell).
+ */
+function watchSettings(
+  args: { background?: boolean; notify_on_complete?: boolean; watch_patterns?: string[] },
+  ctx: ToolContext,
+): WatchSettings | undefined {
+  const patterns = args.watch_patterns ?? [];
+  if (!args.notify_on_complete && patterns.length === 0) return undefined;
+  if (!args.background) {
+    throw new Error(
+      "notify_on_complete and watch_patterns apply to background=true only (a foreground command's result already says how it ended). It was not run.",
+    );
+  }
+  if (!ctx.notify) {
+    throw new Error(
+      "notify_on_complete and watch_patterns cannot be delivered here (nothing passes notices to you in this context). It was not run. Start it without them and check it with the process tool (wait, poll).",
+    );
+  }
+  return { notifyOnComplete: args.notify_on_complete === true, patterns: validatePatterns(patterns) };
+}
+
+/** Connects a background process to its watch: output chunks in, one exit report out. */
+function watchObserver(
+  entry: BackgroundProcess,
+  settings: WatchSettings,
+  notify: NonNullable<ToolContext["notify"]>,
+): ProcessObserver {
+  const watch = new ProcessWatch(
+    { id: entry.id, command: entry.command, startedAt: entry.startedAt },
+    settings,
+    { notify },
+  );
+  return {
+    output: (text) => watch.output(text),
+    ended: (e) =>
+      watch.exited({
+        exitCode: e.exitCode,
+        signal: e.signal,
+        endedAt: e.endedAt ?? Date.now(),
+        output: e.output.toString(),
+        stoppedBy: e.stoppedBy,
+      }),
+    seen: () => watch.seen(),
+    stop: () => watch.stop(),
+  };
+}
 
 /** Where the command runs, for the analyser: relative paths, `~`, `$HOME`, `$HERMES_HOME`. */
 export function analysisContext(ctx: ToolContext, cwd: string): AnalysisContext {

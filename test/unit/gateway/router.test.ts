@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatSession } from "../../../src/agent/chat-session.js";
+import { NOTICES_HEADER } from "../../../src/agent/notices.js";
 import {
   type ChatRequest,
   type Message,
@@ -171,6 +172,7 @@ function setup(
   const env: Record<string, string | undefined> = { TELEGRAM_ALLOWED_USERS: "100", ...(options.env ?? {}) };
   const pairing = new PairingStore({ home });
   const opened: OpenConversation[] = [];
+  const chats: ChatSession[] = [];
   const logs: string[] = [];
   const router = new MessageRouter({
     home,
@@ -183,7 +185,7 @@ function setup(
     ...(options.maxCachedAgents ? { maxCachedAgents: options.maxCachedAgents } : {}),
     openSession: (request) => {
       opened.push(request);
-      return ChatSession.open({
+      const chat = ChatSession.open({
         transport,
         config,
         home,
@@ -199,11 +201,13 @@ function setup(
         ...(request.resume ? { resume: request.resume } : {}),
         retry: { baseMs: 1, capMs: 5 },
       });
+      void chat.then((c) => chats.push(c));
+      return chat;
     },
   });
   routers.push(router);
   void adapter.connect(router.handlersFor(adapter));
-  return { home, cwd, store, transport, adapter, router, env, pairing, opened, logs };
+  return { home, cwd, store, transport, adapter, router, env, pairing, opened, chats, logs };
 }
 
 describe("MessageRouter", () => {
@@ -634,5 +638,54 @@ describe("MessageRouter", () => {
     expect(last).toMatchObject({ text: "Cron says hi", target: { chatId: "-1009", threadId: "7" } });
     await expect(t.router.deliver("discord", {}, "x")).rejects.toThrow(/not connected/);
     expect(t.transport.requests).toHaveLength(0);
+  });
+});
+
+describe("MessageRouter: background work reporting back", () => {
+  const lastUser = (request: ChatRequest | undefined) =>
+    String(request?.messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
+
+  it("runs a turn in the chat when a background process with notify_on_complete ends", async () => {
+    const t = setup();
+    t.transport
+      .push(
+        callTools([
+          "terminal",
+          { command: "sleep 0.3; echo gw-done", background: true, notify_on_complete: true },
+        ]),
+      )
+      .push(say("Started it."))
+      .push(say("It finished: gw-done."));
+    t.adapter.from("100", "run the job");
+    await until(() => t.adapter.texts().includes("Started it."), "the first answer");
+    // Nobody writes again: the process ending starts the turn.
+    await until(() => t.adapter.texts().includes("It finished: gw-done."), "the woken turn");
+    const woken = lastUser(t.transport.requests[2]);
+    expect(woken.startsWith(NOTICES_HEADER)).toBe(true);
+    expect(woken).toContain("gw-done");
+    expect(woken).not.toContain("run the job");
+  });
+
+  it("delivers a notice that arrives during a turn right after that turn", async () => {
+    const t = setup();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    t.transport
+      .push(
+        callTools(["terminal", { command: "echo quick-exit", background: true, notify_on_complete: true }]),
+      )
+      .push(say("Still thinking about it."), gate)
+      .push(say("Noted the exit."));
+    t.adapter.from("100", "go");
+    await until(() => t.transport.requests.length >= 2, "the second model call");
+    // The process ends (and its notice waits) while the turn is still running.
+    await until(() => t.chats[0]?.pendingWake(), "the exit notice");
+    expect(t.chats[0]?.running).toBe(true);
+    open();
+    await until(() => t.adapter.texts().includes("Noted the exit."), "the follow-up turn");
+    expect(t.transport.requests).toHaveLength(3);
+    expect(lastUser(t.transport.requests[2])).toContain("quick-exit");
   });
 });

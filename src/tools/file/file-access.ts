@@ -12,7 +12,7 @@ import { resolvePath } from "../../util/abs-path.js";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { hasBinaryExtension, looksBinary, SNIFF_BYTES, sniffBinaryFile } from "../../util/binary-file.js";
 import type { RawLine } from "../../util/line-reader.js";
-import { taskShell } from "../environment.js";
+import { environmentHome, taskShell } from "../environment.js";
 import type { ToolContext } from "../types.js";
 import { statIfExists } from "./shared.js";
 
@@ -49,7 +49,7 @@ export const REMOTE_READ_MAX_BYTES = 32 * 1024 * 1024;
 export async function fileAccess(ctx: ToolContext): Promise<FileAccess> {
   const { env, shell } = await taskShell(ctx);
   if (env.kind === "local") return localAccess(env, ctx.cwd);
-  return envAccess(env, shell.cwd, await envHome(ctx, env));
+  return envAccess(env, shell.cwd, await environmentHome(ctx, env));
 }
 
 function localAccess(env: Environment, cwd: string): FileAccess {
@@ -75,18 +75,6 @@ function localAccess(env: Environment, cwd: string): FileAccess {
       return entries.map((e) => e.name);
     },
   };
-}
-
-/** `$HOME` inside the environment, looked up once per runtime. */
-async function envHome(ctx: ToolContext, env: Environment): Promise<string> {
-  const cache = ctx.runtime.get("environment|home", () => ({
-    value: undefined as Promise<string> | undefined,
-  }));
-  cache.value ??= env
-    .exec('printf %s "$HOME"', { timeoutMs: 10_000 })
-    .then((r) => r.stdout.toString("utf8").trim() || "/")
-    .catch(() => "/");
-  return cache.value;
 }
 
 function envAccess(env: Environment, cwd: string, home: string): FileAccess {

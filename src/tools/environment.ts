@@ -9,8 +9,13 @@
  * tools then find the started environment here.
  */
 import { homedir } from "node:os";
-import { backendKind, createEnvironment } from "../environments/index.js";
-import { bashAvailable, createLocalEnvironment, LocalEnvironment } from "../environments/local/index.js";
+import { backendKind, createEnvironment, terminalSection } from "../environments/index.js";
+import {
+  bashAvailable,
+  createLocalEnvironment,
+  LocalEnvironment,
+  localDescription,
+} from "../environments/local/index.js";
 import type { BackendContext, Environment, EnvShell } from "../environments/types.js";
 import type { CheckContext, ToolContext, ToolRuntime } from "./types.js";
 
@@ -19,6 +24,8 @@ type EnvironmentContext = Pick<ToolContext, "runtime" | "cwd" | "env" | "config"
 
 interface Holder {
   started?: Promise<Environment>;
+  /** Set once `started` has resolved. */
+  env?: Environment;
   /** Task ids whose release already ends their shell in this environment. */
   tasks: Set<string>;
 }
@@ -70,9 +77,14 @@ export function environmentFor(ctx: EnvironmentContext): Promise<Environment> {
     return env;
   })();
   h.started = started;
-  started.catch(() => {
-    if (h.started === started) h.started = undefined;
-  });
+  started.then(
+    (env) => {
+      if (h.started === started) h.env = env;
+    },
+    () => {
+      if (h.started === started) h.started = undefined;
+    },
+  );
   return started;
 }
 
@@ -144,5 +156,24 @@ export function environmentHome(
 export function useEnvironment(runtime: ToolRuntime, env: Environment): void {
   const h = holder(runtime, HOLDER_KEY);
   h.started = Promise.resolve(env);
+  h.env = env;
   runtime.onDispose(() => env.stop());
+}
+
+/**
+ * The system prompt's words for where the terminal and file tools act: the started environment's
+ * own description, the local machine's when the backend is local (it starts lazily), or the
+ * configured kind when it has not been started (a surface that starts it first gets the real one).
+ */
+export function describeEnvironment(runtime: ToolRuntime, config: Readonly<Record<string, unknown>>): string {
+  const env = holder(runtime, HOLDER_KEY).env;
+  if (env) return `${env.kind}: ${env.describe()}`;
+  let kind: string;
+  try {
+    kind = backendKind(config);
+  } catch {
+    return String(terminalSection(config).backend);
+  }
+  if (kind === "local") return `local: ${localDescription()}`;
+  return `${kind} (not started yet)`;
 }

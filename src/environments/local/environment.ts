@@ -48,13 +48,7 @@ export class LocalEnvironment implements Environment {
   }
 
   describe(): string {
-    let user = "";
-    try {
-      user = userInfo().username;
-    } catch {
-      user = this.options.env.USER ?? "";
-    }
-    return `the local machine (${user ? `user ${user}, ` : ""}host ${hostname()}), no isolation`;
+    return localDescription(this.options.env);
   }
 
   async start(): Promise<void> {
@@ -133,6 +127,17 @@ export class LocalEnvironment implements Environment {
       }),
     );
   }
+}
+
+/** "the local machine (user U, host H), no isolation". */
+export function localDescription(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  let user = "";
+  try {
+    user = userInfo().username;
+  } catch {
+    user = env.USER ?? "";
+  }
+  return `the local machine (${user ? `user ${user}, ` : ""}host ${hostname()}), no isolation`;
 }
 
 async function copy(from: string, to: string): Promise<void> {

@@ -4,7 +4,7 @@ import type { BackendContext, DoctorCheck } from "../types.js";
 import { LocalEnvironment } from "./environment.js";
 import { bashAvailable } from "./shell-session.js";
 
-export { LocalEnvironment, type LocalEnvironmentOptions } from "./environment.js";
+export { LocalEnvironment, type LocalEnvironmentOptions, localDescription } from "./environment.js";
 export { bashAvailable, quote, ShellSession } from "./shell-session.js";
 
 /** `terminal.<key>` as a positive number of seconds, or undefined when unset or invalid. */

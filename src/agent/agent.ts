@@ -14,7 +14,9 @@ import { addUsage, emptyUsage } from "../ai/usage.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
 import { resolveHome } from "../config/home.js";
+import type { Environment } from "../environments/types.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
+import { describeEnvironment } from "../tools/environment.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createToolRuntime } from "../tools/runtime.js";
 import type { DelegationRequest, DelegationResult, ToolOutcome, ToolRuntime } from "../tools/types.js";
@@ -28,6 +30,7 @@ import { auxiliaryJudge } from "./approval-smart.js";
 import { mutationReason, sessionCheckpoints } from "./checkpoint-hook.js";
 import { compressMessages, estimateTokens, shouldCompress } from "./compression/index.js";
 import { type DelegationHost, delegationLimits, mayDelegate, runDelegation } from "./delegation.js";
+import { startSessionEnvironment } from "./environment-start.js";
 import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { runLoop } from "./loop.js";
@@ -117,6 +120,22 @@ export class AIAgent {
 
   get sessionId(): string {
     return this.currentSessionId;
+  }
+
+  /**
+   * Starts a non-local terminal environment now, before the first model call (see
+   * environment-start.ts); rejects with its `EnvironmentError`. Local: nothing to do.
+   */
+  async prepareEnvironment(): Promise<Environment | undefined> {
+    return startSessionEnvironment({
+      runtime: this.runtime,
+      config: this.config,
+      home: this.home,
+      cwd: this.cwd,
+      env: this.toolEnv,
+      secrets: this.options.env ?? process.env,
+      toolsets: this.options.toolsets,
+    });
   }
 
   private buildApprovalPolicy(options: AIAgentOptions): ApprovalPolicy {
@@ -609,6 +628,7 @@ export class AIAgent {
       cwd: this.cwd,
       registry: this.registry,
       depth: this.depth,
+      environment: describeEnvironment(this.runtime, this.config as unknown as Record<string, unknown>),
     });
     return this.frozen;
   }

@@ -48,6 +48,8 @@ export interface FreezeInput {
   registry: ToolRegistry;
   /** Delegation depth: at the limit, `delegate_task` is not offered. */
   depth: number;
+  /** Where the terminal and file tools act, for the system prompt (`describeEnvironment`). */
+  environment?: string;
 }
 
 /**
@@ -111,6 +113,7 @@ export async function freezeSession(input: FreezeInput): Promise<Frozen> {
     ...(model ? { model } : {}),
     ...(options.personality !== undefined ? { personality: options.personality } : {}),
     ...(options.skipContextFiles ? { skipContextFiles: true } : {}),
+    ...(input.environment ? { environment: input.environment } : {}),
     ...(options.skipMemory ? { skipMemory: true } : {}),
   });
   // At the delegation depth limit the tool could only refuse, so it is not offered.

@@ -159,6 +159,9 @@ export interface HermesConfig {
   [key: string]: unknown;
 }
 
+/** Upstream's default image for docker, singularity (as `docker://`), modal and daytona. */
+export const DEFAULT_SANDBOX_IMAGE = "nikolaik/python-nodejs:python3.11-nodejs20";
+
 export function defaultConfig(): HermesConfig {
   return {
     model: {
@@ -191,6 +194,32 @@ export function defaultConfig(): HermesConfig {
       auto_source_bashrc: true,
       lifetime_seconds: 300,
       daemon_term_grace_seconds: 2.0,
+      // Execution environments (src/environments/), upstream's names and defaults.
+      modal_mode: "auto",
+      home_mode: "auto",
+      credential_files: [],
+      docker_image: DEFAULT_SANDBOX_IMAGE,
+      singularity_image: `docker://${DEFAULT_SANDBOX_IMAGE}`,
+      modal_image: DEFAULT_SANDBOX_IMAGE,
+      daytona_image: DEFAULT_SANDBOX_IMAGE,
+      docker_forward_env: [],
+      docker_env: {},
+      docker_volumes: [],
+      docker_mount_cwd_to_workspace: false,
+      docker_extra_args: [],
+      docker_run_as_host_user: false,
+      docker_persist_across_processes: true,
+      docker_orphan_reaper: true,
+      container_cpu: 1,
+      container_memory: 5120,
+      container_disk: 51200,
+      container_persistent: true,
+      file_sync_enabled: true,
+      file_sync_max_mb: 100,
+      ssh_host: "",
+      ssh_user: "",
+      ssh_port: 22,
+      ssh_key: "",
     },
     display: {
       compact: false,

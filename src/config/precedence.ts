@@ -16,11 +16,15 @@ export interface EnvBinding {
 }
 
 function terminalBindings(): EnvBinding[] {
-  // Upstream keeps a TERMINAL_<KEY> mirror for every terminal.* key.
-  return Object.keys(defaultConfig().terminal).map((key) => ({
-    env: `TERMINAL_${key.toUpperCase()}`,
-    key: `terminal.${key}`,
-  }));
+  // Upstream keeps a TERMINAL_<KEY> mirror for every terminal.* key, and names the backend
+  // TERMINAL_ENV (applied last, so it wins over TERMINAL_BACKEND when both are set).
+  return [
+    ...Object.keys(defaultConfig().terminal).map((key) => ({
+      env: `TERMINAL_${key.toUpperCase()}`,
+      key: `terminal.${key}`,
+    })),
+    { env: "TERMINAL_ENV", key: "terminal.backend" },
+  ];
 }
 
 /** Every environment variable that can stand in for a config key. */

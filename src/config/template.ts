@@ -22,9 +22,34 @@ export const CONFIG_TEMPLATE = `# Hermes configuration. Values set here override
 #   reasoning_effort: medium
 
 # terminal:
-#   backend: local                        # local | docker | ssh | modal | daytona | singularity
+#   backend: local                        # local | docker | podman | ssh | singularity | daytona | modal
 #   cwd: "."
 #   timeout: 180
+#   env_passthrough: []                   # variables the terminal may see besides the usual ones
+#   credential_files: []                  # host files mounted read-only into a container backend
+#   docker_image: "nikolaik/python-nodejs:python3.11-nodejs20"
+#   docker_volumes: []                    # ["/host/dir:/container/dir:ro"]
+#   docker_env: {}
+#   docker_forward_env: []                # host variables passed into the container (none by default)
+#   docker_mount_cwd_to_workspace: false
+#   docker_run_as_host_user: false
+#   docker_extra_args: []
+#   docker_persist_across_processes: true
+#   docker_orphan_reaper: true
+#   container_cpu: 1
+#   container_memory: 5120                # MB
+#   container_disk: 51200                 # MB (needs overlay2 on XFS with quotas)
+#   container_persistent: true
+#   ssh_host: ""                          # or TERMINAL_SSH_HOST
+#   ssh_user: ""
+#   ssh_port: 22
+#   ssh_key: ""
+#   file_sync_enabled: true
+#   file_sync_max_mb: 100
+#   singularity_image: "docker://nikolaik/python-nodejs:python3.11-nodejs20"
+#   daytona_image: "nikolaik/python-nodejs:python3.11-nodejs20"
+#   modal_image: "nikolaik/python-nodejs:python3.11-nodejs20"
+#   modal_mode: auto
 
 # display:
 #   streaming: true

@@ -154,6 +154,8 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       ?.child({ component: "cron", sessionId: session.id })
       .info("job start", { job: job.id, name: job.name });
     try {
+      // A non-local backend starts before the model is asked; its error fails the job, never a host run.
+      await session.agent.prepareEnvironment();
       const result = await session.run(message).result;
       if (result.reason === "completed") return { ok: true, output: result.text };
       return {
@@ -162,7 +164,12 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
         error: result.error ?? `The agent stopped (${result.reason}) before finishing.`,
       };
     } catch (error) {
-      return { ok: false, output: "", error: error instanceof Error ? error.message : String(error) };
+      const fix = error instanceof Error && "fix" in error ? ` Fix: ${String(error.fix)}` : "";
+      return {
+        ok: false,
+        output: "",
+        error: `${error instanceof Error ? error.message : String(error)}${fix}`,
+      };
     } finally {
       await session.close("cron_complete");
       await store?.drain(RUN_SAVE_WAIT_MS);

@@ -76,7 +76,7 @@ export function spawnPtyProcess(command: string, options: PtySpawnOptions): EnvP
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.env)) if (v !== undefined) env[k] = v;
   env.TERM ??= "xterm-256color";
-  const handle = pty.spawn("bash", ["-c", `${options.prelude ?? ""}${command}`], {
+  const handle = pty.spawn("bash", ["--noprofile", "--norc", "-c", `${options.prelude ?? ""}${command}`], {
     name: env.TERM,
     cols: options.cols,
     rows: options.rows,

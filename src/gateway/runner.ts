@@ -109,6 +109,22 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
  * configuration errors (the API server's missing key, no provider for the platforms) before
  * anything is left running. A platform that cannot connect is reported and left out; the rest run.
  */
+/**
+ * Opens a chat's session and starts a non-local terminal environment before its first model call;
+ * an environment that cannot start fails the open (the chat is told why), never a host run.
+ */
+async function openWithEnvironment(options: Parameters<typeof ChatSession.open>[0]): Promise<ChatSession> {
+  const session = await ChatSession.open(options);
+  try {
+    await session.agent.prepareEnvironment();
+  } catch (error) {
+    await session.close("environment").catch(() => undefined);
+    const fix = error instanceof Error && "fix" in error ? ` Fix: ${String(error.fix)}` : "";
+    throw new Error(`${error instanceof Error ? error.message : String(error)}${fix}`);
+  }
+  return session;
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { home, config, env } = options;
   // Every surface hosted here shares the process's secret set (the CLI registered it already when
@@ -195,7 +211,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         toolsets: (platform) => platformToolsets(config, platform),
         ...(mcp ? { mcp: async () => mcp } : {}),
         openSession: (request) =>
-          ChatSession.open({
+          openWithEnvironment({
             ...shared,
             toolsets: platformToolsets(config, request.platform),
             platform: request.platform,

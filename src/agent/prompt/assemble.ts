@@ -40,6 +40,11 @@ export interface AssembleOptions {
    * SOUL.md (the default identity is used). Memory and skills are the caller's to leave out.
    */
   skipContextFiles?: boolean;
+  /**
+   * Where the terminal and file tools act, as the environment describes itself ("docker: the
+   * container ..."); default: the configured `terminal.backend`.
+   */
+  environment?: string;
 }
 
 export interface AssembledPrompt {
@@ -116,7 +121,11 @@ export function assembleSystemPrompt(options: AssembleOptions): AssembledPrompt 
     os: options.os ?? `${osType()} ${release()}`,
     cwd: options.cwd,
     ...(env["SHELL"] ? { shell: env["SHELL"] } : {}),
-    ...(config.terminal?.backend ? { terminalBackend: config.terminal.backend } : {}),
+    ...(options.environment
+      ? { terminalBackend: options.environment }
+      : config.terminal?.backend
+        ? { terminalBackend: config.terminal.backend }
+        : {}),
     date,
     toolNames: options.toolNames,
     ...(options.model ? { model: options.model } : {}),

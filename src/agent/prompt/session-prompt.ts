@@ -42,6 +42,8 @@ export interface SessionPromptOptions {
   personality?: string;
   /** `--ignore-rules`: no SOUL.md and no project context file. */
   skipContextFiles?: boolean;
+  /** Where the terminal and file tools act (`describeEnvironment`); default the configured backend. */
+  environment?: string;
   /** Today's date; default today (local time). */
   date?: string | Date;
   /** OS description; default from `node:os`. */
@@ -123,6 +125,7 @@ export async function buildSessionPrompt(options: SessionPromptOptions): Promise
     ...(options.os !== undefined ? { os: options.os } : {}),
     ...(options.personality !== undefined ? { personality: options.personality } : {}),
     ...(options.skipContextFiles ? { skipContextFiles: true } : {}),
+    ...(options.environment ? { environment: options.environment } : {}),
     ...(skillsIndex ? { skillsIndex } : {}),
     ...(memoryBlocks ? { memoryBlocks } : {}),
   });

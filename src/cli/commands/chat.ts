@@ -146,6 +146,20 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     logger.error("session not opened", { error: message });
     throw new CliFailure(message, 1);
   }
+  // A docker/ssh/... backend starts now: a wrong setting or a missing runtime ends the run here
+  // (exit 2 or 1, with the fix), never a quiet run on the host after the model was asked.
+  try {
+    await session.agent.prepareEnvironment();
+  } catch (error) {
+    await session.close("environment").catch(() => undefined);
+    await mcp.manager?.close();
+    store?.close();
+    const { EnvironmentError, environmentFailure } = await import("../../environments/index.js");
+    if (!(error instanceof EnvironmentError)) throw error;
+    const failure = environmentFailure(error);
+    logger.error("terminal environment not started", { error: error.message });
+    throw new CliFailure(failure.message, failure.exitCode);
+  }
   if (session.resumed && mode === "normal" && !interactive) {
     const row = session.record();
     const label = row?.title ? `"${row.title}" (${session.id})` : session.id;

@@ -1,10 +1,10 @@
 /** process: inspect and control background processes started by `terminal(background: true)`. */
 import { type Static, Type } from "@sinclair/typebox";
 import { cleanTerminalText } from "../../util/terminal-text.js";
+import { terminalAvailable } from "../environment.js";
 import { defineTool, type ToolContext } from "../types.js";
 import description from "./process.md";
 import { type BackgroundProcess, getProcessRegistry, type ProcessRegistry } from "./process-registry.js";
-import { bashAvailable } from "./shell-session.js";
 
 const DEFAULT_LOG_LINES = 200;
 const DEFAULT_WAIT_S = 180;
@@ -40,7 +40,7 @@ export const processTool = defineTool({
   description,
   parameters,
   emoji: "⚙️",
-  check: (c) => bashAvailable(c.env),
+  check: terminalAvailable,
   async handler(args, ctx) {
     const registry = getProcessRegistry(ctx);
     if (args.action === "list") {

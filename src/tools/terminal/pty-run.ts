@@ -7,10 +7,9 @@
  * Written against `EnvProcess`, so any environment whose `spawn` honours `SpawnOptions.pty` runs
  * it the same way; `spawnTerminalProcess` is the one place that decides how it starts.
  */
-import type { EnvProcess } from "../../environments/types.js";
+import type { EnvProcess, RunResult as ShellRunResult } from "../../environments/types.js";
 import { HeadTailBuffer } from "../../util/output-buffer.js";
 import { cleanTerminalText } from "../../util/terminal-text.js";
-import type { ShellRunResult } from "./shell-session.js";
 
 /** The terminal size programs see: wide enough that few lines wrap. */
 export const PTY_SIZE = { cols: 120, rows: 40 } as const;

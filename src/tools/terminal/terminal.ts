@@ -1,18 +1,17 @@
 /** terminal: run a command in the task's persistent shell, or start it in the background. */
-import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { Type } from "@sinclair/typebox";
-import { spawnPtyProcess } from "../../environments/pty-process.js";
+import type { Environment, RunResult } from "../../environments/types.js";
 import { resolvePath } from "../../util/abs-path.js";
 import { withAdvice } from "../approval/denial.js";
-import { analyseCommand } from "../approval/index.js";
+import { analyseInEnvironment } from "../approval/environment.js";
 import { guardRoots } from "../approval/protected-paths.js";
 import type { AnalysisContext } from "../approval/types.js";
+import { environmentHome, taskShell, terminalAvailable } from "../environment.js";
 import { defineTool, type ToolContext } from "../types.js";
 import { type BackgroundProcess, getProcessRegistry, type ProcessObserver } from "./process-registry.js";
 import { ProcessWatch, validatePatterns, type WatchSettings } from "./process-watch.js";
 import { PTY_SIZE, runInPty } from "./pty-run.js";
-import { bashAvailable, getShellSession, type ShellRunResult } from "./shell-session.js";
 import description from "./terminal.md";
 
 const DEFAULT_TIMEOUT_S = 180;
@@ -55,31 +54,27 @@ export const terminalTool = defineTool({
   description,
   parameters,
   emoji: "💻",
-  check: (c) => bashAvailable(c.env),
+  check: terminalAvailable,
   async handler(args, ctx) {
     const command = args.command;
     if (command.trim() === "") throw new Error("command is empty: pass the shell command to run.");
-    const shell = getShellSession(ctx);
-    const workdir = args.workdir === undefined ? undefined : resolveWorkdir(args.workdir, shell.cwd);
+    const { env, shell } = await taskShell(ctx);
+    const workdir =
+      args.workdir === undefined ? undefined : await resolveWorkdir(env, args.workdir, shell.cwd);
     const watch = watchSettings(args, ctx);
-    await approveOrThrow(command, ctx, analysisContext(ctx, workdir ?? shell.cwd));
+    const actx = analysisContext(ctx, workdir ?? shell.cwd, await environmentHome(ctx, env));
+    await approveOrThrow(command, ctx, actx, env);
     if (args.background) {
       const cwd = workdir ?? shell.cwd;
       const notify = ctx.notify;
-      const registry = getProcessRegistry(ctx);
-      const proc = registry.start({
+      const proc = await getProcessRegistry(ctx).start(env, {
         taskId: ctx.taskId,
         command,
         cwd,
-        env: ctx.env,
         prelude: shell.envPrelude(cwd),
         ...(args.pty ? { pty: PTY_SIZE } : {}),
         ...(watch && notify ? { observe: (entry) => watchObserver(entry, watch, notify) } : {}),
       });
-      // A subagent's background processes end with it.
-      ctx.runtime.onTaskRelease(ctx.taskId, () =>
-        proc.status === "running" ? registry.kill(proc, "shutdown") : undefined,
-      );
       return {
         session_id: proc.id,
         pid: proc.pid,
@@ -92,12 +87,7 @@ export const terminalTool = defineTool({
     if (args.pty) {
       const cwd = workdir ?? shell.cwd;
       const graceS = configNumber(ctx.config, ["terminal", "daemon_term_grace_seconds"]) ?? 2;
-      const proc = spawnPtyProcess(command, {
-        cwd,
-        env: ctx.env,
-        prelude: shell.envPrelude(cwd),
-        ...PTY_SIZE,
-      });
+      const proc = await env.spawn(command, { cwd, prelude: shell.envPrelude(cwd), pty: PTY_SIZE });
       const result = await runInPty(proc, {
         timeoutMs: timeoutS * 1000,
         signal: ctx.signal,
@@ -169,14 +159,29 @@ function watchObserver(
   };
 }
 
-/** Where the command runs, for the analyser: relative paths, `~`, `$HOME`, `$HERMES_HOME`. */
-export function analysisContext(ctx: ToolContext, cwd: string): AnalysisContext {
-  return { cwd, home: ctx.env.HOME ?? homedir(), hermesHome: ctx.home, roots: guardRoots(ctx.home, ctx.env) };
+/**
+ * Where the command runs, for the analyser: relative paths and `~`/`$HOME` in the environment
+ * (`home`: its $HOME), `$HERMES_HOME`, and the host's protected roots.
+ */
+export function analysisContext(
+  ctx: ToolContext,
+  cwd: string,
+  home = ctx.env.HOME ?? homedir(),
+): AnalysisContext {
+  return { cwd, home, hermesHome: ctx.home, roots: guardRoots(ctx.home, ctx.env) };
 }
 
-/** Refuses hardline commands and asks the user about dangerous ones; throws what the model should read. */
-async function approveOrThrow(command: string, ctx: ToolContext, actx: AnalysisContext): Promise<void> {
-  const check = analyseCommand(command, actx);
+/**
+ * Refuses hardline commands and asks the user about dangerous ones, judged by where `env` runs
+ * them (see approval/environment.ts); throws what the model should read.
+ */
+async function approveOrThrow(
+  command: string,
+  ctx: ToolContext,
+  actx: AnalysisContext,
+  env: Environment,
+): Promise<void> {
+  const check = analyseInEnvironment(command, actx, env);
   if (!check.dangerous) return;
   const reason = check.reason ?? "dangerous command";
   if (check.hardline) {
@@ -205,11 +210,11 @@ async function approveOrThrow(command: string, ctx: ToolContext, actx: AnalysisC
   }
 }
 
-function resolveWorkdir(workdir: string, shellCwd: string): string {
+async function resolveWorkdir(env: Environment, workdir: string, shellCwd: string): Promise<string> {
   const abs = resolvePath(workdir, shellCwd);
   let isDir = false;
   try {
-    isDir = statSync(abs).isDirectory();
+    isDir = (await env.files.stat(abs))?.type === "dir";
   } catch {
     // reported below
   }
@@ -228,7 +233,7 @@ interface OutputLimits {
 
 /** Output first, then one status line in brackets. */
 export function formatResult(
-  r: ShellRunResult,
+  r: RunResult,
   cwdBefore: string,
   timeoutS: number,
   limits: OutputLimits,
@@ -244,7 +249,7 @@ export function formatResult(
 }
 
 /** What ran and what was stopped, in words the model (and the user reading along) can act on. */
-function stopNote(r: ShellRunResult, timeoutS: number): string {
+function stopNote(r: RunResult, timeoutS: number): string {
   const stop = r.stop;
   const why = r.timedOut ? `timed out after ${timeoutS}s` : "interrupted by the user";
   if (!stop) return `${why}; it was stopped`;
@@ -262,9 +267,7 @@ function stopNote(r: ShellRunResult, timeoutS: number): string {
  * Why a finished foreground command counts as a failure for the tool-loop guardrails, or
  * undefined when it succeeded. A user interrupt is not the model's failure: the turn ends anyway.
  */
-export function runFailure(
-  r: Pick<ShellRunResult, "exitCode" | "timedOut" | "interrupted">,
-): string | undefined {
+export function runFailure(r: Pick<RunResult, "exitCode" | "timedOut" | "interrupted">): string | undefined {
   if (r.timedOut) return "timed out";
   if (r.interrupted) return undefined;
   if (r.exitCode === 0) return undefined;

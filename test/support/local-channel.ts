@@ -1,29 +1,82 @@
 /**
- * A ShellChannel that runs everything on this machine (bash via child_process): the generic remote
- * shell and process code tested without any container or host in between.
+ * A ShellChannel that runs on this machine (bash via child_process), for testing code written
+ * against the channel (exec-files, remote-shell) without a container or a remote host.
+ * `busybox: true` puts a directory of busybox applet links first on PATH, so the commands the
+ * code sends meet busybox's coreutils, as in a minimal image.
  */
+
 import { spawn } from "node:child_process";
-import { constants } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ChannelProcess, ExecOptions, ExecResult, ShellChannel } from "../../src/environments/types.js";
 
-export function localChannel(
-  baseEnv: Readonly<Record<string, string | undefined>> = process.env,
-): ShellChannel {
-  const env = (extra?: Readonly<Record<string, string>>): NodeJS.ProcessEnv => {
-    const out: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined && k !== "BASH_ENV") out[k] = v;
-    return { ...out, ...extra };
-  };
+const APPLETS = [
+  "cat",
+  "head",
+  "stat",
+  "mktemp",
+  "mv",
+  "rm",
+  "mkdir",
+  "chmod",
+  "readlink",
+  "tar",
+  "ls",
+  "dirname",
+  "basename",
+  "cp",
+  "ln",
+  "touch",
+  "find",
+  "sort",
+  "wc",
+  "grep",
+  "sed",
+  "printf",
+  "id",
+  "whoami",
+  "sleep",
+];
+
+let busyboxDir: string | undefined;
+
+/** A directory of links to busybox for the common applets, or undefined without busybox. */
+export function busyboxPath(): string | undefined {
+  if (busyboxDir) return busyboxDir;
+  const bin = ["/usr/bin/busybox", "/bin/busybox"].find((path) => existsSync(path));
+  if (!bin) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), "hermes-busybox-"));
+  mkdirSync(dir, { recursive: true });
+  for (const applet of APPLETS) symlinkSync(bin, join(dir, applet));
+  busyboxDir = dir;
+  return dir;
+}
+
+export interface LocalChannelOptions {
+  busybox?: boolean;
+  /** Counts every exec and open, for tests that assert how many round trips an operation takes. */
+  onCall?: (kind: "exec" | "open", what: string) => void;
+}
+
+export function localChannel(options: LocalChannelOptions = {}): ShellChannel {
+  const env: Record<string, string | undefined> = { ...process.env, LC_ALL: "C" };
+  if (options.busybox) {
+    const dir = busyboxPath();
+    if (!dir) throw new Error("busybox is not installed");
+    env.PATH = `${dir}:${process.env.PATH ?? "/usr/bin:/bin"}`;
+  }
   return {
-    open(argv, options): ChannelProcess {
-      const [file, ...args] = argv;
-      const child = spawn(file as string, args, { env: env(options?.env), stdio: ["pipe", "pipe", "pipe"] });
+    open(argv, openOptions): ChannelProcess {
+      options.onCall?.("open", argv.join(" "));
+      const child = spawn(argv[0] ?? "bash", argv.slice(1), {
+        env: { ...env, ...openOptions?.env },
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+      });
       const exited = new Promise<number | null>((resolve) => {
-        // Like `docker exec`: a process killed by signal n reports 128 + n.
-        child.on("close", (code, signal) =>
-          resolve(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null)),
-        );
-        child.on("error", () => resolve(null));
+        child.on("error", () => resolve(127));
+        child.on("close", (code) => resolve(code));
       });
       return {
         stdin: child.stdin,
@@ -31,30 +84,34 @@ export function localChannel(
         stderr: child.stderr,
         exited,
         close: () => {
-          child.stdin.destroy();
           child.kill("SIGKILL");
         },
       };
     },
-    exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    exec(command: string, execOptions: ExecOptions = {}): Promise<ExecResult> {
+      options.onCall?.("exec", command);
       return new Promise((resolve) => {
-        // --norc: bash sources ~/.bashrc for -c when stdin is a socket (as node pipes are) and SHLVL < 2.
-        const child = spawn("bash", ["--noprofile", "--norc", "-c", command], {
-          env: env(),
+        const child = spawn("bash", ["-c", command], {
+          cwd: execOptions.cwd,
+          env,
           stdio: ["pipe", "pipe", "pipe"],
-          ...(options.cwd ? { cwd: options.cwd } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
         });
         const out: Buffer[] = [];
         let err = "";
-        child.stdout.on("data", (b: Buffer) => out.push(b));
-        child.stderr.on("data", (b: Buffer) => {
-          err += b.toString();
+        child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+        child.stderr.on("data", (chunk: Buffer) => {
+          err += chunk.toString("utf8");
         });
-        child.on("error", () => undefined);
-        child.on("close", (code) => resolve({ stdout: Buffer.concat(out), stderr: err, exitCode: code }));
-        child.stdin.end(options.stdin ?? "");
+        const timer = execOptions.timeoutMs
+          ? setTimeout(() => child.kill("SIGKILL"), execOptions.timeoutMs)
+          : undefined;
+        execOptions.signal?.addEventListener("abort", () => child.kill("SIGKILL"), { once: true });
+        child.stdin.on("error", () => {});
+        child.stdin.end(execOptions.stdin ?? "");
+        child.on("close", (code) => {
+          if (timer) clearTimeout(timer);
+          resolve({ stdout: Buffer.concat(out), stderr: err, exitCode: code });
+        });
       });
     },
   };

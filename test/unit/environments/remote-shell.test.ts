@@ -2,12 +2,12 @@ import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe } from "vitest";
-import { localChannel } from "../../support/local-channel.js";
+import { bashChannel } from "../../support/bash-channel.js";
 import { remoteShellCases } from "./remote-shell-cases.js";
 
 describe("remote shell over a local channel", () => {
   remoteShellCases(async () => ({
-    channel: localChannel({ PATH: process.env.PATH, HOME: process.env.HOME }),
+    channel: bashChannel({ PATH: process.env.PATH, HOME: process.env.HOME }),
     dir: realpathSync(mkdtempSync(join(tmpdir(), "hermes-remote-shell-"))),
   }));
 });

@@ -8,6 +8,7 @@
  * a missing runtime or an unreachable host is reported at start-up (never a quiet run on the host);
  * tools then find the started environment here.
  */
+import { homedir } from "node:os";
 import { backendKind, createEnvironment } from "../environments/index.js";
 import { bashAvailable, createLocalEnvironment, LocalEnvironment } from "../environments/local/index.js";
 import type { BackendContext, Environment, EnvShell } from "../environments/types.js";
@@ -118,4 +119,30 @@ export function isLocal(env: Environment): boolean {
  */
 export function terminalAvailable(c: CheckContext): boolean {
   return !isLocalConfig(c.config) || bashAvailable(c.env);
+}
+
+/** `$HOME` inside the environment (the user's home locally), looked up once per runtime. */
+export function environmentHome(
+  ctx: Pick<ToolContext, "runtime" | "env">,
+  env: Environment,
+): Promise<string> {
+  if (env.kind === "local") return Promise.resolve(ctx.env.HOME ?? homedir());
+  const cache = ctx.runtime.get("environment|home", () => ({
+    value: undefined as Promise<string> | undefined,
+  }));
+  cache.value ??= env
+    .exec('printf %s "$HOME"', { timeoutMs: 10_000 })
+    .then((r) => r.stdout.toString("utf8").trim() || "/")
+    .catch(() => "/");
+  return cache.value;
+}
+
+/**
+ * Makes `env` (already started) the runtime's environment, instead of one made from the config:
+ * for a surface that built it itself, and for tests. It is stopped when the runtime is disposed.
+ */
+export function useEnvironment(runtime: ToolRuntime, env: Environment): void {
+  const h = holder(runtime, HOLDER_KEY);
+  h.started = Promise.resolve(env);
+  runtime.onDispose(() => env.stop());
 }

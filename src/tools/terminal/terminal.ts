@@ -4,10 +4,10 @@ import { Type } from "@sinclair/typebox";
 import type { Environment, RunResult } from "../../environments/types.js";
 import { resolvePath } from "../../util/abs-path.js";
 import { withAdvice } from "../approval/denial.js";
-import { analyseCommand } from "../approval/index.js";
+import { analyseInEnvironment } from "../approval/environment.js";
 import { guardRoots } from "../approval/protected-paths.js";
 import type { AnalysisContext } from "../approval/types.js";
-import { taskShell, terminalAvailable } from "../environment.js";
+import { environmentHome, taskShell, terminalAvailable } from "../environment.js";
 import { defineTool, type ToolContext } from "../types.js";
 import { getProcessRegistry } from "./process-registry.js";
 import description from "./terminal.md";
@@ -45,7 +45,8 @@ export const terminalTool = defineTool({
     const { env, shell } = await taskShell(ctx);
     const workdir =
       args.workdir === undefined ? undefined : await resolveWorkdir(env, args.workdir, shell.cwd);
-    await approveOrThrow(command, ctx, analysisContext(ctx, workdir ?? shell.cwd));
+    const actx = analysisContext(ctx, workdir ?? shell.cwd, await environmentHome(ctx, env));
+    await approveOrThrow(command, ctx, actx, env);
     if (args.background) {
       const cwd = workdir ?? shell.cwd;
       const proc = await getProcessRegistry(ctx).start(env, {
@@ -69,14 +70,29 @@ export const terminalTool = defineTool({
   },
 });
 
-/** Where the command runs, for the analyser: relative paths, `~`, `$HOME`, `$HERMES_HOME`. */
-export function analysisContext(ctx: ToolContext, cwd: string): AnalysisContext {
-  return { cwd, home: ctx.env.HOME ?? homedir(), hermesHome: ctx.home, roots: guardRoots(ctx.home, ctx.env) };
+/**
+ * Where the command runs, for the analyser: relative paths and `~`/`$HOME` in the environment
+ * (`home`: its $HOME), `$HERMES_HOME`, and the host's protected roots.
+ */
+export function analysisContext(
+  ctx: ToolContext,
+  cwd: string,
+  home = ctx.env.HOME ?? homedir(),
+): AnalysisContext {
+  return { cwd, home, hermesHome: ctx.home, roots: guardRoots(ctx.home, ctx.env) };
 }
 
-/** Refuses hardline commands and asks the user about dangerous ones; throws what the model should read. */
-async function approveOrThrow(command: string, ctx: ToolContext, actx: AnalysisContext): Promise<void> {
-  const check = analyseCommand(command, actx);
+/**
+ * Refuses hardline commands and asks the user about dangerous ones, judged by where `env` runs
+ * them (see approval/environment.ts); throws what the model should read.
+ */
+async function approveOrThrow(
+  command: string,
+  ctx: ToolContext,
+  actx: AnalysisContext,
+  env: Environment,
+): Promise<void> {
+  const check = analyseInEnvironment(command, actx, env);
   if (!check.dangerous) return;
   const reason = check.reason ?? "dangerous command";
   if (check.hardline) {

@@ -19,6 +19,7 @@ import { callTools, ScriptedTransport, say } from "../test/support/scripted-tran
 import { makeToolContext } from "../test/support/tool-context.js";
 import { apiServerBench } from "./api-server.js";
 import { commandAnalyserBench } from "./command-analyser.js";
+import { dockerBench } from "./docker.js";
 import { executeCodeBench } from "./execute-code.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
@@ -180,6 +181,7 @@ async function main(): Promise<void> {
   rows.push(...commandAnalyserBench());
   rows.push(...(await prefixStabilityBench()));
   rows.push(...(await executeCodeBench()));
+  rows.push(...(await dockerBench()));
   rows.push(...(await apiServerBench()));
   rows.push(...(await reviewLatencyBench()));
   rows.push(...redactionBench());

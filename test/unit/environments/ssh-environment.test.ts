@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { shq } from "../../../src/environments/exec-files.js";
-import { createSshEnvironment, type SshEnvironment } from "../../../src/environments/ssh/index.js";
+import { createSshEnvironment, doctorSsh, type SshEnvironment } from "../../../src/environments/ssh/index.js";
 import { type BackendContext, EnvironmentError } from "../../../src/environments/types.js";
 import { type SshdFixture, sshdSkipReason } from "../../support/sshd.js";
 import { useSshd } from "../../support/sshd-per-file.js";
@@ -220,6 +220,19 @@ describe.skipIf(sshdSkipReason)("ssh environment", () => {
     expect(known).toContain(`[127.0.0.1]:${f.port}`);
   });
 
+  it("accept-new applies to the first connection only: a reconnect never trusts a key it does not know", async () => {
+    const f = sshd.get();
+    const ctx = context(f, { ssh_accept_new_host_key: true }, null);
+    const env = await open(ctx);
+    // Forget the key the first connection recorded, then drop the connection.
+    writeFileSync(join(ctx.fakeHome, ".ssh", "known_hosts"), "");
+    process.kill((await env.masterPid()) ?? 0, "SIGKILL");
+    const result = await env.exec("whoami");
+    expect(result.exitCode).toBe(255);
+    expect(result.stderr).toMatch(/Host key verification failed|host key is known/i);
+    expect(readFileSync(join(ctx.fakeHome, ".ssh", "known_hosts"), "utf8")).toBe("");
+  });
+
   it("refuses a changed host key even with ssh_accept_new_host_key", async () => {
     const f = sshd.get();
     const otherKey = readFileSync(`${f.wrongKeyPath}.pub`, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
@@ -287,5 +300,21 @@ describe.skipIf(sshdSkipReason)("ssh environment", () => {
     expect(pid).toBeGreaterThan(0);
     await env.stop();
     expect(await env.masterPid()).toBeUndefined();
+  });
+
+  it("doctor reports the client, the settings and a reachable host; an unknown key fails with its fix", async () => {
+    const f = sshd.get();
+    const good = await doctorSsh(context(f));
+    expect(good.map((c) => [c.name, c.ok])).toEqual([
+      ["ssh client", true],
+      ["ssh settings", true],
+      ["ssh host", true],
+    ]);
+    const unknown = await doctorSsh(context(f, {}, null));
+    const host = unknown.find((c) => c.name === "ssh host");
+    expect(host?.ok).toBe(false);
+    expect(host?.fix).toContain("ssh-keyscan");
+    const noHost = await doctorSsh(context(f, { ssh_host: "" }));
+    expect(noHost.find((c) => c.name === "ssh settings")).toMatchObject({ ok: false });
   });
 });

@@ -26,6 +26,7 @@ import { promptSizeBench } from "./prompt-size.js";
 import { redactionBench } from "./redaction.js";
 import { reviewLatencyBench } from "./review-latency.js";
 import { type BenchRow, sessionStoreBench } from "./session-store.js";
+import { sshEnvironmentBench } from "./ssh-environment.js";
 import { threatScanBench } from "./threat-scan.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -186,6 +187,7 @@ async function main(): Promise<void> {
   rows.push(...(await reviewLatencyBench()));
   rows.push(...redactionBench());
   rows.push(...threatScanBench());
+  rows.push(...(await sshEnvironmentBench()));
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));
@@ -237,6 +239,11 @@ async function main(): Promise<void> {
       "server answering every request after a fixed latency; one with `memory.nudge_interval: 0`, one with 1 (a review " +
       "that saves a USER.md entry is due after every turn and runs while the next turn does). A turn is timed from " +
       "`run()` to its result; blocks of 8 turns alternate between the two sessions; medians over all turns.",
+    "",
+    "ssh rows (bench/ssh-environment.ts): a real sshd on 127.0.0.1 with a throw-away user. First command: a fresh " +
+      "ssh environment's start (connect, prepare the remote side) plus its persistent shell's first `true`, next to a " +
+      "fresh `ssh host true` with no shared connection (9 runs each). Per command: the persistent shell running `true` " +
+      "once it is up, next to `ssh host true` over a live ControlMaster, alternating, 30 runs each.",
     "",
     `Machine: ${machine}. Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
     "",

@@ -1,7 +1,7 @@
 /**
  * A real OpenSSH server on a loopback port for the ssh backend's tests: its own config, host key
  * and a throw-away user (created with useradd when running as root; otherwise the current user)
- * whose only authorised key is generated here. One per test file (`useSshd()`), stopped after it.
+ * whose only authorised key is generated here. One per test file (`useSshd()` in ./sshd-per-file.ts).
  * Skipped, with the reason, only when openssh-server is not installed.
  */
 
@@ -10,7 +10,6 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll } from "vitest";
 
 export const SSHD = ["/usr/sbin/sshd", "/usr/local/sbin/sshd"].find((path) => existsSync(path));
 /** Why ssh tests skip here, or undefined when they can run. */
@@ -161,22 +160,4 @@ function waitForListen(child: ChildProcess, stderr: () => string): Promise<void>
       reject(new Error(`sshd exited with ${code} before listening: ${stderr()}`));
     });
   });
-}
-
-/** Starts one sshd for the test file and stops it afterwards; `get()` returns it inside tests. */
-export function useSshd(): { get(): SshdFixture } {
-  let fixture: SshdFixture | undefined;
-  beforeAll(async () => {
-    if (sshdSkipReason) return;
-    fixture = await startSshd();
-  });
-  afterAll(async () => {
-    await fixture?.stop();
-  });
-  return {
-    get() {
-      if (!fixture) throw new Error(sshdSkipReason ?? "sshd did not start");
-      return fixture;
-    },
-  };
 }

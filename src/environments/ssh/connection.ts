@@ -10,6 +10,7 @@
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { shq } from "../exec-files.js";
 import type { ChannelProcess, ExecOptions, ExecResult, ShellChannel } from "../types.js";
 import type { SshSettings } from "./settings.js";
@@ -134,14 +135,32 @@ export class SshConnection implements ShellChannel {
     };
   }
 
+  /** Private remote directory for exec's pid files (set once the environment has one). */
+  stateDir: string | undefined;
+
   exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    const script = options.cwd ? `cd ${shq(options.cwd)} || exit 1\n${command}` : command;
+    let script = options.cwd ? `cd ${shq(options.cwd)} || exit 1\n${command}` : command;
+    // The master holds the far end of our pipes, so killing the local client does not end the
+    // remote command: a stoppable exec leaves its pid where a second exec can find and kill it.
+    const stoppable =
+      this.stateDir !== undefined && (options.timeoutMs !== undefined || options.signal !== undefined);
+    const pidFile = stoppable ? `${this.stateDir}/exec.${randomBytes(8).toString("hex")}` : "";
+    if (stoppable) script = `echo $$ > ${shq(pidFile)}; trap 'rm -f ${shq(pidFile)}' EXIT\n${script}`;
     const hasStdin = options.stdin !== undefined;
     const child = this.spawnSsh(
       this.argv(`bash -c ${shq(script)}`, { noStdin: !hasStdin }),
       hasStdin ? "pipe" : "ignore-stdin",
     );
-    return collectResult(child, options);
+    const onKill = stoppable ? () => void this.killRemote(pidFile) : undefined;
+    return collectResult(child, options, onKill);
+  }
+
+  /** Ends a stopped exec on the far side: its process group when it leads one, else it and its children. */
+  private async killRemote(pidFile: string): Promise<void> {
+    const f = shq(pidFile);
+    const script = `p=$(cat ${f} 2>/dev/null) || exit 0; rm -f ${f}; kill -KILL -- -"$p" 2>/dev/null || { pkill -KILL -P "$p"; kill -KILL "$p"; } 2>/dev/null; true`;
+    const child = this.spawnSsh(this.argv(`bash -c ${shq(script)}`, { noStdin: true }), "ignore-stdin");
+    await collectResult(child, { timeoutMs: 10_000 });
   }
 
   /** Runs `ssh -O <command>` against the master (check, exit); resolves with its exit code and stderr. */
@@ -158,7 +177,11 @@ export class SshConnection implements ShellChannel {
   }
 }
 
-function collectResult(child: ChildProcess, options: ExecOptions): Promise<ExecResult> {
+/**
+ * Gathers a local ssh client's output. When it is killed (timeout, abort) the result comes at its
+ * exit without waiting for the pipes, which the master may hold open; `onKill` ends the far side.
+ */
+function collectResult(child: ChildProcess, options: ExecOptions, onKill?: () => void): Promise<ExecResult> {
   return new Promise((resolve) => {
     const out: Buffer[] = [];
     let err = "";
@@ -169,8 +192,10 @@ function collectResult(child: ChildProcess, options: ExecOptions): Promise<ExecR
     });
     let killed = false;
     const kill = () => {
+      if (killed) return;
       killed = true;
       child.kill("SIGKILL");
+      onKill?.();
     };
     const timer = options.timeoutMs ? setTimeout(kill, options.timeoutMs) : undefined;
     if (options.signal?.aborted) kill();
@@ -192,5 +217,8 @@ function collectResult(child: ChildProcess, options: ExecOptions): Promise<ExecR
       finish(255);
     });
     child.on("close", (code) => finish(code));
+    child.on("exit", (code) => {
+      if (killed) finish(code);
+    });
   });
 }

@@ -1,15 +1,13 @@
 /**
- * Background processes started by `terminal(background: true)`. Each runs as `bash -c` in its own
- * process group (so stopping it reaches everything it spawned), with a stdin pipe for `process
- * write` and merged stdout/stderr kept in a bounded tail buffer. One registry per process runtime;
- * entries belong to a task and are visible only to it.
+ * Background processes started by `terminal(background: true)`, in the active environment
+ * (`Environment.spawn`: `bash -c` in its own process group there, so stopping it reaches everything
+ * it spawned), with a stdin pipe for `process write` and merged stdout/stderr kept in a bounded
+ * tail buffer. One registry per process runtime; entries belong to a task and are visible only to
+ * it; releasing the task stops its processes.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import type { Socket } from "node:net";
-import { constants } from "node:os";
+import type { Environment, EnvProcess } from "../../environments/types.js";
 import { TailBuffer } from "../../util/output-buffer.js";
-import { trySignal } from "../../util/process-tree.js";
 import type { ToolContext } from "../types.js";
 
 export type ProcessStatus = "running" | "exited" | "killed";
@@ -31,80 +29,54 @@ export interface BackgroundProcess {
   pollOffset: number;
   /** Resolves when the process has exited and its output has drained (or briefly after exit). */
   done: Promise<void>;
-  child: ChildProcess;
+  proc: EnvProcess;
 }
 
 export interface StartOptions {
   taskId: string;
   command: string;
   cwd: string;
-  env: Readonly<Record<string, string | undefined>>;
   /** Shell code run before the command in the same bash (e.g. restoring exported variables). */
   prelude?: string;
 }
 
 const MAX_OUTPUT_CHARS = 200_000;
 const MAX_FINISHED = 50;
-const DRAIN_MS = 200;
 
 export class ProcessRegistry {
   private readonly entries = new Map<string, BackgroundProcess>();
 
   constructor(private readonly killGraceMs = 2000) {}
 
-  /** Spawns `command`; throws when bash cannot be started. */
-  start(options: StartOptions): BackgroundProcess {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(options.env)) if (v !== undefined) env[k] = v;
-    const child = spawn("bash", ["-c", `${options.prelude ?? ""}${options.command}`], {
+  /** Starts `command` in `env`; throws when it cannot be started there. */
+  async start(env: Environment, options: StartOptions): Promise<BackgroundProcess> {
+    const proc = await env.spawn(options.command, {
       cwd: options.cwd,
-      env,
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
+      ...(options.prelude ? { prelude: options.prelude } : {}),
     });
-    child.on("error", () => undefined); // reported below through the missing pid
-    if (child.pid === undefined) {
-      throw new Error(`Could not start bash for the background command in ${options.cwd}.`);
-    }
-    // Background work must not keep the host process alive; runtime disposal stops it.
-    child.unref();
-    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as Socket | null)?.unref?.();
     const output = new TailBuffer(MAX_OUTPUT_CHARS);
-    for (const stream of [child.stdout, child.stderr]) {
-      stream?.setEncoding("utf8");
-      stream?.on("data", (text: string) => output.write(text));
-    }
-    child.stdin?.on("error", () => undefined); // EPIPE after the process closed its stdin
-    let markDone: () => void = () => undefined;
+    proc.output.setEncoding?.("utf8");
+    proc.output.on("data", (chunk: string | Buffer) => output.write(String(chunk)));
     const entry: BackgroundProcess = {
       id: `proc_${randomBytes(4).toString("hex")}`,
       taskId: options.taskId,
       command: options.command,
       cwd: options.cwd,
-      pid: child.pid,
+      pid: proc.pid,
       startedAt: Date.now(),
       status: "running",
       exitCode: null,
       signal: null,
       output,
       pollOffset: 0,
-      done: new Promise<void>((resolve) => {
-        markDone = resolve;
+      done: proc.exited.then(({ code, signal }) => {
+        entry.endedAt = Date.now();
+        entry.signal = signal;
+        entry.exitCode = code;
+        entry.status = signal ? "killed" : "exited";
       }),
-      child,
+      proc,
     };
-    child.on("exit", (code, signal) => {
-      entry.endedAt = Date.now();
-      entry.signal = signal;
-      entry.exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
-      entry.status = signal ? "killed" : "exited";
-      // Output can trail 'exit'; 'close' waits for it unless a grandchild holds the pipes open.
-      const timer = setTimeout(markDone, DRAIN_MS);
-      child.once("close", () => {
-        clearTimeout(timer);
-        markDone();
-      });
-    });
     this.prune();
     this.entries.set(entry.id, entry);
     return entry;
@@ -146,13 +118,20 @@ export class ProcessRegistry {
 
   /** SIGTERM to the process group, then SIGKILL if it is still running after the grace period. */
   async kill(entry: BackgroundProcess): Promise<void> {
-    trySignal(-entry.pid, "SIGTERM");
+    await entry.proc.signal("SIGTERM");
     if (entry.status === "running" && !(await this.wait(entry, this.killGraceMs))) {
-      trySignal(-entry.pid, "SIGKILL");
+      await entry.proc.signal("SIGKILL");
       await this.wait(entry, this.killGraceMs);
     }
     // The leader may be gone while children it left in the group live on.
-    trySignal(-entry.pid, "SIGKILL");
+    await entry.proc.signal("SIGKILL");
+  }
+
+  /** Stops the task's processes and forgets them (a finished subagent's background work). */
+  async releaseTask(taskId: string): Promise<void> {
+    const mine = this.list(taskId);
+    await Promise.all(mine.map((e) => this.kill(e)));
+    for (const e of mine) this.entries.delete(e.id);
   }
 
   /** Stops every process of every task. */
@@ -170,11 +149,24 @@ export class ProcessRegistry {
   }
 }
 
-/** The process-wide registry, created on first use and stopped when the runtime is disposed. */
-export function getProcessRegistry(ctx: Pick<ToolContext, "runtime">): ProcessRegistry {
-  return ctx.runtime.get("terminal:processes", () => {
-    const registry = new ProcessRegistry();
-    ctx.runtime.onDispose(() => registry.dispose());
-    return registry;
+/**
+ * The process-wide registry, created on first use and stopped when the runtime is disposed; the
+ * task's processes are stopped when the task is released.
+ */
+export function getProcessRegistry(ctx: Pick<ToolContext, "runtime" | "taskId">): ProcessRegistry {
+  const registry = ctx.runtime.get("terminal:processes", () => {
+    const created = new ProcessRegistry();
+    ctx.runtime.onDispose(() => created.dispose());
+    return created;
   });
+  const tasks = ctx.runtime.get("terminal|process-tasks", () => new Set<string>());
+  if (!tasks.has(ctx.taskId)) {
+    tasks.add(ctx.taskId);
+    const taskId = ctx.taskId;
+    ctx.runtime.onTaskRelease(taskId, async () => {
+      tasks.delete(taskId);
+      await registry.releaseTask(taskId);
+    });
+  }
+  return registry;
 }

@@ -1,9 +1,9 @@
 /** process: inspect and control background processes started by `terminal(background: true)`. */
 import { Type } from "@sinclair/typebox";
+import { terminalAvailable } from "../environment.js";
 import { defineTool, type ToolContext } from "../types.js";
 import description from "./process.md";
 import { type BackgroundProcess, getProcessRegistry, type ProcessRegistry } from "./process-registry.js";
-import { bashAvailable } from "./shell-session.js";
 
 const DEFAULT_LOG_LINES = 200;
 const DEFAULT_WAIT_S = 180;
@@ -39,7 +39,7 @@ export const processTool = defineTool({
   description,
   parameters,
   emoji: "⚙️",
-  check: (c) => bashAvailable(c.env),
+  check: terminalAvailable,
   async handler(args, ctx) {
     const registry = getProcessRegistry(ctx);
     if (args.action === "list") {
@@ -120,8 +120,8 @@ function readLog(e: BackgroundProcess, offset: number | undefined, limit: number
 }
 
 function writeStdin(e: BackgroundProcess, action: "write" | "close", data: string | undefined): string {
-  const stdin = e.child.stdin;
-  if (e.status !== "running" || !stdin || stdin.destroyed || stdin.writableEnded) {
+  const stdin = e.proc.stdin;
+  if (e.status !== "running" || !stdin) {
     throw new Error(
       `Process ${e.id} is ${e.status === "running" ? "running with its stdin closed" : e.status}; nothing can be written to it.`,
     );

@@ -1,15 +1,15 @@
 /** terminal: run a command in the task's persistent shell, or start it in the background. */
-import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { Type } from "@sinclair/typebox";
+import type { Environment, RunResult } from "../../environments/types.js";
 import { resolvePath } from "../../util/abs-path.js";
 import { withAdvice } from "../approval/denial.js";
 import { analyseCommand } from "../approval/index.js";
 import { guardRoots } from "../approval/protected-paths.js";
 import type { AnalysisContext } from "../approval/types.js";
+import { taskShell, terminalAvailable } from "../environment.js";
 import { defineTool, type ToolContext } from "../types.js";
 import { getProcessRegistry } from "./process-registry.js";
-import { bashAvailable, getShellSession, type ShellRunResult } from "./shell-session.js";
 import description from "./terminal.md";
 
 const DEFAULT_TIMEOUT_S = 180;
@@ -38,20 +38,20 @@ export const terminalTool = defineTool({
   description,
   parameters,
   emoji: "💻",
-  check: (c) => bashAvailable(c.env),
+  check: terminalAvailable,
   async handler(args, ctx) {
     const command = args.command;
     if (command.trim() === "") throw new Error("command is empty: pass the shell command to run.");
-    const shell = getShellSession(ctx);
-    const workdir = args.workdir === undefined ? undefined : resolveWorkdir(args.workdir, shell.cwd);
+    const { env, shell } = await taskShell(ctx);
+    const workdir =
+      args.workdir === undefined ? undefined : await resolveWorkdir(env, args.workdir, shell.cwd);
     await approveOrThrow(command, ctx, analysisContext(ctx, workdir ?? shell.cwd));
     if (args.background) {
       const cwd = workdir ?? shell.cwd;
-      const proc = getProcessRegistry(ctx).start({
+      const proc = await getProcessRegistry(ctx).start(env, {
         taskId: ctx.taskId,
         command,
         cwd,
-        env: ctx.env,
         prelude: shell.envPrelude(cwd),
       });
       return { session_id: proc.id, pid: proc.pid, status: "running" };
@@ -105,11 +105,11 @@ async function approveOrThrow(command: string, ctx: ToolContext, actx: AnalysisC
   }
 }
 
-function resolveWorkdir(workdir: string, shellCwd: string): string {
+async function resolveWorkdir(env: Environment, workdir: string, shellCwd: string): Promise<string> {
   const abs = resolvePath(workdir, shellCwd);
   let isDir = false;
   try {
-    isDir = statSync(abs).isDirectory();
+    isDir = (await env.files.stat(abs))?.type === "dir";
   } catch {
     // reported below
   }
@@ -128,7 +128,7 @@ interface OutputLimits {
 
 /** Output first, then one status line in brackets. */
 export function formatResult(
-  r: ShellRunResult,
+  r: RunResult,
   cwdBefore: string,
   timeoutS: number,
   limits: OutputLimits,
@@ -144,7 +144,7 @@ export function formatResult(
 }
 
 /** What ran and what was stopped, in words the model (and the user reading along) can act on. */
-function stopNote(r: ShellRunResult, timeoutS: number): string {
+function stopNote(r: RunResult, timeoutS: number): string {
   const stop = r.stop;
   const why = r.timedOut ? `timed out after ${timeoutS}s` : "interrupted by the user";
   if (!stop) return `${why}; it was stopped`;
@@ -162,9 +162,7 @@ function stopNote(r: ShellRunResult, timeoutS: number): string {
  * Why a finished foreground command counts as a failure for the tool-loop guardrails, or
  * undefined when it succeeded. A user interrupt is not the model's failure: the turn ends anyway.
  */
-export function runFailure(
-  r: Pick<ShellRunResult, "exitCode" | "timedOut" | "interrupted">,
-): string | undefined {
+export function runFailure(r: Pick<RunResult, "exitCode" | "timedOut" | "interrupted">): string | undefined {
   if (r.timedOut) return "timed out";
   if (r.interrupted) return undefined;
   if (r.exitCode === 0) return undefined;

@@ -28,8 +28,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analyseCommand } from "../../../../src/tools/approval/index.js";
+import { taskShell } from "../../../../src/tools/environment.js";
 import { createToolRuntime } from "../../../../src/tools/runtime.js";
-import { getShellSession } from "../../../../src/tools/terminal/shell-session.js";
 import { analysisContext, terminalTool } from "../../../../src/tools/terminal/terminal.js";
 import type { ApprovalDecision, ToolContext, ToolRuntime } from "../../../../src/tools/types.js";
 import { makeToolContext } from "../../../support/tool-context.js";
@@ -104,7 +104,7 @@ function context(decision: ApprovalDecision): ToolContext & { approvals: unknown
 }
 
 async function viaTool(ctx: ToolContext, command: string): Promise<string> {
-  await getShellSession(ctx).run(`kill() { ${JSON.stringify(join(stubs, "kill-stub"))} "$@"; }`, {
+  await (await taskShell(ctx)).shell.run(`kill() { ${JSON.stringify(join(stubs, "kill-stub"))} "$@"; }`, {
     timeoutMs: 5000,
   });
   return (await terminalTool.handler({ command }, ctx)) as string;
@@ -112,7 +112,7 @@ async function viaTool(ctx: ToolContext, command: string): Promise<string> {
 
 /** The terminal's own shell session, with the analyser bypassed. */
 async function viaShell(ctx: ToolContext, command: string): Promise<string> {
-  const shell = getShellSession(ctx);
+  const { shell } = await taskShell(ctx);
   await shell.run(`kill() { ${JSON.stringify(join(stubs, "kill-stub"))} "$@"; }`, { timeoutMs: 5000 });
   return (await shell.run(command, { timeoutMs: 10_000 })).output;
 }

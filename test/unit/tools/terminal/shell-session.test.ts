@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { quote, ShellSession } from "../../../../src/tools/terminal/shell-session.js";
+import { quote, ShellSession } from "../../../../src/environments/local/shell-session.js";
 
 const sessions: ShellSession[] = [];
 

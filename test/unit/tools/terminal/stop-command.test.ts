@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ShellSession } from "../../../../src/tools/terminal/shell-session.js";
+import { ShellSession } from "../../../../src/environments/local/shell-session.js";
 import { groupsAlive, listProcesses } from "../../../../src/util/process-tree.js";
 import { isRunning, waitFor } from "./helpers.js";
 

@@ -31,41 +31,12 @@ import { delimiter, join } from "node:path";
 import { onProcessExit } from "../../util/exit-reaper.js";
 import { HeadTailBuffer } from "../../util/output-buffer.js";
 import { commandLine, descendants, groupsAlive, listProcesses, trySignal } from "../../util/process-tree.js";
-import type { ToolContext } from "../types.js";
+import type { EnvShell, RunOptions, RunResult, StopReport } from "../types.js";
 
-export interface ShellRunOptions {
-  timeoutMs: number;
-  signal?: AbortSignal;
-  /** Absolute directory to run this one command in; the persistent state is left unchanged. */
-  workdir?: string;
-}
-
-/** How a command was stopped (timeout or interrupt). */
-export interface StopReport {
-  /** Milliseconds from the start of the command to the stop. */
-  afterMs: number;
-  /** Something survived SIGTERM for the whole grace period and got SIGKILL. */
-  killed: boolean;
-  graceMs: number;
-  /** Command lines of the processes that were running when it was stopped (Linux; may be empty). */
-  running: string[];
-}
-
-export interface ShellRunResult {
-  output: string;
-  /** Null when the shell had to be killed before reporting a status. */
-  exitCode: number | null;
-  /** The shell's cwd after the command. */
-  cwd: string;
-  timedOut: boolean;
-  interrupted: boolean;
-  /** Set when the command was stopped: what ran, and how it ended. */
-  stop?: StopReport;
-  /** The shell exited or was killed during this command; the next call starts a fresh one. */
-  shellExited: boolean;
-  /** Output characters dropped from the middle to stay within the memory cap. */
-  droppedChars: number;
-}
+/** The contract's names, kept for the callers and tests written against the local shell. */
+export type ShellRunOptions = RunOptions;
+export type ShellRunResult = RunResult;
+export type { StopReport };
 
 export interface ShellSessionOptions {
   cwd: string;
@@ -101,7 +72,7 @@ const SPARE_TAIL = 64;
 const SPECIAL_VARS =
   "BASH|BASH[A-Z_]*|__hermes_*|EUID|UID|PPID|SHELLOPTS|SHLVL|RANDOM|SRANDOM|SECONDS|LINENO|FUNCNAME|GROUPS|HISTCMD|EPOCHSECONDS|EPOCHREALTIME|PIPESTATUS|DIRSTACK|PWD|OLDPWD|_|COMP_WORDBREAKS|OPTIND";
 
-export class ShellSession {
+export class ShellSession implements EnvShell {
   private proc: ChildProcess | undefined;
   private pending: Pending | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -506,38 +477,7 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** The task's shell (shared with its subagents), created lazily; bash itself starts on the first run. */
-export function getShellSession(
-  ctx: Pick<ToolContext, "runtime" | "taskId" | "cwd" | "env"> & Partial<Pick<ToolContext, "config">>,
-): ShellSession {
-  return ctx.runtime.get(`terminal:shell:${ctx.taskId}`, () => {
-    const grace = terminalSeconds(ctx.config, "daemon_term_grace_seconds");
-    const lifetime = terminalSeconds(ctx.config, "lifetime_seconds");
-    const session = new ShellSession({
-      cwd: ctx.cwd,
-      env: ctx.env,
-      ...(grace === undefined ? {} : { killGraceMs: grace * 1000 }),
-      ...(lifetime === undefined ? {} : { idleLifetimeMs: lifetime * 1000 }),
-    });
-    ctx.runtime.onDispose(() => session.dispose());
-    return session;
-  });
-}
-
 /** Whether `bash` is on the PATH of `env` (the terminal tools are offered only then). */
 export function bashAvailable(env: Readonly<Record<string, string | undefined>>): boolean {
   return (env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && existsSync(join(dir, "bash")));
-}
-
-/** `terminal.<key>` as a positive number of seconds, or undefined when unset or invalid. */
-function terminalSeconds(
-  config: Readonly<Record<string, unknown>> | undefined,
-  key: string,
-): number | undefined {
-  const terminal = config?.terminal;
-  const value =
-    typeof terminal === "object" && terminal !== null
-      ? (terminal as Record<string, unknown>)[key]
-      : undefined;
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }

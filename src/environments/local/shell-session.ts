@@ -31,6 +31,15 @@ import { delimiter, join } from "node:path";
 import { onProcessExit } from "../../util/exit-reaper.js";
 import { HeadTailBuffer } from "../../util/output-buffer.js";
 import { commandLine, descendants, groupsAlive, listProcesses, trySignal } from "../../util/process-tree.js";
+import {
+  callFile,
+  envPreludeScript,
+  initScript,
+  quote,
+  sentinelMarker,
+  statePaths,
+  wrapCommand,
+} from "../shell-protocol.js";
 import type { EnvShell, RunOptions, RunResult, StopReport } from "../types.js";
 
 /** The contract's names, kept for the callers and tests written against the local shell. */
@@ -64,13 +73,6 @@ interface Pending {
 }
 
 const SPARE_TAIL = 64;
-
-/**
- * Variables the state file must not carry: bash's own (read-only or dynamic: assigning RANDOM seeds
- * it, SECONDS resets it), the cwd pair (`cd` sets them), and the protocol's.
- */
-const SPECIAL_VARS =
-  "BASH|BASH[A-Z_]*|__hermes_*|EUID|UID|PPID|SHELLOPTS|SHLVL|RANDOM|SRANDOM|SECONDS|LINENO|FUNCNAME|GROUPS|HISTCMD|EPOCHSECONDS|EPOCHREALTIME|PIPESTATUS|DIRSTACK|PWD|OLDPWD|_|COMP_WORDBREAKS|OPTIND";
 
 export class ShellSession implements EnvShell {
   private proc: ChildProcess | undefined;
@@ -110,7 +112,7 @@ export class ShellSession implements EnvShell {
    */
   envPrelude(cwd: string): string {
     if (!existsSync(this.envFile)) return "";
-    return `builtin source ${quote(this.envFile)} >/dev/null 2>&1; builtin cd -- ${quote(cwd)} || exit\n`;
+    return envPreludeScript(this.envFile, cwd);
   }
 
   /** Runs `command` after any calls already queued. Rejects only when the session was disposed. */
@@ -151,7 +153,7 @@ export class ShellSession implements EnvShell {
       };
       let finished = false;
       const pending: Pending = {
-        marker: `__HERMES_DONE_${nonce}_`,
+        marker: sentinelMarker(nonce),
         nonce,
         buffer: new HeadTailBuffer(half, this.maxOutputChars - half),
         scan: "",
@@ -232,50 +234,18 @@ export class ShellSession implements EnvShell {
     }
   }
 
-  private callFile(pending: Pending, kind: string): string {
-    return join(this.stateDir, `${kind}.${pending.nonce}`);
+  private callFile(pending: Pending, kind: "pid" | "state"): string {
+    return callFile(this.stateDir, pending.nonce, kind);
   }
 
   private wrap(command: string, pending: Pending, workdir: string | undefined): string {
-    // `builtin` keeps user-defined functions named cd/eval/printf (rvm, nvm...) out of the protocol.
-    const state = this.callFile(pending, "state");
-    const save = [
-      `builtin mapfile -t __hermes_vs < <(builtin compgen -v)`,
-      `__hermes_keep=(); __hermes_names=' '`,
-      `for __hermes_v in "\${__hermes_vs[@]}"; do case $__hermes_v in ${SPECIAL_VARS}) ;; *) __hermes_keep+=("$__hermes_v"); __hermes_names+="$__hermes_v ";; esac; done`,
-      `builtin mapfile -t __hermes_fs < <(builtin compgen -A function)`,
-      `{ builtin declare -p -- "\${__hermes_keep[@]}"; builtin declare -f; builtin alias -p`,
-      `builtin printf '__hermes_names=%q\\n__hermes_funcs=%q\\nbuiltin cd -- %q\\n' "$__hermes_names" " \${__hermes_fs[*]} " "$PWD"`,
-      // The "ok" file is written last: a state file cut short by a kill is never sourced.
-      `} >${quote(state)} 2>/dev/null && : >${quote(`${state}.ok`)}`,
-    ].join("\n");
-    // With a workdir the command's changes are its own: nothing is saved.
-    const body = workdir
-      ? `builtin cd -- ${quote(workdir)} || builtin exit 1\nbuiltin eval "$__hermes_cmd"\n`
-      : `builtin eval "$__hermes_cmd"\n__hermes_ec=$?\n${save}\nbuiltin exit "$__hermes_ec"\n`;
-    // The subshell's own 2>&1 carries the command's stderr; the group's 2>/dev/null silences the
-    // shell's "Killed" notice for a stopped command. `exit` in the command ends only the subshell.
-    const restore = [
-      `if [[ -f ${quote(`${state}.ok`)} ]]; then`,
-      `builtin unalias -a`,
-      `builtin source ${quote(state)} >/dev/null 2>&1`,
-      `builtin mapfile -t __hermes_vs < <(builtin compgen -v)`,
-      `for __hermes_v in "\${__hermes_vs[@]}"; do case $__hermes_v in ${SPECIAL_VARS}) ;; *) [[ $__hermes_names == *" $__hermes_v "* ]] || builtin unset -v "$__hermes_v" 2>/dev/null;; esac; done`,
-      `builtin mapfile -t __hermes_vs < <(builtin compgen -A function)`,
-      `for __hermes_v in "\${__hermes_vs[@]}"; do [[ $__hermes_funcs == *" $__hermes_v "* ]] || builtin unset -f "$__hermes_v"; done`,
-      `builtin export -p >${quote(this.envFile)} 2>/dev/null`,
-      "fi",
-    ].join("\n");
-    return [
-      `__hermes_cmd=${quote(command)}`,
-      `{ ( builtin printf %s "$BASHPID" >${quote(this.callFile(pending, "pid"))}`,
-      `${body}) 2>&1 ; } </dev/null 2>/dev/null`,
-      `__hermes_ec=$?`,
-      restore,
-      `builtin printf '\\n${pending.marker}%s_%s\\n' "$__hermes_ec" "$PWD"`,
-      "",
-    ].join("\n");
+    return wrapCommand(command, {
+      nonce: pending.nonce,
+      paths: statePaths(this.stateDir),
+      ...(workdir ? { workdir } : {}),
+    });
   }
+
   private ensureShell(): ChildProcess {
     if (this.proc) return this.proc;
     const env: Record<string, string> = {};
@@ -335,14 +305,7 @@ export class ShellSession implements EnvShell {
       this.pending?.buffer.write(`Failed to start bash: ${err.message}\n`);
       onGone(null, null);
     });
-    const init = ["builtin set -m 2>/dev/null"];
-    const restore = existsSync(this.stateFile)
-      ? this.stateFile
-      : existsSync(this.envFile)
-        ? this.envFile
-        : "";
-    if (restore) init.push(`builtin source ${quote(restore)} >/dev/null 2>&1`);
-    proc.stdin?.write(`${init.join("\n")}\n`);
+    proc.stdin?.write(initScript(statePaths(this.stateDir)));
     return proc;
   }
 
@@ -446,10 +409,7 @@ export class ShellSession implements EnvShell {
   }
 }
 
-/** Quotes `text` as one bash word. */
-export function quote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
+export { quote };
 
 function readText(file: string): string {
   try {

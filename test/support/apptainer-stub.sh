@@ -35,6 +35,7 @@ instance)
     done
     [ -n "$image" ] && [ -n "$name" ] || fatal "instance start needs IMAGE and NAME"
     [ -e "$state/$name" ] && fatal "instance $name already exists"
+    [ -n "${APPTAINER_STUB_FAIL_START:-}" ] && fatal "container creation failed: mount /proc->/proc error: permission denied"
     echo "$image" >"$state/$name"
     echo "INFO:    instance started successfully"
     ;;

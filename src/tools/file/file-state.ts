@@ -28,10 +28,19 @@ export function recordSeen(ctx: ToolContext, abs: string, stats: Pick<Stats, "mt
   stamps(ctx).set(abs, { mtimeMs: stats.mtimeMs, size: stats.size });
 }
 
-/** Re-stats `abs` after a write and records it; a file that vanished is forgotten. */
-export async function recordWritten(ctx: ToolContext, abs: string): Promise<void> {
+/**
+ * Re-stats `abs` after a write and records it; a file that vanished is forgotten. `statOf` reads
+ * the active environment (default: node:fs).
+ */
+export async function recordWritten(
+  ctx: ToolContext,
+  abs: string,
+  statOf: (abs: string) => Promise<Pick<Stats, "mtimeMs" | "size"> | undefined> = (p) => stat(p),
+): Promise<void> {
   try {
-    recordSeen(ctx, abs, await stat(abs));
+    const current = await statOf(abs);
+    if (current) recordSeen(ctx, abs, current);
+    else stamps(ctx).delete(abs);
   } catch {
     stamps(ctx).delete(abs);
   }
@@ -49,13 +58,14 @@ export function assertFresh(
   ctx: ToolContext,
   abs: string,
   current: Pick<Stats, "mtimeMs" | "size"> | undefined,
+  cwd = ctx.cwd,
 ): void {
   if (!current) return;
   const seen = stamps(ctx).get(abs);
   if (!seen) return;
   if (seen.mtimeMs === current.mtimeMs && seen.size === current.size) return;
   throw new Error(
-    `${displayPath(abs, ctx.cwd)} was modified on disk after you last read it. ` +
+    `${displayPath(abs, cwd)} was modified on disk after you last read it. ` +
       "Read it again with read_file and redo your change on the current content.",
   );
 }

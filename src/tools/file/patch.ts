@@ -1,15 +1,12 @@
 /** patch: fuzzy find-and-replace in one file, or an all-or-nothing V4A multi-file patch. */
-import { mkdir, readFile, unlink } from "node:fs/promises";
-import { dirname } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
-import { atomicWriteFile } from "../../util/atomic-write.js";
-import { hasBinaryExtension, sniffBinaryFile } from "../../util/binary-file.js";
 import { defineTool, type ToolContext } from "../types.js";
+import { type FileAccess, fileAccess } from "./file-access.js";
 import { assertFresh, forget, recordWritten } from "./file-state.js";
 import { fuzzyReplace } from "./fuzzy-match.js";
 import description from "./patch.md";
-import { displayPath, statIfExists, stringEnum, unifiedDiff } from "./shared.js";
+import { displayPath, stringEnum, unifiedDiff } from "./shared.js";
 import { fileNotFoundError } from "./similar-names.js";
 import { applyHunks, type PatchOp, parseV4A } from "./v4a.js";
 import { guardWrite, refuseSecretWrite } from "./write-guard.js";
@@ -41,14 +38,15 @@ export const patchTool = defineTool({
   async handler(args, ctx) {
     if (isPatchMode(args)) {
       if (!args.patch?.trim()) throw new Error('mode "patch" needs the `patch` argument (V4A patch text).');
-      return applyPatch(args.patch, ctx);
+      return applyPatch(args.patch, ctx, await fileAccess(ctx));
     }
     if (args.path === undefined || args.old_string === undefined || args.new_string === undefined) {
       throw new Error(
         'mode "replace" needs `path`, `old_string` and `new_string` (use mode "patch" for a V4A patch).',
       );
     }
-    return replaceInFile(args.path, args.old_string, args.new_string, args.replace_all ?? false, ctx);
+    const files = await fileAccess(ctx);
+    return replaceInFile(args.path, args.old_string, args.new_string, args.replace_all ?? false, ctx, files);
   },
 });
 
@@ -70,16 +68,21 @@ function patchedPaths(patch: string): string[] {
 }
 
 /** Reads a text file that is about to be edited, with the checks shared by both modes. */
-async function loadForEdit(ctx: ToolContext, argPath: string, abs: string): Promise<string> {
-  refuseSecretWrite(ctx, abs);
-  const stats = await statIfExists(abs);
-  if (!stats) throw await fileNotFoundError(argPath, abs);
+async function loadForEdit(
+  ctx: ToolContext,
+  files: FileAccess,
+  argPath: string,
+  abs: string,
+): Promise<string> {
+  refuseSecretWrite(ctx, abs, files.env);
+  const stats = await files.stat(abs);
+  if (!stats) throw await fileNotFoundError(argPath, abs, files.names);
   if (stats.isDirectory()) throw new Error(`${argPath} is a directory, not a file.`);
-  if (hasBinaryExtension(abs) || (await sniffBinaryFile(abs))) {
+  if (await files.isBinary(abs)) {
     throw new Error(`${argPath} is a binary file; patch edits text files only.`);
   }
-  assertFresh(ctx, abs, stats);
-  return readFile(abs, "utf8");
+  assertFresh(ctx, abs, stats, files.cwd);
+  return files.readText(abs);
 }
 
 async function replaceInFile(
@@ -88,13 +91,14 @@ async function replaceInFile(
   newString: string,
   replaceAll: boolean,
   ctx: ToolContext,
+  files: FileAccess,
 ): Promise<string> {
   if (oldString === "")
     throw new Error("old_string is empty. To create or overwrite a whole file, use write_file.");
   if (oldString === newString)
     throw new Error("old_string and new_string are identical; nothing would change.");
-  const abs = resolvePath(argPath, ctx.cwd);
-  const before = await loadForEdit(ctx, argPath, abs);
+  const abs = files.resolve(argPath);
+  const before = await loadForEdit(ctx, files, argPath, abs);
   const outcome = fuzzyReplace(before, oldString, newString, replaceAll);
   if (!outcome.ok) {
     if (outcome.reason === "ambiguous") {
@@ -110,10 +114,10 @@ async function replaceInFile(
     );
   }
   // Asked once the edit is known to apply, so the user is never asked about one that would fail.
-  await guardWrite(ctx, abs, "patch");
-  await atomicWriteFile(abs, outcome.content);
-  await recordWritten(ctx, abs);
-  const shown = displayPath(abs, ctx.cwd);
+  await guardWrite(ctx, abs, "patch", undefined, files.env);
+  await files.writeText(abs, outcome.content);
+  await recordWritten(ctx, abs, files.stat);
+  const shown = displayPath(abs, files.cwd);
   const how = outcome.strategy === "exact" ? "" : `, matched ${outcome.strategy}`;
   const what = `${outcome.count} replacement${outcome.count === 1 ? "" : "s"}`;
   return `Patched ${shown} (${what}${how}).\n${unifiedDiff(`a/${shown}`, `b/${shown}`, before, outcome.content)}`;
@@ -126,7 +130,7 @@ interface FilePlan {
   after: string | null;
 }
 
-async function applyPatch(patchText: string, ctx: ToolContext): Promise<string> {
+async function applyPatch(patchText: string, ctx: ToolContext, files: FileAccess): Promise<string> {
   let ops: PatchOp[];
   try {
     ops = parseV4A(patchText);
@@ -135,7 +139,7 @@ async function applyPatch(patchText: string, ctx: ToolContext): Promise<string> 
   }
   const plans = new Map<string, FilePlan>();
   try {
-    await planAll(ops, plans, ctx);
+    await planAll(ops, plans, ctx, files);
   } catch (error) {
     throw new Error(`Patch not applied, no files were changed: ${(error as Error).message}`);
   }
@@ -150,18 +154,18 @@ async function applyPatch(patchText: string, ctx: ToolContext): Promise<string> 
           : plan.before === null
             ? "created by the patch"
             : undefined;
-      await guardWrite(ctx, plan.abs, "patch", effect);
+      await guardWrite(ctx, plan.abs, "patch", effect, files.env);
     }
   } catch (error) {
     throw new Error(`Patch not applied, no files were changed: ${(error as Error).message}`);
   }
-  await writeAll(changed);
+  await writeAll(changed, files);
   const summary: string[] = [];
   const diffs: string[] = [];
   for (const plan of changed) {
-    const shown = displayPath(plan.abs, ctx.cwd);
+    const shown = displayPath(plan.abs, files.cwd);
     if (plan.after === null) forget(ctx, plan.abs);
-    else await recordWritten(ctx, plan.abs);
+    else await recordWritten(ctx, plan.abs, files.stat);
     summary.push(`${plan.before === null ? "added" : plan.after === null ? "deleted" : "updated"} ${shown}`);
     diffs.push(
       unifiedDiff(
@@ -181,6 +185,7 @@ async function planAll(
   ops: readonly PatchOp[],
   plans: Map<string, FilePlan>,
   ctx: ToolContext,
+  files: FileAccess,
 ): Promise<void> {
   const current = async (argPath: string, abs: string, mustExist: boolean): Promise<string | null> => {
     const planned = plans.get(abs);
@@ -189,10 +194,10 @@ async function planAll(
         throw new Error(`${argPath} is deleted earlier in this patch.`);
       return planned.after;
     }
-    refuseSecretWrite(ctx, abs);
-    const stats = await statIfExists(abs);
-    const before = stats ? await loadForEdit(ctx, argPath, abs) : null;
-    if (!stats && mustExist) throw await fileNotFoundError(argPath, abs);
+    refuseSecretWrite(ctx, abs, files.env);
+    const stats = await files.stat(abs);
+    const before = stats ? await loadForEdit(ctx, files, argPath, abs) : null;
+    if (!stats && mustExist) throw await fileNotFoundError(argPath, abs, files.names);
     plans.set(abs, { abs, before, after: before });
     return before;
   };
@@ -202,7 +207,7 @@ async function planAll(
   };
 
   for (const op of ops) {
-    const abs = resolvePath(op.path, ctx.cwd);
+    const abs = files.resolve(op.path);
     if (op.kind === "add") {
       if ((await current(op.path, abs, false)) !== null) {
         throw new Error(`*** Add File: ${op.path} already exists; use *** Update File to change it.`);
@@ -223,7 +228,7 @@ async function planAll(
         set(abs, next);
         continue;
       }
-      const dest = resolvePath(op.moveTo, ctx.cwd);
+      const dest = files.resolve(op.moveTo);
       if (dest === abs) {
         set(abs, next);
         continue;
@@ -241,28 +246,22 @@ async function planAll(
  * Writes every planned file. If one write fails, the files already written are put back as they
  * were, so a failure at this stage also leaves the tree unchanged as far as the OS allows.
  */
-async function writeAll(plans: readonly FilePlan[]): Promise<void> {
+async function writeAll(plans: readonly FilePlan[], files: FileAccess): Promise<void> {
   const done: FilePlan[] = [];
   try {
     for (const plan of plans) {
-      await putContent(plan.abs, plan.after);
+      await putContent(files, plan.abs, plan.after);
       done.push(plan);
     }
   } catch (error) {
-    for (const plan of done.reverse()) await putContent(plan.abs, plan.before).catch(() => {});
+    for (const plan of done.reverse()) await putContent(files, plan.abs, plan.before).catch(() => {});
     throw new Error(
       `Writing the patch failed (${(error as Error).message}); files already written were restored.`,
     );
   }
 }
 
-async function putContent(abs: string, content: string | null): Promise<void> {
-  if (content === null) {
-    await unlink(abs).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "ENOENT") throw error;
-    });
-    return;
-  }
-  await mkdir(dirname(abs), { recursive: true });
-  await atomicWriteFile(abs, content);
+async function putContent(files: FileAccess, abs: string, content: string | null): Promise<void> {
+  if (content === null) await files.remove(abs);
+  else await files.writeText(abs, content);
 }

@@ -1,12 +1,10 @@
 /** read_file: numbered, paged, bounded reads of text files. */
-import type { Stats } from "node:fs";
-import { stat } from "node:fs/promises";
 import { extname } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
-import { hasBinaryExtension, sniffBinaryFile } from "../../util/binary-file.js";
 import { readLineBatches } from "../../util/line-reader.js";
 import { defineTool, type ToolContext } from "../types.js";
+import { bufferLineBatches, type FileAccess, type FileInfo, fileAccess } from "./file-access.js";
 import { recordSeen } from "./file-state.js";
 import description from "./read-file.md";
 import { configNumber, errorCode, outputBudget } from "./shared.js";
@@ -35,24 +33,25 @@ export const readFileTool = defineTool({
   emoji: "📖",
   pathScoped: (args, cwd) => [resolvePath(args.path, cwd)],
   async handler(args, ctx) {
-    const abs = resolvePath(args.path, ctx.cwd);
-    const stats = await statForRead(args.path, abs);
-    if (hasBinaryExtension(abs) || (await sniffBinaryFile(abs))) throw binaryFileError(args.path, abs);
+    const files = await fileAccess(ctx);
+    const abs = files.resolve(args.path);
+    const stats = await statForRead(files, args.path, abs);
+    if (await files.isBinary(abs)) throw binaryFileError(args.path, abs);
     recordSeen(ctx, abs, stats);
-    return readNumbered(abs, args.path, stats, args.offset ?? 1, args.limit ?? DEFAULT_LIMIT, ctx);
+    return readNumbered(files, abs, args.path, stats, args.offset ?? 1, args.limit ?? DEFAULT_LIMIT, ctx);
   },
 });
 
-async function statForRead(argPath: string, abs: string): Promise<Stats> {
-  let stats: Stats;
+async function statForRead(files: FileAccess, argPath: string, abs: string): Promise<FileInfo> {
+  let stats: FileInfo | undefined;
   try {
-    stats = await stat(abs);
+    stats = await files.stat(abs);
   } catch (error) {
     const code = errorCode(error);
-    if (code === "ENOENT" || code === "ENOTDIR") throw await fileNotFoundError(argPath, abs);
     if (code === "EACCES" || code === "EPERM") throw new Error(`Permission denied reading ${argPath}.`);
     throw error;
   }
+  if (!stats) throw await fileNotFoundError(argPath, abs, files.names);
   if (stats.isDirectory()) {
     throw new Error(
       `${argPath} is a directory, not a file. Use search_files with target "files" (e.g. pattern "*") to list it.`,
@@ -73,9 +72,10 @@ function binaryFileError(argPath: string, abs: string): Error {
 }
 
 async function readNumbered(
+  files: FileAccess,
   abs: string,
   argPath: string,
-  stats: Stats,
+  stats: FileInfo,
   offset: number,
   requestedLimit: number,
   ctx: ToolContext,
@@ -99,10 +99,10 @@ async function readNumbered(
   let lineNo = 0;
   let more = false;
   let cappedBySize = false;
-  scan: for await (const batch of readLineBatches(abs, {
-    maxLineBytes: lineCap * 4,
-    signal: ctx.signal,
-  })) {
+  const batches = files.local
+    ? readLineBatches(abs, { maxLineBytes: lineCap * 4, signal: ctx.signal })
+    : bufferLineBatches(await files.readText(abs), lineCap * 4);
+  scan: for await (const batch of batches) {
     for (const raw of batch) {
       lineNo++;
       if (lineNo < offset) continue;

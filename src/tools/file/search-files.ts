@@ -1,10 +1,12 @@
 /** search_files: regex content search and file-name search, via ripgrep or the built-in walker. */
 import { stat } from "node:fs/promises";
 import { basename, dirname, relative, sep } from "node:path";
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
 import { globMatcher } from "../../util/glob.js";
 import { defineTool, type ToolContext } from "../types.js";
+import { type FileAccess, fileAccess } from "./file-access.js";
+import { envContentSearch, envListFiles } from "./search-env.js";
 import description from "./search-files.md";
 import { findRipgrep, rgContentSearch, rgListFiles } from "./search-rg.js";
 import type { ContentQuery, FileHits, HitLine, SearchMode } from "./search-types.js";
@@ -50,6 +52,8 @@ export const searchFilesTool = defineTool({
   parallelSafe: true,
   emoji: "🔎",
   async handler(args, ctx) {
+    const files = await fileAccess(ctx);
+    if (!files.local) return searchInEnvironment(args, ctx, files);
     const root = resolvePath(args.path ?? ".", ctx.cwd);
     await assertSearchRoot(args.path ?? ".", root);
     const limit = args.limit ?? DEFAULT_LIMIT;
@@ -72,6 +76,36 @@ export const searchFilesTool = defineTool({
   },
 });
 
+type SearchArgs = Static<typeof parameters>;
+
+/** The same search in an environment other than the local machine (see search-env.ts). */
+async function searchInEnvironment(args: SearchArgs, ctx: ToolContext, files: FileAccess): Promise<string> {
+  const argPath = args.path ?? ".";
+  const root = files.resolve(argPath);
+  if (!(await files.stat(root))) {
+    const similar = await similarNames(dirname(root), basename(root), 3, files.names);
+    const hint = similar.length > 0 ? ` Did you mean: ${similar.join(", ")}?` : "";
+    throw new Error(`Path not found: ${argPath}.${hint}`);
+  }
+  const limit = args.limit ?? DEFAULT_LIMIT;
+  const offset = args.offset ?? 0;
+  const shownCtx = { ...ctx, cwd: files.cwd };
+  if (args.target === "files") {
+    const listed = await envListFiles(files.env, root, args.file_glob, ctx.signal);
+    return pageFiles(args.pattern, root, listed, limit, offset, shownCtx);
+  }
+  const query: ContentQuery = {
+    root,
+    pattern: args.pattern,
+    context: args.context ?? 0,
+    mode: args.output_mode ?? "content",
+    want: offset + limit + 1,
+    signal: ctx.signal,
+    ...(args.file_glob ? { fileGlob: args.file_glob } : {}),
+  };
+  return formatContent(await envContentSearch(files.env, query), query, limit, offset, shownCtx);
+}
+
 async function assertSearchRoot(argPath: string, root: string): Promise<void> {
   try {
     await stat(root);
@@ -92,23 +126,40 @@ async function findFiles(
   rg: string | undefined,
   ctx: ToolContext,
 ): Promise<string> {
-  // A pattern without wildcards is a name fragment: "config" finds app.config.ts and Config.yaml.
-  const accept = /[*?[{]/.test(pattern)
-    ? globMatcher(pattern)
-    : (rel: string) => basename(rel).toLowerCase().includes(pattern.toLowerCase());
   const candidates: string[] = [];
   if (rg) candidates.push(...(await rgListFiles(rg, root, fileGlob, ctx.env, ctx.signal)));
   else for await (const abs of walkMatchingFiles(root, fileGlob, ctx.signal)) candidates.push(abs);
-  const matched: { abs: string; mtime: number }[] = [];
+  const accept = nameMatcher(pattern);
+  const listed: { abs: string; mtime: number }[] = [];
   for (const abs of candidates) {
-    const rel = relative(root, abs).split(sep).join("/") || basename(abs);
-    if (!accept(rel)) continue;
+    if (!accept(relative(root, abs).split(sep).join("/") || basename(abs))) continue;
     try {
-      matched.push({ abs, mtime: (await stat(abs)).mtimeMs });
+      listed.push({ abs, mtime: (await stat(abs)).mtimeMs });
     } catch {
       // Deleted since it was listed.
     }
   }
+  return pageFiles(pattern, root, listed, limit, offset, ctx);
+}
+
+/** A pattern without wildcards is a name fragment: "config" finds app.config.ts and Config.yaml. */
+function nameMatcher(pattern: string): (rel: string) => boolean {
+  return /[*?[{]/.test(pattern)
+    ? globMatcher(pattern)
+    : (rel: string) => basename(rel).toLowerCase().includes(pattern.toLowerCase());
+}
+
+/** Newest first, one page, paths shown relative to the cwd. */
+function pageFiles(
+  pattern: string,
+  root: string,
+  listed: readonly { abs: string; mtime: number }[],
+  limit: number,
+  offset: number,
+  ctx: ToolContext,
+): string {
+  const accept = nameMatcher(pattern);
+  const matched = listed.filter((m) => accept(relative(root, m.abs).split(sep).join("/") || basename(m.abs)));
   if (matched.length === 0)
     return `No files matching ${JSON.stringify(pattern)} under ${displayPath(root, ctx.cwd)}.`;
   matched.sort((a, b) => b.mtime - a.mtime || (a.abs < b.abs ? -1 : 1));

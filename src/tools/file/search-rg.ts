@@ -89,15 +89,34 @@ async function runRg(
     const code = await exit;
     if (signal.aborted) throw new Error("Search was cancelled.");
     if (stopped || code === 0 || code === 1) return;
-    const message = stderr.trim();
-    if (/regex parse error|error parsing regex/i.test(message)) {
-      throw new Error(`Invalid regex: ${message.replace(/^rg: /, "")}`);
-    }
-    throw new Error(`ripgrep failed (exit ${code}): ${message || "no message"}`);
+    throw rgFailure(code, stderr);
   } finally {
     signal.removeEventListener("abort", stop);
     if (child.exitCode === null) child.kill();
   }
+}
+
+/** ripgrep's arguments for a content search (JSON output). */
+export function rgContentArgs(query: ContentQuery): string[] {
+  const args = ["--json", ...commonArgs(query.fileGlob)];
+  if (query.mode === "files_only") args.push("--max-count", "1");
+  if (query.mode === "content" && query.context > 0) args.push("--context", String(query.context));
+  args.push("--regexp", query.pattern, "--", query.root);
+  return args;
+}
+
+/** ripgrep's arguments for listing the files under `root`. */
+export function rgListArgs(root: string, fileGlob: string | undefined): string[] {
+  return ["--files", ...commonArgs(fileGlob), "--", root];
+}
+
+/** The error for ripgrep's exit status 2 (a bad regex reads as one). */
+export function rgFailure(code: number | null, stderr: string): Error {
+  const message = stderr.trim();
+  if (/regex parse error|error parsing regex/i.test(message)) {
+    return new Error(`Invalid regex: ${message.replace(/^rg: /, "")}`);
+  }
+  return new Error(`ripgrep failed (exit ${code}): ${message || "no message"}`);
 }
 
 /** Content search with ripgrep; same contract as the walker's `walkContentSearch`. */
@@ -106,15 +125,23 @@ export async function rgContentSearch(
   query: ContentQuery,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<FileHits[]> {
-  const args = ["--json", ...commonArgs(query.fileGlob)];
-  if (query.mode === "files_only") args.push("--max-count", "1");
-  if (query.mode === "content" && query.context > 0) args.push("--context", String(query.context));
-  args.push("--regexp", query.pattern, "--", query.root);
+  const reader = rgHitReader(query);
+  await runRg(rg, rgContentArgs(query), env, query.signal, reader.onLine);
+  return reader.results();
+}
 
+/**
+ * Folds ripgrep's JSON lines into hits: `onLine` returns false once enough results are in (stop
+ * ripgrep there); `results` gives what was collected.
+ */
+export function rgHitReader(query: ContentQuery): {
+  onLine: (raw: string) => boolean;
+  results: () => FileHits[];
+} {
   const results: FileHits[] = [];
   let current: FileHits | undefined;
   let total = 0;
-  await runRg(rg, args, env, query.signal, (raw) => {
+  const onLine = (raw: string): boolean => {
     let msg: RgMessage;
     try {
       msg = JSON.parse(raw) as RgMessage;
@@ -147,10 +174,16 @@ export async function rgContentSearch(
       return query.mode === "content" || total < query.want;
     }
     return true;
-  });
-  // Stopped mid-file: keep what was collected for it.
-  if (current && current.matches > 0) results.push(current);
-  return results;
+  };
+  return {
+    onLine,
+    results() {
+      // Stopped mid-file: keep what was collected for it.
+      if (current && current.matches > 0) results.push(current);
+      current = undefined;
+      return results;
+    },
+  };
 }
 
 /** Lists files under `root` with ripgrep (ignore files honoured), filtered by `fileGlob`. */
@@ -162,7 +195,7 @@ export async function rgListFiles(
   signal: AbortSignal,
 ): Promise<string[]> {
   const files: string[] = [];
-  await runRg(rg, ["--files", ...commonArgs(fileGlob), "--", root], env, signal, (line) => {
+  await runRg(rg, rgListArgs(root, fileGlob), env, signal, (line) => {
     if (line) files.push(line);
     return true;
   });

@@ -10,10 +10,15 @@ const MAX_ENTRIES = 10_000;
  * Up to `max` names in `dir` that resemble `name`: same name in another case, a name within a
  * small edit distance, or one containing the other. Best first; empty when the directory is unreadable.
  */
-export async function similarNames(dir: string, name: string, max = 3): Promise<string[]> {
+export async function similarNames(
+  dir: string,
+  name: string,
+  max = 3,
+  list: (dir: string) => Promise<string[]> = (d) => readdir(d),
+): Promise<string[]> {
   let entries: string[];
   try {
-    entries = await readdir(dir);
+    entries = await list(dir);
   } catch {
     return [];
   }
@@ -33,8 +38,12 @@ export async function similarNames(dir: string, name: string, max = 3): Promise<
 }
 
 /** A "File not found" error naming similar files next to it, written with the path as the model gave it. */
-export async function fileNotFoundError(argPath: string, abs: string): Promise<Error> {
-  const suggestions = await similarNames(dirname(abs), basename(abs));
+export async function fileNotFoundError(
+  argPath: string,
+  abs: string,
+  list?: (dir: string) => Promise<string[]>,
+): Promise<Error> {
+  const suggestions = await similarNames(dirname(abs), basename(abs), 3, list);
   if (suggestions.length === 0) return new Error(`File not found: ${argPath}`);
   const slash = argPath.lastIndexOf("/");
   const prefix = slash === -1 ? "" : argPath.slice(0, slash + 1);

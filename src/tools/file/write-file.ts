@@ -1,12 +1,10 @@
 /** write_file: atomic create-or-replace with write guards and a staleness check. */
-import { mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
-import { atomicWriteFile } from "../../util/atomic-write.js";
 import { defineTool } from "../types.js";
+import { fileAccess } from "./file-access.js";
 import { assertFresh, recordWritten } from "./file-state.js";
-import { countLines, displayPath, errorCode, statIfExists } from "./shared.js";
+import { countLines, displayPath, errorCode } from "./shared.js";
 import description from "./write-file.md";
 import { guardWrite, refuseSecretWrite } from "./write-guard.js";
 
@@ -23,16 +21,16 @@ export const writeFileTool = defineTool({
   emoji: "✍️",
   pathScoped: (args, cwd) => [resolvePath(args.path, cwd)],
   async handler(args, ctx) {
-    const abs = resolvePath(args.path, ctx.cwd);
-    refuseSecretWrite(ctx, abs);
-    const existing = await statIfExists(abs);
+    const files = await fileAccess(ctx);
+    const abs = files.resolve(args.path);
+    refuseSecretWrite(ctx, abs, files.env);
+    const existing = await files.stat(abs);
     if (existing?.isDirectory()) throw new Error(`${args.path} is a directory; give a file path to write.`);
-    assertFresh(ctx, abs, existing);
+    assertFresh(ctx, abs, existing, files.cwd);
     // Asked last, so the user is never asked about a write that would fail anyway.
-    await guardWrite(ctx, abs, "write_file");
+    await guardWrite(ctx, abs, "write_file", undefined, files.env);
     try {
-      await mkdir(dirname(abs), { recursive: true });
-      await atomicWriteFile(abs, args.content);
+      await files.writeText(abs, args.content);
     } catch (error) {
       const code = errorCode(error);
       if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
@@ -43,9 +41,9 @@ export const writeFileTool = defineTool({
       }
       throw error;
     }
-    await recordWritten(ctx, abs);
+    await recordWritten(ctx, abs, files.stat);
     const bytes = Buffer.byteLength(args.content, "utf8");
     const verb = existing ? "Overwrote" : "Created";
-    return `${verb} ${displayPath(abs, ctx.cwd)} (${bytes} bytes, ${countLines(args.content)} lines).`;
+    return `${verb} ${displayPath(abs, files.cwd)} (${bytes} bytes, ${countLines(args.content)} lines).`;
   },
 });

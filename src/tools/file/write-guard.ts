@@ -11,8 +11,15 @@
  *
  * The memory, skill_manage and cronjob tools write their own files without this guard: they are
  * the sanctioned way to change those files, with their own validation.
+ *
+ * In an isolated environment (a container) the path is the environment's: only a write that lands
+ * on a host directory mounted there is judged, as the host path behind it (symlinks resolved by
+ * the environment itself, since it is the environment that follows them). Container-only paths
+ * need no guard: they endanger nothing but the container.
  */
 import { relative, sep } from "node:path";
+import { hostPathOf } from "../../environments/mounts.js";
+import type { Environment } from "../../environments/types.js";
 import { withAdvice } from "../approval/denial.js";
 import {
   type GuardRoots,
@@ -73,9 +80,33 @@ export function deniedProtectedWrite(shown: string, protection: PathProtection, 
  * Throws the refusal when writing `abs` would touch a `secret` path. Cheap and prompt-free, so
  * tools call it before any other work; {@link guardWrite} does it too.
  */
-export function refuseSecretWrite(ctx: ToolContext, abs: string): void {
-  const protection = guardPath(abs, guardRoots(ctx.home, ctx.env));
+export function refuseSecretWrite(ctx: ToolContext, abs: string, env?: Environment): void {
+  // In an isolated environment the symlink-resolved host path is judged by `guardWrite`.
+  const host = env?.isolation === "isolated" ? hostPathOf(abs, env.mounts)?.hostPath : abs;
+  if (host === undefined) return;
+  const protection = guardPath(host, guardRoots(ctx.home, ctx.env));
   if (protection?.level === "secret") throw new Error(secretRefusal(displayPath(abs, ctx.cwd), protection));
+}
+
+/**
+ * The host path a write of `abs` in `env` lands on, or undefined when it stays inside an isolated
+ * environment. On the host (or with no environment) it is `abs` itself.
+ */
+export async function hostTargetOf(abs: string, env: Environment | undefined): Promise<string | undefined> {
+  if (!env || env.isolation === "host") return abs;
+  if (env.mounts.length === 0) return undefined;
+  let resolved = abs;
+  try {
+    // -m: the file (and parents) may not exist yet; the environment follows its own symlinks.
+    const r = await env.exec(`realpath -m -- '${abs.replace(/'/g, `'\\''`)}'`, { timeoutMs: 10_000 });
+    const out = r.stdout.toString("utf8").trim();
+    if (r.exitCode === 0 && out.startsWith("/")) resolved = out;
+  } catch {
+    // Judged by the path as written.
+  }
+  // Either spelling on a mount counts: a link out of the mount is judged where it points, and a
+  // path the environment could not resolve is judged as written.
+  return hostPathOf(resolved, env.mounts)?.hostPath ?? hostPathOf(abs, env.mounts)?.hostPath;
 }
 
 /**
@@ -86,10 +117,13 @@ export function refuseSecretWrite(ctx: ToolContext, abs: string): void {
  */
 export async function guardWrite(
   ctx: ToolContext,
-  abs: string,
+  envAbs: string,
   action: string,
   effect?: string,
+  env?: Environment,
 ): Promise<void> {
+  const abs = await hostTargetOf(envAbs, env);
+  if (abs === undefined) return;
   const roots = guardRoots(ctx.home, ctx.env);
   const protection = guardPath(abs, roots);
   if (!protection) return;

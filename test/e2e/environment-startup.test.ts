@@ -58,7 +58,7 @@ describe("terminal environment at start-up", () => {
     const before = llm.chatRequests.length;
     const result = await runHermes(["-z", "hi"], { home, cwd });
     expect(result.code).toBe(0);
-    const system = (llm.chatRequests[before]?.body as ChatBody).messages[0]?.content ?? "";
+    const system = (llm.chatRequests[before]?.body as ChatBody | undefined)?.messages[0]?.content ?? "";
     expect(system).toMatch(/terminal backend local: the local machine \(.*host .+\), no isolation/);
   });
 });

@@ -10,6 +10,13 @@ import { trySignal } from "../../util/process-tree.js";
 import { spawnPtyProcess } from "../pty-process.js";
 import type { EnvProcess, ExecOptions, ExecResult, SpawnOptions } from "../types.js";
 
+/**
+ * Our pipes are sockets, and bash sources ~/.bashrc when its stdin is a socket and SHLVL is unset
+ * (its rshd/sshd rule): a user's rc file (pyenv init waiting on a lock, a prompt) would run, or
+ * hang, before every command. --norc keeps that out, as for the persistent shell.
+ */
+const BASH_FLAGS = ["--norc", "--noprofile"] as const;
+
 /** Output can trail the exit; wait this long for it unless the pipes close sooner. */
 const DRAIN_MS = 200;
 
@@ -37,9 +44,7 @@ export async function spawnLocal(
     });
   }
   const env = definedOnly({ ...baseEnv, ...options.env });
-  // --norc: bash reads ~/.bashrc for -c when its stdin is a socket (node's pipes are), which
-  // costs seconds on some machines and runs the user's start-up code in every process.
-  const child = spawn("bash", ["--noprofile", "--norc", "-c", `${options.prelude ?? ""}${command}`], {
+  const child = spawn("bash", [...BASH_FLAGS, "-c", `${options.prelude ?? ""}${command}`], {
     cwd: options.cwd,
     env,
     detached: true,
@@ -106,7 +111,7 @@ export function execLocal(
   defaultCwd: string,
 ): Promise<ExecResult> {
   return new Promise<ExecResult>((resolve, reject) => {
-    const child = spawn("bash", ["--noprofile", "--norc", "-c", command], {
+    const child = spawn("bash", [...BASH_FLAGS, "-c", command], {
       cwd: options.cwd ?? defaultCwd,
       env: definedOnly(baseEnv),
       detached: true,

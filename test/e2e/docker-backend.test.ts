@@ -48,8 +48,14 @@ describe.skipIf(skip !== undefined)("terminal.backend: docker end to end", () =>
       }),
       reply().text("done"),
     );
+    const first = llm.chatRequests.length;
     const result = await runHermes(["-z", "work in the container"], { home, cwd });
     expect(result.stdout).toBe("done\n");
+    // The system prompt names the container, not the host.
+    const system = String(
+      (llm.chatRequests[first]?.body as ChatBody | undefined)?.messages[0]?.content ?? "",
+    );
+    expect(system).toMatch(/terminal backend docker: .*docker container/);
     expect(result.code).toBe(0);
     expect(toolResults(2)[1]).toContain("hello from the container");
     const shell = toolResults(4)[3] ?? "";

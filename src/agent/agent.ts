@@ -5,7 +5,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { resolveAuxiliaryChain } from "../ai/auxiliary.js";
-import { fileContextLengthStore } from "../ai/context-length.js";
 import type { ClassifiedError } from "../ai/error-classifier.js";
 import { repairHistory } from "../ai/history-repair.js";
 import { DEFAULT_RETRY_POLICY } from "../ai/retry.js";
@@ -23,12 +22,12 @@ import type { DelegationRequest, DelegationResult, ToolOutcome, ToolRuntime } fr
 import { terminalEnv } from "../util/env-scrub.js";
 import { EventStream } from "../util/event-stream.js";
 import { processRedactor, type Redactor } from "../util/redact.js";
-import { newSessionId } from "../util/session-id.js";
 import type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
 import { ApprovalPolicy, approvalSettings } from "./approval-policy.js";
 import { auxiliaryJudge } from "./approval-smart.js";
 import { mutationReason, sessionCheckpoints } from "./checkpoint-hook.js";
-import { compressMessages, estimateTokens, shouldCompress } from "./compression/index.js";
+import { estimateTokens, shouldCompress } from "./compression/index.js";
+import { compressHistory, learnWindowFromOverflow } from "./context-upkeep.js";
 import { type DelegationHost, delegationLimits, mayDelegate, runDelegation } from "./delegation.js";
 import { startSessionEnvironment } from "./environment-start.js";
 import type { AgentEvent, AgentEventListener } from "./events.js";
@@ -39,7 +38,6 @@ import { composeUserTurn } from "./memory-provider-hook.js";
 import { NoticeQueue, withNotices } from "./notices.js";
 import { type Frozen, freezeSession } from "./session-freeze.js";
 import { type BackgroundStart, startBackgroundAgent } from "./subagents/background.js";
-import { learnContextLength } from "./summarizer.js";
 import { buildToolContext, type ToolContextBase } from "./tool-context.js";
 import { saveTrajectory } from "./trajectory.js";
 
@@ -410,7 +408,12 @@ export class AIAgent {
       ...(compression
         ? {
             compress: async (failure: ClassifiedError) => {
-              await this.learnContextLength(frozen, failure, emit);
+              await learnWindowFromOverflow(frozen, failure, emit, {
+                config: this.config,
+                home: this.home,
+                history: this.history,
+                lastPromptTokens: this.lastPromptTokens,
+              });
               return (await this.compressHistory(frozen, emit, { signal })).status === "compressed";
             },
             checkpoint: () => this.checkpoint(frozen, emit, signal),
@@ -555,69 +558,20 @@ export class AIAgent {
     emit: (e: AgentEvent) => void,
     options: { force?: boolean; focus?: string; signal?: AbortSignal },
   ): Promise<CompressionReport> {
-    const result = await compressMessages(this.history, {
-      summarize: (prompt) => frozen.summarize(prompt, options.signal),
-      contextLength: frozen.contextLength,
-      targetRatio: this.config.compression.target_ratio,
-      previousPasses: this.compressionPasses,
-      ...(options.force ? { force: true } : {}),
-      ...(options.focus ? { focus: options.focus } : {}),
-    });
-    if (result.status === "compressed") {
-      this.history.splice(0, this.history.length, ...result.messages);
-      this.compressionPasses.push(result.savedRatio);
+    const outcome = await compressHistory(
+      this.history,
+      this.compressionPasses,
+      frozen,
+      this.config,
+      this.currentSessionId,
+      emit,
+      options,
+    );
+    if (outcome.childSessionId) {
       this.lastPromptTokens = 0;
-      const parent = this.currentSessionId;
-      this.currentSessionId = newSessionId();
-      emit({
-        type: "compression",
-        sessionId: parent,
-        childSessionId: this.currentSessionId,
-        messages: [...result.messages],
-        tokensBefore: result.tokensBefore,
-        tokensAfter: result.tokensAfter,
-      });
-      emit({
-        type: "warning",
-        message: `Context compressed: about ${result.tokensBefore} → ${result.tokensAfter} tokens of conversation (${Math.round(result.savedRatio * 100)}% saved).`,
-      });
-    } else if (result.error) {
-      emit({ type: "warning", message: result.error });
+      this.currentSessionId = outcome.childSessionId;
     }
-    return {
-      status: result.status,
-      tokensBefore: result.tokensBefore,
-      tokensAfter: result.tokensAfter,
-      ...(result.error ? { error: result.error } : {}),
-    };
-  }
-
-  /**
-   * After an overflow error: when the request was smaller than the window we assumed, the window
-   * is smaller than we thought. Learn it (the size the error states, else the next tier down; see
-   * summarizer.ts), cache it in `context_length_cache.yaml`, and plan compression against it from
-   * now on. A window set in config.yaml is the user's word and is kept.
-   */
-  private async learnContextLength(
-    frozen: Frozen,
-    failure: ClassifiedError,
-    emit: (e: AgentEvent) => void,
-  ): Promise<void> {
-    const learnt = await learnContextLength({
-      failure,
-      configured: this.config.model.context_length,
-      sentTokens: Math.max(this.lastPromptTokens, estimateTokens(this.history)),
-      current: frozen.contextLength,
-      model: frozen.model,
-      baseUrl: frozen.baseUrl,
-      store: fileContextLengthStore(this.home),
-    });
-    if (learnt === undefined) return;
-    emit({
-      type: "warning",
-      message: `The provider's context window for ${frozen.model} is smaller than assumed: planning with ${learnt} tokens (was ${frozen.contextLength}).`,
-    });
-    frozen.contextLength = learnt;
+    return outcome.report;
   }
 
   private prepare(): Promise<Frozen> {

@@ -36,6 +36,7 @@ import {
   setHomeChannel,
 } from "./commands.js";
 import { deliverText, homeChannel, resolveTarget } from "./deliver.js";
+import { batchInput, transcribeVoice } from "./inbound-text.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import { type ResetPolicy, resetPolicyFrom, resetReason, SessionIndex } from "./session-index.js";
 
@@ -362,44 +363,12 @@ export class MessageRouter {
     }
   }
 
-  private async inputOf(conv: Conversation, batch: readonly InboundMessage[]): Promise<string> {
+  private inputOf(conv: Conversation, batch: readonly InboundMessage[]): Promise<string> {
     const shared = batch.some((m) => m.source.chatType !== "dm") && this.isShared(conv);
-    const messages: string[] = [];
-    for (const m of batch) {
-      const parts: string[] = [];
-      const text = m.text.trim();
-      if (text) parts.push(shared ? `[${m.source.userName ?? m.source.userId}] ${text}` : text);
-      for (const media of m.media ?? []) {
-        const what = media.kind === "voice" ? "a voice note" : `a ${media.kind}`;
-        parts.push(
-          `[The user sent ${what}${media.fileName ? ` (${media.fileName})` : ""}, saved at ${media.path}]`,
-        );
-        if (media.kind === "voice" || media.kind === "audio") {
-          const heard = await this.transcribe(media.path);
-          if (heard) parts.push(`[Transcript: ${heard}]`);
-        }
-      }
-      if (parts.length) messages.push(parts.join("\n"));
-    }
-    return messages.join("\n\n");
-  }
-
-  /** Speech to text for a voice note (`stt.*`); undefined when none is configured or it fails. */
-  private async transcribe(path: string): Promise<string | undefined> {
-    if (this.options.config["stt"] && section(this.options.config["stt"])["enabled"] === false)
-      return undefined;
-    try {
-      const { transcribeAudio } = await import("../../tools/media/transcribe.js");
-      const result = await transcribeAudio(path, {
-        config: this.options.config,
-        env: this.options.env,
-        home: this.options.home,
-      });
-      return result.text.trim() || undefined;
-    } catch (error) {
-      this.log(`voice note not transcribed: ${describeError(error)}`);
-      return undefined;
-    }
+    const { config, env, home } = this.options;
+    return batchInput(batch, shared, (path) =>
+      transcribeVoice(path, { config, env, home }, (l) => this.log(l)),
+    );
   }
 
   /** Whether several people share this conversation (a group without per-user sessions, or a thread). */

@@ -32,18 +32,15 @@ const parameters = Type.Object({
       description: "Directory for this command only (the shell stays where it is).",
     }),
   ),
-  pty: Type.Optional(
-    Type.Boolean({ description: "Run in its own pseudo-terminal, for programs that need one." }),
-  ),
+  pty: Type.Optional(Type.Boolean({ description: "Give it a terminal (programs that need one)." })),
   notify_on_complete: Type.Optional(
     Type.Boolean({
-      description: "Background: you are told when it ends (exit code, output tail); no need to poll.",
+      description: "Background only: you are told when it ends; no polling needed.",
     }),
   ),
   watch_patterns: Type.Optional(
     Type.Array(Type.String(), {
-      description:
-        "Background: you are told when it prints a line containing one of these texts (plain text).",
+      description: "Background only: you are told when a line contains one of these texts.",
     }),
   ),
 });

@@ -72,11 +72,49 @@ const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
  * cannot be loaded or bash cannot be started.
  */
 export function spawnPtyProcess(command: string, options: PtySpawnOptions): EnvProcess {
+  const program = openPtyProgram(
+    "bash",
+    ["--noprofile", "--norc", "-c", `${options.prelude ?? ""}${command}`],
+    options,
+  );
+  return {
+    pid: program.pid,
+    get stdin() {
+      return program.stdin;
+    },
+    output: program.output,
+    exited: program.exited,
+    async signal(sig) {
+      trySignal(-program.pid, sig);
+    },
+  };
+}
+
+/** A program running under a local pty: its pid (a process group), typed input, merged output. */
+export interface PtyProgram {
+  readonly pid: number;
+  /** Null once it exited or stdin was ended (which sent Ctrl+D). */
+  readonly stdin: NodeJS.WritableStream | null;
+  readonly output: NodeJS.ReadableStream;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Kills it (SIGKILL to its process group). */
+  kill(): void;
+}
+
+/**
+ * Runs `file args` under a new local pty. Also how a backend gives a remote program a terminal
+ * when its client insists on one of its own (`docker exec -t` refuses a pipe).
+ */
+export function openPtyProgram(
+  file: string,
+  args: string[],
+  options: Omit<PtySpawnOptions, "prelude">,
+): PtyProgram {
   const pty = loadPty();
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.env)) if (v !== undefined) env[k] = v;
   env.TERM ??= "xterm-256color";
-  const handle = pty.spawn("bash", ["--noprofile", "--norc", "-c", `${options.prelude ?? ""}${command}`], {
+  const handle = pty.spawn(file, args, {
     name: env.TERM,
     cols: options.cols,
     rows: options.rows,
@@ -124,8 +162,6 @@ export function spawnPtyProcess(command: string, options: PtySpawnOptions): EnvP
     },
     output,
     exited,
-    async signal(sig) {
-      trySignal(-handle.pid, sig);
-    },
+    kill: () => trySignal(-handle.pid, "SIGKILL"),
   };
 }

@@ -41,7 +41,7 @@ export function spawnRemote(
 ): Promise<EnvProcess> {
   const env: Record<string, string> = { ...(options.env ?? {}) };
   const proc = channel.open(["bash", "--noprofile", "--norc", "-c", spawnScript(command, options)], {
-    ...(options.pty ? { tty: true } : {}),
+    ...(options.pty ? { tty: options.pty } : {}),
     ...(Object.keys(env).length > 0 ? { env } : {}),
   });
   const output = new PassThrough();

@@ -233,11 +233,11 @@ export interface ShellChannel {
   /**
    * Starts `argv` inside the environment with its stdio piped here, e.g. `docker exec -i CTR
    * bash --noprofile --norc`, or `ssh -S CTL host 'bash --noprofile --norc'`. `tty` asks for a
-   * pseudo-terminal (docker exec -t, ssh -tt).
+   * pseudo-terminal (docker exec -t, ssh -tt), of the given size when it names one.
    */
   open(
     argv: readonly string[],
-    options?: { tty?: boolean; env?: Readonly<Record<string, string>> },
+    options?: { tty?: boolean | { cols: number; rows: number }; env?: Readonly<Record<string, string>> },
   ): ChannelProcess;
   /** Runs a short command to completion inside the environment (bash -c). */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;

@@ -4,6 +4,9 @@
  * environment, so they never appear on a command line where `ps` would show them.
  */
 import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { PassThrough } from "node:stream";
+import { openPtyProgram } from "../pty-process.js";
 import type { ChannelProcess, ExecOptions, ExecResult, ShellChannel } from "../types.js";
 
 export interface CliResult {
@@ -63,7 +66,12 @@ export function dockerChannel(
   ];
   return {
     open(argv, options): ChannelProcess {
-      const child = spawn(binary, [...base(options?.env, options?.tty === true), ...argv], {
+      // `docker exec -t` insists that its own stdin is a terminal: give the client a local pty.
+      if (options?.tty) {
+        const size = typeof options.tty === "object" ? options.tty : { cols: 120, rows: 40 };
+        return ptyChannelProcess(binary, [...base(options.env, true), ...argv], clientEnv, options.env, size);
+      }
+      const child = spawn(binary, [...base(options?.env, false), ...argv], {
         env: { ...clientEnv, ...options?.env },
         stdio: ["pipe", "pipe", "pipe"],
       });
@@ -114,5 +122,26 @@ export function dockerChannel(
         child.stdin.end(options.stdin ?? "");
       });
     },
+  };
+}
+
+/** `docker exec -it ...` run under a local pty, as a channel process (the terminal merges stderr). */
+function ptyChannelProcess(
+  binary: string,
+  args: string[],
+  clientEnv: NodeJS.ProcessEnv,
+  env: Readonly<Record<string, string>> | undefined,
+  size: { cols: number; rows: number },
+): ChannelProcess {
+  const program = openPtyProgram(binary, args, { cwd: tmpdir(), env: { ...clientEnv, ...env }, ...size });
+  const stderr = new PassThrough();
+  stderr.end();
+  const stdin = program.stdin ?? new PassThrough();
+  return {
+    stdin,
+    stdout: program.output,
+    stderr,
+    exited: program.exited.then(({ code }) => code),
+    close: () => program.kill(),
   };
 }

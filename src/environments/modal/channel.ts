@@ -43,7 +43,7 @@ export function groupScript(pidFile: string): string {
 export function createModalChannel(sandbox: Sandbox, killGraceMs = KILL_GRACE_MS): ShellChannel {
   function open(
     argv: readonly string[],
-    options?: { tty?: boolean; env?: Readonly<Record<string, string>> },
+    options?: { tty?: boolean | { cols: number; rows: number }; env?: Readonly<Record<string, string>> },
   ): ChannelProcess {
     const stdout = new PassThrough();
     const stderr = new PassThrough();

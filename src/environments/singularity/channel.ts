@@ -43,7 +43,7 @@ export function createApptainerChannel(target: ApptainerTarget, killGraceMs = 20
 
   function open(
     argv: readonly string[],
-    options?: { tty?: boolean; env?: Readonly<Record<string, string>> },
+    options?: { tty?: boolean | { cols: number; rows: number }; env?: Readonly<Record<string, string>> },
   ): ChannelProcess {
     const child = spawn(target.executable, execArgv(target, argv, options?.env ? { env: options.env } : {}), {
       env,

@@ -111,10 +111,10 @@ export class SshConnection implements ShellChannel {
 
   open(
     argv: readonly string[],
-    options?: { tty?: boolean; env?: Readonly<Record<string, string>> },
+    options?: { tty?: boolean | { cols: number; rows: number }; env?: Readonly<Record<string, string>> },
   ): ChannelProcess {
     const child = this.spawnSsh(
-      this.argv(remoteCommand(argv, options?.env), { tty: options?.tty ?? false }),
+      this.argv(remoteCommand(argv, options?.env), { tty: Boolean(options?.tty) }),
       "pipe",
     );
     const exited = new Promise<number | null>((resolve) => {

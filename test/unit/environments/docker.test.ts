@@ -86,6 +86,28 @@ suite("docker backend", () => {
     expect(labels.stdout.toString().trim()).toBe(String(process.pid));
   });
 
+  it("gives a process a terminal inside the container when pty is asked for", {
+    timeout: 60_000,
+  }, async () => {
+    const env = await startEnv(context());
+    const run = async (pty: boolean): Promise<string> => {
+      const proc = await env.spawn("[ -t 0 ] && [ -t 1 ] && echo has-tty || echo no-tty; stty size", {
+        cwd: "/",
+        ...(pty ? { pty: { cols: 100, rows: 30 } } : {}),
+      });
+      let text = "";
+      proc.output.on("data", (chunk: Buffer | string) => {
+        text += String(chunk);
+      });
+      await proc.exited;
+      return text;
+    };
+    const withPty = await run(true);
+    expect(withPty).toContain("has-tty");
+    expect(withPty).toContain("30 100");
+    expect(await run(false)).toContain("no-tty");
+  });
+
   it("passes no secret into the container unless forwarded explicitly", { timeout: 60_000 }, async () => {
     const ctx = context(
       { docker_forward_env: ["PASS_ME"], docker_env: { LITERAL: "lit" } },

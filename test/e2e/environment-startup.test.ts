@@ -27,6 +27,16 @@ describe("terminal environment at start-up", () => {
     expect(llm.chatRequests.length).toBe(before);
   });
 
+  it("the gateway refuses an unknown backend at start with exit 2 and the fix", async () => {
+    const { home, cwd } = tempHome();
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(`${home}/config.yaml`, fakeProviderConfig(llm.url, "terminal:\n  backend: dokcer\n"));
+    const result = await runHermes(["gateway", "run"], { home, cwd });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Unknown terminal backend "dokcer"');
+    expect(result.stderr).toContain("Fix:");
+  });
+
   it("takes the backend from TERMINAL_ENV like upstream", async () => {
     const { home, cwd } = tempHome();
     const { writeFileSync } = await import("node:fs");

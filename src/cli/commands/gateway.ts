@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NoProviderError } from "../../ai/resolve.js";
+import { backendKind, EnvironmentError, environmentFailure, loadBackend } from "../../environments/index.js";
 import { ApiServerConfigError } from "../../gateway/api-server/index.js";
 import { GatewayRunningError, processStartTime, runningGateway } from "../../gateway/pid-file.js";
 import { startGateway } from "../../gateway/runner.js";
@@ -108,6 +109,7 @@ async function run(home: HomeContext, stopSignal: Promise<void> | undefined): Pr
   const err = io.err;
   // Opens nothing until the first line; every line passes the process's secret redactor.
   const logger = homeLogger(context.home, context.config.logging, { component: "gateway" });
+  await checkBackend(context.config as unknown as Readonly<Record<string, unknown>>);
   let gateway: Awaited<ReturnType<typeof startGateway>>;
   try {
     gateway = await startGateway({
@@ -143,6 +145,21 @@ async function run(home: HomeContext, stopSignal: Promise<void> | undefined): Pr
   await gateway.stop();
   err("gateway: stopped");
   return 0;
+}
+
+/**
+ * A wrong `terminal.backend` stops the gateway at start (exit 2, with the fix), not each chat
+ * later; whether the environment itself comes up is checked when a chat first needs it.
+ */
+async function checkBackend(config: Readonly<Record<string, unknown>>): Promise<void> {
+  try {
+    const kind = backendKind(config);
+    if (kind !== "local") await loadBackend(kind);
+  } catch (error) {
+    if (!(error instanceof EnvironmentError)) throw error;
+    const failure = environmentFailure(error);
+    throw new CliFailure(failure.message, failure.exitCode);
+  }
 }
 
 async function start({ home, profile, io }: HomeContext): Promise<number> {

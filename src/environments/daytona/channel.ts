@@ -116,6 +116,10 @@ export function createDaytonaChannel(sandbox: Sandbox): ShellChannel {
 
   return {
     open(argv, options) {
+      if (options?.tty) {
+        // The toolbox session API used here has no pseudo-terminal: refuse rather than pretend.
+        throw new Error("The daytona backend cannot give a process a terminal here; run it without pty.");
+      }
       return openSessionProcess(sandbox, argv, options?.env);
     },
     exec: runExec,

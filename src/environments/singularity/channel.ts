@@ -45,6 +45,10 @@ export function createApptainerChannel(target: ApptainerTarget, killGraceMs = 20
     argv: readonly string[],
     options?: { tty?: boolean | { cols: number; rows: number }; env?: Readonly<Record<string, string>> },
   ): ChannelProcess {
+    if (options?.tty) {
+      // Apptainer's exec has no -t: say so rather than run a program without the terminal it needs.
+      throw new Error("The singularity backend cannot give a process a terminal; run it without pty.");
+    }
     const child = spawn(target.executable, execArgv(target, argv, options?.env ? { env: options.env } : {}), {
       env,
       detached: true,

@@ -124,6 +124,16 @@ describe("singularity backend (stub apptainer: records arguments, runs commands 
     await env.stop();
   });
 
+  it("refuses a pty (apptainer exec has none) instead of running without one", async () => {
+    const stub = stubContext({ container_persistent: false, cwd: "/tmp" });
+    const env = create(stub.ctx);
+    await env.start();
+    await expect(env.spawn("tty", { cwd: "/", pty: { cols: 80, rows: 24 } })).rejects.toThrow(
+      /cannot give a process a terminal/,
+    );
+    await env.stop();
+  });
+
   it("Hermes's own secrets never reach the instance's client", async () => {
     const stub = stubContext({ container_persistent: false });
     const env = create(stub.ctx);

@@ -58,7 +58,6 @@ export async function dockerBench(runs = 5, commands = 20): Promise<BenchRow[]> 
     direct.push((performance.now() - t) / commands);
     await env.stop();
   }
-  const ratio = median(perCommand) / median(direct);
   return [
     {
       name: "docker: first command in a fresh environment",
@@ -66,17 +65,17 @@ export async function dockerBench(runs = 5, commands = 20): Promise<BenchRow[]> 
       unit: "ms",
       baseline: "docker run --rm IMAGE true",
       baselineValue: median(bare),
-      target: "< 3x the bare container start",
+      target: "< 3× the bare container start",
       met: median(first) < 3 * median(bare),
     },
     {
-      name: "docker: per-command overhead (persistent shell / direct docker exec)",
-      value: Number(ratio.toFixed(2)),
-      unit: "x",
+      name: "docker: per command in the persistent shell (`echo hi`, container up)",
+      value: median(perCommand),
+      unit: "ms",
       baseline: "docker exec CTR bash -c 'echo hi'",
       baselineValue: median(direct),
-      target: "<= 1.5x",
-      met: ratio <= 1.5,
+      target: "≤ 1.5× baseline",
+      met: median(perCommand) <= 1.5 * median(direct),
     },
   ];
 }

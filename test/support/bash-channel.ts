@@ -53,6 +53,8 @@ export function bashChannel(
           err += b.toString();
         });
         child.on("error", () => undefined);
+        // EPIPE when the command exits before reading its stdin; the close event reports the run.
+        child.stdin.on("error", () => undefined);
         child.on("close", (code) => resolve({ stdout: Buffer.concat(out), stderr: err, exitCode: code }));
         child.stdin.end(options.stdin ?? "");
       });

@@ -1,17 +1,13 @@
 /**
- * The interactive REPL, driven through a real terminal: the built `hermes` runs inside tmux (one
- * private tmux server per test), keys are sent with `send-keys`, and the screen is read with
- * `capture-pane`. Every wait polls the screen for the expected text against a deadline.
+ * The interactive REPL, driven through a real terminal (test/support/terminal.ts: the built
+ * `hermes` inside a private tmux server per test). Every wait polls the screen against a deadline.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, hang, reply, startFakeLlm } from "../support/fake-llm.js";
-
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+import { hasTmux, Terminal } from "../support/terminal.js";
 
 /** Pids of live `sleep SECONDS` processes (Linux /proc); a unique duration names a test's command. */
 function sleepers(seconds: string): number[] {
@@ -32,95 +28,6 @@ async function waitUntil(check: () => boolean, what: string, timeoutMs = 15_000)
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-class Terminal {
-  private constructor(private readonly socket: string) {}
-
-  /** Starts `hermes` in a fresh tmux server of 120×40; the shell line prints the exit status. */
-  static start(options: {
-    home: string;
-    cwd: string;
-    args?: string[];
-    env?: Record<string, string>;
-  }): Terminal {
-    const socket = `hermes-e2e-${process.pid}-${randomBytes(4).toString("hex")}`;
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: options.home,
-      HERMES_HOME: options.home,
-      TERM: "xterm-256color",
-      LANG: "C.UTF-8",
-      ...(options.env ?? {}),
-    };
-    const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
-    const command = [
-      "env -i",
-      ...Object.entries(env).map(([k, v]) => quote(`${k}=${v}`)),
-      quote(process.execPath),
-      quote(HERMES_BIN),
-      ...(options.args ?? []).map(quote),
-      '; echo "[exit $?]"; sleep 600',
-    ].join(" ");
-    execFileSync("tmux", [
-      "-u",
-      "-L",
-      socket,
-      "-f",
-      "/dev/null",
-      "new-session",
-      "-d",
-      "-x",
-      "120",
-      "-y",
-      "40",
-      "-c",
-      options.cwd,
-      command,
-    ]);
-    return new Terminal(socket);
-  }
-
-  private tmux(...args: string[]): string {
-    return execFileSync("tmux", ["-u", "-L", this.socket, ...args], { encoding: "utf8" });
-  }
-
-  /** Sends keys by tmux name (`Enter`, `C-c`, `C-d`, `Tab`). */
-  keys(...keys: string[]): void {
-    this.tmux("send-keys", "-t", "0", ...keys);
-  }
-
-  /** Types text literally. */
-  type(text: string): void {
-    this.tmux("send-keys", "-t", "0", "-l", text);
-  }
-
-  /** Pastes text in one write, as a terminal delivers a paste. */
-  paste(text: string): void {
-    this.tmux("set-buffer", "--", text);
-    this.tmux("paste-buffer", "-t", "0");
-  }
-
-  /** The visible screen plus scrollback, wrapped lines joined; `escapes` keeps colours. */
-  screen(escapes = false): string {
-    return this.tmux("capture-pane", "-p", "-J", "-S", "-200", ...(escapes ? ["-e"] : []), "-t", "0");
-  }
-
-  /** Polls the screen until `expected` shows up (a string, or a pattern); fails with the screen. */
-  async waitFor(expected: string | RegExp, timeoutMs = 15_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    let screen = "";
-    while (Date.now() < deadline) {
-      screen = this.screen();
-      if (typeof expected === "string" ? screen.includes(expected) : expected.test(screen)) return screen;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`Timed out waiting for ${String(expected)}. Screen:\n${screen}`);
-  }
-
-  kill(): void {
-    spawnSync("tmux", ["-L", this.socket, "kill-server"]);
   }
 }
 

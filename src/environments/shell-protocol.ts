@@ -220,6 +220,17 @@ export function stopScript(paths: ShellStatePaths, nonce: string, graceMs: numbe
   ].join("\n");
 }
 
+/** Lines that SIGKILL process `pid` (a number or a shell expression), all below it and their groups but the launcher's. */
+function killTreeLines(pid: string): string[] {
+  return [
+    `__hermes_scan; __hermes_descend ${pid}`,
+    // The process's own group may hold its launcher (docker exec, sshd): only groups below it.
+    `__hermes_sg=\${__hermes_pgid[${pid}]:-0}`,
+    `for p in "\${__hermes_desc[@]}"; do g=\${__hermes_pgid[p]}; [[ $g -gt 1 && $g != "$__hermes_sg" ]] && __hermes_groups+=("$g"); builtin kill -KILL "$p" 2>/dev/null; done`,
+    `builtin kill -KILL ${pid} 2>/dev/null`,
+  ];
+}
+
 /**
  * SIGKILLs a shell (pid `shellPid`), everything below it with their groups, and the given `&` job
  * groups. Run with `bash -c` through the channel.
@@ -227,21 +238,46 @@ export function stopScript(paths: ShellStatePaths, nonce: string, graceMs: numbe
 export function killScript(shellPid: number | undefined, jobGroups: Iterable<number>): string {
   const jobs = [...jobGroups].filter((g) => g > 1).join(" ");
   const lines = [PROC_HELPERS, `__hermes_groups=(${jobs})`];
-  if (shellPid !== undefined && shellPid > 1) {
-    lines.push(
-      `__hermes_scan; __hermes_descend ${shellPid}`,
-      // The shell's own group may hold its launcher (docker exec, sshd): only groups below it.
-      `__hermes_sg=\${__hermes_pgid[${shellPid}]:-0}`,
-      `for p in "\${__hermes_desc[@]}"; do g=\${__hermes_pgid[p]}; [[ $g -gt 1 && $g != "$__hermes_sg" ]] && __hermes_groups+=("$g"); builtin kill -KILL "$p" 2>/dev/null; done`,
-      `builtin kill -KILL ${shellPid} 2>/dev/null`,
-    );
-  }
+  if (shellPid !== undefined && shellPid > 1) lines.push(...killTreeLines(String(shellPid)));
   lines.push(
     `for g in "\${__hermes_groups[@]}"; do builtin kill -KILL -- "-$g" 2>/dev/null; done`,
     "true",
     "",
   );
   return lines.join("\n");
+}
+
+/**
+ * A one-off exec that can be stopped from outside: the remote end of a killed client (ssh through
+ * a master, docker exec) lives on, so the script leaves its pid in `pidFile` for `killExecScript`.
+ * A stop can come before the script has started (a slow exec): `killExecScript` then leaves
+ * `pidFile.stop` behind, and the script ends at once when it finds it. Writing the pid before
+ * looking for the stop file (and the stop the other way round) means one of the two always sees the other.
+ */
+export function stoppableExecScript(pidFile: string, script: string): string {
+  const f = quote(pidFile);
+  const stop = quote(`${pidFile}.stop`);
+  return `builtin echo $$ > ${f}; trap 'command rm -f ${f} ${stop}' EXIT; [[ -e ${stop} ]] && builtin exit 137\n${script}`;
+}
+
+/** Ends a stopped `stoppableExecScript` run: the pid in `pidFile` and everything it started, or it before it starts. */
+export function killExecScript(pidFile: string): string {
+  const f = quote(pidFile);
+  return [
+    `: > ${quote(`${pidFile}.stop`)}`,
+    `__hermes_p=$(command cat ${f} 2>/dev/null) || builtin exit 0; command rm -f ${f}`,
+    `[[ $__hermes_p =~ ^[0-9]+$ && $__hermes_p -gt 1 ]] || builtin exit 0`,
+    // Stopped, it starts nothing new while its tree is read; a group it leads (docker exec and
+    // sshd start it as a session leader) goes at once, atomically.
+    `builtin kill -STOP "$__hermes_p" 2>/dev/null`,
+    PROC_HELPERS,
+    "__hermes_groups=(); __hermes_scan",
+    `[[ \${__hermes_pgid[$__hermes_p]} == "$__hermes_p" ]] && builtin kill -KILL -- "-$__hermes_p" 2>/dev/null`,
+    ...killTreeLines("$__hermes_p"),
+    `for g in "\${__hermes_groups[@]}"; do builtin kill -KILL -- "-$g" 2>/dev/null; done`,
+    "true",
+    "",
+  ].join("\n");
 }
 
 /** Parses `stopScript`'s output. */

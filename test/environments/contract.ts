@@ -234,9 +234,15 @@ export function describeEnvironmentContract(
       "exec stops at its timeout",
       async () => {
         const started = Date.now();
-        const r = await env.exec("sleep 20", { timeoutMs: 500 });
+        // A duration no other process uses names this command; the whole command line must end.
+        const seconds = `20.${Math.floor(Math.random() * 1e6)}`;
+        const r = await env.exec(`sleep ${seconds}; sleep ${seconds}`, { timeoutMs: 500 });
         expect(r.exitCode).toBeNull();
         expect(Date.now() - started).toBeLessThan(15_000);
+        const ps = await env.exec(
+          `for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <"$f" 2>/dev/null; echo; done | grep -c "^sleep ${seconds}" || true`,
+        );
+        expect(ps.stdout.toString().trim()).toBe("0");
       },
       timeout,
     );

@@ -14,8 +14,12 @@ import { dirname, join } from "node:path";
 export const TEST_IMAGE = "hermes-test-distro:1";
 export const TEST_DISTRO = "Hermes Test Linux";
 
-function docker(args: string[], input?: Buffer | string): { ok: boolean; out: string; err: string } {
-  const r = spawnSync("docker", args, { input, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+function docker(
+  args: string[],
+  input?: Buffer | string,
+  binary: "docker" | "podman" = "docker",
+): { ok: boolean; out: string; err: string } {
+  const r = spawnSync(binary, args, { input, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   return { ok: r.status === 0, out: r.stdout ?? "", err: `${r.stderr ?? ""}${r.error?.message ?? ""}` };
 }
 
@@ -57,9 +61,31 @@ async function prepare(): Promise<string | undefined> {
   return undefined;
 }
 
-/** Builds the test image unless the tag exists (one build per machine). */
-export function ensureTestImage(tag = TEST_IMAGE): void {
-  if (docker(["image", "inspect", tag]).ok) return;
+/**
+ * podman's own ulimit defaults exceed what this (nested, unprivileged) host lets a container
+ * raise; these are the limits the podman tests ask for, through terminal.docker_extra_args.
+ */
+export const PODMAN_ULIMITS = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"];
+
+let podmanState: string | undefined | null = null;
+
+/**
+ * Undefined when podman is usable with the test image (imported into podman's own store);
+ * otherwise why the podman tests are skipped: podman or catatonit (its --init) is not installed.
+ */
+export function podmanReady(): string | undefined {
+  if (podmanState !== null) return podmanState;
+  if (!which("podman")) podmanState = "podman is not installed (apt-get install podman catatonit)";
+  else if (!spawnSync("sh", ["-c", "test -x /usr/libexec/podman/catatonit || command -v catatonit"]).status) {
+    ensureTestImage(TEST_IMAGE, "podman");
+    podmanState = undefined;
+  } else podmanState = "catatonit (podman's --init) is not installed (apt-get install catatonit)";
+  return podmanState;
+}
+
+/** Builds the test image unless the tag exists (one build per machine and CLI). */
+export function ensureTestImage(tag = TEST_IMAGE, binary: "docker" | "podman" = "docker"): void {
+  if (docker(["image", "inspect", tag], undefined, binary).ok) return;
   const root = mkdtempSync(join(tmpdir(), "hermes-rootfs-"));
   try {
     for (const d of [
@@ -120,8 +146,9 @@ export function ensureTestImage(tag = TEST_IMAGE): void {
         tag,
       ],
       tar.stdout,
+      binary,
     );
-    if (!imported.ok) throw new Error(`docker import of the test image failed: ${imported.err}`);
+    if (!imported.ok) throw new Error(`${binary} import of the test image failed: ${imported.err}`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -4,9 +4,11 @@
  * environment, so they never appear on a command line where `ps` would show them.
  */
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { PassThrough } from "node:stream";
 import { openPtyProgram } from "../pty-process.js";
+import { killExecScript, stoppableExecScript } from "../shell-protocol.js";
 import type { ChannelProcess, ExecOptions, ExecResult, ShellChannel } from "../types.js";
 
 export interface CliResult {
@@ -93,13 +95,27 @@ export function dockerChannel(
     },
     exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
       return new Promise((resolve) => {
-        const args = [...base(undefined, false, options.cwd), "bash", "--noprofile", "--norc", "-c", command];
-        const child = spawn(binary, args, { env: clientEnv, stdio: ["pipe", "pipe", "pipe"] });
+        // Killing the client leaves the command running in the container: a stoppable exec leaves
+        // its pid in a file there, and a second exec ends it and what it started.
+        const stoppable = options.timeoutMs !== undefined || options.signal !== undefined;
+        const pidFile = `/tmp/.hermes-exec-${randomBytes(8).toString("hex")}`;
+        const script = stoppable ? stoppableExecScript(pidFile, command) : command;
+        const bash = (text: string): string[] => ["bash", "--noprofile", "--norc", "-c", text];
+        const child = spawn(binary, [...base(undefined, false, options.cwd), ...bash(script)], {
+          env: clientEnv,
+          stdio: ["pipe", "pipe", "pipe"],
+        });
         // The docker client exits 0 when it is sent SIGTERM, so a stopped exec is marked here.
         let stopped = false;
+        let ended: Promise<unknown> = Promise.resolve();
         const stop = (): void => {
+          if (stopped) return;
           stopped = true;
           child.kill("SIGKILL");
+          ended = cli(binary, [...base(undefined, false), ...bash(killExecScript(pidFile))], {
+            env: clientEnv,
+            timeoutMs: 15_000,
+          });
         };
         const timer = options.timeoutMs ? setTimeout(stop, options.timeoutMs) : undefined;
         if (options.signal?.aborted) stop();
@@ -117,7 +133,13 @@ export function dockerChannel(
         child.on("close", (code, signal) => {
           clearTimeout(timer);
           options.signal?.removeEventListener("abort", stop);
-          resolve({ stdout: Buffer.concat(out), stderr: err, exitCode: stopped || signal ? null : code });
+          const result = {
+            stdout: Buffer.concat(out),
+            stderr: err,
+            exitCode: stopped || signal ? null : code,
+          };
+          // A stopped exec's result waits until the command is gone inside the container too.
+          void ended.then(() => resolve(result));
         });
         child.stdin.end(options.stdin ?? "");
       });

@@ -40,6 +40,11 @@ export function processStart(pid: number): string {
 }
 
 /** What `start` found wrong, as an error the user can act on. */
+/** A label's value in `ps --format`: docker has a `.Label` method, podman a `.Labels` map. */
+function labelTemplate(kind: "docker" | "podman", key: string): string {
+  return kind === "podman" ? `{{index .Labels "${key}"}}` : `{{.Label "${key}"}}`;
+}
+
 export function cliFailure(settings: DockerSettings, stderr: string, missing: boolean): EnvironmentError {
   const name = settings.kind === "podman" ? "podman" : "docker";
   if (missing) {
@@ -62,6 +67,21 @@ export function cliFailure(settings: DockerSettings, stderr: string, missing: bo
         ? "Add your user to the docker group (sudo usermod -aG docker $USER, then log in again)."
         : "Start it (sudo systemctl start docker, or dockerd as root), then try again.",
       "unreachable",
+    );
+  }
+  if (/error setting rlimit/i.test(stderr)) {
+    // Nested or unprivileged hosts cannot raise a container's limits above their own; podman asks for more by default.
+    return new EnvironmentError(
+      `${name} could not start the container: this host does not let it raise the container's resource limits (${stderr.trim().split("\n").pop() ?? ""})`,
+      `Ask for limits the host allows in terminal.docker_extra_args, e.g. ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"].`,
+      "runtime",
+    );
+  }
+  if (/container-init binary not found|catatonit/i.test(stderr)) {
+    return new EnvironmentError(
+      `${name} cannot run the container's init process: ${stderr.trim().split("\n").pop() ?? ""}`,
+      "Install it (apt-get install catatonit), which podman uses for --init.",
+      "runtime",
     );
   }
   return new EnvironmentError(
@@ -123,7 +143,12 @@ export class DockerEnvironment implements Environment {
   private async bringUp(_signal?: AbortSignal): Promise<void> {
     const s = this.settings;
     const env = this.clientEnv;
-    const info = await cli(s.binary, ["info", "--format", "{{.Driver}}|{{json .DriverStatus}}"], {
+    // podman names the storage fields differently (and its template engine rejects docker's names).
+    const infoFormat =
+      s.kind === "podman"
+        ? "{{.Store.GraphDriverName}}|{{json .Store.GraphStatus}}"
+        : "{{.Driver}}|{{json .DriverStatus}}";
+    const info = await cli(s.binary, ["info", "--format", infoFormat], {
       env,
       timeoutMs: 30_000,
     });
@@ -157,7 +182,13 @@ export class DockerEnvironment implements Environment {
     const [driver, status] = info.stdout.trim().split("|");
     const args = this.runArgs(driver ?? "", status ?? "");
     const run = await cli(s.binary, args, { env: { ...env, ...s.env }, timeoutMs: 120_000 });
-    if (run.code !== 0) throw cliFailure(s, run.stderr, run.missing);
+    if (run.code !== 0) {
+      // A container that was created but could not start stays behind (podman); remove it now.
+      const name = args[args.indexOf("--name") + 1];
+      if (args.includes("--name") && name && !run.missing)
+        await cli(s.binary, ["rm", "-f", name], { env, timeoutMs: 30_000 });
+      throw cliFailure(s, run.stderr, run.missing);
+    }
     return this.attach(run.stdout.trim().split("\n").pop() ?? "");
   }
 
@@ -208,8 +239,10 @@ export class DockerEnvironment implements Environment {
     if (s.memoryMb !== undefined) args.push("--memory", `${Math.round(s.memoryMb)}m`);
     if (s.diskMb !== undefined) {
       // Only overlay2 on XFS mounted with pquota can cap a container's writable layer.
-      const xfs = /"Backing Filesystem","xfs"/.test(driverStatus);
-      if (driver === "overlay2" && xfs) args.push("--storage-opt", `size=${Math.round(s.diskMb)}m`);
+      // docker: [["Backing Filesystem","xfs"],...]; podman: {"Backing Filesystem":"xfs",...}.
+      const xfs = /"Backing Filesystem"\s*[,:]\s*"xfs"/.test(driverStatus);
+      if ((driver === "overlay2" || driver === "overlay") && xfs)
+        args.push("--storage-opt", `size=${Math.round(s.diskMb)}m`);
       else {
         this.warn(
           `terminal.container_disk (${s.diskMb} MB) is not enforced: the ${driver || "unknown"} storage driver${xfs ? "" : " here is not on XFS"} cannot limit a container's disk (it needs overlay2 on XFS mounted with pquota).`,
@@ -239,7 +272,9 @@ export class DockerEnvironment implements Environment {
         "--filter",
         `label=${LABEL}=1`,
         "--format",
-        `{{.ID}}|{{.Label "${LABEL}.home"}}|{{.Label "${LABEL}.pid"}}|{{.Label "${LABEL}.start"}}|{{.Label "${LABEL}.persist"}}`,
+        [".home", ".pid", ".start", ".persist"]
+          .map((key) => labelTemplate(s.kind, `${LABEL}${key}`))
+          .reduce((format, field) => `${format}|${field}`, "{{.ID}}"),
       ],
       { env: this.clientEnv },
     );

@@ -12,6 +12,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { shq } from "../exec-files.js";
+import { killExecScript, stoppableExecScript } from "../shell-protocol.js";
 import type { ChannelProcess, ExecOptions, ExecResult, ShellChannel } from "../types.js";
 import type { SshSettings } from "./settings.js";
 
@@ -145,21 +146,22 @@ export class SshConnection implements ShellChannel {
     const stoppable =
       this.stateDir !== undefined && (options.timeoutMs !== undefined || options.signal !== undefined);
     const pidFile = stoppable ? `${this.stateDir}/exec.${randomBytes(8).toString("hex")}` : "";
-    if (stoppable) script = `echo $$ > ${shq(pidFile)}; trap 'rm -f ${shq(pidFile)}' EXIT\n${script}`;
+    if (stoppable) script = stoppableExecScript(pidFile, script);
     const hasStdin = options.stdin !== undefined;
     const child = this.spawnSsh(
       this.argv(`bash -c ${shq(script)}`, { noStdin: !hasStdin }),
       hasStdin ? "pipe" : "ignore-stdin",
     );
-    const onKill = stoppable ? () => void this.killRemote(pidFile) : undefined;
+    const onKill = stoppable ? () => this.killRemote(pidFile) : undefined;
     return collectResult(child, options, onKill);
   }
 
-  /** Ends a stopped exec on the far side: its process group when it leads one, else it and its children. */
+  /** Ends a stopped exec on the far side: it and everything it started. */
   private async killRemote(pidFile: string): Promise<void> {
-    const f = shq(pidFile);
-    const script = `p=$(cat ${f} 2>/dev/null) || exit 0; rm -f ${f}; kill -KILL -- -"$p" 2>/dev/null || { pkill -KILL -P "$p"; kill -KILL "$p"; } 2>/dev/null; true`;
-    const child = this.spawnSsh(this.argv(`bash -c ${shq(script)}`, { noStdin: true }), "ignore-stdin");
+    const child = this.spawnSsh(
+      this.argv(`bash -c ${shq(killExecScript(pidFile))}`, { noStdin: true }),
+      "ignore-stdin",
+    );
     await collectResult(child, { timeoutMs: 10_000 });
   }
 
@@ -179,9 +181,13 @@ export class SshConnection implements ShellChannel {
 
 /**
  * Gathers a local ssh client's output. When it is killed (timeout, abort) the result comes at its
- * exit without waiting for the pipes, which the master may hold open; `onKill` ends the far side.
+ * exit without waiting for the pipes, which the master may hold open, once `onKill` has ended the far side.
  */
-function collectResult(child: ChildProcess, options: ExecOptions, onKill?: () => void): Promise<ExecResult> {
+function collectResult(
+  child: ChildProcess,
+  options: ExecOptions,
+  onKill?: () => Promise<void>,
+): Promise<ExecResult> {
   return new Promise((resolve) => {
     const out: Buffer[] = [];
     let err = "";
@@ -191,11 +197,12 @@ function collectResult(child: ChildProcess, options: ExecOptions, onKill?: () =>
       if (err.length < 64_000) err += chunk;
     });
     let killed = false;
+    let farEnd: Promise<void> = Promise.resolve();
     const kill = () => {
       if (killed) return;
       killed = true;
       child.kill("SIGKILL");
-      onKill?.();
+      if (onKill) farEnd = onKill().catch(() => undefined);
     };
     const timer = options.timeoutMs ? setTimeout(kill, options.timeoutMs) : undefined;
     if (options.signal?.aborted) kill();
@@ -210,7 +217,9 @@ function collectResult(child: ChildProcess, options: ExecOptions, onKill?: () =>
       settled = true;
       if (timer) clearTimeout(timer);
       options.signal?.removeEventListener("abort", kill);
-      resolve({ stdout: Buffer.concat(out), stderr: err, exitCode: killed ? null : code });
+      const result = { stdout: Buffer.concat(out), stderr: err, exitCode: killed ? null : code };
+      // A stopped exec's result waits until the far side has ended it too.
+      void farEnd.then(() => resolve(result));
     };
     child.on("error", (error) => {
       err += error.message;

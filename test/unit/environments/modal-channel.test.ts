@@ -75,10 +75,12 @@ describe("exec", () => {
   it("a timeout kills the command's process group", async () => {
     const channel = createModalChannel(sandbox, 500);
     const started = Date.now();
-    const result = await channel.exec("sleep 30 & sleep 30", { timeoutMs: 500 });
+    // The fake runs commands on this host: a duration no other test uses names this command.
+    const seconds = `30.${Math.floor(Math.random() * 1e6)}`;
+    const result = await channel.exec(`sleep ${seconds} & sleep ${seconds}`, { timeoutMs: 500 });
     expect(result.exitCode).toBeNull();
     expect(Date.now() - started).toBeLessThan(8000);
-    const left = await channel.exec("pgrep -f 'slee[p] 30' || true");
+    const left = await channel.exec(`pgrep -f '^slee[p] ${seconds}' || true`);
     expect(left.stdout.toString().trim()).toBe("");
   });
 

@@ -38,7 +38,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "doctor",
-    summary: "check config, providers, files and tools (✓/⚠/✗ with the fix); --fix repairs what it safely can",
+    summary:
+      "check config, providers, files and tools (✓/⚠/✗ with the fix); --fix repairs what it safely can",
     usage: "[--fix]",
     load: async () => (await import("./commands/doctor.js")).doctorCommand,
   },

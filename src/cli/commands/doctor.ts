@@ -10,7 +10,8 @@ import { gatherChecks, runRepairs } from "../doctor/run.js";
 
 export const doctorCommand = defineCommand({
   name: "doctor",
-  description: "check config, providers, files and tools; --fix repairs permissions, folders and the state.db schema",
+  description:
+    "check config, providers, files and tools; --fix repairs permissions, folders and the state.db schema",
   needs: "home",
   parse: (cmd) => cmd.option("--fix", "repair what can be repaired safely, then check again"),
   run: async (ctx, flags: { fix?: boolean }) => {
@@ -20,7 +21,9 @@ export const doctorCommand = defineCommand({
       const outcomes = await runRepairs(lines);
       if (outcomes.length === 0) ctx.io.err("Nothing to repair.");
       for (const outcome of outcomes) {
-        ctx.io.err(`${outcome.ok ? "repaired" : "could not repair"} ${outcome.line.name}: ${outcome.message}`);
+        ctx.io.err(
+          `${outcome.ok ? "repaired" : "could not repair"} ${outcome.line.name}: ${outcome.message}`,
+        );
       }
       if (outcomes.length > 0) lines = await gatherChecks(input);
     }

@@ -53,10 +53,14 @@ export const dumpCommand = defineCommand({
     }
     const { logins } = loginFacts(home);
     for (const login of logins) {
-      lines.push(`  ${`pool:${login.provider}`.padEnd(24)} ${login.entries} (${login.oauth > 0 ? "oauth" : "api key"})`);
+      lines.push(
+        `  ${`pool:${login.provider}`.padEnd(24)} ${login.entries} (${login.oauth > 0 ? "oauth" : "api key"})`,
+      );
     }
     const mcp = config["mcp_servers"];
-    const platforms = platformFacts(env).filter((p) => p.set).map((p) => p.name);
+    const platforms = platformFacts(env)
+      .filter((p) => p.set)
+      .map((p) => p.name);
     lines.push(
       "",
       "features:",
@@ -71,7 +75,8 @@ export const dumpCommand = defineCommand({
     const defaults = defaultConfig();
     const overrides = INTERESTING_KEYS.flatMap((key) => {
       const value = getConfigValue(config, key);
-      if (value === undefined || JSON.stringify(value) === JSON.stringify(getConfigValue(defaults, key))) return [];
+      if (value === undefined || JSON.stringify(value) === JSON.stringify(getConfigValue(defaults, key)))
+        return [];
       return [`  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`];
     });
     const fallbacks = Array.isArray(config.fallback_providers) ? config.fallback_providers : [];

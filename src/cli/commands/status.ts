@@ -9,8 +9,8 @@ import { loadEnvFile } from "../../config/env-file.js";
 import { configPath, envPath } from "../../config/home.js";
 import { hermesVersion } from "../../util/version.js";
 import { defineCommand } from "../command.js";
-import { providerChecks } from "../doctor/checks-remote.js";
 import { stateDbChecks } from "../doctor/checks-home.js";
+import { providerChecks } from "../doctor/checks-remote.js";
 import {
   cronFact,
   gatewayFact,

@@ -4,7 +4,7 @@
  * state.db (integrity, schema). Repairs offered here are the safe ones: chmod 600, mkdir, and the
  * store's own in-place schema/FTS repair.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../../config/errors.js";
 import { authPath, configPath, envPath, logsDir, memoriesDir, skillsDir } from "../../config/home.js";
@@ -22,7 +22,9 @@ export function configChecks(home: string, env: Env): DoctorLine[] {
   const group = "Config";
   const file = configPath(home);
   if (!existsSync(file)) {
-    return [{ group, name: "config.yaml", status: "ok", detail: `none at ${file}; the built-in defaults apply` }];
+    return [
+      { group, name: "config.yaml", status: "ok", detail: `none at ${file}; the built-in defaults apply` },
+    ];
   }
   try {
     loadConfig({ home, env });
@@ -64,7 +66,19 @@ export function permissionChecks(home: string): DoctorLine[] {
   ] as const) {
     let mode: number;
     try {
-      mode = statSync(path).mode & 0o777;
+      const info = lstatSync(path);
+      if (info.isSymbolicLink()) {
+        // chmod would change the link's target, which may be any file: the user decides.
+        lines.push({
+          group: "Home",
+          name: `${name} permissions`,
+          status: "warn",
+          detail: `${path} is a symbolic link to ${readlinkSync(path)}`,
+          fix: "Make sure the file it points to is readable by you only (chmod 600 on it).",
+        });
+        continue;
+      }
+      mode = info.mode & 0o777;
     } catch {
       lines.push({ group: "Home", name: `${name} permissions`, status: "ok", detail: "no file" });
       continue;
@@ -94,7 +108,14 @@ function octal(mode: number): string {
 
 /** The folders Hermes writes into; a missing one is created by `--fix` (and by first use). */
 export function folderChecks(home: string): DoctorLine[] {
-  const folders = [home, logsDir(home), memoriesDir(home), skillsDir(home), join(home, "sessions"), join(home, "cron")];
+  const folders = [
+    home,
+    logsDir(home),
+    memoriesDir(home),
+    skillsDir(home),
+    join(home, "sessions"),
+    join(home, "cron"),
+  ];
   const missing = folders.filter((dir) => !existsSync(dir));
   const notDirs = folders.filter((dir) => existsSync(dir) && !statSync(dir).isDirectory());
   const lines: DoctorLine[] = [];

@@ -3,10 +3,11 @@
  * key (ai/model-listing.ts, no retries), each enabled MCP server starts and lists its tools, and
  * each chat platform the gateway would run has the tokens it needs.
  */
-import type { HermesConfig } from "../../config/defaults.js";
+
 import { listModels } from "../../ai/model-listing.js";
 import { findProvider } from "../../ai/providers.js";
-import { NoProviderError, resolveRuntime, type ResolvedRuntime } from "../../ai/resolve.js";
+import { NoProviderError, type ResolvedRuntime, resolveRuntime } from "../../ai/resolve.js";
+import type { HermesConfig } from "../../config/defaults.js";
 import { PLATFORMS } from "../../gateway/platforms/registry.js";
 import { apiServerEnabled } from "../../gateway/runner.js";
 import { startMcpServers } from "../../tools/mcp/manager.js";
@@ -169,7 +170,13 @@ export async function mcpChecks(config: HermesConfig, env: Env): Promise<DoctorL
     const named = new Set(manager.status().map((s) => s.name));
     for (const problem of problems) {
       if ([...named].some((n) => problem.includes(`"${n}"`))) continue;
-      lines.push({ group, name: "config", status: "fail", detail: problem, fix: "Fix mcp_servers in config.yaml." });
+      lines.push({
+        group,
+        name: "config",
+        status: "fail",
+        detail: problem,
+        fix: "Fix mcp_servers in config.yaml.",
+      });
     }
     return lines;
   } finally {
@@ -245,7 +252,12 @@ export function gatewayChecks(config: HermesConfig, env: Env): DoctorLine[] {
     );
   }
   if (lines.length === 0) {
-    lines.push({ group, name: "platforms", status: "ok", detail: "none configured (optional: hermes gateway)" });
+    lines.push({
+      group,
+      name: "platforms",
+      status: "ok",
+      detail: "none configured (optional: hermes gateway)",
+    });
   }
   return lines;
 }

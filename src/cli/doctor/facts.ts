@@ -12,8 +12,8 @@ import { poolProviders, poolRecords, readAuthStore } from "../../config/auth-sto
 import type { HermesConfig } from "../../config/defaults.js";
 import { cronJobsPath, envPath, skillsDir } from "../../config/home.js";
 import { backendKind } from "../../environments/index.js";
-import { PLATFORMS } from "../../gateway/platforms/registry.js";
 import { runningGateway } from "../../gateway/pid-file.js";
+import { PLATFORMS } from "../../gateway/platforms/registry.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 

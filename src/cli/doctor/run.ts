@@ -41,7 +41,8 @@ export async function gatherChecks(input: DoctorInput): Promise<DoctorLine[]> {
       group: "Providers",
       name: "skipped",
       status: "fail",
-      detail: "config.yaml does not load, so providers, the terminal backend, MCP servers and gateway tokens were not checked",
+      detail:
+        "config.yaml does not load, so providers, the terminal backend, MCP servers and gateway tokens were not checked",
       fix: "Fix config.yaml (see above), then run hermes doctor again.",
     });
     return lines;

@@ -114,3 +114,16 @@ describe("findConfigProblems / configTextProblems", () => {
     expect(findConfigProblems({ agent: "fast" })).toEqual([]);
   });
 });
+
+describe("the shipped config template", () => {
+  it("has no key or value the strict check rejects, even with every commented setting turned on", async () => {
+    const { CONFIG_TEMPLATE } = await import("../../../src/config/template.js");
+    expect(configTextProblems(CONFIG_TEMPLATE, "config.yaml")).toEqual([]);
+    // Uncomment `# key: value` lines (keeping their indentation) to hold the examples to the rules too.
+    const uncommented = CONFIG_TEMPLATE.split("\n")
+      .map((line) => line.replace(/^(\s*)# ?([a-z_]+:(\s.*)?)$/, "$1$2"))
+      .join("\n");
+    expect(uncommented).not.toBe(CONFIG_TEMPLATE);
+    expect(configTextProblems(uncommented, "config.yaml").map((p) => p.message)).toEqual([]);
+  });
+});

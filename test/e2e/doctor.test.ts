@@ -201,7 +201,15 @@ describe("hermes status and dump", () => {
     expect(dump.stdout).toMatch(/--- end dump ---\n$/);
     const shown = await runHermes(["dump", "--show-keys"], { home, cwd });
     expect(shown.stdout).toMatch(/OPENROUTER_API_KEY\s+sk-o…cdef\n/);
-    for (const out of [dump.stdout, shown.stdout]) {
+    // A broken config is when a support summary is needed most: it still comes, saying why.
+    writeFileSync(join(home, "config.yaml"), `agent:\n  max_turns: ninety\n`);
+    const broken = await runHermes(["dump"], { home, cwd });
+    expect(broken.code).toBe(0);
+    expect(broken.stdout).toMatch(/config_error: .*expected a number for agent\.max_turns, got "ninety"/);
+    const status = await runHermes(["status"], { home, cwd });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/config\.yaml\s+✗ does not load, defaults shown: /);
+    for (const out of [dump.stdout, shown.stdout, broken.stdout, status.stdout]) {
       expect(out).not.toContain(KEY);
       expect(out).not.toContain("0123456789abcdef0123");
       expect(out).not.toContain("ghp_shellonlytoken");

@@ -15,6 +15,7 @@ import {
   gatewayFact,
   INTERESTING_KEYS,
   keyFacts,
+  loadForReport,
   loginFacts,
   maskKey,
   modelFact,
@@ -26,10 +27,11 @@ import {
 export const dumpCommand = defineCommand({
   name: "dump",
   description: "a plain-text setup summary to paste into a bug report (keys redacted)",
-  needs: "config",
+  needs: "home",
   parse: (cmd) => cmd.option("--show-keys", "show the first and last 4 characters of each key"),
   run: (ctx, flags: { showKeys?: boolean }) => {
-    const { home, config, env } = ctx;
+    const { home } = ctx;
+    const { config, env, configError } = loadForReport(home, ctx.io.env);
     const model = modelFact(config, env);
     const pad = (label: string): string => `${label}:`.padEnd(18);
     const lines = [
@@ -39,6 +41,7 @@ export const dumpCommand = defineCommand({
       `${pad("node")}${process.versions.node}`,
       `${pad("profile")}${ctx.profile ?? "(default)"}`,
       `${pad("hermes_home")}${home}`,
+      ...(configError ? [`${pad("config_error")}${configError}`] : []),
       `${pad("model")}${model.model}`,
       `${pad("provider")}${model.provider}${model.error ? `  (${model.error})` : ""}`,
       `${pad("terminal")}${terminalFact(config)}`,

@@ -15,6 +15,7 @@ import {
   cronFact,
   gatewayFact,
   keyFacts,
+  loadForReport,
   loginFacts,
   maskKey,
   modelFact,
@@ -32,13 +33,14 @@ interface StatusFlags {
 export const statusCommand = defineCommand({
   name: "status",
   description: "what this home is set up with: model, keys, logins, backend, platforms, gateway, jobs",
-  needs: "config",
+  needs: "home",
   parse: (cmd) =>
     cmd
       .option("--all", "list every known key and platform, set or not")
       .option("--deep", "also probe each configured provider and check state.db"),
   run: async (ctx, flags: StatusFlags) => {
-    const { home, config, env } = ctx;
+    const { home } = ctx;
+    const { config, env, configError } = loadForReport(home, ctx.io.env);
     const mark = (ok: boolean): string => (ok ? "✓" : "✗");
     const out: string[] = [];
     const section = (title: string): void => {
@@ -53,7 +55,14 @@ export const statusCommand = defineCommand({
     row("Hermes", hermesVersion());
     row("Node.js", `v${process.versions.node}`);
     row("Home", ctx.profile ? `${home} (profile ${ctx.profile})` : home);
-    row("config.yaml", existsSync(configPath(home)) ? "✓ exists" : "✗ not found (built-in defaults)");
+    row(
+      "config.yaml",
+      configError
+        ? `✗ does not load, defaults shown: ${configError}`
+        : existsSync(configPath(home))
+          ? "✓ exists"
+          : "✗ not found (built-in defaults)",
+    );
     row(".env", existsSync(envPath(home)) ? "✓ exists" : "✗ not found");
 
     section("Model");

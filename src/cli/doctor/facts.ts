@@ -9,11 +9,15 @@ import { join } from "node:path";
 import { PROVIDERS } from "../../ai/providers.js";
 import { NoProviderError, resolveRuntime } from "../../ai/resolve.js";
 import { poolProviders, poolRecords, readAuthStore } from "../../config/auth-store.js";
-import type { HermesConfig } from "../../config/defaults.js";
+import { defaultConfig, type HermesConfig } from "../../config/defaults.js";
+import { loadEnvFile } from "../../config/env-file.js";
+import { ConfigError } from "../../config/errors.js";
 import { cronJobsPath, envPath, skillsDir } from "../../config/home.js";
+import { loadConfig } from "../../config/load.js";
 import { backendKind } from "../../environments/index.js";
 import { runningGateway } from "../../gateway/pid-file.js";
 import { PLATFORMS } from "../../gateway/platforms/registry.js";
+import { protectSecrets } from "../secrets.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -202,3 +206,30 @@ export const INTERESTING_KEYS: readonly string[] = [
   "security.redact_secrets",
   "checkpoints.enabled",
 ];
+
+export interface ReportInput {
+  env: Record<string, string | undefined>;
+  config: HermesConfig;
+  /** Why config.yaml did not load (the report then uses the built-in defaults). */
+  configError?: string;
+}
+
+/**
+ * `.env` and config.yaml for a report that must work when the config is broken (that is when a
+ * support summary is needed most): a config that does not load gives the defaults and its error.
+ * Secrets are registered with the redactor before anything is printed, as for every command.
+ */
+export function loadForReport(home: string, processEnv: Record<string, string | undefined>): ReportInput {
+  const { env } = loadEnvFile(home, processEnv);
+  let config: HermesConfig;
+  let configError: string | undefined;
+  try {
+    config = loadConfig({ home, env }).config;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    config = defaultConfig();
+    configError = error.message;
+  }
+  protectSecrets({ home, env, config });
+  return configError === undefined ? { env, config } : { env, config, configError };
+}

@@ -37,6 +37,25 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/config.js")).configCommand,
   },
   {
+    name: "doctor",
+    summary:
+      "check config, providers, files and tools (✓/⚠/✗ with the fix); --fix repairs what it safely can",
+    usage: "[--fix]",
+    load: async () => (await import("./commands/doctor.js")).doctorCommand,
+  },
+  {
+    name: "status",
+    summary: "what this home is set up with: model, keys, logins, backend, platforms, gateway, jobs",
+    usage: "[--all] [--deep]",
+    load: async () => (await import("./commands/status.js")).statusCommand,
+  },
+  {
+    name: "dump",
+    summary: "a plain-text setup summary to paste into a bug report (keys redacted)",
+    usage: "[--show-keys]",
+    load: async () => (await import("./commands/dump.js")).dumpCommand,
+  },
+  {
     name: "sessions",
     summary:
       "recorded sessions: list | show | search | export | delete | prune | rename | stats | optimize | repair",

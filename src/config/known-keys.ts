@@ -128,17 +128,18 @@ export function unknownTopLevelKeys(keys: Iterable<string>): UnknownKey[] {
   const unknown: UnknownKey[] = [];
   for (const key of keys) {
     if (KNOWN_TOP_LEVEL_KEYS.has(key)) continue;
-    const suggestion = closest(key);
+    const suggestion = closestName(key, KNOWN_TOP_LEVEL_KEYS);
     unknown.push(suggestion === undefined ? { key } : { key, suggestion });
   }
   return unknown;
 }
 
-function closest(key: string): string | undefined {
+/** The name in `candidates` one or two edits from `key` (case-insensitive), if any: a did-you-mean. */
+export function closestName(key: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
   // Short keys get one edit of slack, longer ones two, so `foo` is not "corrected" to `moa`.
   let bestDistance = key.length >= 6 ? 3 : 2;
-  for (const known of KNOWN_TOP_LEVEL_KEYS) {
+  for (const known of candidates) {
     const distance = editDistance(key.toLowerCase(), known);
     if (distance < bestDistance) {
       best = known;

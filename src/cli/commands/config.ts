@@ -4,7 +4,7 @@
  * configuration error.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { Document } from "yaml";
 import { loadEnvFile } from "../../config/env-file.js";
 import { ConfigError, ProfileNameError } from "../../config/errors.js";
@@ -13,6 +13,7 @@ import { unknownTopLevelKeys } from "../../config/known-keys.js";
 import { type LoadedConfig, loadConfig } from "../../config/load.js";
 import { isSecretKey, maskSecret, redactSecrets } from "../../config/secrets.js";
 import { CONFIG_TEMPLATE } from "../../config/template.js";
+import { checkKey, checkValue, configTextProblems } from "../../config/validate.js";
 import { getConfigValue, isEnvStyleKey, setConfigValue } from "../../config/write.js";
 import { YAML_SCHEMA } from "../../config/yaml-doc.js";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
@@ -22,6 +23,8 @@ export interface ConfigCommandOptions {
   home: string;
   env: Record<string, string | undefined>;
   json?: boolean;
+  /** `set`: write a key Hermes does not know, or a word the key does not take. */
+  force?: boolean;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
 }
@@ -39,12 +42,14 @@ export const configCommand = defineCommand({
     cmd
       .argument("[action]", "show, get, set, path, env-path, edit or check", "show")
       .argument("[args...]")
-      .option("--json", "JSON output where it applies"),
-  run: (ctx, action: string, args: string[], flags: { json?: boolean }) =>
+      .option("--json", "JSON output where it applies")
+      .option("--force", "set: write a key or value Hermes does not know anyway"),
+  run: (ctx, action: string, args: string[], flags: { json?: boolean; force?: boolean }) =>
     runConfigCommand(action, args, {
       home: ctx.home,
       env: ctx.io.env,
       ...(flags.json ? { json: true } : {}),
+      ...(flags.force ? { force: true } : {}),
       stdout: ctx.io.stdout,
       stderr: ctx.io.stderr,
     }),
@@ -165,7 +170,17 @@ function set(args: string[], opts: ConfigCommandOptions, io: Output): number {
   if (key === undefined || valueParts.length === 0)
     throw new UsageError("usage: hermes config set KEY VALUE");
   // Unquoted multi-word values arrive as several arguments.
-  const result = setConfigValue(opts.home, key, valueParts.join(" "));
+  const raw = valueParts.join(" ");
+  if (!isEnvStyleKey(key.trim())) {
+    const problem = checkKey(key.trim()) ?? checkValue(key.trim(), raw);
+    if (problem && !opts.force) {
+      throw new UsageError(
+        `${problem.message}. config.yaml was not changed; add --force to write it anyway.`,
+      );
+    }
+    if (problem) io.warn(`${problem.message}; written anyway (--force)`);
+  }
+  const result = setConfigValue(opts.home, key, raw);
   if (result.target === "env") {
     io.out(`Saved ${result.key} to ${result.path}`);
   } else {
@@ -217,6 +232,10 @@ function edit(args: string[], opts: ConfigCommandOptions, io: Output): number {
   return check([], opts, io);
 }
 
+/**
+ * Loads the file as a run would (a broken or mistyped one is exit 2), then holds it to the strict
+ * rules: an unknown key or a word a key does not take is reported and exits 1.
+ */
 function check(args: string[], opts: ConfigCommandOptions, io: Output): number {
   noArgs("check", args);
   const { loaded } = load(opts, io);
@@ -227,24 +246,39 @@ function check(args: string[], opts: ConfigCommandOptions, io: Output): number {
       `${loaded.path}: unknown top-level key ${JSON.stringify(key)}${hint}; Hermes does not use it`,
     );
   }
+  const strict = loaded.exists ? configTextProblems(readFileSync(loaded.path, "utf8"), loaded.path) : [];
+  // Top-level keys were reported above, in the wording scripts already match.
+  const deeper = strict.filter((p) => p.kind === "bad_value" || p.key.includes("."));
+  for (const problem of deeper) {
+    warnings.push(
+      `${loaded.path}${problem.line === undefined ? "" : ` line ${problem.line}`}: ${problem.message}`,
+    );
+  }
+  const failed = strict.length > 0;
   const permissions = envFileWarning(opts.home);
   if (permissions) warnings.push(permissions);
   for (const warning of warnings) io.warn(warning);
   if (opts.json) {
     io.out(
       JSON.stringify({
-        ok: true,
+        ok: !failed,
         path: loaded.path,
         exists: loaded.exists,
         warnings: [...loaded.warnings, ...warnings],
+        problems: strict.map(({ key, kind, message, line }) => ({ key, kind, message, line })),
       }),
+    );
+  } else if (failed) {
+    const count = strict.length;
+    io.out(
+      `config.yaml has ${count} problem${count === 1 ? "" : "s"} (${loaded.path}): fix ${count === 1 ? "it" : "them"} with hermes config edit`,
     );
   } else if (loaded.exists) {
     io.out(`config.yaml OK (${loaded.path})`);
   } else {
     io.out(`config.yaml OK: none at ${loaded.path}, so the built-in defaults apply`);
   }
-  return 0;
+  return failed ? 1 : 0;
 }
 
 function envFileWarning(home: string): string | undefined {

@@ -30,7 +30,7 @@ async function run(
   home: string,
   action: string,
   args: string[] = [],
-  extra: { env?: Record<string, string | undefined>; json?: boolean } = {},
+  extra: { env?: Record<string, string | undefined>; json?: boolean; force?: boolean } = {},
 ) {
   const stdout = new Capture();
   const stderr = new Capture();
@@ -38,6 +38,7 @@ async function run(
     home,
     env: extra.env ?? { PATH: process.env["PATH"] },
     json: extra.json ?? false,
+    ...(extra.force ? { force: true } : {}),
     stdout,
     stderr,
   });
@@ -138,13 +139,91 @@ describe("hermes config", () => {
     expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(broken);
   });
 
-  it("check exits 0 for a valid file and warns about unknown sections", async () => {
+  it("check exits 1 on unknown sections, naming each with a did-you-mean", async () => {
     const home = tempHome("agent:\n  max_turns: 5\nagnet:\n  x: 1\nmy_notes: hi\n");
     const result = await run(home, "check");
-    expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`config.yaml OK (${join(home, "config.yaml")})\n`);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(
+      `config.yaml has 2 problems (${join(home, "config.yaml")}): fix them with hermes config edit\n`,
+    );
     expect(result.stderr).toContain('unknown top-level key "agnet" (did you mean "agent"?)');
     expect(result.stderr).toContain('unknown top-level key "my_notes"; Hermes does not use it');
+  });
+
+  it("check exits 1 on a misspelt key inside a section and on a word a key does not take", async () => {
+    const home = tempHome("agent:\n  max_turn: 5\napprovals:\n  mode: smrt\n");
+    const result = await run(home, "check");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('line 2: unknown key "agent.max_turn" (did you mean "agent.max_turns"?)');
+    expect(result.stderr).toContain(
+      'line 4: approvals.mode is "smrt" (did you mean "smart"?); it takes one of: manual, smart, off',
+    );
+  });
+
+  it("check accepts upstream's keys, open sections and a string model", async () => {
+    const home = tempHome(
+      [
+        "model: openrouter/some-model",
+        "agent:\n  gateway_timeout: 1800\n  personalities:\n    mine: be brief",
+        "mcp_servers:\n  files:\n    command: npx\n    anything_goes: 1",
+        "display:\n  runtime_footer:\n    enabled: true",
+        "terminal:\n  backend: Docker",
+      ].join("\n"),
+    );
+    const result = await run(home, "check");
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+  });
+
+  it("check --json reports the problems with their lines", async () => {
+    const result = await run(tempHome("limits:\n  tool_output:\n    max_byte: 5\n"), "check", [], {
+      json: true,
+    });
+    expect(result.code).toBe(1);
+    const body = JSON.parse(result.stdout) as { ok: boolean; problems: unknown[] };
+    expect(body.ok).toBe(false);
+    expect(body.problems).toEqual([
+      {
+        key: "limits.tool_output.max_byte",
+        kind: "unknown_key",
+        line: 3,
+        message: 'unknown key "limits.tool_output.max_byte" (did you mean "limits.tool_output.max_bytes"?)',
+      },
+    ]);
+  });
+
+  it("set refuses an unknown key or a bad word, leaving the file as it was; --force writes it", async () => {
+    const home = tempHome("# mine\nagent:\n  max_turns: 5\n");
+    const before = readFileSync(join(home, "config.yaml"), "utf8");
+    const typo = await run(home, "set", ["agent.max_turn", "7"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe(
+      'error: unknown key "agent.max_turn" (did you mean "agent.max_turns"?). config.yaml was not changed; add --force to write it anyway.\n',
+    );
+    const word = await run(home, "set", ["approvals.mode", "always"]);
+    expect(word.code).toBe(2);
+    expect(word.stderr).toContain('approvals.mode is "always"; it takes one of: manual, smart, off');
+    const nested = await run(home, "set", ["tool_loop_guardrails.warn_after.exact", "3"]);
+    expect(nested.code).toBe(2);
+    expect(nested.stderr).toContain('unknown key "tool_loop_guardrails.warn_after.exact"');
+    // The look-alikes that must stay allowed: open sections, upstream keys, a word in any case.
+    expect((await run(home, "set", ["mcp_servers.fs.command", "npx"])).code).toBe(0);
+    expect((await run(home, "set", ["agent.gateway_timeout", "900"])).code).toBe(0);
+    expect((await run(home, "set", ["approvals.mode", "Smart"])).code).toBe(0);
+    expect((await run(home, "set", ["SOME_TOOL_KEY", "x"])).code).toBe(0);
+    expect(readFileSync(join(home, "config.yaml"), "utf8")).not.toContain("max_turn:");
+    expect(before).toContain("# mine");
+    const forced = await run(home, "set", ["agent.max_turn", "7"], { force: true });
+    expect(forced.code).toBe(0);
+    expect(forced.stderr).toContain("written anyway (--force)");
+    expect(readFileSync(join(home, "config.yaml"), "utf8")).toContain("max_turn: 7");
+  });
+
+  it("set still refuses a value of the wrong type with --force", async () => {
+    const home = tempHome();
+    const result = await run(home, "set", ["agent.max_turns", "ninety"], { force: true });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('expected a number for agent.max_turns, got "ninety"');
   });
 
   it("check exits 0 without a file", async () => {

@@ -1,0 +1,269 @@
+/**
+ * Doctor checks that reach out: each configured provider answers its `/models` and accepts its
+ * key (ai/model-listing.ts, no retries), each enabled MCP server starts and lists its tools, and
+ * each chat platform the gateway would run has the tokens it needs.
+ */
+
+import { listModels } from "../../ai/model-listing.js";
+import { findProvider } from "../../ai/providers.js";
+import { NoProviderError, type ResolvedRuntime, resolveRuntime } from "../../ai/resolve.js";
+import type { HermesConfig } from "../../config/defaults.js";
+import { PLATFORMS } from "../../gateway/platforms/registry.js";
+import { apiServerEnabled } from "../../gateway/runner.js";
+import { startMcpServers } from "../../tools/mcp/manager.js";
+import { ToolRegistry } from "../../tools/registry.js";
+import type { DoctorLine } from "./types.js";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ProviderTarget {
+  /** "primary", "fallback 1", ... */
+  role: string;
+  runtime?: ResolvedRuntime;
+  /** Why it could not be resolved (no key, unknown provider). */
+  error?: string;
+}
+
+/** The primary provider and each `fallback_providers` entry, resolved as a run would. Pure. */
+export function providerTargets(config: HermesConfig, env: Env): ProviderTarget[] {
+  const targets: ProviderTarget[] = [];
+  targets.push(resolveTarget("primary", config, env));
+  const fallbacks = Array.isArray(config.fallback_providers) ? config.fallback_providers : [];
+  fallbacks.forEach((entry: unknown, index: number) => {
+    const role = `fallback ${index + 1}`;
+    if (typeof entry !== "object" || entry === null) {
+      targets.push({ role, error: "not a {provider, model} mapping" });
+      return;
+    }
+    const e = entry as Record<string, unknown>;
+    const text = (key: string): string => (typeof e[key] === "string" ? (e[key] as string) : "");
+    const model = { ...config.model, provider: text("provider"), default: text("model") };
+    model.base_url = text("base_url");
+    model.api_key = text("api_key");
+    model.api_mode = text("api_mode");
+    targets.push(resolveTarget(role, { ...config, model }, env));
+  });
+  return targets;
+}
+
+function resolveTarget(role: string, config: HermesConfig, env: Env): ProviderTarget {
+  try {
+    return { role, runtime: resolveRuntime({ flags: {}, config, env }) };
+  } catch (error) {
+    if (error instanceof NoProviderError) return { role, error: error.message };
+    throw error;
+  }
+}
+
+/** Probes each target's `/models` with its key. `fetchImpl` is injected by tests. */
+export async function providerChecks(
+  config: HermesConfig,
+  env: Env,
+  options: { timeoutMs?: number; fetch?: typeof fetch } = {},
+): Promise<DoctorLine[]> {
+  const group = "Providers";
+  const targets = providerTargets(config, env);
+  return Promise.all(
+    targets.map(async (target): Promise<DoctorLine> => {
+      if (!target.runtime) {
+        const [what, fix] = (target.error ?? "not configured").split("\n");
+        return {
+          group,
+          name: target.role,
+          status: "fail",
+          detail: what ?? "not configured",
+          fix: target.role === "primary" ? `Run hermes setup, or: ${fix ?? ""}`.trim() : (fix ?? ""),
+        };
+      }
+      const rt = target.runtime;
+      const name = `${target.role}: ${rt.provider}`;
+      const listing = await listModels({
+        baseUrl: rt.baseUrl,
+        apiKey: rt.apiKey,
+        apiMode: rt.apiMode,
+        timeoutMs: options.timeoutMs ?? 8000,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      });
+      if (listing.ok) {
+        const listed = listing.models.some((m) => m.id === rt.model);
+        if (listing.models.length > 0 && !listed) {
+          return {
+            group,
+            name,
+            status: "warn",
+            detail: `${rt.baseUrl} answered with ${listing.models.length} models, but not ${rt.model}`,
+            fix: `Pick one it lists: hermes model (or hermes config set model.default ${listing.models[0]?.id ?? "<model>"})`,
+          };
+        }
+        const key = rt.apiKey ? "key accepted" : "no key needed";
+        return { group, name, status: "ok", detail: `${rt.baseUrl} reachable, ${key}, model ${rt.model}` };
+      }
+      const keyVar = findProvider(rt.provider)?.apiKeyEnv[0] ?? "the provider's API key";
+      switch (listing.kind) {
+        case "auth":
+          return {
+            group,
+            name,
+            status: "fail",
+            detail: listing.message,
+            fix: `Check the key: set ${keyVar} in .env (hermes config set ${keyVar} <key>) or hermes auth add ${rt.provider}.`,
+          };
+        case "unreachable":
+          return {
+            group,
+            name,
+            status: "fail",
+            detail: listing.message,
+            fix: `Check that the server runs and that model.base_url (${rt.baseUrl}) is its address.`,
+          };
+        case "unsupported":
+          return { group, name, status: "ok", detail: `${listing.message}; not probed` };
+        default:
+          return {
+            group,
+            name,
+            status: "warn",
+            detail: listing.message,
+            fix: "The endpoint answered but not with a model list; chats may still work. Check model.base_url.",
+          };
+      }
+    }),
+  );
+}
+
+/** Starts every enabled MCP server once, as a chat would, and reports each; then stops them. */
+export async function mcpChecks(config: HermesConfig, env: Env): Promise<DoctorLine[]> {
+  const group = "MCP servers";
+  const servers = config["mcp_servers"];
+  if (typeof servers !== "object" || servers === null || Object.keys(servers).length === 0) {
+    return [];
+  }
+  const problems: string[] = [];
+  const manager = startMcpServers({
+    config: servers,
+    registry: new ToolRegistry(),
+    env,
+    onWarning: (message) => problems.push(message),
+  });
+  try {
+    await manager.ready;
+    const lines: DoctorLine[] = manager.status().map((status) => {
+      if (status.state === "disabled") {
+        return { group, name: status.name, status: "ok", detail: "disabled (enabled: false)" };
+      }
+      if (status.state === "connected") {
+        return {
+          group,
+          name: status.name,
+          status: "ok",
+          detail: `started, ${status.tools.length} tool${status.tools.length === 1 ? "" : "s"} (${status.transport})`,
+        };
+      }
+      return {
+        group,
+        name: status.name,
+        status: "fail",
+        detail: `${status.error ?? "did not start"}${status.stderr ? ` — server said: ${lastLine(status.stderr)}` : ""}`,
+        fix: `Run it by hand to see why: hermes mcp test ${status.name}`,
+      };
+    });
+    const named = new Set(manager.status().map((s) => s.name));
+    for (const problem of problems) {
+      if ([...named].some((n) => problem.includes(`"${n}"`))) continue;
+      lines.push({
+        group,
+        name: "config",
+        status: "fail",
+        detail: problem,
+        fix: "Fix mcp_servers in config.yaml.",
+      });
+    }
+    return lines;
+  } finally {
+    await manager.close();
+  }
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split("\n");
+  return (lines[lines.length - 1] ?? "").slice(0, 200);
+}
+
+/** Extra variables a platform needs besides its bot token. */
+const PLATFORM_EXTRAS: Readonly<Record<string, { anyOf: readonly string[]; why: string }>> = {
+  slack: {
+    anyOf: ["SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"],
+    why: "SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP events)",
+  },
+};
+
+/**
+ * Gateway tokens: each platform that has its token (or that config.yaml enables) has everything
+ * it needs; the API server, when enabled, has its key. Nothing configured is one ok line.
+ */
+export function gatewayChecks(config: HermesConfig, env: Env): DoctorLine[] {
+  const group = "Gateway";
+  const lines: DoctorLine[] = [];
+  const set = (name: string): boolean => (env[name]?.trim() ?? "") !== "";
+  const platforms = asRecord(config["platforms"]);
+  for (const [name, spec] of Object.entries(PLATFORMS)) {
+    const section = asRecord(platforms[name]);
+    const enabled = section["enabled"] === true;
+    const hasToken = set(spec.token);
+    if (!hasToken && !enabled) continue;
+    if (section["enabled"] === false) {
+      lines.push({ group, name, status: "ok", detail: "turned off (platforms." + name + ".enabled: false)" });
+      continue;
+    }
+    if (!hasToken) {
+      lines.push({
+        group,
+        name,
+        status: "fail",
+        detail: `platforms.${name}.enabled is true but ${spec.token} is not set`,
+        fix: `hermes config set ${spec.token} <token>`,
+      });
+      continue;
+    }
+    const extra = PLATFORM_EXTRAS[name];
+    if (extra && !extra.anyOf.some(set)) {
+      lines.push({
+        group,
+        name,
+        status: "fail",
+        detail: `${spec.token} is set, but ${extra.why} is missing`,
+        fix: `hermes config set ${extra.anyOf[0]} <token>`,
+      });
+      continue;
+    }
+    lines.push({ group, name, status: "ok", detail: `${spec.token} present` });
+  }
+  if (apiServerEnabled(config, { ...env })) {
+    lines.push(
+      set("API_SERVER_KEY")
+        ? { group, name: "api server", status: "ok", detail: "API_SERVER_KEY present" }
+        : {
+            group,
+            name: "api server",
+            status: "fail",
+            detail: "the API server is enabled but API_SERVER_KEY is not set; it will refuse to start",
+            fix: "hermes config set API_SERVER_KEY $(openssl rand -hex 32)",
+          },
+    );
+  }
+  if (lines.length === 0) {
+    lines.push({
+      group,
+      name: "platforms",
+      status: "ok",
+      detail: "none configured (optional: hermes gateway)",
+    });
+  }
+  return lines;
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}

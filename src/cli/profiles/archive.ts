@@ -11,7 +11,6 @@ import {
   chmodSync,
   cpSync,
   existsSync,
-  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -24,11 +23,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { loadEnvFile } from "../../config/env-file.js";
 import { ProfileError } from "../../config/errors.js";
 import { DEFAULT_PROFILE, profilesRoot } from "../../config/home.js";
 import { assertNewName, existingProfile, profileDir } from "../../config/profiles.js";
 import { snapshotDatabase } from "../../state/snapshot.js";
-import { processRedactor } from "../../util/redact.js";
+import { Redactor } from "../../util/redact.js";
 
 const run = promisify(execFile);
 
@@ -90,7 +90,7 @@ export async function exportProfile(name: string, userHome: string, output: stri
   try {
     const staged = join(scratch, name);
     mkdirSync(staged);
-    const count = stageTree(source, staged, name === DEFAULT_PROFILE, true);
+    const count = stageTree(source, staged, name === DEFAULT_PROFILE, true, profileRedactor(source));
     mkdirSync(join(output, ".."), { recursive: true });
     const partial = `${output}.${process.pid}.partial`;
     await run("tar", ["-czf", partial, "-C", scratch, name]);
@@ -102,7 +102,40 @@ export async function exportProfile(name: string, userHome: string, output: stri
   }
 }
 
-function stageTree(from: string, to: string, defaultRoot: boolean, atRoot: boolean): number {
+/**
+ * A redactor for one profile's export: the key shapes, plus every value of its own `.env` and every
+ * key or token in its `auth.json`, so a key pasted into a memory or a skill leaves redacted even
+ * when it has no recognisable shape.
+ */
+function profileRedactor(home: string): Redactor {
+  const redactor = new Redactor();
+  try {
+    for (const value of Object.values(loadEnvFile(home, {}).env)) redactor.addSecret(value);
+  } catch {
+    // An unreadable .env adds nothing; the shapes still apply.
+  }
+  try {
+    const walk = (value: unknown, key = ""): void => {
+      if (typeof value === "string" && /key|token|secret|password/i.test(key)) redactor.addSecret(value);
+      else if (value && typeof value === "object") {
+        for (const [k, v] of Object.entries(value as Record<string, unknown>))
+          walk(v, Array.isArray(value) ? key : k);
+      }
+    };
+    walk(JSON.parse(readFileSync(join(home, "auth.json"), "utf8")));
+  } catch {
+    // No auth.json, or one that does not parse.
+  }
+  return redactor;
+}
+
+function stageTree(
+  from: string,
+  to: string,
+  defaultRoot: boolean,
+  atRoot: boolean,
+  redactor: Redactor,
+): number {
   let count = 0;
   for (const entry of readdirSync(from, { withFileTypes: true })) {
     if (atRoot && defaultRoot && !DEFAULT_EXPORT_ROOT.has(entry.name)) continue;
@@ -111,12 +144,12 @@ function stageTree(from: string, to: string, defaultRoot: boolean, atRoot: boole
     const target = join(to, entry.name);
     if (entry.isDirectory()) {
       mkdirSync(target);
-      count += stageTree(source, target, defaultRoot, false);
+      count += stageTree(source, target, defaultRoot, false, redactor);
     } else if (entry.isFile()) {
       if (/\.db-(wal|shm|journal)$/.test(entry.name)) continue;
       if (entry.name.endsWith(".db")) snapshotDatabase(source, target);
       else if (TEXT_SUFFIXES.test(entry.name) || entry.name === ".cursorrules") {
-        writeFileSync(target, processRedactor().redact(readFileSync(source, "utf8")));
+        writeFileSync(target, redactor.redact(readFileSync(source, "utf8")));
       } else cpSync(source, target);
       count++;
     }
@@ -198,14 +231,4 @@ async function listArchive(archive: string): Promise<Member[]> {
     }
     return { name: parts.filter((p) => p !== ".").join("/"), type };
   });
-}
-
-/** Whether `path` exists as anything, a dangling symlink included. */
-export function pathExists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -301,16 +301,17 @@ function cloneConfig(source: string, target: string): void {
 
 function cloneAll(source: string, target: string, userHome: string): void {
   const fromRoot = source === join(userHome, ".hermes");
-  cpSync(source, target, {
-    recursive: true,
-    verbatimSymlinks: true,
-    filter: (path) => {
-      if (path === source) return true;
-      const rel = path.slice(source.length + 1);
-      if (rel.includes("/")) return !/(^|\/)__pycache__$/.test(rel) && !rel.endsWith(".sock");
-      return !CLONE_ALL_HISTORY.has(rel) && !(fromRoot && CLONE_ALL_ROOT_INFRA.has(rel));
-    },
-  });
+  mkdirSync(target, { recursive: true });
+  // Entry by entry: from the root home, the staging directory itself lies under `profiles/`,
+  // which a single recursive copy of the root would refuse (and must not copy anyway).
+  for (const entry of readdirSync(source)) {
+    if (CLONE_ALL_HISTORY.has(entry) || (fromRoot && CLONE_ALL_ROOT_INFRA.has(entry))) continue;
+    cpSync(join(source, entry), join(target, entry), {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (path) => !/(^|\/)__pycache__$/.test(path) && !path.endsWith(".sock"),
+    });
+  }
   for (const name of CLONE_ALL_RUNTIME) rmSync(join(target, name), { force: true });
   // A symlinked file the clone edits below would be edited through the link, in the source.
   for (const name of [".env", "config.yaml", "auth.json", "SOUL.md"]) materialize(join(target, name));

@@ -66,8 +66,3 @@ export function snapshotDatabase(source: string, target: string, busyMs = 10_000
   if (existsSync(target)) rmSync(target, { force: true });
   renameSync(partial, target);
 }
-
-/** Whether `path` starts with the SQLite header (a `.db` file that is really SQLite). */
-export function looksLikeSqlite(header: Buffer): boolean {
-  return header.subarray(0, 16).toString("latin1") === "SQLite format 3\u0000";
-}

@@ -34,7 +34,7 @@
  * (await import("./commands/journey.js")).journeyCommand }`, so the module loads only when run.
  */
 import { Command, CommanderError, Option } from "commander";
-import { ConfigError, ProfileNameError } from "../config/errors.js";
+import { ConfigError, ProfileError, ProfileNameError } from "../config/errors.js";
 import { type HomeConfig, homeFor, loadHomeConfig } from "./home-env.js";
 import { type CliIo, type CliIoOptions, createCliIo } from "./io.js";
 
@@ -211,7 +211,7 @@ function report<N extends Needs, C, A extends unknown[]>(
     io.err(`${label}: ${message}`);
     return error.exitCode;
   }
-  if (error instanceof ProfileNameError) {
+  if (error instanceof ProfileNameError || error instanceof ProfileError) {
     io.err(`${label}: ${message}`);
     return 2;
   }

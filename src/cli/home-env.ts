@@ -6,13 +6,17 @@
  */
 import type { HermesConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
-import { resolveHome } from "../config/home.js";
+import { resolveActiveHome } from "../config/home.js";
 import { loadConfig } from "../config/load.js";
 import { protectSecrets } from "./secrets.js";
 
-/** The home for `profile` (`-p NAME`), else HERMES_HOME, else ~/.hermes. Throws ProfileNameError. */
+/**
+ * The home for `profile` (`-p NAME`), else HERMES_HOME, else the sticky profile of
+ * `~/.hermes/active_profile` (`hermes profile use`), else ~/.hermes. Throws ProfileNameError, or
+ * ProfileError when the sticky profile is gone.
+ */
 export function homeFor(env: Record<string, string | undefined>, profile: string | undefined): string {
-  return resolveHome({ env, ...(profile ? { profile } : {}) });
+  return resolveActiveHome({ env, ...(profile ? { profile } : {}) });
 }
 
 export interface HomeConfig {

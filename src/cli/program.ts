@@ -143,6 +143,23 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/checkpoints.js")).checkpointsCommand,
   },
   {
+    name: "profile",
+    summary: "profiles (independent homes): list | use | create | delete | show | rename | export | import",
+    load: async () => (await import("./commands/profile.js")).profileCommand,
+  },
+  {
+    name: "backup",
+    summary: "back up the Hermes home (all profiles) to a zip; --quick snapshots the current state",
+    usage: "[options]",
+    load: async () => (await import("./commands/backup.js")).backupCommand,
+  },
+  {
+    name: "import",
+    summary: "restore a `hermes backup` zip into the current home",
+    usage: "[options] <file>",
+    load: async () => (await import("./commands/import.js")).importCommand,
+  },
+  {
     name: "prompt-size",
     summary: "fixed per-request overhead: prompt layers and tool schemas in bytes and tokens",
     load: async () => (await import("./commands/prompt-size.js")).promptSizeCommand(),

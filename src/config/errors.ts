@@ -48,6 +48,17 @@ export class ProfileNameError extends Error {
   }
 }
 
+/**
+ * A profile operation the user can fix: the sticky profile is gone, a profile already exists, a
+ * reserved name. The message says what to do; the CLI prints it alone and exits 2.
+ */
+export class ProfileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ProfileError";
+  }
+}
+
 function formatLocation(file: string | undefined, line: number | undefined): string {
   if (file === undefined) return "";
   return line === undefined ? `${file}: ` : `${file} line ${line}: `;

@@ -221,7 +221,8 @@ export class ChatSession {
     return this.store?.getSession(this.id) ?? null;
   }
 
-  run(input: string): AgentRun {
+  /** A turn for `input`: text, or text and image parts (images attached by the user). */
+  run(input: string | Message["content"]): AgentRun {
     return this.current.run(input);
   }
 

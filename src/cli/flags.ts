@@ -31,6 +31,8 @@ export interface ChatFlags {
   checkpoints?: boolean;
   /** `-w/--worktree`: work in a git worktree of the current repository made for this session. */
   worktree?: boolean;
+  /** `--image PATH`: an image sent with the prompt (with the first message in the REPL). */
+  image?: string;
 }
 
 function positiveInt(value: string): number {
@@ -66,6 +68,7 @@ export function addChatOptions(cmd: Command): Command {
       "-w, --worktree",
       "work in a new git worktree of this repository, removed at exit when left clean",
     )
+    .option("--image <path>", "attach an image (PNG, JPEG, GIF, WebP) to the prompt")
     .option("--list-tools", "list the tools this configuration offers, then exit")
     .option("--list-toolsets", "list the toolsets, then exit")
     .option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");

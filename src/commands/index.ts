@@ -7,6 +7,7 @@ import { BROWSER_COMMANDS } from "./browser-commands.js";
 import { CHAT_COMMANDS } from "./chat-commands.js";
 import { CHECKPOINT_COMMANDS } from "./checkpoint-commands.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
+import { INPUT_COMMANDS } from "./input-commands.js";
 import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
 import { LEARN_COMMANDS } from "./learn-commands.js";
 import { LEARNING_COMMANDS } from "./learning-commands.js";
@@ -32,5 +33,6 @@ export function createCommandRegistry(): CommandRegistry {
     ...CHECKPOINT_COMMANDS,
     ...AGENTS_COMMANDS,
     ...CHAT_COMMANDS,
+    ...INPUT_COMMANDS,
   ]);
 }

@@ -85,7 +85,8 @@ export interface CommandSession {
 export interface RunnableSession extends CommandSession {
   readonly resumed: boolean;
   readonly running: boolean;
-  run(input: string): AgentRun;
+  /** A turn for `input`: text, or text and image parts (attached images). */
+  run(input: string | Message["content"]): AgentRun;
 }
 
 /**
@@ -117,6 +118,31 @@ export interface MessageQueue {
   /** Adds a message; returns how many wait now. */
   enqueue(text: string): number;
   /** Drops everything; returns how many were dropped. */
+  clear(): number;
+}
+
+/** An image waiting to go with the next message. */
+export interface PendingImage {
+  /** The file (absolute). */
+  readonly path: string;
+  /** Bytes that will be sent. */
+  readonly bytes: number;
+  /** Set when it was shrunk to fit the model's limits. */
+  readonly note?: string;
+}
+
+/**
+ * Images the user attaches for the next message (`/image`, `/paste`); they go with it and are
+ * then dropped. Each method throws an Error the user can act on (no such file, not an image, no
+ * clipboard tool, the clipboard holds no image).
+ */
+export interface ImageAttachments {
+  /** Reads and queues the image at `path` (relative to the working directory, `~/` allowed). */
+  attach(path: string): Promise<PendingImage>;
+  /** Saves the clipboard's image under the home and queues it. */
+  paste(): Promise<PendingImage>;
+  pending(): readonly PendingImage[];
+  /** Drops what waits; returns how many were dropped. */
   clear(): number;
 }
 
@@ -179,6 +205,8 @@ export interface CommandContext {
   readonly toolsets: readonly string[];
   /** This conversation's MCP servers (started on first use); absent where MCP is not available. */
   mcp?: () => Promise<McpManager>;
+  /** Images for the next message; absent where the surface cannot attach them. */
+  readonly attachments?: ImageAttachments;
   /** Chat-only actions; absent in the REPL. */
   readonly chat?: ChatActions;
   /** Clock in seconds (injectable for tests). */

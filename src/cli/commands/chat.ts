@@ -60,8 +60,11 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   const interactive = prompt === undefined && io.stdin.isTTY === true;
   if (prompt === undefined && !interactive) {
     prompt = (await readAllStdin(io)).trim();
-    if (!prompt) throw new CliFailure('no prompt given. Use -q "...", -z "...", or pipe text on stdin.', 2);
+    if (!prompt && !flags.image)
+      throw new CliFailure('no prompt given. Use -q "...", -z "...", or pipe text on stdin.', 2);
   }
+  // Read before anything starts, so a wrong path ends the run at once (exit 2) with the reason.
+  const image = flags.image !== undefined && !interactive ? await loadImageFlag(flags.image, env) : undefined;
 
   // After this command's output: a due curator run starts as a detached process (never here).
   const startedAt = new Date();
@@ -202,6 +205,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
         env,
         flags,
         toolsets,
+        ...(flags.image !== undefined ? { images: [flags.image] } : {}),
         ...(mcp.start ? { mcp: mcp.start } : {}),
         attachNotices: (print) => {
           show = (message) => print(`warning: ${message}`);
@@ -209,7 +213,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
         },
       });
     }
-    const run = session.run(prompt ?? "");
+    const run = session.run(image ? image.content(prompt ?? "") : (prompt ?? ""));
     for await (const event of run) renderer.handle(event);
     const result = await run.result;
     if (result.reason === "completed") return 0;
@@ -274,5 +278,22 @@ function seedSkills(home: string, logger: Logger, say: (line: string) => void): 
     const message = error instanceof Error ? error.message : String(error);
     logger.warning("bundled skills not installed", { error: message });
     say(`hermes: bundled skills were not installed: ${message}`);
+  }
+}
+
+/** `--image PATH` for a one-shot run: the image read and checked, or exit 2 with why not. */
+async function loadImageFlag(path: string, env: Record<string, string | undefined>) {
+  const { loadImageAttachment, userContent } = await import("../../agent/attachments/images.js");
+  const { findBinary } = await import("../../tools/media/shared.js");
+  const ffmpeg = findBinary("ffmpeg", env);
+  try {
+    const image = await loadImageAttachment(path, {
+      cwd: process.cwd(),
+      ...(env["HOME"] ? { home: env["HOME"] } : {}),
+      ...(ffmpeg ? { ffmpeg } : {}),
+    });
+    return { content: (text: string) => userContent(text, [image]) };
+  } catch (error) {
+    throw new CliFailure(`--image: ${error instanceof Error ? error.message : String(error)}`, 2);
   }
 }

@@ -12,6 +12,7 @@
 import type { AgentRun } from "../../agent/agent.js";
 import type { ChatSession } from "../../agent/chat-session.js";
 import type { ToolProgress } from "../../agent/tool-display.js";
+import { catalogContextLength, DEFAULT_CONTEXT_LENGTH } from "../../ai/context-length.js";
 import {
   type CommandContext,
   createCommandRegistry,
@@ -25,6 +26,7 @@ import type { AgentNotice } from "../../tools/types.js";
 import { hermesVersion } from "../../util/version.js";
 import type { ChatFlags } from "../flags.js";
 import { useTerminalAsker } from "../prompts.js";
+import { pageFetcher, ReplInput } from "../tui/attachments.js";
 import { type BusyInputMode, PendingInputs, parseBusyInputMode } from "../tui/busy.js";
 import { HistoryFile } from "../tui/history.js";
 import { formatBanner, formatRecap } from "../tui/info.js";
@@ -59,6 +61,8 @@ export interface ReplOptions {
   flags: ChatFlags;
   /** Toolsets the session was started with (for /toolsets). */
   toolsets: readonly string[];
+  /** Image files (`--image`) that go with the first message. */
+  images?: readonly string[];
   /** This chat's MCP servers, started on first use (`/reload-mcp`); absent: MCP unavailable. */
   mcp?: () => Promise<McpManager>;
   /** Called once the prompt is live with a printer for notices that arrive later (MCP warnings). */
@@ -88,6 +92,8 @@ class Repl {
   private readonly pending = new PendingInputs();
   private readonly settings: ReplSettings;
   private readonly slash: CommandContext;
+  /** Images for the next message, dropped paths and `@` references (tui/attachments.ts). */
+  private readonly composer: ReplInput;
   private current: Promise<void> | null = null;
   private chain: Promise<void> = Promise.resolve();
   private turnStartedAt = 0;
@@ -109,6 +115,16 @@ class Repl {
       busyMode: parseBusyInputMode(config.display.busy_input_mode),
       yolo: session.agent.yolo,
     };
+    this.composer = new ReplInput({
+      home: options.home,
+      env,
+      cwd: () => this.session.agent.cwd,
+      contextLength: () =>
+        this.session.agent.config.model.context_length ??
+        catalogContextLength(this.session.model) ??
+        DEFAULT_CONTEXT_LENGTH,
+      fetchUrl: pageFetcher(config),
+    });
     // The prompt is drawn where the user looks: stderr, unless only stdout is a terminal.
     const promptStream = this.stderr.isTTY === true || this.stdout.isTTY !== true ? this.stderr : this.stdout;
     this.input = new TerminalInput({
@@ -116,7 +132,9 @@ class Repl {
       output: promptStream,
       style: createStyle(colorFor(promptStream, env)),
       history: new HistoryFile(options.home),
-      complete: (line) => this.registry.complete(line, this.slash, () => this.skillNames()),
+      complete: async (line) =>
+        (await this.composer.complete(line)) ??
+        this.registry.complete(line, this.slash, () => this.skillNames()),
       status: () => this.spinner.text(),
     });
     this.spinner = new Spinner(() => this.input.refreshStatus());
@@ -148,6 +166,16 @@ class Repl {
     }
     if (s.resumed) this.print(...formatRecap(s.agent.messages, this.style, this.stderr.columns));
     this.options.attachNotices?.((line) => this.print(this.style.yellow(line)));
+    for (const path of this.options.images ?? []) {
+      try {
+        const image = await this.composer.attach(path);
+        this.print(this.style.dim(`📎 Attached ${image.path}: it goes with your first message.`));
+      } catch (error) {
+        this.print(
+          this.style.yellow(`warning: --image: ${error instanceof Error ? error.message : String(error)}`),
+        );
+      }
+    }
     const detachAsker = useTerminalAsker((lines, prompt, options) => this.input.ask(lines, prompt, options));
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
@@ -263,7 +291,20 @@ class Repl {
     this.input.refresh();
     let run: AgentRun | undefined;
     try {
-      run = text === null ? this.session.wake?.() : this.session.run(text);
+      let content: Awaited<ReturnType<ReplInput["compose"]>>["content"] = null;
+      if (text !== null) {
+        const composed = await this.composer.compose(text);
+        const paint = (n: string) => (n.startsWith("warning:") ? this.style.yellow(n) : this.style.dim(n));
+        if (composed.notices.length > 0) this.print(...composed.notices.map(paint));
+        content = composed.content;
+        if (content === null) {
+          view.finish();
+          this.spinner.stop();
+          this.input.refresh();
+          return;
+        }
+      }
+      run = text === null ? this.session.wake?.() : this.session.run(content ?? text);
     } catch (error) {
       view.finish();
       this.print(`${this.style.red("error:")} ${error instanceof Error ? error.message : String(error)}`);
@@ -369,6 +410,7 @@ class Repl {
       },
       registry: this.registry,
       toolsets: this.options.toolsets,
+      attachments: this.composer,
       ...(this.options.mcp ? { mcp: this.options.mcp } : {}),
       now: () => Date.now() / 1000,
     };

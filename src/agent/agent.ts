@@ -83,6 +83,8 @@ export class AIAgent {
   /** Redacts every tool result before the model (and every consumer of the events) sees it. */
   private readonly redactor: Redactor;
   private frozen: Promise<Frozen> | null = null;
+  /** The frozen state once it settled, for synchronous readers (the REPL's status line). */
+  private frozenNow: Frozen | null = null;
   private announced = false;
   private controller: AbortController | null = null;
   private totalUsage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -191,6 +193,14 @@ export class AIAgent {
   /** The session's system prompt, built once (resolves the provider on first use). */
   async systemPrompt(): Promise<string> {
     return (await this.prepare()).systemPrompt;
+  }
+
+  /**
+   * The context window the session plans with (the endpoint's own figure once it answered), or
+   * null before the session was first prepared. Never starts the preparation itself.
+   */
+  get contextLength(): number | null {
+    return this.frozenNow?.contextLength ?? null;
   }
 
   /** The tool names offered to the model this session (frozen at first use). */
@@ -584,6 +594,13 @@ export class AIAgent {
       depth: this.depth,
       environment: describeEnvironment(this.runtime, this.config as unknown as Record<string, unknown>),
     });
+    const frozen = this.frozen;
+    void frozen.then(
+      (settled) => {
+        if (this.frozen === frozen) this.frozenNow = settled;
+      },
+      () => undefined,
+    );
     return this.frozen;
   }
 
@@ -609,6 +626,7 @@ export class AIAgent {
       // Notices carry process output into the conversation, so they pass the redactor like tool results.
       notify: (notice) =>
         this.notices.push(notice.retract ? notice : { ...notice, text: this.redactor.redact(notice.text) }),
+      redact: (text) => this.redactor.redact(text),
       session: this.toolSession,
       runtime: this.runtime,
       sessionStore: this.options.sessionStore,

@@ -418,7 +418,8 @@ export class ChatSession {
       costUsd: row ? (row.actualCostUsd ?? row.estimatedCostUsd) : this.tally.costUsd,
       costStatus: status,
       contextTokens: this.tally.lastContext,
-      contextLength: this.options.config?.model.context_length ?? null,
+      // The configured window, else the one the agent plans with (the catalog or the endpoint).
+      contextLength: this.options.config?.model.context_length ?? this.agent.contextLength ?? null,
     };
   }
 

@@ -38,6 +38,12 @@ export type AgentEvent =
     }
   | { type: "tool_progress"; callId: string; name: string; message: string }
   /**
+   * Output a running command printed (the terminal tool), redacted, in whole lines (`\n` or `\r`
+   * ended, the ending kept), for a surface to show live. Never part of the model's context: the
+   * tool's result carries the output the model reads.
+   */
+  | { type: "tool_output"; callId: string; name: string; text: string }
+  /**
    * Tool call `callId` asked to run a dangerous action and got `decision` (from the user, an
    * earlier "session"/"always" answer, the allowlist, yolo, or "deny" when no one could be asked)
    * after `waitedMs`. `reason` says why it needed approval; `denial`, why the policy refused it

@@ -40,6 +40,8 @@ export interface ToolContextBase {
   writeOrigin?: "foreground" | "background_review" | "curator" | undefined;
   /** Queues a notice for this agent's next turn (see `NoticeQueue`); absent: none can be delivered. */
   notify?: ((notice: AgentNotice) => void) | undefined;
+  /** The secret redactor every event passes; live command output (`tool_output`) goes through it. */
+  redact?: ((text: string) => string) | undefined;
   registry: ToolRegistry;
   limits: TruncateLimits;
   /** Present when this agent may start subagents. */
@@ -143,9 +145,48 @@ export function buildToolContext(base: ToolContextBase, scope: ToolCallScope, ne
     ...(base.ask ? { ask: base.ask } : {}),
     ...(base.notify ? { notify: base.notify } : {}),
     progress: (message) => emit({ type: "tool_progress", callId, name, message }),
+    ...(base.redact
+      ? { output: liveOutput(base.redact, (text) => emit({ type: "tool_output", callId, name, text })) }
+      : {}),
     session: base.session,
     runtime: base.runtime,
     ...(base.sessionStore ? { sessionStore: base.sessionStore } : {}),
     ...(base.writeOrigin ? { writeOrigin: base.writeOrigin } : {}),
   };
+}
+
+/**
+ * Live output for one call: chunks are cut at line ends (`\n` or `\r`) and whole lines are
+ * redacted before they are emitted, so a secret split across two chunks is still found; a private
+ * key block is held until its END line (up to 20,000 characters) so it is redacted as one. A line
+ * never ended is not shown (it reaches the model in the tool's result); a very long one is passed
+ * on in pieces of 4,000 characters so memory stays bounded.
+ */
+export function liveOutput(
+  redact: (text: string) => string,
+  emit: (text: string) => void,
+): (chunk: string) => void {
+  let partial = "";
+  let held = "";
+  return (chunk) => {
+    partial += chunk;
+    const end = Math.max(partial.lastIndexOf("\n"), partial.lastIndexOf("\r"));
+    if (end >= 0) {
+      held += partial.slice(0, end + 1);
+      partial = partial.slice(end + 1);
+    }
+    if (partial.length > 4000) {
+      held += partial;
+      partial = "";
+    }
+    if (held === "" || (openKeyBlock(held) && held.length < 20_000)) return;
+    emit(redact(held));
+    held = "";
+  };
+}
+
+/** Whether `text` has a private key's BEGIN line with no END line after it. */
+function openKeyBlock(text: string): boolean {
+  const last = (re: RegExp) => Math.max(-1, ...[...text.matchAll(re)].map((m) => m.index));
+  return last(/-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY/g) > last(/-----END[A-Z0-9 ]{0,40}PRIVATE KEY/g);
 }

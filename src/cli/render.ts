@@ -7,9 +7,14 @@
  * else (`-q`, stdout piped or redirected) each attempt's text is held until the call completes and
  * a failed attempt's text is dropped, so stdout never carries a fragment. `-z` prints only the
  * final answer of a completed turn. Each retry wait is said on stderr in every mode.
+ *
+ * With `markdown` set (stdout is a terminal), the answer is rendered as the REPL renders it
+ * (headings, lists, code blocks, tables, wrapped to the terminal width) a whole line at a time;
+ * piped or redirected output stays the model's markdown, byte for byte. `-z` is never rendered.
  */
 import pc from "picocolors";
 import type { AgentEvent } from "../agent/events.js";
+import { type MarkdownMode, MarkdownStream } from "./tui/markdown-stream.js";
 import { createStyle } from "./tui/style.js";
 import { formatToolLine } from "./tui/tool-line.js";
 
@@ -22,6 +27,8 @@ export interface RendererOptions {
   stderr: NodeJS.WriteStream | NodeJS.WritableStream;
   color: boolean;
   emojiFor?: (tool: string) => string | undefined;
+  /** How answer text is shown: `ansi`/`plain` render markdown (a terminal), `raw` (default) does not. */
+  markdown?: MarkdownMode;
 }
 
 export { previewArgs } from "./tui/tool-line.js";
@@ -34,16 +41,31 @@ export class Renderer {
   /** Text of the current model call, held until it completes (see the file comment). */
   private held = "";
   private readonly live: boolean;
+  /** Renders answer text line by line; null when it is written as it came. */
+  private readonly markdown: MarkdownStream | null;
   finalText = "";
 
   constructor(private readonly options: RendererOptions) {
     this.live = options.mode === "normal" && (options.stdout as NodeJS.WriteStream).isTTY === true;
+    const md = options.markdown ?? "raw";
+    this.markdown = md !== "raw" && options.mode !== "oneshot" ? new MarkdownStream({ mode: md }) : null;
   }
 
   private writeText(text: string): void {
     if (!text) return;
+    if (this.markdown) {
+      // The terminal may be resized between lines.
+      const columns = (this.options.stdout as NodeJS.WriteStream).columns;
+      this.markdown.width = columns && columns > 0 ? columns : undefined;
+      this.writeLines(this.markdown.push(text));
+      return;
+    }
     this.options.stdout.write(text);
     this.textOpen = !text.endsWith("\n");
+  }
+
+  private writeLines(lines: string[]): void {
+    if (lines.length > 0) this.options.stdout.write(lines.map((l) => `${l}\n`).join(""));
   }
 
   private paint(fn: (s: string) => string, s: string): string {
@@ -64,6 +86,10 @@ export class Renderer {
   }
 
   private closeText(): void {
+    if (this.markdown) {
+      this.writeLines(this.markdown.flush());
+      return;
+    }
     if (this.textOpen) {
       this.options.stdout.write("\n");
       this.textOpen = false;

@@ -7,6 +7,7 @@ import { BROWSER_COMMANDS } from "./browser-commands.js";
 import { CHAT_COMMANDS } from "./chat-commands.js";
 import { CHECKPOINT_COMMANDS } from "./checkpoint-commands.js";
 import { CONTROL_COMMANDS } from "./control-commands.js";
+import { DISPLAY_COMMANDS } from "./display-commands.js";
 import { INPUT_COMMANDS } from "./input-commands.js";
 import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
 import { LEARN_COMMANDS } from "./learn-commands.js";
@@ -30,6 +31,7 @@ export function createCommandRegistry(): CommandRegistry {
     ...MCP_COMMANDS,
     ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,
+    ...DISPLAY_COMMANDS,
     ...CHECKPOINT_COMMANDS,
     ...AGENTS_COMMANDS,
     ...CHAT_COMMANDS,

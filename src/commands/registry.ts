@@ -23,6 +23,9 @@ export function looksLikeCommand(text: string): boolean {
   return !/[/.]/.test(first.slice(1));
 }
 
+/** Widest `/name args` the REPL's `/help` lines descriptions up after. */
+const HELP_COLUMN = 26;
+
 const GROUP_ORDER: readonly CommandGroup[] = ["Session", "Turn", "Settings", "Info", "Exit"];
 
 /** Whether `command` is offered on `surface`. */
@@ -158,7 +161,9 @@ export class CommandRegistry {
       command: c,
       usage: `/${c.name}${c.args ? ` ${c.args}` : ""}`,
     }));
-    const width = Math.max(...rows.map((r) => r.usage.length)) + 2;
+    // A usage longer than the column (`/curator [status|run …]`) gets a row of its own, so one
+    // long entry does not push every description off a normal terminal.
+    const width = Math.min(HELP_COLUMN, Math.max(...rows.map((r) => r.usage.length))) + 2;
     const lines: string[] = [];
     for (const group of GROUP_ORDER) {
       const members = rows.filter((r) => r.command.category === group);
@@ -169,9 +174,11 @@ export class CommandRegistry {
           ? paint.dim(` (also ${command.aliases.map((a) => `/${a}`).join(", ")})`)
           : "";
         // A chat has no fixed-width columns to align to.
-        const head = surface === "repl" ? `  ${usage.padEnd(width)}` : `${usage} — `;
         const locked = options.locked?.(command) ? " 🔒 admins only" : "";
-        lines.push(`${head}${command.description}${aliases}${locked}`);
+        const text = `${command.description}${aliases}${locked}`;
+        if (surface !== "repl") lines.push(`${usage} — ${text}`);
+        else if (usage.length + 2 > width) lines.push(`  ${usage}`, `  ${" ".repeat(width)}${text}`);
+        else lines.push(`  ${usage.padEnd(width)}${text}`);
       }
     }
     return lines;

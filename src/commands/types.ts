@@ -110,6 +110,8 @@ export interface CommandSettings {
   /** What plain text typed during a turn does (`display.busy_input_mode`). */
   busyMode: string;
   yolo: boolean;
+  /** The REPL's status line is shown (`/statusbar`); absent on surfaces without one. */
+  statusBar?: boolean;
 }
 
 /** Messages waiting for the running turn to end (`/queue`). */
@@ -199,6 +201,8 @@ export interface CommandContext {
   sessionChanged(): void;
   /** Leaves the REPL with this exit code (REPL only). */
   exit?(code: number): void;
+  /** Clears the terminal and shows the welcome again (REPL only, `/clear`). */
+  clearScreen?(): void;
   /** The commands this surface offers (for `/help`); a `CommandRegistry`. */
   readonly registry: CommandCatalog;
   /** Toolsets this conversation was started with. */

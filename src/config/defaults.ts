@@ -59,6 +59,12 @@ export interface HermesConfig {
     busy_input_mode: string;
     /** One line in the REPL when a background review saved something: "on" or "off". */
     memory_notifications: string;
+    /**
+     * Upstream's runtime footer. The REPL's status line shows `fields` in order (model,
+     * context_pct, tokens, cost, cwd, provider; unset: all but provider); `enabled` is upstream's
+     * switch for the footer on gateway replies. No default here: unset means the REPL's own list.
+     */
+    runtime_footer?: { enabled?: boolean; fields?: string[] };
     [key: string]: unknown;
   };
   limits: {

@@ -14,6 +14,7 @@
 import { randomBytes } from "node:crypto";
 import { HeadTailBuffer } from "../util/output-buffer.js";
 import {
+  commitScan,
   envPreludeScript,
   initScript,
   killScript,
@@ -21,8 +22,10 @@ import {
   quote,
   type ShellStatePaths,
   sentinelMarker,
+  showLive,
   statePaths,
   stopScript,
+  streamLive,
   wrapCommand,
 } from "./shell-protocol.js";
 import type { ChannelProcess, EnvShell, RunOptions, RunResult, ShellChannel, StopReport } from "./types.js";
@@ -61,6 +64,9 @@ interface Pending {
   marker: string;
   buffer: HeadTailBuffer;
   scan: string;
+  /** How much of `scan` was already passed to `onOutput`. */
+  live: number;
+  onOutput: ((chunk: string) => void) | undefined;
   startedAt: number;
   timedOut: boolean;
   interrupted: boolean;
@@ -158,6 +164,8 @@ class RemoteShellImpl implements RemoteShell {
         marker: sentinelMarker(nonce),
         buffer: new HeadTailBuffer(half, this.maxOutputChars - half),
         scan: "",
+        live: 0,
+        onOutput: options.onOutput,
         startedAt: Date.now(),
         timedOut: false,
         interrupted: false,
@@ -249,7 +257,9 @@ class RemoteShellImpl implements RemoteShell {
       if (ours()) this.onStdout(text);
     });
     proc.stderr.on("data", (text: string) => {
-      if (ours()) this.pending?.buffer.write(text);
+      if (!ours() || !this.pending) return;
+      this.pending.buffer.write(text);
+      showLive(this.pending, text);
     });
     proc.stdin.on("error", () => undefined); // EPIPE when the shell died; the exit path reports it
     let stdoutEnded = false;
@@ -300,13 +310,13 @@ class RemoteShellImpl implements RemoteShell {
     pending.scan += text;
     const at = pending.scan.indexOf(pending.marker);
     if (at < 0) {
+      // Whole lines cannot hold a partial sentinel (it starts on a line of its own): show them.
+      streamLive(pending, pending.scan.lastIndexOf("\n") + 1);
       const keep = pending.marker.length + SPARE_TAIL;
-      if (pending.scan.length > keep * 2) {
-        pending.buffer.write(pending.scan.slice(0, -keep));
-        pending.scan = pending.scan.slice(-keep);
-      }
+      if (pending.scan.length > keep * 2) commitScan(pending, pending.scan.length - keep);
       return;
     }
+    streamLive(pending, at);
     const lineEnd = pending.scan.indexOf("\n", at);
     if (lineEnd < 0) return;
     const fields = /^(\d+)_(\d+)_(.*)$/.exec(pending.scan.slice(at + pending.marker.length, lineEnd));

@@ -292,3 +292,40 @@ export function parseStopOutput(text: string): { killed: boolean; running: strin
   }
   return { killed, running };
 }
+
+/** A running call's live-output state (see `RunOptions.onOutput`). */
+export interface LiveScan {
+  /** stdout not yet committed to the call's buffer (it may end in part of the sentinel). */
+  scan: string;
+  /** How much of `scan` was already passed to `onOutput`. */
+  live: number;
+  onOutput: ((chunk: string) => void) | undefined;
+}
+
+/** Passes `scan` up to `end` to the call's live listener, once. */
+export function streamLive(pending: LiveScan, end: number): void {
+  if (!pending.onOutput || end <= pending.live) return;
+  const chunk = pending.scan.slice(pending.live, end);
+  pending.live = end;
+  showLive(pending, chunk);
+}
+
+/** Hands `chunk` (stdout already cleared of the sentinel, or stderr) to the live listener. */
+export function showLive(pending: Pick<LiveScan, "onOutput">, chunk: string): void {
+  try {
+    pending.onOutput?.(chunk);
+  } catch {
+    // A failing display must not break the command's bookkeeping.
+  }
+}
+
+/**
+ * Moves `scan` up to `cut` into the call's buffer (live-showing it first), keeping the rest for the
+ * sentinel search. Used by every shell when the scan grows without a sentinel in sight.
+ */
+export function commitScan(pending: LiveScan & { buffer: { write(text: string): void } }, cut: number): void {
+  streamLive(pending, cut);
+  pending.buffer.write(pending.scan.slice(0, cut));
+  pending.scan = pending.scan.slice(cut);
+  pending.live = Math.max(0, pending.live - cut);
+}

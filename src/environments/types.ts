@@ -14,6 +14,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Absolute directory (in the environment) for this one command; the shell's state is left unchanged. */
   workdir?: string;
+  /**
+   * Receives the command's output (stdout and stderr) as it arrives, for showing it live. The
+   * result's `output` is unchanged by it. Backends without a live stream never call it.
+   */
+  onOutput?: (chunk: string) => void;
 }
 
 /** How a command was stopped (timeout or interrupt). */

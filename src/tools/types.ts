@@ -111,6 +111,11 @@ export interface ToolContext {
   notify?: (notice: AgentNotice) => void;
   /** Short progress note shown while the tool runs (not sent to the model). */
   progress(message: string): void;
+  /**
+   * Raw output of a running command, as it arrives, for the surface to show live (not sent to the
+   * model; redacted before anyone sees it). Absent where nothing shows it.
+   */
+  output?: (chunk: string) => void;
   /** Per-session state shared by tools of one session (the todo list, read-file tracking...). */
   session: Map<string, unknown>;
   runtime: ToolRuntime;

@@ -169,13 +169,21 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     io.err(`↻ Resumed ${label}: ${session.agent.messages.length} messages`);
   }
 
+  // NO_COLOR may come from the home's .env too.
+  const color = (io.stdout as NodeJS.WriteStream).isTTY === true && !env["NO_COLOR"];
   const renderer = new Renderer({
     mode,
     verbose: flags.verbose === true,
     stdout: io.stdout,
     stderr: io.stderr,
-    // NO_COLOR may come from the home's .env too.
-    color: (io.stdout as NodeJS.WriteStream).isTTY === true && !env["NO_COLOR"],
+    color,
+    // An answer read on a terminal is rendered; one piped elsewhere stays markdown.
+    markdown:
+      (io.stdout as NodeJS.WriteStream).isTTY === true
+        ? color && env.TERM !== "dumb"
+          ? "ansi"
+          : "plain"
+        : "raw",
   });
 
   let interrupts = 0;

@@ -33,9 +33,11 @@ import { formatBanner, formatRecap } from "../tui/info.js";
 import { TerminalInput } from "../tui/input.js";
 import type { MarkdownMode } from "../tui/markdown-stream.js";
 import { Spinner } from "../tui/spinner.js";
+import { formatStatusLine, type StatusFacts, type StatusField, statusFields } from "../tui/status-line.js";
 import { colorFor, createStyle, type Style } from "../tui/style.js";
 import { parseToolProgress } from "../tui/tool-line.js";
 import { TurnView } from "../tui/turn-view.js";
+import { wrapLines } from "../tui/wrap.js";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
@@ -50,6 +52,7 @@ interface ReplSettings {
   toolProgress: ToolProgress;
   busyMode: BusyInputMode;
   yolo: boolean;
+  statusBar: boolean;
 }
 
 export interface ReplOptions {
@@ -74,6 +77,8 @@ export interface ReplOptions {
 
 /** How long after an interrupting Ctrl+C a second one quits. */
 const DOUBLE_CTRL_C_MS = 2000;
+/** How long the status line's figures are reused (it is drawn on every spinner frame). */
+const STATUS_FACTS_MS = 1000;
 
 /** Runs the interactive session until the user leaves; resolves to the exit code. */
 export function runRepl(options: ReplOptions): Promise<number> {
@@ -101,6 +106,10 @@ class Repl {
   private idleInterrupt = false;
   private exiting = false;
   private finish: (code: number) => void = () => undefined;
+  /** The running command's latest output lines, shown under the spinner row. */
+  private liveLines: readonly string[] = [];
+  private readonly statusFields: StatusField[];
+  private statusFacts: { at: number; facts: StatusFacts | null } | null = null;
 
   constructor(private readonly options: ReplOptions) {
     const { session, env, config, flags } = options;
@@ -114,6 +123,7 @@ class Repl {
       toolProgress: flags.verbose ? "verbose" : parseToolProgress(config.display.tool_progress),
       busyMode: parseBusyInputMode(config.display.busy_input_mode),
       yolo: session.agent.yolo,
+      statusBar: true,
     };
     this.composer = new ReplInput({
       home: options.home,
@@ -125,6 +135,7 @@ class Repl {
         DEFAULT_CONTEXT_LENGTH,
       fetchUrl: pageFetcher(config),
     });
+    this.statusFields = statusFields(config.display.runtime_footer);
     // The prompt is drawn where the user looks: stderr, unless only stdout is a terminal.
     const promptStream = this.stderr.isTTY === true || this.stdout.isTTY !== true ? this.stderr : this.stdout;
     this.input = new TerminalInput({
@@ -135,7 +146,11 @@ class Repl {
       complete: async (line) =>
         (await this.composer.complete(line)) ??
         this.registry.complete(line, this.slash, () => this.skillNames()),
-      status: () => this.spinner.text(),
+      status: () => {
+        const text = this.spinner.text();
+        return text && this.liveLines.length > 0 ? { ...text, detail: this.liveLines } : text;
+      },
+      footer: (columns) => this.statusLine(columns),
     });
     this.spinner = new Spinner(() => this.input.refreshStatus());
     this.slash = this.slashContext();
@@ -143,20 +158,7 @@ class Repl {
 
   async run(): Promise<number> {
     const s = this.session;
-    this.print(
-      ...formatBanner(
-        {
-          version: hermesVersion(),
-          model: s.model,
-          provider: s.provider,
-          sessionId: s.id,
-          resumed: s.resumed,
-          title: s.title,
-          messages: s.agent.messages.length,
-        },
-        this.style,
-      ),
-    );
+    this.print(...this.banner());
     if (this.settings.yolo) {
       this.print(
         this.style.red(
@@ -176,7 +178,9 @@ class Repl {
         );
       }
     }
-    const detachAsker = useTerminalAsker((lines, prompt, options) => this.input.ask(lines, prompt, options));
+    const detachAsker = useTerminalAsker((lines, prompt, options) =>
+      this.input.ask(this.wrapped(lines), prompt, options),
+    );
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;
     });
@@ -199,19 +203,82 @@ class Repl {
     }
   }
 
+  private banner(): string[] {
+    const s = this.session;
+    return formatBanner(
+      {
+        version: hermesVersion(),
+        model: s.model,
+        provider: s.provider,
+        sessionId: s.id,
+        resumed: s.resumed,
+        title: s.title,
+        messages: s.agent.messages.length,
+      },
+      this.style,
+    );
+  }
+
   private get running(): boolean {
     return this.current !== null;
   }
 
+  /** Notices above the prompt (stderr), word-wrapped to the terminal. */
   private print(...lines: string[]): void {
-    this.input.print(lines, this.stderr);
+    this.input.print(this.wrapped(lines), this.stderr);
+  }
+
+  private wrapped(lines: readonly string[]): string[] {
+    return wrapLines(lines, this.stderr.isTTY === true ? this.stderr.columns : undefined);
+  }
+
+  /** The status line for `columns` cells, or null when it is off or has nothing to say. */
+  private statusLine(columns: number): string | null {
+    if (!this.settings.statusBar) return null;
+    const now = Date.now();
+    if (!this.statusFacts || now - this.statusFacts.at > STATUS_FACTS_MS) {
+      this.statusFacts = { at: now, facts: this.readStatusFacts() };
+    }
+    const facts = this.statusFacts.facts;
+    return facts ? formatStatusLine(facts, this.statusFields, columns, this.style) : null;
+  }
+
+  private readStatusFacts(): StatusFacts | null {
+    const s = this.session;
+    try {
+      const report = s.usageReport();
+      return {
+        model: s.model,
+        provider: s.provider,
+        contextTokens: report.contextTokens,
+        contextLength: report.contextLength,
+        totalTokens: report.usage.inputTokens + report.usage.outputTokens,
+        costUsd: report.costUsd,
+        costIncluded: report.costStatus === "included",
+        cwd: s.agent.cwd,
+        home: this.options.env.HOME,
+      };
+    } catch {
+      // The store is briefly unreadable (another process holds it): keep the line off this time.
+      return null;
+    }
+  }
+
+  /** Drops the cached status figures so the next draw reads fresh ones (a turn ended, a switch). */
+  private refreshStatusLine(): void {
+    this.statusFacts = null;
+    this.input.refresh();
   }
 
   private async submit(text: string): Promise<void> {
     if (this.exiting) return;
     this.idleInterrupt = false;
     const outcome = await dispatchInput(this.registry, text, this.slash);
-    if (outcome.kind !== "message") return;
+    if (outcome.kind !== "message") {
+      // A command may have switched the model or the session, or toggled the status line.
+      this.refreshStatusLine();
+      return;
+    }
     if (this.running) {
       const decision = this.pending.route(this.settings.busyMode, text);
       if (decision.action === "steer") this.session.steer(text);
@@ -270,6 +337,12 @@ class Repl {
       {
         answer: (lines) => this.input.print(lines, this.stdout),
         info: (lines) => this.print(...lines),
+        output: (lines) => {
+          this.liveLines = lines;
+          // Shown by the next spinner frame (a tenth of a second): a chatty command cannot flood
+          // the terminal with redraws. Taking the rows away is drawn at once.
+          if (lines.length === 0) this.input.refreshStatus();
+        },
         status: (next) => {
           if (next === label) return;
           label = next;
@@ -324,9 +397,10 @@ class Repl {
       this.print(`${this.style.red("error:")} ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       view.finish();
+      this.liveLines = [];
       this.spinner.stop();
       if (view.answered) this.input.print([""], this.stdout);
-      this.input.refresh();
+      this.refreshStatusLine();
     }
   }
 
@@ -389,7 +463,7 @@ class Repl {
       },
       paint: this.style,
       reply: (...lines) => this.print(...lines),
-      ask: (lines, prompt) => this.input.ask(lines, prompt),
+      ask: (lines, prompt) => this.input.ask(this.wrapped(lines), prompt),
       get running() {
         return repl.running;
       },
@@ -403,10 +477,16 @@ class Repl {
       newSession: async (title) => {
         await this.session.newSession(title);
         this.session.agent.yolo = this.settings.yolo;
+        this.statusFacts = null;
       },
       exit: (code) => void this.exit(code),
+      clearScreen: () => {
+        if (!this.input.clearScreen()) return;
+        this.print(...this.banner());
+      },
       sessionChanged: () => {
         this.session.agent.yolo = this.settings.yolo;
+        this.statusFacts = null;
       },
       registry: this.registry,
       toolsets: this.options.toolsets,

@@ -35,6 +35,8 @@ export interface StatusText {
   frame: string;
   label: string;
   elapsed: string;
+  /** Rows shown under the spinner row: the latest output of a running command (plain text). */
+  detail?: readonly string[];
 }
 
 export interface TerminalInputOptions {
@@ -47,6 +49,11 @@ export interface TerminalInputOptions {
   complete?: (line: string) => Promise<[string[], string]> | [string[], string];
   /** The busy status shown above the prompt, or null when idle. */
   status?: () => StatusText | null;
+  /**
+   * The status line drawn above the prompt (and above the busy status) for `columns` cells, or
+   * null for none. Only on a terminal; never part of the echoed scrollback.
+   */
+  footer?: (columns: number) => string | null;
   /** Lines arriving closer together than this are a paste (default 25 ms). */
   pasteWindowMs?: number;
 }
@@ -249,6 +256,18 @@ export class TerminalInput {
     this.setLine(text);
   }
 
+  /**
+   * Clears the terminal (screen and scrollback) and draws the prompt at the top. Returns false,
+   * doing nothing, when there is no terminal to clear.
+   */
+  clearScreen(): boolean {
+    if (!this.live || this.closing) return false;
+    this.options.output.write("\x1b[H\x1b[2J\x1b[3J");
+    this.promptVisible = false;
+    this.draw();
+    return true;
+  }
+
   /** Stops reading and restores the terminal. Pending questions resolve with null. */
   close(): void {
     if (this.closing) return;
@@ -266,11 +285,20 @@ export class TerminalInput {
     if (this.question) return this.question.prompt;
     if (this.pending.length > 0) return s.dim("… ");
     const glyph = `${s.bold(s.magenta("❯"))} `;
-    // The animated status needs a terminal to redraw on.
-    const status = this.live ? (this.options.status?.() ?? null) : null;
-    if (!status) return glyph;
-    const label = truncateToWidth(status.label, Math.max(10, this.columns - 12));
-    return `${s.cyan(status.frame)} ${s.dim(`${label} ${status.elapsed}`)}\n${glyph}`;
+    // The status line and the animated status need a terminal to redraw on.
+    if (!this.live) return glyph;
+    // One cell spare: a row filling the whole width would wrap in some terminals.
+    const room = Math.max(10, this.columns - 1);
+    const rows: string[] = [];
+    const footer = this.options.footer?.(room) ?? null;
+    if (footer) rows.push(truncateToWidth(footer, room));
+    const status = this.options.status?.() ?? null;
+    if (status) {
+      const label = truncateToWidth(status.label, Math.max(10, this.columns - 12));
+      rows.push(`${s.cyan(status.frame)} ${s.dim(`${label} ${status.elapsed}`)}`);
+      for (const line of status.detail ?? []) rows.push(s.dim(truncateToWidth(`  │ ${line}`, room)));
+    }
+    return rows.length > 0 ? `${rows.join("\n")}\n${glyph}` : glyph;
   }
 
   /** The clean prompt a submitted line is echoed with. */

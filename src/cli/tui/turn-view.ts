@@ -4,6 +4,7 @@
  * goes to a sink, so the view is tested with a fake one.
  */
 import type { AgentEvent } from "../../agent/events.js";
+import { LiveOutput } from "./live-output.js";
 import { type MarkdownMode, MarkdownStream } from "./markdown-stream.js";
 import type { Style } from "./style.js";
 import {
@@ -22,6 +23,11 @@ export interface TurnSink {
   info(lines: string[]): void;
   /** The spinner label, or null when the turn is over. */
   status(label: string | null): void;
+  /**
+   * The latest lines a running command printed, shown under the spinner row; an empty list
+   * takes them away (the command ended). Absent: live output is not shown.
+   */
+  output?(lines: readonly string[]): void;
 }
 
 export interface TurnViewOptions {
@@ -36,6 +42,9 @@ export interface TurnViewOptions {
   emojiFor?: (tool: string) => string | undefined;
 }
 
+/** Lines of a running command's output shown under the spinner row. */
+const LIVE_LINES = 4;
+
 export class TurnView {
   private readonly markdown: MarkdownStream;
   private readonly reasoning: MarkdownStream;
@@ -44,6 +53,9 @@ export class TurnView {
   /** Running subagents by `callId:index`, with what each is doing. */
   private readonly subagentsRunning = new Map<string, string>();
   private wroteAnswer = false;
+  /** Output of the command running now, and the call it belongs to. */
+  private readonly live = new LiveOutput(LIVE_LINES);
+  private liveCall: string | null = null;
 
   constructor(
     private readonly sink: TurnSink,
@@ -98,7 +110,11 @@ export class TurnView {
         else
           this.sink.status(`${toolEmoji(event.name, this.options.emojiFor)} ${event.name}: ${event.message}`);
         break;
+      case "tool_output":
+        this.liveOutput(event);
+        break;
       case "tool_end":
+        if (event.callId === this.liveCall) this.endLive();
         this.toolEnd(event);
         // A nested call ended; the script that made it is still running.
         if (!event.parentCallId) this.sink.status("thinking…");
@@ -139,6 +155,7 @@ export class TurnView {
 
   /** Renders whatever is still buffered; call once the run ended (also after a failure). */
   finish(): void {
+    this.endLive();
     this.flushReasoning();
     this.flushAnswer();
     this.sink.status(null);
@@ -195,6 +212,25 @@ export class TurnView {
         ? `🔀 ${running.length} subagent${running.length === 1 ? "" : "s"}: ${running.join(", ")}`
         : "thinking…",
     );
+  }
+
+  /** A running command printed something: its last lines go under the spinner row. */
+  private liveOutput(event: Extract<AgentEvent, { type: "tool_output" }>): void {
+    if (!this.sink.output || this.options.toolProgress() === "off") return;
+    if (this.liveCall !== event.callId) {
+      // Another call's output (parallel calls): the newest speaker has the rows.
+      this.live.clear();
+      this.liveCall = event.callId;
+    }
+    this.live.push(event.text);
+    this.sink.output(this.live.tail());
+  }
+
+  private endLive(): void {
+    if (this.liveCall === null) return;
+    this.liveCall = null;
+    this.live.clear();
+    this.sink.output?.([]);
   }
 
   private answer(lines: string[]): void {

@@ -33,11 +33,14 @@ import { HeadTailBuffer } from "../../util/output-buffer.js";
 import { commandLine, descendants, groupsAlive, listProcesses, trySignal } from "../../util/process-tree.js";
 import {
   callFile,
+  commitScan,
   envPreludeScript,
   initScript,
   quote,
   sentinelMarker,
+  showLive,
   statePaths,
+  streamLive,
   wrapCommand,
 } from "../shell-protocol.js";
 import type { EnvShell, RunOptions, RunResult, StopReport } from "../types.js";
@@ -63,6 +66,9 @@ interface Pending {
   nonce: string;
   buffer: HeadTailBuffer;
   scan: string;
+  /** How much of `scan` was already passed to `onOutput`. */
+  live: number;
+  onOutput: ((chunk: string) => void) | undefined;
   startedAt: number;
   timedOut: boolean;
   interrupted: boolean;
@@ -157,6 +163,8 @@ export class ShellSession implements EnvShell {
         nonce,
         buffer: new HeadTailBuffer(half, this.maxOutputChars - half),
         scan: "",
+        live: 0,
+        onOutput: options.onOutput,
         startedAt: Date.now(),
         timedOut: false,
         interrupted: false,
@@ -275,7 +283,9 @@ export class ShellSession implements EnvShell {
       if (ours()) this.onStdout(text);
     });
     proc.stderr?.on("data", (text: string) => {
-      if (ours()) this.pending?.buffer.write(text);
+      if (!ours()) return;
+      this.pending?.buffer.write(text);
+      if (this.pending) showLive(this.pending, text);
     });
     proc.stdin?.on("error", () => undefined); // EPIPE when the shell died; the exit handler reports it
     let stdoutEnded = false;
@@ -315,13 +325,15 @@ export class ShellSession implements EnvShell {
     pending.scan += text;
     const at = pending.scan.indexOf(pending.marker);
     if (at < 0) {
+      // Whole lines cannot hold a partial sentinel (it starts on a line of its own): show them.
+      streamLive(pending, pending.scan.lastIndexOf("\n") + 1);
       const keep = pending.marker.length + SPARE_TAIL;
       if (pending.scan.length > keep * 2) {
-        pending.buffer.write(pending.scan.slice(0, -keep));
-        pending.scan = pending.scan.slice(-keep);
+        commitScan(pending, pending.scan.length - keep);
       }
       return;
     }
+    streamLive(pending, at);
     const lineEnd = pending.scan.indexOf("\n", at);
     if (lineEnd < 0) return; // the rest of the sentinel line is still on its way
     const fields = /^(\d+)_(.*)$/.exec(pending.scan.slice(at + pending.marker.length, lineEnd));

@@ -100,6 +100,7 @@ export const terminalTool = defineTool({
       timeoutMs: timeoutS * 1000,
       signal: ctx.signal,
       ...(workdir === undefined ? {} : { workdir }),
+      ...(ctx.output ? { onOutput: ctx.output } : {}),
     });
     const failure = runFailure(result);
     if (failure) ctx.reportFailure?.(failure);

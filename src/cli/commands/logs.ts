@@ -74,14 +74,19 @@ async function show(ctx: HomeContext, name: string, flags: LogsFlags): Promise<n
     );
     return 1;
   }
-  ctx.io.err(
-    `--- ${path}${describe(flags)} (${flags.follow ? "following; Ctrl+C to stop" : `last ${n}`}) ---`,
-  );
-  for (const line of lastLines(chain, n, filter)) ctx.io.out(line);
-  if (!flags.follow) return 0;
+  if (!flags.follow) {
+    ctx.io.err(`--- ${path}${describe(flags)} (last ${n}) ---`);
+    for (const line of lastLines(chain, n, filter)) ctx.io.out(line);
+    return 0;
+  }
+  // Following starts before anything is shown: a line written after the header is never missed,
+  // and one written while the last lines are read is shown once.
+  const follower = followFile(path, filter, (line) => ctx.io.out(line));
+  ctx.io.err(`--- ${path}${describe(flags)} (following; Ctrl+C to stop) ---`);
+  const newest = chain[0] === path ? follower.start : undefined;
+  for (const line of lastLines(chain, n, filter, newest)) ctx.io.out(line);
   if (chain.length === 0) ctx.io.err(`(waiting for ${file} to be written)`);
   return new Promise<number>((resolve) => {
-    const follower = followFile(path, filter, (line) => ctx.io.out(line));
     const stop = () => {
       follower.stop();
       process.off("SIGINT", stop);

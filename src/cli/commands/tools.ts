@@ -5,7 +5,7 @@
  * tool as `server:tool`), and `--summary` for every platform at once. A change applies to the next
  * session started on that platform; `hermes chat` reads platform_toolsets.cli.
  */
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { TOOL_PLATFORMS } from "../../tools/platform-tools.js";
 import { changeTools, UnknownPlatformError } from "../../tools/tool-config.js";
 import { type ConfigContext, defineCommand, type HomeContext, withConfig } from "../command.js";
@@ -15,7 +15,9 @@ interface PlatformFlag {
   platform?: string;
 }
 
-const platformHelp = `the platform (default cli): ${TOOL_PLATFORMS.join(", ")}`;
+/** `--platform NAME`: commander checks the name, and completion offers the names. */
+const platformOption = () =>
+  new Option("--platform <name>", "the platform (default cli)").choices([...TOOL_PLATFORMS]);
 
 function checkPlatform(platform: string): void {
   if (!TOOL_PLATFORMS.includes(platform)) throw new UnknownPlatformError(platform);
@@ -64,14 +66,14 @@ export const toolsCommand = defineCommand({
     root
       .command("list")
       .description("the toolsets of a platform (✓ enabled, ✗ disabled) and the MCP servers' tool filters")
-      .option("--platform <name>", platformHelp)
+      .addOption(platformOption())
       .action(run((ctx, flags: PlatformFlag, cmd: Command) => list(withConfig(ctx), flags, cmd)));
     for (const action of ["enable", "disable"] as const) {
       root
         .command(action)
         .description(`${action} toolsets (web, terminal, …) or MCP tools (server:tool) for new sessions`)
         .argument("<names...>", "toolset names, or server:tool for one MCP tool")
-        .option("--platform <name>", platformHelp)
+        .addOption(platformOption())
         .action(run((ctx, names: string[], flags: PlatformFlag) => change(ctx, action, names, flags)));
     }
   },

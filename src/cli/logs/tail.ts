@@ -16,11 +16,14 @@ export function rotationChain(path: string, maxCopies = 20): string[] {
   return chain;
 }
 
-/** The lines of a file from the last to the first, without their newlines; blank lines skipped. */
-export function* reverseLines(path: string): Generator<string> {
+/**
+ * The lines of a file from the last to the first, without their newlines; blank lines skipped.
+ * `end`: read only the bytes before this offset (what a follower has not taken).
+ */
+export function* reverseLines(path: string, end?: number): Generator<string> {
   const fd = openSync(path, "r");
   try {
-    let position = fstatSync(fd).size;
+    let position = Math.min(fstatSync(fd).size, end ?? Number.POSITIVE_INFINITY);
     // Bytes of the line that began before the chunk read last (split on 0x0A, which never occurs
     // inside a multi-byte UTF-8 sequence, so each line decodes whole).
     let carry: Buffer = Buffer.alloc(0);
@@ -54,14 +57,20 @@ export function* reverseLines(path: string): Generator<string> {
  * The last `n` lines of `chain` (newest file first) that pass `filter`, oldest first. With a
  * filter, an event's continuation lines (a Python traceback) come with it or not at all.
  */
-export function lastLines(chain: readonly string[], n: number, filter: LogFilter): string[] {
+export function lastLines(
+  chain: readonly string[],
+  n: number,
+  filter: LogFilter,
+  /** Offset where the newest file is cut (a follower's start), so no line is shown twice. */
+  newestEnd?: number,
+): string[] {
   if (n <= 0) return [];
   const groups: string[][] = [];
   let count = 0;
   const filtered = hasFilter(filter);
   outer: for (const path of chain) {
     let pending: string[] = [];
-    for (const line of reverseLines(path)) {
+    for (const line of reverseLines(path, path === chain[0] ? newestEnd : undefined)) {
       if (!filtered) {
         groups.push([line]);
         if (++count >= n) break outer;
@@ -84,6 +93,8 @@ export function lastLines(chain: readonly string[], n: number, filter: LogFilter
 }
 
 export interface Follower {
+  /** Offset in the file where following began (its size then; 0 when it did not exist). */
+  readonly start: number;
   /** Reads what was appended since the last call; called by the timer, callable by tests. */
   poll(): void;
   stop(): void;
@@ -164,8 +175,10 @@ export function followFile(
   };
 
   open(true);
+  const start = offset;
   const timer = setInterval(poll, intervalMs);
   return {
+    start,
     poll,
     stop: () => {
       clearInterval(timer);

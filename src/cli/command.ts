@@ -109,6 +109,11 @@ export interface RunOptions extends CliIoOptions {
 export interface CliCommand {
   readonly name: string;
   run(argv: readonly string[], options?: RunOptions): Promise<number>;
+  /**
+   * The command's arguments, options and subcommands as commander declares them, with nothing run
+   * and no action attached (`hermes completion` reads them).
+   */
+  describe(): Command;
 }
 
 /** `-p, --profile <name>`, accepted before or after a command and its subcommands. */
@@ -118,7 +123,17 @@ export const profileOption = (): Option =>
 export function defineCommand<N extends Needs, C = ContextFor<N>, A extends unknown[] = unknown[]>(
   spec: CommandSpec<N, C, A>,
 ): CliCommand {
-  return { name: spec.name, run: (argv, options = {}) => runCommand(spec, argv, options) };
+  return {
+    name: spec.name,
+    run: (argv, options = {}) => runCommand(spec, argv, options),
+    describe: () => {
+      const root = new Command(spec.name).description(spec.description);
+      const inert: Action<C> = () => async () => undefined;
+      spec.parse?.(root, inert);
+      addCommonOptions(root);
+      return root;
+    },
+  };
 }
 
 async function runCommand<N extends Needs, C, A extends unknown[]>(

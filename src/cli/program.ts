@@ -160,6 +160,31 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/import.js")).importCommand,
   },
   {
+    name: "tools",
+    summary: "toolsets per platform: list | enable | disable <toolset|server:tool> [--platform] | --summary",
+    usage: "[options] [action] [args...]",
+    load: async () => (await import("./commands/tools.js")).toolsCommand,
+  },
+  {
+    name: "logs",
+    summary: "view and follow the log files: [agent|errors|gateway|list] -n -f --level --session --since",
+    usage: "[options] [log]",
+    load: async () => (await import("./commands/logs.js")).logsCommand,
+  },
+  {
+    name: "completion",
+    summary: "print a shell completion script: completion bash|zsh|fish",
+    usage: "<shell>",
+    // Reads the other commands' declarations: given the list, so it never imports this module.
+    load: async () => (await import("./commands/completion.js")).completionCommand(COMMANDS),
+  },
+  {
+    name: "update",
+    summary: "compare the installed version with the registry's and say how to upgrade (--check)",
+    usage: "[options]",
+    load: async () => (await import("./commands/update.js")).updateCommand,
+  },
+  {
     name: "prompt-size",
     summary: "fixed per-request overhead: prompt layers and tool schemas in bytes and tokens",
     load: async () => (await import("./commands/prompt-size.js")).promptSizeCommand(),

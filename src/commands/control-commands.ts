@@ -7,6 +7,7 @@ import { nextToolProgress, type ToolProgress, toolEmoji } from "../agent/tool-di
 import { TOOLSETS } from "../tools/toolsets.js";
 import { permitted } from "./dispatch.js";
 import { formatStatus, formatUsage } from "./format.js";
+import { runToolsSubcommand } from "./tools-commands.js";
 import type { CommandDef } from "./types.js";
 
 const PROGRESS_MEANING: Record<ToolProgress, string> = {
@@ -160,10 +161,17 @@ const statusCommand: CommandDef = {
 
 const toolsCommand: CommandDef = {
   name: "tools",
-  description: "list the tools the model can use in this session",
+  args: "[list | enable|disable <toolset|server:tool>...]",
+  description: "the tools of this session; list, enable or disable toolsets for new sessions",
   category: "Info",
   availableWhileRunning: true,
-  async run(_args, ctx) {
+  completeArgs: (prefix) => ["list", "enable", "disable"].filter((w) => w.startsWith(prefix)),
+  async run(args, ctx) {
+    if (/^(enable|disable)\b/.test(args) && ctx.surface.kind === "chat" && !ctx.surface.isAdmin) {
+      ctx.reply("Only an admin of this gateway can change which tools are enabled.");
+      return;
+    }
+    if (args && (await runToolsSubcommand(args, ctx))) return;
     const names = await ctx.session.agent.toolNames();
     if (names.length === 0) {
       ctx.reply(ctx.paint.dim("No tools are enabled in this session."));

@@ -4,6 +4,7 @@
  * list-tools.ts; the session store and its maintenance are chat-store.ts's.
  */
 import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
+import { platformToolsets } from "../../tools/platform-tools.js";
 import { homeLogger, type Logger } from "../../util/log.js";
 import { afterCommand } from "../after-command.js";
 import { CliFailure, type ConfigContext, defineCommand } from "../command.js";
@@ -28,7 +29,8 @@ export const chatCommand = defineCommand({
 /** Runs a chat with the given flags in a prepared context (`hermes learn` runs its turn here too). */
 export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<number> {
   const { home, env, config, io } = ctx;
-  const toolsets = chosenToolsets(flags, config.toolsets);
+  // `hermes tools` keeps the CLI's choice in platform_toolsets.cli; without one, `toolsets:`.
+  const toolsets = chosenToolsets(flags, platformToolsets(config, "cli", config.toolsets));
   if (flags.listToolsets) return (await import("./list-tools.js")).listToolsets(ctx);
   if (flags.listTools) return (await import("./list-tools.js")).listTools(ctx, toolsets);
 

@@ -1,0 +1,260 @@
+/**
+ * The completion scripts `hermes completion bash|zsh|fish` prints, generated from a ProgramSpec.
+ * Pure text generation. All three complete the same things: commands and their aliases, then
+ * subcommands, options of the level being typed (after a `-`), the values of options and
+ * arguments that declare them, and files wherever nothing else applies (a prompt, a path).
+ *
+ * bash and zsh share one small walk over the words typed: options that take a value skip their
+ * value (so `hermes -p work lo<TAB>` still completes commands), the first other word is the
+ * command, the second its subcommand.
+ */
+import { type CommandSpec, commandWords, flagWords, type OptionSpec, type ProgramSpec } from "./spec.js";
+
+export type Shell = "bash" | "zsh" | "fish";
+export const SHELLS: readonly Shell[] = ["bash", "zsh", "fish"];
+
+/** Every option a command accepts at any level below it (for skipping option values). */
+function allOptions(command: CommandSpec): OptionSpec[] {
+  return [...command.options, ...command.subcommands.flatMap(allOptions)];
+}
+
+const names = (c: CommandSpec): string[] => [c.name, ...c.aliases];
+
+/** `"cmd flag"` keys of options that take a value, and their choices. Root options have cmd "". */
+function valueOptions(spec: ProgramSpec): Array<{ key: string; choices?: string[] }> {
+  const out = new Map<string, string[] | undefined>();
+  const add = (cmd: string, option: OptionSpec) => {
+    if (!option.takesValue) return;
+    for (const flag of flagWords(option)) out.set(`${cmd} ${flag}`, option.choices);
+  };
+  for (const option of spec.options) add("", option);
+  for (const command of spec.commands) {
+    for (const name of names(command)) for (const option of allOptions(command)) add(name, option);
+  }
+  return [...out].map(([key, choices]) => ({ key, ...(choices ? { choices } : {}) }));
+}
+
+/** The two helper functions bash and zsh share (POSIX `case`, same text in both). */
+function valueHelpers(spec: ProgramSpec): string {
+  const options = valueOptions(spec);
+  const keys = options.map((o) => `"${o.key}"`);
+  const lines = ["_hermes_value_option() {", '  case "$1 $2" in'];
+  for (let i = 0; i < keys.length; i += 6) {
+    const last = i + 6 >= keys.length;
+    lines.push(`    ${keys.slice(i, i + 6).join("|")}${last ? ") return 0 ;;" : "|\\"}`);
+  }
+  lines.push("  esac", "  return 1", "}", "_hermes_choices() {", '  case "$1 $2" in');
+  for (const o of options) if (o.choices) lines.push(`    "${o.key}") echo "${o.choices.join(" ")}" ;;`);
+  lines.push("  esac", "}");
+  return lines.join("\n");
+}
+
+/**
+ * The word walk: sets cmd and sub from the words before the cursor. `words` is the shell's array
+ * name (COMP_WORDS, words), `first` the index of the first word after `hermes`.
+ */
+function walk(first: number, words: string, current: string): string {
+  return [
+    `  local cmd="" sub="" w i=${first}`,
+    `  while [ "$i" -lt "${current}" ]; do`,
+    `    w="\${${words}[i]}"`,
+    '    if [[ "$w" == -* ]]; then',
+    '      if [[ "$w" != *=* ]] && _hermes_value_option "$cmd" "$w"; then i=$((i + 1)); fi',
+    '    elif [ -z "$cmd" ]; then cmd="$w"',
+    '    elif [ -z "$sub" ]; then sub="$w"',
+    "    fi",
+    "    i=$((i + 1))",
+    "  done",
+  ].join("\n");
+}
+
+const flagsOf = (options: readonly OptionSpec[]): string[] => [...new Set(options.flatMap(flagWords))];
+
+/** A subcommand's options, then its command's, each flag once (the subcommand's wins). */
+const merged = (first: readonly OptionSpec[], second: readonly OptionSpec[]): OptionSpec[] => {
+  const seen = new Set(first.flatMap(flagWords));
+  return [...first, ...second.filter((o) => !flagWords(o).some((f) => seen.has(f)))];
+};
+
+function argsOf(command: CommandSpec): string[] {
+  return [...command.subcommands.flatMap(names), ...(command.argChoices ?? [])];
+}
+
+/** `bash`: `complete -F` with compgen over plain word lists. */
+export function bashScript(spec: ProgramSpec): string {
+  const cases: string[] = [];
+  const root = [...commandWords(spec), "help", "version"];
+  cases.push(`    "") opts="${flagsOf(spec.options).join(" ")}"; args="${root.join(" ")}" ;;`);
+  for (const command of spec.commands) {
+    const pattern = names(command).join("|");
+    if (command.subcommands.length === 0) {
+      cases.push(
+        `    ${pattern}) opts="${flagsOf(command.options).join(" ")}"; args="${argsOf(command).join(" ")}" ;;`,
+      );
+      continue;
+    }
+    cases.push(`    ${pattern})`, '      case "$sub" in');
+    cases.push(
+      `        "") opts="${flagsOf(command.options).join(" ")}"; args="${argsOf(command).join(" ")}" ;;`,
+    );
+    for (const sub of command.subcommands) {
+      const subOpts = flagsOf(merged(sub.options, command.options));
+      cases.push(
+        `        ${names(sub).join("|")}) opts="${subOpts.join(" ")}"; args="${argsOf(sub).join(" ")}" ;;`,
+      );
+    }
+    cases.push(`        *) opts="${flagsOf(command.options).join(" ")}" ;;`, "      esac ;;");
+  }
+  return `# bash completion for hermes, generated by \`hermes completion bash\`.
+# Now:    source <(hermes completion bash)
+# Always: hermes completion bash > ~/.local/share/bash-completion/completions/hermes
+${valueHelpers(spec)}
+_hermes() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD - 1]}"
+${walk(1, "COMP_WORDS", "$COMP_CWORD")}
+  if [ "$COMP_CWORD" -gt 1 ] && [[ "$prev" == -* ]] && _hermes_value_option "$cmd" "$prev"; then
+    local values
+    values="$(_hermes_choices "$cmd" "$prev")"
+    COMPREPLY=()
+    if [ -n "$values" ]; then COMPREPLY=($(compgen -W "$values" -- "$cur")); fi
+    return 0
+  fi
+  local opts="" args=""
+  case "$cmd" in
+${cases.join("\n")}
+  esac
+  if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+  else COMPREPLY=($(compgen -W "$args" -- "$cur")); fi
+}
+complete -o default -o bashdefault -F _hermes hermes
+`;
+}
+
+/** A zsh `_describe` entry: `word:description` with colons in the word escaped. */
+function described(word: string, description: string): string {
+  const text = `${word.replace(/:/g, "\\:")}:${description.replace(/\s+/g, " ").trim()}`;
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+function zshOptions(options: readonly OptionSpec[]): string {
+  return options.flatMap((o) => flagWords(o).map((f) => described(f, o.description))).join(" ");
+}
+
+function zshArgs(command: CommandSpec): string {
+  const subs = command.subcommands.flatMap((s) => names(s).map((n) => described(n, s.description)));
+  const choices = (command.argChoices ?? []).map((c) => described(c, ""));
+  return [...subs, ...choices].join(" ");
+}
+
+/** `zsh`: a native `_hermes` with descriptions; works from `$fpath` (`#compdef`) or sourced. */
+export function zshScript(spec: ProgramSpec): string {
+  const cases: string[] = [];
+  const root = [
+    ...spec.commands.flatMap((c) => names(c).map((n) => described(n, c.description))),
+    described("help", "help for a command"),
+    described("version", "print the version"),
+  ];
+  cases.push(`    "") opts=(${zshOptions(spec.options)}); args=(${root.join(" ")}) ;;`);
+  for (const command of spec.commands) {
+    const pattern = names(command).join("|");
+    if (command.subcommands.length === 0) {
+      cases.push(`    ${pattern}) opts=(${zshOptions(command.options)}); args=(${zshArgs(command)}) ;;`);
+      continue;
+    }
+    cases.push(`    ${pattern})`, '      case "$sub" in');
+    cases.push(`        "") opts=(${zshOptions(command.options)}); args=(${zshArgs(command)}) ;;`);
+    for (const sub of command.subcommands) {
+      const subOpts = zshOptions(merged(sub.options, command.options));
+      cases.push(`        ${names(sub).join("|")}) opts=(${subOpts}); args=(${zshArgs(sub)}) ;;`);
+    }
+    cases.push(`        *) opts=(${zshOptions(command.options)}) ;;`, "      esac ;;");
+  }
+  return `#compdef hermes
+# zsh completion for hermes, generated by \`hermes completion zsh\`.
+# Now:    source <(hermes completion zsh)    (after compinit)
+# Always: hermes completion zsh > "\${fpath[1]}/_hermes"
+${valueHelpers(spec)}
+_hermes() {
+  local cur="\${words[CURRENT]}" prev="\${words[CURRENT - 1]}"
+${walk(2, "words", "$CURRENT")}
+  if [ "$CURRENT" -gt 2 ] && [[ "$prev" == -* ]] && _hermes_value_option "$cmd" "$prev"; then
+    local values
+    values="$(_hermes_choices "$cmd" "$prev")"
+    if [ -n "$values" ]; then compadd -- \${=values}; else _files; fi
+    return
+  fi
+  local -a opts args
+  case "$cmd" in
+${cases.join("\n")}
+  esac
+  if [[ "$cur" == -* ]]; then _describe -t options 'option' opts
+  elif (( \${#args} )); then _describe -t commands 'command' args
+  else _files; fi
+}
+if [ "\${funcstack[1]}" = "_hermes" ]; then _hermes "$@"; else compdef _hermes hermes; fi
+`;
+}
+
+const fishQuote = (text: string): string =>
+  `'${text
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[\\']/g, (c) => `\\${c}`)}'`;
+
+function fishOption(condition: string, option: OptionSpec): string {
+  const parts = ["complete -c hermes", `-n ${fishQuote(condition)}`];
+  if (option.short) parts.push(`-s ${option.short.replace(/^-/, "")}`);
+  if (option.long) parts.push(`-l ${option.long.replace(/^--/, "")}`);
+  if (option.takesValue) parts.push("-r");
+  if (option.choices) parts.push(`-f -a ${fishQuote(option.choices.join(" "))}`);
+  parts.push(`-d ${fishQuote(option.description)}`);
+  return parts.join(" ");
+}
+
+/** `fish`: `complete -c hermes` lines with conditions on the subcommands seen. */
+export function fishScript(spec: ProgramSpec): string {
+  const lines = [
+    "# fish completion for hermes, generated by `hermes completion fish`.",
+    "# Now:    hermes completion fish | source",
+    "# Always: hermes completion fish > ~/.config/fish/completions/hermes.fish",
+  ];
+  const top = "__fish_use_subcommand";
+  for (const option of spec.options) lines.push(fishOption(top, option));
+  for (const command of spec.commands) {
+    for (const name of names(command)) {
+      lines.push(`complete -c hermes -n ${top} -f -a ${name} -d ${fishQuote(command.description)}`);
+    }
+  }
+  lines.push(`complete -c hermes -n ${top} -f -a help -d 'help for a command'`);
+  lines.push(`complete -c hermes -n ${top} -f -a version -d 'print the version'`);
+  for (const command of spec.commands) {
+    const seen = `__fish_seen_subcommand_from ${names(command).join(" ")}`;
+    const subNames = command.subcommands.flatMap(names);
+    const atCommand =
+      subNames.length > 0 ? `${seen}; and not __fish_seen_subcommand_from ${subNames.join(" ")}` : seen;
+    for (const option of command.options) lines.push(fishOption(seen, option));
+    for (const sub of command.subcommands) {
+      for (const name of names(sub)) {
+        lines.push(
+          `complete -c hermes -n ${fishQuote(atCommand)} -f -a ${name} -d ${fishQuote(sub.description)}`,
+        );
+      }
+      const inSub = `${seen}; and __fish_seen_subcommand_from ${names(sub).join(" ")}`;
+      for (const option of sub.options) lines.push(fishOption(inSub, option));
+      if (sub.argChoices)
+        lines.push(`complete -c hermes -n ${fishQuote(inSub)} -f -a ${fishQuote(sub.argChoices.join(" "))}`);
+    }
+    if (command.argChoices)
+      lines.push(
+        `complete -c hermes -n ${fishQuote(atCommand)} -f -a ${fishQuote(command.argChoices.join(" "))}`,
+      );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The script for `shell`. */
+export function completionScript(shell: Shell, spec: ProgramSpec): string {
+  if (shell === "bash") return bashScript(spec);
+  if (shell === "zsh") return zshScript(spec);
+  return fishScript(spec);
+}

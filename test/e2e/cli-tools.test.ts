@@ -1,0 +1,275 @@
+/**
+ * `hermes tools`, `hermes logs`, `hermes completion` and `hermes update` through the built CLI:
+ * a toolset disabled with `hermes tools` is really withheld from the model on the next run (and
+ * offered again once enabled); the log files are shown, filtered and followed across a rotation;
+ * the bash completion script, sourced in bash, completes commands, subcommands, options and their
+ * values; `update --check` against a loopback registry fake through `npm_config_registry`.
+ */
+
+import { spawnSync } from "node:child_process";
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fakeProviderConfig, runHermes, spawnHermes, tempHome } from "../support/cli.js";
+import { reply } from "../support/fake-llm.js";
+import { useFakeLlm } from "../support/fake-llm-per-file.js";
+
+const llm = useFakeLlm();
+
+/** Tool names offered in the last model request. */
+function offeredTools(): string[] {
+  const body = llm.chatRequests.at(-1)?.body as { tools?: Array<{ function: { name: string } }> } | undefined;
+  return (body?.tools ?? []).map((t) => t.function.name);
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("hermes tools", () => {
+  it("a disabled toolset is withheld from the model on the next run, and offered again once enabled", async () => {
+    const h = tempHome(
+      `# my notes stay\n${fakeProviderConfig(llm.url)}mcp_servers:\n  gh:\n    command: /bin/false\n    enabled: false\n`,
+    );
+    const off = await runHermes(["tools", "disable", "terminal", "web", "gh:delete_repo"], h);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toContain("Disabled for cli: terminal, web, gh:delete_repo");
+    const yaml = readFileSync(join(h.home, "config.yaml"), "utf8");
+    expect(yaml).toContain("# my notes stay");
+    expect(yaml).toMatch(/exclude:[\s\S]*delete_repo/);
+
+    const list = await runHermes(["tools", "list"], h);
+    expect(list.stdout).toMatch(/✗ disabled\s+terminal/);
+    expect(list.stdout).toMatch(/✓ enabled\s+file/);
+    expect(list.stdout).toMatch(/gh\s+\[excluded: delete_repo\]/);
+
+    llm.enqueue(reply().text("ok"));
+    const run = await runHermes(["-z", "what tools do you have?"], h);
+    expect(run.code, run.stderr).toBe(0);
+    const tools = offeredTools();
+    expect(tools).toContain("read_file");
+    expect(tools).not.toContain("terminal");
+    expect(tools).not.toContain("process");
+    expect(tools).not.toContain("web_extract");
+
+    const on = await runHermes(["tools", "enable", "terminal"], h);
+    expect(on.code, on.stderr).toBe(0);
+    llm.enqueue(reply().text("ok"));
+    expect((await runHermes(["-z", "and now?"], h)).code).toBe(0);
+    expect(offeredTools()).toContain("terminal");
+    expect(offeredTools()).not.toContain("web_extract");
+
+    // -t still wins for one run.
+    llm.enqueue(reply().text("ok"));
+    expect((await runHermes(["-t", "web", "-z", "only web?"], h)).code).toBe(0);
+    expect(offeredTools().sort()).toEqual(["web_extract", "web_search"]);
+  });
+
+  it("refuses unknown toolsets, servers and platforms (exit 2, nothing written) and summarises", async () => {
+    const h = tempHome("model: x\n");
+    const bad = await runHermes(["tools", "disable", "teleport", "nosuch:tool"], h);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Unknown toolset "teleport"');
+    expect(bad.stderr).toContain('MCP server "nosuch" is not in mcp_servers');
+    expect(readFileSync(join(h.home, "config.yaml"), "utf8")).toBe("model: x\n");
+    const platform = await runHermes(["tools", "list", "--platform", "myspace"], h);
+    expect(platform.code).toBe(2);
+    expect(platform.stderr).toMatch(/'myspace' is invalid\. Allowed choices are cli, cron, telegram/);
+
+    expect((await runHermes(["tools", "disable", "memory", "--platform", "telegram"], h)).code).toBe(0);
+    const summary = await runHermes(["tools", "--summary"], h);
+    expect(summary.code, summary.stderr).toBe(0);
+    expect(summary.stdout).toMatch(/cli\s+\d+\/16 toolsets \(default\)/);
+    expect(summary.stdout).toMatch(
+      /telegram\s+14\/16 toolsets \(platform_toolsets\)\s+off: memory, homeassistant/,
+    );
+  });
+});
+
+describe("hermes logs", () => {
+  const now = Date.now();
+  const iso = (agoMs: number) => new Date(now - agoMs).toISOString();
+
+  function homeWithLogs() {
+    const h = tempHome("");
+    const logs = join(h.home, "logs");
+    mkdirSync(logs, { recursive: true });
+    writeFileSync(join(logs, "agent.log.1"), `${iso(3 * 86_400_000)} INFO s-old cli: rotated away\n`);
+    writeFileSync(
+      join(logs, "agent.log"),
+      [
+        `${iso(2 * 3_600_000)} INFO s-aaa cli: two hours ago`,
+        `${iso(60_000)} WARNING s-bbb agent: slow provider`,
+        `${iso(30_000)} ERROR s-aaa gateway.telegram: send failed`,
+        `${iso(10_000)} INFO s-bbb cli: latest`,
+      ].join("\n") + "\n",
+    );
+    return h;
+  }
+
+  it("shows the last lines, filtered, with the header on stderr; list shows the files", async () => {
+    const h = homeWithLogs();
+    const last = await runHermes(["logs", "-n", "2"], h);
+    expect(last.code, last.stderr).toBe(0);
+    expect(
+      last.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(": ")[1]),
+    ).toEqual(["send failed", "latest"]);
+    expect(last.stderr).toMatch(/--- .*agent\.log \(last 2\) ---/);
+
+    const all = await runHermes(["logs", "-n", "10"], h);
+    expect(all.stdout).toContain("rotated away");
+
+    const warn = await runHermes(["logs", "--level", "warn", "--since", "1h"], h);
+    expect(
+      warn.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(": ")[1]),
+    ).toEqual(["slow provider", "send failed"]);
+    const session = await runHermes(["logs", "--session", "s-aaa", "--component", "gateway"], h);
+    expect(session.stdout.trim()).toMatch(/send failed$/);
+
+    const list = await runHermes(["logs", "list"], h);
+    expect(list.stdout).toMatch(/agent\.log\s+\d+ B\s+just now/);
+    expect(list.stdout).toContain("agent.log.1");
+
+    const missing = await runHermes(["logs", "errors"], h);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("No errors.log yet");
+    for (const args of [
+      ["logs", "--since", "yesterday"],
+      ["logs", "bogus"],
+      ["logs", "-n", "ten"],
+    ]) {
+      const bad = await runHermes(args, h);
+      expect(bad.code, args.join(" ")).toBe(2);
+    }
+  });
+
+  it("-f prints new lines as they are written, across a rotation, and stops on Ctrl+C", async () => {
+    const h = homeWithLogs();
+    const file = join(h.home, "logs", "agent.log");
+    const follow = spawnHermes(["logs", "-f", "-n", "0", "--level", "WARNING"], h);
+    await waitFor(() => follow.output().stderr.includes("following"), "the header");
+    appendFileSync(file, `${new Date().toISOString()} INFO - cli: quiet line\n`);
+    appendFileSync(file, `${new Date().toISOString()} ERROR - cli: first alarm\n`);
+    await waitFor(() => follow.output().stdout.includes("first alarm"), "the first new line");
+    renameSync(file, `${file}.1`);
+    writeFileSync(file, `${new Date().toISOString()} ERROR - cli: after rotation\n`);
+    await waitFor(() => follow.output().stdout.includes("after rotation"), "the line after rotation");
+    follow.child.kill("SIGINT");
+    const done = await follow.exited;
+    expect(done.code).toBe(0);
+    expect(done.stdout).not.toContain("quiet line");
+    expect(done.stdout).not.toContain("latest");
+  });
+});
+
+describe("hermes completion", () => {
+  it("the bash script, sourced in bash, completes commands, subcommands, options and values", async () => {
+    const h = tempHome("");
+    const script = await runHermes(["completion", "bash"], h);
+    expect(script.code, script.stderr).toBe(0);
+    const path = join(h.cwd, "hermes.bash");
+    writeFileSync(path, script.stdout);
+    const probe = [
+      `source ${JSON.stringify(path)}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash, not a template
+      'comp() { COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=(); _hermes; echo "${COMPREPLY[*]}"; }',
+      "comp hermes lo",
+      "comp hermes -p work se",
+      "comp hermes tools ''",
+      "comp hermes tools enable --pl",
+      "comp hermes tools enable --platform tele",
+      "comp hermes logs ''",
+      "comp hermes logs --level W",
+      "comp hermes sessions li",
+      "comp hermes completion z",
+      "complete -p hermes",
+    ].join("\n");
+    const bash = spawnSync("bash", ["--norc", "--noprofile", "-c", probe], { encoding: "utf8" });
+    expect(bash.stderr).toBe("");
+    expect(bash.stdout.split("\n")).toEqual([
+      "logs",
+      "sessions send",
+      "list enable disable",
+      "--platform",
+      "telegram",
+      "agent errors gateway gui desktop mcp list",
+      "WARNING",
+      "list",
+      "zsh",
+      "complete -o bashdefault -o default -F _hermes hermes",
+      "",
+    ]);
+    for (const shell of ["zsh", "fish"]) {
+      const other = await runHermes(["completion", shell], h);
+      expect(other.code).toBe(0);
+      expect(other.stdout).toContain("tools");
+    }
+    const bad = await runHermes(["completion", "powershell"], h);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("bash, zsh, fish");
+  });
+});
+
+describe("hermes update", () => {
+  let registry: Server;
+  let url = "";
+  let latest = "99.0.0";
+  beforeAll(async () => {
+    registry = createServer((req, res) => {
+      if (req.url === "/hermes-agent") res.end(JSON.stringify({ "dist-tags": { latest } }));
+      else {
+        res.statusCode = 404;
+        res.end("{}");
+      }
+    });
+    await new Promise<void>((resolve) => registry.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(registry.address() as AddressInfo).port}/`;
+  });
+  afterAll(() => new Promise<void>((resolve) => registry.close(() => resolve())));
+
+  it("--check says a newer version exists and how to upgrade this install (a git checkout here)", async () => {
+    const h = tempHome("");
+    latest = "99.0.0";
+    const check = await runHermes(["update", "--check"], { ...h, env: { npm_config_registry: url } });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain(`99.0.0 is the latest on ${url}`);
+    expect(check.stdout).toContain("Installed as a git checkout in");
+    expect(check.stdout).toContain("git pull --ff-only && npm ci && npm run build");
+
+    // Without --check and without a terminal or -y, nothing is run.
+    const update = await runHermes(["update"], { ...h, env: { npm_config_registry: url } });
+    expect(update.code).toBe(1);
+    expect(update.stderr).toContain("Nothing was changed");
+
+    latest = "0.0.1";
+    const current = await runHermes(["update", "--check"], { ...h, env: { npm_config_registry: url } });
+    expect(current.code).toBe(0);
+    expect(current.stdout).toMatch(/is up to date \(newer than the registry's latest, 0\.0\.1\)/);
+  });
+
+  it("an unreachable registry fails with which one and why", async () => {
+    const h = tempHome("");
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const down = await runHermes(["update", "--check"], {
+      ...h,
+      env: { npm_config_registry: `http://127.0.0.1:${port}` },
+    });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain(`hermes update: could not reach the registry http://127.0.0.1:${port}/`);
+  });
+});

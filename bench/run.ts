@@ -21,6 +21,7 @@ import { apiServerBench } from "./api-server.js";
 import { commandAnalyserBench } from "./command-analyser.js";
 import { dockerBench } from "./docker.js";
 import { executeCodeBench } from "./execute-code.js";
+import { leanStartBench } from "./lean-start.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
 import { redactionBench } from "./redaction.js";
@@ -178,6 +179,7 @@ async function main(): Promise<void> {
       met: loop <= 1,
     },
   ];
+  rows.push(...(await leanStartBench(BIN, Math.max(5, Math.round(runs * 0.7)))));
   rows.push(...promptSizeBench(BIN));
   rows.push(...commandAnalyserBench());
   rows.push(...(await prefixStabilityBench()));
@@ -210,6 +212,12 @@ async function main(): Promise<void> {
     "The round trip runs the built CLI against the scripted fake LLM server on 127.0.0.1. bin/hermes keeps a V8 code " +
       "cache of the bundle in ~/.cache/hermes-ts; the warm-up run creates it, so the first row shows repeated use and " +
       "the second row shows a start without it.",
+    "",
+    "Lean-start rows (bench/lean-start.ts): peak RSS is each process's own `process.resourceUsage().maxRSS` at " +
+      "exit (a `--require`d probe), the one-shot alternating with `node -e 0`; `--help` alternates with `node -e 0` " +
+      "too. The loop row runs `hermes -z` whose model calls `todo` 100 times, minus the same one-shot answering at " +
+      "once, per model call, minus the fake server's own cost per request (the recorded requests replayed to it " +
+      "directly); medians of 3, with every message committed to state.db before the next step.",
     "",
     "Session store rows (bench/session-store.ts): append rates are medians of 3 runs of 150 turns against a JSONL " +
       "file written and fsynced per message; search latencies are per query over 40 runs (after a warm-up) on " +

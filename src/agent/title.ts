@@ -37,9 +37,12 @@ export function cleanTitle(reply: string): string | undefined {
   if (!line) return undefined;
   let title = line
     .replace(/^#+\s*/, "")
-    .replace(/^(session\s+)?title\s*[:：-]\s*/i, "")
-    .replace(/^[*_`"'“”‘’«»]+|[*_`"'“”‘’«»]+$/g, "")
-    .replace(/[.!?。;:,]+$/u, "")
+    .replace(/^(session\s+)?title\s*[:\uff1a-]\s*/i, "")
+    .replace(
+      /^[*_`"'\u201c\u201d\u2018\u2019\u00ab\u00bb]+|[*_`"'\u201c\u201d\u2018\u2019\u00ab\u00bb]+$/g,
+      "",
+    )
+    .replace(/[.!?\u3002;:,]+$/u, "")
     .replace(/\s+/g, " ")
     .trim();
   if (title.length > MAX_TITLE_CHARS) title = `${title.slice(0, MAX_TITLE_CHARS - 1).trimEnd()}…`;

@@ -5,6 +5,8 @@
  * the catalog knows the model (local servers above all); the answer is cached by the caller.
  */
 
+import { httpFetch } from "../util/http-fetch.js";
+
 /** Keys providers use for a model's context window, in the order they are trusted. */
 const WINDOW_KEYS = ["context_length", "max_model_len", "context_window", "max_context_length"] as const;
 
@@ -45,7 +47,8 @@ export async function fetchContextLength(input: {
   timeoutMs?: number;
   fetch?: typeof fetch;
 }): Promise<number | undefined> {
-  const doFetch = input.fetch ?? fetch;
+  // node:http, like the model calls it precedes (util/http-fetch.ts: no WebAssembly parser).
+  const doFetch = input.fetch ?? httpFetch;
   try {
     const response = await doFetch(`${input.baseUrl.replace(/\/+$/, "")}/models`, {
       headers: input.apiKey ? { authorization: `Bearer ${input.apiKey}` } : {},

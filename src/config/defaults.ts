@@ -80,6 +80,14 @@ export interface HermesConfig {
     min_interval_hours: number;
     [key: string]: unknown;
   };
+  state: {
+    /**
+     * How hard `state.db` commits: `normal` (WAL, synchronous=NORMAL: every message survives a
+     * killed or crashed hermes; a power cut or OS crash may lose the last transaction) or `full`
+     * (each commit fsynced: survives a power cut too, at about a millisecond per message).
+     */
+    durability: "normal" | "full";
+  };
   tool_loop_guardrails: {
     warnings_enabled: boolean;
     hard_stop_enabled: boolean;
@@ -248,6 +256,7 @@ export function defaultConfig(): HermesConfig {
       vacuum_after_prune: true,
       min_interval_hours: 24,
     },
+    state: { durability: "normal" },
     tool_loop_guardrails: {
       warnings_enabled: true,
       hard_stop_enabled: false,

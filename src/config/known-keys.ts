@@ -82,6 +82,7 @@ export const KNOWN_TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "session_reset",
   "unauthorized_dm_behavior",
   "sessions",
+  "state",
   "gateway",
   "platform_hints",
   "telegram",

@@ -218,7 +218,7 @@ export const PATTERNS: readonly ThreatPattern[] = [
     "markdown_image_beacon",
     "exfiltration",
     "base",
-    String.raw`!\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s]{1,300}[?&][\w.-]+=[^)\s&]{0,200}(?:[{$<\[]|%7b|%24|\.\.\.|…|history|conversation|secret|api[_-]?key|password|credential|memory|system[_-]?prompt)`,
+    String.raw`!\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s]{1,300}[?&][\w.-]+=[^)\s&]{0,200}(?:[{$<\[]|%7b|%24|\.\.\.|\u2026|history|conversation|secret|api[_-]?key|password|credential|memory|system[_-]?prompt)`,
     "builds an image link that carries data to a server",
   ),
   p(

@@ -148,7 +148,7 @@ export function normaliseForScan(text: string): string {
       .normalize("NFKC")
       .toLowerCase()
       .replace(HOMOGLYPH_RE, (c) => HOMOGLYPHS[c] ?? c)
-      .replace(/[‘’ʼ]/g, "'")
+      .replace(/[\u2018\u2019\u02bc]/g, "'")
   );
 }
 

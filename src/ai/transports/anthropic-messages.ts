@@ -10,6 +10,7 @@
 import { createRequire } from "node:module";
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Middleware } from "@anthropic-ai/sdk";
+import { httpFetch } from "../../util/http-fetch.js";
 import type { StreamEvent, Transport } from "../types.js";
 import { AnthropicAssembler } from "./anthropic-assembler.js";
 import { buildAnthropicBody, type CacheTtl } from "./anthropic-convert.js";
@@ -165,7 +166,8 @@ function makeClient(sdk: AnthropicModule, options: AnthropicTransportOptions, ba
     defaultHeaders: headers,
     logLevel: "off",
     openTelemetry: false,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    // node:http unless the caller brings its own (see util/http-fetch.ts: no WebAssembly parser).
+    fetch: options.fetch ?? httpFetch,
   });
 }
 

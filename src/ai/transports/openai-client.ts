@@ -5,6 +5,7 @@
  * caller, driven by `ProviderError`'s fields.
  */
 import type OpenAI from "openai";
+import { httpFetch } from "../../util/http-fetch.js";
 import { readSdkError, type WireFailure } from "./wire-failure.js";
 import { asRecord } from "./wire-values.js";
 
@@ -55,7 +56,8 @@ export async function createOpenAIClient(options: OpenAIClientOptions): Promise<
     project: null,
     adminAPIKey: null,
     logLevel: "off",
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    // node:http unless the caller brings its own (see util/http-fetch.ts: no WebAssembly parser).
+    fetch: options.fetch ?? httpFetch,
   });
   return { sdk, client };
 }

@@ -28,6 +28,9 @@ export async function openChatStore(options: {
   try {
     // Moves an unreadable state.db aside (and says so); queues writes while another process holds it.
     store = openRecordingStore(home, {
+      // `normal` unless `state.durability: full`: each message is still committed before the next
+      // step, so a killed hermes loses nothing; only a power cut may lose the last commit.
+      open: { durability: config.state?.durability === "full" ? "full" : "normal" },
       notify: (message) => {
         logger.warning(message);
         say(`hermes: ${message}`);

@@ -49,13 +49,13 @@ export function oneLine(text: string, max: number): string {
   const cut = flat.slice(0, max - 1);
   const space = cut.lastIndexOf(" ");
   const head = space > max * 0.6 ? cut.slice(0, space) : cut;
-  return `${head.replace(/[\s,;:.(—-]+$/u, "")}…`;
+  return `${head.replace(/[\s,;:.(\u2014-]+$/u, "")}…`;
 }
 
 /** The first clause of a description: up to the first sentence end, semicolon, dash or bracket. */
 function firstClause(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  const end = flat.search(/(?:[.;!?](?:\s|$)|\s[—–-]\s|\s\()/u);
+  const end = flat.search(/(?:[.;!?](?:\s|$)|\s[\u2014\u2013-]\s|\s\()/u);
   return end > 12 ? flat.slice(0, end) : flat;
 }
 

@@ -65,7 +65,7 @@ export function lastLogLine(error: unknown): string | undefined {
       l
         .replace(/\u001b\[[0-9;]*m/g, "")
         .replace(/^\s*-\s*/, "")
-        .replace(/^\d+ × /, "")
+        .replace(/^\d+ \u00d7 /, "")
         .trim(),
     )
     .filter((l) => l !== "" && !PROGRESS.test(l));

@@ -43,7 +43,7 @@ export function stripMemoryContext(text: string): string {
 }
 
 const TRIVIAL =
-  /^(yes|no|ok|okay|sure|thanks|thank you|y|n|yep|nope|yeah|nah|hi|hey|hello|yo|sup|continue|go ahead|do it|proceed|got it|cool|nice|great|done|next|lgtm|k)[\s!?.:;,"'~‘’“”—–…()[\]{}<>*&^%$#@+=`\u00a0]*$/i;
+  /^(yes|no|ok|okay|sure|thanks|thank you|y|n|yep|nope|yeah|nah|hi|hey|hello|yo|sup|continue|go ahead|do it|proceed|got it|cool|nice|great|done|next|lgtm|k)[\s!?.:;,"'~\u2018\u2019\u201c\u201d\u2014\u2013\u2026()[\]{}<>*&^%$#@+=`\u00a0]*$/i;
 
 /**
  * True when a prompt carries nothing to recall for (empty, a slash command, a greeting or an

@@ -1,0 +1,193 @@
+/**
+ * The lean-start rows (issue 21 item 12), each against a baseline measured in the same run:
+ *
+ * - peak RSS of a one-shot (`hermes -z`, 2 model requests + `terminal`) next to `node -e 0`, read
+ *   from each process itself at exit (`process.resourceUsage().maxRSS` through a `--require`d probe);
+ * - `hermes --help` next to `node -e 0`, alternating runs;
+ * - the loop's cost per model call end to end in the CLI: a one-shot whose model calls `todo` N
+ *   times, minus the same one-shot answering at once, divided by N, minus what the fake server and
+ *   the HTTP round trip themselves cost per request (the recorded requests replayed directly). Every
+ *   message is in state.db before the next step either way; the default (`state.durability:
+ *   normal`) and `full` are both measured.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { type RecordedRequest, reply, startFakeLlm } from "../test/support/fake-llm.js";
+import type { BenchRow } from "./session-store.js";
+
+const MiB = 1024 * 1024;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+interface Run {
+  ms: number;
+  maxRssBytes: number;
+}
+
+/** Runs `node args` and returns its wall time and, through the probe, its own peak RSS. */
+function runNode(args: string[], env: NodeJS.ProcessEnv, probeDir: string): Promise<Run> {
+  const out = join(probeDir, `rss-${process.hrtime.bigint()}`);
+  const probe = join(probeDir, "probe.cjs");
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, ["--require", probe, ...args], {
+      env: { ...env, HERMES_BENCH_RSS_FILE: out },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const ms = performance.now() - started;
+      if (code !== 0) {
+        reject(new Error(`node ${args.join(" ")} exited ${code}: ${stderr}`));
+        return;
+      }
+      // maxRSS is in KiB.
+      resolve({ ms, maxRssBytes: Number(readFileSync(out, "utf8")) * 1024 });
+    });
+  });
+}
+
+function postJson(url: string, body: unknown): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const text = JSON.stringify(body);
+    const req = request(url, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
+      res.on("data", () => {});
+      res.on("end", () => resolve());
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(text);
+  });
+}
+
+export async function leanStartBench(bin: string, runs: number): Promise<BenchRow[]> {
+  const root = mkdtempSync(join(tmpdir(), "hermes-bench-lean-"));
+  writeFileSync(
+    join(root, "probe.cjs"),
+    'process.on("exit", () => { const f = process.env.HERMES_BENCH_RSS_FILE; if (f) require("fs").writeFileSync(f, String(process.resourceUsage().maxRSS)); });\n',
+  );
+  const llm = await startFakeLlm();
+  const home = join(root, "home");
+  mkdirSync(home);
+  const turns = 100;
+  const writeConfig = (durability: string) =>
+    writeFileSync(
+      join(home, "config.yaml"),
+      `model:\n  provider: custom\n  base_url: ${llm.url}\n  default: fake-model\nagent:\n  api_max_retries: 0\n  max_turns: ${turns + 10}\nstate:\n  durability: ${durability}\n` +
+        // No background reviews: they would take scripted replies meant for the loop.
+        "memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n",
+    );
+  writeConfig("normal");
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, HERMES_HOME: home, NO_COLOR: "1" };
+  const rows: BenchRow[] = [];
+  try {
+    // Peak RSS and --help, each alternating with `node -e 0`.
+    const nodeRss: number[] = [];
+    const nodeMs: number[] = [];
+    const oneShotRss: number[] = [];
+    const helpMs: number[] = [];
+    for (let i = 0; i <= runs; i++) {
+      const base = await runNode(["-e", "0"], env, root);
+      llm.enqueue(reply().toolCall("terminal", { command: "echo bench" }), reply().text("done"));
+      const shot = await runNode([bin, "-z", "run echo"], env, root);
+      const help = await runNode([bin, "--help"], env, root);
+      if (i === 0) continue; // warm-up: file cache, the bundle's code cache
+      nodeRss.push(base.maxRssBytes);
+      nodeMs.push(base.ms);
+      oneShotRss.push(shot.maxRssBytes);
+      helpMs.push(help.ms);
+    }
+    const rss = median(oneShotRss) / MiB;
+    const baseRss = median(nodeRss) / MiB;
+    rows.push({
+      name: "peak RSS of a one-shot (`hermes -z`, 2 model requests + `terminal`)",
+      value: rss,
+      unit: "MiB",
+      baseline: "`node -e 0`",
+      baselineValue: baseRss,
+      baselineUnit: "MiB",
+      target: "≤ 80 MiB",
+      met: rss <= 80,
+    });
+    const help = median(helpMs);
+    const base = median(nodeMs);
+    rows.push({
+      name: "`hermes --help`",
+      value: help,
+      unit: "ms",
+      baseline: "`node -e 0`",
+      baselineValue: base,
+      target: "≤ 1.3× baseline",
+      met: help <= base * 1.3,
+    });
+
+    // The loop end to end: N todo calls vs an answer at once, per model call.
+    const script = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        llm.enqueue(
+          reply().toolCall("todo", { todos: [{ id: "t1", content: `step ${i}`, status: "in_progress" }] }),
+        );
+      }
+      llm.enqueue(reply().text("done"));
+    };
+    const perCall = async (durability: string): Promise<{ perCall: number; direct: number }> => {
+      writeConfig(durability);
+      const longRuns: number[] = [];
+      const shortRuns: number[] = [];
+      const directRuns: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        script(0);
+        shortRuns.push((await runNode([bin, "-z", "go"], env, root)).ms);
+        const before = llm.requests.length;
+        script(turns);
+        longRuns.push((await runNode([bin, "-z", "go"], env, root)).ms);
+        // The same requests sent straight to the fake server: its own cost and the HTTP round trip.
+        const sent: RecordedRequest[] = llm.requests
+          .slice(before)
+          .filter((r) => r.method === "POST" && r.path.endsWith("/chat/completions"));
+        if (sent.length !== turns + 1)
+          throw new Error(`the CLI made ${sent.length} model requests, not ${turns + 1}`);
+        script(turns);
+        const started = performance.now();
+        for (const r of sent) await postJson(`${llm.url}/chat/completions`, r.body);
+        directRuns.push((performance.now() - started) / sent.length);
+      }
+      const direct = median(directRuns);
+      return { perCall: (median(longRuns) - median(shortRuns)) / turns - direct, direct };
+    };
+    const normal = await perCall("normal");
+    rows.push({
+      name: `loop overhead per model call end to end in the CLI (\`hermes -z\`, ${turns} \`todo\` calls vs none, each message in state.db before the next step, durability normal)`,
+      value: normal.perCall,
+      unit: "ms",
+      baseline: "the fake server called directly, per request",
+      baselineValue: normal.direct,
+      target: "≤ 1 ms",
+      met: normal.perCall <= 1,
+    });
+    const full = await perCall("full");
+    rows.push({
+      name: "the same with `state.durability: full` (every commit fsynced)",
+      value: full.perCall,
+      unit: "ms",
+      baseline: "the fake server called directly, per request",
+      baselineValue: full.direct,
+      target: "(for reference)",
+      met: true,
+    });
+  } finally {
+    await llm.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+  return rows;
+}

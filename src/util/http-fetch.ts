@@ -1,0 +1,284 @@
+/**
+ * A `fetch` over `node:http`/`node:https` for the model SDKs (openai, Anthropic).
+ *
+ * Why not the global fetch: Node's fetch (undici) compiles its WebAssembly HTTP parser (llhttp) on
+ * the first request, which costs a one-shot `hermes -z` about 30 MiB of peak RSS and a few hundred
+ * milliseconds of CPU; `node:http` parses in C++ and is already loaded. The answer is still a
+ * standard `Response` (the SDKs read `headers`, `status` and a web `ReadableStream` body), so the
+ * SDKs cannot tell the difference.
+ *
+ * Behaves like fetch where the SDKs rely on it: redirects followed (at most 20; 303, and 301/302 of
+ * a POST, become a GET without a body; the Authorization header is dropped when the redirect leaves
+ * the origin), gzip/deflate/br bodies decoded, the signal aborts the request and the body with an
+ * `AbortError`, connection failures reject with `TypeError("fetch failed")` carrying the cause, and
+ * a body cut short errors with `TypeError("terminated")`, undici's wordings. Bodies it cannot send
+ * itself (FormData, Blob: file uploads) go to the global fetch. Sockets are kept alive between
+ * calls (an idle one does not hold the process open).
+ */
+
+import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
+import * as http from "node:http";
+import * as https from "node:https";
+import { Readable } from "node:stream";
+import * as zlib from "node:zlib";
+
+type FetchInput = string | URL | Request;
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 20;
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** The body kinds sent directly; others go to the global fetch. */
+type SendableBody = string | Uint8Array | ReadableStream<Uint8Array> | null;
+
+interface Agents {
+  http: http.Agent;
+  https: https.Agent;
+}
+
+let agents: Agents | undefined;
+
+function keepAliveAgents(): Agents {
+  if (!agents) {
+    agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  }
+  return agents;
+}
+
+function abortError(signal: AbortSignal): unknown {
+  if (signal.reason !== undefined) return signal.reason;
+  return new DOMException("This operation was aborted", "AbortError");
+}
+
+function sendable(body: RequestInit["body"]): SendableBody | undefined {
+  if (body === null || body === undefined) return null;
+  if (typeof body === "string") return body;
+  if (body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  if (body instanceof URLSearchParams) return body.toString();
+  if (typeof (body as ReadableStream).getReader === "function") return body as ReadableStream<Uint8Array>;
+  return undefined;
+}
+
+function headerRecord(headers: RequestInit["headers"]): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!headers) return out;
+  const entries: Iterable<[string, string]> =
+    headers instanceof Headers || Array.isArray(headers)
+      ? (headers as Iterable<[string, string]>)
+      : Object.entries(headers as Record<string, string>);
+  for (const [name, value] of entries) {
+    const key = name.toLowerCase();
+    out[key] = out[key] !== undefined ? `${out[key]}, ${value}` : String(value);
+  }
+  return out;
+}
+
+/** A fetch-compatible function that uses node:http; see the file comment. */
+export async function httpFetch(input: FetchInput, init: RequestInit = {}): Promise<Response> {
+  if (typeof Request !== "undefined" && input instanceof Request) {
+    // The SDKs pass a URL string; a Request carries everything itself, so fetch takes it whole.
+    return fetch(input, init);
+  }
+  const body = sendable(init.body);
+  if (body === undefined) return fetch(input, init);
+  const signal = init.signal ?? undefined;
+  if (signal?.aborted) throw abortError(signal);
+  let url = new URL(String(input));
+  let method = (init.method ?? "GET").toUpperCase();
+  let headers = headerRecord(init.headers);
+  headers["accept-encoding"] ??= "gzip, deflate, br";
+  let currentBody: SendableBody = body;
+  for (let hop = 0; ; hop++) {
+    const response = await request(url, method, headers, currentBody, signal);
+    const status = response.statusCode ?? 0;
+    const location = response.headers.location;
+    if (!REDIRECTS.has(status) || !location || init.redirect === "manual") {
+      return toResponse(response, url, hop > 0, signal);
+    }
+    response.resume();
+    if (init.redirect === "error")
+      throw new TypeError("fetch failed", { cause: new Error("unexpected redirect") });
+    if (hop >= MAX_REDIRECTS)
+      throw new TypeError("fetch failed", { cause: new Error("redirect count exceeded") });
+    const next = new URL(location, url);
+    if (status === 303 || ((status === 301 || status === 302) && method === "POST")) {
+      method = method === "HEAD" ? "HEAD" : "GET";
+      currentBody = null;
+      headers = Object.fromEntries(
+        Object.entries(headers).filter(([k]) => !k.startsWith("content-") && k !== "transfer-encoding"),
+      );
+    } else if (
+      currentBody !== null &&
+      typeof currentBody !== "string" &&
+      !(currentBody instanceof Uint8Array)
+    ) {
+      // A stream was consumed by the first request and cannot be sent again; fetch fails the same way.
+      throw new TypeError("fetch failed", {
+        cause: new Error("cannot follow a redirect with a streamed body"),
+      });
+    }
+    if (next.origin !== url.origin) {
+      delete headers["authorization"];
+      delete headers["cookie"];
+      delete headers["proxy-authorization"];
+    }
+    url = next;
+  }
+}
+
+async function request(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: SendableBody,
+  signal: AbortSignal | undefined,
+): Promise<IncomingMessage> {
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${url.protocol}`) });
+  }
+  const secure = url.protocol === "https:";
+  const mod = secure ? https : http;
+  const pool = keepAliveAgents();
+  const outgoing: OutgoingHttpHeaders = { ...headers };
+  if (typeof body === "string") outgoing["content-length"] = Buffer.byteLength(body);
+  else if (body instanceof Uint8Array) outgoing["content-length"] = body.byteLength;
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const req = mod.request(url, { method, headers: outgoing, agent: secure ? pool.https : pool.http });
+    const onAbort = () => {
+      const reason = abortError(signal as AbortSignal);
+      req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+      reject(reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.once("response", (res) => {
+      // From here the body stream (toResponse) owns the abort.
+      signal?.removeEventListener("abort", onAbort);
+      resolve(res);
+    });
+    req.once("error", (error) => {
+      signal?.removeEventListener("abort", onAbort);
+      if (signal?.aborted) reject(abortError(signal));
+      else reject(new TypeError("fetch failed", { cause: error }));
+    });
+    if (body === null) req.end();
+    else if (typeof body === "string" || body instanceof Uint8Array) req.end(body);
+    else {
+      Readable.fromWeb(body as import("node:stream/web").ReadableStream<Uint8Array>)
+        .on("error", (error) => req.destroy(error))
+        .pipe(req);
+    }
+  });
+}
+
+function decoded(res: IncomingMessage): Readable {
+  const encoding = String(res.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
+  if (encoding !== "gzip" && encoding !== "x-gzip" && encoding !== "deflate" && encoding !== "br") return res;
+  // Lenient like fetch: a gzip stream cut at a flush boundary still yields what arrived.
+  const flush = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  const decoder =
+    encoding === "br"
+      ? zlib.createBrotliDecompress({
+          flush: zlib.constants.BROTLI_OPERATION_FLUSH,
+          finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
+        })
+      : encoding === "deflate"
+        ? zlib.createInflate(flush)
+        : zlib.createGunzip(flush);
+  res.on("error", (error) => decoder.destroy(error));
+  return res.pipe(decoder);
+}
+
+async function toResponse(
+  res: IncomingMessage,
+  url: URL,
+  redirected: boolean,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
+  const status = res.statusCode ?? 0;
+  const headers = new Headers();
+  for (let i = 0; i < res.rawHeaders.length; i += 2) {
+    headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
+  }
+  let stream: ReadableStream<Uint8Array> | null = null;
+  if (NULL_BODY.has(status)) res.resume();
+  else stream = bodyStream(res, decoded(res), signal);
+  const response = new Response(stream, {
+    status,
+    statusText: res.statusMessage ?? "",
+    headers,
+  });
+  // Response's constructor cannot set these; SDK error messages and logs read them.
+  Object.defineProperty(response, "url", { value: url.href });
+  Object.defineProperty(response, "redirected", { value: redirected });
+  return response;
+}
+
+/**
+ * The body as a web stream: pulled on demand (backpressure through the socket), errored with
+ * `TypeError("terminated")` when the connection ends before the body does, with the signal's
+ * reason on abort; cancelling it closes the connection.
+ */
+function bodyStream(
+  res: IncomingMessage,
+  source: Readable,
+  signal: AbortSignal | undefined,
+): ReadableStream<Uint8Array> {
+  let done = false;
+  const finish = () => {
+    done = true;
+    signal?.removeEventListener("abort", onAbort);
+  };
+  let fail: (error: unknown) => void = () => {};
+  const onAbort = () => fail(abortError(signal as AbortSignal));
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      fail = (error) => {
+        if (done) return;
+        finish();
+        controller.error(error);
+        res.destroy();
+        source.destroy();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      source.on("data", (chunk: Buffer) => {
+        if (done) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 1) <= 0) source.pause();
+      });
+      source.once("end", () => {
+        if (done) return;
+        // A body shorter than its Content-Length ends the same way as a reset connection.
+        if (!res.complete) {
+          fail(
+            new TypeError("terminated", { cause: new Error("the connection closed before the body ended") }),
+          );
+          return;
+        }
+        finish();
+        controller.close();
+      });
+      source.once("error", (error) => fail(new TypeError("terminated", { cause: error })));
+      res.once("aborted", () => fail(new TypeError("terminated", { cause: new Error("other side closed") })));
+      res.once("close", () => {
+        if (!done && !res.complete)
+          fail(new TypeError("terminated", { cause: new Error("other side closed") }));
+      });
+    },
+    pull() {
+      source.resume();
+    },
+    cancel() {
+      finish();
+      res.destroy();
+      source.destroy();
+    },
+  });
+}

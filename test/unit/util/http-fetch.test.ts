@@ -1,0 +1,152 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { httpFetch } from "../../../src/util/http-fetch.js";
+
+type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
+
+let server: Server;
+let base = "";
+const routes = new Map<string, Handler>();
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
+    req.on("end", () => {
+      const handler = routes.get(req.url ?? "");
+      if (handler) handler(req, body, res);
+      else res.writeHead(404).end("no route");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe("httpFetch", () => {
+  it("sends method, headers and body and returns a standard Response", async () => {
+    routes.set("/echo", (req, body, res) => {
+      res.writeHead(201, { "content-type": "application/json", "x-seen": String(req.headers["x-test"]) });
+      res.end(JSON.stringify({ method: req.method, body }));
+    });
+    const response = await httpFetch(`${base}/echo`, {
+      method: "POST",
+      headers: new Headers({ "X-Test": "yes" }),
+      body: JSON.stringify({ hello: "wörld" }),
+    });
+    expect(response).toBeInstanceOf(Response);
+    expect(response.status).toBe(201);
+    expect(response.ok).toBe(true);
+    expect(response.headers.get("x-seen")).toBe("yes");
+    expect(response.url).toBe(`${base}/echo`);
+    expect(await response.json()).toEqual({ method: "POST", body: '{"hello":"wörld"}' });
+  });
+
+  it("streams the body chunk by chunk as it arrives (server-sent events)", async () => {
+    let release: () => void = () => {};
+    routes.set("/sse", (_req, _body, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: one\n\n");
+      release = () => res.end("data: two\n\n");
+    });
+    const response = await httpFetch(`${base}/sse`);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe("data: one\n\n");
+    release();
+    let rest = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      rest += new TextDecoder().decode(value);
+    }
+    expect(rest).toBe("data: two\n\n");
+  });
+
+  it("decodes a gzip body", async () => {
+    routes.set("/gz", (_req, _body, res) => {
+      res.writeHead(200, { "content-encoding": "gzip" });
+      res.end(gzipSync("compressed text"));
+    });
+    expect(await (await httpFetch(`${base}/gz`)).text()).toBe("compressed text");
+  });
+
+  it("follows redirects, turning a 303 after a POST into a GET", async () => {
+    routes.set("/old", (_req, _body, res) => res.writeHead(303, { location: "/new" }).end());
+    routes.set("/new", (req, body, res) => res.end(`${req.method} ${body.length}`));
+    const response = await httpFetch(`${base}/old`, { method: "POST", body: "payload" });
+    expect(await response.text()).toBe("GET 0");
+    expect(response.redirected).toBe(true);
+  });
+
+  it("does not carry the Authorization header to another origin on a redirect", async () => {
+    const other = createServer((req, res) => res.end(String(req.headers.authorization ?? "none")));
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const port = (other.address() as AddressInfo).port;
+    routes.set("/away", (_req, _body, res) =>
+      res.writeHead(302, { location: `http://localhost:${port}/` }).end(),
+    );
+    try {
+      const response = await httpFetch(`${base}/away`, { headers: { authorization: "Bearer secret" } });
+      expect(await response.text()).toBe("none");
+    } finally {
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it("rejects with fetch's TypeError and the cause when nothing listens", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await httpFetch(`http://127.0.0.1:${port}/`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).message).toBe("fetch failed");
+    expect(String((error as { cause?: { code?: string } }).cause?.code)).toBe("ECONNREFUSED");
+  });
+
+  it("aborts a request that has no answer yet with the signal's reason", async () => {
+    routes.set("/hang", () => {});
+    const controller = new AbortController();
+    const pending = httpFetch(`${base}/hang`, { signal: controller.signal });
+    controller.abort(new DOMException("stop", "AbortError"));
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("errors the body when the signal aborts mid-stream", async () => {
+    routes.set("/slow", (_req, _body, res) => {
+      res.writeHead(200);
+      res.write("part");
+    });
+    const controller = new AbortController();
+    const response = await httpFetch(`${base}/slow`, { signal: controller.signal });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    controller.abort();
+    await expect(reader.read()).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("errors the body with undici's 'terminated' when the server cuts the connection", async () => {
+    routes.set("/cut", (_req, _body, res) => {
+      res.writeHead(200, { "content-length": "100" });
+      res.write("only part");
+      setImmediate(() => res.socket?.destroy());
+    });
+    const response = await httpFetch(`${base}/cut`);
+    await expect(response.text()).rejects.toMatchObject({ name: "TypeError", message: "terminated" });
+  });
+
+  it("gives a 204 a null body", async () => {
+    routes.set("/empty", (_req, _body, res) => res.writeHead(204).end());
+    const response = await httpFetch(`${base}/empty`);
+    expect(response.status).toBe(204);
+    expect(response.body).toBeNull();
+  });
+});

@@ -86,7 +86,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "login",
     summary: "log in with OAuth: nous (default) | openai-codex | anthropic | copilot",
-    usage: "[provider] [--timeout SECONDS]",
+    usage: "[provider]",
     load: async () => (await import("./commands/login.js")).loginCommand,
   },
   {

@@ -65,7 +65,7 @@ export async function codexDeviceLogin(
   show({ verificationUri: under(issuer, "/codex/device"), userCode, expiresIn });
   const grant = await pollDeviceCode<{ code: string; verifier: string }>({
     provider: "openai-codex",
-    interval: positive(start.body["interval"]) ?? 5,
+    interval: seconds(start.body["interval"]) ?? 5,
     expiresIn,
     deps,
     signal: options.signal,
@@ -167,6 +167,12 @@ export function codexCredential(state: Record<string, unknown>, env: Env): OAuth
     ...(account ? { headers: { "ChatGPT-Account-ID": account } } : {}),
     expiresAt: positive(claims["exp"]),
   };
+}
+
+/** A number of seconds, 0 included (ChatGPT sends the interval as a string). */
+function seconds(value: unknown): number | undefined {
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
 function tokenFields(body: Record<string, unknown>): Record<string, string> | undefined {

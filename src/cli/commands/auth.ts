@@ -219,9 +219,16 @@ async function add(
   const keyless = findProvider(rawProvider)?.apiKeyEnv.length === 0 && findProvider(rawProvider)?.login;
   const type = (flags.type ?? (keyless ? "oauth" : "api-key")).trim().toLowerCase().replace("_", "-");
   if (type === "oauth") {
-    if (flags.key ?? flags.apiKey)
-      throw new CliFailure("--type oauth logs in through the browser; drop --key.", 2);
-    return oauthLogin(ctx, oauthProvider(rawProvider), { timeout: flags.timeout });
+    const provider = oauthProvider(rawProvider);
+    if (flags.key ?? flags.apiKey) {
+      throw new CliFailure(
+        keyless
+          ? `${provider} takes no API key; log in with: hermes auth add ${provider} --type oauth`
+          : "--type oauth logs in through the browser; drop --key (or use --type api-key).",
+        2,
+      );
+    }
+    return oauthLogin(ctx, provider, { timeout: flags.timeout });
   }
   if (type !== "api-key") {
     throw new CliFailure(`--type ${flags.type}: expected api-key or oauth.`, 2);

@@ -85,6 +85,7 @@ export async function freezeSession(input: FreezeInput): Promise<Frozen> {
         },
         config: options.apiKey ? { ...config, model: { ...config.model, api_key: options.apiKey } } : config,
         env,
+        home,
       });
     transport = await createTransport(runtime, transportOptions);
     model = runtime.model;

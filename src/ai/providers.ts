@@ -3,6 +3,7 @@
  * key, and which wire protocol (`api_mode`) it speaks. Ids and variable names follow Python Hermes
  * so an existing `config.yaml` and `.env` keep their meaning.
  */
+import type { OAuthProviderId } from "./oauth/types.js";
 import type { ApiMode } from "./types.js";
 
 export interface ProviderProfile {
@@ -25,6 +26,35 @@ export interface ProviderProfile {
   readonly keyOptional: boolean;
   /** Model used when the user names the provider but no model. */
   readonly defaultModel: string;
+  /**
+   * The OAuth login that can stand in for a key (`hermes auth add <id> --type oauth`): used when
+   * no key variable is set. A provider with a login and no key variables works only through it.
+   */
+  readonly login?: OAuthProviderId;
+}
+
+/** A plain OpenAI-compatible provider with a key variable and an optional base-URL variable. */
+function keyed(
+  id: string,
+  name: string,
+  baseUrl: string,
+  apiKeyEnv: readonly string[],
+  baseUrlEnv: string | undefined,
+  defaultModel: string,
+  extra: Partial<ProviderProfile> = {},
+): ProviderProfile {
+  return {
+    id,
+    name,
+    aliases: [],
+    baseUrl,
+    ...(baseUrlEnv ? { baseUrlEnv: [baseUrlEnv] } : {}),
+    apiKeyEnv,
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel,
+    ...extra,
+  };
 }
 
 export const PROVIDERS: readonly ProviderProfile[] = [
@@ -47,6 +77,20 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     apiMode: "chat_completions",
     keyOptional: false,
     defaultModel: "Hermes-4-405B",
+    // The device-code login's state names its own inference host (see oauth/nous.ts).
+    login: "nous",
+  },
+  {
+    id: "openai-codex",
+    name: "OpenAI Codex (ChatGPT sign-in)",
+    aliases: ["codex", "chatgpt"],
+    baseUrl: "https://chatgpt.com/backend-api/codex",
+    baseUrlEnv: ["HERMES_CODEX_BASE_URL"],
+    apiKeyEnv: [],
+    apiMode: "codex_responses",
+    keyOptional: false,
+    defaultModel: "gpt-5-codex",
+    login: "openai-codex",
   },
   {
     id: "openai-api",
@@ -65,11 +109,28 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     name: "Anthropic",
     aliases: ["claude"],
     baseUrl: "https://api.anthropic.com",
+    // Upstream's override; the Claude login is sent there too, as the user named it.
+    baseUrlEnv: ["ANTHROPIC_BASE_URL"],
     // Then Claude Code's credentials file (see config/claude-code.ts), read by resolveRuntime.
     apiKeyEnv: ["ANTHROPIC_API_KEY", "ANTHROPIC_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"],
     apiMode: "anthropic_messages",
     keyOptional: false,
     defaultModel: "claude-sonnet-4-5",
+    // Claude Pro/Max through Hermes's own PKCE login (`.anthropic_oauth.json`).
+    login: "anthropic",
+  },
+  {
+    id: "copilot",
+    name: "GitHub Copilot",
+    aliases: ["github-copilot"],
+    baseUrl: "https://api.githubcopilot.com",
+    baseUrlEnv: ["COPILOT_API_BASE_URL"],
+    // A GitHub token, exchanged for a short-lived Copilot token before use (oauth/copilot.ts).
+    apiKeyEnv: ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    defaultModel: "gpt-4.1",
+    login: "copilot",
   },
   {
     id: "gemini",
@@ -152,6 +213,124 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     keyOptional: false,
     defaultModel: "meta/llama-3.3-70b-instruct",
   },
+  keyed(
+    "kimi-coding-cn",
+    "Kimi (Moonshot, China)",
+    "https://api.moonshot.cn/v1",
+    ["KIMI_CN_API_KEY"],
+    undefined,
+    "kimi-k2-0905-preview",
+  ),
+  {
+    id: "minimax-cn",
+    name: "MiniMax (China)",
+    aliases: [],
+    baseUrl: "https://api.minimaxi.com/anthropic",
+    baseUrlEnv: ["MINIMAX_CN_BASE_URL"],
+    apiKeyEnv: ["MINIMAX_CN_API_KEY"],
+    apiMode: "anthropic_messages",
+    keyOptional: false,
+    defaultModel: "MiniMax-M2",
+  },
+  keyed(
+    "alibaba",
+    "Qwen Cloud (DashScope)",
+    "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+    ["DASHSCOPE_API_KEY"],
+    "DASHSCOPE_BASE_URL",
+    "qwen3-coder-plus",
+    { aliases: ["dashscope"] },
+  ),
+  keyed(
+    "alibaba-coding-plan",
+    "Alibaba Cloud (Coding Plan)",
+    "https://coding-intl.dashscope.aliyuncs.com/v1",
+    ["ALIBABA_CODING_PLAN_API_KEY", "DASHSCOPE_API_KEY"],
+    "ALIBABA_CODING_PLAN_BASE_URL",
+    "qwen3-coder-plus",
+  ),
+  keyed(
+    "ollama-cloud",
+    "Ollama Cloud",
+    "https://ollama.com/v1",
+    ["OLLAMA_API_KEY"],
+    "OLLAMA_BASE_URL",
+    "gpt-oss:120b",
+  ),
+  keyed(
+    "kilocode",
+    "Kilo Code",
+    "https://api.kilo.ai/api/gateway",
+    ["KILOCODE_API_KEY"],
+    "KILOCODE_BASE_URL",
+    "anthropic/claude-sonnet-4",
+  ),
+  keyed(
+    "xiaomi",
+    "Xiaomi MiMo",
+    "https://api.xiaomimimo.com/v1",
+    ["XIAOMI_API_KEY"],
+    "XIAOMI_BASE_URL",
+    "mimo-v2-flash",
+    { aliases: ["mimo"] },
+  ),
+  keyed(
+    "arcee",
+    "Arcee AI",
+    "https://api.arcee.ai/api/v1",
+    ["ARCEEAI_API_KEY"],
+    "ARCEE_BASE_URL",
+    "trinity-mini",
+  ),
+  keyed(
+    "gmi",
+    "GMI Cloud",
+    "https://api.gmi-serving.com/v1",
+    ["GMI_API_KEY"],
+    "GMI_BASE_URL",
+    "deepseek-ai/DeepSeek-V3.1",
+  ),
+  keyed(
+    "novita",
+    "Novita AI",
+    "https://api.novita.ai/openai/v1",
+    ["NOVITA_API_KEY"],
+    "NOVITA_BASE_URL",
+    "deepseek/deepseek-v3.1",
+  ),
+  keyed(
+    "stepfun",
+    "StepFun Step Plan",
+    "https://api.stepfun.ai/step_plan/v1",
+    ["STEPFUN_API_KEY"],
+    "STEPFUN_BASE_URL",
+    "step-3",
+  ),
+  keyed(
+    "tencent-tokenhub",
+    "Tencent TokenHub",
+    "https://tokenhub.tencentmaas.com/v1",
+    ["TOKENHUB_API_KEY"],
+    "TOKENHUB_BASE_URL",
+    "hunyuan-turbos-latest",
+    { aliases: ["tencent", "tokenhub"] },
+  ),
+  keyed(
+    "opencode-zen",
+    "OpenCode Zen",
+    "https://opencode.ai/zen/v1",
+    ["OPENCODE_ZEN_API_KEY"],
+    "OPENCODE_ZEN_BASE_URL",
+    "qwen3-coder",
+  ),
+  keyed(
+    "ai-gateway",
+    "Vercel AI Gateway",
+    "https://ai-gateway.vercel.sh/v1",
+    ["AI_GATEWAY_API_KEY"],
+    "AI_GATEWAY_BASE_URL",
+    "anthropic/claude-sonnet-4",
+  ),
   {
     id: "bedrock",
     name: "AWS Bedrock",

@@ -2,10 +2,14 @@
  * Decides which provider, model, endpoint and key a session talks to, from command-line flags,
  * `config.yaml` and the environment, and builds the transport for it.
  */
+import { join } from "node:path";
 import { readClaudeCodeToken } from "../config/claude-code.js";
 import type { HermesConfig } from "../config/defaults.js";
+import { resolveHome } from "../config/home.js";
 import { processRedactor } from "../util/redact.js";
 import { detectApiMode } from "./api-mode.js";
+import { activeLoginProvider, copilotLogin, loginKey, type RuntimeLogin } from "./oauth/runtime-login.js";
+import { loginCommand } from "./oauth/types.js";
 import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
 import { redactingTransport } from "./redacting-transport.js";
 import type { ApiMode, Transport } from "./types.js";
@@ -24,6 +28,11 @@ export interface ResolvedRuntime {
   baseUrl: string;
   apiKey: string | undefined;
   apiMode: ApiMode;
+  /**
+   * The OAuth login `apiKey` came from (Nous Portal, ChatGPT, Claude Pro/Max, Copilot): the
+   * transport renews the bearer from it before it expires and after a 401. Absent for keys.
+   */
+  login?: RuntimeLogin | undefined;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -83,8 +92,14 @@ export function resolveRuntime(input: {
   flags: RuntimeFlags;
   config: HermesConfig;
   env: Env;
+  /**
+   * The Hermes home whose OAuth logins (auth.json, `.anthropic_oauth.json`) may stand in for a
+   * key. Default: HERMES_HOME, else `$HOME/.hermes` from `env`; with neither, logins are not used.
+   */
+  home?: string | undefined;
 }): ResolvedRuntime {
   const { flags, config, env } = input;
+  const home = input.home ?? homeFromEnv(env);
   const flagChoice: Choice = {
     provider: cleanProvider(flags.provider),
     baseUrl: clean(flags.baseUrl),
@@ -103,7 +118,12 @@ export function resolveRuntime(input: {
 
   const flagProvider = flagChoice.provider ?? (flagChoice.baseUrl ? "custom" : undefined);
   const configProvider = configChoice.provider ?? (configChoice.baseUrl ? "custom" : undefined);
-  const providerName = flagProvider ?? configProvider ?? envChoice?.provider;
+  // A login recorded as active (Python Hermes's `hermes login`) beats keys that merely exist.
+  const loginProvider =
+    flagProvider === undefined && configProvider === undefined && home
+      ? activeLoginProvider(home)
+      : undefined;
+  const providerName = flagProvider ?? configProvider ?? loginProvider ?? envChoice?.provider;
   if (!providerName) {
     throw new NoProviderError(
       "No model provider is configured.\n" +
@@ -116,7 +136,7 @@ export function resolveRuntime(input: {
     flagProvider !== undefined && configProvider !== undefined && !sameProvider(flagProvider, configProvider);
   const configEndpoint = configProvider !== undefined && !switched ? configChoice : undefined;
   const configModel = switched ? undefined : configChoice;
-  const fromEnv = !flagProvider && !configProvider ? envChoice : undefined;
+  const fromEnv = !flagProvider && !configProvider && !loginProvider ? envChoice : undefined;
 
   const named = namedCustomProvider(providerName, config);
   const profile = named ? findProvider("custom") : findProvider(providerName);
@@ -144,13 +164,41 @@ export function resolveRuntime(input: {
     );
   }
 
-  const apiKey =
+  const explicitBaseUrl =
+    (flagChoice.baseUrl ??
+      configEndpoint?.baseUrl ??
+      named?.baseUrl ??
+      fromEnv?.baseUrl ??
+      firstEnv(env, profile.baseUrlEnv ?? [])) !== undefined;
+  let apiKey =
     configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env);
+  let login: RuntimeLogin | undefined;
+  let loginBaseUrl: string | undefined;
+  if (!apiKey && !named && profile.login && home) {
+    const stored = loginKey(profile.login, { home, env, baseUrl, explicitBaseUrl });
+    if (stored) {
+      apiKey = stored.apiKey;
+      login = stored.login;
+      loginBaseUrl = stored.baseUrl;
+    }
+  }
+  if (!apiKey && !named) apiKey = claudeCodeKey(profile, baseUrl, env);
+  if (apiKey && !login && profile.login === "copilot") {
+    // A GitHub token is not what Copilot's API takes: the transport exchanges it first.
+    const copilot = copilotLogin(apiKey, { home: home ?? "", explicitBaseUrl });
+    if ("problem" in copilot) throw new NoProviderError(`Provider copilot: ${copilot.problem}`);
+    login = copilot.login;
+  }
   if (!apiKey && !profile.keyOptional) {
     const vars = profile.apiKeyEnv.join(" or ");
+    const logIn = profile.login ? `Log in with: ${loginCommand(profile.login)}` : "";
+    if (profile.apiKeyEnv.length === 0) {
+      throw new NoProviderError(`Provider ${profile.id} needs a login, and there is none.\n${logIn}`);
+    }
     throw new NoProviderError(
       `Provider ${profile.id} needs an API key, and ${vars} is not set.\n` +
-        `Add ${profile.apiKeyEnv[0] ?? "the key"} to ~/.hermes/.env, or run: hermes config set model.api_key <key>`,
+        `Add ${profile.apiKeyEnv[0] ?? "the key"} to ~/.hermes/.env, or run: hermes config set model.api_key <key>` +
+        (logIn ? `; or ${logIn.charAt(0).toLowerCase()}${logIn.slice(1)}` : ""),
     );
   }
 
@@ -173,7 +221,15 @@ export function resolveRuntime(input: {
     throw new NoProviderError((err as Error).message);
   }
 
-  return { provider: providerId, model, baseUrl: baseUrl.replace(/\/+$/, ""), apiKey, apiMode };
+  const finalUrl = (loginBaseUrl ?? baseUrl).replace(/\/+$/, "");
+  return { provider: providerId, model, baseUrl: finalUrl, apiKey, apiMode, ...(login ? { login } : {}) };
+}
+
+/** The home whose logins apply when the caller did not say: HERMES_HOME, else `$HOME/.hermes`. */
+function homeFromEnv(env: Env): string | undefined {
+  const userHome = clean(env["HOME"]);
+  if (clean(env["HERMES_HOME"])) return resolveHome({ env, ...(userHome ? { homedir: userHome } : {}) });
+  return userHome ? join(userHome, ".hermes") : undefined;
 }
 
 export interface TransportOptions {
@@ -241,7 +297,46 @@ export async function createTransport(
   // the auxiliary model's) is a secret to keep out of everything else it writes.
   const redactor = processRedactor();
   redactor.addSecret(runtime.apiKey, `${runtime.provider.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_KEY`);
+  if (runtime.login) return loginTransport(runtime, runtime.login, options);
   return redactingTransport(await wireTransport(runtime, options), redactor);
+}
+
+/**
+ * A transport over an OAuth login: each bearer the login yields (renewed before it expires and
+ * after a 401) gets its own wire client, built through `createTransport` so it is redacted too.
+ */
+async function loginTransport(
+  runtime: ResolvedRuntime,
+  login: RuntimeLogin,
+  options: TransportOptions,
+): Promise<Transport> {
+  const [{ createOAuthTransport }, { oauthSource }, { defaultOAuthDeps }] = await Promise.all([
+    import("./oauth/transport.js"),
+    import("./oauth/source.js"),
+    import("./oauth/types.js"),
+  ]);
+  const deps = defaultOAuthDeps(options.env ?? process.env);
+  const githubToken = login.provider === "copilot" ? runtime.apiKey : undefined;
+  return createOAuthTransport({
+    apiMode: runtime.apiMode,
+    baseUrl: runtime.baseUrl,
+    source: oauthSource(login.provider, login.home, deps, githubToken),
+    build: (credential) =>
+      createTransport(
+        {
+          ...runtime,
+          login: undefined,
+          apiKey: credential.accessToken,
+          baseUrl: (login.followBaseUrl && credential.baseUrl ? credential.baseUrl : runtime.baseUrl).replace(
+            /\/+$/,
+            "",
+          ),
+        },
+        credential.headers
+          ? { ...options, defaultHeaders: { ...options.defaultHeaders, ...credential.headers } }
+          : options,
+      ),
+  });
 }
 
 async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions): Promise<Transport> {
@@ -250,7 +345,8 @@ async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions
     const { createAnthropicTransport } = await import("./transports/anthropic-messages.js");
     // MiniMax's Anthropic endpoint wants the key as a bearer token; Anthropic itself as x-api-key
     // (OAuth tokens, sk-ant-oat…, are recognised by the transport and sent as bearer).
-    const bearer = runtime.provider.toLowerCase() === "minimax";
+    const bearer =
+      runtime.provider.toLowerCase() === "minimax" || runtime.provider.toLowerCase() === "minimax-cn";
     return createAnthropicTransport({
       baseUrl: runtime.baseUrl,
       ...(runtime.apiKey ? (bearer ? { authToken: runtime.apiKey } : { apiKey: runtime.apiKey }) : {}),
@@ -382,9 +478,12 @@ function keyFromEnv(profile: ProviderProfile, baseUrl: string, env: Env): string
   if (profile.id === "custom") {
     return sameUrl(baseUrl, env["OPENAI_BASE_URL"]) ? clean(env["OPENAI_API_KEY"]) : undefined;
   }
-  const key = firstEnv(env, profile.apiKeyEnv);
-  if (key || profile.id !== "anthropic") return key;
-  // A Claude Pro/Max login through Claude Code, for the Anthropic API itself only.
+  return firstEnv(env, profile.apiKeyEnv);
+}
+
+/** A Claude Pro/Max login through Claude Code, for the Anthropic API itself only. */
+function claudeCodeKey(profile: ProviderProfile, baseUrl: string, env: Env): string | undefined {
+  if (profile.id !== "anthropic") return undefined;
   const home = clean(env["HOME"]);
   if (!home || !sameHost(baseUrl, "api.anthropic.com")) return undefined;
   return readClaudeCodeToken(home)?.accessToken;

@@ -98,8 +98,21 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "auth",
-    summary: "API keys per provider (credential pools in auth.json): add | list | remove | reset | status",
+    summary:
+      "API keys per provider (credential pools in auth.json) and OAuth logins: add [--type oauth] | list | remove | reset | status | logout",
     load: async () => (await import("./commands/auth.js")).authCommand,
+  },
+  {
+    name: "login",
+    summary: "log in with OAuth: nous (default) | openai-codex | anthropic | copilot",
+    usage: "[provider]",
+    load: async () => (await import("./commands/login.js")).loginCommand,
+  },
+  {
+    name: "logout",
+    summary: "forget an OAuth login (default: the active one)",
+    usage: "[provider]",
+    load: async () => (await import("./commands/login.js")).logoutCommand,
   },
   {
     name: "mcp",

@@ -181,6 +181,66 @@ export async function updateAuthStore<T>(
 }
 
 /**
+ * Like {@link updateAuthStore}, for a change that must wait on something (an OAuth refresh, whose
+ * single-use refresh token must not be spent twice by two processes): `mutate` runs under the auth
+ * lock on a fresh read and may await. Writes only when the data changed.
+ */
+export async function updateAuthStoreAsync<T>(
+  home: string,
+  mutate: (data: AuthStoreData) => Promise<T>,
+  options: { timeoutMs?: number; now?: () => number } = {},
+): Promise<T> {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const file = authPath(home);
+  return withFileLock(
+    file,
+    async () => {
+      const { data } = readAuthStore(home);
+      const before = JSON.stringify(data);
+      const result = await mutate(data);
+      if (JSON.stringify(data) === before) return result;
+      data.version = AUTH_STORE_VERSION;
+      const seconds = options.now?.() ?? Date.now() / 1000;
+      data.updated_at = new Date(seconds * 1000).toISOString();
+      await atomicWriteFile(file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+      return result;
+    },
+    {
+      lockPath: authLockPath(home),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    },
+  );
+}
+
+/**
+ * `providers[id]`, the OAuth login state Python Hermes keeps per provider (`nous`: portal tokens;
+ * `openai-codex`: `{tokens, last_refresh, auth_mode}`), or undefined when there is none.
+ */
+export function providerState(data: AuthStoreData, id: string): Record<string, unknown> | undefined {
+  const state = data.providers[id];
+  return isObject(state) ? state : undefined;
+}
+
+/** Stores `state` as `providers[id]` and, with `active`, makes `id` the `active_provider`. */
+export function setProviderState(
+  data: AuthStoreData,
+  id: string,
+  state: Record<string, unknown>,
+  options: { active?: boolean } = {},
+): void {
+  data.providers[id] = state;
+  if (options.active) data.active_provider = id;
+}
+
+/** Removes `providers[id]` (and `active_provider` when it names `id`); true when there was one. */
+export function removeProviderState(data: AuthStoreData, id: string): boolean {
+  const had = id in data.providers;
+  delete data.providers[id];
+  if (data.active_provider === id) data.active_provider = null;
+  return had;
+}
+
+/**
  * The raw list for `provider` (`credential_pool[provider]`), created when `create` is set. Items
  * that are not objects stay in the list untouched but are never returned by {@link poolRecords}.
  */

@@ -73,6 +73,32 @@ export function setEnvVar(home: string, name: string, value: string): string {
   return path;
 }
 
+/**
+ * Removes every assignment of `name` from `<home>/.env` (a quoted value spanning lines goes whole);
+ * other lines are kept, the file stays 0600. Returns true when one was there. A missing file: false.
+ */
+export function removeEnvVar(home: string, name: string): boolean {
+  if (!isValidEnvName(name)) {
+    throw new ConfigError(`invalid environment variable name ${JSON.stringify(name)}`, { key: name });
+  }
+  const path = envPath(home);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+  if (!text.split(/\r?\n/).some((l) => new RegExp(`^\\s*(?:export\\s+)?${name}\\s*=`).test(l))) return false;
+  // The assignment (however many lines) becomes one marker line, which is then dropped.
+  const marker = "\u0000hermes-removed\u0000";
+  const replaced = replaceAssignment(text, name, marker);
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  const kept = replaced.split(/\r?\n/).filter((l) => l !== marker);
+  atomicWriteFileSync(path, kept.join(eol), { mode: 0o600 });
+  return true;
+}
+
 /** Pure: `text` with every assignment of `name` replaced by `line` (once, at the first place). */
 export function replaceAssignment(text: string, name: string, line: string): string {
   const eol = text.includes("\r\n") ? "\r\n" : "\n";

@@ -1,6 +1,6 @@
 /**
- * `hermes auth add|list|remove|reset|status`: the credential pools in auth.json from the command
- * line. Keys are never printed, only masked (`sk-or-…a1b2`), in text and in `--json`. Results go
+ * `hermes auth add|list|remove|reset|status|logout`: the credential pools in auth.json from the
+ * command line, and OAuth logins (`add <provider> --type oauth`, `logout`; see auth-oauth.ts). Keys are never printed, only masked (`sk-or-…a1b2`), in text and in `--json`. Results go
  * to stdout; prompts, notes and warnings to stderr. Exit codes: 0 success, 1 the task failed
  * (unknown credential, duplicate key, auth.json locked), 2 usage or configuration error (unknown
  * provider, corrupt auth.json, a removal without `-y` when nobody can be asked).
@@ -38,6 +38,7 @@ import { loadConfig } from "../../config/load.js";
 import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
 import type { CliIo } from "../io.js";
+import { type LoginStatus, loginStatuses, oauthLogin, oauthLogout, oauthProvider } from "./auth-oauth.js";
 
 export type AuthCommandOptions = RunOptions;
 
@@ -66,10 +67,10 @@ function whole(value: string, what: string): number {
 
 export const authCommand = defineCommand({
   name: "auth",
-  description: "Manage credential pools (several API keys per provider, in auth.json)",
+  description: "Manage credential pools (several API keys per provider, in auth.json) and OAuth logins",
   needs: "home",
   defaultSubcommand: "list",
-  open: ({ home, io }) => context(io, home),
+  open: ({ home, io }) => authContext(io, home),
   // A corrupt auth.json is a configuration error; a lock held too long is a failed task (1).
   expected: (error) => (error instanceof AuthStoreError ? 2 : undefined),
   parse: (root, run) => {
@@ -83,16 +84,35 @@ export const authCommand = defineCommand({
       .option("--priority <n>", "0-based position in fill_first order (default: last)", (v) =>
         whole(v, "--priority"),
       )
-      .option("--type <type>", "credential type: api-key (OAuth logins are not supported yet)", "api-key")
+      .option(
+        "--type <type>",
+        "api-key, or oauth to log in (nous, openai-codex, anthropic, copilot); default: api-key, oauth where there is no key",
+      )
+      .option("--timeout <seconds>", "oauth: give up waiting for the browser approval after this long", (v) =>
+        whole(v, "--timeout"),
+      )
       .action(
         run(
           (
             ctx,
             provider: string,
-            flags: { key?: string; apiKey?: string; label?: string; priority?: number; type: string },
+            flags: {
+              key?: string;
+              apiKey?: string;
+              label?: string;
+              priority?: number;
+              type?: string;
+              timeout?: number;
+            },
           ) => add(ctx, provider, flags),
         ),
       );
+
+    root
+      .command("logout")
+      .description("forget the OAuth login of a provider (its stored tokens)")
+      .argument("<provider>", "nous, openai-codex, anthropic or copilot")
+      .action(run((ctx, provider: string) => oauthLogout(ctx, oauthProvider(provider))));
 
     root
       .command("list")
@@ -133,7 +153,7 @@ export const authCommand = defineCommand({
 });
 
 /** The home, its environment with `.env`, and config.yaml (a broken one only warns: keys stay manageable). */
-function context(io: Io, home: string): Ctx {
+export function authContext(io: Io, home: string): Ctx {
   const { env } = loadEnvFile(home, io.env);
   let config: Readonly<Record<string, unknown>> | undefined;
   try {
@@ -185,13 +205,37 @@ function providersWithEntries(ctx: Ctx): CredentialPool[] {
 async function add(
   ctx: Ctx,
   rawProvider: string,
-  flags: { key?: string; apiKey?: string; label?: string; priority?: number; type: string },
+  flags: {
+    key?: string;
+    apiKey?: string;
+    label?: string;
+    priority?: number;
+    type?: string;
+    timeout?: number;
+  },
 ): Promise<number> {
   const { io } = ctx;
-  const type = flags.type.trim().toLowerCase().replace("_", "-");
+  // A provider with no key variable (openai-codex) has only its login.
+  const keyless = findProvider(rawProvider)?.apiKeyEnv.length === 0 && findProvider(rawProvider)?.login;
+  const type = (flags.type ?? (keyless ? "oauth" : "api-key")).trim().toLowerCase().replace("_", "-");
+  if (type === "oauth") {
+    const provider = oauthProvider(rawProvider);
+    if (flags.key ?? flags.apiKey) {
+      throw new CliFailure(
+        keyless
+          ? `${provider} takes no API key; log in with: hermes auth add ${provider} --type oauth`
+          : "--type oauth logs in through the browser; drop --key (or use --type api-key).",
+        2,
+      );
+    }
+    return oauthLogin(ctx, provider, { timeout: flags.timeout });
+  }
   if (type !== "api-key") {
+    throw new CliFailure(`--type ${flags.type}: expected api-key or oauth.`, 2);
+  }
+  if (keyless) {
     throw new CliFailure(
-      `--type ${flags.type}: only api-key credentials can be added here; OAuth logins are not supported yet.`,
+      `${rawProvider} takes no API key; log in with: hermes auth add ${rawProvider} --type oauth`,
       2,
     );
   }
@@ -366,14 +410,19 @@ function status(ctx: Ctx, rawProvider: string | undefined, flags: { json?: boole
       next_available_at: available.length === 0 ? (pool.nextAvailableAt() ?? null) : null,
     };
   });
+  const wanted = rawProvider ? (findProvider(rawProvider)?.id ?? rawProvider) : undefined;
+  const logins = loginStatuses(ctx).filter((l) => wanted === undefined || l.provider === wanted);
   if (flags.json) {
-    io.out(JSON.stringify({ providers: rows }, null, 2));
+    io.out(JSON.stringify({ providers: rows, logins }, null, 2));
     return 0;
   }
-  if (rows.length === 0) {
-    io.out("No credentials. Add one with: hermes auth add <provider>");
+  if (rows.length === 0 && logins.length === 0) {
+    io.out("No credentials. Add one with: hermes auth add <provider> (or log in: --type oauth)");
     return 0;
   }
+  if (logins.length > 0) printLogins(io, logins, now);
+  if (rows.length === 0) return 0;
+  if (logins.length > 0) io.out("");
   const table = renderTable(
     [
       { header: "provider" },
@@ -398,6 +447,22 @@ function status(ctx: Ctx, rawProvider: string | undefined, flags: { json?: boole
   );
   for (const line of table) io.out(line);
   return 0;
+}
+
+function printLogins(io: Io, logins: readonly LoginStatus[], now: number): void {
+  io.out("OAuth logins:");
+  for (const login of logins) {
+    const expiry =
+      login.expires_at === null
+        ? ""
+        : login.expires_at > now
+          ? `, token valid ${formatWait(login.expires_at - now)} more`
+          : ", token expired";
+    const renews = login.refreshable ? " (renews itself)" : "";
+    io.out(
+      `  ${login.provider}: logged in (${login.where}${expiry})${login.expires_at === null ? "" : renews}`,
+    );
+  }
 }
 
 function availableNow(entry: PoolEntry, now: number): boolean {

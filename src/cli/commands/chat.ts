@@ -49,6 +49,8 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
       },
       config,
       env,
+      // The profile's home (-p), whose OAuth logins stand in for keys.
+      home,
     });
   } catch (error) {
     if (error instanceof NoProviderError) {

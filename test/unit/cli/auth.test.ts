@@ -114,7 +114,16 @@ describe("hermes auth add", () => {
     [["add", "nosuch", "--key", "k-123456789"], 2, 'unknown provider "nosuch"'],
     [["add", "deepseek"], 2, "no API key given"],
     [["add", "deepseek", "--key", "two words"], 2, "whitespace"],
-    [["add", "deepseek", "--type", "oauth", "--key", "k-123456789"], 2, "OAuth logins are not supported"],
+    [["add", "deepseek", "--type", "oauth", "--key", "k-123456789"], 2, '"deepseek" has no OAuth login'],
+    [["add", "nous", "--type", "oauth", "--key", "k-123456789"], 2, "drop --key"],
+    [["add", "openai-codex", "--key", "k-123456789"], 2, "openai-codex takes no API key"],
+    [
+      ["add", "openai-codex", "--type", "api-key", "--key", "k-123456789"],
+      2,
+      "openai-codex takes no API key",
+    ],
+    [["add", "nous", "--type", "password"], 2, "expected api-key or oauth"],
+    [["logout", "deepseek"], 2, '"deepseek" has no OAuth login'],
     [
       ["add", "deepseek", "--priority", "first", "--key", "k-123456789"],
       2,

@@ -1,0 +1,113 @@
+/**
+ * How a provider's OAuth login stands in for its key when the runtime is resolved: which stored
+ * login applies, the bearer to start with, and where it may be sent. Synchronous reads only (the
+ * renewal happens in the transport, see transport.ts).
+ */
+import { readAnthropicOAuth } from "../../config/anthropic-oauth.js";
+import { type AuthStoreError, providerState, readAuthStore } from "../../config/auth-store.js";
+import { codexCredential } from "./codex.js";
+import { copilotTokenProblem } from "./copilot.js";
+import { nousCredential, nousInferenceUrl } from "./nous.js";
+import { type Env, isOAuthProvider, type OAuthProviderId, text } from "./types.js";
+
+/** The login a resolved runtime uses: its transport renews the bearer from it. */
+export interface RuntimeLogin {
+  provider: OAuthProviderId;
+  home: string;
+  /** Use the base URL the login names (Nous's inference host, Copilot's account endpoint). */
+  followBaseUrl: boolean;
+}
+
+export interface LoginKey {
+  apiKey: string;
+  /** The base URL to use unless one was chosen explicitly. */
+  baseUrl?: string | undefined;
+  login: RuntimeLogin;
+}
+
+/**
+ * The stored login for `provider` as a key, or undefined when there is none (or the file cannot
+ * be read: a corrupt auth.json is reported by `hermes auth`, never here). `baseUrl` is the URL
+ * resolved so far and `explicitBaseUrl` whether the user chose it.
+ */
+export function loginKey(
+  provider: OAuthProviderId,
+  input: { home: string; env: Env; baseUrl: string; explicitBaseUrl: boolean },
+): LoginKey | undefined {
+  const { home, env } = input;
+  if (provider === "nous" || provider === "openai-codex") {
+    const state = storedState(home, provider);
+    const credential = state
+      ? provider === "nous"
+        ? nousCredential(state, env)
+        : codexCredential(state, env)
+      : undefined;
+    if (!state || !credential) return undefined;
+    const follow = provider === "nous" && !input.explicitBaseUrl;
+    return {
+      apiKey: credential.accessToken,
+      ...(follow ? { baseUrl: nousInferenceUrl(env, state) } : {}),
+      login: { provider, home, followBaseUrl: follow },
+    };
+  }
+  if (provider === "anthropic") {
+    // The Claude login goes to Anthropic itself, or to the endpoint the user named in ANTHROPIC_BASE_URL.
+    if (!anthropicHostAllowed(input.baseUrl, env)) return undefined;
+    const stored = readAnthropicOAuth(home);
+    if (!stored) return undefined;
+    return { apiKey: stored.accessToken, login: { provider, home, followBaseUrl: false } };
+  }
+  return undefined;
+}
+
+/**
+ * The Copilot login for a GitHub token from the environment: the token is exchanged for a Copilot
+ * token by the transport. Returns the reason instead when the token cannot work (a classic PAT).
+ */
+export function copilotLogin(
+  githubToken: string,
+  input: { home: string; explicitBaseUrl: boolean },
+): { login: RuntimeLogin } | { problem: string } {
+  const problem = copilotTokenProblem(githubToken);
+  if (problem) return { problem };
+  return { login: { provider: "copilot", home: input.home, followBaseUrl: !input.explicitBaseUrl } };
+}
+
+/**
+ * `active_provider` of auth.json when it names a login that is stored (Python Hermes sets it on
+ * login), for a home where nothing else names a provider; undefined otherwise.
+ */
+export function activeLoginProvider(home: string): OAuthProviderId | undefined {
+  let active: unknown;
+  try {
+    const { data } = readAuthStore(home);
+    active = data.active_provider;
+    if (typeof active !== "string" || !isOAuthProvider(active)) return undefined;
+    if (active === "nous" || active === "openai-codex")
+      return providerState(data, active) ? active : undefined;
+  } catch (error) {
+    if ((error as AuthStoreError).name === "AuthStoreError") return undefined;
+    throw error;
+  }
+  return undefined;
+}
+
+function storedState(home: string, provider: string): Record<string, unknown> | undefined {
+  try {
+    return providerState(readAuthStore(home).data, provider);
+  } catch (error) {
+    if ((error as Error).name === "AuthStoreError") return undefined;
+    throw error;
+  }
+}
+
+function anthropicHostAllowed(baseUrl: string, env: Env): boolean {
+  const override = text(env["ANTHROPIC_BASE_URL"]);
+  const trim = (u: string) => u.trim().replace(/\/+$/, "");
+  if (override && trim(override) === trim(baseUrl)) return true;
+  try {
+    return new URL(baseUrl).hostname.toLowerCase() === "api.anthropic.com";
+  } catch {
+    return false;
+  }
+}

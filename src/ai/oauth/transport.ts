@@ -1,0 +1,72 @@
+/**
+ * A transport over an OAuth login: before each model call it asks the login for its current
+ * credential (renewed when about to expire) and rebuilds the wire client when the bearer changed;
+ * when the provider answers 401 before anything streamed, it renews the login once and repeats the
+ * call. A login that cannot be renewed ends the call with a 401 `ProviderError` whose message
+ * names the command that logs in again.
+ */
+
+import type { ApiMode } from "../types.js";
+import { type ChatRequest, ProviderError, type StreamEvent, type Transport } from "../types.js";
+import type { OAuthSource } from "./source.js";
+import { type OAuthCredential, OAuthError } from "./types.js";
+
+export interface OAuthTransportOptions {
+  apiMode: ApiMode;
+  source: OAuthSource;
+  /** A wire transport sending `credential` (its bearer, base URL and headers). */
+  build: (credential: OAuthCredential) => Promise<Transport>;
+  /** The endpoint named in errors raised here. */
+  baseUrl: string;
+}
+
+export function createOAuthTransport(options: OAuthTransportOptions): Transport {
+  let built: { token: string; transport: Transport } | undefined;
+
+  const transportFor = async (force: boolean, stale?: string): Promise<Transport> => {
+    let credential: OAuthCredential;
+    try {
+      credential = await options.source.current(force ? { force, ...(stale ? { stale } : {}) } : {});
+    } catch (error) {
+      throw asProviderError(error, options.baseUrl);
+    }
+    if (built?.token !== credential.accessToken) {
+      built = { token: credential.accessToken, transport: await options.build(credential) };
+    }
+    return built.transport;
+  };
+
+  return {
+    apiMode: options.apiMode,
+    async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
+      let transport = await transportFor(false);
+      let renewed = false;
+      for (;;) {
+        let started = false;
+        try {
+          for await (const event of transport.stream(request, signal)) {
+            started = true;
+            yield event;
+          }
+          return;
+        } catch (error) {
+          const unauthorized = error instanceof ProviderError && error.status === 401;
+          if (!unauthorized || started || renewed || signal?.aborted) throw error;
+          renewed = true;
+          transport = await transportFor(true, built?.token);
+        }
+      }
+    },
+  };
+}
+
+/** An `OAuthError` as the 401 the error classifier and the user understand; others unchanged. */
+function asProviderError(error: unknown, baseUrl: string): unknown {
+  if (!(error instanceof OAuthError)) return error;
+  return new ProviderError(`${error.provider} login: ${error.message}`, {
+    status: error.relogin ? 401 : undefined,
+    transport: !error.relogin,
+    baseUrl,
+    cause: error,
+  });
+}

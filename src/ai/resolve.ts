@@ -24,6 +24,11 @@ export interface ResolvedRuntime {
   baseUrl: string;
   apiKey: string | undefined;
   apiMode: ApiMode;
+  /**
+   * True when nothing named a model and `model` is the provider's placeholder default: for a local
+   * server the caller may ask the server which models it serves (cli/setup/local-model.ts).
+   */
+  modelIsDefault?: boolean;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -107,7 +112,7 @@ export function resolveRuntime(input: {
   if (!providerName) {
     throw new NoProviderError(
       "No model provider is configured.\n" +
-        "Set OPENROUTER_API_KEY (or OPENAI_BASE_URL for a local server) in ~/.hermes/.env, or run: hermes config set model.provider openrouter",
+        "Run: hermes setup (pick a provider, paste a key or point at a local server), or set OPENROUTER_API_KEY (or OPENAI_BASE_URL for a local server) in ~/.hermes/.env",
     );
   }
   // The endpoint and key in config.yaml belong to config.yaml's provider; its model and api_mode
@@ -154,12 +159,9 @@ export function resolveRuntime(input: {
     );
   }
 
-  const model =
-    flagChoice.model ??
-    configModel?.model ??
-    named?.model ??
-    clean(env["HERMES_INFERENCE_MODEL"]) ??
-    profile.defaultModel;
+  const chosenModel =
+    flagChoice.model ?? configModel?.model ?? named?.model ?? clean(env["HERMES_INFERENCE_MODEL"]);
+  const model = chosenModel ?? profile.defaultModel;
 
   let apiMode: ApiMode;
   try {
@@ -173,7 +175,14 @@ export function resolveRuntime(input: {
     throw new NoProviderError((err as Error).message);
   }
 
-  return { provider: providerId, model, baseUrl: baseUrl.replace(/\/+$/, ""), apiKey, apiMode };
+  return {
+    provider: providerId,
+    model,
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+    apiKey,
+    apiMode,
+    ...(chosenModel === undefined ? { modelIsDefault: true } : {}),
+  };
 }
 
 export interface TransportOptions {

@@ -62,6 +62,17 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     prompt = (await readAllStdin(io)).trim();
     if (!prompt) throw new CliFailure('no prompt given. Use -q "...", -z "...", or pipe text on stdin.', 2);
   }
+  // A local server and no model named: the model it serves (asked on a terminal when several).
+  const { needsServerModel, withServerModel } = await import("../setup/local-model.js");
+  if (needsServerModel(runtime)) {
+    const { PromptCancelled, terminalPrompter } = await import("../setup/prompter.js");
+    try {
+      runtime = await withServerModel(runtime, interactive ? { prompter: () => terminalPrompter(io) } : {});
+    } catch (error) {
+      if (error instanceof PromptCancelled) throw new CliFailure("no model chosen.", 2);
+      throw error;
+    }
+  }
 
   // After this command's output: a due curator run starts as a detached process (never here).
   const startedAt = new Date();

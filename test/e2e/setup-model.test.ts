@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { hasTmux, Terminal } from "../support/terminal.js";
 
 let single: FakeLlm;
 let several: FakeLlm;
@@ -190,5 +191,33 @@ describe("hermes model", () => {
     const result = await runHermes(["model"], { home, cwd });
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe("custom:alpha-7b");
+  });
+});
+
+describe.skipIf(!hasTmux)("hermes setup on a terminal", () => {
+  it("walks through the model section: a local server, its model list, the test request, saved", async () => {
+    const { home, cwd } = tempHome();
+    several.enqueue(reply().text("ok"));
+    const term = Terminal.start({ home, cwd, args: ["setup", "model"] });
+    try {
+      await term.waitFor("Provider (number or name)");
+      term.type("custom");
+      term.keys("Enter");
+      await term.waitFor("Server address");
+      term.type(several.url);
+      term.keys("Enter");
+      await term.waitFor(/claude-sonnet-4-5\s+200k ctx/);
+      term.type("2");
+      term.keys("Enter");
+      await term.waitFor("✓ beta-13b answered");
+      await term.waitFor("[exit 0]");
+    } finally {
+      term.kill();
+    }
+    expect(config(home).model).toMatchObject({
+      provider: "custom",
+      base_url: several.url,
+      default: "beta-13b",
+    });
   });
 });

@@ -168,7 +168,11 @@ export function parseToolsetAnswer(
   if (words.length === 1 && words[0]?.toLowerCase() === "all") return { ok: true, toolsets: ["hermes-cli"] };
   const out: string[] = [];
   for (const word of words) {
-    const name = /^\d+$/.test(word) ? names[Number(word) - 1] : Object.hasOwn(TOOLSETS, word) ? word : undefined;
+    const name = /^\d+$/.test(word)
+      ? names[Number(word) - 1]
+      : Object.hasOwn(TOOLSETS, word)
+        ? word
+        : undefined;
     if (!name)
       return { ok: false, message: `"${word}" is not a toolset here (1-${names.length} or a name).` };
     if (!out.includes(name)) out.push(name);

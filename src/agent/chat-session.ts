@@ -32,6 +32,7 @@ import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } f
 import { agentEventLogger } from "./event-log.js";
 import type { AgentEvent } from "./events.js";
 import { type MemoryHook, openSessionMemory } from "./memory-provider-hook.js";
+import { resolveModelSwitch } from "./model-switch.js";
 import { NoticeQueue, type WakeListener } from "./notices.js";
 import type { LearningLoop } from "./review/learning-loop.js";
 import { sessionLearning } from "./review/session-learning.js";
@@ -381,17 +382,27 @@ export class ChatSession {
     return this.current.compress(focus ? { focus } : {});
   }
 
-  /** Uses another model from the next turn on; history and system prompt stay as they are. */
+  /**
+   * Another model from the next turn on (`/model`: id, `provider:model` or alias; model-switch.ts);
+   * history and system prompt stay. Recorded on the session at once (`sessions.model`).
+   */
   async setModel(model: string): Promise<void> {
     this.assertIdle("change the model");
-    const name = model.trim();
-    if (!name)
-      throw new SessionStoreError(
-        "invalid",
-        "Give a model name, for example /model anthropic/claude-sonnet-4.",
-      );
-    this.modelName = name;
+    const next = resolveModelSwitch(model, {
+      config: this.current.config,
+      resolved: this.options.resolved,
+      env: this.options.env ?? process.env,
+    });
+    if (next.resolved) this.options = { ...this.options, resolved: next.resolved };
+    this.modelName = next.model;
     await this.rebuild({ messages: [...this.current.messages] });
+    try {
+      this.store?.updateSession(this.id, { model: this.modelName });
+    } catch (error) {
+      this.warn(
+        `the model switch was not recorded: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   listSessions(limit = 20): SessionSummary[] {

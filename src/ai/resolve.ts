@@ -33,6 +33,11 @@ export interface ResolvedRuntime {
    * transport renews the bearer from it before it expires and after a 401. Absent for keys.
    */
   login?: RuntimeLogin | undefined;
+  /**
+   * True when nothing named a model and `model` is the provider's placeholder default: for a local
+   * server the caller may ask the server which models it serves (cli/setup/local-model.ts).
+   */
+  modelIsDefault?: boolean;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -127,7 +132,7 @@ export function resolveRuntime(input: {
   if (!providerName) {
     throw new NoProviderError(
       "No model provider is configured.\n" +
-        "Set OPENROUTER_API_KEY (or OPENAI_BASE_URL for a local server) in ~/.hermes/.env, or run: hermes config set model.provider openrouter",
+        "Run: hermes setup (pick a provider, paste a key or point at a local server), or set OPENROUTER_API_KEY (or OPENAI_BASE_URL for a local server) in ~/.hermes/.env",
     );
   }
   // The endpoint and key in config.yaml belong to config.yaml's provider; its model and api_mode
@@ -202,12 +207,9 @@ export function resolveRuntime(input: {
     );
   }
 
-  const model =
-    flagChoice.model ??
-    configModel?.model ??
-    named?.model ??
-    clean(env["HERMES_INFERENCE_MODEL"]) ??
-    profile.defaultModel;
+  const chosenModel =
+    flagChoice.model ?? configModel?.model ?? named?.model ?? clean(env["HERMES_INFERENCE_MODEL"]);
+  const model = chosenModel ?? profile.defaultModel;
 
   let apiMode: ApiMode;
   try {
@@ -222,7 +224,15 @@ export function resolveRuntime(input: {
   }
 
   const finalUrl = (loginBaseUrl ?? baseUrl).replace(/\/+$/, "");
-  return { provider: providerId, model, baseUrl: finalUrl, apiKey, apiMode, ...(login ? { login } : {}) };
+  return {
+    provider: providerId,
+    model,
+    baseUrl: finalUrl,
+    apiKey,
+    apiMode,
+    ...(login ? { login } : {}),
+    ...(chosenModel === undefined ? { modelIsDefault: true } : {}),
+  };
 }
 
 /** The home whose logins apply when the caller did not say: HERMES_HOME, else `$HOME/.hermes`. */

@@ -31,6 +31,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/chat.js")).chatCommand,
   },
   {
+    name: "setup",
+    summary: "first-run wizard: provider, key or local server, model, terminal, gateway, tools, agent",
+    usage: "[section] [--non-interactive] [--reset] [--quick]",
+    load: async () => (await import("./commands/setup.js")).setupCommand,
+  },
+  {
+    name: "model",
+    summary: "choose the provider and model: model [provider:]MODEL | --list | (a picker on a terminal)",
+    usage: "[spec] [--list] [--refresh] [--global]",
+    load: async () => (await import("./commands/model.js")).modelCommand,
+  },
+  {
     name: "config",
     summary: "show or change config.yaml: show | get KEY | set KEY VALUE | path | env-path | edit | check",
     usage: "[options] [action] [args...]",

@@ -223,7 +223,8 @@ const modelCommand: CommandDef = {
     }
     await ctx.session.setModel(args);
     ctx.sessionChanged();
-    ctx.reply(`Model set to ${s.bold(ctx.session.model)} from the next turn on.`);
+    const via = ctx.session.provider ? s.dim(` via ${ctx.session.provider}`) : "";
+    ctx.reply(`Model set to ${s.bold(ctx.session.model)}${via} from the next turn on.`);
   },
 };
 

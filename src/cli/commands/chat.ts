@@ -69,6 +69,17 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   }
   // Read before anything starts, so a wrong path ends the run at once (exit 2) with the reason.
   const image = flags.image !== undefined && !interactive ? await loadImageFlag(flags.image, env) : undefined;
+  // A local server and no model named: the model it serves (asked on a terminal when several).
+  const { needsServerModel, withServerModel } = await import("../setup/local-model.js");
+  if (needsServerModel(runtime)) {
+    const { PromptCancelled, terminalPrompter } = await import("../setup/prompter.js");
+    try {
+      runtime = await withServerModel(runtime, interactive ? { prompter: () => terminalPrompter(io) } : {});
+    } catch (error) {
+      if (error instanceof PromptCancelled) throw new CliFailure("no model chosen.", 2);
+      throw error;
+    }
+  }
 
   // After this command's output: a due curator run starts as a detached process (never here).
   const startedAt = new Date();

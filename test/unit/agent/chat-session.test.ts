@@ -175,6 +175,20 @@ describe("ChatSession", () => {
     expect(env.store.getSession(session.id)?.model).toBe("model-b");
     await session.close();
   });
+
+  it("records a /model switch on the session at once, follows model_aliases, and refuses an empty name", async () => {
+    const env = setup();
+    const transport = new ScriptedTransport([say("a")]);
+    const session = await open(transport, env, { model: "model-a" });
+    await session.run("x").result;
+    (session.agent.config as Record<string, unknown>)["model_aliases"] = { quick: "model-q" };
+    await session.setModel("quick");
+    expect(session.model).toBe("model-q");
+    expect(env.store.getSession(session.id)?.model).toBe("model-q");
+    await expect(session.setModel("  ")).rejects.toThrow(/Give a model/);
+    expect(session.model).toBe("model-q");
+    await session.close();
+  });
 });
 
 describe("undoInMemory", () => {

@@ -1,0 +1,144 @@
+/**
+ * `hermes model [SPEC] [--list] [--refresh] [--global]`: the provider and model new sessions use.
+ * SPEC is a model id, `provider:model`, `custom:<name>:model` or a `model_aliases` name; with no
+ * SPEC on a terminal it is the picker (provider, key, the provider's own model list with context
+ * windows and prices). The list is cached in `<home>/provider_models_cache.json`.
+ */
+
+import { listModelsCached } from "../../ai/model-cache.js";
+import { formatModelLines, modelChoices, pickModel } from "../../ai/model-choices.js";
+import { parseModelSpec } from "../../ai/model-spec.js";
+import { NoProviderError, resolveRuntime } from "../../ai/resolve.js";
+import { CliFailure, type ConfigContext, defineCommand, withConfig } from "../command.js";
+import { homeFor } from "../home-env.js";
+import { applyModelPlan, askModelPlan, automaticModelPlan, currentChoice } from "../setup/model-flow.js";
+import { PromptCancelled, terminalPrompter } from "../setup/prompter.js";
+
+interface ModelFlags {
+  list?: boolean;
+  refresh?: boolean;
+  global?: boolean;
+}
+
+export const modelCommand = defineCommand({
+  name: "model",
+  description: "choose the provider and model: hermes model [provider:]MODEL, or pick from the list",
+  needs: "home",
+  parse: (cmd) =>
+    cmd
+      .argument("[spec]", "MODEL, PROVIDER:MODEL, custom:NAME:MODEL or an alias from model_aliases")
+      .option("--list", "list the provider's models with context windows and prices, and change nothing")
+      .option("--refresh", "ask the provider for its model list even when the cached one is fresh")
+      .option("--global", "write the root home's config.yaml (~/.hermes), not the active profile's"),
+  run: async (base, spec: string | undefined, flags: ModelFlags) => {
+    const home = flags.global ? homeFor(base.io.env, "default") : base.home;
+    const ctx = withConfig({ ...base, home });
+    if (flags.list) return listCommand(ctx, spec, flags.refresh === true);
+    if (spec === undefined) return pickInteractively(ctx);
+    return setFromSpec(ctx, spec, flags.refresh === true);
+  },
+});
+
+async function pickInteractively(ctx: ConfigContext): Promise<number> {
+  if (ctx.io.stdin.isTTY !== true) {
+    const current = currentChoice(ctx.config);
+    ctx.io.out(current ?? "no model configured");
+    if (!current) ctx.io.err("Choose one: hermes model PROVIDER:MODEL, or run hermes model on a terminal.");
+    return current ? 0 : 1;
+  }
+  const prompter = terminalPrompter(ctx.io);
+  try {
+    const plan = await askModelPlan(ctx, prompter);
+    for (const line of applyModelPlan(ctx.home, ctx.config, plan)) prompter.say(`saved ${line}`);
+    ctx.io.out(`${plan.provider}:${plan.model}`);
+    return 0;
+  } catch (error) {
+    if (error instanceof PromptCancelled) {
+      ctx.io.err("\nNothing changed.");
+      return 1;
+    }
+    throw error;
+  } finally {
+    prompter.close();
+  }
+}
+
+function parsed(ctx: ConfigContext, spec: string) {
+  const result = parseModelSpec(spec, ctx.config["model_aliases"]);
+  if (!result.ok) throw new CliFailure(result.message, 2);
+  return result.spec;
+}
+
+async function setFromSpec(ctx: ConfigContext, text: string, refresh: boolean): Promise<number> {
+  const spec = parsed(ctx, text);
+  const plan = await automaticModelPlan(
+    ctx,
+    {
+      ...(spec.provider ? { provider: spec.provider } : {}),
+      ...(spec.model ? { model: spec.model } : {}),
+      ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+    },
+    ctx.io.env,
+  );
+  let listing = plan.listing;
+  if (refresh || listing === undefined) {
+    const fresh = await listModelsCached({
+      home: ctx.home,
+      provider: plan.runtime.provider,
+      baseUrl: plan.runtime.baseUrl,
+      apiKey: plan.runtime.apiKey,
+      apiMode: plan.runtime.apiMode,
+      refresh: true,
+    });
+    if (fresh.ok) listing = fresh.models;
+  }
+  if (listing && listing.length > 0 && !listing.some((m) => m.id === plan.model)) {
+    // Lists can be partial (routers, fine-tunes), so an unlisted id is kept, with a warning.
+    const near = pickModel(plan.model, modelChoices(listing));
+    ctx.io.err(
+      `hermes model: warning: ${plan.model} is not in ${plan.runtime.provider}'s list of ${listing.length} models` +
+        `${near.ok ? `; did you mean ${near.id}?` : ""} (hermes model --list shows them)`,
+    );
+  }
+  for (const line of applyModelPlan(ctx.home, ctx.config, plan)) ctx.io.err(`saved ${line}`);
+  ctx.io.out(`${plan.provider}:${plan.model}`);
+  return 0;
+}
+
+async function listCommand(ctx: ConfigContext, text: string | undefined, refresh: boolean): Promise<number> {
+  const spec = text ? parsed(ctx, text.includes(":") ? text : `${text}:`) : undefined;
+  let runtime: ReturnType<typeof resolveRuntime>;
+  try {
+    runtime = resolveRuntime({
+      flags: {
+        ...(spec?.provider ? { provider: spec.provider } : {}),
+        ...(spec?.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+      },
+      config: ctx.config,
+      env: ctx.env,
+    });
+  } catch (error) {
+    if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
+    throw error;
+  }
+  const listing = await listModelsCached({
+    home: ctx.home,
+    provider: runtime.provider,
+    baseUrl: runtime.baseUrl,
+    apiKey: runtime.apiKey,
+    apiMode: runtime.apiMode,
+    refresh,
+  });
+  let models = listing.ok ? listing.models : listing.stale?.models;
+  if (!listing.ok) {
+    ctx.io.err(
+      `hermes model: ${listing.failure.message}${listing.stale ? " (showing the cached list)" : ""}`,
+    );
+    if (!models) return 1;
+  }
+  models = models ?? [];
+  const current = ctx.config.model.default.trim() || undefined;
+  ctx.io.out(`${runtime.provider} at ${runtime.baseUrl}: ${models.length} models`);
+  for (const line of formatModelLines(modelChoices(models), current)) ctx.io.out(line);
+  return 0;
+}

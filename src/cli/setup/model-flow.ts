@@ -1,0 +1,352 @@
+/**
+ * Choosing the provider, key and model: the `model` section of `hermes setup` and `hermes model`.
+ * The flows only decide; `applyModelPlan` writes config.yaml and `.env` (0600) in one place, so a
+ * cancelled conversation leaves the files as they were.
+ */
+
+import { listModelsCached } from "../../ai/model-cache.js";
+import { formatModelLines, modelChoices, pickModel } from "../../ai/model-choices.js";
+import type { ListedModel } from "../../ai/model-listing.js";
+import { defaultBaseUrl, findProvider, PROVIDERS } from "../../ai/providers.js";
+import { NoProviderError, type ResolvedRuntime, resolveRuntime } from "../../ai/resolve.js";
+import type { HermesConfig } from "../../config/defaults.js";
+import { setEnvVar } from "../../config/env-file.js";
+import { setConfigValue } from "../../config/write.js";
+import { CliFailure } from "../command.js";
+import { serverModelDecision } from "./local-model.js";
+import type { Prompter } from "./prompter.js";
+
+export interface FlowContext {
+  home: string;
+  /** The process environment with the home's `.env` underneath it. */
+  env: Record<string, string | undefined>;
+  config: HermesConfig;
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+/** What to write: `model.provider`, `model.base_url`, `model.default`, and keys for `.env`. */
+export interface ModelPlan {
+  provider: string;
+  /** Empty for a hosted provider (its catalog address). */
+  baseUrl: string;
+  model: string;
+  envWrites: Array<{ name: string; value: string }>;
+  /** The runtime the plan gives, for the connection test. */
+  runtime: ResolvedRuntime;
+}
+
+interface ProviderOption {
+  /** What `model.provider` gets. */
+  provider: string;
+  label: string;
+  /** A server on this machine (or one the user names): asked for its address, key optional. */
+  local: boolean;
+  /** Default address of a local server. */
+  baseUrl: string;
+}
+
+/** The setup menu: the catalog's hosted providers, then local servers and any endpoint. */
+export const PROVIDER_OPTIONS: readonly ProviderOption[] = [
+  ...PROVIDERS.filter((p) => p.id !== "custom" && p.id !== "lmstudio").map((p) => ({
+    provider: p.id,
+    label: p.name,
+    local: false,
+    baseUrl: "",
+  })),
+  { provider: "ollama", label: "Ollama (local)", local: true, baseUrl: defaultBaseUrl("ollama") },
+  { provider: "lmstudio", label: "LM Studio (local)", local: true, baseUrl: defaultBaseUrl("lmstudio") },
+  { provider: "vllm", label: "vLLM (local)", local: true, baseUrl: defaultBaseUrl("vllm") },
+  {
+    provider: "llamacpp",
+    label: "llama.cpp server (local)",
+    local: true,
+    baseUrl: defaultBaseUrl("llamacpp"),
+  },
+  { provider: "custom", label: "Any OpenAI-compatible endpoint (give its URL)", local: true, baseUrl: "" },
+];
+
+/** `model.provider` as written for an option: local aliases are `custom` with a base URL. */
+function writtenProvider(option: ProviderOption): string {
+  return option.provider === "lmstudio" ? "lmstudio" : option.local ? "custom" : option.provider;
+}
+
+/** The first of the provider's key variables that holds a value, if any. */
+export function keyVariableSet(provider: string, env: FlowContext["env"]): string | undefined {
+  return findProvider(provider)?.apiKeyEnv.find((name) => (env[name] ?? "").trim() !== "");
+}
+
+function runtimeFor(
+  ctx: FlowContext,
+  plan: { provider: string; baseUrl: string; model: string; envWrites: ModelPlan["envWrites"] },
+): ResolvedRuntime {
+  const env = { ...ctx.env };
+  for (const { name, value } of plan.envWrites) env[name] = value;
+  // A new key in .env must count even where config.yaml holds an older model.api_key.
+  const config =
+    plan.envWrites.length > 0 ? { ...ctx.config, model: { ...ctx.config.model, api_key: "" } } : ctx.config;
+  try {
+    return resolveRuntime({
+      flags: { provider: plan.provider, model: plan.model || undefined, baseUrl: plan.baseUrl || undefined },
+      config,
+      env,
+    });
+  } catch (error) {
+    if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
+    throw error;
+  }
+}
+
+async function listFor(ctx: FlowContext, runtime: ResolvedRuntime, refresh: boolean) {
+  return listModelsCached({
+    home: ctx.home,
+    provider: runtime.provider,
+    baseUrl: runtime.baseUrl,
+    apiKey: runtime.apiKey,
+    apiMode: runtime.apiMode,
+    refresh,
+    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
+    ...(ctx.now ? { now: ctx.now } : {}),
+  });
+}
+
+/** The current choice in config.yaml, as `provider:model`, or undefined. */
+export function currentChoice(config: HermesConfig): string | undefined {
+  const provider = config.model.provider.trim();
+  const model = config.model.default.trim();
+  if (!provider && !model) return undefined;
+  return provider ? `${provider}:${model || "(provider default)"}` : model;
+}
+
+/**
+ * The interactive choice: provider from the menu, its key (kept, or pasted and stored in `.env`)
+ * or the local server's address, then a model from the provider's own list (cached in the home).
+ * Throws PromptCancelled when the user leaves.
+ */
+export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<ModelPlan> {
+  const current = currentChoice(ctx.config);
+  if (current) p.say(`Current model: ${current}`);
+  p.say("Providers:");
+  PROVIDER_OPTIONS.forEach((o, i) => {
+    const found = !o.local ? keyVariableSet(o.provider, ctx.env) : undefined;
+    p.say(`  ${String(i + 1).padStart(2)}. ${o.label}${found ? `  (key found: ${found})` : ""}`);
+  });
+  const currentIndex = PROVIDER_OPTIONS.findIndex((o) => o.provider === ctx.config.model.provider.trim());
+  let option: ProviderOption | undefined;
+  while (!option) {
+    const answer = await p.ask("Provider (number or name)", String(currentIndex >= 0 ? currentIndex + 1 : 1));
+    option = /^\d+$/.test(answer)
+      ? PROVIDER_OPTIONS[Number(answer) - 1]
+      : PROVIDER_OPTIONS.find(
+          (o) => o.provider === answer.toLowerCase() || findProvider(answer)?.id === o.provider,
+        );
+    if (!option) p.say(`"${answer}" is not in the list.`);
+  }
+  const provider = writtenProvider(option);
+  const sameProvider = provider === ctx.config.model.provider.trim();
+  const envWrites: ModelPlan["envWrites"] = [];
+  let baseUrl = "";
+  if (option.local) {
+    const known =
+      sameProvider && ctx.config.model.base_url.trim() ? ctx.config.model.base_url.trim() : option.baseUrl;
+    baseUrl = await askUrl(p, known);
+  } else {
+    await askKey(ctx, p, option, envWrites);
+  }
+
+  for (let attempt = 0; ; attempt++) {
+    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites });
+    const listing = await listFor(ctx, runtime, true);
+    let models: ListedModel[] = [];
+    if (listing.ok) {
+      models = listing.models;
+    } else {
+      p.say(`✗ ${listing.failure.message}`);
+      if (listing.failure.kind === "auth" && !option.local && attempt < 2) {
+        p.say("The key was refused; paste it again.");
+        envWrites.length = 0;
+        await askKey(ctx, p, option, envWrites, true);
+        continue;
+      }
+      if (listing.failure.kind === "unreachable" && option.local && attempt < 2) {
+        baseUrl = await askUrl(p, baseUrl);
+        continue;
+      }
+      if (listing.stale) models = listing.stale.models;
+    }
+    const fallback =
+      sameProvider && ctx.config.model.default.trim() ? ctx.config.model.default.trim() : undefined;
+    const model = await askModel(
+      p,
+      models,
+      runtime,
+      fallback ?? (runtime.modelIsDefault ? undefined : runtime.model),
+    );
+    return {
+      provider,
+      baseUrl,
+      model,
+      envWrites,
+      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites }) },
+    };
+  }
+}
+
+async function askUrl(p: Prompter, fallback: string): Promise<string> {
+  for (;;) {
+    const url = await p.ask("Server address (OpenAI-compatible, ending in /v1)", fallback || undefined);
+    if (/^https?:\/\/[^/\s]+/i.test(url)) return url.replace(/\/+$/, "");
+    p.say(`"${url}" is not an http(s) URL, e.g. http://127.0.0.1:8080/v1`);
+  }
+}
+
+async function askKey(
+  ctx: FlowContext,
+  p: Prompter,
+  option: ProviderOption,
+  envWrites: ModelPlan["envWrites"],
+  again = false,
+): Promise<void> {
+  const profile = findProvider(option.provider);
+  const variable = profile?.apiKeyEnv[0];
+  if (!profile || !variable) {
+    if (profile?.id === "bedrock")
+      p.say("Bedrock uses your AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, …).");
+    return;
+  }
+  const found = keyVariableSet(option.provider, ctx.env);
+  if (found && !again && (await p.confirm(`Use the key already in ${found}?`, true))) return;
+  for (;;) {
+    const key = await p.secret(`Paste your ${profile.name} API key (stored in .env as ${variable})`);
+    if (key && !/\s/.test(key)) {
+      envWrites.push({ name: variable, value: key });
+      return;
+    }
+    p.say(key ? "A key has no spaces; paste it again." : "No key given; paste it (Ctrl+C leaves setup).");
+  }
+}
+
+async function askModel(
+  p: Prompter,
+  models: readonly ListedModel[],
+  runtime: ResolvedRuntime,
+  current: string | undefined,
+): Promise<string> {
+  const choices = modelChoices(models);
+  if (choices.length === 0) {
+    p.say("No model list from this provider; type a model id.");
+    for (;;) {
+      const id = await p.ask("Model", current ?? (runtime.modelIsDefault ? undefined : runtime.model));
+      if (id) return id;
+    }
+  }
+  const shown = choices.slice(0, 40);
+  p.say(`Models at ${runtime.baseUrl} (${choices.length}):`);
+  for (const line of formatModelLines(shown, current)) p.say(line);
+  if (choices.length > shown.length) p.say(`  … ${choices.length - shown.length} more: type part of an id.`);
+  const listed = choices.findIndex((c) => c.id === current);
+  const fallback = listed >= 0 ? String(listed + 1) : "1";
+  for (;;) {
+    const answer = await p.ask("Model (number, id or part of one)", fallback);
+    const picked = pickModel(answer, choices);
+    if (picked.ok) return picked.id;
+    p.say(picked.message);
+  }
+}
+
+/**
+ * The choice without questions (`setup --non-interactive`, `hermes model SPEC`): the provider and
+ * model given, else config.yaml's, else what the environment names (OPENROUTER_API_KEY,
+ * OPENAI_BASE_URL, …); a local server's only model, or the provider's default. A key found only in
+ * the process environment is kept in `.env`. Throws CliFailure (2) when nothing names a provider
+ * or a local server serves several models.
+ */
+export async function automaticModelPlan(
+  ctx: FlowContext,
+  wanted: { provider?: string; model?: string; baseUrl?: string } = {},
+  processEnv: Record<string, string | undefined> = {},
+): Promise<ModelPlan & { listing?: ListedModel[] }> {
+  let runtime: ResolvedRuntime;
+  try {
+    runtime = resolveRuntime({
+      flags: { provider: wanted.provider, model: wanted.model || undefined, baseUrl: wanted.baseUrl },
+      config: ctx.config,
+      env: ctx.env,
+    });
+  } catch (error) {
+    if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
+    throw error;
+  }
+  const profile = findProvider(runtime.provider.replace(/^custom:.*/, "custom"));
+  const local =
+    runtime.provider === "custom" ||
+    runtime.provider === "lmstudio" ||
+    runtime.provider.startsWith("custom:");
+  // Canonical already: `ollama` became `custom`; a named endpoint keeps its own base_url entry.
+  const provider = runtime.provider;
+  const baseUrl = provider === "custom" || provider === "lmstudio" ? runtime.baseUrl : "";
+  const listing = await listFor(ctx, runtime, false);
+  const models = listing.ok ? listing.models : (listing.stale?.models ?? []);
+  let model = runtime.model;
+  if (runtime.modelIsDefault && local) {
+    const decision = listing.ok ? serverModelDecision({ ok: true, models }) : { kind: "keep" as const };
+    if (decision.kind === "use") model = decision.id;
+    else if (decision.kind === "choose") {
+      throw new CliFailure(
+        `the server at ${runtime.baseUrl} serves ${decision.ids.length} models: ${decision.ids.slice(0, 10).join(", ")}.\n` +
+          `Name one: hermes model custom:${decision.ids[0]} (or set HERMES_INFERENCE_MODEL).`,
+        2,
+      );
+    } else if (decision.kind === "none") {
+      throw new CliFailure(
+        `the server at ${runtime.baseUrl} lists no models; load one in the server first.`,
+        2,
+      );
+    } else if (!listing.ok) {
+      throw new CliFailure(`${listing.failure.message}; is the server running?`, 2);
+    }
+  }
+  const envWrites: ModelPlan["envWrites"] = [];
+  for (const name of profile?.apiKeyEnv ?? []) {
+    const value = processEnv[name]?.trim();
+    if (value && runtime.apiKey === value) {
+      envWrites.push({ name, value });
+      break;
+    }
+  }
+  return {
+    provider,
+    baseUrl,
+    model,
+    envWrites,
+    runtime: { ...runtime, model },
+    ...(listing.ok || listing.stale ? { listing: models } : {}),
+  };
+}
+
+/**
+ * Writes the plan: keys into `.env` (0600), then `model.provider`, `model.base_url`,
+ * `model.default`; switching provider clears the old provider's `model.api_key` and `api_mode`,
+ * which would otherwise apply to the new one. Returns one line per file change.
+ */
+export function applyModelPlan(home: string, config: HermesConfig, plan: ModelPlan): string[] {
+  const lines: string[] = [];
+  for (const { name, value } of plan.envWrites) {
+    const path = setEnvVar(home, name, value);
+    lines.push(`${name} → ${path}`);
+  }
+  const switching = plan.provider !== config.model.provider.trim();
+  const edits: Array<[string, string]> = [
+    ["model.provider", plan.provider],
+    ["model.base_url", plan.baseUrl],
+    ["model.default", plan.model],
+  ];
+  if ((switching || plan.envWrites.length > 0) && config.model.api_key.trim())
+    edits.push(["model.api_key", ""]);
+  if (switching && config.model.api_mode.trim()) edits.push(["model.api_mode", ""]);
+  for (const [key, value] of edits) {
+    const result = setConfigValue(home, key, value);
+    lines.push(`${key}: ${value === "" ? '""' : value} → ${result.path}`);
+  }
+  return lines;
+}

@@ -3,6 +3,8 @@
  * an alias naming a provider or endpoint) a new runtime resolved as at start-up. Throws with the
  * reason (an empty name, a broken alias, a provider without its key).
  */
+import { listModelsCached } from "../ai/model-cache.js";
+import { formatModelLines, modelChoices } from "../ai/model-choices.js";
 import { parseModelSpec } from "../ai/model-spec.js";
 import { type Env, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
 import type { HermesConfig } from "../config/defaults.js";
@@ -34,4 +36,45 @@ export function resolveModelSwitch(
     );
   }
   return { model: spec.model };
+}
+
+/**
+ * `/model` with no name: the current provider's own model list (cached for an hour in the home,
+ * `refresh` asks again), numbered, with context windows and prices, the current one marked.
+ */
+export async function sessionModelList(input: {
+  provider: string;
+  model: string;
+  config: HermesConfig;
+  home: string;
+  env: Env;
+  refresh?: boolean;
+}): Promise<{ lines: string[]; note?: string }> {
+  let runtime: ResolvedRuntime;
+  try {
+    runtime = resolveRuntime({
+      flags: { provider: input.provider, model: input.model },
+      config: input.config,
+      env: input.env,
+      home: input.home,
+    });
+  } catch (error) {
+    return { lines: [], note: error instanceof Error ? error.message : String(error) };
+  }
+  const listing = await listModelsCached({
+    home: input.home,
+    provider: runtime.provider,
+    baseUrl: runtime.baseUrl,
+    apiKey: runtime.apiKey,
+    apiMode: runtime.apiMode,
+    ...(input.refresh ? { refresh: true } : {}),
+  });
+  if (listing.ok) return { lines: formatModelLines(modelChoices(listing.models), input.model) };
+  const note = `the provider's model list is unavailable: ${listing.failure.message}`;
+  if (!listing.stale) return { lines: [], note };
+  // The last list seen, when the endpoint cannot be asked now.
+  return {
+    lines: formatModelLines(modelChoices(listing.stale.models), input.model),
+    note: `${note} (showing the cached list)`,
+  };
 }

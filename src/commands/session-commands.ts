@@ -2,6 +2,8 @@
  * Slash commands that change which conversation is current or what it holds: /new, /title,
  * /resume, /sessions, /retry, /undo, /branch, /model.
  */
+import { sessionModelList } from "../agent/model-switch.js";
+import { loadEnvFile } from "../config/env-file.js";
 import { formatRecap, formatSessionList } from "./format.js";
 import type { CommandContext, CommandDef } from "./types.js";
 
@@ -205,16 +207,32 @@ const branchCommand: CommandDef = {
 
 const modelCommand: CommandDef = {
   name: "model",
-  args: "[name]",
-  description: "show the model, or use another one from the next turn",
+  args: "[name|provider:model|--refresh]",
+  description: "show the model and the provider's list, or use another one from the next turn",
   category: "Settings",
   adminOnly: true,
   availableWhileRunning: true,
   async run(args, ctx) {
     const s = ctx.paint;
-    if (!args) {
+    if (!args || args === "--refresh") {
       const provider = ctx.session.provider;
-      ctx.reply(`Model: ${s.bold(ctx.session.model)}${provider ? s.dim(` via ${provider}`) : ""}`);
+      const { home, config } = ctx.session.agent;
+      const list = await sessionModelList({
+        provider,
+        model: ctx.session.model,
+        config,
+        home,
+        env: loadEnvFile(home, process.env).env,
+        refresh: args === "--refresh",
+      });
+      ctx.reply(
+        [
+          `Model: ${s.bold(ctx.session.model)}${provider ? s.dim(` via ${provider}`) : ""}`,
+          ...(list.lines.length > 0 ? [s.dim(`${provider}'s models:`), ...list.lines] : []),
+          ...(list.note ? [s.dim(list.note)] : []),
+          s.dim("/model NAME or /model provider:model switches from the next turn."),
+        ].join("\n"),
+      );
       return;
     }
     if (ctx.running) {

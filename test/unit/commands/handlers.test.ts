@@ -172,7 +172,7 @@ describe("command handlers", () => {
     expect(status).toMatch(/Turn\s+idle/);
     expect((await run("/tools")).printed.join("\n")).toContain("💻 terminal");
     expect((await run("/toolsets")).printed.join("\n")).toMatch(/● hermes-cli/);
-    expect((await run("/model")).printed.at(-1)).toBe("Model: fake-model via custom");
+    expect((await run("/model")).printed.at(-1)).toMatch(/^Model: fake-model via custom\n/);
     const c = await run("/model other-model");
     expect(c.session.calls).toContain("model:other-model");
   });

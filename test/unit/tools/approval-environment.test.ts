@@ -82,6 +82,7 @@ describe("approval with host directories mounted", () => {
     ["rm -rf src", "a relative path in the mounted cwd"],
     ["cd /tmp && rm -rf ../workspace/src", "a path that walks back into the mount"],
     ["ln -s /workspace /tmp/w; rm -rf /tmp/w/", "a symlink into the mount made by the same command"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${W}, not a template placeholder
     ["W=/work; rm -rf ${W}space/src", "a path assembled from variables"],
     ["find /workspace -delete", "find -delete"],
     ["git clean -fdx", "git clean in the mounted repository"],

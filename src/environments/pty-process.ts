@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { PassThrough, Writable } from "node:stream";
 import { trySignal } from "../util/process-tree.js";
-import type { EnvProcess } from "./types.js";
+import type { ChannelProcess, EnvProcess } from "./types.js";
 
 /** The part of `@lydell/node-pty` used here. */
 interface PtyModule {
@@ -163,5 +163,27 @@ export function openPtyProgram(
     output,
     exited,
     kill: () => trySignal(-handle.pid, "SIGKILL"),
+  };
+}
+
+/**
+ * A local client program (`docker exec -t`, `apptainer exec`) under a new local pty, as a
+ * `ChannelProcess`: whatever it runs in the environment gets that terminal (stderr is merged into
+ * the terminal's output, so the channel's stderr is empty).
+ */
+export function ptyChannelProcess(
+  file: string,
+  args: string[],
+  options: { env: Readonly<Record<string, string | undefined>>; cwd: string; cols: number; rows: number },
+): ChannelProcess {
+  const program = openPtyProgram(file, args, options);
+  const stderr = new PassThrough();
+  stderr.end();
+  return {
+    stdin: program.stdin ?? new PassThrough(),
+    stdout: program.output,
+    stderr,
+    exited: program.exited.then(({ code }) => code),
+    close: () => program.kill(),
   };
 }

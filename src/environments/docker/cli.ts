@@ -6,8 +6,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
-import { PassThrough } from "node:stream";
-import { openPtyProgram } from "../pty-process.js";
+import { ptyChannelProcess } from "../pty-process.js";
 import { killExecScript, stoppableExecScript } from "../shell-protocol.js";
 import type { ChannelProcess, ExecOptions, ExecResult, ShellChannel } from "../types.js";
 
@@ -71,7 +70,11 @@ export function dockerChannel(
       // `docker exec -t` insists that its own stdin is a terminal: give the client a local pty.
       if (options?.tty) {
         const size = typeof options.tty === "object" ? options.tty : { cols: 120, rows: 40 };
-        return ptyChannelProcess(binary, [...base(options.env, true), ...argv], clientEnv, options.env, size);
+        return ptyChannelProcess(binary, [...base(options.env, true), ...argv], {
+          env: { ...clientEnv, ...options.env },
+          cwd: tmpdir(),
+          ...size,
+        });
       }
       const child = spawn(binary, [...base(options?.env, false), ...argv], {
         env: { ...clientEnv, ...options?.env },
@@ -144,26 +147,5 @@ export function dockerChannel(
         child.stdin.end(options.stdin ?? "");
       });
     },
-  };
-}
-
-/** `docker exec -it ...` run under a local pty, as a channel process (the terminal merges stderr). */
-function ptyChannelProcess(
-  binary: string,
-  args: string[],
-  clientEnv: NodeJS.ProcessEnv,
-  env: Readonly<Record<string, string>> | undefined,
-  size: { cols: number; rows: number },
-): ChannelProcess {
-  const program = openPtyProgram(binary, args, { cwd: tmpdir(), env: { ...clientEnv, ...env }, ...size });
-  const stderr = new PassThrough();
-  stderr.end();
-  const stdin = program.stdin ?? new PassThrough();
-  return {
-    stdin,
-    stdout: program.output,
-    stderr,
-    exited: program.exited.then(({ code }) => code),
-    close: () => program.kill(),
   };
 }

@@ -2,10 +2,12 @@
  * The Apptainer/Singularity `ShellChannel`: every process is `apptainer exec instance://NAME ...`,
  * a local client joined to the running instance, so its stdio is the client's. The client runs in
  * a process group of its own on the host; stopping a command signals that group (the command's
- * processes inside the instance are host processes below the client). Apptainer has no `-t`, so a
- * pty request is answered with a plain pipe (the generic pty layer is the caller's).
+ * processes inside the instance are host processes below the client). Apptainer has no `-t`; a
+ * pty request runs the client under a local pty, whose terminal the program inherits.
  */
 import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { ptyChannelProcess } from "../pty-process.js";
 import type { ChannelProcess, ExecOptions, ExecResult, ShellChannel } from "../types.js";
 
 export interface ApptainerTarget {
@@ -46,8 +48,18 @@ export function createApptainerChannel(target: ApptainerTarget, killGraceMs = 20
     options?: { tty?: boolean | { cols: number; rows: number }; env?: Readonly<Record<string, string>> },
   ): ChannelProcess {
     if (options?.tty) {
-      // Apptainer's exec has no -t: say so rather than run a program without the terminal it needs.
-      throw new Error("The singularity backend cannot give a process a terminal; run it without pty.");
+      // Apptainer's exec has no -t, but the program it starts keeps the client's own stdio: a
+      // client under a local pty gives it that terminal.
+      const size = typeof options.tty === "object" ? options.tty : { cols: 120, rows: 40 };
+      return ptyChannelProcess(
+        target.executable,
+        execArgv(target, argv, options.env ? { env: options.env } : {}),
+        {
+          env: target.clientEnv,
+          cwd: tmpdir(),
+          ...size,
+        },
+      );
     }
     const child = spawn(target.executable, execArgv(target, argv, options?.env ? { env: options.env } : {}), {
       env,

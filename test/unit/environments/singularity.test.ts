@@ -124,13 +124,30 @@ describe("singularity backend (stub apptainer: records arguments, runs commands 
     await env.stop();
   });
 
-  it("refuses a pty (apptainer exec has none) instead of running without one", async () => {
+  it("gives a process a terminal of the asked size through a local pty around apptainer exec", async () => {
     const stub = stubContext({ container_persistent: false, cwd: "/tmp" });
     const env = create(stub.ctx);
     await env.start();
-    await expect(env.spawn("tty", { cwd: "/", pty: { cols: 80, rows: 24 } })).rejects.toThrow(
-      /cannot give a process a terminal/,
-    );
+    const run = async (pty: boolean): Promise<string> => {
+      const proc = await env.spawn("[ -t 0 ] && [ -t 1 ] && echo has-tty || echo no-tty; stty size", {
+        cwd: "/",
+        ...(pty ? { pty: { cols: 90, rows: 20 } } : {}),
+      });
+      let text = "";
+      proc.output.on("data", (chunk: Buffer | string) => {
+        text += String(chunk);
+      });
+      await proc.exited;
+      return text;
+    };
+    const withPty = await run(true);
+    expect(withPty).toContain("has-tty");
+    expect(withPty).toContain("20 90");
+    expect(await run(false)).toContain("no-tty");
+    // It went through apptainer exec into the instance, like every other process.
+    expect(
+      stub.log().some((line) => /^exec .*instance:\/\/\S+ bash /.test(line) && line.includes("stty")),
+    ).toBe(true);
     await env.stop();
   });
 

@@ -209,6 +209,7 @@ export async function startFakeModal(
       workdir?: string;
       timeoutSecs?: number;
       secretSources?: { env?: { contents?: Record<string, string> } }[];
+      ptyInfo?: { enabled?: boolean; winszRows?: number; winszCols?: number; envTerm?: string };
     }) {
       const sandbox = byTask.get(request.taskId);
       if (!sandbox || sandbox.terminated)
@@ -219,8 +220,17 @@ export async function startFakeModal(
         LANG: "C.UTF-8",
       };
       for (const source of request.secretSources ?? []) Object.assign(env, source.env?.contents ?? {});
-      const [file, ...args] = request.commandArgs;
+      let [file, ...args] = request.commandArgs;
       if (!file) throw new ServerError(Status.INVALID_ARGUMENT, "empty command");
+      const pty = request.ptyInfo?.enabled ? request.ptyInfo : undefined;
+      if (pty) {
+        // As Modal does: the command on a terminal of the given size (util-linux `script` makes
+        // one here), stdout and stderr merged into stdout, TERM from the request.
+        env["TERM"] = pty.envTerm || "xterm-256color";
+        const quoted = [file, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+        const size = `stty rows ${pty.winszRows ?? 24} cols ${pty.winszCols ?? 80} 2>/dev/null`;
+        [file, ...args] = ["script", "-qfec", `${size}; exec ${quoted}`, "/dev/null"];
+      }
       const child = spawn(file, args, {
         cwd: request.workdir || sandbox.home,
         env,

@@ -48,7 +48,18 @@ export function createModalChannel(sandbox: Sandbox, killGraceMs = KILL_GRACE_MS
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     let closed = false;
-    const started: Promise<ContainerProcess<Uint8Array>> = sandbox.exec([...argv], {
+    // The SDK opens every pty at 24×80: a sized request sets its size first, inside the pty.
+    const size = typeof options?.tty === "object" ? options.tty : undefined;
+    const command = size
+      ? [
+          "bash",
+          "-c",
+          `stty rows ${size.rows} cols ${size.cols} 2>/dev/null; exec "$@"`,
+          "hermes-pty",
+          ...argv,
+        ]
+      : [...argv];
+    const started: Promise<ContainerProcess<Uint8Array>> = sandbox.exec(command, {
       mode: "binary",
       stdout: "pipe",
       stderr: "pipe",

@@ -71,6 +71,28 @@ describe("modal backend", () => {
     expect(fake.calls).toContain("sandboxTerminateV2");
   });
 
+  it("gives a process Modal's pty (the SDK's pty_info), sized as asked", async () => {
+    const env = create(context());
+    await env.start();
+    const run = async (pty: boolean): Promise<string> => {
+      const proc = await env.spawn("[ -t 0 ] && [ -t 1 ] && echo has-tty || echo no-tty; stty size", {
+        cwd: env.workdir,
+        ...(pty ? { pty: { cols: 100, rows: 30 } } : {}),
+      });
+      let text = "";
+      proc.output.on("data", (chunk: Buffer | string) => {
+        text += String(chunk);
+      });
+      await proc.exited;
+      return text;
+    };
+    const withPty = await run(true);
+    expect(withPty).toContain("has-tty");
+    expect(withPty).toContain("30 100");
+    expect(await run(false)).toContain("no-tty");
+    await env.stop();
+  });
+
   it("no credentials anywhere: a config error naming what is missing", async () => {
     const env = create(context({}, { MODAL_TOKEN_ID: "", MODAL_TOKEN_SECRET: "" }));
     const failure = await env.start().catch((error: unknown) => error);

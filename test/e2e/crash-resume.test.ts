@@ -136,8 +136,10 @@ describe("a session killed with kill -9 resumes with hermes -c", () => {
 
   it("during streaming: the question stays, the next request is valid and answered", async () => {
     const h = home();
-    llm.enqueue(stallMidStream(4, reply().text("The first part of an answer that never finishes.")));
-    // On a terminal the text streams as it arrives: kill once the first chunk is on screen.
+    llm.enqueue(
+      stallMidStream(4, reply().text("The first line.\nThe second part of an answer that never finishes.")),
+    );
+    // On a terminal the answer streams line by line (rendered as markdown): kill once the first line is on screen.
     await killWhen(
       ["-q", "explain everything"],
       { ...h, tty: true },

@@ -199,8 +199,8 @@ describe("hermes completion", () => {
     const bash = spawnSync("bash", ["--norc", "--noprofile", "-c", probe], { encoding: "utf8" });
     expect(bash.stderr).toBe("");
     expect(bash.stdout.split("\n")).toEqual([
-      "logs",
-      "sessions send",
+      "login logout logs",
+      "setup sessions send",
       "list enable disable",
       "--platform",
       "telegram",

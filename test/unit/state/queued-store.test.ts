@@ -213,7 +213,7 @@ describe("writes while another process holds state.db", () => {
     const free = store.appendMessage(
       s.id,
       { role: "assistant", content: "free" },
-      { usage: { inputTokens: 5 } },
+      { usage: { inputTokens: 5, outputTokens: 0 } },
     );
     expect(free).toBeGreaterThan(0);
     expect(rowsOnDisk(store.path, "SELECT input_tokens, api_call_count FROM sessions")).toEqual([
@@ -223,7 +223,7 @@ describe("writes while another process holds state.db", () => {
     const queued = store.appendMessage(
       s.id,
       { role: "assistant", content: "locked" },
-      { usage: { inputTokens: 7 } },
+      { usage: { inputTokens: 7, outputTokens: 0 } },
     );
     expect(queued).toBeLessThan(0);
     expect(store.pendingMessages).toBe(1);

@@ -30,6 +30,8 @@ function median(values: number[]): number {
 interface Run {
   ms: number;
   maxRssBytes: number;
+  /** The process's own CPU time (user + system), which the machine's load barely moves. */
+  cpuMs: number;
 }
 
 /** Runs `node args` and returns its wall time and, through the probe, its own peak RSS. */
@@ -51,8 +53,9 @@ function runNode(args: string[], env: NodeJS.ProcessEnv, probeDir: string): Prom
         reject(new Error(`node ${args.join(" ")} exited ${code}: ${stderr}`));
         return;
       }
-      // maxRSS is in KiB.
-      resolve({ ms, maxRssBytes: Number(readFileSync(out, "utf8")) * 1024 });
+      // maxRSS is in KiB, CPU times in microseconds.
+      const [maxRss, user, system] = readFileSync(out, "utf8").split(" ").map(Number);
+      resolve({ ms, maxRssBytes: (maxRss ?? 0) * 1024, cpuMs: ((user ?? 0) + (system ?? 0)) / 1000 });
     });
   });
 }
@@ -74,7 +77,7 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
   const root = mkdtempSync(join(tmpdir(), "hermes-bench-lean-"));
   writeFileSync(
     join(root, "probe.cjs"),
-    'process.on("exit", () => { const f = process.env.HERMES_BENCH_RSS_FILE; if (f) require("fs").writeFileSync(f, String(process.resourceUsage().maxRSS)); });\n',
+    'process.on("exit", () => { const f = process.env.HERMES_BENCH_RSS_FILE; const u = process.resourceUsage(); if (f) require("fs").writeFileSync(f, `${u.maxRSS} ${u.userCPUTime} ${u.systemCPUTime}`); });\n',
   );
   const llm = await startFakeLlm();
   const home = join(root, "home");
@@ -140,17 +143,20 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
       }
       llm.enqueue(reply().text("done"));
     };
-    const perCall = async (durability: string): Promise<{ perCall: number; direct: number }> => {
+    const perCall = async (
+      durability: string,
+    ): Promise<{ perCall: number; direct: number; cpu: number; directCpu: number }> => {
       writeConfig(durability);
-      const longRuns: number[] = [];
-      const shortRuns: number[] = [];
+      const longRuns: Run[] = [];
+      const shortRuns: Run[] = [];
       const directRuns: number[] = [];
+      const directCpuRuns: number[] = [];
       for (let i = 0; i < 3; i++) {
         script(0);
-        shortRuns.push((await runNode([bin, "-z", "go"], env, root)).ms);
+        shortRuns.push(await runNode([bin, "-z", "go"], env, root));
         const before = llm.requests.length;
         script(turns);
-        longRuns.push((await runNode([bin, "-z", "go"], env, root)).ms);
+        longRuns.push(await runNode([bin, "-z", "go"], env, root));
         // The same requests sent straight to the fake server: its own cost and the HTTP round trip.
         const sent: RecordedRequest[] = llm.requests
           .slice(before)
@@ -159,11 +165,21 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
           throw new Error(`the CLI made ${sent.length} model requests, not ${turns + 1}`);
         script(turns);
         const started = performance.now();
+        const cpuBefore = process.cpuUsage();
         for (const r of sent) await postJson(`${llm.url}/chat/completions`, r.body);
+        const cpu = process.cpuUsage(cpuBefore);
         directRuns.push((performance.now() - started) / sent.length);
+        directCpuRuns.push((cpu.user + cpu.system) / 1000 / sent.length);
       }
       const direct = median(directRuns);
-      return { perCall: (median(longRuns) - median(shortRuns)) / turns - direct, direct };
+      const wall = (runs: Run[]) => median(runs.map((r) => r.ms));
+      const cpu = (runs: Run[]) => median(runs.map((r) => r.cpuMs));
+      return {
+        perCall: (wall(longRuns) - wall(shortRuns)) / turns - direct,
+        direct,
+        cpu: (cpu(longRuns) - cpu(shortRuns)) / turns,
+        directCpu: median(directCpuRuns),
+      };
     };
     const normal = await perCall("normal");
     rows.push({
@@ -174,6 +190,15 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
       baselineValue: normal.direct,
       target: "≤ 1 ms",
       met: normal.perCall <= 1,
+    });
+    rows.push({
+      name: "CPU time of the `hermes` process per model call (user + system, same runs, durability normal)",
+      value: normal.cpu,
+      unit: "ms",
+      baseline: "fake server + a bare http client, per request (bench process CPU)",
+      baselineValue: normal.directCpu,
+      target: "(for reference: load-independent)",
+      met: true,
     });
     const full = await perCall("full");
     rows.push({

@@ -217,7 +217,11 @@ async function main(): Promise<void> {
       "exit (a `--require`d probe), the one-shot alternating with `node -e 0`; `--help` alternates with `node -e 0` " +
       "too. The loop row runs `hermes -z` whose model calls `todo` 100 times, minus the same one-shot answering at " +
       "once, per model call, minus the fake server's own cost per request (the recorded requests replayed to it " +
-      "directly); medians of 3, with every message committed to state.db before the next step.",
+      "directly); medians of 3, with every message committed to state.db before the next step. That wall-clock " +
+      "difference moves with the machine's load (the fake server shares the CPUs), so the CPU row next to it gives " +
+      "the same runs' user + system time of the `hermes` process per model call, next to the bench process's own " +
+      "CPU per replayed request (fake server plus a bare HTTP client). The request body grows with the history " +
+      "(about 25 KB at the first call, 64 KB at the 100th), so both rows include serializing it.",
     "",
     "Session store rows (bench/session-store.ts): append rates are medians of 3 runs of 150 turns against a JSONL " +
       "file written and fsynced per message; search latencies are per query over 40 runs (after a warm-up) on " +

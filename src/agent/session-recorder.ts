@@ -5,7 +5,7 @@
  * model the session runs now and added to the row's cost.
  */
 import { estimateUsageCost, type PricingOverrides } from "../ai/pricing.js";
-import { type SessionSource, type SessionStore, SessionStoreError } from "../state/types.js";
+import { type SessionSource, type SessionStore, SessionStoreError, type UsageDelta } from "../state/types.js";
 import { gitInfo } from "../util/git-info.js";
 import type { AgentEvent } from "./events.js";
 
@@ -47,6 +47,15 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
         options.onError?.(message);
       }
     }
+  };
+
+  // A usage report waiting for the assistant message of its model call (see "message").
+  let pendingUsage: UsageDelta | undefined;
+  const flushUsage = () => {
+    const usage = pendingUsage;
+    pendingUsage = undefined;
+    const id = sessionId;
+    if (usage && id) guard("save token usage", () => store.recordUsage(id, usage));
   };
 
   return (event) => {
@@ -118,15 +127,32 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
       case "message":
         if (sessionId) {
           const id = sessionId;
-          guard("save a message", () => store.appendMessage(id, event.message));
+          // The model call's usage goes in the message's own transaction (one commit, not two).
+          const usage =
+            event.message.role === "assistant"
+              ? (pendingUsage ??
+                (callUncounted ? { inputTokens: 0, outputTokens: 0, apiCalls: 1 } : undefined))
+              : undefined;
+          let saved = false;
+          guard("save a message", () => {
+            store.appendMessage(id, event.message, usage ? { usage } : {});
+            saved = true;
+          });
+          if (usage) {
+            pendingUsage = undefined;
+            callUncounted = false;
+            if (!saved) guard("save token usage", () => store.recordUsage(id, usage));
+          }
         }
         return;
       case "turn_start":
+        flushUsage();
         callUncounted = true;
         return;
       case "usage":
         if (sessionId) {
-          const id = sessionId;
+          // A second report for the same call: the first one is written on its own.
+          flushUsage();
           const apiCalls = callUncounted ? 1 : 0;
           callUncounted = false;
           // A fallback provider's answer is priced as that provider's model.
@@ -141,19 +167,19 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
                   overrides: options.pricing,
                 },
           );
-          guard("save token usage", () =>
-            store.recordUsage(id, {
-              ...event.usage,
-              apiCalls,
-              ...(cost.usd !== null ? { costUsd: cost.usd } : {}),
-              costStatus: cost.status,
-              ...(cost.source !== "none" ? { costSource: cost.source } : {}),
-              ...(cost.pricingVersion ? { pricingVersion: cost.pricingVersion } : {}),
-            }),
-          );
+          // Held for the assistant message this call produces; written at turn end without one.
+          pendingUsage = {
+            ...event.usage,
+            apiCalls,
+            ...(cost.usd !== null ? { costUsd: cost.usd } : {}),
+            costStatus: cost.status,
+            ...(cost.source !== "none" ? { costSource: cost.source } : {}),
+            ...(cost.pricingVersion ? { pricingVersion: cost.pricingVersion } : {}),
+          };
         }
         return;
       case "turn_end":
+        flushUsage();
         if (sessionId && callUncounted) {
           const id = sessionId;
           callUncounted = false;

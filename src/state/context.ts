@@ -109,18 +109,34 @@ export class StoreContext {
    */
   withRetryBudget<T>(budgetMs: number, busyMs: number, fn: () => T): T {
     this.assertOpen();
-    const saved = {
-      budget: this.retryBudgetMs,
-      busy: Number(this.db.pragma("busy_timeout", { simple: true })),
-    };
+    const saved = { budget: this.retryBudgetMs, busy: this.busyTimeout() };
     this.retryBudgetMs = budgetMs;
-    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyMs))}`);
+    this.setBusyTimeout(Math.max(0, Math.floor(busyMs)));
     try {
       return fn();
     } finally {
       this.retryBudgetMs = saved.budget;
-      if (!this.closed) this.db.pragma(`busy_timeout = ${saved.busy}`);
+      if (!this.closed) this.setBusyTimeout(saved.busy);
     }
+  }
+
+  /**
+   * SQLite's busy timeout, read from the connection once and then tracked here: the recording
+   * store changes it around every write, and `db.pragma()` prepares a new statement each call
+   * (three per write cost more than the insert itself).
+   */
+  private busyMs: number | undefined;
+
+  private busyTimeout(): number {
+    this.busyMs ??= Number(this.stmt("PRAGMA busy_timeout").pluck().get());
+    return this.busyMs;
+  }
+
+  private setBusyTimeout(ms: number): void {
+    if (this.busyMs === ms) return;
+    // A handful of distinct values, so the statement cache stays small.
+    this.stmt(`PRAGMA busy_timeout = ${ms}`).get();
+    this.busyMs = ms;
   }
 
   /** Runs a read with the same busy retry and error mapping as writes. */

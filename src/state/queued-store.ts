@@ -451,13 +451,24 @@ class WriteQueueStore implements QueuedSessionStore {
     );
   }
 
-  /** Queued appends return provisional ids (negative; the row's real id is not known yet). */
+  /**
+   * Queued appends return provisional ids (negative; the row's real id is not known yet). With
+   * `usage`, one transaction when the file is free; queued, the usage write follows the message's.
+   */
   appendMessage(
     sessionId: string,
     message: Message,
-    options: { timestamp?: number; tokenCount?: number } = {},
+    options: { timestamp?: number; tokenCount?: number; usage?: UsageDelta } = {},
   ): number {
-    return this.appendAll(sessionId, [message], options)[0]!;
+    const { usage, ...rest } = options;
+    if (!usage) return this.appendAll(sessionId, [message], rest)[0]!;
+    const id = this.submit(
+      () => [this.inner.appendMessage(sessionId, message, options)],
+      () => this.appendWrite(sessionId, [message], rest),
+      () => [--this.provisionalId],
+    )[0]!;
+    if (id < 0) this.recordUsage(sessionId, usage);
+    return id;
   }
 
   appendMessages(sessionId: string, messages: Message[]): number[] {
@@ -474,18 +485,25 @@ class WriteQueueStore implements QueuedSessionStore {
         messages.length === 1
           ? [this.inner.appendMessage(sessionId, messages[0]!, options)]
           : this.inner.appendMessages(sessionId, messages),
-      () => {
-        for (const m of messages) validateMessage(m);
-        this.requireKnown(sessionId);
-        const entries = messages.map((message) => ({
-          message,
-          timestamp: options.timestamp ?? this.stamp(),
-          ...(options.tokenCount !== undefined ? { tokenCount: options.tokenCount } : {}),
-        }));
-        return { op: "appendMessages", sessionId, entries };
-      },
+      () => this.appendWrite(sessionId, messages, options),
       () => messages.map(() => --this.provisionalId),
     );
+  }
+
+  /** The queued form of an append (validated now, as the store would). */
+  private appendWrite(
+    sessionId: string,
+    messages: Message[],
+    options: { timestamp?: number; tokenCount?: number },
+  ): QueuedWrite {
+    for (const m of messages) validateMessage(m);
+    this.requireKnown(sessionId);
+    const entries = messages.map((message) => ({
+      message,
+      timestamp: options.timestamp ?? this.stamp(),
+      ...(options.tokenCount !== undefined ? { tokenCount: options.tokenCount } : {}),
+    }));
+    return { op: "appendMessages", sessionId, entries };
   }
 
   recordUsage(sessionId: string, delta: UsageDelta): void {

@@ -381,9 +381,14 @@ class SqliteSessionStore implements SqliteSessionStoreHandle {
   appendMessage(
     sessionId: string,
     message: Message,
-    options: { timestamp?: number; tokenCount?: number } = {},
+    options: { timestamp?: number; tokenCount?: number; usage?: UsageDelta } = {},
   ): number {
-    return this.ctx.write(() => insertMessages(this.ctx, sessionId, [{ message, ...options }]))[0]!;
+    const { usage, ...entry } = options;
+    return this.ctx.write(() => {
+      const [id] = insertMessages(this.ctx, sessionId, [{ message, ...entry }]);
+      if (usage) addUsage(this.ctx, sessionId, usage);
+      return id!;
+    });
   }
 
   appendMessages(sessionId: string, messages: Message[]): number[] {
@@ -397,39 +402,7 @@ class SqliteSessionStore implements SqliteSessionStoreHandle {
   }
 
   recordUsage(sessionId: string, delta: UsageDelta): void {
-    const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
-    const cost = typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
-    this.ctx.write(() => {
-      requireSession(this.ctx, sessionId);
-      const stored = this.ctx.get("SELECT cost_status FROM sessions WHERE id = ?", sessionId)?.[
-        "cost_status"
-      ];
-      const status = mergeCostStatus(typeof stored === "string" ? stored : null, delta.costStatus);
-      this.ctx
-        .stmt(
-          `UPDATE sessions SET
-             input_tokens = COALESCE(input_tokens, 0) + ?, output_tokens = COALESCE(output_tokens, 0) + ?,
-             cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?, cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?,
-             reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?, api_call_count = COALESCE(api_call_count, 0) + ?,
-             estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + ? END,
-             cost_status = ?, cost_source = COALESCE(?, cost_source), pricing_version = COALESCE(?, pricing_version)
-           WHERE id = ?`,
-        )
-        .run(
-          n(delta.inputTokens),
-          n(delta.outputTokens),
-          n(delta.cacheReadTokens),
-          n(delta.cacheWriteTokens),
-          n(delta.reasoningTokens),
-          delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
-          cost,
-          cost,
-          status,
-          delta.costSource ?? null,
-          delta.pricingVersion ?? null,
-          sessionId,
-        );
-    });
+    this.ctx.write(() => addUsage(this.ctx, sessionId, delta));
   }
 
   getMessages(sessionId: string, options: { includeInactive?: boolean } = {}): StoredMessage[] {
@@ -565,4 +538,37 @@ class SqliteSessionStore implements SqliteSessionStoreHandle {
   importLegacyJsonl(dir: string): { sessions: number; messages: number; skipped: number } {
     return importLegacyJsonl(this.ctx, dir);
   }
+}
+
+/** Adds one usage report to the session row (inside the caller's transaction). */
+function addUsage(ctx: StoreContext, sessionId: string, delta: UsageDelta): void {
+  const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
+  const cost = typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
+  requireSession(ctx, sessionId);
+  const stored = ctx.get("SELECT cost_status FROM sessions WHERE id = ?", sessionId)?.["cost_status"];
+  const status = mergeCostStatus(typeof stored === "string" ? stored : null, delta.costStatus);
+  ctx
+    .stmt(
+      `UPDATE sessions SET
+           input_tokens = COALESCE(input_tokens, 0) + ?, output_tokens = COALESCE(output_tokens, 0) + ?,
+           cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?, cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?,
+           reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?, api_call_count = COALESCE(api_call_count, 0) + ?,
+           estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + ? END,
+           cost_status = ?, cost_source = COALESCE(?, cost_source), pricing_version = COALESCE(?, pricing_version)
+         WHERE id = ?`,
+    )
+    .run(
+      n(delta.inputTokens),
+      n(delta.outputTokens),
+      n(delta.cacheReadTokens),
+      n(delta.cacheWriteTokens),
+      n(delta.reasoningTokens),
+      delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
+      cost,
+      cost,
+      status,
+      delta.costSource ?? null,
+      delta.pricingVersion ?? null,
+      sessionId,
+    );
 }

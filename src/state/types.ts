@@ -329,11 +329,15 @@ export interface SessionStore {
     reason?: string,
   ): SessionRecord;
 
-  /** Appends one message at once (durable before it returns) and bumps the counters. Returns its id. */
+  /**
+   * Appends one message at once (durable before it returns) and bumps the counters. Returns its id.
+   * `usage` (the model call that produced the message) is added in the same transaction, as
+   * `recordUsage` would: one commit instead of two per model call.
+   */
   appendMessage(
     sessionId: string,
     message: Message,
-    options?: { timestamp?: number; tokenCount?: number },
+    options?: { timestamp?: number; tokenCount?: number; usage?: UsageDelta },
   ): number;
   /** Appends several messages in one transaction. */
   appendMessages(sessionId: string, messages: Message[]): number[];

@@ -162,6 +162,8 @@ describe("sessionRecorder pricing routes", () => {
     });
     listener({ type: "turn_start", iteration: 1 });
     listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    // The usage is written with the call's assistant message, or at the end of the call without one.
+    listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
     return env.store.getSession("s1");
   }
 
@@ -193,5 +195,87 @@ describe("sessionRecorder pricing routes", () => {
   it("prices a :free variant at zero", () => {
     const row = record({ model: "meta-llama/llama-3.3-70b-instruct:free", billingProvider: "openrouter" });
     expect(row).toMatchObject({ estimatedCostUsd: 0, costStatus: "estimated" });
+  });
+});
+
+describe("sessionRecorder usage and messages", () => {
+  /** A store that counts its write transactions (each appendMessage or recordUsage is one). */
+  function counted() {
+    const env = setup();
+    const writes: string[] = [];
+    const store = new Proxy(env.store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (name === "appendMessage" || name === "recordUsage") writes.push(String(name));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const listener = sessionRecorder({ store, source: "cli", cwd: env.cwd });
+    listener({ type: "session_start", sessionId: "s1", model: "gpt-4o", systemPrompt: "sys", tools: [] });
+    return { env, writes, listener };
+  }
+
+  it("saves a call's usage in the same write as its assistant message, and only once", () => {
+    const { env, writes, listener } = counted();
+    listener({ type: "turn_start", iteration: 1 });
+    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    listener({ type: "message", message: { role: "assistant", content: "hi" } });
+    expect(writes).toEqual(["appendMessage"]);
+    // Both are on disk before the next step: a crash after this loses neither.
+    expect(env.store.getSession("s1")).toMatchObject({
+      inputTokens: 10_000,
+      outputTokens: 1_000,
+      apiCallCount: 1,
+    });
+    expect(env.store.getMessages("s1").map((m) => m.content)).toEqual(["hi"]);
+    listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
+    expect(writes).toEqual(["appendMessage"]);
+    expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 1 });
+  });
+
+  it("counts a call without usage with its message, and a call without a message at its end", () => {
+    const { env, listener } = counted();
+    listener({ type: "turn_start", iteration: 1 });
+    listener({ type: "message", message: { role: "assistant", content: "no usage reported" } });
+    listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
+    listener({ type: "turn_start", iteration: 2 });
+    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    listener({ type: "turn_end", iteration: 2, finishReason: "error" });
+    expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 2 });
+  });
+
+  it("keeps every report when a call reports usage twice, and never puts usage on a tool result", () => {
+    const { env, writes, listener } = counted();
+    listener({ type: "turn_start", iteration: 1 });
+    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    listener({
+      type: "message",
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "todo", arguments: "{}" } }],
+      },
+    });
+    listener({ type: "turn_end", iteration: 1, finishReason: "tool_calls" });
+    listener({ type: "message", message: { role: "tool", tool_call_id: "c1", content: "ok" } });
+    expect(writes).toEqual(["recordUsage", "appendMessage", "appendMessage"]);
+    expect(env.store.getSession("s1")).toMatchObject({
+      inputTokens: 20_000,
+      outputTokens: 2_000,
+      apiCallCount: 1,
+    });
+  });
+
+  it("still saves the usage when the message cannot be saved", () => {
+    const { env, listener } = counted();
+    listener({ type: "turn_start", iteration: 1 });
+    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    // Not a valid message for the store: its write fails, the usage gets one of its own.
+    listener({ type: "message", message: { role: "assistant", content: 42 } as never });
+    expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 1 });
   });
 });

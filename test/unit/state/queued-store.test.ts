@@ -206,6 +206,38 @@ describe("writes while another process holds state.db", () => {
     expect(target.conversation(fresh.id)).toHaveLength(1);
   });
 
+  it("a message with its call's usage: one write when free; queued, both land, in order", () => {
+    const home = dir();
+    const { store } = recording(home);
+    const s = store.createSession({ source: "cli" });
+    const free = store.appendMessage(
+      s.id,
+      { role: "assistant", content: "free" },
+      { usage: { inputTokens: 5, outputTokens: 0 } },
+    );
+    expect(free).toBeGreaterThan(0);
+    expect(rowsOnDisk(store.path, "SELECT input_tokens, api_call_count FROM sessions")).toEqual([
+      { input_tokens: 5, api_call_count: 1 },
+    ]);
+    const lock = holdLock(store.path);
+    const queued = store.appendMessage(
+      s.id,
+      { role: "assistant", content: "locked" },
+      { usage: { inputTokens: 7, outputTokens: 0 } },
+    );
+    expect(queued).toBeLessThan(0);
+    expect(store.pendingMessages).toBe(1);
+    lock.release();
+    expect(store.flush()).toBe(true);
+    expect(rowsOnDisk(store.path, "SELECT content FROM messages ORDER BY id")).toEqual([
+      { content: "free" },
+      { content: "locked" },
+    ]);
+    expect(rowsOnDisk(store.path, "SELECT input_tokens, api_call_count FROM sessions")).toEqual([
+      { input_tokens: 12, api_call_count: 2 },
+    ]);
+  });
+
   it("a queued write to an unknown session is refused at once, as the store would", () => {
     const { store } = recording(dir());
     const s = store.createSession({ source: "cli" });

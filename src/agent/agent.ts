@@ -36,6 +36,7 @@ import { runLoop } from "./loop.js";
 import { type LoopDeps, type ToolCallRequest, type ToolTraits, toolCrashOutcome } from "./loop-deps.js";
 import { composeUserTurn } from "./memory-provider-hook.js";
 import { NoticeQueue, withNotices } from "./notices.js";
+import { SubdirHintTracker } from "./prompt/subdir-hints.js";
 import { type Frozen, freezeSession } from "./session-freeze.js";
 import { type BackgroundStart, startBackgroundAgent } from "./subagents/background.js";
 import { buildToolContext, type ToolContextBase } from "./tool-context.js";
@@ -94,6 +95,8 @@ export class AIAgent {
   private readonly compressionPasses: number[] = [];
   /** Snapshots before the turn's first file mutation (`checkpoints.enabled`); undefined when off. */
   private readonly checkpoints: ReturnType<typeof sessionCheckpoints>;
+  /** Context files of subdirectories, announced once in the tool result that reaches them. */
+  private readonly hints: SubdirHintTracker;
 
   constructor(options: AIAgentOptions = {}) {
     this.options = options;
@@ -116,6 +119,7 @@ export class AIAgent {
       passthrough: this.config.terminal.env_passthrough,
     });
     this.checkpoints = sessionCheckpoints(this.config, this.home, this.cwd);
+    this.hints = new SubdirHintTracker({ root: this.cwd, enabled: !options.skipContextFiles });
   }
 
   get sessionId(): string {
@@ -511,6 +515,8 @@ export class AIAgent {
       const enabled = frozen.tools.map((t) => t.function.name);
       const ctx = buildToolContext(base, { callId: call.id, name: call.name, signal, emit, enabled });
       outcome = await this.registry.execute(call.name, call.args, ctx, base.limits);
+      const hint = outcome.ok ? this.hints.hintFor(call.name, call.args, this.cwd) : undefined;
+      if (hint) outcome = { ...outcome, content: `${outcome.content}\n\n${hint}` };
     } catch (error) {
       outcome = toolCrashOutcome(call.name, error, signal);
     }

@@ -34,8 +34,13 @@ export interface FileAccess {
   resolve(path: string): string;
   stat(abs: string): Promise<FileInfo | undefined>;
   readText(abs: string): Promise<string>;
-  /** Creates parent directories and replaces the file atomically where the backend can. */
-  writeText(abs: string, content: string): Promise<void>;
+  /** The file's bytes (bounded like `readText` in a remote environment). */
+  readBytes(abs: string): Promise<Buffer>;
+  /**
+   * Creates parent directories and replaces the file atomically where the backend can. A string is
+   * written as UTF-8; bytes (text already encoded in the file's own encoding) as they are.
+   */
+  writeText(abs: string, content: string | Uint8Array): Promise<void>;
   remove(abs: string): Promise<void>;
   isBinary(abs: string): Promise<boolean>;
   /** Names in `dir` (empty when unreadable), for "did you mean" hints. */
@@ -60,6 +65,7 @@ function localAccess(env: Environment, cwd: string): FileAccess {
     resolve: (path) => resolvePath(path, cwd),
     stat: statIfExists,
     readText: (abs) => readFile(abs, "utf8"),
+    readBytes: (abs) => readFile(abs),
     async writeText(abs, content) {
       await mkdir(dirname(abs), { recursive: true });
       await atomicWriteFile(abs, content);
@@ -78,6 +84,15 @@ function localAccess(env: Environment, cwd: string): FileAccess {
 }
 
 function envAccess(env: Environment, cwd: string, home: string): FileAccess {
+  const readBytes = async (abs: string): Promise<Buffer> => {
+    const s = await env.files.stat(abs);
+    if (s && s.size > REMOTE_READ_MAX_BYTES) {
+      throw new Error(
+        `${abs} is ${Math.round(s.size / 1024 / 1024)} MB, more than the ${REMOTE_READ_MAX_BYTES / 1024 / 1024} MB read from a remote environment at once; use terminal (head, sed -n, grep) to read parts of it.`,
+      );
+    }
+    return env.files.read(abs);
+  };
   const info = async (abs: string): Promise<FileInfo | undefined> => {
     const s = await env.files.stat(abs);
     if (!s) return undefined;
@@ -98,15 +113,8 @@ function envAccess(env: Environment, cwd: string, home: string): FileAccess {
       return posix.resolve(cwd, path);
     },
     stat: info,
-    async readText(abs) {
-      const s = await env.files.stat(abs);
-      if (s && s.size > REMOTE_READ_MAX_BYTES) {
-        throw new Error(
-          `${abs} is ${Math.round(s.size / 1024 / 1024)} MB, more than the ${REMOTE_READ_MAX_BYTES / 1024 / 1024} MB read from a remote environment at once; use terminal (head, sed -n, grep) to read parts of it.`,
-        );
-      }
-      return (await env.files.read(abs)).toString("utf8");
-    },
+    readBytes,
+    readText: async (abs) => (await readBytes(abs)).toString("utf8"),
     writeText: (abs, content) => env.files.write(abs, content),
     remove: (abs) => env.files.remove(abs),
     async isBinary(abs) {

@@ -1,7 +1,15 @@
 /** patch: fuzzy find-and-replace in one file, or an all-or-nothing V4A multi-file patch. */
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
+import type { TextEncodingName } from "../../util/text-encoding.js";
 import { defineTool, type ToolContext } from "../types.js";
+import {
+  binaryFileError,
+  type EncodedText,
+  encodeFor,
+  MAX_DECODE_BYTES,
+  readEncoded,
+} from "./encoded-text.js";
 import { type FileAccess, fileAccess } from "./file-access.js";
 import { assertFresh, forget, recordWritten } from "./file-state.js";
 import { fuzzyReplace } from "./fuzzy-match.js";
@@ -73,16 +81,15 @@ async function loadForEdit(
   files: FileAccess,
   argPath: string,
   abs: string,
-): Promise<string> {
+): Promise<EncodedText> {
   refuseSecretWrite(ctx, abs, files.env);
   const stats = await files.stat(abs);
   if (!stats) throw await fileNotFoundError(argPath, abs, files.names);
   if (stats.isDirectory()) throw new Error(`${argPath} is a directory, not a file.`);
-  if (await files.isBinary(abs)) {
-    throw new Error(`${argPath} is a binary file; patch edits text files only.`);
-  }
+  if (stats.size > MAX_DECODE_BYTES && (await files.isBinary(abs)))
+    throw binaryFileError(argPath, abs, "patch");
   assertFresh(ctx, abs, stats, files.cwd);
-  return files.readText(abs);
+  return readEncoded(files, abs, argPath, "patch");
 }
 
 async function replaceInFile(
@@ -98,7 +105,7 @@ async function replaceInFile(
   if (oldString === newString)
     throw new Error("old_string and new_string are identical; nothing would change.");
   const abs = files.resolve(argPath);
-  const before = await loadForEdit(ctx, files, argPath, abs);
+  const { text: before, encoding } = await loadForEdit(ctx, files, argPath, abs);
   const outcome = fuzzyReplace(before, oldString, newString, replaceAll);
   if (!outcome.ok) {
     if (outcome.reason === "ambiguous") {
@@ -114,8 +121,9 @@ async function replaceInFile(
     );
   }
   // Asked once the edit is known to apply, so the user is never asked about one that would fail.
+  const bytes = encodeFor(outcome.content, encoding, argPath);
   await guardWrite(ctx, abs, "patch", undefined, files.env);
-  await files.writeText(abs, outcome.content);
+  await files.writeText(abs, bytes);
   await recordWritten(ctx, abs, files.stat);
   const shown = displayPath(abs, files.cwd);
   const how = outcome.strategy === "exact" ? "" : `, matched ${outcome.strategy}`;
@@ -128,6 +136,11 @@ interface FilePlan {
   abs: string;
   before: string | null;
   after: string | null;
+  /** The encoding the file is written in: its own, or its source's after a move. */
+  encoding: TextEncodingName;
+  /** Original bytes (to restore after a failed write) and the encoded new content. */
+  beforeBytes?: string | Buffer;
+  afterBytes?: string | Buffer;
 }
 
 async function applyPatch(patchText: string, ctx: ToolContext, files: FileAccess): Promise<string> {
@@ -144,6 +157,15 @@ async function applyPatch(patchText: string, ctx: ToolContext, files: FileAccess
     throw new Error(`Patch not applied, no files were changed: ${(error as Error).message}`);
   }
   const changed = [...plans.values()].filter((p) => p.before !== p.after);
+  try {
+    for (const plan of changed) {
+      const shown = displayPath(plan.abs, files.cwd);
+      if (plan.before !== null) plan.beforeBytes = encodeFor(plan.before, plan.encoding, shown);
+      if (plan.after !== null) plan.afterBytes = encodeFor(plan.after, plan.encoding, shown);
+    }
+  } catch (error) {
+    throw new Error(`Patch not applied, no files were changed: ${(error as Error).message}`);
+  }
   try {
     // Every file the patch adds, changes, deletes or moves to or from counts; all are decided
     // before anything is written, so one refusal leaves the whole tree as it was.
@@ -196,14 +218,16 @@ async function planAll(
     }
     refuseSecretWrite(ctx, abs, files.env);
     const stats = await files.stat(abs);
-    const before = stats ? await loadForEdit(ctx, files, argPath, abs) : null;
+    const loaded = stats ? await loadForEdit(ctx, files, argPath, abs) : undefined;
     if (!stats && mustExist) throw await fileNotFoundError(argPath, abs, files.names);
-    plans.set(abs, { abs, before, after: before });
+    const before = loaded?.text ?? null;
+    plans.set(abs, { abs, before, after: before, encoding: loaded?.encoding ?? "utf-8" });
     return before;
   };
-  const set = (abs: string, after: string | null) => {
+  const set = (abs: string, after: string | null, encoding?: TextEncodingName) => {
     const plan = plans.get(abs);
     if (plan) plan.after = after;
+    if (plan && encoding) plan.encoding = encoding;
   };
 
   for (const op of ops) {
@@ -236,8 +260,9 @@ async function planAll(
       if ((await current(op.moveTo, dest, false)) !== null) {
         throw new Error(`*** Move to: ${op.moveTo} already exists.`);
       }
+      const moved = plans.get(abs)?.encoding;
       set(abs, null);
-      set(dest, next);
+      set(dest, next, moved);
     }
   }
 }
@@ -250,18 +275,19 @@ async function writeAll(plans: readonly FilePlan[], files: FileAccess): Promise<
   const done: FilePlan[] = [];
   try {
     for (const plan of plans) {
-      await putContent(files, plan.abs, plan.after);
+      await putContent(files, plan.abs, plan.afterBytes ?? null);
       done.push(plan);
     }
   } catch (error) {
-    for (const plan of done.reverse()) await putContent(files, plan.abs, plan.before).catch(() => {});
+    for (const plan of done.reverse())
+      await putContent(files, plan.abs, plan.beforeBytes ?? null).catch(() => {});
     throw new Error(
       `Writing the patch failed (${(error as Error).message}); files already written were restored.`,
     );
   }
 }
 
-async function putContent(files: FileAccess, abs: string, content: string | null): Promise<void> {
+async function putContent(files: FileAccess, abs: string, content: string | Buffer | null): Promise<void> {
   if (content === null) await files.remove(abs);
   else await files.writeText(abs, content);
 }

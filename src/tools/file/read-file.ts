@@ -1,9 +1,10 @@
 /** read_file: numbered, paged, bounded reads of text files. */
-import { extname } from "node:path";
+
 import { Type } from "@sinclair/typebox";
 import { resolvePath } from "../../util/abs-path.js";
 import { readLineBatches } from "../../util/line-reader.js";
 import { defineTool, type ToolContext } from "../types.js";
+import { textForRead } from "./encoded-text.js";
 import { bufferLineBatches, type FileAccess, type FileInfo, fileAccess } from "./file-access.js";
 import { recordSeen } from "./file-state.js";
 import description from "./read-file.md";
@@ -36,9 +37,19 @@ export const readFileTool = defineTool({
     const files = await fileAccess(ctx);
     const abs = files.resolve(args.path);
     const stats = await statForRead(files, args.path, abs);
-    if (await files.isBinary(abs)) throw binaryFileError(args.path, abs);
+    const { decoded, note } = await textForRead(files, abs, args.path, stats.size);
     recordSeen(ctx, abs, stats);
-    return readNumbered(files, abs, args.path, stats, args.offset ?? 1, args.limit ?? DEFAULT_LIMIT, ctx);
+    const text = await readNumbered(
+      files,
+      abs,
+      args.path,
+      stats,
+      args.offset ?? 1,
+      args.limit ?? DEFAULT_LIMIT,
+      ctx,
+      decoded?.text,
+    );
+    return note ? `${note}\n${text}` : text;
   },
 });
 
@@ -62,15 +73,6 @@ async function statForRead(files: FileAccess, argPath: string, abs: string): Pro
   return stats;
 }
 
-function binaryFileError(argPath: string, abs: string): Error {
-  const ext = extname(abs).toLowerCase();
-  const kind = ext ? `a binary file (${ext})` : "a binary file";
-  return new Error(
-    `${argPath} is ${kind}; read_file only reads text. Inspect it with a terminal command ` +
-      "(e.g. `file`, `xxd | head`), or use an image or document tool if one is available.",
-  );
-}
-
 async function readNumbered(
   files: FileAccess,
   abs: string,
@@ -79,6 +81,7 @@ async function readNumbered(
   offset: number,
   requestedLimit: number,
   ctx: ToolContext,
+  decodedText?: string,
 ): Promise<string> {
   const budget = outputBudget(ctx.config);
   const maxChars = Math.min(
@@ -99,9 +102,12 @@ async function readNumbered(
   let lineNo = 0;
   let more = false;
   let cappedBySize = false;
-  const batches = files.local
-    ? readLineBatches(abs, { maxLineBytes: lineCap * 4, signal: ctx.signal })
-    : bufferLineBatches(await files.readText(abs), lineCap * 4);
+  const batches =
+    decodedText !== undefined
+      ? bufferLineBatches(decodedText, lineCap * 4)
+      : files.local
+        ? readLineBatches(abs, { maxLineBytes: lineCap * 4, signal: ctx.signal })
+        : bufferLineBatches(await files.readText(abs), lineCap * 4);
   scan: for await (const batch of batches) {
     for (const raw of batch) {
       lineNo++;

@@ -20,6 +20,7 @@
 import { randomUUID } from "node:crypto";
 import { PassThrough, Writable } from "node:stream";
 import type { Sandbox } from "@daytonaio/sdk";
+import { shq } from "../exec-files.js";
 import type { ChannelProcess, ExecOptions, ExecResult, ShellChannel } from "../types.js";
 
 /**
@@ -117,13 +118,27 @@ export function createDaytonaChannel(sandbox: Sandbox): ShellChannel {
   return {
     open(argv, options) {
       if (options?.tty) {
-        // The toolbox session API used here has no pseudo-terminal: refuse rather than pretend.
-        throw new Error("The daytona backend cannot give a process a terminal here; run it without pty.");
+        // The toolbox session API has no pseudo-terminal of its own: util-linux `script` makes one
+        // inside the sandbox, sized as asked (stdout and stderr merged, as on a terminal).
+        const size = typeof options.tty === "object" ? options.tty : { cols: 120, rows: 40 };
+        return openSessionProcess(sandbox, ptyArgv(argv, size), options.env);
       }
       return openSessionProcess(sandbox, argv, options?.env);
     },
     exec: runExec,
   };
+}
+
+/** `argv` on a new pseudo-terminal inside the sandbox, or a clear failure where `script` is missing. */
+export function ptyArgv(argv: readonly string[], size: { cols: number; rows: number }): string[] {
+  const inner = `stty rows ${size.rows} cols ${size.cols} 2>/dev/null; exec ${argv.map(shq).join(" ")}`;
+  const missing =
+    "hermes: this sandbox has no 'script' (util-linux) to give the process a terminal; add util-linux to the image or run it without pty";
+  return [
+    "bash",
+    "-c",
+    `command -v script >/dev/null 2>&1 || { echo ${shq(missing)} >&2; exit 127; }; exec script -qfec ${shq(inner)} /dev/null`,
+  ];
 }
 
 function openSessionProcess(

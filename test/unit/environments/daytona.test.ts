@@ -3,7 +3,9 @@
  * API and toolbox daemon (test/support/fake-daytona.ts: the "sandbox" is a temp dir here, so these
  * tests prove the backend's conversation with the API, not Daytona's isolation).
  */
+import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ptyArgv } from "../../../src/environments/daytona/channel.js";
 import {
   create,
   DAYTONA_MAX_DISK_GIB,
@@ -51,6 +53,35 @@ describeEnvironmentContract(
 );
 
 describe("daytona backend", () => {
+  it("gives a process a terminal inside the sandbox (util-linux script), sized as asked", async () => {
+    const env = create(context({ container_persistent: false }));
+    await env.start();
+    const run = async (pty: boolean): Promise<string> => {
+      const proc = await env.spawn("[ -t 0 ] && [ -t 1 ] && echo has-tty || echo no-tty; stty size", {
+        cwd: env.workdir,
+        ...(pty ? { pty: { cols: 110, rows: 33 } } : {}),
+      });
+      let text = "";
+      proc.output.on("data", (chunk: Buffer | string) => {
+        text += String(chunk);
+      });
+      await proc.exited;
+      return text;
+    };
+    const withPty = await run(true);
+    expect(withPty).toContain("has-tty");
+    expect(withPty).toContain("33 110");
+    expect(await run(false)).toContain("no-tty");
+    await env.stop();
+  });
+
+  it("says how to fix a sandbox without script instead of running without a terminal", () => {
+    const argv = ptyArgv(["top", "-b"], { cols: 80, rows: 24 });
+    const shown = spawnSync("/bin/bash", argv.slice(1), { env: { PATH: "/nonexistent" }, encoding: "utf8" });
+    expect(shown.status).toBe(127);
+    expect(shown.stderr).toMatch(/no 'script' \(util-linux\).*without pty/);
+  });
+
   it("a fresh sandbox per process when not persistent, deleted at stop", async () => {
     const env = create(
       context({

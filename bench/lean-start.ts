@@ -77,6 +77,7 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
   const root = mkdtempSync(join(tmpdir(), "hermes-bench-lean-"));
   writeFileSync(
     join(root, "probe.cjs"),
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the probe's own template literal, written out as source
     'process.on("exit", () => { const f = process.env.HERMES_BENCH_RSS_FILE; const u = process.resourceUsage(); if (f) require("fs").writeFileSync(f, `${u.maxRSS} ${u.userCPUTime} ${u.systemCPUTime}`); });\n',
   );
   const llm = await startFakeLlm();

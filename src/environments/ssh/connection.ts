@@ -114,10 +114,12 @@ export class SshConnection implements ShellChannel {
     argv: readonly string[],
     options?: { tty?: boolean | { cols: number; rows: number }; env?: Readonly<Record<string, string>> },
   ): ChannelProcess {
-    const child = this.spawnSsh(
-      this.argv(remoteCommand(argv, options?.env), { tty: Boolean(options?.tty) }),
-      "pipe",
-    );
+    // `ssh -tt` from a pipe sends no window size: a sized request sets it inside the remote pty.
+    const size = typeof options?.tty === "object" ? options.tty : undefined;
+    const command = size
+      ? `stty rows ${size.rows} cols ${size.cols} 2>/dev/null; exec ${remoteCommand(argv, options?.env)}`
+      : remoteCommand(argv, options?.env);
+    const child = this.spawnSsh(this.argv(command, { tty: Boolean(options?.tty) }), "pipe");
     const exited = new Promise<number | null>((resolve) => {
       child.on("error", () => resolve(255));
       child.on("close", (code) => resolve(code));

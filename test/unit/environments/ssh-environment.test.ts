@@ -165,7 +165,10 @@ describe.skipIf(sshdSkipReason)("ssh environment", () => {
   it("starts background processes on the remote host, with a pty when asked", async () => {
     const f = sshd.get();
     const env = await open(context(f));
-    const proc = await env.spawn("echo started; tty; whoami", { cwd: f.home, pty: { cols: 80, rows: 24 } });
+    const proc = await env.spawn("echo started; tty; stty size; whoami", {
+      cwd: f.home,
+      pty: { cols: 91, rows: 27 },
+    });
     let output = "";
     proc.output.on("data", (chunk: Buffer) => {
       output += chunk.toString();
@@ -173,6 +176,7 @@ describe.skipIf(sshdSkipReason)("ssh environment", () => {
     expect((await proc.exited).code).toBe(0);
     expect(output).toContain("started");
     expect(output).toMatch(/\/dev\/pts\/\d+/);
+    expect(output).toContain("27 91");
     expect(output).toContain(f.user);
 
     const sleeper = await env.spawn("sleep 60", { cwd: f.home });

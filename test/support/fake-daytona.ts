@@ -484,6 +484,7 @@ export async function startFakeDaytona(options: { apiKey?: string } = {}): Promi
     cmdId: string,
     follow: boolean,
   ): void {
+    ws.on("error", () => undefined);
     const sess = s.sessions.get(sessionId);
     if (!sess) {
       ws.close(1011);
@@ -643,6 +644,8 @@ export async function startFakeDaytona(options: { apiKey?: string } = {}): Promi
   });
 
   server.on("upgrade", (req, socket, head) => {
+    // An upgraded socket is ours alone: a client that resets it (hermes exiting) must not crash the test process.
+    socket.on("error", () => undefined);
     const url = new URL(req.url ?? "/", base);
     const [sandbox, toolPath] = url.pathname.startsWith("/toolbox/")
       ? toolboxTarget(url.pathname)

@@ -91,7 +91,10 @@ describe("Slack's slash commands", () => {
     expect(hermes?.usage_hint).not.toContain("quit");
     const each = slackSlashCommands({ each: true, url: "https://bot.example/slack/events" });
     const model = each.find((c) => c.command === "/model");
-    expect(model).toMatchObject({ usage_hint: "[name]", url: "https://bot.example/slack/events" });
+    expect(model).toMatchObject({
+      usage_hint: "[name|provider:model|--refresh]",
+      url: "https://bot.example/slack/events",
+    });
     expect(each.every((c) => /^\/[a-z0-9_-]{1,31}$/.test(c.command))).toBe(true);
   });
 });

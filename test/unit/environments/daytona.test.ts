@@ -15,6 +15,7 @@ import {
 } from "../../../src/environments/daytona/index.js";
 import { type BackendContext, EnvironmentError } from "../../../src/environments/types.js";
 import { describeEnvironmentContract } from "../../environments/contract.js";
+import { ptyProbe } from "../../environments/pty-probe.js";
 import { type FakeDaytona, startFakeDaytona } from "../../support/fake-daytona.js";
 
 let fake: FakeDaytona;
@@ -56,18 +57,8 @@ describe("daytona backend", () => {
   it("gives a process a terminal inside the sandbox (util-linux script), sized as asked", async () => {
     const env = create(context({ container_persistent: false }));
     await env.start();
-    const run = async (pty: boolean): Promise<string> => {
-      const proc = await env.spawn("[ -t 0 ] && [ -t 1 ] && echo has-tty || echo no-tty; stty size", {
-        cwd: env.workdir,
-        ...(pty ? { pty: { cols: 110, rows: 33 } } : {}),
-      });
-      let text = "";
-      proc.output.on("data", (chunk: Buffer | string) => {
-        text += String(chunk);
-      });
-      await proc.exited;
-      return text;
-    };
+    const run = (pty: boolean): Promise<string> =>
+      ptyProbe(env, env.workdir, pty ? { cols: 110, rows: 33 } : undefined);
     const withPty = await run(true);
     expect(withPty).toContain("has-tty");
     expect(withPty).toContain("33 110");

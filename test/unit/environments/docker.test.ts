@@ -12,6 +12,7 @@ import { type DockerEnvironment, LABEL } from "../../../src/environments/docker/
 import { create, doctor } from "../../../src/environments/docker/index.js";
 import { type BackendContext, EnvironmentError } from "../../../src/environments/types.js";
 import { describeEnvironmentContract } from "../../environments/contract.js";
+import { ptyProbe } from "../../environments/pty-probe.js";
 import { dockerReady, TEST_DISTRO, TEST_IMAGE } from "../../support/docker.js";
 import { remoteShellCases } from "./remote-shell-cases.js";
 
@@ -90,18 +91,8 @@ suite("docker backend", () => {
     timeout: 60_000,
   }, async () => {
     const env = await startEnv(context());
-    const run = async (pty: boolean): Promise<string> => {
-      const proc = await env.spawn("[ -t 0 ] && [ -t 1 ] && echo has-tty || echo no-tty; stty size", {
-        cwd: "/",
-        ...(pty ? { pty: { cols: 100, rows: 30 } } : {}),
-      });
-      let text = "";
-      proc.output.on("data", (chunk: Buffer | string) => {
-        text += String(chunk);
-      });
-      await proc.exited;
-      return text;
-    };
+    const run = (pty: boolean): Promise<string> =>
+      ptyProbe(env, "/", pty ? { cols: 100, rows: 30 } : undefined);
     const withPty = await run(true);
     expect(withPty).toContain("has-tty");
     expect(withPty).toContain("30 100");

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, doctor } from "../../../src/environments/modal/index.js";
 import { type BackendContext, EnvironmentError } from "../../../src/environments/types.js";
 import { describeEnvironmentContract } from "../../environments/contract.js";
+import { ptyProbe } from "../../environments/pty-probe.js";
 import { type FakeModal, startFakeModal } from "../../support/fake-modal.js";
 
 let fake: FakeModal;
@@ -74,18 +75,8 @@ describe("modal backend", () => {
   it("gives a process Modal's pty (the SDK's pty_info), sized as asked", async () => {
     const env = create(context());
     await env.start();
-    const run = async (pty: boolean): Promise<string> => {
-      const proc = await env.spawn("[ -t 0 ] && [ -t 1 ] && echo has-tty || echo no-tty; stty size", {
-        cwd: env.workdir,
-        ...(pty ? { pty: { cols: 100, rows: 30 } } : {}),
-      });
-      let text = "";
-      proc.output.on("data", (chunk: Buffer | string) => {
-        text += String(chunk);
-      });
-      await proc.exited;
-      return text;
-    };
+    const run = (pty: boolean): Promise<string> =>
+      ptyProbe(env, env.workdir, pty ? { cols: 100, rows: 30 } : undefined);
     const withPty = await run(true);
     expect(withPty).toContain("has-tty");
     expect(withPty).toContain("30 100");

@@ -17,6 +17,7 @@ import {
 } from "../../../src/environments/singularity/index.js";
 import { type BackendContext, EnvironmentError } from "../../../src/environments/types.js";
 import { describeEnvironmentContract } from "../../environments/contract.js";
+import { ptyProbe } from "../../environments/pty-probe.js";
 
 const STUB = resolve(import.meta.dirname, "../../support/apptainer-stub.sh");
 const roots: string[] = [];
@@ -128,18 +129,8 @@ describe("singularity backend (stub apptainer: records arguments, runs commands 
     const stub = stubContext({ container_persistent: false, cwd: "/tmp" });
     const env = create(stub.ctx);
     await env.start();
-    const run = async (pty: boolean): Promise<string> => {
-      const proc = await env.spawn("[ -t 0 ] && [ -t 1 ] && echo has-tty || echo no-tty; stty size", {
-        cwd: "/",
-        ...(pty ? { pty: { cols: 90, rows: 20 } } : {}),
-      });
-      let text = "";
-      proc.output.on("data", (chunk: Buffer | string) => {
-        text += String(chunk);
-      });
-      await proc.exited;
-      return text;
-    };
+    const run = (pty: boolean): Promise<string> =>
+      ptyProbe(env, "/", pty ? { cols: 90, rows: 20 } : undefined);
     const withPty = await run(true);
     expect(withPty).toContain("has-tty");
     expect(withPty).toContain("20 90");

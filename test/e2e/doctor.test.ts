@@ -123,7 +123,8 @@ describe("hermes doctor", () => {
     const none = tempHome("");
     const result = await runHermes(["doctor"], { ...none, env: { PATH: process.env.PATH ?? "" } });
     expect(lineOf(result.stdout, "primary")).toContain("✗ primary: No model provider is configured.");
-    expect(result.stdout).toContain("→ Run hermes setup");
+    expect(result.stdout).toMatch(/→ Run:? hermes setup/);
+    expect(result.stdout.match(/hermes setup/g)).toHaveLength(1);
     const broken = tempHome("agent:\n  max_turns: ninety\n");
     const bad = await runHermes(["doctor"], broken);
     expect(bad.stdout).toContain('expected a number for agent.max_turns, got "ninety"');

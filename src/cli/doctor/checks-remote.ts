@@ -72,7 +72,11 @@ export async function providerChecks(
           name: target.role,
           status: "fail",
           detail: what ?? "not configured",
-          fix: target.role === "primary" ? `Run hermes setup, or: ${fix ?? ""}`.trim() : (fix ?? ""),
+          // The resolver's own fix already names `hermes setup` since the setup wizard exists.
+          fix:
+            target.role === "primary" && !(fix ?? "").includes("hermes setup")
+              ? `Run hermes setup, or: ${fix ?? ""}`.trim()
+              : (fix ?? ""),
         };
       }
       const rt = target.runtime;

@@ -12,23 +12,19 @@
  * Background processes: `spawnRemote` in ./remote-process.ts.
  */
 import { randomBytes } from "node:crypto";
-import { HeadTailBuffer } from "../util/output-buffer.js";
+import { type PendingCall, SentinelShell } from "./sentinel-shell.js";
 import {
-  commitScan,
   envPreludeScript,
   initScript,
   killScript,
   parseStopOutput,
   quote,
   type ShellStatePaths,
-  sentinelMarker,
-  showLive,
   statePaths,
   stopScript,
-  streamLive,
   wrapCommand,
 } from "./shell-protocol.js";
-import type { ChannelProcess, EnvShell, RunOptions, RunResult, ShellChannel, StopReport } from "./types.js";
+import type { ChannelProcess, EnvShell, ShellChannel } from "./types.js";
 
 export interface RemoteShellOptions {
   /** Start directory in the environment. */
@@ -59,68 +55,31 @@ export interface RemoteShell extends EnvShell {
   exitScript(): string;
 }
 
-interface Pending {
-  nonce: string;
-  marker: string;
-  buffer: HeadTailBuffer;
-  scan: string;
-  /** How much of `scan` was already passed to `onOutput`. */
-  live: number;
-  onOutput: ((chunk: string) => void) | undefined;
-  startedAt: number;
-  timedOut: boolean;
-  interrupted: boolean;
-  stopping?: Promise<StopReport>;
-  timers: NodeJS.Timeout[];
-  finish(exitCode: number | null, shellExited: boolean): void;
-}
-
-const SPARE_TAIL = 64;
 const READY = "__HERMES_SHELL_";
 
 export function createRemoteShell(channel: ShellChannel, options: RemoteShellOptions): RemoteShell {
   return new RemoteShellImpl(channel, options);
 }
 
-class RemoteShellImpl implements RemoteShell {
+class RemoteShellImpl extends SentinelShell implements RemoteShell {
   readonly paths: ShellStatePaths;
   private proc: ChannelProcess | undefined;
   /** The shell's pid in the environment, from its ready line. */
   private shellPid: number | undefined;
   private preamble = "";
-  private pending: Pending | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
-  private currentCwd: string;
-  private disposed = false;
   private finishedOnce = false;
-  private idleTimer: NodeJS.Timeout | undefined;
-  private readonly jobGroups = new Set<number>();
-  private readonly maxOutputChars: number;
-  private readonly graceMs: number;
 
   constructor(
     private readonly channel: ShellChannel,
     private readonly options: RemoteShellOptions,
   ) {
-    this.currentCwd = options.cwd;
-    this.maxOutputChars = options.maxOutputChars ?? 1_000_000;
-    this.graceMs = options.killGraceMs ?? 2000;
+    super(options);
     this.paths = statePaths(options.stateDir ?? `/tmp/hermes-shell-${randomBytes(12).toString("hex")}`);
-  }
-
-  get cwd(): string {
-    return this.currentCwd;
   }
 
   envPrelude(cwd: string): string {
     // The env file is written by every finished call; before the first there is nothing to give.
     return this.finishedOnce ? envPreludeScript(this.paths.envFile, cwd) : "";
-  }
-
-  run(command: string, options: RunOptions): Promise<RunResult> {
-    const next = this.queue.then(() => this.execute(command, options));
-    this.queue = next.catch(() => undefined);
-    return next;
   }
 
   exitScript(): string {
@@ -139,108 +98,36 @@ class RemoteShellImpl implements RemoteShell {
     proc?.close();
   }
 
-  private execute(command: string, options: RunOptions): Promise<RunResult> {
-    if (this.disposed) return Promise.reject(new Error("The terminal shell was shut down."));
-    if (options.signal?.aborted) {
-      return Promise.resolve(
-        this.result("", null, {
-          interrupted: true,
-          stop: { afterMs: 0, killed: false, graceMs: this.graceMs, running: [] },
-        }),
-      );
-    }
-    clearTimeout(this.idleTimer);
-    const proc = this.ensureShell();
-    return new Promise<RunResult>((resolve) => {
-      const nonce = randomBytes(8).toString("hex");
-      const half = Math.floor(this.maxOutputChars / 2);
-      const onAbort = (): void => {
-        pending.interrupted = true;
-        this.stopCommand();
-      };
-      let finished = false;
-      const pending: Pending = {
-        nonce,
-        marker: sentinelMarker(nonce),
-        buffer: new HeadTailBuffer(half, this.maxOutputChars - half),
-        scan: "",
-        live: 0,
-        onOutput: options.onOutput,
-        startedAt: Date.now(),
-        timedOut: false,
-        interrupted: false,
-        timers: [],
-        finish: (exitCode, shellExited) => {
-          if (finished) return;
-          finished = true;
-          for (const t of pending.timers) clearTimeout(t);
-          options.signal?.removeEventListener("abort", onAbort);
-          pending.buffer.write(pending.scan);
-          pending.scan = "";
-          const deliver = (stop: StopReport | undefined): void => {
-            if (this.pending === pending) this.pending = undefined;
-            this.armIdle();
-            const stoppedCode = pending.timedOut ? 124 : 130;
-            resolve(
-              this.result(pending.buffer.toString(), stop ? stoppedCode : exitCode, {
-                timedOut: pending.timedOut,
-                interrupted: pending.interrupted,
-                shellExited,
-                droppedChars: pending.buffer.droppedChars,
-                ...(stop ? { stop } : {}),
-              }),
-            );
-          };
-          // A stopped command's result waits until everything it started is gone.
-          if (pending.stopping) void pending.stopping.then(deliver);
-          else deliver(undefined);
-        },
-      };
-      this.pending = pending;
-      pending.timers.push(
-        setTimeout(() => {
-          pending.timedOut = true;
-          this.stopCommand();
-        }, options.timeoutMs),
-      );
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      proc.stdin.write(
-        wrapCommand(command, {
-          nonce,
-          paths: this.paths,
-          bookkeeping: true,
-          ...(options.workdir ? { workdir: options.workdir } : {}),
-        }),
-      );
-    });
+  /** The bookkeeping happened in the shell and came back on the sentinel line (`onSentinel`). */
+  protected afterCall(): void {}
+
+  protected endIdleShell(): void {
+    // Its stdin closes, so bash exits.
+    if (this.proc) this.dropShell(false);
   }
 
-  private result(output: string, exitCode: number | null, extra: Partial<RunResult>): RunResult {
-    return {
-      output,
-      exitCode,
-      cwd: this.currentCwd,
-      timedOut: false,
-      interrupted: false,
-      shellExited: false,
-      droppedChars: 0,
-      ...extra,
-    };
+  protected writeCall(
+    stdin: { write(text: string): unknown },
+    command: string,
+    nonce: string,
+    workdir: string | undefined,
+  ): void {
+    stdin.write(
+      wrapCommand(command, { nonce, paths: this.paths, bookkeeping: true, ...(workdir ? { workdir } : {}) }),
+    );
   }
 
-  private armIdle(): void {
-    const idle = this.options.idleLifetimeMs;
-    if (idle === undefined || idle <= 0 || this.disposed) return;
-    clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
-      // Only the idle shell ends (its stdin closes, so bash exits); `&` jobs live on until dispose.
-      if (!this.pending && this.proc) this.dropShell(false);
-    }, idle);
-    this.idleTimer.unref();
+  protected onSentinel(pending: PendingCall, text: string): void {
+    const fields = /^(\d+)_(\d+)_(.*)$/.exec(text);
+    if (fields?.[3]) this.currentCwd = fields[3];
+    const group = Number(fields?.[2] ?? 0);
+    if (group > 1 && !pending.stopping) this.jobGroups.add(group);
+    if (fields && !pending.stopping) this.finishedOnce = true;
+    pending.finish(fields ? Number(fields[1]) : null, false);
   }
 
-  private ensureShell(): ChannelProcess {
-    if (this.proc) return this.proc;
+  protected ensureShell(): { write(text: string): unknown } {
+    if (this.proc) return this.proc.stdin;
     const proc = this.channel.open(["bash", "--noprofile", "--norc"], {
       ...(this.options.env ? { env: this.options.env } : {}),
     });
@@ -249,37 +136,15 @@ class RemoteShellImpl implements RemoteShell {
     this.preamble = "";
     proc.stdout.setEncoding("utf8");
     proc.stderr.setEncoding("utf8");
-    let exited = false;
-    let owner: Pending | undefined;
-    const ours = (): boolean =>
-      this.proc === proc || (exited && owner !== undefined && this.pending === owner);
-    proc.stdout.on("data", (text: string) => {
-      if (ours()) this.onStdout(text);
-    });
-    proc.stderr.on("data", (text: string) => {
-      if (!ours() || !this.pending) return;
-      this.pending.buffer.write(text);
-      showLive(this.pending, text);
-    });
-    proc.stdin.on("error", () => undefined); // EPIPE when the shell died; the exit path reports it
-    let stdoutEnded = false;
-    proc.stdout.on("end", () => {
-      stdoutEnded = true;
-    });
+    const gone = this.wireStreams(
+      proc,
+      () => this.proc === proc,
+      (text) => this.onStdout(text),
+    );
     void proc.exited.then((code) => {
       if (this.proc !== proc) return;
       this.proc = undefined;
-      exited = true;
-      owner = this.pending;
-      const done = (): void => {
-        if (owner && this.pending === owner) owner.finish(code, true);
-      };
-      if (stdoutEnded) {
-        done();
-        return;
-      }
-      proc.stdout.once("end", done);
-      setTimeout(done, 200).unref();
+      gone(code);
     });
     const dir = quote(this.paths.stateDir);
     // The state directory is made owner-only, and never trusted when someone else made it.
@@ -291,7 +156,7 @@ class RemoteShellImpl implements RemoteShell {
       "",
     ].join("\n");
     proc.stdin.write(setup);
-    return proc;
+    return proc.stdin;
   }
 
   private onStdout(text: string): void {
@@ -305,32 +170,11 @@ class RemoteShellImpl implements RemoteShell {
       text = this.preamble.slice(end + 1);
       this.preamble = "";
     }
-    const pending = this.pending;
-    if (!pending) return; // output of an `&` job between calls has no reader
-    pending.scan += text;
-    const at = pending.scan.indexOf(pending.marker);
-    if (at < 0) {
-      // Whole lines cannot hold a partial sentinel (it starts on a line of its own): show them.
-      streamLive(pending, pending.scan.lastIndexOf("\n") + 1);
-      const keep = pending.marker.length + SPARE_TAIL;
-      if (pending.scan.length > keep * 2) commitScan(pending, pending.scan.length - keep);
-      return;
-    }
-    streamLive(pending, at);
-    const lineEnd = pending.scan.indexOf("\n", at);
-    if (lineEnd < 0) return;
-    const fields = /^(\d+)_(\d+)_(.*)$/.exec(pending.scan.slice(at + pending.marker.length, lineEnd));
-    const before = pending.scan.slice(0, at);
-    pending.scan = before.endsWith("\n") ? before.slice(0, -1) : before;
-    if (fields?.[3]) this.currentCwd = fields[3];
-    const group = Number(fields?.[2] ?? 0);
-    if (group > 1 && !pending.stopping) this.jobGroups.add(group);
-    if (fields && !pending.stopping) this.finishedOnce = true;
-    pending.finish(fields ? Number(fields[1]) : null, false);
+    this.scanStdout(text);
   }
 
   /** See the module comment: runs `stopScript` in the environment, then waits for the sentinel. */
-  private stopCommand(): void {
+  protected stopCommand(): void {
     const pending = this.pending;
     if (!pending || pending.stopping || !this.proc) return;
     const afterMs = Date.now() - pending.startedAt;

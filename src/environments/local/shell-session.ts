@@ -23,27 +23,15 @@
  * cwd with the last finished call's state restored.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import type { Socket } from "node:net";
 import { constants, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { onProcessExit } from "../../util/exit-reaper.js";
-import { HeadTailBuffer } from "../../util/output-buffer.js";
 import { commandLine, descendants, groupsAlive, listProcesses, trySignal } from "../../util/process-tree.js";
-import {
-  callFile,
-  commitScan,
-  envPreludeScript,
-  initScript,
-  quote,
-  sentinelMarker,
-  showLive,
-  statePaths,
-  streamLive,
-  wrapCommand,
-} from "../shell-protocol.js";
-import type { EnvShell, RunOptions, RunResult, StopReport } from "../types.js";
+import { type PendingCall, SentinelShell } from "../sentinel-shell.js";
+import { callFile, envPreludeScript, initScript, quote, statePaths, wrapCommand } from "../shell-protocol.js";
+import type { RunOptions, RunResult, StopReport } from "../types.js";
 
 /** The contract's names, kept for the callers and tests written against the local shell. */
 export type ShellRunOptions = RunOptions;
@@ -61,55 +49,20 @@ export interface ShellSessionOptions {
   idleLifetimeMs?: number;
 }
 
-interface Pending {
-  marker: string;
-  nonce: string;
-  buffer: HeadTailBuffer;
-  scan: string;
-  /** How much of `scan` was already passed to `onOutput`. */
-  live: number;
-  onOutput: ((chunk: string) => void) | undefined;
-  startedAt: number;
-  timedOut: boolean;
-  interrupted: boolean;
-  /** Resolves when everything the stopped command started is gone. */
-  stopping?: Promise<StopReport>;
-  timers: NodeJS.Timeout[];
-  finish(exitCode: number | null, shellExited: boolean): void;
-}
-
-const SPARE_TAIL = 64;
-
-export class ShellSession implements EnvShell {
+export class ShellSession extends SentinelShell {
   private proc: ChildProcess | undefined;
-  private pending: Pending | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
-  private currentCwd: string;
-  private disposed = false;
-  private idleTimer: NodeJS.Timeout | undefined;
-  /** Process groups of finished calls that left `&` jobs running. */
-  private readonly jobGroups = new Set<number>();
   private readonly stateDir: string;
   private readonly envFile: string;
   private readonly stateFile: string;
-  private readonly maxOutputChars: number;
-  private readonly graceMs: number;
   private readonly unhookExit: () => void;
 
   constructor(private readonly options: ShellSessionOptions) {
-    this.currentCwd = options.cwd;
-    this.maxOutputChars = options.maxOutputChars ?? 1_000_000;
-    this.graceMs = options.killGraceMs ?? 2000;
+    super(options);
     // mkdtemp creates the directory owner-only: the env and state files hold exported secrets.
     this.stateDir = mkdtempSync(join(tmpdir(), "hermes-shell-"));
     this.envFile = join(this.stateDir, "env.sh");
     this.stateFile = join(this.stateDir, "state.sh");
     this.unhookExit = onProcessExit(() => this.killEverything());
-  }
-
-  /** The shell's working directory as of the last finished call (the start cwd before any). */
-  get cwd(): string {
-    return this.currentCwd;
   }
 
   /**
@@ -119,13 +72,6 @@ export class ShellSession implements EnvShell {
   envPrelude(cwd: string): string {
     if (!existsSync(this.envFile)) return "";
     return envPreludeScript(this.envFile, cwd);
-  }
-
-  /** Runs `command` after any calls already queued. Rejects only when the session was disposed. */
-  run(command: string, options: ShellRunOptions): Promise<ShellRunResult> {
-    const next = this.queue.then(() => this.execute(command, options));
-    this.queue = next.catch(() => undefined);
-    return next;
   }
 
   /** Stops the running command, every process the shell started (`&` jobs included), and the shell. */
@@ -138,124 +84,43 @@ export class ShellSession implements EnvShell {
     rmSync(this.stateDir, { recursive: true, force: true });
   }
 
-  private execute(command: string, options: ShellRunOptions): Promise<ShellRunResult> {
-    if (this.disposed) return Promise.reject(new Error("The terminal shell was shut down."));
-    if (options.signal?.aborted) {
-      return Promise.resolve(
-        this.result("", null, {
-          interrupted: true,
-          stop: { afterMs: 0, killed: false, graceMs: this.graceMs, running: [] },
-        }),
-      );
-    }
-    clearTimeout(this.idleTimer);
-    const proc = this.ensureShell();
-    return new Promise<ShellRunResult>((resolve) => {
-      const nonce = randomBytes(8).toString("hex");
-      const half = Math.floor(this.maxOutputChars / 2);
-      const onAbort = (): void => {
-        pending.interrupted = true;
-        this.stopCommand();
-      };
-      let finished = false;
-      const pending: Pending = {
-        marker: sentinelMarker(nonce),
-        nonce,
-        buffer: new HeadTailBuffer(half, this.maxOutputChars - half),
-        scan: "",
-        live: 0,
-        onOutput: options.onOutput,
-        startedAt: Date.now(),
-        timedOut: false,
-        interrupted: false,
-        timers: [],
-        finish: (exitCode, shellExited) => {
-          if (finished) return;
-          finished = true;
-          for (const t of pending.timers) clearTimeout(t);
-          options.signal?.removeEventListener("abort", onAbort);
-          pending.buffer.write(pending.scan);
-          pending.scan = "";
-          const deliver = (stop: StopReport | undefined): void => {
-            if (this.pending === pending) this.pending = undefined;
-            this.afterCall(pending, stop !== undefined || shellExited);
-            const stoppedCode = pending.timedOut ? 124 : 130;
-            resolve(
-              this.result(pending.buffer.toString(), stop ? stoppedCode : exitCode, {
-                timedOut: pending.timedOut,
-                interrupted: pending.interrupted,
-                shellExited,
-                droppedChars: pending.buffer.droppedChars,
-                ...(stop ? { stop } : {}),
-              }),
-            );
-          };
-          // A stopped command's result waits until everything it started is gone.
-          if (pending.stopping) void pending.stopping.then(deliver);
-          else deliver(undefined);
-        },
-      };
-      this.pending = pending;
-      pending.timers.push(
-        setTimeout(() => {
-          pending.timedOut = true;
-          this.stopCommand();
-        }, options.timeoutMs),
-      );
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      proc.stdin?.write(this.wrap(command, pending, options.workdir));
-    });
-  }
-
-  private result(output: string, exitCode: number | null, extra: Partial<ShellRunResult>): ShellRunResult {
-    return {
-      output,
-      exitCode,
-      cwd: this.currentCwd,
-      timedOut: false,
-      interrupted: false,
-      shellExited: false,
-      droppedChars: 0,
-      ...extra,
-    };
-  }
-
-  /** Records the call's `&` jobs, drops its state file, and arms the idle lifetime. */
-  private afterCall(pending: Pending, stopped: boolean): void {
-    const pidFile = this.callFile(pending, "pid");
+  /** Records the call's `&` jobs and keeps the state it left (the start of a rebuilt shell). */
+  protected afterCall(pending: PendingCall, stopped: boolean): void {
+    const pidFile = callFile(this.stateDir, pending.nonce, "pid");
     const group = Number(readText(pidFile));
     rmSync(pidFile, { force: true });
-    const state = this.callFile(pending, "state");
+    const state = callFile(this.stateDir, pending.nonce, "state");
     // The last finished call's full state is what a rebuilt shell starts from.
     if (!stopped && existsSync(`${state}.ok`)) renameSync(state, this.stateFile);
     rmSync(state, { force: true });
     rmSync(`${state}.ok`, { force: true });
     if (!stopped && group > 0 && groupsAlive([group])) this.jobGroups.add(group);
     for (const g of this.jobGroups) if (!groupsAlive([g])) this.jobGroups.delete(g);
-    const idle = this.options.idleLifetimeMs;
-    if (idle !== undefined && idle > 0 && !this.disposed) {
-      this.idleTimer = setTimeout(() => {
-        // Only the idle shell ends; `&` jobs live on until dispose, and the next call rebuilds it.
-        if (!this.pending && this.proc) this.killShell();
-      }, idle);
-      this.idleTimer.unref();
-    }
   }
 
-  private callFile(pending: Pending, kind: "pid" | "state"): string {
-    return callFile(this.stateDir, pending.nonce, kind);
+  protected endIdleShell(): void {
+    if (this.proc) this.killShell();
   }
 
-  private wrap(command: string, pending: Pending, workdir: string | undefined): string {
-    return wrapCommand(command, {
-      nonce: pending.nonce,
-      paths: statePaths(this.stateDir),
-      ...(workdir ? { workdir } : {}),
-    });
+  protected writeCall(
+    stdin: { write(text: string): unknown },
+    command: string,
+    nonce: string,
+    workdir: string | undefined,
+  ): void {
+    stdin.write(
+      wrapCommand(command, { nonce, paths: statePaths(this.stateDir), ...(workdir ? { workdir } : {}) }),
+    );
   }
 
-  private ensureShell(): ChildProcess {
-    if (this.proc) return this.proc;
+  protected onSentinel(pending: PendingCall, text: string): void {
+    const fields = /^(\d+)_(.*)$/.exec(text);
+    if (fields?.[2]) this.currentCwd = fields[2];
+    pending.finish(fields ? Number(fields[1]) : null, false);
+  }
+
+  protected ensureShell(): { write(text: string): unknown } {
+    if (this.proc?.stdin) return this.proc.stdin;
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.options.env)) if (v !== undefined) env[k] = v;
     // A non-interactive bash sources $BASH_ENV at start; --norc is meant to keep start-up clean.
@@ -271,77 +136,22 @@ export class ShellSession implements EnvShell {
     this.proc = proc;
     // Idle shells must not keep the process alive; a running call holds its own timer.
     proc.unref();
-    for (const stream of [proc.stdin, proc.stdout, proc.stderr]) (stream as Socket | null)?.unref?.();
-    proc.stdout?.setEncoding("utf8");
-    proc.stderr?.setEncoding("utf8");
-    // After the shell exits, its last output still belongs to the call that was running then.
-    let exited = false;
-    let owner: Pending | undefined;
-    const ours = (): boolean =>
-      this.proc === proc || (exited && owner !== undefined && this.pending === owner);
-    proc.stdout?.on("data", (text: string) => {
-      if (ours()) this.onStdout(text);
-    });
-    proc.stderr?.on("data", (text: string) => {
-      if (!ours()) return;
-      this.pending?.buffer.write(text);
-      if (this.pending) showLive(this.pending, text);
-    });
-    proc.stdin?.on("error", () => undefined); // EPIPE when the shell died; the exit handler reports it
-    let stdoutEnded = false;
-    proc.stdout?.on("end", () => {
-      stdoutEnded = true;
-    });
+    for (const stream of [proc.stdin, proc.stdout, proc.stderr]) (stream as Socket).unref?.();
+    proc.stdout.setEncoding("utf8");
+    proc.stderr.setEncoding("utf8");
+    const gone = this.wireStreams(proc, () => this.proc === proc);
     const onGone = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (this.proc !== proc) return;
       this.proc = undefined;
-      exited = true;
-      owner = this.pending;
-      const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
-      const done = (): void => {
-        if (owner && this.pending === owner) owner.finish(exitCode, true);
-      };
-      // 'exit' can come before the last output: wait for stdout to drain, but not for an `&` job
-      // that inherited the pipe and keeps it open.
-      if (stdoutEnded) {
-        done();
-        return;
-      }
-      proc.stdout?.once("end", done);
-      setTimeout(done, 200).unref();
+      gone(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null));
     };
     proc.on("exit", onGone);
     proc.on("error", (err) => {
       this.pending?.buffer.write(`Failed to start bash: ${err.message}\n`);
       onGone(null, null);
     });
-    proc.stdin?.write(initScript(statePaths(this.stateDir)));
-    return proc;
-  }
-
-  private onStdout(text: string): void {
-    const pending = this.pending;
-    if (!pending) return; // output of an `&` job between calls has no reader
-    pending.scan += text;
-    const at = pending.scan.indexOf(pending.marker);
-    if (at < 0) {
-      // Whole lines cannot hold a partial sentinel (it starts on a line of its own): show them.
-      streamLive(pending, pending.scan.lastIndexOf("\n") + 1);
-      const keep = pending.marker.length + SPARE_TAIL;
-      if (pending.scan.length > keep * 2) {
-        commitScan(pending, pending.scan.length - keep);
-      }
-      return;
-    }
-    streamLive(pending, at);
-    const lineEnd = pending.scan.indexOf("\n", at);
-    if (lineEnd < 0) return; // the rest of the sentinel line is still on its way
-    const fields = /^(\d+)_(.*)$/.exec(pending.scan.slice(at + pending.marker.length, lineEnd));
-    // The sentinel's printf starts with a newline of its own; drop it from the output.
-    const before = pending.scan.slice(0, at);
-    pending.scan = before.endsWith("\n") ? before.slice(0, -1) : before;
-    if (fields?.[2]) this.currentCwd = fields[2];
-    pending.finish(fields ? Number(fields[1]) : null, false);
+    proc.stdin.write(initScript(statePaths(this.stateDir)));
+    return proc.stdin;
   }
 
   /**
@@ -349,7 +159,7 @@ export class ShellSession implements EnvShell {
    * nothing more of it runs), everything it started gets SIGTERM, then SIGKILL after the grace
    * period. If the shell does not report back after that, it is killed and rebuilt on the next call.
    */
-  private stopCommand(): void {
+  protected stopCommand(): void {
     const pending = this.pending;
     const shellPid = this.proc?.pid;
     if (!pending || pending.stopping || shellPid === undefined) return;

@@ -51,40 +51,6 @@ export interface ShellRedirect {
   heredocWord?: ShellWord;
 }
 
-export interface SimpleCommand {
-  words: ShellWord[];
-  redirects: ShellRedirect[];
-  /**
-   * Set for words that are expanded but not run as a command: `for` (the variable and its list),
-   * `case` (the subject and the patterns).
-   */
-  keyword?: "for" | "case";
-}
-
-/** Commands joined by `|` or `|&`; a single command is a pipeline of one. */
-export type Pipeline = SimpleCommand[];
-
-/** A pipeline and where it sits in the script. */
-export interface PipelineInfo {
-  commands: SimpleCommand[];
-  /** What came before it: "" (start), ";", "\n", "&&", "||", "&" (the previous one ran in the background). */
-  connector: string;
-  /** Ended by `&`. */
-  background: boolean;
-  /** Inside a compound command, group, subshell or function body. */
-  nested: boolean;
-  /** Inside a loop body. */
-  loop: boolean;
-  /** The functions whose bodies it is in, outermost first. */
-  functions: string[];
-}
-
-export interface ParsedScript {
-  pipelines: PipelineInfo[];
-  /** Functions defined anywhere in the script. */
-  functions: string[];
-}
-
 export function newWord(): ShellWord {
   return { text: "", quoted: false, subs: [], parts: [] };
 }

@@ -10,7 +10,7 @@
  * Everything here is pure: it reads a config object and returns the list to store. Writing the
  * file is `tool-config.ts`.
  */
-import { resolveToolsets, TOOLSETS } from "./toolsets.js";
+import { CORE_TOOLSET_PLATFORMS, resolveToolsets, TOOLSETS } from "./toolsets.js";
 
 /** The toolsets `hermes tools` turns on and off, in the order it lists them (upstream's order). */
 export const CONFIGURABLE_TOOLSETS: readonly { key: string; label: string }[] = [
@@ -37,24 +37,8 @@ export const DEFAULT_OFF_TOOLSETS: ReadonlySet<string> = new Set(["homeassistant
 
 /** The surfaces `--platform` accepts: the CLI, cron, and every messaging platform and server. */
 export const TOOL_PLATFORMS: readonly string[] = [
-  "cli",
-  "cron",
-  "telegram",
+  ...CORE_TOOLSET_PLATFORMS,
   "discord",
-  "slack",
-  "whatsapp",
-  "signal",
-  "bluebubbles",
-  "homeassistant",
-  "email",
-  "mattermost",
-  "matrix",
-  "dingtalk",
-  "weixin",
-  "qqbot",
-  "wecom",
-  "wecom-callback",
-  "sms",
   "api_server",
   "webhook",
 ];

@@ -55,7 +55,8 @@ export const CORE_TOOLS: readonly string[] = [
   ...HA_TOOLS,
 ];
 
-const PLATFORMS = [
+/** Surfaces whose `hermes-<platform>` toolset is the core tools (Discord, the API server and webhooks have their own). */
+export const CORE_TOOLSET_PLATFORMS = [
   "cli",
   "cron",
   "telegram",
@@ -77,7 +78,7 @@ const PLATFORMS = [
 
 function platformToolsets(): Record<string, ToolsetSpec> {
   const out: Record<string, ToolsetSpec> = {};
-  for (const platform of PLATFORMS) {
+  for (const platform of CORE_TOOLSET_PLATFORMS) {
     out[`hermes-${platform}`] = {
       description: `Default tools for the ${platform} surface`,
       tools: CORE_TOOLS,
@@ -160,7 +161,7 @@ export const TOOLSETS: Readonly<Record<string, ToolsetSpec>> = {
     description: "Every messaging platform",
     tools: [],
     includes: [
-      ...PLATFORMS.filter((p) => p !== "cli" && p !== "cron").map((p) => `hermes-${p}`),
+      ...CORE_TOOLSET_PLATFORMS.filter((p) => p !== "cli" && p !== "cron").map((p) => `hermes-${p}`),
       "hermes-discord",
     ],
   },

@@ -14,6 +14,7 @@ import { StreamTextRedactor } from "../../util/redact-stream.js";
 import { finishReason, type RouteContext } from "./context.js";
 import { ApiError, randomHex, sendJson, startSse, writeSse, writeSseComment } from "./http.js";
 import { readChatMessages } from "./input.js";
+import { API_SERVER_SOURCE } from "./turns.js";
 
 /** A short line saying what a tool call does (its main argument), for progress displays. */
 export function toolLabel(name: string, args: Record<string, unknown> | undefined): string {
@@ -83,6 +84,16 @@ export async function chatCompletions(
     options !== null &&
     (options as Record<string, unknown>)["include_usage"] === true;
   const sessionId = sessionHeader(req);
+  // Only the API server's own transcripts continue by header (as upstream): a CLI or Telegram
+  // session may hold private chats and tool output that an HTTP client must not be handed.
+  const named = sessionId ? ctx.store.getSession(sessionId) : undefined;
+  if (sessionId && named && named.source !== API_SERVER_SOURCE) {
+    throw new ApiError(
+      404,
+      `No API server session "${sessionId}" to continue; X-Hermes-Session-Id takes ids this server issued.`,
+      "session_not_found",
+    );
+  }
   const id = `chatcmpl-${randomHex()}`;
   const created = Math.floor(Date.now() / 1000);
   const model = ctx.modelName;

@@ -29,6 +29,7 @@ export const RESPONSE_STORE_FILE = "response_store.db";
 
 export class ResponseStore {
   private readonly db: Db;
+  private last = 0;
 
   /**
    * Opens (creating) `<home>/response_store.db`; `home` undefined keeps everything in memory.
@@ -74,7 +75,7 @@ export class ResponseStore {
     if (!row) return undefined;
     const parsed = decode(row.data);
     if (!parsed) return undefined;
-    this.db.prepare("UPDATE responses SET accessed_at = ? WHERE response_id = ?").run(now(), id);
+    this.db.prepare("UPDATE responses SET accessed_at = ? WHERE response_id = ?").run(this.now(), id);
     return parsed;
   }
 
@@ -89,7 +90,7 @@ export class ResponseStore {
     this.db.transaction(() => {
       this.db
         .prepare("INSERT OR REPLACE INTO responses (response_id, data, accessed_at) VALUES (?, ?, ?)")
-        .run(id, data, now());
+        .run(id, data, this.now());
       const over = this.size - this.capacity;
       if (over > 0) {
         this.db
@@ -123,6 +124,15 @@ export class ResponseStore {
   close(): void {
     this.db.close();
   }
+
+  /**
+   * Seconds, as Python's `time.time()` writes `accessed_at`; strictly increasing, so accesses in
+   * the same millisecond still evict in the order they happened.
+   */
+  private now(): number {
+    this.last = Math.max(Date.now() / 1000, this.last + 1e-6);
+    return this.last;
+  }
 }
 
 function createTables(db: Db): void {
@@ -130,11 +140,6 @@ function createTables(db: Db): void {
     "CREATE TABLE IF NOT EXISTS responses (response_id TEXT PRIMARY KEY, data TEXT NOT NULL, accessed_at REAL NOT NULL);" +
       "CREATE TABLE IF NOT EXISTS conversations (name TEXT PRIMARY KEY, response_id TEXT NOT NULL);",
   );
-}
-
-/** Seconds, as Python's `time.time()` writes `accessed_at`. */
-function now(): number {
-  return Date.now() / 1000;
 }
 
 function decode(text: string): StoredResponse | undefined {

@@ -11,7 +11,7 @@ import {
   sentMessages,
   startApiHarness,
 } from "../../../support/api-server-harness.js";
-import { reply } from "../../../support/fake-llm.js";
+import { reply, stallMidStream } from "../../../support/fake-llm.js";
 
 let harness: ApiHarness | undefined;
 afterEach(async () => {
@@ -154,6 +154,34 @@ describe("Responses stored in response_store.db", () => {
   });
 });
 
+describe("A Responses stream the client abandons", () => {
+  it("is stored as incomplete with the text it had, and GET finds it", async () => {
+    const h = await setup();
+    h.llm.enqueue(stallMidStream(3, reply().text("Partial words then a long stall")));
+    const controller = new AbortController();
+    const res = await h.call("/v1/responses", {
+      method: "POST",
+      body: JSON.stringify({ model: "hermes-agent", input: "go", stream: true }),
+      signal: controller.signal,
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    while (!text.includes("response.output_text.delta")) {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+    }
+    const id = /"id":"(resp_[0-9a-f]+)"/.exec(text)?.[1] ?? "";
+    controller.abort();
+    let stored: OpenAI.Responses.Response | undefined;
+    while (!stored) {
+      stored = await h.client.responses.retrieve(id).catch(() => undefined);
+      if (!stored) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(stored.status).toBe("incomplete");
+    expect(stored.output_text.length).toBeGreaterThan(0);
+  });
+});
+
 describe("Named conversations", () => {
   it("chain each request to the conversation's latest response; a new name starts fresh", async () => {
     const h = await setup();
@@ -185,6 +213,22 @@ describe("Named conversations", () => {
         previous_response_id: b.id,
       }),
     ).rejects.toMatchObject({ status: 400 });
+    // store: false answers but keeps nothing, and moves no conversation forward.
+    h.llm.enqueue(reply().text("unstored"));
+    const unstored = await h.client.responses.create({
+      model: "hermes-agent",
+      input: "Forget this.",
+      conversation: "colours",
+      store: false,
+    });
+    await expect(h.client.responses.retrieve(unstored.id)).rejects.toMatchObject({ status: 404 });
+    h.llm.enqueue(reply().text("still blue"));
+    const after = await h.client.responses.create({
+      model: "hermes-agent",
+      input: "Colour?",
+      conversation: "colours",
+    });
+    expect(after.previous_response_id).toBe(b.id);
     for (const name of ["", " ", "x".repeat(300)]) {
       const res = await h.call("/v1/responses", {
         method: "POST",
@@ -192,7 +236,7 @@ describe("Named conversations", () => {
       });
       expect(res.status).toBe(400);
     }
-    expect(h.llm.chatRequests).toHaveLength(3);
+    expect(h.llm.chatRequests).toHaveLength(5);
   });
 });
 

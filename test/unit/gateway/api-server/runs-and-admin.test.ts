@@ -115,6 +115,21 @@ describe("Runs API", () => {
   });
 });
 
+describe("Runs API limits", () => {
+  it("refuses a run past max_concurrent_runs with 429 and accepts one again after a stop", async () => {
+    harness = await startApiHarness({ maxConcurrentRuns: 1 });
+    const h = harness;
+    h.llm.enqueue(hang(), reply().text("second"));
+    const first = await h.client.post<Json>("/runs", { body: { input: "slow" } });
+    await expect(h.client.post("/runs", { body: { input: "another" } })).rejects.toMatchObject({
+      status: 429,
+    });
+    await h.client.post(`/runs/${String(first["run_id"])}/stop`);
+    const again = await h.client.post<Json>("/runs", { body: { input: "another" } });
+    expect((await runEvents(h, String(again["run_id"]))).at(-1)).toMatchObject({ event: "run.completed" });
+  });
+});
+
 describe("Discovery routes", () => {
   it("capabilities, skills and toolsets through the official client; /health/detailed without a key", async () => {
     const h = await setup();

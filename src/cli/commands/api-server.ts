@@ -33,7 +33,8 @@ export function apiServerCommand(stopSignal?: Promise<void>): CliCommand {
     name: "api-server",
     description:
       "Serves the Hermes agent as an OpenAI-compatible API (/v1/chat/completions, /v1/responses, " +
-      "/v1/models). Every request needs Authorization: Bearer <API_SERVER_KEY>.",
+      "/v1/runs, /v1/models, /api/sessions, /api/jobs…). Every request but /health needs " +
+      "Authorization: Bearer <API_SERVER_KEY> (at least 16 characters).",
     needs: "config",
     parse: (cmd) =>
       cmd
@@ -41,7 +42,7 @@ export function apiServerCommand(stopSignal?: Promise<void>): CliCommand {
         .option("--port <port>", "port (default API_SERVER_PORT or 8642; 0 picks a free one)")
         .addHelpText(
           "after",
-          "\nEnvironment: API_SERVER_KEY (required), API_SERVER_HOST, API_SERVER_PORT,\n" +
+          "\nEnvironment: API_SERVER_KEY (required, 16+ characters), API_SERVER_HOST, API_SERVER_PORT,\n" +
             "API_SERVER_MODEL_NAME (default hermes-agent), API_SERVER_CORS_ORIGINS (comma-separated).\n" +
             "Config: gateway.api_server.max_concurrent_runs (default 10).",
         ),

@@ -2,8 +2,10 @@
  * `POST /v1/chat/completions`: OpenAI's chat completions over one Hermes agent turn. Stateless like
  * Hermes: the request's earlier messages seed a new session; `X-Hermes-Session-Id` continues a
  * stored one instead (its stored history is used, the request's earlier messages are ignored).
- * Streaming sends `chat.completion.chunk` deltas, tool progress as SSE comments (which every SSE
- * client skips), a final chunk with `finish_reason`, then `data: [DONE]`.
+ * Streaming sends `chat.completion.chunk` deltas, tool progress as `event: hermes.tool.progress`
+ * frames (`{tool, emoji, label, toolCallId, status: running|completed|failed}`, as upstream), a
+ * final chunk with `finish_reason`, then `data: [DONE]`. The official openai clients yield such a
+ * frame's data as one more chunk, without `choices`; frontends built for Hermes read the event name.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RunResult } from "../../agent/agent.js";
@@ -12,6 +14,17 @@ import { StreamTextRedactor } from "../../util/redact-stream.js";
 import { finishReason, type RouteContext } from "./context.js";
 import { ApiError, randomHex, sendJson, startSse, writeSse, writeSseComment } from "./http.js";
 import { readChatMessages } from "./input.js";
+import { API_SERVER_SOURCE } from "./turns.js";
+
+/** A short line saying what a tool call does (its main argument), for progress displays. */
+export function toolLabel(name: string, args: Record<string, unknown> | undefined): string {
+  const main = ["command", "path", "query", "url", "pattern", "name", "action"]
+    .map((key) => args?.[key])
+    .find((value): value is string => typeof value === "string" && value.trim() !== "");
+  if (!main) return name;
+  const line = main.replace(/\s+/g, " ").trim();
+  return `${name}: ${line.length > 60 ? `${line.slice(0, 57)}...` : line}`;
+}
 
 const SESSION_HEADER = "x-hermes-session-id";
 
@@ -71,6 +84,16 @@ export async function chatCompletions(
     options !== null &&
     (options as Record<string, unknown>)["include_usage"] === true;
   const sessionId = sessionHeader(req);
+  // Only the API server's own transcripts continue by header (as upstream): a CLI or Telegram
+  // session may hold private chats and tool output that an HTTP client must not be handed.
+  const named = sessionId ? ctx.store.getSession(sessionId) : undefined;
+  if (sessionId && named && named.source !== API_SERVER_SOURCE) {
+    throw new ApiError(
+      404,
+      `No API server session "${sessionId}" to continue; X-Hermes-Session-Id takes ids this server issued.`,
+      "session_not_found",
+    );
+  }
   const id = `chatcmpl-${randomHex()}`;
   const created = Math.floor(Date.now() / 1000);
   const model = ctx.modelName;
@@ -126,6 +149,8 @@ export async function chatCompletions(
   // an error rather than a retried answer glued to a void fragment.
   const brokeOff = new AbortController();
   let relayedThisCall = false;
+  /** Tool calls announced as running: only these get a matching end frame. */
+  const started = new Set<string>();
   await ctx.withRunSlot(signal, async () => {
     const outcome = await ctx.turns.run({
       ...turn,
@@ -154,14 +179,24 @@ export async function chatCompletions(
             `hermes.retry ${JSON.stringify({ message: event.message, delay_ms: event.delayMs, attempt: event.attempt, attempts: event.attempts })}`,
           );
         } else if (event.type === "tool_start" && !event.parentCallId) {
-          writeSseComment(
+          // Upstream's named SSE event: frontends built for Hermes show it; it never enters the text.
+          started.add(event.callId);
+          writeSse(
             res,
-            `hermes.tool.progress ${JSON.stringify({ tool: event.name, status: "started" })}`,
+            {
+              tool: event.name,
+              emoji: ctx.toolEmoji(event.name),
+              label: toolLabel(event.name, event.args),
+              toolCallId: event.callId,
+              status: "running",
+            },
+            "hermes.tool.progress",
           );
-        } else if (event.type === "tool_end" && !event.parentCallId) {
-          writeSseComment(
+        } else if (event.type === "tool_end" && started.delete(event.callId)) {
+          writeSse(
             res,
-            `hermes.tool.progress ${JSON.stringify({ tool: event.name, status: event.ok ? "done" : "failed" })}`,
+            { tool: event.name, toolCallId: event.callId, status: event.ok ? "completed" : "failed" },
+            "hermes.tool.progress",
           );
         }
       },

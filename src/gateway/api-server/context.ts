@@ -1,7 +1,11 @@
 /**
  * What a route handler of the API server is given: the turn runner, the run limiter, the model
- * name it answers as, and the in-memory Responses store.
+ * name it answers as, the stores it reads and writes, and the server's settings that the
+ * discovery routes (`/v1/capabilities`, `/v1/toolsets`, `/health/detailed`) report.
  */
+import type { HermesConfig } from "../../config/defaults.js";
+import type { SessionStore } from "../../state/types.js";
+import type { ToolRegistry } from "../../tools/registry.js";
 import type { ResponseStore } from "./response-store.js";
 import type { TurnRunner } from "./turns.js";
 
@@ -10,6 +14,22 @@ export interface RouteContext {
   modelName: string;
   turns: TurnRunner;
   responses: ResponseStore;
+  /** state.db, as this server records it (sessions API, Responses transcripts). */
+  store: SessionStore;
+  home: string;
+  config: HermesConfig;
+  env: Record<string, string | undefined>;
+  registry: ToolRegistry;
+  /** Toolsets every turn of this server gets (`platform_toolsets.api_server`). */
+  toolsets: string[];
+  /** Whether browser origins are allowed (`API_SERVER_CORS_ORIGINS` set). */
+  cors: boolean;
+  /** When the server started (ms), for `/health/detailed`. */
+  startedAt: number;
+  /** Agent turns running and waiting now. */
+  load(): { running: number; queued: number; maxRunning: number };
+  /** The emoji a tool shows in progress displays ("" when it has none). */
+  toolEmoji(name: string): string;
   /**
    * Runs `work` holding one of the limited run slots. Throws `ApiError` 429 (with Retry-After) when
    * the queue is full; returns undefined without running `work` when `signal` aborts while waiting.

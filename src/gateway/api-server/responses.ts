@@ -1,12 +1,15 @@
 /**
- * `POST /v1/responses` (and `GET`/`DELETE /v1/responses/{id}`): a minimal, real OpenAI Responses
- * API over one agent turn. `instructions` layer on Hermes's prompt; `previous_response_id`
- * continues the session that produced that response (see `ResponseStore`). Streaming sends the
- * Responses event sequence: created, in_progress, output_item/content_part added,
- * `response.output_text.delta`…, the matching done events, then `response.completed`.
+ * `POST /v1/responses` (and `GET`/`DELETE /v1/responses/{id}`): the OpenAI Responses API over one
+ * agent turn, as Python Hermes serves it. `instructions` layer on Hermes's prompt (and carry to a
+ * continuation that sends none); `previous_response_id` or a named `conversation` continues the
+ * session that produced the earlier response (stored in `response_store.db`, see `ResponseStore`).
+ * The agent's tool calls appear as `function_call` and `function_call_output` output items, live in
+ * the stream (`response.output_item.added`/`done`) and in the final response.
  */
 import type { ServerResponse } from "node:http";
 import type { RunResult } from "../../agent/agent.js";
+import type { AgentEvent } from "../../agent/events.js";
+import type { Message } from "../../ai/types.js";
 import { processRedactor } from "../../util/redact.js";
 import { StreamTextRedactor } from "../../util/redact-stream.js";
 import { turnFailed } from "./chat-completions.js";
@@ -38,6 +41,75 @@ function messageItem(id: string, text: string, status: "in_progress" | "complete
   };
 }
 
+const bad = (message: string, param: string, status = 400, code = "invalid_request") =>
+  new ApiError(status, message, code, "invalid_request_error", {}, param);
+
+/** The conversation name a request names (`"name"` or `{id: "name"}`), validated. */
+function conversationName(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const name =
+    typeof value === "string"
+      ? value
+      : typeof value === "object" && typeof (value as Json)["id"] === "string"
+        ? ((value as Json)["id"] as string)
+        : undefined;
+  if (name === undefined || !name.trim() || name.length > 256) {
+    throw bad('"conversation" must be a name of 1 to 256 characters (or {"id": name}).', "conversation");
+  }
+  return name.trim();
+}
+
+/**
+ * Tool calls of one turn as Responses output items, in the order they happened. Subagents' calls
+ * (`parentCallId`) stay out: the client sees what its agent did.
+ */
+export class ToolItems {
+  readonly items: Json[] = [];
+  private readonly open = new Map<string, { id: string; name: string; arguments: string }>();
+
+  /** Returns the events to emit (`added`/`done` with the item), or [] for events it ignores. */
+  take(event: AgentEvent): Array<{ type: "added" | "done"; item: Json; index: number }> {
+    if (event.type === "tool_start" && !event.parentCallId) {
+      const call = { id: `fc_${randomHex()}`, name: event.name, arguments: JSON.stringify(event.args ?? {}) };
+      this.open.set(event.callId, call);
+      const item = { ...callItem(call, event.callId), status: "in_progress" };
+      this.items.push(callItem(call, event.callId));
+      return [{ type: "added", item, index: this.items.length - 1 }];
+    }
+    if (event.type === "tool_end" && !event.parentCallId) {
+      const call = this.open.get(event.callId);
+      if (!call) return [];
+      this.open.delete(event.callId);
+      const index = this.items.findIndex((i) => i["id"] === call.id);
+      const output = {
+        id: `fco_${randomHex()}`,
+        type: "function_call_output",
+        call_id: event.callId,
+        output: event.result,
+        status: "completed",
+      };
+      this.items.push(output);
+      return [
+        { type: "done", item: callItem(call, event.callId), index },
+        { type: "added", item: output, index: this.items.length - 1 },
+        { type: "done", item: output, index: this.items.length - 1 },
+      ];
+    }
+    return [];
+  }
+}
+
+function callItem(call: { id: string; name: string; arguments: string }, callId: string): Json {
+  return {
+    id: call.id,
+    type: "function_call",
+    status: "completed",
+    name: call.name,
+    call_id: callId,
+    arguments: call.arguments,
+  };
+}
+
 export async function createResponse(
   ctx: RouteContext,
   body: Json,
@@ -45,33 +117,39 @@ export async function createResponse(
   signal: AbortSignal,
 ): Promise<void> {
   const conversation = readResponsesInput(body["input"], body["instructions"]);
-  const previous = body["previous_response_id"];
-  if (previous !== undefined && previous !== null && typeof previous !== "string") {
-    throw new ApiError(
-      400,
-      '"previous_response_id" must be a string.',
-      "invalid_request",
-      "invalid_request_error",
-      {},
-      "previous_response_id",
-    );
+  const previousGiven = body["previous_response_id"];
+  if (previousGiven !== undefined && previousGiven !== null && typeof previousGiven !== "string") {
+    throw bad('"previous_response_id" must be a string.', "previous_response_id");
   }
+  const named = conversationName(body["conversation"]);
+  if (named && previousGiven) {
+    throw bad('Send either "conversation" or "previous_response_id", not both.', "conversation");
+  }
+  // A named conversation continues its latest response; a new name starts a new conversation.
+  const previous = named ? ctx.responses.conversation(named) : previousGiven || undefined;
   let sessionId: string | undefined;
-  if (typeof previous === "string" && previous) {
+  let history = conversation.history;
+  let instructions = typeof body["instructions"] === "string" ? body["instructions"] : null;
+  if (previous) {
     const stored = ctx.responses.get(previous);
     if (!stored) {
-      throw new ApiError(
-        404,
+      throw bad(
         `Unknown previous_response_id "${previous}". The API server keeps the latest ${ctx.responses.capacity} ` +
-          "responses in memory (lost on restart); start a new conversation without it.",
-        "previous_response_not_found",
-        "invalid_request_error",
-        {},
+          "responses (response_store.db); start a new conversation without it.",
         "previous_response_id",
+        404,
+        "previous_response_not_found",
       );
     }
-    sessionId = stored.sessionId;
+    instructions ??= stored.instructions;
+    if (stored.sessionId && ctx.store.getSession(stored.sessionId)) sessionId = stored.sessionId;
+    // A response whose session is gone (written by another Hermes, or pruned) still carries its
+    // conversation: it seeds a new session.
+    else history = [...stored.conversationHistory, ...history];
   }
+  // `conversation.systemPrompt` already holds this request's instructions; carried ones go first.
+  const carried = typeof body["instructions"] === "string" ? null : instructions;
+  const systemPrompt = [carried, conversation.systemPrompt].filter(Boolean).join("\n\n") || undefined;
   const stream = body["stream"] === true;
   const store = body["store"] !== false;
   const id = `resp_${randomHex()}`;
@@ -84,8 +162,9 @@ export async function createResponse(
     status,
     model: ctx.modelName,
     output,
-    instructions: typeof body["instructions"] === "string" ? body["instructions"] : null,
-    previous_response_id: typeof previous === "string" && previous ? previous : null,
+    instructions,
+    previous_response_id: previous ?? null,
+    conversation: named ? { id: named } : null,
     error: null,
     incomplete_details: null,
     metadata: {},
@@ -100,21 +179,34 @@ export async function createResponse(
   });
   const turn = {
     input: conversation.input,
-    history: conversation.history,
-    ...(conversation.systemPrompt ? { systemPrompt: conversation.systemPrompt } : {}),
+    history,
+    ...(systemPrompt ? { systemPrompt } : {}),
     ...(sessionId ? { sessionId } : {}),
     signal,
   };
   const remember = (response: Json, sid: string) => {
-    if (store) ctx.responses.set(id, { sessionId: sid, response });
+    if (!store) return;
+    let transcript: Message[] = [];
+    try {
+      transcript = ctx.store.conversation(sid);
+    } catch {
+      // The session's rows may still be queued behind another writer; the id alone continues it.
+    }
+    ctx.responses.put(id, { sessionId: sid, response, conversationHistory: transcript, instructions });
+    if (named) ctx.responses.setConversation(named, id);
   };
+  const tools = new ToolItems();
 
   if (!stream) {
     await ctx.withRunSlot(signal, async () => {
-      const { result, sessionId: sid } = await ctx.turns.run(turn);
+      const { result, sessionId: sid } = await ctx.turns.run({ ...turn, onEvent: (e) => tools.take(e) });
       if (signal.aborted) return;
       if (result.reason === "error") throw turnFailed(result, sid);
-      const response = base("completed", [messageItem(itemId, result.text, "completed")], result);
+      const response = base(
+        "completed",
+        [...tools.items, messageItem(itemId, result.text, "completed")],
+        result,
+      );
       remember(response, sid);
       sendJson(res, 200, response, { "x-hermes-session-id": sid });
     });
@@ -124,70 +216,109 @@ export async function createResponse(
   let sequence = 0;
   const emit = (type: string, data: Json) =>
     writeSse(res, { type, sequence_number: sequence++, ...data }, type);
-  const part = { item_id: itemId, output_index: 0, content_index: 0 };
+  /** Output slots in order: tool items and (once text arrives) the message. */
+  const slots: Array<{ kind: "tool"; at: number } | { kind: "message" }> = [];
+  let messageIndex = -1;
+  const part = () => ({ item_id: itemId, output_index: messageIndex, content_index: 0 });
+  const openMessage = () => {
+    if (messageIndex >= 0) return;
+    messageIndex = slots.length;
+    slots.push({ kind: "message" });
+    emit("response.output_item.added", {
+      output_index: messageIndex,
+      item: messageItem(itemId, "", "in_progress"),
+    });
+    emit("response.content_part.added", {
+      ...part(),
+      part: { type: "output_text", text: "", annotations: [] },
+    });
+  };
   let text = "";
   /** Where the current model call's text starts in `text`. */
   let callStart = 0;
   // Deltas are relayed one by one: a secret cut between two of them is held until it is whole.
   let live = new StreamTextRedactor(processRedactor());
+  const sendDelta = (delta: string) => {
+    if (!delta) return;
+    openMessage();
+    text += delta;
+    emit("response.output_text.delta", { ...part(), delta, logprobs: [] });
+  };
+  const output = (finalText: string): Json[] =>
+    slots.map((slot) =>
+      slot.kind === "message" ? messageItem(itemId, finalText, "completed") : (tools.items[slot.at] as Json),
+    );
+  let sid = "";
+  let finished = false;
   await ctx.withRunSlot(signal, async () => {
-    const { result, sessionId: sid } = await ctx.turns.run({
-      ...turn,
-      onStart: (started) => {
-        startSse(res, { "x-hermes-session-id": started });
-        emit("response.created", { response: base("in_progress", []) });
-        emit("response.in_progress", { response: base("in_progress", []) });
-        emit("response.output_item.added", { output_index: 0, item: messageItem(itemId, "", "in_progress") });
-        emit("response.content_part.added", {
-          ...part,
-          part: { type: "output_text", text: "", annotations: [] },
-        });
-      },
-      onEvent: (event) => {
-        if (event.type === "text_delta" && event.text) {
-          const delta = live.push(event.text);
-          text += delta;
-          if (delta) emit("response.output_text.delta", { ...part, delta, logprobs: [] });
-        } else if (event.type === "turn_start") {
-          callStart = text.length;
-        } else if (event.type === "stream_discarded") {
-          // The failed attempt's deltas cannot be taken back from a live view, but the text the
-          // `done` and `completed` events carry (what clients keep) leaves them out.
-          text = text.slice(0, callStart);
-          live = new StreamTextRedactor(processRedactor());
-        }
-      },
-    });
-    if (signal.aborted) return;
-    const rest = live.end();
-    if (rest) {
-      text += rest;
-      emit("response.output_text.delta", { ...part, delta: rest, logprobs: [] });
-    }
-    if (result.reason === "error") {
-      const failed = {
-        ...base("failed", []),
-        error: {
-          code: "server_error",
-          message: `The agent's turn failed: ${result.error ?? "unknown error"}`,
+    try {
+      const outcome = await ctx.turns.run({
+        ...turn,
+        onStart: (started) => {
+          sid = started;
+          startSse(res, { "x-hermes-session-id": started });
+          emit("response.created", { response: base("in_progress", []) });
+          emit("response.in_progress", { response: base("in_progress", []) });
         },
-      };
-      emit("response.failed", { response: failed });
+        onEvent: (event) => {
+          if (event.type === "text_delta" && event.text) {
+            sendDelta(live.push(event.text));
+          } else if (event.type === "turn_start") {
+            callStart = text.length;
+          } else if (event.type === "stream_discarded") {
+            // The failed attempt's deltas cannot be taken back from a live view, but the text the
+            // `done` and `completed` events carry (what clients keep) leaves them out.
+            text = text.slice(0, callStart);
+            live = new StreamTextRedactor(processRedactor());
+          } else if (event.type === "tool_start" || event.type === "tool_end") {
+            // Text held back by the redactor goes out before the tool item, in the order it came.
+            sendDelta(live.end());
+            live = new StreamTextRedactor(processRedactor());
+            for (const step of tools.take(event)) {
+              if (step.type === "added" && !slots.some((s) => s.kind === "tool" && s.at === step.index)) {
+                slots.push({ kind: "tool", at: step.index });
+              }
+              const outputIndex = slots.findIndex((s) => s.kind === "tool" && s.at === step.index);
+              emit(`response.output_item.${step.type}`, { output_index: outputIndex, item: step.item });
+            }
+          }
+        },
+      });
+      sid = outcome.sessionId;
+      if (signal.aborted) return;
+      const { result } = outcome;
+      sendDelta(live.end());
+      if (result.reason === "error") {
+        const failed = {
+          ...base("failed", output(text)),
+          error: {
+            code: "server_error",
+            message: `The agent's turn failed: ${result.error ?? "unknown error"}`,
+          },
+        };
+        remember(failed, sid);
+        finished = true;
+        emit("response.failed", { response: failed });
+        res.end();
+        return;
+      }
+      if (!text && result.text) sendDelta(result.text);
+      openMessage();
+      emit("response.output_text.done", { ...part(), text, logprobs: [] });
+      emit("response.content_part.done", { ...part(), part: { type: "output_text", text, annotations: [] } });
+      emit("response.output_item.done", {
+        output_index: messageIndex,
+        item: messageItem(itemId, text, "completed"),
+      });
+      const response = base("completed", output(text), result);
+      remember(response, sid);
+      finished = true;
+      emit("response.completed", { response });
       res.end();
-      return;
+    } finally {
+      // A client that went away mid-stream can still continue from what it saw (as upstream).
+      if (!finished && sid) remember(base("incomplete", output(text)), sid);
     }
-    if (!text && result.text) {
-      text = result.text;
-      emit("response.output_text.delta", { ...part, delta: text, logprobs: [] });
-    }
-    emit("response.output_text.done", { ...part, text, logprobs: [] });
-    emit("response.content_part.done", { ...part, part: { type: "output_text", text, annotations: [] } });
-    const item = messageItem(itemId, text, "completed");
-    emit("response.output_item.done", { output_index: 0, item });
-    const response = base("completed", [item], result);
-    remember(response, sid);
-    emit("response.completed", { response });
-    res.end();
   });
 }
 
@@ -198,7 +329,7 @@ export function getResponse(ctx: RouteContext, id: string, res: ServerResponse):
   sendJson(res, 200, stored.response);
 }
 
-/** `DELETE /v1/responses/{id}`: forgets the mapping (the session stays in state.db). */
+/** `DELETE /v1/responses/{id}`: forgets the stored response (the session stays in state.db). */
 export function deleteResponse(ctx: RouteContext, id: string, res: ServerResponse): void {
   if (!ctx.responses.delete(id)) throw notFound(id);
   sendJson(res, 200, { id, object: "response.deleted", deleted: true });
@@ -207,7 +338,7 @@ export function deleteResponse(ctx: RouteContext, id: string, res: ServerRespons
 function notFound(id: string): ApiError {
   return new ApiError(
     404,
-    `No response "${id}": the API server keeps the latest responses in memory only.`,
+    `No stored response "${id}": the API server keeps only the latest responses (response_store.db).`,
     "response_not_found",
     "invalid_request_error",
   );

@@ -1,16 +1,17 @@
 /**
- * The OpenAI-compatible API server: lets any OpenAI client talk to the Hermes agent.
+ * The OpenAI-compatible API server: lets any OpenAI client (and any client built for Python
+ * Hermes's API server) talk to the Hermes agent.
  *
  *   const server = await startApiServer({ home, config, env });   // key from API_SERVER_KEY
  *   // POST {server.url}/v1/chat/completions with Authorization: Bearer <key>
  *   await server.close();                                         // drains running requests
  *
- * Routes: `GET /health` (no auth); with `Authorization: Bearer <key>`: `GET /v1/models`,
- * `POST /v1/chat/completions`, `POST /v1/responses`, `GET|DELETE /v1/responses/{id}`. Every turn is
- * a fresh `ChatSession` recorded in state.db with source `api_server`; dangerous commands are
- * denied (nobody can approve them). The server never starts without a key, even on loopback.
+ * Routes are listed in `router.ts` (`ROUTES`). Every turn runs a `ChatSession` recorded in state.db
+ * with source `api_server`; dangerous commands are denied (nobody can approve them). Responses are
+ * kept in `response_store.db`. The server never starts without a key of at least 16 characters,
+ * even on loopback.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
@@ -19,20 +20,12 @@ import { openRecordingStore } from "../../state/recording-store.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { Logger } from "../../util/log.js";
-import { chatCompletions } from "./chat-completions.js";
 import type { RouteContext } from "./context.js";
-import {
-  ApiError,
-  bearerMatches,
-  parseJsonObject,
-  readBody,
-  SECURITY_HEADERS,
-  sendError,
-  sendJson,
-} from "./http.js";
+import { ApiError, SECURITY_HEADERS, sendError } from "./http.js";
 import { AcquireAbortedError, QueueFullError, RunLimiter } from "./limiter.js";
 import { ResponseStore } from "./response-store.js";
-import { createResponse, deleteResponse, getResponse } from "./responses.js";
+import { route } from "./router.js";
+import { RunRegistry } from "./runs.js";
 
 /** How long closing waits for writes still queued behind another process's lock on state.db. */
 const SHUTDOWN_SAVE_WAIT_MS = 10_000;
@@ -96,6 +89,8 @@ const DEFAULT_PORT = 8642;
 const DEFAULT_HOST = "127.0.0.1";
 const DEFAULT_MODEL = "hermes-agent";
 const MIB = 1024 * 1024;
+/** Shortest API key accepted: shorter ones are guessable placeholders (issue 22). */
+export const MIN_KEY_LENGTH = 16;
 
 function configuredRuns(config: HermesConfig): number | undefined {
   const gateway = (config as unknown as Record<string, unknown>)["gateway"];
@@ -135,6 +130,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         "`openssl rand -hex 32`) in ~/.hermes/.env, and send it as `Authorization: Bearer <key>`.",
     );
   }
+  if (key.length < MIN_KEY_LENGTH) {
+    throw new ApiServerConfigError(
+      `API_SERVER_KEY is ${key.length} characters long; the API server needs at least ${MIN_KEY_LENGTH} ` +
+        "so the key cannot be guessed. Set a long random one (for example from `openssl rand -hex 32`) " +
+        "in ~/.hermes/.env.",
+    );
+  }
   const host = options.host ?? (env["API_SERVER_HOST"]?.trim() || DEFAULT_HOST);
   const port =
     options.port ??
@@ -163,30 +165,43 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     notify: (message) => options.onWarning?.(`state.db: ${message}`),
   });
   const cwd = options.cwd ?? process.cwd();
-  const turns = new TurnRunner({
-    store,
-    cwd,
-    openSession: options.createSession ?? ((o) => ChatSession.open(o)),
-    sessionOptions: {
-      config: options.config,
-      home: options.home,
-      env,
-      cwd,
-      resolved,
-      registry: options.registry ?? createBuiltinRegistry(),
-      ...(options.toolsReady ? { toolsReady: options.toolsReady } : {}),
-      toolsets: configuredToolsets(options.config),
-      platform: API_SERVER_SOURCE,
-      source: API_SERVER_SOURCE,
-      store,
-      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
-      ...(options.logger ? { logger: options.logger } : {}),
-    },
-  });
+  const registry = options.registry ?? createBuiltinRegistry();
+  const toolsets = configuredToolsets(options.config);
+  const responses = new ResponseStore(options.home, 100, (m) => options.onWarning?.(m));
+  let closing = false;
   const ctx: RouteContext = {
     modelName,
-    turns,
-    responses: new ResponseStore(100),
+    turns: new TurnRunner({
+      store,
+      cwd,
+      openSession: options.createSession ?? ((o) => ChatSession.open(o)),
+      sessionOptions: {
+        config: options.config,
+        home: options.home,
+        env,
+        cwd,
+        resolved,
+        registry,
+        ...(options.toolsReady ? { toolsReady: options.toolsReady } : {}),
+        toolsets,
+        platform: API_SERVER_SOURCE,
+        source: API_SERVER_SOURCE,
+        store,
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+        ...(options.logger ? { logger: options.logger } : {}),
+      },
+    }),
+    responses,
+    store,
+    home: options.home,
+    config: options.config,
+    env,
+    registry,
+    toolsets,
+    cors: corsOrigins.size > 0,
+    startedAt: Date.now(),
+    load: () => ({ running: limiter.running, queued: limiter.queued, maxRunning: maxRuns }),
+    toolEmoji: (name) => registry.get(name)?.emoji ?? "",
     withRunSlot: async (signal, work) => {
       let release: () => void;
       try {
@@ -211,8 +226,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       }
     },
   };
+  const runs = new RunRegistry(ctx);
+  const settings = { key, maxBody, corsOrigins, closing: () => closing };
 
-  let closing = false;
   let active = 0;
   let drained: (() => void) | undefined;
 
@@ -228,7 +244,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     });
     res.on("error", () => undefined);
     req.on("error", () => undefined);
-    route(req, res, controller.signal).catch((error: unknown) => {
+    route(ctx, runs, settings, req, res, controller.signal).catch((error: unknown) => {
       if (res.headersSent) {
         res.end();
         return;
@@ -254,84 +270,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     else socket.destroy();
   });
 
-  async function route(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
-    const method = req.method ?? "GET";
-    const path = (req.url ?? "/").split("?")[0] ?? "/";
-    const origin =
-      typeof req.headers.origin === "string" ? req.headers.origin.replace(/\/+$/, "") : undefined;
-    const corsAllowed = origin !== undefined && corsOrigins.has(origin);
-    if (corsAllowed) {
-      res.setHeader("access-control-allow-origin", origin);
-      res.setHeader("vary", "Origin");
-      res.setHeader("access-control-expose-headers", "X-Hermes-Session-Id");
-    }
-    if (method === "OPTIONS") {
-      if (!corsAllowed)
-        throw new ApiError(
-          403,
-          `Origin ${origin ?? "(none)"} is not allowed (API_SERVER_CORS_ORIGINS).`,
-          "cors_forbidden",
-        );
-      res.writeHead(204, {
-        "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
-        "access-control-allow-headers": "Authorization, Content-Type, X-Hermes-Session-Id",
-        "access-control-max-age": "600",
-      });
-      res.end();
-      return;
-    }
-    if (closing)
-      throw new ApiError(
-        503,
-        "The API server is shutting down; try again shortly.",
-        "shutting_down",
-        "server_error",
-      );
-    if (path === "/health") {
-      expectMethod(method, ["GET"], path);
-      sendJson(res, 200, { status: "ok", platform: "hermes-agent" });
-      return;
-    }
-    if (path !== "/v1" && !path.startsWith("/v1/")) throw unknownRoute(method, path);
-    if (!bearerMatches(req.headers.authorization, key)) {
-      throw new ApiError(
-        401,
-        "Invalid or missing API key: send the API_SERVER_KEY value as `Authorization: Bearer <key>`.",
-        "invalid_api_key",
-      );
-    }
-    if (path === "/v1/models") {
-      expectMethod(method, ["GET"], path);
-      sendJson(res, 200, {
-        object: "list",
-        data: [{ id: modelName, object: "model", created: 0, owned_by: "hermes" }],
-      });
-      return;
-    }
-    if (path === "/v1/chat/completions") {
-      expectMethod(method, ["POST"], path);
-      await chatCompletions(ctx, parseJsonObject(await readBody(req, maxBody)), req, res, signal);
-      return;
-    }
-    if (path === "/v1/responses") {
-      expectMethod(method, ["POST"], path);
-      await createResponse(ctx, parseJsonObject(await readBody(req, maxBody)), res, signal);
-      return;
-    }
-    const one = /^\/v1\/responses\/([^/]+)$/.exec(path);
-    if (one?.[1]) {
-      expectMethod(method, ["GET", "DELETE"], path);
-      const id = decodeURIComponent(one[1]);
-      if (method === "GET") getResponse(ctx, id, res);
-      else deleteResponse(ctx, id, res);
-      return;
-    }
-    throw unknownRoute(method, path);
-  }
-
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
       store.close();
+      responses.close();
       reject(
         error.code === "EADDRINUSE"
           ? new ApiServerConfigError(
@@ -357,36 +299,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         if (active > 0) await new Promise<void>((resolve) => (drained = resolve));
+        await runs.settled();
         await limiter.idle();
         server.closeAllConnections();
         await stopped;
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
         store.close();
+        responses.close();
       })();
       return closed;
     },
   };
-}
-
-function expectMethod(method: string, allowed: string[], path: string): void {
-  if (!allowed.includes(method)) {
-    throw new ApiError(
-      405,
-      `${method} is not allowed on ${path}; use ${allowed.join(" or ")}.`,
-      "method_not_allowed",
-      "invalid_request_error",
-      {
-        allow: allowed.join(", "),
-      },
-    );
-  }
-}
-
-function unknownRoute(method: string, path: string): ApiError {
-  return new ApiError(
-    404,
-    `No route ${method} ${path}. Routes: GET /health, GET /v1/models, POST /v1/chat/completions, POST /v1/responses.`,
-    "not_found",
-    "invalid_request_error",
-  );
 }

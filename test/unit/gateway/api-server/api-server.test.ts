@@ -380,12 +380,12 @@ describe("API server: auth and bad input", () => {
       config: fakeLlmConfig(llm),
       env: {},
       port: 0,
-      key: "k",
+      key: "k-0123456789abcdef",
       onWarning: (m) => warnings.push(m),
     });
     try {
       llm.enqueue(reply().text("recorded"));
-      const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "k", maxRetries: 0 });
+      const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "k-0123456789abcdef", maxRetries: 0 });
       const answer = await client.chat.completions.create({
         model: "x",
         messages: [{ role: "user", content: "hi" }],

@@ -63,6 +63,19 @@ function startServer(
   });
 }
 
+/** The process's user + system CPU time in ms, from /proc/<pid>/stat (Linux); NaN elsewhere. */
+function procCpuMs(pid: number): number {
+  try {
+    // Fields after the parenthesised command name: state is [0], utime [11], stime [12], in ticks.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+      .replace(/^.*\) /s, "")
+      .split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Sends one batch of conversations at once; returns each one's latency and the batch's wall time. */
 async function batch(client: OpenAI, model: string): Promise<{ latencies: number[]; wallMs: number }> {
   const tokens = Array.from({ length: CONVERSATIONS }, () => randomBytes(6).toString("hex"));
@@ -107,12 +120,19 @@ export async function apiServerBench(runs = 3): Promise<BenchRow[]> {
     const added: number[] = [];
     const directP99: number[] = [];
     const perConversation: number[] = [];
+    const servedWall: number[] = [];
+    const directWall: number[] = [];
+    const serverCpu: number[] = [];
     for (let run = 0; run < runs; run++) {
       process.stderr.write(`api server: batch ${run + 1}/${runs} of ${CONVERSATIONS} conversations…\n`);
       const base = await batch(direct, "fake-model");
       const rssBefore = procKb(child.pid ?? 0, "VmRSS");
+      const cpuBefore = procCpuMs(child.pid ?? 0);
       const served = await batch(viaServer, "hermes-agent");
+      serverCpu.push((procCpuMs(child.pid ?? 0) - cpuBefore) / CONVERSATIONS);
       const peak = procKb(child.pid ?? 0, "VmHWM");
+      servedWall.push(served.wallMs);
+      directWall.push(base.wallMs);
       throughput.push(CONVERSATIONS / (served.wallMs / 1000));
       added.push(Math.max(0, p99(served.latencies) - p99(base.latencies)));
       directP99.push(p99(base.latencies));
@@ -123,7 +143,28 @@ export async function apiServerBench(runs = 3): Promise<BenchRow[]> {
     const rate = median(throughput);
     const addedP99 = median(added);
     const memory = median(perConversation) / 1024 / 1024;
+    const wall = median(servedWall);
+    const directWallMs = median(directWall);
     return [
+      {
+        // Issue 22 item 6: the cost of a turn, as the wall time of the same N requests.
+        name: `api server: wall time of ${CONVERSATIONS} concurrent conversations (each batch right after its direct baseline, medians of ${runs})`,
+        value: wall,
+        unit: "ms",
+        baseline: `the same ${CONVERSATIONS} requests sent straight to the fake LLM`,
+        baselineValue: directWallMs,
+        target: "≤ 3× baseline",
+        met: wall <= directWallMs * 3,
+      },
+      {
+        name: "api server: CPU time of the server process per conversation (user + system, same batches)",
+        value: median(serverCpu),
+        unit: "ms",
+        baseline: "the fake LLM's wall time per request, called directly",
+        baselineValue: directWallMs / CONVERSATIONS,
+        target: "(for reference: load-independent)",
+        met: true,
+      },
       {
         name: `api server: ${CONVERSATIONS} concurrent conversations (conversations/s)`,
         value: rate,

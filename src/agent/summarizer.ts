@@ -12,7 +12,7 @@ import {
   probeDownContextLength,
 } from "../ai/context-length.js";
 import type { ClassifiedError } from "../ai/error-classifier.js";
-import { fetchContextLength } from "../ai/model-metadata.js";
+import { fetchContextLength, statedContextLengths } from "../ai/model-metadata.js";
 import type { ResolvedRuntime } from "../ai/resolve.js";
 import type { Message, Transport } from "../ai/types.js";
 
@@ -111,17 +111,22 @@ export function resolveContextLength(input: {
   )
     return { now };
   if (store.get(contextCacheKey(model, runtime.baseUrl)) || catalogContextLength(model)) return { now };
-  const stated = fetchContextLength({
+  const ask = {
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
     model,
     ...(input.fetch ? { fetch: input.fetch } : {}),
-  }).then(async (tokens) => {
-    if (tokens !== undefined)
-      await Promise.resolve(store.set(contextCacheKey(model, runtime.baseUrl), tokens)).catch(
-        () => undefined,
-      );
-    return tokens;
-  });
+  };
+  // Once per process and endpoint (an hour), not once per session: a server opens many sessions.
+  // An injected fetch (tests) asks every time.
+  const stated = (input.fetch ? fetchContextLength(ask) : statedContextLengths.get(ask)).then(
+    async (tokens) => {
+      if (tokens !== undefined)
+        await Promise.resolve(store.set(contextCacheKey(model, runtime.baseUrl), tokens)).catch(
+          () => undefined,
+        );
+      return tokens;
+    },
+  );
   return { now, stated };
 }

@@ -60,3 +60,36 @@ export async function fetchContextLength(input: {
     return undefined;
   }
 }
+
+/** How long an endpoint's stated window is remembered in this process (model-cache.ts keeps lists an hour too). */
+export const STATED_CONTEXT_TTL_MS = 60 * 60 * 1000;
+
+/**
+ * `fetchContextLength` asked once per endpoint and model, then answered from memory for `ttlMs`
+ * (the answer "not stated" included), with concurrent askers sharing one request. A server that
+ * opens a session per conversation (the API server, the gateway) would otherwise send the
+ * endpoint a `GET /models` for every conversation.
+ */
+export class StatedContextLengths {
+  private readonly known = new Map<string, { at: number; tokens: Promise<number | undefined> }>();
+
+  constructor(
+    private readonly ask: typeof fetchContextLength = fetchContextLength,
+    private readonly clock: () => number = Date.now,
+    private readonly ttlMs = STATED_CONTEXT_TTL_MS,
+  ) {}
+
+  get(input: Parameters<typeof fetchContextLength>[0]): Promise<number | undefined> {
+    // The key is not part of it: one endpoint states the same window whoever asks.
+    const key = `${input.baseUrl.replace(/\/+$/, "")}\u0000${input.model}`;
+    const now = this.clock();
+    const hit = this.known.get(key);
+    if (hit && now - hit.at < this.ttlMs) return hit.tokens;
+    const tokens = this.ask(input);
+    this.known.set(key, { at: now, tokens });
+    return tokens;
+  }
+}
+
+/** The process's own memory of stated windows (see `StatedContextLengths`). */
+export const statedContextLengths = new StatedContextLengths();

@@ -14,7 +14,7 @@ import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
 import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
-import { openRecordingStore } from "../state/recording-store.js";
+import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
@@ -179,7 +179,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       const resolved = resolveRuntime({ flags: {}, config, env });
       // Recording store: a damaged state.db is moved aside, and writes that meet another
       // process's lock are queued and retried instead of lost.
-      const store = openRecordingStore(home, { notify: (message) => print(`state.db: ${message}`) });
+      const store = openRecordingStore(home, {
+        open: durabilityOptions(config.state),
+        notify: (message) => print(`state.db: ${message}`),
+      });
       stops.push(async () => {
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
         store.close();

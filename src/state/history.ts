@@ -8,7 +8,7 @@ import { redactJson } from "../util/redact.js";
 import { newSessionId } from "../util/session-id.js";
 import { messageColumns, rowToStoredMessage, toolCallCount } from "./codec.js";
 import type { StoreContext } from "./context.js";
-import { requireSession } from "./listing.js";
+import { assertSession, requireSession } from "./listing.js";
 import { recountSession } from "./maintenance.js";
 import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "./titles.js";
 import { SessionStoreError } from "./types.js";
@@ -95,7 +95,7 @@ export function insertMessages(
   sessionId: string,
   messages: ReadonlyArray<{ message: Message; timestamp?: number; tokenCount?: number }>,
 ): number[] {
-  requireSession(ctx, sessionId);
+  assertSession(ctx, sessionId);
   const newest = ctx.get("SELECT MAX(timestamp) AS t FROM messages WHERE session_id = ?", sessionId)?.["t"];
   const floor = Math.max(ctx.now(), newest === null || newest === undefined ? 0 : Number(newest));
   const insert = ctx.stmt(INSERT_MESSAGE);

@@ -28,6 +28,14 @@ export function requireSession(ctx: StoreContext, id: string): SessionRecord {
   return rowToSession(row);
 }
 
+/**
+ * Throws `not_found` unless session `id` exists; for writers that only need to know that (one
+ * indexed lookup, no row decoded: it runs for every message written).
+ */
+export function assertSession(ctx: StoreContext, id: string): void {
+  if (ctx.stmt("SELECT 1 FROM sessions WHERE id = ?").pluck().get(id) === undefined) throw notFound(id);
+}
+
 export function notFound(id: string): SessionStoreError {
   return new SessionStoreError("not_found", `No session with id "${id}". Try \`hermes sessions list\`.`);
 }

@@ -25,6 +25,15 @@ export interface RecordingStoreOptions extends Omit<QueuedStoreOptions, "recover
   clock?: () => Date;
 }
 
+/**
+ * The open options `state.durability` asks for: `normal` unless it says `full`. Every surface that
+ * records conversations (the CLI, the gateway, the API server) opens state.db this way, so a
+ * commit costs no fsync by default and each message is still in the file before the next step.
+ */
+export function durabilityOptions(state: { durability?: string } | undefined): OpenOptions {
+  return { durability: state?.durability === "full" ? "full" : "normal" };
+}
+
 function isCorrupt(error: unknown): boolean {
   return error instanceof SessionStoreError && error.code === "corrupt";
 }

@@ -35,6 +35,7 @@ import { importLegacyJsonl } from "./legacy-import.js";
 import {
   latestSession,
   listSessions,
+  notFound,
   recentSessions,
   requireSession,
   resolveSession,
@@ -544,8 +545,9 @@ class SqliteSessionStore implements SqliteSessionStoreHandle {
 function addUsage(ctx: StoreContext, sessionId: string, delta: UsageDelta): void {
   const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
   const cost = typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
-  requireSession(ctx, sessionId);
-  const stored = ctx.get("SELECT cost_status FROM sessions WHERE id = ?", sessionId)?.["cost_status"];
+  const row = ctx.get("SELECT cost_status FROM sessions WHERE id = ?", sessionId);
+  if (!row) throw notFound(sessionId);
+  const stored = row["cost_status"];
   const status = mergeCostStatus(typeof stored === "string" ? stored : null, delta.costStatus);
   ctx
     .stmt(

@@ -23,14 +23,14 @@ export async function openChatStore(options: {
   say: (line: string) => void;
 }): Promise<QueuedSessionStore | null> {
   const { home, config, required, logger, say } = options;
-  const { openRecordingStore } = await import("../../state/recording-store.js");
+  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
   let store: QueuedSessionStore;
   try {
     // Moves an unreadable state.db aside (and says so); queues writes while another process holds it.
     store = openRecordingStore(home, {
       // `normal` unless `state.durability: full`: each message is still committed before the next
       // step, so a killed hermes loses nothing; only a power cut may lose the last commit.
-      open: { durability: config.state?.durability === "full" ? "full" : "normal" },
+      open: durabilityOptions(config.state),
       notify: (message) => {
         logger.warning(message);
         say(`hermes: ${message}`);

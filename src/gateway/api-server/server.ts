@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net";
 import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { openRecordingStore } from "../../state/recording-store.js";
+import { durabilityOptions, openRecordingStore } from "../../state/recording-store.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { Logger } from "../../util/log.js";
@@ -161,7 +161,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const resolved = resolveRuntime({ flags: {}, config: options.config, env });
   // Recording store: a damaged state.db is moved aside, and writes that meet another process's
   // lock are queued and retried instead of lost.
+  // `state.durability` as the CLI honours it: without it every commit was fsynced, and with many
+  // conversations at once those fsyncs, one after another on the event loop, were most of a turn.
   const store = openRecordingStore(options.home, {
+    open: durabilityOptions(options.config.state),
     notify: (message) => options.onWarning?.(`state.db: ${message}`),
   });
   const cwd = options.cwd ?? process.cwd();

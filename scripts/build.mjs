@@ -2,7 +2,8 @@
 // and the library entry (ESM, dependencies external so applications share them).
 // `--no-types` skips the declaration pass (the test script uses it for speed).
 import { execFileSync } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 
 const withTypes = !process.argv.includes("--no-types");
@@ -109,6 +110,18 @@ if (wide.length > 0) {
     `build: dist/cli/hermes.cjs has non-ASCII text (use \\u escapes in regular expressions):\n  ${where.join("\n  ")}`,
   );
 }
+
+// The bundle's build id: the SHA-256 of its text, written into it as a comment before the source
+// map line. bin/hermes keys its V8 code cache by it, so a start never hashes the 2 MB itself.
+const mapLine = "//# sourceMappingURL=hermes.cjs.map";
+const mapAt = bundleText.lastIndexOf(mapLine);
+if (mapAt < 0) throw new Error(`build: dist/cli/hermes.cjs does not end with ${mapLine}`);
+const buildId = createHash("sha256").update(bundleText).digest("hex");
+writeFileSync(
+  "dist/cli/hermes.cjs",
+  `${bundleText.slice(0, mapAt)}//# hermes-build-id=${buildId}\n${bundleText.slice(mapAt)}`,
+  "latin1",
+);
 
 if (withTypes) {
   rmSync("dist/types", { recursive: true, force: true });

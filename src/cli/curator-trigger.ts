@@ -8,7 +8,6 @@ import { checkCuratorDue } from "../knowledge/curator/schedule.js";
 import { curatorSettings } from "../knowledge/curator/settings.js";
 import { readCuratorState, updateCuratorState } from "../knowledge/curator/state.js";
 import { parseIsoTime } from "../knowledge/skills/usage.js";
-import { startDetachedCuratorRun } from "./commands/curator.js";
 
 export interface CuratorTriggerOptions {
   home: string;
@@ -38,7 +37,12 @@ export async function startCuratorIfDue(options: CuratorTriggerOptions): Promise
   });
   const decision = await checkCuratorDue(options.home, options.config, { now, idleSeconds });
   if (!decision.due) return decision.reason;
-  const start =
-    options.start ?? ((home: string) => startDetachedCuratorRun(home, ["--scheduled"], options.env));
+  // The curator command's module (its verbs, archive and report code) is loaded only for a due run:
+  // every one-shot passes here just before it exits.
+  let start = options.start;
+  if (!start) {
+    const { startDetachedCuratorRun } = await import("./commands/curator.js");
+    start = (home: string) => startDetachedCuratorRun(home, ["--scheduled"], options.env);
+  }
   return `started (pid ${start(options.home)})`;
 }

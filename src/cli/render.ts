@@ -14,9 +14,9 @@
  */
 import pc from "picocolors";
 import type { AgentEvent } from "../agent/events.js";
-import { type MarkdownMode, MarkdownStream } from "./tui/markdown-stream.js";
+import type { MarkdownMode, MarkdownStream } from "./tui/markdown-stream.js";
 import { createStyle } from "./tui/style.js";
-import { formatToolLine } from "./tui/tool-line.js";
+import type { formatToolLine } from "./tui/tool-line.js";
 
 export type OutputMode = "normal" | "quiet" | "oneshot";
 
@@ -31,7 +31,28 @@ export interface RendererOptions {
   markdown?: MarkdownMode;
 }
 
-export { previewArgs } from "./tui/tool-line.js";
+export { previewArgs } from "../agent/tool-display.js";
+
+/**
+ * What a renderer draws with, loaded only where it is used: the markdown renderer (marked) when
+ * answers are rendered, and the tool-line formatter (string-width) in normal mode, the only one
+ * that shows tool lines. A one-shot (`-z`) or `-q` run loads neither.
+ */
+export interface RendererParts {
+  markdown: MarkdownStream | null;
+  toolLine: typeof formatToolLine | null;
+}
+
+/** A renderer with the parts its options need (see RendererParts). */
+export async function createRenderer(options: RendererOptions): Promise<Renderer> {
+  const md = options.markdown ?? "raw";
+  const markdown =
+    md !== "raw" && options.mode !== "oneshot"
+      ? new (await import("./tui/markdown-stream.js")).MarkdownStream({ mode: md })
+      : null;
+  const toolLine = options.mode === "normal" ? (await import("./tui/tool-line.js")).formatToolLine : null;
+  return new Renderer(options, { markdown, toolLine });
+}
 
 export class Renderer {
   private readonly starts = new Map<string, { name: string; args: Record<string, unknown> }>();
@@ -43,12 +64,17 @@ export class Renderer {
   private readonly live: boolean;
   /** Renders answer text line by line; null when it is written as it came. */
   private readonly markdown: MarkdownStream | null;
+  private readonly toolLine: typeof formatToolLine | null;
   finalText = "";
 
-  constructor(private readonly options: RendererOptions) {
+  /** Use `createRenderer`, which loads the parts `options` call for. */
+  constructor(
+    private readonly options: RendererOptions,
+    parts: RendererParts,
+  ) {
     this.live = options.mode === "normal" && (options.stdout as NodeJS.WriteStream).isTTY === true;
-    const md = options.markdown ?? "raw";
-    this.markdown = md !== "raw" && options.mode !== "oneshot" ? new MarkdownStream({ mode: md }) : null;
+    this.markdown = parts.markdown;
+    this.toolLine = parts.toolLine;
   }
 
   private writeText(text: string): void {
@@ -128,7 +154,9 @@ export class Renderer {
       case "tool_end": {
         const start = this.starts.get(event.callId);
         this.starts.delete(event.callId);
-        const line = formatToolLine(
+        // Tool lines show in normal mode only, the only mode that has the formatter.
+        if (!this.toolLine) break;
+        const line = this.toolLine(
           { name: event.name, args: start?.args, ok: event.ok, durationMs: event.durationMs },
           createStyle(this.options.color),
           this.options.emojiFor ? { emojiFor: this.options.emojiFor } : {},

@@ -18,9 +18,24 @@
 
 import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
 import * as http from "node:http";
-import * as https from "node:https";
+import type * as Https from "node:https";
+import { createRequire } from "node:module";
 import { Readable } from "node:stream";
-import * as zlib from "node:zlib";
+import type * as Zlib from "node:zlib";
+
+// node:https (and TLS and crypto behind it) and node:zlib load at first use: a one-shot against a
+// local http server needs neither, and loading them is a measurable part of a start.
+const builtin = createRequire(import.meta.url);
+let httpsLib: typeof Https | undefined;
+let zlibLib: typeof Zlib | undefined;
+function httpsModule(): typeof Https {
+  httpsLib ??= builtin("node:https") as typeof Https;
+  return httpsLib;
+}
+function zlibModule(): typeof Zlib {
+  zlibLib ??= builtin("node:zlib") as typeof Zlib;
+  return zlibLib;
+}
 
 type FetchInput = string | URL | Request;
 
@@ -31,18 +46,17 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 /** The body kinds sent directly; others go to the global fetch. */
 type SendableBody = string | Uint8Array | ReadableStream<Uint8Array> | null;
 
-interface Agents {
-  http: http.Agent;
-  https: https.Agent;
-}
+let httpAgent: http.Agent | undefined;
+let httpsAgent: Https.Agent | undefined;
 
-let agents: Agents | undefined;
-
-function keepAliveAgents(): Agents {
-  if (!agents) {
-    agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+/** The keep-alive agent for `secure` or plain connections, made at first use. */
+function keepAliveAgent(secure: boolean): http.Agent {
+  if (secure) {
+    httpsAgent ??= new (httpsModule().Agent)({ keepAlive: true });
+    return httpsAgent;
   }
-  return agents;
+  httpAgent ??= new http.Agent({ keepAlive: true });
+  return httpAgent;
 }
 
 function abortError(signal: AbortSignal): unknown {
@@ -139,8 +153,7 @@ async function request(
     throw new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${url.protocol}`) });
   }
   const secure = url.protocol === "https:";
-  const mod = secure ? https : http;
-  const pool = keepAliveAgents();
+  const mod = secure ? httpsModule() : http;
   const outgoing: OutgoingHttpHeaders = { ...headers };
   if (typeof body === "string") outgoing["content-length"] = Buffer.byteLength(body);
   else if (body instanceof Uint8Array) outgoing["content-length"] = body.byteLength;
@@ -149,7 +162,7 @@ async function request(
       reject(abortError(signal));
       return;
     }
-    const req = mod.request(url, { method, headers: outgoing, agent: secure ? pool.https : pool.http });
+    const req = mod.request(url, { method, headers: outgoing, agent: keepAliveAgent(secure) });
     const onAbort = () => {
       const reason = abortError(signal as AbortSignal);
       req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
@@ -182,6 +195,7 @@ function decoded(res: IncomingMessage): Readable {
     .toLowerCase();
   if (encoding !== "gzip" && encoding !== "x-gzip" && encoding !== "deflate" && encoding !== "br") return res;
   // Lenient like fetch: a gzip stream cut at a flush boundary still yields what arrived.
+  const zlib = zlibModule();
   const flush = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
   const decoder =
     encoding === "br"

@@ -10,7 +10,7 @@ import { afterCommand } from "../after-command.js";
 import { CliFailure, type ConfigContext, defineCommand } from "../command.js";
 import { addChatOptions, type ChatFlags, chosenToolsets } from "../flags.js";
 import { readAllStdin } from "../io.js";
-import { type OutputMode, Renderer } from "../render.js";
+import { createRenderer, type OutputMode } from "../render.js";
 import { startMcp } from "./chat-mcp.js";
 import { openChatStore, saveQueuedWrites } from "./chat-store.js";
 
@@ -186,7 +186,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
 
   // NO_COLOR may come from the home's .env too.
   const color = (io.stdout as NodeJS.WriteStream).isTTY === true && !env["NO_COLOR"];
-  const renderer = new Renderer({
+  const renderer = await createRenderer({
     mode,
     verbose: flags.verbose === true,
     stdout: io.stdout,

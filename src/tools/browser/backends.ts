@@ -45,13 +45,20 @@ export function loadPlaywright(): PlaywrightModule {
 
 /** Whether playwright-core can be found, without loading it. */
 export function playwrightInstalled(): boolean {
-  try {
-    createRequire(import.meta.url).resolve("playwright-core");
-    return true;
-  } catch {
-    return false;
+  // Asked by each of the eleven browser tools when a session starts; a package does not come or
+  // go while the process runs, and resolving it walks node_modules, so it is looked up once.
+  if (playwrightFound === undefined) {
+    try {
+      createRequire(import.meta.url).resolve("playwright-core");
+      playwrightFound = true;
+    } catch {
+      playwrightFound = false;
+    }
   }
+  return playwrightFound;
 }
+
+let playwrightFound: boolean | undefined;
 
 /** Opens the browser `spec` names. Throws a message the model can act on. */
 export async function connect(spec: BackendSpec, options: ConnectOptions): Promise<BrowserConnection> {

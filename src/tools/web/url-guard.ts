@@ -8,7 +8,8 @@
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
-import { request as httpsRequest } from "node:https";
+import type * as Https from "node:https";
+import { createRequire } from "node:module";
 import { isIP, type LookupFunction } from "node:net";
 import type { Readable, Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
@@ -16,6 +17,18 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { isPrivateAddress } from "./ip-ranges.js";
 
 export { isPrivateAddress };
+
+// node:https (TLS behind it) loads when a tool first fetches an https URL, not with the tool list
+// every session builds at start-up.
+let httpsLib: typeof Https | undefined;
+function httpsRequest(
+  url: URL,
+  options: RequestOptions,
+  callback: (res: IncomingMessage) => void,
+): ReturnType<typeof Https.request> {
+  httpsLib ??= createRequire(import.meta.url)("node:https") as typeof Https;
+  return httpsLib.request(url, options, callback);
+}
 
 export const DEFAULT_MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);

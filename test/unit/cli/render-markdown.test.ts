@@ -2,10 +2,10 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../../src/agent/events.js";
-import { type OutputMode, Renderer } from "../../../src/cli/render.js";
+import { createRenderer, type OutputMode } from "../../../src/cli/render.js";
 import type { MarkdownMode } from "../../../src/cli/tui/markdown-stream.js";
 
-function render(mode: OutputMode, events: AgentEvent[], markdown: MarkdownMode, columns?: number) {
+async function render(mode: OutputMode, events: AgentEvent[], markdown: MarkdownMode, columns?: number) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   Object.assign(stdout, { isTTY: markdown !== "raw", columns });
@@ -13,7 +13,7 @@ function render(mode: OutputMode, events: AgentEvent[], markdown: MarkdownMode, 
   stdout.on("data", (c: Buffer) => {
     out += c.toString();
   });
-  const renderer = new Renderer({
+  const renderer = await createRenderer({
     mode,
     verbose: false,
     stdout,
@@ -35,9 +35,9 @@ const turn = (chunks: string[]): AgentEvent[] => [
 ];
 
 describe("Renderer: markdown on a terminal", () => {
-  it("renders headings, lists, emphasis and code on a terminal, however the text was split", () => {
-    const whole = render("normal", turn([answer]), "plain");
-    const split = render("normal", turn(answer.match(/.{1,3}/gs) ?? []), "plain");
+  it("renders headings, lists, emphasis and code on a terminal, however the text was split", async () => {
+    const whole = await render("normal", turn([answer]), "plain");
+    const split = await render("normal", turn(answer.match(/.{1,3}/gs) ?? []), "plain");
     expect(split).toBe(whole);
     expect(whole).toMatch(/Plan/);
     expect(whole).not.toContain("**first**");
@@ -46,25 +46,25 @@ describe("Renderer: markdown on a terminal", () => {
     expect(whole.endsWith("Done.\n")).toBe(true);
   });
 
-  it("colours with ansi, and wraps to the terminal's width", () => {
+  it("colours with ansi, and wraps to the terminal's width", async () => {
     const long = `${"word ".repeat(40).trim()}`;
-    const out = render("normal", turn([long]), "ansi", 40);
+    const out = await render("normal", turn([long]), "ansi", 40);
     const rows = out
       .replace(/\x1b\[[0-9;]*m/g, "")
       .trimEnd()
       .split("\n");
     expect(rows.length).toBeGreaterThan(4);
     for (const r of rows) expect(r.length).toBeLessThanOrEqual(40);
-    expect(render("normal", turn(["**bold**"]), "ansi")).toContain("\x1b[1m");
+    expect(await render("normal", turn(["**bold**"]), "ansi")).toContain("\x1b[1m");
   });
 
-  it("-Q (quiet) renders too, and only the completed call's text", () => {
-    const out = render("quiet", turn([answer]), "plain");
+  it("-Q (quiet) renders too, and only the completed call's text", async () => {
+    const out = await render("quiet", turn([answer]), "plain");
     expect(out).toMatch(/• first step/);
   });
 
-  it("piped output and -z stay the model's markdown byte for byte", () => {
-    expect(render("normal", turn([answer]), "raw")).toBe(`${answer}\n`);
-    expect(render("oneshot", turn([answer]), "plain")).toBe(`${answer}\n`);
+  it("piped output and -z stay the model's markdown byte for byte", async () => {
+    expect(await render("normal", turn([answer]), "raw")).toBe(`${answer}\n`);
+    expect(await render("oneshot", turn([answer]), "plain")).toBe(`${answer}\n`);
   });
 });

@@ -1,9 +1,9 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../../src/agent/events.js";
-import { type OutputMode, Renderer } from "../../../src/cli/render.js";
+import { createRenderer, type OutputMode } from "../../../src/cli/render.js";
 
-function render(mode: OutputMode, events: AgentEvent[], opts: { tty?: boolean } = {}) {
+async function render(mode: OutputMode, events: AgentEvent[], opts: { tty?: boolean } = {}) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   if (opts.tty) Object.assign(stdout, { isTTY: true });
@@ -15,7 +15,7 @@ function render(mode: OutputMode, events: AgentEvent[], opts: { tty?: boolean } 
   stderr.on("data", (c: Buffer) => {
     err += c.toString();
   });
-  const renderer = new Renderer({ mode, verbose: false, stdout, stderr, color: false });
+  const renderer = await createRenderer({ mode, verbose: false, stdout, stderr, color: false });
   for (const event of events) renderer.handle(event);
   return { out: () => out, err: () => err };
 }
@@ -31,23 +31,23 @@ const dropped: AgentEvent[] = [
 ];
 
 describe("Renderer: text of a failed attempt never stands as the answer", () => {
-  it("-q: a dropped and retried stream leaves only the complete answer on stdout", () => {
-    const r = render("quiet", dropped);
+  it("-q: a dropped and retried stream leaves only the complete answer on stdout", async () => {
+    const r = await render("quiet", dropped);
     expect(r.out()).toBe("The whole answer.\n");
   });
 
-  it("normal mode with stdout piped holds text per attempt the same way", () => {
-    expect(render("normal", dropped).out()).toBe("The whole answer.\n");
+  it("normal mode with stdout piped holds text per attempt the same way", async () => {
+    expect((await render("normal", dropped)).out()).toBe("The whole answer.\n");
   });
 
-  it("on a terminal the text streams live and an abandoned attempt is marked", () => {
-    const r = render("normal", dropped, { tty: true });
+  it("on a terminal the text streams live and an abandoned attempt is marked", async () => {
+    const r = await render("normal", dropped, { tty: true });
     expect(r.out()).toBe("The first half of an ans\nThe whole answer.\n");
     expect(r.err()).toMatch(/cut off and is not the answer; retrying/);
   });
 
-  it("-q: a turn that fails after a fragment prints no fragment on stdout, the error on stderr", () => {
-    const r = render("quiet", [
+  it("-q: a turn that fails after a fragment prints no fragment on stdout, the error on stderr", async () => {
+    const r = await render("quiet", [
       { type: "turn_start", iteration: 1 },
       { type: "text_delta", text: "partial" },
       { type: "stream_discarded", text: "partial", reason: "stalled" },
@@ -59,9 +59,9 @@ describe("Renderer: text of a failed attempt never stands as the answer", () => 
     expect(r.err()).toMatch(/error: Provider connection problem/);
   });
 
-  it("-z prints the final answer of a completed turn and nothing for a failed one", () => {
-    expect(render("oneshot", dropped).out()).toBe("The whole answer.\n");
-    const failed = render("oneshot", [
+  it("-z prints the final answer of a completed turn and nothing for a failed one", async () => {
+    expect((await render("oneshot", dropped)).out()).toBe("The whole answer.\n");
+    const failed = await render("oneshot", [
       { type: "text_delta", text: "Let me look." },
       { type: "turn_end", iteration: 1, finishReason: "tool_calls" },
       { type: "error", message: "stalled" },
@@ -71,8 +71,8 @@ describe("Renderer: text of a failed attempt never stands as the answer", () => 
     expect(failed.err()).toMatch(/stalled/);
   });
 
-  it("-q: text from a completed call before a tool line is shown in order", () => {
-    const r = render("quiet", [
+  it("-q: text from a completed call before a tool line is shown in order", async () => {
+    const r = await render("quiet", [
       { type: "text_delta", text: "Checking." },
       { type: "turn_end", iteration: 1, finishReason: "tool_calls" },
       { type: "text_delta", text: "Done." },
@@ -101,8 +101,8 @@ describe("Renderer: every retry wait is shown, on stderr only", () => {
     { type: "done", reason: "completed", text: "Answer.", iterations: 1, usage },
   ];
 
-  it.each(["normal", "quiet", "oneshot"] as const)("%s mode", (mode) => {
-    const r = render(mode, waited);
+  it.each(["normal", "quiet", "oneshot"] as const)("%s mode", async (mode) => {
+    const r = await render(mode, waited);
     expect(r.out()).toBe("Answer.\n");
     expect(r.err()).toContain("rate limited by openrouter (429); retrying in 1.6 s (attempt 2 of 4)");
   });

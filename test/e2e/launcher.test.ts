@@ -1,0 +1,129 @@
+/**
+ * bin/hermes, the launcher: `--help` from its own small bundle says what the full CLI says, and
+ * the V8 code cache is keyed so that it is reused for the same bundle and never for another one,
+ * not even one of the same length (V8 itself checks only the length).
+ */
+import { spawn } from "node:child_process";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type CliResult, runHermes, tempHome } from "../support/cli.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** Runs `node <root>/bin/hermes args` for a copy of the package at `root`. */
+function runCopy(root: string, args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [join(root, "bin", "hermes"), ...args], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+    child.on("error", fail);
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** A copy of the launcher and the CLI bundle (`hermes help` needs nothing from node_modules). */
+function packageCopy(): { root: string; bundle: string; env: Record<string, string>; cacheDir: string } {
+  const root = mkdtempSync(join(tmpdir(), "hermes-launcher-"));
+  cpSync(join(ROOT, "bin"), join(root, "bin"), { recursive: true });
+  mkdirSync(join(root, "dist", "cli"), { recursive: true });
+  for (const name of ["hermes.cjs", "help.cjs"]) {
+    cpSync(join(ROOT, "dist", "cli", name), join(root, "dist", "cli", name));
+  }
+  cpSync(join(ROOT, "package.json"), join(root, "package.json"));
+  const home = join(root, "home");
+  mkdirSync(home);
+  const cache = join(root, "xdg-cache");
+  return {
+    root,
+    bundle: join(root, "dist", "cli", "hermes.cjs"),
+    env: { HOME: home, HERMES_HOME: home, XDG_CACHE_HOME: cache },
+    cacheDir: join(cache, "hermes-ts"),
+  };
+}
+
+const cacheFiles = (dir: string) => readdirSync(dir).filter((n) => n.endsWith(".v8"));
+
+describe("bin/hermes", () => {
+  it("prints the same help from its small help bundle as the full CLI's `hermes help`", async () => {
+    const { home, cwd } = tempHome();
+    const small = await runHermes(["--help"], { home, cwd });
+    const full = await runHermes(["help"], { home, cwd });
+    expect(small.code).toBe(0);
+    expect(full.code).toBe(0);
+    expect(small.stdout).toContain("Usage: hermes");
+    expect(small.stdout).toBe(full.stdout);
+  });
+
+  it("keeps one code cache per bundle, named by the build id the build wrote into it", async () => {
+    const copy = packageCopy();
+    const id = /\/\/# hermes-build-id=([0-9a-f]{64})\n/.exec(readFileSync(copy.bundle, "latin1"))?.[1];
+    expect(id).toBeDefined();
+    const first = await runCopy(copy.root, ["help"], copy.env);
+    expect(first.code).toBe(0);
+    const [cache] = cacheFiles(copy.cacheDir);
+    expect(cache?.startsWith(id?.slice(0, 32) ?? "-")).toBe(true);
+    // Reused, not rewritten, by the next start.
+    const written = statSync(join(copy.cacheDir, cache ?? "")).mtimeMs;
+    const second = await runCopy(copy.root, ["help"], copy.env);
+    expect(second.stdout).toBe(first.stdout);
+    expect(cacheFiles(copy.cacheDir)).toEqual([cache]);
+    expect(statSync(join(copy.cacheDir, cache ?? "")).mtimeMs).toBe(written);
+  });
+
+  it("never runs a stale cache for a bundle edited after the build, even at the same length", async () => {
+    const copy = packageCopy();
+    const before = await runCopy(copy.root, ["help"], copy.env);
+    expect(before.stdout).toContain("Hermes: a self-improving AI agent");
+    const [oldCache] = cacheFiles(copy.cacheDir);
+    // Same length, same build id line: only the file's stamp tells the two apart.
+    const text = readFileSync(copy.bundle, "latin1");
+    const edited = text.replace("Hermes: a self-improving AI agent", "HERMES: A SELF-IMPROVING AI AGENT");
+    expect(edited.length).toBe(text.length);
+    writeFileSync(copy.bundle, edited, "latin1");
+    const later = new Date(statSync(copy.bundle).mtimeMs + 5_000);
+    utimesSync(copy.bundle, later, later);
+    const after = await runCopy(copy.root, ["help"], copy.env);
+    expect(after.code).toBe(0);
+    expect(after.stdout).toContain("HERMES: A SELF-IMPROVING AI AGENT");
+    // The old bundle's cache is gone; the new one has its own.
+    expect(cacheFiles(copy.cacheDir)).toHaveLength(1);
+    expect(cacheFiles(copy.cacheDir)[0]).not.toBe(oldCache);
+  });
+
+  it("hashes a bundle that carries no build id, and survives a corrupt or unwritable cache", async () => {
+    const copy = packageCopy();
+    const text = readFileSync(copy.bundle, "latin1");
+    writeFileSync(copy.bundle, text.replace(/\/\/# hermes-build-id=[0-9a-f]{64}\n/, ""), "latin1");
+    const first = await runCopy(copy.root, ["help"], copy.env);
+    expect(first.code).toBe(0);
+    const [cache] = cacheFiles(copy.cacheDir);
+    expect(cache).toMatch(/^[0-9a-f]{32}-/);
+    // Garbage where the cache was: V8 rejects it, the command still runs, the cache is rewritten.
+    writeFileSync(join(copy.cacheDir, cache ?? ""), "not a code cache");
+    const second = await runCopy(copy.root, ["help"], copy.env);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    expect(statSync(join(copy.cacheDir, cache ?? "")).size).toBeGreaterThan(1000);
+    // A cache directory that cannot be made (a file is in the way) only costs speed.
+    const blocked = { ...copy.env, XDG_CACHE_HOME: join(copy.root, "package.json") };
+    const third = await runCopy(copy.root, ["help"], blocked);
+    expect(third.code).toBe(0);
+    expect(third.stdout).toBe(first.stdout);
+  });
+});

@@ -74,8 +74,8 @@ const QUOTE_OPENERS: readonly RegExp[] = [
   // Gmail, Apple Mail, Thunderbird: "On Tue, 3 Mar 2026 at 10:00, Alice <a@x> wrote:".
   /^\s*On\b.{0,300}\bwrote:\s*$/i,
   /^\s*Am\b.{0,300}\bschrieb\b.{0,100}:\s*$/i,
-  /^\s*Le\b.{0,300}\ba écrit\s*:\s*$/i,
-  /^\s*El\b.{0,300}\bescribió:\s*$/i,
+  /^\s*Le\b.{0,300}\ba \u00e9crit\s*:\s*$/i,
+  /^\s*El\b.{0,300}\bescribi\u00f3:\s*$/i,
   // Outlook.
   /^\s*-{2,}\s*Original Message\s*-{2,}\s*$/i,
   /^\s*_{10,}\s*$/,

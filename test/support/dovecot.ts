@@ -47,7 +47,7 @@ export interface DovecotFixture {
   deliver(account: MailUser, raw: string | Buffer, mailbox?: string): Promise<void>;
   /** Flags of every message in `user`'s INBOX, by UID. */
   flags(account: MailUser): Promise<Map<number, string[]>>;
-  /** Stops the server (kills every connection); `start()` brings it back on the same port. */
+  /** Kills the server and every connection at once; `start()` brings it back on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
   /** Stops the server for good and removes its directory. */
@@ -159,7 +159,11 @@ export async function startDovecot(users: readonly MailUser[]): Promise<DovecotF
   let child: ChildProcess | undefined;
   const start = async () => {
     let stderr = "";
-    const proc = spawn(DOVECOT, ["-F", "-c", confPath], { stdio: ["ignore", "ignore", "pipe"] });
+    // Its own process group, so stop() can end the master and every imap process at once.
+    const proc = spawn(DOVECOT, ["-F", "-c", confPath], {
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+    });
     proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     child = proc;
     const exited = new Promise<never>((_, reject) =>
@@ -174,10 +178,14 @@ export async function startDovecot(users: readonly MailUser[]): Promise<DovecotF
     child = undefined;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const gone = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
-    proc.kill("SIGTERM");
-    const timer = setTimeout(() => proc.kill("SIGKILL"), 5_000);
+    // SIGKILL to the whole group: every client connection drops at once, as when a server dies or
+    // the network goes (a SIGTERM'd master may leave IDLE sessions open for a while).
+    try {
+      process.kill(-(proc.pid ?? 0), "SIGKILL");
+    } catch {
+      proc.kill("SIGKILL");
+    }
     await gone;
-    clearTimeout(timer);
   };
   await start();
 

@@ -29,11 +29,13 @@ class Inbox {
   private waiters: (() => void)[] = [];
   readonly handlers = {
     onMessage: (m: InboundMessage) => {
+      if (process.env.EMAIL_TEST_TRACE) console.log(Date.now() % 100000, "msg", m.text);
       this.messages.push(m);
       for (const w of this.waiters.splice(0)) w();
     },
     onAction: () => undefined,
     onError: (e: string) => {
+      if (process.env.EMAIL_TEST_TRACE) console.log(Date.now() % 100000, e);
       this.errors.push(e);
       for (const w of this.waiters.splice(0)) w();
     },
@@ -190,10 +192,22 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
         messageId: "<e2@people.test>",
         inReplyTo: "<hermes-aa@agent.test>",
         references: ["<e1@people.test>", "<hermes-aa@agent.test>"],
+        // Answers go to the sender, never to a Reply-To a message names (no mail to third parties).
+        replyTo: "victim@elsewhere.test",
         text: "Sounds good, go ahead.\n\nOn Mon, 2 Mar 2026 at 10:00, Hermes <hermes@agent.test> wrote:\n> Shall I book it?\n",
       }),
     );
     await inbox.until(() => inbox.messages.length >= 1, "the reply");
+    // The user id is the real address, never the display name, whatever it claims.
+    await dovecot.deliver(
+      BOT,
+      await compose({ from: '"erin@people.test" <mallory@evil.test>', subject: "x", text: "hi" }),
+    );
+    await inbox.until(() => inbox.messages.length >= 2, "the spoofed message");
+    expect(inbox.messages[1]?.source).toMatchObject({
+      userId: "mallory@evil.test",
+      chatId: "mallory@evil.test",
+    });
     expect(inbox.messages[0]?.text).toBe("Sounds good, go ahead.");
     const sent = await a.send(
       { chatId: "erin@people.test" },

@@ -29,13 +29,11 @@ class Inbox {
   private waiters: (() => void)[] = [];
   readonly handlers = {
     onMessage: (m: InboundMessage) => {
-      if (process.env.EMAIL_TEST_TRACE) console.log(Date.now() % 100000, "msg", m.text);
       this.messages.push(m);
       for (const w of this.waiters.splice(0)) w();
     },
     onAction: () => undefined,
     onError: (e: string) => {
-      if (process.env.EMAIL_TEST_TRACE) console.log(Date.now() % 100000, e);
       this.errors.push(e);
       for (const w of this.waiters.splice(0)) w();
     },
@@ -266,6 +264,18 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
       "fourth",
     ]);
   }, 60_000);
+
+  it("sends without touching IMAP when only asked to send (hermes send, cron delivery)", async () => {
+    const a = adapter({ EMAIL_IMAP_PORT: "1" });
+    await a.connect(new Inbox().handlers, { receive: false });
+    const sent = await a.send({ chatId: "gina@people.test" }, "Your report is ready.");
+    const mail = await smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
+    expect(mail.parsed.subject).toBe("Hermes Agent");
+    expect(mail.parsed.inReplyTo).toBeUndefined();
+    await expect(a.send({ chatId: "gina@people.test, other@people.test" }, "x")).rejects.toThrow(
+      "is not a single email address",
+    );
+  }, 30_000);
 
   it("refuses to start with a wrong password or missing settings, naming what to fix", async () => {
     await expect(adapter({ EMAIL_PASSWORD: "wrong" }).connect(new Inbox().handlers)).rejects.toThrow(

@@ -67,8 +67,52 @@ export function allowlistMatches(entries: readonly string[], userId: string, use
   return entries.some((entry) => {
     if (entry === "*") return true;
     if (entry.startsWith("@")) return handle !== "" && bareName(entry) === handle;
+    // Email addresses compare without case (Alice@Example.com is alice@example.com).
+    if (entry.includes("@")) return entry.toLowerCase() === userId.toLowerCase();
     return entry === userId;
   });
+}
+
+/**
+ * Platforms where a stranger is ignored unless config says otherwise (upstream's email default:
+ * anyone can write to a mailbox, and a pairing code mailed back to a forged or spam sender would be
+ * backscatter).
+ */
+const QUIET_BY_DEFAULT: ReadonlySet<string> = new Set(["email"]);
+
+/**
+ * `unauthorized_dm_behavior` for one platform: `<PLATFORM>_UNAUTHORIZED_DM_BEHAVIOR` in the
+ * environment, then `platforms.<name>.unauthorized_dm_behavior`, then the top-level key, then the
+ * platform's default (`ignore` for email, else `pair`).
+ */
+export function unauthorizedDmBehavior(
+  platform: string,
+  config: Readonly<Record<string, unknown>>,
+  env: Env,
+): "pair" | "ignore" {
+  const read = (value: unknown): "pair" | "ignore" | undefined => {
+    const v = String(value ?? "")
+      .trim()
+      .toLowerCase();
+    return v === "ignore"
+      ? "ignore"
+      : v === "pair" || v === "pair_request" || v === "reply"
+        ? "pair"
+        : undefined;
+  };
+  const platforms = config["platforms"];
+  const section =
+    platforms && typeof platforms === "object" ? (platforms as Record<string, unknown>)[platform] : undefined;
+  return (
+    read(env[`${platformEnvPrefix(platform)}_UNAUTHORIZED_DM_BEHAVIOR`]) ??
+    read(
+      section && typeof section === "object"
+        ? (section as Record<string, unknown>)["unauthorized_dm_behavior"]
+        : undefined,
+    ) ??
+    read(config["unauthorized_dm_behavior"]) ??
+    (QUIET_BY_DEFAULT.has(platform) ? "ignore" : "pair")
+  );
 }
 
 /** Decides whether a message sender may talk to the agent. Pure; deny by default. */

@@ -15,7 +15,7 @@ import { SessionStoreError } from "../../state/types.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
 import { type Logger, silentLogger } from "../../util/log.js";
 import { chatTier } from "../auth/admin.js";
-import { authorize } from "../auth/allowlist.js";
+import { authorize, unauthorizedDmBehavior } from "../auth/allowlist.js";
 import type { PairingStore } from "../auth/pairing.js";
 import type {
   InboundAction,
@@ -189,7 +189,7 @@ export class MessageRouter {
       {
         env: this.options.env,
         approved: this.options.pairing.approvedIds(source.platform),
-        unauthorizedDm: this.options.config["unauthorized_dm_behavior"] === "ignore" ? "ignore" : "pair",
+        unauthorizedDm: unauthorizedDmBehavior(source.platform, this.options.config, this.options.env),
       },
     );
   }

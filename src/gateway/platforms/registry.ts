@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { HermesConfig } from "../../config/defaults.js";
 import { processRedactor, type Redactor } from "../../util/redact.js";
 import { createDiscordAdapter } from "./discord.js";
+import { createEmailAdapter } from "./email.js";
 import { redactingAdapter } from "./redacting-adapter.js";
 import { createSlackAdapter } from "./slack.js";
 import { createTelegramAdapter } from "./telegram.js";
@@ -21,6 +22,7 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   telegram: { token: "TELEGRAM_BOT_TOKEN", create: (ctx) => createTelegramAdapter(ctx) },
   discord: { token: "DISCORD_BOT_TOKEN", create: (ctx) => createDiscordAdapter(ctx) },
   slack: { token: "SLACK_BOT_TOKEN", create: (ctx) => createSlackAdapter(ctx) },
+  email: { token: "EMAIL_ADDRESS", create: (ctx) => createEmailAdapter(ctx) },
 };
 
 const section = (value: unknown): Record<string, unknown> =>

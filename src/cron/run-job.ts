@@ -4,6 +4,7 @@
  * no way to ask anyone (`clarify`) and no way to schedule more jobs (`cronjob`). Dangerous commands
  * follow `approvals.cron_mode` (the approval policy reads it for the `cron` platform): `deny`
  * (default) refuses them, `approve` runs them; hardline commands and protected paths stay refused.
+ * A job's `script` runs first under the same rules (script.ts); `no_agent` jobs end there.
  */
 import type { Transport } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
@@ -44,6 +45,8 @@ const CRON_NOTE =
 export async function cronJobMessage(
   job: CronJob,
   options: Pick<AgentJobRunnerOptions, "home" | "config" | "env">,
+  /** Script output and other jobs' outputs (job-context.ts), put before the prompt and scanned with it. */
+  context: readonly string[] = [],
 ): Promise<{ message: string; missingSkills: string[]; blocked?: string }> {
   const { loadSkillMessage } = await import("../knowledge/skills/view.js");
   const parts = [CRON_NOTE];
@@ -56,6 +59,7 @@ export async function cronJobMessage(
     if (text === undefined) missingSkills.push(name);
     else parts.push(text);
   }
+  parts.push(...context);
   if (job.prompt) parts.push(job.prompt);
   const blocked = cronRunBlock(parts.slice(1), job.prompt);
   return { message: parts.join("\n\n"), missingSkills, ...(blocked ? { blocked } : {}) };
@@ -83,7 +87,18 @@ export function cronRunBlock(assembled: readonly string[], prompt: string | unde
 export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
   return async (job: CronJob): Promise<CronRunResult> => {
     const { config, env, home } = options;
-    const { message, missingSkills, blocked } = await cronJobMessage(job, options);
+    // The script (and `no_agent`) come first: a job that ends there never pays for an agent.
+    const { prepareRun } = await import("./job-context.js");
+    const pre = await prepareRun(job, { home, config, env });
+    if ("done" in pre) {
+      if (!pre.done.ok) {
+        options.logger
+          ?.child({ component: "cron" })
+          .warning("job script", { job: job.id, error: pre.done.error });
+      }
+      return pre.done;
+    }
+    const { message, missingSkills, blocked } = await cronJobMessage(job, options, pre.context);
     if (blocked) {
       options.logger?.child({ component: "cron" }).warning("job blocked", { job: job.id, reason: blocked });
       return { ok: false, output: "", error: blocked };

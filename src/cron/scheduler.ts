@@ -24,6 +24,8 @@ export interface CronRunResult {
   output: string;
   ok: boolean;
   error?: string;
+  /** Nothing to deliver (an empty script output, a `wakeAgent: false` gate), as `[SILENT]` is. */
+  silent?: boolean;
 }
 
 /** Runs one job (a fresh agent in production, a stub in tests). May throw: that is a failure. */
@@ -187,7 +189,7 @@ async function runClaimed(
     started,
     options.outputRetention,
   );
-  const silent = result.ok && isSilent(result.output);
+  const silent = result.ok && (result.silent === true || isSilent(result.output));
   let delivery = { delivered: [] as string[], errors: [] as string[] };
   if (!silent) {
     const text = result.ok
@@ -241,11 +243,13 @@ function renderOutput(job: CronJob, at: string, result: CronRunResult, error: st
     `**Job ID:** ${job.id}`,
     `**Run Time:** ${at}`,
     `**Schedule:** ${job.schedule_display || (isCronSchedule(job.schedule) ? job.schedule.display : "?")}`,
-    `**Status:** ${result.ok ? "ok" : "error"}`,
+    `**Status:** ${result.ok ? (result.silent ? "ok (silent: nothing to report)" : "ok") : "error"}`,
+    ...(job["no_agent"] === true ? ["**Mode:** no_agent (script)"] : []),
+    ...(typeof job["script"] === "string" && job["script"] ? [`**Script:** ${job["script"]}`] : []),
     "",
     "## Prompt",
     "",
-    job.prompt,
+    job.prompt || "(none)",
     "",
     "## Response",
     "",

@@ -23,6 +23,18 @@ const parameters = Type.Object({
   skills: Type.Optional(Type.Array(Type.String())),
   deliver: Type.Optional(Type.String()),
   repeat: Type.Optional(Type.Integer({ description: "Runs in total; omit for forever." })),
+  script: Type.Optional(
+    Type.String({
+      description:
+        "A script in the user's scripts folder (~/.hermes/scripts), relative to it, run before each run; its output is given to the run. Only the user can put scripts there.",
+    }),
+  ),
+  no_agent: Type.Optional(
+    Type.Boolean({ description: "Deliver the script's output as is; no agent runs (needs script)." }),
+  ),
+  context_from: Type.Optional(
+    Type.Array(Type.String(), { description: "Job ids whose last output is given to each run." }),
+  ),
 });
 
 function summary(job: CronJob): Record<string, unknown> {
@@ -33,6 +45,11 @@ function summary(job: CronJob): Record<string, unknown> {
     next_run_at: job.next_run_at,
     state: job.state === "completed" ? "completed" : job.enabled ? "scheduled" : "paused",
     deliver: job.deliver,
+    ...(job.script ? { script: job.script } : {}),
+    ...(job.no_agent ? { no_agent: true } : {}),
+    ...(Array.isArray(job.context_from) && job.context_from.length > 0
+      ? { context_from: job.context_from }
+      : {}),
     last_status: job.last_status,
     ...(job.last_error ? { last_error: job.last_error } : {}),
   };
@@ -58,7 +75,11 @@ export const cronjobTool = defineTool({
   emoji: "⏰",
   async handler(args, ctx) {
     const tz = typeof ctx.config["timezone"] === "string" ? (ctx.config["timezone"] as string) : undefined;
-    const store = new CronStore({ home: ctx.home, ...(tz ? { timezone: tz } : {}) });
+    const store = new CronStore({
+      home: ctx.home,
+      ...(tz ? { timezone: tz } : {}),
+      ...(ctx.env.HOME ? { userHome: ctx.env.HOME } : {}),
+    });
     const need = (what: string) => ({ error: `${what} is required for action "${args.action}".` });
     for (const text of [args.prompt, args.name]) {
       const refusal = text ? cronPromptRefusal(text) : undefined;
@@ -75,7 +96,8 @@ export const cronjobTool = defineTool({
           };
         case "create": {
           if (!args.schedule) return need("schedule");
-          if (!args.prompt && !args.skills?.length) return need("prompt (or skills)");
+          if (!args.prompt && !args.skills?.length && !args.script)
+            return need("prompt (or skills, or script)");
           const origin = originOf(ctx.session);
           const job = await store.create({
             schedule: args.schedule,
@@ -84,6 +106,9 @@ export const cronjobTool = defineTool({
             ...(args.skills ? { skills: args.skills } : {}),
             ...(args.deliver ? { deliver: args.deliver } : {}),
             ...(args.repeat !== undefined ? { repeat: args.repeat } : {}),
+            ...(args.script ? { script: args.script } : {}),
+            ...(args.no_agent !== undefined ? { no_agent: args.no_agent } : {}),
+            ...(args.context_from ? { context_from: args.context_from } : {}),
             ...(origin ? { origin } : {}),
           });
           return { created: true, ...summary(job) };
@@ -97,6 +122,9 @@ export const cronjobTool = defineTool({
             ...(args.skills ? { skills: args.skills } : {}),
             ...(args.deliver ? { deliver: args.deliver } : {}),
             ...(args.repeat !== undefined ? { repeat: args.repeat } : {}),
+            ...(args.script !== undefined ? { script: args.script } : {}),
+            ...(args.no_agent !== undefined ? { no_agent: args.no_agent } : {}),
+            ...(args.context_from !== undefined ? { context_from: args.context_from } : {}),
           });
           return { updated: true, ...summary(job) };
         }

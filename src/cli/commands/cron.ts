@@ -47,6 +47,12 @@ interface JobFlags {
   prompt?: string;
   schedule?: string;
   json?: boolean;
+  script?: string;
+  /** commander: `--no-agent` sets agent=false, `--agent` sets it true. */
+  agent?: boolean;
+  contextFrom?: string[];
+  clearScript?: boolean;
+  clearContextFrom?: boolean;
 }
 
 export const cronCommand = defineCommand({
@@ -60,7 +66,12 @@ export const cronCommand = defineCommand({
     // `cron tick` runs agents here: their output and the job files are redacted like any surface's.
     protectSecrets({ home, env, config });
     const tz = configTimezone(config as unknown as Record<string, unknown>);
-    const store = new CronStore({ home, now: () => io.now() * 1000, ...(tz ? { timezone: tz } : {}) });
+    const store = new CronStore({
+      home,
+      now: () => io.now() * 1000,
+      ...(tz ? { timezone: tz } : {}),
+      ...(env["HOME"] ? { userHome: env["HOME"] } : {}),
+    });
     return { home, env, io, store };
   },
   expected: (error) => {
@@ -83,7 +94,17 @@ export const cronCommand = defineCommand({
         )
         .option("--repeat <n>", "stop after n runs (default: forever; once for one-shots)")
         .option("--toolsets <list>", "comma-separated toolsets for the run (default: config toolsets)")
-        .option("--model <model>", "model for the run (default: config model)");
+        .option("--model <model>", "model for the run (default: config model)")
+        .option(
+          "--script <path>",
+          "a script in ~/.hermes/scripts (relative to it) run first; its output is given to the agent",
+        )
+        .option("--no-agent", "deliver the script's output as is, without the agent (needs --script)")
+        .option(
+          "--context-from <id>",
+          "give each run this job's last output (repeatable; self: its own)",
+          collect,
+        );
 
     jobOptions(
       root
@@ -110,7 +131,10 @@ export const cronCommand = defineCommand({
         .description("change a job")
         .argument("<id>", "job id or name")
         .option("--schedule <schedule>", "a new schedule")
-        .option("--prompt <prompt>", "a new prompt"),
+        .option("--prompt <prompt>", "a new prompt")
+        .option("--agent", "run the agent again (undo --no-agent)")
+        .option("--clear-script", "remove the script")
+        .option("--clear-context-from", "remove the context_from jobs"),
     ).action(run((ctx, id: string, flags: JobFlags) => edit(ctx, id, flags)));
 
     root
@@ -194,6 +218,9 @@ async function create(ctx: Ctx, schedule: string, words: string[], flags: JobFla
     ...(flags.repeat ? { repeat: parseRepeat(flags.repeat) } : {}),
     ...(flags.toolsets ? { enabled_toolsets: splitList(flags.toolsets) } : {}),
     ...(flags.model ? { model: flags.model } : {}),
+    ...(flags.script ? { script: flags.script } : {}),
+    ...(flags.agent === false ? { no_agent: true } : {}),
+    ...(flags.contextFrom ? { context_from: flags.contextFrom } : {}),
   });
   ctx.io.out(
     `Created ${job.id} (${job.name}): ${job.schedule_display}; next run ${job.next_run_at ?? "none"}.`,
@@ -217,6 +244,14 @@ async function edit(ctx: Ctx, id: string, flags: JobFlags): Promise<number> {
     ...(flags.repeat !== undefined ? { repeat: parseRepeat(flags.repeat) } : {}),
     ...(flags.toolsets !== undefined ? { enabled_toolsets: splitList(flags.toolsets) } : {}),
     ...(flags.model !== undefined ? { model: flags.model } : {}),
+    ...(flags.clearScript ? { script: null } : flags.script !== undefined ? { script: flags.script } : {}),
+    // `--agent` is declared before `--no-agent` here, so neither given leaves it undefined.
+    ...(flags.agent !== undefined ? { no_agent: !flags.agent } : {}),
+    ...(flags.clearContextFrom
+      ? { context_from: null }
+      : flags.contextFrom
+        ? { context_from: flags.contextFrom }
+        : {}),
   });
   ctx.io.out(
     `Updated ${job.id} (${job.name}): ${job.schedule_display}; next run ${job.next_run_at ?? "none"}.`,
@@ -240,10 +275,15 @@ function list(ctx: Ctx, flags: { all?: boolean; json?: boolean }): number {
 
 function describe(job: CronJob): string {
   const state = job.state === "completed" ? "completed" : job.enabled ? "scheduled" : "paused";
+  const script = job.script ? `\n  script: ${job.script}${job.no_agent ? " (no agent)" : ""}` : "";
+  const from =
+    Array.isArray(job.context_from) && job.context_from.length > 0
+      ? `\n  context from: ${job.context_from.join(", ")}`
+      : "";
   const last = job.last_status
     ? `  last: ${job.last_status}${job.last_error ? ` (${firstLine(job.last_error)})` : ""}`
     : "";
-  return `${job.id}  ${job.name}\n  ${job.schedule_display}  [${state}]  next: ${job.next_run_at ?? "-"}  deliver: ${job.deliver}${last}`;
+  return `${job.id}  ${job.name}\n  ${job.schedule_display}  [${state}]  next: ${job.next_run_at ?? "-"}  deliver: ${job.deliver}${last}${script}${from}`;
 }
 
 async function runNow(ctx: Ctx, id: string): Promise<number> {

@@ -3,13 +3,16 @@
  * in the foreground and logs to `logs/gateway.log` (its own events), `agent.log` and `errors.log`;
  * `start` runs it in the background, its stdout and stderr (start-up failures, crashes) in
  * `logs/gateway-output.log`;
- * `stop` asks it to finish its running turns and exit; `status` says whether one runs;
+ * `stop` asks it to finish its running turns and exit; `restart` does that and starts it again;
+ * `install`/`uninstall` make it a systemd or launchd service (gateway-service.ts); `list` shows
+ * every profile's gateway; `status` says whether one runs;
  * `slack-manifest` prints the Slack app manifest's slash commands, made from the command registry.
  * Results on stdout, progress and problems on stderr. Exit codes: 0 success, 1 the task failed
  * (not running, did not stop in time), 2 usage or configuration error.
  */
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { NoProviderError } from "../../ai/resolve.js";
 import { backendKind, EnvironmentError, environmentFailure, loadBackend } from "../../environments/index.js";
@@ -25,6 +28,7 @@ import {
   type RunOptions,
   withConfig,
 } from "../command.js";
+import type { ServiceSpec } from "./gateway-service.js";
 
 export interface GatewayCommandOptions extends RunOptions {
   /** Resolves when `run` should stop (tests); default SIGINT/SIGTERM. */
@@ -76,6 +80,40 @@ export function gatewayCommand(stopSignal?: Promise<void>): CliCommand {
             return stop(ctx, timeout, flags.force === true);
           }),
         );
+      root
+        .command("install")
+        .description(
+          "run the gateway as a service: a systemd user unit (hermes-gateway[-<profile>].service), or a launchd agent on macOS",
+        )
+        .option("--system", "a system unit started at boot (root; runs as the invoking user)")
+        .option("--user <name>", "with --system: the user the gateway runs as")
+        .action(action((ctx, flags: { system?: boolean; user?: string }) => install(ctx, flags)));
+      root
+        .command("uninstall")
+        .description("stop and remove the service")
+        .option("--system", "the system unit")
+        .action(action((ctx, flags: { system?: boolean }) => uninstall(ctx, flags.system === true)));
+      root
+        .command("restart")
+        .description("let running turns finish, then start again (through the service when installed)")
+        .option("--system", "the system unit")
+        .option("--timeout <seconds>", "how long to wait for running turns", "60")
+        .action(
+          action(async (ctx, flags: { system?: boolean; timeout: string }) => {
+            const timeout = Number(flags.timeout);
+            if (!Number.isFinite(timeout) || timeout <= 0) {
+              throw new CliFailure(
+                `--timeout expects seconds (a positive number), got "${flags.timeout}".`,
+                2,
+              );
+            }
+            return restart(ctx, flags.system === true, timeout);
+          }),
+        );
+      root
+        .command("list")
+        .description("every profile's gateway: running or not, installed as a service or not")
+        .action(action((ctx) => list(ctx)));
       root
         .command("status")
         .description("say whether a gateway runs for this home")
@@ -236,6 +274,80 @@ async function status({ home, io }: HomeContext): Promise<number> {
     return 1;
   }
   io.out(`Gateway: running (pid ${running.pid}${running.started_at ? `, since ${running.started_at}` : ""})`);
+  return 0;
+}
+
+function serviceSpec(ctx: HomeContext, system: boolean, user?: string): ServiceSpec {
+  return {
+    home: ctx.home,
+    profile: ctx.profile,
+    node: process.execPath,
+    bin: process.argv[1] ?? "hermes",
+    path: ctx.io.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
+    system,
+    ...(user ? { user } : {}),
+  };
+}
+
+async function install(ctx: HomeContext, flags: { system?: boolean; user?: string }): Promise<number> {
+  const { installService, serviceKind } = await import("./gateway-service.js");
+  const system = flags.system === true;
+  let result: ReturnType<typeof installService>;
+  try {
+    result = installService(serviceKind(), serviceSpec(ctx, system, flags.user), ctx.io.env);
+  } catch (error) {
+    throw new CliFailure(error instanceof Error ? error.message : String(error), 2);
+  }
+  ctx.io.out(`Installed ${result.path}`);
+  for (const note of result.notes) ctx.io.err(note);
+  return 0;
+}
+
+async function uninstall(ctx: HomeContext, system: boolean): Promise<number> {
+  const { serviceKind, uninstallService } = await import("./gateway-service.js");
+  const result = uninstallService(serviceKind(), { profile: ctx.profile, system, env: ctx.io.env });
+  if (!result) {
+    ctx.io.out(`No gateway service is installed for ${ctx.profile ?? "this home"}.`);
+    return 0;
+  }
+  for (const note of result.notes) ctx.io.err(note);
+  ctx.io.out(`Removed ${result.path}`);
+  return 0;
+}
+
+async function restart(ctx: HomeContext, system: boolean, timeoutS: number): Promise<number> {
+  const svc = await import("./gateway-service.js");
+  const kind = svc.serviceKind();
+  if (svc.serviceActive(kind, ctx.profile, system)) {
+    // The manager sends SIGTERM (the gateway drains its turns) and starts it again.
+    svc.restartService(kind, ctx.profile, system);
+    ctx.io.out(`Restarted the ${kind} service.`);
+    return 0;
+  }
+  if (runningGateway(ctx.home)) {
+    const stopped = await stop(ctx, timeoutS, false);
+    if (stopped !== 0) return stopped;
+  }
+  return start(ctx);
+}
+
+async function list(ctx: HomeContext): Promise<number> {
+  const [{ listProfiles }, svc] = await Promise.all([
+    import("../../config/profiles.js"),
+    import("./gateway-service.js"),
+  ]);
+  const userHome = ctx.io.env["HOME"] || homedir();
+  const kind = svc.serviceKind();
+  for (const p of listProfiles(userHome)) {
+    const running = runningGateway(p.path);
+    const profile = p.isDefault ? undefined : p.name;
+    const installed = [false, true]
+      .filter((system) => existsSync(svc.serviceFilePath(kind, { profile, system, env: ctx.io.env })))
+      .map((system) => (system ? "system service" : `${kind === "systemd" ? "user " : ""}service`));
+    ctx.io.out(
+      `${p.name.padEnd(16)} ${running ? `running (pid ${running.pid})` : "stopped"}${installed.length ? `  [${installed.join(", ")}]` : ""}  ${p.path}`,
+    );
+  }
   return 0;
 }
 

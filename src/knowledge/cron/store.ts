@@ -12,6 +12,7 @@ import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
 import { redactText } from "../../util/redact.js";
 import { CronScheduleError, isCronSchedule, nextRunAfter, parseSchedule } from "./schedule.js";
+import { CronScriptPathError, normalizeScriptPath } from "./script-path.js";
 import { formatIso, readStoredTime, systemTimezone } from "./time.js";
 import type { CronJob, CronJobPatch, NewCronJob } from "./types.js";
 
@@ -32,6 +33,8 @@ export interface CronStoreOptions {
   timezone?: string;
   /** How long a write waits for another process's lock (default 30 s, as Python). */
   lockTimeoutMs?: number;
+  /** The user's home, for a script given as `~/.hermes/scripts/x.sh`. */
+  userHome?: string;
 }
 
 /** Outputs kept per job (config `cron.output_retention`, Hermes default 50). */
@@ -46,8 +49,10 @@ export class CronStore {
   readonly timezone: string;
   private readonly now: () => number;
   private readonly lockTimeoutMs: number;
+  private readonly userHome: string | undefined;
 
   constructor(options: CronStoreOptions) {
+    this.userHome = options.userHome;
     this.home = options.home;
     this.dir = join(options.home, "cron");
     this.path = join(this.dir, "jobs.json");
@@ -96,9 +101,12 @@ export class CronStore {
     const schedule = parseSchedule(input.schedule, { now, timezone: this.timezone });
     const prompt = (input.prompt ?? "").trim();
     const skills = uniqueStrings(input.skills ?? []);
-    if (!prompt && skills.length === 0) {
-      throw new CronStoreError("A cron job needs a prompt or at least one skill: there is nothing to run.");
-    }
+    const script = this.scriptOf(input.script);
+    const noAgent = input.no_agent === true;
+    const contextFrom = uniqueStrings(input.context_from ?? []);
+    checkRunnable({ prompt, skills, script, noAgent });
+    const known = contextFrom.length > 0 ? this.list() : [];
+    for (const id of contextFrom) checkContextSource(id, known);
     const next = nextRunAfter(schedule, now, this.timezone);
     if (schedule.kind === "once" && (next === null || next < now - 120_000)) {
       throw new CronScheduleError(
@@ -110,16 +118,18 @@ export class CronStore {
     const created = this.iso(now);
     const job: CronJob = {
       id: randomBytes(6).toString("hex"),
-      name: (input.name?.trim() || (prompt || skills[0] || "cron job").slice(0, 50).trim()) ?? "cron job",
+      name:
+        (input.name?.trim() || (prompt || skills[0] || script || "cron job").slice(0, 50).trim()) ??
+        "cron job",
       prompt,
       skills,
       skill: skills[0] ?? null,
       model: input.model ?? null,
       provider: input.provider ?? null,
       base_url: null,
-      script: null,
-      no_agent: false,
-      context_from: null,
+      script,
+      no_agent: noAgent,
+      context_from: contextFrom.length > 0 ? contextFrom : null,
       schedule,
       schedule_display: schedule.display,
       repeat: { times, completed: 0 },
@@ -151,7 +161,15 @@ export class CronStore {
       patch.schedule !== undefined
         ? parseSchedule(patch.schedule, { now, timezone: this.timezone })
         : undefined;
+    const script = patch.script !== undefined ? this.scriptOf(patch.script) : undefined;
+    const contextFrom =
+      patch.context_from !== undefined ? uniqueStrings(patch.context_from ?? []) : undefined;
+    const known = contextFrom?.length ? this.list() : [];
+    for (const id of contextFrom ?? []) checkContextSource(id, known);
     return this.withJob(idOrName, (job) => {
+      if (script !== undefined) job.script = script;
+      if (patch.no_agent !== undefined) job.no_agent = patch.no_agent;
+      if (contextFrom !== undefined) job.context_from = contextFrom.length > 0 ? contextFrom : null;
       if (patch.prompt !== undefined) job.prompt = patch.prompt.trim();
       if (patch.name?.trim()) job.name = patch.name.trim();
       if (patch.skills !== undefined) {
@@ -176,10 +194,24 @@ export class CronStore {
           job.repeat = { times: schedule.kind === "once" ? 1 : (job.repeat?.times ?? null), completed: 0 };
         }
       }
-      if (!job.prompt && (job.skills ?? []).length === 0) {
-        throw new CronStoreError("A cron job needs a prompt or at least one skill: there is nothing to run.");
-      }
+      checkRunnable({
+        prompt: job.prompt,
+        skills: job.skills ?? [],
+        script: typeof job.script === "string" && job.script ? job.script : null,
+        noAgent: job.no_agent === true,
+      });
     });
+  }
+
+  /** A script as stored (relative to scripts/), null for none; throws for a path outside scripts/. */
+  private scriptOf(script: string | null | undefined): string | null {
+    if (script === undefined || script === null || !script.trim()) return null;
+    try {
+      return normalizeScriptPath(this.home, script, this.userHome);
+    } catch (error) {
+      if (error instanceof CronScriptPathError) throw new CronStoreError(error.message);
+      throw error;
+    }
   }
 
   /** Stops a job from running until `resume`. */
@@ -350,6 +382,30 @@ export function isRunnable(job: CronJob): boolean {
 /** The job's next run in ms, or undefined when it has none. */
 export function nextRunMs(job: CronJob): number | undefined {
   return readStoredTime(job.next_run_at);
+}
+
+/** Throws when the job would have nothing to run, or `no_agent` without a script. */
+function checkRunnable(job: {
+  prompt: string;
+  skills: string[];
+  script: string | null;
+  noAgent: boolean;
+}): void {
+  if (job.noAgent && !job.script) {
+    throw new CronStoreError("no_agent needs a script: the script's output is what the job delivers.");
+  }
+  if (!job.prompt && job.skills.length === 0 && !job.script) {
+    throw new CronStoreError("A cron job needs a prompt, a skill or a script: there is nothing to run.");
+  }
+}
+
+/** `context_from` names jobs by id (`self` for the job's own last output). */
+function checkContextSource(id: string, jobs: CronJob[]): void {
+  if (id === "self") return;
+  if (!SAFE_ID.test(id)) {
+    throw new CronStoreError(`context_from "${id}" is not a job id (letters, digits, - and _).`);
+  }
+  if (!jobs.some((j) => j.id === id)) throw notFound(id, jobs);
 }
 
 function normalizeRepeat(value: number | null | undefined): number | null {

@@ -71,6 +71,12 @@ export interface CronJob {
   provider?: string | null;
   base_url?: string | null;
   workdir?: string | null;
+  /** A file in `<home>/scripts`, relative to it, run before the agent (its output is the prompt's context). */
+  script?: string | null;
+  /** Deliver the script's output as is; no agent runs. */
+  no_agent?: boolean;
+  /** Job ids whose last output is put before the prompt (`self`: this job's own). */
+  context_from?: string[] | string | null;
   [key: string]: unknown;
 }
 
@@ -87,6 +93,9 @@ export interface NewCronJob {
   model?: string | null;
   provider?: string | null;
   workdir?: string | null;
+  script?: string | null;
+  no_agent?: boolean;
+  context_from?: string[] | null;
 }
 
 /** Fields a caller may change with `edit`/`update`. */
@@ -99,4 +108,9 @@ export interface CronJobPatch {
   repeat?: number | null;
   enabled_toolsets?: string[] | null;
   model?: string | null;
+  /** null or "" removes the script. */
+  script?: string | null;
+  no_agent?: boolean;
+  /** null or [] removes it. */
+  context_from?: string[] | null;
 }

@@ -7,6 +7,7 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { processRedactor, type Redactor } from "../../util/redact.js";
 import { createDiscordAdapter } from "./discord.js";
 import { redactingAdapter } from "./redacting-adapter.js";
+import { createSignalAdapter } from "./signal.js";
 import { createSlackAdapter } from "./slack.js";
 import { createTelegramAdapter } from "./telegram.js";
 import type { AdapterContext, PlatformAdapter } from "./types.js";
@@ -21,6 +22,8 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   telegram: { token: "TELEGRAM_BOT_TOKEN", create: (ctx) => createTelegramAdapter(ctx) },
   discord: { token: "DISCORD_BOT_TOKEN", create: (ctx) => createDiscordAdapter(ctx) },
   slack: { token: "SLACK_BOT_TOKEN", create: (ctx) => createSlackAdapter(ctx) },
+  // signal-cli's daemon URL; SIGNAL_ACCOUNT is required too (connect says so when it is missing).
+  signal: { token: "SIGNAL_HTTP_URL", create: (ctx) => createSignalAdapter(ctx) },
 };
 
 const section = (value: unknown): Record<string, unknown> =>

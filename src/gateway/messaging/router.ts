@@ -480,6 +480,12 @@ export class MessageRouter {
     const run = input === null ? chat.wake() : chat.run(input);
     if (!run) return; // the notices were withdrawn meanwhile
     view.startTyping();
+    // Reactions on the message being answered (platforms with `processing`), in order.
+    const started =
+      last && adapter.processing ? adapter.processing(last, "started").catch(() => undefined) : undefined;
+    const settle = (state: "succeeded" | "failed") => {
+      if (started && last) void started.then(() => adapter.processing?.(last, state)).catch(() => undefined);
+    };
     let result: Awaited<typeof run.result>;
     try {
       for await (const event of run) {
@@ -492,6 +498,7 @@ export class MessageRouter {
       result = await run.result;
     } catch (error) {
       await view.abandon();
+      settle("failed");
       throw error;
     }
     conv.lastActive = this.now();
@@ -511,6 +518,7 @@ export class MessageRouter {
       answer = '⚠️ I hit the tool-call limit for one turn before finishing. Say "continue" to go on.';
     }
     await view.finish(answer);
+    settle(result.reason === "error" ? "failed" : "succeeded");
     chat.releaseReviews(); // the learning loop's review runs after the reply, never before it
     this.logFor(conv.platform, chat.id).info("message out", {
       chat: source.chatId,

@@ -41,5 +41,9 @@ export function redactingAdapter(adapter: PlatformAdapter, redactor: Redactor): 
     const setCommands = adapter.setCommands.bind(adapter);
     wrapped.setCommands = (commands) => setCommands(commands);
   }
+  if (adapter.processing) {
+    const processing = adapter.processing.bind(adapter);
+    wrapped.processing = (message, state) => processing(message, state);
+  }
   return wrapped;
 }

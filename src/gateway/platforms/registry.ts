@@ -8,7 +8,9 @@ import { processRedactor, type Redactor } from "../../util/redact.js";
 import { createDiscordAdapter } from "./discord.js";
 import { createEmailAdapter } from "./email.js";
 import { redactingAdapter } from "./redacting-adapter.js";
+import { createSignalAdapter } from "./signal.js";
 import { createSlackAdapter } from "./slack.js";
+import { createSmsAdapter } from "./sms.js";
 import { createTelegramAdapter } from "./telegram.js";
 import type { AdapterContext, PlatformAdapter } from "./types.js";
 
@@ -23,6 +25,10 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   discord: { token: "DISCORD_BOT_TOKEN", create: (ctx) => createDiscordAdapter(ctx) },
   slack: { token: "SLACK_BOT_TOKEN", create: (ctx) => createSlackAdapter(ctx) },
   email: { token: "EMAIL_ADDRESS", create: (ctx) => createEmailAdapter(ctx) },
+  // signal-cli's daemon URL; SIGNAL_ACCOUNT is required too (connect says so when it is missing).
+  signal: { token: "SIGNAL_HTTP_URL", create: (ctx) => createSignalAdapter(ctx) },
+  // Twilio; TWILIO_AUTH_TOKEN and TWILIO_PHONE_NUMBER are required too (connect names what is missing).
+  sms: { token: "TWILIO_ACCOUNT_SID", create: (ctx) => createSmsAdapter(ctx) },
 };
 
 const section = (value: unknown): Record<string, unknown> =>

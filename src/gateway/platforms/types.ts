@@ -156,7 +156,15 @@ export interface PlatformAdapter {
   sendMedia(target: OutboundTarget, media: OutboundMedia): Promise<SentMessage>;
   /** Publishes the command menu (Telegram's BotCommand list); optional. */
   setCommands?(commands: readonly BotCommand[]): Promise<void>;
+  /**
+   * The gateway started, finished or failed a turn answering `message` from an authorized user
+   * (Signal reacts 👀, then ✅ or ❌, as upstream does); not called for interrupted turns. Optional;
+   * never throws.
+   */
+  processing?(message: InboundMessage, state: ProcessingState): Promise<void>;
 }
+
+export type ProcessingState = "started" | "succeeded" | "failed";
 
 /** A platform call that failed; `retryAfterMs` when the platform asked to slow down. */
 export class PlatformError extends Error {

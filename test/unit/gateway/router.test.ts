@@ -44,6 +44,8 @@ class MemoryAdapter implements PlatformAdapter {
     maxMediaBytes: 1_000_000,
   };
   handlers!: AdapterHandlers;
+  /** Set by a test that checks the processing hook (Signal's reactions). */
+  processing?: PlatformAdapter["processing"];
   private nextId = 1;
   readonly messages = new Map<string, { target: OutboundTarget; text: string; options?: SendOptions }>();
   readonly log: Array<{
@@ -262,6 +264,26 @@ describe("MessageRouter", () => {
     await new Promise((r) => setTimeout(r, 100));
     await t.router.stop();
     expect(t.adapter.log.filter((e) => e.op === "send")).toHaveLength(0);
+  });
+
+  it("reports started, then succeeded or failed, to an adapter with a processing hook; never for strangers", async () => {
+    const t = setup();
+    const states: string[] = [];
+    t.adapter.processing = async (message, state) => {
+      states.push(`${message.source.userId}:${message.text}:${state}`);
+    };
+    t.transport.push(say("Fine."));
+    t.adapter.from("100", "how are you?");
+    await until(() => states.includes("100:how are you?:succeeded"), "the success state");
+    t.adapter.from("555", "let me in");
+    t.transport.push(say(""));
+    t.adapter.from("100", "fail now");
+    await until(() => states.some((s) => s.startsWith("100:fail now:")), "the second turn's outcome");
+    expect(states[0]).toBe("100:how are you?:started");
+    expect(states.indexOf("100:fail now:started")).toBeLessThan(
+      states.findIndex((s) => /fail now:(succeeded|failed)/.test(s)),
+    );
+    expect(states.some((s) => s.startsWith("555:"))).toBe(false);
   });
 
   it("cuts a long answer into messages within the platform limit and keeps code blocks whole", async () => {

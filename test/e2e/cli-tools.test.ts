@@ -211,11 +211,100 @@ describe("hermes completion", () => {
       "complete -o bashdefault -o default -F _hermes hermes",
       "",
     ]);
-    for (const shell of ["zsh", "fish"]) {
-      const other = await runHermes(["completion", shell], h);
-      expect(other.code).toBe(0);
-      expect(other.stdout).toContain("tools");
-    }
+    const bad = await runHermes(["completion", "powershell"], h);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("bash, zsh, fish");
+  });
+
+  it.skipIf(spawnSync("zsh", ["--version"]).status !== 0)(
+    "the zsh script loads in zsh with compinit, registers _hermes, and completes like bash",
+    async () => {
+      const h = tempHome("");
+      const script = await runHermes(["completion", "zsh"], h);
+      expect(script.code, script.stderr).toBe(0);
+      const path = join(h.cwd, "_hermes.zsh");
+      writeFileSync(path, script.stdout);
+      // _describe and compadd only work inside a completion widget: stand-ins print the candidates
+      // matching the word, so the script's own logic (run by zsh) decides what is offered.
+      const probe = [
+        "autoload -U compinit && compinit -u -D",
+        `source ${JSON.stringify(path)}`,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh, not a template
+        'print -r -- "registered=${_comps[hermes]}"',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh, not a template
+        '_describe() { local out=(); for e in ${(P)4}; do n=${e%%:*}; [[ $n == ${cur}* ]] && out+=($n); done; print -r -- "${out[*]}"; }',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh, not a template
+        'compadd() { shift; local out=(); for e in "$@"; do [[ $e == ${cur}* ]] && out+=($e); done; print -r -- "${out[*]}"; }',
+        '_files() { print -r -- "<files>"; }',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh, not a template
+        'comp() { words=("$@"); CURRENT=${#words}; _hermes; }',
+        "comp hermes lo",
+        "comp hermes -p work se",
+        "comp hermes tools ''",
+        "comp hermes tools enable --pl",
+        "comp hermes tools enable --platform tele",
+        "comp hermes logs --level W",
+        "comp hermes completion z",
+        "comp hermes --image ''",
+      ].join("\n");
+      const zsh = spawnSync("zsh", ["-f", "-c", probe], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "" },
+      });
+      expect(zsh.stderr).toBe("");
+      expect(zsh.stdout.split("\n")).toEqual([
+        "registered=_hermes",
+        "login logout logs",
+        "setup sessions send",
+        "list enable disable",
+        "--platform",
+        "telegram",
+        "WARNING",
+        "zsh",
+        "<files>",
+        "",
+      ]);
+    },
+  );
+
+  it.skipIf(spawnSync("fish", ["--version"]).status !== 0)(
+    "the fish script, sourced in fish, completes commands after -p, subcommands, options and values",
+    async () => {
+      const h = tempHome("");
+      const script = await runHermes(["completion", "fish"], h);
+      expect(script.code, script.stderr).toBe(0);
+      const path = join(h.cwd, "hermes.fish");
+      writeFileSync(path, script.stdout);
+      const words = (line: string) =>
+        line
+          .trim()
+          .split("\n")
+          .map((l) => l.split("\t")[0])
+          .join(" ");
+      const cases: Array<[string, string]> = [
+        ["hermes lo", "login logout logs"],
+        ["hermes -p work se", "send sessions setup"],
+        ["hermes tools ", "disable enable list"],
+        ["hermes tools enable --platform tele", "telegram"],
+        ["hermes logs --level W", "WARNING"],
+        ["hermes completion z", "zsh"],
+      ];
+      const probe = [
+        `source ${JSON.stringify(path)}`,
+        ...cases.map(([line]) => `complete -C${JSON.stringify(line)}; echo '<end>'`),
+      ].join("; ");
+      const fish = spawnSync("fish", ["--no-config", "-c", probe], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", HOME: h.home },
+      });
+      expect(fish.stderr).toBe("");
+      const answers = fish.stdout.split("<end>\n").slice(0, cases.length).map(words);
+      expect(answers).toEqual(cases.map(([, expected]) => expected));
+    },
+  );
+
+  it("refuses an unknown shell", async () => {
+    const h = tempHome("");
     const bad = await runHermes(["completion", "powershell"], h);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("bash, zsh, fish");

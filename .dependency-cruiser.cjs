@@ -71,6 +71,14 @@ forbidden.push(
     to: { path: "^src/gateway/" },
   },
   {
+    name: "references-not-in-chats",
+    comment:
+      "@ references read the host's files: the CLI expands them, chats never (their users must not read the host)",
+    severity: "error",
+    from: { path: "^src/(gateway|commands)/" },
+    to: { path: "^src/agent/references/(expand|parse)\\.ts$" },
+  },
+  {
     name: "tool-registry-root",
     comment: "registry.ts imports only util and its own types",
     severity: "error",

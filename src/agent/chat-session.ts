@@ -6,7 +6,6 @@
  */
 
 import { auxiliaryComplete, resolveAuxiliaryChain } from "../ai/auxiliary.js";
-import { describeRepair, repairChanged, repairHistory } from "../ai/history-repair.js";
 import {
   type CostStatus,
   estimateUsageCost,
@@ -31,6 +30,7 @@ import { newSessionId } from "../util/session-id.js";
 import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
 import { agentEventLogger } from "./event-log.js";
 import type { AgentEvent } from "./events.js";
+import { loadRepairedConversation } from "./history-load.js";
 import { type MemoryHook, openSessionMemory } from "./memory-provider-hook.js";
 import { resolveModelSwitch } from "./model-switch.js";
 import { NoticeQueue, type WakeListener } from "./notices.js";
@@ -351,6 +351,28 @@ export class ChatSession {
   async setPersonality(name: string): Promise<void> {
     this.assertIdle("change the personality");
     this.options = { ...this.options, personality: name };
+    await this.refreshPrompt();
+  }
+
+  /** The toolsets this conversation offers (undefined: `config.toolsets`). */
+  get toolsets(): readonly string[] | undefined {
+    return this.options.toolsets;
+  }
+
+  /**
+   * Other toolsets from the next turn on (`/tools enable|disable`); the conversation is kept. The
+   * tool list and the system prompt (its tool guidance and skills index follow the tools) are
+   * rebuilt and saved with the session, so a resume keeps them: like a personality change, one
+   * deliberate prompt-cache miss, since the tool schemas are part of the cached prefix.
+   */
+  async setToolsets(toolsets: readonly string[]): Promise<void> {
+    this.assertIdle("change the tools");
+    this.options = { ...this.options, toolsets: [...toolsets] };
+    await this.refreshPrompt();
+  }
+
+  /** A fresh agent whose system prompt is built anew and recorded on the session. */
+  private async refreshPrompt(): Promise<void> {
     this.prompt = undefined;
     await this.rebuild({ messages: [...this.current.messages] });
     const prompt = await this.current.systemPrompt();
@@ -457,40 +479,11 @@ export class ChatSession {
     };
   }
 
-  /**
-   * A stored conversation as the next request may carry it: repaired (ai/history-repair.ts) so a
-   * session killed mid-turn is valid for strict providers. Stand-ins that only complete the end of
-   * the history are written back once, so the transcript shows them and later loads find nothing
-   * to do; other repairs are applied again, identically, on each load.
-   */
   private loadConversation(store: SessionStore, id: string): Message[] {
-    const repair = repairHistory(store.conversation(id));
-    if (!repairChanged(repair)) return repair.messages;
-    const log = this.options.logger?.child({ component: "agent", sessionId: id });
-    if (repair.appended) {
-      try {
-        store.appendMessages(id, repair.appended);
-      } catch (error) {
-        const why = error instanceof Error ? error.message : String(error);
-        log?.warning(`Could not save the repaired history: ${why}`);
-        this.options.onWarning?.(
-          `Could not save the repaired history in ${store.path} (${why}); it is repaired again next time.`,
-        );
-      }
-      // Told once: the repair is on disk, so the next resume finds nothing to repair.
-      const note = describeRepair(repair);
-      if (note) this.options.onWarning?.(note);
-    }
-    log?.info("history repaired on resume", {
-      missingResults: repair.missingResults,
-      orphanResults: repair.orphanResults,
-      movedResults: repair.movedResults,
-      droppedDuplicates: repair.droppedDuplicates,
-      markedInterrupted: repair.markedInterrupted,
-      droppedEmpty: repair.droppedEmpty,
-      written: repair.appended !== undefined,
+    return loadRepairedConversation(store, id, {
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
+      ...(this.options.onWarning ? { onWarning: this.options.onWarning } : {}),
     });
-    return repair.messages;
   }
 
   private switchTo(seed: AgentSeed): void {

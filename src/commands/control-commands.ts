@@ -162,7 +162,7 @@ const statusCommand: CommandDef = {
 const toolsCommand: CommandDef = {
   name: "tools",
   args: "[list | enable|disable <toolset|server:tool>...]",
-  description: "the tools of this session; list, enable or disable toolsets for new sessions",
+  description: "the tools of this session; list, enable or disable toolsets (from the next message)",
   category: "Info",
   availableWhileRunning: true,
   completeArgs: (prefix) => ["list", "enable", "disable"].filter((w) => w.startsWith(prefix)),

@@ -3,11 +3,14 @@
  * `hermes tools --summary`, and `/tools list|enable|disable` (plain `/tools` still lists the
  * session's tools; control-commands.ts delegates the subcommands here).
  *
- * A change is written to config.yaml at once and applies to sessions started after it: the
- * running session keeps the tool list it started with, because the tool schemas are part of the
- * prompt the provider caches and must stay byte-identical for a session's life.
+ * A change is written to config.yaml at once and applies to the running conversation from its
+ * next message: the session's agent is rebuilt with the new toolsets and a new system prompt,
+ * history kept. The tool schemas are part of the prompt the provider caches, so that costs one
+ * cache miss (upstream resets the session instead; here the conversation survives it).
  */
 import type { HermesConfig } from "../config/defaults.js";
+import { loadEnvFile } from "../config/env-file.js";
+import { loadConfig } from "../config/load.js";
 import {
   CONFIGURABLE_TOOLSETS,
   DEFAULT_OFF_TOOLSETS,
@@ -127,17 +130,49 @@ export async function runToolsSubcommand(args: string, ctx: CommandContext): Pro
     ctx.reply(s.yellow(`Usage: /tools ${sub} <toolset|server:tool> ...`));
     return true;
   }
-  const { home } = ctx.session.agent;
+  if (ctx.running) {
+    // Checked before config.yaml is touched, so a refusal changes nothing.
+    ctx.reply(s.yellow(`A turn is running; wait for it or /stop it, then /tools ${sub} again.`));
+    return true;
+  }
+  const { home, config } = ctx.session.agent;
   const result = changeTools({ home, platform, names, action: sub });
   const { done, errors } = formatToolChange(result, sub, platform, s);
-  const lines = [...errors, ...done];
-  if (done.length > 0) {
-    lines.push(
-      s.dim(
-        "Saved to config.yaml; it applies from the next start. This session keeps its tools so its prompt cache stays valid.",
-      ),
-    );
+  ctx.reply(...errors, ...done);
+  if (done.length === 0) return true;
+  // The session's config is the one it started with: keep it in step so `/tools list` and new
+  // agents of this conversation see the change.
+  if (result.list) {
+    const raw = config as unknown as Record<string, unknown>;
+    raw["platform_toolsets"] = { ...record(raw["platform_toolsets"]), [platform]: [...result.list] };
   }
-  ctx.reply(...lines);
+  const mcpChanged = result.changed.some((n) => n.includes(":"));
+  if (mcpChanged && ctx.mcp) {
+    // A server's tool filter is applied when it connects: reconnect with the file as it is now.
+    const problem = await reloadMcpServers(home, ctx);
+    if (problem) ctx.reply(s.yellow(`The MCP tool change applies from the next start: ${problem}`));
+  }
+  const toolsets = result.list ?? ctx.session.toolsets ?? config.toolsets;
+  await ctx.session.setToolsets(toolsets);
+  ctx.sessionChanged();
+  ctx.reply(
+    s.dim(
+      "Saved to config.yaml. The model gets the new tool list from your next message; the conversation is kept, and the system prompt is rebuilt with the tools, so the provider's prompt cache starts over once.",
+    ),
+  );
   return true;
+}
+
+/** Reconnects the MCP servers as config.yaml now lists them; the reason when it could not. */
+async function reloadMcpServers(home: string, ctx: CommandContext): Promise<string | undefined> {
+  if (!ctx.mcp) return "MCP servers are not available here";
+  try {
+    const env = loadEnvFile(home, process.env).env;
+    const servers = loadConfig({ home, env }).config["mcp_servers"];
+    const manager = await ctx.mcp();
+    await manager.reload(servers, env);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }

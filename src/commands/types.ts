@@ -71,6 +71,10 @@ export interface CommandSession {
   /** The personality asked for this session; undefined means `display.personality`. */
   readonly personality: string | undefined;
   setPersonality(name: string): Promise<void>;
+  /** The toolsets offered now (undefined: `config.toolsets`). */
+  readonly toolsets?: readonly string[] | undefined;
+  /** Other toolsets from the next turn on; the system prompt is rebuilt (one prompt-cache miss). */
+  setToolsets(toolsets: readonly string[]): Promise<void>;
   /** Compresses the conversation now (`/compress [focus TOPIC]`). */
   compress(focus?: string): Promise<CompressionReport>;
   /** The message `/<skill-name> [request]` sends, or undefined when no such skill exists. */

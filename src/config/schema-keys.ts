@@ -116,7 +116,8 @@ export const CLOSED_SECTIONS: Readonly<Record<string, readonly string[]>> = {
   code_execution: [],
   logging: [],
   sessions: ["write_json_snapshots"],
-  checkpoints: [],
+  // The inventory lists these with checkpoints (the `-w` worktree switch); top level is open too.
+  checkpoints: ["worktree", "worktree_sync"],
   prompt_caching: [],
   tool_loop_guardrails: [],
   browser: [

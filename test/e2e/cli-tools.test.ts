@@ -6,13 +6,21 @@
  * values; `update --check` against a loopback registry fake through `npm_config_registry`.
  */
 
-import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeProviderConfig, runHermes, spawnHermes, tempHome } from "../support/cli.js";
+import { fakeProviderConfig, HERMES_BIN, runHermes, spawnHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
 
@@ -211,11 +219,100 @@ describe("hermes completion", () => {
       "complete -o bashdefault -o default -F _hermes hermes",
       "",
     ]);
-    for (const shell of ["zsh", "fish"]) {
-      const other = await runHermes(["completion", shell], h);
-      expect(other.code).toBe(0);
-      expect(other.stdout).toContain("tools");
-    }
+    const bad = await runHermes(["completion", "powershell"], h);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("bash, zsh, fish");
+  });
+
+  it.skipIf(spawnSync("zsh", ["--version"]).status !== 0)(
+    "the zsh script loads in zsh with compinit, registers _hermes, and completes like bash",
+    async () => {
+      const h = tempHome("");
+      const script = await runHermes(["completion", "zsh"], h);
+      expect(script.code, script.stderr).toBe(0);
+      const path = join(h.cwd, "_hermes.zsh");
+      writeFileSync(path, script.stdout);
+      // _describe and compadd only work inside a completion widget: stand-ins print the candidates
+      // matching the word, so the script's own logic (run by zsh) decides what is offered.
+      const probe = [
+        "autoload -U compinit && compinit -u -D",
+        `source ${JSON.stringify(path)}`,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh, not a template
+        'print -r -- "registered=${_comps[hermes]}"',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh, not a template
+        '_describe() { local out=(); for e in ${(P)4}; do n=${e%%:*}; [[ $n == ${cur}* ]] && out+=($n); done; print -r -- "${out[*]}"; }',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh, not a template
+        'compadd() { shift; local out=(); for e in "$@"; do [[ $e == ${cur}* ]] && out+=($e); done; print -r -- "${out[*]}"; }',
+        '_files() { print -r -- "<files>"; }',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh, not a template
+        'comp() { words=("$@"); CURRENT=${#words}; _hermes; }',
+        "comp hermes lo",
+        "comp hermes -p work se",
+        "comp hermes tools ''",
+        "comp hermes tools enable --pl",
+        "comp hermes tools enable --platform tele",
+        "comp hermes logs --level W",
+        "comp hermes completion z",
+        "comp hermes --image ''",
+      ].join("\n");
+      const zsh = spawnSync("zsh", ["-f", "-c", probe], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "" },
+      });
+      expect(zsh.stderr).toBe("");
+      expect(zsh.stdout.split("\n")).toEqual([
+        "registered=_hermes",
+        "login logout logs",
+        "setup sessions send",
+        "list enable disable",
+        "--platform",
+        "telegram",
+        "WARNING",
+        "zsh",
+        "<files>",
+        "",
+      ]);
+    },
+  );
+
+  it.skipIf(spawnSync("fish", ["--version"]).status !== 0)(
+    "the fish script, sourced in fish, completes commands after -p, subcommands, options and values",
+    async () => {
+      const h = tempHome("");
+      const script = await runHermes(["completion", "fish"], h);
+      expect(script.code, script.stderr).toBe(0);
+      const path = join(h.cwd, "hermes.fish");
+      writeFileSync(path, script.stdout);
+      const words = (line: string) =>
+        line
+          .trim()
+          .split("\n")
+          .map((l) => l.split("\t")[0])
+          .join(" ");
+      const cases: Array<[string, string]> = [
+        ["hermes lo", "login logout logs"],
+        ["hermes -p work se", "send sessions setup"],
+        ["hermes tools ", "disable enable list"],
+        ["hermes tools enable --platform tele", "telegram"],
+        ["hermes logs --level W", "WARNING"],
+        ["hermes completion z", "zsh"],
+      ];
+      const probe = [
+        `source ${JSON.stringify(path)}`,
+        ...cases.map(([line]) => `complete -C${JSON.stringify(line)}; echo '<end>'`),
+      ].join("; ");
+      const fish = spawnSync("fish", ["--no-config", "-c", probe], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", HOME: h.home },
+      });
+      expect(fish.stderr).toBe("");
+      const answers = fish.stdout.split("<end>\n").slice(0, cases.length).map(words);
+      expect(answers).toEqual(cases.map(([, expected]) => expected));
+    },
+  );
+
+  it("refuses an unknown shell", async () => {
+    const h = tempHome("");
     const bad = await runHermes(["completion", "powershell"], h);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("bash, zsh, fish");
@@ -257,6 +354,96 @@ describe("hermes update", () => {
     const current = await runHermes(["update", "--check"], { ...h, env: { npm_config_registry: url } });
     expect(current.code).toBe(0);
     expect(current.stdout).toMatch(/is up to date \(newer than the registry's latest, 0\.0\.1\)/);
+  });
+
+  it("-y upgrades a global npm install in its prefix from the registry, and says to what", async () => {
+    const h = tempHome("");
+    const root = join(h.cwd, "..");
+    // The new version's tarball, as npm publishes it (package/ inside).
+    const pkgDir = join(root, "pack", "package");
+    mkdirSync(join(pkgDir, "bin"), { recursive: true });
+    writeFileSync(
+      join(pkgDir, "package.json"),
+      JSON.stringify({ name: "hermes-agent", version: "99.0.0", bin: { hermes: "bin/hermes" } }),
+    );
+    writeFileSync(join(pkgDir, "bin", "hermes"), "#!/bin/sh\necho upgraded\n", { mode: 0o755 });
+    const tgz = join(root, "hermes-agent-99.0.0.tgz");
+    expect(spawnSync("tar", ["czf", tgz, "-C", join(root, "pack"), "package"]).status).toBe(0);
+    const tarball = readFileSync(tgz);
+    const { createHash } = await import("node:crypto");
+    const integrity = `sha512-${createHash("sha512").update(tarball).digest("base64")}`;
+    const shasum = createHash("sha1").update(tarball).digest("hex");
+    const fake = createServer((req, res) => {
+      const base = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+      if (req.url === "/hermes-agent") {
+        res.setHeader("content-type", "application/json");
+        res.end(
+          JSON.stringify({
+            name: "hermes-agent",
+            "dist-tags": { latest: "99.0.0" },
+            versions: {
+              "99.0.0": {
+                name: "hermes-agent",
+                version: "99.0.0",
+                bin: { hermes: "bin/hermes" },
+                dist: { tarball: `${base}/hermes-agent/-/hermes-agent-99.0.0.tgz`, integrity, shasum },
+              },
+            },
+          }),
+        );
+      } else if (req.url === "/hermes-agent/-/hermes-agent-99.0.0.tgz") res.end(tarball);
+      else {
+        res.statusCode = 404;
+        res.end("{}");
+      }
+    });
+    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
+    try {
+      const fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}/`;
+      // The installed copy: version 0.0.1 in <prefix>/lib/node_modules/hermes-agent, running the
+      // real CLI through a link to this build's launcher.
+      const prefix = join(root, "prefix");
+      const installed = join(prefix, "lib", "node_modules", "hermes-agent");
+      mkdirSync(join(installed, "bin"), { recursive: true });
+      writeFileSync(
+        join(installed, "package.json"),
+        JSON.stringify({
+          name: "hermes-agent",
+          version: "0.0.1",
+          type: "module",
+          bin: { hermes: "bin/hermes" },
+        }),
+      );
+      // A copy of the launcher (a link would resolve to this checkout, a git install) beside a
+      // link to this build's bundles.
+      copyFileSync(HERMES_BIN, join(installed, "bin", "hermes"));
+      symlinkSync(join(HERMES_BIN, "..", "..", "dist"), join(installed, "dist"));
+      const env = {
+        npm_config_registry: fakeUrl,
+        npm_config_prefix: prefix,
+        npm_config_cache: join(root, "npm-cache"),
+        npm_config_audit: "false",
+        npm_config_fund: "false",
+        npm_config_update_notifier: "false",
+      };
+      // Asynchronously: the fake registry answers from this process.
+      const child = spawn(process.execPath, [join(installed, "bin", "hermes"), "update", "-y"], {
+        cwd: h.cwd,
+        env: { PATH: process.env.PATH ?? "", HOME: h.home, HERMES_HOME: h.home, NO_COLOR: "1", ...env },
+      });
+      const run = { status: null as number | null, stdout: "", stderr: "" };
+      child.stdout.on("data", (d: Buffer) => (run.stdout += d.toString("utf8")));
+      child.stderr.on("data", (d: Buffer) => (run.stderr += d.toString("utf8")));
+      run.status = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(run.stdout).toContain(`is installed; 99.0.0 is the latest on ${fakeUrl}`);
+      expect(run.stderr).toContain("$ npm install -g");
+      expect(run.stdout).toContain("Upgraded to hermes 99.0.0");
+      expect(JSON.parse(readFileSync(join(installed, "package.json"), "utf8")).version).toBe("99.0.0");
+      expect(spawnSync(join(prefix, "bin", "hermes"), [], { encoding: "utf8" }).stdout).toBe("upgraded\n");
+    } finally {
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
+    }
   });
 
   it("an unreachable registry fails with which one and why", async () => {

@@ -91,6 +91,9 @@ export function fakeSession(overrides: Partial<RunnableSession> = {}): FakeSessi
     setPersonality: async (name) => {
       calls.push(`personality:${name}`);
     },
+    setToolsets: async (toolsets) => {
+      calls.push(`toolsets:${toolsets.join(",")}`);
+    },
     compress: async (focus) => {
       calls.push(`compress:${focus ?? ""}`);
       return { status: "compressed", tokensBefore: 9000, tokensAfter: 2500 };

@@ -61,6 +61,8 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   }
 
   let prompt = flags.oneshot ?? flags.query;
+  // `@` references are expanded in a prompt typed on the command line, never in piped text.
+  const typedPrompt = prompt !== undefined;
   const interactive = prompt === undefined && io.stdin.isTTY === true;
   if (prompt === undefined && !interactive) {
     prompt = (await readAllStdin(io)).trim();
@@ -236,7 +238,23 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
         },
       });
     }
-    const run = session.run(image ? image.content(prompt ?? "") : (prompt ?? ""));
+    let text = prompt ?? "";
+    if (typedPrompt) {
+      const { expandOneShotReferences } = await import("../oneshot-references.js");
+      const expanded = await expandOneShotReferences(text, {
+        cwd: session.agent.cwd,
+        home,
+        env,
+        config,
+        model: session.model,
+      });
+      for (const warning of expanded.warnings) io.err(`hermes: warning: ${warning}`);
+      if (expanded.blocked)
+        throw new CliFailure("the @ references are too large for the model; nothing was sent.", 2);
+      if (expanded.attached && mode === "normal") io.err(expanded.attached);
+      text = expanded.message;
+    }
+    const run = session.run(image ? image.content(text) : text);
     for await (const event of run) renderer.handle(event);
     const result = await run.result;
     if (result.reason === "completed") return 0;

@@ -489,7 +489,10 @@ class Repl {
         this.statusFacts = null;
       },
       registry: this.registry,
-      toolsets: this.options.toolsets,
+      // `/tools enable|disable` changes the session's toolsets; `/toolsets` shows them as they are.
+      get toolsets() {
+        return repl.session.toolsets ?? repl.options.toolsets;
+      },
       attachments: this.composer,
       ...(this.options.mcp ? { mcp: this.options.mcp } : {}),
       now: () => Date.now() / 1000,

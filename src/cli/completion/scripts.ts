@@ -218,7 +218,25 @@ export function fishScript(spec: ProgramSpec): string {
     "# Now:    hermes completion fish | source",
     "# Always: hermes completion fish > ~/.config/fish/completions/hermes.fish",
   ];
-  const top = "__fish_use_subcommand";
+  // fish's own __fish_use_subcommand takes the value of `-p work` for the command: this one
+  // skips the values of the top-level options that take one.
+  const valued = spec.options
+    .filter((o) => o.takesValue)
+    .flatMap((o) => [o.short, o.long].filter((n): n is string => Boolean(n)));
+  lines.push(
+    "function __hermes_no_command",
+    "  set -l tokens (commandline -opc)",
+    "  set -l skip 0",
+    "  for token in $tokens[2..-1]",
+    "    if test $skip -eq 1; set skip 0; continue; end",
+    `    if contains -- $token ${valued.join(" ")}; set skip 1; continue; end`,
+    "    if string match -q -- '-*' $token; continue; end",
+    "    return 1",
+    "  end",
+    "  return 0",
+    "end",
+  );
+  const top = "__hermes_no_command";
   for (const option of spec.options) lines.push(fishOption(top, option));
   for (const command of spec.commands) {
     for (const name of names(command)) {

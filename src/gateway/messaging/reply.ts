@@ -262,17 +262,19 @@ export class ReplyView {
 
   /**
    * Delivers the final answer: nothing for a silence token, else the text in chunks (the first
-   * replacing the streamed message when there is one) and each attachment natively.
+   * replacing the streamed message when there is one), `footer` after it, and each attachment
+   * natively.
    */
-  async finish(answer: string): Promise<void> {
+  async finish(answer: string, footer = ""): Promise<void> {
     this.stopTimers();
     if (this.progressDirty) await this.flushProgress();
     await this.chain;
+    // A silent answer stays silent: the footer (display.runtime_footer) never goes out alone.
     if (!answer.trim() || isSilent(answer)) return;
     const { text, media, problems } = extractMedia(answer);
     const notes = problems.map((p) => `⚠️ Could not attach ${p}`);
     // Redacted before it is cut into messages, so a cut never splits a secret past recognition.
-    const body = redactText([text, ...notes].filter(Boolean).join("\n\n"));
+    const body = redactText([text, ...notes, footer].filter(Boolean).join("\n\n"));
     const chunks = chunkMarkdown(body, this.adapter.capabilities.maxMessageLength - 32);
     let first = true;
     for (const chunk of chunks) {

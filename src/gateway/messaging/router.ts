@@ -10,6 +10,7 @@
 import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession } from "../../agent/chat-session.js";
 import { type CommandSettings, dispatchInput, looksLikeCommand } from "../../commands/index.js";
+import { runtimeFooter, sessionFooterFacts } from "../../commands/runtime-footer.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { SessionStoreError } from "../../state/types.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
@@ -517,7 +518,10 @@ export class MessageRouter {
     } else if (result.reason === "max_turns" && !answer.trim()) {
       answer = '⚠️ I hit the tool-call limit for one turn before finishing. Say "continue" to go on.';
     }
-    await view.finish(answer);
+    const footer = runtimeFooter(this.options.config.display, conv.platform, () =>
+      sessionFooterFacts(chat, process.env.HOME),
+    );
+    await view.finish(answer, footer);
     settle(result.reason === "error" ? "failed" : "succeeded");
     chat.releaseReviews(); // the learning loop's review runs after the reply, never before it
     this.logFor(conv.platform, chat.id).info("message out", {

@@ -1,6 +1,6 @@
 /**
- * `/tools list|enable|disable`: the change lands in config.yaml for new sessions, the running one
- * keeps its tools, and a chat user who is not an admin cannot change anything.
+ * `/tools list|enable|disable`: the change lands in config.yaml and in the running session from
+ * its next message, and a chat user who is not an admin cannot change anything.
  */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,13 +30,21 @@ describe("/tools", () => {
     expect(c.printed.join("\n")).toContain("2 tools");
   });
 
-  it("/tools disable writes platform_toolsets.cli and says it applies from the next start", async () => {
+  it("/tools disable writes platform_toolsets.cli and applies it to this session from the next message", async () => {
     const c = setup();
     writeFileSync(join(c.home, "config.yaml"), "# mine\ntoolsets: [hermes-cli]\n");
     await run("/tools disable web terminal", c);
     const text = c.printed.join("\n");
     expect(text).toContain("Disabled for cli: web, terminal");
-    expect(text).toContain("next start");
+    expect(text).toContain("from your next message");
+    expect(text).toContain("prompt cache starts over once");
+    const applied = c.session.calls.find((call) => call.startsWith("toolsets:"))?.slice("toolsets:".length);
+    expect(applied?.split(",")).toContain("file");
+    expect(applied?.split(",")).not.toContain("web");
+    expect(applied?.split(",")).not.toContain("terminal");
+    // `/tools list` reads the session's config, which follows the change.
+    await run("/tools list", c);
+    expect(c.printed.join("\n")).toMatch(/✗ disabled\s+web/);
     const yaml = readFileSync(join(c.home, "config.yaml"), "utf8");
     expect(yaml).toContain("# mine");
     expect(yaml).toMatch(/platform_toolsets:/);
@@ -53,6 +61,16 @@ describe("/tools", () => {
     await run("/tools enable teleport", c);
     expect(c.printed.join("\n")).toContain('Unknown toolset "teleport"');
     expect(existsSync(join(c.home, "config.yaml"))).toBe(false);
+  });
+
+  it("refuses while a turn runs, before config.yaml is touched; an unknown name applies nothing", async () => {
+    const c = setup();
+    const busy = fakeContext({ session: c.session, running: true });
+    await run("/tools disable web", { ...c, ...busy });
+    expect(busy.printed.join("\n")).toContain("A turn is running");
+    expect(existsSync(join(c.home, "config.yaml"))).toBe(false);
+    await run("/tools disable teleport", c);
+    expect(c.session.calls.some((call) => call.startsWith("toolsets:"))).toBe(false);
   });
 
   it("in a chat, only an admin may enable or disable; anyone may list", async () => {

@@ -711,3 +711,37 @@ describe("MessageRouter: background work reporting back", () => {
     expect(lastUser(t.transport.requests[2])).toContain("quick-exit");
   });
 });
+
+describe("display.runtime_footer on replies", () => {
+  it("ends the final answer with the footer when enabled; a silent answer stays silent", async () => {
+    const t = setup({
+      config: {
+        display: { ...DEFAULT_CONFIG.display, runtime_footer: { enabled: true, fields: ["model", "cwd"] } },
+      },
+    });
+    t.transport.push(say("Here you go.")).push(say("[SILENT]")).push(say("Third."));
+    t.adapter.from("100", "hi");
+    const answer = await until(
+      () => t.adapter.texts().find((text) => text.startsWith("Here you go.")),
+      "the answer",
+    );
+    expect(answer).toMatch(/^Here you go\.\n\n\S+ · \/.+\/work$/);
+    t.adapter.from("100", "nothing to say");
+    await until(() => t.transport.requests.length === 2, "the second turn");
+    t.adapter.from("100", "and now?");
+    await until(() => t.adapter.texts().some((text) => text.startsWith("Third.")), "the third answer");
+    // The silent turn sent nothing: no footer on its own, no silence token.
+    const texts = t.adapter.texts();
+    expect(texts.filter((text) => !text.startsWith("Here you go.") && !text.startsWith("Third."))).toEqual(
+      [],
+    );
+  });
+
+  it("is off by default", async () => {
+    const t = setup();
+    t.transport.push(say("Plain answer."));
+    t.adapter.from("100", "hi");
+    await until(() => t.adapter.texts().includes("Plain answer."), "the answer");
+    expect(t.adapter.texts()).toEqual(["Plain answer."]);
+  });
+});

@@ -274,6 +274,7 @@ export class ProviderRecovery implements ModelRecovery {
         flags: { provider: entry.provider, model: entry.model, baseUrl: entry.baseUrl },
         config: { ...config, model: { ...config.model, api_key: apiKey } },
         env: this.options.env,
+        home: this.options.home,
       });
       const resolved = entry.apiKey ? { ...runtime, apiKey: entry.apiKey } : runtime;
       const transport = await createTransport(resolved, this.options.transportOptions);

@@ -198,12 +198,12 @@ export class ProviderRecovery implements ModelRecovery {
     this.apiKey = chosen.apiKey;
   }
 
-  /** The primary runtime sending `key` of pool entry `entry` (never the stored login's renewal). */
-  private transportFor(runtime: ResolvedRuntime, entry: PoolEntry, key: string): Promise<Transport> {
-    return createTransport(
-      { ...runtime, login: undefined, apiKey: key, baseUrl: entry.baseUrl ?? runtime.baseUrl },
-      this.options.transportOptions,
-    );
+  /**
+   * The primary runtime sending `key` (never the stored login's renewal). The endpoint stays the
+   * runtime's: an entry's `base_url` is the catalog default, not the endpoint this session uses.
+   */
+  private transportFor(runtime: ResolvedRuntime, _entry: PoolEntry, key: string): Promise<Transport> {
+    return createTransport({ ...runtime, login: undefined, apiKey: key }, this.options.transportOptions);
   }
 
   /**

@@ -70,6 +70,7 @@ export async function reviewLatencyBench(): Promise<BenchRow[]> {
       flags: { provider: "custom", baseUrl: llm.url, model: "fake-model" },
       config: { ...config, model: { ...config.model, api_key: "sk-bench" } },
       env,
+      home,
     });
     const session = await lib.ChatSession.open({
       resolved,

@@ -150,7 +150,12 @@ export class AIAgent {
         const frozen = await this.prepare();
         const env = this.options.env ?? process.env;
         const chain = frozen.runtime
-          ? resolveAuxiliaryChain("approval", { config: this.config, env, main: frozen.runtime })
+          ? resolveAuxiliaryChain("approval", {
+              config: this.config,
+              env,
+              main: frozen.runtime,
+              home: this.home,
+            })
           : [];
         return { chain, transport: frozen.recovery.transport, model: frozen.model };
       },

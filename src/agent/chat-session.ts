@@ -414,6 +414,7 @@ export class ChatSession {
       config: this.current.config,
       resolved: this.options.resolved,
       env: this.options.env ?? process.env,
+      home: this.current.home,
     });
     if (next.resolved) this.options = { ...this.options, resolved: next.resolved };
     this.modelName = next.model;
@@ -582,7 +583,12 @@ export class ChatSession {
     const env = this.options.env ?? process.env;
     this.titling = (async () => {
       try {
-        const chain = resolveAuxiliaryChain("title_generation", { config, env, main: resolved });
+        const chain = resolveAuxiliaryChain("title_generation", {
+          config,
+          env,
+          main: resolved,
+          home: this.current.home,
+        });
         const asked = stripMemoryContext(messageText(first));
         const { text } = await auxiliaryComplete(chain, titlePrompt(asked, answer), {
           signal: controller.signal,

@@ -12,7 +12,13 @@ import { SessionStoreError } from "../state/types.js";
 
 export function resolveModelSwitch(
   text: string,
-  input: { config: HermesConfig; resolved: ResolvedRuntime | undefined; env: Env },
+  input: {
+    config: HermesConfig;
+    resolved: ResolvedRuntime | undefined;
+    env: Env;
+    /** The session's home: a `provider:model` switch may use that home's OAuth login. */
+    home: string;
+  },
 ): { model: string; resolved?: ResolvedRuntime } {
   const parsed = parseModelSpec(text, input.config["model_aliases"]);
   if (!parsed.ok) throw new SessionStoreError("invalid", parsed.message);
@@ -26,6 +32,7 @@ export function resolveModelSwitch(
       },
       config: input.config,
       env: input.env,
+      home: input.home,
     });
     return { model: next.model, resolved: next };
   }

@@ -14,6 +14,7 @@ import {
   type TransportOptions,
 } from "../ai/resolve.js";
 import type { Message, Transport } from "../ai/types.js";
+import { AUTH_TYPE_OAUTH } from "../config/auth-store.js";
 import { readClaudeCodeToken } from "../config/claude-code.js";
 import type { HermesConfig } from "../config/defaults.js";
 
@@ -121,6 +122,8 @@ export interface ProviderRecoveryOptions {
   /** Open the runtime provider's credential pool (false with an explicit key or a ready transport). */
   usePool: boolean;
   onWarning?: (message: string) => void;
+  /** Renews an OAuth pool entry after a 401 (default: oauth/pool-refresh.ts over real fetch). */
+  refreshOAuthEntry?: ((entry: PoolEntry, stale: string) => Promise<string>) | undefined;
 }
 
 /** The agent's recovery: owns the primary transport (rebuilt on rotation) and the fallback list. */
@@ -132,6 +135,8 @@ export class ProviderRecovery implements ModelRecovery {
   private readonly pool: CredentialPool | undefined;
   private readonly chain: FallbackEntry[];
   private readonly options: ProviderRecoveryOptions;
+  /** Bearers of OAuth pool entries already renewed once after a 401 (a refused one is not retried). */
+  private readonly renewedTokens = new Set<string>();
   /** The key when it came from Claude Code's credentials file (renewed from there after a 401). */
   private loginToken: string | undefined;
   /** Where the pool reports problems (a failed auth.json write); the agent points it at the running turn. */
@@ -178,6 +183,8 @@ export class ProviderRecovery implements ModelRecovery {
     const pool = this.pool;
     const runtime = this.options.runtime;
     if (!pool || !runtime) return;
+    // A session on a stored login keeps it; pool entries take over only when it fails.
+    if (runtime.login) return;
     const keyed = pool.entries().filter((e) => e.apiKey !== "");
     if (keyed.length < 2) return;
     // fill_first keeps using the key the configuration names for as long as it works.
@@ -187,12 +194,59 @@ export class ProviderRecovery implements ModelRecovery {
     if (!chosen || chosen.apiKey === "") return;
     this.entry = chosen;
     if (chosen.apiKey === this.apiKey) return;
-    this.current = await createTransport(
-      { ...runtime, apiKey: chosen.apiKey },
-      this.options.transportOptions,
-    );
+    this.current = await this.transportFor(runtime, chosen, chosen.apiKey);
     this.apiKey = chosen.apiKey;
   }
+
+  /**
+   * The primary runtime sending `key` (never the stored login's renewal). The endpoint stays the
+   * runtime's: an entry's `base_url` is the catalog default, not the endpoint this session uses.
+   */
+  private transportFor(runtime: ResolvedRuntime, _entry: PoolEntry, key: string): Promise<Transport> {
+    return createTransport({ ...runtime, login: undefined, apiKey: key }, this.options.transportOptions);
+  }
+
+  /**
+   * After a 401 on an OAuth pool entry: its renewed bearer (once per token), or undefined when it
+   * cannot be renewed (then it is benched and the pool rotates like a key).
+   */
+  private async renewedEntry(
+    runtime: ResolvedRuntime,
+    failure: ClassifiedError,
+  ): Promise<Transport | undefined> {
+    const entry = this.entry;
+    const stale = this.apiKey;
+    if (failure.status !== 401 || !entry || entry.authType !== AUTH_TYPE_OAUTH || !stale) return undefined;
+    if (this.renewedTokens.has(stale)) return undefined;
+    this.renewedTokens.add(stale);
+    let token: string;
+    try {
+      token = await (this.options.refreshOAuthEntry ?? this.defaultRefresh)(entry, stale);
+    } catch (error) {
+      this.warn(`Could not renew the ${entry.provider} login "${entry.label}": ${(error as Error).message}`);
+      return undefined;
+    }
+    if (!token || token === stale) return undefined;
+    this.renewedTokens.add(token);
+    this.current = await this.transportFor(runtime, entry, token);
+    this.apiKey = token;
+    this.entry = this.pool?.entries().find((e) => e.id === entry.id) ?? entry;
+    return this.current;
+  }
+
+  private readonly defaultRefresh = async (entry: PoolEntry, stale: string): Promise<string> => {
+    const [{ refreshPoolEntry }, { defaultOAuthDeps }] = await Promise.all([
+      import("../ai/oauth/pool-refresh.js"),
+      import("../ai/oauth/types.js"),
+    ]);
+    return refreshPoolEntry({
+      home: this.options.home,
+      provider: entry.provider,
+      entryId: entry.id,
+      stale,
+      deps: defaultOAuthDeps(this.options.env),
+    });
+  };
 
   /** The primary transport now (after any rotation or rebuild). */
   get transport(): Transport {
@@ -208,11 +262,12 @@ export class ProviderRecovery implements ModelRecovery {
     const pool = this.pool;
     const runtime = this.options.runtime;
     if (!runtime) return undefined;
-    const renewed = await this.renewedLogin(runtime);
+    const renewed = (await this.renewedLogin(runtime)) ?? (await this.renewedEntry(runtime, failure));
     if (renewed) return renewed;
     if (!pool) return undefined;
     const usable = pool.entries().filter((e) => e.usable && e.apiKey !== "");
-    if (usable.length < 2) return undefined;
+    // A session on a stored login (not itself a pool entry) may move to any usable entry.
+    if (!usable.some((e) => e.apiKey !== this.apiKey)) return undefined;
     const failed = usable.find((e) => e.apiKey === this.apiKey);
     if (failed) {
       await pool.markExhausted(failed, {
@@ -225,7 +280,7 @@ export class ProviderRecovery implements ModelRecovery {
     }
     const next = failed ? pool.nextAfterFailure(failed) : pool.select();
     if (!next || next.apiKey === "" || next.apiKey === this.apiKey) return undefined;
-    this.current = await createTransport({ ...runtime, apiKey: next.apiKey }, this.options.transportOptions);
+    this.current = await this.transportFor(runtime, next, next.apiKey);
     this.apiKey = next.apiKey;
     this.entry = next;
     return this.current;
@@ -274,6 +329,7 @@ export class ProviderRecovery implements ModelRecovery {
         flags: { provider: entry.provider, model: entry.model, baseUrl: entry.baseUrl },
         config: { ...config, model: { ...config.model, api_key: apiKey } },
         env: this.options.env,
+        home: this.options.home,
       });
       const resolved = entry.apiKey ? { ...runtime, apiKey: entry.apiKey } : runtime;
       const transport = await createTransport(resolved, this.options.transportOptions);

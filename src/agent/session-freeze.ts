@@ -131,7 +131,7 @@ export async function freezeSession(input: FreezeInput): Promise<Frozen> {
   });
   const contextLength = window.now;
   const auxChain = runtime
-    ? resolveAuxiliaryChain("compression", { config: config, env, main: runtime })
+    ? resolveAuxiliaryChain("compression", { config: config, env, main: runtime, home })
     : [];
   const summaryModel = model || "default";
   const summarize = makeSummarizer({

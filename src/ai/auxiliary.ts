@@ -69,10 +69,19 @@ function taskConfig(config: HermesConfig, task: AuxiliaryTask): AuxTaskConfig {
   };
 }
 
+export interface AuxiliaryInput {
+  config: HermesConfig;
+  env: Env;
+  main: ResolvedRuntime;
+  /** The active home, whose OAuth logins an auxiliary provider may use (see `resolveRuntime`). */
+  home: string | undefined;
+}
+
 /** Resolves one provider choice the way `model.*` in config.yaml would be resolved; undefined when unusable. */
 function resolveChoice(
   config: HermesConfig,
   env: Env,
+  home: string | undefined,
   choice: {
     provider?: string | undefined;
     model?: string | undefined;
@@ -95,6 +104,7 @@ function resolveChoice(
         },
       },
       env,
+      home,
     });
   } catch {
     return undefined;
@@ -107,11 +117,8 @@ function resolveChoice(
  * `auto` (or none): OpenRouter when OPENROUTER_API_KEY is set, Nous when NOUS_API_KEY is set, then
  * the main runtime. Entries identical to an earlier one are dropped.
  */
-export function resolveAuxiliaryChain(
-  task: AuxiliaryTask,
-  input: { config: HermesConfig; env: Env; main: ResolvedRuntime },
-): AuxiliaryRuntime[] {
-  const { config, env, main } = input;
+export function resolveAuxiliaryChain(task: AuxiliaryTask, input: AuxiliaryInput): AuxiliaryRuntime[] {
+  const { config, env, main, home } = input;
   const tc = taskConfig(config, task);
   const timeoutMs = (tc.timeoutS ?? DEFAULT_TIMEOUT_S[task]) * 1000;
   const chain: AuxiliaryRuntime[] = [];
@@ -132,7 +139,7 @@ export function resolveAuxiliaryChain(
       );
     } else {
       push(
-        resolveChoice(config, env, {
+        resolveChoice(config, env, home, {
           provider: tc.provider,
           model: tc.model,
           baseUrl: tc.baseUrl,
@@ -144,21 +151,21 @@ export function resolveAuxiliaryChain(
   } else {
     if (str(env["OPENROUTER_API_KEY"]))
       push(
-        resolveChoice(config, env, { provider: "openrouter", model: tc.model ?? AUX_OPENROUTER_MODEL }),
+        resolveChoice(config, env, home, { provider: "openrouter", model: tc.model ?? AUX_OPENROUTER_MODEL }),
         "auto:openrouter",
       );
     if (str(env["NOUS_API_KEY"]))
-      push(resolveChoice(config, env, { provider: "nous", model: tc.model ?? AUX_NOUS_MODEL }), "auto:nous");
+      push(
+        resolveChoice(config, env, home, { provider: "nous", model: tc.model ?? AUX_NOUS_MODEL }),
+        "auto:nous",
+      );
   }
   push(main, "main");
   return chain;
 }
 
 /** The first runtime of the chain: what a task will try first. */
-export function resolveAuxiliary(
-  task: AuxiliaryTask,
-  input: { config: HermesConfig; env: Env; main: ResolvedRuntime },
-): AuxiliaryRuntime {
+export function resolveAuxiliary(task: AuxiliaryTask, input: AuxiliaryInput): AuxiliaryRuntime {
   const first = resolveAuxiliaryChain(task, input)[0];
   // The chain always ends with the main runtime, so it is never empty.
   return first ?? { ...input.main, source: "main", timeoutMs: DEFAULT_TIMEOUT_S[task] * 1000 };

@@ -1,6 +1,6 @@
 /**
- * Credential pools: several keys for one provider, one chosen per request, a key that fails with
- * 401/403/402/429 benched for a while and the next one used. Entries come from auth.json
+ * Credential pools: several keys (or OAuth logins) for one provider, one chosen per request, a key
+ * that fails with 401/403/402/429 benched for a while and the next one used. Entries come from auth.json
  * (`credential_pool[<provider>]`, shared with Python Hermes and other Hermes processes) plus the
  * keys the environment and config.yaml already provide (`env:OPENROUTER_API_KEY`, `model_config`).
  *
@@ -9,6 +9,7 @@
  */
 import {
   AUTH_TYPE_API_KEY,
+  AUTH_TYPE_OAUTH,
   type AuthStoreData,
   AuthStoreError,
   authStoreStamp,
@@ -28,6 +29,7 @@ import {
   timestamp,
   updateAuthStore,
 } from "../config/auth-store.js";
+import { POOL_REFRESH_PROVIDERS } from "./oauth/types.js";
 import { findProvider } from "./providers.js";
 
 export type PoolStrategy = "fill_first" | "round_robin" | "random" | "least_used";
@@ -45,7 +47,10 @@ export interface PoolEntry {
   readonly id: string;
   readonly provider: string;
   readonly label: string;
-  /** `api_key` or `oauth`. Only `api_key` entries are selected. */
+  /**
+   * `api_key` or `oauth`. An `oauth` entry (a second login of the same provider) rotates like a
+   * key; its bearer is renewed by `refreshPoolEntry` (oauth/pool-refresh.ts) after a 401.
+   */
   readonly authType: string;
   readonly priority: number;
   /** `manual`, `env:NAME`, `model_config`, `config:NAME`, or a Python OAuth source. */
@@ -63,7 +68,7 @@ export interface PoolEntry {
   readonly requestCount: number;
   /** True when auth.json holds the entry (an env key with no recorded status is not stored). */
   readonly persisted: boolean;
-  /** Has a key this pool may send (api_key type, key present, not dead). */
+  /** Has a key this pool may send (api_key or oauth, key present, not dead). */
   readonly usable: boolean;
 }
 
@@ -122,6 +127,8 @@ interface Slot {
   persisted: boolean;
   /** A secret auth.json must not hold (env, config); stored as a fingerprint. */
   borrowed: boolean;
+  /** An api_key, or an OAuth login this process can renew (see `sendable`). */
+  sendable: boolean;
   order: number;
 }
 
@@ -359,10 +366,14 @@ export class CredentialPool {
         requestCount: 0,
         persisted: false,
         borrowed: true,
+        sendable: true,
         order: slots.length,
       });
     }
-    for (const slot of slots) slot.requestCount += this.pendingCounts.get(slot.id) ?? 0;
+    for (const slot of slots) {
+      slot.requestCount += this.pendingCounts.get(slot.id) ?? 0;
+      slot.sendable = sendable(slot.authType, this.provider);
+    }
     this.slots = slots.sort((a, b) => a.priority - b.priority || a.order - b.order);
   }
 
@@ -561,7 +572,16 @@ export function configuredStrategy(
 }
 
 function usable(slot: Slot): boolean {
-  return slot.key !== "" && slot.authType === AUTH_TYPE_API_KEY && slot.status !== STATUS_DEAD;
+  return slot.key !== "" && slot.sendable && slot.status !== STATUS_DEAD;
+}
+
+/**
+ * Whether this process can send an entry of `authType` for `provider`: any key; an OAuth login
+ * only where it can also renew it after a 401 (pool-refresh.ts), else a dead token would be sent.
+ */
+function sendable(authType: string, provider: string): boolean {
+  if (authType === AUTH_TYPE_API_KEY) return true;
+  return authType === AUTH_TYPE_OAUTH && POOL_REFRESH_PROVIDERS.includes(provider);
 }
 
 function cooldownEnd(slot: Slot): number | undefined {
@@ -601,6 +621,7 @@ function slotFromRecord(r: PoolEntryRecord, key: string, borrowed: boolean, orde
     requestCount: r.request_count,
     persisted: true,
     borrowed,
+    sendable: true,
     order,
   };
 }

@@ -99,9 +99,12 @@ export function resolveRuntime(input: {
   env: Env;
   /**
    * The Hermes home whose OAuth logins (auth.json, `.anthropic_oauth.json`) may stand in for a
-   * key. Default: HERMES_HOME, else `$HOME/.hermes` from `env`; with neither, logins are not used.
+   * key: the active home of the command (under `-p NAME` the profile's). Required so no caller
+   * forgets it: `-p` does not set HERMES_HOME, so a guess from `env` would read another home's
+   * logins. Undefined only where no home exists (tests, library use): then HERMES_HOME, else
+   * `$HOME/.hermes` from `env`; with neither, logins are not used.
    */
-  home?: string | undefined;
+  home: string | undefined;
 }): ResolvedRuntime {
   const { flags, config, env } = input;
   const home = input.home ?? homeFromEnv(env);

@@ -129,6 +129,7 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
           },
           config,
           env,
+          home,
         });
       } catch (error) {
         return { ok: false, output: "", error: error instanceof Error ? error.message : String(error) };

@@ -176,7 +176,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     let sessionOptions: ChatSessionOptions | undefined;
     if (platforms.length > 0 || webhooks) {
       // Resolve the provider now so a configuration problem stops start-up with its message.
-      const resolved = resolveRuntime({ flags: {}, config, env });
+      const resolved = resolveRuntime({ flags: {}, config, env, home });
       // Recording store: a damaged state.db is moved aside, and writes that meet another
       // process's lock are queued and retried instead of lost.
       const store = openRecordingStore(home, {

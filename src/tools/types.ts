@@ -189,6 +189,8 @@ export interface DelegationResult {
 export interface CheckContext {
   env: Readonly<Record<string, string | undefined>>;
   config: Readonly<Record<string, unknown>>;
+  /** The active home (its OAuth logins may make a model available); absent outside a home. */
+  home?: string | undefined;
 }
 
 export interface ToolDefinition<P extends TSchema = TSchema> {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { processStartTime } from "../../src/gateway/pid-file.js";
 import { openSessionStore, sessionStorePath } from "../../src/state/sqlite-store.js";
 import { readZipEntries, ZipWriter } from "../../src/util/zip.js";
 import { runHermes } from "../support/cli.js";
@@ -208,6 +209,50 @@ describe("hermes backup and hermes import", { timeout: 120_000 }, () => {
     expect(readFileSync(join(fresh.root, "config.yaml"), "utf8")).toContain("changed");
     expect((await hermes(["import", "-f", join(at.home, "out.zip")], fresh)).code).toBe(0);
     expect(readFileSync(join(fresh.root, "config.yaml"), "utf8")).toContain("default: m");
+
+    // Another process holding state.db open (an idle chat): refused with the fix, nothing replaced.
+    const live = new Database(join(fresh.root, "state.db"));
+    live.pragma("journal_mode = WAL");
+    live.exec("create table if not exists mine (x)");
+    live.prepare("insert into mine values (1)").run();
+    try {
+      const held = await hermes(["import", "-f", join(at.home, "out.zip")], fresh);
+      expect(held.code).toBe(1);
+      expect(held.stderr).toMatch(
+        /state\.db is open in another Hermes process.*Close it, then run hermes import again/s,
+      );
+      // The live connection's table is still in the file it has open (no rename under it).
+      expect((live.prepare("select count(*) as n from mine").get() as { n: number }).n).toBe(1);
+    } finally {
+      live.close();
+    }
+    const check = new Database(join(fresh.root, "state.db"), { readonly: true });
+    expect(check.prepare("select name from sqlite_master where name = 'mine'").get()).toBeDefined();
+    check.close();
+    expect((await hermes(["import", "-f", join(at.home, "out.zip")], fresh)).code).toBe(0);
+  });
+
+  it("refuses to import over a home whose gateway is running, and not over a stale pid file", async () => {
+    const at = userHome();
+    seedSession(at.root, "Before");
+    expect((await hermes(["backup", "-o", join(at.home, "b.zip")], at)).code).toBe(0);
+    // This test process stands in for the gateway: alive, same start time, same home.
+    const record = {
+      pid: process.pid,
+      kind: "hermes-gateway",
+      hermes_home: at.root,
+      start_time: processStartTime(process.pid),
+      argv: ["hermes", "gateway", "run"],
+      started_at: new Date().toISOString(),
+    };
+    writeFileSync(join(at.root, "gateway.pid"), JSON.stringify(record));
+    const refused = await hermes(["import", "-f", join(at.home, "b.zip")], at);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`the gateway is running on ${at.root} (pid ${process.pid})`);
+    expect(refused.stderr).toContain("hermes gateway stop");
+    // A pid file left by a gateway that is gone does not block the import.
+    writeFileSync(join(at.root, "gateway.pid"), JSON.stringify({ ...record, start_time: -1 }));
+    expect((await hermes(["import", "-f", join(at.home, "b.zip")], at)).code).toBe(0);
   });
 
   it("refuses archive members that would land outside the home, and keeps going with the rest", async () => {

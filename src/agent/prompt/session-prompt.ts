@@ -100,6 +100,7 @@ export async function buildSessionPrompt(options: SessionPromptOptions): Promise
   const toolNames = await registry.available(wanted, {
     env,
     config: config as Record<string, unknown>,
+    home: options.home,
   });
   // Tools whose descriptions state configured limits (delegate_task) describe this config.
   const tools = registry.schemas(toolNames, {

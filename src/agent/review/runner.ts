@@ -148,6 +148,7 @@ function reviewRuntime(host: ReviewHost): {
       config: host.config,
       env: host.env,
       main: host.resolved,
+      home: host.home,
     })[0];
     if (first) {
       const { source: _source, timeoutMs, ...resolved } = first;

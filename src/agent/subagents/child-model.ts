@@ -31,6 +31,8 @@ export function childModel(input: {
   env: Readonly<Record<string, string | undefined>>;
   parent: ResolvedRuntime | undefined;
   parentModel: string;
+  /** The parent's home: `delegation.provider` may use that home's OAuth login. */
+  home: string;
 }): ChildModel {
   const { config, env, parent, parentModel } = input;
   const d = (config.delegation ?? {}) as Record<string, unknown>;
@@ -65,6 +67,7 @@ export function childModel(input: {
       },
     },
     env,
+    home: input.home,
   });
   return { resolved, model: resolved.model, config: childConfig };
 }

@@ -73,6 +73,7 @@ export async function runChild(
       env: host.env,
       parent: host.resolved,
       parentModel: host.model,
+      home: host.home,
     });
   } catch (error) {
     return failed(

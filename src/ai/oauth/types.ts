@@ -8,6 +8,12 @@ export type OAuthProviderId = "nous" | "openai-codex" | "anthropic" | "copilot";
 
 export const OAUTH_PROVIDERS: readonly OAuthProviderId[] = ["nous", "openai-codex", "anthropic", "copilot"];
 
+/**
+ * Providers whose OAuth credential-pool entries can be renewed (their refresh needs only the
+ * entry; oauth/pool-refresh.ts). Kept here so the pool can ask without loading the flows.
+ */
+export const POOL_REFRESH_PROVIDERS: readonly string[] = ["nous", "openai-codex"];
+
 export function isOAuthProvider(id: string): id is OAuthProviderId {
   return (OAUTH_PROVIDERS as readonly string[]).includes(id);
 }

@@ -503,9 +503,9 @@ export function statusText(entry: PoolEntry, now: number): string {
     if (entry.source.startsWith("env:")) return `unavailable: ${entry.source.slice(4)} is not set here`;
     return entry.authType === AUTH_TYPE_API_KEY
       ? "unavailable: no key stored"
-      : `${entry.authType} (not used here)`;
+      : `unavailable: no ${entry.authType} token stored`;
   }
-  if (entry.authType !== AUTH_TYPE_API_KEY) return `${entry.authType} (not used here)`;
+  if (!entry.usable) return `${entry.authType} (not used here)`;
   const code = entry.errorCode !== undefined ? ` (${entry.errorCode})` : "";
   if (entry.status === STATUS_DEAD) return `dead${code}: re-add the key`;
   if (entry.status !== STATUS_EXHAUSTED) return "ok";

@@ -32,7 +32,7 @@ export const dumpCommand = defineCommand({
   run: (ctx, flags: { showKeys?: boolean }) => {
     const { home } = ctx;
     const { config, env, configError } = loadForReport(home, ctx.io.env);
-    const model = modelFact(config, env);
+    const model = modelFact(config, env, home);
     const pad = (label: string): string => `${label}:`.padEnd(18);
     const lines = [
       "--- hermes dump ---",

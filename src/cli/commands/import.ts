@@ -6,9 +6,33 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
+import { runningGateway } from "../../gateway/pid-file.js";
+import { sqliteInUse } from "../../state/in-use.js";
 import { ImportError, importBackup, inspectBackup } from "../backup/restore.js";
 import { CliFailure, defineCommand } from "../command.js";
 import { homeFor } from "../home-env.js";
+
+/**
+ * Refuses to restore over a home a running process writes to: the gateway (its pid file), or any
+ * process holding state.db open (a chat, a cron run). Their files would be replaced under them and
+ * what they write next lost, so the user stops them first.
+ */
+function refuseLiveHome(home: string): void {
+  const gateway = runningGateway(home);
+  if (gateway) {
+    throw new CliFailure(
+      `the gateway is running on ${home} (pid ${gateway.pid}); importing now would replace its files under it. ` +
+        "Stop it first (hermes gateway stop, or end that process), then run hermes import again.",
+    );
+  }
+  const db = join(home, "state.db");
+  if (sqliteInUse(db)) {
+    throw new CliFailure(
+      `${db} is open in another Hermes process (a chat, a cron run or the gateway); importing now would ` +
+        "replace it under that process and lose what it writes next. Close it, then run hermes import again.",
+    );
+  }
+}
 
 export const importCommand = defineCommand({
   name: "import",
@@ -24,6 +48,7 @@ export const importCommand = defineCommand({
     const zip = resolve(file);
     if (!existsSync(zip)) throw new CliFailure(`no such file: ${zip}`);
     const home = homeFor(io.env, ctx.profile);
+    refuseLiveHome(home);
     const { entries, prefix } = inspectBackup(zip);
     io.err(`Backup holds ${entries.filter((e) => !e.name.endsWith("/")).length} files; target: ${home}`);
     if (prefix) io.err(`Removing the archive's top directory ${JSON.stringify(prefix)} from every path.`);
@@ -43,6 +68,8 @@ export const importCommand = defineCommand({
         return 1;
       }
     }
+    // The answer may have taken a while: a chat or gateway started meanwhile is refused too.
+    refuseLiveHome(home);
     const summary = await importBackup(zip, home, (done, total) => io.err(`  ${done}/${total} files ...`));
     io.out(
       `Import ${summary.errors.length > 0 ? "incomplete" : "complete"}: ${summary.restored} files restored into ${home}`,

@@ -76,6 +76,7 @@ export async function learnCli(ctx: ConfigContext, what: string, flags: LearnFla
   const tools = await registry.available(resolved.tools, {
     env,
     config: config as unknown as Record<string, unknown>,
+    home,
   });
   const turn = prepareLearnTurn({
     what,

@@ -32,7 +32,7 @@ export async function listTools(ctx: ConfigContext, toolsets: readonly string[])
         knownTools: new Set(registry.names()),
       },
     );
-    const names = await registry.available(resolved.tools, { env, config });
+    const names = await registry.available(resolved.tools, { env, config, home: ctx.home });
     for (const name of names) {
       const tool = registry.get(name);
       const summary = (tool?.description.split(/(?<=\.)\s/)[0] ?? "").slice(0, 90);

@@ -176,7 +176,12 @@ async function runPrompt(
   sessionId: string | undefined,
 ): Promise<unknown> {
   if (!prompt) throw new Error("Give a non-empty prompt.");
-  const resolved = resolveRuntime({ flags: {}, config: options.config, env: options.env });
+  const resolved = resolveRuntime({
+    flags: {},
+    config: options.config,
+    env: options.env,
+    home: options.home,
+  });
   const session = await ChatSession.open({
     config: options.config,
     home: options.home,

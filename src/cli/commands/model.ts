@@ -116,6 +116,7 @@ async function listCommand(ctx: ConfigContext, text: string | undefined, refresh
       },
       config: ctx.config,
       env: ctx.env,
+      home: ctx.home,
     });
   } catch (error) {
     if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);

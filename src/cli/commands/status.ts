@@ -66,7 +66,7 @@ export const statusCommand = defineCommand({
     row(".env", existsSync(envPath(home)) ? "✓ exists" : "✗ not found");
 
     section("Model");
-    const model = modelFact(config, env);
+    const model = modelFact(config, env, home);
     row("Model", model.model);
     row("Provider", model.provider);
     if (model.baseUrl) row("Endpoint", model.baseUrl);
@@ -108,7 +108,7 @@ export const statusCommand = defineCommand({
 
     let failed = false;
     if (flags.deep) {
-      const lines = [...(await providerChecks(config, env)), ...stateDbChecks(home)];
+      const lines = [...(await providerChecks(config, env, home)), ...stateDbChecks(home)];
       failed = lines.some((line) => line.status === "fail");
       out.push("", renderDoctor(lines, { color: ctx.io.color }).trimEnd());
     }

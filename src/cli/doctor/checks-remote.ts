@@ -25,9 +25,9 @@ export interface ProviderTarget {
 }
 
 /** The primary provider and each `fallback_providers` entry, resolved as a run would. Pure. */
-export function providerTargets(config: HermesConfig, env: Env): ProviderTarget[] {
+export function providerTargets(config: HermesConfig, env: Env, home: string | undefined): ProviderTarget[] {
   const targets: ProviderTarget[] = [];
-  targets.push(resolveTarget("primary", config, env));
+  targets.push(resolveTarget("primary", config, env, home));
   const fallbacks = Array.isArray(config.fallback_providers) ? config.fallback_providers : [];
   fallbacks.forEach((entry: unknown, index: number) => {
     const role = `fallback ${index + 1}`;
@@ -41,14 +41,19 @@ export function providerTargets(config: HermesConfig, env: Env): ProviderTarget[
     model.base_url = text("base_url");
     model.api_key = text("api_key");
     model.api_mode = text("api_mode");
-    targets.push(resolveTarget(role, { ...config, model }, env));
+    targets.push(resolveTarget(role, { ...config, model }, env, home));
   });
   return targets;
 }
 
-function resolveTarget(role: string, config: HermesConfig, env: Env): ProviderTarget {
+function resolveTarget(
+  role: string,
+  config: HermesConfig,
+  env: Env,
+  home: string | undefined,
+): ProviderTarget {
   try {
-    return { role, runtime: resolveRuntime({ flags: {}, config, env }) };
+    return { role, runtime: resolveRuntime({ flags: {}, config, env, home }) };
   } catch (error) {
     if (error instanceof NoProviderError) return { role, error: error.message };
     throw error;
@@ -59,10 +64,11 @@ function resolveTarget(role: string, config: HermesConfig, env: Env): ProviderTa
 export async function providerChecks(
   config: HermesConfig,
   env: Env,
+  home: string | undefined,
   options: { timeoutMs?: number; fetch?: typeof fetch } = {},
 ): Promise<DoctorLine[]> {
   const group = "Providers";
-  const targets = providerTargets(config, env);
+  const targets = providerTargets(config, env, home);
   return Promise.all(
     targets.map(async (target): Promise<DoctorLine> => {
       if (!target.runtime) {

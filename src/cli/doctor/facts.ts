@@ -64,9 +64,9 @@ export interface ModelFact {
   error?: string;
 }
 
-export function modelFact(config: HermesConfig, env: Env): ModelFact {
+export function modelFact(config: HermesConfig, env: Env, home: string): ModelFact {
   try {
-    const rt = resolveRuntime({ flags: {}, config, env });
+    const rt = resolveRuntime({ flags: {}, config, env, home });
     return { model: rt.model, provider: rt.provider, baseUrl: rt.baseUrl };
   } catch (error) {
     if (!(error instanceof NoProviderError)) throw error;

@@ -52,7 +52,7 @@ export async function gatherChecks(input: DoctorInput): Promise<DoctorLine[]> {
   const [terminal, providers, mcp] = await Promise.all([
     guarded("Terminal", "terminal backend", () => terminalChecks(home, input.cwd, loaded, env)),
     guarded("Providers", "providers", () =>
-      providerChecks(loaded, env, input.fetch ? { fetch: input.fetch } : {}),
+      providerChecks(loaded, env, home, input.fetch ? { fetch: input.fetch } : {}),
     ),
     guarded("MCP servers", "MCP", () => mcpChecks(loaded, env)),
   ]);

@@ -90,6 +90,7 @@ function runtimeFor(
       flags: { provider: plan.provider, model: plan.model || undefined, baseUrl: plan.baseUrl || undefined },
       config,
       env,
+      home: ctx.home,
     });
   } catch (error) {
     if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
@@ -272,6 +273,7 @@ export async function automaticModelPlan(
       flags: { provider: wanted.provider, model: wanted.model || undefined, baseUrl: wanted.baseUrl },
       config: ctx.config,
       env: ctx.env,
+      home: ctx.home,
     });
   } catch (error) {
     if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);

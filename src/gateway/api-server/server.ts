@@ -158,7 +158,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const maxBody = options.maxBodyBytes ?? MIB;
   const limiter = new RunLimiter(maxRuns, options.maxQueuedRuns ?? maxRuns * 20);
   // Resolve the provider once, now, so a configuration problem stops start-up with its message.
-  const resolved = resolveRuntime({ flags: {}, config: options.config, env });
+  const resolved = resolveRuntime({ flags: {}, config: options.config, env, home: options.home });
   // Recording store: a damaged state.db is moved aside, and writes that meet another process's
   // lock are queued and retried instead of lost.
   // `state.durability` as the CLI honours it: without it every commit was fsynced, and with many

@@ -8,14 +8,18 @@ import type { HermesConfig } from "../../config/defaults.js";
 import type { ConsolidationReviewer } from "./run.js";
 
 /** A reviewer for `config`, or undefined when no model is configured at all (the run says so). */
-export function auxiliaryCuratorReviewer(config: HermesConfig, env: Env): ConsolidationReviewer | undefined {
+export function auxiliaryCuratorReviewer(
+  config: HermesConfig,
+  env: Env,
+  home: string,
+): ConsolidationReviewer | undefined {
   let main: ReturnType<typeof resolveRuntime>;
   try {
-    main = resolveRuntime({ flags: {}, config, env });
+    main = resolveRuntime({ flags: {}, config, env, home });
   } catch {
     return undefined;
   }
-  const chain = resolveAuxiliaryChain("curator", { config, env, main });
+  const chain = resolveAuxiliaryChain("curator", { config, env, main, home });
   return async ({ system, user }) => {
     const result = await auxiliaryComplete(chain, [
       { role: "system", content: system },

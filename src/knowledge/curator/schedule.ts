@@ -56,7 +56,7 @@ export async function runCuratorIfDue(options: ScheduledRunOptions): Promise<Cur
     idleSeconds: options.idleSeconds ?? Number.POSITIVE_INFINITY,
   });
   if (!decision.due) return undefined;
-  const review = auxiliaryCuratorReviewer(options.config, options.env);
+  const review = auxiliaryCuratorReviewer(options.config, options.env, options.home);
   try {
     return await runCurator({
       home: options.home,

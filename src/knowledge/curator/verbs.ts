@@ -109,7 +109,7 @@ async function dispatch(request: CuratorRequest, deps: CuratorDeps): Promise<Cur
         const pid = deps.startBackground({ ...request, background: false });
         return ok(`Curator run started in the background (pid ${pid}); see: hermes curator status`);
       }
-      const review = auxiliaryCuratorReviewer(config, deps.env);
+      const review = auxiliaryCuratorReviewer(config, deps.env, home);
       const result = await runCurator({
         home,
         config,

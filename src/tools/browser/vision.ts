@@ -113,7 +113,7 @@ export function visionMessages(question: string, info: PageInfo, shot: Screensho
  * the main model), with the agent's provider keys (`keyEnv`).
  */
 export async function askVisionModel(
-  ctx: Pick<ToolContext, "config" | "env" | "secrets" | "signal">,
+  ctx: Pick<ToolContext, "config" | "env" | "home" | "secrets" | "signal">,
   messages: Message[],
   options: Pick<AuxiliaryCompleteOptions, "transportFor"> = {},
 ): Promise<{ text: string; model: string }> {
@@ -121,7 +121,7 @@ export async function askVisionModel(
   const env = keyEnv(ctx);
   let main: ReturnType<typeof resolveRuntime>;
   try {
-    main = resolveRuntime({ flags: {}, config, env });
+    main = resolveRuntime({ flags: {}, config, env, home: ctx.home });
   } catch (error) {
     if (error instanceof NoProviderError) {
       throw new Error(
@@ -130,7 +130,7 @@ export async function askVisionModel(
     }
     throw error;
   }
-  const chain = resolveAuxiliaryChain("vision", { config, env, main });
+  const chain = resolveAuxiliaryChain("vision", { config, env, main, home: ctx.home });
   const result = await auxiliaryComplete(chain, messages, {
     signal: ctx.signal,
     maxTokens: 2000,

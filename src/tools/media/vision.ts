@@ -55,12 +55,12 @@ export const visionAnalyzeTool = defineTool({
   parallelSafe: true,
   emoji: "👁️",
   check(ctx) {
-    return visionChain(ctx.config as unknown as HermesConfig, ctx.env).length > 0;
+    return visionChain(ctx.config as unknown as HermesConfig, ctx.env, ctx.home).length > 0;
   },
   async handler(args, ctx) {
     const env = toolEnv(ctx);
     const config = ctx.config as unknown as HermesConfig;
-    const chain = visionChain(config, env);
+    const chain = visionChain(config, env, ctx.home);
     if (chain.length === 0) {
       throw new Error(
         "No model is configured to look at images: set auxiliary.vision.provider and auxiliary.vision.model in config.yaml, or configure a main model.",
@@ -144,15 +144,15 @@ export function visionPrompt(question: string): string {
  * The runtimes to try, in order (see the file comment). Empty when neither `auxiliary.vision`
  * nor the main model resolves.
  */
-export function visionChain(config: HermesConfig, env: Env): AuxiliaryRuntime[] {
+export function visionChain(config: HermesConfig, env: Env, home: string | undefined): AuxiliaryRuntime[] {
   let main: ResolvedRuntime | undefined;
   try {
-    main = resolveRuntime({ flags: {}, config, env });
+    main = resolveRuntime({ flags: {}, config, env, home });
   } catch {
     main = undefined;
   }
   try {
-    if (main) return resolveAuxiliaryChain("vision", { config, env, main });
+    if (main) return resolveAuxiliaryChain("vision", { config, env, main, home });
     // No main runtime: only explicit or automatic auxiliary entries can serve.
     const placeholder: ResolvedRuntime = {
       provider: "",
@@ -161,7 +161,7 @@ export function visionChain(config: HermesConfig, env: Env): AuxiliaryRuntime[] 
       apiKey: undefined,
       apiMode: "chat_completions",
     };
-    return resolveAuxiliaryChain("vision", { config, env, main: placeholder }).filter(
+    return resolveAuxiliaryChain("vision", { config, env, main: placeholder, home }).filter(
       (r) => r.source !== "main",
     );
   } catch {

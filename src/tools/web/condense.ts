@@ -32,6 +32,8 @@ export interface CondenseInput {
 export interface CondenseContext {
   config: Readonly<Record<string, unknown>>;
   env: Env;
+  /** The run's home, whose OAuth logins the models may use. */
+  home: string;
   signal: AbortSignal | undefined;
   progress?: ((message: string) => void) | undefined;
 }
@@ -49,11 +51,12 @@ const number = (n: number) => n.toLocaleString("en-US");
 export function webExtractChain(
   config: Readonly<Record<string, unknown>>,
   env: Env,
+  home: string,
 ): AuxiliaryRuntime[] | undefined {
   const hermes = config as unknown as HermesConfig;
   let main: ResolvedRuntime | undefined;
   try {
-    main = resolveRuntime({ flags: {}, config: hermes, env });
+    main = resolveRuntime({ flags: {}, config: hermes, env, home });
   } catch {
     main = undefined;
   }
@@ -67,7 +70,12 @@ export function webExtractChain(
   };
   let chain: AuxiliaryRuntime[];
   try {
-    chain = resolveAuxiliaryChain("web_extract", { config: hermes, env, main: main ?? placeholder });
+    chain = resolveAuxiliaryChain("web_extract", {
+      config: hermes,
+      env,
+      main: main ?? placeholder,
+      home,
+    });
   } catch {
     return undefined;
   }
@@ -104,7 +112,7 @@ export async function condense(input: CondenseInput, ctx: CondenseContext): Prom
       `the page is too large to summarise; over ${number(SUMMARY_MAX_INPUT_CHARS)} characters`,
     );
   }
-  const chain = webExtractChain(ctx.config, ctx.env);
+  const chain = webExtractChain(ctx.config, ctx.env, ctx.home);
   if (!chain) return truncated(input, "no auxiliary model is configured to summarise it");
   ctx.progress?.(`Summarising ${input.url} (${number(total)} characters)`);
   const prompt = [

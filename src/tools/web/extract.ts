@@ -121,7 +121,7 @@ export async function webExtract(
       if (page.error || !page.content) return page;
       const condensed = await condense(
         { url: page.final_url ?? page.url, title: page.title, content: page.content, limit },
-        { config: ctx.config, env, signal: ctx.signal, progress: (m) => ctx.progress(m) },
+        { config: ctx.config, env, home: ctx.home, signal: ctx.signal, progress: (m) => ctx.progress(m) },
       );
       const out: ExtractedPage = { ...page, content: condensed.content };
       if (condensed.summarized) out.summarized = true;

@@ -46,7 +46,7 @@ describe("Claude Code's login for the anthropic provider", () => {
 
   it("uses the access token from ~/.claude/.credentials.json when no key is set", () => {
     const home = userHome("sk-ant-oat01-from-claude-code");
-    const runtime = resolveRuntime({ flags: {}, config: anthropic(), env: { HOME: home } });
+    const runtime = resolveRuntime({ flags: {}, config: anthropic(), env: { HOME: home }, home: undefined });
     expect(runtime.apiKey).toBe("sk-ant-oat01-from-claude-code");
     expect(runtime.apiMode).toBe("anthropic_messages");
   });
@@ -54,17 +54,21 @@ describe("Claude Code's login for the anthropic provider", () => {
   it("prefers a key from the environment, ignores an expired login, and never sends it elsewhere", () => {
     const home = userHome("sk-ant-oat01-from-claude-code");
     const env = { HOME: home, ANTHROPIC_API_KEY: "sk-ant-api-key" };
-    expect(resolveRuntime({ flags: {}, config: anthropic(), env }).apiKey).toBe("sk-ant-api-key");
+    expect(resolveRuntime({ flags: {}, config: anthropic(), env, home: undefined }).apiKey).toBe(
+      "sk-ant-api-key",
+    );
 
     const expired = userHome("sk-ant-oat01-old", Date.now() - 1000);
     expect(readClaudeCodeToken(expired)).toBeUndefined();
-    expect(() => resolveRuntime({ flags: {}, config: anthropic(), env: { HOME: expired } })).toThrow(
-      NoProviderError,
-    );
+    expect(() =>
+      resolveRuntime({ flags: {}, config: anthropic(), env: { HOME: expired }, home: undefined }),
+    ).toThrow(NoProviderError);
 
     const proxy = anthropic();
     proxy.model.base_url = "https://proxy.example.com/anthropic";
-    expect(() => resolveRuntime({ flags: {}, config: proxy, env: { HOME: home } })).toThrow(NoProviderError);
+    expect(() => resolveRuntime({ flags: {}, config: proxy, env: { HOME: home }, home: undefined })).toThrow(
+      NoProviderError,
+    );
   });
 
   it("after a 401, picks up the token Claude Code renewed in the file and retries", async () => {

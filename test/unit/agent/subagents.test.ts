@@ -240,14 +240,29 @@ describe("the children's model (delegation.*)", () => {
 
   it("keeps the parent's provider with delegation.model, resolves delegation.provider/base_url on their own", () => {
     const config = defaultConfig();
-    expect(childModel({ config, env: {}, parent, parentModel: "parent-model" }).resolved).toEqual(parent);
+    expect(
+      childModel({ config, env: {}, parent, parentModel: "parent-model", home: "/nonexistent-home" })
+        .resolved,
+    ).toEqual(parent);
     config.delegation.model = "small-model";
     config.delegation.reasoning_effort = "low";
-    const same = childModel({ config, env: {}, parent, parentModel: "parent-model" });
+    const same = childModel({
+      config,
+      env: {},
+      parent,
+      parentModel: "parent-model",
+      home: "/nonexistent-home",
+    });
     expect(same.resolved).toEqual({ ...parent, model: "small-model" });
     expect(same.config.agent.reasoning_effort).toBe("low");
     config.delegation.base_url = "http://127.0.0.1:8/v1";
-    const other = childModel({ config, env: {}, parent, parentModel: "parent-model" });
+    const other = childModel({
+      config,
+      env: {},
+      parent,
+      parentModel: "parent-model",
+      home: "/nonexistent-home",
+    });
     expect(other.resolved).toMatchObject({
       provider: "custom",
       model: "small-model",
@@ -257,9 +272,9 @@ describe("the children's model (delegation.*)", () => {
 
   it("an unusable delegation.provider is a clear error, and the child fails with it", async () => {
     const { dir, config, runtime } = setup({ provider: "no-such-provider" });
-    expect(() => childModel({ config, env: {}, parent, parentModel: "m" })).toThrow(
-      /Unknown provider "no-such-provider"/,
-    );
+    expect(() =>
+      childModel({ config, env: {}, parent, parentModel: "m", home: "/nonexistent-home" }),
+    ).toThrow(/Unknown provider "no-such-provider"/);
     const transport = new GatedTransport(async () => "unused");
     const [result] = await runDelegation(host(config, dir, runtime, transport), {
       tasks: [{ goal: "g" }],

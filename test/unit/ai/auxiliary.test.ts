@@ -24,6 +24,7 @@ describe("resolveAuxiliaryChain", () => {
       config: defaultConfig(),
       env: { OPENROUTER_API_KEY: "or", NOUS_API_KEY: "nous" },
       main,
+      home: undefined,
     });
     expect(chain.map((r) => [r.source, r.provider])).toEqual([
       ["auto:openrouter", "openrouter"],
@@ -33,9 +34,10 @@ describe("resolveAuxiliaryChain", () => {
     expect(chain[0]?.timeoutMs).toBe(120_000);
   });
   it("falls back to the main runtime when no aux key is set", () => {
-    expect(resolveAuxiliary("title_generation", { config: defaultConfig(), env: {}, main }).source).toBe(
-      "main",
-    );
+    expect(
+      resolveAuxiliary("title_generation", { config: defaultConfig(), env: {}, main, home: undefined })
+        .source,
+    ).toBe("main");
   });
   it("honours auxiliary.<task> provider, model, base_url and api_key", () => {
     const config = {
@@ -50,7 +52,12 @@ describe("resolveAuxiliaryChain", () => {
         },
       },
     };
-    const chain = resolveAuxiliaryChain("compression", { config, env: { OPENROUTER_API_KEY: "or" }, main });
+    const chain = resolveAuxiliaryChain("compression", {
+      config,
+      env: { OPENROUTER_API_KEY: "or" },
+      main,
+      home: undefined,
+    });
     expect(chain.map((r) => r.source)).toEqual(["auxiliary.compression", "main"]);
     expect(chain[0]).toMatchObject({
       model: "small",
@@ -62,7 +69,9 @@ describe("resolveAuxiliaryChain", () => {
       ...defaultConfig(),
       auxiliary: { vision: { provider: "main", model: "claude-haiku-4-5" } },
     };
-    expect(resolveAuxiliary("vision", { config: mainModel, env: {}, main }).model).toBe("claude-haiku-4-5");
+    expect(resolveAuxiliary("vision", { config: mainModel, env: {}, main, home: undefined }).model).toBe(
+      "claude-haiku-4-5",
+    );
   });
 });
 
@@ -71,6 +80,7 @@ describe("auxiliaryComplete", () => {
     config: defaultConfig(),
     env: { OPENROUTER_API_KEY: "or", NOUS_API_KEY: "nous" },
     main,
+    home: undefined,
   });
   const scripted = (by: Record<string, ScriptedTransport>) => async (r: { source: string }) =>
     by[r.source] as Transport;

@@ -208,7 +208,7 @@ const cases: Case[] = [
 
 describe("resolveRuntime", () => {
   it.each(cases)("$name", ({ flags = {}, model, extra, env = {}, expected }) => {
-    const runtime = resolveRuntime({ flags, config: config(model, extra), env });
+    const runtime = resolveRuntime({ flags, config: config(model, extra), env, home: undefined });
     expect(runtime).toMatchObject(expected);
   });
 
@@ -239,7 +239,7 @@ describe("resolveRuntime", () => {
     ["custom without URL", { provider: "custom" }, {}, {}, /^Provider "custom" needs a base URL\.\n/],
     ["bad api_mode", {}, { base_url: "http://x/v1", api_mode: "chat" }, {}, /not a known api_mode/],
   ])("throws for %s", (_label, flags, model, env, message) => {
-    expect(() => resolveRuntime({ flags, config: config(model), env })).toThrow(message);
+    expect(() => resolveRuntime({ flags, config: config(model), env, home: undefined })).toThrow(message);
   });
 
   it.each<[string, RuntimeFlags, Partial<ModelConfig>]>([
@@ -250,7 +250,7 @@ describe("resolveRuntime", () => {
   ])("throws a two-line NoProviderError for %s", (_label, flags, model) => {
     let error: unknown;
     try {
-      resolveRuntime({ flags, config: config(model), env: {} });
+      resolveRuntime({ flags, config: config(model), env: {}, home: undefined });
     } catch (e) {
       error = e;
     }
@@ -263,7 +263,12 @@ describe("createTransport", () => {
   it("builds a working chat-completions transport for a resolved runtime", async () => {
     const llm = await startFakeLlm();
     try {
-      const runtime = resolveRuntime({ flags: { baseUrl: llm.url, model: "m" }, config: config(), env: {} });
+      const runtime = resolveRuntime({
+        flags: { baseUrl: llm.url, model: "m" },
+        config: config(),
+        env: {},
+        home: undefined,
+      });
       const transport = await createTransport(runtime);
       expect(transport.apiMode).toBe("chat_completions");
       llm.enqueue(reply().text("pong"));
@@ -284,14 +289,19 @@ describe("createTransport", () => {
     const local = config();
     local.model.api_mode = "local";
     local.model.base_url = "http://127.0.0.1:1/v1";
-    const runtime = resolveRuntime({ flags: {}, config: local, env: {} });
+    const runtime = resolveRuntime({ flags: {}, config: local, env: {}, home: undefined });
     const attempt = createTransport(runtime);
     await expect(attempt).rejects.toBeInstanceOf(UnsupportedApiModeError);
     await expect(attempt).rejects.toThrow('api_mode "local" (provider custom) is not supported yet');
   });
 
   it("builds the Bedrock Converse transport for the bedrock provider, with no API key needed", async () => {
-    const runtime = resolveRuntime({ flags: { provider: "bedrock" }, config: config(), env: {} });
+    const runtime = resolveRuntime({
+      flags: { provider: "bedrock" },
+      config: config(),
+      env: {},
+      home: undefined,
+    });
     expect(runtime.apiMode).toBe("bedrock_converse");
     const transport = await createTransport(runtime, {
       env: { AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "secret" },
@@ -300,12 +310,18 @@ describe("createTransport", () => {
   });
 
   it("builds the Anthropic Messages and Responses transports for their api_modes", async () => {
-    const anthropic = resolveRuntime({ flags: {}, config: config(), env: { ANTHROPIC_API_KEY: "a" } });
+    const anthropic = resolveRuntime({
+      flags: {},
+      config: config(),
+      env: { ANTHROPIC_API_KEY: "a" },
+      home: undefined,
+    });
     expect((await createTransport(anthropic)).apiMode).toBe("anthropic_messages");
     const responses = resolveRuntime({
       flags: { provider: "openai-api", model: "gpt-5" },
       config: config(),
       env: { OPENAI_API_KEY: "k" },
+      home: undefined,
     });
     expect((await createTransport(responses)).apiMode).toBe("codex_responses");
   });

@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, HERMES_BIN, runHermes, spawnHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
@@ -417,6 +417,8 @@ describe("hermes update", () => {
       // A copy of the launcher (a link would resolve to this checkout, a git install) beside a
       // link to this build's bundles.
       copyFileSync(HERMES_BIN, join(installed, "bin", "hermes"));
+      // The launcher is CommonJS through its own bin/package.json, as the package ships it.
+      copyFileSync(join(dirname(HERMES_BIN), "package.json"), join(installed, "bin", "package.json"));
       symlinkSync(join(HERMES_BIN, "..", "..", "dist"), join(installed, "dist"));
       const env = {
         npm_config_registry: fakeUrl,

@@ -92,8 +92,24 @@ const CLONE_ALL_RUNTIME = ["gateway.pid", "gateway_state.json", "processes.json"
  * Messaging credentials a clone leaves behind: one bot token in two profiles makes two gateways
  * fight over one bot. Upstream strips the same settings unless asked to keep them.
  */
-const CHANNEL_ENV_KEYS =
-  /^(?:export\s+)?(TELEGRAM_BOT_TOKEN|DISCORD_BOT_TOKEN|SLACK_BOT_TOKEN|SLACK_APP_TOKEN)\s*=/;
+/**
+ * The variables that connect a home to a chat account (every platform's switch and its login):
+ * two profiles sharing one would both answer the same bot, number or mailbox.
+ */
+export const CHANNEL_ENV_NAMES: readonly string[] = [
+  "TELEGRAM_BOT_TOKEN",
+  "DISCORD_BOT_TOKEN",
+  "SLACK_BOT_TOKEN",
+  "SLACK_APP_TOKEN",
+  "EMAIL_ADDRESS",
+  "EMAIL_PASSWORD",
+  "SIGNAL_HTTP_URL",
+  "SIGNAL_ACCOUNT",
+  "TWILIO_ACCOUNT_SID",
+  "TWILIO_AUTH_TOKEN",
+  "TWILIO_PHONE_NUMBER",
+];
+const CHANNEL_ENV_KEYS = new RegExp(`^(?:export\\s+)?(${CHANNEL_ENV_NAMES.join("|")})\\s*=`);
 /** Pairing approvals and chat → session maps belong to the source's bots. */
 const CHANNEL_STATE = ["pairing", "sessions/sessions.json"];
 

@@ -199,13 +199,36 @@ function lastLine(text: string): string {
   return (lines[lines.length - 1] ?? "").slice(0, 200);
 }
 
-/** Extra variables a platform needs besides its bot token. */
-const PLATFORM_EXTRAS: Readonly<Record<string, { anyOf: readonly string[]; why: string }>> = {
-  slack: {
-    anyOf: ["SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"],
-    why: "SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP events)",
-  },
+interface PlatformNeed {
+  /** Any one of these variables satisfies it. */
+  anyOf: readonly string[];
+  /** A config.yaml key under the platform's section that satisfies it too. */
+  setting?: string;
+  why: string;
+}
+
+/** What a platform needs besides the variable that turns it on. */
+const PLATFORM_NEEDS: Readonly<Record<string, readonly PlatformNeed[]>> = {
+  slack: [
+    {
+      anyOf: ["SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"],
+      why: "SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP events)",
+    },
+  ],
+  email: [
+    { anyOf: ["EMAIL_PASSWORD"], why: "EMAIL_PASSWORD" },
+    { anyOf: ["EMAIL_IMAP_HOST"], why: "EMAIL_IMAP_HOST" },
+    { anyOf: ["EMAIL_SMTP_HOST"], why: "EMAIL_SMTP_HOST" },
+  ],
+  signal: [{ anyOf: ["SIGNAL_ACCOUNT"], setting: "account", why: "SIGNAL_ACCOUNT (the bot's number)" }],
+  sms: [
+    { anyOf: ["TWILIO_AUTH_TOKEN"], why: "TWILIO_AUTH_TOKEN" },
+    { anyOf: ["TWILIO_PHONE_NUMBER"], why: "TWILIO_PHONE_NUMBER" },
+  ],
 };
+
+/** The API server refuses a shorter key at start-up. */
+const MIN_API_KEY_CHARS = 16;
 
 /**
  * Gateway tokens: each platform that has its token (or that config.yaml enables) has everything
@@ -235,14 +258,17 @@ export function gatewayChecks(config: HermesConfig, env: Env): DoctorLine[] {
       });
       continue;
     }
-    const extra = PLATFORM_EXTRAS[name];
-    if (extra && !extra.anyOf.some(set)) {
+    const settings = asRecord(config[name]);
+    const missing = (PLATFORM_NEEDS[name] ?? []).filter(
+      (need) => !need.anyOf.some(set) && !(need.setting && String(settings[need.setting] ?? "").trim()),
+    );
+    if (missing.length > 0) {
       lines.push({
         group,
         name,
         status: "fail",
-        detail: `${spec.token} is set, but ${extra.why} is missing`,
-        fix: `hermes config set ${extra.anyOf[0]} <token>`,
+        detail: `${spec.token} is set, but ${missing.map((need) => need.why).join(", ")} ${missing.length > 1 ? "are" : "is"} missing`,
+        fix: `hermes config set ${missing[0]?.anyOf[0] ?? spec.token} <value>`,
       });
       continue;
     }
@@ -250,15 +276,23 @@ export function gatewayChecks(config: HermesConfig, env: Env): DoctorLine[] {
   }
   if (apiServerEnabled(config, { ...env })) {
     lines.push(
-      set("API_SERVER_KEY")
-        ? { group, name: "api server", status: "ok", detail: "API_SERVER_KEY present" }
-        : {
+      !set("API_SERVER_KEY")
+        ? {
             group,
             name: "api server",
             status: "fail",
             detail: "the API server is enabled but API_SERVER_KEY is not set; it will refuse to start",
             fix: "hermes config set API_SERVER_KEY $(openssl rand -hex 32)",
-          },
+          }
+        : (env["API_SERVER_KEY"]?.trim().length ?? 0) < MIN_API_KEY_CHARS
+          ? {
+              group,
+              name: "api server",
+              status: "fail",
+              detail: `API_SERVER_KEY is shorter than ${MIN_API_KEY_CHARS} characters; the API server refuses it`,
+              fix: "hermes config set API_SERVER_KEY $(openssl rand -hex 32)",
+            }
+          : { group, name: "api server", status: "ok", detail: "API_SERVER_KEY present" },
     );
   }
   if (lines.length === 0) {

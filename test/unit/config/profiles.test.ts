@@ -14,12 +14,14 @@ import { ProfileError, ProfileNameError } from "../../../src/config/errors.js";
 import { resolveActiveHome, rootHome } from "../../../src/config/home.js";
 import {
   activeProfile,
+  CHANNEL_ENV_NAMES,
   createProfile,
   deleteProfile,
   listProfiles,
   renameProfile,
   setActiveProfile,
 } from "../../../src/config/profiles.js";
+import { PLATFORMS } from "../../../src/gateway/platforms/registry.js";
 
 function userHome(): { home: string; root: string } {
   const home = mkdtempSync(join(tmpdir(), "hermes-profiles-unit-"));
@@ -118,6 +120,22 @@ describe("createProfile", () => {
     expect(created.strippedChannels).toEqual(expect.arrayContaining(["SLACK_BOT_TOKEN", "pairing"]));
     // The source is untouched.
     expect(readFileSync(join(root, ".env"), "utf8")).toContain("SLACK_BOT_TOKEN");
+  });
+
+  it("drops every chat platform's account from a clone, whichever platform it is", () => {
+    const { home, root } = userHome();
+    const lines = CHANNEL_ENV_NAMES.map((name) => `export ${name}=value-of-${name.toLowerCase()}`);
+    writeFileSync(join(root, ".env"), `${lines.join("\n")}\nOPENAI_API_KEY=sk-kept-1234567890\n`);
+    createProfile({ name: "twin", userHome: home, cloneFrom: root });
+    const cloned = readFileSync(join(root, "profiles/twin/.env"), "utf8");
+    for (const name of CHANNEL_ENV_NAMES) expect(cloned, name).not.toContain(name);
+    expect(cloned).toContain("OPENAI_API_KEY=sk-kept-1234567890");
+  });
+
+  it("knows every variable that switches a gateway platform on", () => {
+    // A platform added to the gateway without its variable here would follow a clone to a second profile.
+    for (const [name, spec] of Object.entries(PLATFORMS))
+      expect(CHANNEL_ENV_NAMES, name).toContain(spec.token);
   });
 
   it("never edits the source through a symlinked .env", () => {

@@ -13,9 +13,10 @@
  * may be edited, so replies are not streamed by edits.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { envFlag } from "../auth/allowlist.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor, outboundFileSize } from "./media-files.js";
 import { markdownToSignal, type SignalText, splitSignalText, styleString } from "./signal-format.js";
 import {
   parseSignalMessageId,
@@ -30,7 +31,6 @@ import {
   type AdapterHandlers,
   type InboundMedia,
   type InboundMessage,
-  type MediaKind,
   type OutboundTarget,
   type PlatformAdapter,
   PlatformError,
@@ -46,40 +46,7 @@ const RETRY_MAX_MS = 60_000;
 const STALE_AFTER_MS = 120_000;
 const SEEN_LIMIT = 2000;
 
-const MIME_EXT: Readonly<Record<string, string>> = {
-  "image/jpeg": ".jpg",
-  "image/png": ".png",
-  "image/gif": ".gif",
-  "image/webp": ".webp",
-  "audio/aac": ".aac",
-  "audio/mp4": ".m4a",
-  "audio/mpeg": ".mp3",
-  "audio/ogg": ".ogg",
-  "video/mp4": ".mp4",
-  "application/pdf": ".pdf",
-  "text/plain": ".txt",
-};
-const EXT_MIME: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(Object.entries(MIME_EXT).map(([mime, ext]) => [ext, mime])),
-  ".jpeg": "image/jpeg",
-  ".opus": "audio/ogg",
-  ".wav": "audio/wav",
-  ".mov": "video/quicktime",
-  ".webm": "video/webm",
-  ".json": "application/json",
-  ".csv": "text/csv",
-  ".md": "text/markdown",
-  ".zip": "application/zip",
-};
-
-function kindOf(contentType: string | undefined): MediaKind {
-  if (contentType?.startsWith("image/")) return "photo";
-  if (contentType?.startsWith("audio/")) return "voice";
-  if (contentType?.startsWith("video/")) return "video";
-  return "document";
-}
-
-const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+const describe = errorText;
 
 /** Settings for tests and embedders; the environment and `signal:` config give the rest. */
 export interface SignalAdapterOptions {
@@ -250,11 +217,9 @@ export function createSignalAdapter(
     const ext =
       extname(ref.fileName ?? "")
         .replace(/[^A-Za-z0-9.]/g, "")
-        .slice(0, 10) ||
-      MIME_EXT[ref.contentType ?? ""] ||
-      ".bin";
+        .slice(0, 10) || extensionFor(ref.contentType);
     await mkdir(ctx.mediaDir, { recursive: true });
-    const kind = kindOf(ref.contentType);
+    const kind = mediaKindOf(ref.contentType);
     const path = join(
       ctx.mediaDir,
       `signal-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${ext}`,
@@ -500,16 +465,7 @@ export function createSignalAdapter(
     },
 
     async sendMedia(target, media) {
-      let size: number;
-      try {
-        const info = await stat(media.path);
-        if (!info.isFile()) throw new Error("not a file");
-        size = info.size;
-      } catch {
-        throw new PlatformError(
-          `cannot send ${media.path} to Signal: the file does not exist or is not a file`,
-        );
-      }
+      const size = await outboundFileSize(media.path, "to Signal");
       if (size === 0) throw new PlatformError(`cannot send ${media.path} to Signal: the file is empty`);
       if (size > MAX_ATTACHMENT_BYTES) {
         throw new PlatformError(
@@ -517,7 +473,7 @@ export function createSignalAdapter(
         );
       }
       const name = basename(media.path);
-      const mime = EXT_MIME[extname(name).toLowerCase()] ?? "application/octet-stream";
+      const mime = mimeFor(name);
       // A data URI works whether or not signal-cli shares this machine's file system.
       const uri = `data:${mime};filename=${encodeURIComponent(name)};base64,${(await readFile(media.path)).toString("base64")}`;
       const caption = media.caption?.trim() ? markdownToSignal(media.caption) : { text: "", styles: [] };

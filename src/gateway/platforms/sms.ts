@@ -17,16 +17,16 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { basename, extname, join } from "node:path";
+import { basename, join } from "node:path";
 import { envFlag } from "../auth/allowlist.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor, outboundFileSize } from "./media-files.js";
 import { markdownToSms, parseSmsWebhook, redactPhone, verifyTwilioSignature } from "./sms-wire.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
   type InboundMedia,
-  type MediaKind,
   type OutboundTarget,
   type PlatformAdapter,
   PlatformError,
@@ -40,36 +40,7 @@ const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>
 const MEDIA_TTL_MS = 60 * 60 * 1000;
 const SEEN_LIMIT = 2000;
 
-const MIME_EXT: Readonly<Record<string, string>> = {
-  "image/jpeg": ".jpg",
-  "image/png": ".png",
-  "image/gif": ".gif",
-  "image/webp": ".webp",
-  "audio/mpeg": ".mp3",
-  "audio/ogg": ".ogg",
-  "audio/amr": ".amr",
-  "video/mp4": ".mp4",
-  "video/3gpp": ".3gp",
-  "application/pdf": ".pdf",
-  "text/vcard": ".vcf",
-};
-const EXT_MIME: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(Object.entries(MIME_EXT).map(([mime, ext]) => [ext, mime])),
-  ".jpeg": "image/jpeg",
-  ".m4a": "audio/mp4",
-  ".wav": "audio/wav",
-  ".txt": "text/plain",
-  ".csv": "text/csv",
-};
-
-function kindOf(contentType: string | undefined): MediaKind {
-  if (contentType?.startsWith("image/")) return "photo";
-  if (contentType?.startsWith("audio/")) return "voice";
-  if (contentType?.startsWith("video/")) return "video";
-  return "document";
-}
-
-const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+const describe = errorText;
 
 /** Creates the SMS adapter; nothing is contacted or opened until `connect` or a send. */
 export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
@@ -117,11 +88,11 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
     const bytes = Buffer.from(await res.arrayBuffer());
     if (bytes.length > limit) throw new Error(`it is ${bytes.length} bytes, over the ${limit}-byte limit`);
     const type = contentType ?? res.headers.get("content-type") ?? undefined;
-    const kind = kindOf(type);
+    const kind = mediaKindOf(type);
     await mkdir(ctx.mediaDir, { recursive: true });
     const path = join(
       ctx.mediaDir,
-      `sms-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${MIME_EXT[type ?? ""] ?? ".bin"}`,
+      `sms-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${extensionFor(type)}`,
     );
     await writeFile(path, bytes, { mode: 0o600 });
     return { kind, path, mimeType: type };
@@ -368,14 +339,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
           `cannot send ${basename(media.path)} by SMS: MMS needs a URL Twilio can fetch; set SMS_WEBHOOK_PUBLIC_URL to this listener's public address`,
         );
       }
-      let size: number;
-      try {
-        const info = await stat(media.path);
-        if (!info.isFile()) throw new Error("not a file");
-        size = info.size;
-      } catch {
-        throw new PlatformError(`cannot send ${media.path} by MMS: the file does not exist or is not a file`);
-      }
+      const size = await outboundFileSize(media.path, "by MMS");
       if (size === 0 || size > MAX_MMS_BYTES) {
         throw new PlatformError(`${basename(media.path)} is ${size} bytes; MMS carries 1 byte to 5 MB`);
       }
@@ -385,7 +349,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
       const name = basename(media.path).replace(/[^A-Za-z0-9._-]/g, "_");
       hosted.set(id, {
         path: media.path,
-        type: EXT_MIME[extname(name).toLowerCase()] ?? "application/octet-stream",
+        type: mimeFor(name),
         until: now + MEDIA_TTL_MS,
       });
       const origin = new URL(publicUrl).origin;

@@ -19,6 +19,7 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Api, InputFile } from "grammy";
+import { outboundFileSize } from "./media-files.js";
 import { markdownToTelegramHtml, telegramHtmlVisibleText } from "./telegram-format.js";
 import {
   CHAT_TYPES,
@@ -473,16 +474,7 @@ export function createTelegramAdapter(
   }
 
   async function sendFile(target: OutboundTarget, media: OutboundMedia): Promise<SentMessage> {
-    let size: number;
-    try {
-      const info = await stat(media.path);
-      if (!info.isFile()) throw new Error("not a file");
-      size = info.size;
-    } catch {
-      throw new PlatformError(
-        `cannot send ${media.path} to Telegram: the file does not exist or is not a file`,
-      );
-    }
+    const size = await outboundFileSize(media.path, "to Telegram");
     if (size > MAX_UPLOAD_BYTES) {
       throw new PlatformError(
         `${basename(media.path)} is ${formatBytes(size)}; Telegram bots can upload at most ${formatBytes(MAX_UPLOAD_BYTES)}`,

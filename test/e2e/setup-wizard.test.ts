@@ -229,6 +229,24 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal, every section", () => {
     expect(screen).not.toContain("123456:telegram-token-abc");
     expect(existsSync(join(home, ".env"))).toBe(false);
     expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(before);
+
+    // Ctrl+C while the model section's test request is out: the request is dropped at once and
+    // the unfinished section is not saved (the server would answer only after 5 s).
+    llm.enqueue(reply().text("ok").delay(5_000));
+    const model = Terminal.start({ home, cwd, args: ["setup", "model"], rows: 60 });
+    try {
+      await answer(model, "Provider (number or name)", "custom");
+      await answer(model, "Server address", llm.url);
+      await answer(model, "Model (number, id or part of one)", "1");
+      await llm.waitForRequests(1);
+      model.keys("C-c");
+      screen = await model.waitFor("[exit 1]", 4_000);
+    } finally {
+      model.kill();
+    }
+    expect(screen).toContain("Setup left");
+    expect(screen).not.toContain("saved model.");
+    expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(before);
   });
 });
 

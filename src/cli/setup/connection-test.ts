@@ -9,11 +9,12 @@ export type ConnectionResult = { ok: true; reply: string; ms: number } | { ok: f
 /** Sends one request. Never throws; a failure carries the provider's own words. */
 export async function testConnection(
   runtime: ResolvedRuntime,
-  options: { timeoutMs?: number; now?: () => number } = {},
+  options: { timeoutMs?: number; now?: () => number; signal?: AbortSignal } = {},
 ): Promise<ConnectionResult> {
   const now = options.now ?? Date.now;
   const started = now();
-  const signal = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   try {
     const transport = await createTransport(runtime, { timeoutMs: options.timeoutMs ?? 30_000 });
     let reply = "";
@@ -32,9 +33,11 @@ export async function testConnection(
     const message = error instanceof Error ? error.message : String(error);
     return {
       ok: false,
-      message: signal.aborted
-        ? `no answer within ${Math.round((options.timeoutMs ?? 30_000) / 1000)}s`
-        : message,
+      message: options.signal?.aborted
+        ? "cancelled"
+        : timeout.aborted
+          ? `no answer within ${Math.round((options.timeoutMs ?? 30_000) / 1000)}s`
+          : message,
     };
   }
 }

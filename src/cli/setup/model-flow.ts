@@ -218,7 +218,9 @@ async function askKey(
   const found = keyVariableSet(option.provider, ctx.env);
   if (found && !again && (await p.confirm(`Use the key already in ${found}?`, true))) return;
   for (;;) {
-    const key = await p.secret(`Paste your ${profile.name} API key (stored in .env as ${variable})`);
+    // "OpenAI API" is a catalog name too: no "OpenAI API API key".
+    const what = `${profile.name.replace(/ API$/, "")} API key`;
+    const key = await p.secret(`Paste your ${what} (stored in .env as ${variable})`);
     if (key && !/\s/.test(key)) {
       envWrites.push({ name: variable, value: key });
       return;

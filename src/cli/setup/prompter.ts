@@ -24,6 +24,8 @@ export interface Prompter {
   secret(question: string): Promise<string>;
   /** y/n with a default. Throws PromptCancelled. */
   confirm(question: string, fallback: boolean): Promise<boolean>;
+  /** Aborted when the user leaves, also between questions (e.g. during a connection test). */
+  readonly signal?: AbortSignal;
   close(): void;
 }
 
@@ -45,9 +47,11 @@ export function terminalPrompter(io: CliIo): Prompter {
     terminal: io.stdin.isTTY === true,
   });
   let closed = false;
+  const left = new AbortController();
   const waiting = new Set<(value: string | null) => void>();
   rl.on("close", () => {
     closed = true;
+    left.abort(new PromptCancelled());
     for (const resolve of waiting) resolve(null);
     waiting.clear();
   });
@@ -91,6 +95,7 @@ export function terminalPrompter(io: CliIo): Prompter {
         io.stderr.write("Answer y or n.\n");
       }
     },
+    signal: left.signal,
     close: () => rl.close(),
   };
   return prompter;

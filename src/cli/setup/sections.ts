@@ -6,6 +6,7 @@
 import type { HermesConfig } from "../../config/defaults.js";
 import { setEnvVar } from "../../config/env-file.js";
 import { setConfigValue } from "../../config/write.js";
+import { SIGNAL_DEFAULT_HTTP_URL } from "../../gateway/platforms/signal.js";
 import { TOOLSETS } from "../../tools/toolsets.js";
 import type { Prompter } from "./prompter.js";
 
@@ -77,44 +78,100 @@ async function askRequired(p: Prompter, question: string, fallback: string | und
   }
 }
 
+interface PlatformField {
+  env: string;
+  what: string;
+  /** Read without echo and never shown as a default (passwords, tokens). */
+  secret?: boolean;
+  /** Offered when the variable is unset (e.g. signal-cli's usual address). */
+  fallback?: string;
+}
+
 interface PlatformSpec {
+  /** Also the `<NAME>_ALLOWED_USERS` prefix the gateway's allowlist reads. */
   name: string;
-  tokens: Array<{ env: string; what: string }>;
+  /** What the allowlist holds on this platform. */
+  who: string;
+  fields: PlatformField[];
 }
 
 const PLATFORMS: readonly PlatformSpec[] = [
-  { name: "telegram", tokens: [{ env: "TELEGRAM_BOT_TOKEN", what: "Telegram bot token (from @BotFather)" }] },
-  { name: "discord", tokens: [{ env: "DISCORD_BOT_TOKEN", what: "Discord bot token" }] },
+  {
+    name: "telegram",
+    who: "User ids",
+    fields: [{ env: "TELEGRAM_BOT_TOKEN", what: "Telegram bot token (from @BotFather)", secret: true }],
+  },
+  {
+    name: "discord",
+    who: "User ids",
+    fields: [{ env: "DISCORD_BOT_TOKEN", what: "Discord bot token", secret: true }],
+  },
   {
     name: "slack",
-    tokens: [
-      { env: "SLACK_BOT_TOKEN", what: "Slack bot token (xoxb-…)" },
-      { env: "SLACK_APP_TOKEN", what: "Slack app-level token (xapp-…, Socket Mode)" },
+    who: "User ids",
+    fields: [
+      { env: "SLACK_BOT_TOKEN", what: "Slack bot token (xoxb-…)", secret: true },
+      { env: "SLACK_APP_TOKEN", what: "Slack app-level token (xapp-…, Socket Mode)", secret: true },
+    ],
+  },
+  {
+    name: "email",
+    who: "Addresses",
+    fields: [
+      { env: "EMAIL_ADDRESS", what: "The agent's email address (also the IMAP/SMTP login)" },
+      {
+        env: "EMAIL_PASSWORD",
+        what: "Its password (an app password where the provider has them)",
+        secret: true,
+      },
+      { env: "EMAIL_IMAP_HOST", what: "IMAP server (e.g. imap.gmail.com)" },
+      { env: "EMAIL_SMTP_HOST", what: "SMTP server (e.g. smtp.gmail.com)" },
+    ],
+  },
+  {
+    name: "signal",
+    who: "Phone numbers (E.164) or Signal UUIDs",
+    fields: [
+      { env: "SIGNAL_HTTP_URL", what: "signal-cli daemon's HTTP address", fallback: SIGNAL_DEFAULT_HTTP_URL },
+      { env: "SIGNAL_ACCOUNT", what: "The bot's Signal number (E.164, e.g. +15551234567)" },
+    ],
+  },
+  {
+    name: "sms",
+    who: "Phone numbers (E.164)",
+    fields: [
+      { env: "TWILIO_ACCOUNT_SID", what: "Twilio account SID (AC…)" },
+      { env: "TWILIO_AUTH_TOKEN", what: "Twilio auth token", secret: true },
+      { env: "TWILIO_PHONE_NUMBER", what: "The Twilio number the agent texts from (E.164)" },
     ],
   },
 ];
 
-/** Chat platforms: their tokens (into `.env`) and who may talk to the agent. */
+/** Chat platforms: their tokens and settings (into `.env`) and who may talk to the agent. */
 export async function gatewaySection(ctx: SectionContext, p: Prompter): Promise<SectionEdits> {
   const edits = emptyEdits();
   p.say("Messaging platforms for `hermes gateway` (tokens are stored in .env, mode 0600):");
   for (const platform of PLATFORMS) {
-    const configured = platform.tokens.every((t) => (ctx.env[t.env] ?? "").trim() !== "");
+    const current = (name: string) => (ctx.env[name] ?? "").trim() || undefined;
+    const configured = platform.fields.every((f) => current(f.env) !== undefined);
     const wanted = await p.confirm(`${configured ? "Change" : "Set up"} ${platform.name}?`, false);
     if (!wanted) continue;
-    for (const token of platform.tokens) {
-      const value = await p.secret(token.what);
-      if (value) edits.env.push({ name: token.env, value });
+    for (const field of platform.fields) {
+      const had = current(field.env);
+      // An empty answer keeps what is there: a secret is never shown back, a setting is the default.
+      const value = field.secret
+        ? await p.secret(`${field.what}${had ? " (empty: keep the current one)" : ""}`)
+        : await p.ask(field.what, had ?? field.fallback);
+      // A pasted secret is written even when equal: it may have come from the process environment.
+      if (value && (field.secret || value !== had)) edits.env.push({ name: field.env, value });
     }
+    const allowed = `${platform.name.toUpperCase()}_ALLOWED_USERS`;
     const users = await p.ask(
-      `User ids allowed to talk to the agent on ${platform.name} (comma-separated; empty: pair with hermes pairing)`,
-      ctx.env[`${platform.name.toUpperCase()}_ALLOWED_USERS`] || undefined,
+      `${platform.who} allowed to talk to the agent on ${platform.name} (comma-separated; empty: pair with hermes pairing)`,
+      current(allowed),
     );
-    if (users)
-      edits.env.push({
-        name: `${platform.name.toUpperCase()}_ALLOWED_USERS`,
-        value: users.replace(/\s+/g, ""),
-      });
+    const list = users.replace(/\s+/g, "");
+    if (list && list !== current(allowed)) edits.env.push({ name: allowed, value: list });
   }
   return edits;
 }

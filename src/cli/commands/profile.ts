@@ -185,10 +185,13 @@ export const profileCommand = (commands: ReadonlyArray<{ name: string; aliases?:
         .argument("<archive>", "the .tar.gz")
         .option("--name <name>", "the profile's name (default: the archive's top directory)")
         .action(
-          run(async ({ io, userHome }, archive: string, flags: { name?: string }) => {
+          run(async (ctx, archive: string, flags: { name?: string }) => {
+            const { io, userHome } = ctx;
             const dir = await importProfile(archive, userHome, flags.name);
             const name = dir.split("/").pop() ?? "";
             io.out(`Imported profile "${name}": ${dir}`);
+            // As upstream: an imported profile gets its wrapper too when the name is free.
+            aliasAfterCreate(ctx, name);
             io.out(`Use it with: hermes -p ${name} chat, or make it sticky with: hermes profile use ${name}`);
             return 0;
           }),

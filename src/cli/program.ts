@@ -169,8 +169,9 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "profile",
-    summary: "profiles (independent homes): list | use | create | delete | show | rename | export | import",
-    load: async () => (await import("./commands/profile.js")).profileCommand,
+    summary:
+      "profiles (independent homes): list | use | create | delete | show | alias | describe | info | rename | export | import",
+    load: async () => (await import("./commands/profile.js")).profileCommand(COMMANDS),
   },
   {
     name: "backup",

@@ -13,6 +13,7 @@ import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
 import { LEARN_COMMANDS } from "./learn-commands.js";
 import { LEARNING_COMMANDS } from "./learning-commands.js";
 import { MCP_COMMANDS } from "./mcp-commands.js";
+import { PROFILE_COMMANDS } from "./profile-commands.js";
 import { CommandRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
 import { WRITE_APPROVAL_COMMANDS } from "./write-approval-commands.js";
@@ -36,5 +37,6 @@ export function createCommandRegistry(): CommandRegistry {
     ...AGENTS_COMMANDS,
     ...CHAT_COMMANDS,
     ...INPUT_COMMANDS,
+    ...PROFILE_COMMANDS,
   ]);
 }

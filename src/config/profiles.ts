@@ -21,7 +21,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { atomicWriteFileSync } from "../util/atomic-write.js";
 import { ProfileError } from "./errors.js";
@@ -145,6 +145,19 @@ export function profileExists(name: string, userHome: string): boolean {
 /** The sticky profile's name (`default` when none is set). */
 export function activeProfile(userHome: string): string {
   return readActiveProfile(userHome) ?? DEFAULT_PROFILE;
+}
+
+/**
+ * The profile a home directory is: `default` for `~/.hermes`, NAME for `~/.hermes/profiles/NAME`,
+ * undefined for any other directory (a custom HERMES_HOME, which upstream calls "custom").
+ */
+export function profileNameForHome(home: string, userHome: string): string | undefined {
+  const dir = resolve(home);
+  if (dir === resolve(userHome, ".hermes")) return DEFAULT_PROFILE;
+  const root = resolve(profilesRoot(userHome));
+  if (dirname(dir) !== root) return undefined;
+  const name = basename(dir);
+  return validName(name) ? name : undefined;
 }
 
 /** `default` and every named profile directory, sorted by name after `default`. */

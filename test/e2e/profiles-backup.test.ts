@@ -141,6 +141,8 @@ describe("hermes profile", { timeout: 120_000 }, () => {
     expect(imported.code).toBe(0);
     const copy = join(at.root, "profiles/copy");
     expect(existsSync(join(copy, ".env"))).toBe(false);
+    // As upstream, the imported profile gets its wrapper (in the fake HOME).
+    expect(readFileSync(join(at.home, ".local/bin/copy"), "utf8")).toContain('-p copy "$@"');
     const memory = readFileSync(join(copy, "memories/MEMORY.md"), "utf8");
     expect(memory).toContain("user likes tea");
     expect(memory).not.toContain("sk-proj-shapelessabcdefghijklmnop");

@@ -21,6 +21,8 @@ export function createProfileCommand(deps: ProfileCommandDeps = {}): CommandDef 
     description: "show the active profile and its home",
     category: "Info",
     availableWhileRunning: true,
+    // It shows the host's paths; in a chat that is for the people who run the agent.
+    adminOnly: true,
     run(args, ctx) {
       const home = ctx.session.agent.home;
       const user = userHome();

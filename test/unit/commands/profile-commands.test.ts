@@ -27,6 +27,8 @@ describe("/profile", () => {
     expect(registry.all("chat").map((c) => c.name)).toContain("profile");
     expect(registry.all("repl").map((c) => c.name)).toContain("profile");
     expect(def?.availableWhileRunning).toBe(true);
+    // It prints the host's paths: in a chat only admins may ask.
+    expect(def?.adminOnly).toBe(true);
   });
 
   it("names the profile and its home, with its description", async () => {

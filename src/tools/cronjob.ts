@@ -23,18 +23,10 @@ const parameters = Type.Object({
   skills: Type.Optional(Type.Array(Type.String())),
   deliver: Type.Optional(Type.String()),
   repeat: Type.Optional(Type.Integer({ description: "Runs in total; omit for forever." })),
-  script: Type.Optional(
-    Type.String({
-      description:
-        "A script in the user's scripts folder (~/.hermes/scripts), relative to it, run before each run; its output is given to the run. Only the user can put scripts there.",
-    }),
-  ),
-  no_agent: Type.Optional(
-    Type.Boolean({ description: "Deliver the script's output as is; no agent runs (needs script)." }),
-  ),
-  context_from: Type.Optional(
-    Type.Array(Type.String(), { description: "Job ids whose last output is given to each run." }),
-  ),
+  // Described in cronjob.md, once.
+  script: Type.Optional(Type.String()),
+  no_agent: Type.Optional(Type.Boolean()),
+  context_from: Type.Optional(Type.Array(Type.String())),
 });
 
 function summary(job: CronJob): Record<string, unknown> {

@@ -22,7 +22,8 @@ const BUDGETS: Record<string, number> = {
   clarify: 130,
   execute_code: 255,
   delegate_task: 240,
-  cronjob: 250,
+  // script, no_agent and context_from (upstream's cron script parameters) cost about 80 tokens.
+  cronjob: 330,
   web_search: 145,
   web_extract: 235,
   browser_navigate: 150,

@@ -21,6 +21,8 @@ import { startMcpServers } from "../tools/mcp/manager.js";
 import { type Logger, silentLogger } from "../util/log.js";
 import { startApiServer } from "./api-server/index.js";
 import { PairingStore } from "./auth/pairing.js";
+import { startControlServer } from "./control/server.js";
+import { GatewayControlState } from "./control/state.js";
 import { chatCommandMenu } from "./messaging/commands.js";
 import { MessageRouter } from "./messaging/router.js";
 import { claimGateway } from "./pid-file.js";
@@ -141,6 +143,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const release = claimGateway(home, options.argv ?? process.argv.slice(1));
   const services: string[] = [];
   const stops: Array<() => Promise<void>> = [];
+  // Live state for the control socket (status, events, approvals); fed by the router and below.
+  const control = new GatewayControlState();
   try {
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
@@ -208,6 +212,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         env,
         profile: options.profile,
         adapters,
+        observer: control,
         pairing: new PairingStore({ home }),
         log: print,
         logger,
@@ -256,15 +261,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         } catch (error) {
           const reason = error instanceof Error ? error.message : String(error);
           print(`${name}: not started: ${reason}`);
+          control.platformFailed(name, reason);
           logger.child({ component: `gateway.${name}` }).error("not connected", { error: reason });
           continue;
         }
         const plog = logger.child({ component: `gateway.${name}` });
         plog.info("connected");
+        control.platformUp(name);
         adapters.set(name, adapter);
         // Disconnect after the router has drained (stops run in reverse order).
         stops.splice(stops.length - 1, 0, async () => {
           await adapter.disconnect();
+          control.platformDown(name);
           plog.info("disconnected");
         });
         services.push(name);
@@ -345,6 +353,24 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     services.push(`cron (every ${seconds} s)`);
     stops.push(() => ticker.stop());
+    // Started last (status is whole) and stopped last, so `status` answers while turns drain.
+    try {
+      const socket = await startControlServer({
+        home,
+        config,
+        env,
+        state: control,
+        services,
+        router: () => router,
+        connected: () => [...adapters.keys()],
+      });
+      stops.unshift(async () => {
+        control.events.close();
+        await socket.close();
+      });
+    } catch (error) {
+      log(`control socket not started: ${error instanceof Error ? error.message : String(error)}`);
+    }
   } catch (error) {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     release();

@@ -117,8 +117,11 @@ export function gatewayCommand(stopSignal?: Promise<void>): CliCommand {
         .action(action((ctx) => list(ctx)));
       root
         .command("status")
-        .description("say whether a gateway runs for this home")
-        .action(action((ctx) => status(ctx)));
+        .description(
+          "say whether a gateway runs for this home and, from its control socket, its platforms, running turns and pending approvals",
+        )
+        .option("--json", "the running gateway's status as JSON")
+        .action(action((ctx, flags: { json?: boolean }) => status(ctx, flags.json === true)));
       root
         .command("slack-manifest")
         .description(
@@ -268,14 +271,12 @@ async function stop({ home, io }: HomeContext, timeoutS: number, force: boolean)
   return 1;
 }
 
-async function status({ home, io }: HomeContext): Promise<number> {
-  const running = runningGateway(home);
-  if (!running) {
-    io.out("Gateway: not running");
-    return 1;
-  }
-  io.out(`Gateway: running (pid ${running.pid}${running.started_at ? `, since ${running.started_at}` : ""})`);
-  return 0;
+async function status(ctx: HomeContext, json: boolean): Promise<number> {
+  const { gatewayStatus, formatGatewayStatus } = await import("./gateway-status.js");
+  const report = await gatewayStatus(ctx.home);
+  if (json) ctx.io.out(JSON.stringify(report, null, 2));
+  else ctx.io.out(formatGatewayStatus(report));
+  return report.running ? 0 : 1;
 }
 
 function serviceSpec(ctx: HomeContext, system: boolean, user?: string): ServiceSpec {

@@ -10,6 +10,8 @@ import type { OutboundTarget, PlatformAdapter } from "../platforms/types.js";
 
 interface Pending {
   id: string;
+  key: string;
+  createdAt: Date;
   request: ApprovalRequest;
   adapter: PlatformAdapter;
   target: OutboundTarget;
@@ -33,6 +35,24 @@ export function parseApprovalReply(text: string): ApprovalDecision | undefined {
   return undefined;
 }
 
+/** Told about approvals as they are asked and answered (the gateway's event log). */
+export interface ApprovalObserver {
+  requested(approval: PendingApproval): void;
+  resolved(approval: PendingApproval, decision: ApprovalDecision, by: string): void;
+}
+
+/** A pending approval as the control socket lists it. */
+export interface PendingApproval {
+  id: string;
+  sessionKey: string;
+  platform: string;
+  chatId: string;
+  userId: string;
+  request: ApprovalRequest;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
 const LABEL: Readonly<Record<ApprovalDecision, string>> = {
   once: "✅ Approved once",
   session: "✅ Approved for this session",
@@ -44,7 +64,46 @@ export class ChatApprovals {
   /** Pending approvals by session key (one at a time per conversation: the turn waits on it). */
   private readonly pending = new Map<string, Pending>();
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly observer?: ApprovalObserver,
+  ) {}
+
+  /** Every pending approval, oldest first. */
+  list(): PendingApproval[] {
+    return [...this.pending.values()]
+      .map((entry) => this.view(entry))
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  }
+
+  /**
+   * Answers a pending approval by its id from outside the chat (the control socket, `by`
+   * "control"). A protected path is approved only by the chat's user, so only `deny` is taken for
+   * one. Throws with the reason when the id is unknown or the answer is refused.
+   */
+  respondById(id: string, decision: ApprovalDecision, by: string): void {
+    const entry = [...this.pending.values()].find((e) => e.id === id);
+    if (!entry) throw new Error(`No pending approval with id "${id}" (answered, timed out or never asked).`);
+    if (entry.request.protectedPath === true && decision !== "deny") {
+      throw new Error(
+        `Approval ${id} touches a protected path: only the chat's user can approve it, in the chat. It can be denied here.`,
+      );
+    }
+    entry.settle(decision, by);
+  }
+
+  private view(entry: Pending): PendingApproval {
+    return {
+      id: entry.id,
+      sessionKey: entry.key,
+      platform: entry.adapter.platform,
+      chatId: entry.target.chatId,
+      userId: entry.userId,
+      request: entry.request,
+      createdAt: entry.createdAt,
+      expiresAt: new Date(entry.createdAt.getTime() + this.timeoutMs),
+    };
+  }
 
   /** Whether the conversation `key` waits for an answer. */
   has(key: string): boolean {
@@ -64,10 +123,13 @@ export class ChatApprovals {
     const protectedPath = request.protectedPath === true;
     return new Promise<ApprovalDecision>((resolve) => {
       let done = false;
+      let announced = false;
       const onAbort = () =>
         entry.settle("deny", String(signal?.reason).includes("timeout") ? "timeout" : "stopped");
       const entry: Pending = {
         id,
+        key,
+        createdAt: new Date(),
         request,
         adapter: where.adapter,
         target: where.target,
@@ -80,6 +142,7 @@ export class ChatApprovals {
           if (this.pending.get(key) === entry) this.pending.delete(key);
           const decision = protectedPath && answer !== "deny" ? "once" : answer;
           resolve(decision);
+          if (announced) this.observer?.resolved(this.view(entry), decision, by);
           void this.markAnswered(entry, decision, by);
         },
       };
@@ -89,6 +152,8 @@ export class ChatApprovals {
       else signal?.addEventListener("abort", onAbort, { once: true });
       if (done) return;
       this.pending.set(key, entry);
+      announced = true;
+      this.observer?.requested(this.view(entry));
       const buttons = where.adapter.capabilities.buttons;
       const seconds = Math.round(this.timeoutMs / 1000);
       const head = protectedPath
@@ -166,12 +231,19 @@ export class ChatApprovals {
   }
 
   private async markAnswered(entry: Pending, decision: ApprovalDecision, by: string): Promise<void> {
-    const suffix = by === "timeout" ? " (no answer in time)" : by === "stopped" ? " (stopped)" : "";
+    const suffix =
+      by === "timeout"
+        ? " (no answer in time)"
+        : by === "stopped"
+          ? " (stopped)"
+          : by === "control"
+            ? " (answered from outside the chat)"
+            : "";
     const text = `${LABEL[decision]}${suffix}\n\n\`\`\`\n${entry.request.command}\n\`\`\``;
     try {
       if (entry.messageId && entry.adapter.capabilities.edit) {
         await entry.adapter.edit(entry.target, entry.messageId, text);
-      } else if (by === "timeout") {
+      } else if (by === "timeout" || by === "control") {
         await entry.adapter.send(entry.target, text);
       }
     } catch {

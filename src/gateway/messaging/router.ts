@@ -38,6 +38,7 @@ import {
 } from "./commands.js";
 import { deliverText, homeChannel, resolveTarget } from "./deliver.js";
 import { batchInput, transcribeVoice } from "./inbound-text.js";
+import type { RouterObserver } from "./observer.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import { type ResetPolicy, resetPolicyFrom, resetReason, SessionIndex } from "./session-index.js";
 
@@ -78,6 +79,8 @@ export interface RouterOptions {
   toolsets?: (platform: string) => readonly string[];
   /** The gateway's MCP servers, for `/reload-mcp`; absent when none are configured. */
   mcp?: () => Promise<McpManager>;
+  /** Told about messages, turns and approvals (the control socket's events and status). */
+  observer?: RouterObserver;
 }
 
 interface Conversation {
@@ -107,7 +110,7 @@ const describeError = (error: unknown) => (error instanceof Error ? error.messag
 export class MessageRouter {
   private readonly conversations = new Map<string, Conversation>();
   private readonly index: SessionIndex;
-  private readonly approvals: ChatApprovals;
+  readonly approvals: ChatApprovals; // public for the control socket
   private readonly questions: ChatQuestions;
   private readonly running = new Set<Promise<void>>();
   private readonly print: (line: string) => void;
@@ -121,7 +124,8 @@ export class MessageRouter {
     this.now = options.now ?? (() => new Date());
     this.index = new SessionIndex(options.home, (m) => this.log(`sessions: ${m}`));
     const timeout = Number(section(options.config["approvals"])["timeout"]);
-    this.approvals = new ChatApprovals((Number.isFinite(timeout) && timeout > 0 ? timeout : 60) * 1000);
+    const ms = (Number.isFinite(timeout) && timeout > 0 ? timeout : 60) * 1000;
+    this.approvals = new ChatApprovals(ms, options.observer);
     // A pick from a list (`/resume`) waits longer than a yes/no: the user reads the list first.
     this.questions = new ChatQuestions(5 * 60 * 1000);
   }
@@ -224,6 +228,8 @@ export class MessageRouter {
       busy: conv.busy || undefined,
     });
     if (mlog.enabled("DEBUG")) mlog.debug("message text", { chat: source.chatId, text });
+    const about = { sessionKey: key, sessionId: conv.chat?.id, messageId: message.messageId };
+    this.options.observer?.message("in", source, text, about);
 
     if (this.approvals.has(key)) {
       const answer = parseApprovalReply(text);
@@ -339,6 +345,7 @@ export class MessageRouter {
   private async pump(adapter: PlatformAdapter, conv: Conversation): Promise<void> {
     if (conv.busy) return;
     conv.busy = true;
+    this.options.observer?.turn(conv.key, conv.source, true);
     try {
       while ((conv.queue.length > 0 || conv.chat?.pendingWake()) && !this.closing) {
         // An empty batch is a wake turn: the chat's notices are its message.
@@ -361,6 +368,7 @@ export class MessageRouter {
       }
     } finally {
       conv.busy = false;
+      this.options.observer?.turn(conv.key, conv.source, false);
     }
   }
 
@@ -522,6 +530,7 @@ export class MessageRouter {
       sessionFooterFacts(chat, process.env.HOME),
     );
     await view.finish(answer, footer);
+    this.options.observer?.message("out", source, answer, { sessionKey: conv.key, sessionId: chat.id });
     settle(result.reason === "error" ? "failed" : "succeeded");
     chat.releaseReviews(); // the learning loop's review runs after the reply, never before it
     this.logFor(conv.platform, chat.id).info("message out", {
@@ -657,6 +666,7 @@ export class MessageRouter {
     if (!adapter) throw new Error(`the ${platform} platform is not connected`);
     const resolved = resolveTarget(platform, target, this.options.env, this.options.config);
     await deliverText(adapter, resolved, text);
+    this.options.observer?.message("out", { platform, ...resolved }, text, { via: "deliver" });
     this.logFor(platform).info("message out", { chat: resolved.chatId, chars: text.length, via: "deliver" });
   }
 

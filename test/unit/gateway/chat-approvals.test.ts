@@ -66,3 +66,58 @@ describe("chat approvals", () => {
     expect(edits[0]).toMatch(/Denied \(no answer in time\)/);
   });
 });
+
+describe("chat approvals answered from outside the chat (the control socket)", () => {
+  const RM: ApprovalRequest = {
+    command: "rm -rf build",
+    reason: "recursive delete",
+    patternKey: "recursive_delete",
+  };
+
+  it("lists what is pending, answers by id, and tells the observer both ends", async () => {
+    const { adapter, edits } = fakeAdapter();
+    const seen: string[] = [];
+    const approvals = new ChatApprovals(60_000, {
+      requested: (a) => seen.push(`requested ${a.id} ${a.sessionKey} ${a.platform} ${a.chatId}`),
+      resolved: (a, decision, by) => seen.push(`resolved ${a.id} ${decision} ${by}`),
+    });
+    const pending = approvals.ask("k", RM, where(adapter));
+    await settled();
+    const [listed] = approvals.list();
+    expect(listed).toMatchObject({ sessionKey: "k", platform: "telegram", chatId: "1", userId: "u1" });
+    expect(listed?.expiresAt.getTime()).toBe((listed?.createdAt.getTime() ?? 0) + 60_000);
+    approvals.respondById(listed?.id ?? "", "always", "control");
+    expect(await pending).toBe("always");
+    expect(approvals.list()).toEqual([]);
+    expect(seen).toEqual([`requested ${listed?.id} k telegram 1`, `resolved ${listed?.id} always control`]);
+    await settled();
+    expect(edits.at(-1)).toMatch(/Approved always \(answered from outside the chat\)/);
+  });
+
+  it("refuses unknown and already answered ids", async () => {
+    const { adapter } = fakeAdapter();
+    const approvals = new ChatApprovals(60_000);
+    const pending = approvals.ask("k", RM, where(adapter));
+    await settled();
+    const id = approvals.list()[0]?.id ?? "";
+    expect(() => approvals.respondById("deadbeef", "once", "control")).toThrow(/No pending approval/);
+    approvals.answer("k", "deny");
+    expect(await pending).toBe("deny");
+    expect(() => approvals.respondById(id, "once", "control")).toThrow(/No pending approval/);
+  });
+
+  it("never approves a protected path from outside the chat, but can deny it", async () => {
+    const { adapter } = fakeAdapter();
+    const approvals = new ChatApprovals(60_000);
+    const pending = approvals.ask("k", PROTECTED, where(adapter));
+    await settled();
+    const id = approvals.list()[0]?.id ?? "";
+    for (const decision of ["once", "session", "always"] as const)
+      expect(() => approvals.respondById(id, decision, "control")).toThrow(
+        /only the chat's user can approve it/,
+      );
+    expect(approvals.list()).toHaveLength(1);
+    approvals.respondById(id, "deny", "control");
+    expect(await pending).toBe("deny");
+  });
+});

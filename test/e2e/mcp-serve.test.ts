@@ -34,11 +34,18 @@ describe("hermes mcp serve", () => {
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual([
+        "attachments_fetch",
+        "channels_list",
         "conversation_get",
         "conversations_list",
         "conversations_search",
+        "events_poll",
+        "events_wait",
         "hermes_prompt",
         "messages_read",
+        "messages_send",
+        "permissions_list_open",
+        "permissions_respond",
       ]);
 
       llm.enqueue(reply().text("Paris is the capital of France."));
@@ -52,20 +59,31 @@ describe("hermes mcp serve", () => {
 
       // The run is a stored conversation that the read tools see.
       const listed = JSON.parse(text(await client.callTool({ name: "conversations_list", arguments: {} })));
-      expect(listed).toEqual([
-        expect.objectContaining({ id: answer.session_id, source: "mcp", messages: 2 }),
-      ]);
-      const read = JSON.parse(
-        text(await client.callTool({ name: "messages_read", arguments: { session_id: answer.session_id } })),
-      ) as { messages: Array<{ role: string; content: string }> };
-      expect(read.messages).toEqual([
-        { role: "user", content: "Capital of France?" },
-        { role: "assistant", content: "Paris is the capital of France." },
-      ]);
+      expect(listed).toEqual({
+        count: 1,
+        conversations: [
+          expect.objectContaining({
+            session_key: null,
+            session_id: answer.session_id,
+            platform: "mcp",
+            messages: 2,
+          }),
+        ],
+      });
+      // Not a gateway chat: its session id names it (upstream's session_key argument, or session_id).
+      for (const args of [{ session_key: answer.session_id }, { session_id: answer.session_id }]) {
+        const read = JSON.parse(text(await client.callTool({ name: "messages_read", arguments: args }))) as {
+          messages: Array<{ role: string; content: string }>;
+        };
+        expect(read.messages).toEqual([
+          expect.objectContaining({ role: "user", content: "Capital of France?" }),
+          expect.objectContaining({ role: "assistant", content: "Paris is the capital of France." }),
+        ]);
+      }
       const hits = JSON.parse(
         text(await client.callTool({ name: "conversations_search", arguments: { query: "capital" } })),
-      ) as Array<{ session_id: string }>;
-      expect(hits.length).toBeGreaterThan(0);
+      ) as { results: Array<{ session_id: string }> };
+      expect(hits.results.length).toBeGreaterThan(0);
 
       // Continuing the same conversation carries its history.
       llm.enqueue(reply().text("About 2.1 million people."));
@@ -82,8 +100,13 @@ describe("hermes mcp serve", () => {
       expect(second.messages.map((m) => m.content)).toContain("Capital of France?");
 
       // Bad input is an error result, not a crash.
-      const missing = await client.callTool({ name: "messages_read", arguments: { session_id: "no-such" } });
+      const missing = await client.callTool({ name: "messages_read", arguments: { session_key: "no-such" } });
       expect((missing as TextResult).isError).toBe(true);
+      expect(text(missing)).toMatch(/Conversation not found: no-such/);
+      // Without a gateway the live tools say so, and how to start one.
+      const live = await client.callTool({ name: "permissions_list_open", arguments: {} });
+      expect((live as TextResult).isError).toBe(true);
+      expect(text(live)).toMatch(/No gateway is running .*hermes gateway start/);
     } finally {
       await client.close();
     }

@@ -1,8 +1,10 @@
 /**
  * `hermes mcp serve`: Hermes as an MCP server on stdio, for MCP clients (Claude Code, Cursor,
- * editors). It offers the conversations in `state.db` (list, read, search) and `hermes_prompt`,
- * which runs one agent turn with the configured model and tools, in a new session or continuing
- * one. Nothing is printed on stdout except protocol frames; problems go to stderr.
+ * editors). It offers the conversations in `state.db` (list, read, search, attachments), the
+ * running gateway's channels, events and approvals (through its control socket), sends to chats,
+ * and `hermes_prompt`, which runs one agent turn with the configured model and tools, in a new
+ * session or continuing one. Nothing is printed on stdout except protocol frames; problems go to
+ * stderr.
  */
 import { createRequire } from "node:module";
 import type * as ServerModule from "@modelcontextprotocol/sdk/server/index.js";
@@ -10,22 +12,14 @@ import type * as StdioModule from "@modelcontextprotocol/sdk/server/stdio.js";
 import type * as TypesModule from "@modelcontextprotocol/sdk/types.js";
 import { ChatSession } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
-import { type Message, messageText } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import type { SessionStore } from "../../state/types.js";
 import { homeLogger, type Logger } from "../../util/log.js";
 import { hermesVersion } from "../../util/version.js";
 import { protectSecrets } from "../secrets.js";
-
-type Json = Record<string, unknown>;
-
-interface ServeTool {
-  name: string;
-  description: string;
-  inputSchema: Json;
-  run(args: Json): Promise<unknown> | unknown;
-}
+import { liveTools } from "./mcp-serve-live.js";
+import { type Json, type ServeTool, storeTools, str, ToolContent } from "./mcp-serve-store.js";
 
 export interface McpServeOptions {
   home: string;
@@ -38,118 +32,15 @@ export interface McpServeOptions {
   logger?: Logger;
 }
 
-const str = (args: Json, key: string): string | undefined =>
-  typeof args[key] === "string" && (args[key] as string).trim() ? (args[key] as string).trim() : undefined;
-
-function int(args: Json, key: string, fallback: number, max: number): number {
-  const value = Number(args[key]);
-  return Number.isFinite(value) && value >= 1 ? Math.min(Math.floor(value), max) : fallback;
-}
-
-function iso(seconds: number | null | undefined): string | null {
-  return typeof seconds === "number" && seconds > 0 ? new Date(seconds * 1000).toISOString() : null;
-}
-
-/** The tools `hermes mcp serve` offers, over one open session store. */
+/**
+ * The tools `hermes mcp serve` offers: upstream's ten (conversations, messages, attachments from
+ * the store; channels, sends, events and approvals from the running gateway) plus
+ * `conversations_search` and `hermes_prompt`.
+ */
 export function serveTools(store: SessionStore, options: McpServeOptions): ServeTool[] {
-  const messageView = (m: Message) => ({
-    role: m.role,
-    content: messageText(m),
-    ...(m.tool_calls?.length ? { tool_calls: m.tool_calls.map((c) => c.function.name) } : {}),
-  });
   return [
-    {
-      name: "conversations_list",
-      description:
-        "List recent Hermes conversations (newest first): id, title, source, model, times, preview.",
-      inputSchema: {
-        type: "object",
-        properties: {
-          limit: { type: "integer", minimum: 1, maximum: 100, description: "How many (default 20)." },
-          source: { type: "string", description: "Only this source: cli, telegram, discord, mcp, ..." },
-        },
-      },
-      run: (args) =>
-        store
-          .listSessions({
-            limit: int(args, "limit", 20, 100),
-            ...(str(args, "source") ? { source: str(args, "source") as string } : {}),
-          })
-          .map((s) => ({
-            id: s.id,
-            title: s.title,
-            source: s.source,
-            model: s.model,
-            started_at: iso(s.startedAt),
-            last_active_at: iso(s.lastActiveAt),
-            messages: s.messageCount,
-            preview: s.preview,
-          })),
-    },
-    {
-      name: "conversation_get",
-      description: "One conversation's details by id (or title): model, times, tokens, cost, parent.",
-      inputSchema: {
-        type: "object",
-        properties: { session_id: { type: "string", description: "Session id, id prefix or title." } },
-        required: ["session_id"],
-      },
-      run: (args) => {
-        const s = store.resolveSession(str(args, "session_id") ?? "");
-        return {
-          id: s.id,
-          title: s.title,
-          source: s.source,
-          model: s.model,
-          started_at: iso(s.startedAt),
-          ended_at: iso(s.endedAt),
-          end_reason: s.endReason,
-          parent_session_id: s.parentSessionId,
-          messages: s.messageCount,
-          input_tokens: s.inputTokens,
-          output_tokens: s.outputTokens,
-          estimated_cost_usd: s.estimatedCostUsd,
-        };
-      },
-    },
-    {
-      name: "messages_read",
-      description: "The latest messages of a conversation, oldest first (text only; tool calls named).",
-      inputSchema: {
-        type: "object",
-        properties: {
-          session_id: { type: "string", description: "Session id, id prefix or title." },
-          limit: { type: "integer", minimum: 1, maximum: 500, description: "How many (default 50)." },
-        },
-        required: ["session_id"],
-      },
-      run: (args) => {
-        const s = store.resolveSession(str(args, "session_id") ?? "");
-        const all = store.conversation(s.id);
-        const limit = int(args, "limit", 50, 500);
-        return { session_id: s.id, total: all.length, messages: all.slice(-limit).map(messageView) };
-      },
-    },
-    {
-      name: "conversations_search",
-      description: "Full-text search over every stored conversation; returns matching snippets.",
-      inputSchema: {
-        type: "object",
-        properties: {
-          query: { type: "string", description: 'Words (ANDed), "a phrase", prefix*, OR, NOT.' },
-          limit: { type: "integer", minimum: 1, maximum: 100, description: "How many (default 10)." },
-        },
-        required: ["query"],
-      },
-      run: (args) =>
-        store.search({ query: str(args, "query") ?? "", limit: int(args, "limit", 10, 100) }).map((h) => ({
-          session_id: h.sessionId,
-          session_title: h.sessionTitle,
-          role: h.role,
-          snippet: h.snippet,
-          at: iso(h.timestamp),
-        })),
-    },
+    ...storeTools(store, options.home),
+    ...liveTools(options.home),
     {
       name: "hermes_prompt",
       description:
@@ -225,8 +116,10 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
     {
       capabilities: { tools: {} },
       instructions:
-        "Hermes's conversations (all platforms) and the Hermes agent itself. Read with " +
-        "conversations_list / messages_read / conversations_search; ask the agent with hermes_prompt.",
+        "Hermes's conversations across Telegram, Discord, Slack, Signal, email and its other platforms, and " +
+        "the Hermes agent itself. Read with conversations_list / messages_read / conversations_search; follow " +
+        "a running gateway with events_poll / events_wait, send with messages_send (targets from channels_list), " +
+        "answer approvals with permissions_list_open / permissions_respond; ask the agent with hermes_prompt.",
     },
   );
   server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
@@ -247,6 +140,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
     }
     try {
       const value = await tool.run((request.params.arguments ?? {}) as Json);
+      if (value instanceof ToolContent) return { content: value.content };
       return {
         content: [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value, null, 2) }],
       };

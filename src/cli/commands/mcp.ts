@@ -120,7 +120,9 @@ export const mcpCommand = defineCommand({
 
     root
       .command("serve")
-      .description("run Hermes as an MCP server on stdio (conversations and hermes_prompt) for MCP clients")
+      .description(
+        "run Hermes as an MCP server on stdio for MCP clients: conversations, the running gateway's channels, events and approvals, sends, and hermes_prompt",
+      )
       .option("-v, --verbose", "log each failed call to stderr")
       .action(
         run(async (ctx, flags: { verbose?: boolean }) => {

@@ -78,6 +78,8 @@ beforeAll(async () => {
     TELEGRAM_ALLOWED_USERS: String(OWNER),
     TELEGRAM_HOME_CHANNEL: String(OWNER),
   };
+  // A socket file left by a crashed gateway is replaced, not an obstacle.
+  writeFileSync(join(h.home, "gateway.sock"), "stale");
   gateway = await startGatewayProcess(h, env);
   client = new Client({ name: "test-client", version: "1.0.0" });
   await client.connect(

@@ -196,3 +196,25 @@ describe("JSON-RPC over a Unix socket", () => {
     client.close();
   });
 });
+
+describe("who can connect", () => {
+  const root = process.getuid?.() === 0;
+  it.runIf(root)(
+    "another user is refused by the socket's mode even in a world-readable directory",
+    async () => {
+      const { chmodSync } = await import("node:fs");
+      const { spawnSync } = await import("node:child_process");
+      const d = dir();
+      chmodSync(d, 0o755);
+      const path = join(d, "gateway.sock");
+      await serve(path, { ping: () => "pong" });
+      const probe = `require("node:net").createConnection(${JSON.stringify(path)})
+      .on("connect", () => { console.log("CONNECTED"); process.exit(0); })
+      .on("error", (e) => { console.log(e.code); process.exit(0); });`;
+      const other = spawnSync(process.execPath, ["-e", probe], { uid: 65534, gid: 65534, encoding: "utf8" });
+      expect(other.stdout.trim()).toBe("EACCES");
+      const owner = spawnSync(process.execPath, ["-e", probe], { encoding: "utf8" });
+      expect(owner.stdout.trim()).toBe("CONNECTED");
+    },
+  );
+});

@@ -200,6 +200,40 @@ describe("hermes mcp serve with a running gateway", () => {
     expect(message.text).toContain("Build <b>finished</b>.");
     expect(message.text).not.toContain(secret);
 
+    // MEDIA: attaches a file as any send does; a secret file is refused, never sent.
+    const chart = join(h.cwd, "chart.png");
+    writeFileSync(chart, PNG_1X1);
+    writeFileSync(join(h.cwd, ".env"), "TOKEN=x\n");
+    const count = tg.botMessages(OWNER).length;
+    await call("messages_send", {
+      target: "telegram",
+      message: `Chart:\nMEDIA:${chart}\nMEDIA:${join(h.cwd, ".env")}`,
+    });
+    const photo = await tg.waitFor(
+      () =>
+        tg
+          .botMessages(OWNER)
+          .slice(count)
+          .find((m) => m.method === "sendPhoto"),
+      {
+        timeoutMs: 20_000,
+        what: "the chart",
+      },
+    );
+    expect(photo.file).toBeDefined();
+    const texts = tg
+      .botMessages(OWNER)
+      .slice(count)
+      .map((m) => m.text ?? "")
+      .join("\n");
+    expect(texts).toMatch(/Could not attach .*\.env: refused \(a secret or key file\)/);
+    expect(
+      tg
+        .botMessages(OWNER)
+        .slice(count)
+        .filter((m) => m.method === "sendDocument"),
+    ).toEqual([]);
+
     const unknown = (await client.callTool({
       name: "messages_send",
       arguments: { target: "discord:123", message: "hi" },

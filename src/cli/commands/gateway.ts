@@ -57,7 +57,7 @@ export function gatewayCommand(stopSignal?: Promise<void>): CliCommand {
         .description(
           "run the gateway in the foreground: the chat platforms whose switch is set (TELEGRAM_BOT_TOKEN, " +
             "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN, EMAIL_ADDRESS, SIGNAL_HTTP_URL, TWILIO_ACCOUNT_SID, " +
-            "MATTERMOST_TOKEN), the API " +
+            "MATTERMOST_TOKEN, HASS_TOKEN), the API " +
             "server and webhooks when enabled, and the cron ticker",
         )
         .action(action((ctx) => run(ctx, stopSignal)));

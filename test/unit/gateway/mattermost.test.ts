@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMattermostAdapter, formatForMattermost } from "../../../src/gateway/platforms/mattermost.js";
+import { createMattermostAdapter } from "../../../src/gateway/platforms/mattermost.js";
+import { formatForMattermost } from "../../../src/gateway/platforms/mattermost-client.js";
 import type { AdapterContext } from "../../../src/gateway/platforms/types.js";
 import { type FakeMattermost, startFakeMattermost } from "../../support/fake-mattermost.js";
 

@@ -49,6 +49,8 @@ await Promise.all([
       "grammy",
       "discord.js",
       "@slack/bolt",
+      "@mattermost/client",
+      "ws",
       "playwright-core",
       "@mozilla/readability",
       "turndown",

@@ -108,6 +108,10 @@ export const CHANNEL_ENV_NAMES: readonly string[] = [
   "TWILIO_ACCOUNT_SID",
   "TWILIO_AUTH_TOKEN",
   "TWILIO_PHONE_NUMBER",
+  "MATTERMOST_TOKEN",
+  "MATTERMOST_URL",
+  // Also the ha_* tools' token: a clone that needs them gets its own (two gateways would both answer HA).
+  "HASS_TOKEN",
 ];
 const CHANNEL_ENV_KEYS = new RegExp(`^(?:export\\s+)?(${CHANNEL_ENV_NAMES.join("|")})\\s*=`);
 /** Pairing approvals and chat → session maps belong to the source's bots. */

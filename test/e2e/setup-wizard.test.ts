@@ -96,6 +96,7 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal, every section", () => {
       await answer(term, "Twilio auth token", "twilio-secret-tok-0815");
       await answer(term, "The Twilio number the agent texts from", "+15554445555");
       await answer(term, "allowed to talk to the agent on sms", "");
+      await answer(term, "Set up mattermost? [y/N]", "");
 
       // tools: a wrong name is refused and asked again; numbers and names mix.
       screen = await term.waitFor("Toolsets for the CLI:");
@@ -180,6 +181,7 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal, every section", () => {
       );
       await answer(again, "Change signal? [y/N]", "");
       await answer(again, "Change sms? [y/N]", "");
+      await answer(again, "Set up mattermost? [y/N]", "");
       screen = await again.waitFor("[exit 0]");
     } finally {
       again.kill();

@@ -56,7 +56,8 @@ export function gatewayCommand(stopSignal?: Promise<void>): CliCommand {
         .command("run")
         .description(
           "run the gateway in the foreground: the chat platforms whose switch is set (TELEGRAM_BOT_TOKEN, " +
-            "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN, EMAIL_ADDRESS, SIGNAL_HTTP_URL, TWILIO_ACCOUNT_SID), the API " +
+            "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN, EMAIL_ADDRESS, SIGNAL_HTTP_URL, TWILIO_ACCOUNT_SID, " +
+            "MATTERMOST_TOKEN, HASS_TOKEN), the API " +
             "server and webhooks when enabled, and the cron ticker",
         )
         .action(action((ctx) => run(ctx, stopSignal)));

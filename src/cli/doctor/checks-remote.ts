@@ -225,6 +225,7 @@ const PLATFORM_NEEDS: Readonly<Record<string, readonly PlatformNeed[]>> = {
     { anyOf: ["TWILIO_AUTH_TOKEN"], why: "TWILIO_AUTH_TOKEN" },
     { anyOf: ["TWILIO_PHONE_NUMBER"], why: "TWILIO_PHONE_NUMBER" },
   ],
+  mattermost: [{ anyOf: ["MATTERMOST_URL"], setting: "url", why: "MATTERMOST_URL (the server's address)" }],
 };
 
 /** The API server refuses a shorter key at start-up. */

@@ -145,6 +145,14 @@ const PLATFORMS: readonly PlatformSpec[] = [
       { env: "TWILIO_PHONE_NUMBER", what: "The Twilio number the agent texts from (E.164)" },
     ],
   },
+  {
+    name: "mattermost",
+    who: "User ids (26 characters) or @usernames",
+    fields: [
+      { env: "MATTERMOST_URL", what: "Mattermost server URL (e.g. https://mm.example.com)" },
+      { env: "MATTERMOST_TOKEN", what: "The bot's access token (Integrations → Bot Accounts)", secret: true },
+    ],
+  },
 ];
 
 /** Chat platforms: their tokens and settings (into `.env`) and who may talk to the agent. */

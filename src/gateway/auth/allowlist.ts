@@ -78,7 +78,7 @@ export function allowlistMatches(entries: readonly string[], userId: string, use
  * anyone can write to a mailbox, and a pairing code mailed back to a forged or spam sender would be
  * backscatter).
  */
-const QUIET_BY_DEFAULT: ReadonlySet<string> = new Set(["email"]);
+const QUIET_BY_DEFAULT: ReadonlySet<string> = new Set(["email", "homeassistant"]);
 
 /**
  * `unauthorized_dm_behavior` for one platform: `<PLATFORM>_UNAUTHORIZED_DM_BEHAVIOR` in the
@@ -120,6 +120,11 @@ export function authorize(subject: AuthSubject, ctx: AuthContext): AuthDecision 
   const prefix = platformEnvPrefix(subject.platform);
   const { env } = ctx;
   if (envFlag(env[`${prefix}_ALLOW_ALL_USERS`])) return { allowed: true, via: "allow_all" };
+  // Home Assistant's own events (state changes, automations) come from the server the token
+  // trusts, as upstream lets them through; an HA user's conversation input is checked below.
+  if (subject.platform === "homeassistant" && subject.userId === "homeassistant") {
+    return { allowed: true, via: "allow_all" };
+  }
   if (subject.userId && ctx.approved.has(subject.userId)) return { allowed: true, via: "pairing" };
   for (const name of [`${prefix}_ALLOWED_USERS`, "GATEWAY_ALLOWED_USERS"]) {
     if (allowlistMatches(parseAllowlist(env[name]), subject.userId, subject.userName)) {

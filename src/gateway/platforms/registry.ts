@@ -7,6 +7,8 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { processRedactor, type Redactor } from "../../util/redact.js";
 import { createDiscordAdapter } from "./discord.js";
 import { createEmailAdapter } from "./email.js";
+import { createHomeAssistantAdapter } from "./homeassistant.js";
+import { createMattermostAdapter } from "./mattermost.js";
 import { redactingAdapter } from "./redacting-adapter.js";
 import { createSignalAdapter } from "./signal.js";
 import { createSlackAdapter } from "./slack.js";
@@ -29,6 +31,10 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   signal: { token: "SIGNAL_HTTP_URL", create: (ctx) => createSignalAdapter(ctx) },
   // Twilio; TWILIO_AUTH_TOKEN and TWILIO_PHONE_NUMBER are required too (connect names what is missing).
   sms: { token: "TWILIO_ACCOUNT_SID", create: (ctx) => createSmsAdapter(ctx) },
+  // MATTERMOST_URL is required too (connect says so when it is missing).
+  mattermost: { token: "MATTERMOST_TOKEN", create: (ctx) => createMattermostAdapter(ctx) },
+  // The same long-lived token the ha_* tools use; HASS_URL defaults to homeassistant.local:8123.
+  homeassistant: { token: "HASS_TOKEN", create: (ctx) => createHomeAssistantAdapter(ctx) },
 };
 
 const section = (value: unknown): Record<string, unknown> =>

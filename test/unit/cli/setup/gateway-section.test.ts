@@ -12,7 +12,7 @@ const ctx = (env: Record<string, string> = {}) => ({ config: defaultConfig(), en
 const skipChat = ["n", "n", "n"];
 
 describe("gatewaySection", () => {
-  it("asks email's address, password and servers; Signal's daemon (default address) and number; Twilio's three", async () => {
+  it("asks email's address, password and servers; Signal's daemon (default address) and number; Twilio's three; Mattermost's server and token", async () => {
     const p = scriptedPrompter([
       ...skipChat,
       "y",
@@ -30,6 +30,10 @@ describe("gatewaySection", () => {
       "tw-token",
       "+15554445555",
       "+15556667777",
+      "y",
+      "https://mm.example.test",
+      "mm-token",
+      "@owner",
     ]);
     const edits = await gatewaySection(ctx(), p);
     expect(edits.config).toEqual([]);
@@ -45,6 +49,9 @@ describe("gatewaySection", () => {
       { name: "TWILIO_AUTH_TOKEN", value: "tw-token" },
       { name: "TWILIO_PHONE_NUMBER", value: "+15554445555" },
       { name: "SMS_ALLOWED_USERS", value: "+15556667777" },
+      { name: "MATTERMOST_URL", value: "https://mm.example.test" },
+      { name: "MATTERMOST_TOKEN", value: "mm-token" },
+      { name: "MATTERMOST_ALLOWED_USERS", value: "@owner" },
     ]);
     expect(p.said).toContain("? Set up email?");
   });
@@ -56,7 +63,7 @@ describe("gatewaySection", () => {
       TWILIO_PHONE_NUMBER: "+15554445555",
       SMS_ALLOWED_USERS: "+15556667777",
     };
-    const p = scriptedPrompter([...skipChat, "n", "n", "y", "", "", "", ""]);
+    const p = scriptedPrompter([...skipChat, "n", "n", "y", "", "", "", "", "n"]);
     const edits = await gatewaySection(ctx(env), p);
     expect(edits.env).toEqual([]);
     expect(p.said).toContain("? Change sms?");

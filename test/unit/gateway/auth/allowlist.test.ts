@@ -6,6 +6,7 @@ import {
   authorize,
   type Env,
   platformEnvPrefix,
+  unauthorizedDmBehavior,
 } from "../../../../src/gateway/auth/allowlist.js";
 
 const dm = (userId: string, userName?: string): AuthSubject => ({
@@ -136,5 +137,33 @@ describe("authorize", () => {
         { env: { QQ_ALLOWED_USERS: "1" }, approved: new Set() },
       ),
     ).toEqual({ allowed: true, via: "allowlist" });
+  });
+});
+
+describe("Home Assistant's own events", () => {
+  const ha = (userId: string, platform = "homeassistant"): AuthSubject => ({ platform, userId, isDm: false });
+  const none = { env: {}, approved: new Set<string>() };
+
+  it("pass without an allowlist (upstream's bypass), only as the system user on that platform", () => {
+    expect(authorize(ha("homeassistant"), none)).toEqual({ allowed: true, via: "allow_all" });
+    // An HA user's conversation input, and the same id on another platform, go through the lists.
+    expect(authorize(ha("ha-guest"), none).allowed).toBe(false);
+    expect(authorize(ha("homeassistant", "telegram"), none).allowed).toBe(false);
+    expect(authorize(ha("HomeAssistant"), none).allowed).toBe(false);
+    expect(
+      authorize(ha("ha-owner"), { ...none, env: { HOMEASSISTANT_ALLOWED_USERS: "ha-owner" } }).allowed,
+    ).toBe(true);
+  });
+
+  it("a stranger's conversation is ignored, not answered with a pairing code", () => {
+    expect(
+      authorize(
+        { platform: "homeassistant", userId: "ha-guest", isDm: true },
+        { ...none, unauthorizedDm: unauthorizedDmBehavior("homeassistant", {}, {}) },
+      ),
+    ).toEqual({
+      allowed: false,
+      pairing: false,
+    });
   });
 });

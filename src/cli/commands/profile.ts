@@ -147,7 +147,7 @@ export const profileCommand = (commands: ReadonlyArray<{ name: string; aliases?:
         .argument("[name]", "the profile (default: the current one)")
         .option("--text <text>", "set the description to this text (empty clears it)")
         .option("--all", "list every profile's description")
-        .option("--auto", "generate one with the auxiliary model (not built in Hermes-TS)")
+        .option("--auto", "have the profile's auxiliary model write one from its SOUL.md, model and skills")
         .action(
           run((ctx, name: string | undefined, flags: { text?: string; all?: boolean; auto?: boolean }) =>
             describeAction(ctx, currentName(ctx), name, flags),

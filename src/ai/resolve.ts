@@ -358,8 +358,7 @@ async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions
     const { createAnthropicTransport } = await import("./transports/anthropic-messages.js");
     // MiniMax's Anthropic endpoint wants the key as a bearer token; Anthropic itself as x-api-key
     // (OAuth tokens, sk-ant-oat…, are recognised by the transport and sent as bearer).
-    const bearer =
-      runtime.provider.toLowerCase() === "minimax" || runtime.provider.toLowerCase() === "minimax-cn";
+    const bearer = ["minimax", "minimax-cn", "minimax-oauth"].includes(runtime.provider.toLowerCase());
     return createAnthropicTransport({
       baseUrl: runtime.baseUrl,
       ...(runtime.apiKey ? (bearer ? { authToken: runtime.apiKey } : { apiKey: runtime.apiKey }) : {}),

@@ -18,6 +18,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes } from "../support/cli.js";
+import { httpError, reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
 import { hasTmux, Terminal } from "../support/terminal.js";
 
@@ -99,9 +100,30 @@ describe("hermes profile alias / describe / info", { timeout: 120_000 }, () => {
     const all = await hermes("profile", "describe", "--all");
     expect(all.stdout).toContain("default: (no description)");
     expect(all.stdout).toContain("scratch: Throwaway.");
+    // --auto: the profile's own model writes it from SOUL.md and skills, never from its keys.
+    const work = join(at.root, "profiles", "work");
+    writeFileSync(join(work, "config.yaml"), fakeProviderConfig(llm.url));
+    writeFileSync(join(work, "SOUL.md"), "You are a meticulous code reviewer.\n");
+    writeFileSync(join(work, ".env"), "TEAM_WIKI_TOKEN=wiki-never-sent-1234\n");
+    llm.enqueue(reply().text('Description: "Reviews code\nmeticulously and keeps notes."'));
     const auto = await hermes("profile", "describe", "work", "--auto");
-    expect(auto.code).toBe(2);
-    expect(auto.stderr).toContain("not built");
+    expect(auto.code, auto.stderr).toBe(0);
+    expect(auto.stdout).toContain("Reviews code meticulously and keeps notes.");
+    const asked = JSON.stringify(llm.chatRequests.at(-1)?.body ?? {});
+    expect(asked).toContain("meticulous code reviewer");
+    expect(asked).not.toContain("wiki-never-sent");
+    expect(readFileSync(join(work, "profile.yaml"), "utf8")).toContain("description_auto: true");
+    expect((await hermes("profile", "describe", "--all")).stdout).toContain(
+      "work: Reviews code meticulously and keeps notes. [auto]",
+    );
+    const both = await hermes("profile", "describe", "work", "--auto", "--text", "x");
+    expect(both.code).toBe(2);
+    // A model that cannot be reached: exit 1, the old description kept, the way out named.
+    llm.enqueue(httpError(500), httpError(500));
+    const failed = await hermes("profile", "describe", "work", "--auto");
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("--text");
+    expect((await hermes("profile", "describe", "work")).stdout).toContain("Reviews code meticulously");
     writeFileSync(
       join(at.root, "profiles", "scratch", "distribution.yaml"),
       "name: scratchpad\nversion: 1.2.0\nsource: /srv/dists/scratchpad\ninstalled_at: 2026-11-01T10:00:00Z\n",

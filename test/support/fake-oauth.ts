@@ -2,7 +2,9 @@
  * A loopback fake of every OAuth endpoint Hermes logs in through, on one server: Nous Portal's
  * device code and token endpoints, ChatGPT's device auth and token endpoints, Anthropic's
  * authorize page (which answers `code#state`, as its callback page shows) and token endpoint
- * (checking PKCE), and GitHub's device flow with the Copilot token exchange.
+ * (checking PKCE), GitHub's device flow with the Copilot token exchange, xAI's OIDC discovery and
+ * device code (under `/xai`), Qwen's PKCE device code (under `/api/v1/oauth2`, checking the
+ * verifier) and MiniMax's user-code grant (under `/minimax`, checking the verifier and `state`).
  *
  * Device codes stay pending for `pendingPolls` polls, then are approved. Access tokens are numbered
  * (`<kind>-access-N`, JWT-shaped for Nous and Codex with an `exp`), refresh tokens are single use
@@ -39,7 +41,7 @@ export interface FakeOAuth {
   /** Makes every refresh token invalid from now on (a revoked login). */
   revokeAll(): void;
   /** The number of token answers issued per kind. */
-  issued(kind: "nous" | "codex" | "anthropic" | "github" | "copilot"): number;
+  issued(kind: "nous" | "codex" | "anthropic" | "github" | "copilot" | "xai" | "qwen" | "minimax"): number;
   /** The requests to one path. */
   to(path: string): FakeOAuthRequest[];
   close(): Promise<void>;
@@ -53,7 +55,9 @@ export function fakeJwt(claims: Record<string, unknown>): string {
 
 export async function startFakeOAuth(initial: FakeOAuthOptions = {}): Promise<FakeOAuth> {
   const requests: FakeOAuthRequest[] = [];
-  const counters = { nous: 0, codex: 0, anthropic: 0, github: 0, copilot: 0 };
+  const counters = { nous: 0, codex: 0, anthropic: 0, github: 0, copilot: 0, xai: 0, qwen: 0, minimax: 0 };
+  const qwenChallenges = new Map<string, string>();
+  const minimaxChallenges = new Map<string, string>();
   const spent = new Set<string>();
   const live = new Set<string>();
   const polls = new Map<string, number>();
@@ -112,7 +116,126 @@ export async function startFakeOAuth(initial: FakeOAuthOptions = {}): Promise<Fa
     };
   };
 
+  const xaiTokens = () => {
+    counters.xai++;
+    const exp = Math.floor(Date.now() / 1000) + expiresIn();
+    return {
+      access_token: fakeJwt({ sub: "grok-user", exp, n: counters.xai }),
+      refresh_token: refresh("xai"),
+      id_token: fakeJwt({ email: "grok@example.com" }),
+      expires_in: expiresIn(),
+      token_type: "Bearer",
+    };
+  };
+  const qwenTokens = () => {
+    counters.qwen++;
+    return {
+      access_token: `qwen-access-${counters.qwen}`,
+      refresh_token: refresh("qwen"),
+      token_type: "Bearer",
+      expires_in: expiresIn(),
+      resource_url: "portal.qwen.ai",
+    };
+  };
+  const minimaxTokens = () => {
+    counters.minimax++;
+    return {
+      status: "success",
+      access_token: `minimax-access-${counters.minimax}`,
+      refresh_token: refresh("minimax"),
+      token_type: "Bearer",
+      expired_in: expiresIn(),
+    };
+  };
+  const s256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
+
   const routes: Record<string, (req: FakeOAuthRequest, res: ServerResponse, url: URL) => void> = {
+    // xAI (issuer at /xai)
+    "GET /xai/.well-known/openid-configuration": (_req, res) =>
+      json(res, 200, {
+        issuer: `${base()}/xai`,
+        authorization_endpoint: `${base()}/xai/oauth2/authorize`,
+        token_endpoint: `${base()}/xai/oauth2/token`,
+      }),
+    "POST /xai/oauth2/device/code": (_req, res) =>
+      json(res, 200, {
+        device_code: "xai-device-1",
+        user_code: "XAI-CODE",
+        verification_uri: `${base()}/xai/device`,
+        verification_uri_complete: `${base()}/xai/device?user_code=XAI-CODE`,
+        expires_in: 600,
+        interval: 0,
+      }),
+    "POST /xai/oauth2/token": (req, res) => {
+      if (req.body["grant_type"] === "urn:ietf:params:oauth:grant-type:device_code") {
+        if (state.options.deny) return json(res, 400, { error: "access_denied" });
+        if (!approved(req.body["device_code"] ?? ""))
+          return json(res, 400, { error: "authorization_pending" });
+        return json(res, 200, xaiTokens());
+      }
+      if (req.body["grant_type"] === "refresh_token") {
+        if (!redeem(req.body["refresh_token"])) return json(res, 400, { error: "invalid_grant" });
+        return json(res, 200, xaiTokens());
+      }
+      return json(res, 400, { error: "unsupported_grant_type" });
+    },
+    // Qwen
+    "POST /api/v1/oauth2/device/code": (req, res) => {
+      const device = `qwen-device-${qwenChallenges.size + 1}`;
+      qwenChallenges.set(device, req.body["code_challenge"] ?? "");
+      json(res, 200, {
+        device_code: device,
+        user_code: "QWEN-CODE",
+        verification_uri: `${base()}/authorize`,
+        verification_uri_complete: `${base()}/authorize?user_code=QWEN-CODE&client=qwen-code`,
+        expires_in: 600,
+        interval: 0,
+      });
+    },
+    "POST /api/v1/oauth2/token": (req, res) => {
+      if (req.body["grant_type"] === "urn:ietf:params:oauth:grant-type:device_code") {
+        const device = req.body["device_code"] ?? "";
+        if (s256(req.body["code_verifier"] ?? "") !== qwenChallenges.get(device)) {
+          return json(res, 400, { error: "invalid_grant", error_description: "PKCE verification failed" });
+        }
+        if (state.options.deny) return json(res, 400, { error: "access_denied" });
+        if (!approved(device)) return json(res, 400, { error: "authorization_pending" });
+        return json(res, 200, qwenTokens());
+      }
+      if (req.body["grant_type"] === "refresh_token") {
+        if (!redeem(req.body["refresh_token"])) return json(res, 400, { error: "invalid_grant" });
+        return json(res, 200, qwenTokens());
+      }
+      return json(res, 400, { error: "unsupported_grant_type" });
+    },
+    // MiniMax (portal at /minimax)
+    "POST /minimax/oauth/code": (req, res) => {
+      const code = `MM-CODE-${minimaxChallenges.size + 1}`;
+      minimaxChallenges.set(code, req.body["code_challenge"] ?? "");
+      json(res, 200, {
+        user_code: code,
+        verification_uri: `https://www.minimaxi.io/oauth-authorize?user_code=${code}`,
+        expired_in: 600,
+        interval: 10,
+        state: req.body["state"],
+      });
+    },
+    "POST /minimax/oauth/token": (req, res) => {
+      if (req.body["grant_type"] === "urn:ietf:params:oauth:grant-type:user_code") {
+        const code = req.body["user_code"] ?? "";
+        if (s256(req.body["code_verifier"] ?? "") !== minimaxChallenges.get(code)) {
+          return json(res, 400, { base_resp: { status_code: 1004, status_msg: "code_verifier mismatch" } });
+        }
+        if (state.options.deny) return json(res, 200, { status: "error" });
+        if (!approved(code)) return json(res, 200, { status: "pending" });
+        return json(res, 200, minimaxTokens());
+      }
+      if (req.body["grant_type"] === "refresh_token") {
+        if (!redeem(req.body["refresh_token"])) return json(res, 400, { error: "invalid_grant" });
+        return json(res, 200, minimaxTokens());
+      }
+      return json(res, 400, { error: "unsupported_grant_type" });
+    },
     // Nous Portal
     "POST /api/oauth/device/code": (_req, res) =>
       json(res, 200, {
@@ -270,5 +393,8 @@ export function fakeOAuthEnv(fake: FakeOAuth): Record<string, string> {
     HERMES_ANTHROPIC_OAUTH_BASE_URL: fake.url,
     HERMES_GITHUB_BASE_URL: fake.url,
     HERMES_GITHUB_API_URL: fake.url,
+    HERMES_XAI_OAUTH_ISSUER: `${fake.url}/xai`,
+    HERMES_QWEN_OAUTH_URL: fake.url,
+    HERMES_MINIMAX_OAUTH_BASE_URL: `${fake.url}/minimax`,
   };
 }

@@ -7,8 +7,18 @@
  */
 import { isObject, poolList, updateAuthStoreAsync } from "../../config/auth-store.js";
 import { refreshCodex } from "./codex.js";
+import { refreshMinimax } from "./minimax.js";
 import { refreshNous } from "./nous.js";
-import { type OAuthDeps, OAuthError, type OAuthProviderId, POOL_REFRESH_PROVIDERS, text } from "./types.js";
+import { refreshQwen } from "./qwen.js";
+import {
+  type OAuthDeps,
+  OAuthError,
+  type OAuthProviderId,
+  POOL_REFRESH_PROVIDERS,
+  type StoredLoginProvider,
+  text,
+} from "./types.js";
+import { refreshXai } from "./xai.js";
 
 export interface PoolRefreshInput {
   home: string;
@@ -35,7 +45,7 @@ export async function refreshPoolEntry(input: PoolRefreshInput): Promise<string>
       { code: "no_refresh" },
     );
   }
-  const id = provider as "nous" | "openai-codex";
+  const id = provider as StoredLoginProvider;
   return updateAuthStoreAsync(home, async (data) => {
     const item = (poolList(data, provider) ?? []).find((i) => isObject(i) && i["id"] === entryId);
     if (!isObject(item)) {
@@ -60,10 +70,23 @@ interface RenewedFields {
 
 /** Refreshes through the provider's own flow; the entry's fields map onto its login state. */
 async function refreshEntry(
-  provider: "nous" | "openai-codex",
+  provider: StoredLoginProvider,
   item: Record<string, unknown>,
   deps: OAuthDeps,
 ): Promise<RenewedFields> {
+  if (provider === "xai-oauth") return refreshXaiEntry(item, deps);
+  if (provider === "qwen-oauth" || provider === "minimax-oauth") {
+    // Their login state is flat, like the entry: the entry is the state.
+    const state = await (provider === "qwen-oauth" ? refreshQwen : refreshMinimax)(item, deps);
+    const access = text(state["access_token"]);
+    if (!access) throw new OAuthError(provider, `the ${provider} refresh returned no access token`);
+    return {
+      ...state,
+      access_token: access,
+      refresh_token: text(state["refresh_token"]) ?? null,
+      expires_at: text(state["expires_at"]) ?? null,
+    };
+  }
   if (provider === "nous") {
     const state = await refreshNous(item, deps);
     const access = text(state["access_token"]);
@@ -94,5 +117,28 @@ async function refreshEntry(
     refresh_token: text(tokens["refresh_token"]) ?? null,
     expires_at: null,
     last_refresh: state["last_refresh"] ?? null,
+  };
+}
+
+/** xAI keeps its tokens nested and the token endpoint under `discovery`; the entry keeps both flat. */
+async function refreshXaiEntry(item: Record<string, unknown>, deps: OAuthDeps): Promise<RenewedFields> {
+  const endpoint = text(item["token_endpoint"]);
+  const state = await refreshXai(
+    {
+      tokens: { access_token: item["access_token"], refresh_token: item["refresh_token"] },
+      ...(endpoint ? { discovery: { token_endpoint: endpoint } } : {}),
+    },
+    deps,
+  );
+  const tokens = isObject(state["tokens"]) ? state["tokens"] : {};
+  const access = text(tokens["access_token"]);
+  if (!access) throw new OAuthError("xai-oauth", "the xAI refresh returned no access token");
+  const discovery = isObject(state["discovery"]) ? state["discovery"] : {};
+  return {
+    access_token: access,
+    refresh_token: text(tokens["refresh_token"]) ?? null,
+    expires_at: null,
+    last_refresh: state["last_refresh"] ?? null,
+    token_endpoint: text(discovery["token_endpoint"]) ?? endpoint ?? null,
   };
 }

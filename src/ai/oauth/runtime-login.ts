@@ -7,8 +7,34 @@ import { readAnthropicOAuth } from "../../config/anthropic-oauth.js";
 import { type AuthStoreError, providerState, readAuthStore } from "../../config/auth-store.js";
 import { codexCredential } from "./codex.js";
 import { copilotTokenProblem } from "./copilot.js";
+import { minimaxCredential } from "./minimax.js";
 import { nousCredential, nousInferenceUrl } from "./nous.js";
-import { type Env, isOAuthProvider, type OAuthProviderId, text } from "./types.js";
+import { qwenCredential } from "./qwen.js";
+import {
+  type Env,
+  isOAuthProvider,
+  isStoredLoginProvider,
+  type OAuthCredential,
+  type OAuthProviderId,
+  type StoredLoginProvider,
+  text,
+} from "./types.js";
+import { xaiCredential } from "./xai.js";
+
+/** The credential in a stored login's state, per provider (synchronous reads only). */
+const CREDENTIAL_OF: Record<
+  StoredLoginProvider,
+  (s: Record<string, unknown>, env: Env) => OAuthCredential | undefined
+> = {
+  nous: nousCredential,
+  "openai-codex": codexCredential,
+  "xai-oauth": xaiCredential,
+  "qwen-oauth": qwenCredential,
+  "minimax-oauth": minimaxCredential,
+};
+
+/** Logins whose state names the host their bearer goes to (used unless the user chose one). */
+const FOLLOWS_BASE_URL: ReadonlySet<string> = new Set(["nous", "xai-oauth", "minimax-oauth"]);
 
 /** The login a resolved runtime uses: its transport renews the bearer from it. */
 export interface RuntimeLogin {
@@ -35,18 +61,16 @@ export function loginKey(
   input: { home: string; env: Env; baseUrl: string; explicitBaseUrl: boolean },
 ): LoginKey | undefined {
   const { home, env } = input;
-  if (provider === "nous" || provider === "openai-codex") {
+  if (isStoredLoginProvider(provider)) {
     const state = storedState(home, provider);
-    const credential = state
-      ? provider === "nous"
-        ? nousCredential(state, env)
-        : codexCredential(state, env)
-      : undefined;
+    const credential = state ? CREDENTIAL_OF[provider](state, env) : undefined;
     if (!state || !credential) return undefined;
-    const follow = provider === "nous" && !input.explicitBaseUrl;
+    // xAI's bearer goes only to xAI (or a loopback proxy), whatever else is configured (upstream).
+    const follow = provider === "xai-oauth" || (FOLLOWS_BASE_URL.has(provider) && !input.explicitBaseUrl);
+    const baseUrl = provider === "nous" ? nousInferenceUrl(env, state) : credential.baseUrl;
     return {
       apiKey: credential.accessToken,
-      ...(follow ? { baseUrl: nousInferenceUrl(env, state) } : {}),
+      ...(follow && baseUrl ? { baseUrl } : {}),
       login: { provider, home, followBaseUrl: follow },
     };
   }
@@ -83,8 +107,7 @@ export function activeLoginProvider(home: string): OAuthProviderId | undefined {
     const { data } = readAuthStore(home);
     active = data.active_provider;
     if (typeof active !== "string" || !isOAuthProvider(active)) return undefined;
-    if (active === "nous" || active === "openai-codex")
-      return providerState(data, active) ? active : undefined;
+    if (isStoredLoginProvider(active)) return providerState(data, active) ? active : undefined;
   } catch (error) {
     if ((error as AuthStoreError).name === "AuthStoreError") return undefined;
     throw error;

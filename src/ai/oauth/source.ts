@@ -16,7 +16,9 @@ import { withFileLock } from "../../util/file-lock.js";
 import { ANTHROPIC_REFRESH_SKEW_S, refreshAnthropic } from "./anthropic.js";
 import { CODEX_REFRESH_SKEW_S, codexCredential, refreshCodex } from "./codex.js";
 import { COPILOT_REFRESH_SKEW_S, copilotGithubToken, exchangeCopilotToken } from "./copilot.js";
+import { MINIMAX_REFRESH_SKEW_S, minimaxCredential, refreshMinimax } from "./minimax.js";
 import { NOUS_REFRESH_SKEW_S, nousCredential, refreshNous } from "./nous.js";
+import { QWEN_REFRESH_SKEW_S, qwenCredential, refreshQwen } from "./qwen.js";
 import {
   type Env,
   loginCommand,
@@ -24,7 +26,25 @@ import {
   type OAuthDeps,
   OAuthError,
   type OAuthProviderId,
+  type StoredLoginProvider,
 } from "./types.js";
+import { refreshXai, xaiCredential, xaiRefreshSkew } from "./xai.js";
+
+/** How a login kept in auth.json's `providers[id]` is read, timed and renewed. */
+export interface StoredLoginFlow {
+  /** Seconds before expiry to renew (a function when it depends on the token). */
+  skew: number | ((expiresAt: number | undefined, nowMs: number) => number);
+  credentialOf: (state: Record<string, unknown>, env: Env) => OAuthCredential | undefined;
+  refresh: (state: Record<string, unknown>, deps: OAuthDeps) => Promise<Record<string, unknown>>;
+}
+
+export const STORED_LOGIN_FLOWS: Readonly<Record<StoredLoginProvider, StoredLoginFlow>> = {
+  nous: { skew: NOUS_REFRESH_SKEW_S, credentialOf: nousCredential, refresh: refreshNous },
+  "openai-codex": { skew: CODEX_REFRESH_SKEW_S, credentialOf: codexCredential, refresh: refreshCodex },
+  "xai-oauth": { skew: xaiRefreshSkew, credentialOf: xaiCredential, refresh: refreshXai },
+  "qwen-oauth": { skew: QWEN_REFRESH_SKEW_S, credentialOf: qwenCredential, refresh: refreshQwen },
+  "minimax-oauth": { skew: MINIMAX_REFRESH_SKEW_S, credentialOf: minimaxCredential, refresh: refreshMinimax },
+};
 
 export interface CurrentOptions {
   /** Renew even when the stored token looks valid (the provider just answered 401). */
@@ -57,9 +77,11 @@ export function oauthSource(
 ): OAuthSource {
   switch (provider) {
     case "nous":
-      return storedSource("nous", home, deps, NOUS_REFRESH_SKEW_S, nousCredential, refreshNous);
     case "openai-codex":
-      return storedSource("openai-codex", home, deps, CODEX_REFRESH_SKEW_S, codexCredential, refreshCodex);
+    case "xai-oauth":
+    case "qwen-oauth":
+    case "minimax-oauth":
+      return storedSource(provider, home, deps, STORED_LOGIN_FLOWS[provider]);
     case "anthropic":
       return anthropicSource(home, deps);
     case "copilot":
@@ -67,15 +89,16 @@ export function oauthSource(
   }
 }
 
-/** A login kept in auth.json's `providers[id]` (Nous, Codex). */
+/** A login kept in auth.json's `providers[id]` (Nous, Codex, xAI, Qwen, MiniMax). */
 function storedSource(
-  provider: "nous" | "openai-codex",
+  provider: StoredLoginProvider,
   home: string,
   deps: OAuthDeps,
-  skew: number,
-  credentialOf: (state: Record<string, unknown>, env: Env) => OAuthCredential | undefined,
-  refresh: (state: Record<string, unknown>, deps: OAuthDeps) => Promise<Record<string, unknown>>,
+  flow: StoredLoginFlow,
 ): OAuthSource {
+  const { credentialOf, refresh } = flow;
+  const skewFor = (cred: OAuthCredential) =>
+    typeof flow.skew === "number" ? flow.skew : flow.skew(cred.expiresAt, deps.now());
   const missing = () =>
     new OAuthError(provider, `not logged in to ${provider}; log in with: ${loginCommand(provider)}`, {
       code: "not_logged_in",
@@ -83,7 +106,7 @@ function storedSource(
     });
   const usable = (cred: OAuthCredential | undefined, options: CurrentOptions) =>
     cred !== undefined &&
-    !expiring(cred.expiresAt, deps.now(), skew) &&
+    !expiring(cred.expiresAt, deps.now(), skewFor(cred)) &&
     !(options.force && (options.stale === undefined || cred.accessToken === options.stale));
   return {
     provider,

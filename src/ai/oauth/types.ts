@@ -4,15 +4,48 @@
  */
 
 /** Providers Hermes can log into with OAuth (ids as upstream spells them). */
-export type OAuthProviderId = "nous" | "openai-codex" | "anthropic" | "copilot";
+export type OAuthProviderId =
+  | "nous"
+  | "openai-codex"
+  | "anthropic"
+  | "copilot"
+  | "xai-oauth"
+  | "qwen-oauth"
+  | "minimax-oauth";
 
-export const OAUTH_PROVIDERS: readonly OAuthProviderId[] = ["nous", "openai-codex", "anthropic", "copilot"];
+export const OAUTH_PROVIDERS: readonly OAuthProviderId[] = [
+  "nous",
+  "openai-codex",
+  "anthropic",
+  "copilot",
+  "xai-oauth",
+  "qwen-oauth",
+  "minimax-oauth",
+];
+
+/**
+ * Logins kept in auth.json's `providers[id]` (renewed there by source.ts); the others live in
+ * `.anthropic_oauth.json` (Claude) and `.env` (Copilot's GitHub token).
+ */
+export type StoredLoginProvider = "nous" | "openai-codex" | "xai-oauth" | "qwen-oauth" | "minimax-oauth";
+
+export const STORED_LOGIN_PROVIDERS: readonly StoredLoginProvider[] = [
+  "nous",
+  "openai-codex",
+  "xai-oauth",
+  "qwen-oauth",
+  "minimax-oauth",
+];
+
+export function isStoredLoginProvider(id: string): id is StoredLoginProvider {
+  return (STORED_LOGIN_PROVIDERS as readonly string[]).includes(id);
+}
 
 /**
  * Providers whose OAuth credential-pool entries can be renewed (their refresh needs only the
  * entry; oauth/pool-refresh.ts). Kept here so the pool can ask without loading the flows.
  */
-export const POOL_REFRESH_PROVIDERS: readonly string[] = ["nous", "openai-codex"];
+export const POOL_REFRESH_PROVIDERS: readonly string[] = STORED_LOGIN_PROVIDERS;
 
 export function isOAuthProvider(id: string): id is OAuthProviderId {
   return (OAUTH_PROVIDERS as readonly string[]).includes(id);

@@ -7,18 +7,26 @@
  */
 import { createInterface } from "node:readline/promises";
 import { finishAnthropicLogin, startAnthropicLogin } from "../../ai/oauth/anthropic.js";
-import { codexCredential, codexDeviceLogin } from "../../ai/oauth/codex.js";
+import { codexDeviceLogin } from "../../ai/oauth/codex.js";
 import { copilotDeviceLogin, copilotGithubToken, exchangeCopilotToken } from "../../ai/oauth/copilot.js";
-import { nousDeviceLogin, nousExpiresAt } from "../../ai/oauth/nous.js";
+import { type MinimaxRegion, minimaxLogin } from "../../ai/oauth/minimax.js";
+import { nousDeviceLogin } from "../../ai/oauth/nous.js";
+import { poolEntryFromLogin } from "../../ai/oauth/pool-entry.js";
+import { qwenDeviceLogin } from "../../ai/oauth/qwen.js";
+import { STORED_LOGIN_FLOWS } from "../../ai/oauth/source.js";
 import {
   type DeviceCodePrompt,
   defaultOAuthDeps,
   isOAuthProvider,
+  isStoredLoginProvider,
   OAUTH_PROVIDERS,
   type OAuthDeps,
   OAuthError,
   type OAuthProviderId,
+  STORED_LOGIN_PROVIDERS,
+  type StoredLoginProvider,
 } from "../../ai/oauth/types.js";
+import { xaiDeviceLogin } from "../../ai/oauth/xai.js";
 import { findProvider } from "../../ai/providers.js";
 import {
   anthropicOAuthPath,
@@ -27,6 +35,9 @@ import {
   writeAnthropicOAuth,
 } from "../../config/anthropic-oauth.js";
 import {
+  newEntryId,
+  poolList,
+  poolRecords,
   providerState,
   readAuthStore,
   removeProviderState,
@@ -53,7 +64,88 @@ const NAMES: Record<OAuthProviderId, string> = {
   "openai-codex": "ChatGPT (OpenAI Codex)",
   anthropic: "Claude Pro/Max (Anthropic)",
   copilot: "GitHub Copilot",
+  "xai-oauth": "xAI Grok (SuperGrok / Premium+)",
+  "qwen-oauth": "Qwen",
+  "minimax-oauth": "MiniMax",
 };
+
+export interface LoginFlags {
+  timeout?: number | undefined;
+  /** MiniMax only: `global` (minimax.io, default) or `cn` (minimaxi.com). */
+  region?: string | undefined;
+  /**
+   * `hermes auth add`: when the provider already has a login, store this one as another entry of
+   * its credential pool (rotated with the first) instead of replacing it.
+   */
+  addToPool?: boolean | undefined;
+  /** The pool entry's label (default `<provider>-oauth-N`). */
+  label?: string | undefined;
+}
+
+/** Runs the flow of a login kept in auth.json and returns the state to store. */
+function runStoredLogin(
+  provider: StoredLoginProvider,
+  deps: OAuthDeps,
+  io: CliIo,
+  flags: LoginFlags,
+): Promise<Record<string, unknown>> {
+  const show = (p: DeviceCodePrompt) => showCode(io, p);
+  const options = flags.timeout !== undefined ? { timeoutS: flags.timeout } : {};
+  switch (provider) {
+    case "nous":
+      return nousDeviceLogin(deps, show, options);
+    case "openai-codex":
+      return codexDeviceLogin(deps, show, options);
+    case "xai-oauth":
+      return xaiDeviceLogin(deps, show, options);
+    case "qwen-oauth":
+      return qwenDeviceLogin(deps, show, options);
+    case "minimax-oauth":
+      return minimaxLogin(deps, show, { ...options, region: minimaxRegion(flags.region) });
+  }
+}
+
+function minimaxRegion(raw: string | undefined): MinimaxRegion {
+  const region = (raw ?? "global").trim().toLowerCase();
+  if (region === "global" || region === "cn") return region;
+  throw new CliFailure(`--region ${raw}: expected global (minimax.io) or cn (minimaxi.com).`, 2);
+}
+
+/**
+ * Stores a fresh login: as `providers[id]` (made active), or, when `addToPool` and a login is
+ * already stored, as a new `oauth` entry of the provider's pool. Returns the pool entry's
+ * 1-based position and label when it went there.
+ */
+async function storeLogin(
+  ctx: LoginCtx,
+  provider: StoredLoginProvider,
+  state: Record<string, unknown>,
+  flags: LoginFlags,
+): Promise<{ index: number; label: string } | undefined> {
+  const baseUrl =
+    STORED_LOGIN_FLOWS[provider].credentialOf(state, ctx.env)?.baseUrl ?? findProvider(provider)?.baseUrl;
+  return updateAuthStore(
+    ctx.home,
+    (data) => {
+      if (!flags.addToPool || !providerState(data, provider)) {
+        setProviderState(data, provider, state, { active: true });
+        return undefined;
+      }
+      const records = poolRecords(data, provider);
+      const labels = new Set(records.map((r) => r.label));
+      let label = flags.label?.trim() ?? "";
+      for (let n = records.length + 1; label === ""; n++) {
+        if (!labels.has(`${provider}-oauth-${n}`)) label = `${provider}-oauth-${n}`;
+      }
+      const entry = poolEntryFromLogin(provider, state, { id: newEntryId(), label, baseUrl });
+      entry.priority = Math.max(-1, ...records.map((r) => r.priority)) + 1;
+      const list = poolList(data, provider, true);
+      list.push(entry);
+      return { index: records.length + 1, label };
+    },
+    { now: ctx.io.now },
+  );
+}
 
 /** The OAuth provider a user typed (id or alias); exit 2 naming the ones that have a login. */
 export function oauthProvider(raw: string): OAuthProviderId {
@@ -69,21 +161,21 @@ export function oauthProvider(raw: string): OAuthProviderId {
 export async function oauthLogin(
   ctx: LoginCtx,
   provider: OAuthProviderId,
-  flags: { timeout?: number | undefined },
+  flags: LoginFlags,
 ): Promise<number> {
   const { io } = ctx;
   const deps = ctx.deps ?? defaultOAuthDeps(ctx.env);
-  const options = flags.timeout !== undefined ? { timeoutS: flags.timeout } : {};
   io.err(`Logging in to ${NAMES[provider]}.`);
   try {
-    if (provider === "nous" || provider === "openai-codex") {
-      const state =
-        provider === "nous"
-          ? await nousDeviceLogin(deps, (p) => showCode(io, p), options)
-          : await codexDeviceLogin(deps, (p) => showCode(io, p), options);
-      await updateAuthStore(ctx.home, (data) => setProviderState(data, provider, state, { active: true }), {
-        now: io.now,
-      });
+    if (isStoredLoginProvider(provider)) {
+      const state = await runStoredLogin(provider, deps, io, flags);
+      const pooled = await storeLogin(ctx, provider, state, flags);
+      if (pooled) {
+        io.out(
+          `Added ${provider} OAuth credential #${pooled.index} "${pooled.label}" to the pool; it rotates with the existing login (hermes auth list ${provider}).`,
+        );
+        return 0;
+      }
       io.out(
         `Logged in to ${NAMES[provider]}; the tokens are in ${ctx.home}/auth.json and renew themselves.`,
       );
@@ -98,6 +190,7 @@ export async function oauthLogin(
         `Logged in to ${NAMES.anthropic}; the tokens are in ${anthropicOAuthPath(ctx.home)} and renew themselves.`,
       );
     } else {
+      const options = flags.timeout !== undefined ? { timeoutS: flags.timeout } : {};
       const token = await copilotDeviceLogin(deps, (p) => showCode(io, p), options);
       setEnvVar(ctx.home, "COPILOT_GITHUB_TOKEN", token);
       io.out(`Logged in to GitHub; the token is saved as COPILOT_GITHUB_TOKEN in ${envPath(ctx.home)}.`);
@@ -121,7 +214,7 @@ export async function oauthLogin(
 export async function oauthLogout(ctx: LoginCtx, provider: OAuthProviderId): Promise<number> {
   const { io } = ctx;
   let removed: boolean;
-  if (provider === "nous" || provider === "openai-codex") {
+  if (isStoredLoginProvider(provider)) {
     removed = await updateAuthStore(ctx.home, (data) => removeProviderState(data, provider), { now: io.now });
   } else if (provider === "anthropic") {
     removed = removeAnthropicOAuth(ctx.home);
@@ -160,24 +253,16 @@ export interface LoginStatus {
 export function loginStatuses(ctx: LoginCtx): LoginStatus[] {
   const out: LoginStatus[] = [];
   const { data } = readAuthStore(ctx.home);
-  const nous = providerState(data, "nous");
-  if (nous?.["access_token"]) {
+  for (const provider of STORED_LOGIN_PROVIDERS) {
+    const state = providerState(data, provider);
+    const credential = state ? STORED_LOGIN_FLOWS[provider].credentialOf(state, ctx.env) : undefined;
+    if (!state || !credential) continue;
+    const tokens = typeof state["tokens"] === "object" && state["tokens"] !== null ? state["tokens"] : state;
     out.push({
-      provider: "nous",
+      provider,
       where: "auth.json",
-      expires_at: nousExpiresAt(nous) ?? null,
-      refreshable: Boolean(nous["refresh_token"]),
-    });
-  }
-  const codex = providerState(data, "openai-codex");
-  const codexCred = codex ? codexCredential(codex, ctx.env) : undefined;
-  if (codex && codexCred) {
-    const tokens = codex["tokens"] as Record<string, unknown>;
-    out.push({
-      provider: "openai-codex",
-      where: "auth.json",
-      expires_at: codexCred.expiresAt ?? null,
-      refreshable: Boolean(tokens["refresh_token"]),
+      expires_at: credential.expiresAt ?? null,
+      refreshable: Boolean((tokens as Record<string, unknown>)["refresh_token"]),
     });
   }
   const claude = readAnthropicOAuth(ctx.home);
@@ -213,8 +298,7 @@ function hintUse(ctx: LoginCtx, provider: OAuthProviderId): void {
     typeof model === "object" && model !== null ? (model as Record<string, unknown>)["provider"] : undefined;
   const current = typeof configured === "string" ? (findProvider(configured)?.id ?? configured) : undefined;
   if (current === provider) return;
-  if ((provider === "nous" || provider === "openai-codex") && (current === undefined || current === "auto"))
-    return;
+  if (isStoredLoginProvider(provider) && (current === undefined || current === "auto")) return;
   ctx.io.err(`To use it: hermes config set model.provider ${provider}`);
 }
 

@@ -86,11 +86,12 @@ export const authCommand = defineCommand({
       )
       .option(
         "--type <type>",
-        "api-key, or oauth to log in (nous, openai-codex, anthropic, copilot); default: api-key, oauth where there is no key",
+        "api-key, or oauth to log in (nous, openai-codex, anthropic, copilot, xai-oauth, qwen-oauth, minimax-oauth; a second login of a provider joins its pool); default: api-key, oauth where there is no key",
       )
       .option("--timeout <seconds>", "oauth: give up waiting for the browser approval after this long", (v) =>
         whole(v, "--timeout"),
       )
+      .option("--region <region>", "minimax-oauth: global (minimax.io, default) or cn (minimaxi.com)")
       .action(
         run(
           (
@@ -103,6 +104,7 @@ export const authCommand = defineCommand({
               priority?: number;
               type?: string;
               timeout?: number;
+              region?: string;
             },
           ) => add(ctx, provider, flags),
         ),
@@ -111,7 +113,10 @@ export const authCommand = defineCommand({
     root
       .command("logout")
       .description("forget the OAuth login of a provider (its stored tokens)")
-      .argument("<provider>", "nous, openai-codex, anthropic or copilot")
+      .argument(
+        "<provider>",
+        "nous, openai-codex, anthropic, copilot, xai-oauth, qwen-oauth or minimax-oauth",
+      )
       .action(run((ctx, provider: string) => oauthLogout(ctx, oauthProvider(provider))));
 
     root
@@ -212,6 +217,7 @@ async function add(
     priority?: number;
     type?: string;
     timeout?: number;
+    region?: string;
   },
 ): Promise<number> {
   const { io } = ctx;
@@ -228,7 +234,12 @@ async function add(
         2,
       );
     }
-    return oauthLogin(ctx, provider, { timeout: flags.timeout });
+    return oauthLogin(ctx, provider, {
+      timeout: flags.timeout,
+      region: flags.region,
+      label: flags.label,
+      addToPool: true,
+    });
   }
   if (type !== "api-key") {
     throw new CliFailure(`--type ${flags.type}: expected api-key or oauth.`, 2);

@@ -19,18 +19,30 @@ function seconds(value: string): number {
 export const loginCommand = defineCommand({
   name: "login",
   description:
-    "log in with OAuth (Nous Portal by default; openai-codex, anthropic, copilot): same as hermes auth add <provider> --type oauth",
+    "log in with OAuth (Nous Portal by default; openai-codex, anthropic, copilot, xai-oauth, qwen-oauth, minimax-oauth), replacing that provider's login",
   needs: "home",
   open: ({ home, io }) => authContext(io, home),
   expected: (error) => (error instanceof AuthStoreError ? 2 : undefined),
   parse: (root, run) => {
     root
-      .argument("[provider]", "nous (default), openai-codex, anthropic or copilot")
+      .argument(
+        "[provider]",
+        "nous (default), openai-codex, anthropic, copilot, xai-oauth, qwen-oauth or minimax-oauth",
+      )
       .addOption(new Option("--provider <provider>", "same as the argument"))
       .option("--timeout <seconds>", "give up waiting for the browser approval after this long", seconds)
+      .option("--region <region>", "minimax-oauth: global (minimax.io, default) or cn (minimaxi.com)")
       .action(
-        run((ctx, provider: string | undefined, flags: { provider?: string; timeout?: number }) =>
-          oauthLogin(ctx, oauthProvider(provider ?? flags.provider ?? "nous"), { timeout: flags.timeout }),
+        run(
+          (
+            ctx,
+            provider: string | undefined,
+            flags: { provider?: string; timeout?: number; region?: string },
+          ) =>
+            oauthLogin(ctx, oauthProvider(provider ?? flags.provider ?? "nous"), {
+              timeout: flags.timeout,
+              region: flags.region,
+            }),
         ),
       );
   },
@@ -44,7 +56,10 @@ export const logoutCommand = defineCommand({
   expected: (error) => (error instanceof AuthStoreError ? 2 : undefined),
   parse: (root, run) => {
     root
-      .argument("[provider]", "nous, openai-codex, anthropic or copilot (default: the active login)")
+      .argument(
+        "[provider]",
+        "nous, openai-codex, anthropic, copilot, xai-oauth, qwen-oauth or minimax-oauth (default: the active login)",
+      )
       .addOption(new Option("--provider <provider>", "same as the argument"))
       .action(
         run((ctx, provider: string | undefined, flags: { provider?: string }) => {
@@ -52,7 +67,7 @@ export const logoutCommand = defineCommand({
           const target = named ? oauthProvider(named) : activeLogin(ctx);
           if (!target) {
             throw new CliFailure(
-              "no active login to log out of; name one: hermes logout nous|openai-codex|anthropic|copilot",
+              "no active login to log out of; name one: hermes logout nous|openai-codex|anthropic|copilot|xai-oauth|qwen-oauth|minimax-oauth",
               2,
             );
           }

@@ -27,6 +27,7 @@ import { renderTable } from "../format/table.js";
 import { homeFor } from "../home-env.js";
 import type { CliIo } from "../io.js";
 import { defaultExportPath, exportProfile, importProfile } from "../profiles/archive.js";
+import { type InstallFlags, installAction, updateAction } from "../profiles/distribution-actions.js";
 import {
   aliasAction,
   aliasAfterCreate,
@@ -146,7 +147,7 @@ export const profileCommand = (commands: ReadonlyArray<{ name: string; aliases?:
         .argument("[name]", "the profile (default: the current one)")
         .option("--text <text>", "set the description to this text (empty clears it)")
         .option("--all", "list every profile's description")
-        .option("--auto", "generate one with the auxiliary model (not built in Hermes-TS)")
+        .option("--auto", "have the profile's auxiliary model write one from its SOUL.md, model and skills")
         .action(
           run((ctx, name: string | undefined, flags: { text?: string; all?: boolean; auto?: boolean }) =>
             describeAction(ctx, currentName(ctx), name, flags),
@@ -158,6 +159,32 @@ export const profileCommand = (commands: ReadonlyArray<{ name: string; aliases?:
         .description("the distribution a profile was installed from (distribution.yaml)")
         .argument("[name]", "the profile (default: the current one)")
         .action(run((ctx, name: string | undefined) => infoAction(ctx, name ?? currentName(ctx))));
+
+      root
+        .command("install")
+        .description("install a profile distribution (a directory or git repository with distribution.yaml)")
+        .argument(
+          "<source>",
+          "a directory, a git URL (https, ssh, git@, github.com/user/repo), or a local repository",
+        )
+        .option("--name <name>", "the profile's name (default: the manifest's name)")
+        .option("--alias", "make the ~/.local/bin wrapper for it")
+        .option("--force", "install over an existing profile of that name (its user data is kept)")
+        .option("-y, --yes", "do not ask for confirmation")
+        .action(run((ctx, source: string, flags: InstallFlags) => installAction(ctx, source, flags)));
+
+      root
+        .command("update")
+        .description("pull an installed distribution again and apply it (memories, sessions, keys kept)")
+        .argument("<name>", "the profile")
+        .option("--force-config", "replace config.yaml with the distribution's too")
+        .option("-y, --yes", "do not ask for confirmation")
+        .action(
+          run((ctx, name: string, flags: { forceConfig?: boolean; yes?: boolean }) => {
+            refuseWhileGatewayRuns(existingProfile(name, ctx.userHome), name);
+            return updateAction(ctx, name, flags);
+          }),
+        );
 
       root
         .command("export")

@@ -134,17 +134,31 @@ function pathHint(io: CliIo, userHome: string): void {
 }
 
 /** `hermes profile describe [NAME] [--text TEXT] [--all] [--auto]`. */
-export function describeAction(
+export async function describeAction(
   { io, userHome }: ExtrasCtx,
   current: string,
   name: string | undefined,
   flags: { text?: string; all?: boolean; auto?: boolean },
-): number {
+): Promise<number> {
   if (flags.auto) {
-    throw new CliFailure(
-      '--auto (a description written by the auxiliary model) is not built in Hermes-TS; set one yourself with: hermes profile describe NAME --text "…"',
-      2,
-    );
+    if (flags.text !== undefined || flags.all) {
+      throw new CliFailure("--auto writes one profile's description; it takes no --text or --all", 2);
+    }
+    const target = name ?? current;
+    const dir = existingProfile(target, userHome);
+    io.err(`Asking the auxiliary model to describe "${target}"…`);
+    const { autoDescribe } = await import("./auto-describe.js");
+    let stored: string;
+    try {
+      stored = await autoDescribe(target, dir, io.env);
+    } catch (error) {
+      throw new CliFailure(
+        `could not generate a description for "${target}": ${(error as Error).message}. Set one yourself with: hermes profile describe ${target} --text "…"`,
+        1,
+      );
+    }
+    io.out(`Description of "${target}" (generated; replace it with --text): ${stored}`);
+    return 0;
   }
   if (flags.all) {
     if (flags.text !== undefined || name !== undefined) {

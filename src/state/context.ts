@@ -8,6 +8,7 @@ import { redactText } from "../util/redact.js";
 import type { Row } from "./codec.js";
 import { corruptError, type Db, isCorrupt, type Statement, sqliteCode, withBusyRetry } from "./connection.js";
 import { SessionStoreError } from "./types.js";
+import type { WalCheckpointer } from "./wal-checkpointer.js";
 
 export interface StoreShape {
   /** Column names present in `sessions`. */
@@ -23,6 +24,8 @@ export interface StoreShape {
 export class StoreContext {
   private readonly statements = new Map<string, Statement>();
   private closed = false;
+  /** Checkpoints the WAL on a worker thread (recording stores; see wal-checkpointer.ts). */
+  checkpointer: WalCheckpointer | undefined;
 
   constructor(
     readonly db: Db,
@@ -94,6 +97,7 @@ export class StoreContext {
         try {
           const result = fn();
           this.db.exec("COMMIT");
+          this.checkpointer?.afterCommit();
           return result;
         } catch (error) {
           if (this.db.inTransaction) this.db.exec("ROLLBACK");
@@ -177,6 +181,8 @@ export class StoreContext {
     if (this.closed) return;
     this.closed = true;
     this.statements.clear();
+    // Its connection first, so this one is the last and cleans the WAL up as before.
+    this.checkpointer?.close();
     this.db.close();
   }
 }

@@ -77,7 +77,9 @@ export function openRecordingStore(home: string, options: RecordingStoreOptions)
 }
 
 function openProbed(path: string, options: OpenOptions | undefined): SqliteSessionStoreHandle {
-  const store = openSessionStore(path, options);
+  // A recording store commits every few hundred milliseconds for as long as the session runs:
+  // its WAL checkpoints go to a worker thread instead of into one of those commits.
+  const store = openSessionStore(path, { checkpointInBackground: true, ...options });
   try {
     store.probe();
     return store;

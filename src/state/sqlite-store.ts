@@ -75,6 +75,7 @@ import {
   type UsageDelta,
 } from "./types.js";
 import { replayUnsaved } from "./unsaved-writes.js";
+import { SAFETY_PAGES, WalCheckpointer } from "./wal-checkpointer.js";
 
 /**
  * Files up to this size get SQLite's `quick_check` when opened for recording (about 5 ms per MB,
@@ -97,11 +98,12 @@ export function sessionStorePath(home: string): string {
 export function openSessionStore(path: string, options: OpenOptions = {}): SqliteSessionStoreHandle {
   const readonly = options.readonly ?? false;
   const retryBudgetMs = options.retryBudgetMs ?? 10_000;
+  const synchronous = options.durability === "normal" ? "NORMAL" : "FULL";
   const db = connect(path, {
     readonly,
     busyTimeoutMs: options.busyTimeoutMs ?? 1000,
     retryBudgetMs,
-    synchronous: options.durability === "normal" ? "NORMAL" : "FULL",
+    synchronous,
   });
   const empty: StoreShape = {
     sessionColumns: new Set(),
@@ -121,6 +123,10 @@ export function openSessionStore(path: string, options: OpenOptions = {}): Sqlit
   try {
     const problems = readonly ? [] : reconcile(ctx).problems;
     ctx.shape = ctx.read(() => readShape(ctx));
+    if (!readonly && options.checkpointInBackground) {
+      ctx.checkpointer = new WalCheckpointer({ path, synchronous });
+      db.pragma(`wal_autocheckpoint = ${SAFETY_PAGES}`);
+    }
     return new SqliteSessionStore(ctx, problems);
   } catch (error) {
     ctx.close();

@@ -275,6 +275,11 @@ export interface OpenOptions {
   /** Injected clock in seconds (default `Date.now() / 1000`). */
   now?: () => number;
   /**
+   * Checkpoint the WAL on a worker thread instead of inside the commit that fills it (surfaces
+   * that record as they go: see wal-checkpointer.ts). Ignored read-only. Default false.
+   */
+  checkpointInBackground?: boolean;
+  /**
    * Applied to every text the store writes (messages, system prompts, titles). Default: the
    * process-wide secret redactor (util/redact.ts), so no writer can store a known secret.
    */

@@ -4,12 +4,11 @@
  * SDK (`openai-client.ts`), as a `WireProtocol` for the one transport skeleton (`wire.ts`): the
  * request body, the in-band error frames gateways send, and what a finished answer looks like.
  */
-import type {
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionCreateParamsStreaming,
-} from "openai/resources/chat/completions";
-import type { ChatRequest, Message, StreamEvent, Transport } from "../types.js";
+import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { Stream } from "openai/streaming";
+import type { ChatRequest, StreamEvent, Transport } from "../types.js";
 import { ResponseAssembler } from "./chat-completions-assembler.js";
+import { ChatBodyWriter } from "./chat-completions-body.js";
 import { isClaudeModel } from "./claude-model.js";
 import { createOpenAIClient, type OpenAIClient, readOpenAIError } from "./openai-client.js";
 import { DEFAULT_STALL_MS } from "./stall.js";
@@ -47,13 +46,21 @@ export interface ChatCompletionsOptions {
 export function createChatCompletionsTransport(options: ChatCompletionsOptions): Transport {
   const { baseUrl } = options;
   const streaming = options.stream ?? true;
-  const body = (request: ChatRequest): Record<string, unknown> => {
+  const writer = new ChatBodyWriter();
+  // The body goes to the SDK as JSON already written (its content-type set, so the SDK sends the
+  // string as it is): the writer reuses the JSON of everything an earlier request already sent.
+  const post = (client: OpenAIClient["client"], request: ChatRequest, signal: AbortSignal) => {
     const merged = options.extraBody
       ? { ...request, extraBody: { ...options.extraBody, ...request.extraBody } }
       : request;
     const cacheTtl =
       options.claudeCacheTtl && isClaudeModel(request.model) ? options.claudeCacheTtl : undefined;
-    return buildRequestBody(merged, streaming, cacheTtl);
+    return client.post("/chat/completions", {
+      body: writer.json(merged, streaming, cacheTtl),
+      headers: { "content-type": "application/json" },
+      stream: streaming,
+      signal,
+    });
   };
   return createWireTransport<OpenAIClient>({
     apiMode: "chat_completions",
@@ -70,100 +77,10 @@ export function createChatCompletionsTransport(options: ChatCompletionsOptions):
       }),
     reader: () => new ChatReader(baseUrl),
     openStream: ({ client }, request, { signal }) =>
-      client.chat.completions.create(body(request) as unknown as ChatCompletionCreateParamsStreaming, {
-        signal,
-      }),
-    fullCall: ({ client }, request, { signal }) =>
-      client.chat.completions.create(body(request) as unknown as ChatCompletionCreateParamsNonStreaming, {
-        signal,
-      }),
+      post(client, request, signal) as Promise<Stream<ChatCompletionChunk>>,
+    fullCall: ({ client }, request, { signal }) => post(client, request, signal) as Promise<ChatCompletion>,
     readError: (err, { sdk }) => readOpenAIError(err, sdk, baseUrl),
   });
-}
-
-/**
- * The chat-completions request body. `extraBody` goes in first so it can add provider fields
- * (provider routing, `max_completion_tokens`, ...) but cannot change what this transport relies on
- * (model, messages, stream mode, usage reporting).
- */
-export function buildRequestBody(
-  request: ChatRequest,
-  streaming: boolean,
-  cacheTtl?: "5m" | "1h",
-): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...request.extraBody };
-  body["model"] = request.model;
-  if (request.tools && request.tools.length > 0) body["tools"] = request.tools;
-  if (request.maxTokens !== undefined) body["max_tokens"] = request.maxTokens;
-  if (request.temperature !== undefined) body["temperature"] = request.temperature;
-  if (request.reasoningEffort) body["reasoning_effort"] = request.reasoningEffort;
-  body["stream"] = streaming;
-  if (streaming) body["stream_options"] = { include_usage: true };
-  else delete body["stream_options"];
-  // Messages go last: the growing conversation then only ever appends to the request bytes, so
-  // each request is a byte prefix of the next (what prefix caches in proxies and servers reuse).
-  delete body["messages"];
-  const messages = request.messages.map(toWireMessage);
-  if (cacheTtl) markCacheBreakpoints(messages, cacheTtl);
-  body["messages"] = messages;
-  return body;
-}
-
-/**
- * Anthropic's four cache breakpoints in chat-completions shape: `cache_control` on the last text
- * part of the system message and of the last three other messages that have text (content
- * becomes a parts array for those). Changes `messages` in place.
- */
-export function markCacheBreakpoints(messages: Array<Record<string, unknown>>, ttl: "5m" | "1h"): void {
-  const marker = ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
-  const mark = (message: Record<string, unknown>): boolean => {
-    const content = message["content"];
-    if (typeof content === "string") {
-      if (content === "") return false;
-      message["content"] = [{ type: "text", text: content, cache_control: marker }];
-      return true;
-    }
-    if (!Array.isArray(content)) return false;
-    const parts = content as Array<Record<string, unknown>>;
-    for (let i = parts.length - 1; i >= 0; i--) {
-      if (parts[i]?.["type"] === "text") {
-        message["content"] = parts.map((p, j) => (j === i ? { ...p, cache_control: marker } : p));
-        return true;
-      }
-    }
-    return false;
-  };
-  const system = messages.find((m) => m["role"] === "system");
-  if (system) mark(system);
-  let left = 3;
-  for (let i = messages.length - 1; i >= 0 && left > 0; i--) {
-    const message = messages[i] as Record<string, unknown>;
-    if (message["role"] === "system") continue;
-    if (mark(message)) left--;
-  }
-}
-
-/**
- * One internal message in OpenAI's wire shape. Assistant `reasoning` is dropped: providers differ
- * on whether they accept it back (DeepSeek rejects `reasoning_content` in input), and sending it
- * as content would make the model read its own thoughts as something it said.
- */
-export function toWireMessage(message: Message): Record<string, unknown> {
-  switch (message.role) {
-    case "assistant": {
-      const hasCalls = (message.tool_calls?.length ?? 0) > 0;
-      const wire: Record<string, unknown> = {
-        role: "assistant",
-        content: message.content ?? (hasCalls ? null : ""),
-      };
-      if (hasCalls) wire["tool_calls"] = message.tool_calls;
-      return wire;
-    }
-    case "tool":
-      return { role: "tool", tool_call_id: message.tool_call_id ?? "", content: message.content ?? "" };
-    default:
-      return { role: message.role, content: message.content ?? "" };
-  }
 }
 
 /** Reads one chat-completions response through the assembler, with the checks the wire needs. */

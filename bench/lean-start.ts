@@ -4,8 +4,8 @@
  * - peak RSS of a one-shot (`hermes -z`, 2 model requests + `terminal`) next to `node -e 0`, read
  *   from each process itself at exit (`process.resourceUsage().maxRSS` through a `--require`d probe);
  * - `hermes --help` next to `node -e 0`, alternating runs;
- * - the loop's cost per model call end to end in the CLI: a one-shot whose model calls `todo` N
- *   times, minus the same one-shot answering at once, divided by N, minus what the fake server and
+ * - the loop's cost per model call end to end in the CLI: a one-shot whose model calls `todo` N+1
+ *   times, minus the same one-shot calling it once (so first-use costs fall in both), divided by N, minus what the fake server and
  *   the HTTP round trip themselves cost per request (the recorded requests replayed directly). Every
  *   message is in state.db before the next step either way; the default (`state.durability:
  *   normal`) and `full` are both measured.
@@ -135,7 +135,9 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
       met: help <= base * 1.3,
     });
 
-    // The loop end to end: N todo calls vs an answer at once, per model call.
+    // The loop end to end: N+1 todo calls vs one, per model call. Both runs make a first tool call,
+    // so one-time costs (the tool's schema validator compiled, the background model-metadata
+    // lookup) fall in both and only the marginal cost of a step is left.
     const script = (n: number) => {
       for (let i = 0; i < n; i++) {
         llm.enqueue(
@@ -153,18 +155,18 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
       const directRuns: number[] = [];
       const directCpuRuns: number[] = [];
       for (let i = 0; i < 3; i++) {
-        script(0);
+        script(1);
         shortRuns.push(await runNode([bin, "-z", "go"], env, root));
         const before = llm.requests.length;
-        script(turns);
+        script(turns + 1);
         longRuns.push(await runNode([bin, "-z", "go"], env, root));
         // The same requests sent straight to the fake server: its own cost and the HTTP round trip.
         const sent: RecordedRequest[] = llm.requests
           .slice(before)
           .filter((r) => r.method === "POST" && r.path.endsWith("/chat/completions"));
-        if (sent.length !== turns + 1)
-          throw new Error(`the CLI made ${sent.length} model requests, not ${turns + 1}`);
-        script(turns);
+        if (sent.length !== turns + 2)
+          throw new Error(`the CLI made ${sent.length} model requests, not ${turns + 2}`);
+        script(turns + 1);
         const started = performance.now();
         const cpuBefore = process.cpuUsage();
         for (const r of sent) await postJson(`${llm.url}/chat/completions`, r.body);
@@ -184,7 +186,7 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
     };
     const normal = await perCall("normal");
     rows.push({
-      name: `loop overhead per model call end to end in the CLI (\`hermes -z\`, ${turns} \`todo\` calls vs none, each message in state.db before the next step, durability normal)`,
+      name: `loop overhead per model call end to end in the CLI (\`hermes -z\`, ${turns + 1} \`todo\` calls vs 1, each message in state.db before the next step, durability normal)`,
       value: normal.perCall,
       unit: "ms",
       baseline: "the fake server called directly, per request",

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FetchHeaders, FetchResponse } from "../../../src/util/fetch-classes.js";
 import { httpFetch } from "../../../src/util/http-fetch.js";
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
@@ -30,7 +31,7 @@ afterAll(async () => {
 });
 
 describe("httpFetch", () => {
-  it("sends method, headers and body and returns a standard Response", async () => {
+  it("sends method, headers and body and returns a Response-shaped answer (no undici)", async () => {
     routes.set("/echo", (req, body, res) => {
       res.writeHead(201, { "content-type": "application/json", "x-seen": String(req.headers["x-test"]) });
       res.end(JSON.stringify({ method: req.method, body }));
@@ -40,7 +41,8 @@ describe("httpFetch", () => {
       headers: new Headers({ "X-Test": "yes" }),
       body: JSON.stringify({ hello: "wörld" }),
     });
-    expect(response).toBeInstanceOf(Response);
+    expect(response).toBeInstanceOf(FetchResponse);
+    expect(Object.prototype.toString.call(response)).toBe("[object Response]");
     expect(response.status).toBe(201);
     expect(response.ok).toBe(true);
     expect(response.headers.get("x-seen")).toBe("yes");
@@ -141,6 +143,23 @@ describe("httpFetch", () => {
     });
     const response = await httpFetch(`${base}/cut`);
     await expect(response.text()).rejects.toMatchObject({ name: "TypeError", message: "terminated" });
+  });
+
+  it("sends FetchHeaders, a pair list or a record alike", async () => {
+    routes.set("/hdr", (req, _body, res) => res.end(`${req.headers["x-a"]}|${req.headers["x-b"]}`));
+    const sent = [
+      new FetchHeaders({ "X-A": "1", "x-b": "2" }),
+      [
+        ["x-a", "1"],
+        ["X-B", "2"],
+      ] as [string, string][],
+      { "x-a": "1", "X-B": "2" },
+    ];
+    for (const headers of sent) {
+      expect(
+        await (await httpFetch(`${base}/hdr`, { headers: headers as RequestInit["headers"] })).text(),
+      ).toBe("1|2");
+    }
   });
 
   it("gives a 204 a null body", async () => {

@@ -149,7 +149,42 @@ export async function httpFetch(input: FetchInput, init: RequestInit = {}): Prom
   }
 }
 
+/**
+ * Sends the request; once more on a fresh connection when a kept-alive one turns out to have been
+ * closed by the server before it answered anything. A server closes an idle connection after its
+ * keep-alive timeout, and the agent's own expiry (the server's hint minus a second) runs on timers
+ * that a busy event loop (a server running many turns) fires late, so a request can be written to
+ * a socket the server has just closed: "socket hang up" / ECONNRESET with no byte of an answer.
+ * Node's documentation gives this retry (`request.reusedSocket`); a streamed body cannot be sent
+ * twice and is not retried.
+ */
 async function request(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: SendableBody,
+  signal: AbortSignal | undefined,
+): Promise<IncomingMessage> {
+  try {
+    return await requestOnce(url, method, headers, body, signal);
+  } catch (error) {
+    const stale = error instanceof StaleSocketError;
+    if (!stale) throw error;
+    if (typeof body !== "string" && !(body instanceof Uint8Array) && body !== null) throw error.failure;
+    return requestOnce(url, method, headers, body, signal).catch((again: unknown) => {
+      throw again instanceof StaleSocketError ? again.failure : again;
+    });
+  }
+}
+
+/** A reused keep-alive socket the server had already closed; `failure` is what fetch would throw. */
+class StaleSocketError extends Error {
+  constructor(readonly failure: TypeError) {
+    super(failure.message);
+  }
+}
+
+function requestOnce(
   url: URL,
   method: string,
   headers: Record<string, string>,
@@ -181,10 +216,15 @@ async function request(
       signal?.removeEventListener("abort", onAbort);
       resolve(res);
     });
-    req.once("error", (error) => {
+    req.once("error", (error: NodeJS.ErrnoException) => {
       signal?.removeEventListener("abort", onAbort);
-      if (signal?.aborted) reject(abortError(signal));
-      else reject(new TypeError("fetch failed", { cause: error }));
+      if (signal?.aborted) {
+        reject(abortError(signal));
+        return;
+      }
+      const failure = new TypeError("fetch failed", { cause: error });
+      const closedIdle = error.code === "ECONNRESET" || error.code === "EPIPE";
+      reject(req.reusedSocket && closedIdle ? new StaleSocketError(failure) : failure);
     });
     if (body === null) req.end();
     else if (typeof body === "string" || body instanceof Uint8Array) req.end(body);

@@ -114,6 +114,55 @@ describe("httpFetch", () => {
     expect(String((error as { cause?: { code?: string } }).cause?.code)).toBe("ECONNREFUSED");
   });
 
+  it("sends again on a new connection when the server closed the kept-alive one unanswered", async () => {
+    // The server drops the second request on a connection without a byte of answer, as a server
+    // does whose keep-alive timeout closed the socket just as the request was written to it.
+    let connections = 0;
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests++;
+      const socket = req.socket as typeof req.socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      if (socket.served > 1) socket.destroy();
+      else res.end(`answer ${requests}`);
+    });
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const post = { method: "POST", body: JSON.stringify({ n: 1 }) };
+      expect(await (await httpFetch(url, post)).text()).toBe("answer 1");
+      expect(await (await httpFetch(url, post)).text()).toBe("answer 3");
+      expect([connections, requests]).toEqual([2, 3]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("does not send again when a fresh connection is cut, or a streamed body was sent", async () => {
+    let requests = 0;
+    const server = createServer((req) => {
+      requests++;
+      const socket = req.socket as typeof req.socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      req.resume();
+      // Every request is cut; the first on its connection too (not a stale socket: no retry).
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const error = await httpFetch(url, { method: "POST", body: "x" }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as TypeError).message).toBe("fetch failed");
+      expect(requests).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("aborts a request that has no answer yet with the signal's reason", async () => {
     routes.set("/hang", () => {});
     const controller = new AbortController();

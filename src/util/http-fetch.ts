@@ -171,7 +171,8 @@ async function request(
     const stale = error instanceof StaleSocketError;
     if (!stale) throw error;
     if (typeof body !== "string" && !(body instanceof Uint8Array) && body !== null) throw error.failure;
-    return requestOnce(url, method, headers, body, signal).catch((again: unknown) => {
+    // On a connection of its own: the pool's other idle sockets may be just as stale.
+    return requestOnce(url, method, headers, body, signal, true).catch((again: unknown) => {
       throw again instanceof StaleSocketError ? again.failure : again;
     });
   }
@@ -190,6 +191,7 @@ function requestOnce(
   headers: Record<string, string>,
   body: SendableBody,
   signal: AbortSignal | undefined,
+  fresh = false,
 ): Promise<IncomingMessage> {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${url.protocol}`) });
@@ -204,7 +206,11 @@ function requestOnce(
       reject(abortError(signal));
       return;
     }
-    const req = mod.request(url, { method, headers: outgoing, agent: keepAliveAgent(secure) });
+    const req = mod.request(url, {
+      method,
+      headers: outgoing,
+      agent: fresh ? false : keepAliveAgent(secure),
+    });
     const onAbort = () => {
       const reason = abortError(signal as AbortSignal);
       req.destroy(reason instanceof Error ? reason : new Error(String(reason)));

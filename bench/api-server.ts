@@ -45,7 +45,9 @@ function startServer(
   home: string,
   cwd: string,
 ): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
-  const child = spawn(process.execPath, [HERMES_BIN, "api-server", "--port", "0"], {
+  // BENCH_CPU_PROF=DIR writes a V8 CPU profile of the server process there (to find per-turn costs).
+  const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : [];
+  const child = spawn(process.execPath, [...prof, HERMES_BIN, "api-server", "--port", "0"], {
     cwd,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, HERMES_HOME: home, API_SERVER_KEY: KEY },
     stdio: "pipe",

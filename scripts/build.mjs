@@ -4,6 +4,8 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const withTypes = !process.argv.includes("--no-types");
@@ -20,6 +22,26 @@ const common = {
   logLevel: "warning",
   define: { __HERMES_VERSION__: JSON.stringify(pkg.version) },
   loader: { ".md": "text" },
+};
+
+// The bundled openai SDK names the globals `Headers` and `FormData` on every request; in Node 20
+// the first touch of either loads undici's bundle (~10 MiB, ~100 ms of CPU) although the SDK's
+// fetch is util/http-fetch.ts over node:http. Each SDK module that names them gets them bound to
+// util/fetch-classes.ts instead (WHATWG-compatible; a real FormData is still recognised and made).
+const fetchClasses = fileURLToPath(new URL("../src/util/fetch-classes.ts", import.meta.url));
+const sdkFetchClasses = {
+  name: "sdk-fetch-classes",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]openai[\\/].*\.mjs$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8");
+      const names = [];
+      if (/\bHeaders\b/.test(text)) names.push("FetchHeaders as Headers");
+      if (/\bFormData\b/.test(text)) names.push("FormDataCheck as FormData");
+      if (names.length === 0) return undefined;
+      const binding = `import { ${names.join(", ")} } from ${JSON.stringify(fetchClasses)};\n`;
+      return { contents: binding + text, loader: "js", resolveDir: dirname(args.path) };
+    });
+  },
 };
 
 await Promise.all([
@@ -63,6 +85,7 @@ await Promise.all([
       "@lydell/node-pty",
     ],
     define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
+    plugins: [sdkFetchClasses],
     // The file is the function bin/hermes compiles (CommonJS's wrapper written out), so the
     // launcher hands V8 the file's text as it is instead of a second 2 MB copy with the wrapper.
     banner: {

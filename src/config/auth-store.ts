@@ -99,9 +99,15 @@ export const authLockPath = (home: string): string => join(home, "auth.lock");
  * gives every write a new inode, so two writes within one mtime tick still differ. "" when missing.
  */
 export function authStoreStamp(home: string): string {
+  return fileStamp(authPath(home)) ?? "";
+}
+
+/** The stamp; undefined when the file does not exist, "" when it cannot be examined. */
+function fileStamp(file: string): string | undefined {
   try {
-    const st = statSync(authPath(home), { bigint: true });
-    return `${st.ino}:${st.mtimeNs}:${st.size}`;
+    // Read per session by the credential pool: a missing file must not cost a thrown error each time.
+    const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+    return st ? `${st.ino}:${st.mtimeNs}:${st.size}` : undefined;
   } catch {
     return "";
   }
@@ -113,7 +119,8 @@ export function authStoreStamp(home: string): string {
  */
 export function readAuthStore(home: string): AuthStoreSnapshot {
   const file = authPath(home);
-  const stamp = authStoreStamp(home);
+  const stamp = fileStamp(file);
+  if (stamp === undefined) return { data: emptyStore(), exists: false, stamp: "" };
   let text: string;
   try {
     text = readFileSync(file, "utf8");

@@ -5,6 +5,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { parse } from "dotenv";
 import { atomicWriteFileSync } from "../util/atomic-write.js";
+import { StampedFileCache } from "../util/stamped-cache.js";
 import { ConfigError } from "./errors.js";
 import { envPath } from "./home.js";
 
@@ -27,22 +28,29 @@ export interface EnvFileResult {
 export function loadEnvFile(home: string, env: Env): EnvFileResult {
   const path = envPath(home);
   const merged: Record<string, string | undefined> = { ...env };
-  let text: string;
+  let vars: Record<string, string> | undefined;
   try {
-    text = readFileSync(path, "utf8");
+    vars = parsedEnvFiles.read(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { env: merged, loaded: [], path, exists: false };
     throw new ConfigError(`cannot read the file (${code ?? String(error)})`, { file: path });
   }
+  if (vars === undefined) return { env: merged, loaded: [], path, exists: false };
   const loaded: string[] = [];
-  for (const [name, value] of Object.entries(parse(text))) {
+  for (const [name, value] of Object.entries(vars)) {
     if (Object.hasOwn(merged, name) && merged[name] !== undefined) continue;
     merged[name] = value;
     loaded.push(name);
   }
   return { env: merged, loaded, path, exists: true };
 }
+
+/**
+ * Parsed `.env` files by stamp: every agent a server starts reads the file (which names it added
+ * to the environment), so it is parsed again only when it changed.
+ */
+const parsedEnvFiles = new StampedFileCache((bytes) => Object.freeze(parse(bytes.toString("utf8"))));
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

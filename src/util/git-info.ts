@@ -32,7 +32,9 @@ export function gitInfo(cwd: string): GitInfo | null {
 /** The git directory `.git` points at: itself, or the `gitdir:` of a worktree/submodule file. */
 function gitDirAt(dotGit: string): string | null {
   try {
-    const stat = statSync(dotGit);
+    // Asked at every level up to the root: most have no .git, and a thrown ENOENT is not free.
+    const stat = statSync(dotGit, { throwIfNoEntry: false });
+    if (!stat) return null;
     if (stat.isDirectory()) return dotGit;
     if (!stat.isFile()) return null;
     const match = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, "utf8"));

@@ -3,7 +3,7 @@
  *
  * Why not the global fetch: Node's fetch (undici) compiles its WebAssembly HTTP parser (llhttp) on
  * the first request, which costs a one-shot `hermes -z` about 30 MiB of peak RSS and a few hundred
- * milliseconds of CPU; `node:http` parses in C++ and is already loaded. The answer is still a
+ * milliseconds of CPU; `node:http` parses in C++ and is already loaded. The answer behaves as a
  * standard `Response` (the SDKs read `headers`, `status` and a web `ReadableStream` body), so the
  * SDKs cannot tell the difference.
  *
@@ -12,7 +12,8 @@
  * the origin), gzip/deflate/br bodies decoded, the signal aborts the request and the body with an
  * `AbortError`, connection failures reject with `TypeError("fetch failed")` carrying the cause, and
  * a body cut short errors with `TypeError("terminated")`, undici's wordings. Bodies it cannot send
- * itself (FormData, Blob: file uploads) go to the global fetch. Sockets are kept alive between
+ * itself (FormData, Blob: file uploads) go to the global fetch. The answer's `Response` and
+ * `Headers` are `fetch-classes.ts`'s, so a model call never loads undici. Sockets are kept alive between
  * calls (an idle one does not hold the process open).
  */
 
@@ -22,6 +23,7 @@ import type * as Https from "node:https";
 import { createRequire } from "node:module";
 import { Readable } from "node:stream";
 import type * as Zlib from "node:zlib";
+import { FetchHeaders, FetchResponse } from "./fetch-classes.js";
 
 // node:https (and TLS and crypto behind it) and node:zlib load at first use: a one-shot against a
 // local http server needs neither, and loading them is a measurable part of a start.
@@ -78,8 +80,9 @@ function sendable(body: RequestInit["body"]): SendableBody | undefined {
 function headerRecord(headers: RequestInit["headers"]): Record<string, string> {
   const out: Record<string, string> = {};
   if (!headers) return out;
+  // Any Headers (the platform's, FetchHeaders) or pair list iterates; a record does not.
   const entries: Iterable<[string, string]> =
-    headers instanceof Headers || Array.isArray(headers)
+    Symbol.iterator in headers
       ? (headers as Iterable<[string, string]>)
       : Object.entries(headers as Record<string, string>);
   for (const [name, value] of entries) {
@@ -91,7 +94,11 @@ function headerRecord(headers: RequestInit["headers"]): Record<string, string> {
 
 /** A fetch-compatible function that uses node:http; see the file comment. */
 export async function httpFetch(input: FetchInput, init: RequestInit = {}): Promise<Response> {
-  if (typeof Request !== "undefined" && input instanceof Request) {
+  // Checked by tag: touching the global `Request` would load undici (see fetch-classes.ts).
+  if (
+    typeof input === "object" &&
+    (input as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === "Request"
+  ) {
     // The SDKs pass a URL string; a Request carries everything itself, so fetch takes it whole.
     return fetch(input, init);
   }
@@ -142,12 +149,49 @@ export async function httpFetch(input: FetchInput, init: RequestInit = {}): Prom
   }
 }
 
+/**
+ * Sends the request; once more on a fresh connection when a kept-alive one turns out to have been
+ * closed by the server before it answered anything. A server closes an idle connection after its
+ * keep-alive timeout, and the agent's own expiry (the server's hint minus a second) runs on timers
+ * that a busy event loop (a server running many turns) fires late, so a request can be written to
+ * a socket the server has just closed: "socket hang up" / ECONNRESET with no byte of an answer.
+ * Node's documentation gives this retry (`request.reusedSocket`); a streamed body cannot be sent
+ * twice and is not retried.
+ */
 async function request(
   url: URL,
   method: string,
   headers: Record<string, string>,
   body: SendableBody,
   signal: AbortSignal | undefined,
+): Promise<IncomingMessage> {
+  try {
+    return await requestOnce(url, method, headers, body, signal);
+  } catch (error) {
+    const stale = error instanceof StaleSocketError;
+    if (!stale) throw error;
+    if (typeof body !== "string" && !(body instanceof Uint8Array) && body !== null) throw error.failure;
+    // On a connection of its own: the pool's other idle sockets may be just as stale.
+    return requestOnce(url, method, headers, body, signal, true).catch((again: unknown) => {
+      throw again instanceof StaleSocketError ? again.failure : again;
+    });
+  }
+}
+
+/** A reused keep-alive socket the server had already closed; `failure` is what fetch would throw. */
+class StaleSocketError extends Error {
+  constructor(readonly failure: TypeError) {
+    super(failure.message);
+  }
+}
+
+function requestOnce(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: SendableBody,
+  signal: AbortSignal | undefined,
+  fresh = false,
 ): Promise<IncomingMessage> {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${url.protocol}`) });
@@ -162,7 +206,11 @@ async function request(
       reject(abortError(signal));
       return;
     }
-    const req = mod.request(url, { method, headers: outgoing, agent: keepAliveAgent(secure) });
+    const req = mod.request(url, {
+      method,
+      headers: outgoing,
+      agent: fresh ? false : keepAliveAgent(secure),
+    });
     const onAbort = () => {
       const reason = abortError(signal as AbortSignal);
       req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
@@ -174,10 +222,15 @@ async function request(
       signal?.removeEventListener("abort", onAbort);
       resolve(res);
     });
-    req.once("error", (error) => {
+    req.once("error", (error: NodeJS.ErrnoException) => {
       signal?.removeEventListener("abort", onAbort);
-      if (signal?.aborted) reject(abortError(signal));
-      else reject(new TypeError("fetch failed", { cause: error }));
+      if (signal?.aborted) {
+        reject(abortError(signal));
+        return;
+      }
+      const failure = new TypeError("fetch failed", { cause: error });
+      const closedIdle = error.code === "ECONNRESET" || error.code === "EPIPE";
+      reject(req.reusedSocket && closedIdle ? new StaleSocketError(failure) : failure);
     });
     if (body === null) req.end();
     else if (typeof body === "string" || body instanceof Uint8Array) req.end(body);
@@ -217,22 +270,21 @@ async function toResponse(
   signal: AbortSignal | undefined,
 ): Promise<Response> {
   const status = res.statusCode ?? 0;
-  const headers = new Headers();
+  const headers = new FetchHeaders();
   for (let i = 0; i < res.rawHeaders.length; i += 2) {
     headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
   }
   let stream: ReadableStream<Uint8Array> | null = null;
   if (NULL_BODY.has(status)) res.resume();
   else stream = bodyStream(res, decoded(res), signal);
-  const response = new Response(stream, {
+  // Typed as the platform's Response: the SDKs touch only what FetchResponse implements.
+  return new FetchResponse(stream, {
     status,
     statusText: res.statusMessage ?? "",
     headers,
-  });
-  // Response's constructor cannot set these; SDK error messages and logs read them.
-  Object.defineProperty(response, "url", { value: url.href });
-  Object.defineProperty(response, "redirected", { value: redirected });
-  return response;
+    url: url.href,
+    redirected,
+  }) as unknown as Response;
 }
 
 /**

@@ -1,13 +1,14 @@
 /**
  * What a one-shot loads lazily still happens when it is needed: the scheduled curator run a
  * one-shot starts after its answer (the curator command's module is loaded only for a due run),
- * and tool lines in normal mode (the tool-line formatter is loaded only there).
+ * and tool lines in normal mode (the tool-line formatter is loaded only there). And what it must
+ * not load: undici (Node's fetch), which the model SDKs' Headers/Response would pull in.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { reply } from "../support/fake-llm.js";
+import { httpError, reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
 
 const llm = useFakeLlm();
@@ -43,5 +44,32 @@ describe("one-shot start path", () => {
     expect(oneshot.code).toBe(0);
     expect(oneshot.stdout).toBe("ran it\n");
     expect(oneshot.stderr).not.toMatch(/echo lean/);
+  });
+
+  it("never loads undici for model calls, an error answer with Retry-After included", async () => {
+    const { home, cwd } = tempHome(
+      `model:\n  provider: custom\n  base_url: ${llm.url}\n  default: fake-model\nagent:\n  api_max_retries: 1\n`,
+    );
+    const probe = join(home, "probe.cjs");
+    const loaded = join(home, "loaded.json");
+    writeFileSync(
+      probe,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(process.moduleLoadList)));\n`,
+    );
+    llm.enqueue(
+      httpError(429, undefined, { "retry-after": "0" }),
+      reply().toolCall("terminal", { command: "echo lean" }),
+      reply().text("ran it"),
+    );
+    const result = await runHermes(["-z", "run the echo please"], {
+      home,
+      cwd,
+      env: { NODE_OPTIONS: `--require ${probe}` },
+    });
+    expect(result.stdout).toBe("ran it\n");
+    expect(llm.chatRequests).toHaveLength(3);
+    const modules = JSON.parse(readFileSync(loaded, "utf8")) as string[];
+    expect(modules.some((m) => m.includes("http_client"))).toBe(true);
+    expect(modules.filter((m) => m.includes("undici"))).toEqual([]);
   });
 });

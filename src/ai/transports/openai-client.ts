@@ -38,13 +38,42 @@ function loadSdk(): Promise<OpenAIModule> {
   return sdkPromise;
 }
 
-/** Loads the SDK (once per process) and makes a client for `options`. */
+/**
+ * Clients by their settings, for the default fetch only. A client holds nothing per request, and
+ * making one builds every resource object of the SDK (a measurable part of each API-server
+ * conversation, which opens a session and so a transport per request); a server with one provider
+ * keeps one client.
+ */
+const clients = new Map<string, OpenAI>();
+const MAX_CLIENTS = 32;
+
+/** Loads the SDK (once per process) and gives a client for `options` (shared for equal settings). */
 export async function createOpenAIClient(options: OpenAIClientOptions): Promise<OpenAIClient> {
   const sdk = await loadSdk();
+  if (options.fetch) return { sdk, client: makeClient(sdk, options) };
+  const key = JSON.stringify([
+    options.baseUrl,
+    options.apiKey ?? "",
+    options.headers ?? {},
+    options.timeoutMs ?? null,
+  ]);
+  let client = clients.get(key);
+  if (!client) {
+    client = makeClient(sdk, options);
+    clients.set(key, client);
+    if (clients.size > MAX_CLIENTS) {
+      const oldest = clients.keys().next().value;
+      if (oldest !== undefined) clients.delete(oldest);
+    }
+  }
+  return { sdk, client };
+}
+
+function makeClient(sdk: OpenAIModule, options: OpenAIClientOptions): OpenAI {
   const headers: Record<string, string | null> = { ...options.headers };
   // The SDK insists on a key; a placeholder plus a removed header sends a keyless request.
   if (!options.apiKey) headers["Authorization"] = null;
-  const client = new sdk.default({
+  return new sdk.default({
     apiKey: options.apiKey || "unused",
     baseURL: options.baseUrl,
     maxRetries: 0,
@@ -59,7 +88,6 @@ export async function createOpenAIClient(options: OpenAIClientOptions): Promise<
     // node:http unless the caller brings its own (see util/http-fetch.ts: no WebAssembly parser).
     fetch: options.fetch ?? httpFetch,
   });
-  return { sdk, client };
 }
 
 /**

@@ -50,8 +50,11 @@ export function abortError(signal: AbortSignal): Error {
 export function headerRecord(headers: unknown): Record<string, string> | undefined {
   if (typeof headers !== "object" || headers === null) return undefined;
   const out: Record<string, string> = {};
-  if (headers instanceof Headers) {
-    headers.forEach((value, name) => {
+  // Any Headers (the platform's or util/fetch-classes.ts's) has forEach; checking for the global
+  // class by instanceof would load undici.
+  const withForEach = headers as { forEach?: unknown };
+  if (typeof withForEach.forEach === "function" && !Array.isArray(headers)) {
+    (headers as Headers).forEach((value, name) => {
       out[name.toLowerCase()] = value;
     });
   } else {

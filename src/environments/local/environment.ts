@@ -129,11 +129,15 @@ export class LocalEnvironment implements Environment {
   }
 }
 
+/** The process's user name: it cannot change while the process runs, and asking reads /etc/passwd. */
+let processUser: string | undefined;
+
 /** "the local machine (user U, host H), no isolation". */
 export function localDescription(env: Readonly<Record<string, string | undefined>> = process.env): string {
   let user = "";
   try {
-    user = userInfo().username;
+    processUser ??= userInfo().username;
+    user = processUser;
   } catch {
     user = env.USER ?? "";
   }

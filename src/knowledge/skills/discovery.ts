@@ -81,6 +81,9 @@ export function resolveExternalDirs(
   env: Env = process.env,
 ): { dirs: string[]; missing: string[] } {
   const list = typeof dirs === "string" ? [dirs] : Array.isArray(dirs) ? dirs : [];
+  // Resolved only when there is something to compare it with: every session start asks, and a
+  // missing skills folder makes realpath throw.
+  if (list.length === 0) return { dirs: [], missing: [] };
   const own = safeRealpath(skillsRoot(home)) ?? resolve(skillsRoot(home));
   const seen = new Set<string>();
   const out: string[] = [];

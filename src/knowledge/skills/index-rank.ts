@@ -4,7 +4,7 @@
  * files at its top). Never the user's message: the system prompt is frozen before the first
  * message, for the prompt cache. Scoring is pure; {@link projectSignals} reads one directory.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import type { SkillUsageRecord } from "./provenance.js";
 import type { SkillMeta } from "./types.js";
@@ -54,12 +54,31 @@ export function projectWords(dirName: string, files: readonly string[]): Set<str
 export function projectSignals(cwd: string): { dirName: string; files: string[] } {
   let files: string[] = [];
   try {
-    files = readdirSync(cwd).slice(0, 500);
+    // Every session start asks (a server asks for the same folder each time): the listing is
+    // kept while the folder's inode and mtime say no entry was added, removed or renamed.
+    const st = statSync(cwd, { bigint: true });
+    const stamp = `${st.ino}:${st.mtimeNs}`;
+    const known = listings.get(cwd);
+    const racy = Date.now() - Number(st.mtimeNs / 1_000_000n) < 2000;
+    if (known && known.stamp === stamp && !racy) files = [...known.files];
+    else {
+      files = readdirSync(cwd).slice(0, 500);
+      if (racy) listings.delete(cwd);
+      else {
+        listings.set(cwd, { stamp, files: [...files] });
+        if (listings.size > 64) {
+          const oldest = listings.keys().next().value;
+          if (oldest !== undefined) listings.delete(oldest);
+        }
+      }
+    }
   } catch {
     // Not readable: rank by usage alone.
   }
   return { dirName: basename(cwd), files };
 }
+
+const listings = new Map<string, { stamp: string; files: string[] }>();
 
 const DAY = 86_400_000;
 

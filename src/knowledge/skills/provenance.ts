@@ -4,10 +4,11 @@
  * installs, written by the hub) and `.usage.json` (per-skill counters and `created_by`). Readers
  * are tolerant: a missing or broken file reads as empty and never fails a caller.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
+import { StampedFileCache } from "../../util/stamped-cache.js";
 import { skillsRoot } from "./paths.js";
 
 export const MANIFEST_FILE = ".bundled_manifest";
@@ -23,13 +24,24 @@ export const hubLockPath = (home: string): string => join(skillsRoot(home), HUB_
  * line (v1) reads with an empty hash, which the next seeding re-baselines.
  */
 export function readBundledManifest(home: string): Map<string, string> {
-  const entries = new Map<string, string>();
-  let text: string;
+  let parsed: ReadonlyMap<string, string> | undefined;
   try {
-    text = readFileSync(manifestPath(home), "utf8");
+    parsed = manifests.read(manifestPath(home));
   } catch {
-    return entries;
+    parsed = undefined;
   }
+  // A copy: seeding edits the map it gets and writes it back.
+  return new Map(parsed ?? []);
+}
+
+// Discovery reads these three files at every session start (the skills index); each is parsed
+// again only when it changed (util/stamped-cache.ts), and a missing one costs one stat.
+const manifests = new StampedFileCache((bytes) => parseBundledManifest(bytes.toString("utf8")), { max: 16 });
+const hubLocks = new StampedFileCache((bytes) => bytes.toString("utf8"), { max: 16 });
+const usageFiles = new StampedFileCache((bytes) => bytes.toString("utf8"), { max: 16 });
+
+function parseBundledManifest(text: string): Map<string, string> {
+  const entries = new Map<string, string>();
   for (const raw of text.replace(/^\uFEFF/, "").split(/\r?\n/)) {
     const line = raw.trim();
     if (!line) continue;
@@ -60,7 +72,9 @@ export function readHubInstalls(home: string): HubInstalls {
   const result: HubInstalls = { names: new Set(), paths: new Set() };
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(hubLockPath(home), "utf8").replace(/^\uFEFF/, ""));
+    const text = hubLocks.read(hubLockPath(home));
+    if (text === undefined) return result;
+    data = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch {
     return result;
   }
@@ -107,7 +121,11 @@ export function readUsage(home: string): Record<string, SkillUsageRecord> {
 function readUsageFile(home: string): Record<string, SkillUsageRecord> | undefined {
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(usagePath(home), "utf8"));
+    // The text is cached; parsed each time, so callers own the objects they get (usage updates
+    // edit and write them back).
+    const text = usageFiles.read(usagePath(home));
+    if (text === undefined) return {};
+    data = JSON.parse(text);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT" ? {} : undefined;
   }

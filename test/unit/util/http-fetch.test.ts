@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FetchHeaders, FetchResponse } from "../../../src/util/fetch-classes.js";
 import { httpFetch } from "../../../src/util/http-fetch.js";
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
@@ -30,7 +31,7 @@ afterAll(async () => {
 });
 
 describe("httpFetch", () => {
-  it("sends method, headers and body and returns a standard Response", async () => {
+  it("sends method, headers and body and returns a Response-shaped answer (no undici)", async () => {
     routes.set("/echo", (req, body, res) => {
       res.writeHead(201, { "content-type": "application/json", "x-seen": String(req.headers["x-test"]) });
       res.end(JSON.stringify({ method: req.method, body }));
@@ -40,7 +41,8 @@ describe("httpFetch", () => {
       headers: new Headers({ "X-Test": "yes" }),
       body: JSON.stringify({ hello: "wörld" }),
     });
-    expect(response).toBeInstanceOf(Response);
+    expect(response).toBeInstanceOf(FetchResponse);
+    expect(Object.prototype.toString.call(response)).toBe("[object Response]");
     expect(response.status).toBe(201);
     expect(response.ok).toBe(true);
     expect(response.headers.get("x-seen")).toBe("yes");
@@ -112,6 +114,55 @@ describe("httpFetch", () => {
     expect(String((error as { cause?: { code?: string } }).cause?.code)).toBe("ECONNREFUSED");
   });
 
+  it("sends again on a new connection when the server closed the kept-alive one unanswered", async () => {
+    // The server drops the second request on a connection without a byte of answer, as a server
+    // does whose keep-alive timeout closed the socket just as the request was written to it.
+    let connections = 0;
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests++;
+      const socket = req.socket as typeof req.socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      if (socket.served > 1) socket.destroy();
+      else res.end(`answer ${requests}`);
+    });
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const post = { method: "POST", body: JSON.stringify({ n: 1 }) };
+      expect(await (await httpFetch(url, post)).text()).toBe("answer 1");
+      expect(await (await httpFetch(url, post)).text()).toBe("answer 3");
+      expect([connections, requests]).toEqual([2, 3]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("does not send again when a fresh connection is cut, or a streamed body was sent", async () => {
+    let requests = 0;
+    const server = createServer((req) => {
+      requests++;
+      const socket = req.socket as typeof req.socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      req.resume();
+      // Every request is cut; the first on its connection too (not a stale socket: no retry).
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const error = await httpFetch(url, { method: "POST", body: "x" }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as TypeError).message).toBe("fetch failed");
+      expect(requests).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("aborts a request that has no answer yet with the signal's reason", async () => {
     routes.set("/hang", () => {});
     const controller = new AbortController();
@@ -141,6 +192,23 @@ describe("httpFetch", () => {
     });
     const response = await httpFetch(`${base}/cut`);
     await expect(response.text()).rejects.toMatchObject({ name: "TypeError", message: "terminated" });
+  });
+
+  it("sends FetchHeaders, a pair list or a record alike", async () => {
+    routes.set("/hdr", (req, _body, res) => res.end(`${req.headers["x-a"]}|${req.headers["x-b"]}`));
+    const sent = [
+      new FetchHeaders({ "X-A": "1", "x-b": "2" }),
+      [
+        ["x-a", "1"],
+        ["X-B", "2"],
+      ] as [string, string][],
+      { "x-a": "1", "X-B": "2" },
+    ];
+    for (const headers of sent) {
+      expect(
+        await (await httpFetch(`${base}/hdr`, { headers: headers as RequestInit["headers"] })).text(),
+      ).toBe("1|2");
+    }
   });
 
   it("gives a 204 a null body", async () => {

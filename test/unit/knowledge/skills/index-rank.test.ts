@@ -1,6 +1,9 @@
+import { mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { countTokens } from "gpt-tokenizer";
 import { describe, expect, it } from "vitest";
-import { projectWords, rankSkills } from "../../../../src/knowledge/skills/index-rank.js";
+import { projectSignals, projectWords, rankSkills } from "../../../../src/knowledge/skills/index-rank.js";
 import {
   DEFAULT_INDEX_BUDGET_CHARS,
   renderSkillsIndex,
@@ -102,5 +105,34 @@ describe("projectWords and rankSkills", () => {
     );
     expect(scores.get("a")).toBeGreaterThan(scores.get("b") ?? 0);
     expect(scores.get("c")).toBe(0);
+  });
+});
+
+describe("projectSignals", () => {
+  it("sees entries added, removed and renamed since the last time it listed the folder", () => {
+    const dir = mkdtempSync(join(tmpdir(), "signals-"));
+    try {
+      const quiet = () => {
+        const t = Date.now() / 1000 - 60;
+        utimesSync(dir, t, t);
+      };
+      writeFileSync(join(dir, "package.json"), "{}");
+      quiet();
+      expect(projectSignals(dir).files).toEqual(["package.json"]);
+      expect(projectSignals(dir).files).toEqual(["package.json"]);
+      writeFileSync(join(dir, "Cargo.toml"), "");
+      expect(projectSignals(dir).files.sort()).toEqual(["Cargo.toml", "package.json"]);
+      quiet();
+      renameSync(join(dir, "Cargo.toml"), join(dir, "go.mod"));
+      expect(projectSignals(dir).files.sort()).toEqual(["go.mod", "package.json"]);
+      quiet();
+      rmSync(join(dir, "go.mod"));
+      expect(projectSignals(dir).files).toEqual(["package.json"]);
+      // Callers get their own list.
+      projectSignals(dir).files.push("injected");
+      expect(projectSignals(dir).files).toEqual(["package.json"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

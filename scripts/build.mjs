@@ -49,6 +49,8 @@ await Promise.all([
       "grammy",
       "discord.js",
       "@slack/bolt",
+      "matrix-js-sdk",
+      "@matrix-org/matrix-sdk-crypto-wasm",
       "playwright-core",
       "@mozilla/readability",
       "turndown",

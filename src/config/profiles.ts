@@ -108,6 +108,10 @@ export const CHANNEL_ENV_NAMES: readonly string[] = [
   "TWILIO_ACCOUNT_SID",
   "TWILIO_AUTH_TOKEN",
   "TWILIO_PHONE_NUMBER",
+  "MATRIX_HOMESERVER",
+  "MATRIX_ACCESS_TOKEN",
+  "MATRIX_USER_ID",
+  "MATRIX_PASSWORD",
 ];
 const CHANNEL_ENV_KEYS = new RegExp(`^(?:export\\s+)?(${CHANNEL_ENV_NAMES.join("|")})\\s*=`);
 /** Pairing approvals and chat → session maps belong to the source's bots. */

@@ -225,6 +225,12 @@ const PLATFORM_NEEDS: Readonly<Record<string, readonly PlatformNeed[]>> = {
     { anyOf: ["TWILIO_AUTH_TOKEN"], why: "TWILIO_AUTH_TOKEN" },
     { anyOf: ["TWILIO_PHONE_NUMBER"], why: "TWILIO_PHONE_NUMBER" },
   ],
+  matrix: [
+    {
+      anyOf: ["MATRIX_ACCESS_TOKEN", "MATRIX_PASSWORD"],
+      why: "MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD",
+    },
+  ],
 };
 
 /** The API server refuses a shorter key at start-up. */

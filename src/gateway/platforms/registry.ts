@@ -7,6 +7,7 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { processRedactor, type Redactor } from "../../util/redact.js";
 import { createDiscordAdapter } from "./discord.js";
 import { createEmailAdapter } from "./email.js";
+import { createMatrixAdapter } from "./matrix.js";
 import { redactingAdapter } from "./redacting-adapter.js";
 import { createSignalAdapter } from "./signal.js";
 import { createSlackAdapter } from "./slack.js";
@@ -29,6 +30,8 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   signal: { token: "SIGNAL_HTTP_URL", create: (ctx) => createSignalAdapter(ctx) },
   // Twilio; TWILIO_AUTH_TOKEN and TWILIO_PHONE_NUMBER are required too (connect names what is missing).
   sms: { token: "TWILIO_ACCOUNT_SID", create: (ctx) => createSmsAdapter(ctx) },
+  // MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD, are required too (connect says which).
+  matrix: { token: "MATRIX_HOMESERVER", create: (ctx) => createMatrixAdapter(ctx) },
 };
 
 const section = (value: unknown): Record<string, unknown> =>

@@ -73,6 +73,8 @@ await Promise.all([
       "@slack/bolt",
       "@mattermost/client",
       "ws",
+      "matrix-js-sdk",
+      "@matrix-org/matrix-sdk-crypto-wasm",
       "playwright-core",
       "@mozilla/readability",
       "turndown",

@@ -112,6 +112,10 @@ export const CHANNEL_ENV_NAMES: readonly string[] = [
   "MATTERMOST_URL",
   // Also the ha_* tools' token: a clone that needs them gets its own (two gateways would both answer HA).
   "HASS_TOKEN",
+  "MATRIX_HOMESERVER",
+  "MATRIX_ACCESS_TOKEN",
+  "MATRIX_USER_ID",
+  "MATRIX_PASSWORD",
 ];
 const CHANNEL_ENV_KEYS = new RegExp(`^(?:export\\s+)?(${CHANNEL_ENV_NAMES.join("|")})\\s*=`);
 /** Pairing approvals and chat → session maps belong to the source's bots. */

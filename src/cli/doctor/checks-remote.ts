@@ -226,6 +226,12 @@ const PLATFORM_NEEDS: Readonly<Record<string, readonly PlatformNeed[]>> = {
     { anyOf: ["TWILIO_PHONE_NUMBER"], why: "TWILIO_PHONE_NUMBER" },
   ],
   mattermost: [{ anyOf: ["MATTERMOST_URL"], setting: "url", why: "MATTERMOST_URL (the server's address)" }],
+  matrix: [
+    {
+      anyOf: ["MATRIX_ACCESS_TOKEN", "MATRIX_PASSWORD"],
+      why: "MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD",
+    },
+  ],
 };
 
 /** The API server refuses a shorter key at start-up. */

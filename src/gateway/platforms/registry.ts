@@ -8,6 +8,7 @@ import { processRedactor, type Redactor } from "../../util/redact.js";
 import { createDiscordAdapter } from "./discord.js";
 import { createEmailAdapter } from "./email.js";
 import { createHomeAssistantAdapter } from "./homeassistant.js";
+import { createMatrixAdapter } from "./matrix.js";
 import { createMattermostAdapter } from "./mattermost.js";
 import { redactingAdapter } from "./redacting-adapter.js";
 import { createSignalAdapter } from "./signal.js";
@@ -35,6 +36,8 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   mattermost: { token: "MATTERMOST_TOKEN", create: (ctx) => createMattermostAdapter(ctx) },
   // The same long-lived token the ha_* tools use; HASS_URL defaults to homeassistant.local:8123.
   homeassistant: { token: "HASS_TOKEN", create: (ctx) => createHomeAssistantAdapter(ctx) },
+  // MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD, are required too (connect says which).
+  matrix: { token: "MATRIX_HOMESERVER", create: (ctx) => createMatrixAdapter(ctx) },
 };
 
 const section = (value: unknown): Record<string, unknown> =>

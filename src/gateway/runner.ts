@@ -85,6 +85,12 @@ export function platformToolsets(config: HermesConfig, platform: string): string
   return Array.isArray(mine) && mine.every((t) => typeof t === "string") ? mine : [`hermes-${platform}`];
 }
 
+/** A non-negative number of seconds from config, else `fallback`. */
+export function secondsOf(value: unknown, fallback: number): number {
+  const n = Number(value);
+  return value !== null && value !== "" && Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
 /** Seconds to wait for a platform to connect (`gateway.platform_connect_timeout`, default 30). */
 function connectTimeoutMs(config: HermesConfig): number {
   const value = Number(section(config["gateway"])["platform_connect_timeout"]);
@@ -344,7 +350,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         log(`cron: tick failed: ${error instanceof Error ? error.message : String(error)}`, "cron"),
     });
     services.push(`cron (every ${seconds} s)`);
-    stops.push(() => ticker.stop());
+    // A running job gets `agent.cron_drain_timeout` to finish, then its script and agent are stopped.
+    stops.push(() => ticker.stop({ graceMs: secondsOf(config.agent?.cron_drain_timeout, 30) * 1000 }));
   } catch (error) {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     release();

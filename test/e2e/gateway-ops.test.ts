@@ -1,0 +1,72 @@
+/**
+ * Running the gateway, end to end through the built CLI: stopping it stops a cron script that is
+ * still running (its whole process group) after `agent.cron_drain_timeout`, and records why the
+ * job failed.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listProcesses } from "../../src/util/process-tree.js";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
+import { type FakeLlm, startFakeLlm } from "../support/fake-llm.js";
+import { startGatewayProcess } from "../support/gateway-process.js";
+
+let llm: FakeLlm;
+beforeAll(async () => {
+  llm = await startFakeLlm();
+});
+afterAll(async () => {
+  await llm?.close();
+});
+
+async function waitFor<T>(probe: () => T | undefined | false, what: string, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const alive = (pid: number) => listProcesses().some((p) => p.pid === pid && p.state !== "Z");
+
+describe("stopping the gateway", () => {
+  it("kills a cron script still running after agent.cron_drain_timeout and records why", async () => {
+    const h = tempHome(fakeProviderConfig(llm.url, "  cron_drain_timeout: 1\n"));
+    mkdirSync(join(h.home, "scripts"));
+    const pidFile = join(h.cwd, "child.pid");
+    // A background child is in the script's process group; a kill of the leader alone would miss it.
+    writeFileSync(join(h.home, "scripts", "slow.sh"), `sleep 120 &\necho $! > ${pidFile}\nwait\n`);
+    const created = await runHermes(
+      ["cron", "create", "every 1h", "--script", "slow.sh", "--no-agent", "--name", "slow"],
+      h,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const id = /Created ([0-9a-f]{12})/.exec(created.stdout)?.[1] ?? "";
+    // Due now, so the gateway's first tick runs it.
+    const jobsPath = join(h.home, "cron", "jobs.json");
+    const jobs = JSON.parse(readFileSync(jobsPath, "utf8"));
+    jobs.jobs[0].next_run_at = new Date(Date.now() - 1000).toISOString();
+    writeFileSync(jobsPath, JSON.stringify(jobs));
+
+    const gateway = await startGatewayProcess(h, { HERMES_CRON_TICK_SECONDS: "0.2" });
+    try {
+      const child = await waitFor(
+        () => existsSync(pidFile) && Number(readFileSync(pidFile, "utf8")),
+        "the script's child",
+      );
+      expect(alive(child)).toBe(true);
+      const started = Date.now();
+      expect(await gateway.stop(20_000)).toBe(0);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      await waitFor(() => !alive(child), "the script's child to be killed", 5000);
+      const job = JSON.parse(readFileSync(jobsPath, "utf8")).jobs.find((j: { id: string }) => j.id === id);
+      expect(job.last_status).toBe("error");
+      expect(job.last_error).toMatch(/stopped because the gateway .* stopped before it finished/);
+      expect(job.running_since).toBeUndefined();
+    } finally {
+      gateway.child.kill("SIGKILL");
+    }
+  }, 60_000);
+});

@@ -51,12 +51,23 @@ export interface GatewayOptions {
    * gateway.log, its agents' and cron's to agent.log, problems also to errors.log.
    */
   logger?: Logger;
+  /** A chat asked for a restart (`/restart`); absent: the command says this gateway cannot. */
+  onRestartRequested?: () => void;
 }
 
 export interface RunningGateway {
   /** What runs: "api_server http://127.0.0.1:8642", "cron (every 60 s)". */
   readonly services: readonly string[];
-  /** Stops taking work, waits for running turns and ticks, releases the pid file and lock. */
+  /**
+   * A restart's first phase: chats' new requests are turned away while running turns may finish.
+   * Resolves true when none runs any more, false when `agent.restart_after_turn_timeout` ran out.
+   */
+  quiesce(): Promise<boolean>;
+  /**
+   * Stops taking work; running chat turns get `agent.restart_drain_timeout`, then are interrupted
+   * (their chats told, their sessions marked to continue); a cron job gets `agent.cron_drain_timeout`.
+   * Then releases the pid file and lock.
+   */
   stop(): Promise<void>;
 }
 
@@ -147,6 +158,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const release = claimGateway(home, options.argv ?? process.argv.slice(1));
   const services: string[] = [];
   const stops: Array<() => Promise<void>> = [];
+  let chats: MessageRouter | undefined;
   try {
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
@@ -219,6 +231,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         logger,
         toolsets: (platform) => platformToolsets(config, platform),
         ...(mcp ? { mcp: async () => mcp } : {}),
+        ...(options.onRestartRequested ? { restart: options.onRestartRequested } : {}),
         openSession: (request) =>
           openWithEnvironment({
             ...shared,
@@ -248,6 +261,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           }),
       });
       router = messaging;
+      chats = messaging;
       stops.push(() => messaging.stop());
       const timeout = connectTimeoutMs(config);
       for (const name of platforms) {
@@ -362,6 +376,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   let stopping: Promise<void> | undefined;
   return {
     services,
+    quiesce: () => (chats ? chats.quiesce() : Promise.resolve(true)),
     stop() {
       stopping ??= (async () => {
         for (const stop of [...stops].reverse()) {

@@ -1,15 +1,18 @@
 /**
  * Running the gateway, end to end through the built CLI: stopping it stops a cron script that is
  * still running (its whole process group) after `agent.cron_drain_timeout`, and records why the
- * job failed.
+ * job failed; `hermes gateway restart` (SIGUSR1) waits for the running turn up to
+ * `agent.restart_after_turn_timeout`, cuts it off, tells the Telegram chat, comes back as a new
+ * process, and the owner's next message continues the same session with a note to the model.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listProcesses } from "../../src/util/process-tree.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, startFakeLlm } from "../support/fake-llm.js";
+import { type FakeLlm, hang, reply, startFakeLlm } from "../support/fake-llm.js";
 import { startGatewayProcess } from "../support/gateway-process.js";
+import { startTelegramEmulator } from "../support/telegram-emulator.js";
 
 let llm: FakeLlm;
 beforeAll(async () => {
@@ -69,4 +72,67 @@ describe("stopping the gateway", () => {
       gateway.child.kill("SIGKILL");
     }
   }, 60_000);
+});
+
+describe("hermes gateway restart", () => {
+  it("cuts off a turn that outlasts the wait, tells the chat, restarts, and the next message continues", async () => {
+    const OWNER = 1001;
+    const tg = await startTelegramEmulator({ botUsername: "hermes_test_bot" });
+    const h = tempHome(
+      fakeProviderConfig(
+        llm.url,
+        '  restart_after_turn_timeout: 1\ndisplay:\n  tool_progress: "off"\n  streaming: false\n',
+      ),
+    );
+    const env = {
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      TELEGRAM_ALLOWED_USERS: String(OWNER),
+    };
+    const gateway = await startGatewayProcess(h, env);
+    let successor: number | undefined;
+    try {
+      const owner = tg.client({ userId: OWNER, username: "owner", firstName: "Owner" });
+      const before = llm.chatRequests.length;
+      llm.enqueue(hang());
+      await owner.sendText("migrate the database");
+      await waitFor(() => llm.chatRequests.length > before, "the turn to reach the model");
+
+      const notice = tg.nextBotMessage(OWNER);
+      const restarted = await runHermes(["gateway", "restart", "--timeout", "30"], {
+        ...h,
+        env,
+        timeoutMs: 40_000,
+      });
+      expect(restarted.code, restarted.stderr).toBe(0);
+      expect(await gateway.stop()).toBe(0); // the old process exited by itself
+      successor = Number(/→ (\d+)/.exec(restarted.stdout)?.[1]);
+      expect(successor).toBeGreaterThan(0);
+      expect(successor).not.toBe(gateway.child.pid);
+      expect((await notice(20_000)).text).toMatch(/restarting, so I had to stop in the middle/);
+      const entry = Object.values(
+        JSON.parse(readFileSync(join(h.home, "sessions", "sessions.json"), "utf8")),
+      )[0] as Record<string, unknown>;
+      expect(entry["resume_pending"]).toBe(true);
+
+      llm.enqueue(reply().text("Picking the migration back up."));
+      const answer = tg.nextBotMessage(OWNER);
+      await owner.sendText("go on");
+      expect((await answer(30_000)).text).toBe("Picking the migration back up.");
+      const sent = JSON.stringify(llm.chatRequests.at(-1)?.body);
+      expect(sent).toContain("cut off by a gateway restart");
+      expect(sent).toContain("migrate the database");
+    } finally {
+      gateway.child.kill("SIGKILL");
+      if (successor) {
+        const stopped = await runHermes(["gateway", "stop", "--timeout", "20"], {
+          ...h,
+          env,
+          timeoutMs: 30_000,
+        });
+        if (stopped.code !== 0) process.kill(successor, "SIGKILL");
+      }
+      await tg.stop();
+    }
+  }, 90_000);
 });

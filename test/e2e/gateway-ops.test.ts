@@ -3,7 +3,8 @@
  * still running (its whole process group) after `agent.cron_drain_timeout`, and records why the
  * job failed; `hermes gateway restart` (SIGUSR1) waits for the running turn up to
  * `agent.restart_after_turn_timeout`, cuts it off, tells the Telegram chat, comes back as a new
- * process, and the owner's next message continues the same session with a note to the model.
+ * process, and the owner's next message continues the same session with a note to the model;
+ * `display.runtime_footer` puts the model and context on a Telegram reply.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -135,4 +136,36 @@ describe("hermes gateway restart", () => {
       await tg.stop();
     }
   }, 90_000);
+});
+
+describe("the runtime footer on a Telegram reply", () => {
+  it("ends the answer with the model and context when display.runtime_footer.enabled is set", async () => {
+    const OWNER = 1001;
+    const tg = await startTelegramEmulator({ botUsername: "hermes_test_bot" });
+    const h = tempHome(
+      fakeProviderConfig(
+        llm.url,
+        'display:\n  tool_progress: "off"\n  runtime_footer:\n    enabled: true\n    fields: [model, context_pct]\n',
+      ),
+    );
+    const env = {
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      TELEGRAM_ALLOWED_USERS: String(OWNER),
+    };
+    const gateway = await startGatewayProcess(h, env);
+    try {
+      const owner = tg.client({ userId: OWNER, username: "owner", firstName: "Owner" });
+      llm.enqueue(reply().text("All done."));
+      const answer = tg.nextBotMessage(OWNER);
+      await owner.sendText("hello");
+      const text = (await answer(20_000)).text ?? "";
+      expect(text.startsWith("All done.")).toBe(true);
+      expect(text).toContain("fake-model");
+      expect(text).toMatch(/\d+%/);
+    } finally {
+      await gateway.stop();
+      await tg.stop();
+    }
+  }, 60_000);
 });

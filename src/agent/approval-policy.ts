@@ -212,7 +212,10 @@ export class ApprovalPolicy {
   /** Settles one request (see the module comment for the order). Never throws. */
   async decide(request: ApprovalRequest, options: DecideOptions = {}): Promise<ApprovalOutcome> {
     const { surface } = this.settings;
-    if (surface === "webhook" || surface === "api_server") return this.deny(surface, request);
+    // An API turn has nobody to ask, unless its route follows the turn and answers (the Runs API).
+    if (surface === "webhook" || (surface === "api_server" && !this.options.prompt)) {
+      return this.deny(surface, request);
+    }
     // Cron runs are unattended: a prompt handed in by mistake is never used there.
     if (surface === "cron") {
       if (request.protectedPath === true) return this.deny("cron", request);

@@ -1,7 +1,7 @@
 /**
  * Commands only a chat has: /approve and /deny answer the pending dangerous-command approval (the
  * buttons do the same), /sethome makes this chat the platform's home channel for cron output and
- * notifications.
+ * notifications, /restart restarts the gateway (admins).
  */
 import type { ApprovalDecision } from "../tools/types.js";
 import type { CommandContext, CommandDef } from "./types.js";
@@ -51,4 +51,29 @@ const sethomeCommand: CommandDef = {
   },
 };
 
-export const CHAT_COMMANDS: readonly CommandDef[] = [approveCommand, denyCommand, sethomeCommand];
+const restartCommand: CommandDef = {
+  name: "restart",
+  description: "restart the gateway once running turns finish (the chats it cuts off are told)",
+  category: "Session",
+  surfaces: "chat",
+  availableWhileRunning: true,
+  adminOnly: true,
+  run(_args, ctx) {
+    const waits = chatOnly(ctx).restartGateway?.() ?? null;
+    if (waits === null) {
+      ctx.reply("This gateway cannot restart itself here. Run `hermes gateway restart` on its host.");
+      return;
+    }
+    const minutes = Math.round(waits / 60);
+    ctx.reply(
+      `🔄 Restarting the gateway. Running turns get up to ${minutes >= 1 ? `${minutes} min` : `${waits} s`} to finish; I'll be back shortly after.`,
+    );
+  },
+};
+
+export const CHAT_COMMANDS: readonly CommandDef[] = [
+  approveCommand,
+  denyCommand,
+  sethomeCommand,
+  restartCommand,
+];

@@ -172,6 +172,11 @@ export interface ChatActions {
   answerApproval(decision: ApprovalDecision): boolean;
   /** Makes this chat the home channel; returns the variable and value written to `.env`. */
   setHome(): { variable: string; value: string };
+  /**
+   * Restarts the gateway (`/restart`): running turns may finish first (`agent.restart_after_turn_timeout`).
+   * Returns the seconds it waits for them, or null when this gateway cannot restart itself.
+   */
+  restartGateway?(): number | null;
 }
 
 export interface CommandContext {

@@ -32,6 +32,26 @@ export interface HermesConfig {
     clarify_timeout: number;
     /** Seconds a started response stream may send nothing before it is cut as stalled (0: never). */
     stream_stall_timeout: number;
+    /**
+     * Seconds running chat turns get once the gateway stops (SIGTERM, or the last phase of a
+     * restart) before they are interrupted and their chats told; 0 interrupts at once (upstream).
+     */
+    restart_drain_timeout: number;
+    /** A restart (`/restart`, SIGUSR1) first waits this long for running turns to end on their own. */
+    restart_after_turn_timeout: number;
+    /** Seconds a running cron job gets when the gateway stops, before its script and agent are stopped. */
+    cron_drain_timeout: number;
+    /** Seconds between "still working" notes in a chat while a turn runs (0: none). */
+    gateway_notify_interval: number;
+    /** Seconds a turn may show no activity before the chat is warned, once (0: never). */
+    gateway_timeout_warning: number;
+    /** Seconds a turn may show no activity before it is interrupted (0: never). */
+    gateway_timeout: number;
+    /**
+     * A turn cut off by a restart is continued by the next message only when the cut is younger
+     * than this many seconds (0: always).
+     */
+    gateway_auto_continue_freshness: number;
     [key: string]: unknown;
   };
   terminal: {
@@ -95,6 +115,8 @@ export interface HermesConfig {
     hard_stop_after: GuardrailCounts;
   };
   approvals: { mode: string; timeout: number; cron_mode: string };
+  /** Cron scripts: seconds a job's `script` may run before its process group is killed. */
+  cron: { script_timeout_seconds: number; [key: string]: unknown };
   command_allowlist: string[];
   memory: {
     memory_enabled: boolean;
@@ -197,6 +219,14 @@ export function defaultConfig(): HermesConfig {
       save_trajectories: false,
       clarify_timeout: 3600,
       stream_stall_timeout: 60,
+      // The gateway's lifecycle: upstream's keys and defaults.
+      restart_drain_timeout: 0,
+      restart_after_turn_timeout: 1800,
+      cron_drain_timeout: 30,
+      gateway_notify_interval: 180,
+      gateway_timeout_warning: 900,
+      gateway_timeout: 1800,
+      gateway_auto_continue_freshness: 3600,
     },
     terminal: {
       backend: "local",
@@ -264,6 +294,7 @@ export function defaultConfig(): HermesConfig {
       hard_stop_after: { exact_failure: 5, same_tool_failure: 8, idempotent_no_progress: 5 },
     },
     approvals: { mode: "manual", timeout: 60, cron_mode: "deny" },
+    cron: { script_timeout_seconds: 120 },
     command_allowlist: [],
     memory: {
       memory_enabled: true,

@@ -85,11 +85,11 @@ export function cronRunBlock(assembled: readonly string[], prompt: string | unde
 
 /** A `runJob` that runs each job in a fresh agent session. */
 export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
-  return async (job: CronJob): Promise<CronRunResult> => {
+  return async (job: CronJob, signal?: AbortSignal): Promise<CronRunResult> => {
     const { config, env, home } = options;
     // The script (and `no_agent`) come first: a job that ends there never pays for an agent.
     const { prepareRun } = await import("./job-context.js");
-    const pre = await prepareRun(job, { home, config, env });
+    const pre = await prepareRun(job, { home, config, env, ...(signal ? { signal } : {}) });
     if ("done" in pre) {
       if (!pre.done.ok) {
         options.logger
@@ -169,7 +169,12 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
     options.logger
       ?.child({ component: "cron", sessionId: session.id })
       .info("job start", { job: job.id, name: job.name });
+    // Stopping the ticker interrupts the agent as /stop would (a running command's group is killed).
+    const stop = () => session.interrupt();
+    signal?.addEventListener("abort", stop, { once: true });
     try {
+      if (signal?.aborted)
+        return { ok: false, output: "", error: "The run was stopped before the agent started." };
       // A non-local backend starts before the model is asked; its error fails the job, never a host run.
       await session.agent.prepareEnvironment();
       const result = await session.run(message).result;
@@ -187,6 +192,7 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
         error: `${error instanceof Error ? error.message : String(error)}${fix}`,
       };
     } finally {
+      signal?.removeEventListener("abort", stop);
       await session.close("cron_complete");
       await store?.drain(RUN_SAVE_WAIT_MS);
       store?.close();

@@ -28,8 +28,12 @@ export interface CronRunResult {
   silent?: boolean;
 }
 
-/** Runs one job (a fresh agent in production, a stub in tests). May throw: that is a failure. */
-export type RunJobFn = (job: CronJob) => Promise<CronRunResult>;
+/**
+ * Runs one job (a fresh agent in production, a stub in tests). May throw: that is a failure.
+ * `signal` aborts when the ticker stops past its drain bound: the run must stop its script's
+ * process group and its agent, and return (or throw) soon after.
+ */
+export type RunJobFn = (job: CronJob, signal?: AbortSignal) => Promise<CronRunResult>;
 
 export interface TickOptions {
   home: string;
@@ -48,6 +52,8 @@ export interface TickOptions {
   outputRetention?: number;
   /** Progress notes ("running daily-news…"), for stderr or a log. */
   onProgress?: (message: string) => void;
+  /** Stops running jobs (handed to `runJob`); a job it stops is recorded as failed, saying why. */
+  signal?: AbortSignal;
 }
 
 export interface RanJob {
@@ -77,6 +83,10 @@ export type TickOutcome =
 export function isSilent(output: string): boolean {
   return output.trim().toUpperCase().startsWith("[SILENT]");
 }
+
+/** Why a run stopped by the ticker's `stop()` failed. */
+export const STOPPED_RUN =
+  "The run was stopped because the gateway (or its cron ticker) stopped before it finished; it runs again at its next time.";
 
 export function tickLockPath(home: string): string {
   return join(home, "cron", ".tick.lock");
@@ -178,11 +188,19 @@ async function runClaimed(
   options.onProgress?.(`running cron job ${job.id} (${job.name})…`);
   let result: CronRunResult;
   try {
-    result = await options.runJob(job);
+    result = await options.runJob(job, options.signal);
+    if (options.signal?.aborted && result.ok) {
+      // Stopped part-way, whatever the runner made of it: the answer may be cut short.
+      result = { ...result, ok: false, error: STOPPED_RUN };
+    }
   } catch (error) {
     result = { ok: false, output: "", error: error instanceof Error ? error.message : String(error) };
   }
-  const error = result.ok ? undefined : result.error || "The run failed without saying why.";
+  const error = result.ok
+    ? undefined
+    : options.signal?.aborted
+      ? `${STOPPED_RUN}${result.error && result.error !== STOPPED_RUN ? ` (${result.error})` : ""}`
+      : result.error || "The run failed without saying why.";
   const outputPath = await store.saveOutput(
     job.id,
     renderOutput(job, store.iso(started), result, error),
@@ -268,17 +286,32 @@ export interface TickerOptions extends TickOptions {
   onError?: (error: unknown) => void;
 }
 
+export interface TickerStopOptions {
+  /**
+   * How long a running job may go on finishing before it is stopped (its script's process group
+   * killed, its agent interrupted); default: wait for it (no bound).
+   */
+  graceMs?: number;
+}
+
 /**
  * Ticks now and then every `intervalMs`, never two ticks at once in this process. For the
- * gateway. `stop()` resolves once a tick in progress has finished.
+ * gateway. `stop()` resolves once a tick in progress has finished; with `graceMs`, a job still
+ * running after that long is stopped (see {@link TickerStopOptions}).
  */
-export function startTicker(options: TickerOptions): { stop(): Promise<void> } {
+export function startTicker(options: TickerOptions): {
+  stop(stopOptions?: TickerStopOptions): Promise<void>;
+} {
   const interval = options.intervalMs ?? 60_000;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
+  const abort = new AbortController();
+  // The caller's own signal stops runs too.
+  options.signal?.addEventListener("abort", () => abort.abort(), { once: true });
+  const tickOptions: TickOptions = { ...options, signal: abort.signal };
   const loop = () => {
-    current = tick(options)
+    current = tick(tickOptions)
       .then((outcome) => options.onTick?.(outcome))
       .catch((error: unknown) => options.onError?.(error))
       .finally(() => {
@@ -287,9 +320,21 @@ export function startTicker(options: TickerOptions): { stop(): Promise<void> } {
   };
   loop();
   return {
-    async stop() {
+    async stop(stopOptions: TickerStopOptions = {}) {
       stopped = true;
       if (timer) clearTimeout(timer);
+      const grace = stopOptions.graceMs;
+      if (grace !== undefined && Number.isFinite(grace)) {
+        let bound: NodeJS.Timeout | undefined;
+        const finished = await Promise.race([
+          current.then(() => true),
+          new Promise<false>((resolve) => {
+            bound = setTimeout(() => resolve(false), Math.max(0, grace));
+          }),
+        ]);
+        clearTimeout(bound);
+        if (!finished) abort.abort();
+      }
       await current;
     },
   };

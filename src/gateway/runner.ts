@@ -53,12 +53,23 @@ export interface GatewayOptions {
    * gateway.log, its agents' and cron's to agent.log, problems also to errors.log.
    */
   logger?: Logger;
+  /** A chat asked for a restart (`/restart`); absent: the command says this gateway cannot. */
+  onRestartRequested?: () => void;
 }
 
 export interface RunningGateway {
   /** What runs: "api_server http://127.0.0.1:8642", "cron (every 60 s)". */
   readonly services: readonly string[];
-  /** Stops taking work, waits for running turns and ticks, releases the pid file and lock. */
+  /**
+   * A restart's first phase: chats' new requests are turned away while running turns may finish.
+   * Resolves true when none runs any more, false when `agent.restart_after_turn_timeout` ran out.
+   */
+  quiesce(): Promise<boolean>;
+  /**
+   * Stops taking work; running chat turns get `agent.restart_drain_timeout`, then are interrupted
+   * (their chats told, their sessions marked to continue); a cron job gets `agent.cron_drain_timeout`.
+   * Then releases the pid file and lock.
+   */
   stop(): Promise<void>;
 }
 
@@ -85,6 +96,12 @@ const section = (value: unknown): Record<string, unknown> =>
 export function platformToolsets(config: HermesConfig, platform: string): string[] {
   const mine = section(config["platform_toolsets"])[platform];
   return Array.isArray(mine) && mine.every((t) => typeof t === "string") ? mine : [`hermes-${platform}`];
+}
+
+/** A non-negative number of seconds from config, else `fallback`. */
+export function secondsOf(value: unknown, fallback: number): number {
+  const n = Number(value);
+  return value !== null && value !== "" && Number.isFinite(n) && n >= 0 ? n : fallback;
 }
 
 /** Seconds to wait for a platform to connect (`gateway.platform_connect_timeout`, default 30). */
@@ -145,6 +162,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const stops: Array<() => Promise<void>> = [];
   // Live state for the control socket (status, events, approvals); fed by the router and below.
   const control = new GatewayControlState();
+  let chats: MessageRouter | undefined;
   try {
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
@@ -218,6 +236,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         logger,
         toolsets: (platform) => platformToolsets(config, platform),
         ...(mcp ? { mcp: async () => mcp } : {}),
+        ...(options.onRestartRequested ? { restart: options.onRestartRequested } : {}),
         openSession: (request) =>
           openWithEnvironment({
             ...shared,
@@ -247,6 +266,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           }),
       });
       router = messaging;
+      chats = messaging;
       stops.push(() => messaging.stop());
       const timeout = connectTimeoutMs(config);
       for (const name of platforms) {
@@ -352,7 +372,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         log(`cron: tick failed: ${error instanceof Error ? error.message : String(error)}`, "cron"),
     });
     services.push(`cron (every ${seconds} s)`);
-    stops.push(() => ticker.stop());
+    // A running job gets `agent.cron_drain_timeout` to finish, then its script and agent are stopped.
+    stops.push(() => ticker.stop({ graceMs: secondsOf(config.agent?.cron_drain_timeout, 30) * 1000 }));
     // Started last (status is whole) and stopped last, so `status` answers while turns drain.
     try {
       const socket = await startControlServer({
@@ -381,6 +402,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   let stopping: Promise<void> | undefined;
   return {
     services,
+    quiesce: () => (chats ? chats.quiesce() : Promise.resolve(true)),
     stop() {
       stopping ??= (async () => {
         for (const stop of [...stops].reverse()) {

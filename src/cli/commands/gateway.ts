@@ -3,7 +3,8 @@
  * in the foreground and logs to `logs/gateway.log` (its own events), `agent.log` and `errors.log`;
  * `start` runs it in the background, its stdout and stderr (start-up failures, crashes) in
  * `logs/gateway-output.log`;
- * `stop` asks it to finish its running turns and exit; `restart` does that and starts it again;
+ * `stop` stops it (running turns get `agent.restart_drain_timeout`, then are cut off and their chats
+ * told); `restart` sends SIGUSR1: turns may finish, then it stops and starts again (gateway-lifecycle.ts);
  * `install`/`uninstall` make it a systemd or launchd service (gateway-service.ts); `list` shows
  * every profile's gateway; `status` says whether one runs;
  * `slack-manifest` prints the Slack app manifest's slash commands, made from the command registry.
@@ -67,7 +68,10 @@ export function gatewayCommand(stopSignal?: Promise<void>): CliCommand {
         .action(action((ctx) => start(ctx)));
       root
         .command("stop")
-        .description("let running turns finish, then stop it")
+        .description(
+          "stop it: running turns get agent.restart_drain_timeout seconds (default 0), then are interrupted, " +
+            "their chats told and their sessions marked so the next message continues",
+        )
         .option("--timeout <seconds>", "how long to wait for running turns", "60")
         .option("--force", "stop at once (SIGKILL)")
         .action(
@@ -97,9 +101,12 @@ export function gatewayCommand(stopSignal?: Promise<void>): CliCommand {
         .action(action((ctx, flags: { system?: boolean }) => uninstall(ctx, flags.system === true)));
       root
         .command("restart")
-        .description("let running turns finish, then start again (through the service when installed)")
+        .description(
+          "restart it (SIGUSR1; through the service when installed): new requests are turned away while " +
+            "running turns finish (agent.restart_after_turn_timeout), then it stops and starts again",
+        )
         .option("--system", "the system unit")
-        .option("--timeout <seconds>", "how long to wait for running turns", "60")
+        .option("--timeout <seconds>", "how long to wait for the restarted gateway", "60")
         .action(
           action(async (ctx, flags: { system?: boolean; timeout: string }) => {
             const timeout = Number(flags.timeout);
@@ -153,6 +160,10 @@ async function run(home: HomeContext, stopSignal: Promise<void> | undefined): Pr
   // Opens nothing until the first line; every line passes the process's secret redactor.
   const logger = homeLogger(context.home, context.config.logging, { component: "gateway" });
   await checkBackend(context.config as unknown as Readonly<Record<string, unknown>>);
+  const { gatewayEnding, RESTART_EXIT_CODE, startSuccessor, supervised } = await import(
+    "./gateway-lifecycle.js"
+  );
+  const ending = gatewayEnding(stopSignal, err);
   let gateway: Awaited<ReturnType<typeof startGateway>>;
   try {
     gateway = await startGateway({
@@ -162,8 +173,10 @@ async function run(home: HomeContext, stopSignal: Promise<void> | undefined): Pr
       profile,
       log: (line) => err(`gateway: ${line}`),
       logger,
+      onRestartRequested: ending.restart,
     });
   } catch (error) {
+    ending.dispose();
     if (error instanceof GatewayRunningError) {
       throw new CliFailure(error.message, 1);
     }
@@ -173,20 +186,27 @@ async function run(home: HomeContext, stopSignal: Promise<void> | undefined): Pr
     throw new CliFailure(`could not start: ${error instanceof Error ? error.message : String(error)}`, 1);
   }
   io.out(`Gateway running (pid ${process.pid}): ${gateway.services.join(", ")}`);
-  await (stopSignal ??
-    new Promise<void>((resolve) => {
-      let stopping = false;
-      const onSignal = (signal: NodeJS.Signals) => {
-        if (stopping) process.exit(signal === "SIGINT" ? 130 : 143);
-        stopping = true;
-        err("gateway: stopping; waiting for running turns (signal again to force)…");
-        resolve();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
-    }));
+  const end = await ending.ended;
+  if (end === "restart") {
+    err("gateway: restarting; new requests are turned away while running turns finish…");
+    // A stop signal meanwhile ends the wait: stopping bounds what is left.
+    const idle = await Promise.race([gateway.quiesce(), ending.stopped.then(() => false)]);
+    if (!idle) err("gateway: turns still running; stopping them (their chats are told)…");
+  }
   await gateway.stop();
-  err("gateway: stopped");
+  ending.dispose();
+  if (end === "stop") {
+    err("gateway: stopped");
+    return 0;
+  }
+  if (supervised(context.env)) {
+    err(`gateway: stopped; exit ${RESTART_EXIT_CODE} asks the service manager to start it again`);
+    return RESTART_EXIT_CODE;
+  }
+  const pid = startSuccessor(context.home, profile);
+  err(
+    `gateway: restarted as pid ${pid ?? "?"} (its output: ${join(context.home, "logs", "gateway-output.log")})`,
+  );
   return 0;
 }
 
@@ -327,11 +347,25 @@ async function restart(ctx: HomeContext, system: boolean, timeoutS: number): Pro
     ctx.io.out(`Restarted the ${kind} service.`);
     return 0;
   }
-  if (runningGateway(ctx.home)) {
-    const stopped = await stop(ctx, timeoutS, false);
-    if (stopped !== 0) return stopped;
+  const running = runningGateway(ctx.home);
+  if (!running) return start(ctx);
+  // SIGUSR1, as upstream: the gateway lets running turns finish, stops, and starts its successor.
+  process.kill(running.pid, "SIGUSR1");
+  const deadline = Date.now() + timeoutS * 1000;
+  while (Date.now() < deadline) {
+    const now = runningGateway(ctx.home);
+    if (now && now.pid !== running.pid) {
+      ctx.io.out(`Gateway restarted (pid ${running.pid} → ${now.pid}).`);
+      return 0;
+    }
+    await sleep(100);
   }
-  return start(ctx);
+  ctx.io.err(
+    `hermes gateway: pid ${running.pid} is still finishing running turns after ${timeoutS} s; it restarts ` +
+      "when they end (at most agent.restart_after_turn_timeout, then they are stopped and their chats told). " +
+      "Check with: hermes gateway status",
+  );
+  return 1;
 }
 
 async function list(ctx: HomeContext): Promise<number> {

@@ -37,7 +37,7 @@ export function capabilities(ctx: RouteContext, res: ServerResponse): void {
       run_status: true,
       run_events_sse: true,
       run_stop: true,
-      run_approval_response: false,
+      run_approval_response: true,
       tool_progress_events: true,
       approval_events: false,
       session_continuity_header: "X-Hermes-Session-Id",

@@ -168,7 +168,7 @@ export async function route(
       await runs.stop(id, res);
     } else {
       expect(["POST"]);
-      runs.approval(id);
+      runs.approval(id, await body(), res);
     }
     return;
   }

@@ -4,14 +4,23 @@
  * `GET /v1/runs/{id}/events` streams its lifecycle as SSE `data:` frames (`message.delta`,
  * `tool.started`, `tool.completed`, `reasoning.available`, then `run.completed`, `run.failed` or
  * `run.cancelled`), replaying what happened before the client attached; `POST /v1/runs/{id}/stop`
- * interrupts it. A run holds one of the server's run slots like any other turn. Dangerous commands
- * are denied as on every API turn, so a run never waits for an approval
- * (`POST /v1/runs/{id}/approval` answers 409 `approval_not_pending`).
+ * interrupts it. A run holds one of the server's run slots like any other turn.
+ *
+ * Unlike other API turns (which deny dangerous commands: nobody could answer), a run has a client
+ * that follows it, so it asks: the approval policy's rules come first (yolo, `approvals.mode`,
+ * session and `command_allowlist` answers), then an `approval.requested` event (with its
+ * `approval_id`, the command and why) goes into the run's stream, the status turns
+ * `waiting_for_approval`, and the run waits. `POST /v1/runs/{id}/approval` with
+ * `{"choice": "once" | "session" | "always" | "deny"}` (upstream's shape; `approval_id` optional)
+ * answers it; `approvals.timeout` without an answer denies it, as in chats. Either way an
+ * `approval.resolved` event follows. With nothing pending the route answers 409 `approval_not_pending`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RunResult } from "../../agent/agent.js";
+import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { AgentEvent } from "../../agent/events.js";
 import type { ContentPart, Message } from "../../ai/types.js";
+import type { ApprovalDecision } from "../../tools/types.js";
 import type { RouteContext } from "./context.js";
 import { ApiError, randomHex, sendJson, startSse, writeSse, writeSseComment } from "./http.js";
 import { readResponsesInput } from "./input.js";
@@ -33,7 +42,11 @@ interface Run {
   controller: AbortController;
   done: Promise<void>;
   finishedAt?: number;
+  /** The approval the run waits for (one at a time: the policy asks one question at a time). */
+  pending?: { id: string; answer: (decision: ApprovalDecision, by: string) => void };
 }
+
+const CHOICES: readonly ApprovalDecision[] = ["once", "session", "always", "deny"];
 
 export class RunRegistry {
   private readonly runs = new Map<string, Run>();
@@ -158,15 +171,28 @@ export class RunRegistry {
     sendJson(res, 200, { run_id: runId, status: "stopping" });
   }
 
-  /** `POST /v1/runs/{id}/approval`: nothing ever waits, as API turns deny dangerous commands. */
-  approval(runId: string): never {
-    this.find(runId);
-    throw new ApiError(
-      409,
-      `Run ${runId} has no pending approval: API server turns deny dangerous commands instead of ` +
-        "asking (nobody could approve them).",
-      "approval_not_pending",
-    );
+  /** `POST /v1/runs/{id}/approval`: answers the approval the run waits for. */
+  approval(runId: string, body: Json, res: ServerResponse): void {
+    const run = this.find(runId);
+    const pending = run.pending;
+    if (!pending) {
+      throw new ApiError(
+        409,
+        `Run ${runId} has no pending approval (none was asked, or it was answered or timed out).`,
+        "approval_not_pending",
+      );
+    }
+    const wanted = body["approval_id"];
+    if (wanted !== undefined && wanted !== pending.id) {
+      throw new ApiError(
+        409,
+        `Approval ${String(wanted)} is not the one run ${runId} waits for (${pending.id}).`,
+        "approval_not_pending",
+      );
+    }
+    const choice = readChoice(body);
+    pending.answer(choice, "client");
+    sendJson(res, 200, { run_id: runId, approval_id: pending.id, choice, status: "resolved" });
   }
 
   /** Settles when every run started so far has finished (the server drains them on close). */
@@ -197,11 +223,37 @@ export class RunRegistry {
     const push = (event: Json) => this.push(run, { ...event, run_id: runId, timestamp: Date.now() / 1000 });
     let result: RunResult | undefined;
     let sessionId: string | undefined;
+    const onApproval: ApprovalPrompt = (request, options) =>
+      new Promise<ApprovalDecision>((resolve) => {
+        const id = `appr_${randomHex(8)}`;
+        const answer = (decision: ApprovalDecision, by: string) => {
+          if (run.pending?.id !== id) return;
+          run.pending = undefined;
+          options.signal.removeEventListener("abort", withdrawn);
+          push({ event: "approval.resolved", approval_id: id, choice: decision, by });
+          this.update(run, "running", {});
+          resolve(decision);
+        };
+        // The policy withdraws it at `approvals.timeout` or when the run is stopped.
+        const withdrawn = () => answer("deny", signal.aborted ? "stopped" : "timeout");
+        run.pending = { id, answer };
+        options.signal.addEventListener("abort", withdrawn, { once: true });
+        push({
+          event: "approval.requested",
+          approval_id: id,
+          command: request.command,
+          reason: request.reason,
+          choices: request.protectedPath ? ["once", "deny"] : CHOICES,
+          timeout: Math.round(options.timeoutMs / 1000),
+        });
+        this.update(run, "waiting_for_approval", {});
+      });
     try {
       const outcome = await this.ctx.withRunSlot(signal, () =>
         this.ctx.turns.run({
           ...turn,
           signal,
+          onApproval,
           onStart: (sid) => {
             sessionId = sid;
             this.update(run, "running", { session_id: sid });
@@ -296,6 +348,20 @@ function preview(args: Record<string, unknown>): string | null {
     }
   }
   return null;
+}
+
+/** The client's answer: `choice` (upstream), or `decision`, or `approve: true|false`. */
+function readChoice(body: Json): ApprovalDecision {
+  const raw = body["choice"] ?? body["decision"];
+  if (typeof raw === "string" && CHOICES.includes(raw.trim().toLowerCase() as ApprovalDecision)) {
+    return raw.trim().toLowerCase() as ApprovalDecision;
+  }
+  if (raw === undefined && typeof body["approve"] === "boolean") return body["approve"] ? "once" : "deny";
+  throw new ApiError(
+    400,
+    `"choice" must be one of ${CHOICES.join(", ")}; got ${JSON.stringify(raw ?? null)}.`,
+    "invalid_request",
+  );
 }
 
 /** `conversation_history`: `[{role, content}]` the client keeps itself (text only), or undefined. */

@@ -5,6 +5,7 @@
  */
 
 import type { RunResult } from "../../agent/agent.js";
+import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession, ChatSessionOptions } from "../../agent/chat-session.js";
 import type { AgentEvent } from "../../agent/events.js";
 import type { ContentPart, Message } from "../../ai/types.js";
@@ -29,6 +30,8 @@ export interface TurnRequest {
   /** Called once the session is open and before the model is called (start streaming here). */
   onStart?: (sessionId: string) => void;
   onEvent?: (event: AgentEvent) => void;
+  /** Asks the client about a dangerous command (the Runs API); absent: such commands are denied. */
+  onApproval?: ApprovalPrompt;
 }
 
 export interface TurnOutcome {
@@ -79,6 +82,7 @@ export class TurnRunner {
       session = await this.deps.openSession({
         ...this.deps.sessionOptions,
         ...(request.systemPrompt ? { ephemeralSystemPrompt: request.systemPrompt } : {}),
+        ...(request.onApproval ? { onApproval: request.onApproval } : {}),
         resume: id,
       });
     } catch (error) {

@@ -7,17 +7,13 @@
  * registry (`src/commands/`, adapted in `commands.ts`), asks for approvals in the chat, and
  * delivers the answer (see `reply.ts`).
  */
-import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession } from "../../agent/chat-session.js";
-import { type CommandSettings, dispatchInput, looksLikeCommand } from "../../commands/index.js";
+import { dispatchInput, looksLikeCommand } from "../../commands/index.js";
 import { runtimeFooter, sessionFooterFacts } from "../../commands/runtime-footer.js";
-import type { HermesConfig } from "../../config/defaults.js";
 import { SessionStoreError } from "../../state/types.js";
-import type { McpManager } from "../../tools/mcp/manager.js";
 import { type Logger, silentLogger } from "../../util/log.js";
 import { chatTier } from "../auth/admin.js";
 import { authorize, unauthorizedDmBehavior } from "../auth/allowlist.js";
-import type { PairingStore } from "../auth/pairing.js";
 import type {
   InboundAction,
   InboundMessage,
@@ -37,70 +33,31 @@ import {
   setHomeChannel,
 } from "./commands.js";
 import { deliverText, homeChannel, resolveTarget } from "./deliver.js";
+import {
+  continuedInput,
+  type DrainSettings,
+  drainSettings,
+  QUEUE_DROPPED_NOTICE,
+  RESTART_INTERRUPTED,
+  RESTART_INTERRUPTED_NOTICE,
+  RESTARTING_NOTICE,
+  settlesWithin,
+} from "./drain.js";
 import { batchInput, transcribeVoice } from "./inbound-text.js";
-import type { RouterObserver } from "./observer.js";
+import { offerPairing } from "./pairing-offer.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
-import { type ResetPolicy, resetPolicyFrom, resetReason, SessionIndex } from "./session-index.js";
+import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
+import {
+  type ResetPolicy,
+  resetNotice,
+  resetPolicyFrom,
+  resetReason,
+  SessionIndex,
+} from "./session-index.js";
 
 export type { BusyMode } from "./commands.js";
 
-/** What the runner needs to open a conversation's agent session. */
-export interface OpenConversation {
-  platform: string;
-  source: MessageSource;
-  key: string;
-  /** Continue this stored session. */
-  resume?: string;
-  /** Seeds the tools' per-session state (`cron.origin`). */
-  toolState: Record<string, unknown>;
-  onApproval: ApprovalPrompt;
-}
-
-export interface RouterOptions {
-  home: string;
-  config: HermesConfig;
-  /** The gateway's environment; `/sethome` updates it in place as well as `.env`. */
-  env: Record<string, string | undefined>;
-  profile?: string | undefined;
-  adapters: ReadonlyMap<string, PlatformAdapter>;
-  pairing: PairingStore;
-  openSession: (request: OpenConversation) => Promise<ChatSession>;
-  /** Problems, one line each (stderr of `hermes gateway run`). */
-  log?: (line: string) => void;
-  /**
-   * The home's log files: messages in and out (chat id, sizes; message text only at DEBUG),
-   * pairing, commands and problems, as `gateway.<platform>` (gateway.log, errors.log).
-   */
-  logger?: Logger;
-  now?: () => Date;
-  /** Idle conversations whose agent stays cached (default 256); the least recent beyond it are closed. */
-  maxCachedAgents?: number;
-  /** The toolsets a platform's agents use (`/toolsets` marks them). */
-  toolsets?: (platform: string) => readonly string[];
-  /** The gateway's MCP servers, for `/reload-mcp`; absent when none are configured. */
-  mcp?: () => Promise<McpManager>;
-  /** Told about messages, turns and approvals (the control socket's events and status). */
-  observer?: RouterObserver;
-}
-
-interface Conversation {
-  key: string;
-  platform: string;
-  source: MessageSource;
-  chat?: ChatSession;
-  /** A turn is running; new messages wait in `queue` (or interrupt it, per `display.busy_input_mode`). */
-  busy: boolean;
-  queue: InboundMessage[];
-  lastActive: Date;
-  /** Set by /new while busy: the next turn starts a fresh session. */
-  fresh: boolean;
-  /** Set by /stop: the running turn's partial answer is not delivered. */
-  stopped: boolean;
-  /** The agent being opened (so a command and a turn never open two). */
-  opening?: Promise<ChatSession>;
-  /** What /verbose and /yolo changed in this conversation (from config until then). */
-  settings?: CommandSettings;
-}
+export type { OpenConversation, RouterOptions } from "./router-types.js";
 
 const section = (value: unknown): Record<string, unknown> =>
   value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
@@ -117,8 +74,12 @@ export class MessageRouter {
   private readonly logger: Logger;
   private readonly now: () => Date;
   private closing = false;
+  /** A restart waits for running turns: new requests are turned away. */
+  private restarting = false;
+  private readonly drain: DrainSettings;
 
   constructor(private readonly options: RouterOptions) {
+    this.drain = drainSettings(options.config);
     this.print = options.log ?? (() => undefined);
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());
@@ -210,7 +171,8 @@ export class MessageRouter {
         user: source.userId,
         action: decision.pairing ? "pairing" : "ignored",
       });
-      if (decision.pairing) await this.offerPairing(adapter, source);
+      if (decision.pairing)
+        await offerPairing(this.options.pairing, adapter, source, this.print, this.logFor(source.platform));
       else this.print(`${source.platform}: ignored a message from unauthorized user ${source.userId}`);
       return;
     }
@@ -245,7 +207,10 @@ export class MessageRouter {
       else if (this.questions.answer(key, text)) return;
     }
     if (looksLikeCommand(text) && (await this.command(adapter, conv, message, text))) return;
-
+    if (this.restarting) {
+      await this.say(adapter, source, RESTARTING_NOTICE);
+      return;
+    }
     if (conv.busy) {
       await this.whileBusy(adapter, conv, message);
       return;
@@ -288,36 +253,6 @@ export class MessageRouter {
     }
   }
 
-  private async offerPairing(adapter: PlatformAdapter, source: MessageSource): Promise<void> {
-    try {
-      const request = await this.options.pairing.requestCode(source.platform, {
-        id: source.userId,
-        ...(source.userName ? { name: source.userName } : {}),
-      });
-      const plog = this.logFor(source.platform);
-      if (request.status !== "created") {
-        this.print(`${source.platform}: pairing request from ${source.userId}: ${request.status}`);
-        plog.info("pairing request not granted a code", { user: source.userId, status: request.status });
-        return;
-      }
-      this.print(`${source.platform}: sent a pairing code to unknown user ${source.userId}`);
-      plog.info("pairing code sent", { user: source.userId, chat: source.chatId });
-      await adapter.send(
-        this.targetOf(source),
-        "👋 I don't know you yet, so I can't answer. To pair this account, ask my owner to run:\n\n" +
-          `hermes pairing approve ${source.platform} ${request.code}\n\n` +
-          "The code expires in one hour.",
-        { plain: true },
-      );
-    } catch (error) {
-      this.print(`${source.platform}: pairing failed for ${source.userId}: ${describeError(error)}`);
-      this.logFor(source.platform).error("pairing failed", {
-        user: source.userId,
-        error: describeError(error),
-      });
-    }
-  }
-
   private async whileBusy(
     adapter: PlatformAdapter,
     conv: Conversation,
@@ -347,7 +282,7 @@ export class MessageRouter {
     conv.busy = true;
     this.options.observer?.turn(conv.key, conv.source, true);
     try {
-      while ((conv.queue.length > 0 || conv.chat?.pendingWake()) && !this.closing) {
+      while ((conv.queue.length > 0 || conv.chat?.pendingWake()) && !this.closing && !this.restarting) {
         // An empty batch is a wake turn: the chat's notices are its message.
         const batch = conv.queue.splice(0);
         conv.stopped = false;
@@ -369,6 +304,11 @@ export class MessageRouter {
     } finally {
       conv.busy = false;
       this.options.observer?.turn(conv.key, conv.source, false);
+    }
+    if (this.restarting && conv.queue.length > 0 && !conv.cutOff) {
+      const last = conv.queue[conv.queue.length - 1];
+      conv.queue.length = 0;
+      await this.say(adapter, last?.source ?? conv.source, QUEUE_DROPPED_NOTICE);
     }
   }
 
@@ -473,11 +413,19 @@ export class MessageRouter {
   private async turn(adapter: PlatformAdapter, conv: Conversation, batch: InboundMessage[]): Promise<void> {
     const last = batch[batch.length - 1];
     const source = last?.source ?? conv.source;
-    const input = last ? await this.inputOf(conv, batch) : null;
-    if (input === "") return;
+    const typed = last ? await this.inputOf(conv, batch) : null;
+    if (typed === "") return;
+    // A turn cut off by the last restart: its mark is read once; the note goes only to that session.
+    const marked = typed === null ? undefined : this.index.get(conv.key)?.session_id;
+    const mark = typed === null ? undefined : this.index.takeInterrupted(conv.key);
     // A wake turn continues the open chat as it is: reset rules wait for the user's next message.
-    const chat = input === null ? conv.chat : await this.ensureChat(adapter, conv, source);
+    const chat = typed === null ? conv.chat : await this.ensureChat(adapter, conv, source);
     if (!chat) return;
+    const input =
+      typed === null || chat.id !== marked
+        ? typed
+        : continuedInput(typed, mark, this.now(), this.drain.freshnessMs);
+    if (conv.cutOff) return this.toldCutOff(adapter, conv, source);
     if (conv.settings) chat.agent.yolo = conv.settings.yolo;
     const view = new ReplyView(adapter, this.targetOf(source), {
       stream: streamSettings(this.options.config, conv.platform),
@@ -496,6 +444,8 @@ export class MessageRouter {
       if (started && last) void started.then(() => adapter.processing?.(last, state)).catch(() => undefined);
     };
     let result: Awaited<typeof run.result>;
+    // Stopping may have begun while the session opened: the turn is cut off before it starts.
+    if (conv.cutOff) chat.interrupt();
     try {
       for await (const event of run) {
         if (event.type === "text_delta") view.textDelta(event.text);
@@ -515,6 +465,11 @@ export class MessageRouter {
       this.index.set(conv.key, chat.id, source, conv.lastActive);
     else this.index.touch(conv.key, conv.lastActive);
 
+    if (conv.cutOff) {
+      await view.abandon();
+      settle("failed");
+      return this.toldCutOff(adapter, conv, source);
+    }
     if (result.reason === "interrupted" && (conv.stopped || conv.queue.length > 0)) {
       await view.abandon();
       return;
@@ -595,6 +550,12 @@ export class MessageRouter {
       actions: {
         answerApproval: (decision) => this.approvals.answer(conv.key, decision),
         setHome: () => setHomeChannel(this.options.home, this.options.env, source),
+        restartGateway: () => {
+          if (!this.options.restart) return null;
+          // After this command's reply is out: the restart turns new requests away at once.
+          setImmediate(() => this.options.restart?.());
+          return Math.round(this.drain.afterTurnMs / 1000);
+        },
       },
       toolsets: this.options.toolsets?.(conv.platform) ?? [],
       mcp: this.options.mcp,
@@ -670,24 +631,56 @@ export class MessageRouter {
     this.logFor(platform).info("message out", { chat: resolved.chatId, chars: text.length, via: "deliver" });
   }
 
-  /** Stops taking messages, refuses pending approvals, waits for running turns, closes every agent. */
-  async stop(): Promise<void> {
-    this.closing = true;
-    this.approvals.denyAll();
-    this.questions.cancel();
+  /** Tells a chat its turn was cut off by stopping, and marks the conversation to continue (drain.ts). */
+  private async toldCutOff(
+    adapter: PlatformAdapter,
+    conv: Conversation,
+    source: MessageSource,
+  ): Promise<void> {
+    conv.queue.length = 0;
+    this.index.markInterrupted(conv.key, RESTART_INTERRUPTED, this.now());
+    this.logFor(conv.platform, conv.chat?.id).info("turn cut off by stopping", { chat: source.chatId });
+    await this.say(adapter, source, RESTART_INTERRUPTED_NOTICE);
+  }
+
+  /** Until every running turn, and the work they queue, has settled. */
+  private async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  /**
+   * The first phase of a restart: new requests are turned away (approval answers and commands
+   * still work), queued messages are dropped with a notice, and running turns may finish. Resolves
+   * true when they all finished within `ms` (default `agent.restart_after_turn_timeout`).
+   */
+  async quiesce(ms: number = this.drain.afterTurnMs): Promise<boolean> {
+    this.restarting = true;
+    return settlesWithin(this.settled(), ms);
+  }
+
+  /**
+   * Stops taking messages and waits for running turns, up to `drainMs` (default
+   * `agent.restart_drain_timeout`; Infinity waits for them); turns still running then are
+   * interrupted, and their chats told and marked to continue. Then pending approvals are refused
+   * and every agent is closed.
+   */
+  async stop(options: { drainMs?: number } = {}): Promise<void> {
+    this.closing = true;
+    this.questions.cancel();
+    const drainMs = options.drainMs ?? this.drain.drainMs;
+    if (!(await settlesWithin(this.settled(), drainMs))) {
+      for (const conv of this.conversations.values()) {
+        if (!conv.busy) continue;
+        conv.cutOff = true;
+        conv.chat?.interrupt();
+      }
+    }
+    // An approval left waiting is refused, so the turn waiting on it can end.
+    this.approvals.denyAll();
+    await this.settled();
     for (const conv of this.conversations.values()) {
       await conv.chat?.close("gateway_shutdown").catch(() => undefined);
     }
     this.conversations.clear();
   }
-}
-
-function resetNotice(reason: "idle" | "daily", policy: ResetPolicy): string {
-  if (reason === "idle") {
-    const hours = policy.idleMinutes / 60;
-    const span = hours >= 1 ? `${Number(hours.toFixed(1))} h` : `${policy.idleMinutes} min`;
-    return `🔄 Starting a fresh conversation: the last one was idle for more than ${span}.`;
-  }
-  return `🔄 Starting a fresh conversation for the new day (reset at ${String(policy.atHour).padStart(2, "0")}:00).`;
 }

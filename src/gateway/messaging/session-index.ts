@@ -21,6 +21,15 @@ export interface SessionIndexEntry {
   platform: string | null;
   chat_type: string | null;
   origin?: Record<string, unknown>;
+  /**
+   * Upstream's restart mark: the conversation's turn was cut off (a restart or stop) and its chat
+   * told; the next message continues the session with a note saying so (see `drain.ts`).
+   */
+  resume_pending?: boolean;
+  /** Why: `restart_interrupted`. */
+  resume_reason?: string;
+  /** When the turn was cut off (ISO). */
+  resume_marked_at?: string;
   [key: string]: unknown;
 }
 
@@ -156,6 +165,31 @@ export class SessionIndex {
     return entry;
   }
 
+  /** Marks the conversation's turn as cut off (`resume_pending`); saved at once, read after a restart. */
+  markInterrupted(key: string, reason: string, now: Date): void {
+    const entry = this.entries[key];
+    if (!entry) return;
+    entry.resume_pending = true;
+    entry.resume_reason = reason;
+    entry.resume_marked_at = now.toISOString();
+    this.save();
+  }
+
+  /** The conversation's restart mark, removed as it is read (a mark is acted on once); undefined when none. */
+  takeInterrupted(key: string): { reason: string; at: Date } | undefined {
+    const entry = this.entries[key];
+    if (!entry?.resume_pending) return undefined;
+    const mark = {
+      reason: entry.resume_reason ?? "restart_interrupted",
+      at: new Date(entry.resume_marked_at ?? 0),
+    };
+    delete entry.resume_pending;
+    delete entry.resume_reason;
+    delete entry.resume_marked_at;
+    this.save();
+    return mark;
+  }
+
   /** Records activity without changing the session. */
   touch(key: string, now: Date): void {
     const entry = this.entries[key];
@@ -174,4 +208,14 @@ export class SessionIndex {
       );
     }
   }
+}
+
+/** Told in a chat when its conversation starts afresh under the reset policy. */
+export function resetNotice(reason: "idle" | "daily", policy: ResetPolicy): string {
+  if (reason === "idle") {
+    const hours = policy.idleMinutes / 60;
+    const span = hours >= 1 ? `${Number(hours.toFixed(1))} h` : `${policy.idleMinutes} min`;
+    return `🔄 Starting a fresh conversation: the last one was idle for more than ${span}.`;
+  }
+  return `🔄 Starting a fresh conversation for the new day (reset at ${String(policy.atHour).padStart(2, "0")}:00).`;
 }

@@ -404,8 +404,9 @@ describe("approval policy: invariants over every combination", () => {
         expect(result, label).toBe("once");
       }
       if (c.protectedPath) expect(p.judged, label).toEqual([]);
-      // Nobody can approve in webhooks and the API server.
-      if (c.surface === "webhook" || c.surface === "api_server") {
+      // Nobody can approve in webhooks, nor on an API turn nobody follows (no prompt); a followed
+      // API turn (the Runs API, which hands a prompt) asks by the interactive rules.
+      if (c.surface === "webhook" || (c.surface === "api_server" && !c.answer)) {
         expect(result, label).toBe(`deny:${c.surface}`);
         expect(p.prompted, label).toEqual([]);
       }

@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type CronDelivery, createDeliverer, type PlatformSender } from "../../../src/cron/delivery.js";
-import { type CronRunResult, isTickLockHeld, tick } from "../../../src/cron/scheduler.js";
+import {
+  type CronRunResult,
+  isTickLockHeld,
+  STOPPED_RUN,
+  startTicker,
+  tick,
+} from "../../../src/cron/scheduler.js";
 import { CronStore } from "../../../src/knowledge/cron/store.js";
 import type { CronJob } from "../../../src/knowledge/cron/types.js";
 import { withFileLock } from "../../../src/util/file-lock.js";
@@ -194,6 +200,90 @@ describe("tick", () => {
       .map((l) => l.split(" ")[0]);
     expect(ran.sort()).toEqual([...ids].sort());
   }, 30_000);
+});
+
+describe("startTicker's stop", () => {
+  /** A ticker over a home whose one job is due, with a runner that runs until it is stopped. */
+  async function running(finish: (signal: AbortSignal | undefined) => Promise<CronRunResult>) {
+    const home = mkdtempSync(join(tmpdir(), "hermes-cron-stop-"));
+    const store = new CronStore({ home, timezone: "UTC" });
+    const job = await store.create({ schedule: "every 30m", prompt: "long" });
+    await store.update((jobs) => {
+      for (const j of jobs) j.next_run_at = new Date(Date.now() - 1000).toISOString();
+    });
+    let started!: () => void;
+    const begun = new Promise<void>((resolve) => (started = resolve));
+    const signals: Array<AbortSignal | undefined> = [];
+    const ticker = startTicker({
+      home,
+      timezone: "UTC",
+      intervalMs: 60_000,
+      runJob: async (_job, signal) => {
+        signals.push(signal);
+        started();
+        return finish(signal);
+      },
+      deliver: async () => ({ delivered: [], errors: [] }),
+    });
+    await begun;
+    return { home, store, job, ticker, signals };
+  }
+
+  const untilAborted = (signal: AbortSignal | undefined) =>
+    new Promise<CronRunResult>((resolve) =>
+      signal?.addEventListener("abort", () => resolve({ ok: false, output: "", error: "killed" })),
+    );
+
+  it("stops a job still running after the grace period and records why it failed", async () => {
+    const t = await running(untilAborted);
+    const before = Date.now();
+    await t.ticker.stop({ graceMs: 100 });
+    expect(Date.now() - before).toBeLessThan(5000);
+    expect(t.signals[0]?.aborted).toBe(true);
+    const saved = t.store.find(t.job.id);
+    expect(saved?.last_status).toBe("error");
+    expect(saved?.last_error).toContain(STOPPED_RUN);
+    expect(saved?.["running_since"]).toBeUndefined();
+  });
+
+  it("lets a job that finishes within the grace period finish untouched", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const t = await running(async () => {
+      await released;
+      return { ok: true, output: "done in time" };
+    });
+    const stopping = t.ticker.stop({ graceMs: 10_000 });
+    release();
+    await stopping;
+    expect(t.signals[0]?.aborted).toBe(false);
+    expect(t.store.find(t.job.id)?.last_status).toBe("ok");
+  });
+
+  it("a runner that ignores the signal and claims success is still recorded as stopped", async () => {
+    const t = await running(async (signal) => {
+      await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve()));
+      return { ok: true, output: "half an answer" };
+    });
+    await t.ticker.stop({ graceMs: 50 });
+    expect(t.store.find(t.job.id)?.last_error).toContain(STOPPED_RUN);
+  });
+
+  it("without a bound, stop waits for the running job", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const t = await running(async () => {
+      await released;
+      return { ok: true, output: "finished" };
+    });
+    let stopped = false;
+    const stopping = t.ticker.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(t.signals[0]?.aborted).toBe(false);
+  });
 });
 
 describe("createDeliverer", () => {

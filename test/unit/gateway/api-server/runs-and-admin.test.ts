@@ -89,7 +89,7 @@ describe("Runs API", () => {
     expect(await h.client.get<Json>(`/runs/${runId}`)).toMatchObject({ status: "cancelled" });
   });
 
-  it("continues a session by session_id, refuses unknown runs and sessions, and has no approvals to answer", async () => {
+  it("continues a session by session_id, refuses unknown runs and sessions, and refuses an approval answer when none is pending", async () => {
     const h = await setup();
     h.llm.enqueue(reply().text("one"), reply().text("two"));
     const first = await h.client.post<Json>("/runs", { body: { input: "Remember 7." } });
@@ -145,7 +145,7 @@ describe("Discovery routes", () => {
       object: "hermes.api_server.capabilities",
       model: "hermes-agent",
       auth: { type: "bearer", required: true },
-      features: { responses_api: true, run_submission: true, run_approval_response: false },
+      features: { responses_api: true, run_submission: true, run_approval_response: true },
     });
     const skills = await h.client.get<Json[]>("/skills");
     expect(skills).toContainEqual(

@@ -1,0 +1,73 @@
+/** The router's shapes: what it is given, what it asks the runner for, and what it keeps per chat. */
+import type { ApprovalPrompt } from "../../agent/approval-policy.js";
+import type { ChatSession } from "../../agent/chat-session.js";
+import type { CommandSettings } from "../../commands/index.js";
+import type { HermesConfig } from "../../config/defaults.js";
+import type { McpManager } from "../../tools/mcp/manager.js";
+import type { Logger } from "../../util/log.js";
+import type { PairingStore } from "../auth/pairing.js";
+import type { InboundMessage, MessageSource, PlatformAdapter } from "../platforms/types.js";
+import type { RouterObserver } from "./observer.js";
+
+/** What the runner needs to open a conversation's agent session. */
+export interface OpenConversation {
+  platform: string;
+  source: MessageSource;
+  key: string;
+  /** Continue this stored session. */
+  resume?: string;
+  /** Seeds the tools' per-session state (`cron.origin`). */
+  toolState: Record<string, unknown>;
+  onApproval: ApprovalPrompt;
+}
+
+export interface RouterOptions {
+  home: string;
+  config: HermesConfig;
+  /** The gateway's environment; `/sethome` updates it in place as well as `.env`. */
+  env: Record<string, string | undefined>;
+  profile?: string | undefined;
+  adapters: ReadonlyMap<string, PlatformAdapter>;
+  pairing: PairingStore;
+  openSession: (request: OpenConversation) => Promise<ChatSession>;
+  /** Problems, one line each (stderr of `hermes gateway run`). */
+  log?: (line: string) => void;
+  /**
+   * The home's log files: messages in and out (chat id, sizes; message text only at DEBUG),
+   * pairing, commands and problems, as `gateway.<platform>` (gateway.log, errors.log).
+   */
+  logger?: Logger;
+  now?: () => Date;
+  /** Idle conversations whose agent stays cached (default 256); the least recent beyond it are closed. */
+  maxCachedAgents?: number;
+  /** The toolsets a platform's agents use (`/toolsets` marks them). */
+  toolsets?: (platform: string) => readonly string[];
+  /** The gateway's MCP servers, for `/reload-mcp`; absent when none are configured. */
+  mcp?: () => Promise<McpManager>;
+  /** Restarts the gateway (`/restart`); absent where it cannot restart itself. */
+  restart?: () => void;
+  /** Told about messages, turns and approvals (the control socket's events and status). */
+  observer?: RouterObserver;
+}
+
+/** One chat's (or one user's in a chat) conversation, as the router keeps it. */
+export interface Conversation {
+  key: string;
+  platform: string;
+  source: MessageSource;
+  chat?: ChatSession;
+  /** A turn is running; new messages wait in `queue` (or interrupt it, per `display.busy_input_mode`). */
+  busy: boolean;
+  queue: InboundMessage[];
+  lastActive: Date;
+  /** Set by /new while busy: the next turn starts a fresh session. */
+  fresh: boolean;
+  /** Set by /stop: the running turn's partial answer is not delivered. */
+  stopped: boolean;
+  /** The agent being opened (so a command and a turn never open two). */
+  opening?: Promise<ChatSession>;
+  /** What /verbose and /yolo changed in this conversation (from config until then). */
+  settings?: CommandSettings;
+  /** The gateway is stopping and cut this conversation's turn off: its chat is told, not answered. */
+  cutOff?: boolean;
+}

@@ -108,6 +108,9 @@ export const CHANNEL_ENV_NAMES: readonly string[] = [
   "TWILIO_ACCOUNT_SID",
   "TWILIO_AUTH_TOKEN",
   "TWILIO_PHONE_NUMBER",
+  "WHATSAPP_CLOUD_ACCESS_TOKEN",
+  "WHATSAPP_CLOUD_PHONE_NUMBER_ID",
+  "WHATSAPP_CLOUD_APP_SECRET",
 ];
 const CHANNEL_ENV_KEYS = new RegExp(`^(?:export\\s+)?(${CHANNEL_ENV_NAMES.join("|")})\\s*=`);
 /** Pairing approvals and chat → session maps belong to the source's bots. */

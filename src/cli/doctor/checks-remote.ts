@@ -225,6 +225,18 @@ const PLATFORM_NEEDS: Readonly<Record<string, readonly PlatformNeed[]>> = {
     { anyOf: ["TWILIO_AUTH_TOKEN"], why: "TWILIO_AUTH_TOKEN" },
     { anyOf: ["TWILIO_PHONE_NUMBER"], why: "TWILIO_PHONE_NUMBER" },
   ],
+  whatsapp_cloud: [
+    {
+      anyOf: ["WHATSAPP_CLOUD_PHONE_NUMBER_ID"],
+      setting: "phone_number_id",
+      why: "WHATSAPP_CLOUD_PHONE_NUMBER_ID (the sending number's id)",
+    },
+    { anyOf: ["WHATSAPP_CLOUD_APP_SECRET"], why: "WHATSAPP_CLOUD_APP_SECRET (to accept signed webhooks)" },
+    {
+      anyOf: ["WHATSAPP_CLOUD_VERIFY_TOKEN"],
+      why: "WHATSAPP_CLOUD_VERIFY_TOKEN (Meta's subscription handshake)",
+    },
+  ],
 };
 
 /** The API server refuses a shorter key at start-up. */

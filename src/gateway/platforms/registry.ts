@@ -13,6 +13,7 @@ import { createSlackAdapter } from "./slack.js";
 import { createSmsAdapter } from "./sms.js";
 import { createTelegramAdapter } from "./telegram.js";
 import type { AdapterContext, PlatformAdapter } from "./types.js";
+import { createWhatsAppCloudAdapter } from "./whatsapp-cloud.js";
 
 interface PlatformSpec {
   /** The variable whose presence turns the platform on. */
@@ -29,6 +30,8 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   signal: { token: "SIGNAL_HTTP_URL", create: (ctx) => createSignalAdapter(ctx) },
   // Twilio; TWILIO_AUTH_TOKEN and TWILIO_PHONE_NUMBER are required too (connect names what is missing).
   sms: { token: "TWILIO_ACCOUNT_SID", create: (ctx) => createSmsAdapter(ctx) },
+  // Meta's Cloud API; WHATSAPP_CLOUD_PHONE_NUMBER_ID is required too, and the app secret to receive.
+  whatsapp_cloud: { token: "WHATSAPP_CLOUD_ACCESS_TOKEN", create: (ctx) => createWhatsAppCloudAdapter(ctx) },
 };
 
 const section = (value: unknown): Record<string, unknown> =>

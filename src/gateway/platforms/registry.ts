@@ -13,6 +13,7 @@ import { createSlackAdapter } from "./slack.js";
 import { createSmsAdapter } from "./sms.js";
 import { createTelegramAdapter } from "./telegram.js";
 import type { AdapterContext, PlatformAdapter } from "./types.js";
+import { createWhatsAppAdapter } from "./whatsapp.js";
 import { createWhatsAppCloudAdapter } from "./whatsapp-cloud.js";
 
 interface PlatformSpec {
@@ -31,6 +32,8 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   // Twilio; TWILIO_AUTH_TOKEN and TWILIO_PHONE_NUMBER are required too (connect names what is missing).
   sms: { token: "TWILIO_ACCOUNT_SID", create: (ctx) => createSmsAdapter(ctx) },
   // Meta's Cloud API; WHATSAPP_CLOUD_PHONE_NUMBER_ID is required too, and the app secret to receive.
+  // A personal account over baileys (optional dependency), paired with `hermes whatsapp`.
+  whatsapp: { token: "WHATSAPP_ENABLED", create: (ctx) => createWhatsAppAdapter(ctx) },
   whatsapp_cloud: { token: "WHATSAPP_CLOUD_ACCESS_TOKEN", create: (ctx) => createWhatsAppCloudAdapter(ctx) },
 };
 
@@ -44,7 +47,11 @@ export function enabledPlatforms(
 ): string[] {
   const platforms = section(config["platforms"]);
   return Object.entries(PLATFORMS)
-    .filter(([name, spec]) => env[spec.token]?.trim() && section(platforms[name])["enabled"] !== false)
+    .filter(([name, spec]) => {
+      // WHATSAPP_ENABLED=false is a switch turned off, not a token.
+      const value = env[spec.token]?.trim();
+      return value && value.toLowerCase() !== "false" && section(platforms[name])["enabled"] !== false;
+    })
     .map(([name]) => name);
 }
 

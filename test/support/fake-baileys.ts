@@ -127,6 +127,7 @@ export function fakeBaileys(
         },
       };
       sockets.push(socket);
+      queueMicrotask(wake);
       if (options.openOn !== "never")
         setImmediate(() => {
           ev.emit("connection.update", { connection: "connecting" });

@@ -75,21 +75,20 @@ export function closeStatus(error: unknown): number | undefined {
   return typeof output?.statusCode === "number" ? output.statusCode : undefined;
 }
 
-// A native import() kept out of the bundler's reach: the CLI bundle is CommonJS and baileys is an
-// ES module, which require() cannot load on Node 20.
-const nativeImport = new Function("specifier", "return import(specifier)") as (s: string) => Promise<unknown>;
-
-/** Loads baileys; a `PlatformError` saying how to install it when it is missing. */
-export const loadBaileys = (): Promise<BaileysLike> => loadBaileysFrom("baileys");
-
-/** Loads baileys from `specifier` (a test names one that is not installed). */
-export async function loadBaileysFrom(specifier: string): Promise<BaileysLike> {
+/**
+ * Loads baileys (`importer` stands in for the package in a test); a `PlatformError` saying how to
+ * install it when it is missing. baileys is an ES module: the CLI's CommonJS bundle requires it,
+ * which Node 20 does from 20.19 on.
+ */
+export async function loadBaileys(
+  importer: () => Promise<unknown> = () => import("baileys"),
+): Promise<BaileysLike> {
   let mod: Record<string, unknown>;
   try {
-    mod = (await nativeImport(specifier)) as Record<string, unknown>;
+    mod = (await importer()) as Record<string, unknown>;
   } catch (err) {
     throw new PlatformError(
-      `WhatsApp personal accounts need the optional package baileys, which could not be loaded (${err instanceof Error ? err.message : String(err)}): install it with \`npm install -g baileys@7.0.0-rc14\` next to hermes, or use the Cloud API (WHATSAPP_CLOUD_*) instead`,
+      `WhatsApp personal accounts need the optional package baileys, which could not be loaded (${err instanceof Error ? err.message : String(err)}): install it with \`npm install -g baileys@7.0.0-rc14\` next to hermes (Node 20.19 or later), or use the Cloud API (WHATSAPP_CLOUD_*) instead`,
     );
   }
   const make = (mod["makeWASocket"] ?? mod["default"]) as BaileysLike["makeWASocket"] | undefined;

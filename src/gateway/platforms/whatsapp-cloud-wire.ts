@@ -207,7 +207,7 @@ export function templatePayload(
   text: string | undefined,
 ): Payload {
   const param = text
-    ?.replace(/\s*\n+\s*/g, " · ")
+    ?.replace(/\s*\n+\s*/g, " \u00b7 ")
     .replace(/\t/g, " ")
     .replace(/ {2,}/g, " ")
     .trim();

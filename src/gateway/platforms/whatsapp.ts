@@ -43,7 +43,8 @@ import {
 } from "./whatsapp-baileys.js";
 import { markdownToWhatsApp, redactWaId } from "./whatsapp-format.js";
 
-export const DEFAULT_REPLY_PREFIX = "☤ *Hermes Agent*\n────────────\n";
+export const DEFAULT_REPLY_PREFIX =
+  "\u2624 *Hermes Agent*\n\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\n";
 const MAX_TEXT = 4096;
 const SEEN_LIMIT = 5000;
 const MAX_MEDIA = 64 * 1024 * 1024;

@@ -238,11 +238,90 @@ describe("the WhatsApp personal-account adapter", () => {
       { home, env: {}, settings: {}, mediaDir: home, maxInboundMediaBytes: 1 },
       {
         load: async () =>
-          (await import("../../../src/gateway/platforms/whatsapp-baileys.js")).loadBaileysFrom(
-            "baileys-not-installed-anywhere",
+          (await import("../../../src/gateway/platforms/whatsapp-baileys.js")).loadBaileys(
+            () => import("baileys-not-installed-anywhere" as string),
           ),
       },
     );
     await expect(missing.connect(t.handlers)).rejects.toThrow(/optional package baileys.*npm install/);
+  });
+});
+
+describe("pairing a personal account (hermes whatsapp)", () => {
+  it("shows the QR code, survives WhatsApp's restart after the scan and reports the linked number", async () => {
+    const { pairWhatsApp } = await import("../../../src/gateway/platforms/whatsapp-pair.js");
+    const home = mkdtempSync(join(tmpdir(), "hermes-wa-"));
+    const fake = fakeBaileys({ paired: false, openOn: "never" });
+    const qrs: string[] = [];
+    const linked = pairWhatsApp({
+      baileys: fake,
+      dir: join(home, "whatsapp", "session"),
+      showQr: (q) => qrs.push(q),
+      say: () => undefined,
+    });
+    const first = await fake.waitForSocket(1);
+    first.ev.emit("connection.update", { qr: "2@abc,def,ghi" });
+    expect(qrs).toEqual(["2@abc,def,ghi"]);
+    first.drop(515);
+    const second = await fake.waitForSocket(2);
+    second.user = { id: "15550001111:9@s.whatsapp.net" };
+    second.ev.emit("connection.update", { connection: "open" });
+    await expect(linked).resolves.toBe("15550001111");
+    expect(second.ended).toBe(true);
+    expect(statSync(join(home, "whatsapp", "session")).mode & 0o777).toBe(0o700);
+  });
+
+  it("asks for a pairing code with --phone, and refuses what is not a number", async () => {
+    const { pairWhatsApp } = await import("../../../src/gateway/platforms/whatsapp-pair.js");
+    const home = mkdtempSync(join(tmpdir(), "hermes-wa-"));
+    const fake = fakeBaileys({ paired: false, openOn: "never" });
+    const said: string[] = [];
+    const asked: string[] = [];
+    const linked = pairWhatsApp({
+      baileys: fake,
+      dir: join(home, "s"),
+      phone: "+1 555 000 1111",
+      showQr: () => undefined,
+      say: (l) => said.push(l),
+    });
+    const sock = await fake.waitForSocket(1);
+    sock.requestPairingCode = async (n) => {
+      asked.push(n);
+      return "ABCD-EFGH";
+    };
+    sock.ev.emit("connection.update", { qr: "2@x" });
+    sock.ev.emit("connection.update", { qr: "2@y" });
+    await new Promise((r) => setImmediate(r));
+    expect(asked).toEqual(["15550001111"]);
+    expect(said.join("\n")).toContain("ABCD-EFGH");
+    sock.user = { id: "15550001111@s.whatsapp.net" };
+    sock.ev.emit("connection.update", { connection: "open" });
+    await expect(linked).resolves.toBe("15550001111");
+    await expect(
+      pairWhatsApp({
+        baileys: fake,
+        dir: join(home, "t"),
+        phone: "call me",
+        showQr: () => undefined,
+        say: () => undefined,
+      }),
+    ).rejects.toThrow(/not a phone number/);
+  });
+
+  it("fails with a clear line when the QR code cannot be drawn", async () => {
+    const { pairWhatsApp } = await import("../../../src/gateway/platforms/whatsapp-pair.js");
+    const home = mkdtempSync(join(tmpdir(), "hermes-wa-"));
+    const fake = fakeBaileys({ paired: false, openOn: "never" });
+    const linked = pairWhatsApp({
+      baileys: fake,
+      dir: join(home, "s"),
+      showQr: () => {
+        throw new Error("cannot draw the QR code: install qrencode");
+      },
+      say: () => undefined,
+    });
+    const sock = await fake.waitForSocket(1);
+    sock.ev.emit("connection.update", { qr: "2@x" });
+    await expect(linked).rejects.toThrow(/install qrencode/);
   });
 });

@@ -158,6 +158,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/send.js")).sendCommand,
   },
   {
+    name: "whatsapp",
+    summary: "link a personal WhatsApp account to the gateway (QR code or --phone pairing code)",
+    load: async () => (await import("./commands/whatsapp.js")).whatsappCommand,
+  },
+  {
     name: "pairing",
     summary: "DM pairing: approve | list | revoke | clear-pending",
     load: async () => (await import("./commands/pairing.js")).pairingCommand,

@@ -91,6 +91,7 @@ export const KNOWN_TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "mattermost",
   "matrix",
   "whatsapp",
+  "whatsapp_cloud",
   "signal",
   "email",
   "sms",

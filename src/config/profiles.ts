@@ -116,6 +116,10 @@ export const CHANNEL_ENV_NAMES: readonly string[] = [
   "MATRIX_ACCESS_TOKEN",
   "MATRIX_USER_ID",
   "MATRIX_PASSWORD",
+  "WHATSAPP_ENABLED",
+  "WHATSAPP_CLOUD_ACCESS_TOKEN",
+  "WHATSAPP_CLOUD_PHONE_NUMBER_ID",
+  "WHATSAPP_CLOUD_APP_SECRET",
 ];
 const CHANNEL_ENV_KEYS = new RegExp(`^(?:export\\s+)?(${CHANNEL_ENV_NAMES.join("|")})\\s*=`);
 /** Pairing approvals and chat → session maps belong to the source's bots. */

@@ -74,6 +74,7 @@ export const CORE_TOOLSET_PLATFORMS = [
   "wecom",
   "wecom-callback",
   "sms",
+  "whatsapp_cloud",
 ] as const;
 
 function platformToolsets(): Record<string, ToolsetSpec> {

@@ -73,6 +73,8 @@ const PLATFORM_HINTS: Readonly<Record<string, string>> = {
   slack: "You are in Slack. Markdown is converted to Slack formatting; tables are not, so use lists.",
   whatsapp:
     "You are on WhatsApp. Bold, italic and monospace render; headings and tables do not, so use short paragraphs and lists.",
+  whatsapp_cloud:
+    "You are on WhatsApp. Bold, italic and monospace render; headings and tables do not, so use short paragraphs and lists.",
   signal: "You are on Signal. Bold, italic and code render; headings and tables do not. Keep it short.",
   sms: "You are replying by SMS: plain text only, no markdown, a few sentences at most.",
   email:

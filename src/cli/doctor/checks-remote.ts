@@ -232,6 +232,18 @@ const PLATFORM_NEEDS: Readonly<Record<string, readonly PlatformNeed[]>> = {
       why: "MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD",
     },
   ],
+  whatsapp_cloud: [
+    {
+      anyOf: ["WHATSAPP_CLOUD_PHONE_NUMBER_ID"],
+      setting: "phone_number_id",
+      why: "WHATSAPP_CLOUD_PHONE_NUMBER_ID (the sending number's id)",
+    },
+    { anyOf: ["WHATSAPP_CLOUD_APP_SECRET"], why: "WHATSAPP_CLOUD_APP_SECRET (to accept signed webhooks)" },
+    {
+      anyOf: ["WHATSAPP_CLOUD_VERIFY_TOKEN"],
+      why: "WHATSAPP_CLOUD_VERIFY_TOKEN (Meta's subscription handshake)",
+    },
+  ],
 };
 
 /** The API server refuses a shorter key at start-up. */

@@ -16,6 +16,8 @@ import { createSlackAdapter } from "./slack.js";
 import { createSmsAdapter } from "./sms.js";
 import { createTelegramAdapter } from "./telegram.js";
 import type { AdapterContext, PlatformAdapter } from "./types.js";
+import { createWhatsAppAdapter } from "./whatsapp.js";
+import { createWhatsAppCloudAdapter } from "./whatsapp-cloud.js";
 
 interface PlatformSpec {
   /** The variable whose presence turns the platform on. */
@@ -38,6 +40,10 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   homeassistant: { token: "HASS_TOKEN", create: (ctx) => createHomeAssistantAdapter(ctx) },
   // MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD, are required too (connect says which).
   matrix: { token: "MATRIX_HOMESERVER", create: (ctx) => createMatrixAdapter(ctx) },
+  // A personal account over baileys (optional dependency), paired with `hermes whatsapp`.
+  whatsapp: { token: "WHATSAPP_ENABLED", create: (ctx) => createWhatsAppAdapter(ctx) },
+  // Meta's Cloud API; WHATSAPP_CLOUD_PHONE_NUMBER_ID is required too, and the app secret to receive.
+  whatsapp_cloud: { token: "WHATSAPP_CLOUD_ACCESS_TOKEN", create: (ctx) => createWhatsAppCloudAdapter(ctx) },
 };
 
 const section = (value: unknown): Record<string, unknown> =>
@@ -50,7 +56,11 @@ export function enabledPlatforms(
 ): string[] {
   const platforms = section(config["platforms"]);
   return Object.entries(PLATFORMS)
-    .filter(([name, spec]) => env[spec.token]?.trim() && section(platforms[name])["enabled"] !== false)
+    .filter(([name, spec]) => {
+      // WHATSAPP_ENABLED=false is a switch turned off, not a token.
+      const value = env[spec.token]?.trim();
+      return value && value.toLowerCase() !== "false" && section(platforms[name])["enabled"] !== false;
+    })
     .map(([name]) => name);
 }
 

@@ -4,15 +4,19 @@
  * job failed; `hermes gateway restart` (SIGUSR1) waits for the running turn up to
  * `agent.restart_after_turn_timeout`, cuts it off, tells the Telegram chat, comes back as a new
  * process, and the owner's next message continues the same session with a note to the model;
- * `display.runtime_footer` puts the model and context on a Telegram reply.
+ * `display.runtime_footer` puts the model and context on a Telegram reply; `/tools disable
+ * server:tool` in a chat takes the MCP tool out of the very next message (its turn waits for the
+ * command to reconnect the servers).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listProcesses } from "../../src/util/process-tree.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, hang, reply, startFakeLlm } from "../support/fake-llm.js";
 import { startGatewayProcess } from "../support/gateway-process.js";
+import { FILESYSTEM_BIN } from "../support/mcp-servers.js";
 import { startTelegramEmulator } from "../support/telegram-emulator.js";
 
 let llm: FakeLlm;
@@ -168,4 +172,52 @@ describe("the runtime footer on a Telegram reply", () => {
       await tg.stop();
     }
   }, 60_000);
+});
+
+describe("/tools on an MCP tool in a Telegram chat", () => {
+  it("takes a disabled server:tool out of the very next message's tool list, and back in when enabled", async () => {
+    const OWNER = 1001;
+    const tg = await startTelegramEmulator({ botUsername: "hermes_test_bot" });
+    const h = tempHome(
+      fakeProviderConfig(
+        llm.url,
+        `display:\n  tool_progress: "off"\nmcp_servers:\n  filesystem:\n    command: ${JSON.stringify(FILESYSTEM_BIN)}\n    args: [${JSON.stringify(tmpdir())}]\n`,
+      ),
+    );
+    const env = {
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      TELEGRAM_ALLOWED_USERS: String(OWNER),
+    };
+    const gateway = await startGatewayProcess(h, env);
+    const toolNames = (request: { body: unknown } | undefined) =>
+      ((request?.body as { tools?: Array<{ function: { name: string } }> })?.tools ?? []).map(
+        (t) => t.function.name,
+      );
+    const texts = () => tg.calls("sendMessage").map((c) => String(c.params["text"]));
+    let answers = 0;
+    try {
+      const owner = tg.client({ userId: OWNER, username: "owner", firstName: "Owner" });
+      // The message goes out right behind the command, before the MCP servers have reconnected:
+      // its turn waits for the command, so it already has the new tool list.
+      const ask = async (text: string, command?: string) => {
+        const before = llm.chatRequests.length;
+        llm.enqueue(reply().text(`answer ${++answers}`));
+        if (command) await owner.sendText(command);
+        await owner.sendText(text);
+        await waitFor(() => texts().includes(`answer ${answers}`), `answer ${answers}`, 30_000);
+        return llm.chatRequests[before];
+      };
+      expect(toolNames(await ask("first"))).toContain("mcp_filesystem_read_text_file");
+      const off = toolNames(await ask("second", "/tools disable filesystem:read_text_file"));
+      expect(texts()).toContain("Disabled for telegram: filesystem:read_text_file");
+      expect(off).not.toContain("mcp_filesystem_read_text_file");
+      expect(off).toContain("mcp_filesystem_list_directory");
+      const on = toolNames(await ask("third", "/tools enable filesystem:read_text_file"));
+      expect(on).toContain("mcp_filesystem_read_text_file");
+    } finally {
+      await gateway.stop();
+      await tg.stop();
+    }
+  }, 120_000);
 });

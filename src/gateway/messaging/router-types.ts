@@ -68,6 +68,8 @@ export interface Conversation {
   opening?: Promise<ChatSession>;
   /** What /verbose and /yolo changed in this conversation (from config until then). */
   settings?: CommandSettings;
+  /** A slash command still at work (`/tools` reconnecting MCP servers): the next turn waits for it. */
+  commanding?: Promise<unknown>;
   /** The gateway is stopping and cut this conversation's turn off: its chat is told, not answered. */
   cutOff?: boolean;
 }

@@ -282,6 +282,7 @@ export class MessageRouter {
     conv.busy = true;
     this.options.observer?.turn(conv.key, conv.source, true);
     try {
+      await conv.commanding?.catch(() => undefined);
       while ((conv.queue.length > 0 || conv.chat?.pendingWake()) && !this.closing && !this.restarting) {
         // An empty batch is a wake turn: the chat's notices are its message.
         const batch = conv.queue.splice(0);
@@ -563,8 +564,9 @@ export class MessageRouter {
     });
     // In a group, an unknown /word nobody addressed to this bot may be another bot's command.
     const quietUnknown = source.chatType !== "dm" && message.mentioned === false;
-    const outcome = await dispatchInput(chatCommands, text, ctx, { quietUnknown });
-    await flush();
+    const running = dispatchInput(chatCommands, text, ctx, { quietUnknown }).finally(flush);
+    conv.commanding = running;
+    const outcome = await running;
     this.logFor(conv.platform, conv.chat?.id).info("command", {
       chat: source.chatId,
       ...describeOutcome(outcome),

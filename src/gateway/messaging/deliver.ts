@@ -20,15 +20,18 @@ export function parseChatRef(raw: string): OutboundTarget {
 }
 
 /**
- * A platform's home channel: `<PLATFORM>_HOME_CHANNEL` (`chat` or `chat:thread`, set by `/sethome`),
- * else `platforms.<platform>.home_channel` in config.yaml (a string or `{chat_id}`).
+ * A platform's home channel: `<PLATFORM>_HOME_CHANNEL` (`chat` or `chat:thread`, set by `/sethome`;
+ * upstream's `MATRIX_HOME_ROOM` for Matrix), else `platforms.<platform>.home_channel` in config.yaml (a string or `{chat_id}`).
  */
 export function homeChannel(
   platform: string,
   env: Readonly<Record<string, string | undefined>>,
   config: HermesConfig,
 ): OutboundTarget | undefined {
-  const fromEnv = env[`${platformEnvPrefix(platform)}_HOME_CHANNEL`]?.trim();
+  const fromEnv = (
+    env[`${platformEnvPrefix(platform)}_HOME_CHANNEL`] ??
+    (platform === "matrix" ? env["MATRIX_HOME_ROOM"] : undefined)
+  )?.trim();
   if (fromEnv) return parseChatRef(fromEnv);
   const value = section(section(config["platforms"])[platform])["home_channel"];
   const raw =

@@ -5,42 +5,11 @@
  * prompt-injected model wrote.
  */
 import { createRequire } from "node:module";
-import type { Marked } from "marked";
-
-let renderer: Marked | undefined;
-
-const escapeHtml = (s: string): string =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-
-function markdown(): Marked {
-  if (!renderer) {
-    // Loaded on first send, so the gateway's start does not pay for it.
-    const { Marked: MarkedClass } = createRequire(import.meta.url)("marked") as typeof import("marked");
-    renderer = new MarkedClass({
-      gfm: true,
-      breaks: true,
-      renderer: {
-        html: (token) => escapeHtml(token.text),
-        // Remote images load when the mail is opened (a tracking pixel); show them as links.
-        image: (token) =>
-          token.href
-            ? `<a href="${escapeHtml(token.href)}">${escapeHtml(token.text || token.href)}</a>`
-            : escapeHtml(token.text),
-      },
-      walkTokens: (token) => {
-        // Only web and mail links become anchors; javascript:, data: and file: stay text.
-        if ((token.type === "link" || token.type === "image") && !/^(https?:|mailto:)/i.test(token.href)) {
-          (token as { href: string }).href = "";
-        }
-      },
-    });
-  }
-  return renderer;
-}
+import { markdownToSafeHtml } from "./markdown-html.js";
 
 /** The text/plain and text/html bodies of one message. */
 export function emailBodies(text: string): { text: string; html: string } {
-  const html = markdown().parse(text, { async: false }) as string;
+  const html = markdownToSafeHtml(text);
   return {
     text,
     html: `<!doctype html><html><body style="font-family: sans-serif; line-height: 1.4">${html}</body></html>`,

@@ -7,37 +7,7 @@
  * Also the relation shapes the adapter sends: replies (`m.in_reply_to`), threads (`m.thread` with
  * the reply fallback for clients without threads) and edits (`m.replace` with `m.new_content`).
  */
-import { createRequire } from "node:module";
-import type { Marked } from "marked";
-
-let renderer: Marked | undefined;
-
-const escapeHtml = (s: string): string =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-
-function markdown(): Marked {
-  if (!renderer) {
-    const { Marked: MarkedClass } = createRequire(import.meta.url)("marked") as typeof import("marked");
-    renderer = new MarkedClass({
-      gfm: true,
-      breaks: true,
-      renderer: {
-        html: (token) => escapeHtml(token.text),
-        // Matrix images must be mxc:// URLs; a remote image becomes a link.
-        image: (token) =>
-          token.href
-            ? `<a href="${escapeHtml(token.href)}">${escapeHtml(token.text || token.href)}</a>`
-            : escapeHtml(token.text),
-      },
-      walkTokens: (token) => {
-        if ((token.type === "link" || token.type === "image") && !/^(https?:|mailto:)/i.test(token.href)) {
-          (token as { href: string }).href = "";
-        }
-      },
-    });
-  }
-  return renderer;
-}
+import { escapeHtml, markdownToSafeHtml } from "./markdown-html.js";
 
 export interface MatrixTextContent {
   msgtype: "m.text" | "m.notice";
@@ -50,7 +20,7 @@ export interface MatrixTextContent {
 /** Markdown → message content; `plain` sends the text as is (pairing codes, command output). */
 export function matrixTextContent(text: string, plain = false): MatrixTextContent {
   if (plain) return { msgtype: "m.text", body: text };
-  const html = (markdown().parse(text, { async: false }) as string).trim();
+  const html = markdownToSafeHtml(text).trim();
   // A single paragraph of plain words needs no HTML at all.
   const bare = /^<p>([^<]*)<\/p>$/.exec(html);
   if (bare && bare[1] === escapeHtml(text).replace(/\n/g, "<br>")) return { msgtype: "m.text", body: text };

@@ -4,7 +4,14 @@
  */
 import type { JsonAnswer } from "./http.js";
 import { oauthErrorText } from "./http.js";
-import { type OAuthDeps, OAuthError, type OAuthProviderId } from "./types.js";
+import {
+  type DeviceCodePrompt,
+  type OAuthDeps,
+  OAuthError,
+  type OAuthProviderId,
+  positive,
+  text,
+} from "./types.js";
 
 /** One poll's answer, read. */
 export type PollOutcome<T> =
@@ -95,5 +102,40 @@ export function standardPollOutcome<T>(
   return {
     type: "failed",
     error: new OAuthError(provider, `the login failed (HTTP ${answer.status}: ${oauthErrorText(answer)}).`),
+  };
+}
+
+/**
+ * Reads a device-code start answer (RFC 8628 §3.2) and shows the code to the user. Throws with the
+ * provider's words when the answer is not one. `interval` is what the provider asked, if anything.
+ */
+export function announceDeviceCode(
+  provider: OAuthProviderId,
+  label: string,
+  start: JsonAnswer,
+  show: (prompt: DeviceCodePrompt) => void,
+  timeoutS?: number,
+): { deviceCode: string; expiresIn: number; interval: number | undefined } {
+  const deviceCode = text(start.body["device_code"]);
+  const userCode = text(start.body["user_code"]);
+  const verificationUri = text(start.body["verification_uri"]);
+  if (start.status >= 400 || !deviceCode || !userCode || !verificationUri) {
+    throw new OAuthError(
+      provider,
+      `${label} did not start a login (HTTP ${start.status}: ${oauthErrorText(start)}).`,
+    );
+  }
+  const expiresIn = Math.min(positive(start.body["expires_in"]) ?? 900, timeoutS ?? Number.POSITIVE_INFINITY);
+  show({
+    verificationUri,
+    verificationUriComplete: text(start.body["verification_uri_complete"]),
+    userCode,
+    expiresIn,
+  });
+  const interval = start.body["interval"];
+  return {
+    deviceCode,
+    expiresIn,
+    interval: typeof interval === "number" && interval >= 0 ? interval : undefined,
   };
 }

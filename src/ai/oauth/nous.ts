@@ -4,7 +4,7 @@
  * scope, the access/refresh pair with ISO times, and the `agent_key` slots, which hold the access
  * token itself: the Portal's invoke JWT is the inference bearer).
  */
-import { pollDeviceCode, standardPollOutcome } from "./device-flow.js";
+import { announceDeviceCode, pollDeviceCode, standardPollOutcome } from "./device-flow.js";
 import { oauthErrorText, requestJson, under } from "./http.js";
 import {
   type DeviceCodePrompt,
@@ -80,29 +80,17 @@ export async function nousDeviceLogin(
     { form: { client_id: NOUS_CLIENT_ID, scope: NOUS_SCOPE } },
     deps,
   );
-  const deviceCode = text(start.body["device_code"]);
-  const userCode = text(start.body["user_code"]);
-  const verificationUri = text(start.body["verification_uri"]);
-  if (start.status >= 400 || !deviceCode || !userCode || !verificationUri) {
-    throw new OAuthError(
-      "nous",
-      `Nous Portal did not start a login (HTTP ${start.status}: ${oauthErrorText(start)}).`,
-    );
-  }
-  const expiresIn = Math.min(
-    positive(start.body["expires_in"]) ?? 900,
-    options.timeoutS ?? Number.POSITIVE_INFINITY,
+  const { deviceCode, expiresIn, interval } = announceDeviceCode(
+    "nous",
+    "Nous Portal",
+    start,
+    show,
+    options.timeoutS,
   );
-  show({
-    verificationUri,
-    verificationUriComplete: text(start.body["verification_uri_complete"]),
-    userCode,
-    expiresIn,
-  });
   const token = await pollDeviceCode({
     provider: "nous",
     // Upstream polls at most every second whatever the Portal says.
-    interval: Math.min(1, typeof start.body["interval"] === "number" ? start.body["interval"] : 1),
+    interval: Math.min(1, interval ?? 1),
     expiresIn,
     deps,
     signal: options.signal,

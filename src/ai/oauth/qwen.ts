@@ -7,7 +7,7 @@
  * `token_type`, `resource_url`, `expiry_date` in epoch ms). The Qwen CLI's own file is not read.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { pollDeviceCode, standardPollOutcome } from "./device-flow.js";
+import { announceDeviceCode, pollDeviceCode, standardPollOutcome } from "./device-flow.js";
 import { oauthErrorText, requestJson, under } from "./http.js";
 import {
   type DeviceCodePrompt,
@@ -59,29 +59,16 @@ export async function qwenDeviceLogin(
     },
     deps,
   );
-  const deviceCode = text(start.body["device_code"]);
-  const userCode = text(start.body["user_code"]);
-  const verificationUri = text(start.body["verification_uri"]);
-  if (start.status >= 400 || !deviceCode || !userCode || !verificationUri) {
-    throw new OAuthError(
-      "qwen-oauth",
-      `Qwen did not start a login (HTTP ${start.status}: ${oauthErrorText(start)}).`,
-    );
-  }
-  const expiresIn = Math.min(
-    positive(start.body["expires_in"]) ?? 900,
-    options.timeoutS ?? Number.POSITIVE_INFINITY,
+  const { deviceCode, expiresIn, interval } = announceDeviceCode(
+    "qwen-oauth",
+    "Qwen",
+    start,
+    show,
+    options.timeoutS,
   );
-  show({
-    verificationUri,
-    verificationUriComplete: text(start.body["verification_uri_complete"]),
-    userCode,
-    expiresIn,
-  });
-  const interval = start.body["interval"];
   const token = await pollDeviceCode({
     provider: "qwen-oauth",
-    interval: typeof interval === "number" && interval >= 0 ? interval : 2,
+    interval: interval ?? 2,
     expiresIn,
     deps,
     signal: options.signal,

@@ -8,7 +8,7 @@
  * refresh token is sent to is checked (https on x.ai or a subdomain) before use: a discovery
  * answer tampered with once must not receive the refresh token forever after.
  */
-import { pollDeviceCode, standardPollOutcome } from "./device-flow.js";
+import { announceDeviceCode, pollDeviceCode, standardPollOutcome } from "./device-flow.js";
 import { oauthErrorText, requestJson, under } from "./http.js";
 import {
   type DeviceCodePrompt,
@@ -127,29 +127,16 @@ export async function xaiDeviceLogin(
     { form: { client_id: XAI_CLIENT_ID, scope: XAI_SCOPE } },
     deps,
   );
-  const deviceCode = text(start.body["device_code"]);
-  const userCode = text(start.body["user_code"]);
-  const verificationUri = text(start.body["verification_uri"]);
-  if (start.status >= 400 || !deviceCode || !userCode || !verificationUri) {
-    throw new OAuthError(
-      "xai-oauth",
-      `xAI did not start a login (HTTP ${start.status}: ${oauthErrorText(start)}).`,
-    );
-  }
-  const expiresIn = Math.min(
-    positive(start.body["expires_in"]) ?? 900,
-    options.timeoutS ?? Number.POSITIVE_INFINITY,
+  const { deviceCode, expiresIn, interval } = announceDeviceCode(
+    "xai-oauth",
+    "xAI",
+    start,
+    show,
+    options.timeoutS,
   );
-  show({
-    verificationUri,
-    verificationUriComplete: text(start.body["verification_uri_complete"]),
-    userCode,
-    expiresIn,
-  });
-  const interval = start.body["interval"];
   const token = await pollDeviceCode({
     provider: "xai-oauth",
-    interval: typeof interval === "number" && interval >= 0 ? interval : 5,
+    interval: interval ?? 5,
     expiresIn,
     deps,
     signal: options.signal,

@@ -97,6 +97,9 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal, every section", () => {
       await answer(term, "The Twilio number the agent texts from", "+15554445555");
       await answer(term, "allowed to talk to the agent on sms", "");
       await answer(term, "Set up mattermost? [y/N]", "");
+      await answer(term, "Set up matrix? [y/N]", "");
+      await answer(term, "Set up whatsapp_cloud? [y/N]", "");
+      await answer(term, "Set up homeassistant? [y/N]", "");
 
       // tools: a wrong name is refused and asked again; numbers and names mix.
       screen = await term.waitFor("Toolsets for the CLI:");
@@ -182,6 +185,9 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal, every section", () => {
       await answer(again, "Change signal? [y/N]", "");
       await answer(again, "Change sms? [y/N]", "");
       await answer(again, "Set up mattermost? [y/N]", "");
+      await answer(again, "Set up matrix? [y/N]", "");
+      await answer(again, "Set up whatsapp_cloud? [y/N]", "");
+      await answer(again, "Set up homeassistant? [y/N]", "");
       screen = await again.waitFor("[exit 0]");
     } finally {
       again.kill();

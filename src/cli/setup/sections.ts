@@ -153,6 +153,40 @@ const PLATFORMS: readonly PlatformSpec[] = [
       { env: "MATTERMOST_TOKEN", what: "The bot's access token (Integrations → Bot Accounts)", secret: true },
     ],
   },
+  {
+    name: "matrix",
+    who: "Matrix ids (@user:server)",
+    fields: [
+      { env: "MATRIX_HOMESERVER", what: "Homeserver URL (e.g. https://matrix.example.org)" },
+      { env: "MATRIX_ACCESS_TOKEN", what: "The bot account's access token", secret: true },
+    ],
+  },
+  {
+    name: "whatsapp_cloud",
+    who: "Phone numbers (international, digits only)",
+    fields: [
+      { env: "WHATSAPP_CLOUD_ACCESS_TOKEN", what: "WhatsApp Cloud API access token", secret: true },
+      { env: "WHATSAPP_CLOUD_PHONE_NUMBER_ID", what: "The sending number's phone number id" },
+      {
+        env: "WHATSAPP_CLOUD_APP_SECRET",
+        what: "The Meta app's secret (checks webhook signatures)",
+        secret: true,
+      },
+      {
+        env: "WHATSAPP_CLOUD_VERIFY_TOKEN",
+        what: "A verify token for Meta's webhook handshake",
+        secret: true,
+      },
+    ],
+  },
+  {
+    name: "homeassistant",
+    who: "Home Assistant user ids",
+    fields: [
+      { env: "HASS_URL", what: "Home Assistant URL", fallback: "http://homeassistant.local:8123" },
+      { env: "HASS_TOKEN", what: "A long-lived access token (your HA profile → Security)", secret: true },
+    ],
+  },
 ];
 
 /** Chat platforms: their tokens and settings (into `.env`) and who may talk to the agent. */

@@ -12,7 +12,7 @@ const ctx = (env: Record<string, string> = {}) => ({ config: defaultConfig(), en
 const skipChat = ["n", "n", "n"];
 
 describe("gatewaySection", () => {
-  it("asks email's address, password and servers; Signal's daemon (default address) and number; Twilio's three; Mattermost's server and token", async () => {
+  it("asks email's address, password and servers; Signal's daemon (default address) and number; Twilio's three; Mattermost's, Matrix's and Home Assistant's server and token", async () => {
     const p = scriptedPrompter([
       ...skipChat,
       "y",
@@ -34,6 +34,15 @@ describe("gatewaySection", () => {
       "https://mm.example.test",
       "mm-token",
       "@owner",
+      "y",
+      "https://matrix.example.test",
+      "mx-token",
+      "@owner:example.test",
+      "n",
+      "y",
+      "",
+      "ha-token",
+      "",
     ]);
     const edits = await gatewaySection(ctx(), p);
     expect(edits.config).toEqual([]);
@@ -52,6 +61,11 @@ describe("gatewaySection", () => {
       { name: "MATTERMOST_URL", value: "https://mm.example.test" },
       { name: "MATTERMOST_TOKEN", value: "mm-token" },
       { name: "MATTERMOST_ALLOWED_USERS", value: "@owner" },
+      { name: "MATRIX_HOMESERVER", value: "https://matrix.example.test" },
+      { name: "MATRIX_ACCESS_TOKEN", value: "mx-token" },
+      { name: "MATRIX_ALLOWED_USERS", value: "@owner:example.test" },
+      { name: "HASS_URL", value: "http://homeassistant.local:8123" },
+      { name: "HASS_TOKEN", value: "ha-token" },
     ]);
     expect(p.said).toContain("? Set up email?");
   });
@@ -63,7 +77,7 @@ describe("gatewaySection", () => {
       TWILIO_PHONE_NUMBER: "+15554445555",
       SMS_ALLOWED_USERS: "+15556667777",
     };
-    const p = scriptedPrompter([...skipChat, "n", "n", "y", "", "", "", "", "n"]);
+    const p = scriptedPrompter([...skipChat, "n", "n", "y", "", "", "", "", "n", "n", "n", "n"]);
     const edits = await gatewaySection(ctx(env), p);
     expect(edits.env).toEqual([]);
     expect(p.said).toContain("? Change sms?");

@@ -75,6 +75,8 @@ await Promise.all([
       "ws",
       "matrix-js-sdk",
       "@matrix-org/matrix-sdk-crypto-wasm",
+      // A personal WhatsApp account (optional dependency, ES module: loaded with require() on Node 20.19+).
+      "baileys",
       "playwright-core",
       "@mozilla/readability",
       "turndown",

@@ -240,3 +240,16 @@ describe("the WhatsApp Cloud API gateway", () => {
     await wa.waitFor((m) => m.text === "Still listening.");
   }, 30_000);
 });
+
+describe("a personal WhatsApp account through the built CLI", () => {
+  it("loads the real baileys from node_modules and says the account is not paired yet", async () => {
+    const home = tempHome(fakeProviderConfig(llm.url));
+    const personal = await startGatewayProcess(home, { WHATSAPP_ENABLED: "true" });
+    try {
+      expect(personal.stderr()).toMatch(/whatsapp: not started: WhatsApp is not paired yet/);
+      expect(personal.stderr()).not.toMatch(/could not be loaded/);
+    } finally {
+      await personal.stop();
+    }
+  }, 60_000);
+});

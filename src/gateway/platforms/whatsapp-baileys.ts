@@ -6,6 +6,7 @@
  * WhatsApp's wire protocol (Noise handshake, Signal sessions) cannot be faked faithfully.
  */
 import { chmod, mkdir, readdir } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PlatformError } from "./types.js";
 
@@ -81,7 +82,9 @@ export function closeStatus(error: unknown): number | undefined {
  * which Node 20 does from 20.19 on.
  */
 export async function loadBaileys(
-  importer: () => Promise<unknown> = () => import("baileys"),
+  // require(), not import(): the bundled CLI runs as a compiled function where import() has no
+  // loader callback. Node 20.19+ requires an ES module such as baileys.
+  importer: () => Promise<unknown> = async () => createRequire(import.meta.url)("baileys"),
 ): Promise<BaileysLike> {
   let mod: Record<string, unknown>;
   try {

@@ -29,7 +29,7 @@ export interface CronRunResult {
 }
 
 /**
- * Runs one job (a fresh agent in production, a stub in tests). May throw: that is a failure.
+ * Runs one job (a fresh agent in production; tests pass their own function). May throw: that is a failure.
  * `signal` aborts when the ticker stops past its drain bound: the run must stop its script's
  * process group and its agent, and return (or throw) soon after.
  */

@@ -12,6 +12,7 @@ import type { ApprovalRequest, ClarifyRequest, ToolRuntime } from "../tools/type
 import type { Redactor } from "../util/redact.js";
 import type { ApprovalPolicy, ApprovalPrompt } from "./approval-policy.js";
 import type { AgentEvent, StopReason } from "./events.js";
+import type { HookBus } from "./hooks.js";
 import type { TurnMemory } from "./memory-provider-hook.js";
 import type { NoticeQueue } from "./notices.js";
 
@@ -118,6 +119,8 @@ export interface AIAgentOptions {
    * the agents of a conversation; absent: the agent keeps its own.
    */
   notices?: NoticeQueue;
+  /** Where plugins' and shell hooks' handlers are (hooks.ts); default the process's bus. */
+  hooks?: HookBus;
 }
 
 export interface RunResult {

@@ -4,9 +4,7 @@
  * stream that every surface consumes.
  */
 import { randomUUID } from "node:crypto";
-import { resolveAuxiliaryChain } from "../ai/auxiliary.js";
 import type { ClassifiedError } from "../ai/error-classifier.js";
-import { repairHistory } from "../ai/history-repair.js";
 import { DEFAULT_RETRY_POLICY } from "../ai/retry.js";
 import type { Message, Usage } from "../ai/types.js";
 import { addUsage, emptyUsage } from "../ai/usage.js";
@@ -22,9 +20,9 @@ import type { DelegationRequest, DelegationResult, ToolOutcome, ToolRuntime } fr
 import { terminalEnv } from "../util/env-scrub.js";
 import { EventStream } from "../util/event-stream.js";
 import { processRedactor, type Redactor } from "../util/redact.js";
+import { agentApprovalPolicy } from "./agent-approvals.js";
 import type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
-import { ApprovalPolicy, approvalSettings } from "./approval-policy.js";
-import { auxiliaryJudge } from "./approval-smart.js";
+import { type ApprovalPolicy, approvalSettings } from "./approval-policy.js";
 import { mutationReason, sessionCheckpoints } from "./checkpoint-hook.js";
 import { estimateTokens, shouldCompress } from "./compression/index.js";
 import { compressHistory, learnWindowFromOverflow } from "./context-upkeep.js";
@@ -32,15 +30,24 @@ import { type DelegationHost, delegationLimits, mayDelegate, runDelegation } fro
 import { startSessionEnvironment } from "./environment-start.js";
 import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
+import { hookedToolCall, inputText, withTurnContext } from "./hook-points.js";
+import { type HookBus, type HookSessionInfo, processHooks } from "./hooks.js";
 import { runLoop } from "./loop.js";
-import { type LoopDeps, type ToolCallRequest, type ToolTraits, toolCrashOutcome } from "./loop-deps.js";
+import {
+  answerOpenCalls,
+  errorText,
+  type LoopDeps,
+  type ToolCallRequest,
+  type ToolTraits,
+  toolCrashOutcome,
+} from "./loop-deps.js";
 import { composeUserTurn } from "./memory-provider-hook.js";
 import { NoticeQueue, withNotices } from "./notices.js";
 import { SubdirHintTracker } from "./prompt/subdir-hints.js";
 import { type Frozen, freezeSession } from "./session-freeze.js";
 import { type BackgroundStart, startBackgroundAgent } from "./subagents/background.js";
 import { buildToolContext, type ToolContextBase } from "./tool-context.js";
-import { saveTrajectory } from "./trajectory.js";
+import { saveTrajectoryOrWarn } from "./trajectory.js";
 
 export type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
 
@@ -97,6 +104,8 @@ export class AIAgent {
   private readonly checkpoints: ReturnType<typeof sessionCheckpoints>;
   /** Context files of subdirectories, announced once in the tool result that reaches them. */
   private readonly hints: SubdirHintTracker;
+  /** Plugins' and shell hooks' handlers (hooks.ts); the process's bus unless given one. */
+  readonly hooks: HookBus;
 
   constructor(options: AIAgentOptions = {}) {
     this.options = options;
@@ -120,6 +129,7 @@ export class AIAgent {
     });
     this.checkpoints = sessionCheckpoints(this.config, this.home, this.cwd);
     this.hints = new SubdirHintTracker({ root: this.cwd, enabled: !options.skipContextFiles });
+    this.hooks = options.hooks ?? processHooks();
   }
 
   get sessionId(): string {
@@ -145,30 +155,11 @@ export class AIAgent {
   private buildApprovalPolicy(options: AIAgentOptions): ApprovalPolicy {
     const { settings, warnings } = approvalSettings(this.config, options.platform);
     this.approvalWarnings.push(...warnings);
-    const judge = auxiliaryJudge({
-      chain: async () => {
-        const frozen = await this.prepare();
-        const env = this.options.env ?? process.env;
-        const chain = frozen.runtime
-          ? resolveAuxiliaryChain("approval", {
-              config: this.config,
-              env,
-              main: frozen.runtime,
-              home: this.home,
-            })
-          : [];
-        return { chain, transport: frozen.recovery.transport, model: frozen.model };
-      },
-    });
-    return new ApprovalPolicy({
-      settings,
-      yolo: options.yolo ?? false,
-      allowlist: this.config.command_allowlist ?? [],
+    return agentApprovalPolicy(options, settings, {
+      config: this.config,
       cwd: this.cwd,
-      judge,
-      ...(options.onApproval ? { prompt: options.onApproval } : {}),
-      ...(options.persistAlwaysApproval ? { persistAlways: options.persistAlwaysApproval } : {}),
-      ...(options.onApprovalDenied ? { onDenied: options.onApprovalDenied } : {}),
+      home: () => this.home,
+      prepare: () => this.prepare(),
     });
   }
 
@@ -287,6 +278,7 @@ export class AIAgent {
   /** Releases tool resources (shells, background processes) when the agent owns them. */
   async close(): Promise<void> {
     this.controller?.abort();
+    if (this.announced) await this.hooks.notify("on_session_end", { ...this.hookInfo(), reason: "close" });
     if (this.frozen) {
       try {
         await (await this.frozen).recovery.flush();
@@ -320,7 +312,7 @@ export class AIAgent {
       result = await this.runTurn(input, controller, tally);
     } catch (error) {
       const message = `The turn failed unexpectedly: ${errorText(error)}`;
-      this.answerOpenCalls(tally);
+      answerOpenCalls(this.history, tally);
       tally({ type: "error", message });
       result = { text: "", reason: "error", iterations, usage, error: message };
     }
@@ -361,6 +353,7 @@ export class AIAgent {
       });
       for (const message of [...this.approvalWarnings, ...frozen.warnings])
         emit({ type: "warning", message });
+      await this.hooks.notify("on_session_start", this.hookInfo());
     }
     // The previous call filled the context past `compression.threshold`: compress before this turn.
     if (this.config.compression.enabled && this.pastThreshold(frozen, this.lastPromptTokens)) {
@@ -382,7 +375,14 @@ export class AIAgent {
       // Retracted while the turn started: nothing to tell the model, so no model call.
       return { text: "", reason: "completed", iterations: 0, usage: emptyUsage() };
     }
-    const content = notices === undefined ? userText : withNotices(notices, userText);
+    const turn = { userText: inputText(input), isFirstTurn: this.history.length === 0 };
+    const content = await withTurnContext(
+      this.hooks,
+      this.hookInfo(),
+      notices === undefined ? userText : withNotices(notices, userText),
+      { ...turn, historyLength: this.history.length },
+      controller.signal,
+    );
     const userMessage: Message = { role: "user", content };
     this.history.push(userMessage);
     emit({ type: "message", message: userMessage });
@@ -395,17 +395,23 @@ export class AIAgent {
     );
 
     if (this.options.saveTrajectories ?? this.config.agent.save_trajectories) {
-      try {
-        await saveTrajectory(this.cwd, {
+      await saveTrajectoryOrWarn(
+        this.cwd,
+        {
           messages: this.history,
           tools: frozen.tools,
           model: frozen.model,
           completed: outcome.reason === "completed",
-        });
-      } catch (error) {
-        emit({ type: "warning", message: `Could not save the trajectory: ${String(error)}` });
-      }
+        },
+        emit,
+      );
     }
+    await this.hooks.notify("post_llm_call", {
+      ...this.hookInfo(),
+      user_message: turn.userText,
+      assistant_response: outcome.text,
+      reason: outcome.reason,
+    });
     if (memory && typeof ownText === "string" && outcome.reason === "completed") {
       memory.remember(ownText, outcome.text, this.sessionId);
     }
@@ -455,7 +461,12 @@ export class AIAgent {
         ...(this.options.retry ?? {}),
       },
       traits: (name) => this.traitsOf(name),
-      executeTool: (call, toolSignal) => this.executeTool(frozen, call, toolSignal, emit),
+      executeTool: hookedToolCall(
+        this.hooks,
+        () => this.hookInfo(),
+        this.redactor,
+        (call, toolSignal) => this.executeTool(frozen, call, toolSignal, emit),
+      ),
       guard: this.guard,
       takeSteering: () => {
         const notes = this.steering.splice(0);
@@ -487,6 +498,17 @@ export class AIAgent {
       contextLength: frozen.contextLength,
       threshold: this.config.compression.threshold,
     });
+  }
+
+  /** Who fires a hook event: the same for every event of this agent. */
+  private hookInfo(): HookSessionInfo {
+    return {
+      session_id: this.sessionId,
+      task_id: this.taskId,
+      platform: this.options.platform ?? "cli",
+      cwd: this.cwd,
+      model: this.frozenNow?.model ?? this.options.model ?? this.config.model.default ?? "",
+    };
   }
 
   private traitsOf(name: string): ToolTraits | undefined {
@@ -530,24 +552,6 @@ export class AIAgent {
     return content === outcome.content && error === outcome.error
       ? outcome
       : { ...outcome, content, ...(error === undefined ? {} : { error }) };
-  }
-
-  /**
-   * After a turn broke off unexpectedly: tool calls at the end of the history without a result
-   * get the interrupted stand-in, appended and emitted like any message so the store holds it too.
-   */
-  private answerOpenCalls(emit: (e: AgentEvent) => void): void {
-    let appended: Message[];
-    try {
-      appended = repairHistory(this.history).appended ?? [];
-    } catch {
-      // A history repair cannot read is repaired again, with the same rules, when it is loaded.
-      return;
-    }
-    for (const message of appended) {
-      this.history.push(message);
-      emit({ type: "message", message });
-    }
   }
 
   /**
@@ -676,6 +680,8 @@ export class AIAgent {
       emit,
       signal,
       approvals: this.approvals,
+      hooks: this.hooks,
+      hookInfo: () => this.hookInfo(),
       spawn: (options) => new AIAgent(options),
     };
   }
@@ -687,14 +693,5 @@ export class AIAgent {
   private addUsage(add: Usage): void {
     if (add.inputTokens > 0) this.lastPromptTokens = add.inputTokens;
     this.totalUsage = addUsage(this.totalUsage, add);
-  }
-}
-
-/** An unexpected error's message; one that cannot even be read is still reported. */
-function errorText(error: unknown): string {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return "an error that could not be described";
   }
 }

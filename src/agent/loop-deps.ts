@@ -10,6 +10,8 @@
  * its contract names.
  */
 
+import { repairHistory } from "../ai/history-repair.js";
+import type { Message } from "../ai/types.js";
 import type { ToolOutcome } from "../tools/types.js";
 import type { GuardedCall, GuardrailVerdict } from "./guardrails.js";
 import type { ModelCallDeps } from "./model-call.js";
@@ -225,6 +227,32 @@ export function toolCrashOutcome(name: string, error: unknown, signal: AbortSign
   return { content: JSON.stringify({ error: message }), ok: false, error: message };
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** An unexpected error's message; one that cannot even be read is still reported. */
+export function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return "an error that could not be described";
+  }
+}
+
+/**
+ * After a turn broke off unexpectedly: tool calls at the end of the history without a result get
+ * the interrupted stand-in, appended and emitted like any message so the store holds it too.
+ */
+export function answerOpenCalls(
+  history: Message[],
+  emit: (e: { type: "message"; message: Message }) => void,
+): void {
+  let appended: Message[];
+  try {
+    appended = repairHistory(history).appended ?? [];
+  } catch {
+    // A history repair cannot read is repaired again, with the same rules, when it is loaded.
+    return;
+  }
+  for (const message of appended) {
+    history.push(message);
+    emit({ type: "message", message });
+  }
 }

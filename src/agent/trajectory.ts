@@ -106,3 +106,16 @@ export async function saveTrajectory(
   await appendFile(file, `${text}\n`, { encoding: "utf8", mode: 0o600 });
   return file;
 }
+
+/** `saveTrajectory` for a finished turn: a failure to write becomes a warning, never a failed turn. */
+export async function saveTrajectoryOrWarn(
+  dir: string,
+  entry: Parameters<typeof saveTrajectory>[1],
+  emit: (event: { type: "warning"; message: string }) => void,
+): Promise<void> {
+  try {
+    await saveTrajectory(dir, entry);
+  } catch (error) {
+    emit({ type: "warning", message: `Could not save the trajectory: ${String(error)}` });
+  }
+}

@@ -103,7 +103,10 @@ export async function runChild(
     delegationRole: role,
     ...(model.resolved ? { resolved: model.resolved } : { transport: host.transport, model: model.model }),
     ...(host.sessionStore ? { sessionStore: host.sessionStore } : {}),
+    ...(host.hooks ? { hooks: host.hooks } : {}),
   });
+  const hookBase = host.hookInfo && { ...host.hookInfo(), child_session_id: child.sessionId, goal };
+  if (hookBase) await host.hooks?.notify("subagent_start", hookBase);
 
   let stopped: "interrupted" | "timeout" | undefined;
   let wakeStopped: () => void = () => undefined;
@@ -168,6 +171,13 @@ export async function runChild(
     await host.runtime.releaseTask(taskId).catch(() => undefined);
   }
   registry.finish(id, result.status, result.iterations, Date.now());
+  if (hookBase)
+    await host.hooks?.notify("subagent_stop", {
+      ...hookBase,
+      status: result.status,
+      summary: result.summary,
+      duration_ms: result.durationMs,
+    });
   host.emit({
     type: "subagent",
     callId: spec.callId,

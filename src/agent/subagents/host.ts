@@ -12,6 +12,7 @@ import { resolveToolsets } from "../../tools/toolsets.js";
 import type { DelegationTask, ToolRuntime } from "../../tools/types.js";
 import type { ApprovalPolicy } from "../approval-policy.js";
 import type { AgentEvent } from "../events.js";
+import type { HookBus, HookSessionInfo } from "../hooks.js";
 
 /** Tools a child never gets: it cannot ask the user, write memory, message people or run scripts. */
 export const CHILD_BLOCKED_TOOLS: readonly string[] = [
@@ -47,6 +48,10 @@ export interface DelegationHost {
   signal: AbortSignal;
   /** The parent's approval policy; children use a view of it. */
   approvals: ApprovalPolicy;
+  /** The parent's hook bus: `subagent_start`/`subagent_stop` fire there, and children use it too. */
+  hooks?: HookBus;
+  /** The parent's side of a hook payload. */
+  hookInfo?(): HookSessionInfo;
   /** Builds the child agent (the parent passes its own class, avoiding an import cycle). */
   spawn(options: ChildAgentOptions): ChildAgent;
 }
@@ -76,6 +81,7 @@ export interface ChildAgentOptions {
   transport?: Transport;
   model?: string;
   sessionStore?: SessionStore;
+  hooks?: HookBus;
 }
 
 /** The part of AIAgent delegation drives. */

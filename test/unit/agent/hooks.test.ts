@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AIAgent } from "../../../src/agent/agent.js";
 import { HookBus } from "../../../src/agent/hooks.js";
+import type { ChatRequest } from "../../../src/ai/types.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
 import { makeToolContext } from "../../support/tool-context.js";
@@ -233,18 +234,14 @@ describe("subagents and hooks", () => {
       },
       { source: "guard" },
     );
-    const isChild = (r: { messages: Array<{ content: unknown }> }) =>
-      String(r.messages[0]?.content ?? "").startsWith("You are a subagent");
+    const isChild = (r: ChatRequest) => String(r.messages[0]?.content ?? "").startsWith("You are a subagent");
     const transport = new ScriptedTransport(
-      Array.from(
-        { length: 10 },
-        () => (r: Parameters<typeof isChild>[0] & { messages: Array<{ role: string }> }) => {
-          const hadTool = r.messages.some((m) => m.role === "tool");
-          if (isChild(r))
-            return hadTool ? say("child saw the block") : callTools(["terminal", { command: "echo hi" }]);
-          return hadTool ? say("parent done") : callTools(["delegate_task", { goal: "look around" }]);
-        },
-      ),
+      Array.from({ length: 10 }, () => (r: ChatRequest) => {
+        const hadTool = r.messages.some((m) => m.role === "tool");
+        if (isChild(r))
+          return hadTool ? say("child saw the block") : callTools(["terminal", { command: "echo hi" }]);
+        return hadTool ? say("parent done") : callTools(["delegate_task", { goal: "look around" }]);
+      }),
     );
     const ctx = makeToolContext();
     const config = defaultConfig();

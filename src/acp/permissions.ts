@@ -55,7 +55,7 @@ export function approvalDecision(
 ): ApprovalDecision {
   if (outcome.outcome !== "selected") return "deny";
   if (!offered.some((o) => o.optionId === outcome.optionId)) return "deny";
-  return DECISIONS[outcome.optionId] ?? "deny";
+  return Object.hasOwn(DECISIONS, outcome.optionId) ? (DECISIONS[outcome.optionId] ?? "deny") : "deny";
 }
 
 /** Prefix of the option ids of clarify choices (`choice-0`...). */
@@ -82,10 +82,9 @@ export function clarifyToolCall(toolCallId: string, question: string): ToolCallU
 
 /** What the model reads as the user's answer. */
 export function clarifyAnswer(outcome: RequestPermissionOutcome, choices: readonly string[]): string {
-  if (outcome.outcome === "selected" && outcome.optionId.startsWith(CHOICE)) {
-    const choice = choices[Number(outcome.optionId.slice(CHOICE.length))];
-    if (choice !== undefined) return choice;
-  }
+  const index = outcome.outcome === "selected" ? /^choice-(\d{1,3})$/.exec(outcome.optionId)?.[1] : undefined;
+  const choice = index !== undefined ? choices[Number(index)] : undefined;
+  if (choice !== undefined) return choice;
   return "(The user skipped the question. Proceed with your best judgement and state the assumption you made.)";
 }
 

@@ -36,7 +36,7 @@ const KINDS: Readonly<Record<string, ToolKind>> = {
 
 /** The ACP kind of a Hermes tool ("other" when it has none). */
 export function toolKind(name: string): ToolKind {
-  return KINDS[name] ?? "other";
+  return Object.hasOwn(KINDS, name) ? (KINDS[name] ?? "other") : "other";
 }
 
 /** `terminal: ls -la`: the tool name and the CLI's preview of its most telling argument. */

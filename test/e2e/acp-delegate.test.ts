@@ -7,22 +7,12 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { answerTitles } from "../support/acp-client.js";
 import { fakeProviderConfig, HERMES_BIN, runHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
 
 const llm = useFakeLlm();
-
-/** The child `hermes acp` names its session with the auxiliary model: answered apart from the script. */
-function answerTitles(): void {
-  llm.respondWith((request) => {
-    const body = request.body as { messages?: Array<{ content?: unknown }> };
-    const first = body.messages?.[0]?.content;
-    return typeof first === "string" && first.startsWith("Write a title for the conversation")
-      ? reply().text("Child session")
-      : undefined;
-  });
-}
 
 function toolResults(): string[] {
   const out: string[] = [];
@@ -40,7 +30,7 @@ describe("delegate_task with acp_command (built CLI)", () => {
   it("runs the task in `hermes acp` and returns its answer; --yolo approves its permission request", {
     timeout: 60_000,
   }, async () => {
-    answerTitles();
+    answerTitles(llm);
     const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
     mkdirSync(join(cwd, "build"));
     llm.enqueue(
@@ -65,7 +55,7 @@ describe("delegate_task with acp_command (built CLI)", () => {
   it("routes the child's permission request through the parent's policy: a one-shot without --yolo denies it", {
     timeout: 60_000,
   }, async () => {
-    answerTitles();
+    answerTitles(llm);
     const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
     mkdirSync(join(cwd, "build"));
     llm.enqueue(

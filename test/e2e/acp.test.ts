@@ -9,23 +9,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { type AcpHarness, pick, startAcp } from "../support/acp-client.js";
+import { type AcpHarness, answerTitles, pick, startAcp } from "../support/acp-client.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
 
 const llm = useFakeLlm();
-
-/** Title requests (the auxiliary model names a new session) are answered apart from the script. */
-function answerTitles(): void {
-  llm.respondWith((request) => {
-    const body = request.body as { messages?: Array<{ content?: unknown }> };
-    const first = body.messages?.[0]?.content;
-    return typeof first === "string" && first.startsWith("Write a title for the conversation")
-      ? reply().text("Editor notes session")
-      : undefined;
-  });
-}
 
 const update = (n: SessionNotification) => n.update;
 
@@ -60,7 +49,7 @@ describe("hermes acp (built CLI, official ACP client)", () => {
   it("runs an editor session end to end, then loads it in a new process and lists it", {
     timeout: 90_000,
   }, async () => {
-    answerTitles();
+    answerTitles(llm);
     const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
     const acp = await startAcp({ home, cwd });
     let sessionId = "";

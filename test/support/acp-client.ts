@@ -14,6 +14,21 @@ import {
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { HERMES_BIN } from "./cli.js";
+import { type FakeLlm, reply } from "./fake-llm.js";
+
+/**
+ * Answers the auxiliary model's title requests (an editor session is named after its first
+ * exchange, in the background) apart from the scripted queue, so they never take a scripted reply.
+ */
+export function answerTitles(llm: FakeLlm, title = "Editor session"): void {
+  llm.respondWith((request) => {
+    const body = request.body as { messages?: Array<{ content?: unknown }> };
+    const first = body.messages?.[0]?.content;
+    return typeof first === "string" && first.startsWith("Write a title for the conversation")
+      ? reply().text(title)
+      : undefined;
+  });
+}
 
 export type PermissionAnswer = (
   request: RequestPermissionRequest,

@@ -217,7 +217,7 @@ export class AcpServer {
     const peer = this.peer;
     if (!peer) throw RequestError.internalError(undefined, "The connection is not ready.");
     const tools = await this.toolsFor(request.mcpServers);
-    const models = await modelsOffered(provider.resolved, config);
+    const models = await modelsOffered(provider.resolved, config, home);
     const acp = new AcpSession(request.cwd, peer, {
       ...(tools.own ? { mcp: tools.own } : {}),
       models,
@@ -319,11 +319,39 @@ function peerOf(client: AgentContext): AcpPeer {
   };
 }
 
-/** Models offered in the editor's selector: the configured default and the provider's cached list. */
-async function modelsOffered(resolved: ResolvedRuntime, config: HermesConfig): Promise<string[]> {
+/** How long `session/new` waits for the provider's model list before offering the configured ones only. */
+const MODEL_LIST_WAIT_MS = 2_000;
+
+/**
+ * Models offered in the editor's selector: the session's model, the configured default, and the
+ * provider's own list (cached an hour in the home, as `/model` reads it). A provider that is slow
+ * or cannot list its models leaves the selector with the configured ones.
+ */
+async function modelsOffered(resolved: ResolvedRuntime, config: HermesConfig, home: string): Promise<string[]> {
   const out = new Set<string>();
   if (resolved.model) out.add(resolved.model);
   const configured = config.model.default;
   if (typeof configured === "string" && configured) out.add(configured);
+  try {
+    const { listModelsCached } = await import("../ai/model-cache.js");
+    let timer: NodeJS.Timeout | undefined;
+    const listing = await Promise.race([
+      listModelsCached({
+        home,
+        provider: resolved.provider,
+        baseUrl: resolved.baseUrl,
+        apiKey: resolved.apiKey,
+        apiMode: resolved.apiMode,
+      }),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), MODEL_LIST_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+    if (timer) clearTimeout(timer);
+    if (listing?.ok) for (const m of listing.models.slice(0, 100)) out.add(m.id);
+  } catch {
+    // Only the selector's choices: the session works with the configured model.
+  }
   return [...out];
 }

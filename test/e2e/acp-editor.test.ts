@@ -66,6 +66,11 @@ describe("an editor session's tools, model and questions", () => {
         mcpServers: [{ name: "probe", command: process.execPath, args: [TEST_SERVER], env: [] }],
       });
 
+      const { configOptions } = await acp.agent.request("session/new", { cwd, mcpServers: [] });
+      const offered = configOptions?.find((o) => o.id === "model");
+      // The provider's own list (GET /models) fills the selector.
+      expect(JSON.stringify(offered)).toContain("other-model");
+
       llm.enqueue(reply().toolCall("mcp_probe_echo", { text: "from the editor" }), reply().text("Echoed."));
       await acp.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "echo it" }] });
       expect(lastToolResult()).toContain("echo: from the editor");
@@ -174,6 +179,33 @@ describe("guards an editor cannot get around", () => {
       await expect(
         acp.agent.request("session/load", { sessionId: "nope", cwd, mcpServers: [] }),
       ).rejects.toThrow();
+    } finally {
+      expect(await acp.close()).toBe(0);
+    }
+  });
+
+  it("never sends a secret to the editor: streamed answers cut mid-token and tool inputs are redacted", {
+    timeout: 30_000,
+  }, async () => {
+    const token = "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0";
+    const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
+    writeFileSync(join(home, ".env"), `TELEGRAM_BOT_TOKEN=${token}\n`);
+    const acp = await startAcp({ home, cwd });
+    try {
+      await acp.agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await acp.agent.request("session/new", { cwd, mcpServers: [] });
+      llm.enqueue(
+        reply().toolCall("terminal", { command: `echo ${token} > /dev/null` }),
+        reply().text(`Your bot token is ${token} and it is now in the log.`),
+      );
+      await acp.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "show the token" }],
+      });
+      const frames = JSON.stringify(acp.updates);
+      expect(frames).toContain("Your bot token is");
+      expect(frames).not.toContain(token);
+      expect(frames).not.toContain("AAHfiqksKZ8WmR2zSjiQ7");
     } finally {
       expect(await acp.close()).toBe(0);
     }

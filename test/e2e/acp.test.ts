@@ -205,6 +205,12 @@ describe("hermes acp (built CLI, official ACP client)", () => {
       llm.respondWith(undefined);
     }
 
+    // The CLI resumes the editor's session.
+    llm.enqueue(reply().text("Resumed in the terminal."));
+    const resumed = await runHermes(["-r", sessionId, "-z", "and now from the CLI"], { home, cwd });
+    expect(resumed.stdout.trim()).toBe("Resumed in the terminal.");
+    expect(JSON.stringify(llm.chatRequests.at(-1)?.body)).toContain("write a notes file");
+
     const list = await runHermes(["sessions", "list"], { home, cwd });
     expect(list.code).toBe(0);
     const row = list.stdout.split("\n").find((l) => l.includes(sessionId.slice(0, 15)));

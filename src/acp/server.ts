@@ -327,7 +327,11 @@ const MODEL_LIST_WAIT_MS = 2_000;
  * provider's own list (cached an hour in the home, as `/model` reads it). A provider that is slow
  * or cannot list its models leaves the selector with the configured ones.
  */
-async function modelsOffered(resolved: ResolvedRuntime, config: HermesConfig, home: string): Promise<string[]> {
+async function modelsOffered(
+  resolved: ResolvedRuntime,
+  config: HermesConfig,
+  home: string,
+): Promise<string[]> {
   const out = new Set<string>();
   if (resolved.model) out.add(resolved.model);
   const configured = config.model.default;

@@ -25,6 +25,12 @@ const layers = [
     path: "^src/commands/",
     allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
   },
+  {
+    // The ACP server (`hermes acp`): a surface above the agent; only src/cli/ imports it.
+    name: "acp",
+    path: "^src/acp/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent", "commands"],
+  },
 ];
 const paths = {
   util: "^src/util/",
@@ -36,6 +42,7 @@ const paths = {
   environments: "^src/environments/",
   tools: "^src/tools/",
   agent: "^src/agent/",
+  commands: "^src/commands/",
 };
 const forbidden = layers.map((layer) => ({
   name: `layer-${layer.name}`,

@@ -67,6 +67,8 @@ await Promise.all([
       "@honcho-ai/sdk",
       "@aws-sdk/client-bedrock-runtime",
       "@modelcontextprotocol/sdk",
+      // ES module only; required on first use by `hermes acp` and delegate_task's acp_command.
+      "@agentclientprotocol/sdk",
       "croner",
       "grammy",
       "discord.js",

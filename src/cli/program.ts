@@ -132,6 +132,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/mcp.js")).mcpCommand,
   },
   {
+    name: "acp",
+    summary: "serve the agent to editors (Zed, VS Code, JetBrains) over the Agent Client Protocol; --check",
+    usage: "[--check] [--yolo]",
+    load: async () => (await import("./commands/acp.js")).acpCommand,
+  },
+  {
     name: "api-server",
     summary: "serve the agent as an OpenAI-compatible API (needs API_SERVER_KEY)",
     load: async () => (await import("./commands/api-server.js")).apiServerCommand(),

@@ -37,18 +37,37 @@ export function delegateDescription(ctx: Pick<CheckContext, "config">): string {
     "you get summaries. One task: " +
     `\`goal\`; several: \`tasks\` (max ${MAX_BATCH_TASKS}, ${maxConcurrent} at a time), ${maxIterations} ` +
     "model calls each. Leaves never delegate." +
-    (maxAsync > 0 ? " `background: true`: reports come later as messages." : "")
+    (maxAsync > 0 ? " `background: true`: reports come later as messages." : "") +
+    " `acp_command`/`acp_args`: run it in an external ACP agent instead."
   );
 }
 
 const Role = Type.Union([Type.Literal("leaf"), Type.Literal("orchestrator")]);
+
+const AcpCommand = Type.String({
+  description:
+    'Run the task in an external ACP agent instead (e.g. `claude-code-acp`, or `hermes` with acp_args ["acp"]): the program to start.',
+});
+const AcpArgs = Type.Array(Type.String(), { description: "Arguments for acp_command." });
 
 const TaskSchema = Type.Object({
   goal: Type.String(),
   context: Type.Optional(Type.String()),
   toolsets: Type.Optional(Type.Array(Type.String())),
   role: Type.Optional(Role),
+  acp_command: Type.Optional(AcpCommand),
+  acp_args: Type.Optional(AcpArgs),
 });
+
+/** The `acp` of a task from `acp_command`/`acp_args` (falling back to the call's own). */
+function acpOf(
+  task: { acp_command?: string | undefined; acp_args?: string[] | undefined },
+  call: { acp_command?: string | undefined; acp_args?: string[] | undefined },
+): DelegationTask["acp"] | undefined {
+  const command = (task.acp_command ?? call.acp_command)?.trim();
+  if (!command) return undefined;
+  return { command, args: [...(task.acp_args ?? (task.acp_command ? [] : (call.acp_args ?? [])))] };
+}
 
 export const delegateTaskTool = defineTool({
   name: "delegate_task",
@@ -61,17 +80,24 @@ export const delegateTaskTool = defineTool({
     toolsets: Type.Optional(Type.Array(Type.String(), { description: "Limit it to these toolsets." })),
     tasks: Type.Optional(Type.Array(TaskSchema, { minItems: 1, maxItems: MAX_BATCH_TASKS })),
     background: Type.Optional(Type.Boolean()),
+    acp_command: Type.Optional(AcpCommand),
+    acp_args: Type.Optional(AcpArgs),
   }),
   emoji: "🔀",
   async handler(args, ctx) {
+    const single = acpOf({}, args);
     const tasks: DelegationTask[] = args.tasks
-      ? args.tasks.map((t) => ({ ...t }))
+      ? args.tasks.map(({ acp_command, acp_args, ...t }) => {
+          const acp = acpOf({ acp_command, acp_args }, args);
+          return { ...t, ...(acp ? { acp } : {}) };
+        })
       : args.goal?.trim()
         ? [
             {
               goal: args.goal,
               ...(args.context ? { context: args.context } : {}),
               ...(args.toolsets ? { toolsets: args.toolsets } : {}),
+              ...(single ? { acp: single } : {}),
             },
           ]
         : [];

@@ -147,7 +147,9 @@ export const TOOLSETS: Readonly<Record<string, ToolsetSpec>> = {
   ...platformToolsets(),
   "hermes-acp": {
     description: "Editor (ACP) sessions",
-    tools: withoutTools(["clarify", "cronjob", "image_generate", "text_to_speech", ...HA_TOOLS]),
+    // Upstream leaves clarify out; here a clarify question with choices is asked in the editor as
+    // a permission request (acp/permissions.ts), so it stays.
+    tools: withoutTools(["cronjob", "image_generate", "text_to_speech", ...HA_TOOLS]),
   },
   "hermes-api-server": {
     description: "OpenAI-compatible API server",

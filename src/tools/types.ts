@@ -155,6 +155,11 @@ export interface DelegationTask {
   toolsets?: string[];
   /** "orchestrator" children may delegate further (within `delegation.max_spawn_depth`). */
   role?: "leaf" | "orchestrator";
+  /**
+   * Run the task in an external Agent Client Protocol agent (`acp_command`/`acp_args`) instead of
+   * a Hermes child: the program is started with these arguments and driven over stdio.
+   */
+  acp?: { command: string; args: string[] };
 }
 
 export interface DelegationRequest {

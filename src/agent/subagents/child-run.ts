@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { DelegationResult, DelegationTask } from "../../tools/types.js";
 import { newSessionId } from "../../util/session-id.js";
 import { sessionRecorder } from "../session-recorder.js";
+import { runAcpChild } from "./acp-child.js";
 import { type ChildModel, childModel } from "./child-model.js";
 import {
   type ChildAgent,
@@ -63,6 +64,10 @@ export async function runChild(
   if (host.signal.aborted) {
     const sessionId = spec.sessionId ?? newSessionId();
     return { ...base, status: "interrupted", summary: "", sessionId, iterations: 0, durationMs: 0 };
+  }
+  if (spec.task.acp) {
+    // An external ACP agent: its own program, driven over the SDK (acp-child.ts).
+    return runAcpChild(host, spec, limits, base, spec.sessionId ?? newSessionId());
   }
   const depth = host.depth + 1;
   const role = childRole(spec.task, limits, depth);

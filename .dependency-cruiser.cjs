@@ -25,6 +25,12 @@ const layers = [
     path: "^src/commands/",
     allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
   },
+  // A surface (Atropos RL environments): rollouts run through the agent; never the CLI or gateway.
+  {
+    name: "rl",
+    path: "^src/rl/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
+  },
 ];
 const paths = {
   util: "^src/util/",

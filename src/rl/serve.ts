@@ -10,6 +10,7 @@
  *
  * Rollouts and the clock are injected, so the loop is tested without a model.
  */
+import { redactJson, redactText } from "../util/redact.js";
 import type { AtroposClient, EnvStatus } from "./atropos-client.js";
 import type { ScoredRollout } from "./rollout.js";
 import { tokenizeConversation } from "./tokenize.js";
@@ -79,13 +80,18 @@ export function groupProblem(
   return undefined;
 }
 
-/** Builds the group Atropos takes from scored rollouts. */
+/**
+ * Builds the group Atropos takes from scored rollouts. The conversations leave the process here,
+ * so they pass the secret redactor first (a key a command printed becomes the redaction marker in
+ * both the tokens and the messages), as every other path out does.
+ */
 export function buildGroup(
   rollouts: readonly ScoredRollout[],
   envId: number,
   includeMessages: boolean,
+  redact: (text: string) => string = redactText,
 ): ScoredDataGroup {
-  const tokenized = rollouts.map((r) => tokenizeConversation(r.messages));
+  const tokenized = rollouts.map((r) => tokenizeConversation(redactJson(r.messages, redact)));
   return {
     tokens: tokenized.map((t) => t.tokens),
     masks: tokenized.map((t) => t.masks),

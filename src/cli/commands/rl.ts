@@ -157,8 +157,8 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
       allowSameScores: flags.allowSameScores === true,
       signal: controller.signal,
       log: say,
-      rollout: (item, signal) =>
-        runRollout(
+      rollout: async (item, signal) => {
+        const done = await runRollout(
           environment,
           item,
           {
@@ -175,12 +175,15 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
             keepWorkdirs: flags.keepWorkdirs === true,
           },
           signal,
-        ),
+        );
+        if (flags.keepWorkdirs) say(`  ${item.id}: kept ${done.workdir} (score ${done.score})`);
+        return done;
+      },
     });
     if (flags.json) io.out(JSON.stringify(summary));
     else {
       io.out(
-        `env ${summary.envId ?? "-"}: ${summary.groupsSent} group${summary.groupsSent === 1 ? "" : "s"} sent, ${summary.groupsDropped} dropped, ${summary.rollouts} rollouts, mean score ${summary.meanScore === null ? "-" : summary.meanScore.toFixed(3)} (stopped: ${summary.stoppedBecause.replaceAll("_", " ")})`,
+        `env ${summary.envId ?? "-"}: ${summary.groupsSent} group${summary.groupsSent === 1 ? "" : "s"} sent, ${summary.groupsDropped} dropped, ${summary.rollouts} rollout${summary.rollouts === 1 ? "" : "s"}, mean score ${summary.meanScore === null ? "-" : summary.meanScore.toFixed(3)} (stopped: ${summary.stoppedBecause.replaceAll("_", " ")})`,
       );
     }
     return summary.stoppedBecause === "interrupted" ? 1 : 0;
@@ -231,7 +234,7 @@ export const rlCommand = defineCommand({
       .option("-t, --toolsets <list>", "comma-separated toolsets for the agent (default: terminal,file)")
       .option("--max-turns <n>", "tool-calling iterations per rollout", wholeNumber(1))
       .option("--yolo", "run dangerous commands without asking (default: refused, nobody can approve)")
-      .option("--keep-workdirs", "keep each rollout's working directory (printed with -v)")
+      .option("--keep-workdirs", "keep each rollout's working directory (each is printed on stderr)")
       .option("--json", "print the summary as JSON")
       .action(run((ctx, env: string, flags: ServeFlags) => serve(ctx, env, flags)));
   },

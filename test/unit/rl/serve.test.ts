@@ -1,3 +1,4 @@
+import { decode } from "gpt-tokenizer/encoding/o200k_base";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
 import { AtroposClient, AtroposError } from "../../../src/rl/atropos-client.js";
@@ -222,6 +223,23 @@ describe("what the fake and the client check", () => {
       /GET \/info at http:\/\/127\.0\.0\.1:\d+ failed/,
     );
     expect(() => new AtroposClient("localhost:8000")).toThrow(/must be http\(s\)|is not a URL/);
+  });
+
+  it("redacts secrets from the tokens and the messages before they leave the process", () => {
+    const key = "sk-proj-Abcdefghijklmnopqrstuvwx0123456789";
+    const leaky: Message[] = [
+      ...conversation("ok"),
+      { role: "tool", tool_call_id: "c", content: `OPENAI_API_KEY=${key}` },
+      { role: "assistant", content: `The key is ${key}` },
+    ];
+    const group = buildGroup(
+      [{ messages: leaky, sessionId: undefined, reason: "completed", workdir: "/", score: 1 }],
+      0,
+      true,
+    );
+    expect(JSON.stringify(group.messages)).not.toContain(key);
+    expect(decode(group.tokens[0] ?? [])).not.toContain(key);
+    expect(decode(group.tokens[0] ?? [])).toContain("The key is ");
   });
 
   it("builds groups the server's model accepts, and says why a group is refused", () => {

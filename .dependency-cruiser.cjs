@@ -31,6 +31,12 @@ const layers = [
     path: "^src/acp/",
     allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent", "commands"],
   },
+  // A surface (Atropos RL environments): rollouts run through the agent; never the CLI or gateway.
+  {
+    name: "rl",
+    path: "^src/rl/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
+  },
 ];
 const paths = {
   util: "^src/util/",

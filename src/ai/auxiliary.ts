@@ -18,7 +18,9 @@ export type AuxiliaryTask =
   | "vision"
   | "approval"
   | "background_review"
-  | "curator";
+  | "curator"
+  | "moa_reference"
+  | "moa_aggregator";
 
 /** Cheap, capable models for the auto chain (what Python Hermes defaults to). */
 export const AUX_OPENROUTER_MODEL = "google/gemini-3-flash-preview";
@@ -33,6 +35,8 @@ const DEFAULT_TIMEOUT_S: Record<AuxiliaryTask, number> = {
   approval: 30,
   background_review: 120,
   curator: 600,
+  moa_reference: 900,
+  moa_aggregator: 900,
 };
 
 export interface AuxiliaryRuntime extends ResolvedRuntime {
@@ -162,6 +166,33 @@ export function resolveAuxiliaryChain(task: AuxiliaryTask, input: AuxiliaryInput
   }
   push(main, "main");
   return chain;
+}
+
+/**
+ * One explicit route for a task (a mixture-of-agents reference or aggregator model), resolved the
+ * way `auxiliary.<task>` would be, with the task's timeout. Provider `main` is the main runtime with
+ * the route's model. Undefined when the route cannot be used (an unknown provider, a missing key):
+ * callers report it as skipped rather than falling back to another model.
+ */
+export function resolveAuxiliaryRoute(
+  task: AuxiliaryTask,
+  route: { provider?: string; model?: string; baseUrl?: string; apiKey?: string },
+  input: AuxiliaryInput,
+): AuxiliaryRuntime | undefined {
+  const { config, env, main, home } = input;
+  const timeoutMs = (taskConfig(config, task).timeoutS ?? DEFAULT_TIMEOUT_S[task]) * 1000;
+  if (route.provider?.toLowerCase() === "main") {
+    if (!main.provider) return undefined;
+    return {
+      ...main,
+      model: route.model ?? main.model,
+      ...(route.apiKey ? { apiKey: route.apiKey } : {}),
+      source: `auxiliary.${task}`,
+      timeoutMs,
+    };
+  }
+  const runtime = resolveChoice(config, env, home, route);
+  return runtime ? { ...runtime, source: `auxiliary.${task}`, timeoutMs } : undefined;
 }
 
 /** The first runtime of the chain: what a task will try first. */

@@ -154,6 +154,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/cron.js")).cronCommand,
   },
   {
+    name: "rl",
+    summary:
+      "Atropos RL environments: list | serve ENV --api-url URL (rollouts through the agent, scored, sent)",
+    load: async () => (await import("./commands/rl.js")).rlCommand,
+  },
+  {
     name: "webhook",
     summary: "webhook routes: subscribe | list | remove | test",
     load: async () => (await import("./commands/webhook.js")).webhookCommand(),

@@ -6,6 +6,7 @@ import { fileTools } from "./file/index.js";
 import { homeAssistantTools } from "./homeassistant.js";
 import { mediaTools } from "./media/index.js";
 import { memoryTool } from "./memory.js";
+import { mixtureOfAgentsTool } from "./moa.js";
 import { ToolRegistry } from "./registry.js";
 import { sandboxTools } from "./sandbox/index.js";
 import { sessionSearchTool } from "./session-search.js";
@@ -32,6 +33,7 @@ export function createBuiltinRegistry(): ToolRegistry {
     ...browserTools,
     ...mediaTools,
     ...homeAssistantTools,
+    mixtureOfAgentsTool,
   ]);
   return registry;
 }

@@ -114,6 +114,11 @@ export const TOOLSETS: Readonly<Record<string, ToolsetSpec>> = {
   code_execution: { description: "Scripts that call tools", tools: ["execute_code"] },
   delegation: { description: "Subagent delegation", tools: ["delegate_task"] },
   homeassistant: { description: "Home Assistant control", tools: HA_TOOLS },
+  // Opt-in: several paid model calls per use, so never part of a default or platform toolset.
+  moa: {
+    description: "Mixture of agents: several models answer, one combines",
+    tools: ["mixture_of_agents"],
+  },
   debugging: {
     description: "Terminal plus web and file tools",
     tools: ["terminal", "process"],

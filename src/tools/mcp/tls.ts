@@ -77,15 +77,23 @@ function fail(server: string, key: string, detail: string): never {
 
 /** Whether a connection error is a TLS failure; the text to add to its message when it is. */
 export function describeTlsFailure(server: string, error: unknown): string | undefined {
+  const keys = `mcp_servers.${server}.client_cert, client_key and ssl_verify`;
   for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
     const code = String((e as { code?: unknown }).code ?? "");
     const message = e instanceof Error ? e.message : "";
-    if (
-      /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL/.test(code) ||
-      /certificate|handshake|alert|SSL routines/i.test(message)
-    ) {
-      const detail = message || code;
-      return `TLS failed: ${detail} (check mcp_servers.${server}.client_cert, client_key and ssl_verify)`;
+    if (/certificate required/i.test(message)) {
+      return `TLS failed: the server requires a client certificate (set mcp_servers.${server}.client_cert)`;
+    }
+    if (/unknown ca|bad certificate|certificate unknown|decrypt error/i.test(message)) {
+      return `TLS failed: the server refused the client certificate (check ${keys})`;
+    }
+    if (/SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED/.test(code)) {
+      return `TLS failed: the server's certificate is not trusted: ${message || code} (set mcp_servers.${server}.ssl_verify to its CA bundle)`;
+    }
+    if (/CERT|ERR_TLS|ERR_SSL/.test(code) || /certificate|handshake|SSL routines/i.test(message)) {
+      // OpenSSL's messages carry a file and line; the reason is what follows the last routine name.
+      const reason = message.replace(/^.*SSL routines:[^:]*:/s, "").replace(/:\.\.\/deps\/.*$/s, "");
+      return `TLS failed: ${reason || code} (check ${keys})`;
     }
     e = (e as { cause?: unknown }).cause;
   }

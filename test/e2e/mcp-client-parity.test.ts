@@ -24,7 +24,7 @@ afterAll(async () => {
 
 type ChatBody = { messages: Array<{ role: string; content: unknown }> };
 const toolResult = (request: number): string => {
-  const messages = (llm.chatRequests[request]?.body as ChatBody).messages;
+  const messages = (llm.chatRequests[request]?.body as ChatBody | undefined)?.messages ?? [];
   return String(messages.filter((m) => m.role === "tool").at(-1)?.content ?? "");
 };
 

@@ -18,6 +18,7 @@ import { durabilityOptions, openRecordingStore } from "../state/recording-store.
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
+import { modelSampler } from "../tools/mcp/sampling-model.js";
 import { type Logger, silentLogger } from "../util/log.js";
 import { startApiServer } from "./api-server/index.js";
 import { PairingStore } from "./auth/pairing.js";
@@ -174,6 +175,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             config: config["mcp_servers"],
             registry,
             env,
+            home,
+            sampler: modelSampler({ config, env, home }),
             onWarning: (message) => log(`mcp: ${message}`, "mcp"),
           })
         : undefined;

@@ -93,26 +93,46 @@ function headerRecord(headers: RequestInit["headers"]): Record<string, string> {
 }
 
 /** A fetch-compatible function that uses node:http; see the file comment. */
-export async function httpFetch(input: FetchInput, init: RequestInit = {}): Promise<Response> {
+export function httpFetch(input: FetchInput, init: RequestInit = {}): Promise<Response> {
+  return fetchVia(keepAliveAgent, input, init);
+}
+
+/**
+ * A fetch like {@link httpFetch} whose https requests go through `httpsAgent` (client certificates,
+ * a private CA: mTLS to an MCP server). It never hands a request to the global fetch, which would
+ * drop the agent's certificates: a body it cannot send itself is an error.
+ */
+export function httpFetchWithAgent(httpsAgent: Https.Agent): typeof httpFetch {
+  const agentFor = (secure: boolean): http.Agent => (secure ? httpsAgent : keepAliveAgent(false));
+  return (input, init = {}) => fetchVia(agentFor, input, init, true);
+}
+
+async function fetchVia(
+  agentFor: (secure: boolean) => http.Agent,
+  input: FetchInput,
+  init: RequestInit,
+  strict = false,
+): Promise<Response> {
   // Checked by tag: touching the global `Request` would load undici (see fetch-classes.ts).
-  if (
+  const isRequest =
     typeof input === "object" &&
-    (input as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === "Request"
-  ) {
+    (input as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === "Request";
+  const body = isRequest ? undefined : sendable(init.body);
+  if (body === undefined) {
+    if (strict)
+      throw new TypeError("fetch failed", { cause: new Error("request kind not supported over this agent") });
     // The SDKs pass a URL string; a Request carries everything itself, so fetch takes it whole.
     return fetch(input, init);
   }
-  const body = sendable(init.body);
-  if (body === undefined) return fetch(input, init);
   const signal = init.signal ?? undefined;
   if (signal?.aborted) throw abortError(signal);
-  let url = new URL(String(input));
+  let url = new URL(String(input as string | URL));
   let method = (init.method ?? "GET").toUpperCase();
   let headers = headerRecord(init.headers);
   headers["accept-encoding"] ??= "gzip, deflate, br";
   let currentBody: SendableBody = body;
   for (let hop = 0; ; hop++) {
-    const response = await request(url, method, headers, currentBody, signal);
+    const response = await request(agentFor, url, method, headers, currentBody, signal);
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
     if (!REDIRECTS.has(status) || !location || init.redirect === "manual") {
@@ -159,6 +179,7 @@ export async function httpFetch(input: FetchInput, init: RequestInit = {}): Prom
  * twice and is not retried.
  */
 async function request(
+  agentFor: (secure: boolean) => http.Agent,
   url: URL,
   method: string,
   headers: Record<string, string>,
@@ -166,13 +187,13 @@ async function request(
   signal: AbortSignal | undefined,
 ): Promise<IncomingMessage> {
   try {
-    return await requestOnce(url, method, headers, body, signal);
+    return await requestOnce(agentFor, url, method, headers, body, signal);
   } catch (error) {
     const stale = error instanceof StaleSocketError;
     if (!stale) throw error;
     if (typeof body !== "string" && !(body instanceof Uint8Array) && body !== null) throw error.failure;
     // On a connection of its own: the pool's other idle sockets may be just as stale.
-    return requestOnce(url, method, headers, body, signal, true).catch((again: unknown) => {
+    return requestOnce(agentFor, url, method, headers, body, signal, true).catch((again: unknown) => {
       throw again instanceof StaleSocketError ? again.failure : again;
     });
   }
@@ -186,6 +207,7 @@ class StaleSocketError extends Error {
 }
 
 function requestOnce(
+  agentFor: (secure: boolean) => http.Agent,
   url: URL,
   method: string,
   headers: Record<string, string>,
@@ -209,7 +231,8 @@ function requestOnce(
     const req = mod.request(url, {
       method,
       headers: outgoing,
-      agent: fresh ? false : keepAliveAgent(secure),
+      // A fresh connection of its own; with a caller's agent (its TLS options), a fresh socket of it.
+      agent: fresh ? (agentFor === keepAliveAgent ? false : agentFor(secure)) : agentFor(secure),
     });
     const onAbort = () => {
       const reason = abortError(signal as AbortSignal);

@@ -10,6 +10,10 @@
 //   crash                 writes to stderr and exits with status 3 mid-call
 //   fail                  a result flagged isError
 //   image                 a 1x1 PNG image block
+//   ask_model {prompt, max_tokens?, model_hint?}
+//                         asks the client's model (sampling/createMessage); answers "model <name>
+//                         said: <text>", or "sampling failed: <message>"
+//   roots                 the client's roots (roots/list) as JSON, or "roots failed: <message>"
 // Environment switches: MCP_TEST_CRASH_ON_START=<message> prints it to stderr and exits 1 before
 // speaking MCP; MCP_TEST_HANG_ON_START=1 never answers the handshake.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -87,6 +91,40 @@ if (process.env.MCP_TEST_HANG_ON_START) {
       },
     ],
   }));
+
+  server.registerTool(
+    "ask_model",
+    {
+      description: "Ask the client's model a question (MCP sampling).",
+      inputSchema: {
+        prompt: z.string(),
+        max_tokens: z.number().optional(),
+        model_hint: z.string().optional(),
+      },
+    },
+    async ({ prompt, max_tokens, model_hint }) => {
+      try {
+        const result = await server.server.createMessage({
+          messages: [{ role: "user", content: { type: "text", text: prompt } }],
+          systemPrompt: "You answer for an MCP server.",
+          maxTokens: max_tokens ?? 100000,
+          ...(model_hint ? { modelPreferences: { hints: [{ name: model_hint }] } } : {}),
+        });
+        return text(
+          `model ${result.model} said: ${result.content.type === "text" ? result.content.text : "?"}`,
+        );
+      } catch (error) {
+        return text(`sampling failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    },
+  );
+  server.registerTool("roots", { description: "List the client's roots." }, async () => {
+    try {
+      return text(JSON.stringify((await server.server.listRoots()).roots));
+    } catch (error) {
+      return text(`roots failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
 
   process.stderr.write("test server ready\n");
   await server.connect(new StdioServerTransport());

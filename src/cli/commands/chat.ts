@@ -111,7 +111,11 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     show(message);
   };
   const worktree = await openWorktree(ctx, flags, mode);
-  const mcp = await startMcp(config, env, (message) => warn(message), interactive);
+  const mcp = await startMcp(config, env, (message) => warn(message), interactive, {
+    home,
+    cwd: worktree?.path ?? process.cwd(),
+    runtime,
+  });
   // The REPL's line for what a background review saved; a one-shot run prints nothing extra.
   let learned = (_line: string): void => undefined;
 

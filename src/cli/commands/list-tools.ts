@@ -19,7 +19,7 @@ export async function listTools(ctx: ConfigContext, toolsets: readonly string[])
   const { createBuiltinRegistry } = await import("../../tools/builtin.js");
   const { resolveToolsets } = await import("../../tools/toolsets.js");
   const { mcpToolsets } = await import("../../tools/mcp/toolsets.js");
-  const mcp = await startMcp(config, env, (m) => io.err(`hermes: warning: ${m}`), false);
+  const mcp = await startMcp(config, env, (m) => io.err(`hermes: warning: ${m}`), false, { home: ctx.home });
   try {
     await mcp.manager?.ready;
     const registry = mcp.registry ?? createBuiltinRegistry();

@@ -1,5 +1,6 @@
 /**
- * `hermes mcp add|remove|list|test|serve`: MCP servers in config.yaml from the command line, and
+ * `hermes mcp add|remove|list|test|serve`: MCP servers in config.yaml from the command line (and
+ * `login|logout` in mcp/login.ts, `catalog|install` in mcp/catalog.ts), and
  * Hermes itself as an MCP server (`serve`, in mcp-serve.ts). Results go
  * to stdout; progress, notes and warnings to stderr. Exit codes: 0 success, 1 the task failed (a
  * server that does not start, an entry that is not there), 2 usage or configuration error.
@@ -59,6 +60,8 @@ interface AddFlags {
   exclude?: string;
   disabled?: boolean;
   force?: boolean;
+  preset?: string;
+  auth?: string;
 }
 
 export const mcpCommand = defineCommand({
@@ -91,11 +94,79 @@ export const mcpCommand = defineCommand({
         "seconds allowed to start (default 60)",
         secondsOption("--connect-timeout"),
       )
+      .option("--preset <id>", "fill command and args from the catalog (hermes mcp catalog)")
+      .option(
+        "--auth <kind>",
+        "oauth: sign in with hermes mcp login NAME (url servers); header: use --header",
+      )
       .option("--include <tools>", "comma-separated server tool names to offer (only these)")
       .option("--exclude <tools>", "comma-separated server tool names never to offer")
       .option("--disabled", "write it with enabled: false")
       .option("-f, --force", "replace a server of the same name")
-      .action(run((ctx, name: string, rest: string[], flags: AddFlags) => add(ctx, name, rest, flags)));
+      .action(
+        run(async (ctx, name: string, rest: string[], flags: AddFlags) => {
+          if (!flags.preset) return add(ctx, name, rest, flags);
+          if (flags.command || flags.url)
+            throw new CliFailure("--preset fills the command; leave out --command and --url.", 2);
+          const { mcpInstall } = await import("./mcp/catalog.js");
+          return mcpInstall(ctx, flags.preset, {
+            name,
+            ...(rest.length > 0 || flags.args ? { arg: [...(flags.args ?? []), ...rest] } : {}),
+            ...(flags.env ? { env: flags.env } : {}),
+            ...(flags.force ? { force: true } : {}),
+          });
+        }),
+      );
+
+    root
+      .command("login")
+      .alias("reauth")
+      .description("sign in to an auth: oauth server (browser, then tokens kept in mcp-tokens/)")
+      .argument("<name>", "the server's name")
+      .option("--no-browser", "print the sign-in URL without opening a browser")
+      .action(
+        run(async (ctx, name: string, flags: { browser?: boolean }) => {
+          const { mcpLogin } = await import("./mcp/login.js");
+          return mcpLogin(ctx, name, flags);
+        }),
+      );
+
+    root
+      .command("logout")
+      .description("forget an OAuth server's tokens and client registration")
+      .argument("<name>", "the server's name")
+      .action(
+        run(async (ctx, name: string) => {
+          const { mcpLogout } = await import("./mcp/login.js");
+          return mcpLogout(ctx, name);
+        }),
+      );
+
+    root
+      .command("catalog")
+      .description("list the built-in catalog of well-known MCP servers")
+      .option("--json", "print JSON")
+      .action(
+        run(async (ctx, flags: { json?: boolean }) => {
+          const { mcpCatalog } = await import("./mcp/catalog.js");
+          return mcpCatalog(ctx, flags);
+        }),
+      );
+
+    root
+      .command("install")
+      .description("add a server from the catalog (asks for its arguments and keys on a terminal)")
+      .argument("<id>", "the catalog name (hermes mcp catalog)")
+      .option("--name <name>", "the server's name in config.yaml (default: the catalog name)")
+      .option("--arg <value>", "a value for the server's argument, in order (repeatable)", collect)
+      .option("--env <KEY=VALUE>", "a key the server needs (repeatable; kept in .env)", collect)
+      .option("-f, --force", "replace a server of the same name")
+      .action(
+        run(async (ctx, id: string, flags: import("./mcp/catalog.js").InstallFlags) => {
+          const { mcpInstall } = await import("./mcp/catalog.js");
+          return mcpInstall(ctx, id, flags);
+        }),
+      );
 
     root
       .command("remove")
@@ -159,6 +230,7 @@ function add(ctx: Ctx, name: string, rest: string[], flags: AddFlags): number {
   }
   const entry: Record<string, unknown> = {};
   if (flags.command) {
+    if (flags.auth) throw new CliFailure("--auth is for --url servers.", 2);
     if (flags.header?.length)
       throw new CliFailure("--header is for --url servers; use --env for a command.", 2);
     entry["command"] = flags.command;
@@ -171,6 +243,7 @@ function add(ctx: Ctx, name: string, rest: string[], flags: AddFlags): number {
     }
     entry["url"] = flags.url;
     if (flags.header?.length) entry["headers"] = pairs(flags.header, ":", "--header", "Name:Value");
+    if (flags.auth) entry["auth"] = flags.auth.trim().toLowerCase();
   }
   if (flags.timeout !== undefined) entry["timeout"] = flags.timeout;
   if (flags.connectTimeout !== undefined) entry["connect_timeout"] = flags.connectTimeout;
@@ -198,7 +271,11 @@ function add(ctx: Ctx, name: string, rest: string[], flags: AddFlags): number {
         "(hermes config set MY_TOKEN ...) and write ${MY_TOKEN} here instead.",
     );
   }
-  io.err(`Check it with: hermes mcp test ${name}`);
+  io.err(
+    entry["auth"] === "oauth"
+      ? `Sign in with: hermes mcp login ${name}`
+      : `Check it with: hermes mcp test ${name}`,
+  );
   return 0;
 }
 
@@ -266,6 +343,7 @@ async function test(ctx: Ctx, name: string, flags: { json?: boolean }): Promise<
     config: { [name]: { ...asRecord(servers[name]), enabled: true } },
     registry,
     env: ctx.env,
+    home: ctx.home,
     onWarning: (message) => {
       if (!message.startsWith(`MCP server "${name}" failed`)) io.err(`hermes mcp: ${message}`);
     },

@@ -142,7 +142,7 @@ export async function providerChecks(
 }
 
 /** Starts every enabled MCP server once, as a chat would, and reports each; then stops them. */
-export async function mcpChecks(config: HermesConfig, env: Env): Promise<DoctorLine[]> {
+export async function mcpChecks(config: HermesConfig, env: Env, home?: string): Promise<DoctorLine[]> {
   const group = "MCP servers";
   const servers = config["mcp_servers"];
   if (typeof servers !== "object" || servers === null || Object.keys(servers).length === 0) {
@@ -153,6 +153,7 @@ export async function mcpChecks(config: HermesConfig, env: Env): Promise<DoctorL
     config: servers,
     registry: new ToolRegistry(),
     env,
+    ...(home ? { home } : {}),
     onWarning: (message) => problems.push(message),
   });
   try {

@@ -54,7 +54,7 @@ export async function gatherChecks(input: DoctorInput): Promise<DoctorLine[]> {
     guarded("Providers", "providers", () =>
       providerChecks(loaded, env, home, input.fetch ? { fetch: input.fetch } : {}),
     ),
-    guarded("MCP servers", "MCP", () => mcpChecks(loaded, env)),
+    guarded("MCP servers", "MCP", () => mcpChecks(loaded, env, home)),
   ]);
   lines.push(...terminal, ...providers, ...mcp);
   lines.push(...(await guarded("Gateway", "tokens", () => gatewayChecks(loaded, env))));

@@ -12,11 +12,21 @@
  *       connect_timeout: 60     # seconds to start and list tools
  *       enabled: true
  *       tools: {include: [...], exclude: [...], resources: true, prompts: true}
+ *       auth: oauth, oauth: {...}, ssl_verify, client_cert, client_key, sampling: {...}
+ *                               # see config-options.ts
  *
  * Pure: no I/O. Problems come back as messages naming the server and the key, one server's mistake
  * never hiding the others.
  */
 import { substituteEnv } from "../../config/env-subst.js";
+import {
+  type McpOAuthConfig,
+  type McpSamplingConfig,
+  type McpTlsConfig,
+  parseOAuth,
+  parseSampling,
+  parseTls,
+} from "./config-options.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -38,6 +48,8 @@ interface CommonServerConfig {
   prompts: boolean;
   /** `supports_parallel_tool_calls`: the server's tools may run in parallel with each other. */
   parallel: boolean;
+  /** `sampling:`: whether the server may ask the agent's model for completions, and its limits. */
+  sampling: McpSamplingConfig;
 }
 
 export interface StdioServerConfig extends CommonServerConfig {
@@ -55,6 +67,10 @@ export interface HttpServerConfig extends CommonServerConfig {
   url: string;
   /** Request headers, `${VAR}` references already expanded. */
   headers: Record<string, string>;
+  /** `auth: oauth`: tokens from `hermes mcp login NAME`, kept under `<home>/mcp-tokens/`. */
+  oauth?: McpOAuthConfig;
+  /** `ssl_verify`, `client_cert`, `client_key`. */
+  tls?: McpTlsConfig;
 }
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
@@ -139,14 +155,8 @@ export function parseMcpServer(
     enabled: boolean(entry, "enabled", true, fail),
     parallel: boolean(entry, "supports_parallel_tool_calls", false, fail),
     ...toolFilters(entry["tools"], fail),
+    sampling: parseSampling(entry, fail),
   };
-  const auth = entry["auth"];
-  if (typeof auth === "string" && auth.toLowerCase() === "oauth") {
-    warnings.push(
-      `mcp_servers.${name}.auth: OAuth is not supported by Hermes-TS yet; connecting without it ` +
-        "(put a token in headers instead)",
-    );
-  }
   const command = optionalString(entry, "command", fail);
   const url = optionalString(entry, "url", fail);
   if (command !== undefined && url !== undefined) {
@@ -155,6 +165,8 @@ export function parseMcpServer(
   if (command !== undefined) {
     if (!command.trim()) fail("command", "is empty; give the program that starts the server");
     const cwd = optionalString(entry, "cwd", fail);
+    parseOAuth(entry, false, fail, warnings, name, env);
+    parseTls(entry, false, fail, warnings, name, env);
     return {
       ...common,
       transport: "stdio",
@@ -174,11 +186,20 @@ export function parseMcpServer(
     if (parsed && parsed.protocol !== "http:" && parsed.protocol !== "https:") {
       fail("url", `${JSON.stringify(url)} must start with http:// or https://`);
     }
+    const oauth = parseOAuth(entry, true, fail, warnings, name, env);
+    const tls = parseTls(entry, true, fail, warnings, name, env);
+    if (tls && parsed?.protocol === "http:") {
+      warnings.push(
+        `mcp_servers.${name}: ssl_verify and client_cert apply to https:// urls; ${url} is plain http`,
+      );
+    }
     return {
       ...common,
       transport: "http",
       url,
       headers: stringMap(entry, "headers", fail, (value) => expand(value, env)),
+      ...(oauth ? { oauth } : {}),
+      ...(tls ? { tls } : {}),
     };
   }
   return fail(undefined, "needs command (a local stdio server) or url (an HTTP server)");

@@ -17,7 +17,15 @@ import type {
 import { hermesVersion } from "../../util/version.js";
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from "./config.js";
 import { childEnvironment } from "./env.js";
+import { connectionAuthProvider, McpLoginRequiredError } from "./oauth.js";
+import {
+  type CreateMessageParams,
+  type McpSampler,
+  McpSamplingRefused,
+  samplingHandler,
+} from "./sampling.js";
 import { loadMcpSdk } from "./sdk.js";
+import { describeTlsFailure, McpTlsError, tlsFetch } from "./tls.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -32,6 +40,12 @@ export interface OpenConnectionOptions {
   onToolsChanged?: () => void;
   /** The connection ended without `close()` being called (the server exited or hung up). */
   onLost?: (reason: string) => void;
+  /** The Hermes home: where an `auth: oauth` server's tokens are (`mcp-tokens/`). */
+  home?: string;
+  /** Answers the server's `sampling/createMessage` (when its `sampling.enabled` allows). */
+  sampler?: McpSampler;
+  /** The roots the server may ask for (`roots/list`): the session's working directory. */
+  roots?: () => Array<{ uri: string; name?: string }>;
 }
 
 export interface CallOptions {
@@ -74,7 +88,11 @@ export class McpConnection {
     const deadline = Date.now() + server.connectTimeoutMs;
     const attempt = async (transport: Transport, kind: McpTransportKind): Promise<McpConnection> => {
       const sdk = loadMcpSdk();
-      const client = new sdk.Client({ name: "hermes", version: hermesVersion() }, { capabilities: {} });
+      const client = new sdk.Client(
+        { name: "hermes", version: hermesVersion() },
+        { capabilities: clientCapabilities(options) },
+      );
+      serveClientRequests(client, options);
       const connection = new McpConnection(server, client, kind, stderr);
       try {
         await withDeadline(
@@ -92,12 +110,14 @@ export class McpConnection {
       if (server.transport === "stdio")
         return await attempt(stdioTransport(server, options.env, stderr), "stdio");
       try {
-        return await attempt(httpTransport(server), "http");
+        return await attempt(httpTransport(server, options.home), "http");
       } catch (error) {
         // Servers from before Streamable HTTP answer its POST with 404/405 (or some other 4xx):
         // they speak the older HTTP+SSE transport on the same URL.
         if (!(error instanceof loadMcpSdk().StreamableHTTPError) || Date.now() >= deadline) throw error;
-        return await attempt(sseTransport(server), "sse");
+        const status = (error as { code?: unknown }).code;
+        if (status === 401 || status === 403) throw error;
+        return await attempt(sseTransport(server, options.home), "sse");
       }
     } catch (error) {
       throw new McpConnectError(describeConnectError(error, server), stderr.text());
@@ -220,16 +240,70 @@ function stdioTransport(server: StdioServerConfig, env: Env, stderr: StderrTail)
   return transport;
 }
 
-function httpTransport(server: HttpServerConfig): Transport {
-  const sdk = loadMcpSdk();
-  return new sdk.StreamableHTTPClientTransport(new URL(server.url), {
-    requestInit: { headers: server.headers },
-  });
+/** What Hermes tells the server it can do: sampling when allowed and answerable, roots when given. */
+function clientCapabilities(options: OpenConnectionOptions): Record<string, unknown> {
+  return {
+    ...(options.sampler && options.server.sampling.enabled ? { sampling: {} } : {}),
+    ...(options.roots ? { roots: { listChanged: false } } : {}),
+  };
 }
 
-function sseTransport(server: HttpServerConfig): Transport {
+/** Handlers for the requests a server sends the client: sampling and roots. */
+function serveClientRequests(client: Client, options: OpenConnectionOptions): void {
   const sdk = loadMcpSdk();
-  return new sdk.SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+  const { sampler, roots, server } = options;
+  if (sampler && server.sampling.enabled) {
+    const handle = samplingHandler(server.name, server.sampling, sampler);
+    client.setRequestHandler(sdk.CreateMessageRequestSchema, async (request, extra) => {
+      try {
+        // The SDK's result union is wider than its index signature admits; the shape is the spec's.
+        return (await handle(request.params as CreateMessageParams, extra.signal)) as unknown as Record<
+          string,
+          unknown
+        >;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        const code =
+          error instanceof McpSamplingRefused ? sdk.ErrorCode.InvalidRequest : sdk.ErrorCode.InternalError;
+        throw new sdk.McpError(code, message);
+      }
+    });
+  }
+  if (roots) client.setRequestHandler(sdk.ListRootsRequestSchema, async () => ({ roots: roots() }));
+  // A server that asks anyway (it was never told the client can sample) learns why, by key name.
+  client.fallbackRequestHandler = async (request) => {
+    if (request.method === "sampling/createMessage") {
+      const why = server.sampling.enabled
+        ? "this Hermes surface has no model to answer sampling requests"
+        : `sampling is turned off for MCP server "${server.name}" (mcp_servers.${server.name}.sampling.enabled)`;
+      throw new sdk.McpError(sdk.ErrorCode.InvalidRequest, why);
+    }
+    throw new sdk.McpError(sdk.ErrorCode.MethodNotFound, `Hermes does not handle ${request.method}`);
+  };
+}
+
+/** Headers, OAuth and TLS for an HTTP server's transport (either kind). */
+function httpOptions(server: HttpServerConfig, home: string | undefined) {
+  if (server.oauth && !home) {
+    throw new McpLoginRequiredError(server.name);
+  }
+  return {
+    requestInit: { headers: server.headers },
+    ...(server.oauth && home
+      ? { authProvider: connectionAuthProvider(server.name, server.oauth, home) }
+      : {}),
+    ...(server.tls ? { fetch: tlsFetch(server.name, server.tls) } : {}),
+  };
+}
+
+function httpTransport(server: HttpServerConfig, home: string | undefined): Transport {
+  const sdk = loadMcpSdk();
+  return new sdk.StreamableHTTPClientTransport(new URL(server.url), httpOptions(server, home));
+}
+
+function sseTransport(server: HttpServerConfig, home: string | undefined): Transport {
+  const sdk = loadMcpSdk();
+  return new sdk.SSEClientTransport(new URL(server.url), httpOptions(server, home));
 }
 
 class DeadlineError extends Error {}
@@ -254,6 +328,11 @@ export function describeConnectError(error: unknown, server: McpServerConfig): s
   ) {
     return `no answer within ${seconds} s (${key}.connect_timeout)`;
   }
+  if (error instanceof McpLoginRequiredError || error instanceof McpTlsError) return error.message;
+  if (server.transport === "http") {
+    const tls = describeTlsFailure(server.name, error);
+    if (tls) return tls;
+  }
   const code = errorCode(error);
   if (server.transport === "stdio") {
     if (code === "ENOENT") {
@@ -270,8 +349,11 @@ export function describeConnectError(error: unknown, server: McpServerConfig): s
     if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `host not found for ${server.url} (${key}.url)`;
     if (error instanceof sdk.StreamableHTTPError || error instanceof sdk.SseError) {
       const status = (error as { code?: unknown }).code;
+      if ((status === 401 || status === 403) && server.oauth) {
+        return `the server refused the stored sign-in (HTTP ${status}); run hermes mcp login ${server.name}`;
+      }
       if (status === 401 || status === 403) {
-        return `the server refused the request (HTTP ${status}); check ${key}.headers (OAuth sign-in is not supported)`;
+        return `the server refused the request (HTTP ${status}); check ${key}.headers, or set ${key}.auth: oauth and run hermes mcp login ${server.name}`;
       }
     }
   }

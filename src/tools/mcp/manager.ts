@@ -7,12 +7,15 @@
  * A server that cannot start is reported once through `onWarning` and left out; the others carry
  * on. `ready` settles when every server has connected or failed, and never rejects.
  */
+import { basename } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolRegistry } from "../registry.js";
 import type { ToolContext } from "../types.js";
 import { describeEndpoint, type McpServerConfig, parseMcpServers } from "./config.js";
 import { McpConnectError, McpConnection, type McpTransportKind, oneLine } from "./connection.js";
 import { assignToolNames, mcpToolsetName } from "./names.js";
+import type { McpSampler } from "./sampling.js";
 import { loadMcpSdk } from "./sdk.js";
 import { buildServerTools, type McpCaller } from "./tools.js";
 
@@ -31,6 +34,12 @@ export interface StartMcpOptions {
   onToolsChanged?: (server: string, tools: readonly string[]) => void;
   /** Where image results are written; default a directory under the OS temp dir. */
   imageDir?: string;
+  /** The Hermes home: `auth: oauth` servers read their tokens from `<home>/mcp-tokens/`. */
+  home?: string;
+  /** Answers servers' sampling requests (each server's `sampling` settings apply); absent: none. */
+  sampler?: McpSampler;
+  /** The working directory offered to servers as their root (`roots/list`); absent: none. */
+  cwd?: string;
 }
 
 export type ServerState = "connecting" | "connected" | "failed" | "disconnected" | "disabled";
@@ -234,9 +243,13 @@ class Manager implements McpManager, McpCaller {
     const attempt = (async () => {
       let connection: McpConnection | undefined;
       try {
+        const { home, sampler, cwd } = this.options;
         connection = await McpConnection.open({
           server: handle.config,
           env: this.env,
+          ...(home ? { home } : {}),
+          ...(sampler ? { sampler } : {}),
+          ...(cwd ? { roots: () => [{ uri: pathToFileURL(cwd).href, name: basename(cwd) || cwd }] } : {}),
           onToolsChanged: () => this.toolsChanged(handle),
           onLost: (reason) => {
             if (handle.connection !== connection || handle.removed) return;

@@ -20,6 +20,8 @@ export interface McpSdk {
   SSEClientTransport: typeof SseModule.SSEClientTransport;
   SseError: typeof SseModule.SseError;
   ToolListChangedNotificationSchema: typeof TypesModule.ToolListChangedNotificationSchema;
+  CreateMessageRequestSchema: typeof TypesModule.CreateMessageRequestSchema;
+  ListRootsRequestSchema: typeof TypesModule.ListRootsRequestSchema;
   ErrorCode: typeof TypesModule.ErrorCode;
   McpError: typeof TypesModule.McpError;
 }
@@ -44,6 +46,8 @@ export function loadMcpSdk(): McpSdk {
     SSEClientTransport: sse.SSEClientTransport,
     SseError: sse.SseError,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
+    CreateMessageRequestSchema: types.CreateMessageRequestSchema,
+    ListRootsRequestSchema: types.ListRootsRequestSchema,
     ErrorCode: types.ErrorCode,
     McpError: types.McpError,
   };

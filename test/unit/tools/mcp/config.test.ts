@@ -23,6 +23,7 @@ describe("mcp_servers parsing", () => {
         exclude: [],
         resources: true,
         prompts: true,
+        sampling: { enabled: true, maxTokensCap: 4096, timeoutMs: 30_000, maxRpm: 10, allowedModels: [] },
       },
     ]);
   });
@@ -120,10 +121,11 @@ describe("mcp_servers parsing", () => {
     ]);
   });
 
-  it("warns that OAuth is not supported but still reads the server", () => {
+  it("reads auth: oauth on an HTTP server (details in config-options.test.ts)", () => {
     const parsed = parseMcpServers({ gh: { url: "https://api.example.com/mcp", auth: "oauth" } });
-    expect(parsed.servers).toHaveLength(1);
-    expect(parsed.warnings[0]).toMatch(/mcp_servers\.gh\.auth: OAuth is not supported/);
+    expect(parsed.warnings).toEqual([]);
+    const server = parsed.servers[0];
+    expect(server?.transport === "http" && server.oauth?.timeoutMs).toBe(300_000);
   });
 
   it("knows whether any server is enabled", () => {

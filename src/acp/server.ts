@@ -216,7 +216,7 @@ export class AcpServer {
     if (!provider.ok) throw RequestError.authRequired(undefined, provider.message);
     const peer = this.peer;
     if (!peer) throw RequestError.internalError(undefined, "The connection is not ready.");
-    const tools = await this.toolsFor(request.mcpServers);
+    const tools = await this.toolsFor(request.mcpServers, request.cwd);
     const models = await modelsOffered(provider.resolved, config, home);
     const acp = new AcpSession(request.cwd, peer, {
       ...(tools.own ? { mcp: tools.own } : {}),
@@ -264,16 +264,27 @@ export class AcpServer {
   /** The registry a session's tools come from: the shared one, or its own with the editor's MCP servers. */
   private async toolsFor(
     fromEditor: readonly McpServer[],
+    cwd: string,
   ): Promise<{ registry: ToolRegistry; ready?: Promise<void>; own?: McpManager }> {
-    const { config, env } = this.options;
+    const { config, env, home } = this.options;
     const { startMcpServers } = await import("../tools/mcp/manager.js");
+    const { modelSampler } = await import("../tools/mcp/sampling-model.js");
+    // Servers' sampling requests are answered by the configured model within each server's
+    // `sampling` limits; OAuth servers read their tokens from the home.
+    const common = {
+      env,
+      home,
+      sampler: modelSampler({ config, env, home }),
+      onWarning: (m: string) => this.warn(`MCP: ${m}`),
+    };
     if (fromEditor.length > 0) {
       const registry = createBuiltinRegistry();
+      // The session's own servers see its working directory as their root.
       const own = startMcpServers({
+        ...common,
         config: sessionMcpServers(config["mcp_servers"], fromEditor),
         registry,
-        env,
-        onWarning: (m) => this.warn(`MCP: ${m}`),
+        cwd,
       });
       return { registry, ready: own.ready, own };
     }
@@ -282,7 +293,7 @@ export class AcpServer {
       const configured = config["mcp_servers"];
       const mcp =
         configured !== undefined && configured !== null
-          ? startMcpServers({ config: configured, registry, env, onWarning: (m) => this.warn(`MCP: ${m}`) })
+          ? startMcpServers({ ...common, config: configured, registry })
           : undefined;
       this.shared = { registry, ...(mcp ? { mcp } : {}) };
     }

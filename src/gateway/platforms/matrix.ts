@@ -23,13 +23,14 @@ import { basename, extname, join } from "node:path";
 import type { MatrixClient, MatrixEvent, Room, RoomMember } from "matrix-js-sdk";
 import { authorize } from "../auth/allowlist.js";
 import { PairingStore } from "../auth/pairing.js";
+import { courtesy, handOver, uploadSize, withAttachments } from "./adapter-kit.js";
 import { type MatrixSettings, matrixLoginProblem, matrixSettings } from "./matrix-config.js";
 import { editContent, matrixRoute, matrixTextContent, relationFor } from "./matrix-format.js";
 import { type MatrixMediaRef, matrixInbound } from "./matrix-inbound.js";
 import { decryptAttachment, downloadMxc, encryptAttachment, uploadMedia } from "./matrix-media.js";
 import { loadMatrixSdk, quietLogger, type Sdk, startRustCrypto } from "./matrix-sdk.js";
 import { installIndexedDb, MatrixCryptoStore } from "./matrix-store.js";
-import { errorText, extensionFor, mimeFor, outboundFileSize } from "./media-files.js";
+import { errorText, extensionFor, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -249,16 +250,7 @@ export function createMatrixAdapter(
         }
       }
       if (!handlers || !receiving) return;
-      const full: InboundMessage = {
-        ...message,
-        text: [message.text, ...notes].filter(Boolean).join("\n\n"),
-        ...(media.length > 0 ? { media } : {}),
-      };
-      try {
-        handlers.onMessage(full);
-      } catch (err) {
-        report(`the gateway failed to handle a Matrix message: ${errorText(err)}`);
-      }
+      handOver(handlers, withAttachments(message, notes, media), report, "Matrix message");
     });
   }
 
@@ -522,24 +514,20 @@ export function createMatrixAdapter(
     },
 
     async typing(target) {
-      try {
+      await courtesy(async () => {
         const { roomId } = placement(target);
         if (!client) return;
         await client.sendTyping(roomId, true, 30_000);
         typingIn.add(roomId);
-      } catch {
-        // Typing is a courtesy.
-      }
+      });
     },
 
     async sendMedia(target, media) {
-      const size = await outboundFileSize(media.path, "to Matrix");
-      if (size === 0) throw new PlatformError(`cannot send ${media.path} to Matrix: the file is empty`);
-      if (size > MAX_UPLOAD_BYTES) {
-        throw new PlatformError(
-          `${basename(media.path)} is ${size} bytes; Matrix uploads are limited to 100 MB here`,
-        );
-      }
+      const size = await uploadSize(media.path, {
+        to: "to Matrix",
+        maxBytes: MAX_UPLOAD_BYTES,
+        limit: "Matrix uploads are limited to 100 MB here",
+      });
       const { roomId, relation } = placement(target);
       const name = basename(media.path);
       const mime = mimeFor(name);

@@ -306,21 +306,20 @@ export function createMatrixAdapter(
         throw fail("MATRIX_ACCESS_TOKEN", err);
       }
     }
+    // Without a crypto store that survives restarts, an encrypting bot needs a fresh device; with
+    // one, it asks for the device its saved keys belong to.
+    const device = store
+      ? (settings.deviceId ?? store.savedDevice(settings.userId ?? ""))
+      : settings.e2ee === "off"
+        ? settings.deviceId
+        : undefined;
     try {
       const res = await base.loginRequest({
         type: "m.login.password",
         identifier: { type: "m.id.user", user: settings.userId ?? "" },
         password: settings.password ?? "",
         initial_device_display_name: "Hermes Agent",
-        // Without a crypto store that survives restarts, an encrypting bot needs a fresh device;
-        // with one, it asks for the device its saved keys belong to.
-        ...(store
-          ? ((id) => (id ? { device_id: id } : {}))(
-              settings.deviceId ?? store.savedDevice(settings.userId ?? ""),
-            )
-          : settings.deviceId && settings.e2ee === "off"
-            ? { device_id: settings.deviceId }
-            : {}),
+        ...(device ? { device_id: device } : {}),
       });
       return { token: res.access_token, user: res.user_id, device: res.device_id };
     } catch (err) {

@@ -54,6 +54,7 @@ import {
   resetReason,
   SessionIndex,
 } from "./session-index.js";
+import { TurnWatch, turnWatchSettings } from "./turn-watch.js";
 
 export type { BusyMode } from "./commands.js";
 
@@ -438,6 +439,12 @@ export class MessageRouter {
     const run = input === null ? chat.wake() : chat.run(input);
     if (!run) return; // the notices were withdrawn meanwhile
     view.startTyping();
+    const watch = new TurnWatch(adapter, this.targetOf(source), {
+      settings: turnWatchSettings(this.options.config, this.options.env, conv.platform),
+      stop: () => chat.interrupt(),
+      waitingForUser: () => this.approvals.has(conv.key),
+      log: (m) => this.log(`${conv.platform}: ${m}`, conv.platform, chat.id),
+    });
     // Reactions on the message being answered (platforms with `processing`), in order.
     const started =
       last && adapter.processing ? adapter.processing(last, "started").catch(() => undefined) : undefined;
@@ -449,6 +456,7 @@ export class MessageRouter {
     if (conv.cutOff) chat.interrupt();
     try {
       for await (const event of run) {
+        watch.observe(event);
         if (event.type === "text_delta") view.textDelta(event.text);
         else if (event.type === "stream_discarded") view.discard();
         else if (event.type === "retry") view.notice(`⏳ ${event.message}`);
@@ -457,6 +465,7 @@ export class MessageRouter {
       }
       result = await run.result;
     } catch (error) {
+      watch.stop();
       await view.abandon();
       settle("failed");
       throw error;
@@ -471,7 +480,7 @@ export class MessageRouter {
       settle("failed");
       return this.toldCutOff(adapter, conv, source);
     }
-    if (result.reason === "interrupted" && (conv.stopped || conv.queue.length > 0)) {
+    if (result.reason === "interrupted" && (conv.stopped || watch.timedOut || conv.queue.length > 0)) {
       await view.abandon();
       return;
     }

@@ -17,6 +17,7 @@
  */
 import { createRequire } from "node:module";
 import type WsSocket from "ws";
+import { handOver } from "./adapter-kit.js";
 import {
   EntityCooldown,
   HA_CONVERSATION_PREFIX,
@@ -103,11 +104,7 @@ export function createHomeAssistantAdapter(
   }
 
   function deliver(message: Parameters<AdapterHandlers["onMessage"]>[0]): void {
-    try {
-      handlers?.onMessage(message);
-    } catch (err) {
-      report(`the gateway failed to handle a Home Assistant event: ${describe(err)}`);
-    }
+    handOver(handlers, message, report, "Home Assistant event");
   }
 
   function onState(entityId: string, state: string, text: string): void {

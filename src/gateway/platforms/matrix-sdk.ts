@@ -60,16 +60,17 @@ export function loadMatrixSdk(): Promise<Sdk> {
 }
 
 /**
- * Starts the SDK's Rust crypto with an in-memory store (Node has no IndexedDB) and turns the
- * WebAssembly tracing down to warnings. Throws what the SDK threw.
+ * Starts the SDK's Rust crypto and turns the WebAssembly tracing down to warnings. With
+ * `indexedDb` its store is the process's IndexedDB (`matrix-store.ts` saves it to the home),
+ * else memory. Throws what the SDK threw.
  */
-export async function startRustCrypto(client: MatrixClient): Promise<void> {
+export async function startRustCrypto(client: MatrixClient, indexedDb = false): Promise<void> {
   // The WebAssembly side traces at debug level to the console while it starts.
   const original = { debug: console.debug, info: console.info };
   console.debug = () => undefined;
   console.info = () => undefined;
   try {
-    await client.initRustCrypto({ useIndexedDB: false });
+    await client.initRustCrypto({ useIndexedDB: indexedDb });
     let wasm:
       | { Tracing?: new (level: unknown) => { turnOn(): void }; LoggerLevel?: { Warn: unknown } }
       | undefined;

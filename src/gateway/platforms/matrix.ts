@@ -9,11 +9,13 @@
  * handed over are remembered, so nothing is answered twice. Messages sent before the gateway
  * started (or before the bot joined a room) are history, not questions, and are skipped.
  *
- * Encryption (`MATRIX_E2EE_MODE` / `MATRIX_ENCRYPTION`): Node has no IndexedDB, so the crypto
- * store lives in memory for the life of the process. With a password the bot logs in as a fresh
- * device each start (its old keys died with the last process); with an access token the token's
- * device is reused and other clients must re-verify it. A room that is encrypted is never sent
- * plaintext: without crypto such sends fail with a message that says how to turn it on.
+ * Encryption (`MATRIX_E2EE_MODE` / `MATRIX_ENCRYPTION`): Node has no IndexedDB; with the optional
+ * package `fake-indexeddb` the crypto store is saved under `<home>/matrix/` (`matrix-store.ts`), so
+ * a restarted gateway logs in as the same device with the same keys and sessions. Without it the
+ * store lives in memory for the life of the process: with a password the bot logs in as a fresh
+ * device each start; with an access token the token's device is reused and other clients must
+ * re-verify it. A room that is encrypted is never sent plaintext: without crypto such sends fail
+ * with a message that says how to turn it on.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -21,12 +23,14 @@ import { basename, extname, join } from "node:path";
 import type { MatrixClient, MatrixEvent, Room, RoomMember } from "matrix-js-sdk";
 import { authorize } from "../auth/allowlist.js";
 import { PairingStore } from "../auth/pairing.js";
+import { courtesy, handOver, uploadSize, withAttachments } from "./adapter-kit.js";
 import { type MatrixSettings, matrixLoginProblem, matrixSettings } from "./matrix-config.js";
 import { editContent, matrixRoute, matrixTextContent, relationFor } from "./matrix-format.js";
 import { type MatrixMediaRef, matrixInbound } from "./matrix-inbound.js";
 import { decryptAttachment, downloadMxc, encryptAttachment, uploadMedia } from "./matrix-media.js";
 import { loadMatrixSdk, quietLogger, type Sdk, startRustCrypto } from "./matrix-sdk.js";
-import { errorText, extensionFor, mimeFor, outboundFileSize } from "./media-files.js";
+import { installIndexedDb, MatrixCryptoStore } from "./matrix-store.js";
+import { errorText, extensionFor, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -70,6 +74,8 @@ export function createMatrixAdapter(
   let accessToken = "";
   let userId = "";
   let crypto = false;
+  /** The saved crypto store, when encryption is on and `fake-indexeddb` is installed (receiving only). */
+  let store: MatrixCryptoStore | undefined;
   let receiving = false;
   let prepared = false;
   let startedAt = 0;
@@ -244,16 +250,7 @@ export function createMatrixAdapter(
         }
       }
       if (!handlers || !receiving) return;
-      const full: InboundMessage = {
-        ...message,
-        text: [message.text, ...notes].filter(Boolean).join("\n\n"),
-        ...(media.length > 0 ? { media } : {}),
-      };
-      try {
-        handlers.onMessage(full);
-      } catch (err) {
-        report(`the gateway failed to handle a Matrix message: ${errorText(err)}`);
-      }
+      handOver(handlers, withAttachments(message, notes, media), report, "Matrix message");
     });
   }
 
@@ -309,14 +306,20 @@ export function createMatrixAdapter(
         throw fail("MATRIX_ACCESS_TOKEN", err);
       }
     }
+    // Without a crypto store that survives restarts, an encrypting bot needs a fresh device; with
+    // one, it asks for the device its saved keys belong to.
+    const device = store
+      ? (settings.deviceId ?? store.savedDevice(settings.userId ?? ""))
+      : settings.e2ee === "off"
+        ? settings.deviceId
+        : undefined;
     try {
       const res = await base.loginRequest({
         type: "m.login.password",
         identifier: { type: "m.id.user", user: settings.userId ?? "" },
         password: settings.password ?? "",
         initial_device_display_name: "Hermes Agent",
-        // Without a crypto store that survives restarts, an encrypting bot needs a fresh device.
-        ...(settings.deviceId && settings.e2ee === "off" ? { device_id: settings.deviceId } : {}),
+        ...(device ? { device_id: device } : {}),
       });
       return { token: res.access_token, user: res.user_id, device: res.device_id };
     } catch (err) {
@@ -327,7 +330,9 @@ export function createMatrixAdapter(
   async function startCrypto(c: MatrixClient): Promise<boolean> {
     if (settings.e2ee === "off") return false;
     try {
-      await startRustCrypto(c);
+      const device = c.getDeviceId();
+      if (store && device) await store.restore(userId, device);
+      await startRustCrypto(c, store !== undefined && device !== null);
       return true;
     } catch (err) {
       const why = `Matrix end-to-end encryption could not start (${errorText(err)})`;
@@ -433,6 +438,10 @@ export function createMatrixAdapter(
       const problem = matrixLoginProblem(settings);
       if (problem) throw new PlatformError(problem);
       const sdk = await (options.loadSdk ?? loadMatrixSdk)();
+      if (settings.e2ee !== "off" && connectOptions?.receive !== false) {
+        const factory = installIndexedDb();
+        store = factory ? new MatrixCryptoStore(ctx.home, factory, report) : undefined;
+      }
       const session = await login(sdk);
       accessToken = session.token;
       userId = session.user;
@@ -457,6 +466,8 @@ export function createMatrixAdapter(
         const first = waitForFirstSync(c, sdk);
         await c.startClient({ initialSyncLimit: 1, lazyLoadMembers: false });
         await first;
+        // Keys and sessions change with what syncs bring and what is sent: saved soon after.
+        if (crypto && store) c.on(sdk.ClientEvent.Sync, () => store?.saveSoon());
       } catch (err) {
         c.stopClient();
         client = undefined;
@@ -475,6 +486,10 @@ export function createMatrixAdapter(
       prepared = false;
       c?.stopClient();
       await Promise.allSettled([...chains.values()]);
+      if (crypto)
+        await store
+          ?.save()
+          .catch((err: unknown) => report(`could not save the Matrix crypto store: ${errorText(err)}`));
       handlers = undefined;
     },
 
@@ -498,24 +513,20 @@ export function createMatrixAdapter(
     },
 
     async typing(target) {
-      try {
+      await courtesy(async () => {
         const { roomId } = placement(target);
         if (!client) return;
         await client.sendTyping(roomId, true, 30_000);
         typingIn.add(roomId);
-      } catch {
-        // Typing is a courtesy.
-      }
+      });
     },
 
     async sendMedia(target, media) {
-      const size = await outboundFileSize(media.path, "to Matrix");
-      if (size === 0) throw new PlatformError(`cannot send ${media.path} to Matrix: the file is empty`);
-      if (size > MAX_UPLOAD_BYTES) {
-        throw new PlatformError(
-          `${basename(media.path)} is ${size} bytes; Matrix uploads are limited to 100 MB here`,
-        );
-      }
+      const size = await uploadSize(media.path, {
+        to: "to Matrix",
+        maxBytes: MAX_UPLOAD_BYTES,
+        limit: "Matrix uploads are limited to 100 MB here",
+      });
       const { roomId, relation } = placement(target);
       const name = basename(media.path);
       const mime = mimeFor(name);

@@ -18,6 +18,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import type * as MattermostClient from "@mattermost/client";
+import { handOver, stringSetting, uploadSize, withAttachments } from "./adapter-kit.js";
 import {
   formatForMattermost,
   type Loaded,
@@ -35,12 +36,11 @@ import {
   mattermostSettings,
   parsePostedEvent,
 } from "./mattermost-inbound.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor, outboundFileSize } from "./media-files.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
   type InboundMedia,
-  type InboundMessage,
   type OutboundTarget,
   type PlatformAdapter,
   PlatformError,
@@ -68,10 +68,7 @@ export function createMattermostAdapter(
   ctx: AdapterContext,
   options: MattermostAdapterOptions = {},
 ): PlatformAdapter {
-  const setting = (key: string): string | undefined => {
-    const value = ctx.settings[key];
-    return typeof value === "string" && value.trim() ? value.trim() : undefined;
-  };
+  const setting = (key: string) => stringSetting(ctx.settings, key);
   const baseUrl = (setting("url") || ctx.env.MATTERMOST_URL?.trim() || "").replace(/\/+$/, "");
   const token = ctx.env.MATTERMOST_TOKEN?.trim() || setting("token") || "";
   const settings = mattermostSettings(ctx.env, ctx.settings);
@@ -226,16 +223,7 @@ export function createMattermostAdapter(
         }
       }
       if (stopped || !handlers) return;
-      const full: InboundMessage = {
-        ...message,
-        text: [message.text, ...notes].filter(Boolean).join("\n\n"),
-        ...(media.length > 0 ? { media } : {}),
-      };
-      try {
-        handlers.onMessage(full);
-      } catch (err) {
-        report(`the gateway failed to handle a Mattermost message: ${describe(err)}`);
-      }
+      handOver(handlers, withAttachments(message, notes, media), report, "Mattermost message");
     });
   }
 
@@ -407,13 +395,11 @@ export function createMattermostAdapter(
     },
 
     async sendMedia(target, media) {
-      const size = await outboundFileSize(media.path, "to Mattermost");
-      if (size === 0) throw new PlatformError(`cannot send ${media.path} to Mattermost: the file is empty`);
-      if (size > MAX_FILE_BYTES) {
-        throw new PlatformError(
-          `${basename(media.path)} is ${size} bytes; Mattermost takes files up to 100 MB`,
-        );
-      }
+      await uploadSize(media.path, {
+        to: "to Mattermost",
+        maxBytes: MAX_FILE_BYTES,
+        limit: "Mattermost takes files up to 100 MB",
+      });
       const name = basename(media.path);
       const form = new FormData();
       form.append("channel_id", target.chatId);

@@ -23,6 +23,11 @@ interface PlatformSpec {
   /** The variable whose presence turns the platform on. */
   token: string;
   create: (ctx: AdapterContext) => PlatformAdapter;
+  /**
+   * One connection per account at a time (a linked WhatsApp device: a second one takes over the
+   * first): while the home's gateway holds it, `hermes send` goes through the gateway's control socket.
+   */
+  oneConnection?: true;
 }
 
 export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
@@ -41,7 +46,7 @@ export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
   // MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD, are required too (connect says which).
   matrix: { token: "MATRIX_HOMESERVER", create: (ctx) => createMatrixAdapter(ctx) },
   // A personal account over baileys (optional dependency), paired with `hermes whatsapp`.
-  whatsapp: { token: "WHATSAPP_ENABLED", create: (ctx) => createWhatsAppAdapter(ctx) },
+  whatsapp: { token: "WHATSAPP_ENABLED", create: (ctx) => createWhatsAppAdapter(ctx), oneConnection: true },
   // Meta's Cloud API; WHATSAPP_CLOUD_PHONE_NUMBER_ID is required too, and the app secret to receive.
   whatsapp_cloud: { token: "WHATSAPP_CLOUD_ACCESS_TOKEN", create: (ctx) => createWhatsAppCloudAdapter(ctx) },
 };

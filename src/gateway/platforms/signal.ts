@@ -16,7 +16,8 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { envFlag } from "../auth/allowlist.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor, outboundFileSize } from "./media-files.js";
+import { handOver, stringSetting, uploadSize, withAttachments } from "./adapter-kit.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import { markdownToSignal, type SignalText, splitSignalText, styleString } from "./signal-format.js";
 import {
   parseSignalMessageId,
@@ -59,10 +60,7 @@ export function createSignalAdapter(
   ctx: AdapterContext,
   options: SignalAdapterOptions = {},
 ): PlatformAdapter {
-  const setting = (key: string): string | undefined => {
-    const value = ctx.settings[key];
-    return typeof value === "string" && value.trim() ? value.trim() : undefined;
-  };
+  const setting = (key: string) => stringSetting(ctx.settings, key);
   const baseUrl = (ctx.env.SIGNAL_HTTP_URL?.trim() || setting("http_url") || SIGNAL_DEFAULT_HTTP_URL).replace(
     /\/+$/,
     "",
@@ -270,16 +268,7 @@ export function createSignalAdapter(
         }
       }
       if (signal.aborted || !handlers) return;
-      const full: InboundMessage = {
-        ...message,
-        text: [message.text, ...notes].filter(Boolean).join("\n\n"),
-        ...(media.length > 0 ? { media } : {}),
-      };
-      try {
-        handlers.onMessage(full);
-      } catch (err) {
-        report(`the gateway failed to handle a Signal message: ${describe(err)}`);
-      }
+      handOver(handlers, withAttachments(message, notes, media), report, "Signal message");
     });
   }
 
@@ -465,13 +454,11 @@ export function createSignalAdapter(
     },
 
     async sendMedia(target, media) {
-      const size = await outboundFileSize(media.path, "to Signal");
-      if (size === 0) throw new PlatformError(`cannot send ${media.path} to Signal: the file is empty`);
-      if (size > MAX_ATTACHMENT_BYTES) {
-        throw new PlatformError(
-          `${basename(media.path)} is ${size} bytes; Signal attachments are limited to 100 MB`,
-        );
-      }
+      await uploadSize(media.path, {
+        to: "to Signal",
+        maxBytes: MAX_ATTACHMENT_BYTES,
+        limit: "Signal attachments are limited to 100 MB",
+      });
       const name = basename(media.path);
       const mime = mimeFor(name);
       // A data URI works whether or not signal-cli shares this machine's file system.

@@ -21,7 +21,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
 import { envFlag } from "../auth/allowlist.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor, outboundFileSize } from "./media-files.js";
+import { closeListener, uploadSize } from "./adapter-kit.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import { markdownToSms, parseSmsWebhook, redactPhone, verifyTwilioSignature } from "./sms-wire.js";
 import {
   type AdapterContext,
@@ -303,10 +304,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
     async disconnect() {
       const s = server;
       server = undefined;
-      if (s) {
-        s.closeAllConnections?.();
-        await new Promise<void>((resolve) => s.close(() => resolve()));
-      }
+      await closeListener(s);
       await Promise.allSettled([...chains.values()]);
       handlers = undefined;
     },
@@ -339,10 +337,12 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
           `cannot send ${basename(media.path)} by SMS: MMS needs a URL Twilio can fetch; set SMS_WEBHOOK_PUBLIC_URL to this listener's public address`,
         );
       }
-      const size = await outboundFileSize(media.path, "by MMS");
-      if (size === 0 || size > MAX_MMS_BYTES) {
-        throw new PlatformError(`${basename(media.path)} is ${size} bytes; MMS carries 1 byte to 5 MB`);
-      }
+      await uploadSize(media.path, {
+        to: "by MMS",
+        maxBytes: MAX_MMS_BYTES,
+        limit: "MMS carries 1 byte to 5 MB",
+        emptyIsOutOfRange: true,
+      });
       const now = Date.now();
       for (const [id, entry] of hosted) if (entry.until < now) hosted.delete(id);
       const id = randomBytes(24).toString("base64url");

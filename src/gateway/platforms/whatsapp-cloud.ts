@@ -24,7 +24,8 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
-import { errorText, extensionFor, mediaKindOf, mimeFor, outboundFileSize } from "./media-files.js";
+import { closeListener, uploadSize } from "./adapter-kit.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -370,10 +371,7 @@ export function createWhatsAppCloudAdapter(
     async disconnect() {
       const srv = server;
       server = undefined;
-      if (srv) {
-        srv.closeAllConnections?.();
-        await new Promise<void>((resolve) => srv.close(() => resolve()));
-      }
+      await closeListener(srv);
       await Promise.allSettled([...chains.values()]);
       handlers = undefined;
     },
@@ -430,14 +428,15 @@ export function createWhatsAppCloudAdapter(
     async sendMedia(target, media) {
       const to = target.chatId;
       const name = basename(media.path);
-      const size = await outboundFileSize(media.path, "to WhatsApp");
       const mime = mimeFor(name);
       const type = media.kind === "document" ? "document" : cloudMediaType(mime);
       const limit = CLOUD_MEDIA_LIMITS[type];
-      if (size === 0 || size > limit)
-        throw new PlatformError(
-          `${name} is ${size} bytes; WhatsApp takes a ${type} of 1 byte to ${limit} bytes`,
-        );
+      await uploadSize(media.path, {
+        to: "to WhatsApp",
+        maxBytes: limit,
+        limit: `WhatsApp takes a ${type} of 1 byte to ${limit} bytes`,
+        emptyIsOutOfRange: true,
+      });
       if (windowClosed(to))
         throw new PlatformError(
           `cannot send ${name} to ${redactWaId(to)}: they have not written in 24 hours, and WhatsApp delivers only templates until they do`,

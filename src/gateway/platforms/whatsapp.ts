@@ -17,7 +17,8 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { envFlag } from "../auth/allowlist.js";
-import { errorText, extensionFor, mimeFor, outboundFileSize } from "./media-files.js";
+import { courtesy, uploadSize } from "./adapter-kit.js";
+import { errorText, extensionFor, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -380,18 +381,17 @@ export function createWhatsAppAdapter(
     },
 
     async typing(target) {
-      try {
-        await sock?.sendPresenceUpdate("composing", target.chatId);
-      } catch {
-        // a courtesy only
-      }
+      await courtesy(async () => sock?.sendPresenceUpdate("composing", target.chatId));
     },
 
     async sendMedia(target, media) {
       const name = basename(media.path);
-      const size = await outboundFileSize(media.path, "to WhatsApp");
-      if (size === 0 || size > MAX_MEDIA)
-        throw new PlatformError(`${name} is ${size} bytes; WhatsApp takes 1 byte to ${MAX_MEDIA} bytes here`);
+      await uploadSize(media.path, {
+        to: "to WhatsApp",
+        maxBytes: MAX_MEDIA,
+        limit: `WhatsApp takes 1 byte to ${MAX_MEDIA} bytes here`,
+        emptyIsOutOfRange: true,
+      });
       const bytes = await readFile(media.path);
       const mimetype = mimeFor(name);
       const caption = media.caption?.trim() ? prefix + markdownToWhatsApp(media.caption) : undefined;

@@ -1,0 +1,90 @@
+/**
+ * What several platform adapters did the same way, once: reading a string setting from the
+ * platform's config section, checking a file before it is uploaded, typing that must never fail a
+ * reply, handing an inbound message to the router without letting a router failure stop the
+ * adapter's event loop, and closing a webhook listener.
+ */
+import type { Server } from "node:http";
+import { basename } from "node:path";
+import { errorText, outboundFileSize } from "./media-files.js";
+import { type AdapterHandlers, type InboundMedia, type InboundMessage, PlatformError } from "./types.js";
+
+/** A setting of the platform's config section as a trimmed, non-empty string; else undefined. */
+export function stringSetting(settings: Readonly<Record<string, unknown>>, key: string): string | undefined {
+  const value = settings[key];
+  return typeof value === "string" && value.trim() ? value.trim() : undefined;
+}
+
+export interface UploadLimit {
+  /** How the file goes, in the error: "to Matrix", "by MMS". */
+  to: string;
+  maxBytes: number;
+  /** The limit in words, after "<file> is N bytes; ": "Signal attachments are limited to 100 MB". */
+  limit: string;
+  /**
+   * An empty file is reported as outside the limit ("MMS carries 1 byte to 5 MB") rather than as
+   * "the file is empty".
+   */
+  emptyIsOutOfRange?: boolean;
+}
+
+/**
+ * The size of a file about to be uploaded; throws a `PlatformError` that names the file when it is
+ * missing, not a regular file, empty or larger than the platform takes.
+ */
+export async function uploadSize(path: string, rule: UploadLimit): Promise<number> {
+  const size = await outboundFileSize(path, rule.to);
+  if (size === 0 && !rule.emptyIsOutOfRange) {
+    throw new PlatformError(`cannot send ${path} ${rule.to}: the file is empty`);
+  }
+  if (size === 0 || size > rule.maxBytes) {
+    throw new PlatformError(`${basename(path)} is ${size} bytes; ${rule.limit}`);
+  }
+  return size;
+}
+
+/** Runs a typing indicator (or another courtesy): a failure is dropped, never a failed reply. */
+export async function courtesy(work: () => Promise<unknown>): Promise<void> {
+  try {
+    await work();
+  } catch {
+    // Typing is a courtesy.
+  }
+}
+
+/** The message with notes about attachments that could not be fetched, and the ones that were. */
+export function withAttachments(
+  message: InboundMessage,
+  notes: readonly string[],
+  media: readonly InboundMedia[],
+): InboundMessage {
+  return {
+    ...message,
+    text: [message.text, ...notes].filter(Boolean).join("\n\n"),
+    ...(media.length > 0 ? { media: [...media] } : {}),
+  };
+}
+
+/**
+ * Gives the router a message; a throw there is reported ("the gateway failed to handle a
+ * <what>: …") and never reaches the adapter's event loop.
+ */
+export function handOver(
+  handlers: AdapterHandlers | undefined,
+  message: InboundMessage,
+  report: (line: string) => void,
+  what: string,
+): void {
+  try {
+    handlers?.onMessage(message);
+  } catch (err) {
+    report(`the gateway failed to handle a ${what}: ${errorText(err)}`);
+  }
+}
+
+/** Closes a webhook listener and its open connections; resolves when it has closed. */
+export async function closeListener(server: Server | undefined): Promise<void> {
+  if (!server) return;
+  server.closeAllConnections?.();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}

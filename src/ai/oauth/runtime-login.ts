@@ -10,6 +10,7 @@ import { copilotTokenProblem } from "./copilot.js";
 import { minimaxCredential } from "./minimax.js";
 import { nousCredential, nousInferenceUrl } from "./nous.js";
 import { qwenCredential } from "./qwen.js";
+import { qwenCliCredential } from "./qwen-cli.js";
 import {
   type Env,
   isOAuthProvider,
@@ -64,7 +65,11 @@ export function loginKey(
   if (isStoredLoginProvider(provider)) {
     const state = storedState(home, provider);
     const credential = state ? CREDENTIAL_OF[provider](state, env) : undefined;
-    if (!state || !credential) return undefined;
+    if (!state || !credential) {
+      // Qwen without a login of Hermes's own: the Qwen CLI's, as Python Hermes uses it.
+      const cli = provider === "qwen-oauth" ? qwenCliCredential(env) : undefined;
+      return cli ? { apiKey: cli.accessToken, login: { provider, home, followBaseUrl: false } } : undefined;
+    }
     // xAI's bearer goes only to xAI (or a loopback proxy), whatever else is configured (upstream).
     const follow = provider === "xai-oauth" || (FOLLOWS_BASE_URL.has(provider) && !input.explicitBaseUrl);
     const baseUrl = provider === "nous" ? nousInferenceUrl(env, state) : credential.baseUrl;

@@ -222,4 +222,33 @@ describe("a second login of a provider", () => {
     expect(chat.stdout.trim()).toBe("answered by the second account");
     expect(bearer(llm.chatRequests.at(-1))).toBe(`Bearer ${String(entry["access_token"])}`);
   });
+
+  it("starts on the pool's OAuth entry when the main login was removed, renewing it after a 401", async () => {
+    const { home, cwd } = tempHome("model:\n  provider: xai-oauth\nagent:\n  api_max_retries: 0\n");
+    const env = { ...fakeOAuthEnv(oauth), HERMES_XAI_BASE_URL: llm.url };
+    oauth.options = { expiresIn: 6 * 3600 };
+    expect((await runHermes(["auth", "add", "xai-oauth"], { home, cwd, env })).code).toBe(0);
+    const second = await runHermes(["auth", "add", "xai-oauth", "--label", "work"], { home, cwd, env });
+    expect(second.code, second.stderr).toBe(0);
+    const logout = await runHermes(["auth", "logout", "xai-oauth"], { home, cwd, env });
+    expect(logout.code, logout.stderr).toBe(0);
+    const stored = authJson(home);
+    expect(stored.providers["xai-oauth"]).toBeUndefined();
+    const entry = String(stored.credential_pool?.["xai-oauth"]?.[0]?.["access_token"]);
+
+    // The entry's token has gone stale at the provider: a 401, one renewal, the call again.
+    llm.respondWith((request) =>
+      bearer(request) === `Bearer ${entry}`
+        ? httpError(401, { error: { message: "token expired" } })
+        : undefined,
+    );
+    llm.enqueue(reply().text("answered on the pool's login"));
+    const chat = await runHermes(["-z", "hi"], { home, cwd, env });
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout.trim()).toBe("answered on the pool's login");
+    const renewed = String(authJson(home).credential_pool?.["xai-oauth"]?.[0]?.["access_token"]);
+    expect(renewed).not.toBe(entry);
+    expect(llm.chatRequests.slice(-2).map(bearer)).toEqual([`Bearer ${entry}`, `Bearer ${renewed}`]);
+    expect(chat.stdout + chat.stderr).not.toContain(renewed);
+  });
 });

@@ -47,11 +47,15 @@ function startServer(
 ): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
   // BENCH_CPU_PROF=DIR writes a V8 CPU profile of the server process there (to find per-turn costs).
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : [];
-  const child = spawn(process.execPath, [...prof, HERMES_BIN, "api-server", "--port", "0"], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, HERMES_HOME: home, API_SERVER_KEY: KEY },
-    stdio: "pipe",
-  });
+  const child = spawn(
+    process.execPath,
+    [...prof, process.env.BENCH_HERMES_BIN ?? HERMES_BIN, "api-server", "--port", "0"],
+    {
+      cwd,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, HERMES_HOME: home, API_SERVER_KEY: KEY },
+      stdio: "pipe",
+    },
+  );
   return new Promise((resolve, reject) => {
     let out = "";
     let errText = "";

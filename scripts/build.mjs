@@ -51,7 +51,7 @@ await Promise.all([
   build({
     ...common,
     format: "cjs",
-    minify: true,
+    minify: !process.env.HERMES_BUILD_NO_MINIFY,
     keepNames: true,
     entryPoints: ["src/cli/main.ts"],
     outfile: "dist/cli/hermes.cjs",

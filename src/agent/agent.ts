@@ -55,7 +55,7 @@ export type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./a
  * The names `<home>/.env` adds to the real environment: secrets Hermes loaded itself, which the
  * terminal does not inherit (env-scrub.ts). Unreadable or missing: none (nothing was loaded either).
  */
-function hermesLoadedNames(home: string): string[] {
+export function hermesLoadedNames(home: string): string[] {
   try {
     return loadEnvFile(home, process.env).loaded;
   } catch {

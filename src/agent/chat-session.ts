@@ -57,6 +57,12 @@ export interface ChatSessionOptions
   continueLast?: boolean | string;
   /** Title for a new session. */
   title?: string;
+  /**
+   * The id of a new session (without `resume`/`continueLast`): a server that told the client the id
+   * before the turn started (the API server) names it. The row is created when the session starts,
+   * as for any new session; the caller makes sure no stored session has the id.
+   */
+  newSessionId?: string;
   /** Recording problems (a locked or full database): reported, never fatal to the conversation. */
   onWarning?: (message: string) => void;
   /**
@@ -177,7 +183,10 @@ export class ChatSession {
       session.wasResumed = true;
       session.switchTo(session.seedFrom(target));
     } else {
-      session.switchTo({ id: newSessionId(), ...(options.title ? { title: options.title } : {}) });
+      session.switchTo({
+        id: options.newSessionId ?? newSessionId(),
+        ...(options.title ? { title: options.title } : {}),
+      });
     }
     return session;
   }
@@ -472,7 +481,8 @@ export class ChatSession {
 
   private seedFrom(record: SessionRecord): AgentSeed {
     const store = this.requireStore("resume a session");
-    store.reopenSession(record.id);
+    // A session that was never ended needs no write (the API server opens one per request).
+    if (record.endedAt !== null || record.endReason !== null) store.reopenSession(record.id);
     return {
       id: record.id,
       messages: this.loadConversation(store, record.id),
@@ -497,6 +507,7 @@ export class ChatSession {
       resume: _r,
       continueLast: _c,
       title: _t,
+      newSessionId: _n,
       onWarning: warn,
       logger,
       ...agentOptions
@@ -666,11 +677,14 @@ export class ChatSession {
         messages: this.current.messages.length,
       });
     }
-    if (this.store?.getSession(this.id)) {
+    if (this.store) {
       try {
         this.store.endSession(this.id, reason);
       } catch (error) {
-        this.warn(`Could not mark the session ended: ${String(error)}`);
+        // A session whose turn never started has no row: nothing to end (asked by the write itself
+        // rather than a read before it, one statement fewer per API request).
+        if (!(error instanceof SessionStoreError && error.code === "not_found"))
+          this.warn(`Could not mark the session ended: ${String(error)}`);
       }
     }
     await this.current.close();

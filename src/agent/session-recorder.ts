@@ -67,10 +67,12 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
           systemPrompt = event.systemPrompt;
           const existing = store.getSession(event.sessionId);
           if (existing) {
-            store.reopenSession(existing.id);
+            // Reopened and updated in one write (one commit per session start, not two).
+            const ended = existing.endedAt !== null || existing.endReason !== null;
             store.updateSession(existing.id, {
               model: event.model,
               ...(existing.systemPrompt === null ? { systemPrompt: event.systemPrompt } : {}),
+              ...(ended ? { endedAt: null, endReason: null } : {}),
             });
             return;
           }

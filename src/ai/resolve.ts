@@ -8,8 +8,14 @@ import type { HermesConfig } from "../config/defaults.js";
 import { resolveHome } from "../config/home.js";
 import { processRedactor } from "../util/redact.js";
 import { detectApiMode } from "./api-mode.js";
-import { activeLoginProvider, copilotLogin, loginKey, type RuntimeLogin } from "./oauth/runtime-login.js";
-import { loginCommand } from "./oauth/types.js";
+import {
+  activeLoginProvider,
+  copilotLogin,
+  loginKey,
+  poolLoginKey,
+  type RuntimeLogin,
+} from "./oauth/runtime-login.js";
+import { isStoredLoginProvider, loginCommand } from "./oauth/types.js";
 import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
 import { redactingTransport } from "./redacting-transport.js";
 import type { ApiMode, Transport } from "./types.js";
@@ -191,6 +197,19 @@ export function resolveRuntime(input: {
     }
   }
   if (!apiKey && !named) apiKey = claudeCodeKey(profile, baseUrl, env);
+  if (!apiKey && !named && !login && profile.login && home && isStoredLoginProvider(profile.login)) {
+    // The main login was removed but a second account's OAuth entry is in the pool: start on it.
+    const pooled = poolLoginKey(profile.login, {
+      home,
+      env,
+      config: config as unknown as Record<string, unknown>,
+      explicitBaseUrl,
+    });
+    if (pooled) {
+      apiKey = pooled.apiKey;
+      loginBaseUrl = pooled.baseUrl;
+    }
+  }
   if (apiKey && !login && profile.login === "copilot") {
     // A GitHub token is not what Copilot's API takes: the transport exchanges it first.
     const copilot = copilotLogin(apiKey, { home: home ?? "", explicitBaseUrl });

@@ -91,6 +91,7 @@ export class StoreContext {
         `${this.path} was opened read-only; nothing can be changed through it.`,
       );
     }
+    this.applyBusyTimeout();
     return this.mapErrors(() =>
       withBusyRetry(this.path, this.retryBudgetMs, () => {
         this.db.exec("BEGIN IMMEDIATE");
@@ -113,34 +114,37 @@ export class StoreContext {
    */
   withRetryBudget<T>(budgetMs: number, busyMs: number, fn: () => T): T {
     this.assertOpen();
-    const saved = { budget: this.retryBudgetMs, busy: this.busyTimeout() };
+    const saved = { budget: this.retryBudgetMs, busy: this.wantedBusyMs };
     this.retryBudgetMs = budgetMs;
-    this.setBusyTimeout(Math.max(0, Math.floor(busyMs)));
+    this.wantedBusyMs = Math.max(0, Math.floor(busyMs));
     try {
       return fn();
     } finally {
       this.retryBudgetMs = saved.budget;
-      if (!this.closed) this.setBusyTimeout(saved.busy);
+      this.wantedBusyMs = saved.busy;
     }
   }
 
   /**
-   * SQLite's busy timeout, read from the connection once and then tracked here: the recording
-   * store changes it around every write, and `db.pragma()` prepares a new statement each call
-   * (three per write cost more than the insert itself).
+   * SQLite's busy timeout is set on the connection only when a write needs a different one than
+   * it has (`applyBusyTimeout`), never restored eagerly: the recording store runs every write with
+   * the same short wait, and a `PRAGMA` before and after each one (four statements per write) cost
+   * more than the insert itself. Reads keep whatever wait the connection has: in WAL mode a read
+   * meets a busy file only during recovery, and the read's retry budget is its own.
    */
-  private busyMs: number | undefined;
+  private connectionBusyMs: number | undefined;
+  /** The wait the next write wants; undefined: the connection's own, as opened. */
+  private wantedBusyMs: number | undefined;
+  private openedBusyMs: number | undefined;
 
-  private busyTimeout(): number {
-    this.busyMs ??= Number(this.stmt("PRAGMA busy_timeout").pluck().get());
-    return this.busyMs;
-  }
-
-  private setBusyTimeout(ms: number): void {
-    if (this.busyMs === ms) return;
+  private applyBusyTimeout(): void {
+    this.connectionBusyMs ??= Number(this.stmt("PRAGMA busy_timeout").pluck().get());
+    this.openedBusyMs ??= this.connectionBusyMs;
+    const ms = this.wantedBusyMs ?? this.openedBusyMs;
+    if (this.connectionBusyMs === ms) return;
     // A handful of distinct values, so the statement cache stays small.
     this.stmt(`PRAGMA busy_timeout = ${ms}`).get();
-    this.busyMs = ms;
+    this.connectionBusyMs = ms;
   }
 
   /** Runs a read with the same busy retry and error mapping as writes. */

@@ -4,7 +4,7 @@
  * standing in for each inference API; and a second `hermes auth add … --type oauth` becoming a
  * credential-pool entry that the pool rotates to.
  */
-import { readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runHermes, tempHome } from "../support/cli.js";
@@ -98,6 +98,51 @@ describe("Qwen login", () => {
   });
 });
 
+describe("Qwen CLI login", () => {
+  it("chats on the Qwen CLI's own ~/.qwen/oauth_creds.json, renewing it and writing it back there", async () => {
+    const { home, cwd } = tempHome("model:\n  provider: qwen-oauth\nagent:\n  api_max_retries: 0\n");
+    const env = { ...fakeOAuthEnv(oauth), HERMES_QWEN_BASE_URL: llm.url };
+    // runHermes makes the temp home HOME too: the Qwen CLI's file goes under it.
+    const creds = join(home, ".qwen", "oauth_creds.json");
+    mkdirSync(join(home, ".qwen"));
+    writeFileSync(
+      creds,
+      JSON.stringify({
+        access_token: "qwen-cli-access",
+        refresh_token: "qwen-cli-refresh",
+        token_type: "Bearer",
+        resource_url: "portal.qwen.ai",
+        // Inside the two-minute margin: the first call renews it.
+        expiry_date: Date.now() + 30_000,
+      }),
+      { mode: 0o600 },
+    );
+    oauth.grantRefreshToken("qwen-cli-refresh");
+    oauth.options = { expiresIn: 3600 };
+    llm.enqueue(reply().text("hello from the qwen cli login"));
+    const chat = await runHermes(["-z", "hi"], { home, cwd, env });
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout.trim()).toBe("hello from the qwen cli login");
+    const written = JSON.parse(readFileSync(creds, "utf8")) as Json;
+    expect(written["access_token"]).not.toBe("qwen-cli-access");
+    expect(written["refresh_token"]).not.toBe("qwen-cli-refresh");
+    expect(statSync(creds).mode & 0o777).toBe(0o600);
+    expect(bearer(llm.chatRequests.at(-1))).toBe(`Bearer ${String(written["access_token"])}`);
+    expect(chat.stdout + chat.stderr).not.toContain(String(written["access_token"]));
+
+    // While it is valid it is used as it is; hermes auth status names where the login lives.
+    const renewals = oauth.to("/api/v1/oauth2/token").length;
+    llm.enqueue(reply().text("again"));
+    const again = await runHermes(["-z", "hi again"], { home, cwd, env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(oauth.to("/api/v1/oauth2/token")).toHaveLength(renewals);
+    expect(bearer(llm.chatRequests.at(-1))).toBe(`Bearer ${String(written["access_token"])}`);
+    const list = await runHermes(["auth", "status"], { home, cwd, env });
+    expect(list.stdout).toContain("qwen-oauth");
+    expect(list.stdout).toContain(creds);
+  });
+});
+
 describe("MiniMax login", () => {
   it("logs in with the user-code grant, shows the working approval page, and chats as a bearer over Anthropic Messages", async () => {
     const config = `model:\n  provider: minimax-oauth\n  base_url: ${llm.url}\n  default: MiniMax-M2\nagent:\n  api_max_retries: 0\n`;
@@ -176,5 +221,34 @@ describe("a second login of a provider", () => {
     expect(chat.code, chat.stderr).toBe(0);
     expect(chat.stdout.trim()).toBe("answered by the second account");
     expect(bearer(llm.chatRequests.at(-1))).toBe(`Bearer ${String(entry["access_token"])}`);
+  });
+
+  it("starts on the pool's OAuth entry when the main login was removed, renewing it after a 401", async () => {
+    const { home, cwd } = tempHome("model:\n  provider: xai-oauth\nagent:\n  api_max_retries: 0\n");
+    const env = { ...fakeOAuthEnv(oauth), HERMES_XAI_BASE_URL: llm.url };
+    oauth.options = { expiresIn: 6 * 3600 };
+    expect((await runHermes(["auth", "add", "xai-oauth"], { home, cwd, env })).code).toBe(0);
+    const second = await runHermes(["auth", "add", "xai-oauth", "--label", "work"], { home, cwd, env });
+    expect(second.code, second.stderr).toBe(0);
+    const logout = await runHermes(["auth", "logout", "xai-oauth"], { home, cwd, env });
+    expect(logout.code, logout.stderr).toBe(0);
+    const stored = authJson(home);
+    expect(stored.providers["xai-oauth"]).toBeUndefined();
+    const entry = String(stored.credential_pool?.["xai-oauth"]?.[0]?.["access_token"]);
+
+    // The entry's token has gone stale at the provider: a 401, one renewal, the call again.
+    llm.respondWith((request) =>
+      bearer(request) === `Bearer ${entry}`
+        ? httpError(401, { error: { message: "token expired" } })
+        : undefined,
+    );
+    llm.enqueue(reply().text("answered on the pool's login"));
+    const chat = await runHermes(["-z", "hi"], { home, cwd, env });
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout.trim()).toBe("answered on the pool's login");
+    const renewed = String(authJson(home).credential_pool?.["xai-oauth"]?.[0]?.["access_token"]);
+    expect(renewed).not.toBe(entry);
+    expect(llm.chatRequests.slice(-2).map(bearer)).toEqual([`Bearer ${entry}`, `Bearer ${renewed}`]);
+    expect(chat.stdout + chat.stderr).not.toContain(renewed);
   });
 });

@@ -120,6 +120,65 @@ describe("hermes profile install/update", { timeout: 120_000 }, () => {
     expect(readFileSync(join(profile, ".env"), "utf8")).toBe("EXA_API_KEY=user-key\n");
   });
 
+  it("pins a git source to a tag or a commit with #ref, and update keeps the pin", async () => {
+    const at = userHome();
+    const repo = join(at.home, "repo");
+    mkdirSync(repo);
+    distribution(repo, "1.0.0", "v1 soul\n");
+    git(repo, "init", "-q");
+    git(repo, "add", "-A");
+    git(repo, "commit", "-qm", "v1");
+    git(repo, "tag", "v1.0.0");
+    distribution(repo, "2.0.0", "v2 soul\n");
+    git(repo, "commit", "-qam", "v2");
+    const v2 = execFileSync("git", ["rev-parse", "HEAD"], { cwd: repo, encoding: "utf8" }).trim();
+    distribution(repo, "3.0.0", "v3 soul\n");
+    git(repo, "commit", "-qam", "v3");
+
+    const url = `file://${repo}#v1.0.0`;
+    const tagged = await hermes(["profile", "install", url, "--name", "pinned", "-y"], at);
+    expect(tagged.code, tagged.stderr).toBe(0);
+    const pinned = join(at.root, "profiles/pinned");
+    expect(readFileSync(join(pinned, "SOUL.md"), "utf8")).toBe("v1 soul\n");
+    const manifest = () =>
+      parseYaml(readFileSync(join(pinned, "distribution.yaml"), "utf8")) as Record<string, unknown>;
+    expect(manifest()).toMatchObject({ version: "1.0.0", source: url });
+    // The author moves on; the pinned profile stays on its tag.
+    distribution(repo, "4.0.0", "v4 soul\n");
+    git(repo, "commit", "-qam", "v4");
+    const updated = await hermes(["profile", "update", "pinned", "-y"], at);
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(readFileSync(join(pinned, "SOUL.md"), "utf8")).toBe("v1 soul\n");
+    expect(manifest()).toMatchObject({ version: "1.0.0", source: url });
+
+    // A commit (short hash) from a local repository path.
+    const byCommit = await hermes(
+      ["profile", "install", `${repo}#${v2.slice(0, 10)}`, "--name", "c2", "-y"],
+      at,
+    );
+    expect(byCommit.code, byCommit.stderr).toBe(0);
+    expect(readFileSync(join(at.root, "profiles/c2/SOUL.md"), "utf8")).toBe("v2 soul\n");
+
+    // Refs that could read as options or ranges, a ref that does not exist, and a plain directory.
+    const marker = join(at.home, "pwned");
+    const plain = join(at.home, "plain");
+    distribution(plain, "1.0.0", "x\n");
+    const cases: Array<[string, RegExp]> = [
+      [`file://${repo}#--upload-pack=touch ${marker}`, /after "#" give a branch, tag or commit/],
+      [`file://${repo}#v1..v2`, /after "#" give a branch, tag or commit/],
+      [`file://${repo}#`, /after "#" give a branch, tag or commit/],
+      [`file://${repo}#no-such-tag`, /git clone of .* failed[\s\S]*no branch or tag "no-such-tag"/],
+      [`${plain}#v1`, /not a git repository, so it has no ref "v1"/],
+    ];
+    for (const [source, message] of cases) {
+      const result = await hermes(["profile", "install", source, "--name", "bad", "-y"], at);
+      expect(result.code, source).toBe(2);
+      expect(result.stderr, source).toMatch(message);
+    }
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(join(at.root, "profiles/bad"))).toBe(false);
+  });
+
   it("refuses dangerous or wrong sources before writing anything", async () => {
     const at = userHome();
     const profiles = join(at.root, "profiles");

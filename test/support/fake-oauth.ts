@@ -40,6 +40,8 @@ export interface FakeOAuth {
   readonly spentRefreshTokens: Set<string>;
   /** Makes every refresh token invalid from now on (a revoked login). */
   revokeAll(): void;
+  /** Accepts `token` once as a refresh token (a login made elsewhere, e.g. by the Qwen CLI). */
+  grantRefreshToken(token: string): void;
   /** The number of token answers issued per kind. */
   issued(kind: "nous" | "codex" | "anthropic" | "github" | "copilot" | "xai" | "qwen" | "minimax"): number;
   /** The requests to one path. */
@@ -367,6 +369,9 @@ export async function startFakeOAuth(initial: FakeOAuthOptions = {}): Promise<Fa
       state.options = value;
     },
     spentRefreshTokens: spent,
+    grantRefreshToken: (token) => {
+      live.add(token);
+    },
     revokeAll: () => {
       revoked = true;
     },

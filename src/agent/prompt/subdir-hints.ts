@@ -107,15 +107,27 @@ export interface SubdirHintOptions {
  * announced. `hintFor` never throws (an unreadable directory or file is skipped).
  */
 export class SubdirHintTracker {
-  private readonly root: string;
+  private readonly givenRoot: string;
+  private realRoot: string | undefined;
   private readonly enabled: boolean;
   private readonly seenDirs = new Set<string>();
   private readonly announced = new Set<string>();
 
   constructor(options: SubdirHintOptions) {
-    this.root = realOrResolved(options.root);
+    this.givenRoot = options.root;
     this.enabled = options.enabled ?? true;
-    this.seenDirs.add(this.root);
+  }
+
+  /**
+   * The root with its links resolved, found at the first tool call that names a path: an agent
+   * is built per API request, most of which never touch a file, and a realpath each is not free.
+   */
+  private get root(): string {
+    if (this.realRoot === undefined) {
+      this.realRoot = realOrResolved(this.givenRoot);
+      this.seenDirs.add(this.realRoot);
+    }
+    return this.realRoot;
   }
 
   /** The hint to append to this tool call's result, or undefined when there is nothing new. */

@@ -4,7 +4,8 @@
  * the credential. Python Hermes reads the Qwen CLI's own file (`~/.qwen/oauth_creds.json`) and marks
  * `providers["qwen-oauth"]` in auth.json; Hermes-TS logs in itself and keeps the tokens in
  * `providers["qwen-oauth"]` with the Qwen CLI's field names (`access_token`, `refresh_token`,
- * `token_type`, `resource_url`, `expiry_date` in epoch ms). The Qwen CLI's own file is not read.
+ * `token_type`, `resource_url`, `expiry_date` in epoch ms). Without such a login the Qwen CLI's
+ * own file is the credential, renewed and written back there (qwen-cli.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { announceDeviceCode, pollDeviceCode, standardPollOutcome } from "./device-flow.js";

@@ -5,11 +5,13 @@
  */
 import { readAnthropicOAuth } from "../../config/anthropic-oauth.js";
 import { type AuthStoreError, providerState, readAuthStore } from "../../config/auth-store.js";
+import { openCredentialPool } from "../credential-pool.js";
 import { codexCredential } from "./codex.js";
 import { copilotTokenProblem } from "./copilot.js";
 import { minimaxCredential } from "./minimax.js";
 import { nousCredential, nousInferenceUrl } from "./nous.js";
 import { qwenCredential } from "./qwen.js";
+import { qwenCliCredential } from "./qwen-cli.js";
 import {
   type Env,
   isOAuthProvider,
@@ -64,7 +66,11 @@ export function loginKey(
   if (isStoredLoginProvider(provider)) {
     const state = storedState(home, provider);
     const credential = state ? CREDENTIAL_OF[provider](state, env) : undefined;
-    if (!state || !credential) return undefined;
+    if (!state || !credential) {
+      // Qwen without a login of Hermes's own: the Qwen CLI's, as Python Hermes uses it.
+      const cli = provider === "qwen-oauth" ? qwenCliCredential(env) : undefined;
+      return cli ? { apiKey: cli.accessToken, login: { provider, home, followBaseUrl: false } } : undefined;
+    }
     // xAI's bearer goes only to xAI (or a loopback proxy), whatever else is configured (upstream).
     const follow = provider === "xai-oauth" || (FOLLOWS_BASE_URL.has(provider) && !input.explicitBaseUrl);
     const baseUrl = provider === "nous" ? nousInferenceUrl(env, state) : credential.baseUrl;
@@ -82,6 +88,29 @@ export function loginKey(
     return { apiKey: stored.accessToken, login: { provider, home, followBaseUrl: false } };
   }
   return undefined;
+}
+
+/**
+ * A credential-pool entry of `provider` (an OAuth login added as a second account) as the key when
+ * the provider's main login is gone from auth.json (logged out, or removed by hand): the entry the
+ * pool picks by its strategy, or undefined when it has none usable. It comes without a `login`:
+ * the session's recovery knows the entry by its key, renews it after a 401 (pool-refresh.ts) and
+ * rotates to the next one like a key. A corrupt auth.json yields undefined (reported elsewhere).
+ */
+export function poolLoginKey(
+  provider: StoredLoginProvider,
+  input: { home: string; env: Env; config: Readonly<Record<string, unknown>>; explicitBaseUrl: boolean },
+): { apiKey: string; baseUrl?: string | undefined } | undefined {
+  try {
+    const pool = openCredentialPool({ home: input.home, provider, env: input.env, config: input.config });
+    const entry = pool.select();
+    if (!entry || entry.apiKey === "") return undefined;
+    // The host the login was made for, as for the main login (xAI's bearer goes only to xAI).
+    const follow = provider === "xai-oauth" || (FOLLOWS_BASE_URL.has(provider) && !input.explicitBaseUrl);
+    return { apiKey: entry.apiKey, ...(follow && entry.baseUrl ? { baseUrl: entry.baseUrl } : {}) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

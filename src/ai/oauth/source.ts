@@ -19,6 +19,7 @@ import { COPILOT_REFRESH_SKEW_S, copilotGithubToken, exchangeCopilotToken } from
 import { MINIMAX_REFRESH_SKEW_S, minimaxCredential, refreshMinimax } from "./minimax.js";
 import { NOUS_REFRESH_SKEW_S, nousCredential, refreshNous } from "./nous.js";
 import { QWEN_REFRESH_SKEW_S, qwenCredential, refreshQwen } from "./qwen.js";
+import { currentQwenCliCredential } from "./qwen-cli.js";
 import {
   type Env,
   loginCommand,
@@ -79,9 +80,10 @@ export function oauthSource(
     case "nous":
     case "openai-codex":
     case "xai-oauth":
-    case "qwen-oauth":
     case "minimax-oauth":
       return storedSource(provider, home, deps, STORED_LOGIN_FLOWS[provider]);
+    case "qwen-oauth":
+      return qwenSource(home, deps);
     case "anthropic":
       return anthropicSource(home, deps);
     case "copilot":
@@ -126,6 +128,29 @@ function storedSource(
         if (!result) throw missing();
         return result;
       });
+    },
+  };
+}
+
+/**
+ * Qwen: Hermes's own login in auth.json when it holds a token, else the Qwen CLI's
+ * `~/.qwen/oauth_creds.json` (renewed and written back there; see qwen-cli.ts). Asked at each
+ * call, so a login added or removed while a session runs is followed.
+ */
+function qwenSource(home: string, deps: OAuthDeps): OAuthSource {
+  const stored = storedSource("qwen-oauth", home, deps, STORED_LOGIN_FLOWS["qwen-oauth"]);
+  return {
+    provider: "qwen-oauth",
+    async current(options = {}) {
+      const state = providerState(readAuthStore(home).data, "qwen-oauth");
+      if (state && qwenCredential(state, deps.env)) return stored.current(options);
+      return currentQwenCliCredential(
+        deps,
+        (cred) =>
+          cred !== undefined &&
+          !expiring(cred.expiresAt, deps.now(), QWEN_REFRESH_SKEW_S) &&
+          !(options.force && (options.stale === undefined || cred.accessToken === options.stale)),
+      );
     },
   };
 }

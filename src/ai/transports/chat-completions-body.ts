@@ -113,9 +113,16 @@ export function toWireMessage(message: Message): Record<string, unknown> {
  * or tool schema no longer used is forgotten with it). A message must not be changed after it was
  * sent once, which holds for the agent's history: it is appended to, never edited in place.
  */
+/**
+ * Tool schemas' JSON, shared by every writer of the process: the registry hands each session the
+ * same schema objects (tools.schemas caches them; never changed once built), and a server starting
+ * a session per request would otherwise serialise every schema again for each one.
+ */
+const toolJsonMemory = new WeakMap<ToolSchema, string>();
+
 export class ChatBodyWriter {
   private readonly messageJson = new WeakMap<Message, string>();
-  private readonly toolJson = new WeakMap<ToolSchema, string>();
+  private readonly toolJson = toolJsonMemory;
   private system: { text: string; json: string } | undefined;
 
   json(request: ChatRequest, streaming: boolean, cacheTtl?: "5m" | "1h"): string {

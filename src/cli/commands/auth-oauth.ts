@@ -13,6 +13,7 @@ import { type MinimaxRegion, minimaxLogin } from "../../ai/oauth/minimax.js";
 import { nousDeviceLogin } from "../../ai/oauth/nous.js";
 import { poolEntryFromLogin } from "../../ai/oauth/pool-entry.js";
 import { qwenDeviceLogin } from "../../ai/oauth/qwen.js";
+import { qwenCliCredsPath, readQwenCliState } from "../../ai/oauth/qwen-cli.js";
 import { STORED_LOGIN_FLOWS } from "../../ai/oauth/source.js";
 import {
   type DeviceCodePrompt,
@@ -264,6 +265,25 @@ export function loginStatuses(ctx: LoginCtx): LoginStatus[] {
       expires_at: credential.expiresAt ?? null,
       refreshable: Boolean((tokens as Record<string, unknown>)["refresh_token"]),
     });
+  }
+  if (!out.some((s) => s.provider === "qwen-oauth")) {
+    // No Qwen login of Hermes's own: the Qwen CLI's file stands in for it (qwen-cli.ts).
+    const state = (() => {
+      try {
+        return readQwenCliState(ctx.env);
+      } catch {
+        return undefined;
+      }
+    })();
+    const credential = state ? STORED_LOGIN_FLOWS["qwen-oauth"].credentialOf(state, ctx.env) : undefined;
+    if (state && credential) {
+      out.push({
+        provider: "qwen-oauth",
+        where: qwenCliCredsPath(ctx.env),
+        expires_at: credential.expiresAt ?? null,
+        refreshable: typeof state["refresh_token"] === "string" && state["refresh_token"] !== "",
+      });
+    }
   }
   const claude = readAnthropicOAuth(ctx.home);
   if (claude) {

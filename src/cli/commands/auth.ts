@@ -76,7 +76,9 @@ export const authCommand = defineCommand({
   parse: (root, run) => {
     root
       .command("add")
-      .description("add an API key to a provider's pool (from --key, a hidden prompt, or stdin)")
+      .description(
+        "add an API key to a provider's pool (from --key, a hidden prompt, or stdin), or log in with --type oauth",
+      )
       .argument("<provider>", "provider id (openrouter, anthropic, …) or custom:<name>")
       .option("--key <key>", "the API key (prefer the prompt or stdin: a flag lands in shell history)")
       .addOption(new Option("--api-key <key>", "same as --key").hideHelp())
@@ -92,6 +94,15 @@ export const authCommand = defineCommand({
         whole(v, "--timeout"),
       )
       .option("--region <region>", "minimax-oauth: global (minimax.io, default) or cn (minimaxi.com)")
+      .addHelpText(
+        "after",
+        "\nExamples:\n" +
+          "  hermes auth add openrouter                 paste a key at the hidden prompt\n" +
+          "  hermes auth add nous --type oauth          log in to Nous Portal (device code)\n" +
+          "  hermes auth add openai-codex --type oauth  log in with a ChatGPT account\n" +
+          "  hermes auth add anthropic --type oauth     log in with Claude Pro/Max\n" +
+          "A provider's first OAuth login is its main login; each further one joins its pool.",
+      )
       .action(
         run(
           (

@@ -165,7 +165,7 @@ export const profileCommand = (commands: ReadonlyArray<{ name: string; aliases?:
         .description("install a profile distribution (a directory or git repository with distribution.yaml)")
         .argument(
           "<source>",
-          "a directory, a git URL (https, ssh, git@, github.com/user/repo), or a local repository",
+          "a directory, a git URL (https, ssh, git@, github.com/user/repo), or a local repository; <repository>#<ref> pins a branch, tag or commit (update keeps the pin)",
         )
         .option("--name <name>", "the profile's name (default: the manifest's name)")
         .option("--alias", "make the ~/.local/bin wrapper for it")
@@ -175,7 +175,9 @@ export const profileCommand = (commands: ReadonlyArray<{ name: string; aliases?:
 
       root
         .command("update")
-        .description("pull an installed distribution again and apply it (memories, sessions, keys kept)")
+        .description(
+          "pull an installed distribution again and apply it (memories, sessions, keys kept; a #ref pin is kept)",
+        )
         .argument("<name>", "the profile")
         .option("--force-config", "replace config.yaml with the distribution's too")
         .option("-y, --yes", "do not ask for confirmation")

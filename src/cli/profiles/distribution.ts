@@ -181,8 +181,9 @@ export async function updateDistribution(options: UpdateOptions): Promise<Distri
 /**
  * The source as a local directory holding `distribution.yaml`: a directory is used in place; a git
  * repository (a URL, a bare repository, or a directory whose root is a work tree without the
- * manifest) is cloned shallowly into `work`. Git's remote helpers (`ext::`) and anything that
- * could read as a git option are refused.
+ * manifest) is cloned shallowly into `work`. `<repository>#<ref>` pins a branch, tag or commit
+ * (upstream's syntax); the pin stays in the recorded source, so `update` pulls the same ref again.
+ * Git's remote helpers (`ext::`) and anything that could read as a git option are refused.
  */
 export function stageSource(source: string, work: string): { dir: string; provenance: string } {
   const raw = source.trim();
@@ -192,29 +193,69 @@ export function stageSource(source: string, work: string): { dir: string; proven
       `"${source}": git remote helpers (${raw.split("::")[0]}::) are not allowed as a source`,
     );
   }
-  const local = resolve(raw.replace(/^~(?=\/|$)/, process.env["HOME"] ?? "~"));
+  const expand = (path: string) => resolve(path.replace(/^~(?=\/|$)/, process.env["HOME"] ?? "~"));
+  // A directory whose name holds "#" is still a directory; otherwise "#" starts a git ref.
+  const pinned = isDir(expand(raw)) ? undefined : splitRef(raw);
+  const base = pinned?.base ?? raw;
+  const ref = pinned?.ref;
+  const local = expand(base);
   if (isDir(local)) {
-    if (existsSync(join(local, MANIFEST))) return { dir: local, provenance: local };
+    if (ref === undefined && existsSync(join(local, MANIFEST))) return { dir: local, provenance: local };
     if (!isGitRepo(local)) {
-      throw new ProfileError(`no ${MANIFEST} in ${local}; a distribution has one at its root`);
+      throw new ProfileError(
+        ref === undefined
+          ? `no ${MANIFEST} in ${local}; a distribution has one at its root`
+          : `${local} is not a git repository, so it has no ref "${ref}" to pin`,
+      );
     }
-    return { dir: cloneInto(local, work, source), provenance: local };
+    return { dir: cloneInto(local, work, source, ref), provenance: withRef(local, ref) };
   }
-  if (!looksLikeGitUrl(raw)) {
+  if (!looksLikeGitUrl(base)) {
     throw new ProfileError(
       `cannot find the distribution "${source}": expected a directory with ${MANIFEST} or a git repository (URL or path)`,
     );
   }
-  const url = /^github\.com\/[\w.-]+\/[\w.-]+\/?$/.test(raw) ? `https://${raw.replace(/\/$/, "")}` : raw;
-  return { dir: cloneInto(url, work, source), provenance: raw };
+  const url = /^github\.com\/[\w.-]+\/[\w.-]+\/?$/.test(base) ? `https://${base.replace(/\/$/, "")}` : base;
+  return { dir: cloneInto(url, work, source, ref), provenance: withRef(base, ref) };
 }
 
-function cloneInto(url: string, work: string, shown: string): string {
-  const dest = join(work, "clone");
+/**
+ * `<base>#<ref>` split at the last "#", the ref checked: a branch, tag or commit name git accepts
+ * and that cannot be read as an option or a revision range. Undefined without a "#"; throws
+ * `ProfileError` for an empty or unusable ref.
+ */
+export function splitRef(source: string): { base: string; ref: string } | undefined {
+  const at = source.lastIndexOf("#");
+  if (at < 0) return undefined;
+  const base = source.slice(0, at);
+  const ref = source.slice(at + 1);
+  const valid =
+    /^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(ref) &&
+    !ref.includes("..") &&
+    !ref.includes("//") &&
+    !ref.endsWith("/") &&
+    !ref.endsWith(".") &&
+    !ref.endsWith(".lock") &&
+    !/(^|\/)\./.test(ref);
+  if (base === "" || !valid) {
+    throw new ProfileError(
+      `"${source}": after "#" give a branch, tag or commit of the repository (letters, digits, ".", "_", "-", "/"), for example ${base || "<repository>"}#v1.2.0`,
+    );
+  }
+  return { base, ref };
+}
+
+function withRef(source: string, ref: string | undefined): string {
+  return ref === undefined ? source : `${source}#${ref}`;
+}
+
+const GIT_ENV = { GIT_TERMINAL_PROMPT: "0", GIT_ALLOW_PROTOCOL: "file:git:http:https:ssh" };
+
+function runGit(args: string[], shown: string, what: string): void {
   try {
-    execFileSync("git", ["clone", "--quiet", "--depth", "1", "--", url, dest], {
+    execFileSync("git", args, {
       stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_ALLOW_PROTOCOL: "file:git:http:https:ssh" },
+      env: { ...process.env, ...GIT_ENV },
       timeout: 120_000,
     });
   } catch (error) {
@@ -222,7 +263,36 @@ function cloneInto(url: string, work: string, shown: string): string {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       throw new ProfileError("git is needed to install a distribution from a repository; install git");
     }
-    throw new ProfileError(`git clone of ${shown} failed: ${stderr || (error as Error).message}`);
+    throw new ProfileError(`git ${what} of ${shown} failed: ${stderr || (error as Error).message}`);
+  }
+}
+
+/**
+ * Clones `url` into `work/clone`, at `ref` when given: a branch or tag shallowly; a commit (which
+ * `--branch` cannot name) from a full clone, checked out detached. The ref comes after `--` or as
+ * the value of `--branch`, never where git would take it for an option.
+ */
+function cloneInto(url: string, work: string, shown: string, ref?: string): string {
+  const dest = join(work, "clone");
+  if (ref === undefined) {
+    runGit(["clone", "--quiet", "--depth", "1", "--", url, dest], shown, "clone");
+  } else {
+    try {
+      runGit(["clone", "--quiet", "--depth", "1", `--branch=${ref}`, "--", url, dest], shown, "clone");
+    } catch (error) {
+      if (!/^[0-9a-f]{7,40}$/i.test(ref)) {
+        throw new ProfileError(
+          `${(error as Error).message}\n(no branch or tag "${ref}" there; a commit is given by its hash)`,
+        );
+      }
+      rmSync(dest, { recursive: true, force: true });
+      runGit(["clone", "--quiet", "--no-checkout", "--", url, dest], shown, "clone");
+      runGit(
+        ["-C", dest, "checkout", "--quiet", "--detach", `${ref}^{commit}`, "--"],
+        shown,
+        `checkout of ${ref}`,
+      );
+    }
   }
   rmSync(join(dest, ".git"), { recursive: true, force: true });
   if (!existsSync(join(dest, MANIFEST))) {

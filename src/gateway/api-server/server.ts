@@ -13,6 +13,7 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { hermesLoadedNames } from "../../agent/agent.js";
 import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
@@ -187,6 +188,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         registry,
         ...(options.toolsReady ? { toolsReady: options.toolsReady } : {}),
         toolsets,
+        // What `.env` added to the environment, asked once: the sessions all run on the env the
+        // server started with, so an agent per request need not stat and read the file again.
+        withheldEnv: hermesLoadedNames(options.home),
         platform: API_SERVER_SOURCE,
         source: API_SERVER_SOURCE,
         store,

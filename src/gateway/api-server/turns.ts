@@ -51,6 +51,8 @@ export interface TurnDeps {
 /** Runs turns; owns the per-session locks. */
 export class TurnRunner {
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** Ids given to new sessions whose row the session recorder has not written yet. */
+  private readonly claimed = new Set<string>();
 
   constructor(private readonly deps: TurnDeps) {}
 
@@ -60,14 +62,21 @@ export class TurnRunner {
    */
   run(request: TurnRequest): Promise<TurnOutcome> {
     const id = request.sessionId ?? this.freshId();
-    if (!request.sessionId) {
-      // Claim the row now (synchronously) so no concurrent request can pick the same id.
+    if (request.sessionId) return this.withLock(id, () => this.execute(id, request));
+    if (request.history.length > 0) {
+      // The earlier messages need the row first; claimed now (synchronously) so no concurrent
+      // request can pick the same id.
       this.deps.store.createSession({ id, source: API_SERVER_SOURCE, cwd: this.deps.cwd });
+      return this.withLock(id, () => this.execute(id, request));
     }
-    return this.withLock(id, () => this.execute(id, request));
+    // A new conversation: the session recorder creates the row with its model and system prompt
+    // when the turn starts (one write where a row claimed here took three); until then the id is
+    // held in memory so no concurrent request picks it.
+    this.claimed.add(id);
+    return this.withLock(id, () => this.execute(id, request, true)).finally(() => this.claimed.delete(id));
   }
 
-  private async execute(id: string, request: TurnRequest): Promise<TurnOutcome> {
+  private async execute(id: string, request: TurnRequest, fresh = false): Promise<TurnOutcome> {
     const { store } = this.deps;
     if (request.sessionId && !store.getSession(id)) {
       throw new ApiError(
@@ -83,7 +92,7 @@ export class TurnRunner {
         ...this.deps.sessionOptions,
         ...(request.systemPrompt ? { ephemeralSystemPrompt: request.systemPrompt } : {}),
         ...(request.onApproval ? { onApproval: request.onApproval } : {}),
-        resume: id,
+        ...(fresh ? { newSessionId: id } : { resume: id }),
       });
     } catch (error) {
       if (error instanceof SessionStoreError) throw new ApiError(404, error.message, "session_not_found");
@@ -107,7 +116,7 @@ export class TurnRunner {
   private freshId(): string {
     for (;;) {
       const id = newSessionId();
-      if (!this.deps.store.getSession(id)) return id;
+      if (!this.claimed.has(id) && !this.deps.store.getSession(id)) return id;
     }
   }
 

@@ -74,6 +74,16 @@ function authJson(home: string): {
 }
 
 describe("hermes auth add", () => {
+  it("--help says a provider can be logged into with --type oauth, with examples", async () => {
+    const run = await auth(tempHome(), ["add", "--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/or\s+log in with --type\s+oauth/);
+    expect(run.stdout).toContain("hermes auth add nous --type oauth");
+    expect(run.stdout).toContain("hermes auth add anthropic --type oauth");
+    const parent = await auth(tempHome(), ["--help"]);
+    expect(parent.stdout).toMatch(/add \[options\] <provider>[\s\S]*--type\s+oauth/);
+  });
+
   it("adds a key from --key, stores it 0600, and prints it masked", async () => {
     const home = tempHome();
     const run = await auth(home, ["add", "openrouter", "--key", KEY_A, "--label", "work"]);

@@ -178,6 +178,58 @@ describe("shell hooks", () => {
   });
 });
 
+describe("hermes hooks", () => {
+  it("lists, tests, checks and revokes the configured hooks", async () => {
+    const { home, cwd } = tempHome();
+    const guard = script(join(home, "guard.sh"), `echo "rm is off limits" >&2\nexit 2`);
+    const noisy = script(join(home, "noisy.sh"), "echo not-json");
+    writeFileSync(
+      join(home, "config.yaml"),
+      hooksYaml(
+        `  pre_tool_call:\n    - matcher: terminal\n      command: ${guard}\n      timeout: 5\n` +
+          `  post_llm_call:\n    - command: ${noisy}\n  pre_tool_cal:\n    - command: x\n`,
+      ),
+    );
+    const listed = await runHermes(["hooks", "list"], { home, cwd });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain("[pre_tool_call]");
+    expect(listed.stdout).toContain(`${guard} matcher="terminal" (timeout 5 s)`);
+    expect(listed.stdout).toContain("✗ not approved");
+    expect(listed.stderr).toContain("did you mean pre_tool_call?");
+
+    const tested = await runHermes(["hooks", "test", "pre_tool_call"], { home, cwd });
+    expect(tested.code, tested.stderr).toBe(0);
+    expect(tested.stdout).toContain("exit 2");
+    expect(tested.stdout).toContain('"kind":"block","message":"rm is off limits"');
+    const otherTool = await runHermes(["hooks", "test", "pre_tool_call", "--for-tool", "read_file"], {
+      home,
+      cwd,
+    });
+    expect(otherTool.stdout).toContain(
+      "No shell hooks configured for pre_tool_call matching the tool read_file",
+    );
+    const unknown = await runHermes(["hooks", "test", "nope"], { home, cwd });
+    expect(unknown.code).toBe(2);
+
+    // Doctor runs nothing that is not approved, and says so.
+    const unapproved = await runHermes(["hooks", "doctor"], { home, cwd });
+    expect(unapproved.code).toBe(1);
+    expect(unapproved.stdout).toContain("not approved");
+    llm.enqueue(reply().text("ok"));
+    await runHermes(["--accept-hooks", "-z", "hi"], { home, cwd });
+    const doctor = await runHermes(["hooks", "doctor"], { home, cwd });
+    expect(doctor.stdout).toContain("✓ the script exists and can run");
+    expect(doctor.stdout).toContain("its output is not JSON (exit 0): not-json");
+    expect(doctor.code).toBe(1);
+
+    const revoked = await runHermes(["hooks", "revoke", guard], { home, cwd });
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain(`Removed 1 approval(s) of: ${guard}`);
+    const after = await runHermes(["hooks", "list"], { home, cwd });
+    expect(after.stdout.match(/✗ not approved/g)).toHaveLength(1);
+  });
+});
+
 /** Processes of group `pgid` that are still running (a killed one may linger as a zombie). */
 function liveInGroup(pgid: number): number[] {
   const live: number[] = [];

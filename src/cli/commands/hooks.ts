@@ -74,6 +74,26 @@ export const hooksCommand = defineCommand({
   needs: "config",
   defaultSubcommand: "list",
   parse: (root, run) => {
+    root.addHelpText(
+      "after",
+      [
+        "",
+        "config.yaml:",
+        "  hooks:",
+        "    pre_tool_call:                 # also post_tool_call, pre_llm_call, post_llm_call,",
+        "      - matcher: terminal          # on_session_start/end, subagent_start/stop",
+        "        command: ~/.hermes/hooks/guard.sh",
+        "        timeout: 10                # seconds (default 60, at most 300)",
+        "",
+        "A hook reads the event as JSON on stdin and may answer JSON on stdout:",
+        '  {"decision": "block", "reason": "..."}  or exit 2 (pre_tool_call: the call is blocked)',
+        '  {"action": "modify", "args": {...}}    (pre_tool_call: the call runs with these arguments)',
+        '  {"context": "..."}                     (pre_llm_call: added to the user\'s message)',
+        "A new or edited hook runs only once approved: at the prompt of an interactive hermes, or",
+        "with --accept-hooks, HERMES_ACCEPT_HOOKS=1 or hooks_auto_accept: true. Approvals are kept in",
+        "shell-hooks-allowlist.json in the home. Hooks run without provider keys in their environment.",
+      ].join("\n"),
+    );
     root
       .command("list")
       .alias("ls")

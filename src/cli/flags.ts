@@ -33,6 +33,8 @@ export interface ChatFlags {
   worktree?: boolean;
   /** `--image PATH`: an image sent with the prompt (with the first message in the REPL). */
   image?: string;
+  /** `--accept-hooks`: approve shell hooks from config.yaml not yet approved, without asking. */
+  acceptHooks?: boolean;
 }
 
 function positiveInt(value: string): number {
@@ -69,6 +71,7 @@ export function addChatOptions(cmd: Command): Command {
       "work in a new git worktree of this repository, removed at exit when left clean",
     )
     .option("--image <path>", "attach an image (PNG, JPEG, GIF, WebP) to the prompt")
+    .option("--accept-hooks", "run shell hooks from config.yaml without asking first (recorded as approved)")
     .option("--list-tools", "list the tools this configuration offers, then exit")
     .option("--list-toolsets", "list the toolsets, then exit")
     .option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");

@@ -180,6 +180,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/pairing.js")).pairingCommand,
   },
   {
+    name: "hooks",
+    summary: "shell hooks from config.yaml and their approvals: list | test EVENT | revoke COMMAND | doctor",
+    load: async () => (await import("./commands/hooks.js")).hooksCommand,
+  },
+  {
     name: "checkpoints",
     summary: "the checkpoint store behind /rollback: status | list | diff | rollback | prune | clear",
     load: async () => (await import("./commands/checkpoints.js")).checkpointsCommand,

@@ -118,6 +118,10 @@ export interface HermesConfig {
   /** Cron scripts: seconds a job's `script` may run before its process group is killed. */
   cron: { script_timeout_seconds: number; [key: string]: unknown };
   command_allowlist: string[];
+  /** Shell hooks per event (`hooks.<event>: [{matcher, command, timeout}]`; agent/shell-hooks/). */
+  hooks: Record<string, unknown>;
+  /** Run shell hooks not yet approved without asking (as `--accept-hooks` does). */
+  hooks_auto_accept: boolean;
   memory: {
     memory_enabled: boolean;
     user_profile_enabled: boolean;
@@ -296,6 +300,8 @@ export function defaultConfig(): HermesConfig {
     approvals: { mode: "manual", timeout: 60, cron_mode: "deny" },
     cron: { script_timeout_seconds: 120 },
     command_allowlist: [],
+    hooks: {},
+    hooks_auto_accept: false,
     memory: {
       memory_enabled: true,
       user_profile_enabled: true,

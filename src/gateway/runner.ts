@@ -6,6 +6,8 @@
  * taking work, lets running turns and a running cron tick finish, then releases them.
  */
 import { ChatSession, type ChatSessionOptions } from "../agent/chat-session.js";
+import { processHooks } from "../agent/hooks.js";
+import { loadShellHooks, reportShellHooks } from "../agent/shell-hooks/register.js";
 import { resolveRuntime } from "../ai/resolve.js";
 import type { HermesConfig } from "../config/defaults.js";
 import { registerKnownSecrets } from "../config/known-secrets.js";
@@ -158,6 +160,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     print(line);
     logger.child({ component }).warning(line);
   };
+  // Shell hooks: nobody can be asked here, so a hook not yet approved is refused with how to allow it.
+  if (config["hooks"]) {
+    void loadShellHooks({ bus: processHooks(), config, home, env, onRunWarning: (m) => log(m, "hooks") })
+      .then((report) => reportShellHooks(report, (line) => log(`hooks: ${line}`, "hooks")))
+      .catch((error: unknown) =>
+        log(`hooks: not loaded: ${error instanceof Error ? error.message : String(error)}`, "hooks"),
+      );
+  }
   const release = claimGateway(home, options.argv ?? process.argv.slice(1));
   const services: string[] = [];
   const stops: Array<() => Promise<void>> = [];

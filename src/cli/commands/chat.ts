@@ -11,6 +11,7 @@ import { CliFailure, type ConfigContext, defineCommand } from "../command.js";
 import { addChatOptions, type ChatFlags, chosenToolsets } from "../flags.js";
 import { readAllStdin } from "../io.js";
 import { createRenderer, type OutputMode } from "../render.js";
+import { startShellHooks } from "./chat-hooks.js";
 import { startMcp } from "./chat-mcp.js";
 import { openChatStore, saveQueuedWrites } from "./chat-store.js";
 
@@ -110,6 +111,17 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     logger.warning(message);
     show(message);
   };
+  // Before the session: a hook not yet approved is asked about here (or refused, with how to allow it).
+  await startShellHooks({
+    home,
+    config,
+    env,
+    io,
+    canAsk: ttyApprovals,
+    acceptHooks: flags.acceptHooks === true,
+    warn,
+    logger,
+  });
   const worktree = await openWorktree(ctx, flags, mode);
   const mcp = await startMcp(config, env, (message) => warn(message), interactive, {
     home,

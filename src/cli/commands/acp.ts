@@ -60,6 +60,19 @@ async function runAcp(
     open: durabilityOptions(config.state),
     notify: (message) => ctx.io.err(`hermes acp: state.db: ${message}`),
   });
+  // Shell hooks guard editor sessions too; stdout is the protocol's, so nobody is asked: a hook
+  // not yet approved is refused, and stderr says how to allow it.
+  const { startShellHooks } = await import("./chat-hooks.js");
+  await startShellHooks({
+    home,
+    config,
+    env,
+    io: ctx.io,
+    canAsk: false,
+    acceptHooks: false,
+    warn: (message) => ctx.io.err(`hermes acp: ${message}`),
+    logger,
+  });
   const { persistAllowlistEntry } = await import("../prompts.js");
   const { AcpServer } = await import("../../acp/server.js");
   const server = new AcpServer({

@@ -25,6 +25,12 @@ const layers = [
     path: "^src/commands/",
     allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
   },
+  {
+    // Plugins (src/plugins/): between the slash commands and the surfaces that load them.
+    name: "plugins",
+    path: "^src/plugins/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent", "commands"],
+  },
 ];
 const paths = {
   util: "^src/util/",
@@ -36,6 +42,7 @@ const paths = {
   environments: "^src/environments/",
   tools: "^src/tools/",
   agent: "^src/agent/",
+  commands: "^src/commands/",
 };
 const forbidden = layers.map((layer) => ({
   name: `layer-${layer.name}`,

@@ -12,6 +12,7 @@ import { addChatOptions, type ChatFlags, chosenToolsets } from "../flags.js";
 import { readAllStdin } from "../io.js";
 import { createRenderer, type OutputMode } from "../render.js";
 import { startMcp } from "./chat-mcp.js";
+import { startPlugins } from "./chat-plugins.js";
 import { openChatStore, saveQueuedWrites } from "./chat-store.js";
 
 /** `hermes chat [options] [prompt...]`; `hermes ARGS` runs this too when ARGS start with a prompt. */
@@ -112,6 +113,17 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   };
   const worktree = await openWorktree(ctx, flags, mode);
   const mcp = await startMcp(config, env, (message) => warn(message), interactive);
+  // Enabled plugins add tools to the same registry (and hooks to the process's hook bus).
+  const plugins = await startPlugins({
+    home,
+    config,
+    env,
+    cwd: worktree?.path ?? process.cwd(),
+    safeMode: flags.safeMode === true,
+    registry: mcp.registry,
+    warn,
+  });
+  if (plugins.registry) mcp.registry = plugins.registry;
   // The REPL's line for what a background review saved; a one-shot run prints nothing extra.
   let learned = (_line: string): void => undefined;
 
@@ -141,6 +153,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
       logger,
       ...(interactive ? { onLearned: (line: string) => learned(line) } : {}),
       ...(mcp.registry ? { registry: mcp.registry } : {}),
+      ...(plugins.memory ? { memory: plugins.memory } : {}),
       ...(mcp.manager ? { toolsReady: mcp.manager.ready } : {}),
       ...(ttyApprovals
         ? {

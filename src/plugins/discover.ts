@@ -42,7 +42,10 @@ export function enabledPluginNames(
 }
 
 /** Every plugin folder of the home, sorted by name; never throws for one broken plugin. */
-export function discoverPlugins(home: string, config: Pick<HermesConfig, "plugins">): DiscoveredPlugin[] {
+export function discoverPlugins(
+  home: string,
+  config: { plugins?: { enabled?: unknown; disabled?: unknown } },
+): DiscoveredPlugin[] {
   const root = pluginsDir(home);
   let names: string[];
   try {

@@ -37,6 +37,12 @@ const layers = [
     path: "^src/rl/",
     allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
   },
+  {
+    // Plugins (src/plugins/): between the slash commands and the surfaces that load them.
+    name: "plugins",
+    path: "^src/plugins/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent", "commands"],
+  },
 ];
 const paths = {
   util: "^src/util/",

@@ -25,6 +25,8 @@ export interface ChatFlags {
   continue?: boolean | string;
   /** `--ignore-rules`: no SOUL.md, project context file or memory snapshot. */
   ignoreRules?: boolean;
+  /** `--safe-mode` (or HERMES_SAFE_MODE=1): no plugins load this run. */
+  safeMode?: boolean;
   /** `--personality NAME`: overlay for this session. */
   personality?: string;
   /** `--checkpoints`: snapshot the working directory before file changes this run (`/rollback`). */
@@ -61,6 +63,7 @@ export function addChatOptions(cmd: Command): Command {
     .option("-r, --resume <id|title>", "resume a saved session by id, id prefix or title")
     .option("-c, --continue [title]", "continue the most recent session (or the newest of a title)")
     .option("--ignore-rules", "load no SOUL.md, AGENTS.md/.hermes.md/.cursorrules or memory this session")
+    .option("--safe-mode", "load no plugins this run (also HERMES_SAFE_MODE=1)")
     .option("--personality <name>", "personality overlay for this session (see /personality)")
     .option(
       "--checkpoints",

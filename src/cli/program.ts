@@ -138,6 +138,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/acp.js")).acpCommand,
   },
   {
+    name: "plugins",
+    summary: "plugins in <home>/plugins: list | install | enable | disable | remove | update",
+    load: async () => (await import("./commands/plugins.js")).pluginsCommand,
+  },
+  {
     name: "api-server",
     summary: "serve the agent as an OpenAI-compatible API (needs API_SERVER_KEY)",
     load: async () => (await import("./commands/api-server.js")).apiServerCommand(),

@@ -13,17 +13,23 @@ import { KNOWLEDGE_COMMANDS } from "./knowledge-commands.js";
 import { LEARN_COMMANDS } from "./learn-commands.js";
 import { LEARNING_COMMANDS } from "./learning-commands.js";
 import { MCP_COMMANDS } from "./mcp-commands.js";
+import { PLUGIN_COMMANDS, pluginCommands } from "./plugin-commands.js";
 import { PROFILE_COMMANDS } from "./profile-commands.js";
 import { CommandRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
 import { WRITE_APPROVAL_COMMANDS } from "./write-approval-commands.js";
 
 export { type DispatchOptions, type DispatchOutcome, dispatchInput, permitted } from "./dispatch.js";
+export {
+  addPluginCommand,
+  type PluginSummary,
+  setPluginSummaries,
+} from "./plugin-commands.js";
 export { CommandRegistry, looksLikeCommand, offeredOn, runsWhileBusy } from "./registry.js";
 export type * from "./types.js";
 
 export function createCommandRegistry(): CommandRegistry {
-  return new CommandRegistry([
+  const registry = new CommandRegistry([
     ...SESSION_COMMANDS,
     ...KNOWLEDGE_COMMANDS,
     ...LEARNING_COMMANDS,
@@ -38,5 +44,9 @@ export function createCommandRegistry(): CommandRegistry {
     ...CHAT_COMMANDS,
     ...INPUT_COMMANDS,
     ...PROFILE_COMMANDS,
+    ...PLUGIN_COMMANDS,
   ]);
+  // Commands plugins added (loaded before this registry): a name already taken stays built-in.
+  for (const command of pluginCommands()) registry.addIfFree(command);
+  return registry;
 }

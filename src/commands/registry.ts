@@ -43,7 +43,10 @@ export function runsWhileBusy(command: CommandDef, surface: Surface): boolean {
 export class CommandRegistry {
   private readonly byName = new Map<string, CommandDef>();
 
-  constructor(private readonly commands: readonly CommandDef[]) {
+  private readonly commands: CommandDef[];
+
+  constructor(commands: readonly CommandDef[]) {
+    this.commands = [...commands];
     for (const command of commands) {
       for (const name of [command.name, ...(command.aliases ?? [])]) {
         const key = name.toLowerCase();
@@ -51,6 +54,18 @@ export class CommandRegistry {
         this.byName.set(key, command);
       }
     }
+  }
+
+  /**
+   * Adds a command from outside the built-in table (a plugin's); false, and nothing added, when
+   * its name or an alias is taken, so a plugin can never replace a built-in command.
+   */
+  addIfFree(command: CommandDef): boolean {
+    const names = [command.name, ...(command.aliases ?? [])].map((n) => n.toLowerCase());
+    if (names.some((n) => this.byName.has(n))) return false;
+    for (const name of names) this.byName.set(name, command);
+    this.commands.push(command);
+    return true;
   }
 
   /** Every command, or those offered on `surface`. */

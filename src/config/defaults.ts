@@ -195,6 +195,11 @@ export interface HermesConfig {
     [key: string]: unknown;
   };
   prompt_caching: { cache_ttl: string };
+  /**
+   * Plugins under `<home>/plugins/`: only those named in `enabled` load (a folder that appears is
+   * never loaded on its own); `disabled` wins over `enabled` (upstream's two lists).
+   */
+  plugins: { enabled: string[]; disabled: string[]; [key: string]: unknown };
   /** Anything else the user wrote (mcp_servers, platform sections, ...) is preserved as-is. */
   [key: string]: unknown;
 }
@@ -355,6 +360,7 @@ export function defaultConfig(): HermesConfig {
       min_interval_hours: 24,
     },
     prompt_caching: { cache_ttl: "5m" },
+    plugins: { enabled: [], disabled: [] },
     /** Tried in order when the primary provider fails for good: `{provider, model, base_url?, api_key?}`. */
     fallback_providers: [],
   };

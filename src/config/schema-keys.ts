@@ -147,6 +147,7 @@ export const CLOSED_SECTIONS: Readonly<Record<string, readonly string[]>> = {
   ],
   updates: ["pre_update_backup", "backup_keep", "non_interactive_local_changes"],
   network: ["force_ipv4"],
+  plugins: ["enabled", "disabled"],
   privacy: ["redact_pii"],
 };
 

@@ -16,6 +16,7 @@ import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
 import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
+import { loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
 import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
@@ -191,6 +192,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           })
         : undefined;
     if (mcp) stops.push(() => mcp.close());
+    // Enabled plugins (not with HERMES_SAFE_MODE): their tools join the shared registry, their
+    // hooks the process's hook bus, which every conversation's agent fires.
+    if (needsAgents && pluginsWanted(config, env)) {
+      await loadPluginsOnce({ home, config, env, registry, onWarning: (message) => log(message, "plugins") });
+    }
     if (apiServerEnabled(config, env)) {
       const server = await startApiServer({
         home,

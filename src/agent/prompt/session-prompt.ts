@@ -15,6 +15,7 @@ import { DEFAULT_INDEX_BUDGET_CHARS, renderSkillsIndex } from "../../knowledge/s
 import { readUsage } from "../../knowledge/skills/provenance.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import { mcpToolsets } from "../../tools/mcp/toolsets.js";
+import { pluginToolsets } from "../../tools/plugin-toolsets.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { resolveToolsets } from "../../tools/toolsets.js";
 import { memoryProviderToolNames } from "../memory-provider-hook.js";
@@ -87,7 +88,8 @@ export async function buildSessionPrompt(options: SessionPromptOptions): Promise
   const requested = options.toolsets ?? config.toolsets;
   // Every MCP server's toolset joins any session that has tools at all; `agent.disabled_toolsets`
   // naming `mcp-<server>` keeps one out.
-  const mcp = mcpToolsets(registry);
+  // Plugins' toolsets (`plugin-<name>`) join the same way: only enabled plugins load.
+  const mcp = { ...mcpToolsets(registry), ...pluginToolsets(registry) };
   const resolved = resolveToolsets(requested.length > 0 ? [...requested, ...Object.keys(mcp)] : requested, {
     custom: { ...mcp, ...config.custom_toolsets },
     disabled: config.agent.disabled_toolsets,

@@ -13,6 +13,7 @@ import { readAllStdin } from "../io.js";
 import { createRenderer, type OutputMode } from "../render.js";
 import { startShellHooks } from "./chat-hooks.js";
 import { startMcp } from "./chat-mcp.js";
+import { startPlugins } from "./chat-plugins.js";
 import { openChatStore, saveQueuedWrites } from "./chat-store.js";
 
 /** `hermes chat [options] [prompt...]`; `hermes ARGS` runs this too when ARGS start with a prompt. */
@@ -115,7 +116,8 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   await startShellHooks({
     home,
     config,
-    env,
+    // `--safe-mode` runs without shell hooks as it runs without plugins.
+    env: flags.safeMode === true ? { ...env, HERMES_SAFE_MODE: "1" } : env,
     io,
     canAsk: ttyApprovals,
     acceptHooks: flags.acceptHooks === true,
@@ -128,6 +130,17 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     cwd: worktree?.path ?? process.cwd(),
     runtime,
   });
+  // Enabled plugins add tools to the same registry (and hooks to the process's hook bus).
+  const plugins = await startPlugins({
+    home,
+    config,
+    env,
+    cwd: worktree?.path ?? process.cwd(),
+    safeMode: flags.safeMode === true,
+    registry: mcp.registry,
+    warn,
+  });
+  if (plugins.registry) mcp.registry = plugins.registry;
   // The REPL's line for what a background review saved; a one-shot run prints nothing extra.
   let learned = (_line: string): void => undefined;
 
@@ -157,6 +170,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
       logger,
       ...(interactive ? { onLearned: (line: string) => learned(line) } : {}),
       ...(mcp.registry ? { registry: mcp.registry } : {}),
+      ...(plugins.memory ? { memory: plugins.memory } : {}),
       ...(mcp.manager ? { toolsReady: mcp.manager.ready } : {}),
       ...(ttyApprovals
         ? {

@@ -25,6 +25,12 @@ const layers = [
     path: "^src/commands/",
     allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
   },
+  {
+    // Batch runs and trajectory compression: a surface over the agent; the CLI imports it.
+    name: "batch",
+    path: "^src/batch/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
+  },
 ];
 const paths = {
   util: "^src/util/",

@@ -8,7 +8,7 @@ import { resolveAuxiliaryChain } from "../ai/auxiliary.js";
 import type { ClassifiedError } from "../ai/error-classifier.js";
 import { repairHistory } from "../ai/history-repair.js";
 import { DEFAULT_RETRY_POLICY } from "../ai/retry.js";
-import type { Message, Usage } from "../ai/types.js";
+import type { Message, ToolSchema, Usage } from "../ai/types.js";
 import { addUsage, emptyUsage } from "../ai/usage.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
@@ -215,6 +215,11 @@ export class AIAgent {
   /** The tool names offered to the model this session (frozen at first use). */
   async toolNames(): Promise<string[]> {
     return (await this.prepare()).tools.map((t) => t.function.name);
+  }
+
+  /** The tool schemas offered to the model this session (frozen at first use): for trajectories. */
+  async toolSchemas(): Promise<ToolSchema[]> {
+    return [...(await this.prepare()).tools];
   }
 
   /** Stops the running turn: the model call and running tools see the abort. */

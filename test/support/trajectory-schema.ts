@@ -4,7 +4,7 @@
  * (`<think>` first on every gpt turn, `<tool_response>` blocks in tool turns, the function-calling
  * system message). `checkTrajectoryLine` validates a parsed line with ajv and returns the errors.
  */
-import Ajv from "ajv";
+import { Ajv } from "ajv";
 
 const counts = {
   type: "object",

@@ -175,6 +175,43 @@ describe("hermes batch", () => {
     llm.respondWith(undefined);
   });
 
+  it("stops cleanly on Ctrl+C: running prompts are left for --resume, none half-saved", {
+    timeout: 120_000,
+  }, async () => {
+    const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
+    scriptedTasks(150);
+    const data = dataset(cwd, 12);
+    const dir = join(home, "data", "stopped");
+    const args = ["batch", "run", data, "--run-name", "stopped", "--workers", "2", "--toolsets", "terminal"];
+    const run = spawnHermes(args, { home, cwd });
+    await waitFor(
+      () => {
+        try {
+          return JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")).completed_prompts.length >= 2;
+        } catch {
+          return false;
+        }
+      },
+      60_000,
+      "2 prompts done",
+    );
+    run.child.kill("SIGINT");
+    const stopped = await run.exited;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toContain("--resume");
+    const checkpoint = JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8"));
+    expect(checkpoint.finished).toBe(false);
+    expect(checkpoint.completed_prompts.length).toBeLessThan(12);
+    // Exactly the prompts marked done have a line: the interrupted ones left nothing behind.
+    const lines = readLines(join(dir, "trajectories.jsonl")).map((e) => Number(e["prompt_index"]));
+    expect(lines.sort((a, b) => a - b)).toEqual(checkpoint.completed_prompts);
+    const resumed = await runHermes([...args, "--resume"], { home, cwd, timeoutMs: 100_000 });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const all = readLines(join(dir, "trajectories.jsonl")).map((e) => Number(e["prompt_index"]));
+    expect(all.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    llm.respondWith(undefined);
+  });
+
   it("refuses dangerous commands (nobody can approve them) unless --yolo", { timeout: 60_000 }, async () => {
     const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
     const path = join(cwd, "prompts.jsonl");

@@ -43,6 +43,12 @@ const layers = [
     path: "^src/plugins/",
     allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent", "commands"],
   },
+  {
+    // Batch runs and trajectory compression: a surface over the agent; the CLI imports it.
+    name: "batch",
+    path: "^src/batch/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
+  },
 ];
 const paths = {
   util: "^src/util/",

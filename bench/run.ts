@@ -18,6 +18,7 @@ import { reply, startFakeLlm } from "../test/support/fake-llm.js";
 import { callTools, ScriptedTransport, say } from "../test/support/scripted-transport.js";
 import { makeToolContext } from "../test/support/tool-context.js";
 import { apiServerBench } from "./api-server.js";
+import { batchThroughputBench } from "./batch-throughput.js";
 import { commandAnalyserBench } from "./command-analyser.js";
 import { dockerBench } from "./docker.js";
 import { executeCodeBench } from "./execute-code.js";
@@ -187,6 +188,7 @@ async function main(): Promise<void> {
   rows.push(...(await dockerBench()));
   rows.push(...(await apiServerBench()));
   rows.push(...(await reviewLatencyBench()));
+  rows.push(...(await batchThroughputBench()));
   rows.push(...redactionBench());
   rows.push(...threatScanBench());
   rows.push(...(await sshEnvironmentBench()));

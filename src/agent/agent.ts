@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { ClassifiedError } from "../ai/error-classifier.js";
 import { DEFAULT_RETRY_POLICY } from "../ai/retry.js";
-import type { Message, Usage } from "../ai/types.js";
+import type { Message, ToolSchema, Usage } from "../ai/types.js";
 import { addUsage, emptyUsage } from "../ai/usage.js";
 import { defaultConfig, type HermesConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
@@ -106,6 +106,8 @@ export class AIAgent {
   private readonly hints: SubdirHintTracker;
   /** Plugins' and shell hooks' handlers (hooks.ts); the process's bus unless given one. */
   readonly hooks: HookBus;
+  /** How deep in a delegation tree: 0 at the top. */
+  private readonly depth: number;
 
   constructor(options: AIAgentOptions = {}) {
     this.options = options;
@@ -130,6 +132,7 @@ export class AIAgent {
     this.checkpoints = sessionCheckpoints(this.config, this.home, this.cwd);
     this.hints = new SubdirHintTracker({ root: this.cwd, enabled: !options.skipContextFiles });
     this.hooks = options.hooks ?? processHooks();
+    this.depth = options.delegationDepth ?? 0;
   }
 
   get sessionId(): string {
@@ -205,7 +208,12 @@ export class AIAgent {
 
   /** The tool names offered to the model this session (frozen at first use). */
   async toolNames(): Promise<string[]> {
-    return (await this.prepare()).tools.map((t) => t.function.name);
+    return (await this.toolSchemas()).map((t) => t.function.name);
+  }
+
+  /** The tool schemas offered to the model this session (frozen at first use): for trajectories. */
+  async toolSchemas(): Promise<ToolSchema[]> {
+    return [...(await this.prepare()).tools];
   }
 
   /** Stops the running turn: the model call and running tools see the abort. */
@@ -500,7 +508,6 @@ export class AIAgent {
     });
   }
 
-  /** Who fires a hook event: the same for every event of this agent. */
   private hookInfo(): HookSessionInfo {
     return {
       session_id: this.sessionId,
@@ -684,10 +691,6 @@ export class AIAgent {
       hookInfo: () => this.hookInfo(),
       spawn: (options) => new AIAgent(options),
     };
-  }
-
-  private get depth(): number {
-    return this.options.delegationDepth ?? 0;
   }
 
   private addUsage(add: Usage): void {

@@ -165,6 +165,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/rl.js")).rlCommand,
   },
   {
+    name: "batch",
+    summary: "run a JSONL dataset of prompts in parallel into ShareGPT trajectories: run | status | list",
+    usage: "<run|status|list|distributions> [args...]",
+    load: async () => (await import("./commands/batch.js")).batchCommand,
+  },
+  {
+    name: "trajectories",
+    summary: "training-data trajectories: compress IN OUT --target-tokens N (summarise the middle turns)",
+    usage: "compress <in> <out> [options]",
+    load: async () => (await import("./commands/trajectories.js")).trajectoriesCommand,
+  },
+  {
     name: "webhook",
     summary: "webhook routes: subscribe | list | remove | test",
     load: async () => (await import("./commands/webhook.js")).webhookCommand(),

@@ -37,6 +37,7 @@ export {
   type Transport,
   type Usage,
 } from "../ai/types.js";
+export { type BatchRunOptions, type BatchSummary, runBatch } from "../batch/runner.js";
 export { defaultConfig, type HermesConfig } from "../config/defaults.js";
 export { ConfigError } from "../config/errors.js";
 export { resolveHome } from "../config/home.js";

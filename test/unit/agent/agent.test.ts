@@ -144,7 +144,7 @@ describe("AIAgent", () => {
     expect(froms).toEqual(["system", "human", "gpt", "tool", "gpt"]);
     expect(entry.conversations[0].value).toContain("<tools>");
     expect(entry.conversations[2].value).toMatch(
-      /^<think>\nthinking\n<\/think>\n<tool_call>\n\{"name":"todo"/,
+      /^<think>\nthinking\n<\/think>\n<tool_call>\n\{"name": "todo"/,
     );
     expect(entry.conversations[3].value).toMatch(/^<tool_response>\n/);
     await agent.close();

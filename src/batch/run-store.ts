@@ -8,7 +8,10 @@
  * - `checkpoint.json`: upstream's fields (`run_name`, `completed_prompts`, `last_updated`) plus the
  *   run's settings and errors of prompts to retry; replaced atomically;
  * - `statistics.json`: tokens, tool use per tool, success rate, durations;
- * - `workspaces/<index>/`: each prompt's own working directory (unless its row names one).
+ *
+ * Each prompt works in its own directory, `<home>/batch-workspaces/<run-name>/<index>/` (unless
+ * its row names one): outside `data/`, which is a protected path, so no prompt's agent can edit
+ * the checkpoint or another prompt's lines.
  *
  * Crash safety: a prompt's line is appended and fsynced first, then the prompt is marked done in
  * the checkpoint. A run killed between the two leaves a line for a prompt not marked done; on
@@ -19,6 +22,11 @@ import { existsSync, readdirSync } from "node:fs";
 import { mkdir, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { atomicWriteFile } from "../util/atomic-write.js";
+
+/** A prompt's own working directory (see the module comment for why it is not under `data/`). */
+export function workspaceDir(home: string, runName: string, index: number): string {
+  return join(home, "batch-workspaces", runName, String(index));
+}
 
 export const TRAJECTORIES_FILE = "trajectories.jsonl";
 export const FAILED_FILE = "failed_trajectories.jsonl";

@@ -30,6 +30,7 @@ import {
   STATISTICS_FILE,
   TRAJECTORIES_FILE,
   trimToCheckpoint,
+  workspaceDir,
   writeCheckpoint,
 } from "./run-store.js";
 import { type PromptRecord, type RunStatistics, runStatistics } from "./stats.js";
@@ -223,7 +224,7 @@ async function runLocked(
       const row = pending[nextRow++];
       if (!row) return;
       const toolsets = options.toolsets ?? sampled(distribution!, random, options);
-      const cwd = row.cwd ? resolve(row.cwd) : join(dir, "workspaces", String(row.index));
+      const cwd = row.cwd ? resolve(row.cwd) : workspaceDir(options.home, options.runName, row.index);
       if (!row.cwd) await ensureDir(cwd);
       const t0 = Date.now();
       const outcome = await runPrompt(row, cwd, toolsets, promptContext(options), signal);

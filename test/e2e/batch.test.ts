@@ -6,7 +6,7 @@
  * command is refused (nobody can approve it) unless the run says --yolo.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, spawnHermes, tempHome } from "../support/cli.js";
 import { type RecordedRequest, reply } from "../support/fake-llm.js";
@@ -103,8 +103,9 @@ describe("hermes batch", () => {
       failure: 0,
     });
     // Each prompt ran in its own working directory.
-    expect(readFileSync(join(dir, "workspaces", "7", "out.txt"), "utf8")).toBe("7\n");
-    expect(readFileSync(join(dir, "workspaces", "42", "out.txt"), "utf8")).toBe("42\n");
+    const workspaces = join(dir, "..", "..", "batch-workspaces", basename(dir));
+    expect(readFileSync(join(workspaces, "7", "out.txt"), "utf8")).toBe("7\n");
+    expect(readFileSync(join(workspaces, "42", "out.txt"), "utf8")).toBe("42\n");
     const stats = JSON.parse(readFileSync(join(dir, "statistics.json"), "utf8"));
     expect(stats.prompts).toMatchObject({ done: 50, completed: 50, failed: 0, pending: 0 });
     expect(stats.success_rate).toBe(1);

@@ -50,6 +50,7 @@ const HERMES_ENTRIES: ReadonlyArray<[string, ProtectionLevel, string]> = [
   ["plugins/", "guarded", "Hermes's plugins"],
   ["hooks/", "guarded", "Hermes's hooks"],
   ["scripts/", "guarded", "Hermes's cron scripts"],
+  ["data/", "guarded", "batch runs' trajectories and checkpoints (data/)"],
   ["shell-hooks-allowlist.json", "guarded", "the shell hook consent list"],
   ["webhook_subscriptions.json", "guarded", "the webhook subscriptions"],
   ["state.db", "guarded", "the session database (state.db)"],

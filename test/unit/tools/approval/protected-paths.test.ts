@@ -36,6 +36,9 @@ describe("pathProtection", () => {
     ["/home/u/.hermes/plugins/p/plugin.yaml", "guarded"],
     ["/home/u/.hermes/hooks/x.sh", "guarded"],
     ["/home/u/.hermes/scripts/job.py", "guarded"],
+    // A batch run's output: a prompt's agent works in batch-workspaces/<run>/<i>, never here.
+    ["/home/u/.hermes/data/run/checkpoint.json", "guarded"],
+    ["/home/u/.hermes/batch-workspaces/run/3/../../../data/run/trajectories.jsonl", "guarded"],
     ["/home/u/.hermes/shell-hooks-allowlist.json", "guarded"],
     ["/home/u/.hermes/webhook_subscriptions.json", "guarded"],
     ["/home/u/.hermes/state.db", "guarded"],
@@ -111,6 +114,7 @@ describe("pathProtection", () => {
     ["/home/u/project/.bashrc"],
     ["/home/u/.hermes/sessions/20250101_abc.json"],
     ["/home/u/.hermes/logs/agent.log"],
+    ["/home/u/.hermes/batch-workspaces/run/3/out.txt"],
     ["/home/u/.hermes/cache/images/a.png"],
     ["/home/u/.hermes/config.yaml.bak"],
     ["/home/u/.hermes/memories-old/MEMORY.md"],

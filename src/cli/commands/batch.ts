@@ -154,6 +154,19 @@ async function batchRun(ctx: ConfigContext, dataset: string, flags: RunFlags): P
   }
   const { homeLogger } = await import("../../util/log.js");
   const logger = homeLogger(home, config.logging, { component: "batch", verbose: ctx.verbose });
+  // The config's shell hooks guard every prompt's agent too. Nobody is asked in a batch: a hook not
+  // yet approved is refused, and stderr says how to allow it.
+  const { startShellHooks } = await import("./chat-hooks.js");
+  await startShellHooks({
+    home,
+    config,
+    env,
+    io,
+    canAsk: false,
+    acceptHooks: false,
+    warn: (message) => io.err(`hermes batch: ${message}`),
+    logger,
+  });
   const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
   let store: import("../../state/queued-store.js").QueuedSessionStore | null = null;
   try {

@@ -51,6 +51,8 @@ export interface AcpServerOptions {
   logger?: Logger;
   /** One line per problem, for stderr. */
   onWarning?: (message: string) => void;
+  /** Adds tools to each registry a session gets (the enabled plugins' tools). */
+  extendRegistry?: (registry: ToolRegistry) => void;
 }
 
 /** What `hermes acp --check` prints and an editor gets from `initialize`. */
@@ -279,6 +281,7 @@ export class AcpServer {
     };
     if (fromEditor.length > 0) {
       const registry = createBuiltinRegistry();
+      this.options.extendRegistry?.(registry);
       // The session's own servers see its working directory as their root.
       const own = startMcpServers({
         ...common,
@@ -290,6 +293,7 @@ export class AcpServer {
     }
     if (!this.shared) {
       const registry = createBuiltinRegistry();
+      this.options.extendRegistry?.(registry);
       const configured = config["mcp_servers"];
       const mcp =
         configured !== undefined && configured !== null

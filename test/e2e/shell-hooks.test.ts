@@ -230,6 +230,43 @@ describe("hermes hooks", () => {
   });
 });
 
+describe("shell hooks in the surfaces that ask nobody", () => {
+  it("guard a batch prompt's agent: an approved hook blocks its command, an unapproved one is refused with how to allow it", async () => {
+    const { home, cwd } = tempHome();
+    const guard = script(
+      join(home, "guard.sh"),
+      `echo '{"decision": "block", "reason": "no new files in batches"}'`,
+    );
+    writeFileSync(
+      join(home, "config.yaml"),
+      hooksYaml(`  pre_tool_call:\n    - matcher: "terminal"\n      command: ${guard}\n`),
+    );
+    const work = join(cwd, "work");
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(work);
+    const data = join(cwd, "prompts.jsonl");
+    writeFileSync(data, `${JSON.stringify({ prompt: "make a file", cwd: work })}\n`);
+    const args = ["batch", "run", data, "--toolsets", "terminal", "--keep-no-reasoning", "--run-name"];
+
+    // Not approved: a batch asks nobody, so the hook is refused (and says how to allow it).
+    const refusedAt = llm.chatRequests.length;
+    llm.enqueue(reply().toolCall("terminal", { command: "touch made.txt" }), reply().text("made"));
+    const refused = await runHermes([...args, "unapproved"], { home, cwd });
+    expect(refused.code, refused.stderr).toBe(0);
+    expect(refused.stderr).toMatch(/not run|not approved|HERMES_ACCEPT_HOOKS|--accept-hooks/);
+    expect(existsSync(join(work, "made.txt"))).toBe(true);
+    expect(llm.chatRequests.length - refusedAt).toBe(2);
+
+    // Approved through the environment: the hook blocks the prompt's command.
+    const blockedAt = llm.chatRequests.length;
+    llm.enqueue(reply().toolCall("terminal", { command: "touch second.txt" }), reply().text("blocked"));
+    const blocked = await runHermes([...args, "approved"], { home, cwd, env: { HERMES_ACCEPT_HOOKS: "1" } });
+    expect(blocked.code, blocked.stderr).toBe(0);
+    expect(existsSync(join(work, "second.txt"))).toBe(false);
+    expect(toolResults(blockedAt + 1).join("\n")).toContain("no new files in batches");
+  });
+});
+
 /** Processes of group `pgid` that are still running (a killed one may linger as a zombie). */
 function liveInGroup(pgid: number): number[] {
   const live: number[] = [];

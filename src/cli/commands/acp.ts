@@ -73,6 +73,14 @@ async function runAcp(
     warn: (message) => ctx.io.err(`hermes acp: ${message}`),
     logger,
   });
+  // Enabled plugins: their hooks guard editor sessions as they guard a chat, their tools join.
+  const { startSurfacePlugins } = await import("./chat-plugins.js");
+  const extendRegistry = await startSurfacePlugins({
+    home,
+    config,
+    env,
+    warn: (message) => ctx.io.err(`hermes acp: ${message}`),
+  });
   const { persistAllowlistEntry } = await import("../prompts.js");
   const { AcpServer } = await import("../../acp/server.js");
   const server = new AcpServer({
@@ -89,6 +97,7 @@ async function runAcp(
       }),
     logger,
     onWarning: (message) => ctx.io.err(`hermes acp: ${message}`),
+    ...(extendRegistry ? { extendRegistry } : {}),
   });
   try {
     await server.serveStdio();

@@ -157,6 +157,10 @@ async function batchRun(ctx: ConfigContext, dataset: string, flags: RunFlags): P
   // The config's shell hooks guard every prompt's agent too. Nobody is asked in a batch: a hook not
   // yet approved is refused, and stderr says how to allow it.
   const { startShellHooks } = await import("./chat-hooks.js");
+  // Enabled plugins' hooks guard every prompt's agent too (their tools are not offered: a
+  // prompt's tools come from its toolsets or distribution).
+  const { startSurfacePlugins } = await import("./chat-plugins.js");
+  await startSurfacePlugins({ home, config, env, warn: (message) => io.err(`hermes batch: ${message}`) });
   await startShellHooks({
     home,
     config,

@@ -54,3 +54,30 @@ export async function startPlugins(options: {
   });
   return { registry, ...(memory ? { memory } : {}) };
 }
+
+/**
+ * The enabled plugins of a surface that builds its own registries (ACP sessions, batch prompts,
+ * RL rollouts): loaded once, so their hooks guard every agent of the process as they guard a chat.
+ * Returns what copies their tools into a registry (undefined: no plugin to load).
+ */
+export async function startSurfacePlugins(options: {
+  home: string;
+  config: HermesConfig;
+  env: Record<string, string | undefined>;
+  warn: (message: string) => void;
+}): Promise<((registry: ToolRegistry) => void) | undefined> {
+  const { config, env } = options;
+  if (enabledPluginNames(config).length === 0) return undefined;
+  const { isSafeModeEnv, loadPluginsOnce, registerPluginTools } = await import("../../plugins/loader.js");
+  if (isSafeModeEnv(env)) return undefined;
+  const { createBuiltinRegistry } = await import("../../tools/builtin.js");
+  const own = createBuiltinRegistry();
+  const loaded = await loadPluginsOnce({
+    home: options.home,
+    config,
+    env,
+    registry: own,
+    onWarning: options.warn,
+  });
+  return (registry) => registerPluginTools(loaded, own, registry);
+}

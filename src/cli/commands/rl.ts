@@ -119,6 +119,13 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
     if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
     throw error;
   }
+  // The config's shell hooks and the enabled plugins' hooks guard every rollout's agent too;
+  // nobody is asked here, so a shell hook not yet approved is refused with how to allow it.
+  const warn = (message: string) => io.err(`hermes rl: ${message}`);
+  const { startShellHooks } = await import("./chat-hooks.js");
+  await startShellHooks({ home, config, env, io, canAsk: false, acceptHooks: false, warn, logger });
+  const { startSurfacePlugins } = await import("./chat-plugins.js");
+  await startSurfacePlugins({ home, config, env, warn });
   const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
   let store: import("../../state/queued-store.js").QueuedSessionStore | null = null;
   try {

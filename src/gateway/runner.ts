@@ -27,7 +27,8 @@ import { startApiServer } from "./api-server/index.js";
 import { PairingStore } from "./auth/pairing.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
-import { chatCommandMenu } from "./messaging/commands.js";
+import { startGatewayHooks } from "./hooks/index.js";
+import { chatCommandMenu, chatCommands } from "./messaging/commands.js";
 import { MessageRouter } from "./messaging/router.js";
 import { claimGateway } from "./pid-file.js";
 import { createAdapter, enabledPlatforms } from "./platforms/registry.js";
@@ -243,13 +244,23 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }
     if (platforms.length > 0 && sessionOptions) {
       const shared = sessionOptions;
+      // Gateway hooks (`<home>/hooks/<name>/`, only those `gateway_hooks.enabled` names); stopped
+      // after the router, so the session ends of its shutdown still reach them.
+      const gatewayHooks = startGatewayHooks({
+        home,
+        config,
+        env,
+        bus: processHooks(),
+        warn: (m) => log(m, "hooks"),
+      });
+      stops.push(() => gatewayHooks.stop());
       const messaging = new MessageRouter({
         home,
         config,
         env,
         profile: options.profile,
         adapters,
-        observer: control,
+        observer: gatewayHooks.observer(control, chatCommands),
         pairing: new PairingStore({ home }),
         log: print,
         logger,
@@ -282,6 +293,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             // The router starts a due background review once the reply is sent.
             holdReviews: true,
             ...(request.resume ? { resume: request.resume } : {}),
+          }).then((chat) => {
+            gatewayHooks.track(request.key, request.source, chat);
+            return chat;
           }),
       });
       router = messaging;
@@ -324,6 +338,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             ),
           );
       }
+      gatewayHooks.startup([...adapters.keys()]);
     }
 
     if (webhooks && sessionOptions) {

@@ -28,7 +28,7 @@ import { PairingStore } from "./auth/pairing.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
 import { startGatewayHooks } from "./hooks/index.js";
-import { chatCommandMenu, chatCommands } from "./messaging/commands.js";
+import { addPluginChatCommands, chatCommandMenu, chatCommands } from "./messaging/commands.js";
 import { MessageRouter } from "./messaging/router.js";
 import { claimGateway } from "./pid-file.js";
 import { createAdapter, enabledPlatforms } from "./platforms/registry.js";
@@ -197,6 +197,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // hooks the process's hook bus, which every conversation's agent fires.
     if (needsAgents && pluginsWanted(config, env)) {
       await loadPluginsOnce({ home, config, env, registry, onWarning: (message) => log(message, "plugins") });
+      // Their slash commands reach every chat (and the platforms' command menus, published below).
+      addPluginChatCommands();
     }
     if (apiServerEnabled(config, env)) {
       const server = await startApiServer({

@@ -16,7 +16,8 @@ import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
 import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
-import { loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
+import { listUnloadedPlugins } from "../plugins/discover.js";
+import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
 import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
@@ -199,7 +200,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       await loadPluginsOnce({ home, config, env, registry, onWarning: (message) => log(message, "plugins") });
       // Their slash commands reach every chat (and the platforms' command menus, published below).
       addPluginChatCommands();
-    }
+    } else listUnloadedPlugins(home, config, isSafeModeEnv(env));
     if (apiServerEnabled(config, env)) {
       const server = await startApiServer({
         home,

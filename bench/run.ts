@@ -23,6 +23,7 @@ import { commandAnalyserBench } from "./command-analyser.js";
 import { dockerBench } from "./docker.js";
 import { executeCodeBench } from "./execute-code.js";
 import { leanStartBench } from "./lean-start.js";
+import { pluginsBench } from "./plugins.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
 import { redactionBench } from "./redaction.js";
@@ -189,6 +190,7 @@ async function main(): Promise<void> {
   rows.push(...(await apiServerBench()));
   rows.push(...(await reviewLatencyBench()));
   rows.push(...(await batchThroughputBench()));
+  rows.push(...(await pluginsBench()));
   rows.push(...redactionBench());
   rows.push(...threatScanBench());
   rows.push(...(await sshEnvironmentBench()));
@@ -253,6 +255,12 @@ async function main(): Promise<void> {
       "server answering every request after a fixed latency; one with `memory.nudge_interval: 0`, one with 1 (a review " +
       "that saves a USER.md entry is due after every turn and runs while the next turn does). A turn is timed from " +
       "`run()` to its result; blocks of 8 turns alternate between the two sessions; medians over all turns.",
+    "",
+    "Plugins row (bench/plugins.ts): each sample is a fresh plain `node` process (bench/plugins-start.mjs, the built " +
+      "library) with a fresh home holding three plugins (a tool, two hooks and a command each); it times loading them " +
+      "(`loadPlugins`), opening a ChatSession and its first turn against the fake server, next to the same start with " +
+      "none enabled; 6 samples each, alternating; medians. Most of what plugins add is Node starting its ESM loader " +
+      "for the first ES-module entry a process requires.",
     "",
     "ssh rows (bench/ssh-environment.ts): a real sshd on 127.0.0.1 with a throw-away user. First command: a fresh " +
       "ssh environment's start (connect, prepare the remote side) plus its persistent shell's first `true`, next to a " +

@@ -200,6 +200,12 @@ export interface HermesConfig {
    * never loaded on its own); `disabled` wins over `enabled` (upstream's two lists).
    */
   plugins: { enabled: string[]; disabled: string[]; [key: string]: unknown };
+  /**
+   * Gateway hooks under `<home>/hooks/<name>/` (HOOK.yaml + handler.js): only the folders named in
+   * `enabled` run (upstream runs every folder; here they need the same consent as plugins);
+   * `timeout`: seconds a handler may run before it is reported as hung.
+   */
+  gateway_hooks: { enabled: string[]; timeout: number; [key: string]: unknown };
   /** Anything else the user wrote (mcp_servers, platform sections, ...) is preserved as-is. */
   [key: string]: unknown;
 }
@@ -361,6 +367,7 @@ export function defaultConfig(): HermesConfig {
     },
     prompt_caching: { cache_ttl: "5m" },
     plugins: { enabled: [], disabled: [] },
+    gateway_hooks: { enabled: [], timeout: 10 },
     /** Tried in order when the primary provider fails for good: `{provider, model, base_url?, api_key?}`. */
     fallback_providers: [],
   };

@@ -114,6 +114,7 @@ export const KNOWN_TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "cron",
   "kanban",
   "plugins",
+  "gateway_hooks",
   "logging",
   "updates",
   "network",

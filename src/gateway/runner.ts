@@ -16,7 +16,8 @@ import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
 import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
-import { loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
+import { listUnloadedPlugins } from "../plugins/discover.js";
+import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
 import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
@@ -27,7 +28,8 @@ import { startApiServer } from "./api-server/index.js";
 import { PairingStore } from "./auth/pairing.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
-import { chatCommandMenu } from "./messaging/commands.js";
+import { startGatewayHooks } from "./hooks/index.js";
+import { addPluginChatCommands, chatCommandMenu, chatCommands } from "./messaging/commands.js";
 import { MessageRouter } from "./messaging/router.js";
 import { claimGateway } from "./pid-file.js";
 import { createAdapter, enabledPlatforms } from "./platforms/registry.js";
@@ -196,7 +198,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // hooks the process's hook bus, which every conversation's agent fires.
     if (needsAgents && pluginsWanted(config, env)) {
       await loadPluginsOnce({ home, config, env, registry, onWarning: (message) => log(message, "plugins") });
-    }
+      // Their slash commands reach every chat (and the platforms' command menus, published below).
+      addPluginChatCommands();
+    } else listUnloadedPlugins(home, config, isSafeModeEnv(env));
     if (apiServerEnabled(config, env)) {
       const server = await startApiServer({
         home,
@@ -243,13 +247,23 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }
     if (platforms.length > 0 && sessionOptions) {
       const shared = sessionOptions;
+      // Gateway hooks (`<home>/hooks/<name>/`, only those `gateway_hooks.enabled` names); stopped
+      // after the router, so the session ends of its shutdown still reach them.
+      const gatewayHooks = startGatewayHooks({
+        home,
+        config,
+        env,
+        bus: processHooks(),
+        warn: (m) => log(m, "hooks"),
+      });
+      stops.push(() => gatewayHooks.stop());
       const messaging = new MessageRouter({
         home,
         config,
         env,
         profile: options.profile,
         adapters,
-        observer: control,
+        observer: gatewayHooks.observer(control, chatCommands),
         pairing: new PairingStore({ home }),
         log: print,
         logger,
@@ -282,6 +296,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             // The router starts a due background review once the reply is sent.
             holdReviews: true,
             ...(request.resume ? { resume: request.resume } : {}),
+          }).then((chat) => {
+            gatewayHooks.track(request.key, request.source, chat);
+            return chat;
           }),
       });
       router = messaging;
@@ -324,6 +341,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             ),
           );
       }
+      gatewayHooks.startup([...adapters.keys()]);
     }
 
     if (webhooks && sessionOptions) {

@@ -9,6 +9,7 @@ export { type AgentRun, AIAgent, type AIAgentOptions, type RunResult } from "../
 export { ChatSession, type ChatSessionOptions, type UsageReport } from "../agent/chat-session.js";
 export type { AgentEvent, AgentEventListener, StopReason } from "../agent/events.js";
 export { type GuardrailSettings, type GuardrailVerdict, ToolLoopGuard } from "../agent/guardrails.js";
+export { HookBus, processHooks } from "../agent/hooks.js";
 export { loadProjectContext } from "../agent/prompt/context-files.js";
 export { listPersonalities, resolvePersonality } from "../agent/prompt/personalities.js";
 export { buildSessionPrompt, type SessionPrompt } from "../agent/prompt/session-prompt.js";
@@ -48,6 +49,7 @@ export { discoverSkills, findSkill } from "../knowledge/skills/discovery.js";
 export { renderSkillsIndex } from "../knowledge/skills/prompt-index.js";
 export type { SkillMeta } from "../knowledge/skills/types.js";
 export { scanThreats, type ThreatFinding, type ThreatScope } from "../knowledge/threats.js";
+export { loadPlugins } from "../plugins/loader.js";
 export { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
 export {
   type ExportedSession,

@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { setPluginSummaries } from "../commands/plugin-commands.js";
 import type { HermesConfig } from "../config/defaults.js";
 import { ManifestError, type PluginManifest, parseManifest } from "./manifest.js";
 
@@ -74,4 +75,33 @@ export function readPlugin(dir: string, name: string, enabled: boolean): Discove
     const message = error instanceof ManifestError ? error.message : String(error);
     return { name, dir, error: `${join(dir)}: ${message}`, enabled };
   }
+}
+
+/**
+ * When this process loads no plugin (none enabled, or safe mode): `/plugins` still lists the
+ * folders found, unloaded, so a user sees what is there and how to turn one on. The folders are
+ * read when `/plugins` runs, never at start-up.
+ */
+export function listUnloadedPlugins(
+  home: string,
+  config: { plugins?: { enabled?: unknown; disabled?: unknown } },
+  safeMode: boolean,
+): void {
+  setPluginSummaries(() =>
+    discoverPlugins(home, config).map((plugin) => ({
+      name: plugin.name,
+      version: plugin.manifest?.version ?? "?",
+      status: !plugin.manifest
+        ? "broken"
+        : plugin.enabled && safeMode
+          ? "not loaded (safe mode)"
+          : plugin.enabled
+            ? "not loaded"
+            : "not enabled",
+      ...(plugin.error ? { detail: plugin.error } : {}),
+      tools: [],
+      hooks: [],
+      commands: [],
+    })),
+  );
 }

@@ -4,7 +4,7 @@
  */
 import type { MemoryHook } from "../../agent/memory-provider-hook.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { enabledPluginNames } from "../../plugins/discover.js";
+import { enabledPluginNames, listUnloadedPlugins } from "../../plugins/discover.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 
 export interface ChatPlugins {
@@ -25,9 +25,14 @@ export async function startPlugins(options: {
   warn: (message: string) => void;
 }): Promise<ChatPlugins> {
   const { config, env } = options;
-  if (options.safeMode || enabledPluginNames(config).length === 0) return {};
+  // Nothing loads; `/plugins` still lists the folders (read only when it runs).
+  const unloaded = (safeMode: boolean) => {
+    listUnloadedPlugins(options.home, config, safeMode);
+    return {};
+  };
+  if (options.safeMode || enabledPluginNames(config).length === 0) return unloaded(options.safeMode);
   const { isSafeModeEnv, loadPluginsOnce } = await import("../../plugins/loader.js");
-  if (isSafeModeEnv(env)) return {};
+  if (isSafeModeEnv(env)) return unloaded(true);
   const { createBuiltinRegistry } = await import("../../tools/builtin.js");
   const registry = options.registry ?? createBuiltinRegistry();
   const loaded = await loadPluginsOnce({

@@ -15,6 +15,7 @@ import {
   type MessageQueue,
   type Paint,
 } from "../../commands/index.js";
+import { pluginCommands } from "../../commands/plugin-commands.js";
 import { setEnvVar } from "../../config/env-file.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
 import type { ChatTier } from "../auth/admin.js";
@@ -35,8 +36,19 @@ export function busyModeOf(config: Record<string, unknown>, platform: string): B
   return mode === "queue" || mode === "steer" ? mode : "interrupt";
 }
 
-/** The registry every chat dispatches through (built once; it is immutable). */
+/**
+ * The registry every chat dispatches through, built when this module loads: before the gateway
+ * loads plugins, so their commands join it through `addPluginChatCommands`.
+ */
 export const chatCommands: CommandRegistry = createCommandRegistry();
+
+/**
+ * Adds the commands plugins registered since `chatCommands` was built (call once plugins loaded,
+ * before the platforms publish their menus). A name a built-in command holds stays built-in.
+ */
+export function addPluginChatCommands(): void {
+  for (const command of pluginCommands()) chatCommands.addIfFree(command);
+}
 
 /** Telegram's menu (and any platform's command list): what the chat surface offers. */
 export function chatCommandMenu(): BotCommand[] {

@@ -249,7 +249,9 @@ describe("execute_code: Python", () => {
 
 describe("execute_code: killing", () => {
   it("on timeout kills the whole process group, grandchildren included", async () => {
-    const ctx = context({ config: configWith({ timeout: 1 }) });
+    // 3 s, not 1: on a loaded machine Python's start, the import and the Popen alone can take a
+    // second, and the grandchild must exist before the timeout for the test to mean anything.
+    const ctx = context({ config: configWith({ timeout: 3 }) });
     const result = await runCode(
       ctx,
       [
@@ -261,7 +263,7 @@ describe("execute_code: killing", () => {
       ].join("\n"),
     );
     expect(result.status).toBe("timeout");
-    expect(result.message).toContain("timed out after 1 s");
+    expect(result.message).toContain("timed out after 3 s");
     const pid = Number(readFileSync(join(ctx.cwd, "grandchild.pid"), "utf8"));
     expect(isRunning(pid)).toBe(false);
     expect(existsSync(result.output)).toBe(false);

@@ -174,7 +174,9 @@ describe("MCP stdio servers with the test server", () => {
     const { manager, registry, warnings } = start({
       missing: { command: "hermes-no-such-mcp-server" },
       crashing: testServerEntry({ env: { MCP_TEST_CRASH_ON_START: "database is locked" } }),
-      hanging: testServerEntry({ env: { MCP_TEST_HANG_ON_START: "1" }, connect_timeout: 1 }),
+      // 3 s: the test server prints its "hanging" line after its imports, which can take a second
+      // on a loaded machine; the warning must carry that output.
+      hanging: testServerEntry({ env: { MCP_TEST_HANG_ON_START: "1" }, connect_timeout: 3 }),
       good: testServerEntry(),
       broken: { command: "x", timeout: "never" },
     });
@@ -187,7 +189,7 @@ describe("MCP stdio servers with the test server", () => {
       /"crashing" failed to start: the server exited before it finished starting \(server output: .*fatal: database is locked\)/,
     );
     expect(warnings.find((w) => w.includes('"hanging"'))).toMatch(
-      /"hanging" failed to start: no answer within 1 s \(mcp_servers\.hanging\.connect_timeout\).*hanging before the handshake/,
+      /"hanging" failed to start: no answer within 3 s \(mcp_servers\.hanging\.connect_timeout\).*hanging before the handshake/,
     );
     expect(warnings.find((w) => w.includes("broken"))).toMatch(
       /mcp_servers\.broken\.timeout: expected a positive number/,

@@ -60,25 +60,15 @@ async function runAcp(
     open: durabilityOptions(config.state),
     notify: (message) => ctx.io.err(`hermes acp: state.db: ${message}`),
   });
-  // Shell hooks guard editor sessions too; stdout is the protocol's, so nobody is asked: a hook
-  // not yet approved is refused, and stderr says how to allow it.
-  const { startShellHooks } = await import("./chat-hooks.js");
-  await startShellHooks({
+  // Shell hooks and enabled plugins guard editor sessions as they guard a chat (plugin tools join
+  // each session); stdout is the protocol's, so nobody is asked about a shell hook.
+  const { startUnattendedHooks } = await import("./chat-hooks.js");
+  const extendRegistry = await startUnattendedHooks({
     home,
     config,
     env,
     io: ctx.io,
-    canAsk: false,
-    acceptHooks: false,
-    warn: (message) => ctx.io.err(`hermes acp: ${message}`),
     logger,
-  });
-  // Enabled plugins: their hooks guard editor sessions as they guard a chat, their tools join.
-  const { startSurfacePlugins } = await import("./chat-plugins.js");
-  const extendRegistry = await startSurfacePlugins({
-    home,
-    config,
-    env,
     warn: (message) => ctx.io.err(`hermes acp: ${message}`),
   });
   const { persistAllowlistEntry } = await import("../prompts.js");

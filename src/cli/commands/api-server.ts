@@ -67,20 +67,15 @@ async function serve(
   const { homeLogger } = await import("../../util/log.js");
   const logger = homeLogger(context.home, context.config.logging, { component: "gateway.api_server" });
   // Shell hooks and enabled plugins' hooks guard API turns as they do in the gateway (nobody asked).
-  const warn = (message: string) => err(`hermes api-server: ${message}`);
-  const { startShellHooks } = await import("./chat-hooks.js");
-  await startShellHooks({
+  const { startUnattendedHooks } = await import("./chat-hooks.js");
+  await startUnattendedHooks({
     home: context.home,
     config: context.config,
     env: context.env,
     io: context.io,
-    canAsk: false,
-    acceptHooks: false,
-    warn,
     logger,
+    warn: (message) => err(`hermes api-server: ${message}`),
   });
-  const { startSurfacePlugins } = await import("./chat-plugins.js");
-  await startSurfacePlugins({ home: context.home, config: context.config, env: context.env, warn });
   let server: Awaited<ReturnType<typeof startApiServer>>;
   try {
     server = await startApiServer({

@@ -135,41 +135,24 @@ async function batchRun(ctx: ConfigContext, dataset: string, flags: RunFlags): P
     ?.split(",")
     .map((t) => t.trim())
     .filter(Boolean);
-  const { resolveRuntime, NoProviderError } = await import("../../ai/resolve.js");
-  let resolved: import("../../ai/resolve.js").ResolvedRuntime;
-  try {
-    resolved = resolveRuntime({
-      flags: {
-        ...(flags.model ? { model: flags.model } : {}),
-        ...(flags.provider ? { provider: flags.provider } : {}),
-        ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
-      },
-      config,
-      env,
-      home,
-    });
-  } catch (error) {
-    if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
-    throw error;
-  }
+  const { commandRuntime } = await import("./command-runtime.js");
+  const resolved = await commandRuntime(
+    { model: flags.model, provider: flags.provider, baseUrl: flags.baseUrl },
+    { config, env, home },
+  );
   const { homeLogger } = await import("../../util/log.js");
   const logger = homeLogger(home, config.logging, { component: "batch", verbose: ctx.verbose });
-  // The config's shell hooks guard every prompt's agent too. Nobody is asked in a batch: a hook not
-  // yet approved is refused, and stderr says how to allow it.
-  const { startShellHooks } = await import("./chat-hooks.js");
-  // Enabled plugins' hooks guard every prompt's agent too (their tools are not offered: a
-  // prompt's tools come from its toolsets or distribution).
-  const { startSurfacePlugins } = await import("./chat-plugins.js");
-  await startSurfacePlugins({ home, config, env, warn: (message) => io.err(`hermes batch: ${message}`) });
-  await startShellHooks({
+  // The config's shell hooks and the enabled plugins' hooks guard every prompt's agent too (plugin
+  // tools are not offered: a prompt's tools come from its toolsets or distribution). Nobody is
+  // asked in a batch: a shell hook not yet approved is refused, and stderr says how to allow it.
+  const { startUnattendedHooks } = await import("./chat-hooks.js");
+  await startUnattendedHooks({
     home,
     config,
     env,
     io,
-    canAsk: false,
-    acceptHooks: false,
-    warn: (message) => io.err(`hermes batch: ${message}`),
     logger,
+    warn: (message) => io.err(`hermes batch: ${message}`),
   });
   const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
   let store: import("../../state/queued-store.js").QueuedSessionStore | null = null;

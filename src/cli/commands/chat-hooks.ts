@@ -70,3 +70,23 @@ async function askConsent(io: CliIo, request: ConsentRequest): Promise<boolean> 
     prompter.close();
   }
 }
+
+/**
+ * The hooks of a surface where nobody can be asked (editors, batches, RL rollouts, cron, the API
+ * server): the config's shell hooks (one not yet approved is refused, with how to allow it) and the
+ * enabled plugins, whose hooks then guard every agent of the process as they guard a chat. Returns
+ * what copies the plugins' tools into a registry (undefined: no plugin loaded).
+ */
+export async function startUnattendedHooks(options: {
+  home: string;
+  config: HermesConfig;
+  env: Record<string, string | undefined>;
+  io: CliIo;
+  logger: Logger;
+  warn: (message: string) => void;
+}): Promise<((registry: import("../../tools/registry.js").ToolRegistry) => void) | undefined> {
+  const { home, config, env, io, logger, warn } = options;
+  await startShellHooks({ home, config, env, io, canAsk: false, acceptHooks: false, warn, logger });
+  const { startSurfacePlugins } = await import("./chat-plugins.js");
+  return startSurfacePlugins({ home, config, env, warn });
+}

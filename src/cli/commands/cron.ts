@@ -303,20 +303,9 @@ async function runTick(ctx: Ctx, only: string[] | undefined, flags: { json?: boo
   ]);
   const logger = homeLogger(ctx.home, config.logging, { component: "cron" });
   // Jobs' agents meet the same shell hooks and plugin hooks as the gateway's ticker (nobody asked).
+  const { startUnattendedHooks } = await import("./chat-hooks.js");
   const warn = (message: string) => ctx.io.err(`hermes cron: ${message}`);
-  const { startShellHooks } = await import("./chat-hooks.js");
-  await startShellHooks({
-    home: ctx.home,
-    config,
-    env: ctx.env,
-    io: ctx.io,
-    canAsk: false,
-    acceptHooks: false,
-    warn,
-    logger,
-  });
-  const { startSurfacePlugins } = await import("./chat-plugins.js");
-  await startSurfacePlugins({ home: ctx.home, config, env: ctx.env, warn });
+  await startUnattendedHooks({ home: ctx.home, config, env: ctx.env, io: ctx.io, logger, warn });
   const outcome = await tick({
     home: ctx.home,
     now: () => ctx.io.now() * 1000,

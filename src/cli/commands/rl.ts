@@ -103,29 +103,22 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
   }
 
   const logger = homeLogger(home, config.logging, { component: "rl", verbose: ctx.verbose });
-  const { resolveRuntime, NoProviderError } = await import("../../ai/resolve.js");
-  let resolved: import("../../ai/resolve.js").ResolvedRuntime;
-  try {
-    resolved = resolveRuntime({
-      flags: {
-        ...(flags.model ? { model: flags.model } : {}),
-        ...(flags.provider ? { provider: flags.provider } : {}),
-      },
-      config,
-      env,
-      home,
-    });
-  } catch (error) {
-    if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
-    throw error;
-  }
+  const { commandRuntime } = await import("./command-runtime.js");
+  const resolved = await commandRuntime(
+    { model: flags.model, provider: flags.provider },
+    { config, env, home },
+  );
   // The config's shell hooks and the enabled plugins' hooks guard every rollout's agent too;
   // nobody is asked here, so a shell hook not yet approved is refused with how to allow it.
-  const warn = (message: string) => io.err(`hermes rl: ${message}`);
-  const { startShellHooks } = await import("./chat-hooks.js");
-  await startShellHooks({ home, config, env, io, canAsk: false, acceptHooks: false, warn, logger });
-  const { startSurfacePlugins } = await import("./chat-plugins.js");
-  await startSurfacePlugins({ home, config, env, warn });
+  const { startUnattendedHooks } = await import("./chat-hooks.js");
+  await startUnattendedHooks({
+    home,
+    config,
+    env,
+    io,
+    logger,
+    warn: (message) => io.err(`hermes rl: ${message}`),
+  });
   const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
   let store: import("../../state/queued-store.js").QueuedSessionStore | null = null;
   try {

@@ -72,23 +72,11 @@ async function compress(
   } catch (error) {
     throw new CliFailure((error as Error).message, 2);
   }
-  const { resolveRuntime, NoProviderError } = await import("../../ai/resolve.js");
-  let main: import("../../ai/resolve.js").ResolvedRuntime;
-  try {
-    main = resolveRuntime({
-      flags: {
-        ...(flags.model ? { model: flags.model } : {}),
-        ...(flags.provider ? { provider: flags.provider } : {}),
-        ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
-      },
-      config,
-      env,
-      home,
-    });
-  } catch (error) {
-    if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
-    throw error;
-  }
+  const { commandRuntime } = await import("./command-runtime.js");
+  const main = await commandRuntime(
+    { model: flags.model, provider: flags.provider, baseUrl: flags.baseUrl },
+    { config, env, home },
+  );
   const { auxiliaryComplete, resolveAuxiliaryChain } = await import("../../ai/auxiliary.js");
   const chain = resolveAuxiliaryChain("compression", { config, env, main, home });
   const summarise = async (prompt: string, maxTokens: number) =>

@@ -37,36 +37,31 @@ export function delegateDescription(ctx: Pick<CheckContext, "config">): string {
     "you get summaries. One task: " +
     `\`goal\`; several: \`tasks\` (max ${MAX_BATCH_TASKS}, ${maxConcurrent} at a time), ${maxIterations} ` +
     "model calls each. Leaves never delegate." +
-    (maxAsync > 0 ? " `background: true`: reports come later as messages." : "") +
-    " `acp_command`/`acp_args`: run it in an external ACP agent instead."
+    (maxAsync > 0 ? " `background: true`: reports come later as messages." : "")
   );
 }
 
 const Role = Type.Union([Type.Literal("leaf"), Type.Literal("orchestrator")]);
 
-const AcpCommand = Type.String({
-  description:
-    'Run the task in an external ACP agent instead (e.g. `claude-code-acp`, or `hermes` with acp_args ["acp"]): the program to start.',
-});
-const AcpArgs = Type.Array(Type.String(), { description: "Arguments for acp_command." });
+// One external ACP agent for the whole call (every task), so the schema stays small.
+const AcpCommand = Type.String({ description: "An external ACP agent to run it in instead." });
+const AcpArgs = Type.Array(Type.String());
 
 const TaskSchema = Type.Object({
   goal: Type.String(),
   context: Type.Optional(Type.String()),
   toolsets: Type.Optional(Type.Array(Type.String())),
   role: Type.Optional(Role),
-  acp_command: Type.Optional(AcpCommand),
-  acp_args: Type.Optional(AcpArgs),
 });
 
-/** The `acp` of a task from `acp_command`/`acp_args` (falling back to the call's own). */
-function acpOf(
-  task: { acp_command?: string | undefined; acp_args?: string[] | undefined },
-  call: { acp_command?: string | undefined; acp_args?: string[] | undefined },
-): DelegationTask["acp"] | undefined {
-  const command = (task.acp_command ?? call.acp_command)?.trim();
+/** The external ACP agent of a call, from `acp_command`/`acp_args`. */
+function acpOf(call: {
+  acp_command?: string | undefined;
+  acp_args?: string[] | undefined;
+}): DelegationTask["acp"] | undefined {
+  const command = call.acp_command?.trim();
   if (!command) return undefined;
-  return { command, args: [...(task.acp_args ?? (task.acp_command ? [] : (call.acp_args ?? [])))] };
+  return { command, args: [...(call.acp_args ?? [])] };
 }
 
 export const delegateTaskTool = defineTool({
@@ -85,12 +80,9 @@ export const delegateTaskTool = defineTool({
   }),
   emoji: "🔀",
   async handler(args, ctx) {
-    const single = acpOf({}, args);
+    const single = acpOf(args);
     const tasks: DelegationTask[] = args.tasks
-      ? args.tasks.map(({ acp_command, acp_args, ...t }) => {
-          const acp = acpOf({ acp_command, acp_args }, args);
-          return { ...t, ...(acp ? { acp } : {}) };
-        })
+      ? args.tasks.map((t) => (single ? { ...t, acp: single } : t))
       : args.goal?.trim()
         ? [
             {

@@ -21,7 +21,8 @@ const BUDGETS: Record<string, number> = {
   session_search: 380,
   clarify: 130,
   execute_code: 255,
-  delegate_task: 240,
+  // acp_command/acp_args (an external ACP agent as the child, once per call) cost about 35 tokens.
+  delegate_task: 275,
   // script, no_agent and context_from (upstream's cron script parameters) cost about 80 tokens.
   cronjob: 330,
   web_search: 145,

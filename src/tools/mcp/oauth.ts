@@ -52,7 +52,7 @@ export function loadMcpAuth(): typeof AuthModule {
 
 const CALLBACK_PATH = "/callback";
 /** Used when nothing registered a redirect yet: a connection never receives it (it never redirects). */
-const PLACEHOLDER_REDIRECT = `http://127.0.0.1${CALLBACK_PATH}`;
+const UNUSED_REDIRECT = `http://127.0.0.1${CALLBACK_PATH}`;
 
 interface ProviderOptions {
   server: string;
@@ -78,7 +78,7 @@ export class HermesOAuthProvider implements OAuthClientProvider {
   get redirectUrl(): string {
     if (this.options.redirectUrl) return this.options.redirectUrl;
     const registered = registeredLoopbackRedirect(this.options.store.readClient());
-    return registered ?? PLACEHOLDER_REDIRECT;
+    return registered ?? UNUSED_REDIRECT;
   }
 
   get clientMetadata(): OAuthClientMetadata {

@@ -43,8 +43,10 @@ function normTime(text) {
 }
 
 const TIMESTAMP = /^\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?)/;
-const ERROR = /\b(?:ERROR|ERR|FATAL|CRITICAL|CRIT|PANIC|SEVERE|EMERG|ALERT)\b|\blevel=(?:error|fatal)\b|^Traceback \(most recent call last\)|\bUnhandled\b|\bpanic:/i;
-const WARN = /\b(?:WARN|WARNING)\b|\blevel=warn/i;
+// Upper-case level words only: "0 errors" or "error budget" in an INFO message is not an error.
+const ERROR =
+  /\b(?:ERROR|ERR|FATAL|CRITICAL|CRIT|PANIC|SEVERE|EMERG|ALERT)\b|\blevel=(?:error|fatal)\b|"level":\s*"(?:error|fatal)"|\[(?:error|crit|alert|emerg)\]|^Traceback \(most recent call last\)|\bpanic:/;
+const WARN = /\b(?:WARN|WARNING)\b|\blevel=warn|"level":\s*"warn/;
 const LEVELS = ["FATAL", "CRITICAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"];
 
 let size;
@@ -87,7 +89,7 @@ for await (const line of rl) {
   inWindow++;
   for (const p of pendingAfter) if (p.after.length < opts.context) p.after.push(`${total}: ${line}`);
   pendingAfter = pendingAfter.filter((p) => p.after.length < opts.context);
-  const level = LEVELS.find((l) => new RegExp(`\\b${l}\\b`, "i").test(line.slice(0, 80)));
+  const level = LEVELS.find((l) => new RegExp(`\\b${l}\\b`).test(line.slice(0, 80)));
   if (level) counts.set(level, (counts.get(level) ?? 0) + 1);
   const isError = ERROR.test(line) && !WARN.test(line.slice(0, 40));
   if (isError) {

@@ -153,6 +153,40 @@ describe("devops skills", () => {
   }, 30_000);
 });
 
+describe("server-health", () => {
+  it("server-health: the snapshot compares load with the CPU count and lists the fake LLM's listening port", async () => {
+    const h = home();
+    followSkill("server-health", [
+      ([view = ""]) => {
+        const { folder, body } = skillFrom(view);
+        const command = commandIn(body, /scripts\/health-snapshot\.sh \[TOP\]$/)
+          .replace("<skill folder>", folder)
+          .replace("[TOP]", "5");
+        return reply().toolCall("terminal", { command });
+      },
+      (results) => reply().text(results.at(-1) ?? ""),
+    ]);
+    const result = await runHermes(["-z", "Is this machine healthy?"], h);
+    expect(result.code, result.stderr).toBe(0);
+    const cpus = spawnSync("nproc", { encoding: "utf8" }).stdout.trim();
+    expect(result.stdout).toMatch(
+      new RegExp(`load: [\\d.]+ \\(1m\\) [\\d.]+ \\(5m\\) [\\d.]+ \\(15m\\) on ${cpus} CPUs`),
+    );
+    for (const section of [
+      "memory (MiB)",
+      "top CPU",
+      "top memory",
+      "listening TCP ports",
+      "failed systemd units",
+    ]) {
+      expect(result.stdout).toContain(`== ${section}`);
+    }
+    const port = new URL(llm.url).port;
+    const canList = ["ss", "lsof"].some((tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0);
+    if (canList) expect(result.stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}\\b`));
+  }, 30_000);
+});
+
 describe("backups", () => {
   it("backups: the shipped script archives a folder and proves the restore matches", async () => {
     const h = home();

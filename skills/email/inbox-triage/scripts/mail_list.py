@@ -2,6 +2,7 @@
 """List and read exported email offline: an mbox file, a Maildir, or a folder of .eml files.
 
   mail_list.py SOURCE                    one line per message: number, date, sender, subject, size
+                                         (numbers count every message in SOURCE, oldest first)
   mail_list.py SOURCE --since 2026-11-01 only messages on or after a date
   mail_list.py SOURCE --show N           headers and the plain-text body of message N
   mail_list.py SOURCE --json             the listing as JSON (with a 300-character preview)
@@ -73,8 +74,9 @@ def main():
         date = when(message)
         items.append({"key": key, "date": date, "message": message})
     items.sort(key=lambda m: (m["date"] is None, m["date"].timestamp() if m["date"] else 0))
-    if args.since:
-        items = [m for m in items if m["date"] and m["date"].date().isoformat() >= args.since]
+    # Numbers belong to the whole source, so a number from a filtered listing works with --show.
+    for number, item in enumerate(items, 1):
+        item["n"] = number
     if args.show is not None:
         if not 1 <= args.show <= len(items):
             print(f"mail_list: no message {args.show} (there are {len(items)})", file=sys.stderr)
@@ -89,8 +91,11 @@ def main():
         print()
         print(body_text(message))
         return 0
+    if args.since:
+        items = [m for m in items if m["date"] and m["date"].date().isoformat() >= args.since]
     rows = []
-    for number, item in enumerate(items, 1):
+    for item in items:
+        number = item["n"]
         message = item["message"]
         sender = getaddresses([str(message["from"] or "")])
         name, address = sender[0] if sender else ("", "")

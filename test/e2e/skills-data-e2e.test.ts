@@ -513,4 +513,57 @@ describe.skipIf(!hasPython)("bundled data skills, followed by the agent", () => 
     expect(result.stdout).toContain("Subject: Invoice 42 overdue");
     expect(result.stdout).toContain("Please pay by Friday.");
   });
+
+  it("arxiv-papers: a saved API answer is listed, with BibTeX, by the skill's parser", async () => {
+    const h = home();
+    // What the skill's curl step saves (no network in tests): an arXiv API Atom answer.
+    writeFileSync(
+      join(h.cwd, "arxiv.xml"),
+      `<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" xmlns:arxiv="http://arxiv.org/schemas/atom">
+  <opensearch:totalResults>137</opensearch:totalResults>
+  <entry>
+    <id>http://arxiv.org/abs/2401.01234v2</id>
+    <updated>2024-03-02T10:00:00Z</updated>
+    <published>2024-01-03T09:00:00Z</published>
+    <title>Tool Use in Small
+      Language Agents</title>
+    <summary>We study how small models call tools.</summary>
+    <author><name>Grace Hopper</name></author>
+    <author><name>Alan Turing</name></author>
+    <arxiv:doi>10.1000/xyz123</arxiv:doi>
+    <arxiv:primary_category term="cs.CL"/>
+    <category term="cs.CL"/><category term="cs.AI"/>
+    <link href="http://arxiv.org/abs/2401.01234v2" rel="alternate" type="text/html"/>
+    <link title="pdf" href="http://arxiv.org/pdf/2401.01234v2" rel="related" type="application/pdf"/>
+  </entry>
+</feed>
+`,
+    );
+    let view = "";
+    follow([
+      () => reply().toolCall("skill_view", { name: "arxiv-papers" }),
+      (results) => {
+        view = results.at(-1) ?? "";
+        const list = commandFromSkill(view, "python3 SKILL_DIR/scripts/arxiv_feed.py arxiv.xml");
+        return reply().toolCall("terminal", { command: `${list} --abstracts` });
+      },
+      () => {
+        const list = commandFromSkill(view, "python3 SKILL_DIR/scripts/arxiv_feed.py arxiv.xml");
+        return reply().toolCall("terminal", { command: `${list} --bibtex` });
+      },
+      (results) => reply().text(results.slice(-2).join("\n---\n")),
+    ]);
+    const result = await runHermes(["-q", "Find recent papers on tool use by small language agents"], h);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("1. [2401.01234v2] Tool Use in Small Language Agents");
+    expect(result.stdout).toContain(
+      "Grace Hopper, Alan Turing | 2024-01-03 (revised 2024-03-02) | cs.CL, cs.AI",
+    );
+    expect(result.stdout).toContain("We study how small models call tools.");
+    expect(result.stdout).toContain("1 papers shown; 137 matched the query");
+    expect(result.stdout).toMatch(
+      /@misc\{hopper2024tool,[\s\S]*eprint = \{2401\.01234\}[\s\S]*doi = \{10\.1000\/xyz123\}/,
+    );
+  });
 });

@@ -6,18 +6,31 @@
                  [--csv] [--limit 200]     (--csv prints CSV; the limit caps printed rows)
   sqlite_tool.py import DB TABLE FILE.csv  load a CSV into a new table (column types inferred)
 
-Queries open the database read-only, so a mistaken UPDATE or DROP fails instead of changing
-data. Writes are for `import` alone, which refuses to replace an existing table.
+Queries open the database read-only (and may not ATTACH other files), so a mistaken UPDATE,
+DROP or ATTACH fails instead of changing data. Writes are for `import` alone, which refuses to replace an existing table.
 """
 import argparse
 import csv
+import os
 import re
 import sqlite3
 import sys
 
 
+def deny_attach(action, *_):
+    """Authorizer: a read-only session may not attach (and so create or write) other databases."""
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
 def connect_read_only(path):
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    if not os.path.exists(path):
+        raise sqlite3.OperationalError(f"no database file {path}")
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con.execute("PRAGMA query_only = ON")
+    con.set_authorizer(deny_attach)
+    return con
 
 
 def quote(name):

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Split a long markdown or text document into chunks that each fit in one read.
 
-Chunks break at headings first, then at blank lines, and never exceed --max-chars (a single
-paragraph longer than that is cut at line ends). Each chunk carries the numbered section path it
+Chunks break at headings first, then at blank lines, and never exceed --max-chars (a paragraph
+longer than that is cut at line ends, and a single overlong line at spaces). Each chunk carries the numbered section path it
 belongs to (for example "§2.1 Accuracy", the first subsection of section 2) and its line range, so a summary can cite
 where each point came from.
 
@@ -58,20 +58,41 @@ def sections(lines):
         yield label, start, block
 
 
+def wrap_long(line, limit):
+    """A line longer than the limit (an unwrapped paragraph) cut at spaces into parts that fit."""
+    parts = []
+    while len(line) > limit:
+        cut = line.rfind(" ", 0, limit)
+        cut = cut if cut > limit // 2 else limit
+        parts.append(line[:cut])
+        line = line[cut:].lstrip(" ")
+    return parts + [line]
+
+
 def split_block(start, block, limit):
-    """Cuts one section into pieces under the limit, at blank lines where possible."""
-    pieces, current, current_start, size = [], [], start, 0
-    for offset, line in enumerate(block):
-        line_no = start + offset
-        too_big = size + len(line) + 1 > limit and current
-        if too_big and (not line.strip() or size + len(line) + 1 > limit):
-            pieces.append((current_start, current))
-            current, current_start, size = [], line_no, 0
-        current.append(line)
-        size += len(line) + 1
+    """Cuts one section into (first_line, last_line, lines) pieces under the limit.
+
+    When a piece is full it is cut after its last blank line (in its second half) so paragraphs
+    stay whole; otherwise at the line that did not fit.
+    """
+    # Each entry keeps the document line it came from; a very long line yields several entries.
+    entries = [(start + offset, part) for offset, line in enumerate(block) for part in wrap_long(line, limit - 1)]
+    pieces, current, size = [], [], 0
+    for entry in entries:
+        while current and size + len(entry[1]) + 1 > limit:
+            cut = len(current)
+            for i in range(len(current) - 1, len(current) // 2, -1):
+                if not current[i][1].strip():
+                    cut = i + 1
+                    break
+            pieces.append(current[:cut])
+            current = current[cut:]
+            size = sum(len(text) + 1 for _, text in current)
+        current.append(entry)
+        size += len(entry[1]) + 1
     if current:
-        pieces.append((current_start, current))
-    return pieces
+        pieces.append(current)
+    return [(piece[0][0], piece[-1][0], [text for _, text in piece]) for piece in pieces]
 
 
 def main():
@@ -92,18 +113,18 @@ def main():
     chunks = []
     pending = None
     for label, start, block in sections(lines):
-        for piece_start, piece in split_block(start, block, args.max_chars):
+        for piece_start, piece_end, piece in split_block(start, block, args.max_chars):
             text = "\n".join(piece)
             # Small neighbouring sections share a chunk; the chunk lists every section it holds.
             if pending and len(pending["text"]) + len(text) + 1 <= args.max_chars:
                 pending["text"] += "\n" + text
-                pending["end"] = piece_start + len(piece) - 1
+                pending["end"] = piece_end
                 if label not in pending["sections"]:
                     pending["sections"].append(label)
                 continue
             if pending:
                 chunks.append(pending)
-            pending = {"start": piece_start, "end": piece_start + len(piece) - 1, "text": text, "sections": [label]}
+            pending = {"start": piece_start, "end": piece_end, "text": text, "sections": [label]}
     if pending:
         chunks.append(pending)
     if not chunks:

@@ -286,7 +286,11 @@ describe.skipIf(!hasPython)("bundled data skills, followed by the agent", () => 
     const result = await runHermes(["-q", "The Q4 report is sent; add booking the team dinner"], h);
     expect(result.code, result.stderr).toBe(0);
     const after = readFileSync(join(h.cwd, "todo.md"), "utf8");
-    const today = new Date().toISOString().slice(0, 10);
+    // The script dates tasks in the machine's local time zone, as the CLI's terminal sees it.
+    const today = spawnSync("python3", ["-c", "import datetime; print(datetime.date.today())"], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    }).stdout.trim();
     expect(after).toBe(
       [
         "# Todo",

@@ -38,7 +38,7 @@ const entries = raw
     return { job: "", step: "", text: line.replace(STAMP, "") };
   });
 
-const ERROR = /##\[error\]|\berror\b|\bERR!|\bfailed\b|\bFAIL(?:ED)?\b|\bexception\b|\bpanic:|\btraceback\b|\bassert(?:ion)?\w*\b|exit code [1-9]|\u2717|\u00d7 /i;
+const ERROR = /##\[error\]|\berror\b|^\s*not ok \d|\bERR!|\bfailed\b|\bFAIL(?:ED)?\b|\bexception\b|\bpanic:|\btraceback\b|\bassert(?:ion)?\w*\b|exit code [1-9]|\u2717|\u00d7 /i;
 const NOISE = /^\s*(?:at |##\[group\]|##\[endgroup\])|0 errors?|errors?: 0|--fail-fast|continue-on-error|set -e/i;
 
 const byStep = new Map();

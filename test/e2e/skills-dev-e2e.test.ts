@@ -1,0 +1,407 @@
+/**
+ * Bundled software-development and github skills, followed end to end through the built CLI. The
+ * fake LLM plays an agent that loads the skill with skill_view and then runs the commands the
+ * skill's Procedure gives: each command is taken from the skill_view result (the skill's folder
+ * and its SKILL.md text), so a skill whose instructions or script paths are wrong fails here. Each
+ * test works on a real fixture in a temporary directory and checks the outcome on disk or in the
+ * answer.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
+import { type RecordedRequest, reply, type ScriptedReply } from "../support/fake-llm.js";
+import { useFakeLlm } from "../support/fake-llm-per-file.js";
+
+const llm = useFakeLlm();
+afterEach(() => {
+  llm.respondWith(undefined);
+});
+
+type ChatMessage = { role: string; content: string | null };
+const messagesOf = (request: RecordedRequest) => (request.body as { messages: ChatMessage[] }).messages;
+
+/** What skill_view showed: the skill's folder and its SKILL.md text. */
+interface SkillView {
+  folder: string;
+  body: string;
+}
+
+function parseView(result: string): SkillView {
+  const folder = /^Folder: (.+)$/m.exec(result)?.[1];
+  const at = result.indexOf("SKILL.md:\n");
+  if (!folder || at < 0) throw new Error(`skill_view did not return a skill: ${result.slice(0, 300)}`);
+  return { folder, body: result.slice(at + "SKILL.md:\n".length) };
+}
+
+/**
+ * The first inline command in the skill's text that mentions `needle` (and `also`, when given),
+ * with `<skill folder>` and the given placeholders filled in. Throws when the skill has no such
+ * command or a placeholder is left, so a skill that changed its instructions fails the test.
+ */
+function commandIn(
+  view: SkillView,
+  needle: string,
+  fill: Record<string, string> = {},
+  also?: string,
+): string {
+  const spans = [...view.body.matchAll(/`([^`\n]+)`/g)].map((m) => m[1] ?? "");
+  const found = spans.find((s) => s.includes(needle) && (also === undefined || s.includes(also)));
+  if (!found) throw new Error(`the skill gives no command with "${needle}"${also ? ` and "${also}"` : ""}`);
+  let command = found.replaceAll("<skill folder>", view.folder);
+  for (const [key, value] of Object.entries(fill)) command = command.replaceAll(key, value);
+  const left = /<[a-z][\w -]*>/.exec(command);
+  if (left) throw new Error(`placeholder ${left[0]} left in "${command}"`);
+  return command;
+}
+
+interface StepContext {
+  view: SkillView;
+  /** Results of the tool calls after skill_view, in order. */
+  results: string[];
+  last: string;
+}
+type Step = (ctx: StepContext) => ScriptedReply;
+
+/** Scripts the fake LLM: skill_view(skill) first, then one step per model turn. */
+function followSkill(skill: string, steps: Step[]): void {
+  llm.respondWith((request) => {
+    const tools = messagesOf(request)
+      .filter((m) => m.role === "tool")
+      .map((m) => m.content ?? "");
+    if (tools.length === 0) return reply().toolCall("skill_view", { name: skill });
+    const view = parseView(tools[0] ?? "");
+    const step = steps[tools.length - 1];
+    if (!step) return reply().text("The script of this test ran out of steps.");
+    const results = tools.slice(1);
+    return step({ view, results, last: results.at(-1) ?? "" });
+  });
+}
+
+const terminal = (command: string) => reply().toolCall("terminal", { command, timeout: 60 });
+
+function setup(): { home: string; cwd: string } {
+  const h = tempHome();
+  writeFileSync(join(h.home, "config.yaml"), fakeProviderConfig(llm.url));
+  return h;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+}
+
+function initRepo(cwd: string): void {
+  git(cwd, "init", "-q", "-b", "main");
+  git(cwd, "config", "user.email", "dev@example.com");
+  git(cwd, "config", "user.name", "Dev");
+  git(cwd, "config", "commit.gpgsign", "false");
+}
+
+function commitFile(cwd: string, path: string, content: string, message: string): string {
+  mkdirSync(join(cwd, path, ".."), { recursive: true });
+  writeFileSync(join(cwd, path), content);
+  git(cwd, "add", path);
+  git(cwd, "commit", "-q", "-m", message);
+  return git(cwd, "rev-parse", "HEAD");
+}
+
+async function run(h: { home: string; cwd: string }, prompt: string) {
+  const result = await runHermes(["-z", prompt], { ...h, timeoutMs: 40_000 });
+  expect(result.code, result.stderr).toBe(0);
+  return result;
+}
+
+describe("git-bisect", () => {
+  it("finds the commit that broke the test and leaves the repository as it was", async () => {
+    const h = setup();
+    initRepo(h.cwd);
+    const slug = (body: string) => `export function slugify(s) {\n  return ${body};\n}\n`;
+    commitFile(h.cwd, "src/slug.mjs", slug(`s.trim().toLowerCase().replace(/\\s+/g, "-")`), "Add slugify");
+    commitFile(
+      h.cwd,
+      "test/slug.test.mjs",
+      'import test from "node:test";\nimport assert from "node:assert/strict";\nimport { slugify } from "../src/slug.mjs";\n' +
+        'test("slugs", () => assert.equal(slugify("  Hello World! "), "hello-world"));\n',
+      "Test slugify",
+    );
+    commitFile(
+      h.cwd,
+      "src/slug.mjs",
+      slug(`s.trim().toLowerCase().replace(/[\\s]+/g, "-").replace(/!/g, "")`),
+      "Drop exclamation marks",
+    );
+    git(h.cwd, "tag", "v1.0");
+    commitFile(h.cwd, "README.md", "# slug\n", "Add README");
+    commitFile(h.cwd, "CHANGELOG.md", "## 1.0\n", "Add changelog");
+    const bad = commitFile(
+      h.cwd,
+      "src/slug.mjs",
+      slug(`s.trim().replace(/[^a-z\\s]/g, "").toLowerCase().replace(/\\s+/g, "-")`),
+      "Strip punctuation generally",
+    );
+    commitFile(h.cwd, "README.md", "# slug\n\nMakes slugs.\n", "Describe the package");
+    commitFile(h.cwd, "package.json", '{ "name": "slug", "version": "1.1.0" }\n', "Bump version");
+    const head = git(h.cwd, "rev-parse", "HEAD");
+
+    followSkill("git-bisect", [
+      ({ view }) =>
+        terminal(
+          commandIn(view, "scripts/bisect.mjs", {
+            "<good-ref>": "v1.0",
+            "<check command>": "node --test test/slug.test.mjs",
+          }),
+        ),
+      ({ last }) => {
+        const line = /First bad commit: [0-9a-f]{40} .*/.exec(last)?.[0] ?? "no culprit found";
+        return reply().text(line);
+      },
+    ]);
+    const result = await run(h, "slugify broke after v1.0; find the commit");
+    expect(result.stdout).toContain(`First bad commit: ${bad} Strip punctuation generally`);
+    expect(existsSync(join(h.cwd, ".git", "BISECT_START"))).toBe(false);
+    expect(git(h.cwd, "rev-parse", "HEAD")).toBe(head);
+    expect(git(h.cwd, "rev-parse", "--abbrev-ref", "HEAD")).toBe("main");
+  });
+});
+
+describe("release-notes", () => {
+  it("writes notes for the range between two tags, grouped by kind with breaking changes first", async () => {
+    const h = setup();
+    initRepo(h.cwd);
+    commitFile(h.cwd, "a.txt", "1\n", "chore: initial import");
+    git(h.cwd, "tag", "v0.1.0");
+    commitFile(h.cwd, "a.txt", "2\n", "feat(api): add /health endpoint");
+    commitFile(h.cwd, "a.txt", "3\n", "fix: handle an empty request body");
+    commitFile(h.cwd, "a.txt", "4\n", "docs: explain the configuration file");
+    commitFile(h.cwd, "a.txt", "5\n", "feat!: drop support for Node 18");
+    commitFile(h.cwd, "a.txt", "6\n", "Tidy up the build script");
+    git(h.cwd, "tag", "v0.2.0");
+    commitFile(h.cwd, "a.txt", "7\n", "feat: something not yet released");
+
+    followSkill("release-notes", [
+      ({ view }) =>
+        terminal(
+          `${commandIn(view, "scripts/release-notes.mjs", {
+            "<from>": "v0.1.0",
+            "<to>": "v0.2.0",
+            "<name>": "v0.2.0",
+          })} > RELEASE_NOTES.md`,
+        ),
+      () => reply().toolCall("read_file", { path: "RELEASE_NOTES.md" }),
+      () => reply().text("Draft notes are in RELEASE_NOTES.md."),
+    ]);
+    await run(h, "draft release notes for v0.2.0");
+    const notes = readFileSync(join(h.cwd, "RELEASE_NOTES.md"), "utf8");
+    const section = (title: string) => notes.split(`### ${title}\n`)[1]?.split("### ")[0] ?? "";
+    expect(notes.startsWith("## v0.2.0\n")).toBe(true);
+    expect(notes.indexOf("### Breaking changes")).toBeLessThan(notes.indexOf("### Features"));
+    expect(section("Breaking changes")).toContain("drop support for Node 18");
+    expect(section("Features")).toContain("**api:** add /health endpoint");
+    expect(section("Features")).not.toContain("Node 18");
+    expect(section("Bug fixes")).toContain("handle an empty request body");
+    expect(section("Documentation")).toContain("explain the configuration file");
+    expect(section("Other changes")).toContain("Tidy up the build script");
+    expect(notes).not.toContain("not yet released");
+    expect(notes).not.toContain("initial import");
+  });
+});
+
+describe("test-suite-triage", () => {
+  it("groups the failures by cause, and after the first cause is fixed only the other group is left", async () => {
+    const h = setup();
+    const cart = [
+      "const normalize = (items) => items.map((i) => i.toJSON());",
+      "export const total = (items) => normalize(items).reduce((s, i) => s + i.price * i.qty, 0);",
+      "export const count = (items) => normalize(items).reduce((s, i) => s + i.qty, 0);",
+      "export const cheapest = (items) => normalize(items).sort((a, b) => a.price - b.price)[0];",
+      "export const discounted = (amount, percent) => Math.round(amount * (1 - percent));",
+      "",
+    ].join("\n");
+    mkdirSync(join(h.cwd, "src"));
+    mkdirSync(join(h.cwd, "test"));
+    writeFileSync(join(h.cwd, "src", "cart.mjs"), cart);
+    writeFileSync(
+      join(h.cwd, "test", "cart.test.mjs"),
+      [
+        'import test from "node:test";',
+        'import assert from "node:assert/strict";',
+        'import { cheapest, count, discounted, total } from "../src/cart.mjs";',
+        "const items = [{ price: 300, qty: 2 }, { price: 150, qty: 1 }];",
+        'test("total", () => assert.equal(total(items), 750));',
+        'test("count", () => assert.equal(count(items), 3));',
+        'test("cheapest", () => assert.equal(cheapest(items).price, 150));',
+        'test("discount of 10 percent", () => assert.equal(discounted(1000, 10), 900));',
+        "",
+      ].join("\n"),
+    );
+    const report = join(h.cwd, "report.xml");
+    const here = (command: string) => command.replaceAll("/tmp/report.xml", report);
+    const runSuite: Step = ({ view }) => terminal(here(commandIn(view, "node --test --test-reporter=junit")));
+    const group: Step = ({ view }) => terminal(here(commandIn(view, "scripts/group-failures.mjs")));
+
+    followSkill("test-suite-triage", [
+      runSuite,
+      group,
+      () => reply().toolCall("read_file", { path: "src/cart.mjs" }),
+      () =>
+        reply().toolCall("patch", {
+          mode: "replace",
+          path: "src/cart.mjs",
+          old_string: "items.map((i) => i.toJSON())",
+          new_string: "items.map((i) => ({ ...i }))",
+        }),
+      runSuite,
+      group,
+      ({ results }) => reply().text(`Before:\n${results[1]}\nAfter:\n${results.at(-1)}`),
+    ]);
+    const result = await run(h, "the cart tests are red, sort it out");
+    const [before = "", after = ""] = result.stdout.split("After:");
+    expect(before).toMatch(/4 failing tests in 2 groups \(format: junit\)/);
+    expect(before).toMatch(/1\. \[3 tests\] [^\n]*toJSON is not a function/);
+    expect(before).toMatch(/2\. \[1 test\][\s\S]*discount of 10 percent/);
+    expect(after).toMatch(/1 failing test in 1 group/);
+    expect(after).toContain("discount of 10 percent");
+    expect(after).not.toContain("toJSON");
+    // The fix is on disk: only the discount test fails when the suite runs again.
+    const rerun = spawnSync(process.execPath, ["--test", "test/cart.test.mjs"], {
+      cwd: h.cwd,
+      encoding: "utf8",
+    });
+    expect(rerun.stdout).toMatch(/# pass 3\n# fail 1/);
+  });
+});
+
+describe("merge-conflicts", () => {
+  it("lists the conflict, resolves it keeping both sides, checks for markers and commits the merge", async () => {
+    const h = setup();
+    initRepo(h.cwd);
+    const settings = (port: string, level: string) =>
+      `port = ${port}\nhost = "0.0.0.0"\nlog_level = "${level}"\n`;
+    commitFile(h.cwd, "settings.toml", settings("8080", "info"), "Add settings");
+    git(h.cwd, "switch", "-q", "-c", "feature");
+    commitFile(
+      h.cwd,
+      "settings.toml",
+      `port = 8080\nhost = "0.0.0.0"\nlog_level = "debug"\n`,
+      "Debug logging",
+    );
+    git(h.cwd, "switch", "-q", "main");
+    commitFile(
+      h.cwd,
+      "settings.toml",
+      `port = 9090\nhost = "127.0.0.1"\nlog_level = "info"\n`,
+      "Move to 9090 on loopback",
+    );
+    const resolved = `port = 9090\nhost = "127.0.0.1"\nlog_level = "debug"\n`;
+
+    followSkill("merge-conflicts", [
+      () => terminal("git merge feature"),
+      ({ view }) => terminal(commandIn(view, "scripts/list-conflicts.mjs")),
+      () => reply().toolCall("read_file", { path: "settings.toml" }),
+      () => reply().toolCall("write_file", { path: "settings.toml", content: resolved }),
+      () => terminal("git add settings.toml"),
+      ({ view }) => terminal(commandIn(view, "scripts/list-conflicts.mjs", {}, "--check")),
+      ({ view }) => terminal(commandIn(view, "git commit --no-edit")),
+      ({ results }) => reply().text(`Listed:\n${results[1]}\nChecked:\n${results[5]}`),
+    ]);
+    const result = await run(h, "merge the feature branch into main");
+    expect(result.stdout).toContain("Operation in progress: merge");
+    expect(result.stdout).toMatch(/1 conflicted file:\n- settings\.toml: 1 block at lines \d+-\d+/);
+    expect(result.stdout).toContain("No conflict markers and nothing unmerged.");
+    expect(readFileSync(join(h.cwd, "settings.toml"), "utf8")).toBe(resolved);
+    expect(git(h.cwd, "rev-list", "--parents", "-n", "1", "HEAD").split(" ")).toHaveLength(3);
+    expect(git(h.cwd, "status", "--porcelain")).toBe("");
+    expect(git(h.cwd, "log", "-1", "--format=%s")).toBe("Merge branch 'feature'");
+  });
+});
+
+describe("commit-hygiene", () => {
+  it("stages one hunk of a file without a terminal and commits only that change", async () => {
+    const h = setup();
+    initRepo(h.cwd);
+    const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`);
+    commitFile(h.cwd, "notes.txt", `${lines.join("\n")}\n`, "Add notes");
+    const edited = [...lines];
+    edited[2] = "line 3, reworded";
+    edited[34] = "line 35, fixed typo";
+    writeFileSync(join(h.cwd, "notes.txt"), `${edited.join("\n")}\n`);
+
+    followSkill("commit-hygiene", [
+      ({ view }) => terminal(commandIn(view, "scripts/stage-hunks.mjs", { "<file>": "notes.txt" })),
+      ({ view, last }) => {
+        // Pick the hunk that holds the typo fix, by reading the listing.
+        const hunk = /--- hunk (\d+) of \d+:[^\n]*\n(?:\s+[-+][^\n]*\n)*?\s+\+line 35, fixed typo/.exec(
+          last,
+        )?.[1];
+        return terminal(
+          commandIn(
+            view,
+            "scripts/stage-hunks.mjs",
+            { "<file>": "notes.txt", "1,3": hunk ?? "none" },
+            "--stage",
+          ),
+        );
+      },
+      () => terminal(`git commit -m "Fix typo in line 35"`),
+      () => reply().text("Committed the typo fix alone."),
+    ]);
+    await run(h, "commit just the typo fix");
+    const committed = git(h.cwd, "show", "--format=%s", "HEAD");
+    expect(committed).toContain("Fix typo in line 35");
+    expect(committed).toContain("+line 35, fixed typo");
+    expect(committed).not.toContain("reworded");
+    expect(git(h.cwd, "diff")).toContain("+line 3, reworded");
+  });
+});
+
+describe("github-ci-failures", () => {
+  it("saves the failed steps' log with gh and cuts it down to the failing test", async () => {
+    const h = setup();
+    // A stand-in `gh` on PATH that answers the two calls the skill makes, as the real CLI formats them.
+    const bin = join(h.home, "..", "bin");
+    mkdirSync(bin);
+    const log = [
+      "test\tSet up job\t2026-11-20T10:00:00.0000000Z Current runner version: '2.320.0'",
+      ...Array.from(
+        { length: 200 },
+        (_, i) => `test\tRun npm test\t2026-11-20T10:01:00.${i}Z ok ${i + 1} - case ${i + 1}`,
+      ),
+      "test\tRun npm test\t2026-11-20T10:01:05.1000000Z not ok 201 - parses ISO dates",
+      "test\tRun npm test\t2026-11-20T10:01:05.2000000Z AssertionError: expected '2026-01-02' to equal '2026-01-01'",
+      "test\tRun npm test\t2026-11-20T10:01:06.1000000Z ##[error]Process completed with exit code 1.",
+    ].join("\n");
+    writeFileSync(join(bin, "ci.log"), `${log}\n`);
+    writeFileSync(
+      join(bin, "gh"),
+      `#!/bin/sh\ncase "$*" in\n  "run list"*) printf 'X\\tparse dates\\tci\\tmain\\tpush\\t4242\\t1m\\t2026-11-20\\n' ;;\n` +
+        `  "run view 4242 --log-failed") cat "${join(bin, "ci.log")}" ;;\n  *) echo "gh stand-in: unexpected: $*" >&2; exit 1 ;;\nesac\n`,
+    );
+    chmodSync(join(bin, "gh"), 0o755);
+    const saved = join(h.cwd, "ci.log");
+
+    followSkill("github-ci-failures", [
+      ({ view }) => terminal(commandIn(view, "gh run list --branch", { "<branch>": "main" })),
+      ({ view, last }) =>
+        terminal(
+          commandIn(view, "--log-failed > /tmp/ci.log", {
+            "<run-id>": /\t(\d+)\t/.exec(last)?.[1] ?? "unknown",
+            "/tmp/ci.log": saved,
+          }),
+        ),
+      ({ view }) => terminal(commandIn(view, "scripts/ci-log-errors.mjs", { "/tmp/ci.log": saved })),
+      ({ last }) => reply().text(last),
+    ]);
+    const result = await runHermes(["-z", "why is CI red on main?"], {
+      ...h,
+      env: { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` },
+      timeoutMs: 40_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(saved, "utf8")).toBe(`${log}\n`);
+    expect(result.stdout).toContain("== test / Run npm test");
+    expect(result.stdout).toContain("> AssertionError: expected '2026-01-02' to equal '2026-01-01'");
+    expect(result.stdout).toContain("> not ok 201 - parses ISO dates");
+    expect(result.stdout).not.toContain("case 17");
+  });
+});

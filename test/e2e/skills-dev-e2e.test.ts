@@ -8,8 +8,9 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { skillDirsUnder } from "../../src/knowledge/skills/lint.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type RecordedRequest, reply, type ScriptedReply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
@@ -106,10 +107,38 @@ function commitFile(cwd: string, path: string, content: string, message: string)
   return git(cwd, "rev-parse", "HEAD");
 }
 
-async function run(h: { home: string; cwd: string }, prompt: string) {
-  const result = await runHermes(["-z", prompt], { ...h, timeoutMs: 40_000 });
+async function run(h: { home: string; cwd: string }, prompt: string, env?: Record<string, string>) {
+  const result = await runHermes(["-z", prompt], { ...h, env, timeoutMs: 40_000 });
   expect(result.code, result.stderr).toBe(0);
   return result;
+}
+
+/**
+ * A stand-in for a command-line tool on PATH (gh, npm) that answers the calls a skill makes with
+ * recorded output, the way the real tool prints it, and fails loudly on anything else.
+ */
+function standIn(
+  h: { home: string },
+  name: string,
+  answers: Array<{ args: string; output: string; exit?: number }>,
+): Record<string, string> {
+  const bin = join(h.home, "..", "bin");
+  mkdirSync(bin, { recursive: true });
+  const cases = answers.map((a, i) => {
+    writeFileSync(join(bin, `${name}-${i}.out`), a.output);
+    return `  "${a.args}") cat "${join(bin, `${name}-${i}.out`)}"; exit ${a.exit ?? 0} ;;`;
+  });
+  const script = [
+    "#!/bin/sh",
+    'case "$*" in',
+    ...cases,
+    `  *) echo "${name} stand-in: unexpected arguments: $*" >&2; exit 3 ;;`,
+    "esac",
+    "",
+  ];
+  writeFileSync(join(bin, name), script.join("\n"));
+  chmodSync(join(bin, name), 0o755);
+  return { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` };
 }
 
 describe("git-bisect", () => {
@@ -358,9 +387,6 @@ describe("commit-hygiene", () => {
 describe("github-ci-failures", () => {
   it("saves the failed steps' log with gh and cuts it down to the failing test", async () => {
     const h = setup();
-    // A stand-in `gh` on PATH that answers the two calls the skill makes, as the real CLI formats them.
-    const bin = join(h.home, "..", "bin");
-    mkdirSync(bin);
     const log = [
       "test\tSet up job\t2026-11-20T10:00:00.0000000Z Current runner version: '2.320.0'",
       ...Array.from(
@@ -371,13 +397,13 @@ describe("github-ci-failures", () => {
       "test\tRun npm test\t2026-11-20T10:01:05.2000000Z AssertionError: expected '2026-01-02' to equal '2026-01-01'",
       "test\tRun npm test\t2026-11-20T10:01:06.1000000Z ##[error]Process completed with exit code 1.",
     ].join("\n");
-    writeFileSync(join(bin, "ci.log"), `${log}\n`);
-    writeFileSync(
-      join(bin, "gh"),
-      `#!/bin/sh\ncase "$*" in\n  "run list"*) printf 'X\\tparse dates\\tci\\tmain\\tpush\\t4242\\t1m\\t2026-11-20\\n' ;;\n` +
-        `  "run view 4242 --log-failed") cat "${join(bin, "ci.log")}" ;;\n  *) echo "gh stand-in: unexpected: $*" >&2; exit 1 ;;\nesac\n`,
-    );
-    chmodSync(join(bin, "gh"), 0o755);
+    const env = standIn(h, "gh", [
+      {
+        args: "run list --branch main --limit 5",
+        output: "X\tparse dates\tci\tmain\tpush\t4242\t1m\t2026-11-20\n",
+      },
+      { args: "run view 4242 --log-failed", output: `${log}\n` },
+    ]);
     const saved = join(h.cwd, "ci.log");
 
     followSkill("github-ci-failures", [
@@ -392,16 +418,139 @@ describe("github-ci-failures", () => {
       ({ view }) => terminal(commandIn(view, "scripts/ci-log-errors.mjs", { "/tmp/ci.log": saved })),
       ({ last }) => reply().text(last),
     ]);
-    const result = await runHermes(["-z", "why is CI red on main?"], {
-      ...h,
-      env: { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` },
-      timeoutMs: 40_000,
-    });
-    expect(result.code, result.stderr).toBe(0);
+    const result = await run(h, "why is CI red on main?", env);
     expect(readFileSync(saved, "utf8")).toBe(`${log}\n`);
     expect(result.stdout).toContain("== test / Run npm test");
     expect(result.stdout).toContain("> AssertionError: expected '2026-01-02' to equal '2026-01-01'");
     expect(result.stdout).toContain("> not ok 201 - parses ISO dates");
     expect(result.stdout).not.toContain("case 17");
+  });
+});
+
+describe("dependency-upgrades", () => {
+  it("turns npm outdated into a plan: patch bumps first, majors (and 0.x minors) one at a time", async () => {
+    const h = setup();
+    const outdated = {
+      vitest: { current: "1.6.0", wanted: "1.6.1", latest: "2.1.0", type: "devDependencies" },
+      yaml: { current: "2.4.1", wanted: "2.4.5", latest: "2.4.5", type: "dependencies" },
+      commander: { current: "12.0.0", wanted: "12.1.0", latest: "12.1.0", type: "dependencies" },
+      zod: { current: "0.9.0", wanted: "0.9.0", latest: "0.10.0", type: "dependencies" },
+    };
+    // npm outdated exits 1 when something is outdated, as the skill warns.
+    const env = standIn(h, "npm", [{ args: "outdated --json", output: JSON.stringify(outdated), exit: 1 }]);
+    const saved = join(h.cwd, "outdated.json");
+    followSkill("dependency-upgrades", [
+      ({ view }) => terminal(commandIn(view, "npm outdated --json >", { "/tmp/outdated.json": saved })),
+      ({ view }) =>
+        terminal(commandIn(view, "scripts/outdated-summary.mjs", { "/tmp/outdated.json": saved })),
+      ({ last }) => reply().text(last),
+    ]);
+    const result = await run(h, "what should we upgrade?", env);
+    const out = result.stdout;
+    expect(out).toContain("4 outdated packages");
+    const patch = out.indexOf("Patch");
+    const minor = out.indexOf("Minor");
+    const major = out.indexOf("Major");
+    expect(patch).toBeGreaterThanOrEqual(0);
+    expect(patch).toBeLessThan(minor);
+    expect(minor).toBeLessThan(major);
+    expect(out.slice(patch, minor)).toContain("yaml  2.4.1 -> 2.4.5");
+    expect(out.slice(minor, major)).toContain("commander  12.0.0 -> 12.1.0");
+    expect(out.slice(major)).toContain("vitest  1.6.0 -> 2.1.0  (dev, range allows 1.6.1)");
+    expect(out.slice(major)).toContain("zod  0.9.0 -> 0.10.0");
+  });
+});
+
+describe("security-dependency-audit", () => {
+  it("summarises npm audit worst first with direct/transitive and the available fix", async () => {
+    const h = setup();
+    const audit = {
+      auditReportVersion: 2,
+      vulnerabilities: {
+        mkdirp: {
+          severity: "low",
+          isDirect: true,
+          via: ["minimist"],
+          range: "0.4.1 - 0.5.1",
+          fixAvailable: { name: "mkdirp", version: "1.0.4", isSemVerMajor: true },
+        },
+        minimist: {
+          severity: "critical",
+          isDirect: false,
+          via: [
+            {
+              title: "Prototype Pollution in minimist",
+              url: "https://github.com/advisories/GHSA-xvch-5gv4-984h",
+            },
+          ],
+          range: "<0.2.4",
+          fixAvailable: true,
+        },
+      },
+    };
+    const env = standIn(h, "npm", [{ args: "audit --json", output: JSON.stringify(audit), exit: 1 }]);
+    const saved = join(h.cwd, "audit.json");
+    followSkill("security-dependency-audit", [
+      ({ view }) => terminal(commandIn(view, "npm audit --json >", { "/tmp/audit.json": saved })),
+      ({ view }) => terminal(commandIn(view, "scripts/audit-summary.mjs", { "/tmp/audit.json": saved })),
+      ({ last }) => reply().text(last),
+    ]);
+    const out = (await run(h, "are our dependencies safe?", env)).stdout;
+    expect(out).toContain("2 vulnerable packages: 1 critical, 1 low");
+    expect(out.indexOf("[critical] minimist <0.2.4, transitive")).toBeLessThan(out.indexOf("[low] mkdirp"));
+    expect(out).toContain("Prototype Pollution in minimist");
+    expect(out).toContain("fix: mkdirp@1.0.4 (major upgrade)");
+  });
+});
+
+describe("codebase-onboarding", () => {
+  it("maps a repository: scripts, docs, tests and the most changed files", async () => {
+    const h = setup();
+    initRepo(h.cwd);
+    const scripts = { test: "node --test", build: "tsc -p ." };
+    commitFile(
+      h.cwd,
+      "package.json",
+      JSON.stringify({ name: "inventory", main: "src/index.js", scripts }),
+      "Init",
+    );
+    commitFile(h.cwd, "README.md", "# Inventory\n", "Readme");
+    commitFile(h.cwd, "src/index.js", "export const a = 1;\n", "Entry");
+    for (let i = 2; i < 5; i++) commitFile(h.cwd, "src/stock.js", `export const n = ${i};\n`, `Stock ${i}`);
+    commitFile(h.cwd, "test/stock.test.js", "// tests\n", "Tests");
+    followSkill("codebase-onboarding", [
+      ({ view }) => terminal(commandIn(view, "scripts/repo-map.mjs", { "<repo dir>": "." })),
+      ({ last }) => reply().text(last),
+    ]);
+    const out = (await run(h, "I'm new to this repo, give me the lay of the land")).stdout;
+    expect(out).toContain("package.json: inventory, main src/index.js");
+    expect(out).toContain("npm run test: node --test");
+    expect(out).toMatch(/## Docs to read first\n- README\.md/);
+    expect(out).toMatch(/1 test files\n- test\/ \(1\)/);
+    expect(out).toMatch(/## Most changed files[^\n]*\n- src\/stock\.js \(3\)/);
+  });
+});
+
+describe("every bundled skill", () => {
+  it("loads through skill_view with its Procedure and Verification sections", async () => {
+    const h = setup();
+    const names = skillDirsUnder(join(import.meta.dirname, "../../skills")).map((s) => basename(s.dir));
+    expect(names.length).toBeGreaterThanOrEqual(19);
+    llm.respondWith((request) => {
+      if (messagesOf(request).some((m) => m.role === "tool")) return reply().text("read them all");
+      const calls = reply();
+      for (const name of names) calls.toolCall("skill_view", { name });
+      return calls;
+    });
+    await run(h, "read every skill");
+    const results = messagesOf(llm.chatRequests.at(-1) as RecordedRequest)
+      .filter((m) => m.role === "tool")
+      .map((m) => m.content ?? "");
+    expect(results).toHaveLength(names.length);
+    names.forEach((name, i) => {
+      expect(results[i]).toContain(`Skill "${name}"`);
+      expect(results[i]).toMatch(/^##\s+Procedure/m);
+      expect(results[i]).toMatch(/^##\s+Verification/m);
+    });
   });
 });

@@ -79,13 +79,25 @@ if (unmerged.length === 0) {
 console.log(`\n${unmerged.length} conflicted file${unmerged.length === 1 ? "" : "s"}:`);
 for (const file of unmerged) {
   const path = join(top, file);
+  // Index stages of the file: 1 base, 2 ours, 3 theirs. A missing 2 or 3 means that side deleted it.
+  const stages = new Set(
+    (git(["ls-files", "-u", "--", file]) ?? "")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.split(/\s+/)[2]),
+  );
+  const deletedBy = !stages.has("2") ? "ours" : !stages.has("3") ? "theirs" : undefined;
+  if (deletedBy) {
+    console.log(`- ${file}: deleted by ${deletedBy}, changed by the other side (keep it: git add ${file}; drop it: git rm ${file})`);
+    continue;
+  }
   if (!existsSync(path)) {
-    console.log(`- ${file}: deleted on one side (decide: git rm ${file}, or git add ${file} to keep it)`);
+    console.log(`- ${file}: missing from the working tree (restore a side with git checkout --ours or --theirs)`);
     continue;
   }
   const found = blocks(readFileSync(path, "utf8"));
   const where = found.map((b) => `${b.start}-${b.end}`).join(", ");
-  console.log(`- ${file}: ${found.length} block${found.length === 1 ? "" : "s"}${where ? ` at lines ${where}` : " (no markers: binary or both sides added)"}`);
+  console.log(`- ${file}: ${found.length} block${found.length === 1 ? "" : "s"}${where ? ` at lines ${where}` : " (no markers: a binary file, or both sides added it)"}`);
 }
 console.log("\nSee each side whole: git show :2:<file> (ours), git show :3:<file> (theirs), git show :1:<file> (base).");
 process.exit(1);

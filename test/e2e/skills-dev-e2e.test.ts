@@ -115,7 +115,9 @@ async function run(h: { home: string; cwd: string }, prompt: string, env?: Recor
 
 /**
  * A stand-in for a command-line tool on PATH (gh, npm) that answers the calls a skill makes with
- * recorded output, the way the real tool prints it, and fails loudly on anything else.
+ * recorded output, the way the real tool prints it, and fails loudly on anything else. `args`
+ * ending in `*` matches any arguments that start with the rest. Every call is appended to
+ * `<bin>/<name>.calls`.
  */
 function standIn(
   h: { home: string },
@@ -126,10 +128,12 @@ function standIn(
   mkdirSync(bin, { recursive: true });
   const cases = answers.map((a, i) => {
     writeFileSync(join(bin, `${name}-${i}.out`), a.output);
-    return `  "${a.args}") cat "${join(bin, `${name}-${i}.out`)}"; exit ${a.exit ?? 0} ;;`;
+    const pattern = a.args.endsWith("*") ? `"${a.args.slice(0, -1)}"*` : `"${a.args}"`;
+    return `  ${pattern}) cat "${join(bin, `${name}-${i}.out`)}"; exit ${a.exit ?? 0} ;;`;
   });
   const script = [
     "#!/bin/sh",
+    `echo "$*" >> "${join(bin, `${name}.calls`)}"`,
     'case "$*" in',
     ...cases,
     `  *) echo "${name} stand-in: unexpected arguments: $*" >&2; exit 3 ;;`,
@@ -552,5 +556,77 @@ describe("every bundled skill", () => {
       expect(results[i]).toMatch(/^##\s+Procedure/m);
       expect(results[i]).toMatch(/^##\s+Verification/m);
     });
+  });
+});
+
+describe("github-pr-workflow", () => {
+  it("branches from the fetched base, pushes the topic branch and opens the PR with a filled-in body", async () => {
+    const h = setup();
+    const remote = join(h.home, "..", "origin.git");
+    git(h.home, "init", "-q", "--bare", "-b", "main", remote);
+    initRepo(h.cwd);
+    commitFile(h.cwd, "config.js", "export const load = (text) => JSON.parse(text);\n", "Config loader");
+    git(h.cwd, "remote", "add", "origin", remote);
+    git(h.cwd, "push", "-q", "-u", "origin", "main");
+    const mainBefore = git(remote, "rev-parse", "main");
+    const env = standIn(h, "gh", [
+      { args: "repo view --json defaultBranchRef -q .defaultBranchRef.name", output: "main\n" },
+      { args: "pr create *", output: "https://github.com/acme/config/pull/7\n" },
+    ]);
+    const bodyPath = join(h.cwd, "..", "pr-body.md");
+    const fill = { "<type>/<short-topic>": "fix/empty-config", "<default>": "main" };
+
+    followSkill("github-pr-workflow", [
+      ({ view }) => terminal(commandIn(view, "git fetch origin")),
+      ({ view }) => terminal(commandIn(view, "gh repo view --json defaultBranchRef")),
+      ({ view, last }) =>
+        terminal(
+          commandIn(
+            view,
+            "git switch -c",
+            { ...fill, "<default>": last.match(/^main$/m)?.[0] ?? "?" },
+            "origin/",
+          ),
+        ),
+      () =>
+        reply().toolCall("write_file", {
+          path: "config.js",
+          content: 'export const load = (text) => (text.trim() === "" ? {} : JSON.parse(text));\n',
+        }),
+      () => terminal('git commit -qam "Treat an empty config file as no settings"'),
+      ({ view }) => terminal(commandIn(view, "git push -u origin HEAD")),
+      () => reply().toolCall("skill_view", { name: "github-pr-workflow", file_path: "templates/pr-body.md" }),
+      ({ last }) => {
+        const body = last
+          .slice(last.indexOf("## What"))
+          .replace(/<!--[\s\S]*?-->/g, "")
+          .replace("## What\n", "## What\n\nAn empty config file no longer crashes the loader.\n")
+          .replace("`<test command>`", "`node --test`");
+        return reply().toolCall("write_file", { path: bodyPath, content: body });
+      },
+      ({ view }) =>
+        terminal(
+          commandIn(view, "gh pr create", {
+            ...fill,
+            "<imperative summary>": "Treat an empty config file as no settings",
+            "/tmp/pr-body.md": bodyPath,
+          }),
+        ),
+      ({ last }) => reply().text(`Opened ${last.match(/https:\/\/\S+/)?.[0] ?? "nothing"}`),
+    ]);
+    const result = await run(h, "open a PR for the empty config fix", env);
+    expect(result.stdout).toContain("Opened https://github.com/acme/config/pull/7");
+    expect(git(remote, "log", "-1", "--format=%s", "fix/empty-config")).toBe(
+      "Treat an empty config file as no settings",
+    );
+    expect(git(remote, "rev-parse", "main")).toBe(mainBefore);
+    const calls = readFileSync(join(h.home, "..", "bin", "gh.calls"), "utf8");
+    expect(calls).toContain(
+      `pr create --base main --title Treat an empty config file as no settings --body-file ${bodyPath}`,
+    );
+    const body = readFileSync(bodyPath, "utf8");
+    expect(body).toContain("An empty config file no longer crashes the loader.");
+    expect(body).toMatch(/## Why[\s\S]*## Testing\n[\s\S]*`node --test` passes/);
+    expect(body).not.toContain("<!--");
   });
 });

@@ -78,6 +78,37 @@ describe("group-failures.mjs", () => {
     );
   });
 
+  it("reads Jest-style JSON, including a file that failed to load", () => {
+    const report = {
+      testResults: [
+        {
+          name: "/repo/test/a.test.ts",
+          status: "failed",
+          assertionResults: [
+            {
+              fullName: "parse empty",
+              status: "failed",
+              failureMessages: ["TypeError: x is undefined\n    at parse (/repo/src/parse.ts:9:3)"],
+            },
+            { fullName: "parse one", status: "passed", failureMessages: [] },
+          ],
+        },
+        {
+          name: "/repo/test/b.test.ts",
+          status: "failed",
+          assertionResults: [],
+          message: "Error: Cannot find module './gone'",
+        },
+      ],
+    };
+    const r = node(GROUP, [], { input: JSON.stringify(report) });
+    expect(r.out).toContain("2 failing tests in 2 groups (format: jest-json)");
+    expect(r.out).toContain(
+      "[1 test] TypeError: x is undefined\n   at /repo/src/parse.ts:9\n   - parse empty",
+    );
+    expect(r.out).toContain("[1 test] Error: Cannot find module './gone'");
+  });
+
   it("puts failures that differ only in temp paths and hashes into one group", () => {
     const tap = [
       "not ok 1 - writes a",

@@ -2,8 +2,9 @@
 // Group a test run's failures by their error, biggest group first, so one root cause that breaks
 // twenty tests shows up as one line instead of twenty.
 // Usage: node group-failures.mjs [REPORT] [--json]      (REPORT defaults to stdin)
-// Reads JUnit XML (pytest --junitxml, vitest/jest junit reporters, node --test junit), TAP
-// (node --test, prove), pytest's "short test summary" lines and `go test` output.
+// Reads JUnit XML (pytest --junitxml, vitest/jest junit reporters, node --test junit), Jest-style
+// JSON (jest --json, vitest --reporter=json), TAP (node --test, prove), pytest's "short test
+// summary" lines and `go test` output.
 import { readFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
@@ -51,6 +52,25 @@ function fromJunit() {
     if (kind && /^\w*(?:Error|Exception)$/.test(kind) && !message.includes(kind)) message = `${kind}: ${message}`;
     const suite = attr(attrs, "classname");
     out.push({ test: suite ? `${suite} > ${attr(attrs, "name")}` : attr(attrs, "name"), message, where: locationIn(detail) });
+  }
+  return out;
+}
+
+function fromJestJson(report) {
+  const out = [];
+  for (const file of report.testResults ?? []) {
+    const results = file.assertionResults ?? file.testResults ?? [];
+    for (const t of results) {
+      if (t.status !== "failed") continue;
+      const detail = (t.failureMessages ?? []).join("\n");
+      const message = detail.split("\n").find((l) => l.trim()) ?? "failed";
+      out.push({ test: t.fullName || t.title, message: message.trim(), where: locationIn(detail) || file.name || "" });
+    }
+    // A file that failed to load has no test results, only a message.
+    if (results.length === 0 && file.status === "failed" && file.message) {
+      const first = file.message.split("\n").find((l) => l.trim()) ?? "failed to load";
+      out.push({ test: file.name, message: first.trim(), where: locationIn(file.message) });
+    }
   }
   return out;
 }
@@ -103,7 +123,14 @@ function fromGo() {
 
 let format;
 let failures;
-if (/<testcase\b/.test(text)) [format, failures] = ["junit", fromJunit()];
+let parsed;
+try {
+  parsed = JSON.parse(text);
+} catch {
+  parsed = undefined;
+}
+if (parsed && Array.isArray(parsed.testResults)) [format, failures] = ["jest-json", fromJestJson(parsed)];
+else if (/<testcase\b/.test(text)) [format, failures] = ["junit", fromJunit()];
 else if (/^\s*not ok \d+/m.test(text)) [format, failures] = ["tap", fromTap()];
 else if (/^(?:FAILED|ERROR) \S+::/m.test(text)) [format, failures] = ["pytest", fromPytest()];
 else if (/^\s*--- FAIL: /m.test(text)) [format, failures] = ["go", fromGo()];

@@ -207,6 +207,13 @@ describe("bisect.mjs", () => {
     expect(found.out).toContain(`First bad commit: ${bad} break it`);
     const never = node(BISECT, ["--good", "good", "--", "no-such-command-here"], { cwd: dir });
     expect(never.code).toBe(1);
+    expect(never.out).toContain("cannot run (exit 125 or command not found) at good");
+    // A check that never fails would otherwise blame the BAD ref itself.
+    const passes = node(BISECT, ["--good", "good", "--", "true"], { cwd: dir });
+    expect(passes.code).toBe(1);
+    expect(passes.out).toContain("The check passes at HEAD");
+    const alwaysFails = node(BISECT, ["--good", "good", "--", "false"], { cwd: dir });
+    expect(alwaysFails.out).toContain("The check fails at good as well");
     expect(existsSync(join(dir, ".git", "BISECT_START"))).toBe(false);
     expect(git(dir, "rev-parse", "--abbrev-ref", "HEAD")).toBe("main");
   });

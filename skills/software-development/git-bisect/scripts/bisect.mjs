@@ -52,6 +52,33 @@ for (const ref of [good, bad]) {
 
 const self = fileURLToPath(import.meta.url);
 const timeoutArgs = option("--timeout") ? ["--timeout", option("--timeout")] : [];
+
+// A check that passes at BAD or fails at GOOD would make bisect name a wrong commit with full
+// confidence, so both ends are tried first; the original checkout is restored afterwards.
+const home = git(["symbolic-ref", "-q", "--short", "HEAD"]).out || git(["rev-parse", "HEAD"]).out;
+function verdictAt(ref) {
+  if (!git(["checkout", "-q", "--detach", ref]).ok) fail(`cannot check out ${ref}`);
+  const r = spawnSync(process.execPath, [self, "--step", ...timeoutArgs, "--", command], {
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  return r.status;
+}
+let ends;
+try {
+  ends = { bad: verdictAt(bad), good: verdictAt(good) };
+} finally {
+  git(["checkout", "-q", home]);
+}
+if (ends.bad === 0) {
+  console.log(`The check passes at ${bad}, so there is no failure to bisect. Make it fail there first.`);
+  process.exit(1);
+}
+if (ends.good !== 0) {
+  const why = ends.good === 125 ? "cannot run (exit 125 or command not found)" : "fails";
+  console.log(`The check ${why} at ${good} as well; pick an older good ref or fix the check command.`);
+  process.exit(1);
+}
+
 let first;
 try {
   const start = git(["bisect", "start", bad, good]);

@@ -8,6 +8,8 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { skillDirsUnder } from "../../src/knowledge/skills/lint.js";
@@ -628,5 +630,62 @@ describe("github-pr-workflow", () => {
     expect(body).toContain("An empty config file no longer crashes the loader.");
     expect(body).toMatch(/## Why[\s\S]*## Testing\n[\s\S]*`node --test` passes/);
     expect(body).not.toContain("<!--");
+  });
+});
+
+describe("api-debugging", () => {
+  it("reproduces a rejected request with the skill's curl command, reads the body, and fixes the payload", async () => {
+    const h = setup();
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (d: Buffer) => (raw += d.toString("utf8")));
+      req.on("end", () => {
+        seen.push(`${req.method} ${req.url} ${req.headers["content-type"]} ${raw}`);
+        const body = JSON.parse(raw || "{}") as { name?: unknown; quantity?: unknown };
+        res.setHeader("content-type", "application/json");
+        res.setHeader("x-request-id", "req-42");
+        if (typeof body.quantity !== "number") {
+          res.writeHead(422);
+          res.end(JSON.stringify({ error: "validation failed", fields: { quantity: "must be a number" } }));
+          return;
+        }
+        res.writeHead(201);
+        res.end(JSON.stringify({ id: 7, ...body }));
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const curl: Step = ({ view }) =>
+        terminal(
+          `cd ${h.cwd} && ${commandIn(view, "curl -sS -i -X POST", { "https://api.example.com": base })}`,
+        );
+      followSkill("api-debugging", [
+        () =>
+          reply().toolCall("write_file", {
+            path: "body.json",
+            content: '{"name": "bolt", "quantity": "3"}\n',
+          }),
+        curl,
+        () =>
+          reply().toolCall("write_file", { path: "body.json", content: '{"name": "bolt", "quantity": 3}\n' }),
+        curl,
+        ({ results }) => reply().text(`First:\n${results[1]}\nSecond:\n${results[3]}`),
+      ]);
+      const out = (await run(h, "POST /v1/items keeps failing, why?")).stdout;
+      const [first = "", second = ""] = out.split("Second:");
+      expect(first).toMatch(/HTTP\/1\.1 422/);
+      expect(first).toContain("x-request-id: req-42");
+      expect(first).toContain('"quantity":"must be a number"');
+      expect(second).toMatch(/HTTP\/1\.1 201/);
+      expect(second).toContain('"id":7');
+      expect(seen).toEqual([
+        'POST /v1/items application/json {"name": "bolt", "quantity": "3"}',
+        'POST /v1/items application/json {"name": "bolt", "quantity": 3}',
+      ]);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -52,7 +52,8 @@ if (wanted === undefined) {
     for (const l of body.slice(0, 12)) console.log(`  ${l}`);
     if (body.length > 12) console.log(`  … ${body.length - 12} more changed lines`);
   });
-  console.log(`\nStage some with: node stage-hunks.mjs ${file} --stage 1,2${context !== 3 ? ` --context ${context}` : ""}`);
+  const example = hunks.length > 1 ? "1,2" : "1";
+  console.log(`\nStage some with: node stage-hunks.mjs ${file} --stage ${example}${context !== 3 ? ` --context ${context}` : ""}`);
   process.exit(0);
 }
 

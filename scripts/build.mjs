@@ -130,6 +130,13 @@ await Promise.all([
   }),
 ]);
 
+// `hermes --help` when stdout is not a terminal (bin/hermes): the help commander prints there,
+// rendered once now (80 columns, no colour) so that a start writes it without running any bundle.
+writeFileSync(
+  "dist/cli/help.txt",
+  execFileSync(process.execPath, ["dist/cli/help.cjs"], { stdio: ["ignore", "pipe", "inherit"] }),
+);
+
 // V8 keeps a script's source in memory as long as the script lives: one non-ASCII character turns
 // the whole 2 MB bundle into a two-byte string (4 MB). esbuild escapes strings and templates but
 // not regular expression literals, so write those with \u escapes; this says where one slipped in.

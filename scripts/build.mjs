@@ -4,101 +4,31 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { bundleProblems, bundleReport } from "./bundle-guard.mjs";
+import { cliBundleOptions, common } from "./cli-bundle.mjs";
 
 const withTypes = !process.argv.includes("--no-types");
-const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 
 rmSync("dist/cli", { recursive: true, force: true });
 rmSync("dist/lib", { recursive: true, force: true });
 
-const common = {
-  bundle: true,
-  platform: "node",
-  target: "node20",
-  sourcemap: "linked",
-  logLevel: "warning",
-  define: { __HERMES_VERSION__: JSON.stringify(pkg.version) },
-  loader: { ".md": "text" },
-};
+const optionalDependencies = Object.keys(
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).optionalDependencies ?? {},
+);
 
-// The bundled openai SDK names the globals `Headers` and `FormData` on every request; in Node 20
-// the first touch of either loads undici's bundle (~10 MiB, ~100 ms of CPU) although the SDK's
-// fetch is util/http-fetch.ts over node:http. Each SDK module that names them gets them bound to
-// util/fetch-classes.ts instead (WHATWG-compatible; a real FormData is still recognised and made).
-const fetchClasses = fileURLToPath(new URL("../src/util/fetch-classes.ts", import.meta.url));
-const sdkFetchClasses = {
-  name: "sdk-fetch-classes",
-  setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]openai[\\/].*\.mjs$/ }, (args) => {
-      const text = readFileSync(args.path, "utf8");
-      const names = [];
-      if (/\bHeaders\b/.test(text)) names.push("FetchHeaders as Headers");
-      if (/\bFormData\b/.test(text)) names.push("FormDataCheck as FormData");
-      if (names.length === 0) return undefined;
-      const binding = `import { ${names.join(", ")} } from ${JSON.stringify(fetchClasses)};\n`;
-      return { contents: binding + text, loader: "js", resolveDir: dirname(args.path) };
-    });
-  },
-};
+// Warns (the build still succeeds) when the CLI bundle inlines what must stay out or grows past
+// its limit; test/unit/build/bundle-size.test.ts fails on the same findings.
+function guardBundle(metafile) {
+  const problems = bundleProblems(bundleReport(metafile, cliBundleOptions.outfile), { optionalDependencies });
+  for (const problem of problems) console.warn(`build: warning: ${problem}`);
+}
 
 await Promise.all([
   // One file with every dependency inside: a package's hundreds of ESM files load far slower than
   // one script, and a single script is what V8's code cache (see bin/hermes) can cover whole.
   // Modules reached only through dynamic import() are still evaluated lazily.
-  build({
-    ...common,
-    format: "cjs",
-    minify: !process.env.HERMES_BUILD_NO_MINIFY,
-    keepNames: true,
-    entryPoints: ["src/cli/main.ts"],
-    outfile: "dist/cli/hermes.cjs",
-    // Native addons cannot live inside a bundle, and the tokenizer tables (2.4 MB, used only by
-    // `hermes prompt-size`) and the Anthropic SDK (only for that provider) would slow every start:
-    // all are required from node_modules at first use (so is the Honcho SDK and its zod, only for
-    // `memory.provider: honcho`; the Daytona and Modal SDKs and node-pty likewise).
-    external: [
-      "better-sqlite3",
-      "fs-ext",
-      "gpt-tokenizer",
-      "@anthropic-ai/sdk",
-      "@honcho-ai/sdk",
-      "@aws-sdk/client-bedrock-runtime",
-      "@modelcontextprotocol/sdk",
-      // ES module only; required on first use by `hermes acp` and delegate_task's acp_command.
-      "@agentclientprotocol/sdk",
-      "croner",
-      "grammy",
-      "discord.js",
-      "@slack/bolt",
-      "@mattermost/client",
-      "ws",
-      "matrix-js-sdk",
-      "@matrix-org/matrix-sdk-crypto-wasm",
-      // A personal WhatsApp account (optional dependency, ES module: loaded with require() on Node 20.19+).
-      "baileys",
-      "playwright-core",
-      "@mozilla/readability",
-      "turndown",
-      "linkedom",
-      "unpdf",
-      "iconv-lite",
-      // Only for their backends (terminal.backend daytona/modal) or a pty command.
-      "@daytonaio/sdk",
-      "modal",
-      "@lydell/node-pty",
-    ],
-    define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
-    plugins: [sdkFetchClasses],
-    // The file is the function bin/hermes compiles (CommonJS's wrapper written out), so the
-    // launcher hands V8 the file's text as it is instead of a second 2 MB copy with the wrapper.
-    banner: {
-      js: '(function (exports, require, module, __filename, __dirname) {var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;',
-    },
-    footer: { js: "\n})" },
-  }),
+  build({ ...cliBundleOptions, metafile: true }).then((result) => guardBundle(result.metafile)),
   // `hermes --help` alone: commander and the command list, without any command module (each is
   // reached only through a dynamic import in program.ts, left out here and never called).
   build({
@@ -129,6 +59,13 @@ await Promise.all([
     splitting: true,
   }),
 ]);
+
+// `hermes --help` when stdout is not a terminal (bin/hermes): the help commander prints there,
+// rendered once now (80 columns, no colour) so that a start writes it without running any bundle.
+writeFileSync(
+  "dist/cli/help.txt",
+  execFileSync(process.execPath, ["dist/cli/help.cjs"], { stdio: ["ignore", "pipe", "inherit"] }),
+);
 
 // V8 keeps a script's source in memory as long as the script lives: one non-ASCII character turns
 // the whole 2 MB bundle into a two-byte string (4 MB). esbuild escapes strings and templates but

@@ -1,13 +1,17 @@
 /**
  * The CLI's side of the curator schedule: after a chat command finished, record that the agent was
  * used and, when a run is due and the agent had been idle long enough before this command started,
- * start `hermes curator run --scheduled` as a detached process. Costs one small file read and write.
+ * start `hermes curator run --scheduled` as a detached process. Costs one small file read, and a
+ * write (under the state's lock, fsynced) only when the recorded activity is a minute old or more.
  */
 import type { HermesConfig } from "../config/defaults.js";
 import { checkCuratorDue } from "../knowledge/curator/schedule.js";
 import { curatorSettings } from "../knowledge/curator/settings.js";
 import { readCuratorState, updateCuratorState } from "../knowledge/curator/state.js";
 import { parseIsoTime } from "../knowledge/skills/usage.js";
+
+/** How stale the recorded CLI activity may get before a command rewrites it. */
+export const ACTIVITY_STAMP_RESOLUTION_MS = 60_000;
 
 export interface CuratorTriggerOptions {
   home: string;
@@ -32,9 +36,14 @@ export async function startCuratorIfDue(options: CuratorTriggerOptions): Promise
   const idleSeconds = previous
     ? Math.max(0, (options.startedAt.getTime() - previous.getTime()) / 1000)
     : Number.POSITIVE_INFINITY;
-  await updateCuratorState(options.home, (state) => {
-    state._last_cli_activity_at = now.toISOString().replace("Z", "+00:00");
-  });
+  // Commands in quick succession (a script of one-shots) leave the stamp alone: the next command
+  // then counts at most a minute more idle time, against a threshold measured in hours.
+  const age = previous ? now.getTime() - previous.getTime() : Number.POSITIVE_INFINITY;
+  if (!(age >= 0 && age < ACTIVITY_STAMP_RESOLUTION_MS)) {
+    await updateCuratorState(options.home, (state) => {
+      state._last_cli_activity_at = now.toISOString().replace("Z", "+00:00");
+    });
+  }
   const decision = await checkCuratorDue(options.home, options.config, { now, idleSeconds });
   if (!decision.due) return decision.reason;
   // The curator command's module (its verbs, archive and report code) is loaded only for a due run:

@@ -6,7 +6,8 @@
  * second readline on stdin then would steal keystrokes from the live prompt. Without a registered
  * asker (a `-q` run on a terminal) a short-lived readline asks instead.
  */
-import { createInterface } from "node:readline/promises";
+import { createRequire } from "node:module";
+import type * as ReadlinePromises from "node:readline/promises";
 import type { ApprovalPromptOptions } from "../agent/approval-policy.js";
 import type { HermesConfig } from "../config/defaults.js";
 import type { ApprovalDeniedError } from "../tools/approval/denial.js";
@@ -34,6 +35,10 @@ async function ask(lines: string[], prompt: string, options: AskOptions = {}): P
   if (activeAsker) return activeAsker(lines, prompt, options);
   if (options.signal?.aborted) return null;
   if (lines.length > 0) process.stderr.write(`${lines.join("\n")}\n`);
+  // node:readline loads for the first question, not with every chat command that imports this.
+  const { createInterface } = createRequire(import.meta.url)(
+    "node:readline/promises",
+  ) as typeof ReadlinePromises;
   const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
   const closed = new Promise<null>((resolve) => rl.once("close", () => resolve(null)));
   rl.once("SIGINT", () => rl.close());

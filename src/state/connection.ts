@@ -4,24 +4,20 @@
  * turning SQLite errors into `SessionStoreError`s a person can act on.
  */
 import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname } from "node:path";
-import type BetterSqlite3 from "better-sqlite3";
+// The driver's JavaScript is small and is bundled into the CLI (covered by its code cache, no
+// module resolution at start); its native addon is loaded by the first open (scripts/build.mjs
+// points the driver's addon lookup straight at the file).
+import BetterSqlite3 from "better-sqlite3";
 import { SessionStoreError } from "./types.js";
 
 export type Db = BetterSqlite3.Database;
 export type Statement = BetterSqlite3.Statement;
 type Driver = typeof BetterSqlite3;
 
-let driver: Driver | undefined;
-
-/** The native addon, loaded on the first open so importing this module stays cheap. */
+/** The driver; its native addon loads with the first database opened. */
 export function loadDriver(): Driver {
-  if (!driver) {
-    const require = createRequire(import.meta.url);
-    driver = require("better-sqlite3") as Driver;
-  }
-  return driver;
+  return BetterSqlite3;
 }
 
 export function sqliteCode(error: unknown): string {

@@ -107,11 +107,14 @@ export class ToolRegistry {
    */
   async available(names: readonly string[], ctx: CheckContext): Promise<string[]> {
     const result: string[] = [];
+    // Tools that share a check (the eleven browser tools share one, which looks for Chromium in
+    // every PATH directory) ask it once per call: the answer cannot differ for the same context.
+    const asked = new Map<NonNullable<AnyTool["check"]>, boolean>();
     for (const name of names) {
       const tool = this.tools.get(name);
       if (!tool) continue;
       if (tool.requiresEnv?.some((v) => !ctx.env[v])) continue;
-      if (tool.check && !(await this.cachedCheck(tool, ctx))) continue;
+      if (tool.check && !(await this.cachedCheck(tool, ctx, asked))) continue;
       result.push(name);
     }
     return result;
@@ -223,15 +226,24 @@ export class ToolRegistry {
     return validate;
   }
 
-  private async cachedCheck(tool: AnyTool, ctx: CheckContext): Promise<boolean> {
+  private async cachedCheck(
+    tool: AnyTool,
+    ctx: CheckContext,
+    asked: Map<NonNullable<AnyTool["check"]>, boolean>,
+  ): Promise<boolean> {
     const hit = this.checkCache.get(tool.name);
     const now = this.now();
     if (hit && now - hit.at < this.checkTtlMs) return hit.ok;
-    let ok: boolean;
-    try {
-      ok = Boolean(await tool.check?.(ctx));
-    } catch {
-      ok = false;
+    const check = tool.check;
+    if (!check) return true;
+    let ok = asked.get(check);
+    if (ok === undefined) {
+      try {
+        ok = Boolean(await check(ctx));
+      } catch {
+        ok = false;
+      }
+      asked.set(check, ok);
     }
     this.checkCache.set(tool.name, { ok, at: now });
     return ok;

@@ -104,12 +104,31 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Whether any live (non-zombie) process is in one of `groups`. */
-export function groupsAlive(groups: Iterable<number>, table: ProcessInfo[] = listProcesses()): boolean {
+/** Whether any process, a zombie included, is in process group `pgid` (one signal 0). */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Whether any live (non-zombie) process is in one of `groups`. Without a `table`, groups that
+ * hold no process at all are answered by a signal 0 each, and the process table (a file read per
+ * process on the machine) is read only when one still holds some, to leave zombies out.
+ */
+export function groupsAlive(groups: Iterable<number>, table?: ProcessInfo[]): boolean {
   const wanted = new Set(groups);
+  if (table === undefined) {
+    for (const g of wanted) if (!groupExists(g)) wanted.delete(g);
+    if (wanted.size === 0) return false;
+  }
   if (wanted.size === 0) return false;
-  if (table.length === 0) return [...wanted].some((g) => trySignal(-g, 0));
-  return table.some((p) => wanted.has(p.pgid) && p.state !== "Z");
+  const processes = table ?? listProcesses();
+  if (processes.length === 0) return [...wanted].some((g) => trySignal(-g, 0));
+  return processes.some((p) => wanted.has(p.pgid) && p.state !== "Z");
 }
 
 /** The command line of a process (Linux), for telling the user what was stopped; "" when unknown. */

@@ -1,15 +1,17 @@
 /**
- * bin/hermes, the launcher: `--help` from its own small bundle says what the full CLI says, and
+ * bin/hermes, the launcher: `--help` (the build's rendered text, or its own small bundle on a
+ * terminal) says what the full CLI says, and
  * the V8 code cache is keyed so that it is reused for the same bundle and never for another one,
  * not even one of the same length (V8 itself checks only the length).
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   cpSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   utimesSync,
   writeFileSync,
@@ -42,7 +44,7 @@ function packageCopy(): { root: string; bundle: string; env: Record<string, stri
   const root = mkdtempSync(join(tmpdir(), "hermes-launcher-"));
   cpSync(join(ROOT, "bin"), join(root, "bin"), { recursive: true });
   mkdirSync(join(root, "dist", "cli"), { recursive: true });
-  for (const name of ["hermes.cjs", "help.cjs"]) {
+  for (const name of ["hermes.cjs", "help.cjs", "help.txt"]) {
     cpSync(join(ROOT, "dist", "cli", name), join(root, "dist", "cli", name));
   }
   cpSync(join(ROOT, "package.json"), join(root, "package.json"));
@@ -68,6 +70,60 @@ describe("bin/hermes", () => {
     expect(full.code).toBe(0);
     expect(small.stdout).toContain("Usage: hermes");
     expect(small.stdout).toBe(full.stdout);
+  });
+
+  it("prints the build's rendered help when stdout is not a terminal, and the bundle's without it", async () => {
+    const copy = packageCopy();
+    const rendered = readFileSync(join(copy.root, "dist", "cli", "help.txt"), "utf8");
+    const fromText = await runCopy(copy.root, ["--help"], copy.env);
+    expect(fromText).toEqual({ code: 0, stdout: rendered, stderr: "" });
+    // A package without the text (an older build) still answers, from help.cjs.
+    rmSync(join(copy.root, "dist", "cli", "help.txt"));
+    const fromBundle = await runCopy(copy.root, ["-h"], copy.env);
+    expect(fromBundle).toEqual({ code: 0, stdout: rendered, stderr: "" });
+    // The rendered text is what the full CLI prints too, and carries the version of the package.
+    const full = await runCopy(copy.root, ["help"], copy.env);
+    expect(full.stdout).toBe(rendered);
+    expect((await runCopy(copy.root, ["--version"], copy.env)).stdout).toBe(
+      `hermes ${JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version}\n`,
+    );
+  });
+
+  it("wraps help to a terminal's width, which the rendered text (80 columns) cannot", () => {
+    const atWidth = (columns: number, args: string) =>
+      execFileSync(
+        "script",
+        [
+          "-qc",
+          `stty cols ${columns}; ${process.execPath} ${join(ROOT, "bin", "hermes")} ${args}`,
+          "/dev/null",
+        ],
+        {
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1", HOME: tmpdir() },
+          encoding: "utf8",
+        },
+      ).replaceAll("\r", "");
+    const rendered = readFileSync(join(ROOT, "dist", "cli", "help.txt"), "utf8");
+    const wide = atWidth(120, "--help");
+    expect(wide).toContain("Usage: hermes");
+    expect(wide).not.toBe(rendered);
+    expect(wide).toBe(atWidth(120, "help"));
+    expect(atWidth(80, "--help")).toBe(rendered);
+  });
+
+  it("stops quietly when the reader of --help or --version is already gone", () => {
+    const bin = join(ROOT, "bin", "hermes");
+    for (const flag of ["--help", "--version"]) {
+      // `true` exits before node has started, so the write meets a closed pipe (EPIPE).
+      const script = `set -o pipefail; "${process.execPath}" "${bin}" ${flag} 2>"$ERR" | true; echo "exit $?"`;
+      const errFile = join(mkdtempSync(join(tmpdir(), "hermes-epipe-")), "stderr");
+      const out = execFileSync("bash", ["-c", script], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ERR: errFile },
+      });
+      expect(out).toBe("exit 0\n");
+      expect(readFileSync(errFile, "utf8")).toBe("");
+    }
   });
 
   it("keeps one code cache per bundle, named by the build id the build wrote into it", async () => {

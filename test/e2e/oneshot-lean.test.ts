@@ -2,9 +2,11 @@
  * What a one-shot loads lazily still happens when it is needed: the scheduled curator run a
  * one-shot starts after its answer (the curator command's module is loaded only for a due run),
  * and tool lines in normal mode (the tool-line formatter is loaded only there). And what it must
- * not load: undici (Node's fetch), which the model SDKs' Headers/Response would pull in.
+ * not load: undici (Node's fetch), which the model SDKs' Headers/Response would pull in. The
+ * browser tools' shared availability check (asked once per listing) still finds playwright-core
+ * from the bundle and a Chromium on PATH.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
@@ -71,5 +73,28 @@ describe("one-shot start path", () => {
     const modules = JSON.parse(readFileSync(loaded, "utf8")) as string[];
     expect(modules.some((m) => m.includes("http_client"))).toBe(true);
     expect(modules.filter((m) => m.includes("undici"))).toEqual([]);
+  });
+
+  it("offers the eleven browser tools only with a browser: a CDP endpoint or an executable Chromium on PATH", async () => {
+    const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
+    const bin = join(home, "bin");
+    mkdirSync(bin);
+    const browserTools = async (env: Record<string, string>) => {
+      const result = await runHermes(["--list-tools"], { home, cwd, env });
+      expect(result.code).toBe(0);
+      return result.stdout.split("\n").filter((line) => line.startsWith("browser_")).length;
+    };
+    const path = `${bin}:/usr/bin:/bin`;
+    // Whatever this machine has installed, a PATH of our own decides.
+    const base = { PATH: path, CHROME_PATH: "" };
+    expect(await browserTools({ ...base, BROWSER_CDP_URL: "http://127.0.0.1:9" })).toBe(11);
+    const chromium = join(bin, "chromium-browser");
+    writeFileSync(chromium, "#!/bin/sh\nexit 0\n");
+    chmodSync(chromium, 0o644);
+    const usrBinChromium = existsSync("/usr/bin/chromium");
+    // Not executable: not a browser.
+    expect(await browserTools(base)).toBe(usrBinChromium ? 11 : 0);
+    chmodSync(chromium, 0o755);
+    expect(await browserTools(base)).toBe(11);
   });
 });

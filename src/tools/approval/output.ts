@@ -5,10 +5,15 @@
  * `echo cm0gLXJmIH4= | base64 -d | bash` is judged as `rm -rf ~` this way. Pure.
  */
 
+import { createRequire } from "node:module";
 import { basename, dirname } from "node:path";
-import { gunzipSync, inflateSync } from "node:zlib";
+import type * as Zlib from "node:zlib";
 import type { CodeSource } from "./model.js";
 import type { Field } from "./words.js";
+
+// node:zlib loads for the first `gzip -d` judged, not with the analyser every start loads.
+let zlibLib: typeof Zlib | undefined;
+const zlib = () => (zlibLib ??= createRequire(import.meta.url)("node:zlib") as typeof Zlib);
 
 /** Commands that download. */
 export const FETCHERS = new Set(
@@ -135,10 +140,10 @@ export function stageOutput(
       if (name === "gzip" && !a.some((x) => /^-[a-zA-Z]*d|^--decompress$/.test(x))) return undefined;
       if (stdin === undefined) return undefined;
       try {
-        return gunzipSync(stdin);
+        return zlib().gunzipSync(stdin);
       } catch {
         try {
-          return inflateSync(stdin);
+          return zlib().inflateSync(stdin);
         } catch {
           return undefined;
         }

@@ -2,7 +2,9 @@
  * Opening a browser for one task: launch the local Chromium, attach to a CDP endpoint, or create a
  * Browserbase session over its REST API and attach to it. playwright-core is loaded on first use.
  */
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import type * as Playwright from "playwright-core";
 import type { Browser, BrowserContext, ChromiumBrowser } from "playwright-core";
 import type { BackendSpec } from "./settings.js";
@@ -45,15 +47,12 @@ export function loadPlaywright(): PlaywrightModule {
 
 /** Whether playwright-core can be found, without loading it. */
 export function playwrightInstalled(): boolean {
-  // Asked by each of the eleven browser tools when a session starts; a package does not come or
-  // go while the process runs, and resolving it walks node_modules, so it is looked up once.
+  // Asked when a session lists its tools; a package does not come or go while the process runs,
+  // so it is looked up once: its package.json in the folders `require` would search. (Resolving
+  // the package itself goes through its `exports` map, which loads Node's ES-module resolver.)
   if (playwrightFound === undefined) {
-    try {
-      createRequire(import.meta.url).resolve("playwright-core");
-      playwrightFound = true;
-    } catch {
-      playwrightFound = false;
-    }
+    const dirs = createRequire(import.meta.url).resolve.paths("playwright-core") ?? [];
+    playwrightFound = dirs.some((dir) => existsSync(join(dir, "playwright-core", "package.json")));
   }
   return playwrightFound;
 }

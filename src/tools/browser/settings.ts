@@ -60,7 +60,8 @@ function seconds(value: unknown, fallback: number): number {
 /** Whether `path` is an executable regular file. */
 export function isExecutable(path: string): boolean {
   try {
-    if (!statSync(path).isFile()) return false;
+    // Most candidates are missing: no error object for each of them.
+    if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return false;
     accessSync(path, constants.X_OK);
     return true;
   } catch {

@@ -5,8 +5,9 @@
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
+import { createRequire } from "node:module";
 import { delimiter, join } from "node:path";
-import { createInterface } from "node:readline";
+import type * as Readline from "node:readline";
 import { ALWAYS_SKIPPED_DIRS, type ContentQuery, type FileHits } from "./search-types.js";
 
 /** Absolute path of `rg` on `PATH` (from the tool's environment), or undefined when absent. */
@@ -78,6 +79,8 @@ async function runRg(
   // Observed below; this only keeps a spawn failure from counting as unhandled in the meantime.
   exit.catch(() => {});
   try {
+    // node:readline loads with the first search, not with the tool list.
+    const { createInterface } = createRequire(import.meta.url)("node:readline") as typeof Readline;
     const lines = createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY });
     for await (const line of lines) {
       if (stopped) break;

@@ -6,21 +6,26 @@
  * The same check runs again at connect time on the addresses the socket actually uses, so a name
  * that resolves differently the second time (DNS rebinding) cannot slip through.
  */
-import { lookup as dnsLookup } from "node:dns/promises";
+import type * as DnsPromises from "node:dns/promises";
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import type * as Https from "node:https";
 import { createRequire } from "node:module";
 import { isIP, type LookupFunction } from "node:net";
 import type { Readable, Transform } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import type * as Zlib from "node:zlib";
 import type { HermesConfig } from "../../config/defaults.js";
 import { isPrivateAddress } from "./ip-ranges.js";
 
 export { isPrivateAddress };
 
-// node:https (TLS behind it) loads when a tool first fetches an https URL, not with the tool list
-// every session builds at start-up.
+// node:https (TLS behind it), node:dns/promises and node:zlib load when a tool first fetches a
+// URL, not with the tool list every session builds at start-up.
 let httpsLib: typeof Https | undefined;
+let dnsLib: typeof DnsPromises | undefined;
+let zlibLib: typeof Zlib | undefined;
+const dnsModule = () =>
+  (dnsLib ??= createRequire(import.meta.url)("node:dns/promises") as typeof DnsPromises);
+const zlibModule = () => (zlibLib ??= createRequire(import.meta.url)("node:zlib") as typeof Zlib);
 function httpsRequest(
   url: URL,
   options: RequestOptions,
@@ -97,7 +102,8 @@ export function allowPrivateUrls(config: HermesConfig | Readonly<Record<string, 
   return (security as Record<string, unknown>)["allow_private_urls"] === true;
 }
 
-const defaultLookup: LookupFn = async (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+const defaultLookup: LookupFn = async (hostname) =>
+  dnsModule().lookup(hostname, { all: true, verbatim: true });
 
 function parseHttpUrl(url: string): URL {
   let parsed: URL;
@@ -390,9 +396,9 @@ function decoded(response: IncomingMessage): Readable {
     response.statusCode === 204 || response.statusCode === 304 || response.headers["content-length"] === "0";
   if (empty) return response;
   let decoder: Transform;
-  if (encoding === "gzip" || encoding === "x-gzip") decoder = createGunzip();
-  else if (encoding === "deflate") decoder = createInflate();
-  else if (encoding === "br") decoder = createBrotliDecompress();
+  if (encoding === "gzip" || encoding === "x-gzip") decoder = zlibModule().createGunzip();
+  else if (encoding === "deflate") decoder = zlibModule().createInflate();
+  else if (encoding === "br") decoder = zlibModule().createBrotliDecompress();
   else return response;
   response.on("error", (error) => decoder.destroy(error));
   return response.pipe(decoder);

@@ -79,6 +79,56 @@ describe("ToolRegistry", () => {
     ]);
   });
 
+  it("asks a check shared by several tools once per availability call, and again once it expires", async () => {
+    let now = 0;
+    let calls = 0;
+    let ok = true;
+    const shared = () => {
+      calls++;
+      return ok;
+    };
+    let other = 0;
+    const registry = new ToolRegistry({ now: () => now });
+    for (const name of ["b_one", "b_two", "b_three"]) {
+      registry.register(
+        defineTool({
+          name,
+          toolset: "b",
+          description: "d",
+          parameters: Type.Object({}),
+          check: shared,
+          handler: () => "x",
+        }),
+      );
+    }
+    registry.register(
+      defineTool({
+        name: "own",
+        toolset: "b",
+        description: "d",
+        parameters: Type.Object({}),
+        check: () => {
+          other++;
+          return true;
+        },
+        handler: () => "x",
+      }),
+    );
+    const ctx = { env: {}, config: {} };
+    expect(await registry.available(["b_one", "own", "b_two", "b_three"], ctx)).toEqual([
+      "b_one",
+      "own",
+      "b_two",
+      "b_three",
+    ]);
+    expect([calls, other]).toEqual([1, 1]);
+    // Expired: asked again (once), and a changed answer holds for every tool that shares it.
+    ok = false;
+    now = 31_000;
+    expect(await registry.available(["b_one", "own", "b_two", "b_three"], ctx)).toEqual(["own"]);
+    expect([calls, other]).toEqual([2, 2]);
+  });
+
   it("truncates large results and says so", async () => {
     const registry = new ToolRegistry();
     registry.register(

@@ -71,6 +71,51 @@ describe("httpFetch", () => {
     expect(rest).toBe("data: two\n\n");
   });
 
+  it("iterates the body with for await, and an early stop cancels it and closes the connection", async () => {
+    routes.set("/chunks", (_req, _body, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: a\n\n");
+      setTimeout(() => res.end("data: b\n\n"), 20);
+    });
+    const whole = await httpFetch(`${base}/chunks`);
+    let text = "";
+    for await (const chunk of whole.body as unknown as AsyncIterable<Uint8Array>)
+      text += new TextDecoder().decode(chunk);
+    expect(text).toBe("data: a\n\ndata: b\n\n");
+    expect(whole.bodyUsed).toBe(true);
+
+    let closed: () => void = () => {};
+    const serverSawClose = new Promise<void>((resolve) => (closed = resolve));
+    routes.set("/endless", (_req, _body, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n");
+      res.on("close", () => closed());
+    });
+    const endless = await httpFetch(`${base}/endless`);
+    const seen: string[] = [];
+    for await (const chunk of endless.body as unknown as AsyncIterable<Uint8Array>) {
+      seen.push(new TextDecoder().decode(chunk));
+      break;
+    }
+    expect(seen).toEqual(["data: first\n\n"]);
+    await serverSawClose;
+  });
+
+  it("fails the for-await loop with 'terminated' when the server cuts the body", async () => {
+    routes.set("/cut-iter", (_req, _body, res) => {
+      res.writeHead(200, { "content-length": "100" });
+      res.write("only part");
+      setImmediate(() => res.socket?.destroy());
+    });
+    const response = await httpFetch(`${base}/cut-iter`);
+    const read = async () => {
+      for await (const _chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        // keep reading
+      }
+    };
+    await expect(read()).rejects.toMatchObject({ name: "TypeError", message: "terminated" });
+  });
+
   it("decodes a gzip body", async () => {
     routes.set("/gz", (_req, _body, res) => {
       res.writeHead(200, { "content-encoding": "gzip" });

@@ -1,0 +1,94 @@
+// The CLI bundle's size guard: every start reads, and code-caches, all of dist/cli/hermes.cjs, so
+// what goes into it is watched. scripts/build.mjs warns and test/unit/build/bundle-size.test.ts
+// fails when the bundle grows past BUNDLE_LIMIT_BYTES or inlines a package that must stay out
+// (an optional dependency, or the SDK of a chat platform, a cloud backend or the browser: each is
+// required from node_modules by the feature that needs it). Sizes come from esbuild's metafile.
+
+/** The stated limit for dist/cli/hermes.cjs (2.83 MB when it was set). */
+export const BUNDLE_LIMIT_BYTES = 3_000_000;
+
+/**
+ * Packages never inlined into the CLI bundle, besides package.json's optionalDependencies: chat
+ * platform SDKs (loaded by the gateway's adapter for that platform), cloud backends, the browser
+ * driver and the providers' own SDKs that only one provider uses.
+ */
+export const OUT_OF_BUNDLE_PACKAGES = [
+  "grammy",
+  "discord.js",
+  "@slack/bolt",
+  "@mattermost/client",
+  "matrix-js-sdk",
+  "@matrix-org/matrix-sdk-crypto-wasm",
+  "baileys",
+  "ws",
+  "playwright-core",
+  "@daytonaio/sdk",
+  "modal",
+  "@lydell/node-pty",
+  "@anthropic-ai/sdk",
+  "@aws-sdk/client-bedrock-runtime",
+  "@honcho-ai/sdk",
+  "gpt-tokenizer",
+];
+
+/** The npm package a bundle input belongs to (the innermost node_modules), or undefined for our source. */
+export function packageOf(inputPath) {
+  const parts = inputPath.split(/[\\/]/);
+  const at = parts.lastIndexOf("node_modules");
+  if (at < 0 || at + 1 >= parts.length) return undefined;
+  const first = parts[at + 1];
+  return first.startsWith("@") && at + 2 < parts.length ? `${first}/${parts[at + 2]}` : first;
+}
+
+/**
+ * What an esbuild metafile says about `outfile`: its size and, per package, the bytes it
+ * contributes (largest first); `source` holds the project's own bytes.
+ */
+export function bundleReport(metafile, outfile) {
+  const output = metafile.outputs[outfile];
+  if (!output) throw new Error(`the metafile has no output ${outfile}`);
+  const byPackage = new Map();
+  let source = 0;
+  for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
+    const name = packageOf(path);
+    if (name === undefined) source += bytesInOutput;
+    else byPackage.set(name, (byPackage.get(name) ?? 0) + bytesInOutput);
+  }
+  const packages = [...byPackage]
+    .map(([name, bytes]) => ({ name, bytes }))
+    .sort((a, b) => b.bytes - a.bytes || a.name.localeCompare(b.name));
+  return { outfile, bytes: output.bytes, source, packages };
+}
+
+const kb = (bytes) => `${(bytes / 1000).toFixed(0)} kB`;
+
+/** The biggest node_modules contributors, one per line. */
+export function topContributors(report, count = 10) {
+  return report.packages
+    .slice(0, count)
+    .map((p) => `  ${kb(p.bytes).padStart(8)}  ${p.name}`)
+    .join("\n");
+}
+
+/**
+ * What is wrong with the bundle: inlined packages that must stay out, and a size over the limit
+ * (with the biggest contributors, so the message says where to look). Empty when all is well.
+ */
+export function bundleProblems(report, options = {}) {
+  const limit = options.limitBytes ?? BUNDLE_LIMIT_BYTES;
+  const banned = new Set([...OUT_OF_BUNDLE_PACKAGES, ...(options.optionalDependencies ?? [])]);
+  const problems = [];
+  for (const p of report.packages) {
+    if (banned.has(p.name)) {
+      problems.push(
+        `${report.outfile} inlines ${p.name} (${kb(p.bytes)}), which must be required from node_modules when its feature runs: add it to the CLI bundle's external list (scripts/cli-bundle.mjs)`,
+      );
+    }
+  }
+  if (report.bytes > limit) {
+    problems.push(
+      `${report.outfile} is ${kb(report.bytes)}, over its limit of ${kb(limit)} (scripts/bundle-guard.mjs); our own source is ${kb(report.source)}, the biggest node_modules contributors are:\n${topContributors(report)}`,
+    );
+  }
+  return problems;
+}

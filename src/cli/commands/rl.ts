@@ -85,6 +85,9 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
     );
   }
   const say = (line: string) => io.err(line);
+  const { rlBackendProblem } = await import("../../rl/rollout.js");
+  const backend = rlBackendProblem(config);
+  if (backend) throw new CliFailure(backend, 2);
   let environment: import("../../rl/types.js").RlEnvironment;
   try {
     environment = entry.create({

@@ -37,7 +37,8 @@ export const acpCommand = defineCommand({
       .option("--version", "print the version and exit")
       .addHelpText(
         "after",
-        "\nZed: add this to settings.json (Hermes appears in the agent panel):\n" +
+        "\nZed: add this to settings.json (Hermes appears in the agent panel; `hermes acp --setup` prints it " +
+          "with this hermes's full path):\n" +
           ZED_SNIPPET +
           "\n\nToolset: platform_toolsets.acp (default hermes-acp). Approvals: approvals.mode, " +
           "approvals.timeout; `Allow always` writes command_allowlist.",

@@ -1,6 +1,7 @@
 // One sample of the plugins bench (bench/plugins.ts), in a fresh plain-node process so the load is
 // as cold as a real start: argv = lib path, home, cwd, fake LLM url, "with"|"none". Prints the ms
-// from before loading plugins to the first turn's answer.
+// from before loading plugins to the first turn's answer, and the CPU ms (user + system, every
+// thread of the process) spent in that span.
 import { performance } from "node:perf_hooks";
 
 const [libPath, home, cwd, url, mode] = process.argv.slice(2);
@@ -16,6 +17,7 @@ const resolved = lib.resolveRuntime({
   home,
 });
 const started = performance.now();
+const cpuAtStart = process.cpuUsage();
 const registry = lib.createBuiltinRegistry();
 const hooks = new lib.HookBus();
 if (mode === "with") {
@@ -45,6 +47,7 @@ const session = await lib.ChatSession.open({
 });
 const result = await session.run("hello").result;
 const elapsed = performance.now() - started;
+const cpu = process.cpuUsage(cpuAtStart);
 await session.close();
 if (result.reason !== "completed") throw new Error(`plugins bench: ${result.reason} ${result.error ?? ""}`);
-process.stdout.write(`${elapsed}\n`);
+process.stdout.write(`${elapsed} ${(cpu.user + cpu.system) / 1000}\n`);

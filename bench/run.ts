@@ -259,8 +259,10 @@ async function main(): Promise<void> {
     "Plugins row (bench/plugins.ts): each sample is a fresh plain `node` process (bench/plugins-start.mjs, the built " +
       "library) with a fresh home holding three plugins (a tool, two hooks and a command each); it times loading them " +
       "(`loadPlugins`), opening a ChatSession and its first turn against the fake server, next to the same start with " +
-      "none enabled; 6 samples each, alternating; medians. Most of what plugins add is Node starting its ESM loader " +
-      "for the first ES-module entry a process requires.",
+      "none enabled; 12 pairs (none and with, which first alternating), the median of the pairs' differences, as wall time and as the CPU " +
+      "time (user + system) the sample's process used over the same span, which other processes on a shared machine " +
+      "barely move. Plugin manifests in flat `key: value` form are read without the YAML library (its cold first " +
+      "parse was most of the load, --cpu-prof).",
     "",
     "ssh rows (bench/ssh-environment.ts): a real sshd on 127.0.0.1 with a throw-away user. First command: a fresh " +
       "ssh environment's start (connect, prepare the remote side) plus its persistent shell's first `true`, next to a " +

@@ -55,8 +55,22 @@ export interface AcpServerOptions {
   extendRegistry?: (registry: ToolRegistry) => void;
 }
 
-/** What `hermes acp --check` prints and an editor gets from `initialize`. */
-export function initializeResponse(protocolVersion: number, providerReady: boolean): InitializeResponse {
+/** The sign-in an editor offers when no provider is set up (upstream's terminal setup). */
+const SETUP_METHOD = {
+  id: "hermes-setup",
+  name: "Set up a provider",
+  description: "Choose a provider and model in a terminal (`hermes acp --setup`), then reconnect.",
+};
+
+/**
+ * What `hermes acp --check` prints and an editor gets from `initialize`. `terminalAuth`: the editor
+ * can run `hermes acp --setup` in a terminal for the user (its `auth.terminal` capability).
+ */
+export function initializeResponse(
+  protocolVersion: number,
+  providerReady: boolean,
+  terminalAuth = false,
+): InitializeResponse {
   return {
     protocolVersion,
     agentCapabilities: {
@@ -66,16 +80,18 @@ export function initializeResponse(protocolVersion: number, providerReady: boole
       sessionCapabilities: { list: {}, close: {} },
     },
     // With a provider configured nothing needs authenticating (upstream's check_auth); without
-    // one, the editor is told to run `hermes setup` in a terminal.
+    // one, an editor that can run a terminal sign-in gets `hermes acp --setup` to run, and any
+    // other is told to run it.
     authMethods: providerReady
       ? []
-      : [
-          {
-            id: "hermes-setup",
-            name: "Set up a provider",
-            description: "Run `hermes setup` (or `hermes model`) in a terminal, then reconnect.",
-          },
-        ],
+      : terminalAuth
+        ? [{ ...SETUP_METHOD, type: "terminal", args: ["acp", "--setup"] }]
+        : [
+            {
+              ...SETUP_METHOD,
+              description: "Run `hermes acp --setup` (or `hermes model`) in a terminal, then reconnect.",
+            },
+          ],
     agentInfo: { name: "hermes", title: "Hermes Agent", version: hermesVersion() },
   };
 }
@@ -115,6 +131,7 @@ export class AcpServer {
       initializeResponse(
         Math.min(params.protocolVersion, sdk.PROTOCOL_VERSION),
         providerStatus(this.options).ok,
+        params.clientCapabilities?.auth?.terminal === true,
       ),
     );
     app.onRequest("authenticate", () => {

@@ -30,7 +30,7 @@ import { type DelegationHost, delegationLimits, mayDelegate, runDelegation } fro
 import { startSessionEnvironment } from "./environment-start.js";
 import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
-import { hookedToolCall, inputText, withTurnContext } from "./hook-points.js";
+import { hookedToolCall, inputText, withApiRequestHook, withTurnContext } from "./hook-points.js";
 import { type HookBus, type HookSessionInfo, processHooks } from "./hooks.js";
 import { runLoop } from "./loop.js";
 import {
@@ -481,7 +481,7 @@ export class AIAgent {
         return notes.length > 0 ? notes.join("\n") : undefined;
       },
       unknownToolMisses: this.unknownToolMisses,
-      emit,
+      emit: withApiRequestHook(this.hooks, () => this.hookInfo(), emit),
     };
   }
 

@@ -5,6 +5,7 @@
 import type { Message } from "../ai/types.js";
 import type { ToolOutcome } from "../tools/types.js";
 import type { Redactor } from "../util/redact.js";
+import type { AgentEvent } from "./events.js";
 import type { HookBus, HookSessionInfo } from "./hooks.js";
 import type { ToolCallRequest } from "./loop-deps.js";
 
@@ -58,6 +59,35 @@ export function hookedToolCall(
       duration_ms: Date.now() - started,
     });
     return outcome;
+  };
+}
+
+/**
+ * `post_api_request` after each model call of the loop, read off the turn's events: the assistant
+ * message names the tools asked for, `turn_end` closes the call. Observing only (not awaited), and
+ * nothing is built when no handler is registered.
+ */
+export function withApiRequestHook(
+  bus: HookBus,
+  info: () => HookSessionInfo,
+  emit: (event: AgentEvent) => void,
+): (event: AgentEvent) => void {
+  let toolNames: string[] = [];
+  return (event) => {
+    emit(event);
+    if (event.type === "message" && event.message.role === "assistant") {
+      toolNames = (event.message.tool_calls ?? []).map((c) => c.function.name);
+    } else if (event.type === "turn_end") {
+      const names = toolNames;
+      toolNames = [];
+      if (!bus.has("post_api_request")) return;
+      void bus.notify("post_api_request", {
+        ...info(),
+        api_call_count: event.iteration,
+        finish_reason: event.finishReason,
+        tool_names: names,
+      });
+    }
   };
 }
 

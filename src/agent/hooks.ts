@@ -62,6 +62,16 @@ export interface PostLlmCallPayload extends HookSessionInfo {
   reason: string;
 }
 
+/** After each model call of the loop (upstream's `post_api_request`). */
+export interface PostApiRequestPayload extends HookSessionInfo {
+  /** Which model call of this user turn, from 1 (one per loop iteration). */
+  api_call_count: number;
+  /** "stop", "tool_calls", "length", "aborted", "error"... */
+  finish_reason: string;
+  /** The tools the model's reply asked for, in order ([] for a final answer). */
+  tool_names: string[];
+}
+
 export interface SessionEndPayload extends HookSessionInfo {
   /** Why the session ended: "close" when the agent was closed. */
   reason: string;
@@ -96,6 +106,8 @@ export interface HookEvents {
   pre_llm_call: { payload: PreLlmCallPayload; result: { context?: string } | undefined };
   /** Once per user turn, after the loop finished. */
   post_llm_call: { payload: PostLlmCallPayload; result: unknown };
+  /** After each model call (once per loop iteration). */
+  post_api_request: { payload: PostApiRequestPayload; result: unknown };
   on_session_start: { payload: HookSessionInfo; result: unknown };
   on_session_end: { payload: SessionEndPayload; result: unknown };
   subagent_start: { payload: SubagentStartPayload; result: unknown };
@@ -110,6 +122,7 @@ export const HOOK_EVENTS: readonly HookEventName[] = [
   "transform_tool_result",
   "pre_llm_call",
   "post_llm_call",
+  "post_api_request",
   "on_session_start",
   "on_session_end",
   "subagent_start",
@@ -265,6 +278,7 @@ export class HookBus {
     E extends
       | "post_tool_call"
       | "post_llm_call"
+      | "post_api_request"
       | "on_session_start"
       | "on_session_end"
       | "subagent_start"

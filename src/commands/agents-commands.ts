@@ -24,6 +24,11 @@ function goalText(goal: string, max = 60): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/** What kind of agent an entry is: an external ACP agent says which program it is. */
+function kindLabel(e: SubagentInfo): string {
+  return e.acp ? `ACP agent ${goalText(e.acp, 40)}` : KIND_LABEL[e.kind];
+}
+
 /** The `/agents` listing: running ones (with what they do now), then the ones that ended lately. */
 export function formatAgents(entries: readonly SubagentInfo[], nowMs: number, paint: Paint): string[] {
   const running = entries.filter((e) => e.status === "running");
@@ -34,7 +39,7 @@ export function formatAgents(entries: readonly SubagentInfo[], nowMs: number, pa
   for (const e of running) {
     const indent = "  ".repeat(Math.max(0, e.depth - 1));
     lines.push(
-      `  ${indent}${paint.cyan(e.id)}  ${KIND_LABEL[e.kind]} · ${seconds(nowMs - e.startedAt)} · ${e.detail}  ${paint.dim(goalText(e.goal))}`,
+      `  ${indent}${paint.cyan(e.id)}  ${kindLabel(e)} · ${seconds(nowMs - e.startedAt)} · ${e.detail}  ${paint.dim(goalText(e.goal))}`,
     );
   }
   if (ended.length > 0) {
@@ -43,7 +48,7 @@ export function formatAgents(entries: readonly SubagentInfo[], nowMs: number, pa
       const took = seconds((e.endedAt ?? nowMs) - e.startedAt);
       const status = e.status === "completed" ? paint.green(e.status) : paint.yellow(e.status);
       lines.push(
-        `  ${paint.cyan(e.id)}  ${KIND_LABEL[e.kind]} · ${status} after ${took}  ${paint.dim(goalText(e.goal))}`,
+        `  ${paint.cyan(e.id)}  ${kindLabel(e)} · ${status} after ${took}  ${paint.dim(goalText(e.goal))}`,
       );
     }
   }

@@ -9,6 +9,12 @@
  * with the session), its own temporary directory, no memory (neither the snapshot nor the tool,
  * so one rollout cannot teach the next), and none of the tools that reach past the task
  * (`clarify`: nobody to ask; `cronjob`: no scheduling; `memory`; `send_message`).
+ *
+ * Backend: the local one only. A task's files, setup and tests live in the rollout's local
+ * directory, so an agent working in a container or on an ssh host would be scored on a directory
+ * it never touched (silently wrong rewards), and quietly running it locally instead would drop
+ * the isolation its operator chose. `terminal.backend` other than local is refused with that
+ * reason (`rlBackendProblem`).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -47,6 +53,18 @@ export interface ScoredRollout extends Rollout {
   score: number;
 }
 
+/** Why rollouts cannot run with this config's terminal backend, or undefined when they can. */
+export function rlBackendProblem(config: Pick<HermesConfig, "terminal">): string | undefined {
+  const backend = String(config.terminal?.backend ?? "local").trim() || "local";
+  if (backend === "local") return undefined;
+  return (
+    `RL rollouts run on the local terminal backend only, and terminal.backend is "${backend}": ` +
+    "a task's files, setup and tests live in the rollout's local directory, so an agent working " +
+    `in the ${backend} environment would be scored on files it never touched. Serve from a profile ` +
+    "whose terminal.backend is local (hermes -p NAME rl serve ...), or run this host inside the sandbox."
+  );
+}
+
 /**
  * Runs and scores one rollout of `item`. Throws when the item could not be prepared (its setup
  * failed) or the run was interrupted: such a rollout says nothing about the model and its group
@@ -58,6 +76,8 @@ export async function runRollout<I extends RlItem>(
   options: RolloutOptions,
   signal: AbortSignal,
 ): Promise<ScoredRollout> {
+  const backend = rlBackendProblem(options.config);
+  if (backend) throw new Error(backend);
   const slug = item.id.replace(/[^A-Za-z0-9_.-]+/g, "_").slice(0, 40) || "item";
   const workdir = mkdtempSync(join(tmpdir(), `hermes-rl-${slug}-`));
   try {

@@ -7,6 +7,9 @@
  * `/scored_data`. Groups Atropos would reject are dropped here with the reason, as `BaseEnv`
  * drops them: a group whose rollouts all scored the same (no learning signal; unless
  * `allowSameScores`), a sequence at or over the trainer's `max_token_len`, or a failed rollout.
+ * With `workers` above 1, that many groups are in flight at once (BaseEnv's worker pool): each
+ * group in flight counts against the server's queue checks, so the environment never runs past
+ * the trainer's steps or the off-policy limit by more than the groups already started.
  *
  * Rollouts and the clock are injected, so the loop is tested without a model.
  */
@@ -21,6 +24,8 @@ export interface ServeOptions<I extends RlItem> {
   environment: RlEnvironment<I>;
   rollout: (item: I, signal: AbortSignal) => Promise<ScoredRollout>;
   groupSize: number;
+  /** Groups rolled out at the same time (default 1). */
+  workers?: number;
   /** Stop after this many items (groups attempted); default: until the source or the trainer's steps end. */
   maxTasks?: number;
   /** `max_token_length` registered with the server. */
@@ -175,15 +180,68 @@ export async function serveEnvironment<I extends RlItem>(options: ServeOptions<I
 
   const batchSize = info.batch_size > 0 ? info.batch_size : groupSize;
   const offpolicy = options.maxBatchesOffpolicy ?? 3;
+  const workers = Math.max(1, Math.floor(options.workers ?? 1));
+  const inFlight = new Set<Promise<void>>();
   let attempted = 0;
+  let stopped = false;
+
+  /** Rolls one item out as a group, scores, checks and sends it; never rejects but for the server. */
+  const runGroup = async (item: I): Promise<void> => {
+    const settled = await Promise.allSettled(
+      Array.from({ length: groupSize }, () => options.rollout(item, signal)),
+    );
+    const failed = settled.filter((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (signal.aborted) return;
+    if (failed.length > 0) {
+      summary.groupsDropped++;
+      log(
+        `${item.id}: group dropped: ${failed.length} of ${groupSize} rollouts failed (${String((failed[0]?.reason as Error)?.message ?? failed[0]?.reason)})`,
+      );
+      return;
+    }
+    const rollouts = settled.map((s) => (s as PromiseFulfilledResult<ScoredRollout>).value);
+    summary.rollouts += rollouts.length;
+    for (const r of rollouts) scoreSum += r.score;
+    const group = buildGroup(rollouts, envId, options.includeMessages === true);
+    const problem = groupProblem(group, groupSize, info.max_token_len, options.allowSameScores === true);
+    const scores = `scores [${group.scores.map((s) => Number(s.toFixed(3))).join(", ")}]`;
+    if (problem) {
+      summary.groupsDropped++;
+      log(`${item.id}: ${scores}; not sent: ${problem}`);
+      return;
+    }
+    const answer = await retrying("POST /scored_data", () => client.sendScoredData(group, signal), generic);
+    summary.groupsSent++;
+    log(`${item.id}: ${scores}; sent (${String(answer["status"] ?? "ok")})`);
+  };
+  let failure: unknown;
+  const launch = (item: I) => {
+    const running: Promise<void> = runGroup(item)
+      .catch((error: unknown) => {
+        // A server failure ends the run (as it did with one group at a time) once the others finish.
+        failure ??= error;
+        stopped = true;
+      })
+      .finally(() => inFlight.delete(running));
+    inFlight.add(running);
+  };
+  const stop = (why: ServeSummary["stoppedBecause"]) => {
+    summary.stoppedBecause = why;
+    stopped = true;
+  };
+
   try {
-    for (;;) {
+    while (!stopped) {
       if (signal.aborted) {
-        summary.stoppedBecause = "interrupted";
+        stop("interrupted");
         break;
       }
+      if (inFlight.size >= workers) {
+        await Promise.race(inFlight);
+        continue;
+      }
       if (options.maxTasks !== undefined && attempted >= options.maxTasks) {
-        summary.stoppedBecause = "max_tasks";
+        stop("max_tasks");
         break;
       }
       const status: EnvStatus = await retrying(
@@ -191,53 +249,28 @@ export async function serveEnvironment<I extends RlItem>(options: ServeOptions<I
         () => client.statusEnv(envId, signal),
         generic,
       );
-      if (
-        totalSteps > 0 &&
-        status.current_step + Math.floor((status.queue_size * groupSize) / batchSize) > totalSteps
-      ) {
-        summary.stoppedBecause = "trainer_done";
+      // Groups still rolling out will join the queue: count them as queued.
+      const queued = status.queue_size + inFlight.size;
+      if (totalSteps > 0 && status.current_step + Math.floor((queued * groupSize) / batchSize) > totalSteps) {
+        stop("trainer_done");
         break;
       }
-      if (offpolicy > 0 && status.queue_size * groupSize >= offpolicy * batchSize) {
-        await sleep(pollMs, signal);
+      if (offpolicy > 0 && queued * groupSize >= offpolicy * batchSize) {
+        if (inFlight.size > 0) await Promise.race([...inFlight, sleep(pollMs, signal)]);
+        else await sleep(pollMs, signal);
         continue;
       }
       const item = await environment.nextItem();
       if (!item) {
-        summary.stoppedBecause = "source_exhausted";
+        stop("source_exhausted");
         break;
       }
       attempted++;
-      const settled = await Promise.allSettled(
-        Array.from({ length: groupSize }, () => options.rollout(item, signal)),
-      );
-      const failed = settled.filter((s): s is PromiseRejectedResult => s.status === "rejected");
-      if (signal.aborted) {
-        summary.stoppedBecause = "interrupted";
-        break;
-      }
-      if (failed.length > 0) {
-        summary.groupsDropped++;
-        log(
-          `${item.id}: group dropped: ${failed.length} of ${groupSize} rollouts failed (${String((failed[0]?.reason as Error)?.message ?? failed[0]?.reason)})`,
-        );
-        continue;
-      }
-      const rollouts = settled.map((s) => (s as PromiseFulfilledResult<ScoredRollout>).value);
-      summary.rollouts += rollouts.length;
-      for (const r of rollouts) scoreSum += r.score;
-      const group = buildGroup(rollouts, envId, options.includeMessages === true);
-      const problem = groupProblem(group, groupSize, info.max_token_len, options.allowSameScores === true);
-      const scores = `scores [${group.scores.map((s) => Number(s.toFixed(3))).join(", ")}]`;
-      if (problem) {
-        summary.groupsDropped++;
-        log(`${item.id}: ${scores}; not sent: ${problem}`);
-        continue;
-      }
-      const answer = await retrying("POST /scored_data", () => client.sendScoredData(group, signal), generic);
-      summary.groupsSent++;
-      log(`${item.id}: ${scores}; sent (${String(answer["status"] ?? "ok")})`);
+      launch(item);
     }
+    await Promise.all(inFlight);
+    if (signal.aborted) summary.stoppedBecause = "interrupted";
+    if (failure !== undefined) throw failure;
   } finally {
     // Tell the server this env is gone so it stops counting its weight; best effort.
     await client.disconnectEnv(envId).catch(() => undefined);

@@ -166,3 +166,79 @@ describe("hermes rl serve terminal-tasks", () => {
     expect((atropos.scored.at(-1) as { scores: number[] }).scores).toEqual([0, 0]);
   });
 });
+
+describe("hermes rl serve --workers", () => {
+  it("rolls three tasks out two groups at a time, each in its own directory, and sends every group", {
+    timeout: 90_000,
+  }, async () => {
+    const h = tempHome(fakeProviderConfig(llm.url));
+    const tasks = join(h.cwd, "tasks.jsonl");
+    writeFileSync(
+      tasks,
+      ["a", "b", "c"]
+        .map((id) =>
+          JSON.stringify({
+            id,
+            prompt: `Write ${id} into out.txt`,
+            files: { ID: id },
+            test: "test -s out.txt",
+          }),
+        )
+        .join("\n"),
+    );
+    // Of each task's two rollouts, the first to ask writes its task's id (read from its own
+    // directory), the other writes nothing: every group scores [0, 1] whatever the interleaving.
+    const asked = new Map<string, number>();
+    llm.respondWith((request) => {
+      const body = request.body as { tools?: unknown[] };
+      if (!body.tools) return reply().text("title");
+      if (hasToolResult(request)) return reply().text("Done.");
+      const task = JSON.stringify(messagesOf(request)).match(/Write (\w) into out\.txt/)?.[1] ?? "?";
+      const turn = asked.get(task) ?? 0;
+      asked.set(task, turn + 1);
+      return turn === 0
+        ? reply().toolCall("terminal", { command: "cat ID > out.txt" })
+        : reply().toolCall("terminal", { command: "true" });
+    });
+    await atropos.startTrainer({ batch_size: 64, max_token_len: 200_000 });
+    const before = atropos.scored.length;
+    const result = await runHermes(
+      [
+        "rl",
+        "serve",
+        "terminal-tasks",
+        "--api-url",
+        atropos.url,
+        "--tasks",
+        tasks,
+        "--group-size",
+        "2",
+        "--workers",
+        "2",
+        "--allow-same-scores",
+        "--json",
+      ],
+      { ...h, timeoutMs: 80_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      groupsSent: 3,
+      rollouts: 6,
+      stoppedBecause: "source_exhausted",
+    });
+    expect(atropos.scored.length - before).toBe(3);
+    // Every task's group arrived, each scored by what its own rollouts did in their own directory.
+    const scores = atropos.scored.slice(before).map((g) => [...(g["scores"] as number[])].sort());
+    expect(scores).toEqual([
+      [0, 1],
+      [0, 1],
+      [0, 1],
+    ]);
+    const bad = await runHermes(
+      ["rl", "serve", "terminal-tasks", "--api-url", atropos.url, "--workers", "0"],
+      h,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--workers");
+  });
+});

@@ -42,7 +42,6 @@ const UPSTREAM_ONLY_EVENTS = new Set([
   "on_interim_message",
   "pre_verify",
   "pre_api_request",
-  "post_api_request",
   "api_request_error",
   "pre_auxiliary_call",
   "post_auxiliary_call",

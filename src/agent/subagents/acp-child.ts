@@ -9,8 +9,10 @@
  * policy); it gets the environment without Hermes's provider keys; every permission it asks for
  * (`session/request_permission`) goes through the parent's approval policy (the same prompt,
  * --yolo, approvals.mode, session answers), and anything not approved is rejected. It is offered
- * no file-system or terminal methods. The parent's interrupt and `delegation.child_timeout_seconds`
- * cancel its turn, then end its process.
+ * no file-system or terminal methods. The parent's interrupt, `/agents stop` and
+ * `delegation.child_timeout_seconds` cancel its turn, then end its process. While it runs it is
+ * listed by `/agents` like any child (what it does now: the tool it reports, a permission it asks
+ * for, its answer streaming), and `subagent_start`/`subagent_stop` hooks fire for it.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -28,6 +30,7 @@ import { loadAcpSdk } from "../acp-sdk.js";
 import type { ApprovalPolicy } from "../approval-policy.js";
 import type { DelegationHost, Limits } from "./host.js";
 import { taskMessage } from "./host.js";
+import { type SubagentKind, subagentRegistry } from "./registry.js";
 
 /** How long a cancelled agent may take to answer its prompt before its process is ended. */
 const CANCEL_GRACE_MS = 5_000;
@@ -94,7 +97,7 @@ function pickOption(
 /** Runs one task in an external ACP agent; never rejects. */
 export async function runAcpChild(
   host: DelegationHost,
-  spec: { callId: string; index: number; task: DelegationTask },
+  spec: { callId: string; index: number; task: DelegationTask; kind?: SubagentKind },
   limits: Limits,
   base: { index: number; id: string; goal: string },
   sessionId: string,
@@ -160,6 +163,7 @@ export async function runAcpChild(
   const spawnFailed = new Promise<Error>((resolve) => child.once("error", resolve));
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
 
+  const registry = subagentRegistry(host.runtime);
   const turn = new AbortController();
   let answer = "";
   let stopped: "interrupted" | "timeout" | undefined;
@@ -169,8 +173,10 @@ export async function runAcpChild(
     .onNotification("session/update", ({ params }) => {
       const update = params.update;
       if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
+        if (!answer) registry.progress(base.id, "answering");
         answer += update.content.text;
       } else if (update.sessionUpdate === "tool_call") {
+        registry.progress(base.id, update.title);
         host.emit({
           type: "subagent",
           callId: spec.callId,
@@ -181,9 +187,17 @@ export async function runAcpChild(
         });
       }
     })
-    .onRequest("session/request_permission", ({ params }) =>
-      answerPermission(params, approvals, acp.command, AbortSignal.any([turn.signal, host.signal])),
-    );
+    .onRequest("session/request_permission", async ({ params }) => {
+      registry.progress(base.id, `asking: ${params.toolCall.title ?? "permission"}`);
+      const answer = await answerPermission(
+        params,
+        approvals,
+        acp.command,
+        AbortSignal.any([turn.signal, host.signal]),
+      );
+      registry.progress(base.id, "working");
+      return answer;
+    });
   const connection = app.connect(
     sdk.ndJsonStream(
       Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
@@ -202,6 +216,22 @@ export async function runAcpChild(
   };
   const onAbort = () => cancel("interrupted");
   host.signal.addEventListener("abort", onAbort, { once: true });
+  registry.add(
+    {
+      id: base.id,
+      kind: spec.kind ?? "child",
+      goal: base.goal,
+      parentSessionId: host.sessionId,
+      sessionId,
+      taskId: `acp-${child.pid ?? "?"}`,
+      depth: host.depth + 1,
+      startedAt: started,
+      acp: line,
+    },
+    () => cancel("interrupted"),
+  );
+  const hookBase = host.hookInfo && { ...host.hookInfo(), child_session_id: sessionId, goal: base.goal };
+  if (hookBase) await host.hooks?.notify("subagent_start", hookBase);
   const timer =
     limits.childTimeoutMs > 0 ? setTimeout(() => cancel("timeout"), limits.childTimeoutMs) : undefined;
   timer?.unref();
@@ -275,6 +305,14 @@ export async function runAcpChild(
     await Promise.race([exited, new Promise((r) => setTimeout(r, CANCEL_GRACE_MS + 1000).unref())]);
     clearTimeout(lingering);
   }
+  registry.finish(base.id, out.status, 0, Date.now());
+  if (hookBase)
+    await host.hooks?.notify("subagent_stop", {
+      ...hookBase,
+      status: out.status,
+      summary: out.summary,
+      duration_ms: out.durationMs,
+    });
   host.emit({
     type: "subagent",
     callId: spec.callId,

@@ -24,6 +24,8 @@ export interface SubagentInfo {
   readonly taskId: string;
   readonly depth: number;
   readonly startedAt: number;
+  /** An external ACP agent (`delegate_task` with `acp_command`): its command line. */
+  readonly acp?: string;
   status: SubagentStatus;
   /** What it does now: "starting", "thinking", the tool it runs; its status once ended. */
   detail: string;

@@ -2,7 +2,8 @@
  * `hermes acp`: Hermes as an Agent Client Protocol agent over stdio, for editors (Zed, VS Code,
  * JetBrains). stdout carries only protocol frames; problems go to stderr and the home's logs.
  * `hermes acp --check` prints what an editor would get (the initialize answer, the provider and
- * the tools of an editor session) and exits 0 when it is ready, 1 when not.
+ * the tools of an editor session) and exits 0 when it is ready, 1 when not. `--setup` (what an
+ * editor's terminal authentication runs) and `--registry` live in acp-setup.ts.
  */
 import { CliFailure, type ConfigContext, defineCommand } from "../command.js";
 
@@ -27,28 +28,41 @@ export const acpCommand = defineCommand({
   parse: (cmd) =>
     cmd
       .option("--check", "print what an editor would get (capabilities, provider, tools) and exit 0/1")
+      .option(
+        "--setup",
+        "choose the provider and model on a terminal (an editor's terminal sign-in runs this), then print the editor entry",
+      )
+      .option("--registry", "print this install's ACP agent registry entry (agent-registry-v1 JSON)")
       .option("--yolo", "approve dangerous commands without asking (hardline commands stay refused)")
       .option("--version", "print the version and exit")
       .addHelpText(
         "after",
-        "\nZed: add this to settings.json (Hermes appears in the agent panel):\n" +
+        "\nZed: add this to settings.json (Hermes appears in the agent panel; `hermes acp --setup` prints it " +
+          "with this hermes's full path):\n" +
           ZED_SNIPPET +
           "\n\nToolset: platform_toolsets.acp (default hermes-acp). Approvals: approvals.mode, " +
           "approvals.timeout; `Allow always` writes command_allowlist.",
       ),
-  run: (ctx, flags: { check?: boolean; yolo?: boolean; version?: boolean }) => runAcp(ctx, flags),
+  run: (ctx, flags: AcpFlags) => runAcp(ctx, flags),
 });
 
-async function runAcp(
-  ctx: ConfigContext,
-  flags: { check?: boolean; yolo?: boolean; version?: boolean },
-): Promise<number> {
+interface AcpFlags {
+  check?: boolean;
+  setup?: boolean;
+  registry?: boolean;
+  yolo?: boolean;
+  version?: boolean;
+}
+
+async function runAcp(ctx: ConfigContext, flags: AcpFlags): Promise<number> {
   if (flags.version) {
     const { hermesVersion } = await import("../../util/version.js");
     ctx.io.out(`hermes acp ${hermesVersion()}`);
     return 0;
   }
   if (flags.check) return (await import("./acp-check.js")).acpCheck(ctx);
+  if (flags.setup) return (await import("./acp-setup.js")).acpSetup(ctx);
+  if (flags.registry) return (await import("./acp-setup.js")).acpRegistry(ctx);
   const { home, config, env } = ctx;
   const { protectSecrets } = await import("../secrets.js");
   // Conversations, answers and tool output leave through stdout: redacted like any surface.

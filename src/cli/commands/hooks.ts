@@ -1,6 +1,7 @@
 /**
  * `hermes hooks list|test EVENT|revoke COMMAND|doctor`: the shell hooks declared under `hooks:` in
- * config.yaml and their approvals in `shell-hooks-allowlist.json` (agent/shell-hooks/).
+ * config.yaml and their approvals in `shell-hooks-allowlist.json` (agent/shell-hooks/);
+ * `folders|enable|disable` (hooks-gateway.ts): the gateway's hook folders.
  */
 import { accessSync, constants, readFileSync } from "node:fs";
 import type { HookEventName } from "../../agent/hooks.js";
@@ -22,6 +23,7 @@ import {
 } from "../../agent/shell-hooks/spec.js";
 import { evaluateRun, hookStdin } from "../../agent/shell-hooks/wire.js";
 import { CliFailure, type ConfigContext, defineCommand } from "../command.js";
+import { registerGatewayHookCommands } from "./hooks-gateway.js";
 
 /** The payloads `test` and `doctor` send: the fields the agent sends for each event. */
 function syntheticPayload(event: HookEventName, cwd: string): Record<string, unknown> {
@@ -49,6 +51,8 @@ function syntheticPayload(event: HookEventName, cwd: string): Record<string, unk
         assistant_response: "Sunny.",
         reason: "completed",
       };
+    case "post_api_request":
+      return { ...base, api_call_count: 1, finish_reason: "tool_calls", tool_names: ["terminal"] };
     case "on_session_end":
       return { ...base, reason: "close" };
     case "subagent_start":
@@ -70,7 +74,8 @@ function syntheticPayload(event: HookEventName, cwd: string): Record<string, unk
 export const hooksCommand = defineCommand({
   name: "hooks",
   description:
-    "shell hooks from config.yaml (hooks:) and their approvals: list | test EVENT | revoke COMMAND | doctor",
+    "shell hooks from config.yaml (hooks:) and their approvals: list | test EVENT | revoke COMMAND | doctor; " +
+    "gateway hook folders: folders | enable NAME | disable NAME",
   needs: "config",
   defaultSubcommand: "list",
   parse: (root, run) => {
@@ -81,7 +86,7 @@ export const hooksCommand = defineCommand({
         "config.yaml:",
         "  hooks:",
         "    pre_tool_call:                 # also post_tool_call, pre_llm_call, post_llm_call,",
-        "      - matcher: terminal          # on_session_start/end, subagent_start/stop",
+        "      - matcher: terminal          # post_api_request, on_session_start/end, subagent_start/stop",
         "        command: ~/.hermes/hooks/guard.sh",
         "        timeout: 10                # seconds (default 60, at most 300)",
         "",
@@ -122,6 +127,7 @@ export const hooksCommand = defineCommand({
       .command("doctor")
       .description("check each hook: script present and executable, approved, unchanged, answers valid JSON")
       .action(run((ctx: ConfigContext) => doctor(ctx)));
+    registerGatewayHookCommands(root, run);
   },
 });
 

@@ -1,6 +1,6 @@
 /**
  * `hermes rl list` and `hermes rl serve ENV --api-url URL [--tasks FILE] [--group-size N]
- * [--max-tasks N] ...`: an Atropos RL environment served from Hermes. The trainer and the Atropos
+ * [--workers N] [--max-tasks N] ...`: an Atropos RL environment served from Hermes. The trainer and the Atropos
  * API server (`run-api`) run elsewhere; this process registers with the server, rolls tasks out
  * through the agent (each in its own session, source `rl`, and directory), scores them and sends
  * the scored groups. Progress goes to stderr, the summary to stdout (`--json` for JSON).
@@ -15,6 +15,7 @@ interface ServeFlags {
   apiUrl: string;
   tasks?: string;
   groupSize: number;
+  workers: number;
   maxTasks?: number;
   epochs: number;
   maxTokenLength: number;
@@ -84,6 +85,9 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
     );
   }
   const say = (line: string) => io.err(line);
+  const { rlBackendProblem } = await import("../../rl/rollout.js");
+  const backend = rlBackendProblem(config);
+  if (backend) throw new CliFailure(backend, 2);
   let environment: import("../../rl/types.js").RlEnvironment;
   try {
     environment = entry.create({
@@ -149,6 +153,7 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
       client,
       environment,
       groupSize: flags.groupSize,
+      workers: flags.workers,
       ...(flags.maxTasks !== undefined ? { maxTasks: flags.maxTasks } : {}),
       maxTokenLength: flags.maxTokenLength,
       weight: flags.weight,
@@ -221,6 +226,12 @@ export const rlCommand = defineCommand({
         "rollouts per task, scored together (Atropos group_size)",
         wholeNumber(1),
         4,
+      )
+      .option(
+        "--workers <n>",
+        "groups rolled out at the same time (each rollout in its own session and directory)",
+        wholeNumber(1),
+        1,
       )
       .option("--max-tasks <n>", "stop after this many tasks", wholeNumber(1))
       .option("--epochs <n>", "hand out each task this many times", wholeNumber(1), 1)

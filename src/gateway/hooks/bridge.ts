@@ -22,7 +22,6 @@ const SOURCE = "gateway-hooks";
 
 export class GatewayHookBridge {
   private readonly chats = new Map<string, OwnedChat>();
-  private readonly steps = new Map<string, number>();
   private readonly unregister: Array<() => void> = [];
 
   constructor(private readonly hooks: GatewayHooks) {}
@@ -65,21 +64,23 @@ export class GatewayHookBridge {
         const owned = this.owner(p.session_id);
         if (owned) this.hooks.emit("session:end", { ...this.base(owned, p), reason: p.reason });
       });
-    if (want("agent:start") || want("agent:step"))
+    if (want("agent:start"))
       on("pre_llm_call", (p) => {
-        this.steps.set(p.session_id, 0);
         const owned = this.owner(p.session_id);
-        if (owned && want("agent:start"))
-          this.hooks.emit("agent:start", { ...this.base(owned, p), message: p.user_message });
+        if (owned) this.hooks.emit("agent:start", { ...this.base(owned, p), message: p.user_message });
         return undefined;
       });
+    // Once per iteration of the tool-calling loop (as upstream): the model call that asked for
+    // tools, with all of them; a final answer is agent:end's.
     if (want("agent:step"))
-      on("post_tool_call", (p) => {
+      on("post_api_request", (p) => {
         const owned = this.owner(p.session_id);
-        if (!owned) return;
-        const iteration = (this.steps.get(p.session_id) ?? 0) + 1;
-        this.steps.set(p.session_id, iteration);
-        this.hooks.emit("agent:step", { ...this.base(owned, p), iteration, tool_names: [p.tool_name] });
+        if (!owned || p.tool_names.length === 0) return;
+        this.hooks.emit("agent:step", {
+          ...this.base(owned, p),
+          iteration: p.api_call_count,
+          tool_names: [...p.tool_names],
+        });
       });
     if (want("agent:end"))
       on("post_llm_call", (p) => {

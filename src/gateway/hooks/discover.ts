@@ -5,8 +5,8 @@
  * the same consent plugins need, since a handler runs with every secret the gateway holds.
  * Pure reading: nothing here runs a handler.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { join, relative, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
 
 /** The events upstream's gateway fires (`command:<name>` and `command:*` besides). */
@@ -71,8 +71,27 @@ export function discoverGatewayHooks(home: string, config: Record<string, unknow
   return names.map((name) => readHookFolder(join(root, name), name, enabled.has(name.toLowerCase())));
 }
 
+/** The real path `file` resolves to when that is outside `dir` (a link out); undefined when inside. */
+export function leavesFolder(dir: string, file: string): string | undefined {
+  let real: string;
+  let root: string;
+  try {
+    real = realpathSync(file);
+    root = realpathSync(dir);
+  } catch {
+    return file;
+  }
+  const rel = relative(root, real);
+  return rel === ".." || rel.startsWith(`..${sep}`) || rel.startsWith(sep) ? real : undefined;
+}
+
 export function readHookFolder(dir: string, name: string, enabled: boolean): GatewayHookFolder {
   const folder: GatewayHookFolder = { name, dir, description: "", events: [], enabled };
+  const yamlOut = leavesFolder(dir, join(dir, "HOOK.yaml"));
+  if (yamlOut) {
+    folder.error = `HOOK.yaml is a link to ${yamlOut}, outside the folder; it is not loaded`;
+    return folder;
+  }
   let doc: unknown;
   try {
     doc = parseYaml(readFileSync(join(dir, "HOOK.yaml"), "utf8"));
@@ -86,8 +105,11 @@ export function readHookFolder(dir: string, name: string, enabled: boolean): Gat
   folder.events = events.filter(Boolean);
   const handler = HANDLER_FILES.map((f) => join(dir, f)).find((f) => existsSync(f));
   if (handler) folder.handler = handler;
+  const handlerOut = handler ? leavesFolder(dir, handler) : undefined;
   const unknown = folder.events.filter((e) => !isGatewayHookEvent(e));
-  if (folder.events.length === 0) folder.error = "HOOK.yaml lists no events";
+  if (handlerOut)
+    folder.error = `its handler is a link to ${handlerOut}, outside the folder; it is not loaded`;
+  else if (folder.events.length === 0) folder.error = "HOOK.yaml lists no events";
   else if (unknown.length > 0) folder.error = `unknown event ${unknown.join(", ")} in HOOK.yaml`;
   else if (!handler) folder.error = `no handler (${HANDLER_FILES.join(", ")}) beside HOOK.yaml`;
   return folder;

@@ -201,6 +201,31 @@ describe("AIAgent fires the hook bus", () => {
     expect(String(firstUser?.content)).toBe("first\n\nRemember: the build runs on CI.");
   });
 
+  it("post_api_request fires once per model call, naming every tool that call asked for", async () => {
+    const ctx = makeToolContext();
+    writeFileSync(join(ctx.cwd, "a.txt"), "A\n");
+    const bus = new HookBus();
+    const calls: Array<[number, string, string[]]> = [];
+    bus.register(
+      "post_api_request",
+      (p) => void calls.push([p.api_call_count, p.finish_reason, p.tool_names]),
+      { source: "o" },
+    );
+    const transport = new ScriptedTransport([
+      callTools(["terminal", { command: "echo one" }], ["read_file", { path: "a.txt" }]),
+      callTools(["terminal", { command: "echo two" }]),
+      say("done"),
+    ]);
+    const agent = agentWith(bus, transport, ctx.cwd);
+    expect(await agent.chat("go")).toBe("done");
+    await agent.close();
+    expect(calls).toEqual([
+      [1, "tool_calls", ["terminal", "read_file"]],
+      [2, "tool_calls", ["terminal"]],
+      [3, "stop", []],
+    ]);
+  });
+
   it("a throwing handler costs the turn nothing", async () => {
     const bus = new HookBus();
     for (const event of ["pre_tool_call", "post_tool_call", "pre_llm_call", "post_llm_call"] as const) {

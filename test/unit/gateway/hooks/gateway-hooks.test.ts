@@ -152,14 +152,19 @@ describe("the bridge from the agent's hook bus", () => {
       },
       new AbortController().signal,
     );
-    await bus.notify("post_tool_call", {
+    // One loop iteration that asked for two tools: one agent:step naming both.
+    await bus.notify("post_api_request", {
       ...info,
-      tool_name: "terminal",
-      args: {},
-      tool_call_id: "1",
-      result: "ok",
-      ok: true,
-      duration_ms: 1,
+      api_call_count: 1,
+      finish_reason: "tool_calls",
+      tool_names: ["terminal", "read_file"],
+    });
+    // The iteration that gave the final answer is agent:end's, not a step.
+    await bus.notify("post_api_request", {
+      ...info,
+      api_call_count: 2,
+      finish_reason: "stop",
+      tool_names: [],
     });
     chat.id = "s2"; // /new: same chat, new session
     await bus.notify("post_llm_call", {
@@ -177,7 +182,7 @@ describe("the bridge from the agent's hook bus", () => {
       session_key: "key1",
       message: "hi",
     });
-    expect(seen[1]?.[1]).toMatchObject({ iteration: 1, tool_names: ["terminal"] });
+    expect(seen[1]?.[1]).toMatchObject({ iteration: 1, tool_names: ["terminal", "read_file"] });
     expect(seen[2]?.[1]).toMatchObject({ session_id: "s2", response: "yo" });
     bridge.detach();
     expect(bus.sources("pre_llm_call")).toEqual([]);
@@ -188,7 +193,13 @@ describe("the bridge from the agent's hook bus", () => {
     hooks.add("cmd", ["command:*"], () => undefined);
     const bus = new HookBus();
     new GatewayHookBridge(hooks).attach(bus);
-    for (const e of ["pre_llm_call", "post_llm_call", "post_tool_call", "on_session_start"] as const)
+    for (const e of [
+      "pre_llm_call",
+      "post_llm_call",
+      "post_tool_call",
+      "post_api_request",
+      "on_session_start",
+    ] as const)
       expect(bus.has(e)).toBe(false);
   });
 

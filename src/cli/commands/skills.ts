@@ -15,6 +15,7 @@ import { bundledSkillsDir, seedBundledSkills } from "../../knowledge/skills/bund
 import { FileLockTimeoutError } from "../../util/file-lock.js";
 import { type CliCommand, defineCommand, type RunOptions } from "../command.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
+import { registerManagementCommands } from "./skills/bundled-commands.js";
 import type { SkillsIo } from "./skills/io.js";
 import {
   auditCommand,
@@ -233,11 +234,12 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         .option("--json", "print JSON")
         .action(run(pending((ctx, flags: { json?: boolean }) => pendingListCli(ctx, "skills", flags))));
 
-      root
-        .command("diff")
-        .description("show what approving a staged skill write would change (the new SKILL.md, or a diff)")
-        .argument("<id>", "the pending id")
-        .action(run(pending((ctx, id: string) => diffCli(ctx, "skills", id))));
+      // Bundled skills (reset, list-modified, diff, opt-out, opt-in), lint, publish, snapshot.
+      registerManagementCommands(root, run, {
+        config: ({ home, io }) => loadHomeConfig(home, io),
+        pendingDiff: ({ home, io }, id) =>
+          diffCli({ home, config: loadHomeConfig(home, io), io }, "skills", id),
+      });
 
       root
         .command("approve")

@@ -185,7 +185,16 @@ export async function publishSkill(
   try {
     const { run } = options;
     await run("git", ["clone", "--depth", "1", "--", target.url, repo], tmp);
-    await run("git", ["checkout", "-B", branch], repo);
+    // Publishing again continues the branch (a second push of a new root would be rejected).
+    const existing = await run(
+      "git",
+      ["fetch", "-q", "--depth", "1", "origin", `refs/heads/${branch}`],
+      repo,
+    ).then(
+      () => true,
+      () => false,
+    );
+    await run("git", ["checkout", "-q", "-B", branch, ...(existing ? ["FETCH_HEAD"] : [])], repo);
     const repoPath = `${target.path}${skill.name}`;
     const dest = join(repo, ...repoPath.split("/"));
     rmSync(dest, { recursive: true, force: true });

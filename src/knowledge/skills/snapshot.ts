@@ -244,6 +244,8 @@ export async function importSnapshot(
       const name = validateSkillName(String(raw["name"] ?? ""));
       const categoryRaw = typeof raw["category"] === "string" ? raw["category"] : "";
       const category = categoryRaw === "" ? "" : validateCategory(categoryRaw);
+      // "/etc" or "a//b" would normalise into something else; a snapshot written by us never has them.
+      if (category !== categoryRaw) throw new HubError(`unsafe category "${categoryRaw}".`);
       const origin = String(raw["origin"] ?? "user") as SnapshotOrigin;
       const files = decodeFiles(raw["files"]);
       checkBundleFiles(files);

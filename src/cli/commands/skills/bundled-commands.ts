@@ -12,6 +12,7 @@ import {
   type MgmtCtx,
   optInCli,
   optOutCli,
+  repairOfficialCli,
   resetCli,
 } from "./bundled.js";
 import { lintCli } from "./lint.js";
@@ -78,6 +79,20 @@ export function registerManagementCommands<C extends MgmtCtx>(
     .argument("[name]", "only this bundled skill")
     .option("--sync", "copy them in now instead of at the next start")
     .action(run((ctx: C, name: string | undefined, flags: { sync?: boolean }) => optInCli(ctx, name, flags)));
+
+  root
+    .command("repair-official")
+    .description(
+      "record official optional skills found in the home, or put their shipped copy back (--restore)",
+    )
+    .argument("[name]", "one official optional skill (default: all)")
+    .option("--restore", "copy the shipped version back; a differing copy is moved to a backup first")
+    .option("-y, --yes", "do not ask before --restore")
+    .action(
+      run((ctx: C, name: string | undefined, flags: { restore?: boolean; yes?: boolean }) =>
+        repairOfficialCli(ctx, name, flags),
+      ),
+    );
 
   root
     .command("lint")

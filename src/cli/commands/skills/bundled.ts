@@ -19,6 +19,7 @@ import {
   setOptedOut,
   setSuppressed,
 } from "../../../knowledge/skills/bundled-opt-out.js";
+import { OfficialRepairError, repairOfficial } from "../../../knowledge/skills/official-repair.js";
 import { nameProblem } from "../../../knowledge/skills/paths.js";
 import { isPendingId, readPending } from "../../../knowledge/write-approval/pending.js";
 import { CliFailure, confirmOrFail, plural, type SkillsIo, style } from "./io.js";
@@ -231,6 +232,44 @@ export function optInCli({ home, io }: MgmtCtx, name: string | undefined, flags:
     );
   } else {
     io.err("They are copied in at the next start (or now with --sync).");
+  }
+  return 0;
+}
+
+export async function repairOfficialCli(
+  { home, io }: MgmtCtx,
+  name: string | undefined,
+  flags: { restore?: boolean; yes?: boolean },
+): Promise<number> {
+  const target = name ?? "all";
+  if (flags.restore) {
+    const ok = await confirmOrFail(
+      io,
+      `Put the shipped copy of ${target === "all" ? "every official optional skill" : target} back (differing copies are moved to a backup)?`,
+      "repair-official --restore",
+      flags.yes,
+    );
+    if (!ok) {
+      io.err("Cancelled; nothing changed.");
+      return 0;
+    }
+  }
+  let result: Awaited<ReturnType<typeof repairOfficial>>;
+  try {
+    result = await repairOfficial(home, io.env, target, {
+      ...(flags.restore ? { restore: true } : {}),
+      nowSeconds: io.now(),
+    });
+  } catch (error) {
+    if (error instanceof OfficialRepairError) throw new CliFailure(error.message, error.exitCode);
+    throw error;
+  }
+  if (result.restored.length) io.out(`Restored: ${result.restored.join(", ")}`);
+  if (result.backedUp.length) io.out(`Moved aside: ${result.backedUp.join(", ")} (in ${result.backupDir})`);
+  if (result.backfilled.length) io.out(`Recorded as official: ${result.backfilled.join(", ")}`);
+  for (const s of result.skipped) io.err(`Skipped ${s.name}: ${s.reason}`);
+  if (!result.restored.length && !result.backfilled.length && !result.backedUp.length) {
+    io.out("Nothing to repair: official optional skills are recorded and in place.");
   }
   return 0;
 }

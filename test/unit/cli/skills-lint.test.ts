@@ -126,6 +126,15 @@ describe("hermes skills lint", () => {
     expect(shipped.sort()).toEqual(["docker-ops", "train-run"]);
   });
 
+  it("every skill this package ships passes hermes skills lint --all (seeded copies and the library)", async () => {
+    const pkgSkills = join(import.meta.dirname, "../../../skills");
+    const out = await skills(home, ["lint", "--all", "--json"], { bundled: pkgSkills });
+    const rows = JSON.parse(out.stdout) as Row[];
+    expect(rows.filter((r) => r.errors > 0).map((r) => `${r.name}: ${r.problems[0]?.message}`)).toEqual([]);
+    expect(rows.filter((r) => r.origin === "bundled").length).toBeGreaterThanOrEqual(5);
+    expect(out.code).toBe(0);
+  }, 60_000);
+
   it("an unknown name is a clear failure", async () => {
     const out = await skills(home, ["lint", "nope"], { bundled });
     expect(out.code).toBe(1);

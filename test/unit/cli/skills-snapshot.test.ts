@@ -81,6 +81,23 @@ describe("snapshot export", () => {
     expect(byName["my-notes"].files["assets/logo.png"].encoding).toBe("base64");
     expect(snap.bundled_manifest["docker-ops"]).toMatch(/^[0-9a-f]+$/);
     expect(snap.hub_lock["paper-digest"].install_path).toBe("research/paper-digest");
+    // Into a fresh home: the hub skill comes back with its provenance in the lock.
+    const other = join(root, "other");
+    mkdirSync(other);
+    const file = join(root, "snap.json");
+    writeFileSync(file, out.stdout);
+    expect((await skills(other, ["snapshot", "import", file])).code).toBe(0);
+    const lock = JSON.parse(readFileSync(join(other, "skills", ".hub", "lock.json"), "utf8"));
+    expect(lock.installed["paper-digest"]).toMatchObject({
+      source: "git",
+      identifier: "https://example.test/skills.git#main:paper-digest",
+      install_path: "research/paper-digest",
+      scan_verdict: "safe",
+      files: ["SKILL.md"],
+    });
+    expect(readFileSync(join(other, "skills", "notes", "my-notes", "assets", "logo.png"))).toEqual(
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2]),
+    );
   }, 15_000);
 
   it("round-trips into a fresh home: files, hub lock and the edited-bundled flag", async () => {

@@ -11,7 +11,7 @@
  * one unless `force`. A skill that exists is never replaced without `force`, and never through a
  * symbolic link.
  */
-import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
 import { hermesVersion } from "../../util/version.js";
@@ -37,7 +37,7 @@ import {
 } from "./hub/lock.js";
 import { readTree } from "./hub/maintenance.js";
 import { type ScanReport, scanSkillBundle } from "./hub/scan.js";
-import { posixRelative, skillsRoot } from "./paths.js";
+import { isInside, posixRelative, skillsRoot } from "./paths.js";
 import { formatBundledManifest, manifestPath, readBundledManifest, readUsage } from "./provenance.js";
 
 export const SNAPSHOT_FORMAT = "hermes-skills-snapshot";
@@ -208,6 +208,17 @@ function existsPath(path: string): boolean {
   }
 }
 
+/** Whether `dir` (or its deepest existing ancestor) really lies inside `root`, links resolved. */
+function staysInside(root: string, dir: string): boolean {
+  let probe = dir;
+  while (!existsPath(probe) && dirname(probe) !== probe) probe = dirname(probe);
+  try {
+    return isInside(realpathSync(root), realpathSync(probe));
+  } catch {
+    return false;
+  }
+}
+
 function writeTree(dir: string, files: ReadonlyMap<string, Buffer>): void {
   for (const [rel, content] of files) {
     const file = join(dir, ...rel.split("/"));
@@ -335,7 +346,7 @@ async function importOne(
       report,
     };
   }
-  if (isLink(dest) || isLink(dirname(dest))) {
+  if (isLink(dest) || !staysInside(skillsRoot(home), dirname(dest))) {
     rmSync(quarantine, { recursive: true, force: true });
     await audit("refuse", "destination is a symbolic link");
     return {

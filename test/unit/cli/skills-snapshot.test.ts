@@ -220,6 +220,22 @@ describe("snapshot import refuses what it must", () => {
     expect(readdirSync(outside)).toEqual(["SKILL.md"]);
   });
 
+  it("refuses to write below a linked category folder that leads outside the skills tree", async () => {
+    const outside = join(root, "outside-tree");
+    mkdirSync(outside);
+    mkdirSync(join(home, "skills"), { recursive: true });
+    symlinkSync(outside, join(home, "skills", "team"));
+    const file = snapshotWith({
+      name: "helper",
+      category: "team/ops",
+      origin: "user",
+      files: { "SKILL.md": utf8(goodSkill("helper", "ops")) },
+    });
+    const out = await skills(home, ["snapshot", "import", file, "--force"]);
+    expect(out.code).toBe(1);
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
   it("a file that is not a snapshot is a usage error", async () => {
     const bad = join(root, "bad.json");
     writeFileSync(bad, "{not json");

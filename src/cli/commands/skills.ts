@@ -76,6 +76,8 @@ interface Ctx {
 
 /** `hermes skills …`. */
 export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
+  // opt-out / opt-in decide about seeding themselves: seeding first would defeat an opt-out.
+  let seed = true;
   return defineCommand({
     name: "skills",
     description:
@@ -85,7 +87,7 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
     open: ({ home, io }): Ctx => {
       // Bundled skills are installed on first use of the home, as a chat would.
       const bundled = bundledSkillsDir(io.env);
-      if (bundled) seedBundledSkills(home, bundled);
+      if (bundled && seed) seedBundledSkills(home, bundled);
       return {
         home,
         io: { ...io, cwd: setup.cwd ?? process.cwd() },
@@ -239,6 +241,9 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         config: ({ home, io }) => loadHomeConfig(home, io),
         pendingDiff: ({ home, io }, id) =>
           diffCli({ home, config: loadHomeConfig(home, io), io }, "skills", id),
+        skipSeeding: () => {
+          seed = false;
+        },
       });
 
       root

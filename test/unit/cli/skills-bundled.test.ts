@@ -49,6 +49,7 @@ describe("seeding respects edits and opt-outs", () => {
   });
 
   it("opt-out of everything stops seeding; opt-in --sync brings the skills", async () => {
+    await run(["list"]); // seeds the three shipped skills
     const out = await run(["opt-out"]);
     expect(out.code).toBe(0);
     expect(existsSync(join(home, ".no-bundled-skills"))).toBe(true);
@@ -100,6 +101,14 @@ describe("seeding respects edits and opt-outs", () => {
     expect(existsSync(copy("systemd-ops"))).toBe(false);
     expect(readFileSync(join(copy("docker-ops"), "SKILL.md"), "utf8")).toBe("edited by me\n");
     expect(existsSync(join(elsewhere, "SKILL.md"))).toBe(true);
+  });
+
+  it("opting out on a fresh home copies nothing in first", async () => {
+    const out = await run(["opt-out"]);
+    expect(out.code).toBe(0);
+    expect(existsSync(copy("docker-ops"))).toBe(false);
+    expect((await run(["list"])).code).toBe(0);
+    expect(existsSync(copy("docker-ops"))).toBe(false);
   });
 
   it("opt-out --remove without -y and without a terminal removes nothing (exit 2)", async () => {

@@ -24,6 +24,8 @@ export interface ManagementHooks {
   config: (ctx: MgmtCtx) => HermesConfig;
   /** `diff ID` of a staged skill write (write-approval.ts). */
   pendingDiff: (ctx: MgmtCtx, id: string) => number;
+  /** Called before opt-out / opt-in run, so the command does not seed bundled skills first. */
+  skipSeeding: () => void;
 }
 
 export function registerManagementCommands<C extends MgmtCtx>(
@@ -67,6 +69,7 @@ export function registerManagementCommands<C extends MgmtCtx>(
     .argument("[name]", "only this bundled skill")
     .option("--remove", "also delete the copies you never edited")
     .option("-y, --yes", "do not ask before --remove")
+    .hook("preAction", () => hooks.skipSeeding())
     .action(
       run((ctx: C, name: string | undefined, flags: { remove?: boolean; yes?: boolean }) =>
         optOutCli(ctx, name, flags),
@@ -78,6 +81,7 @@ export function registerManagementCommands<C extends MgmtCtx>(
     .description("receive bundled skills again (all, or the one named)")
     .argument("[name]", "only this bundled skill")
     .option("--sync", "copy them in now instead of at the next start")
+    .hook("preAction", () => hooks.skipSeeding())
     .action(run((ctx: C, name: string | undefined, flags: { sync?: boolean }) => optInCli(ctx, name, flags)));
 
   root

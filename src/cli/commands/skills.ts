@@ -1,6 +1,8 @@
 /**
  * `hermes skills list|view|search|install|uninstall|check|audit`: the skills hub from the command
- * line; `pending|approve|reject|diff`: the agent's skill writes waiting for approval. Results go to stdout, progress, scan reports and warnings to stderr. Exit codes: 0 success
+ * line; `pending|approve|reject|diff`: the agent's skill writes waiting for approval;
+ * `reset|list-modified|diff|opt-out|opt-in|repair-official|lint|publish|snapshot`: bundled-skill
+ * management and sharing (skills/bundled-commands.ts; `diff` takes a pending id or a bundled name). Results go to stdout, progress, scan reports and warnings to stderr. Exit codes: 0 success
  * (or a question answered no), 1 the task failed (unreachable source, dangerous skill refused,
  * conflict with an existing skill, `audit` found something dangerous, `check` could not reach a
  * source), 2 usage or configuration error (including a caution verdict or an uninstall that needs

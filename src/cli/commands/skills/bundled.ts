@@ -138,7 +138,9 @@ function bundledDiff({ home, io }: MgmtCtx, name: string): number {
     io.out(`${name} matches the shipped copy.`);
     return 0;
   }
-  io.err(`# ${name}: ${plural(result.diffs.length, "file")} differ from the shipped copy (${result.dir})`);
+  io.err(
+    `# ${name}: ${plural(result.diffs.length, "file")} ${result.diffs.length === 1 ? "differs" : "differ"} from the shipped copy (${result.dir})`,
+  );
   for (const d of result.diffs) {
     if (d.status === "modified" && d.diff) {
       for (const line of d.diff.replace(/\n$/, "").split("\n")) {

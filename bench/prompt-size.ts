@@ -6,9 +6,9 @@
  * for its 31 default tools plus 5,176 tokens of system prompt, 13,935 tokens in all.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { BenchRow } from "./session-store.js";
 
 const UPSTREAM_TOOLS = 8_759;
@@ -43,6 +43,8 @@ const OBJECTS = [
 ];
 
 interface PromptSizeJson {
+  layers: Array<{ id: string; chars: number; tokens: number }>;
+  skillsIndex: { described: number; named: number; unlisted: number; budgetChars: number } | null;
   totals: {
     systemPrompt: { tokens: number };
     tools: { count: number; tokens: number };
@@ -64,7 +66,35 @@ function writeSkills(home: string, count: number): void {
   }
 }
 
+/** The skills the package ships (`skills/` beside the built CLI's package), counted, never assumed. */
+export function shippedSkillCount(skillsDir: string): number {
+  let count = 0;
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isFile() && entry.name === "SKILL.md") count++;
+      else if (entry.isDirectory() && !entry.name.startsWith(".")) walk(join(dir, entry.name));
+    }
+  };
+  walk(skillsDir);
+  return count;
+}
+
+/** The folder above `bin` whose package.json is named hermes-agent. */
+function packageRoot(bin: string): string {
+  for (let dir = dirname(bin); ; dir = dirname(dir)) {
+    try {
+      if (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).name === "hermes-agent") return dir;
+    } catch {
+      // no package.json here, or not ours: keep walking
+    }
+    if (dirname(dir) === dir) throw new Error(`no hermes-agent package above ${bin}`);
+  }
+}
+
 export function promptSizeBench(bin: string): BenchRow[] {
+  // The package the CLI belongs to (bin/hermes or dist/cli/hermes.cjs), whose skills/ it seeds.
+  const bundled = shippedSkillCount(join(packageRoot(bin), "skills"));
+  const total = 100 + bundled;
   const root = mkdtempSync(join(tmpdir(), "hermes-bench-prompt-"));
   const home = join(root, "home");
   const cwd = join(root, "work");
@@ -86,13 +116,14 @@ export function promptSizeBench(bin: string): BenchRow[] {
     },
     encoding: "utf8",
   });
-  const { totals } = JSON.parse(out) as PromptSizeJson;
+  const { totals, layers, skillsIndex } = JSON.parse(out) as PromptSizeJson;
+  const indexLayer = layers.find((l) => l.id === "skills");
   const perTool = totals.tools.tokens / totals.tools.count;
   const missing = UPSTREAM_TOOL_COUNT - totals.tools.count;
   const projected = totals.fixed.tokens + missing * perTool;
   const rows: BenchRow[] = [
     {
-      name: `fixed overhead per request: default CLI toolset (${totals.tools.count} tools offered) + 105 skills (100 installed, 5 bundled)`,
+      name: `fixed overhead per request: default CLI toolset (${totals.tools.count} tools offered) + ${total} skills (100 installed, ${bundled} bundled)`,
       value: totals.fixed.tokens,
       unit: "tokens",
       baseline: "Python Hermes, 31 tools (#4379)",
@@ -102,7 +133,7 @@ export function promptSizeBench(bin: string): BenchRow[] {
       met: totals.fixed.tokens <= UPSTREAM_FIXED * 0.5,
     },
     {
-      name: "system prompt with 105 skills (identity, hints, guidance, skills index)",
+      name: `system prompt with ${total} skills (identity, hints, guidance, skills index)`,
       value: totals.systemPrompt.tokens,
       unit: "tokens",
       baseline: "Python Hermes system prompt (#4379)",
@@ -110,6 +141,16 @@ export function promptSizeBench(bin: string): BenchRow[] {
       baselineUnit: "tokens",
       target: "(for reference)",
       met: true,
+    },
+    {
+      name: `skills index with ${total} skills (${bundled} bundled): ${skillsIndex?.described ?? 0} described, ${skillsIndex?.named ?? 0} by name, ${skillsIndex?.unlisted ?? 0} left to skills_list`,
+      value: indexLayer?.chars ?? 0,
+      unit: "chars",
+      baseline: "learning-loop index budget (DEFAULT_INDEX_BUDGET_CHARS)",
+      baselineValue: skillsIndex?.budgetChars ?? 0,
+      baselineUnit: "chars",
+      target: "≤ budget",
+      met: indexLayer !== undefined && skillsIndex !== null && indexLayer.chars <= skillsIndex.budgetChars,
     },
     {
       name: "tool schema, mean per tool",

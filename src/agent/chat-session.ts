@@ -15,6 +15,7 @@ import {
 import { type Message, messageText, type Usage } from "../ai/types.js";
 import { addUsage } from "../ai/usage.js";
 import { stripMemoryContext } from "../knowledge/memory/providers/context-block.js";
+import { loadBundleMessage } from "../knowledge/skills/skill-bundles.js";
 import { loadSkillMessage } from "../knowledge/skills/view.js";
 import {
   type SessionRecord,
@@ -338,12 +339,17 @@ export class ChatSession {
    * request, or undefined when no enabled skill has that name. It travels as a user message, never
    * in the system prompt, so the prompt cache is untouched.
    */
-  skillMessage(name: string, request = ""): Promise<string | undefined> {
+  async skillMessage(name: string, request = ""): Promise<string | undefined> {
     const agent = this.current;
-    return loadSkillMessage(agent.home, name, agent.config.skills, {
+    const options = {
       ...(this.options.env ? { env: this.options.env } : {}),
       ...(request.trim() ? { instruction: request.trim() } : {}),
-    });
+    };
+    // A skill of that name wins; otherwise a bundle (skill-bundles/<name>.yaml) loads several.
+    return (
+      (await loadSkillMessage(agent.home, name, agent.config.skills, options)) ??
+      loadBundleMessage(agent.home, name, agent.config.skills, options)
+    );
   }
 
   /**

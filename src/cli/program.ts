@@ -82,8 +82,13 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "skills",
     summary:
-      "skills: list | view | search | install | uninstall | check | audit | pending | approve | reject | diff",
+      "skills: list | view | search | install | uninstall | check | audit | pending | approve | reject | diff | reset | list-modified | opt-out | opt-in | lint | publish | snapshot",
     load: async () => (await import("./commands/skills.js")).skillsCommand(),
+  },
+  {
+    name: "bundles",
+    summary: "skill bundles (/<name> loads several skills): list | show | create | delete | reload",
+    load: async () => (await import("./commands/skills/bundles.js")).bundlesCommand,
   },
   {
     name: "learn",

@@ -1,6 +1,8 @@
 /**
  * `hermes skills list|view|search|install|uninstall|check|audit`: the skills hub from the command
- * line; `pending|approve|reject|diff`: the agent's skill writes waiting for approval. Results go to stdout, progress, scan reports and warnings to stderr. Exit codes: 0 success
+ * line; `pending|approve|reject|diff`: the agent's skill writes waiting for approval;
+ * `reset|list-modified|diff|opt-out|opt-in|repair-official|lint|publish|snapshot`: bundled-skill
+ * management and sharing (skills/bundled-commands.ts; `diff` takes a pending id or a bundled name). Results go to stdout, progress, scan reports and warnings to stderr. Exit codes: 0 success
  * (or a question answered no), 1 the task failed (unreachable source, dangerous skill refused,
  * conflict with an existing skill, `audit` found something dangerous, `check` could not reach a
  * source), 2 usage or configuration error (including a caution verdict or an uninstall that needs
@@ -15,6 +17,7 @@ import { bundledSkillsDir, seedBundledSkills } from "../../knowledge/skills/bund
 import { FileLockTimeoutError } from "../../util/file-lock.js";
 import { type CliCommand, defineCommand, type RunOptions } from "../command.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
+import { registerManagementCommands } from "./skills/bundled-commands.js";
 import type { SkillsIo } from "./skills/io.js";
 import {
   auditCommand,
@@ -75,6 +78,8 @@ interface Ctx {
 
 /** `hermes skills …`. */
 export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
+  // opt-out / opt-in decide about seeding themselves: seeding first would defeat an opt-out.
+  let seed = true;
   return defineCommand({
     name: "skills",
     description:
@@ -84,7 +89,7 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
     open: ({ home, io }): Ctx => {
       // Bundled skills are installed on first use of the home, as a chat would.
       const bundled = bundledSkillsDir(io.env);
-      if (bundled) seedBundledSkills(home, bundled);
+      if (bundled && seed) seedBundledSkills(home, bundled);
       return {
         home,
         io: { ...io, cwd: setup.cwd ?? process.cwd() },
@@ -233,11 +238,15 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         .option("--json", "print JSON")
         .action(run(pending((ctx, flags: { json?: boolean }) => pendingListCli(ctx, "skills", flags))));
 
-      root
-        .command("diff")
-        .description("show what approving a staged skill write would change (the new SKILL.md, or a diff)")
-        .argument("<id>", "the pending id")
-        .action(run(pending((ctx, id: string) => diffCli(ctx, "skills", id))));
+      // Bundled skills (reset, list-modified, diff, opt-out, opt-in), lint, publish, snapshot.
+      registerManagementCommands(root, run, {
+        config: ({ home, io }) => loadHomeConfig(home, io),
+        pendingDiff: ({ home, io }, id) =>
+          diffCli({ home, config: loadHomeConfig(home, io), io }, "skills", id),
+        skipSeeding: () => {
+          seed = false;
+        },
+      });
 
       root
         .command("approve")

@@ -13,6 +13,8 @@
  * - Start-up fast path: when neither the bundled files nor the manifest changed since the last
  *   seeding (a stat fingerprint kept in `<home>/cache/bundled-skills.stamp`), nothing can be due
  *   and the work above is skipped.
+ * - Opt-outs (bundled-opt-out.ts): a home marked `.no-bundled-skills` gets none, and a skill named
+ *   in `skills/.curator_suppressed` is never copied back, as in Python Hermes.
  */
 
 import { createHash } from "node:crypto";
@@ -32,6 +34,7 @@ import {
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
+import { isOptedOut, optOutMarkerPath, readSuppressed, suppressedPath } from "./bundled-opt-out.js";
 import { skillDirHash } from "./dir-hash.js";
 import { parseSkillMarkdown } from "./frontmatter.js";
 import { EXCLUDED_DIRS, SUPPORT_DIRS, skillsRoot } from "./paths.js";
@@ -87,9 +90,13 @@ export interface SeedResult {
   errors: string[];
   /** Nothing changed since the last seeding, so nothing was examined (the start-up fast path). */
   upToDate: boolean;
+  /** The home opted out of bundled skills (`hermes skills opt-out`): nothing was seeded. */
+  optedOut: boolean;
+  /** Skills the user opted out of one by one (`hermes skills opt-out NAME`): not seeded. */
+  suppressed: string[];
 }
 
-interface BundledSkill {
+export interface BundledSkill {
   name: string;
   dir: string;
   /** Path segments below the bundled root, reproduced below `<home>/skills`. */
@@ -97,7 +104,7 @@ interface BundledSkill {
 }
 
 /** Every skill folder under `root`, named by its frontmatter (or folder) name. */
-function listBundled(root: string): BundledSkill[] {
+export function listBundled(root: string): BundledSkill[] {
   const out: BundledSkill[] = [];
   const walk = (dir: string, rel: string[]) => {
     let entries: Dirent[];
@@ -129,7 +136,8 @@ function listBundled(root: string): BundledSkill[] {
   return out.sort((a, b) => (a.rel.join("/") < b.rel.join("/") ? -1 : 1));
 }
 
-function copyDir(src: string, dest: string): void {
+/** Copies a skill folder (regular files and folders only; symlinks and runtime caches are skipped). */
+export function copyDir(src: string, dest: string): void {
   mkdirSync(dest, { recursive: true });
   for (const entry of readdirSync(src, { withFileTypes: true })) {
     const from = join(src, entry.name);
@@ -143,7 +151,7 @@ function copyDir(src: string, dest: string): void {
 }
 
 /** Replaces `dest` with a copy of `src` through a `.bak` sibling, restoring it if the copy fails. */
-function replaceDir(src: string, dest: string): void {
+export function replaceDir(src: string, dest: string): void {
   const backup = `${dest}.bak`;
   rmSync(backup, { recursive: true, force: true });
   renameSync(dest, backup);
@@ -157,7 +165,7 @@ function replaceDir(src: string, dest: string): void {
   rmSync(backup, { recursive: true, force: true });
 }
 
-function exists(path: string): boolean {
+export function exists(path: string): boolean {
   try {
     lstatSync(path);
     return true;
@@ -219,8 +227,11 @@ export function seedBundledSkills(
     totalBundled: 0,
     errors: [],
     upToDate: false,
+    optedOut: false,
+    suppressed: [],
   };
   if (!bundledDir || !existsSync(bundledDir)) return result;
+  if (isOptedOut(home)) return { ...result, optedOut: true };
   const stampFile = join(home, "cache", "bundled-skills.stamp");
   const stamp = seedStamp(bundledDir, home);
   if (stamp !== undefined && readText(stampFile) === stamp) return { ...result, upToDate: true };
@@ -230,9 +241,14 @@ export function seedBundledSkills(
   result.totalBundled = bundled.length;
   const manifest = readBundledManifest(home);
   const before = formatBundledManifest(manifest);
+  const suppressed = readSuppressed(home);
 
   for (const skill of bundled) {
     const dest = join(root, ...skill.rel);
+    if (suppressed.has(skill.name)) {
+      result.suppressed.push(skill.name);
+      continue;
+    }
     try {
       if (exists(dest) && lstatSync(dest).isSymbolicLink()) {
         result.skipped++; // A link points at a tree this seeding does not own.
@@ -323,6 +339,11 @@ function seedStamp(bundledDir: string, home: string): string | undefined {
     walk(bundledDir);
     const manifest = statSync(manifestPath(home));
     hash.update(`manifest\0${manifest.size}\0${manifest.mtimeMs}`);
+    // The opt-out files change what is due, so they are part of the fingerprint.
+    for (const file of [optOutMarkerPath(home), suppressedPath(home)]) {
+      const st = statSync(file, { throwIfNoEntry: false });
+      hash.update(st ? `\0${file}\0${st.size}\0${st.mtimeMs}` : `\0${file}\0absent`);
+    }
     return hash.digest("hex");
   } catch {
     return undefined;

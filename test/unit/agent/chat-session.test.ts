@@ -239,4 +239,30 @@ describe("undoInMemory", () => {
     expect(await session.skillMessage("no-such-skill")).toBeUndefined();
     await session.close();
   });
+
+  it("turns /<bundle> into one user message carrying each of the bundle's skills", async () => {
+    const env = setup();
+    for (const [name, step] of [
+      ["rotate-logs", "Run logrotate -f."],
+      ["check-disk", "Run df -h."],
+    ]) {
+      mkdirSync(join(env.home, "skills", "ops", name as string), { recursive: true });
+      writeFileSync(
+        join(env.home, "skills", "ops", name as string, "SKILL.md"),
+        `---\nname: ${name}\ndescription: Ops step.\n---\n# ${name}\n\n${step}\n`,
+      );
+    }
+    mkdirSync(join(env.home, "skill-bundles"), { recursive: true });
+    writeFileSync(
+      join(env.home, "skill-bundles", "server-day.yaml"),
+      "skills: [check-disk, rotate-logs]\ninstruction: Report before changing anything.\n",
+    );
+    const session = await open(new ScriptedTransport([]), env);
+    const message = (await session.skillMessage("server-day", "on web-1")) ?? "";
+    expect(message).toContain("Run df -h.");
+    expect(message).toContain("Run logrotate -f.");
+    expect(message).toContain("Bundle instruction: Report before changing anything.");
+    expect(message.endsWith("User request: on web-1")).toBe(true);
+    await session.close();
+  });
 });

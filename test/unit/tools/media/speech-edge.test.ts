@@ -175,7 +175,8 @@ describe.skipIf(!hasEspeak)("Edge unreachable: espeak-ng speaks instead", () => 
       expect(readFileSync(out).subarray(0, 4).toString("latin1")).toBe("RIFF");
       expect(readdirSync(temp)).toEqual([]);
     } finally {
-      process.env.TMPDIR = saved;
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
       rmSync(temp, { recursive: true, force: true });
     }
   });

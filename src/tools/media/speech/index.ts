@@ -5,6 +5,7 @@
  * will call the same two functions.
  */
 export { type AudioFormat, type SpeechAttempt, SpeechChainError, type SpeechContext } from "./common.js";
+export { findRecorder, probeInput, type Recorder } from "./recorder.js";
 export {
   planTts,
   type SynthesisResult,

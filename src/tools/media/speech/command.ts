@@ -1,6 +1,6 @@
 /**
  * Custom command providers (`tts.providers.<name>` / `stt.providers.<name>` with `type: command`,
- * upstream's shape). The template is split into words here and run without a shell: a placeholder
+ * upstream's shape). The template is split into words here and run without a shell: a template field
  * value (a path, a voice name) always becomes part of one word and is never read as shell syntax,
  * so text that looks like `$(rm -rf ~)` or `; curl ...` stays text. The pieces of shell that
  * upstream's examples use are understood directly: quotes, backslashes, `~/`, `$VAR`, and
@@ -23,7 +23,7 @@ type Token = { kind: "word"; text: string } | { kind: "<" | ">" };
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 
 /**
- * The argv and redirections of `template` with `{name}` placeholders from `values` filled in
+ * The argv and redirections of `template` with `{name}` fields from `values` filled in
  * (`{{`/`}}` are literal braces). Throws a message naming what needs a shell.
  */
 export function planCommand(

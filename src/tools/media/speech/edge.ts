@@ -194,7 +194,8 @@ function edgeTurn(ssml: string, options: EdgeOptions, skewMs: number, maxBytes: 
   return new Promise<Buffer>((resolve, reject) => {
     const ws = new WebSocket(url, {
       headers: edgeHeaders(),
-      handshakeTimeout: options.timeoutMs,
+      // A dropped connection (a firewall) fails in 10 s so the offline fallback speaks soon.
+      handshakeTimeout: Math.min(options.timeoutMs, 10_000),
       maxPayload: 1 << 20,
     });
     const chunks: Buffer[] = [];

@@ -400,6 +400,76 @@ printf 'cpp heard (model=%s lang=%s)\\n' "\${m##*/}" "$l" > "$of.txt"
   });
 });
 
+describe("interrupts and stalls", () => {
+  it("stops a command provider that prints nothing past its timeout, killing its process group", async () => {
+    const pidFile = join(dir, "stall.pid");
+    const started = Date.now();
+    await expect(
+      synthesize("Hi.", {
+        config: {
+          tts: {
+            provider: "slow",
+            fallback: false,
+            providers: {
+              slow: {
+                type: "command",
+                command: `sh -c 'sleep 30 & echo $! > "$0"; wait' ${pidFile}`,
+                timeout: 0.5,
+              },
+            },
+          },
+        },
+        env: { PATH },
+        home,
+        outputPath: out("slow.mp3"),
+      }),
+    ).rejects.toThrow(/sh printed nothing for 0\.5 s/);
+    expect(Date.now() - started).toBeLessThan(5000);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    // The grandchild (sleep) went with the group: gone, or a zombie waiting for a reaper.
+    await new Promise((r) => setTimeout(r, 200));
+    const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, "utf8") : "";
+    expect(stat === "" || / Z /.test(stat)).toBe(true);
+  });
+
+  it("stops at once when the caller interrupts, trying no further provider", async () => {
+    api.mode = "silent";
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    await expect(
+      synthesize("Hi.", {
+        config: openaiTts({ fallback: ["elevenlabs"] }),
+        env: { PATH, ELEVENLABS_API_KEY: "el-key-never-used" },
+        home,
+        outputPath: out("abort.mp3"),
+        signal: controller.signal,
+        log: () => {},
+      }),
+    ).rejects.toThrow(/interrupted/);
+    expect(api.requests.map((r) => r.path)).toEqual(["/v1/audio/speech"]);
+  });
+
+  it("falls back from a failing chosen cloud STT to the private local engine", async () => {
+    api.mode = "error";
+    const whisperBin = join(dir, "whisperbin");
+    mkdirSync(whisperBin, { recursive: true });
+    writeFileSync(
+      join(whisperBin, "whisper"),
+      `#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in --output_dir) o="$2"; shift;; esac; shift; done\necho "local words" > "$o/note.txt"\n`,
+    );
+    chmodSync(join(whisperBin, "whisper"), 0o755);
+    const lines: string[] = [];
+    const result = await transcribe(note, {
+      config: { stt: { provider: "openai", openai: { base_url: `${api.url}/v1`, api_key: "k" } } },
+      env: { PATH: `${whisperBin}:/usr/bin:/bin` },
+      home,
+      log: (line) => lines.push(line),
+    });
+    expect(result).toMatchObject({ text: "local words", provider: "local_command" });
+    expect(lines[0]).toMatch(/^speech-to-text: openai failed \(.*HTTP 500.*\); trying local$/);
+  });
+});
+
 describe.skipIf(!hasEspeak)("the offline fallback", () => {
   it("speaks with espeak-ng when the chosen cloud provider is down", async () => {
     api.mode = "error";

@@ -6,7 +6,7 @@
  * frames (`turn.start`, `audio.metadata`, `response`, `turn.end`) and binary frames whose first two
  * bytes give the length of a header block carrying `Path:audio`, followed by MP3 bytes.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type WsSocket from "ws";
 
@@ -100,6 +100,7 @@ export function edgeChunks(escaped: string, limit = CHUNK_BYTES): string[] {
     if (amp >= 0 && rest.indexOf(";", amp) >= cut) cut = amp;
     const space = Math.max(rest.lastIndexOf(" ", cut - 1), rest.lastIndexOf("\n", cut - 1));
     if (space > cut / 2) cut = space + 1;
+    if (cut <= 0) cut = limit;
     const piece = rest.slice(0, cut).trim();
     if (piece) chunks.push(piece);
     rest = rest.slice(cut);
@@ -147,6 +148,8 @@ function edgeHeaders(): Record<string, string> {
     "User-Agent": `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${CHROMIUM_MAJOR}.0.0.0 Safari/537.36 Edg/${CHROMIUM_MAJOR}.0.0.0`,
     "Accept-Encoding": "gzip, deflate, br",
     "Accept-Language": "en-US,en;q=0.9",
+    // The browser's anonymous machine id, random per connection.
+    Cookie: `muid=${randomBytes(16).toString("hex").toUpperCase()};`,
   };
 }
 

@@ -29,6 +29,9 @@ const NO_KEYS = {
   VOICE_TOOLS_OPENAI_KEY: "",
   OPENAI_API_KEY: "",
   ELEVENLABS_API_URL: "",
+  // Edge's free service is the default: pointed at a closed loopback port, it fails at once and the
+  // chain falls back to espeak-ng, as it does offline.
+  HERMES_EDGE_TTS_URL: "ws://127.0.0.1:9/",
 };
 
 type Result = {
@@ -68,7 +71,7 @@ describe.skipIf(!hasEspeak || !hasFfprobe)("text_to_speech with local espeak-ng"
       ctx,
     )) as Result;
 
-    expect(result).toMatchObject({ success: true, provider: "espeak", voice_compatible: false });
+    expect(result).toMatchObject({ success: true, provider: "espeak-ng", voice_compatible: false });
     expect(result.file_path.startsWith(join(ctx.home, "cache", "audio"))).toBe(true);
     expect(result.file_path.endsWith(".mp3")).toBe(true);
     expect(result.media_tag).toBe(`MEDIA:${result.file_path}`);
@@ -229,12 +232,26 @@ describe("text_to_speech with hosted backends", () => {
     );
     try {
       const ctx = ctxFor(
-        { provider: "elevenlabs" },
+        { provider: "elevenlabs", fallback: false },
         { ELEVENLABS_API_KEY: "bad", ELEVENLABS_API_URL: failing.url },
       );
       await expect(textToSpeechTool.handler({ text: "Hi." }, ctx)).rejects.toThrow(
         /ElevenLabs refused the request \(HTTP 401\).*invalid_api_key/,
       );
+      if (hasEspeak && hasFfmpeg) {
+        // With the default chain the offline voice speaks instead, and the result says why.
+        const fallback = ctxFor(
+          { provider: "elevenlabs" },
+          { ELEVENLABS_API_KEY: "bad", ELEVENLABS_API_URL: failing.url },
+        );
+        const result = (await textToSpeechTool.handler({ text: "Hi." }, fallback)) as Result & {
+          note: string;
+        };
+        expect(result.provider).toBe("espeak-ng");
+        expect(result.note).toMatch(
+          /elevenlabs \(ElevenLabs refused the request \(HTTP 401\).*espeak-ng instead/,
+        );
+      }
     } finally {
       await failing.close();
     }
@@ -328,15 +345,17 @@ describe("choosing a text-to-speech backend", () => {
       { OPENAI_API_KEY: "k", PATH: "" },
       "openai",
     ],
-    ["explicit espeak-ng", { provider: "espeak-ng" }, { PATH }, hasEspeak ? "espeak" : undefined],
+    ["explicit espeak", { provider: "espeak" }, { PATH }, "espeak-ng"],
+    ["nothing at all: Edge's free voices", undefined, { PATH: "" }, "edge"],
   ])("%s", (_name, tts, env, expected) => {
     const choice = chooseTtsProvider(tts ? { tts } : {}, env);
     expect("provider" in choice ? choice.provider : undefined).toBe(expected);
   });
 
   it("never spends a general OPENAI_API_KEY without tts.provider: openai", () => {
-    expect(chooseTtsProvider({}, { OPENAI_API_KEY: "k", PATH: "" })).toMatchObject({
-      error: /No text-to-speech backend/,
+    expect(chooseTtsProvider({}, { OPENAI_API_KEY: "k", PATH: "" })).toEqual({
+      provider: "edge",
+      chain: ["edge", "espeak-ng"],
     });
   });
 
@@ -347,13 +366,21 @@ describe("choosing a text-to-speech backend", () => {
     expect(chooseTtsProvider({ tts: { provider: "bogus" } }, { PATH })).toMatchObject({
       error: /"bogus" is unknown/,
     });
+    expect(chooseTtsProvider({ tts: { provider: "piper" } }, { PATH })).toMatchObject({
+      error: /tts\.providers\.piper\.command/,
+    });
   });
 
-  it("is offered only when some backend can speak", () => {
+  it("is offered when some provider can speak: Edge needs no key", () => {
     const config = defaultConfig() as unknown as Record<string, unknown>;
-    expect(textToSpeechTool.check?.({ env: { PATH: "" }, config })).toBe(false);
-    expect(textToSpeechTool.check?.({ env: { PATH: "", ELEVENLABS_API_KEY: "k" }, config })).toBe(true);
-    if (hasEspeak) expect(textToSpeechTool.check?.({ env: { PATH }, config })).toBe(true);
+    expect(textToSpeechTool.check?.({ env: { PATH: "" }, config })).toBe(true);
+    const keyless = { ...config, tts: { provider: "elevenlabs", fallback: false } };
+    expect(textToSpeechTool.check?.({ env: { PATH: "" }, config: keyless })).toBe(false);
+    expect(textToSpeechTool.check?.({ env: { PATH: "", ELEVENLABS_API_KEY: "k" }, config: keyless })).toBe(
+      true,
+    );
+    const espeakOnly = { ...config, tts: { provider: "espeak-ng" } };
+    expect(textToSpeechTool.check?.({ env: { PATH }, config: espeakOnly })).toBe(hasEspeak);
   });
 
   it("strips markdown before speaking", () => {

@@ -1,0 +1,363 @@
+/**
+ * The speech-to-text backends: `local` (a whisper.cpp `whisper-cli`, the faster-whisper CLI
+ * `whisper-ctranslate2`, or openai-whisper's `whisper`, and upstream's HERMES_LOCAL_STT_COMMAND),
+ * `groq` and `openai` (`/audio/transcriptions`, multipart), and command providers
+ * (`stt.providers.<name>`).
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { basename, extname, join } from "node:path";
+import { scrubEnv } from "../../../util/env-scrub.js";
+import { apiErrorMessage, type Env, envValue, findBinary, runProgram, section, str } from "../shared.js";
+import {
+  commandProviderConfig,
+  commandTimeoutMs,
+  passthroughNames,
+  planCommand,
+  runPlan,
+} from "./command.js";
+import { clampNumber } from "./common.js";
+import { speechRequest } from "./http.js";
+
+export const STT_BUILTINS = ["local", "local_command", "groq", "openai"] as const;
+export const STT_UNSUPPORTED = ["mistral", "xai", "elevenlabs", "deepinfra"];
+export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+const MAX_TRANSCRIPT_BYTES = 1024 * 1024;
+/** What whisper reads without conversion; anything else goes through ffmpeg to WAV first. */
+const LOCAL_NATIVE = new Set([".wav", ".aiff", ".aif"]);
+const OPENAI_ONLY = new Set(["whisper-1", "gpt-4o-mini-transcribe", "gpt-4o-transcribe", "gpt-transcribe"]);
+const GROQ_ONLY = new Set(["whisper-large-v3", "whisper-large-v3-turbo", "distil-whisper-large-v3-en"]);
+
+export function canonicalStt(name: string): string {
+  const n = name.trim().toLowerCase();
+  return n === "nous" ? "openai" : n;
+}
+
+export interface SttJob {
+  file: string;
+  dir: string;
+  config: unknown;
+  env: Env;
+  signal?: AbortSignal | undefined;
+}
+
+export interface SttOutput {
+  text: string;
+  /** The engine that ran: `local`, `local_command`, `groq`, `openai` or a command provider's name. */
+  provider: string;
+}
+
+export interface CloudStt {
+  provider: "groq" | "openai";
+  apiKey: string;
+  baseUrl: string;
+  model: string;
+}
+
+export function groqStt(config: unknown, env: Env): CloudStt | undefined {
+  const cfg = section(config, "stt", "groq");
+  const apiKey = str(cfg["api_key"]) ?? envValue(env, "GROQ_API_KEY");
+  if (!apiKey) return undefined;
+  let model = str(cfg["model"]) ?? envValue(env, "STT_GROQ_MODEL") ?? "whisper-large-v3-turbo";
+  if (OPENAI_ONLY.has(model)) model = "whisper-large-v3-turbo";
+  const baseUrl = str(cfg["base_url"]) ?? envValue(env, "GROQ_BASE_URL") ?? "https://api.groq.com/openai/v1";
+  return { provider: "groq", apiKey, baseUrl, model };
+}
+
+export function openAiStt(config: unknown, env: Env): CloudStt | undefined {
+  const cfg = section(config, "stt", "openai");
+  const cfgBase = str(cfg["base_url"]);
+  // A local OpenAI-compatible server (faster-whisper-server, speaches) needs no key.
+  const apiKey =
+    str(cfg["api_key"]) ??
+    (cfgBase && isLocalUrl(cfgBase)
+      ? "not-needed"
+      : envValue(env, "VOICE_TOOLS_OPENAI_KEY", "OPENAI_API_KEY"));
+  if (!apiKey) return undefined;
+  let model = str(cfg["model"]) ?? envValue(env, "STT_OPENAI_MODEL") ?? "whisper-1";
+  if (!cfgBase && GROQ_ONLY.has(model)) model = "whisper-1";
+  const baseUrl = cfgBase ?? envValue(env, "STT_OPENAI_BASE_URL") ?? "https://api.openai.com/v1";
+  return { provider: "openai", apiKey, baseUrl, model };
+}
+
+function isLocalUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.toLowerCase();
+    return (
+      host === "localhost" ||
+      /\.(local|lan|internal)$/.test(host) ||
+      /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(host) ||
+      host === "[::1]"
+    );
+  } catch {
+    return false;
+  }
+}
+
+type LocalEngine =
+  | { kind: "command"; template: string[] }
+  | { kind: "whisper.cpp"; program: string }
+  | { kind: "ctranslate2"; program: string }
+  | { kind: "whisper"; program: string };
+
+/** The HERMES_LOCAL_STT_COMMAND template or a `whisper` CLI (upstream's `local_command`). */
+export function localCommandEngine(env: Env): LocalEngine | undefined {
+  const template = envValue(env, "HERMES_LOCAL_STT_COMMAND");
+  if (template) return { kind: "command", template: splitWords(template) };
+  const whisper = findBinary("whisper", env);
+  return whisper ? { kind: "whisper", program: whisper } : undefined;
+}
+
+/** The local engine `stt.provider: local` uses, in order of preference. */
+export function localEngine(env: Env): LocalEngine | undefined {
+  const command = envValue(env, "HERMES_LOCAL_STT_COMMAND");
+  if (command) return { kind: "command", template: splitWords(command) };
+  for (const name of ["whisper-cli", "whisper-cpp"]) {
+    const program = findBinary(name, env);
+    if (program) return { kind: "whisper.cpp", program };
+  }
+  const ct2 = findBinary("whisper-ctranslate2", env);
+  if (ct2) return { kind: "ctranslate2", program: ct2 };
+  return localCommandEngine(env);
+}
+
+export const LOCAL_INSTALL_HINT =
+  "install a local whisper: whisper.cpp (its whisper-cli on PATH, plus a ggml model file named by stt.local.model_path), " +
+  "faster-whisper's CLI (pip install whisper-ctranslate2) or openai-whisper (pip install openai-whisper); " +
+  "or set HERMES_LOCAL_STT_COMMAND";
+
+/** Where a ggml model for whisper.cpp is looked for when stt.local.model_path is not set. */
+export function ggmlModelCandidates(home: string, model: string, env: Env): string[] {
+  const cache = envValue(env, "XDG_CACHE_HOME") ?? join(env["HOME"] ?? homedir(), ".cache");
+  return [
+    join(home, "models", "whisper", `ggml-${model}.bin`),
+    join(cache, "whisper.cpp", `ggml-${model}.bin`),
+  ];
+}
+
+export function languageFor(config: unknown, provider: string, env: Env): string | undefined {
+  const key = provider === "local_command" ? "local" : provider;
+  return (
+    str(section(config, "stt", key)["language"]) ??
+    str(section(config, "stt")["language"]) ??
+    envValue(env, "HERMES_LOCAL_STT_LANGUAGE") ??
+    (provider === "local" || provider === "local_command" ? "en" : undefined)
+  );
+}
+
+export async function runSttProvider(name: string, job: SttJob & { home: string }): Promise<SttOutput> {
+  switch (name) {
+    case "local": {
+      const engine = localEngine(job.env);
+      if (!engine) throw new Error(`no local speech-to-text engine is installed: ${LOCAL_INSTALL_HINT}`);
+      return runLocal(engine, job);
+    }
+    case "local_command": {
+      const engine = localCommandEngine(job.env);
+      if (!engine) throw new Error("no whisper CLI on PATH and HERMES_LOCAL_STT_COMMAND is not set");
+      return runLocal(engine, job);
+    }
+    case "groq":
+    case "openai": {
+      const choice = name === "groq" ? groqStt(job.config, job.env) : openAiStt(job.config, job.env);
+      if (!choice)
+        throw new Error(
+          name === "groq"
+            ? "no key: GROQ_API_KEY is not set"
+            : "no key: set stt.openai.api_key, VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY",
+        );
+      return { text: await cloud(choice, job), provider: name };
+    }
+    default:
+      return { text: await command(name, job), provider: name };
+  }
+}
+
+async function cloud(choice: CloudStt, job: SttJob): Promise<string> {
+  const label = choice.provider === "groq" ? "Groq speech-to-text" : "OpenAI speech-to-text";
+  const size = (await stat(job.file)).size;
+  if (size > MAX_UPLOAD_BYTES)
+    throw new Error(
+      `${basename(job.file)} is ${(size / 1024 / 1024).toFixed(1)} MB; ${choice.provider} takes at most 25 MB`,
+    );
+  const audio = await readFile(job.file);
+  const form = new FormData();
+  form.append("file", new Blob([audio]), basename(job.file));
+  form.append("model", choice.model);
+  form.append("response_format", "json");
+  const language = languageFor(job.config, choice.provider, job.env);
+  if (language) form.append("language", language);
+  const prompt = str(section(job.config, "stt")["prompt"]);
+  if (prompt) form.append("prompt", prompt);
+  const res = await speechRequest({
+    url: `${choice.baseUrl.replace(/\/+$/, "")}/audio/transcriptions`,
+    headers: { authorization: `Bearer ${choice.apiKey}` },
+    body: form,
+    label,
+    timeoutMs: clampNumber(section(job.config, "stt", choice.provider)["timeout"], 1, 600, 120) * 1000,
+    maxBytes: MAX_TRANSCRIPT_BYTES,
+    signal: job.signal,
+  });
+  const body = res.body.toString("utf8");
+  if (res.status < 200 || res.status >= 300)
+    throw new Error(`${label} refused ${basename(job.file)} (HTTP ${res.status}): ${apiErrorMessage(body)}`);
+  return transcriptText(body);
+}
+
+/** `{"text": ...}` or a plain-text body, trimmed. */
+export function transcriptText(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (parsed && typeof parsed === "object" && typeof (parsed as { text?: unknown }).text === "string")
+      return (parsed as { text: string }).text.trim();
+  } catch {
+    // plain text
+  }
+  return body.trim();
+}
+
+/** The file as 16 kHz mono WAV when it is not WAV already (whisper engines read WAV). */
+async function wavInput(job: SttJob, always: boolean): Promise<string> {
+  const ext = extname(job.file).toLowerCase();
+  const ffmpeg = findBinary("ffmpeg", job.env);
+  if (!ffmpeg) {
+    if (LOCAL_NATIVE.has(ext)) return job.file;
+    throw new Error(`local speech-to-text needs ffmpeg to read ${ext} files (apt install ffmpeg)`);
+  }
+  if (!always && LOCAL_NATIVE.has(ext)) return job.file;
+  const out = join(job.dir, "input.wav");
+  await runProgram(
+    ffmpeg,
+    ["-v", "error", "-nostdin", "-y", "-i", job.file, "-ac", "1", "-ar", "16000", out],
+    {
+      timeoutMs: 300_000,
+      ...(job.signal ? { signal: job.signal } : {}),
+    },
+  );
+  return out;
+}
+
+async function runLocal(engine: LocalEngine, job: SttJob & { home: string }): Promise<SttOutput> {
+  const configured = str(section(job.config, "stt", "local")["model"]);
+  const model =
+    configured && !OPENAI_ONLY.has(configured) && !GROQ_ONLY.has(configured) ? configured : "base";
+  const language = languageFor(job.config, "local", job.env) ?? "en";
+  const out = join(job.dir, "out");
+  await mkdir(out, { recursive: true });
+  const options = {
+    timeoutMs: 600_000,
+    env: scrubEnv(job.env),
+    ...(job.signal ? { signal: job.signal } : {}),
+  };
+  if (engine.kind === "whisper.cpp") {
+    const modelPath = str(section(job.config, "stt", "local")["model_path"]);
+    const candidates = modelPath
+      ? [modelPath.replace(/^~(?=\/)/, homedir())]
+      : ggmlModelCandidates(job.home, model, job.env);
+    const found = candidates.find((c) => existsSync(c));
+    if (!found)
+      throw new Error(
+        `whisper.cpp is installed but its model is missing: put a ggml model (e.g. ggml-${model}.bin from huggingface.co/ggerganov/whisper.cpp) at ${candidates.join(" or ")}, or name it in stt.local.model_path`,
+      );
+    const input = await wavInput(job, true);
+    const { stdout } = await runProgram(
+      engine.program,
+      ["-m", found, "-f", input, "-l", language, "-nt", "-otxt", "-of", join(out, "transcript")],
+      options,
+    );
+    return { text: await readTranscript(out, stdout), provider: "local" };
+  }
+  const input = await wavInput(job, false);
+  if (engine.kind === "command") {
+    const values: Record<string, string> = { input_path: input, output_dir: out, model, language };
+    const [program, ...args] = engine.template.map((word) =>
+      word.replace(/\{(input_path|output_dir|model|language)\}/g, (_m, name: string) => values[name] ?? ""),
+    );
+    if (!program) throw new Error("HERMES_LOCAL_STT_COMMAND is empty");
+    const { stdout } = await runProgram(program, args, options);
+    return { text: await readTranscript(out, stdout), provider: "local_command" };
+  }
+  const args = [
+    input,
+    "--model",
+    model,
+    "--output_format",
+    "txt",
+    "--output_dir",
+    out,
+    "--language",
+    language,
+  ];
+  const { stdout } = await runProgram(engine.program, args, options);
+  return {
+    text: await readTranscript(out, stdout),
+    provider: engine.kind === "whisper" ? "local_command" : "local",
+  };
+}
+
+async function readTranscript(dir: string, stdout: string): Promise<string> {
+  const txt = (await readdir(dir)).filter((f) => f.endsWith(".txt")).sort()[0];
+  const text = txt ? (await readFile(join(dir, txt), "utf8")).trim() : stdout.trim();
+  if (!txt && !text)
+    throw new Error("the local speech-to-text command wrote no .txt transcript and printed nothing");
+  return text;
+}
+
+async function command(name: string, job: SttJob): Promise<string> {
+  const cfg = commandProviderConfig(section(job.config, "stt"), name);
+  if (!cfg) throw new Error(`stt.providers.${name}.command is not set`);
+  const raw = (str(cfg["output_format"]) ?? str(cfg["format"]) ?? "txt").toLowerCase();
+  const format = ["txt", "json", "srt", "vtt"].includes(raw) ? raw : "txt";
+  const output = join(job.dir, `transcript.${format}`);
+  const values = {
+    input_path: job.file,
+    output_path: output,
+    output_dir: job.dir,
+    format,
+    language: str(cfg["language"]) ?? languageFor(job.config, name, job.env) ?? "en",
+    model: str(cfg["model"]) ?? "",
+  };
+  const plan = planCommand(String(cfg["command"]), values, job.env);
+  const stdout = await runPlan(plan, {
+    env: scrubEnv(job.env, passthroughNames(cfg)),
+    idleTimeoutMs: commandTimeoutMs(cfg, 300),
+    signal: job.signal,
+    cwd: job.dir,
+  });
+  const written = existsSync(output) ? (await readFile(output, "utf8")).trim() : "";
+  const text = written || stdout.trim();
+  if (!text) throw new Error(`stt command provider ${name} wrote no transcript and printed nothing`);
+  return format === "json" ? transcriptText(text) : text;
+}
+
+/** Splits a command template into words the way a shell would (quotes and backslashes), no expansion. */
+export function splitWords(text: string): string[] {
+  const words: string[] = [];
+  let current = "";
+  let started = false;
+  let quote: "'" | '"' | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] ?? "";
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      else if (ch === "\\" && quote === '"' && /["\\$`]/.test(text[i + 1] ?? "")) current += text[++i];
+      else current += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      started = true;
+    } else if (ch === "\\") {
+      current += text[++i] ?? "";
+      started = true;
+    } else if (/\s/.test(ch)) {
+      if (started) words.push(current);
+      current = "";
+      started = false;
+    } else {
+      current += ch;
+      started = true;
+    }
+  }
+  if (started) words.push(current);
+  return words;
+}

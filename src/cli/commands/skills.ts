@@ -15,6 +15,7 @@ import { bundledSkillsDir, seedBundledSkills } from "../../knowledge/skills/bund
 import { FileLockTimeoutError } from "../../util/file-lock.js";
 import { type CliCommand, defineCommand, type RunOptions } from "../command.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
+import { registerHubCommands } from "./skills/hub-commands.js";
 import type { SkillsIo } from "./skills/io.js";
 import {
   auditCommand,
@@ -70,7 +71,12 @@ function loadHomeConfig(home: string, io: SkillsIo): HermesConfig {
 interface Ctx {
   home: string;
   io: SkillsIo;
-  fetchOptions: { timeoutMs?: number; log: (message: string) => void };
+  fetchOptions: {
+    timeoutMs?: number;
+    log: (message: string) => void;
+    env: Record<string, string | undefined>;
+    home: string;
+  };
 }
 
 /** `hermes skills …`. */
@@ -91,6 +97,8 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         fetchOptions: {
           ...(setup.httpTimeoutMs ? { timeoutMs: setup.httpTimeoutMs } : {}),
           log: (message: string) => io.err(message),
+          env: io.env,
+          home,
         },
       };
     },
@@ -139,13 +147,14 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
           [] as string[],
         )
         .option("--limit <n>", "most results to show", (v) => count(v, "--limit", 1), 50)
+        .option("--source <name>", "search one source (a registry, well-known, installed) or all")
         .option("--json", "print JSON")
         .action(
           run(
             async (
               { home, io, fetchOptions },
               words: string[],
-              flags: { index: string[]; limit: number; json?: boolean },
+              flags: { index: string[]; limit: number; json?: boolean; source?: string },
             ) => {
               const indexes = [...configuredIndexes(loadHomeConfig(home, io)), ...flags.index];
               return searchCommand(home, words.join(" "), indexes, flags, io, fetchOptions);
@@ -220,6 +229,8 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
             auditCommand(home, name, flags, io),
           ),
         );
+
+      registerHubCommands(root, run);
 
       // The agent's skill writes staged while skills.write_approval is on (logic in write-approval.ts).
       const pending =

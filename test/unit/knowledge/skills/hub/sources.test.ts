@@ -87,7 +87,13 @@ describe("parseSourceArgument", () => {
       kind: "url",
       url: "https://x.example/SKILL.md",
     });
-    expect(() => specFromLock("clawhub", "foo")).toThrow(/cannot fetch from source "clawhub"/);
+    expect(specFromLock("clawhub", "foo")).toEqual({ kind: "hub", source: "clawhub", identifier: "foo" });
+    expect(specFromLock("skills.sh", "skills-sh/a/b/c")).toEqual({
+      kind: "hub",
+      source: "skills-sh",
+      identifier: "skills-sh/a/b/c",
+    });
+    expect(() => specFromLock("pypi", "foo")).toThrow(/cannot fetch from source "pypi"/);
   });
 });
 

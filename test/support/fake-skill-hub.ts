@@ -9,7 +9,9 @@
  * - `/claw`   ClawHub API v1: `/api/v1/skills` (cursor pages, `search`), `/api/v1/skills/{slug}`,
  *             `/api/v1/download?slug&version` (ZIP), `/api/v1/skills/{slug}/versions/{v}`;
  * - `/lobe`   LobeHub: `/index.json` and `/{identifier}.json`;
- * - `/browse` browse.sh: `/api/skills`, `/api/skills/{slug}` (→ skillMdUrl under `/cdn/`).
+ * - `/browse` browse.sh: `/api/skills`, `/api/skills/{slug}` (→ skillMdUrl under `/cdn/`);
+ * - `/web`    a plain web site for direct SKILL.md URLs and `/.well-known/skills/index.json`
+ *             ({@link FakeSkillHub.publishWellKnown} writes the index and the files it lists).
  *
  * Tests change the maps between calls to publish updates, and put handlers in `overrides`
  * (exact path) to make a registry lie, redirect or send too much.
@@ -63,6 +65,10 @@ export interface FakeSkillHub {
   /** Extra index entries served as-is (to make the LobeHub index lie). */
   lobeIndexExtra: unknown[];
   browse: Map<string, FakeBrowseSkill>;
+  /** Files of the `/web` site by path below `/web` (`/skills/x/SKILL.md`). */
+  web: Map<string, string>;
+  /** Publishes skills in the well-known format under `/web/.well-known/skills/`. */
+  publishWellKnown(skills: Record<string, Record<string, string>>): void;
   overrides: Map<string, (req: IncomingMessage, res: ServerResponse) => void>;
   requests: string[];
   /** Authorization headers seen, by path. */
@@ -92,6 +98,7 @@ export async function startFakeSkillHub(): Promise<FakeSkillHub> {
     lobehub: new Map<string, FakeLobeAgent>(),
     lobeIndexExtra: [] as unknown[],
     browse: new Map<string, FakeBrowseSkill>(),
+    web: new Map<string, string>(),
     overrides: new Map<string, (req: IncomingMessage, res: ServerResponse) => void>(),
     requests: [] as string[],
     authorizations: [] as Array<{ path: string; value: string }>,
@@ -262,6 +269,11 @@ export async function startFakeSkillHub(): Promise<FakeSkillHub> {
       res.writeHead(200, { "content-type": "text/markdown" });
       return res.end(hub.browse.get(cdn[1])?.md);
     }
+    const page = path.startsWith("/web/") ? hub.web.get(path.slice(4)) : undefined;
+    if (page !== undefined) {
+      res.writeHead(200, { "content-type": path.endsWith(".json") ? "application/json" : "text/plain" });
+      return res.end(page);
+    }
     json(res, 404, { message: "Not Found" });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -277,6 +289,14 @@ export async function startFakeSkillHub(): Promise<FakeSkillHub> {
       HERMES_BROWSE_SH_URL: `${base}/browse`,
       HERMES_CLAUDE_MARKETPLACES: "market/place",
     }),
+    publishWellKnown(skills: Record<string, Record<string, string>>) {
+      const entries = Object.entries(skills).map(([name, files]) => {
+        for (const [rel, content] of Object.entries(files))
+          hub.web.set(`/.well-known/skills/${name}/${rel}`, content);
+        return { name, description: `The ${name} skill.`, files: Object.keys(files) };
+      });
+      hub.web.set("/.well-known/skills/index.json", JSON.stringify({ skills: entries }));
+    },
     setRepo(repo: string, files: Record<string, FileValue>) {
       const prior = hub.repos.get(repo);
       hub.repos.set(repo, { branch: "main", files, revision: (prior?.revision ?? 0) + 1 });

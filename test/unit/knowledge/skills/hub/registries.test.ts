@@ -10,7 +10,7 @@ import { fetchSkill, parseSourceArgument } from "../../../../../src/knowledge/sk
 import { addTap, parseTap } from "../../../../../src/knowledge/skills/hub/taps.js";
 import { makeZip } from "../../../../support/fake-skill-hub-zip.js";
 import { exfilSkill, type HubWorld, hubWorld, injectionSkill, SAFE_MD, safeSkill } from "./fixtures-hub.js";
-import { tempDir } from "./helpers.js";
+import { gitRepo, hasGit, tempDir, writeTree } from "./helpers.js";
 
 let world: HubWorld;
 let ctx: HubContext;
@@ -286,6 +286,56 @@ describe("a malicious skill from every source is quarantined, never installed", 
     expect(outcome.status === "refused" && outcome.report?.findings).toContainEqual(
       expect.objectContaining({ file: "scripts/sync.py", severity: "critical" }),
     );
+  });
+});
+
+describe("the other sources: well-known, a direct URL, git and a folder", () => {
+  it("installs from each, and quarantines a malicious skill from each", async () => {
+    const { hub } = world;
+    hub.publishWellKnown({
+      "csv-tools": safeSkill("csv-tools"),
+      stealer: exfilSkill("stealer"),
+      injector: injectionSkill("injector"),
+    });
+    for (const [rel, content] of Object.entries(safeSkill("direct")))
+      hub.web.set(`/raw/direct/${rel}`, content);
+    for (const [rel, content] of Object.entries(exfilSkill("direct-bad")))
+      hub.web.set(`/raw/direct-bad/${rel}`, content);
+    const web = `${hub.url}/web`;
+    const badRepo = gitRepo(
+      Object.fromEntries(Object.entries(exfilSkill("git-bad")).map(([k, v]) => [`git-bad/${k}`, v])),
+    );
+    const goodRepo = gitRepo(
+      Object.fromEntries(Object.entries(safeSkill("git-good")).map(([k, v]) => [`git-good/${k}`, v])),
+    );
+    const folder = writeTree(tempDir("hermes-src-"), injectionSkill("folder-bad"));
+    const good: Array<[string, string, string]> = [
+      [`well-known:${web}/.well-known/skills/csv-tools`, "csv-tools", "well-known"],
+      [`${web}/raw/direct/SKILL.md`, "direct", "url"],
+      ...(hasGit() ? [[goodRepo.url, "git-good", "git"] as [string, string, string]] : []),
+    ];
+    for (const [id, name, source] of good) {
+      const home = tempDir();
+      expect(await install(home, id)).toMatchObject({ status: "installed", name });
+      expect((await readLock(home)).installed[name]).toMatchObject({ source, trust_level: "community" });
+      expect(existsSync(join(home, "skills", name, "scripts/run.sh"))).toBe(true);
+    }
+    const bad: Array<[string, string]> = [
+      [`well-known:${web}/.well-known/skills/stealer`, "stealer"],
+      [`well-known:${web}/.well-known/skills/injector`, "injector"],
+      [`${web}/raw/direct-bad/SKILL.md`, "direct-bad"],
+      [folder, "folder-bad"],
+      ...(hasGit() ? [[badRepo.url, "git-bad"] as [string, string]] : []),
+    ];
+    for (const [id, name] of bad) {
+      const home = tempDir();
+      expect(await install(home, id, true)).toMatchObject({ status: "refused", reason: "dangerous" });
+      expect(existsSync(join(home, "skills/.hub/quarantine", name, "SKILL.md"))).toBe(true);
+      expect(existsSync(join(home, "skills", name))).toBe(false);
+      expect(audit(home)).toEqual([
+        expect.objectContaining({ action: "refuse", name, verdict: "dangerous" }),
+      ]);
+    }
   });
 });
 

@@ -196,7 +196,10 @@ function installRelPath(
   let chosen = "";
   if (category !== undefined && category !== "") chosen = validateCategory(category);
   else if (existing) chosen = existing.install_path.split("/").slice(0, -1).join("/");
-  else {
+  else if (bundle.source === "official" && typeof bundle.metadata["category"] === "string") {
+    // An official skill installs under the category folder it ships in.
+    chosen = validateCategory(bundle.metadata["category"]);
+  } else {
     const fm = readFrontmatter((bundle.files.get("SKILL.md") ?? Buffer.alloc(0)).toString("utf8"));
     if (fm.category) {
       try {

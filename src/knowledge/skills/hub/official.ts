@@ -108,7 +108,10 @@ export const officialAdapter: HubAdapter = {
       files,
       source: "official",
       identifier: `official/${rel}`,
-      metadata: { path: `optional-skills/${rel}` },
+      metadata: {
+        path: `optional-skills/${rel}`,
+        ...(rel.includes("/") ? { category: rel.slice(0, rel.lastIndexOf("/")) } : {}),
+      },
       warnings,
       trust: "builtin",
     };

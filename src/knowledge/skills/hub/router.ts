@@ -69,26 +69,35 @@ export interface SourceSearch {
   perSource: Array<{ source: string; count: number; error?: string }>;
 }
 
-/** Searches the given sources one after another; a failing source is reported, never fatal. */
+/** Searches the given sources concurrently; a failing source is reported, never fatal. */
 export async function searchSources(
   query: string,
   sources: readonly string[],
   limit: number,
   ctx: HubContext,
 ): Promise<SourceSearch> {
-  const results: HubMeta[] = [];
-  const perSource: SourceSearch["perSource"] = [];
-  for (const id of sources) {
-    const adapter = adapterById(id);
-    if (!adapter) throw new HubError(`unknown source "${id}".`, 2);
-    try {
-      const found = await adapter.search(query, limit, ctx);
-      results.push(...found);
-      perSource.push({ source: id, count: found.length });
-    } catch (error) {
-      perSource.push({ source: id, count: 0, error: error instanceof Error ? error.message : String(error) });
-    }
-  }
+  for (const id of sources) if (!adapterById(id)) throw new HubError(`unknown source "${id}".`, 2);
+  // Sources are independent: ask them all at once, so one slow registry does not hold up the rest.
+  const answers = await Promise.all(
+    sources.map(async (id) => {
+      try {
+        const found = await (adapterById(id) as HubAdapter).search(query, limit, ctx);
+        return { source: id, found };
+      } catch (error) {
+        return {
+          source: id,
+          found: [] as HubMeta[],
+          error: error instanceof Error ? error.message : String(error),
+        };
+      }
+    }),
+  );
+  const results = answers.flatMap((a) => a.found);
+  const perSource: SourceSearch["perSource"] = answers.map((a) => ({
+    source: a.source,
+    count: a.found.length,
+    ...(a.error !== undefined ? { error: a.error } : {}),
+  }));
   const seen = new Map<string, HubMeta>();
   for (const r of results) {
     const prior = seen.get(r.identifier);

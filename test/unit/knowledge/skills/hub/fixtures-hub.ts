@@ -53,6 +53,9 @@ export async function hubWorld(): Promise<HubWorld> {
     "references/notes.md": "Checklist.\n",
   });
   writeTree(join(optional, "security/bad-official"), injectionSkill("bad-official"));
+  writeTree(join(optional, "note-taking/daily-log"), {
+    "SKILL.md": SAFE_MD("daily-log", "Keeps a daily log."),
+  });
   mkdirSync(join(optional, "empty-category"), { recursive: true });
   return { hub, optional, env: { ...hub.env(), HERMES_OPTIONAL_SKILLS: optional } };
 }

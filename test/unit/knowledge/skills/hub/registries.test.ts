@@ -219,6 +219,19 @@ describe("every registry: search, inspect, install with trust, lock and audit lo
     });
   }
 
+  it("an official skill installs under the category folder it ships in; a bare name finds it", async () => {
+    const home = tempDir();
+    expect(await install(home, "official/daily-log")).toMatchObject({
+      status: "installed",
+      relPath: "note-taking/daily-log",
+    });
+    expect((await readLock(home)).installed["daily-log"]).toMatchObject({
+      identifier: "official/note-taking/daily-log",
+      trust_level: "builtin",
+    });
+    await expect(install(tempDir(), "official/no-such-skill")).rejects.toThrow(/no official skill/);
+  });
+
   it("a trusted GitHub repository is recorded as trusted", async () => {
     const home = tempDir();
     expect(await install(home, "github/anthropics/skills/skills/pdf")).toMatchObject({ status: "installed" });

@@ -147,6 +147,13 @@ describe("hermes skills install / update / check / audit across sources", () => 
     expect(entries["crypto-helper"]).toBeUndefined();
     const log = readFileSync(join(home, "skills/.hub/audit.log"), "utf8");
     expect(log).toContain('"action":"refuse","name":"crypto-helper","source":"clawhub"');
+    const gone = await skills(home, ["uninstall", "task-sync", "-y"]);
+    expect(gone.stdout).toContain("Uninstalled task-sync");
+    expect(existsSync(join(home, "skills/task-sync"))).toBe(false);
+    expect(lock(home).installed["task-sync"]).toBeUndefined();
+    expect(readFileSync(join(home, "skills/.hub/audit.log"), "utf8")).toContain(
+      '"action":"uninstall","name":"task-sync","source":"clawhub","identifier":"clawhub/task-sync","trust_level":"community"',
+    );
   });
 
   it("a caution skill from a community source needs --force; check sees updates; update applies them, scanned again", async () => {

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { discoverSkills } from "../../../../../src/knowledge/skills/discovery.js";
 import type { HubContext } from "../../../../../src/knowledge/skills/hub/adapter.js";
 import { installBundle } from "../../../../../src/knowledge/skills/hub/install.js";
 import { auditLogPath, readLock } from "../../../../../src/knowledge/skills/hub/lock.js";
@@ -292,6 +293,13 @@ describe("a malicious skill from every source is quarantined, never installed", 
       ]);
     });
   }
+
+  it("the agent never discovers a quarantined skill", async () => {
+    const home = tempDir();
+    await install(home, "clawhub/crypto-helper", true);
+    await install(home, "clawhub/task-sync");
+    expect(discoverSkills({ home }).skills.map((k) => k.name)).toEqual(["task-sync"]);
+  });
 
   it("the exfiltration script is named with its line", async () => {
     const home = tempDir();

@@ -205,6 +205,36 @@ describe("hermes skills install / update / check / audit across sources", () => 
   });
 });
 
+describe("option-like and lying names", () => {
+  it("refuses option-shaped sources and names with a usage error, installing nothing", async () => {
+    const home = tempDir();
+    for (const args of [
+      ["install", "--", "-x"],
+      ["install", "--", "--upload-pack=touch /tmp/pwned"],
+      ["inspect", "--", "-rf"],
+      ["install", "clawhub/task-sync", "--name", "-evil"],
+      ["install", "clawhub/-evil"],
+    ]) {
+      const r = await skills(home, args);
+      expect(r.code, args.join(" ")).toBe(2);
+    }
+    expect(existsSync(join(home, "skills/.hub/lock.json"))).toBe(false);
+  });
+
+  it("a registry listing a slug that climbs out is not shown", async () => {
+    const home = tempDir();
+    world.hub.clawhub.set("../../etc", { summary: "Escapes.", version: "1.0.0", files: safeSkill("x") });
+    try {
+      const found = JSON.parse(
+        (await skills(home, ["search", "escapes", "--source", "clawhub", "--json"])).stdout,
+      );
+      expect(found).toEqual([]);
+    } finally {
+      world.hub.clawhub.delete("../../etc");
+    }
+  });
+});
+
 describe("hermes skills tap", () => {
   it("adds, lists and removes a tap stored in taps.json; the github source searches it", async () => {
     const home = tempDir();

@@ -84,7 +84,7 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
   return defineCommand({
     name: "skills",
     description:
-      "Manage skills: list what is installed, install from folders, git or the web, scan and update",
+      "Manage skills: list what is installed, install from registries, folders, git or the web, scan and update",
     needs: "home",
     defaultSubcommand: "list",
     open: ({ home, io }): Ctx => {
@@ -135,7 +135,9 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
 
       root
         .command("search")
-        .description("search installed skills and the well-known skill indexes (skills.hub_indexes, --index)")
+        .description(
+          "search installed skills, official skills and well-known indexes; --source a registry (or all) to search it",
+        )
         .argument(
           "[query...]",
           "words to find in names and descriptions (all required); empty lists everything",
@@ -167,7 +169,8 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         .description("fetch a skill, scan it, and install it into the home's skills folder")
         .argument(
           "[source]",
-          "a folder (or a folder of skills), a git URL (….git, git@host:path, file://; #ref and :subdir), " +
+          "a registry identifier (official/…, skills-sh/…, owner/repo/path, clawhub/…, claude-marketplace/…, lobehub/…, browse-sh/…), " +
+            "a folder (or a folder of skills), a git URL (….git, git@host:path, file://; #ref and :subdir), " +
             "an https URL to a SKILL.md, a site or /.well-known/skills/index.json, or a well-known: identifier",
         )
         .option(

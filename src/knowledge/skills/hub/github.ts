@@ -11,7 +11,16 @@
  * another host are refused, so the token (GITHUB_TOKEN or GH_TOKEN) only ever goes to the API host.
  */
 
-import { endpoint, getBytes, getJson, type HubContext, type HubMeta, limitsOf, str } from "./adapter.js";
+import {
+  endpoint,
+  getBytes,
+  getJson,
+  type HubContext,
+  type HubMeta,
+  limitsOf,
+  rateLimited,
+  str,
+} from "./adapter.js";
 import {
   bundleName,
   checkBundleFiles,
@@ -115,6 +124,7 @@ export async function rawFile(
   const url = `${githubApi(ctx)}/repos/${repo}/contents/${encodePath(path)}${ref ? `?ref=${encodeURIComponent(ref)}` : ""}`;
   const res = await getBytes(ctx, url, { headers: headers(ctx, true) });
   if (res.status === 404) return undefined;
+  rateLimited(res);
   if (res.status !== 200) throw new HubError(`${url} answered HTTP ${res.status}.`);
   return res.body;
 }
@@ -239,9 +249,8 @@ export async function listTapSkills(ctx: HubContext, repo: string, path: string)
   for (const entry of await listDir(ctx, repo, prefix)) {
     if (entry.type !== "dir" || entry.name.startsWith(".") || entry.name.startsWith("_")) continue;
     if (safeRelPath(entry.name) !== entry.name) continue;
-    const meta = await inspectGithub(ctx, `${repo}/${prefix ? `${prefix}/` : ""}${entry.name}`).catch(
-      () => undefined,
-    );
+    // A failure (rate limit, server error) fails the whole listing, so a partial one is never cached.
+    const meta = await inspectGithub(ctx, `${repo}/${prefix ? `${prefix}/` : ""}${entry.name}`);
     if (meta) out.push(meta);
   }
   return out;

@@ -27,6 +27,8 @@ export interface HttpResult {
   body: Buffer;
   /** The URL that answered, after redirects. */
   url: string;
+  /** The final response's headers. */
+  headers?: Headers;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -79,7 +81,7 @@ export async function httpGet(url: string, options: HttpOptions): Promise<HttpRe
       continue;
     }
     const body = await readCapped(response, options.maxBytes, current.href, timeoutMs);
-    return { status: response.status, body, url: current.href };
+    return { status: response.status, body, url: current.href, headers: response.headers };
   }
   throw new HubError(`${url} redirected more than ${MAX_REDIRECTS} times.`);
 }

@@ -6,7 +6,7 @@
  */
 
 import type { HubAdapter, HubContext, HubMeta } from "./adapter.js";
-import { matchesWords } from "./adapter.js";
+import { cachedListing, matchesWords } from "./adapter.js";
 import { HubError, type SkillBundle } from "./bundle.js";
 import { browseShAdapter, lobehubAdapter } from "./catalogs.js";
 import { clawhubAdapter } from "./clawhub.js";
@@ -23,12 +23,15 @@ export const githubAdapter: HubAdapter = {
   async search(query, limit, ctx) {
     const out: HubMeta[] = [];
     for (const tap of await allTaps(ctx.home)) {
-      const skills = await listTapSkills(ctx, tap.repo, tap.path).catch((error: unknown) => {
-        ctx.log?.(
-          `hermes skills: tap ${tap.repo}: ${error instanceof Error ? error.message : String(error)}`,
-        );
-        return [];
-      });
+      const listing = () => listTapSkills(ctx, tap.repo, tap.path);
+      const skills = await cachedListing(ctx, `tap_${tap.repo}_${tap.path}`, listing).catch(
+        (error: unknown) => {
+          ctx.log?.(
+            `hermes skills: tap ${tap.repo}: ${error instanceof Error ? error.message : String(error)}`,
+          );
+          return [];
+        },
+      );
       for (const meta of skills)
         if (matchesWords(query, meta.name, meta.description, meta.tags)) out.push(meta);
     }

@@ -7,7 +7,13 @@ import { installBundle } from "../../../../../src/knowledge/skills/hub/install.j
 import { hubDir } from "../../../../../src/knowledge/skills/hub/lock.js";
 import { adapterById } from "../../../../../src/knowledge/skills/hub/router.js";
 import { fetchSkill, parseSourceArgument } from "../../../../../src/knowledge/skills/hub/sources.js";
-import { allTaps, parseTap, readTaps, tapsPath } from "../../../../../src/knowledge/skills/hub/taps.js";
+import {
+  addTap,
+  allTaps,
+  parseTap,
+  readTaps,
+  tapsPath,
+} from "../../../../../src/knowledge/skills/hub/taps.js";
 import { readZip } from "../../../../../src/knowledge/skills/hub/zip.js";
 import { makeZip } from "../../../../support/fake-skill-hub-zip.js";
 import { type HubWorld, hubWorld, SAFE_MD, safeSkill } from "./fixtures-hub.js";
@@ -234,6 +240,48 @@ describe("redirects", () => {
       mdUrl: "file:///etc/passwd",
     });
     await expect(fetchId("browse-sh/site.com/local")).rejects.toThrow(/no http\(s\) SKILL\.md/);
+  });
+});
+
+describe("rate limits and the listing cache", () => {
+  it("says what to do when GitHub's rate limit is exhausted, and caches nothing", async () => {
+    const home = tempDir();
+    world.hub.setRepo("acme/limited", { "skills/a/SKILL.md": SAFE_MD("a") });
+    world.hub.overrides.set("/gh/repos/acme/limited/contents/skills", (_req, res) => {
+      res.writeHead(403, {
+        "x-ratelimit-limit": "60",
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": "1700003600",
+        "content-type": "application/json",
+      });
+      res.end('{"message":"API rate limit exceeded"}');
+    });
+    try {
+      await addTap(home, parseTap("acme/limited"));
+      const logs: string[] = [];
+      const found = await adapterById("github")?.search("", 10, { ...ctx, home, log: (m) => logs.push(m) });
+      expect(found).toEqual([]);
+      expect(logs.join("\n")).toMatch(
+        /rate limiting requests until 23:13 UTC\. .*set GITHUB_TOKEN or GH_TOKEN/,
+      );
+      expect(existsSync(join(hubDir(home), "index-cache", "tap_acme_limited_skills_.json"))).toBe(false);
+    } finally {
+      world.hub.overrides.delete("/gh/repos/acme/limited/contents/skills");
+    }
+    // Once the limit lifts, the listing is made once and then served from the cache for an hour.
+    const first = await adapterById("github")?.search("", 10, { ...ctx, home });
+    expect(first?.map((m) => m.identifier)).toContain("acme/limited/skills/a");
+    const before = world.hub.requests.length;
+    const again = await adapterById("github")?.search("", 10, { ...ctx, home });
+    expect(again).toEqual(first);
+    expect(world.hub.requests.slice(before).filter((r) => r.includes("acme/limited"))).toEqual([]);
+    const fresh = await adapterById("github")?.search("", 10, {
+      ...ctx,
+      home,
+      env: { ...world.env, HERMES_SKILLS_NO_CACHE: "1" },
+    });
+    expect(fresh).toEqual(first);
+    expect(world.hub.requests.slice(before).some((r) => r.includes("acme/limited"))).toBe(true);
   });
 });
 

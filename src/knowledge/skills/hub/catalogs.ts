@@ -24,6 +24,7 @@ import {
   strList,
 } from "./adapter.js";
 import { checkBundleFiles, HubError, isRecord, isValidSkillName, type SkillBundle } from "./bundle.js";
+import { isPrivateHost } from "./http.js";
 
 // ---- LobeHub ----------------------------------------------------------------------------------
 
@@ -203,6 +204,10 @@ export const browseShAdapter: HubAdapter = {
     );
     const mdUrl = isRecord(detail) ? str(detail["skillMdUrl"]) : "";
     if (!/^https?:\/\//i.test(mdUrl)) throw new HubError(`browse.sh names no http(s) SKILL.md for ${slug}.`);
+    // A catalog on the internet may not point the download at this machine or the local network.
+    if (!isPrivateHost(new URL(browseBase(ctx)).hostname) && isPrivateHost(new URL(mdUrl).hostname)) {
+      throw new HubError(`browse.sh points ${slug} at a private address (${new URL(mdUrl).host}); refused.`);
+    }
     // The SKILL.md lives on a CDN, so this one download may come from (or redirect to) another host.
     const res = await getBytes(ctx, mdUrl, { sameHost: false });
     if (res.status !== 200) throw new HubError(`could not download ${mdUrl} (HTTP ${res.status}).`);

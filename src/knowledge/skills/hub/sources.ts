@@ -26,7 +26,7 @@ export type SourceSpec =
   | ({ kind: "git" } & GitSpec)
   | { kind: "url"; url: string }
   | { kind: "well-known"; indexUrl: string; name?: string }
-  | { kind: "hub"; source: string; identifier: string };
+  | { kind: "hub"; source: string; identifier: string; notFolder?: string };
 
 export interface FetchOptions {
   limits?: BundleLimits;
@@ -87,7 +87,7 @@ export function parseSourceArgument(arg: string, options: { git?: boolean; cwd?:
   }
   const path = resolve(options.cwd ?? process.cwd(), value.replace(/^~(?=\/|$)/, homedir()));
   if (!existsSync(path) && /^[A-Za-z0-9][\w.-]*\/[\w.-]+\/[\w./-]+$/.test(value) && !value.startsWith(".")) {
-    return { kind: "hub", source: "github", identifier: value };
+    return { kind: "hub", source: "github", identifier: value, notFolder: path };
   }
   if (!existsSync(path)) {
     throw new HubError(`no folder or file at ${path} (and "${value}" is not a URL or a git address).`, 2);
@@ -147,7 +147,7 @@ export async function fetchSkill(spec: SourceSpec, options: FetchOptions = {}): 
     case "hub": {
       const adapter = adapterById(spec.source);
       if (!adapter) throw new HubError(`unknown source "${spec.source}".`, 2);
-      return adapter.fetch(spec.identifier, {
+      const fetched = adapter.fetch(spec.identifier, {
         env: options.env ?? process.env,
         ...(options.home ? { home: options.home } : {}),
         ...(options.limits ? { limits: options.limits } : {}),
@@ -155,6 +155,18 @@ export async function fetchSkill(spec: SourceSpec, options: FetchOptions = {}): 
         ...(options.fetch ? { fetch: options.fetch } : {}),
         ...(options.log ? { log: options.log } : {}),
       });
+      // A bare owner/repo/path that was meant as a folder gets both readings in its error.
+      const { notFolder } = spec;
+      return notFolder === undefined
+        ? fetched
+        : fetched.catch((error: unknown) => {
+            throw error instanceof HubError
+              ? new HubError(
+                  `no folder at ${notFolder}, and as a GitHub skill: ${error.message}`,
+                  error.exitCode,
+                )
+              : error;
+          });
     }
   }
 }

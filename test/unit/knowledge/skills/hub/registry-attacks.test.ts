@@ -243,6 +243,34 @@ describe("redirects", () => {
   });
 });
 
+describe("private addresses", () => {
+  it("a public catalog cannot point a download at this machine or the local network", async () => {
+    const seen: string[] = [];
+    const fakeFetch = (async (input: URL | string) => {
+      const url = String(input);
+      seen.push(url);
+      const body = url.endsWith("/api/skills")
+        ? { skills: [{ slug: "site.com/meta", name: "meta", description: "d" }] }
+        : { skillMdUrl: "http://169.254.169.254/latest/meta-data/" };
+      return new Response(JSON.stringify(body), { status: 200 });
+    }) as typeof fetch;
+    const publicCtx: HubContext = {
+      env: { HERMES_BROWSE_SH_URL: "https://browse.example" },
+      fetch: fakeFetch,
+    };
+    await expect(adapterById("browse-sh")?.fetch("browse-sh/site.com/meta", publicCtx)).rejects.toThrow(
+      /private address \(169\.254\.169\.254\); refused/,
+    );
+    expect(seen.some((u) => u.includes("169.254"))).toBe(false);
+  });
+
+  it("a bare owner/repo/path that is neither a folder nor a GitHub skill says both", async () => {
+    await expect(fetchId("no-such/folder/here")).rejects.toThrow(
+      /^no folder at .*no-such\/folder\/here, and as a GitHub skill: GitHub has no repository no-such\/folder/,
+    );
+  });
+});
+
 describe("rate limits and the listing cache", () => {
   it("says what to do when GitHub's rate limit is exhausted, and caches nothing", async () => {
     const home = tempDir();

@@ -58,29 +58,36 @@ const ASSIGN: Record<Lang, RegExp> = {
   js: /^\s*(?:(?:const|let|var)\s+)?([A-Za-z_$][\w$]*)\s*=(?!=)\s*(.*)$/,
 };
 
+/** Variables whose value comes from `seed` (directly, or through other such variables). */
 function tainted(lines: readonly string[], lang: Lang, seed: (rhs: string) => boolean): Set<string> {
   const names = new Set<string>();
   for (let pass = 0; pass < 3; pass++) {
+    const before = names.size;
     for (const line of lines) {
       const m = ASSIGN[lang].exec(line);
-      if (!m?.[1]) continue;
-      const rhs = m[2] ?? "";
-      if (seed(rhs) || [...names].some((n) => mentions(rhs, n, lang))) names.add(m[1]);
-      // `with open(path) as f` / `for x in resp` style bindings are followed too.
-    }
-    for (const line of lines) {
+      if (m?.[1] && !names.has(m[1])) {
+        const rhs = m[2] ?? "";
+        if (seed(rhs) || mentionsAny(rhs, names, lang)) names.add(m[1]);
+      }
+      // `with open(path) as f:` style bindings are followed too.
       const bind = /\bas\s+([A-Za-z_]\w*)\s*:/.exec(line);
-      if (bind?.[1] && (seed(line) || [...names].some((n) => mentions(line, n, lang)))) names.add(bind[1]);
+      if (bind?.[1] && !names.has(bind[1]) && (seed(line) || mentionsAny(line, names, lang)))
+        names.add(bind[1]);
     }
+    if (names.size === before) break;
   }
   return names;
 }
 
-function mentions(text: string, name: string, lang: Lang): boolean {
-  const word = name.replace(/\$/g, "\\$");
-  return lang === "shell"
-    ? new RegExp(`\\$\\{?${word}\\b`).test(text)
-    : new RegExp(`(?<![\\w$.])${word}(?![\\w$])`).test(text);
+/** The variable names a piece of code reads (`$x`/`${x}` in shell; bare identifiers elsewhere). */
+function identifiers(text: string, lang: Lang): string[] {
+  if (lang === "shell") return [...text.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1] ?? "");
+  return [...text.matchAll(/(?<![\w$.])[A-Za-z_$][\w$]*/g)].map((m) => m[0]);
+}
+
+/** Whether `text` reads any of `names`; linear in the text, whatever the number of names. */
+function mentionsAny(text: string, names: ReadonlySet<string>, lang: Lang): boolean {
+  return names.size > 0 && identifiers(text, lang).some((id) => names.has(id));
 }
 
 /** The cross-line findings for one script. */
@@ -107,7 +114,7 @@ export function auditScript(file: string, text: string): ScanFinding[] {
   lines.forEach((line, i) => {
     if (EXEC_SINK[lang].test(line)) {
       const direct = NETWORK_READ[lang].test(line) && /\b(?:eval|exec|Function)\b/.test(line);
-      if (direct || [...fetched].some((n) => mentions(line, n, lang))) {
+      if (direct || mentionsAny(line, fetched, lang)) {
         add(
           i + 1,
           "script_exec_fetched_code",
@@ -117,7 +124,7 @@ export function auditScript(file: string, text: string): ScanFinding[] {
       }
     }
     if (NETWORK_SEND[lang].test(line) && !/https?:\/\/(?:localhost|127\.0\.0\.1)/.test(line)) {
-      if ([...secrets].some((n) => mentions(line, n, lang)) || (SECRET_READ.test(line) && lang !== "shell")) {
+      if (mentionsAny(line, secrets, lang) || (SECRET_READ.test(line) && lang !== "shell")) {
         add(
           i + 1,
           "script_secret_exfil",

@@ -7,7 +7,6 @@
 import type { Command } from "commander";
 import pc from "picocolors";
 import type { HubMeta } from "../../../knowledge/skills/hub/adapter.js";
-import { HubError } from "../../../knowledge/skills/hub/bundle.js";
 import { HUB_ADAPTERS, searchSources } from "../../../knowledge/skills/hub/router.js";
 import { scanSkillBundle } from "../../../knowledge/skills/hub/scan.js";
 import {
@@ -267,5 +266,3 @@ export function registerHubCommands<C extends HubCommandContext>(root: Command, 
       ),
     );
 }
-
-export { HubError };

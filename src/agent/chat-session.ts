@@ -6,12 +6,7 @@
  */
 
 import { auxiliaryComplete, resolveAuxiliaryChain } from "../ai/auxiliary.js";
-import {
-  type CostStatus,
-  estimateUsageCost,
-  type PricingOverrides,
-  parsePricingOverrides,
-} from "../ai/pricing.js";
+import { estimateUsageCost, type PricingOverrides, parsePricingOverrides } from "../ai/pricing.js";
 import { type Message, messageText, type Usage } from "../ai/types.js";
 import { addUsage } from "../ai/usage.js";
 import { stripMemoryContext } from "../knowledge/memory/providers/context-block.js";
@@ -26,9 +21,8 @@ import {
 } from "../state/types.js";
 import { createToolRuntime } from "../tools/runtime.js";
 import type { AgentNotice, ToolRuntime } from "../tools/types.js";
-import type { Logger } from "../util/log.js";
 import { newSessionId } from "../util/session-id.js";
-import { type AgentRun, AIAgent, type AIAgentOptions, type CompressionReport } from "./agent.js";
+import { type AgentRun, AIAgent, type CompressionReport } from "./agent.js";
 import type { ChatSessionOptions, UsageReport } from "./chat-session-types.js";
 import { agentEventLogger } from "./event-log.js";
 import type { AgentEvent } from "./events.js";

@@ -18,6 +18,7 @@ import { FileLockTimeoutError } from "../../util/file-lock.js";
 import { type CliCommand, defineCommand, type RunOptions } from "../command.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
 import { registerManagementCommands } from "./skills/bundled-commands.js";
+import { registerHubCommands } from "./skills/hub-commands.js";
 import type { SkillsIo } from "./skills/io.js";
 import {
   auditCommand,
@@ -73,7 +74,12 @@ function loadHomeConfig(home: string, io: SkillsIo): HermesConfig {
 interface Ctx {
   home: string;
   io: SkillsIo;
-  fetchOptions: { timeoutMs?: number; log: (message: string) => void };
+  fetchOptions: {
+    timeoutMs?: number;
+    log: (message: string) => void;
+    env: Record<string, string | undefined>;
+    home: string;
+  };
 }
 
 /** `hermes skills …`. */
@@ -83,7 +89,7 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
   return defineCommand({
     name: "skills",
     description:
-      "Manage skills: list what is installed, install from folders, git or the web, scan and update",
+      "Manage skills: list what is installed, install from registries, folders, git or the web, scan and update",
     needs: "home",
     defaultSubcommand: "list",
     open: ({ home, io }): Ctx => {
@@ -96,6 +102,8 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         fetchOptions: {
           ...(setup.httpTimeoutMs ? { timeoutMs: setup.httpTimeoutMs } : {}),
           log: (message: string) => io.err(message),
+          env: io.env,
+          home,
         },
       };
     },
@@ -132,7 +140,9 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
 
       root
         .command("search")
-        .description("search installed skills and the well-known skill indexes (skills.hub_indexes, --index)")
+        .description(
+          "search installed skills, official skills and well-known indexes; --source a registry (or all) to search it",
+        )
         .argument(
           "[query...]",
           "words to find in names and descriptions (all required); empty lists everything",
@@ -144,13 +154,14 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
           [] as string[],
         )
         .option("--limit <n>", "most results to show", (v) => count(v, "--limit", 1), 50)
+        .option("--source <name>", "search one source (a registry, well-known, installed) or all")
         .option("--json", "print JSON")
         .action(
           run(
             async (
               { home, io, fetchOptions },
               words: string[],
-              flags: { index: string[]; limit: number; json?: boolean },
+              flags: { index: string[]; limit: number; json?: boolean; source?: string },
             ) => {
               const indexes = [...configuredIndexes(loadHomeConfig(home, io)), ...flags.index];
               return searchCommand(home, words.join(" "), indexes, flags, io, fetchOptions);
@@ -163,7 +174,8 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         .description("fetch a skill, scan it, and install it into the home's skills folder")
         .argument(
           "[source]",
-          "a folder (or a folder of skills), a git URL (….git, git@host:path, file://; #ref and :subdir), " +
+          "a registry identifier (official/…, skills-sh/…, owner/repo/path, clawhub/…, claude-marketplace/…, lobehub/…, browse-sh/…), " +
+            "a folder (or a folder of skills), a git URL (….git, git@host:path, file://; #ref and :subdir), " +
             "an https URL to a SKILL.md, a site or /.well-known/skills/index.json, or a well-known: identifier",
         )
         .option(
@@ -225,6 +237,8 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
             auditCommand(home, name, flags, io),
           ),
         );
+
+      registerHubCommands(root, run);
 
       // The agent's skill writes staged while skills.write_approval is on (logic in write-approval.ts).
       const pending =

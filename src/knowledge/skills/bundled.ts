@@ -389,3 +389,12 @@ function seedCategoryDescriptions(bundledDir: string, root: string): void {
     }
   }
 }
+
+/** `HERMES_OPTIONAL_SKILLS`, else `optional-skills/` beside the package's `skills/`. */
+export function optionalSkillsDir(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const override = env.HERMES_OPTIONAL_SKILLS?.trim();
+  if (override) return existsSync(override) ? override : undefined;
+  const bundled = bundledSkillsDir({ ...env, HERMES_BUNDLED_SKILLS: undefined });
+  const dir = bundled ? join(dirname(bundled), "optional-skills") : undefined;
+  return dir && existsSync(dir) ? dir : undefined;
+}

@@ -11,21 +11,15 @@
  */
 import { cpSync, existsSync, lstatSync, mkdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { bundledSkillsDir } from "./bundled.js";
+import { optionalSkillsDir } from "./bundled.js";
 import { contentHash, readFrontmatter } from "./hub/bundle.js";
 import { pythonIsoTime, updateLock } from "./hub/lock.js";
 import { readTree } from "./hub/maintenance.js";
 import { skillDirsUnder } from "./lint.js";
-import { nameProblem, posixRelative, skillsRoot } from "./paths.js";
 
-/** `HERMES_OPTIONAL_SKILLS`, else `optional-skills/` beside the package's `skills/`. */
-export function optionalSkillsDir(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const override = env.HERMES_OPTIONAL_SKILLS?.trim();
-  if (override) return existsSync(override) ? override : undefined;
-  const bundled = bundledSkillsDir({ ...env, HERMES_BUNDLED_SKILLS: undefined });
-  const dir = bundled ? join(dirname(bundled), "optional-skills") : undefined;
-  return dir && existsSync(dir) ? dir : undefined;
-}
+export { optionalSkillsDir };
+
+import { nameProblem, posixRelative, skillsRoot } from "./paths.js";
 
 interface OfficialSkill {
   folder: string;

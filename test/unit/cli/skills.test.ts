@@ -46,7 +46,12 @@ async function skills(
   }
   const code = await runSkillsCommand(args, {
     // No bundled skills, so each test sees only the skills it installs (seeding has its own test).
-    env: { HERMES_HOME: home, NO_COLOR: "1", HERMES_BUNDLED_SKILLS: join(home, "no-bundled-skills") },
+    env: {
+      HERMES_HOME: home,
+      NO_COLOR: "1",
+      HERMES_BUNDLED_SKILLS: join(home, "no-bundled-skills"),
+      HERMES_OPTIONAL_SKILLS: join(home, "no-optional-skills"),
+    },
     stdin: stdin as unknown as NodeJS.ReadStream,
     stdout,
     stderr,
@@ -109,7 +114,7 @@ describe("hermes skills install (local folders)", () => {
     expect(list.stdout).toMatch(/tidy\s+files\s+hub\s+—\s+—\s+Tidies folders\./);
   });
 
-  it("refuses a dangerous skill even with --force: exit 1, findings with file:line, nothing left behind", async () => {
+  it("refuses a dangerous skill even with --force: exit 1, findings with file:line, kept only in quarantine", async () => {
     const home = tempDir();
     const r = await skills(home, ["install", DANGEROUS, "--force"]);
     expect(r.code).toBe(1);
@@ -118,7 +123,7 @@ describe("hermes skills install (local folders)", () => {
     expect(r.stderr).toMatch(/CRITICAL\s+scripts\/setup\.sh:3\s+pipes a download into a shell/);
     expect(r.stderr).toContain("--force does not override this");
     expect(existsSync(join(home, "skills/helper"))).toBe(false);
-    expect(readdirSync(join(home, "skills/.hub/quarantine"))).toEqual([]);
+    expect(readdirSync(join(home, "skills/.hub/quarantine"))).toEqual(["helper"]);
     expect(auditActions(home)).toEqual(["refuse:helper"]);
   });
 
@@ -297,7 +302,7 @@ describe("hermes skills with an index server on 127.0.0.1", () => {
     const viaFlag = await skills(home, ["search", "pdf", "--index", server.url]);
     expect(viaFlag.code).toBe(0);
     expect(viaFlag.stdout).toMatch(
-      /pdf-tools\s+127\.0\.0\.1:\d+\s+Read and split PDF files\.\s+well-known:http/,
+      /pdf-tools\s+127\.0\.0\.1:\d+\s+community\s+Read and split PDF files\.\s+well-known:http/,
     );
     expect(viaFlag.stdout).not.toContain("sneaky");
     writeFileSync(join(home, "config.yaml"), `skills:\n  hub_indexes:\n    - ${server.url}\n`);

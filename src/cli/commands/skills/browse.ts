@@ -10,6 +10,7 @@ import { type InstalledSkill, listInstalledSkills } from "../../../knowledge/ski
 import { readLock } from "../../../knowledge/skills/hub/lock.js";
 import { readTree } from "../../../knowledge/skills/hub/maintenance.js";
 import { fetchSkillsIndex, indexUrlFor, wellKnownIdentifier } from "../../../knowledge/skills/hub/remote.js";
+import { HUB_ADAPTERS, SOURCE_NAMES, searchSources } from "../../../knowledge/skills/hub/router.js";
 import { readUsage, type SkillUsageRecord } from "../../../knowledge/skills/provenance.js";
 import type { SkillOrigin } from "../../../knowledge/skills/types.js";
 import { activityCount, latestActivityAt } from "../../../knowledge/skills/usage.js";
@@ -162,6 +163,7 @@ interface SearchHit {
   name: string;
   description: string;
   source: string;
+  trust?: string;
   identifier: string;
   installed: boolean;
   index?: string;
@@ -173,21 +175,45 @@ function matchesQuery(words: readonly string[], ...fields: string[]): boolean {
   return words.every((w) => hay.includes(w));
 }
 
+/** `--source` values: the registries, `well-known` (indexes), `installed`, and `all`. */
+export const SEARCH_SOURCES = [...SOURCE_NAMES, "installed", "all"];
+
+/**
+ * Which parts a search covers. Without --source: installed skills, the official skills and the
+ * configured well-known indexes (nothing that needs a registry); `all`: every registry and index.
+ */
+export function searchPlan(source: string | undefined): {
+  installed: boolean;
+  indexes: boolean;
+  registries: string[];
+} {
+  const registries = HUB_ADAPTERS.map((a) => a.id);
+  if (source === undefined) return { installed: true, indexes: true, registries: ["official"] };
+  if (!SEARCH_SOURCES.includes(source)) {
+    throw new CliFailure(`unknown source "${source}"; use one of: ${SEARCH_SOURCES.join(", ")}.`, 2);
+  }
+  if (source === "all") return { installed: false, indexes: true, registries };
+  if (source === "installed") return { installed: true, indexes: false, registries: [] };
+  if (source === "well-known") return { installed: false, indexes: true, registries: [] };
+  return { installed: false, indexes: false, registries: [source] };
+}
+
 export async function searchCommand(
   home: string,
   query: string,
   indexes: readonly string[],
-  flags: { json?: boolean; limit: number },
+  flags: { json?: boolean; limit: number; source?: string },
   io: SkillsIo,
   fetchOptions: { timeoutMs?: number },
 ): Promise<number> {
+  const plan = searchPlan(flags.source);
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   const hits: SearchHit[] = [];
   const lock = await readLock(home);
   const installedNames = new Set<string>();
   for (const s of await listInstalledSkills(home, lock)) {
     installedNames.add(s.name);
-    if (matchesQuery(words, s.name, s.description, s.tags.join(" "))) {
+    if (plan.installed && matchesQuery(words, s.name, s.description, s.tags.join(" "))) {
       hits.push({
         name: s.name,
         description: s.description,
@@ -198,7 +224,29 @@ export async function searchCommand(
     }
   }
   let failures = 0;
-  for (const raw of new Set(indexes.map(indexUrlFor))) {
+  if (plan.registries.length > 0) {
+    const found = await searchSources(query, plan.registries, flags.limit, {
+      env: io.env,
+      home,
+      ...(fetchOptions.timeoutMs ? { timeoutMs: fetchOptions.timeoutMs } : {}),
+    });
+    for (const r of found.results) {
+      hits.push({
+        name: r.name,
+        description: r.description,
+        source: r.source,
+        trust: r.trust,
+        identifier: r.identifier,
+        installed: installedNames.has(r.name),
+        index: r.source,
+      });
+    }
+    for (const s of found.perSource.filter((p) => p.error)) {
+      failures++;
+      io.err(`hermes skills: ${s.source}: ${s.error}`);
+    }
+  }
+  for (const raw of plan.indexes ? new Set(indexes.map(indexUrlFor)) : []) {
     try {
       const index = await fetchSkillsIndex(raw, fetchOptions);
       if (index.skipped > 0) io.err(`hermes skills: ${raw}: skipped ${index.skipped} malformed entries.`);
@@ -208,6 +256,7 @@ export async function searchCommand(
           name: entry.name,
           description: entry.description,
           source: new URL(raw).host,
+          trust: "community",
           identifier: wellKnownIdentifier(index.baseUrl, entry.name),
           installed: installedNames.has(entry.name),
           index: raw,
@@ -224,10 +273,17 @@ export async function searchCommand(
     return 0;
   }
   if (shown.length === 0) {
-    const where = indexes.length ? "installed skills or the configured indexes" : "installed skills";
+    const where =
+      flags.source !== undefined
+        ? `source ${flags.source}`
+        : indexes.length
+          ? "installed skills or the configured indexes"
+          : "installed skills";
     io.out(`No ${where} match "${query}".`);
-    if (indexes.length === 0 && failures === 0) {
-      io.err("(no skill indexes configured: add skills.hub_indexes to config.yaml or pass --index URL)");
+    if (flags.source === undefined && indexes.length === 0 && failures === 0) {
+      io.err(
+        "(no skill indexes configured: add skills.hub_indexes to config.yaml or pass --index URL; --source all searches every registry)",
+      );
     }
     return 0;
   }
@@ -236,14 +292,24 @@ export async function searchCommand(
     [
       { header: "NAME", paint: paint(pc.cyan) },
       { header: "SOURCE", max: 28 },
+      { header: "TRUST" },
       { header: "DESCRIPTION", flex: true, paint: paint(pc.dim) },
       { header: "INSTALL WITH" },
     ],
-    shown.map((h) => [h.name, h.source, h.description, h.installed && !h.index ? "—" : h.identifier]),
+    shown.map((h) => [
+      h.name,
+      h.source,
+      h.trust ?? "—",
+      h.description,
+      h.installed && !h.index ? "—" : h.identifier,
+    ]),
     { ...(io.width ? { width: io.width } : {}), ...(io.color ? { paintHeader: pc.bold } : {}) },
   );
   io.out(lines.join("\n"));
   if (hits.length > shown.length) io.err(`(${shown.length} of ${hits.length}; pass --limit N to see more)`);
-  if (shown.some((h) => h.index)) io.err("Install one with: hermes skills install IDENTIFIER");
+  if (shown.some((h) => h.index))
+    io.err(
+      "Inspect one with: hermes skills inspect IDENTIFIER; install with: hermes skills install IDENTIFIER",
+    );
   return 0;
 }

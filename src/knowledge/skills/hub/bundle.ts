@@ -8,9 +8,21 @@
 import { createHash } from "node:crypto";
 import { parse as parseYaml } from "yaml";
 import { hasBinaryExtension, looksBinary } from "../../../util/binary-file.js";
+import type { TrustLevel } from "./trust.js";
 
 /** Where a bundle came from, as recorded in `lock.json` (`source`). */
-export type HubSourceKind = "local" | "git" | "url" | "well-known";
+export type HubSourceKind =
+  | "local"
+  | "git"
+  | "url"
+  | "well-known"
+  | "official"
+  | "github"
+  | "skills.sh"
+  | "clawhub"
+  | "claude-marketplace"
+  | "lobehub"
+  | "browse-sh";
 
 /** A fetched skill: what the installer quarantines, scans and installs. */
 export interface SkillBundle {
@@ -25,6 +37,8 @@ export interface SkillBundle {
   metadata: Record<string, unknown>;
   /** Non-fatal notes for the user (skipped symlinks, files a URL install could not fetch). */
   warnings: string[];
+  /** Trust of the source (see trust.ts); community when absent. */
+  trust?: TrustLevel;
 }
 
 export class HubError extends Error {

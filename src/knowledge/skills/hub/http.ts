@@ -16,6 +16,10 @@ export interface HttpOptions {
   timeoutMs?: number;
   /** Injected by tests; defaults to the global fetch. */
   fetch?: typeof fetch;
+  /** Extra request headers; an Authorization header is never sent to another host after a redirect. */
+  headers?: Record<string, string>;
+  /** Refuse a redirect to any other host (API calls: an answer must come from the API itself). */
+  sameHost?: boolean;
 }
 
 export interface HttpResult {
@@ -23,6 +27,8 @@ export interface HttpResult {
   body: Buffer;
   /** The URL that answered, after redirects. */
   url: string;
+  /** The final response's headers. */
+  headers?: Headers;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -37,13 +43,19 @@ export async function httpGet(url: string, options: HttpOptions): Promise<HttpRe
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let current = parseHttpUrl(url);
   const startedPrivate = isPrivateHost(current.hostname);
+  const origin = current.host;
+  let headers: Record<string, string> = {
+    accept: "*/*",
+    "user-agent": "hermes-skills-hub",
+    ...options.headers,
+  };
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     let response: Response;
     try {
       response = await doFetch(current, {
         redirect: "manual",
         signal: AbortSignal.timeout(timeoutMs),
-        headers: { accept: "*/*", "user-agent": "hermes-skills-hub" },
+        headers,
       });
     } catch (error) {
       throw new HubError(`could not fetch ${current.href}: ${describeFetchError(error, timeoutMs)}`);
@@ -56,11 +68,20 @@ export async function httpGet(url: string, options: HttpOptions): Promise<HttpRe
       if (!startedPrivate && isPrivateHost(next.hostname)) {
         throw new HubError(`${current.href} redirects to a private address (${next.host}); refused.`);
       }
+      if (next.host !== origin) {
+        if (options.sameHost) {
+          throw new HubError(`${current.href} redirects to another host (${next.host}); refused.`);
+        }
+        // Credentials meant for one host never follow a redirect to another.
+        headers = Object.fromEntries(
+          Object.entries(headers).filter(([k]) => !/^(?:authorization|cookie|x-api-key)$/i.test(k)),
+        );
+      }
       current = next;
       continue;
     }
     const body = await readCapped(response, options.maxBytes, current.href, timeoutMs);
-    return { status: response.status, body, url: current.href };
+    return { status: response.status, body, url: current.href, headers: response.headers };
   }
   throw new HubError(`${url} redirected more than ${MAX_REDIRECTS} times.`);
 }

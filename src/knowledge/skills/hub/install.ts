@@ -1,7 +1,9 @@
 /**
  * Installing and uninstalling hub skills. Install: quarantine the fetched files under
- * `skills/.hub/quarantine/<name>`, scan them, apply the verdict (safe installs; caution needs
- * `force` or a yes from `confirmCaution`; dangerous is always refused), then move the folder into
+ * `skills/.hub/quarantine/<name>`, scan them, apply the verdict under the source's trust level
+ * (trust.ts: safe installs; caution installs from builtin and trusted sources and needs `force` or
+ * a yes from `confirmCaution` from community ones; dangerous is always refused and its files stay
+ * in the quarantine folder for review, never loaded as a skill), then move the folder into
  * `skills/<category>/<name>` and record it in lock.json, all under the lock file's flock. Every
  * install, update, uninstall and refusal is appended to the audit log.
  *
@@ -33,9 +35,10 @@ import {
   updateLock,
 } from "./lock.js";
 import { type ScanReport, scanSkillBundle } from "./scan.js";
+import { installDecision, type TrustLevel } from "./trust.js";
 
-/** Trust level recorded for everything this hub installs (no source here is vetted upstream). */
-export const TRUST_LEVEL = "community";
+/** Trust recorded for a bundle whose source named none (folders, git, URLs, well-known). */
+export const TRUST_LEVEL: TrustLevel = "community";
 
 export interface InstallOptions {
   home: string;
@@ -76,11 +79,14 @@ export type InstallOutcome =
  */
 export async function installBundle(options: InstallOptions): Promise<InstallOutcome> {
   const { home, bundle } = options;
+  const trust: TrustLevel = bundle.trust ?? TRUST_LEVEL;
   const name = validateSkillName(options.name ?? bundle.name);
   const lock = await readLock(home);
   const existing = lock.installed[name];
   const relPath = installRelPath(name, options.category, existing, bundle);
   await assertInstallable(home, lock, name, relPath);
+  // An explicit --name is the user's own choice; a name the source picked is checked.
+  if (options.name === undefined) await assertDeclaredNameFree(home, lock, name, bundle);
   const audit = (action: "install" | "update" | "refuse", extra: Record<string, unknown>) =>
     appendAudit(
       home,
@@ -89,7 +95,7 @@ export async function installBundle(options: InstallOptions): Promise<InstallOut
         name,
         source: bundle.source,
         identifier: bundle.identifier,
-        trust_level: TRUST_LEVEL,
+        trust_level: trust,
         ...extra,
       },
       options.now(),
@@ -122,13 +128,19 @@ export async function installBundle(options: InstallOptions): Promise<InstallOut
     await audit("refuse", { verdict: report.verdict, reason, findings });
     return { status: "refused", name, reason, message, report };
   };
-  if (report.verdict === "dangerous") {
-    return refuse(
-      "dangerous",
-      `Refused ${name}: the scan found dangerous content. --force does not override this.`,
-    );
+  const decision = installDecision(trust, report.verdict);
+  if (decision === "refuse") {
+    // The quarantined copy stays under .hub/quarantine/<name> for review; nothing is installed.
+    await audit("refuse", { verdict: report.verdict, reason: "dangerous", findings, quarantined: true });
+    return {
+      status: "refused",
+      name,
+      reason: "dangerous",
+      message: `Refused ${name} (${bundle.source}, trust ${trust}): the scan found dangerous content. --force does not override this. The files are kept for review in skills/.hub/quarantine/${name}/.`,
+      report,
+    };
   }
-  if (report.verdict === "caution" && !options.force) {
+  if (decision === "confirm" && !options.force) {
     if (!options.confirmCaution) {
       return refuse(
         "needs_confirmation",
@@ -155,7 +167,7 @@ export async function installBundle(options: InstallOptions): Promise<InstallOut
       ...(previous ?? {}),
       source: bundle.source,
       identifier: bundle.identifier,
-      trust_level: TRUST_LEVEL,
+      trust_level: trust,
       scan_verdict: report.verdict,
       content_hash: hash,
       install_path: relPath,
@@ -167,7 +179,11 @@ export async function installBundle(options: InstallOptions): Promise<InstallOut
     return target;
   });
   const status = existing ? "updated" : "installed";
-  await audit(existing ? "update" : "install", { verdict: report.verdict, content_hash: hash });
+  await audit(existing ? "update" : "install", {
+    verdict: report.verdict,
+    content_hash: hash,
+    ...(options.force && report.verdict !== "safe" ? { reason: "forced" } : {}),
+  });
   return { status, name, dir, relPath, report, contentHash: hash };
 }
 
@@ -180,7 +196,10 @@ function installRelPath(
   let chosen = "";
   if (category !== undefined && category !== "") chosen = validateCategory(category);
   else if (existing) chosen = existing.install_path.split("/").slice(0, -1).join("/");
-  else {
+  else if (bundle.source === "official" && typeof bundle.metadata["category"] === "string") {
+    // An official skill installs under the category folder it ships in.
+    chosen = validateCategory(bundle.metadata["category"]);
+  } else {
     const fm = readFrontmatter((bundle.files.get("SKILL.md") ?? Buffer.alloc(0)).toString("utf8"));
     if (fm.category) {
       try {
@@ -231,6 +250,30 @@ async function assertInstallable(home: string, lock: LockData, name: string, rel
   }
 }
 
+/**
+ * A SKILL.md may declare a `name` other than the one it installs under (an index can list a skill
+ * as "notes" whose SKILL.md says `name: git`). The agent finds skills by that declared name, so it
+ * must not shadow a skill already there.
+ */
+async function assertDeclaredNameFree(
+  home: string,
+  lock: LockData,
+  name: string,
+  bundle: SkillBundle,
+): Promise<void> {
+  const declared = readFrontmatter((bundle.files.get("SKILL.md") ?? Buffer.alloc(0)).toString("utf8")).name;
+  if (!declared || declared === name) return;
+  const ours = lock.installed[name]?.install_path;
+  const clash = (await listInstalledSkills(home, lock)).find(
+    (s) => (s.name === declared || s.dirName === declared) && s.relPath !== ours,
+  );
+  if (clash) {
+    throw new HubError(
+      `${name}'s SKILL.md calls itself "${declared}", the name of the skill at skills/${clash.relPath}; refusing to shadow it.`,
+    );
+  }
+}
+
 function lockNameFor(lock: LockData, relPath: string): string {
   return Object.entries(lock.installed).find(([, e]) => e.install_path === relPath)?.[0] ?? relPath;
 }
@@ -238,6 +281,11 @@ function lockNameFor(lock: LockData, relPath: string): string {
 async function writeQuarantine(dir: string, files: ReadonlyMap<string, Buffer>): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
+  // Search tools that honour .ignore (ripgrep) stay out of unvetted files.
+  await writeFile(
+    join(dirname(dirname(dir)), ".ignore"),
+    "# hub internals: quarantine and caches\n*\n",
+  ).catch(() => {});
   for (const [rel, content] of files) {
     const safe = safeRelPath(rel);
     if (safe !== rel) throw new HubError(`refused unsafe file path "${rel}" in the skill.`);

@@ -123,6 +123,8 @@ export interface AuditRecord {
   /** Why a refusal happened, or who asked for an uninstall. */
   reason?: string;
   findings?: Array<{ file: string; line: number; id: string; severity: string }>;
+  /** A refused skill whose files were kept in the quarantine folder for review. */
+  quarantined?: boolean;
 }
 
 /**

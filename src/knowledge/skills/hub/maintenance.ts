@@ -65,6 +65,7 @@ export async function checkForUpdates(
     try {
       const bundle = await fetchSkill(specFromLock(entry.source, entry.identifier), {
         ...options,
+        home: options.home ?? home,
         select: skill,
       });
       const latest = contentHash(bundle.files);

@@ -191,8 +191,10 @@ function listing(index: SkillsIndex): string {
 }
 
 /**
- * A SKILL.md fetched from its URL. Only SKILL.md itself comes: a bare URL cannot list a folder,
- * so support files it links are named in a warning instead.
+ * A SKILL.md fetched from its URL, plus the support files it links (`references/`, `templates/`,
+ * `scripts/`, `assets/`), fetched beside it from the same host, as upstream's URL source does: a
+ * bare URL cannot list a folder, so only linked files come. A linked file that is missing is named
+ * in a warning; one that would come from another host (a redirect) refuses the skill.
  */
 export async function fetchUrlSkill(url: string, options: RemoteOptions = {}): Promise<SkillBundle> {
   const limits = options.limits ?? DEFAULT_LIMITS;
@@ -204,16 +206,38 @@ export async function fetchUrlSkill(url: string, options: RemoteOptions = {}): P
   });
   if (res.status !== 200) throw new HubError(`could not fetch ${url} (HTTP ${res.status}).`);
   const files = new Map([["SKILL.md", res.body]]);
+  const warnings: string[] = [];
+  const linked = linkedSupportFiles(res.body.toString("utf8"));
+  if (linked.length > limits.maxFiles)
+    throw new HubError(`SKILL.md links ${linked.length} files; the limit is ${limits.maxFiles}.`);
+  const missing: string[] = [];
+  let total = res.body.length;
+  for (const rel of linked) {
+    const fileUrl = new URL(rel.split("/").map(encodeURIComponent).join("/"), res.url);
+    if (fileUrl.host !== new URL(res.url).host)
+      throw new HubError(`refused: ${rel} would come from another host.`);
+    const file = await httpGet(fileUrl.href, {
+      maxBytes: limits.maxFileBytes,
+      sameHost: true,
+      ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    if (file.status !== 200) {
+      missing.push(rel);
+      continue;
+    }
+    total += file.body.length;
+    if (total > limits.maxTotalBytes) throw new HubError("the skill is larger than the size limit.");
+    files.set(rel, file.body);
+  }
   checkBundleFiles(files, limits);
   const path = new URL(res.url).pathname.split("/").filter(Boolean);
   const last = path[path.length - 1] ?? "";
   const slug = /^skill\.md$/i.test(last) ? (path[path.length - 2] ?? "") : last.replace(/\.md$/i, "");
-  const warnings: string[] = [];
-  const linked = linkedSupportFiles(res.body.toString("utf8"));
-  if (linked.length > 0) {
+  if (missing.length > 0) {
     warnings.push(
-      `SKILL.md links ${linked.slice(0, 5).join(", ")}${linked.length > 5 ? ", …" : ""}, which a URL install ` +
-        "cannot fetch; install from the skill's git repository or a well-known index to get them.",
+      `SKILL.md links ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", …" : ""}, which could not be fetched beside it; ` +
+        "install from the skill's git repository or a well-known index to get them.",
     );
   }
   return {

@@ -13,6 +13,21 @@
  */
 
 export type Severity = "critical" | "high" | "medium" | "low";
+export type Verdict = "safe" | "caution" | "dangerous";
+
+/** One finding of the scanner: where, what, how bad. */
+export interface ScanFinding {
+  /** Path inside the skill (`SKILL.md`, `scripts/run.sh`). */
+  file: string;
+  /** 1-based line; 0 when the finding is about the whole file. */
+  line: number;
+  id: string;
+  severity: Severity;
+  category: string;
+  description: string;
+  /** The offending line, trimmed and cut to 120 characters ("" for whole-file findings). */
+  match: string;
+}
 
 export interface LinePattern {
   id: string;

@@ -6,6 +6,8 @@
  *
  * Verdict: any `critical` finding makes the skill `dangerous` (never installed, whatever the flags),
  * any `high` one `caution` (installed after --force or a yes on a terminal), otherwise `safe`.
+ * Scripts also get a whole-file audit (script-audit.ts) that follows values across lines: fetched
+ * code reaching eval, secrets reaching the network, reverse shells split over lines.
  * The scan never executes anything and never throws for file content.
  */
 import { extname } from "node:path";
@@ -16,25 +18,14 @@ import {
   type LinePattern,
   matches,
   SCRIPT_ONLY,
+  type ScanFinding,
   type Severity,
   secretOnlyInHeader,
+  type Verdict,
 } from "./scan-patterns.js";
+import { auditScript } from "./script-audit.js";
 
-export type { Severity } from "./scan-patterns.js";
-export type Verdict = "safe" | "caution" | "dangerous";
-
-export interface ScanFinding {
-  /** Path inside the skill (`SKILL.md`, `scripts/run.sh`). */
-  file: string;
-  /** 1-based line; 0 when the finding is about the whole file. */
-  line: number;
-  id: string;
-  severity: Severity;
-  category: string;
-  description: string;
-  /** The offending line, trimmed and cut to 120 characters ("" for whole-file findings). */
-  match: string;
-}
+export type { ScanFinding, Severity, Verdict } from "./scan-patterns.js";
 
 export interface ScanReport {
   verdict: Verdict;
@@ -137,6 +128,7 @@ export function scanFile(file: string, content: Buffer): ScanFinding[] {
   }
   findings.push(...invisibleCharacters(file, lines));
   findings.push(...threatFindings(file, lines, prose));
+  if (script) findings.push(...auditScript(file, text));
   return findings.sort((a, b) => a.line - b.line);
 }
 

@@ -7,7 +7,10 @@
  *   optionally `#ref`, `#ref:subdir` or `#:subdir`;
  * - an http(s) URL ending in `.md`: that SKILL.md alone;
  * - an http(s) URL to `/.well-known/skills/index.json`, a path under it, or a site root (probing
- *   that path), or a `well-known:` identifier.
+ *   that path), or a `well-known:` identifier;
+ * - a registry identifier (router.ts): `official/…`, `skills-sh/…`, `github/…`, `clawhub/…`,
+ *   `claude-marketplace/…`, `lobehub/…`, `browse-sh/…`, or a bare `owner/repo/path` (GitHub) that
+ *   is not a folder on disk.
  */
 import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
@@ -16,12 +19,14 @@ import { type BundleLimits, bundleName, HubError, type HubSourceKind, type Skill
 import { fetchGitSkill, type GitSpec, looksLikeGitRemote, parseGitSpec } from "./git.js";
 import { findSkillDirs, readSkillFolder, selectCandidate } from "./local.js";
 import { fetchUrlSkill, fetchWellKnownSkill, indexUrlFor, parseWellKnownIdentifier } from "./remote.js";
+import { adapterById, adapterClaiming } from "./router.js";
 
 export type SourceSpec =
   | { kind: "local"; path: string }
   | ({ kind: "git" } & GitSpec)
   | { kind: "url"; url: string }
-  | { kind: "well-known"; indexUrl: string; name?: string };
+  | { kind: "well-known"; indexUrl: string; name?: string }
+  | { kind: "hub"; source: string; identifier: string; notFolder?: string };
 
 export interface FetchOptions {
   limits?: BundleLimits;
@@ -33,6 +38,10 @@ export interface FetchOptions {
   fetch?: typeof fetch;
   /** Progress lines (stderr in the CLI). */
   log?: (message: string) => void;
+  /** Environment for registry endpoints and the GitHub token; default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The Hermes home (for the taps file). */
+  home?: string;
 }
 
 /**
@@ -43,6 +52,9 @@ export function parseSourceArgument(arg: string, options: { git?: boolean; cwd?:
   const value = arg.trim();
   if (value === "") throw new HubError("missing source: give a folder, a git URL or an https URL.", 2);
   if (options.git) return { kind: "git", ...parseGitSpec(value) };
+  if (value.startsWith("-")) throw new HubError(`"${value}" looks like an option, not a source.`, 2);
+  const claimed = adapterClaiming(value);
+  if (claimed) return { kind: "hub", source: claimed.id, identifier: value };
   if (value.startsWith("well-known:")) {
     const { indexUrl, name } = parseWellKnownIdentifier(value);
     return { kind: "well-known", indexUrl, name };
@@ -74,6 +86,9 @@ export function parseSourceArgument(arg: string, options: { git?: boolean; cwd?:
     throw new HubError(`unsupported source "${value}": use a folder, a git URL or an https URL.`, 2);
   }
   const path = resolve(options.cwd ?? process.cwd(), value.replace(/^~(?=\/|$)/, homedir()));
+  if (!existsSync(path) && /^[A-Za-z0-9][\w.-]*\/[\w.-]+\/[\w./-]+$/.test(value) && !value.startsWith(".")) {
+    return { kind: "hub", source: "github", identifier: value, notFolder: path };
+  }
   if (!existsSync(path)) {
     throw new HubError(`no folder or file at ${path} (and "${value}" is not a URL or a git address).`, 2);
   }
@@ -97,8 +112,12 @@ export function specFromLock(source: string, identifier: string): SourceSpec {
       return { kind: "well-known", indexUrl, name };
     }
     default:
+      {
+        const adapter = adapterById(source);
+        if (adapter) return { kind: "hub", source: adapter.id, identifier };
+      }
       throw new HubError(
-        `cannot fetch from source "${source}" (${identifier}); Hermes-TS knows local, git, url and well-known.`,
+        `cannot fetch from source "${source}" (${identifier}); it is not a source Hermes-TS knows.`,
       );
   }
 }
@@ -125,6 +144,30 @@ export async function fetchSkill(spec: SourceSpec, options: FetchOptions = {}): 
       return fetchUrlSkill(spec.url, remote);
     case "well-known":
       return fetchWellKnownSkill(spec.indexUrl, spec.name ?? options.select, remote);
+    case "hub": {
+      const adapter = adapterById(spec.source);
+      if (!adapter) throw new HubError(`unknown source "${spec.source}".`, 2);
+      const fetched = adapter.fetch(spec.identifier, {
+        env: options.env ?? process.env,
+        ...(options.home ? { home: options.home } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      });
+      // A bare owner/repo/path that was meant as a folder gets both readings in its error.
+      const { notFolder } = spec;
+      return notFolder === undefined
+        ? fetched
+        : fetched.catch((error: unknown) => {
+            throw error instanceof HubError
+              ? new HubError(
+                  `no folder at ${notFolder}, and as a GitHub skill: ${error.message}`,
+                  error.exitCode,
+                )
+              : error;
+          });
+    }
   }
 }
 
@@ -160,5 +203,7 @@ export function describeSpec(spec: SourceSpec): string {
       return spec.url;
     case "well-known":
       return spec.name ? `${spec.name} from ${spec.indexUrl}` : spec.indexUrl;
+    case "hub":
+      return `${spec.identifier} (${spec.source})`;
   }
 }

@@ -59,7 +59,7 @@ describe("installBundle", () => {
     ]);
   });
 
-  it("refuses a dangerous skill even with force, removing the quarantine", async () => {
+  it("refuses a dangerous skill even with force, keeping it inert in the quarantine", async () => {
     const home = tempDir();
     const outcome = await installBundle({
       home,
@@ -69,7 +69,7 @@ describe("installBundle", () => {
     });
     expect(outcome).toMatchObject({ status: "refused", reason: "dangerous" });
     expect(existsSync(join(home, "skills/evil"))).toBe(false);
-    expect(existsSync(join(home, "skills/.hub/quarantine/evil"))).toBe(false);
+    expect(readFileSync(join(home, "skills/.hub/quarantine/evil/scripts/x.sh"), "utf8")).toContain("| sh");
     expect((await readLock(home)).installed).toEqual({});
     expect(auditLines(home)[0]).toMatchObject({
       action: "refuse",

@@ -87,7 +87,13 @@ describe("parseSourceArgument", () => {
       kind: "url",
       url: "https://x.example/SKILL.md",
     });
-    expect(() => specFromLock("clawhub", "foo")).toThrow(/cannot fetch from source "clawhub"/);
+    expect(specFromLock("clawhub", "foo")).toEqual({ kind: "hub", source: "clawhub", identifier: "foo" });
+    expect(specFromLock("skills.sh", "skills-sh/a/b/c")).toEqual({
+      kind: "hub",
+      source: "skills-sh",
+      identifier: "skills-sh/a/b/c",
+    });
+    expect(() => specFromLock("pypi", "foo")).toThrow(/cannot fetch from source "pypi"/);
   });
 });
 
@@ -137,19 +143,20 @@ describe("HTTP sources (127.0.0.1)", () => {
     await server.close();
   });
 
-  it("fetches a SKILL.md URL and warns about linked files it cannot fetch", async () => {
+  it("fetches a SKILL.md URL with the linked files beside it, and warns about missing ones", async () => {
     server.routes.set(
       "/skills/weather/SKILL.md",
-      skillMd("weather", "Forecasts.", "", "See references/api.md.\n"),
+      skillMd("weather", "Forecasts.", "", "See references/api.md and scripts/get.sh.\n"),
     );
+    server.routes.set("/skills/weather/scripts/get.sh", "#!/bin/sh\necho forecast\n");
     const bundle = await fetchSkill(parseSourceArgument(`${server.url}/skills/weather/SKILL.md`));
     expect(bundle).toMatchObject({
       name: "weather",
       source: "url",
       identifier: `${server.url}/skills/weather/SKILL.md`,
     });
-    expect([...bundle.files.keys()]).toEqual(["SKILL.md"]);
-    expect(bundle.warnings[0]).toMatch(/references\/api\.md/);
+    expect([...bundle.files.keys()]).toEqual(["SKILL.md", "scripts/get.sh"]);
+    expect(bundle.warnings[0]).toMatch(/references\/api\.md, which could not be fetched/);
   });
 
   it("names a URL skill without frontmatter name from the URL", async () => {

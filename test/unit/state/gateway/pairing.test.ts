@@ -12,7 +12,7 @@ import {
   PairingFileError,
   PairingStore,
   PairingUsageError,
-} from "../../../../src/gateway/auth/pairing.js";
+} from "../../../../src/state/gateway/pairing.js";
 
 let home: string;
 let now: number;

@@ -12,6 +12,7 @@
  * - The `Host` header must name the dashboard itself (a DNS-rebinding page sends its own name).
  */
 import { createHmac, randomBytes, scryptSync, timingSafeEqual } from "node:crypto";
+import { networkInterfaces } from "node:os";
 
 export type DashboardAuth =
   | { kind: "token"; token: string; source: "per-start" | "config" }
@@ -142,10 +143,19 @@ export function csrfMatches(given: string | undefined, expected: string): boolea
   return typeof given === "string" && sameSecret(given, expected);
 }
 
-/** The `Host` values the dashboard answers to: its bind address and, on loopback, the loopback names. */
+/**
+ * The `Host` values the dashboard answers to: its bind address, on loopback the loopback names,
+ * on a wildcard bind (`0.0.0.0`, `::`) the machine's own addresses, and `extra`. IP literals are
+ * safe to accept (DNS rebinding needs a name the attacker controls); other names only when listed.
+ */
 export function allowedHosts(host: string, port: number, extra: readonly string[] = []): Set<string> {
   const names = new Set<string>([host.toLowerCase(), ...extra.map((e) => e.toLowerCase())]);
   if (isLoopbackHost(host)) for (const n of ["127.0.0.1", "localhost", "[::1]"]) names.add(n);
+  if (host === "0.0.0.0" || host === "::") {
+    for (const list of Object.values(networkInterfaces())) {
+      for (const a of list ?? []) names.add(a.family === "IPv6" ? `[${a.address.toLowerCase()}]` : a.address);
+    }
+  }
   if (host.includes(":") && !host.startsWith("[")) names.add(`[${host.toLowerCase()}]`);
   const out = new Set<string>();
   for (const n of names) out.add(`${n}:${port}`);

@@ -5,7 +5,7 @@
  * the store the gateway reads, a cron job is created and paused, a config typo is refused with a
  * did-you-mean, secrets stay masked, and `--status`/`--stop` find the process.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PairingStore } from "../../src/state/gateway/pairing.js";
@@ -244,6 +244,7 @@ describe("hermes dashboard", () => {
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain(`pid ${dash.proc.hermesPid()}`);
     expect(status.stdout).toContain(dash.url);
+    expect(statSync(join(h.home, "dashboard.json")).mode & 0o777).toBe(0o600);
     const again = await runHermes(["dashboard", "--no-open", "--port", "0"], h);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("already running");
@@ -252,6 +253,7 @@ describe("hermes dashboard", () => {
     expect(stop.stdout).toContain("Dashboard stopped.");
     const ended = await dash.proc.exited;
     expect(ended.code).toBe(0);
+    expect(existsSync(join(h.home, "dashboard.json"))).toBe(false);
     const after = await runHermes(["dashboard", "--status"], h);
     expect(after.stdout).toContain("not running");
   });

@@ -22,6 +22,8 @@ export interface KnowledgeDeps {
   env: Record<string, string | undefined>;
   /** Whether this home's gateway is running (its ticker runs due cron jobs). */
   gatewayRunning: () => Promise<boolean>;
+  /** Starts `hermes cron run <id>` in the background (used when no gateway runs the job). */
+  runCronJob?: ((id: string) => void) | undefined;
 }
 
 const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
@@ -188,16 +190,16 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
     {
       method: "POST",
       path: "/api/cron/:id/run",
-      summary: "make a job due now: the gateway's ticker (or the next `hermes cron tick`) runs it once",
+      summary:
+        "run a job now: the running gateway's ticker takes it at its next tick, else a background `hermes cron run` starts at once (202)",
       handler: async ({ params }) => {
         const job = await cronCall(() => deps.cron.markDue(params["id"] ?? ""));
+        const gateway = await deps.gatewayRunning();
+        if (!gateway && deps.runCronJob) deps.runCronJob(job.id);
         return {
           json: {
             job,
-            queued: true,
-            runs_by: (await deps.gatewayRunning())
-              ? "the running gateway's ticker"
-              : "the next `hermes cron tick` (no gateway is running)",
+            runs_by: gateway ? "gateway" : deps.runCronJob ? "hermes cron run" : "the next hermes cron tick",
           },
           status: 202,
         };

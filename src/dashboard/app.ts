@@ -29,6 +29,8 @@ export interface DashboardAppOptions {
   baseEnv: Record<string, string | undefined>;
   extraHosts?: readonly string[];
   log?: (line: string) => void;
+  /** Starts `hermes cron run <id>` in the background (the CLI knows how to start itself). */
+  runCronJob?: (id: string) => void;
 }
 
 export interface DashboardApp extends DashboardServer {
@@ -70,6 +72,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       skillsConfig: current.config.skills,
       env: current.env,
       gatewayRunning,
+      runCronJob: options.runCronJob,
     }),
     ...gatewayRoutes({ home, env: () => current.env }),
     ...configRoutes({

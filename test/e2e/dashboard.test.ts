@@ -195,6 +195,24 @@ describe("hermes dashboard", () => {
     expect(run.json()["error"]).toContain("paused");
     const resumed = await api.send("POST", `/api/cron/${id}/resume`);
     expect((resumed.json()["job"] as { enabled: boolean }).enabled).toBe(true);
+
+    // No gateway runs here: "run now" starts `hermes cron run` in the background.
+    llm.enqueue(reply().text("Three new messages, none urgent."));
+    const now = await api.send("POST", `/api/cron/${id}/run`);
+    expect(now.status, now.text).toBe(202);
+    expect(now.json()["runs_by"]).toBe("hermes cron run");
+    const deadline = Date.now() + 30_000;
+    let job: { last_status: string | null } | undefined;
+    while (Date.now() < deadline) {
+      const jobs = (await api.get("/api/cron")).json()["jobs"] as Array<{
+        id: string;
+        last_status: string | null;
+      }>;
+      job = jobs.find((j) => j.id === id);
+      if (job?.last_status) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(job?.last_status).toBe("ok");
   });
 
   it("refuses a config typo with a did-you-mean and writes a valid key through the CLI's writer", async () => {

@@ -128,6 +128,18 @@ export const dashboardCommand = defineCommand({
       baseEnv: io.env,
       extraHosts,
       log: (line) => io.err(line),
+      runCronJob: (id) => {
+        // The same command a user would type, on this home, detached: its output is saved with the job.
+        const entry = process.argv[1];
+        if (!entry) return;
+        const child = spawn(process.execPath, [entry, "cron", "run", id], {
+          detached: true,
+          stdio: "ignore",
+          env: { ...io.env, HERMES_HOME: home },
+        });
+        child.on("error", () => {});
+        child.unref();
+      },
     }).catch((error: NodeJS.ErrnoException) => {
       if (error.code === "EADDRINUSE")
         throw new CliFailure(`port ${port} on ${host} is in use; pick another with --port.`, 1);

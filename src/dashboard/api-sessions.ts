@@ -65,13 +65,16 @@ export function sessionRoutes(store: SessionStore): Route[] {
         const until = dateParam(query, "until");
         const q = query.get("q");
         if (q !== null && q.trim() !== "") {
+          // The store filters by source itself; model and dates are applied to its best 100 hits.
+          const narrowed = model !== undefined || since !== undefined || until !== undefined;
           const hits = store
-            .search({ query: q, limit: Math.min(100, limit), ...(source ? { source } : {}) })
+            .search({ query: q, limit: narrowed ? 100 : Math.min(100, limit), ...(source ? { source } : {}) })
             .filter((h) => model === undefined || h.model === model)
             .filter(
               (h) =>
                 (since === undefined || h.timestamp >= since) && (until === undefined || h.timestamp < until),
-            );
+            )
+            .slice(0, limit);
           return {
             json: {
               query: q,

@@ -83,6 +83,15 @@ describe("hermes dashboard", () => {
     expect(hits.length).toBeGreaterThan(0);
     expect(hits[0]?.snippet_html).toMatch(/<mark>pelicans<\/mark>/i);
 
+    const byModel = (await api.get("/api/sessions?q=pelicans&model=fake-model&source=cli")).json()[
+      "hits"
+    ] as unknown[];
+    expect(byModel.length).toBe(hits.length);
+    expect((await api.get("/api/sessions?q=pelicans&model=other-model")).json()["hits"]).toEqual([]);
+    expect((await api.get("/api/sessions?q=pelicans&source=telegram")).json()["hits"]).toEqual([]);
+    expect((await api.get("/api/sessions?q=pelicans&until=2000-01-01")).json()["hits"]).toEqual([]);
+    expect((await api.get("/api/sessions?since=yesterday-ish")).status).toBe(400);
+
     const transcript = await api.get(`/api/sessions/${encodeURIComponent(hits[0]?.sessionId ?? "")}`);
     expect(transcript.status).toBe(200);
     const messages = transcript.json()["messages"] as Array<{

@@ -50,7 +50,7 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
     {
       method: "GET",
       path: "/api/memory",
-      summary: "MEMORY.md and USER.md: entries (blocked ones as their placeholder), usage and char limits",
+      summary: "MEMORY.md and USER.md: entries (a blocked one shown as its [BLOCKED: ...] line), usage and char limits",
       handler: () => ({
         json: {
           limits: deps.memory.limits,

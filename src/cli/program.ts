@@ -156,6 +156,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "dashboard",
     summary: "the web dashboard's JSON API: --port --host --no-open --stop --status",
+    usage: "[options]",
     load: async () => (await import("./commands/dashboard.js")).dashboardCommand,
   },
   {

@@ -91,7 +91,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       handler: () => ({
         json: {
           name: "hermes dashboard",
-          auth: "Authorization: Bearer <token> (or ?token=), or HTTP basic auth when dashboard.auth has a password",
+          auth: "Authorization: Bearer <token> (or the token query parameter), or HTTP basic auth when dashboard.auth has a password",
           csrf: "state-changing requests send X-CSRF-Token (GET /api/csrf) and JSON bodies",
           routes: [...index, ...routes].map((r) => ({ method: r.method, path: r.path, summary: r.summary })),
         },

@@ -16,7 +16,7 @@ import {
   stopDashboard,
   writeDashboardRecord,
 } from "../../dashboard/process.js";
-import { DashboardAuthError, hashPassword, isLoopbackHost, resolveAuth } from "../../dashboard/security.js";
+import { DashboardAuthError, hashPassword, resolveAuth } from "../../dashboard/security.js";
 import { CliFailure, defineCommand } from "../command.js";
 import type { CliIo } from "../io.js";
 
@@ -145,7 +145,8 @@ export const dashboardCommand = defineCommand({
         throw new CliFailure(`port ${port} on ${host} is in use; pick another with --port.`, 1);
       throw error;
     });
-    const shownHost = isLoopbackHost(host) ? "127.0.0.1" : host;
+    // A wildcard bind is reached locally through loopback; any other address as given.
+    const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
     const base = `http://${urlHost(shownHost)}:${app.port}/api/`;
     const url = auth.kind === "token" && auth.source === "per-start" ? `${base}?token=${auth.token}` : base;
     writeDashboardRecord(home, {

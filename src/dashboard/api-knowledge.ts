@@ -50,7 +50,8 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
     {
       method: "GET",
       path: "/api/memory",
-      summary: "MEMORY.md and USER.md: entries (a blocked one shown as its [BLOCKED: ...] line), usage and char limits",
+      summary:
+        "MEMORY.md and USER.md: entries (a blocked one shown as its [BLOCKED: ...] line), usage and char limits",
       handler: () => ({
         json: {
           limits: deps.memory.limits,

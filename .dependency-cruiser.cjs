@@ -49,6 +49,12 @@ const layers = [
     path: "^src/batch/",
     allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent"],
   },
+  {
+    // The web dashboard (`hermes dashboard`): a surface beside the gateway; only src/cli/ imports it.
+    name: "dashboard",
+    path: "^src/dashboard/",
+    allowed: ["util", "config", "ai", "state", "knowledge", "environments", "tools", "agent", "commands"],
+  },
 ];
 const paths = {
   util: "^src/util/",
@@ -77,8 +83,8 @@ forbidden.push(
     name: "no-surface-imports",
     comment: "Nothing imports from cli/ or gateway/ (surfaces are leaves)",
     severity: "error",
-    from: { path: "^src/", pathNot: "^src/(cli|lib|gateway)/" },
-    to: { path: "^src/(cli|gateway)/" },
+    from: { path: "^src/", pathNot: "^src/(cli|lib|gateway|dashboard)/" },
+    to: { path: "^src/(cli|gateway|dashboard)/" },
   },
   {
     name: "gateway-not-cli",
@@ -93,6 +99,14 @@ forbidden.push(
       "The interactive REPL and the commands it runs never use the gateway (they share src/commands/)",
     severity: "error",
     from: { path: "^src/cli/(tui/|commands/repl\\.ts$)" },
+    to: { path: "^src/gateway/" },
+  },
+  {
+    name: "dashboard-not-gateway",
+    comment:
+      "The dashboard reads the gateway's stores from state/gateway/ and its live state over the control socket, never gateway/",
+    severity: "error",
+    from: { path: "^src/dashboard/" },
     to: { path: "^src/gateway/" },
   },
   {

@@ -159,6 +159,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/gateway.js")).gatewayCommand(),
   },
   {
+    name: "dashboard",
+    summary: "the web dashboard's JSON API: --port --host --no-open --stop --status",
+    usage: "[options]",
+    load: async () => (await import("./commands/dashboard.js")).dashboardCommand,
+  },
+  {
     name: "cron",
     summary: "scheduled jobs: list | create | edit | pause | resume | run | remove | status | tick",
     load: async () => (await import("./commands/cron.js")).cronCommand,

@@ -18,6 +18,8 @@ import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
 import { listUnloadedPlugins } from "../plugins/discover.js";
 import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
+import { PairingStore } from "../state/gateway/pairing.js";
+import { webhookEnabled } from "../state/gateway/webhook-subscriptions.js";
 import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
@@ -25,7 +27,6 @@ import { startMcpServers } from "../tools/mcp/manager.js";
 import { modelSampler } from "../tools/mcp/sampling-model.js";
 import { type Logger, silentLogger } from "../util/log.js";
 import { startApiServer } from "./api-server/index.js";
-import { PairingStore } from "./auth/pairing.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
 import { startGatewayHooks } from "./hooks/index.js";
@@ -35,7 +36,6 @@ import { claimGateway } from "./pid-file.js";
 import { createAdapter, enabledPlatforms } from "./platforms/registry.js";
 import type { PlatformAdapter } from "./platforms/types.js";
 import { startWebhookServer } from "./webhooks/server.js";
-import { webhookEnabled } from "./webhooks/subscriptions.js";
 
 /** How long stopping waits for writes still queued behind another process's lock on state.db. */
 const SHUTDOWN_SAVE_WAIT_MS = 10_000;

@@ -1,6 +1,6 @@
 /**
  * A read-only view of the gateway's routing index, `sessions/sessions.json` (written by
- * `gateway/messaging/session-index.ts` in Python Hermes's layout): which stored session each chat
+ * `state/gateway/session-index.ts` in Python Hermes's layout): which stored session each chat
  * talks in, and where that chat is. For readers outside the gateway (MCP serve, the control
  * socket's channel list); it never writes or moves the file, and an unreadable file reads as empty.
  */

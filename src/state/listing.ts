@@ -79,6 +79,18 @@ export function listSessions(ctx: StoreContext, filter: SessionFilter = {}): Ses
     where.push("s.parent_session_id = ?");
     params.push(filter.parentSessionId);
   }
+  if (filter.model !== undefined) {
+    where.push("+s.model = ?");
+    params.push(filter.model);
+  }
+  if (filter.startedAfter !== undefined) {
+    where.push("s.started_at >= ?");
+    params.push(filter.startedAfter);
+  }
+  if (filter.startedBefore !== undefined) {
+    where.push("s.started_at < ?");
+    params.push(filter.startedBefore);
+  }
   if (!filter.includeArchived) where.push(`${ctx.s("archived", "0")} = 0`);
   const limit = Math.max(0, Math.floor(filter.limit ?? 20));
   const offset = Math.max(0, Math.floor(filter.offset ?? 0));

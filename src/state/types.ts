@@ -141,6 +141,12 @@ export interface SessionFilter {
   excludeSources?: readonly SessionSource[];
   /** Only sessions whose `parent_session_id` is this (a session's subagents, its continuations). */
   parentSessionId?: string;
+  /** Only sessions of this model. */
+  model?: string;
+  /** Only sessions started at or after this time (epoch seconds). */
+  startedAfter?: number;
+  /** Only sessions started before this time (epoch seconds). */
+  startedBefore?: number;
   /** Default 20. */
   limit?: number;
   offset?: number;

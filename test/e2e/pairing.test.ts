@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PairingStore } from "../../src/gateway/auth/pairing.js";
+import { PairingStore } from "../../src/state/gateway/pairing.js";
 import { runHermes, tempHome } from "../support/cli.js";
 
 async function seed(home: string, userId: string, name: string): Promise<string> {

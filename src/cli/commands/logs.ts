@@ -8,11 +8,11 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Argument, Option } from "commander";
 import { logsDir } from "../../util/log.js";
+import { LogArgumentError, type LogFilter, parseLevelArgument, parseSince } from "../../util/log-filter.js";
+import { followFile, lastLines, rotationChain } from "../../util/log-tail.js";
 import { CliFailure, defineCommand, type HomeContext } from "../command.js";
 import { renderTable } from "../format/table.js";
 import { formatBytes, relativeTime } from "../format/time.js";
-import { LogArgumentError, type LogFilter, parseLevelArgument, parseSince } from "../logs/filter.js";
-import { followFile, lastLines, rotationChain } from "../logs/tail.js";
 
 /** Log names → files: ours, and those a Python Hermes sharing the home writes. */
 export const LOG_FILES: Readonly<Record<string, string>> = {

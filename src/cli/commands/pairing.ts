@@ -1,5 +1,5 @@
 import { loadConfig } from "../../config/load.js";
-import { PairingStore, PairingUsageError } from "../../gateway/auth/pairing.js";
+import { PairingStore, PairingUsageError } from "../../state/gateway/pairing.js";
 import { homeLogger, type Logger } from "../../util/log.js";
 import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";

@@ -25,7 +25,7 @@ import {
   WebhookSubscriptionsError,
   webhookBaseUrl,
   webhookSettings,
-} from "../../gateway/webhooks/subscriptions.js";
+} from "../../state/gateway/webhook-subscriptions.js";
 import { type CliCommand, CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
 import type { CliIo } from "../io.js";

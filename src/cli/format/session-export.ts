@@ -5,29 +5,10 @@
  */
 import { createWriteStream, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { exportLine } from "../../state/export-format.js";
 import type { ExportedSession } from "../../state/types.js";
-import { redactJson, redactText } from "../../util/redact.js";
 
-/**
- * One session as one JSON line (no trailing newline), redacted (default: the process-wide secret
- * redactor): rows written before redaction existed, or before a key was known, may hold secrets.
- */
-export function exportLine(exported: ExportedSession, redact: (text: string) => string = redactText): string {
-  const row = {
-    ...snakeRow(exported.session),
-    messages: exported.messages.map((m) => snakeRow(m)),
-  };
-  return redact(JSON.stringify(redactJson(row, redact)));
-}
-
-function snakeRow(row: object): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) {
-    out[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] =
-      typeof value === "boolean" ? Number(value) : value;
-  }
-  return out;
-}
+export { exportLine };
 
 /**
  * Streams the sessions to a temp file beside `path`, then renames it over `path`, so a failed

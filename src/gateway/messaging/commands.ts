@@ -17,9 +17,9 @@ import {
 } from "../../commands/index.js";
 import { pluginCommands } from "../../commands/plugin-commands.js";
 import { setEnvVar } from "../../config/env-file.js";
+import { platformEnvPrefix } from "../../state/gateway/allowlist.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
 import type { ChatTier } from "../auth/admin.js";
-import { platformEnvPrefix } from "../auth/allowlist.js";
 import type { BotCommand, InboundMessage, MessageSource } from "../platforms/types.js";
 
 export type BusyMode = "interrupt" | "queue" | "steer";

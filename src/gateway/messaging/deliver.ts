@@ -4,8 +4,8 @@
  * webhooks, and by `hermes send`.
  */
 import type { HermesConfig } from "../../config/defaults.js";
+import { platformEnvPrefix } from "../../state/gateway/allowlist.js";
 import { redactText } from "../../util/redact.js";
-import { platformEnvPrefix } from "../auth/allowlist.js";
 import type { OutboundTarget, PlatformAdapter } from "../platforms/types.js";
 import { chunkMarkdown, extractMedia } from "./output.js";
 

@@ -2,8 +2,9 @@
  * What an unknown user in a DM gets when pairing is on: a one-hour code to hand the owner
  * (`hermes pairing approve <platform> <code>`), rate-limited by the pairing store. Never throws.
  */
+
+import type { PairingStore } from "../../state/gateway/pairing.js";
 import type { Logger } from "../../util/log.js";
-import type { PairingStore } from "../auth/pairing.js";
 import type { MessageSource, PlatformAdapter } from "../platforms/types.js";
 
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));

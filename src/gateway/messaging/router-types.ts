@@ -3,9 +3,9 @@ import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession } from "../../agent/chat-session.js";
 import type { CommandSettings } from "../../commands/index.js";
 import type { HermesConfig } from "../../config/defaults.js";
+import type { PairingStore } from "../../state/gateway/pairing.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
 import type { Logger } from "../../util/log.js";
-import type { PairingStore } from "../auth/pairing.js";
 import type { InboundMessage, MessageSource, PlatformAdapter } from "../platforms/types.js";
 import type { RouterObserver } from "./observer.js";
 

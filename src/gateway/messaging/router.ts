@@ -10,10 +10,17 @@
 import type { ChatSession } from "../../agent/chat-session.js";
 import { dispatchInput, looksLikeCommand } from "../../commands/index.js";
 import { runtimeFooter, sessionFooterFacts } from "../../commands/runtime-footer.js";
+import { authorize, unauthorizedDmBehavior } from "../../state/gateway/allowlist.js";
+import {
+  type ResetPolicy,
+  resetNotice,
+  resetPolicyFrom,
+  resetReason,
+  SessionIndex,
+} from "../../state/gateway/session-index.js";
 import { SessionStoreError } from "../../state/types.js";
 import { type Logger, silentLogger } from "../../util/log.js";
 import { chatTier } from "../auth/admin.js";
-import { authorize, unauthorizedDmBehavior } from "../auth/allowlist.js";
 import type {
   InboundAction,
   InboundMessage,
@@ -47,13 +54,6 @@ import { batchInput, transcribeVoice } from "./inbound-text.js";
 import { offerPairing } from "./pairing-offer.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
-import {
-  type ResetPolicy,
-  resetNotice,
-  resetPolicyFrom,
-  resetReason,
-  SessionIndex,
-} from "./session-index.js";
 import { TurnWatch, turnWatchSettings } from "./turn-watch.js";
 
 export type { BusyMode } from "./commands.js";

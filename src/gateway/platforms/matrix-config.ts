@@ -2,7 +2,7 @@
  * The Matrix adapter's settings, from the environment (upstream's `MATRIX_*` names) and the
  * `matrix:` section of config.yaml; the environment wins. Pure: no I/O.
  */
-import { envFlag, parseAllowlist } from "../auth/allowlist.js";
+import { envFlag, parseAllowlist } from "../../state/gateway/allowlist.js";
 
 export type MatrixE2eeMode = "off" | "optional" | "required";
 

@@ -9,7 +9,7 @@
  * `free_response_channels`, the `@mention` stripped from the text), which thread a reply belongs
  * in (`reply_mode: thread`), our own posts and system posts (never messages).
  */
-import { envFlag, parseAllowlist } from "../auth/allowlist.js";
+import { envFlag, parseAllowlist } from "../../state/gateway/allowlist.js";
 import type { ChatType } from "../session-key.js";
 import type { InboundMessage } from "./types.js";
 

@@ -11,7 +11,7 @@
  * The sender's profile name is never used as `userName`: anyone can call themselves anything on
  * Signal, and `@name` allowlist entries match `userName`. It is the DM's `chatName` instead.
  */
-import { envFlag, parseAllowlist } from "../auth/allowlist.js";
+import { envFlag, parseAllowlist } from "../../state/gateway/allowlist.js";
 import type { InboundMessage, MessageSource } from "./types.js";
 
 export interface SignalGating {

@@ -15,7 +15,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
-import { envFlag } from "../auth/allowlist.js";
+import { envFlag } from "../../state/gateway/allowlist.js";
 import { handOver, stringSetting, uploadSize, withAttachments } from "./adapter-kit.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import { markdownToSignal, type SignalText, splitSignalText, styleString } from "./signal-format.js";

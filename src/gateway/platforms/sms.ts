@@ -20,7 +20,7 @@ import { createReadStream } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
-import { envFlag } from "../auth/allowlist.js";
+import { envFlag } from "../../state/gateway/allowlist.js";
 import { closeListener, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import { markdownToSms, parseSmsWebhook, redactPhone, verifyTwilioSignature } from "./sms-wire.js";

@@ -16,7 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { envFlag } from "../auth/allowlist.js";
+import { envFlag } from "../../state/gateway/allowlist.js";
 import { courtesy, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mimeFor } from "./media-files.js";
 import {

@@ -20,15 +20,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { HermesConfig } from "../../config/defaults.js";
 import { scanThreats, type ThreatFinding } from "../../knowledge/threats.js";
-import { SECURITY_HEADERS, sendJson } from "../api-server/http.js";
-import {
-  deliveryIdOf,
-  detectEvent,
-  type HeaderGetter,
-  parsePayload,
-  readLimited,
-  verifySignature,
-} from "./inbound.js";
 import {
   effectiveSecret,
   INSECURE_NO_AUTH,
@@ -39,7 +30,16 @@ import {
   WebhookConfigError,
   type WebhookRoute,
   webhookSettings,
-} from "./subscriptions.js";
+} from "../../state/gateway/webhook-subscriptions.js";
+import { SECURITY_HEADERS, sendJson } from "../api-server/http.js";
+import {
+  deliveryIdOf,
+  detectEvent,
+  type HeaderGetter,
+  parsePayload,
+  readLimited,
+  verifySignature,
+} from "./inbound.js";
 import { cutText, payloadText, renderDeliverExtra, renderPrompt } from "./template.js";
 
 /** Where an answer (or a `deliver_only` message) goes. */

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { authorize, unauthorizedDmBehavior } from "../../../src/gateway/auth/allowlist.js";
 import { readEmailConfig } from "../../../src/gateway/platforms/email-config.js";
 import { emailBodies, htmlToText } from "../../../src/gateway/platforms/email-format.js";
 import {
@@ -11,6 +10,7 @@ import {
   stripQuotedReply,
   threadHeaders,
 } from "../../../src/gateway/platforms/email-message.js";
+import { authorize, unauthorizedDmBehavior } from "../../../src/state/gateway/allowlist.js";
 
 const SELF = "hermes@agent.test";
 const skip = (

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { chunkMarkdown, extractMedia, isSilent } from "../../../src/gateway/messaging/output.js";
-import { resetPolicyFrom, resetReason } from "../../../src/gateway/messaging/session-index.js";
+import { resetPolicyFrom, resetReason } from "../../../src/state/gateway/session-index.js";
 
 describe("isSilent", () => {
   it.each([

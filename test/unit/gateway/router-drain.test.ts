@@ -12,7 +12,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ChatSession } from "../../../src/agent/chat-session.js";
 import type { ChatRequest, Message, StreamEvent, Transport } from "../../../src/ai/types.js";
 import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
-import { PairingStore } from "../../../src/gateway/auth/pairing.js";
 import {
   CONTINUE_NOTE,
   continuedInput,
@@ -27,6 +26,7 @@ import type {
   OutboundTarget,
   PlatformAdapter,
 } from "../../../src/gateway/platforms/types.js";
+import { PairingStore } from "../../../src/state/gateway/pairing.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../../src/state/types.js";
 import { say } from "../../support/scripted-transport.js";

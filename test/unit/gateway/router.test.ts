@@ -17,7 +17,6 @@ import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.j
 
 const DEFAULT_CONFIG = defaultConfig();
 
-import { PairingStore } from "../../../src/gateway/auth/pairing.js";
 import { MessageRouter, type OpenConversation } from "../../../src/gateway/messaging/router.js";
 import type {
   AdapterHandlers,
@@ -28,6 +27,7 @@ import type {
   PlatformAdapter,
   SendOptions,
 } from "../../../src/gateway/platforms/types.js";
+import { PairingStore } from "../../../src/state/gateway/pairing.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../../src/state/types.js";
 import { callTools, say } from "../../support/scripted-transport.js";

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { authorize } from "../../../src/gateway/auth/allowlist.js";
 import {
   parseSignalMessageId,
   renderMentions,
   signalGating,
   signalInbound,
 } from "../../../src/gateway/platforms/signal-inbound.js";
+import { authorize } from "../../../src/state/gateway/allowlist.js";
 
 const BOT = "+15550000001";
 const gating = (env: Record<string, string> = {}, settings: Record<string, unknown> = {}) =>

@@ -12,6 +12,7 @@ import {
   type WebhookServerOptions,
   type WebhookTarget,
 } from "../../../src/gateway/webhooks/server.js";
+import { renderDeliverExtra, renderPrompt, renderTemplate } from "../../../src/gateway/webhooks/template.js";
 import {
   loadSubscriptions,
   subscriptionsPath,
@@ -20,8 +21,7 @@ import {
   WebhookSubscriptionStore,
   WebhookSubscriptionsError,
   webhookSettings,
-} from "../../../src/gateway/webhooks/subscriptions.js";
-import { renderDeliverExtra, renderPrompt, renderTemplate } from "../../../src/gateway/webhooks/template.js";
+} from "../../../src/state/gateway/webhook-subscriptions.js";
 
 const SECRET = "route-secret-123";
 

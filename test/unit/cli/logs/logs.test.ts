@@ -13,14 +13,14 @@ import {
   parseLevelArgument,
   parseLineHead,
   parseSince,
-} from "../../../../src/cli/logs/filter.js";
+} from "../../../../src/util/log-filter.js";
 import {
   type Follower,
   followFile,
   lastLines,
   reverseLines,
   rotationChain,
-} from "../../../../src/cli/logs/tail.js";
+} from "../../../../src/util/log-tail.js";
 
 const NOW = Date.parse("2026-11-26T12:00:00Z");
 const at = (iso: string, level: string, session: string, component: string, message: string) =>

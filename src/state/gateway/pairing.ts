@@ -276,6 +276,21 @@ export class PairingStore {
     });
   }
 
+  /**
+   * Drops one pending request by its server-side id (never the code), as a refusal. Returns false
+   * when no live request of that platform has the id.
+   */
+  async deny(platform: string, requestId: string): Promise<boolean> {
+    const p = normalizePlatform(platform);
+    return this.#locked(async () => {
+      const live = this.#livePending(p, this.#now());
+      if (requestId === "" || !Object.hasOwn(live, requestId)) return false;
+      delete live[requestId];
+      await this.#savePending(p, live);
+      return true;
+    });
+  }
+
   /** Drops pending requests of one platform, or of all. Returns how many were dropped. */
   async clearPending(platform?: string): Promise<number> {
     const only = platform === undefined ? undefined : normalizePlatform(platform);

@@ -7,7 +7,7 @@ import {
   type Env,
   platformEnvPrefix,
   unauthorizedDmBehavior,
-} from "../../../../src/gateway/auth/allowlist.js";
+} from "../../../../src/state/gateway/allowlist.js";
 
 const dm = (userId: string, userName?: string): AuthSubject => ({
   platform: "telegram",

@@ -5,7 +5,7 @@
  */
 import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
-import { hasFilter, type LogFilter, lineFilter, matchesHead, parseLineHead } from "./filter.js";
+import { hasFilter, type LogFilter, lineFilter, matchesHead, parseLineHead } from "./log-filter.js";
 
 const CHUNK = 64 * 1024;
 

@@ -9,7 +9,18 @@
 import { mkdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
-import type { MessageSource } from "../platforms/types.js";
+
+/** Where a chat is, as the gateway's adapters describe it (the fields the index keeps in `origin`). */
+export interface IndexedSource {
+  platform: string;
+  chatType: string;
+  chatId: string;
+  chatName?: string | undefined;
+  userId: string;
+  userName?: string | undefined;
+  threadId?: string | undefined;
+  scopeId?: string | undefined;
+}
 
 export interface SessionIndexEntry {
   session_key: string;
@@ -136,7 +147,7 @@ export class SessionIndex {
   }
 
   /** Points `key` at `sessionId` (a new or continued session) and saves. */
-  set(key: string, sessionId: string, source: MessageSource, now: Date): SessionIndexEntry {
+  set(key: string, sessionId: string, source: IndexedSource, now: Date): SessionIndexEntry {
     const previous = this.entries[key];
     const iso = now.toISOString();
     const entry: SessionIndexEntry = {

@@ -12,7 +12,7 @@ import {
   PairingFileError,
   PairingStore,
   PairingUsageError,
-} from "../../../../src/gateway/auth/pairing.js";
+} from "../../../../src/state/gateway/pairing.js";
 
 let home: string;
 let now: number;
@@ -316,5 +316,32 @@ describe("files written by Python Hermes", () => {
     writeFileSync(join(dir, "telegram-pending.json"), "[]");
     await expect(store().requestCode("telegram", { id: "1" })).rejects.toBeInstanceOf(PairingFileError);
     expect(readFileSync(join(dir, "telegram-pending.json"), "utf8")).toBe("[]");
+  });
+});
+
+describe("deny", () => {
+  it("drops one pending request by its id, leaves the others, approves nobody", async () => {
+    const s = store();
+    const keep = await codeFor(s, "1", "ann");
+    await codeFor(s, "2", "bob");
+    const { pending } = await s.list();
+    const bob = pending.find((p) => p.userId === "2");
+    expect(await s.deny("telegram", bob?.requestId ?? "")).toBe(true);
+    expect((await s.list()).pending.map((p) => p.userId)).toEqual(["1"]);
+    expect(s.isApproved("telegram", "2")).toBe(false);
+    expect(await s.deny("telegram", bob?.requestId ?? "")).toBe(false);
+    expect(await s.deny("telegram", "")).toBe(false);
+    expect(await s.deny("telegram", "__proto__")).toBe(false);
+    await expect(s.deny("../x", "abc")).rejects.toThrow(PairingUsageError);
+    expect((await s.approve("telegram", keep)).status).toBe("approved");
+  });
+
+  it("does not count toward the lockout and ignores expired requests", async () => {
+    const s = store();
+    await codeFor(s, "3");
+    const id = (await s.list()).pending[0]?.requestId ?? "";
+    now = T0 + 3601;
+    expect(await s.deny("telegram", id)).toBe(false);
+    expect((read("_rate_limits.json") as Record<string, number>)["_failures:telegram"] ?? 0).toBe(0);
   });
 });

@@ -6,7 +6,7 @@
  * [session] component: message`, local time). Both are read. A line without a timestamp and level
  * (a Python traceback's continuation) belongs to the line above it and shares its fate.
  */
-import { type LogLevel, parseLogLevel } from "../../util/log.js";
+import { type LogLevel, parseLogLevel } from "./log.js";
 
 const RANK: Record<LogLevel, number> = { DEBUG: 10, INFO: 20, WARNING: 30, ERROR: 40 };
 

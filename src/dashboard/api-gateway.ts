@@ -1,0 +1,159 @@
+/**
+ * `/api/gateway…`, `/api/pairing…`, `/api/allowlists`, `/api/webhooks`: the running gateway's live
+ * state over its control socket (`state/gateway-control.ts`; never an import of `gateway/`), and
+ * the stores it reads: the pairing store, the allowlists in the environment, webhook
+ * subscriptions.
+ */
+
+import { redactSecrets } from "../config/secrets.js";
+import { envFlag, parseAllowlist } from "../state/gateway/allowlist.js";
+import { PairingStore, PairingUsageError } from "../state/gateway/pairing.js";
+import { PairingFileError } from "../state/gateway/pairing-files.js";
+import { WebhookSubscriptionStore } from "../state/gateway/webhook-subscriptions.js";
+import { type ApprovalAnswer, connectGatewayControl, type GatewayControl } from "../state/gateway-control.js";
+import { readGatewayConversations } from "../state/gateway-sessions.js";
+import { ApiError, field, type Route } from "./http.js";
+
+export interface GatewayDeps {
+  home: string;
+  /** The environment the gateway sees (`.env` under the real one). */
+  env: () => Record<string, string | undefined>;
+}
+
+const ANSWERS: readonly ApprovalAnswer[] = ["once", "session", "always", "deny"];
+
+async function withControl<T>(home: string, fn: (control: GatewayControl) => Promise<T>): Promise<T | null> {
+  const control = await connectGatewayControl(home);
+  if (!control) return null;
+  try {
+    return await fn(control);
+  } finally {
+    control.close();
+  }
+}
+
+async function pairingCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof PairingUsageError) throw new ApiError(400, error.message);
+    if (error instanceof PairingFileError) throw new ApiError(503, error.message);
+    throw error;
+  }
+}
+
+export function gatewayRoutes(deps: GatewayDeps): Route[] {
+  const pairing = () => new PairingStore({ home: deps.home });
+  return [
+    {
+      method: "GET",
+      path: "/api/gateway",
+      summary:
+        "the running gateway's live state (platforms, running turns, pending approvals) over its control socket; running: false when none",
+      handler: async () => {
+        const live = await withControl(deps.home, async (control) => {
+          const status = await control.call("status", {}, { timeoutMs: 5000 });
+          const { approvals } = await control.call("approvals.list", {}, { timeoutMs: 5000 });
+          return { status, approvals };
+        });
+        const conversations = readGatewayConversations(deps.home).length;
+        if (!live) return { json: { running: false, conversations } };
+        return { json: { running: true, ...live.status, approvals: live.approvals, conversations } };
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/gateway/approvals/:id",
+      summary:
+        'answer a pending approval of the running gateway: {"decision": "once" | "session" | "always" | "deny"}',
+      handler: async ({ params, body }) => {
+        const decision = field(body, "decision") as ApprovalAnswer;
+        if (!ANSWERS.includes(decision))
+          throw new ApiError(400, `decision must be one of ${ANSWERS.join(", ")}`);
+        const answered = await withControl(deps.home, (control) =>
+          control.call("approvals.respond", { id: params["id"] ?? "", decision }, { timeoutMs: 5000 }),
+        );
+        if (!answered) throw new ApiError(409, "no gateway is running for this home");
+        return { json: answered };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/pairing",
+      summary: "pending pairing requests (never their codes) and approved users, per platform",
+      handler: async () => ({ json: await pairingCall(() => pairing().list()) }),
+    },
+    {
+      method: "POST",
+      path: "/api/pairing/approve",
+      summary:
+        'approve the user who was given a code: {"platform", "code"} (wrong codes count toward the lockout)',
+      handler: async ({ body }) => {
+        const result = await pairingCall(() =>
+          pairing().approve(field(body, "platform"), field(body, "code")),
+        );
+        return {
+          json: result,
+          status: result.status === "approved" ? 200 : result.status === "locked_out" ? 429 : 422,
+        };
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/pairing/deny",
+      summary: 'refuse a pending request: {"platform", "request_id"} (from GET /api/pairing)',
+      handler: async ({ body }) => {
+        const denied = await pairingCall(() =>
+          pairing().deny(field(body, "platform"), field(body, "request_id")),
+        );
+        if (!denied) throw new ApiError(404, "no live pending request with that id on that platform");
+        return { json: { denied: true } };
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/pairing/revoke",
+      summary: 'remove an approved user: {"platform", "user_id"}',
+      handler: async ({ body }) => {
+        const revoked = await pairingCall(() =>
+          pairing().revoke(field(body, "platform"), field(body, "user_id")),
+        );
+        if (!revoked) throw new ApiError(404, "that user is not approved on that platform");
+        return { json: { revoked: true } };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/allowlists",
+      summary:
+        "who may talk to the gateway without pairing: <PLATFORM>_ALLOWED_USERS, *_ALLOW_ALL_USERS and GATEWAY_ALLOWED_USERS",
+      handler: () => {
+        const env = deps.env();
+        const platforms: Record<string, { allowed_users: string[]; allow_all: boolean }> = {};
+        for (const [name, value] of Object.entries(env)) {
+          const m = /^([A-Z][A-Z0-9_]*)_(ALLOWED_USERS|ALLOW_ALL_USERS)$/.exec(name);
+          if (!m || value === undefined) continue;
+          const key = (m[1] ?? "").toLowerCase();
+          const entry = platforms[key] ?? { allowed_users: [], allow_all: false };
+          if (m[2] === "ALLOWED_USERS") entry.allowed_users = parseAllowlist(value);
+          else entry.allow_all = envFlag(value);
+          platforms[key] = entry;
+        }
+        return { json: { platforms } };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/webhooks",
+      summary: "webhook subscriptions (webhook_subscriptions.json), secrets masked",
+      handler: () => {
+        const routes = new WebhookSubscriptionStore({ home: deps.home }).list();
+        return {
+          json: {
+            routes: [...routes.entries()].map(([name, route]) => redactSecrets({ name, ...route })),
+          },
+        };
+      },
+    },
+  ];
+}

@@ -1,0 +1,204 @@
+/**
+ * `/api/sessions…`: the session store the CLI uses (state.db through `SessionStore`): a paginated
+ * listing with filters, the FTS search with highlighted snippets, one transcript with its tool
+ * calls, lineage, the JSONL export `hermes sessions export` writes, rename and delete.
+ */
+import { exportLine } from "../state/export-format.js";
+import {
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreError,
+  type SessionSummary,
+} from "../state/types.js";
+import { ApiError, dateParam, field, intParam, type Route } from "./http.js";
+
+/** Session ids as Hermes makes them (`20261126_101500_ab12cd`, uuids): nothing a path could abuse. */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+/** A session row for the API: everything but the (large) system prompt. */
+function brief(session: SessionRecord | SessionSummary): Record<string, unknown> {
+  const { systemPrompt: _prompt, modelConfig: _config, ...rest } = session;
+  return rest;
+}
+
+function storeError(error: unknown): never {
+  if (error instanceof SessionStoreError) {
+    const status =
+      error.code === "not_found"
+        ? 404
+        : error.code === "title_taken" || error.code === "ambiguous"
+          ? 409
+          : error.code === "invalid"
+            ? 400
+            : 503;
+    throw new ApiError(status, error.message);
+  }
+  throw error;
+}
+
+function sessionOf(store: SessionStore, id: string): SessionRecord {
+  if (!SESSION_ID.test(id)) throw new ApiError(400, "not a session id");
+  const session = store.getSession(id);
+  if (!session) throw new ApiError(404, `no session ${JSON.stringify(id)}`);
+  return session;
+}
+
+/** The FTS query's `>>>`/`<<<` hit markers as `<mark>` spans of HTML-escaped text. */
+export function highlightSnippet(snippet: string): string {
+  const escaped = snippet.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return escaped.replace(/&#62;&#62;&#62;/g, "<mark>").replace(/&#60;&#60;&#60;/g, "</mark>");
+}
+
+export function sessionRoutes(store: SessionStore): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/api/sessions",
+      summary:
+        "list sessions newest first (limit ≤ 200, offset, source, model, since, until); with q, the full-text search: hits with highlighted snippets",
+      handler: ({ query }) => {
+        const limit = intParam(query, "limit", 50, 200);
+        const offset = intParam(query, "offset", 0, 10_000_000);
+        const source = query.get("source") || undefined;
+        const model = query.get("model") || undefined;
+        const since = dateParam(query, "since");
+        const until = dateParam(query, "until");
+        const q = query.get("q");
+        if (q !== null && q.trim() !== "") {
+          // The store filters by source itself; model and dates are applied to its best 100 hits.
+          const narrowed = model !== undefined || since !== undefined || until !== undefined;
+          const hits = store
+            .search({ query: q, limit: narrowed ? 100 : Math.min(100, limit), ...(source ? { source } : {}) })
+            .filter((h) => model === undefined || h.model === model)
+            .filter(
+              (h) =>
+                (since === undefined || h.timestamp >= since) && (until === undefined || h.timestamp < until),
+            )
+            .slice(0, limit);
+          return {
+            json: {
+              query: q,
+              hits: hits.map((h) => ({ ...h, snippet_html: highlightSnippet(h.snippet) })),
+            },
+          };
+        }
+        const sessions = store.listSessions({
+          limit,
+          offset,
+          ...(source ? { source } : {}),
+          ...(model ? { model } : {}),
+          ...(since !== undefined ? { startedAfter: since } : {}),
+          ...(until !== undefined ? { startedBefore: until } : {}),
+        });
+        return { json: { offset, limit, sessions: sessions.map(brief), more: sessions.length === limit } };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/sessions/:id",
+      summary:
+        "one session and its transcript (messages with tool calls and tool results; ?inactive=1 adds undone ones)",
+      handler: ({ params, query }) => {
+        const session = sessionOf(store, params["id"] ?? "");
+        const messages = store.getMessages(session.id, { includeInactive: query.get("inactive") === "1" });
+        return {
+          json: {
+            session: { ...brief(session), system_prompt: session.systemPrompt },
+            messages: messages.map((m) => ({
+              id: m.id,
+              role: m.role,
+              content: m.content,
+              tool_calls: m.toolCalls,
+              tool_call_id: m.toolCallId,
+              tool_name: m.toolName,
+              timestamp: m.timestamp,
+              finish_reason: m.finishReason,
+              reasoning: m.reasoning,
+              active: m.active,
+            })),
+          },
+        };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/sessions/:id/lineage",
+      summary:
+        "a session's ancestors (compression parents, branch sources) and children (continuations, branches, subagents)",
+      handler: ({ params }) => {
+        const session = sessionOf(store, params["id"] ?? "");
+        const ancestors: Record<string, unknown>[] = [];
+        const seen = new Set([session.id]);
+        let parent = session.parentSessionId;
+        while (parent && !seen.has(parent) && ancestors.length < 100) {
+          seen.add(parent);
+          const row = store.getSession(parent);
+          if (!row) break;
+          ancestors.push(brief(row));
+          parent = row.parentSessionId;
+        }
+        const children = store.listSessions({
+          parentSessionId: session.id,
+          limit: 200,
+          includeArchived: true,
+        });
+        return { json: { session: brief(session), ancestors, children: children.map(brief) } };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/sessions/:id/export",
+      summary: "the session as one JSONL line, the format of `hermes sessions export` (a download)",
+      handler: ({ params }) => {
+        const session = sessionOf(store, params["id"] ?? "");
+        const lines: string[] = [];
+        for (const exported of store.exportSessions({ sessionId: session.id }))
+          lines.push(exportLine(exported));
+        return {
+          download: `${lines.join("\n")}\n`,
+          filename: `hermes-session-${session.id}.jsonl`,
+          contentType: "application/x-ndjson; charset=utf-8",
+        };
+      },
+    },
+    {
+      method: "PATCH",
+      path: "/api/sessions/:id",
+      summary: 'rename: body {"title": "..."} ({"title": null} clears it)',
+      handler: ({ params, body }) => {
+        const session = sessionOf(store, params["id"] ?? "");
+        const title = body["title"] === null ? null : field(body, "title");
+        try {
+          return { json: { session: brief(store.setTitle(session.id, title)) } };
+        } catch (error) {
+          return storeError(error);
+        }
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/api/sessions/:id",
+      summary: "delete a session and its messages (its children keep living, unparented)",
+      handler: ({ params }) => {
+        const session = sessionOf(store, params["id"] ?? "");
+        try {
+          const { messages } = store.deleteSession(session.id);
+          return { json: { deleted: session.id, messages } };
+        } catch (error) {
+          return storeError(error);
+        }
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/usage",
+      summary:
+        "usage over time (the insights data): tokens, cost, tool calls and sessions by model, source and day (days ≤ 3650, source)",
+      handler: ({ query }) => {
+        const days = intParam(query, "days", 30, 3650);
+        const source = query.get("source") || undefined;
+        return { json: store.insights({ days: Math.max(1, days), ...(source ? { source } : {}) }) };
+      },
+    },
+  ];
+}

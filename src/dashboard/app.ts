@@ -1,0 +1,131 @@
+/**
+ * One dashboard process: opens the home's stores once (the same classes the CLI uses), registers
+ * the home's secrets with the redactor, builds the route table and starts the server.
+ */
+import { randomBytes } from "node:crypto";
+import { loadEnvFile } from "../config/env-file.js";
+import { registerKnownSecrets } from "../config/known-secrets.js";
+import { loadConfig } from "../config/load.js";
+import { CronStore } from "../knowledge/cron/store.js";
+import { MemoryStore } from "../knowledge/memory/store.js";
+import { connectGatewayControl } from "../state/gateway-control.js";
+import { durabilityOptions } from "../state/recording-store.js";
+import { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
+import { processRedactor } from "../util/redact.js";
+import { configRoutes } from "./api-config.js";
+import { gatewayRoutes } from "./api-gateway.js";
+import { knowledgeRoutes } from "./api-knowledge.js";
+import { sessionRoutes } from "./api-sessions.js";
+import type { Route } from "./http.js";
+import { csrfToken, type DashboardAuth } from "./security.js";
+import { type DashboardServer, startDashboardServer } from "./server.js";
+
+export interface DashboardAppOptions {
+  home: string;
+  host: string;
+  port: number;
+  auth: DashboardAuth;
+  /** The real environment (without `.env`). */
+  baseEnv: Record<string, string | undefined>;
+  extraHosts?: readonly string[];
+  log?: (line: string) => void;
+  /** Starts `hermes cron run <id>` in the background (the CLI knows how to start itself). */
+  runCronJob?: (id: string) => void;
+}
+
+export interface DashboardApp extends DashboardServer {
+  routes: readonly Route[];
+}
+
+function settings(home: string, baseEnv: Record<string, string | undefined>) {
+  const { env } = loadEnvFile(home, baseEnv);
+  const { config } = loadConfig({ home, env });
+  registerKnownSecrets({ home, env, config, redactor: processRedactor() });
+  return { env, config };
+}
+
+export async function startDashboard(options: DashboardAppOptions): Promise<DashboardApp> {
+  const { home, baseEnv } = options;
+  let current = settings(home, baseEnv);
+  const store = openSessionStore(sessionStorePath(home), durabilityOptions(current.config.state));
+  const tz =
+    typeof (current.config as unknown as Record<string, unknown>)["timezone"] === "string"
+      ? String((current.config as unknown as Record<string, unknown>)["timezone"]).trim()
+      : "";
+  const cron = new CronStore({
+    home,
+    ...(tz ? { timezone: tz } : {}),
+    ...(baseEnv["HOME"] ? { userHome: baseEnv["HOME"] } : {}),
+  });
+  const gatewayRunning = async (): Promise<boolean> => {
+    const control = await connectGatewayControl(home).catch(() => null);
+    control?.close();
+    return control !== null;
+  };
+  const csrf = csrfToken(randomBytes(32));
+  const routes: Route[] = [
+    ...sessionRoutes(store),
+    ...knowledgeRoutes({
+      home,
+      memory: MemoryStore.forHome(home, current.config.memory),
+      cron,
+      skillsConfig: current.config.skills,
+      env: current.env,
+      gatewayRunning,
+      runCronJob: options.runCronJob,
+    }),
+    ...gatewayRoutes({ home, env: () => current.env }),
+    ...configRoutes({
+      home,
+      baseEnv,
+      onChange: () => {
+        current = settings(home, baseEnv);
+      },
+    }),
+  ];
+  const index: Route[] = [
+    {
+      method: "GET",
+      path: "/api/",
+      summary: "this list of routes",
+      handler: () => ({
+        json: {
+          name: "hermes dashboard",
+          auth: "Authorization: Bearer <token> (or the token query parameter), or HTTP basic auth when dashboard.auth has a password",
+          csrf: "state-changing requests send X-CSRF-Token (GET /api/csrf) and JSON bodies",
+          routes: [...index, ...routes].map((r) => ({ method: r.method, path: r.path, summary: r.summary })),
+        },
+      }),
+    },
+    {
+      method: "GET",
+      path: "/api/csrf",
+      summary: "the X-CSRF-Token that POST, PUT, PATCH and DELETE requests carry",
+      handler: () => ({ json: { csrf } }),
+    },
+  ];
+  const all = [...index, ...routes];
+  let server: DashboardServer;
+  try {
+    server = await startDashboardServer({
+      host: options.host,
+      port: options.port,
+      auth: options.auth,
+      routes: all,
+      csrf,
+      ...(options.extraHosts ? { extraHosts: options.extraHosts } : {}),
+      ...(options.log ? { log: options.log } : {}),
+    });
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+  return {
+    ...server,
+    routes: all,
+    close: async () => {
+      await server.close();
+      store.close();
+    },
+  };
+}

@@ -365,19 +365,45 @@ class WriteQueueStore implements QueuedSessionStore {
   }
 
   createSession(input: NewSession): SessionRecord {
-    if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
-    const startedAt = input.startedAt ?? this.now();
-    const full = { ...input, id: input.id ?? newSessionId(new Date(startedAt * 1000)), startedAt };
+    const full = this.newSessionInput(input);
     return this.submit(
       () => this.inner.createSession(full),
-      () => {
-        if (this.pendingSessions.has(full.id) || this.inner.getSession(full.id))
-          throw new SessionStoreError("invalid", `A session with id "${full.id}" already exists.`);
-        this.pendingSessions.set(full.id, pendingRecord(full));
-        return { op: "createSession", input: full };
-      },
+      () => this.createWrite(full),
       () => this.pendingSessions.get(full.id) ?? pendingRecord(full),
     );
+  }
+
+  /**
+   * One transaction when the file is free; queued, the session's row and then its message, as
+   * `createSession` and `appendMessage` would queue them.
+   */
+  startSession(input: NewSession, first: Message, options: { usage?: UsageDelta } = {}): number {
+    const full = this.newSessionInput(input);
+    validateMessage(first);
+    let queued = false;
+    const id = this.submit(
+      () => this.inner.startSession(full, first, options),
+      () => this.createWrite(full),
+      () => {
+        queued = true;
+        return 0;
+      },
+    );
+    return queued ? this.appendMessage(full.id, first, options) : id;
+  }
+
+  private newSessionInput(input: NewSession): NewSession & { id: string; startedAt: number } {
+    if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
+    const startedAt = input.startedAt ?? this.now();
+    return { ...input, id: input.id ?? newSessionId(new Date(startedAt * 1000)), startedAt };
+  }
+
+  /** The queued form of a new session (its id checked now, as the store would). */
+  private createWrite(full: NewSession & { id: string; startedAt: number }): QueuedWrite {
+    if (this.pendingSessions.has(full.id) || this.inner.getSession(full.id))
+      throw new SessionStoreError("invalid", `A session with id "${full.id}" already exists.`);
+    this.pendingSessions.set(full.id, pendingRecord(full));
+    return { op: "createSession", input: full };
   }
 
   continueSession(

@@ -198,9 +198,9 @@ function loadMemoryBlocks(options: SessionPromptOptions, warnings: string[]): st
   const blocks: string[] = [];
   for (const target of targets) {
     try {
-      const block = store.renderBlock(target);
+      const { block, blocked } = store.promptBlock(target);
       if (block) blocks.push(block);
-      for (const { entry, reason } of store.blockedEntries(target)) {
+      for (const { entry, reason } of blocked) {
         warnings.push(
           `${store.path(target)}: an entry was kept out of the prompt (${reason}): "${preview(entry, 60)}". ` +
             "Remove it with the memory tool or edit the file.",

@@ -1,7 +1,8 @@
 /**
- * Session persistence as a consumer of the agent's event stream: the row is created when the
- * session's system prompt is frozen, and every message is written the moment the agent appends it,
- * so a crash mid-turn loses at most the message in flight. Each usage report is priced at the
+ * Session persistence as a consumer of the agent's event stream: a new session's row (with the
+ * system prompt frozen at `session_start`) is written in one transaction with its first message,
+ * and every message is written the moment the agent appends it, so a crash mid-turn loses at most
+ * the message in flight. Each usage report is priced at the
  * model the session runs now and added to the row's cost.
  */
 import { estimateUsageCost, type PricingOverrides } from "../ai/pricing.js";

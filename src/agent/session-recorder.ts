@@ -1,11 +1,18 @@
 /**
- * Session persistence as a consumer of the agent's event stream: the row is created when the
- * session's system prompt is frozen, and every message is written the moment the agent appends it,
- * so a crash mid-turn loses at most the message in flight. Each usage report is priced at the
+ * Session persistence as a consumer of the agent's event stream: a new session's row (with the
+ * system prompt frozen at `session_start`) is written in one transaction with its first message,
+ * and every message is written the moment the agent appends it, so a crash mid-turn loses at most
+ * the message in flight. Each usage report is priced at the
  * model the session runs now and added to the row's cost.
  */
 import { estimateUsageCost, type PricingOverrides } from "../ai/pricing.js";
-import { type SessionSource, type SessionStore, SessionStoreError, type UsageDelta } from "../state/types.js";
+import {
+  type NewSession,
+  type SessionSource,
+  type SessionStore,
+  SessionStoreError,
+  type UsageDelta,
+} from "../state/types.js";
 import { gitInfo } from "../util/git-info.js";
 import type { AgentEvent } from "./events.js";
 
@@ -49,13 +56,37 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
     }
   };
 
+  // A new session's row, written with its first message (one commit, not two): see "message".
+  let pendingRow: NewSession | undefined;
+  /** Creates the row of a new session, dropping a title that is taken (with a warning). */
+  const createRow = (write: (input: NewSession) => void) => {
+    const input = pendingRow;
+    if (!input) return;
+    pendingRow = undefined;
+    try {
+      write(input);
+    } catch (error) {
+      if (!input.title || !(error instanceof SessionStoreError && error.code === "title_taken")) throw error;
+      const { title: _taken, ...untitled } = input;
+      write(untitled);
+      options.onError?.(`The title "${input.title}" is taken; the session was saved without one.`);
+    }
+  };
+  /** Writes a new session's row now, before a write that needs it (usage, compression, the end of a turn). */
+  const ensureRow = () => {
+    if (pendingRow) guard("record the session", () => createRow((input) => store.createSession(input)));
+  };
+
   // A usage report waiting for the assistant message of its model call (see "message").
   let pendingUsage: UsageDelta | undefined;
   const flushUsage = () => {
     const usage = pendingUsage;
     pendingUsage = undefined;
     const id = sessionId;
-    if (usage && id) guard("save token usage", () => store.recordUsage(id, usage));
+    if (usage && id) {
+      ensureRow();
+      guard("save token usage", () => store.recordUsage(id, usage));
+    }
   };
 
   return (event) => {
@@ -77,7 +108,7 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
             return;
           }
           const git = gitInfo(options.cwd);
-          const base = {
+          const base: NewSession = {
             id: event.sessionId,
             source: options.source,
             model: event.model,
@@ -90,19 +121,14 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
             ...(options.billingProvider ? { billingProvider: options.billingProvider } : {}),
             ...(options.billingBaseUrl ? { billingBaseUrl: options.billingBaseUrl } : {}),
           };
-          try {
-            store.createSession(options.title ? { ...base, title: options.title } : base);
-          } catch (error) {
-            if (!options.title || !(error instanceof SessionStoreError && error.code === "title_taken"))
-              throw error;
-            store.createSession(base);
-            options.onError?.(`The title "${options.title}" is taken; the session was saved without one.`);
-          }
+          // Written with the first message (the user's, right after this event) in one transaction.
+          pendingRow = options.title ? { ...base, title: options.title } : base;
         });
         return;
       case "compression":
         if (sessionId) {
           const parent = sessionId;
+          ensureRow();
           guard("continue the compressed session", () => {
             const parentRow = store.getSession(parent);
             // One transaction: a crash here leaves the old session whole or the new one complete.
@@ -136,10 +162,23 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
                 (callUncounted ? { inputTokens: 0, outputTokens: 0, apiCalls: 1 } : undefined))
               : undefined;
           let saved = false;
-          guard("save a message", () => {
-            store.appendMessage(id, event.message, usage ? { usage } : {});
-            saved = true;
-          });
+          const message = event.message;
+          const row = pendingRow;
+          if (row) {
+            try {
+              createRow((input) => store.startSession(input, message, usage ? { usage } : {}));
+              saved = true;
+            } catch {
+              // Written one after the other below, so each failure is told for what it is.
+              pendingRow = row;
+              ensureRow();
+            }
+          }
+          if (!saved)
+            guard("save a message", () => {
+              store.appendMessage(id, message, usage ? { usage } : {});
+              saved = true;
+            });
           if (usage) {
             pendingUsage = undefined;
             callUncounted = false;
@@ -181,6 +220,7 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
         }
         return;
       case "turn_end":
+        ensureRow();
         flushUsage();
         if (sessionId && callUncounted) {
           const id = sessionId;
@@ -189,6 +229,10 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
             store.recordUsage(id, { inputTokens: 0, outputTokens: 0, apiCalls: 1 }),
           );
         }
+        return;
+      case "done":
+        // A turn that ended before its first message still leaves the session's row.
+        ensureRow();
         return;
       default:
         return;

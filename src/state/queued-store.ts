@@ -22,6 +22,7 @@ import { onProcessExit } from "../util/exit-reaper.js";
 import { redactJson, redactText } from "../util/redact.js";
 import { newSessionId } from "../util/session-id.js";
 import { validateMessage } from "./codec.js";
+import { pendingRecord } from "./pending-record.js";
 import { sanitizeTitle } from "./titles.js";
 import {
   type ExportedSession,
@@ -365,19 +366,45 @@ class WriteQueueStore implements QueuedSessionStore {
   }
 
   createSession(input: NewSession): SessionRecord {
-    if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
-    const startedAt = input.startedAt ?? this.now();
-    const full = { ...input, id: input.id ?? newSessionId(new Date(startedAt * 1000)), startedAt };
+    const full = this.newSessionInput(input);
     return this.submit(
       () => this.inner.createSession(full),
-      () => {
-        if (this.pendingSessions.has(full.id) || this.inner.getSession(full.id))
-          throw new SessionStoreError("invalid", `A session with id "${full.id}" already exists.`);
-        this.pendingSessions.set(full.id, pendingRecord(full));
-        return { op: "createSession", input: full };
-      },
+      () => this.createWrite(full),
       () => this.pendingSessions.get(full.id) ?? pendingRecord(full),
     );
+  }
+
+  /**
+   * One transaction when the file is free; queued, the session's row and then its message, as
+   * `createSession` and `appendMessage` would queue them.
+   */
+  startSession(input: NewSession, first: Message, options: { usage?: UsageDelta } = {}): number {
+    const full = this.newSessionInput(input);
+    validateMessage(first);
+    let queued = false;
+    const id = this.submit(
+      () => this.inner.startSession(full, first, options),
+      () => this.createWrite(full),
+      () => {
+        queued = true;
+        return 0;
+      },
+    );
+    return queued ? this.appendMessage(full.id, first, options) : id;
+  }
+
+  private newSessionInput(input: NewSession): NewSession & { id: string; startedAt: number } {
+    if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
+    const startedAt = input.startedAt ?? this.now();
+    return { ...input, id: input.id ?? newSessionId(new Date(startedAt * 1000)), startedAt };
+  }
+
+  /** The queued form of a new session (its id checked now, as the store would). */
+  private createWrite(full: NewSession & { id: string; startedAt: number }): QueuedWrite {
+    if (this.pendingSessions.has(full.id) || this.inner.getSession(full.id))
+      throw new SessionStoreError("invalid", `A session with id "${full.id}" already exists.`);
+    this.pendingSessions.set(full.id, pendingRecord(full));
+    return { op: "createSession", input: full };
   }
 
   continueSession(
@@ -642,42 +669,4 @@ class WriteQueueStore implements QueuedSessionStore {
     this.settle();
     return this.inner.recoverFrom(file);
   }
-}
-
-/** The row `createSession` will write, as `getSession` will read it back. */
-function pendingRecord(s: NewSession & { id: string; startedAt: number }): SessionRecord {
-  const config =
-    s.modelConfig && Object.keys(s.modelConfig).length > 0 ? JSON.stringify(s.modelConfig) : null;
-  return {
-    id: s.id,
-    source: s.source,
-    userId: s.userId ?? null,
-    model: s.model ?? null,
-    modelConfig: config,
-    systemPrompt: s.systemPrompt ?? null,
-    parentSessionId: s.parentSessionId ?? null,
-    startedAt: s.startedAt,
-    endedAt: null,
-    endReason: null,
-    messageCount: 0,
-    toolCallCount: 0,
-    apiCallCount: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    estimatedCostUsd: null,
-    actualCostUsd: null,
-    costStatus: null,
-    costSource: null,
-    pricingVersion: null,
-    cwd: s.cwd ?? null,
-    gitBranch: s.gitBranch ?? null,
-    gitRepoRoot: s.gitRepoRoot ?? null,
-    billingProvider: s.billingProvider ?? null,
-    billingBaseUrl: s.billingBaseUrl ?? null,
-    title: sanitizeTitle(s.title ?? null),
-    archived: false,
-  };
 }

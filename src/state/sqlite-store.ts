@@ -258,6 +258,15 @@ class SqliteSessionStore implements SqliteSessionStoreHandle {
     return this.mustGet(id);
   }
 
+  startSession(input: NewSession, first: Message, options: { usage?: UsageDelta } = {}): number {
+    return this.ctx.write(() => {
+      const id = this.insertNewSession(input);
+      const [messageId] = insertMessages(this.ctx, id, [{ message: first }]);
+      if (options.usage) addUsage(this.ctx, id, options.usage);
+      return messageId!;
+    });
+  }
+
   continueSession(
     parentId: string,
     child: NewSession & { parentSessionId: string },

@@ -303,6 +303,13 @@ export interface SessionStore {
   close(): void;
 
   createSession(input: NewSession): SessionRecord;
+  /**
+   * Creates the session and appends its first message (with that model call's `usage`) in one
+   * transaction: one commit where `createSession` then `appendMessage` take two. Throws as either
+   * would (an existing id, a taken title, a malformed message), writing nothing. Returns the
+   * message's id (provisional, negative, when queued behind another process's lock).
+   */
+  startSession(input: NewSession, first: Message, options?: { usage?: UsageDelta }): number;
   getSession(id: string): SessionRecord | null;
   /**
    * Finds a session by id, unique id prefix, exact title, or a lineage base title ("work" finds the

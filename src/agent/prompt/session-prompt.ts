@@ -4,15 +4,17 @@
  * `session-freeze.ts`) and for `hermes prompt-size`, so the report measures exactly what a session
  * would send.
  */
+import { join } from "node:path";
 import type { ToolSchema } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { preview } from "../../knowledge/memory/format.js";
 import { MemoryStore } from "../../knowledge/memory/store.js";
 import type { MemoryTarget } from "../../knowledge/memory/types.js";
-import { discoverSkills } from "../../knowledge/skills/discovery.js";
+import { discoverSkills, resolveExternalDirs } from "../../knowledge/skills/discovery.js";
 import { projectSignals, projectWords, rankSkills } from "../../knowledge/skills/index-rank.js";
+import { skillsRoot } from "../../knowledge/skills/paths.js";
 import { DEFAULT_INDEX_BUDGET_CHARS, renderSkillsIndex } from "../../knowledge/skills/prompt-index.js";
-import { readUsage } from "../../knowledge/skills/provenance.js";
+import { HUB_LOCK_FILE, MANIFEST_FILE, readUsage, USAGE_FILE } from "../../knowledge/skills/provenance.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import { mcpToolsets } from "../../tools/mcp/toolsets.js";
 import { pluginToolsets } from "../../tools/plugin-toolsets.js";
@@ -22,6 +24,7 @@ import { memoryProviderToolNames } from "../memory-provider-hook.js";
 import { assembleSystemPrompt } from "./assemble.js";
 import type { ProjectContext } from "./context-files.js";
 import type { PromptLayer } from "./layers.js";
+import { cachedSkillsIndex } from "./skills-index-cache.js";
 
 export interface SessionPromptOptions {
   home: string;
@@ -155,6 +158,36 @@ function loadSkillsIndex(
   warnings: string[],
 ): string {
   if (!toolNames.some((name) => SKILL_TOOLS.includes(name))) return "";
+  const canManage = toolNames.includes("skill_manage");
+  const home = options.home;
+  const root = skillsRoot(home);
+  const external = resolveExternalDirs(home, options.config.skills.external_dirs, options.env);
+  const key = JSON.stringify([
+    home,
+    options.cwd,
+    canManage,
+    options.config.skills,
+    process.platform,
+    Object.keys(options.env)
+      .filter((name) => options.env[name])
+      .sort(),
+  ]);
+  const files = [
+    options.cwd,
+    join(root, USAGE_FILE),
+    join(root, MANIFEST_FILE),
+    join(root, HUB_LOCK_FILE),
+    ...external.missing,
+  ];
+  const made = cachedSkillsIndex(key, [root, ...external.dirs], files, () => {
+    const made: string[] = [];
+    return { index: buildSkillsIndex(options, canManage, made), warnings: made };
+  });
+  warnings.push(...made.warnings);
+  return made.index;
+}
+
+function buildSkillsIndex(options: SessionPromptOptions, canManage: boolean, warnings: string[]): string {
   try {
     // Origins are not shown in the index, so seeded copies need not be hashed to tell edits apart.
     const found = discoverSkills({
@@ -176,7 +209,7 @@ function loadSkillsIndex(
     // The guidance layer already says how to use skills; the index is the list alone.
     return renderSkillsIndex(found.skills, {
       instructions: false,
-      canManage: toolNames.includes("skill_manage"),
+      canManage,
       budgetChars: DEFAULT_INDEX_BUDGET_CHARS,
       scores,
     });
@@ -198,9 +231,9 @@ function loadMemoryBlocks(options: SessionPromptOptions, warnings: string[]): st
   const blocks: string[] = [];
   for (const target of targets) {
     try {
-      const block = store.renderBlock(target);
+      const { block, blocked } = store.promptBlock(target);
       if (block) blocks.push(block);
-      for (const { entry, reason } of store.blockedEntries(target)) {
+      for (const { entry, reason } of blocked) {
         warnings.push(
           `${store.path(target)}: an entry was kept out of the prompt (${reason}): "${preview(entry, 60)}". ` +
             "Remove it with the memory tool or edit the file.",

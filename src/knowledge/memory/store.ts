@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
+import { StampedFileCache } from "../../util/stamped-cache.js";
 import { FAMILY_NAMES, scanThreats, threatRefusal } from "../threats.js";
 import {
   codePoints,
@@ -141,15 +142,30 @@ export class MemoryStore {
    * line stays in the file (the user sees and removes it) but never reaches the model.
    */
   blockedEntries(target: MemoryTarget): Array<{ entry: string; reason: string }> {
-    const out: Array<{ entry: string; reason: string }> = [];
-    for (const entry of this.entries(target)) {
-      const reason = entryBlockReason(entry);
-      if (reason !== undefined) {
-        const families = [...new Set(scanThreats(entry, "strict").map((f) => FAMILY_NAMES[f.family]))];
-        out.push({ entry, reason: families.length > 0 ? `${families.join(", ")}: ${reason}` : reason });
-      }
+    return blockedOf(this.entries(target));
+  }
+
+  /**
+   * `renderBlock` and `blockedEntries` together, for a session's prompt: the file is parsed and its
+   * entries scanned once and kept while the file stays the same (inode, mtime, size: see
+   * util/stamped-cache.ts), so a server starting a session per request pays one `stat` per file.
+   */
+  promptBlock(target: MemoryTarget): {
+    block: string | undefined;
+    blocked: Array<{ entry: string; reason: string }>;
+  } {
+    const path = this.path(target);
+    let parts: PromptParts | undefined;
+    try {
+      parts = promptParts.read(path);
+    } catch (error) {
+      throw unreadable(path, error);
     }
-    return out;
+    const limit = this.limits[target];
+    if (!parts) return { block: renderMemoryBlock(target, [], limit), blocked: [] };
+    if (!parts.blocks.has(limit)) parts.blocks.set(limit, renderMemoryBlock(target, parts.entries, limit));
+    parts.blocked ??= blockedOf(parts.entries);
+    return { block: parts.blocks.get(limit), blocked: parts.blocked };
   }
 
   /** Appends an entry. An exact duplicate succeeds without being added twice. */
@@ -386,13 +402,41 @@ function readBytes(path: string): Buffer | undefined {
     return readFileSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    // Never treat an unreadable file as empty: the next write would replace it.
-    throw new Error(
-      `Cannot read ${path}: ${error instanceof Error ? error.message : String(error)}. ` +
-        "Memory was not changed; fix the file's permissions or type and retry.",
-    );
+    throw unreadable(path, error);
   }
 }
+
+/** Never treat an unreadable file as empty: the next write would replace it. */
+function unreadable(path: string, error: unknown): Error {
+  return new Error(
+    `Cannot read ${path}: ${error instanceof Error ? error.message : String(error)}. ` +
+      "Memory was not changed; fix the file's permissions or type and retry.",
+  );
+}
+
+function blockedOf(entries: readonly string[]): Array<{ entry: string; reason: string }> {
+  const out: Array<{ entry: string; reason: string }> = [];
+  for (const entry of entries) {
+    const reason = entryBlockReason(entry);
+    if (reason !== undefined) {
+      const families = [...new Set(scanThreats(entry, "strict").map((f) => FAMILY_NAMES[f.family]))];
+      out.push({ entry, reason: families.length > 0 ? `${families.join(", ")}: ${reason}` : reason });
+    }
+  }
+  return out;
+}
+
+/** A memory file's entries, its prompt block per limit and its blocked entries, computed once. */
+interface PromptParts {
+  entries: string[];
+  blocks: Map<number, string | undefined>;
+  blocked?: Array<{ entry: string; reason: string }>;
+}
+
+const promptParts = new StampedFileCache<PromptParts>(
+  (bytes) => ({ entries: parseEntries(decodeMemoryFile(bytes).text), blocks: new Map() }),
+  { max: 64 },
+);
 
 type Invalid = { error: string; showEntries?: boolean };
 

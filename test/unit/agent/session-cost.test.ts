@@ -208,7 +208,8 @@ describe("sessionRecorder usage and messages", () => {
         const value = Reflect.get(target, name, receiver) as unknown;
         if (typeof value !== "function") return value;
         return (...args: unknown[]) => {
-          if (name === "appendMessage" || name === "recordUsage") writes.push(String(name));
+          if (name === "appendMessage" || name === "recordUsage" || name === "startSession")
+            writes.push(String(name));
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
@@ -223,7 +224,8 @@ describe("sessionRecorder usage and messages", () => {
     listener({ type: "turn_start", iteration: 1 });
     listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
     listener({ type: "message", message: { role: "assistant", content: "hi" } });
-    expect(writes).toEqual(["appendMessage"]);
+    // The session's first message: its row, the message and the usage in one write.
+    expect(writes).toEqual(["startSession"]);
     // Both are on disk before the next step: a crash after this loses neither.
     expect(env.store.getSession("s1")).toMatchObject({
       inputTokens: 10_000,
@@ -232,8 +234,46 @@ describe("sessionRecorder usage and messages", () => {
     });
     expect(env.store.getMessages("s1").map((m) => m.content)).toEqual(["hi"]);
     listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
-    expect(writes).toEqual(["appendMessage"]);
+    expect(writes).toEqual(["startSession"]);
     expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 1 });
+    listener({ type: "turn_start", iteration: 2 });
+    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    listener({ type: "message", message: { role: "assistant", content: "again" } });
+    expect(writes).toEqual(["startSession", "appendMessage"]);
+    expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 20_000, apiCallCount: 2 });
+  });
+
+  it("writes a new session's row with its first message, in one transaction", () => {
+    const { env, listener } = counted();
+    // Nothing is written until there is a message to write with the row.
+    expect(env.store.getSession("s1")).toBeNull();
+    listener({ type: "message", message: { role: "user", content: "first words" } });
+    expect(env.store.getSession("s1")).toMatchObject({ source: "cli", model: "gpt-4o", messageCount: 1 });
+    expect(env.store.getMessages("s1").map((m) => m.content)).toEqual(["first words"]);
+  });
+
+  it("still writes the row when the turn ends before any message", () => {
+    const { env, listener } = counted();
+    listener({ type: "done", reason: "error", text: "", usage: CACHED_USAGE } as never);
+    expect(env.store.getSession("s1")).toMatchObject({ source: "cli", model: "gpt-4o", messageCount: 0 });
+  });
+
+  it("keeps the row and tells the failure when the first message cannot be saved", () => {
+    const errors: string[] = [];
+    const env = setup();
+    const listener = sessionRecorder({
+      store: env.store,
+      source: "cli",
+      cwd: env.cwd,
+      onError: (m) => errors.push(m),
+    });
+    listener({ type: "session_start", sessionId: "s9", model: "gpt-4o", systemPrompt: "sys", tools: [] });
+    listener({ type: "message", message: { role: "user", content: 42 } as never });
+    expect(env.store.getSession("s9")).toMatchObject({ source: "cli", messageCount: 0 });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/Could not save a message/);
+    listener({ type: "message", message: { role: "user", content: "retry" } });
+    expect(env.store.getMessages("s9").map((m) => m.content)).toEqual(["retry"]);
   });
 
   it("counts a call without usage with its message, and a call without a message at its end", () => {

@@ -4,6 +4,7 @@
  * cache keeps hitting), the context window and the summariser compression uses.
  */
 import { resolveAuxiliaryChain } from "../ai/auxiliary.js";
+import { fileContextCheckMemo } from "../ai/context-checks.js";
 import { fileContextLengthStore } from "../ai/context-length.js";
 import {
   createTransport,
@@ -128,6 +129,7 @@ export async function freezeSession(input: FreezeInput): Promise<Frozen> {
     config: config,
     runtime,
     store: fileContextLengthStore(home),
+    checks: fileContextCheckMemo(home),
   });
   const contextLength = window.now;
   const auxChain = runtime

@@ -4,6 +4,7 @@
  * window from an overflow error.
  */
 import { type AuxiliaryRuntime, auxiliaryComplete } from "../ai/auxiliary.js";
+import { type ContextCheckMemo, isFreshCheck } from "../ai/context-checks.js";
 import {
   type ContextLengthStore,
   catalogContextLength,
@@ -12,7 +13,7 @@ import {
   probeDownContextLength,
 } from "../ai/context-length.js";
 import type { ClassifiedError } from "../ai/error-classifier.js";
-import { fetchContextLength, statedContextLengths } from "../ai/model-metadata.js";
+import { fetchStatedWindow, statedContextLengths } from "../ai/model-metadata.js";
 import type { ResolvedRuntime } from "../ai/resolve.js";
 import type { Message, Transport } from "../ai/types.js";
 
@@ -99,7 +100,10 @@ export function resolveContextLength(input: {
   config: { model: { context_length?: number | null | undefined } };
   runtime: ResolvedRuntime | undefined;
   store: ContextLengthStore;
+  /** What listings said at earlier starts (`<home>/cache/context_length_checks.json`). */
+  checks?: ContextCheckMemo | undefined;
   fetch?: typeof fetch;
+  clock?: () => number;
 }): { now: number; stated?: Promise<number | undefined> } {
   const { model, config, runtime, store } = input;
   const now = contextLengthFor(model, config, { ...(runtime ? { baseUrl: runtime.baseUrl } : {}), store });
@@ -110,7 +114,13 @@ export function resolveContextLength(input: {
     runtime.apiMode !== "chat_completions"
   )
     return { now };
-  if (store.get(contextCacheKey(model, runtime.baseUrl)) || catalogContextLength(model)) return { now };
+  const key = contextCacheKey(model, runtime.baseUrl);
+  if (store.get(key) || catalogContextLength(model)) return { now };
+  const clock = input.clock ?? Date.now;
+  const checked = input.checks?.get(key);
+  // An earlier start's answer: planned with at once, and not asked again while it is recent.
+  const known = checked?.tokens ?? now;
+  if (isFreshCheck(checked, clock())) return { now: known };
   const ask = {
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
@@ -119,14 +129,13 @@ export function resolveContextLength(input: {
   };
   // Once per process and endpoint (an hour), not once per session: a server opens many sessions.
   // An injected fetch (tests) asks every time.
-  const stated = (input.fetch ? fetchContextLength(ask) : statedContextLengths.get(ask)).then(
-    async (tokens) => {
-      if (tokens !== undefined)
-        await Promise.resolve(store.set(contextCacheKey(model, runtime.baseUrl), tokens)).catch(
-          () => undefined,
-        );
-      return tokens;
+  const stated = (input.fetch ? fetchStatedWindow(ask) : statedContextLengths.get(ask)).then(
+    async (answer) => {
+      if (answer.answered) input.checks?.set(key, { tokens: answer.tokens, at: clock() });
+      if (answer.tokens !== undefined)
+        await Promise.resolve(store.set(key, answer.tokens)).catch(() => undefined);
+      return answer.tokens;
     },
   );
-  return { now, stated };
+  return { now: known, stated };
 }

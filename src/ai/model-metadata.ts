@@ -37,49 +37,72 @@ export function contextLengthFromListing(listing: unknown, model: string): numbe
 }
 
 /**
- * Asks the endpoint's model listing for `model`'s window. Undefined on any failure (no listing,
- * an error status, a timeout of `timeoutMs`, a body that does not say): the caller falls back.
+ * What an endpoint's model listing said about a model: `answered` when the endpoint gave an HTTP
+ * answer at all (an error status or a listing without the model included, which is "not stated"),
+ * false when it could not be asked (refused, timed out): only an answer is worth remembering.
  */
-export async function fetchContextLength(input: {
+export interface StatedWindow {
+  answered: boolean;
+  tokens?: number | undefined;
+}
+
+/** Asks the endpoint's model listing for `model`'s window; never throws. */
+export async function fetchStatedWindow(input: {
   baseUrl: string;
   apiKey?: string | undefined;
   model: string;
   timeoutMs?: number;
   fetch?: typeof fetch;
-}): Promise<number | undefined> {
+}): Promise<StatedWindow> {
   // node:http, like the model calls it precedes (util/http-fetch.ts: no WebAssembly parser).
   const doFetch = input.fetch ?? httpFetch;
+  let response: Response;
   try {
-    const response = await doFetch(`${input.baseUrl.replace(/\/+$/, "")}/models`, {
+    response = await doFetch(`${input.baseUrl.replace(/\/+$/, "")}/models`, {
       headers: input.apiKey ? { authorization: `Bearer ${input.apiKey}` } : {},
       signal: AbortSignal.timeout(input.timeoutMs ?? 3000),
     });
-    if (!response.ok) return undefined;
-    return contextLengthFromListing(await response.json(), input.model);
   } catch {
-    return undefined;
+    return { answered: false };
   }
+  if (!response.ok) return { answered: true };
+  try {
+    return { answered: true, tokens: contextLengthFromListing(await response.json(), input.model) };
+  } catch {
+    // A body cut short or not JSON: the endpoint answered but said nothing usable.
+    return { answered: true };
+  }
+}
+
+/**
+ * Asks the endpoint's model listing for `model`'s window. Undefined on any failure (no listing,
+ * an error status, a timeout of `timeoutMs`, a body that does not say): the caller falls back.
+ */
+export async function fetchContextLength(
+  input: Parameters<typeof fetchStatedWindow>[0],
+): Promise<number | undefined> {
+  return (await fetchStatedWindow(input)).tokens;
 }
 
 /** How long an endpoint's stated window is remembered in this process (model-cache.ts keeps lists an hour too). */
 export const STATED_CONTEXT_TTL_MS = 60 * 60 * 1000;
 
 /**
- * `fetchContextLength` asked once per endpoint and model, then answered from memory for `ttlMs`
+ * `fetchStatedWindow` asked once per endpoint and model, then answered from memory for `ttlMs`
  * (the answer "not stated" included), with concurrent askers sharing one request. A server that
  * opens a session per conversation (the API server, the gateway) would otherwise send the
  * endpoint a `GET /models` for every conversation.
  */
 export class StatedContextLengths {
-  private readonly known = new Map<string, { at: number; tokens: Promise<number | undefined> }>();
+  private readonly known = new Map<string, { at: number; tokens: Promise<StatedWindow> }>();
 
   constructor(
-    private readonly ask: typeof fetchContextLength = fetchContextLength,
+    private readonly ask: typeof fetchStatedWindow = fetchStatedWindow,
     private readonly clock: () => number = Date.now,
     private readonly ttlMs = STATED_CONTEXT_TTL_MS,
   ) {}
 
-  get(input: Parameters<typeof fetchContextLength>[0]): Promise<number | undefined> {
+  get(input: Parameters<typeof fetchStatedWindow>[0]): Promise<StatedWindow> {
     // The key is not part of it: one endpoint states the same window whoever asks.
     const key = `${input.baseUrl.replace(/\/+$/, "")}\u0000${input.model}`;
     const now = this.clock();

@@ -8,6 +8,7 @@
  * recorded schema version of an existing file is never changed, so a Python Hermes that opens the
  * file afterwards still runs its own migrations as it would have.
  */
+import { createHash } from "node:crypto";
 import type { Db } from "./connection.js";
 
 export const SCHEMA_VERSION = 17;
@@ -459,4 +460,35 @@ export function trigramSupported(db: Db): boolean {
   } catch {
     return false;
   }
+}
+
+/** Everything above that a plan depends on, as text (computed once). */
+let schemaTextCache: string | undefined;
+const schemaText = () => {
+  schemaTextCache ??= JSON.stringify([SCHEMA_VERSION, TABLES, INDEXES, FTS]);
+  return schemaTextCache;
+};
+
+/**
+ * A digest of everything `planSchema` reads from a file: its `sqlite_master` rows (ALTER TABLE
+ * rewrites a table's stored CREATE text, so columns are in them), whether `schema_version` holds a
+ * row, the SQLite build (trigram support) and the schema above. Two files with one stamp get the
+ * same plan, so a stamp once seen with an empty plan needs no second look (`schema-stamps.ts`).
+ */
+export function schemaStamp(db: Db): string {
+  const rows = db
+    .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+    .raw()
+    .all();
+  const hasVersionTable = rows.some(
+    (r) => (r as unknown[])[0] === "table" && (r as unknown[])[1] === "schema_version",
+  );
+  const versioned = hasVersionTable
+    ? (db.prepare("SELECT EXISTS (SELECT 1 FROM schema_version) AS v").get() as { v: number }).v
+    : -1;
+  const sqlite = (db.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v;
+  return createHash("sha256")
+    .update(JSON.stringify([1, sqlite, versioned, rows]))
+    .update(schemaText())
+    .digest("hex");
 }

@@ -49,8 +49,10 @@ import {
   planIsEmpty,
   planSchema,
   readMaster,
+  schemaStamp,
   trigramSupported,
 } from "./schema.js";
+import { isKnownComplete, recordComplete } from "./schema-stamps.js";
 import { searchMessages } from "./search.js";
 import { sanitizeTitle } from "./titles.js";
 import {
@@ -136,11 +138,25 @@ export function openSessionStore(path: string, options: OpenOptions = {}): Sqlit
 
 /** Brings the file up to the schema (see schema.ts); takes the write lock only when something is missing. */
 export function reconcile(ctx: StoreContext): { done: string[]; problems: string[] } {
+  // A schema seen complete before (schema-stamps.ts) is not compared again.
+  const stamp = ctx.read(() => schemaStamp(ctx.db));
+  if (isKnownComplete(stamp)) return { done: [], problems: [] };
   const expected = expectedColumns(memoryDb);
   const trigram = trigramSupported(ctx.db);
   const plan = ctx.read(() => planSchema(ctx.db, expected, trigram));
-  if (planIsEmpty(plan)) return { done: [], problems: [] };
-  return ctx.write(() => applySchemaPlan(ctx.db, planSchema(ctx.db, expected, trigram)));
+  if (planIsEmpty(plan)) {
+    recordComplete(stamp);
+    return { done: [], problems: [] };
+  }
+  const result = ctx.write(() => applySchemaPlan(ctx.db, planSchema(ctx.db, expected, trigram)));
+  if (result.problems.length === 0) {
+    const after = ctx.read(() => ({
+      stamp: schemaStamp(ctx.db),
+      plan: planSchema(ctx.db, expected, trigram),
+    }));
+    if (planIsEmpty(after.plan)) recordComplete(after.stamp);
+  }
+  return result;
 }
 
 export function readShape(ctx: StoreContext): StoreShape {

@@ -3,7 +3,7 @@
  * shell command started without killing the shell itself. Linux reads /proc; elsewhere `ps`.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 
 export interface ProcessInfo {
   pid: number;
@@ -41,28 +41,91 @@ function listFromProc(): ProcessInfo[] {
   const out: ProcessInfo[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
+    const info = readStat("/proc", Number(entry));
+    if (info) out.push(info);
+  }
+  return out;
+}
+
+/** One process's line of `<proc>/<pid>/stat`; undefined when it exited while we looked. */
+function readStat(proc: string, pid: number): ProcessInfo | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`${proc}/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // The command name is in parentheses and may contain spaces or ')'; fields follow the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { pid, ppid: Number(fields[1]), pgid: Number(fields[2]), state: fields[0] };
+}
+
+/**
+ * Linux: the processes below `root`, found through each thread's `task/<tid>/children` list, so
+ * only the subtree's own files are read instead of one per process on the machine. The same
+ * parent links the full table gives (a process forking while it is read may be missed by either).
+ * Undefined when the kernel has no children lists (built without CONFIG_PROC_CHILDREN).
+ */
+export function subtreeFromProc(
+  root: number,
+  skipGroups: ReadonlySet<number> = new Set(),
+  proc = "/proc",
+): ProcessInfo[] | undefined {
+  if (!existsSync(`${proc}/${root}/task/${root}/children`)) {
+    // A root that is gone has no subtree; a live one without the file means no support.
+    return existsSync(`${proc}/${root}/task/${root}`) ? undefined : [];
+  }
+  const childrenOf = (pid: number): number[] => {
+    let tasks: string[];
     try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      tasks = readdirSync(`${proc}/${pid}/task`);
     } catch {
-      continue; // exited while we looked
+      return []; // exited
     }
-    // The command name is in parentheses and may contain spaces or ')'; fields follow the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    out.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]), state: fields[0] });
+    const out: number[] = [];
+    for (const tid of tasks) {
+      let text: string;
+      try {
+        text = readFileSync(`${proc}/${pid}/task/${tid}/children`, "utf8");
+      } catch {
+        continue; // the thread ended
+      }
+      for (const word of text.split(/\s+/)) if (/^\d+$/.test(word)) out.push(Number(word));
+    }
+    return out;
+  };
+  const out: ProcessInfo[] = [];
+  const queue = [root];
+  const seen = new Set<number>([root]);
+  while (queue.length > 0) {
+    const parent = queue.shift() as number;
+    for (const pid of childrenOf(parent)) {
+      if (seen.has(pid)) continue;
+      seen.add(pid);
+      const info = readStat(proc, pid);
+      if (!info || skipGroups.has(info.pgid)) continue;
+      out.push(info);
+      queue.push(pid);
+    }
   }
   return out;
 }
 
 /**
  * Every descendant of `root` (not `root` itself), children before grandchildren. Subtrees whose
- * process group is in `skipGroups` are left out entirely.
+ * process group is in `skipGroups` are left out entirely. Without a `table`, Linux walks only the
+ * subtree where the kernel lists children (`subtreeFromProc`); elsewhere the whole table is read.
  */
 export function descendants(
   root: number,
-  table: ProcessInfo[] = listProcesses(),
+  given?: ProcessInfo[],
   skipGroups: ReadonlySet<number> = new Set(),
 ): ProcessInfo[] {
+  if (given === undefined && process.platform === "linux") {
+    const walked = subtreeFromProc(root, skipGroups);
+    if (walked) return walked;
+  }
+  const table = given ?? listProcesses();
   const byParent = new Map<number, ProcessInfo[]>();
   for (const p of table) {
     const list = byParent.get(p.ppid) ?? [];

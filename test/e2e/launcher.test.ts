@@ -2,7 +2,8 @@
  * bin/hermes, the launcher: `--help` (the build's rendered text, or its own small bundle on a
  * terminal) says what the full CLI says, and
  * the V8 code cache is keyed so that it is reused for the same bundle and never for another one,
- * not even one of the same length (V8 itself checks only the length).
+ * not even one of the same length (V8 itself checks only the length), and grows with each kind of
+ * command that runs (rate-limited), so the first command after an install does not decide it.
  */
 import { execFileSync, spawn } from "node:child_process";
 import {
@@ -160,6 +161,45 @@ describe("bin/hermes", () => {
     // The old bundle's cache is gone; the new one has its own.
     expect(cacheFiles(copy.cacheDir)).toHaveLength(1);
     expect(cacheFiles(copy.cacheDir)[0]).not.toBe(oldCache);
+    expect(readdirSync(copy.cacheDir).filter((n) => n.endsWith(".kinds"))).toEqual([
+      `${cacheFiles(copy.cacheDir)[0]}.kinds`,
+    ]);
+  });
+
+  it("adds a new kind of command's functions to the cache, at most once per 10 s", async () => {
+    const copy = packageCopy();
+    await runCopy(copy.root, ["help"], copy.env);
+    const [name] = cacheFiles(copy.cacheDir);
+    const cache = join(copy.cacheDir, name ?? "");
+    const kinds = () => JSON.parse(readFileSync(`${cache}.kinds`, "utf8"));
+    expect(kinds()).toEqual(["help"]);
+    const helpOnly = statSync(cache).size;
+    const backdate = () => {
+      const past = new Date(Date.now() - 60_000);
+      utimesSync(cache, past, past);
+      return statSync(cache).mtimeMs;
+    };
+    // Right after a write, another kind waits for a later start.
+    const written = statSync(cache).mtimeMs;
+    expect((await runCopy(copy.root, ["config", "path"], copy.env)).code).toBe(0);
+    expect(statSync(cache).mtimeMs).toBe(written);
+    expect(kinds()).toEqual(["help"]);
+    // Later it is added, and the cache keeps what `help` compiled.
+    backdate();
+    expect((await runCopy(copy.root, ["config", "path"], copy.env)).code).toBe(0);
+    expect(kinds()).toEqual(["help", "config"]);
+    expect(statSync(cache).size).toBeGreaterThan(helpOnly);
+    // Kinds already in it leave it alone.
+    const old = backdate();
+    for (const args of [["help"], ["config", "path"]]) await runCopy(copy.root, args, copy.env);
+    expect(statSync(cache).mtimeMs).toBe(old);
+    // A list that cannot be read counts as none: the next start rewrites it with its own kind.
+    writeFileSync(`${cache}.kinds`, "{broken");
+    backdate();
+    const one = await runCopy(copy.root, ["help"], copy.env);
+    expect(one.code).toBe(0);
+    expect(kinds()).toEqual(["help"]);
+    expect(readdirSync(copy.cacheDir).filter((n) => n.includes(".tmp"))).toEqual([]);
   });
 
   it("hashes a bundle that carries no build id, and survives a corrupt or unwritable cache", async () => {

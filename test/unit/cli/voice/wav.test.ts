@@ -7,7 +7,8 @@ const RATE = 16_000;
 function tone(seconds: number, amplitude: number, freq = 300): Buffer {
   const n = Math.round(seconds * RATE);
   const b = Buffer.alloc(n * 2);
-  for (let i = 0; i < n; i++) b.writeInt16LE(Math.round(Math.sin((2 * Math.PI * freq * i) / RATE) * amplitude), i * 2);
+  for (let i = 0; i < n; i++)
+    b.writeInt16LE(Math.round(Math.sin((2 * Math.PI * freq * i) / RATE) * amplitude), i * 2);
   return b;
 }
 
@@ -47,7 +48,8 @@ describe("silence detection", () => {
     const pcm = Buffer.concat([tone(0.4, 6000), tone(1.2, 0)]);
     const d = new SilenceDetector(200, 1.0);
     let ended = false;
-    for (let at = 0; at < pcm.length; at += 333) if (d.push(pcm.subarray(at, at + 333)) === "utterance-ended") ended = true;
+    for (let at = 0; at < pcm.length; at += 333)
+      if (d.push(pcm.subarray(at, at + 333)) === "utterance-ended") ended = true;
     expect(ended).toBe(true);
   });
 

@@ -82,9 +82,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     const rig = voiceRig("What is the capital of France", { leadSeconds: 0.3, tailSilence: 3 });
     speech.unregisteredText = "What is the capital of France?";
     const { mode, printed, sent, states } = setup(rig);
-    expect(await mode.run("on", "")).toEqual([
-      expect.stringContaining("Voice mode on: press Ctrl+B to talk"),
-    ]);
+    expect(await mode.run("on")).toEqual([expect.stringContaining("Voice mode on: press Ctrl+B to talk")]);
     expect(mode.onKey(ctrlB)).toBe(true);
     await until(() => sent.length > 0);
     expect(sent).toEqual(["What is the capital of France?"]);
@@ -108,7 +106,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
   it("speaks the answer under /voice tts without its code, and a key stops it (barge-in)", async () => {
     const rig = voiceRig("unused", { speakSeconds: 30 });
     const { mode, states, printed } = setup(rig, {}, { beep_enabled: false });
-    expect(await mode.run("tts", "")).toEqual(["Spoken answers on (any key stops one)."]);
+    expect(await mode.run("tts")).toEqual(["Spoken answers on (any key stops one)."]);
     const done = mode.answered(
       "The capital of **France** is Paris, a city on the Seine.\n\n```sh\nrm -rf /\n```\n\nIt has about two million people.",
     );
@@ -134,7 +132,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
   it("Ctrl+C while listening stops the recorder and sends nothing", async () => {
     const rig = voiceRig("never sent", { leadSeconds: 30 });
     const { mode, printed, sent } = setup(rig, {}, { beep_enabled: false });
-    await mode.run("on", "");
+    await mode.run("on");
     mode.onKey(ctrlB);
     await until(() => existsSync(join(rig.dir, "mic.pid")));
     const pid = Number(readFileSync(join(rig.dir, "mic.pid"), "utf8"));
@@ -154,7 +152,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     expect(existsSync(rig.micLog)).toBe(false);
     // A microphone that hears only quiet: "nothing heard", no request to the speech API.
     const quiet = setup(rig, {}, { beep_enabled: false, silence_threshold: 30000 });
-    await quiet.mode.run("on", "");
+    await quiet.mode.run("on");
     quiet.mode.onKey(ctrlB);
     await until(() => quiet.printed.length > 0);
     expect(quiet.printed[0]).toMatch(/^Nothing heard/);
@@ -167,10 +165,10 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
   it("says what to install when no recorder is there, and stays off", async () => {
     const empty = mkdtempSync(join(tmpdir(), "hermes-nopath-"));
     const { mode } = setup(null, { PATH: empty });
-    await expect(mode.run("on", "")).rejects.toThrow(/needs a recorder and none is installed: install sox/);
+    await expect(mode.run("on")).rejects.toThrow(/needs a recorder and none is installed: install sox/);
     expect(mode.enabled).toBe(false);
     expect(mode.onKey(ctrlB)).toBe(false);
-    const status = (await mode.run("status", "")).join("\n");
+    const status = (await mode.run("status")).join("\n");
     expect(status).toMatch(/Voice mode: off/);
     expect(status).toMatch(/Recorder: Voice input needs a recorder/);
   });

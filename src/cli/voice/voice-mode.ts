@@ -214,6 +214,7 @@ export class VoiceMode implements VoiceControl {
     this.setState("listening");
     try {
       await this.beep(880, dir);
+      if (abort.signal.aborted) throw Object.assign(new Error("cancelled"), { name: "AbortError" });
       this.recording = startRecording({ settings: this.settings, env, dir, signal: abort.signal });
       const utterance = await this.recording.done;
       this.recording = null;

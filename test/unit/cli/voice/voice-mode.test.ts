@@ -129,6 +129,30 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     expect(printed).toEqual([]);
   });
 
+  it("the record key again ends the utterance at once, and max_recording_seconds ends it too", async () => {
+    speech.unregisteredText = "Stop here.";
+    const rig = voiceRig("Stop here", { leadSeconds: 0, tailSilence: 0.1, holdSeconds: 60 });
+    const { mode, sent } = setup(rig, {}, { beep_enabled: false, silence_duration: 30 });
+    await mode.run("on");
+    mode.onKey(ctrlB);
+    await until(() => existsSync(join(rig.dir, "mic.pid")));
+    await new Promise((r) => setTimeout(r, 800));
+    expect(mode.state).toBe("listening");
+    const pid = Number(readFileSync(join(rig.dir, "mic.pid"), "utf8"));
+    mode.onKey(ctrlB);
+    await until(() => sent.length > 0, 5000);
+    expect(sent).toEqual(["Stop here."]);
+    expect(() => process.kill(pid, 0)).toThrow();
+
+    const capped = setup(rig, {}, { beep_enabled: false, silence_duration: 30, max_recording_seconds: 1 });
+    await capped.mode.run("on");
+    const started = Date.now();
+    capped.mode.onKey(ctrlB);
+    await until(() => capped.sent.length > 0, 8000);
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(capped.sent).toEqual(["Stop here."]);
+  });
+
   it("Ctrl+C while listening stops the recorder and sends nothing", async () => {
     const rig = voiceRig("never sent", { leadSeconds: 30 });
     const { mode, printed, sent } = setup(rig, {}, { beep_enabled: false });

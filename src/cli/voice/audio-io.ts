@@ -6,7 +6,8 @@
  * run in their own process group, so stopping them stops everything they started.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { open, writeFile } from "node:fs/promises";
+import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findBinary } from "../../tools/media/shared.js";
 import { findRecorder } from "../../tools/media/speech/index.js";
@@ -80,6 +81,37 @@ export function recorderArgv(settings: VoiceSettings, env: Env, output: string):
   if (settings.recordCommand) return fill(settings.recordCommand, "output", output);
   const recorder = findRecorder(env);
   return [recorder.program, ...recorder.args(output)];
+}
+
+/**
+ * Records a fifth of a second from the default input (as tools/media/speech's `probeInput`), and
+ * when that fails says so with the recorder's own last words, not the sound library's noise
+ * before them (ALSA prints a dozen lines before the one that matters).
+ */
+export async function probeMicrophone(env: Env): Promise<void> {
+  const recorder = findRecorder(env); // throws naming what to install
+  const dir = await mkdtemp(join(tmpdir(), "hermes-mic-"));
+  try {
+    const child = startGroup([recorder.program, ...recorder.args(join(dir, "probe.wav"), 0.2)], env);
+    let stderr = "";
+    child.stderr?.on("data", (c: Buffer) => {
+      if (stderr.length < 20_000) stderr += c.toString("utf8");
+    });
+    const timer = setTimeout(() => signalGroup(child, "SIGKILL"), 10_000);
+    const code = await exited(child);
+    clearTimeout(timer);
+    if (code === 0) return;
+    const said = stderr
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "" && !l.startsWith("ALSA lib"))
+      .at(-1);
+    throw new Error(
+      `No input device could be opened (${recorder.name}${said ? `: ${said.slice(0, 160)}` : `: exit ${code}`}). Connect a microphone, or check that PulseAudio/PipeWire (pactl info) or ALSA (arecord -l) lists one.`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export function startRecording(options: {

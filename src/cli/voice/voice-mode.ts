@@ -10,10 +10,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Paint, VoiceControl } from "../../commands/index.js";
-import { planStt, planTts, probeInput, synthesize, transcribe } from "../../tools/media/speech/index.js";
+import { planStt, planTts, synthesize, transcribe } from "../../tools/media/speech/index.js";
 import {
   type Playback,
   playerArgv,
+  probeMicrophone,
   type Recording,
   recorderArgv,
   startPlayback,
@@ -51,6 +52,15 @@ export interface KeyInfo {
   meta?: boolean | undefined;
 }
 
+/** What a plan function says, or its error's message (what is missing). */
+function described(plan: () => string): string {
+  try {
+    return plan() || "none";
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 const isAbort = (e: unknown) => e instanceof Error && e.name === "AbortError";
 
 export class VoiceMode implements VoiceControl {
@@ -84,7 +94,7 @@ export class VoiceMode implements VoiceControl {
   async run(word: string): Promise<string[]> {
     const p = this.options.host.paint;
     if (word === "on") {
-      if (!this.settings.recordCommand) await probeInput(this.options.env);
+      if (!this.settings.recordCommand) await probeMicrophone(this.options.env);
       this.enabled = true;
       if (this.settings.autoTts) this.tts = true;
       this.options.host.refresh();
@@ -124,8 +134,8 @@ export class VoiceMode implements VoiceControl {
       ["State", this.state],
       ["Recorder", recorder],
       ["Player", player],
-      ["Speech to text", planStt(config, env).join(" → ") || "none"],
-      ["Text to speech", planTts(config, env).chain.join(" → ") || "none"],
+      ["Speech to text", described(() => planStt(config, env).join(" → "))],
+      ["Text to speech", described(() => planTts(config, env).chain.join(" → "))],
       [
         "Silence",
         `RMS < ${this.settings.silenceThreshold} for ${this.settings.silenceDuration}s; at most ${this.settings.maxRecordingSeconds}s`,

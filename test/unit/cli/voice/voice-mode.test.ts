@@ -3,7 +3,7 @@
  * espeak-ng utterance through sox, silence detection ends it, the fake Groq speech API transcribes
  * the uploaded WAV, and spoken answers (espeak-ng) reach the "speaker", where sox measures them.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -184,6 +184,28 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     expect(speech.requests).toEqual([]);
     expect(printed).toEqual([]);
     expect(sent).toEqual([]);
+  });
+
+  it("says plainly that no input device opened, without the sound library's noise, and stays off", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "hermes-fake-rec-"));
+    writeFileSync(
+      join(bin, "rec"),
+      [
+        "#!/bin/sh",
+        'for i in 1 2 3 4 5 6 7 8; do echo "ALSA lib conf.c:5180:(_snd_config_evaluate) function returned error: No such file or directory" >&2; done',
+        'echo "rec FAIL sox: Sorry, there is no default audio device configured" >&2',
+        "exit 1",
+        "",
+      ].join("\n"),
+    );
+    chmodSync(join(bin, "rec"), 0o755);
+    const { mode } = setup(null, { PATH: bin });
+    const error = await mode.run("on").catch((e: Error) => e);
+    expect(String(error)).toMatch(
+      /No input device could be opened \(sox: rec FAIL sox: Sorry, there is no default audio device configured\)\. Connect a microphone/,
+    );
+    expect(String(error)).not.toContain("ALSA lib");
+    expect(mode.enabled).toBe(false);
   });
 
   it("says what to install when no recorder is there, and stays off", async () => {

@@ -35,6 +35,7 @@ import type { MarkdownMode } from "../tui/markdown-stream.js";
 import { Spinner } from "../tui/spinner.js";
 import { formatStatusLine, type StatusFacts, type StatusField, statusFields } from "../tui/status-line.js";
 import { colorFor, createStyle, type Style } from "../tui/style.js";
+import { displayWidth, stripAnsi } from "../tui/text-width.js";
 import { parseToolProgress } from "../tui/tool-line.js";
 import { TurnView } from "../tui/turn-view.js";
 import { wrapLines } from "../tui/wrap.js";
@@ -258,7 +259,9 @@ class Repl {
   private statusLine(columns: number): string | null {
     const voice = this.voice.statusText();
     if (voice) {
-      const rest = this.settings.statusBar ? this.factsLine(Math.max(1, columns - 40)) : null;
+      // The voice state leads; the session's facts get what room is left.
+      const room = columns - displayWidth(stripAnsi(voice)) - 3;
+      const rest = this.settings.statusBar && room >= 12 ? this.factsLine(room) : null;
       return rest ? `${voice}${this.style.dim(" · ")}${rest}` : voice;
     }
     return this.factsLine(columns);

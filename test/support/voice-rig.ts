@@ -61,6 +61,7 @@ export function voiceRig(
     speaker,
     [
       "#!/bin/sh",
+      `echo "$1" >> '${dir}/speaker.log'`,
       `cp "$1" '${played}/'"$(date +%s%N)-$(basename "$1")"`,
       `case "$1" in *beep*) ;; *) echo $$ > '${dir}/speaker.pid'; sleep ${options.speakSeconds ?? 3} ;; esac`,
       "",

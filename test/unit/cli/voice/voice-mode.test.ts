@@ -127,6 +127,10 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     expect(stat.seconds).toBeLessThan(9);
     expect(stat.rms).toBeGreaterThan(0.02);
     expect(printed).toEqual([]);
+    // The synthesised answer's temp folder is gone.
+    const playedFrom = readFileSync(join(rig.dir, "speaker.log"), "utf8").trim();
+    expect(playedFrom).toMatch(/hermes-speak-/);
+    expect(existsSync(dirname(playedFrom))).toBe(false);
   });
 
   it("the record key again ends the utterance at once, and max_recording_seconds ends it too", async () => {

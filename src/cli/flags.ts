@@ -37,6 +37,8 @@ export interface ChatFlags {
   image?: string;
   /** `--accept-hooks`: approve shell hooks from config.yaml not yet approved, without asking. */
   acceptHooks?: boolean;
+  /** `--voice`: start the REPL with voice mode on (`/voice on`). */
+  voice?: boolean;
 }
 
 function positiveInt(value: string): number {
@@ -75,6 +77,7 @@ export function addChatOptions(cmd: Command): Command {
     )
     .option("--image <path>", "attach an image (PNG, JPEG, GIF, WebP) to the prompt")
     .option("--accept-hooks", "run shell hooks from config.yaml without asking first (recorded as approved)")
+    .option("--voice", "start with voice mode on: push-to-talk with the record key (see /voice)")
     .option("--list-tools", "list the tools this configuration offers, then exit")
     .option("--list-toolsets", "list the toolsets, then exit")
     .option("-p, --profile <name>", "use ~/.hermes/profiles/<name> as the home");

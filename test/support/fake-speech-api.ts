@@ -40,6 +40,11 @@ export interface FakeSpeechApi {
   keys: { openai: string; groq: string; elevenlabs: string };
   /** Says what an uploaded audio file contains. */
   register(audio: Buffer, text: string): void;
+  /**
+   * The text for audio nobody registered (a live recording, whose exact bytes a test cannot know);
+   * undefined: such audio is refused as unprocessable.
+   */
+  unregisteredText: string | undefined;
   /** The audio returned for speech requests (by format asked). */
   speech: (format: string) => Buffer;
   close(): Promise<void>;
@@ -65,6 +70,7 @@ export async function startFakeSpeechApi(): Promise<FakeSpeechApi> {
       elevenlabs: "el-fake-key-0001",
     },
     register: (audio, text) => known.set(sha(audio), text),
+    unregisteredText: undefined,
     speech: () => Buffer.from("ID3\u0004\u0000fake", "latin1"),
     close: async () => {},
   };
@@ -152,7 +158,7 @@ export async function startFakeSpeechApi(): Promise<FakeSpeechApi> {
         : ["whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe"];
       if (!okModels.includes(model))
         return json(res, 400, { error: { message: `model ${model} does not exist` } });
-      const text = known.get(sha(Buffer.from(await file.arrayBuffer())));
+      const text = known.get(sha(Buffer.from(await file.arrayBuffer()))) ?? fake.unregisteredText;
       if (text === undefined) return json(res, 400, { error: { message: "could not process audio" } });
       return json(res, 200, { text });
     }

@@ -35,9 +35,11 @@ import type { MarkdownMode } from "../tui/markdown-stream.js";
 import { Spinner } from "../tui/spinner.js";
 import { formatStatusLine, type StatusFacts, type StatusField, statusFields } from "../tui/status-line.js";
 import { colorFor, createStyle, type Style } from "../tui/style.js";
+import { displayWidth, stripAnsi } from "../tui/text-width.js";
 import { parseToolProgress } from "../tui/tool-line.js";
 import { TurnView } from "../tui/turn-view.js";
 import { wrapLines } from "../tui/wrap.js";
+import { VoiceMode } from "../voice/voice-mode.js";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
@@ -110,6 +112,8 @@ class Repl {
   private liveLines: readonly string[] = [];
   private readonly statusFields: StatusField[];
   private statusFacts: { at: number; facts: StatusFacts | null } | null = null;
+  /** Voice mode (`/voice`, `--voice`): push-to-talk and spoken answers (cli/voice/). */
+  private readonly voice: VoiceMode;
 
   constructor(private readonly options: ReplOptions) {
     const { session, env, config, flags } = options;
@@ -153,6 +157,18 @@ class Repl {
       footer: (columns) => this.statusLine(columns),
     });
     this.spinner = new Spinner(() => this.input.refreshStatus());
+    this.voice = new VoiceMode({
+      config,
+      env,
+      home: options.home,
+      host: {
+        print: (...lines) => this.print(...lines),
+        refresh: () => this.input.refresh(),
+        send: (text) => this.startTurn(text),
+        busy: () => this.running,
+        paint: this.style,
+      },
+    });
     this.slash = this.slashContext();
   }
 
@@ -195,9 +211,16 @@ class Repl {
     const detachWake = s.onWake?.((notice) => this.wakeFor(notice)) ?? (() => undefined);
     const early = s.pendingWake?.();
     if (early) this.wakeFor(early);
+    const stdin = this.options.stdin ?? process.stdin;
+    const onKey = (_text: string, key: { name?: string; ctrl?: boolean; meta?: boolean } | undefined) =>
+      this.voice.onKey(key);
+    stdin.on("keypress", onKey);
+    if (this.options.flags.voice) await dispatchInput(this.registry, "/voice on", this.slash);
     try {
       return await done;
     } finally {
+      stdin.off("keypress", onKey);
+      this.voice.close();
       detachWake();
       detachAsker();
     }
@@ -234,6 +257,17 @@ class Repl {
 
   /** The status line for `columns` cells, or null when it is off or has nothing to say. */
   private statusLine(columns: number): string | null {
+    const voice = this.voice.statusText();
+    if (voice) {
+      // The voice state leads; the session's facts get what room is left.
+      const room = columns - displayWidth(stripAnsi(voice)) - 3;
+      const rest = this.settings.statusBar && room >= 12 ? this.factsLine(room) : null;
+      return rest ? `${voice}${this.style.dim(" · ")}${rest}` : voice;
+    }
+    return this.factsLine(columns);
+  }
+
+  private factsLine(columns: number): string | null {
     if (!this.settings.statusBar) return null;
     const now = Date.now();
     if (!this.statusFacts || now - this.statusFacts.at > STATUS_FACTS_MS) {
@@ -390,9 +424,11 @@ class Repl {
       this.input.refresh();
       return;
     }
+    let answer: string | null = null;
     try {
       for await (const event of run) view.handle(event);
-      await run.result;
+      const result = await run.result;
+      if (result.reason === "completed") answer = result.text;
     } catch (error) {
       this.print(`${this.style.red("error:")} ${error instanceof Error ? error.message : String(error)}`);
     } finally {
@@ -402,9 +438,11 @@ class Repl {
       if (view.answered) this.input.print([""], this.stdout);
       this.refreshStatusLine();
     }
+    if (!this.exiting) void this.voice.answered(answer);
   }
 
   private onInterrupt(info: { hadText: boolean; question: boolean }): void {
+    if (!info.question && this.voice.interrupt()) return;
     const now = Date.now();
     const soon = now - this.lastInterruptAt <= DOUBLE_CTRL_C_MS;
     if (this.running) {
@@ -494,6 +532,7 @@ class Repl {
         return repl.session.toolsets ?? repl.options.toolsets;
       },
       attachments: this.composer,
+      voice: this.voice,
       ...(this.options.mcp ? { mcp: this.options.mcp } : {}),
       now: () => Date.now() / 1000,
     };

@@ -1,0 +1,319 @@
+/**
+ * The REPL's voice mode (`/voice`, `hermes --voice`): push-to-talk on `voice.record_key`
+ * (Ctrl+B), an utterance ended by silence, the record key again, or `max_recording_seconds`;
+ * the transcript shown and sent as the user's message; spoken answers under `/voice tts`
+ * (markdown and code stripped, long answers cut at a sentence); barge-in (the record key or any
+ * key stops playback). Its state (listening, transcribing, thinking, speaking) leads the status
+ * line. Nothing is recorded unless voice mode is on, and temp audio is removed whatever happens.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Paint, VoiceControl } from "../../commands/index.js";
+import { planStt, planTts, synthesize, transcribe } from "../../tools/media/speech/index.js";
+import {
+  type Playback,
+  playerArgv,
+  probeMicrophone,
+  type Recording,
+  recorderArgv,
+  startPlayback,
+  startRecording,
+} from "./audio-io.js";
+import { ctrlLetter, type VoiceSettings, voiceSettings } from "./settings.js";
+import { textForSpeech } from "./speech-text.js";
+import { beepWav } from "./wav.js";
+
+export type VoiceState = "idle" | "listening" | "transcribing" | "thinking" | "speaking";
+
+export interface VoiceHost {
+  /** Shows notices above the prompt. */
+  print(...lines: string[]): void;
+  /** Redraws the status line. */
+  refresh(): void;
+  /** Sends the transcript as the user's message. */
+  send(text: string): void;
+  /** A turn is running. */
+  busy(): boolean;
+  paint: Paint;
+}
+
+export interface VoiceModeOptions {
+  config: unknown;
+  env: Readonly<Record<string, string | undefined>>;
+  home: string;
+  host: VoiceHost;
+}
+
+/** A key as node:readline reports it. */
+export interface KeyInfo {
+  name?: string | undefined;
+  ctrl?: boolean | undefined;
+  meta?: boolean | undefined;
+}
+
+/** What a plan function says, or its error's message (what is missing). */
+function described(plan: () => string): string {
+  try {
+    return plan() || "none";
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+const isAbort = (e: unknown) => e instanceof Error && e.name === "AbortError";
+
+export class VoiceMode implements VoiceControl {
+  enabled = false;
+  tts = false;
+  state: VoiceState = "idle";
+  private readonly settings: VoiceSettings;
+  private readonly key: string;
+  private recording: Recording | null = null;
+  private playback: Playback | null = null;
+  private abort: AbortController | null = null;
+  /** The running turn came from speech (its end leaves "thinking"). */
+  private voiceTurn = false;
+  /** The record key interrupted speech: listen once playback has stopped. */
+  private listenAfterSpeech = false;
+
+  constructor(private readonly options: VoiceModeOptions) {
+    this.settings = voiceSettings(options.config, options.env);
+    this.key = ctrlLetter(this.settings.recordKey) ?? "b";
+  }
+
+  private get keyLabel(): string {
+    return `Ctrl+${this.key.toUpperCase()}`;
+  }
+
+  private setState(state: VoiceState): void {
+    this.state = state;
+    this.options.host.refresh();
+  }
+
+  async run(word: string): Promise<string[]> {
+    const p = this.options.host.paint;
+    if (word === "on") {
+      if (!this.settings.recordCommand) await probeMicrophone(this.options.env);
+      this.enabled = true;
+      if (this.settings.autoTts) this.tts = true;
+      this.options.host.refresh();
+      return [
+        `${p.green("🎙")} Voice mode on: press ${p.bold(this.keyLabel)} to talk; a pause of ${this.settings.silenceDuration}s, or ${this.keyLabel} again, sends it.${this.tts ? " Answers are spoken." : ""}`,
+      ];
+    }
+    if (word === "off") {
+      this.enabled = false;
+      this.tts = false;
+      this.interrupt();
+      this.options.host.refresh();
+      return [p.dim("Voice mode off: nothing is recorded and answers are not spoken.")];
+    }
+    if (word === "tts") {
+      this.tts = !this.tts;
+      if (!this.tts) this.stopSpeaking();
+      this.options.host.refresh();
+      return [p.dim(this.tts ? "Spoken answers on (any key stops one)." : "Spoken answers off.")];
+    }
+    return this.statusLines();
+  }
+
+  private statusLines(): string[] {
+    const { config, env } = this.options;
+    const p = this.options.host.paint;
+    let recorder: string;
+    try {
+      recorder = recorderArgv(this.settings, env, "{output}")[0] ?? "none";
+    } catch (error) {
+      recorder = (error as Error).message;
+    }
+    const player = playerArgv(this.settings, env, "x.wav")?.[0] ?? "none found (install sox or ffmpeg)";
+    const rows: Array<[string, string]> = [
+      ["Voice mode", this.enabled ? `on (${this.keyLabel} to talk)` : "off"],
+      ["Spoken answers", this.tts ? "on" : "off"],
+      ["State", this.state],
+      ["Recorder", recorder],
+      ["Player", player],
+      ["Speech to text", described(() => planStt(config, env).join(" → "))],
+      ["Text to speech", described(() => planTts(config, env).chain.join(" → "))],
+      [
+        "Silence",
+        `RMS < ${this.settings.silenceThreshold} for ${this.settings.silenceDuration}s; at most ${this.settings.maxRecordingSeconds}s`,
+      ],
+    ];
+    return p.table ? p.table(rows) : rows.map(([k, v]) => `${p.bold(`${k}:`)} ${v}`);
+  }
+
+  /** The voice part of the status line, or null when voice is idle and off. */
+  statusText(): string | null {
+    const p = this.options.host.paint;
+    switch (this.state) {
+      case "listening":
+        return p.red(`● listening… (${this.keyLabel} sends, Ctrl+C cancels)`);
+      case "transcribing":
+        return p.yellow("✎ transcribing…");
+      case "thinking":
+        return p.cyan("🎙 thinking…");
+      case "speaking":
+        return p.green("🔊 speaking… (any key stops)");
+      default:
+        if (!this.enabled && !this.tts) return null;
+        return p.cyan(
+          this.enabled ? `🎙 voice on · ${this.keyLabel} to talk${this.tts ? " · tts" : ""}` : "🔊 tts on",
+        );
+    }
+  }
+
+  /** A key was pressed; true when voice mode took it. */
+  onKey(key: KeyInfo | undefined): boolean {
+    const recordKey = key?.ctrl === true && !key.meta && key.name === this.key;
+    if (this.state === "speaking") {
+      this.stopSpeaking();
+      this.listenAfterSpeech = recordKey && this.enabled;
+      return true;
+    }
+    if (!recordKey || !this.enabled) return false;
+    if (this.state === "listening") {
+      this.recording?.stop();
+      return true;
+    }
+    if (this.state !== "idle") return true;
+    if (this.options.host.busy()) {
+      this.options.host.print(
+        this.options.host.paint.dim("A turn is running: talk once it ends (Ctrl+C stops it)."),
+      );
+      return true;
+    }
+    void this.listen();
+    return true;
+  }
+
+  /** Ctrl+C: stops recording, transcribing or speaking; true when it stopped something. */
+  interrupt(): boolean {
+    if (this.state === "listening" || this.state === "transcribing") {
+      this.abort?.abort();
+      return true;
+    }
+    if (this.state === "speaking") {
+      this.stopSpeaking();
+      return true;
+    }
+    return false;
+  }
+
+  private stopSpeaking(): void {
+    this.playback?.stop();
+    this.abort?.abort();
+  }
+
+  private async beep(frequency: number, dir: string): Promise<void> {
+    if (!this.settings.beepEnabled) return;
+    const file = join(dir, `beep-${frequency}.wav`);
+    await writeFile(file, beepWav(frequency));
+    const argv = playerArgv(this.settings, this.options.env, file);
+    if (argv) await startPlayback(argv, this.options.env).done;
+  }
+
+  /** One push-to-talk utterance: record, transcribe, send. */
+  async listen(): Promise<void> {
+    const { host, env, config, home } = this.options;
+    const p = host.paint;
+    const abort = new AbortController();
+    this.abort = abort;
+    const dir = await mkdtemp(join(tmpdir(), "hermes-voice-"));
+    this.setState("listening");
+    try {
+      await this.beep(880, dir);
+      if (abort.signal.aborted) throw Object.assign(new Error("cancelled"), { name: "AbortError" });
+      this.recording = startRecording({ settings: this.settings, env, dir, signal: abort.signal });
+      const utterance = await this.recording.done;
+      this.recording = null;
+      await this.beep(660, dir);
+      if (!utterance.heard) {
+        this.setState("idle");
+        host.print(
+          p.dim(`Nothing heard (no sound over voice.silence_threshold ${this.settings.silenceThreshold}).`),
+        );
+        return;
+      }
+      this.setState("transcribing");
+      const result = await transcribe(utterance.path, { config, env, home, signal: abort.signal });
+      const text = result.text.trim();
+      if (!text) {
+        this.setState("idle");
+        host.print(p.dim("Nothing recognised in what was recorded."));
+        return;
+      }
+      host.print(`${p.cyan("🎙")} ${text}`);
+      this.voiceTurn = true;
+      this.setState("thinking");
+      host.send(text);
+    } catch (error) {
+      this.setState("idle");
+      if (isAbort(error) || abort.signal.aborted) host.print(p.dim("⏹ Voice input cancelled."));
+      else host.print(`${p.red("error:")} ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      this.recording = null;
+      if (this.abort === abort) this.abort = null;
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The turn ended with `answer` (null: interrupted or failed): speak it under /voice tts. */
+  async answered(answer: string | null): Promise<void> {
+    const fromVoice = this.voiceTurn;
+    this.voiceTurn = false;
+    if (fromVoice && this.state === "thinking") this.setState("idle");
+    if (!this.tts || !answer) return;
+    const spoken = textForSpeech(answer);
+    if (!spoken) return;
+    await this.speak(spoken);
+  }
+
+  private async speak(text: string): Promise<void> {
+    const { host, env, config, home } = this.options;
+    const abort = new AbortController();
+    this.abort = abort;
+    const dir = await mkdtemp(join(tmpdir(), "hermes-speak-"));
+    this.setState("speaking");
+    try {
+      const audio = await synthesize(text, {
+        config,
+        env,
+        home,
+        outputPath: join(dir, "answer.wav"),
+        allowOtherFormat: true,
+        signal: abort.signal,
+      });
+      if (abort.signal.aborted) return;
+      const argv = playerArgv(this.settings, env, audio.path);
+      if (!argv) {
+        host.print(
+          host.paint.yellow("warning: no audio player found: install sox (play) or ffmpeg (ffplay)."),
+        );
+        return;
+      }
+      this.playback = startPlayback(argv, env);
+      await this.playback.done;
+    } catch (error) {
+      if (!isAbort(error) && !abort.signal.aborted)
+        host.print(
+          `${host.paint.red("error:")} speaking failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+    } finally {
+      this.playback = null;
+      if (this.abort === abort) this.abort = null;
+      if (this.state === "speaking") this.setState("idle");
+      await rm(dir, { recursive: true, force: true });
+      if (this.listenAfterSpeech && this.enabled) {
+        this.listenAfterSpeech = false;
+        void this.listen();
+      }
+    }
+  }
+
+  /** Stops whatever runs (the REPL is closing). */
+  close(): void {
+    this.interrupt();
+  }
+}

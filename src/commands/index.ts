@@ -17,6 +17,7 @@ import { PLUGIN_COMMANDS, pluginCommands } from "./plugin-commands.js";
 import { PROFILE_COMMANDS } from "./profile-commands.js";
 import { CommandRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
+import { VOICE_CHAT_COMMAND } from "./voice-chat.js";
 import { WRITE_APPROVAL_COMMANDS } from "./write-approval-commands.js";
 
 export { type DispatchOptions, type DispatchOutcome, dispatchInput, permitted } from "./dispatch.js";
@@ -45,6 +46,7 @@ export function createCommandRegistry(): CommandRegistry {
     ...INPUT_COMMANDS,
     ...PROFILE_COMMANDS,
     ...PLUGIN_COMMANDS,
+    VOICE_CHAT_COMMAND,
   ]);
   // Commands plugins added (loaded before this registry): a name already taken stays built-in.
   for (const command of pluginCommands()) registry.addIfFree(command);

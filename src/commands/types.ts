@@ -177,6 +177,19 @@ export interface ChatActions {
    * Returns the seconds it waits for them, or null when this gateway cannot restart itself.
    */
   restartGateway?(): number | null;
+  /** This chat's spoken replies (`/voice`): the mode now, or after setting it. Absent: none here. */
+  voice?: ChatVoice;
+}
+
+/** Spoken replies in a chat: `off`, `voice_only` (answers to voice notes), `all` (every answer). */
+export type ChatVoiceMode = "off" | "voice_only" | "all";
+
+export interface ChatVoice {
+  mode(): ChatVoiceMode;
+  /** Stores the chat's mode (kept across restarts). */
+  setMode(mode: ChatVoiceMode): void;
+  /** Why this platform cannot carry voice notes, or null when it can. */
+  unsupported(): string | null;
 }
 
 export interface CommandContext {

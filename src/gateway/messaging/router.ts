@@ -55,9 +55,9 @@ import {
   SessionIndex,
 } from "./session-index.js";
 import { TurnWatch, turnWatchSettings } from "./turn-watch.js";
+import { voiceReplies } from "./voice-reply.js";
 
 export type { BusyMode } from "./commands.js";
-
 export type { OpenConversation, RouterOptions } from "./router-types.js";
 
 const section = (value: unknown): Record<string, unknown> =>
@@ -435,6 +435,7 @@ export class MessageRouter {
       onError: (m) => this.log(`${conv.platform}: ${m}`, conv.platform, chat.id),
       // In groups the answer replies to the message it answers, so it is clear whom it is for.
       ...(source.chatType !== "dm" && last?.messageId ? { replyTo: last.messageId } : {}),
+      voice: voiceReplies(this.options).speaker(adapter, source, batch, this.targetOf(source)),
     });
     const run = input === null ? chat.wake() : chat.run(input);
     if (!run) return; // the notices were withdrawn meanwhile
@@ -560,6 +561,7 @@ export class MessageRouter {
       actions: {
         answerApproval: (decision) => this.approvals.answer(conv.key, decision),
         setHome: () => setHomeChannel(this.options.home, this.options.env, source),
+        voice: voiceReplies(this.options).forChat(adapter, source),
         restartGateway: () => {
           if (!this.options.restart) return null;
           // After this command's reply is out: the restart turns new requests away at once.

@@ -1,0 +1,259 @@
+/**
+ * Spoken replies in chats: the per-chat mode store (upstream's file), when a voice note is due,
+ * what text is spoken, and the voice note itself made by the real speech engine (espeak-ng, then
+ * ffmpeg to Ogg/Opus) and handed to the adapter; a failing engine leaves a short note, no temp audio.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ChatVoiceMode, CommandContext } from "../../../src/commands/types.js";
+import { runChatVoice } from "../../../src/commands/voice-chat.js";
+import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
+import {
+  speechText,
+  VOICE_MODE_FILE,
+  VoiceReplies,
+  voiceReplies,
+} from "../../../src/gateway/messaging/voice-reply.js";
+import type {
+  InboundMessage,
+  MessageSource,
+  OutboundMedia,
+  PlatformAdapter,
+} from "../../../src/gateway/platforms/types.js";
+import { findBinary } from "../../../src/tools/media/shared.js";
+import { probeAudio } from "../../support/ogg-opus.js";
+
+const ready = ["espeak-ng", "ffmpeg", "ffprobe"].every((b) => findBinary(b, process.env) !== undefined);
+const dm: MessageSource = { platform: "telegram", chatType: "dm", chatId: "42", userId: "42" };
+const text = (t: string): InboundMessage => ({ source: dm, text: t });
+const voiceNote: InboundMessage = { source: dm, text: "", media: [{ kind: "voice", path: "/tmp/v.ogg" }] };
+
+let home: string;
+let tmp: string;
+let savedTmp: string | undefined;
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), "voice-reply-"));
+  // The engine and the voice reply make their temp folders here: the tests check they are gone.
+  tmp = mkdtempSync(join(tmpdir(), "voice-reply-tmp-"));
+  savedTmp = process.env["TMPDIR"];
+  process.env["TMPDIR"] = tmp;
+});
+afterEach(() => {
+  if (savedTmp === undefined) delete process.env["TMPDIR"];
+  else process.env["TMPDIR"] = savedTmp;
+});
+
+function config(extra: Record<string, unknown> = {}): HermesConfig {
+  return { ...defaultConfig(), tts: { provider: "espeak-ng", fallback: false }, ...extra } as HermesConfig;
+}
+
+/** An adapter that records texts and keeps each uploaded file's bytes (the file is removed after). */
+function recordingAdapter(platform = "telegram", media = true) {
+  const texts: string[] = [];
+  const files: Array<{ media: OutboundMedia; bytes: Buffer }> = [];
+  const adapter: PlatformAdapter = {
+    platform,
+    capabilities: {
+      maxMessageLength: 4096,
+      edit: true,
+      buttons: true,
+      typing: true,
+      media,
+      maxMediaBytes: 1e8,
+    },
+    connect: async () => undefined,
+    disconnect: async () => undefined,
+    send: async (_t, body) => {
+      texts.push(body);
+      return { messageId: String(texts.length) };
+    },
+    edit: async () => undefined,
+    typing: async () => undefined,
+    sendMedia: async (_t, m) => {
+      files.push({ media: m, bytes: readFileSync(m.path) });
+      return { messageId: "f" };
+    },
+  };
+  return { adapter, texts, files };
+}
+
+describe("speechText", () => {
+  it("drops code, attachments and markdown marks, keeping the words a person would say", () => {
+    const answer = [
+      "## Result",
+      "The **build** passed, see [the log](https://ci.example/run/7) and `npm test`.",
+      "```ts",
+      "const secretPlan = 1;",
+      "```",
+      "- first point",
+      "> a quote",
+      "MEDIA:/tmp/chart.png",
+      "snake_case_name stays _whole_.",
+    ].join("\n");
+    const spoken = speechText(answer);
+    expect(spoken).toBe(
+      "Result The build passed, see the log and . first point a quote snake_case_name stays whole.",
+    );
+    expect(spoken).not.toMatch(/secretPlan|https|MEDIA|```|\*\*/);
+  });
+
+  it("cuts a long answer at the last sentence that fits", () => {
+    const long = `${"This sentence is here. ".repeat(30)}And a very long tail without any end`;
+    const spoken = speechText(long, 200);
+    expect(spoken.length).toBeLessThanOrEqual(200);
+    expect(spoken.endsWith("here.")).toBe(true);
+    expect(speechText("word ".repeat(100), 50)).toMatch(/word…$/);
+  });
+});
+
+describe("the per-chat voice mode", () => {
+  it("is kept in upstream's file, keyed platform:chat, and read again after a restart", () => {
+    const first = new VoiceReplies({ home, config: config(), env: {} });
+    expect(first.mode(dm)).toBe("off");
+    first.setMode(dm, "all");
+    first.setMode({ ...dm, platform: "slack", chatId: "C1" }, "voice_only");
+    const stored = JSON.parse(readFileSync(join(home, VOICE_MODE_FILE), "utf8"));
+    expect(stored).toEqual({ "slack:C1": "voice_only", "telegram:42": "all" });
+    const again = new VoiceReplies({ home, config: config(), env: {} });
+    expect(again.mode(dm)).toBe("all");
+    expect(again.mode({ ...dm, chatId: "43" })).toBe("off");
+  });
+
+  it("follows voice.auto_tts for chats that never chose, and ignores junk in the file", () => {
+    writeFileSync(
+      join(home, VOICE_MODE_FILE),
+      JSON.stringify({ "42": "all", "telegram:7": "loud", "telegram:8": "off" }),
+    );
+    const lines: string[] = [];
+    const voice = new VoiceReplies({
+      home,
+      config: config({ voice: { auto_tts: true } }),
+      env: {},
+      log: (l) => lines.push(l),
+    });
+    expect(voice.mode(dm)).toBe("voice_only"); // the unprefixed "42" is not this chat's choice
+    expect(voice.mode({ ...dm, chatId: "7" })).toBe("voice_only");
+    expect(voice.mode({ ...dm, chatId: "8" })).toBe("off");
+    writeFileSync(join(home, VOICE_MODE_FILE), "{broken");
+    expect(new VoiceReplies({ home, config: config(), env: {}, log: (l) => lines.push(l) }).mode(dm)).toBe(
+      "off",
+    );
+    expect(lines.join("\n")).toMatch(/ignoring .*gateway_voice_mode\.json/);
+  });
+
+  it("speaks after every answer with tts, after voice notes only with on, never with off", () => {
+    const voice = new VoiceReplies({ home, config: config(), env: {} });
+    const { adapter } = recordingAdapter();
+    const target = { chatId: "42" };
+    const due = (mode: ChatVoiceMode, batch: InboundMessage[]) => {
+      voice.setMode(dm, mode);
+      return voice.speaker(adapter, dm, batch, target) !== undefined;
+    };
+    expect([due("all", [text("hi")]), due("all", [voiceNote])]).toEqual([true, true]);
+    expect([due("voice_only", [text("hi")]), due("voice_only", [text("a"), voiceNote])]).toEqual([
+      false,
+      true,
+    ]);
+    expect([due("off", [text("hi")]), due("off", [voiceNote])]).toEqual([false, false]);
+    voice.setMode(dm, "all");
+    const ha = recordingAdapter("homeassistant", false).adapter;
+    expect(voice.speaker(ha, { ...dm, platform: "homeassistant" }, [text("x")], target)).toBeUndefined();
+    expect(voice.unsupported(ha)).toMatch(/cannot carry audio/);
+  });
+
+  it("is one store per gateway", () => {
+    const options = { home, config: config(), env: {} };
+    expect(voiceReplies(options)).toBe(voiceReplies(options));
+    expect(voiceReplies({ ...options })).not.toBe(voiceReplies(options));
+  });
+});
+
+describe.skipIf(!ready)("a voice reply", () => {
+  it("is an Ogg/Opus voice note of the spoken text, and its temp audio is gone after", async () => {
+    const voice = new VoiceReplies({ home, config: config(), env: process.env });
+    const { adapter, texts, files } = recordingAdapter();
+    await voice.speak(adapter, { chatId: "42" }, "The **kitchen** lights are on now.\n```sh\nls\n```");
+    expect(texts).toEqual([]);
+    expect(files).toHaveLength(1);
+    expect(files[0]?.media.kind).toBe("voice");
+    expect(files[0]?.media.path).toMatch(/\.ogg$/);
+    const probe = probeAudio(files[0]?.bytes ?? Buffer.alloc(0));
+    expect(probe).toMatchObject({ container: "ogg", codec: "opus" });
+    expect(probe.seconds).toBeGreaterThan(0.5);
+    expect(existsSync(files[0]?.media.path ?? "")).toBe(false);
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 30_000);
+
+  it("that fails leaves a short note and no temp audio, and never throws", async () => {
+    const lines: string[] = [];
+    const broken = config({ tts: { provider: "espeak-ng", fallback: false } });
+    const voice = new VoiceReplies({
+      home,
+      config: broken,
+      env: { PATH: "/nonexistent" },
+      log: (l) => lines.push(l),
+    });
+    const { adapter, texts, files } = recordingAdapter();
+    await expect(voice.speak(adapter, { chatId: "42" }, "Hello there.")).resolves.toBeUndefined();
+    expect(files).toEqual([]);
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toMatch(/^🔇 No voice note this time \(.+\); the text above is the answer\.$/);
+    expect(lines.join("\n")).toMatch(/voice reply failed/);
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 30_000);
+});
+
+describe("/voice in a chat", () => {
+  function chatContext(mode: ChatVoiceMode, unsupported: string | null = null) {
+    const replies: string[] = [];
+    const state = { mode };
+    const ctx = {
+      surface: { kind: "chat", platform: "telegram", isAdmin: false },
+      reply: (...lines: string[]) => replies.push(lines.join("\n")),
+      chat: {
+        answerApproval: () => false,
+        setHome: () => ({ variable: "", value: "" }),
+        voice: {
+          mode: () => state.mode,
+          setMode: (m: ChatVoiceMode) => {
+            state.mode = m;
+          },
+          unsupported: () => unsupported,
+        },
+      },
+    } as unknown as CommandContext;
+    return { ctx, replies, state };
+  }
+
+  it("sets upstream's modes by upstream's words and reports them", () => {
+    const { ctx, replies, state } = chatContext("off");
+    runChatVoice("tts", ctx);
+    expect(state.mode).toBe("all");
+    runChatVoice("status", ctx);
+    runChatVoice("ON", ctx);
+    expect(state.mode).toBe("voice_only");
+    runChatVoice("disable", ctx);
+    expect(state.mode).toBe("off");
+    runChatVoice("", ctx);
+    expect(state.mode).toBe("voice_only");
+    runChatVoice("", ctx);
+    expect(state.mode).toBe("off");
+    expect(replies[0]).toMatch(/every answer also comes as a voice note/);
+    expect(replies[1]).toMatch(/^Voice mode: tts/);
+    expect(replies.at(-1)).toMatch(/Voice replies are off[\s\S]*\/voice status/);
+  });
+
+  it("refuses unknown words without changing anything, and warns where voice notes cannot go", () => {
+    const { ctx, replies, state } = chatContext("all", "Home Assistant notifications cannot carry audio.");
+    runChatVoice("loud; rm -rf /", ctx);
+    expect(state.mode).toBe("all");
+    expect(replies[0]).toMatch(/Unknown \/voice option/);
+    runChatVoice("join", ctx);
+    expect(replies[1]).toMatch(/voice channels are not available/);
+    runChatVoice("status", ctx);
+    expect(replies[2]).toMatch(/⚠️ Home Assistant/);
+    expect(() => runChatVoice("on", { ...ctx, chat: undefined } as CommandContext)).toThrow(/not available/);
+  });
+});

@@ -182,6 +182,8 @@ describe.skipIf(!ready)("a voice reply", () => {
     const probe = probeAudio(files[0]?.bytes ?? Buffer.alloc(0));
     expect(probe).toMatchObject({ container: "ogg", codec: "opus" });
     expect(probe.seconds).toBeGreaterThan(0.5);
+    // Made in a private folder under the temp dir, and removed once sent.
+    expect(files[0]?.media.path.startsWith(join(tmp, "hermes-voice-reply-"))).toBe(true);
     expect(existsSync(files[0]?.media.path ?? "")).toBe(false);
     expect(readdirSync(tmp)).toEqual([]);
   }, 30_000);

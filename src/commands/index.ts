@@ -17,7 +17,7 @@ import { PLUGIN_COMMANDS, pluginCommands } from "./plugin-commands.js";
 import { PROFILE_COMMANDS } from "./profile-commands.js";
 import { CommandRegistry } from "./registry.js";
 import { SESSION_COMMANDS } from "./session-commands.js";
-import { VOICE_CHAT_COMMAND } from "./voice-chat.js";
+import { VOICE_COMMANDS } from "./voice-commands.js";
 import { WRITE_APPROVAL_COMMANDS } from "./write-approval-commands.js";
 
 export { type DispatchOptions, type DispatchOutcome, dispatchInput, permitted } from "./dispatch.js";
@@ -28,6 +28,7 @@ export {
 } from "./plugin-commands.js";
 export { CommandRegistry, looksLikeCommand, offeredOn, runsWhileBusy } from "./registry.js";
 export type * from "./types.js";
+export { VOICE_WORDS } from "./voice-commands.js";
 
 export function createCommandRegistry(): CommandRegistry {
   const registry = new CommandRegistry([
@@ -40,13 +41,13 @@ export function createCommandRegistry(): CommandRegistry {
     ...BROWSER_COMMANDS,
     ...CONTROL_COMMANDS,
     ...DISPLAY_COMMANDS,
+    ...VOICE_COMMANDS,
     ...CHECKPOINT_COMMANDS,
     ...AGENTS_COMMANDS,
     ...CHAT_COMMANDS,
     ...INPUT_COMMANDS,
     ...PROFILE_COMMANDS,
     ...PLUGIN_COMMANDS,
-    VOICE_CHAT_COMMAND,
   ]);
   // Commands plugins added (loaded before this registry): a name already taken stays built-in.
   for (const command of pluginCommands()) registry.addIfFree(command);

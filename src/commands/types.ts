@@ -177,19 +177,6 @@ export interface ChatActions {
    * Returns the seconds it waits for them, or null when this gateway cannot restart itself.
    */
   restartGateway?(): number | null;
-  /** This chat's spoken replies (`/voice`): the mode now, or after setting it. Absent: none here. */
-  voice?: ChatVoice;
-}
-
-/** Spoken replies in a chat: `off`, `voice_only` (answers to voice notes), `all` (every answer). */
-export type ChatVoiceMode = "off" | "voice_only" | "all";
-
-export interface ChatVoice {
-  mode(): ChatVoiceMode;
-  /** Stores the chat's mode (kept across restarts). */
-  setMode(mode: ChatVoiceMode): void;
-  /** Why this platform cannot carry voice notes, or null when it can. */
-  unsupported(): string | null;
 }
 
 export interface CommandContext {
@@ -235,8 +222,26 @@ export interface CommandContext {
   readonly attachments?: ImageAttachments;
   /** Chat-only actions; absent in the REPL. */
   readonly chat?: ChatActions;
+  /** This surface's voice mode (`/voice`); absent where there is none. See voice-commands.ts. */
+  readonly voice?: VoiceControl;
   /** Clock in seconds (injectable for tests). */
   now(): number;
+}
+
+/** `/voice` words every surface understands. */
+export type VoiceWord = "on" | "off" | "tts" | "status";
+
+/**
+ * A surface's voice mode, which `/voice` drives (the REPL's push-to-talk in cli/voice/, spoken
+ * replies in a chat in gateway/). `/voice` parses the word and hands it over; the surface acts
+ * and answers with the lines to show. It throws an Error the user can act on (no recorder, no
+ * speech engine) and the command shows its message.
+ */
+export interface VoiceControl {
+  /** Extra words this surface accepts after `/voice` (offered in completion and usage). */
+  readonly extraWords?: readonly string[];
+  /** `/voice WORD [rest]`: `word` is lower case, one of `VoiceWord` or `extraWords`. */
+  run(word: string, rest: string): string[] | Promise<string[]>;
 }
 
 /** What a handler may ask of the registry (kept apart so the registry can import these types). */

@@ -561,7 +561,6 @@ export class MessageRouter {
       actions: {
         answerApproval: (decision) => this.approvals.answer(conv.key, decision),
         setHome: () => setHomeChannel(this.options.home, this.options.env, source),
-        voice: voiceReplies(this.options).forChat(adapter, source),
         restartGateway: () => {
           if (!this.options.restart) return null;
           // After this command's reply is out: the restart turns new requests away at once.
@@ -571,6 +570,7 @@ export class MessageRouter {
       },
       toolsets: this.options.toolsets?.(conv.platform) ?? [],
       mcp: this.options.mcp,
+      voice: voiceReplies(this.options).control(adapter, source),
       now: this.now,
     });
     // In a group, an unknown /word nobody addressed to this bot may be another bot's command.

@@ -11,14 +11,38 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ChatVoice, ChatVoiceMode } from "../../commands/types.js";
+import type { VoiceControl } from "../../commands/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
 import type { Logger } from "../../util/log.js";
 import type { InboundMessage, MessageSource, OutboundTarget, PlatformAdapter } from "../platforms/types.js";
 
 export const VOICE_MODE_FILE = "gateway_voice_mode.json";
+
+/** Upstream's modes: text only, a voice note answering a voice note, every answer spoken. */
+export type ChatVoiceMode = "off" | "voice_only" | "all";
 const MODES: readonly ChatVoiceMode[] = ["off", "voice_only", "all"];
+
+/** `/voice` words in a chat and the mode each sets (`enable`/`disable`: upstream's aliases). */
+const WORD_MODE: Readonly<Record<string, ChatVoiceMode>> = {
+  on: "voice_only",
+  enable: "voice_only",
+  off: "off",
+  disable: "off",
+  tts: "all",
+};
+
+const MODE_LABEL: Record<ChatVoiceMode, string> = {
+  off: "off: text replies only",
+  voice_only: "on: a voice note you send is answered with a voice note as well as text",
+  all: "tts: every answer also comes as a voice note",
+};
+
+const SET_REPLY: Record<ChatVoiceMode, string> = {
+  off: "🔇 Voice replies are off: answers come as text only.",
+  voice_only: "🎙️ Voice replies are on: when you send a voice note, the answer also comes as a voice note.",
+  all: "🔊 Spoken replies are on: every answer also comes as a voice note.",
+};
 /** The longest text spoken; the engine's providers take at least this much per call. */
 const MAX_SPOKEN_CHARS = 4000;
 
@@ -135,12 +159,25 @@ export class VoiceReplies {
       : `${adapter.platform} takes no attachments, so answers stay text.`;
   }
 
-  /** The `/voice` actions for one chat. */
-  forChat(adapter: PlatformAdapter, source: MessageSource): ChatVoice {
+  /** `/voice on|off|tts|status` (and `enable`/`disable`) in one chat: the lines to answer with. */
+  control(adapter: PlatformAdapter, source: MessageSource): VoiceControl {
     return {
-      mode: () => this.mode(source),
-      setMode: (mode) => this.setMode(source, mode),
-      unsupported: () => this.unsupported(adapter),
+      extraWords: ["enable", "disable"],
+      run: (word) => {
+        const mode = WORD_MODE[word];
+        if (mode) {
+          this.setMode(source, mode);
+          const problem = mode === "off" ? null : this.unsupported(adapter);
+          return [SET_REPLY[mode], ...(problem ? [`⚠️ ${problem}`] : [])];
+        }
+        const now = this.mode(source);
+        const problem = this.unsupported(adapter);
+        return [
+          `Voice mode: ${MODE_LABEL[now]}.`,
+          ...(problem ? [`⚠️ ${problem}`] : []),
+          ...(now === "off" ? ["Use /voice on, /voice tts or /voice off."] : []),
+        ];
+      },
     };
   }
 
@@ -164,8 +201,10 @@ export class VoiceReplies {
   async speak(adapter: PlatformAdapter, target: OutboundTarget, text: string): Promise<void> {
     const words = speechText(text);
     if (!words) return;
-    const dir = await mkdtemp(join(tmpdir(), "hermes-voice-reply-"));
+    let dir: string | undefined;
+    let failure: unknown;
     try {
+      dir = await mkdtemp(join(tmpdir(), "hermes-voice-reply-"));
       const { synthesize } = await import("../../tools/media/speech/index.js");
       const { config, env, home } = this.options;
       const result = await synthesize(words, {
@@ -178,15 +217,18 @@ export class VoiceReplies {
       if ((await readFile(result.path)).length === 0) throw new Error("the speech engine wrote no audio");
       await adapter.sendMedia(target, { kind: "voice", path: result.path });
     } catch (error) {
-      this.log(`${adapter.platform}: voice reply failed: ${describe(error)}`, adapter.platform);
-      await adapter
-        .send(target, `🔇 No voice note this time (${shortReason(error)}); the text above is the answer.`, {
-          plain: true,
-        })
-        .catch(() => undefined);
+      failure = error;
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      // Removed before the chat hears of a failure: nothing of the audio outlives this call.
+      if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }
+    if (failure === undefined) return;
+    this.log(`${adapter.platform}: voice reply failed: ${describe(failure)}`, adapter.platform);
+    await adapter
+      .send(target, `🔇 No voice note this time (${shortReason(failure)}); the text above is the answer.`, {
+        plain: true,
+      })
+      .catch(() => undefined);
   }
 }
 

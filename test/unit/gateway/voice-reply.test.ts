@@ -7,10 +7,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ChatVoiceMode, CommandContext } from "../../../src/commands/types.js";
-import { runChatVoice } from "../../../src/commands/voice-chat.js";
+import { dispatchInput } from "../../../src/commands/index.js";
 import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
 import {
+  type ChatVoiceMode,
   speechText,
   VOICE_MODE_FILE,
   VoiceReplies,
@@ -23,6 +23,7 @@ import type {
   PlatformAdapter,
 } from "../../../src/gateway/platforms/types.js";
 import { findBinary } from "../../../src/tools/media/shared.js";
+import { fakeContext, registry } from "../../support/command-context.js";
 import { probeAudio } from "../../support/ogg-opus.js";
 
 const ready = ["espeak-ng", "ffmpeg", "ffprobe"].every((b) => findBinary(b, process.env) !== undefined);
@@ -208,54 +209,43 @@ describe.skipIf(!ready)("a voice reply", () => {
 });
 
 describe("/voice in a chat", () => {
-  function chatContext(mode: ChatVoiceMode, unsupported: string | null = null) {
-    const replies: string[] = [];
-    const state = { mode };
-    const ctx = {
-      surface: { kind: "chat", platform: "telegram", isAdmin: false },
-      reply: (...lines: string[]) => replies.push(lines.join("\n")),
-      chat: {
-        answerApproval: () => false,
-        setHome: () => ({ variable: "", value: "" }),
-        voice: {
-          mode: () => state.mode,
-          setMode: (m: ChatVoiceMode) => {
-            state.mode = m;
-          },
-          unsupported: () => unsupported,
-        },
-      },
-    } as unknown as CommandContext;
-    return { ctx, replies, state };
+  /** `/voice ...` through the shared registry, as a chat on `platform` runs it. */
+  function chat(platform = "telegram", media = true) {
+    const voice = new VoiceReplies({ home, config: config(), env: {} });
+    const source = { ...dm, platform };
+    const { ctx, printed } = fakeContext({ surface: { kind: "chat", platform, isAdmin: false } });
+    const withVoice = { ...ctx, voice: voice.control(recordingAdapter(platform, media).adapter, source) };
+    const run = async (text: string) => {
+      printed.length = 0;
+      await dispatchInput(registry, text, withVoice);
+      return printed.join("\n");
+    };
+    return { run, mode: () => voice.mode(source) };
   }
 
-  it("sets upstream's modes by upstream's words and reports them", () => {
-    const { ctx, replies, state } = chatContext("off");
-    runChatVoice("tts", ctx);
-    expect(state.mode).toBe("all");
-    runChatVoice("status", ctx);
-    runChatVoice("ON", ctx);
-    expect(state.mode).toBe("voice_only");
-    runChatVoice("disable", ctx);
-    expect(state.mode).toBe("off");
-    runChatVoice("", ctx);
-    expect(state.mode).toBe("voice_only");
-    runChatVoice("", ctx);
-    expect(state.mode).toBe("off");
-    expect(replies[0]).toMatch(/every answer also comes as a voice note/);
-    expect(replies[1]).toMatch(/^Voice mode: tts/);
-    expect(replies.at(-1)).toMatch(/Voice replies are off[\s\S]*\/voice status/);
+  it("sets upstream's modes by upstream's words and reports them", async () => {
+    const c = chat();
+    expect(await c.run("/voice")).toMatch(/^Voice mode: off: text replies only\.\nUse \/voice on/);
+    expect(await c.run("/voice tts")).toMatch(/every answer also comes as a voice note/);
+    expect(c.mode()).toBe("all");
+    expect(await c.run("/voice status")).toMatch(/^Voice mode: tts/);
+    await c.run("/voice ON");
+    expect(c.mode()).toBe("voice_only");
+    await c.run("/voice disable");
+    expect(c.mode()).toBe("off");
+    await c.run("/voice enable");
+    expect(c.mode()).toBe("voice_only");
+    expect(await c.run("/voice off")).toMatch(/Voice replies are off/);
+    expect(JSON.parse(readFileSync(join(home, VOICE_MODE_FILE), "utf8"))).toEqual({ "telegram:42": "off" });
   });
 
-  it("refuses unknown words without changing anything, and warns where voice notes cannot go", () => {
-    const { ctx, replies, state } = chatContext("all", "Home Assistant notifications cannot carry audio.");
-    runChatVoice("loud; rm -rf /", ctx);
-    expect(state.mode).toBe("all");
-    expect(replies[0]).toMatch(/Unknown \/voice option/);
-    runChatVoice("join", ctx);
-    expect(replies[1]).toMatch(/voice channels are not available/);
-    runChatVoice("status", ctx);
-    expect(replies[2]).toMatch(/⚠️ Home Assistant/);
-    expect(() => runChatVoice("on", { ...ctx, chat: undefined } as CommandContext)).toThrow(/not available/);
+  it("refuses unknown words without changing anything, and warns where voice notes cannot go", async () => {
+    const c = chat();
+    await c.run("/voice tts");
+    expect(await c.run("/voice loud; rm -rf /")).toMatch(/Unknown \/voice argument/);
+    expect(c.mode()).toBe("all");
+    const ha = chat("homeassistant", false);
+    expect(await ha.run("/voice tts")).toMatch(/⚠️ Home Assistant notifications cannot carry audio/);
+    expect(await ha.run("/voice status")).toMatch(/⚠️ Home Assistant/);
   });
 });

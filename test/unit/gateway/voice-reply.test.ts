@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { dispatchInput } from "../../../src/commands/index.js";
 import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
+import { ReplyView } from "../../../src/gateway/messaging/reply.js";
 import {
   type ChatVoiceMode,
   speechText,
@@ -247,5 +248,50 @@ describe("/voice in a chat", () => {
     const ha = chat("homeassistant", false);
     expect(await ha.run("/voice tts")).toMatch(/⚠️ Home Assistant notifications cannot carry audio/);
     expect(await ha.run("/voice status")).toMatch(/⚠️ Home Assistant/);
+  });
+});
+
+describe("ReplyView with a speaker", () => {
+  const view = (adapter: PlatformAdapter, voice: (t: string) => Promise<void>) =>
+    new ReplyView(
+      adapter,
+      { chatId: "42" },
+      {
+        stream: { enabled: false, editInterval: 1, bufferThreshold: 1, cursor: "" },
+        progress: "off",
+        onError: () => undefined,
+        voice,
+      },
+    );
+
+  it("speaks the redacted text after it was sent, without attachments or footer", async () => {
+    const { adapter, texts, files } = recordingAdapter();
+    const order: string[] = [];
+    const spoken: string[] = [];
+    const secret = `ghp_${"Zq8Lm3Xv7Rt2".repeat(3)}`;
+    const chart = join(home, "chart.png");
+    writeFileSync(chart, "png");
+    await view(adapter, async (t) => {
+      order.push(`voice after ${texts.length} text(s) and ${files.length} file(s)`);
+      spoken.push(t);
+    }).finish(`Token ${secret} rotated.\nMEDIA:${chart}`, "model · 3% context");
+    expect(order).toEqual(["voice after 1 text(s) and 1 file(s)"]);
+    expect(texts[0]).toContain("model · 3% context");
+    expect(spoken).toHaveLength(1);
+    expect(spoken[0]).toMatch(/^Token .+ rotated\.$/);
+    expect(spoken[0]).not.toContain(secret);
+    expect(spoken[0]).not.toMatch(/MEDIA|chart|context/);
+  });
+
+  it("does not speak an answer that already carries audio, nor a silent one", async () => {
+    const { adapter } = recordingAdapter();
+    const clip = join(home, "tts.ogg");
+    writeFileSync(clip, "OggS");
+    const spoken: string[] = [];
+    await view(adapter, async (t) => void spoken.push(t)).finish(
+      `Here it is.\n[[audio_as_voice]]\nMEDIA:${clip}`,
+    );
+    await view(adapter, async (t) => void spoken.push(t)).finish("[SILENT]");
+    expect(spoken).toEqual([]);
   });
 });

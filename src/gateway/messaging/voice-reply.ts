@@ -62,18 +62,20 @@ const section = (value: unknown): Record<string, unknown> =>
  * `limit`: cut at the last sentence end before it (else the last word), with an ellipsis.
  */
 export function speechText(markdown: string, limit = MAX_SPOKEN_CHARS): string {
+  // Only the start can be spoken: a huge answer is not scanned whole, and no pattern looks far.
   const text = markdown
+    .slice(0, limit * 20)
     .replace(/```[\s\S]*?(```|$)/g, " ")
     .replace(/`[^`\n]*`/g, " ")
-    .replace(/^\s*MEDIA:\S.*$/gm, " ")
+    .replace(/^[ \t]*MEDIA:\S.*$/gm, " ")
     .replace(/\[\[[a-z_]+\]\]/g, " ")
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/<(https?:\/\/[^>\s]+)>/g, "$1")
+    .replace(/!\[([^\]\n]{0,300})\]\([^)\s]{0,2000}\)/g, "$1")
+    .replace(/\[([^\]\n]{0,300})\]\([^)\s]{0,2000}\)/g, "$1")
+    .replace(/<(https?:\/\/[^>\s]{1,2000})>/g, "$1")
     .replace(/^\s{0,3}#{1,6}\s+/gm, "")
     .replace(/^\s{0,3}>\s?/gm, "")
-    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/gm, "")
-    .replace(/^\s*(?:[-*_]\s*){3,}$/gm, " ")
+    .replace(/^[ \t]*(?:[-*+]|\d+[.)])[ \t]+/gm, "")
+    .replace(/^[ \t]*(?:[-*_][ \t]*){3,}$/gm, " ")
     .replace(/\|/g, " ")
     .replace(/(?<![\w])_([^_\n]+)_(?![\w])/g, "$1")
     .replace(/(\*\*|__|~~|\*)/g, "")

@@ -101,6 +101,15 @@ describe("speechText", () => {
     expect(spoken).not.toMatch(/secretPlan|https|MEDIA|```|\*\*/);
   });
 
+  it("stays fast on answers shaped to make patterns backtrack", () => {
+    for (const unit of ["[", "![", "<http://", "[a](", " \n", "- ", "_a", "```"]) {
+      const started = performance.now();
+      const spoken = speechText(unit.repeat(Math.ceil(300_000 / unit.length)));
+      expect(spoken.length).toBeLessThanOrEqual(4001);
+      expect(performance.now() - started, unit).toBeLessThan(1500);
+    }
+  });
+
   it("cuts a long answer at the last sentence that fits", () => {
     const long = `${"This sentence is here. ".repeat(30)}And a very long tail without any end`;
     const spoken = speechText(long, 200);

@@ -14,6 +14,7 @@ import {
   type DispatchOutcome,
   type MessageQueue,
   type Paint,
+  type VoiceControl,
 } from "../../commands/index.js";
 import { pluginCommands } from "../../commands/plugin-commands.js";
 import { setEnvVar } from "../../config/env-file.js";
@@ -172,6 +173,8 @@ export interface ChatCommandParts {
   actions: ChatActions;
   toolsets: readonly string[];
   mcp?: (() => Promise<McpManager>) | undefined;
+  /** `/voice`: this chat's spoken replies. */
+  voice?: VoiceControl | undefined;
   now: () => Date;
 }
 
@@ -220,6 +223,7 @@ export function chatCommandContext(parts: ChatCommandParts): {
     registry: chatCommands,
     toolsets: parts.toolsets,
     ...(parts.mcp ? { mcp: parts.mcp } : {}),
+    ...(parts.voice ? { voice: parts.voice } : {}),
     chat: parts.actions,
     now: () => parts.now().getTime() / 1000,
   };

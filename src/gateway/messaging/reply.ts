@@ -84,6 +84,8 @@ export class ReplyView {
       onError: (message: string) => void;
       /** Reply to this message with the first message sent (group chats). */
       replyTo?: string | undefined;
+      /** Speaks the answer after its text (`/voice`); gets the redacted text without attachments. */
+      voice?: ((text: string) => Promise<void>) | undefined;
     },
   ) {
     this.replyTo = options.replyTo;
@@ -301,6 +303,9 @@ export class ReplyView {
           .catch(() => undefined);
       }
     }
+    // An answer that already carries audio (the text_to_speech tool's) is not spoken twice.
+    const spoken = media.some((m) => m.kind === "voice" || m.kind === "audio");
+    if (this.options.voice && !spoken) await this.options.voice(redactText(text));
   }
 
   /** Ends the view without an answer (interrupted, stopped). */

@@ -55,9 +55,9 @@ import { offerPairing } from "./pairing-offer.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
 import { TurnWatch, turnWatchSettings } from "./turn-watch.js";
+import { voiceReplies } from "./voice-reply.js";
 
 export type { BusyMode } from "./commands.js";
-
 export type { OpenConversation, RouterOptions } from "./router-types.js";
 
 const section = (value: unknown): Record<string, unknown> =>
@@ -435,6 +435,7 @@ export class MessageRouter {
       onError: (m) => this.log(`${conv.platform}: ${m}`, conv.platform, chat.id),
       // In groups the answer replies to the message it answers, so it is clear whom it is for.
       ...(source.chatType !== "dm" && last?.messageId ? { replyTo: last.messageId } : {}),
+      voice: voiceReplies(this.options).speaker(adapter, source, batch, this.targetOf(source)),
     });
     const run = input === null ? chat.wake() : chat.run(input);
     if (!run) return; // the notices were withdrawn meanwhile
@@ -569,6 +570,7 @@ export class MessageRouter {
       },
       toolsets: this.options.toolsets?.(conv.platform) ?? [],
       mcp: this.options.mcp,
+      voice: voiceReplies(this.options).control(adapter, source),
       now: this.now,
     });
     // In a group, an unknown /word nobody addressed to this bot may be another bot's command.

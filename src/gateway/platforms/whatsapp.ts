@@ -401,7 +401,8 @@ export function createWhatsAppAdapter(
           : media.kind === "video" && mimetype.startsWith("video/")
             ? { video: bytes, mimetype, ...(caption ? { caption } : {}) }
             : (media.kind === "voice" || media.kind === "audio") && mimetype.startsWith("audio/")
-              ? { audio: bytes, mimetype, ptt: media.kind === "voice" }
+              ? // A voice note (ptt) plays in WhatsApp's voice bubble only when labelled Opus.
+                { audio: bytes, mimetype: voiceMime(media.kind, mimetype), ptt: media.kind === "voice" }
               : { document: bytes, mimetype, fileName: name, ...(caption ? { caption } : {}) };
       const res = await socket().sendMessage(target.chatId, content);
       const id = res?.key.id ?? "";
@@ -410,6 +411,11 @@ export function createWhatsAppAdapter(
     },
   };
   return adapter;
+}
+
+/** The content type WhatsApp wants for a voice note in Ogg (Opus, as the speech engine writes it). */
+function voiceMime(kind: string, mimetype: string): string {
+  return kind === "voice" && mimetype === "audio/ogg" ? "audio/ogg; codecs=opus" : mimetype;
 }
 
 /** baileys logs through pino by default; the gateway reports what matters itself. */

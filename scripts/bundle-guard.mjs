@@ -4,8 +4,13 @@
 // (an optional dependency, or the SDK of a chat platform, a cloud backend or the browser: each is
 // required from node_modules by the feature that needs it). Sizes come from esbuild's metafile.
 
-/** The stated limit for dist/cli/hermes.cjs (2.83 MB when it was set). */
-export const BUNDLE_LIMIT_BYTES = 3_000_000;
+/**
+ * The stated limit for dist/cli/hermes.cjs. Set at 3.0 MB when it was 2.83 MB; raised to 3.25 MB at
+ * 3.01 MB, when the skills hub adapters, the dashboard API and the speech engine had grown our own
+ * source to 2.37 MB (no package was inlined). The next step is its own bundle per rarely used
+ * surface (dashboard, ACP, batch), not a higher limit.
+ */
+export const BUNDLE_LIMIT_BYTES = 3_250_000;
 
 /**
  * Packages never inlined into the CLI bundle, besides package.json's optionalDependencies: chat

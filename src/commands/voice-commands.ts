@@ -15,7 +15,7 @@ function words(ctx: CommandContext): string[] {
 const voiceCommand: CommandDef = {
   name: "voice",
   args: "[on|off|tts|status]",
-  description: "voice mode: talk with the record key, hear answers (tts), or show its state",
+  description: "voice: speak to Hermes and hear its answers (on, tts, off), or show the state",
   category: "Settings",
   availableWhileRunning: true,
   completeArgs: (_prefix, ctx) => words(ctx),

@@ -52,7 +52,7 @@ const personalityCommand: CommandDef = {
 
 const skillsCommand: CommandDef = {
   name: "skills",
-  args: "[filter | search|browse|inspect|install|audit|check … | pending|approve|reject|diff|approval …]",
+  args: "[filter | search|browse|inspect|install|audit|check | pending|approve|reject|diff|approval]",
   description:
     "list installed skills (/<skill-name> [request] loads one), find and install hub skills, or review pending skill writes",
   category: "Info",

@@ -234,6 +234,7 @@ describe("/skills install", () => {
       ["/skills install ~/.ssh", "not a folder or a git remote"],
       ["/skills inspect ../../../etc/hermes", "not a folder or a git remote"],
       ["/skills inspect owner/repo/../../x", "not a folder or a git remote"],
+      ["/skills inspect github/owner/repo/../../x", "is not a GitHub skill identifier"],
       ["/skills install git@example.com:me/skills.git", "not a folder or a git remote"],
       ["/skills install file:///etc/skills.git", "not a folder or a git remote"],
       ["/skills install https://example.com/me/skills.git", "does not fetch git remotes"],

@@ -4,6 +4,7 @@
  */
 import { isNoPersonality, listPersonalities, resolvePersonality } from "../agent/prompt/personalities.js";
 import { discoverSkills } from "../knowledge/skills/discovery.js";
+import { HUB_COMPLETIONS, isHubVerb, runSkillsHub } from "./skills-hub-commands.js";
 import type { CommandDef } from "./types.js";
 import { isWriteApprovalVerb, runWriteApproval } from "./write-approval-commands.js";
 
@@ -51,11 +52,14 @@ const personalityCommand: CommandDef = {
 
 const skillsCommand: CommandDef = {
   name: "skills",
-  args: "[filter | pending | approve ID | reject ID | diff ID | approval on|off]",
-  description: "list installed skills (/<skill-name> [request] loads one), or review pending skill writes",
+  args: "[filter | search|browse|inspect|install|audit|check | pending|approve|reject|diff|approval]",
+  description:
+    "list installed skills (/<skill-name> [request] loads one), find and install hub skills, or review pending skill writes",
   category: "Info",
   availableWhileRunning: true,
+  completeArgs: (prefix) => HUB_COMPLETIONS.filter((v) => v.startsWith(prefix.toLowerCase())),
   run(args, ctx) {
+    if (isHubVerb(args)) return runSkillsHub(args, ctx);
     if (isWriteApprovalVerb(args)) return runWriteApproval("skills", args, ctx);
     const s = ctx.paint;
     const { home, config } = ctx.session.agent;

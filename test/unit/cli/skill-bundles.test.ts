@@ -85,6 +85,13 @@ describe("hermes bundles", () => {
     expect(out.code).toBe(2);
   });
 
+  it("counts the bundled skills as installed on a fresh home (they are seeded first)", async () => {
+    const made = await bundles(["create", "ship", "--skill", "release-notes", "--skill", "git-bisect"]);
+    expect(made.code).toBe(0);
+    expect(made.stderr).not.toContain("not installed");
+    expect((await bundles(["list"])).stdout).toBe("/ship  release-notes, git-bisect\n");
+  });
+
   it("refuses a skill name that is a path", async () => {
     expect((await bundles(["create", "ok", "--skill", "../../etc/passwd"])).code).toBe(2);
   });

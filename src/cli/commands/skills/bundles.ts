@@ -3,6 +3,7 @@
  * loaded in a chat with `/<name> [request]`.
  */
 import { loadConfig } from "../../../config/load.js";
+import { bundledSkillsDir, seedBundledSkills } from "../../../knowledge/skills/bundled.js";
 import { discoverSkills } from "../../../knowledge/skills/discovery.js";
 import {
   bundleSlugProblem,
@@ -16,6 +17,10 @@ import { type CliCommand, CliFailure, defineCommand } from "../../command.js";
 import type { CliIo } from "../../io.js";
 
 function installedNames(home: string, io: CliIo): Set<string> {
+  // The bundled skills are in the home from its first use, as `hermes skills` and a chat seed them
+  // (opt-outs respected): a bundle of bundled skills is never reported as missing on a fresh home.
+  const bundled = bundledSkillsDir(io.env);
+  if (bundled) seedBundledSkills(home, bundled);
   let config: SkillsConfig | undefined;
   try {
     config = loadConfig({ home, env: io.env }).config.skills as SkillsConfig;

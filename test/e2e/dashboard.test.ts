@@ -283,5 +283,6 @@ describe("hermes dashboard", () => {
     expect(existsSync(join(h.home, "dashboard.json"))).toBe(false);
     const after = await runHermes(["dashboard", "--status"], h);
     expect(after.stdout).toContain("not running");
+    expect(after.code).toBe(1);
   });
 });

@@ -83,8 +83,9 @@ export const dashboardCommand = defineCommand({
     if (flags.status) {
       const record = runningDashboard(home);
       if (!record) {
+        // Exit 1 as `hermes gateway status` does, so scripts can test it.
         io.out("Dashboard: not running");
-        return 0;
+        return 1;
       }
       io.out(`Dashboard: running (pid ${record.pid}, since ${record.started_at})\n${record.url}`);
       return 0;

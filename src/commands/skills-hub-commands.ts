@@ -237,7 +237,8 @@ const browse: Runner = async (parsed, ctx, reply) => {
 
 function fetchOptions(ctx: CommandContext): FetchOptions {
   const { home } = ctx.session.agent;
-  return { env: hubEnv(home), home };
+  // A chat's identifier never gets the local user's allowance for private addresses.
+  return { env: hubEnv(home), home, ...(ctx.surface.kind === "chat" ? { remoteRequest: true } : {}) };
 }
 
 const inspect: Runner = async (parsed, ctx, reply) => {

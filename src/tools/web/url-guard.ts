@@ -14,7 +14,7 @@ import { isIP, type LookupFunction } from "node:net";
 import type { Readable, Transform } from "node:stream";
 import type * as Zlib from "node:zlib";
 import type { HermesConfig } from "../../config/defaults.js";
-import { isPrivateAddress } from "./ip-ranges.js";
+import { isPrivateAddress } from "../../util/ip-ranges.js";
 
 export { isPrivateAddress };
 

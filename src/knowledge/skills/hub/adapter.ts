@@ -7,11 +7,15 @@
  * `HERMES_GITHUB_API_URL`, `HERMES_SKILLS_SH_URL`, `HERMES_CLAWHUB_URL`, `HERMES_LOBEHUB_URL`,
  * `HERMES_BROWSE_SH_URL`, `HERMES_OPTIONAL_SKILLS` (the official skills folder) and
  * `HERMES_CLAUDE_MARKETPLACES` (comma-separated `owner/repo` marketplaces to read).
+ *
+ * A configured endpoint is the one host a registry request may reach on a private or loopback
+ * address (the user pointed it there on purpose); every other host, including any URL a
+ * registry's own index names, is resolved and refused when it is internal (see http.ts).
  */
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type BundleLimits, DEFAULT_LIMITS, HubError, type SkillBundle } from "./bundle.js";
-import { httpGet } from "./http.js";
+import { httpGet, type LookupFn } from "./http.js";
 import { hubDir } from "./lock.js";
 import type { TrustLevel } from "./trust.js";
 
@@ -35,6 +39,8 @@ export interface HubContext {
   limits?: BundleLimits;
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Name resolution for the private-address check; tests inject one. */
+  lookup?: LookupFn;
   log?: (message: string) => void;
 }
 
@@ -50,6 +56,30 @@ export interface HubAdapter {
 }
 
 const MAX_JSON_BYTES = 8 * 1024 * 1024;
+
+/** The environment variables that point a registry at another endpoint. */
+export const ENDPOINT_VARIABLES = [
+  "HERMES_GITHUB_API_URL",
+  "HERMES_SKILLS_SH_URL",
+  "HERMES_CLAWHUB_URL",
+  "HERMES_LOBEHUB_URL",
+  "HERMES_BROWSE_SH_URL",
+] as const;
+
+/** `host[:port]` of every configured endpoint: the only hosts allowed to be private. */
+export function configuredHosts(env: HubContext["env"]): string[] {
+  const hosts: string[] = [];
+  for (const variable of ENDPOINT_VARIABLES) {
+    const value = env[variable]?.trim();
+    if (!value) continue;
+    try {
+      hosts.push(new URL(value).host);
+    } catch {
+      // A malformed endpoint fails when it is used, with its own message.
+    }
+  }
+  return hosts;
+}
 
 export function endpoint(ctx: HubContext, variable: string, fallback: string): string {
   const value = ctx.env[variable]?.trim();
@@ -79,6 +109,7 @@ export async function getBytes(
     ...(options.headers ? { headers: options.headers } : {}),
     ...(ctx.timeoutMs ? { timeoutMs: ctx.timeoutMs } : {}),
     ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
+    guard: { trustedHosts: configuredHosts(ctx.env), ...(ctx.lookup ? { lookup: ctx.lookup } : {}) },
   });
 }
 

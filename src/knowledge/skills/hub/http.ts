@@ -3,8 +3,20 @@
  * {@link MAX_REDIRECTS}, each hop re-checked), a timeout per request, and a byte cap enforced while
  * the body streams so a huge or endless response never fills memory. A public URL that redirects to
  * a loopback or private address is refused (the classic way to turn a fetch against its user).
+ *
+ * Host names are resolved before they are contacted (every address, IPv4 and IPv6): a name with
+ * any loopback, private, link-local, unique-local or IPv4-mapped private address is refused, and
+ * the connection is pinned to the addresses just checked (the socket's `lookup` returns only
+ * those), so a second resolution cannot swap in an internal address (DNS rebinding). Two
+ * allowances, both explicit in {@link AddressGuard}: `trustedHosts` (the registry endpoints the
+ * user configured with `HERMES_*_URL`, such as the loopback fakes the tests run) and
+ * `typedLocally` (a URL typed at this machine's own terminal that names a private address
+ * literally). Neither is ever set for an identifier from a chat or a URL from a registry's index.
  */
-import { isIP } from "node:net";
+import type { IncomingMessage } from "node:http";
+import { isIP, type LookupFunction } from "node:net";
+import { Readable } from "node:stream";
+import { isPrivateAddress } from "../../../util/ip-ranges.js";
 import { HubError } from "./bundle.js";
 
 export const MAX_REDIRECTS = 5;
@@ -20,6 +32,35 @@ export interface HttpOptions {
   headers?: Record<string, string>;
   /** Refuse a redirect to any other host (API calls: an answer must come from the API itself). */
   sameHost?: boolean;
+  /** Which addresses may be contacted; default: no private address anywhere. */
+  guard?: AddressGuard;
+}
+
+export interface ResolvedAddress {
+  address: string;
+  /** 4 or 6. */
+  family: number;
+}
+
+/** Resolves a name to all its addresses (default: `dns.lookup(name, { all: true })`). */
+export type LookupFn = (hostname: string) => Promise<readonly ResolvedAddress[]>;
+
+export interface AddressGuard {
+  /**
+   * `host[:port]` of registry endpoints the user configured (`HERMES_*_URL`): requests there may
+   * reach a private or loopback address. Every other host of a redirect chain is still checked.
+   */
+  trustedHosts?: readonly string[];
+  /**
+   * The first URL was typed by the user at this machine (the `hermes skills` CLI): when it names a
+   * private or loopback address literally, the chain may stay on private addresses, as the user
+   * asked. Never set for a chat's identifier or for a URL taken from a registry's index.
+   */
+  typedLocally?: boolean;
+  /** Name resolution; tests inject one. */
+  lookup?: LookupFn;
+  /** Which resolved addresses are refused; default {@link isPrivateAddress}. */
+  isBlockedAddress?: (address: string) => boolean;
 }
 
 export interface HttpResult {
@@ -42,7 +83,8 @@ export async function httpGet(url: string, options: HttpOptions): Promise<HttpRe
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let current = parseHttpUrl(url);
-  const startedPrivate = isPrivateHost(current.hostname);
+  const guard = options.guard ?? {};
+  const startedLocal = guard.typedLocally === true && isPrivateHost(current.hostname);
   const origin = current.host;
   let headers: Record<string, string> = {
     accept: "*/*",
@@ -50,13 +92,13 @@ export async function httpGet(url: string, options: HttpOptions): Promise<HttpRe
     ...options.headers,
   };
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const pinned = startedLocal ? undefined : await vetHost(current, guard, options.fetch !== undefined);
     let response: Response;
     try {
-      response = await doFetch(current, {
-        redirect: "manual",
-        signal: AbortSignal.timeout(timeoutMs),
-        headers,
-      });
+      const init = { redirect: "manual" as const, signal: AbortSignal.timeout(timeoutMs), headers };
+      // An injected transport (tests) is used as given; the real network connects only to `pinned`.
+      response =
+        pinned && !options.fetch ? await pinnedGet(current, init, pinned) : await doFetch(current, init);
     } catch (error) {
       throw new HubError(`could not fetch ${current.href}: ${describeFetchError(error, timeoutMs)}`);
     }
@@ -65,13 +107,13 @@ export async function httpGet(url: string, options: HttpOptions): Promise<HttpRe
       const location = response.headers.get("location");
       if (!location) throw new HubError(`${current.href} answered ${response.status} without a Location.`);
       const next = parseHttpUrl(new URL(location, current).href);
-      if (!startedPrivate && isPrivateHost(next.hostname)) {
+      if (next.host !== origin && options.sameHost) {
+        throw new HubError(`${current.href} redirects to another host (${next.host}); refused.`);
+      }
+      if (!startedLocal && !isTrusted(next, guard) && isPrivateHost(next.hostname)) {
         throw new HubError(`${current.href} redirects to a private address (${next.host}); refused.`);
       }
       if (next.host !== origin) {
-        if (options.sameHost) {
-          throw new HubError(`${current.href} redirects to another host (${next.host}); refused.`);
-        }
         // Credentials meant for one host never follow a redirect to another.
         headers = Object.fromEntries(
           Object.entries(headers).filter(([k]) => !/^(?:authorization|cookie|x-api-key)$/i.test(k)),
@@ -144,32 +186,109 @@ function describeFetchError(error: unknown, timeoutMs: number): string {
   return String(error);
 }
 
-/** Loopback, private, link-local and unspecified addresses, by literal host (no DNS lookup). */
+/**
+ * Loopback, private, link-local, unique-local and unspecified addresses (and IPv6 forms embedding
+ * them), by literal host, plus `localhost` names. No DNS lookup: {@link httpGet} resolves names.
+ */
 export function isPrivateHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost") || host === "metadata.google.internal") return true;
-  const kind = isIP(host);
-  if (kind === 4) {
-    const [a = 0, b = 0] = host.split(".").map(Number);
-    return (
-      a === 10 ||
-      a === 127 ||
-      a === 0 ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 100 && b >= 64 && b <= 127)
-    );
+  return isIP(host) !== 0 && isPrivateAddress(host);
+}
+
+function isTrusted(url: URL, guard: AddressGuard): boolean {
+  const host = url.host.toLowerCase();
+  return guard.trustedHosts?.some((h) => h.toLowerCase() === host) === true;
+}
+
+const defaultLookup: LookupFn = async (hostname) => {
+  const dns = await import("node:dns/promises");
+  return dns.lookup(hostname, { all: true, verbatim: true });
+};
+
+/**
+ * The addresses `url` may be contacted at, or undefined when the connection need not be pinned (a
+ * trusted endpoint, or an injected test transport without an injected resolver). Throws a
+ * {@link HubError} for a private address, written or resolved.
+ */
+async function vetHost(
+  url: URL,
+  guard: AddressGuard,
+  injectedTransport: boolean,
+): Promise<readonly ResolvedAddress[] | undefined> {
+  if (isTrusted(url, guard)) return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (isPrivateHost(host)) throw new HubError(`${url.href} is a private or loopback address; refused.`);
+  const literal = isIP(host);
+  if (literal) return [{ address: host, family: literal }];
+  if (injectedTransport && !guard.lookup) return undefined;
+  let addresses: readonly ResolvedAddress[];
+  try {
+    addresses = await (guard.lookup ?? defaultLookup)(host);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new HubError(`could not resolve ${host} (${code}).`);
   }
-  if (kind === 6) {
-    return (
-      host === "::1" ||
-      host === "::" ||
-      host.startsWith("fc") ||
-      host.startsWith("fd") ||
-      host.startsWith("fe80") ||
-      host.startsWith("::ffff:")
+  if (addresses.length === 0) throw new HubError(`${host} has no addresses.`);
+  const blocked = guard.isBlockedAddress ?? isPrivateAddress;
+  const bad = addresses.find((a) => blocked(a.address));
+  if (bad) throw new HubError(`${host} resolves to a private address (${bad.address}); refused.`);
+  return addresses;
+}
+
+/** A socket `lookup` that answers only with the addresses already checked. */
+export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
+  return (hostname, options, callback) => {
+    const family = options.family === 4 || options.family === 6 ? options.family : 0;
+    const usable = family ? addresses.filter((a) => a.family === family) : addresses;
+    const first = usable[0];
+    if (!first) {
+      const error = Object.assign(new Error(`no IPv${family} address for ${hostname}`), {
+        code: "ENOTFOUND",
+      });
+      callback(error, "", 0);
+    } else if (options.all) {
+      callback(
+        null,
+        usable.map((a) => ({ address: a.address, family: a.family })),
+      );
+    } else {
+      callback(null, first.address, first.family);
+    }
+  };
+}
+
+/** One GET over node:http(s) whose socket connects only to `addresses`, as a fetch Response. */
+async function pinnedGet(
+  url: URL,
+  init: { signal: AbortSignal; headers: Record<string, string> },
+  addresses: readonly ResolvedAddress[],
+): Promise<Response> {
+  const lib = url.protocol === "https:" ? await import("node:https") : await import("node:http");
+  return new Promise((resolve, reject) => {
+    const request = lib.request(
+      url,
+      {
+        method: "GET",
+        headers: init.headers,
+        agent: false,
+        lookup: pinnedLookup(addresses),
+        signal: init.signal,
+      },
+      (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+          else if (value !== undefined) headers.set(name, value);
+        }
+        const noBody = status === 204 || status === 304;
+        if (noBody) res.resume();
+        const body = noBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
+        resolve(new Response(body, { status, headers }));
+      },
     );
-  }
-  return false;
+    request.on("error", reject);
+    request.end();
+  });
 }

@@ -16,13 +16,27 @@ import {
   type SkillBundle,
   safeRelPath,
 } from "./bundle.js";
-import { httpGet } from "./http.js";
+import { type AddressGuard, httpGet, type LookupFn } from "./http.js";
 
 export interface RemoteOptions {
   limits?: BundleLimits;
   timeoutMs?: number;
   fetch?: typeof fetch;
   log?: (message: string) => void;
+  /**
+   * The URL came from a chat (or anything but the user at this machine's terminal): it may not
+   * name a private or loopback address, even literally. Names are resolved and checked either way.
+   */
+  remoteRequest?: boolean;
+  /** Name resolution for the private-address check; tests inject one. */
+  lookup?: LookupFn;
+}
+
+function guardOf(options: RemoteOptions): AddressGuard {
+  return {
+    typedLocally: options.remoteRequest !== true,
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  };
 }
 
 const WELL_KNOWN = "/.well-known/skills";
@@ -80,6 +94,7 @@ export async function fetchSkillsIndex(indexUrl: string, options: RemoteOptions 
     maxBytes: MAX_INDEX_BYTES,
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    guard: guardOf(options),
   });
   if (res.status !== 200) {
     const hint =
@@ -151,6 +166,7 @@ export async function fetchWellKnownSkill(
       maxBytes: limits.maxFileBytes,
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      guard: guardOf(options),
     });
     if (res.status !== 200) throw new HubError(`could not fetch ${url} (HTTP ${res.status}).`);
     total += res.body.length;
@@ -203,6 +219,7 @@ export async function fetchUrlSkill(url: string, options: RemoteOptions = {}): P
     maxBytes: limits.maxFileBytes,
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    guard: guardOf(options),
   });
   if (res.status !== 200) throw new HubError(`could not fetch ${url} (HTTP ${res.status}).`);
   const files = new Map([["SKILL.md", res.body]]);
@@ -221,6 +238,7 @@ export async function fetchUrlSkill(url: string, options: RemoteOptions = {}): P
       sameHost: true,
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      guard: guardOf(options),
     });
     if (file.status !== 200) {
       missing.push(rel);

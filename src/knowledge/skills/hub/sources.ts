@@ -17,6 +17,7 @@ import { homedir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
 import { type BundleLimits, bundleName, HubError, type HubSourceKind, type SkillBundle } from "./bundle.js";
 import { fetchGitSkill, type GitSpec, looksLikeGitRemote, parseGitSpec } from "./git.js";
+import type { LookupFn } from "./http.js";
 import { findSkillDirs, readSkillFolder, selectCandidate } from "./local.js";
 import { fetchUrlSkill, fetchWellKnownSkill, indexUrlFor, parseWellKnownIdentifier } from "./remote.js";
 import { adapterById, adapterClaiming } from "./router.js";
@@ -42,6 +43,10 @@ export interface FetchOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The Hermes home (for the taps file). */
   home?: string;
+  /** The identifier came from a chat: no private or loopback address, even one written literally. */
+  remoteRequest?: boolean;
+  /** Name resolution for the private-address check; tests inject one. */
+  lookup?: LookupFn;
 }
 
 /**
@@ -129,6 +134,8 @@ export async function fetchSkill(spec: SourceSpec, options: FetchOptions = {}): 
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(options.remoteRequest ? { remoteRequest: true } : {}),
+    ...(options.lookup ? { lookup: options.lookup } : {}),
   };
   switch (spec.kind) {
     case "local":
@@ -153,6 +160,7 @@ export async function fetchSkill(spec: SourceSpec, options: FetchOptions = {}): 
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
         ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.lookup ? { lookup: options.lookup } : {}),
         ...(options.log ? { log: options.log } : {}),
       });
       // A bare owner/repo/path that was meant as a folder gets both readings in its error.

@@ -220,7 +220,9 @@ describe("redirects", () => {
     }
   });
 
-  it("browse.sh may serve SKILL.md from a CDN host but never from file:// or a non-http scheme", async () => {
+  it("browse.sh never serves SKILL.md from an unconfigured private host, file:// or a non-http scheme", async () => {
+    // The configured (loopback) catalog names a second loopback server: only the endpoint the
+    // user configured is allowed to be private, never a host the index points at.
     world.hub.browse.set("site.com/cdn", {
       name: "cdn",
       description: "d",
@@ -229,9 +231,8 @@ describe("redirects", () => {
       mdUrl: `${other.url}/cdn.md`,
     });
     other.routes.set("/cdn.md", SAFE_MD("cdn"));
-    expect((await fetchId("browse-sh/site.com/cdn")).files.get("SKILL.md")?.toString()).toContain(
-      "name: cdn",
-    );
+    await expect(fetchId("browse-sh/site.com/cdn")).rejects.toThrow(/private or loopback address; refused/);
+    expect(other.requests).not.toContain("/cdn.md");
     world.hub.browse.set("site.com/local", {
       name: "local",
       description: "d",

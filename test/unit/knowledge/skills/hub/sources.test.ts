@@ -216,12 +216,15 @@ describe("HTTP sources (127.0.0.1)", () => {
     expect(server.requests).not.toContain("/evil/.well-known/secrets.txt");
   });
 
+  // The tests' loopback server is a URL the user typed at this machine (see http.ts).
+  const local = { typedLocally: true };
+
   it("bounds redirects and body size", async () => {
     server.routes.set("/loop", (_req, res) => {
       res.writeHead(302, { location: "/loop" });
       res.end();
     });
-    await expect(httpGet(`${server.url}/loop`, { maxBytes: 100 })).rejects.toThrow(
+    await expect(httpGet(`${server.url}/loop`, { maxBytes: 100, guard: local })).rejects.toThrow(
       /redirected more than 5 times/,
     );
     server.routes.set("/hop", (_req, res) => {
@@ -229,20 +232,24 @@ describe("HTTP sources (127.0.0.1)", () => {
       res.end();
     });
     server.routes.set("/target", "landed");
-    expect((await httpGet(`${server.url}/hop`, { maxBytes: 100 })).body.toString()).toBe("landed");
+    expect((await httpGet(`${server.url}/hop`, { maxBytes: 100, guard: local })).body.toString()).toBe(
+      "landed",
+    );
     server.routes.set("/big", (_req, res) => {
       res.writeHead(200);
       res.write("x".repeat(600));
       res.end("y".repeat(600));
     });
-    await expect(httpGet(`${server.url}/big`, { maxBytes: 1000 })).rejects.toThrow(/larger than 1000 bytes/);
+    await expect(httpGet(`${server.url}/big`, { maxBytes: 1000, guard: local })).rejects.toThrow(
+      /larger than 1000 bytes/,
+    );
   });
 
   it("times out a server that never answers", async () => {
     server.routes.set("/hang", () => {});
-    await expect(httpGet(`${server.url}/hang`, { maxBytes: 10, timeoutMs: 200 })).rejects.toThrow(
-      /no answer within/,
-    );
+    await expect(
+      httpGet(`${server.url}/hang`, { maxBytes: 10, timeoutMs: 200, guard: local }),
+    ).rejects.toThrow(/no answer within/);
   });
 
   it("refuses a public URL redirecting to a private address", async () => {

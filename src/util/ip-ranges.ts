@@ -1,5 +1,5 @@
 /**
- * Which IP addresses a fetch on the model's behalf must never reach. Pure: no DNS, no sockets.
+ * Which IP addresses a fetch on the model's behalf (or the skills hub's) must never reach. Pure: no DNS, no sockets.
  */
 import { isIP } from "node:net";
 

@@ -9,7 +9,8 @@
  * path or `..` refuses that skill), each skill's files go through the hub's limits and scanner in
  * the quarantine folder first; a dangerous skill stays in quarantine whatever the flags, a caution
  * one unless `force`. A skill that exists is never replaced without `force`, and never through a
- * symbolic link.
+ * symbolic link. The file's taps are restored into `skills/.hub/taps.json` with the checks of
+ * `hermes skills tap add` (a GitHub owner/name or github.com URL only); any other entry is skipped.
  */
 import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -37,6 +38,7 @@ import {
 } from "./hub/lock.js";
 import { readTree } from "./hub/maintenance.js";
 import { type ScanReport, scanSkillBundle } from "./hub/scan.js";
+import { addTap, DEFAULT_TAPS, parseTap } from "./hub/taps.js";
 import { isInside, posixRelative, skillsRoot } from "./paths.js";
 import { formatBundledManifest, manifestPath, readBundledManifest, readUsage } from "./provenance.js";
 
@@ -150,7 +152,19 @@ export interface ImportResult {
   /** Hub entries of the file that carry no files (Python Hermes's snapshots): to re-install from their source. */
   sourceOnly: Array<{ name: string; source: string; identifier: string; category: string }>;
   optOutApplied: boolean;
+  /** What became of each of the file's taps. */
+  taps: TapRow[];
 }
+
+export interface TapRow {
+  /** The entry as the file wrote it (a repository, or a description of a malformed entry). */
+  repo: string;
+  status: "added" | "present" | "skipped";
+  message: string;
+}
+
+/** Most taps one snapshot may restore: a file listing more is not a skill set someone exported. */
+const MAX_SNAPSHOT_TAPS = 100;
 
 /** Parses a snapshot file's text; throws {@link HubError} (usage) when it is not one. */
 export function parseSnapshot(
@@ -292,7 +306,46 @@ export async function importSnapshot(
     }
   }
   const sourceOnly = snapshot.skills.filter((s) => s.identifier !== "" && !embedded.has(s.name));
-  return { rows, sourceOnly, optOutApplied };
+  const taps = await restoreTaps(home, Array.isArray(snapshot.taps) ? snapshot.taps : []);
+  return { rows, sourceOnly, optOutApplied, taps };
+}
+
+/**
+ * Adds the snapshot's taps (`{repo, path}` as taps.json stores them, or a bare `owner/name`)
+ * through the taps module, so each passes the same check as `hermes skills tap add`.
+ */
+async function restoreTaps(home: string, entries: readonly unknown[]): Promise<TapRow[]> {
+  const rows: TapRow[] = [];
+  for (const [at, entry] of entries.entries()) {
+    const repo = typeof entry === "string" ? entry : isRecord(entry) ? entry["repo"] : undefined;
+    const path = isRecord(entry) && typeof entry["path"] === "string" ? entry["path"] : "skills/";
+    // The file is untrusted: what it wrote is shown without control characters (terminal escapes).
+    const label = typeof repo === "string" ? repo.replace(/\p{Cc}/gu, "?").slice(0, 200) : `entry ${at + 1}`;
+    if (at >= MAX_SNAPSHOT_TAPS) {
+      rows.push({
+        repo: label,
+        status: "skipped",
+        message: `more than ${MAX_SNAPSHOT_TAPS} taps; not restored`,
+      });
+      continue;
+    }
+    try {
+      if (typeof repo !== "string") throw new HubError("it names no repository");
+      const tap = parseTap(repo, path);
+      const isDefault = DEFAULT_TAPS.some((t) => t.repo.toLowerCase() === tap.repo.toLowerCase());
+      const added = !isDefault && (await addTap(home, tap));
+      rows.push({
+        repo: tap.repo,
+        status: added ? "added" : "present",
+        message: added ? `tap added (${tap.path || "/"})` : isDefault ? "a default tap" : "already a tap",
+      });
+    } catch (error) {
+      if (!(error instanceof HubError)) throw error;
+      const reason = error.message.replace(/\p{Cc}/gu, "?").slice(0, 400);
+      rows.push({ repo: label, status: "skipped", message: `not restored: ${reason}` });
+    }
+  }
+  return rows;
 }
 
 async function importOne(

@@ -262,4 +262,63 @@ describe("snapshot import refuses what it must", () => {
     expect(out.code).toBe(0);
     expect(out.stderr).toContain("reinstall with: hermes skills install openai/skills/pdf-tools");
   });
+
+  it("restores the file's taps with tap add's checks and skips anything that is not a GitHub repository", async () => {
+    const file = join(root, "taps.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        skills: [],
+        taps: [
+          { repo: "acme/skills", path: "skills/" },
+          "https://github.com/beta/tools",
+          { repo: "file:///etc/passwd" },
+          { repo: "../../outside", path: "skills/" },
+          "-evil/opt",
+          { repo: "gamma/docs", path: "../../.." },
+          { repo: "https://evil.example/owner/name" },
+          { repo: "openai/skills", path: "skills/" },
+          { repo: "acme/skills", path: "skills/" },
+          { repo: "bad\u001b[31m/x" },
+          42,
+        ],
+      }),
+    );
+    const out = await skills(home, ["snapshot", "import", file]);
+    expect(out.code).toBe(0);
+    const saved = JSON.parse(readFileSync(join(home, "skills", ".hub", "taps.json"), "utf8"));
+    expect(saved.taps).toEqual([
+      { repo: "acme/skills", path: "skills/" },
+      { repo: "beta/tools", path: "skills/" },
+    ]);
+    expect(out.stdout).toContain("tap added   acme/skills");
+    expect(out.stdout).toContain("tap added   beta/tools");
+    expect(out.stdout).toMatch(/tap present openai\/skills {2}a default tap/);
+    expect(out.stdout).toMatch(/tap present acme\/skills {2}already a tap/);
+    for (const refused of [
+      "file:///etc/passwd",
+      "../../outside",
+      "-evil/opt",
+      "gamma/docs",
+      "evil.example",
+      "entry 11",
+    ])
+      expect(out.stderr).toContain(refused);
+    expect(out.stderr.match(/tap skipped/g)).toHaveLength(7);
+    expect(out.stderr).not.toContain("\u001b");
+    const listed = await skills(home, ["tap", "list"]);
+    expect(listed.stdout).toContain("beta/tools");
+  });
+
+  it("a tap exported from one home comes back in another", async () => {
+    const first = join(root, "first");
+    mkdirSync(first);
+    expect((await skills(first, ["tap", "add", "acme/extra", "--path", "library"])).code).toBe(0);
+    const file = join(root, "with-tap.json");
+    expect((await skills(first, ["snapshot", "export", file])).code).toBe(0);
+    const out = await skills(home, ["snapshot", "import", file]);
+    expect(out.code).toBe(0);
+    const saved = JSON.parse(readFileSync(join(home, "skills", ".hub", "taps.json"), "utf8"));
+    expect(saved.taps).toEqual([{ repo: "acme/extra", path: "library/" }]);
+  });
 });

@@ -68,6 +68,11 @@ export async function snapshotImportCli(
       `${s.name}: recorded from ${s.source} without files; reinstall with: hermes skills install ${s.identifier}`,
     );
   }
+  for (const tap of result.taps) {
+    const line = `tap ${tap.status.padEnd(7)} ${tap.repo}  ${tap.message}`;
+    if (tap.status === "skipped") io.err(line);
+    else io.out(line);
+  }
   if (result.optOutApplied) io.err("The snapshot's bundled-skill opt-outs were applied.");
   const count = (status: string) => result.rows.filter((r) => r.status === status).length;
   io.err(

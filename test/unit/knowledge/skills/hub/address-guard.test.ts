@@ -104,6 +104,24 @@ describe("pinning the connection to the checked addresses", () => {
     expect(lookup.asked).toEqual(["hub.invalid"]);
   });
 
+  it("a pinned request still times out, and a redirect on the pinned path is checked again", async () => {
+    server.routes.set("/hang", () => {});
+    server.routes.set("/away", (_req, res) => {
+      res.writeHead(302, { location: "http://intranet.invalid/secret" });
+      res.end();
+    });
+    const port = new URL(server.url).port;
+    const lookup = resolver({ "hub.invalid": ["127.0.0.1"], "intranet.invalid": ["10.0.0.9"] });
+    // Only the test server's own loopback address is let through.
+    const guard = { lookup, isBlockedAddress: (a: string) => a !== "127.0.0.1" };
+    await expect(
+      httpGet(`http://hub.invalid:${port}/hang`, { maxBytes: 10, timeoutMs: 200, guard }),
+    ).rejects.toThrow(/no answer within/);
+    await expect(httpGet(`http://hub.invalid:${port}/away`, { maxBytes: 10, guard })).rejects.toThrow(
+      /intranet\.invalid resolves to a private address \(10\.0\.0\.9\)/,
+    );
+  });
+
   it("the socket lookup answers only with the checked addresses, per family", async () => {
     const lookup = pinnedLookup([
       { address: PUBLIC, family: 4 },

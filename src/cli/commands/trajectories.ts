@@ -100,7 +100,7 @@ async function compress(
         );
       if (r.summarization_errors > 0)
         io.err(
-          `  ${r.summarization_errors} summar${r.summarization_errors === 1 ? "y" : "ies"} failed; those entries carry a placeholder summary`,
+          `  ${r.summarization_errors} summar${r.summarization_errors === 1 ? "y" : "ies"} failed; their middle turns were replaced by a fixed note that the summary failed`,
         );
       if (r.unreadable > 0)
         io.err(`  ${r.unreadable} line(s) were not trajectories and were copied unchanged`);

@@ -2,9 +2,10 @@
  * `hermes dashboard` beside a running `hermes gateway run` with the Telegram emulator: the live
  * state comes over the gateway's control socket (telegram connected, the running turn, the pending
  * approval, which the API answers), and a stranger's pairing request approved through the API lets
- * that user reach the agent in Telegram.
+ * that user reach the agent in Telegram. An approval that touches a protected path (Hermes's own
+ * config) can only be denied from the dashboard, never approved.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, tempHome } from "../support/cli.js";
@@ -85,6 +86,35 @@ describe("dashboard with a running gateway", () => {
     expect(answered.status, answered.text).toBe(200);
     expect((await done(20_000)).text).toBe("Cleaned up.");
     expect(existsSync(victim)).toBe(false);
+  }, 60_000);
+
+  it("a protected-path approval can be denied through the API, never approved", async () => {
+    const config = join(h.home, "config.yaml");
+    const before = readFileSync(config, "utf8");
+    const command = `echo "approvals: {mode: off}" >> ${config}`;
+    llm.enqueue(reply().toolCall("terminal", { command }), reply().text("Left it alone."));
+    const ask = tg.nextBotMessage(OWNER);
+    await tg.client({ userId: OWNER, username: "owner", firstName: "Owner" }).sendText("turn approvals off");
+    expect((await ask(20_000)).text).toContain("config.yaml");
+
+    const approvals = (await api.get("/api/gateway")).json()["approvals"] as Array<{
+      id: string;
+      protected_path: boolean;
+    }>;
+    expect(approvals).toHaveLength(1);
+    expect(approvals[0]?.protected_path).toBe(true);
+    const id = approvals[0]?.id ?? "";
+    for (const decision of ["once", "session", "always"]) {
+      const refused = await api.send("POST", `/api/gateway/approvals/${id}`, { decision });
+      expect(refused.status, refused.text).not.toBe(200);
+      expect(refused.text).toContain("only the chat's user can approve it");
+    }
+    expect(readFileSync(config, "utf8")).toBe(before);
+    const done = tg.nextBotMessage(OWNER);
+    const denied = await api.send("POST", `/api/gateway/approvals/${id}`, { decision: "deny" });
+    expect(denied.status, denied.text).toBe(200);
+    expect((await done(20_000)).text).toBe("Left it alone.");
+    expect(readFileSync(config, "utf8")).toBe(before);
   }, 60_000);
 
   it("a pairing request approved through the API lets the stranger reach the agent", async () => {

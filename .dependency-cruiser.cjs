@@ -110,6 +110,21 @@ forbidden.push(
     to: { path: "^src/gateway/" },
   },
   {
+    name: "dashboard-web-alone",
+    comment:
+      "The dashboard's browser code (src/dashboard/web/) is bundled for the page: it talks to the server only over /api/ and imports nothing else from src/",
+    severity: "error",
+    from: { path: "^src/dashboard/web/" },
+    to: { path: "^src/", pathNot: "^src/dashboard/web/" },
+  },
+  {
+    name: "dashboard-server-not-web",
+    comment: "The dashboard's server serves the built page as files; it never imports the browser code",
+    severity: "error",
+    from: { path: "^src/", pathNot: "^src/dashboard/web/" },
+    to: { path: "^src/dashboard/web/" },
+  },
+  {
     name: "references-not-in-chats",
     comment:
       "@ references read the host's files: the CLI expands them, chats never (their users must not read the host)",
@@ -137,6 +152,6 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+    enhancedResolveOptions: { extensions: [".ts", ".tsx", ".js"] },
   },
 };

@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
+import { buildWeb } from "./build-web.mjs";
 import { bundleProblems, bundleReport } from "./bundle-guard.mjs";
 import { cliBundleOptions, common } from "./cli-bundle.mjs";
 
@@ -25,6 +26,8 @@ function guardBundle(metafile) {
 }
 
 await Promise.all([
+  // The dashboard's page (dist/dashboard/), served by `hermes dashboard`.
+  buildWeb(),
   // One file with every dependency inside: a package's hundreds of ESM files load far slower than
   // one script, and a single script is what V8's code cache (see bin/hermes) can cover whole.
   // Modules reached only through dynamic import() are still evaluated lazily.

@@ -189,16 +189,5 @@ export function sessionRoutes(store: SessionStore): Route[] {
         }
       },
     },
-    {
-      method: "GET",
-      path: "/api/usage",
-      summary:
-        "usage over time (the insights data): tokens, cost, tool calls and sessions by model, source and day (days ≤ 3650, source)",
-      handler: ({ query }) => {
-        const days = intParam(query, "days", 30, 3650);
-        const source = query.get("source") || undefined;
-        return { json: store.insights({ days: Math.max(1, days), ...(source ? { source } : {}) }) };
-      },
-    },
   ];
 }

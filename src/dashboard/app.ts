@@ -13,12 +13,15 @@ import { durabilityOptions } from "../state/recording-store.js";
 import { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
 import { processRedactor } from "../util/redact.js";
 import { configRoutes } from "./api-config.js";
+import { cronRoutes } from "./api-cron.js";
 import { gatewayRoutes } from "./api-gateway.js";
 import { knowledgeRoutes } from "./api-knowledge.js";
 import { sessionRoutes } from "./api-sessions.js";
+import { usageRoutes } from "./api-usage.js";
 import type { Route } from "./http.js";
 import { csrfToken, type DashboardAuth } from "./security.js";
 import { type DashboardServer, startDashboardServer } from "./server.js";
+import { loadWebAssets, webAssetsDir } from "./static.js";
 
 export interface DashboardAppOptions {
   home: string;
@@ -68,12 +71,11 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
     ...knowledgeRoutes({
       home,
       memory: MemoryStore.forHome(home, current.config.memory),
-      cron,
       skillsConfig: current.config.skills,
       env: current.env,
-      gatewayRunning,
-      runCronJob: options.runCronJob,
     }),
+    ...cronRoutes({ cron, gatewayRunning, runCronJob: options.runCronJob }),
+    ...usageRoutes(store),
     ...gatewayRoutes({ home, env: () => current.env }),
     ...configRoutes({
       home,
@@ -113,6 +115,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       auth: options.auth,
       routes: all,
       csrf,
+      assets: loadWebAssets(webAssetsDir(baseEnv)),
       ...(options.extraHosts ? { extraHosts: options.extraHosts } : {}),
       ...(options.log ? { log: options.log } : {}),
     });

@@ -2,12 +2,15 @@
  * The dashboard's HTTP server: every request meets, in this order, the Host check (DNS
  * rebinding), the `/api/` prefix, authentication (401 for reads too, whatever the Origin), then for
  * a state-changing method the Origin check, the CSRF token and a JSON content type, and the body
- * size cap. Only then does a route's handler run. Nothing outside `/api/` is served.
+ * size cap. Only then does a route's handler run. Outside `/api/` only the built page is served
+ * (`GET`/`HEAD` of `/` and `/assets/<file>`): it holds no data, so with a token it needs none (the
+ * page reads the token from its URL); with basic auth it asks for the password like the API.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ApiError, type ApiRequest, type Route, readJsonBody, sendDownload, sendJson } from "./http.js";
 import { allowedHosts, allowedOrigins, authenticate, csrfMatches, type DashboardAuth } from "./security.js";
+import { NOT_BUILT_PAGE, PAGE_CSP, type WebAssets } from "./static.js";
 
 export interface DashboardServerOptions {
   host: string;
@@ -19,6 +22,8 @@ export interface DashboardServerOptions {
   /** Extra `host:port`-less names the Host header may carry (`dashboard.allowed_hosts`). */
   extraHosts?: readonly string[];
   log?: (line: string) => void;
+  /** The built page (static.ts); empty when it was not built. */
+  assets?: WebAssets;
 }
 
 export interface DashboardServer {
@@ -29,6 +34,45 @@ export interface DashboardServer {
 }
 
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const BASIC_CHALLENGE = { "www-authenticate": 'Basic realm="hermes-dashboard", charset="UTF-8"' };
+
+/** `GET`/`HEAD` of the built page's files; 404 JSON for anything else outside `/api/`. */
+function servePage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  path: string,
+  assets: WebAssets | undefined,
+): void {
+  req.resume();
+  const page = path === "/" || path === "/index.html";
+  const file = assets?.get(page ? "/" : path);
+  if ((method !== "GET" && method !== "HEAD") || (!file && !(page && (assets?.size ?? 0) === 0))) {
+    sendJson(res, method === "GET" || method === "HEAD" ? 404 : 405, {
+      error: "not found: the dashboard serves its page at / and its JSON API under /api/",
+    });
+    return;
+  }
+  const body = file?.body ?? NOT_BUILT_PAGE;
+  const headers: Record<string, string | number> = {
+    "content-type": file?.type ?? "text/html; charset=utf-8",
+    "content-length": body.length,
+    "cache-control": "no-cache",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cross-origin-opener-policy": "same-origin",
+    "content-security-policy": PAGE_CSP,
+  };
+  if (file) headers["etag"] = file.etag;
+  if (file && req.headers["if-none-match"] === file.etag) {
+    res.writeHead(304, { etag: file.etag, "cache-control": "no-cache" });
+    res.end();
+    return;
+  }
+  res.writeHead(200, headers);
+  res.end(method === "HEAD" ? undefined : body);
+}
 
 interface CompiledRoute {
   route: Route;
@@ -81,17 +125,19 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     }
     const url = new URL(req.url ?? "/", "http://dashboard.invalid");
     const rawPath = (req.url ?? "/").split("?")[0] ?? "/";
+    const authenticated = (): boolean =>
+      authenticate(options.auth, { authorization: req.headers.authorization }, url.searchParams.get("token"));
     if (rawPath !== "/api" && !rawPath.startsWith("/api/")) {
-      sendJson(res, 404, { error: "not found: the dashboard serves its JSON API under /api/" });
+      if (options.auth.kind === "basic" && !authenticated()) {
+        sendJson(res, 401, { error: "authentication required" }, BASIC_CHALLENGE);
+        req.resume();
+        return;
+      }
+      servePage(req, res, method, rawPath, options.assets);
       return;
     }
-    if (
-      !authenticate(options.auth, { authorization: req.headers.authorization }, url.searchParams.get("token"))
-    ) {
-      const headers: Record<string, string> =
-        options.auth.kind === "basic"
-          ? { "www-authenticate": 'Basic realm="hermes-dashboard", charset="UTF-8"' }
-          : {};
+    if (!authenticated()) {
+      const headers: Record<string, string> = options.auth.kind === "basic" ? BASIC_CHALLENGE : {};
       sendJson(res, 401, { error: "authentication required" }, headers);
       req.resume();
       return;

@@ -67,9 +67,17 @@ describe("dashboard authentication", () => {
     expect((await http(dash.port, "GET", `/api/sessions?token=${dash.token}`)).status).toBe(200);
   });
 
-  it("answers nothing outside /api/ and refuses a Host that is not the dashboard (DNS rebinding)", async () => {
+  it("serves only its page outside /api/ and refuses a Host that is not the dashboard (DNS rebinding)", async () => {
     const auth = { authorization: `Bearer ${dash.token}` };
-    expect((await http(dash.port, "GET", "/", { headers: auth })).status).toBe(404);
+    const page = await http(dash.port, "GET", "/");
+    expect(page.status).toBe(200);
+    expect(page.headers["content-security-policy"]).toContain("default-src 'none'");
+    expect(page.text).not.toContain(dash.token ?? "no token");
+    for (const path of ["/etc/passwd", "/assets/../config.yaml", "/.env", "/state.db"]) {
+      expect((await http(dash.port, "GET", path, { headers: auth })).status, path).toBe(404);
+    }
+    const reboundPage = await http(dash.port, "GET", "/", { headers: { host: `evil.example:${dash.port}` } });
+    expect(reboundPage.status).toBe(421);
     const rebound = await http(dash.port, "GET", "/api/config", {
       headers: { ...auth, host: `evil.example:${dash.port}` },
     });

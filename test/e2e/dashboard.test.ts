@@ -49,7 +49,7 @@ afterAll(async () => {
 
 describe("hermes dashboard", () => {
   it("prints a loopback URL with a per-start token and lists its routes at GET /api/", async () => {
-    expect(dash.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/\?token=[\w-]{40,}$/);
+    expect(dash.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{40,}$/);
     const index = await api.get("/api/");
     expect(index.status).toBe(200);
     const routes = index.json()["routes"] as Array<{ method: string; path: string }>;

@@ -148,7 +148,7 @@ export const dashboardCommand = defineCommand({
     });
     // A wildcard bind is reached locally through loopback; any other address as given.
     const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
-    const base = `http://${urlHost(shownHost)}:${app.port}/api/`;
+    const base = `http://${urlHost(shownHost)}:${app.port}/`;
     const url = auth.kind === "token" && auth.source === "per-start" ? `${base}?token=${auth.token}` : base;
     writeDashboardRecord(home, {
       kind: DASHBOARD_KIND,

@@ -30,7 +30,7 @@ export async function buildWeb() {
       define: { __HERMES_VERSION__: JSON.stringify(pkg.version) },
     }),
     build({
-      entryPoints: [`${web}styles.css`],
+      entryPoints: [`${web}app.css`],
       outfile: `${out}app.css`,
       bundle: true,
       minify: true,

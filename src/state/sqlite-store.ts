@@ -77,6 +77,7 @@ import {
   type UsageDelta,
 } from "./types.js";
 import { replayUnsaved } from "./unsaved-writes.js";
+import { type UsageSeries, type UsageSeriesOptions, usageSeries } from "./usage-series.js";
 import { SAFETY_PAGES, WalCheckpointer } from "./wal-checkpointer.js";
 
 /**
@@ -565,6 +566,10 @@ class SqliteSessionStore implements SqliteSessionStoreHandle {
 
   insights(options?: InsightsOptions): Insights {
     return insights(this.ctx, options);
+  }
+
+  usageSeries(options?: UsageSeriesOptions): UsageSeries {
+    return usageSeries(this.ctx, options);
   }
 
   importLegacyJsonl(dir: string): { sessions: number; messages: number; skipped: number } {

@@ -438,6 +438,10 @@ export interface SqliteSessionStoreHandle extends SessionStore {
    * `QUICK_CHECK_MAX_BYTES`, otherwise a read of the pages every session write goes through.
    */
   probe(): void;
+  /** Per-day (and per-day-and-model) tokens, cost and tool calls for charts (usage-series.ts). */
+  usageSeries(
+    options?: import("./usage-series-types.js").UsageSeriesOptions,
+  ): import("./usage-series-types.js").UsageSeries;
 }
 
 /** What `recoverFrom` brought back. */

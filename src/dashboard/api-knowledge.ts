@@ -1,13 +1,19 @@
 /**
  * `/api/memory`, `/api/skills`: MEMORY.md/USER.md through `MemoryStore` (the memory tool's
- * injection scan, char limits and file lock), skills from discovery and `.usage.json`.
+ * injection scan, char limits and file lock), skills from discovery and `.usage.json`. One skill,
+ * the curator and the staged writes awaiting approval are in api-skills.ts.
  */
+import type { HermesConfig } from "../config/defaults.js";
+import { entryBlockReason, usedChars } from "../knowledge/memory/format.js";
 import type { MemoryStore } from "../knowledge/memory/store.js";
 import type { MemoryTarget } from "../knowledge/memory/types.js";
 import { discoverSkills } from "../knowledge/skills/discovery.js";
 import { readUsage } from "../knowledge/skills/provenance.js";
 import type { SkillsConfig } from "../knowledge/skills/types.js";
+import { writeApprovalEnabled } from "../knowledge/write-approval/gate.js";
+import { pendingCount } from "../knowledge/write-approval/pending.js";
 import { FileLockTimeoutError } from "../util/file-lock.js";
+import { skillRoutes } from "./api-skills.js";
 import { ApiError, field, type Route } from "./http.js";
 
 export interface KnowledgeDeps {
@@ -15,6 +21,10 @@ export interface KnowledgeDeps {
   memory: MemoryStore;
   skillsConfig: SkillsConfig | undefined;
   env: Record<string, string | undefined>;
+  /** The current config.yaml (re-read after a config change), for the curator and approvals. */
+  config?: () => HermesConfig;
+  /** Starts `hermes curator run [--dry-run]` detached (the CLI's `--background`); returns its pid. */
+  startCuratorRun?: (dryRun: boolean) => number;
 }
 
 const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
@@ -34,14 +44,26 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
       handler: () => ({
         json: {
           limits: deps.memory.limits,
+          write_approval: deps.config
+            ? writeApprovalEnabled(deps.config() as unknown as Record<string, unknown>, "memory")
+            : false,
+          pending: pendingCount(deps.home, "memory"),
           targets: TARGETS.map((t) => {
             const read = deps.memory.read(t);
+            const raw = deps.memory.entries(t);
             return {
               target: t,
               limit: deps.memory.limits[t],
+              chars: usedChars(raw),
               usage: read.usage,
               entries: read.current_entries ?? [],
               blocked: deps.memory.blockedEntries(t).map((b) => b.reason),
+              // The file's own text for the person (a blocked entry is shown as such, never to the model).
+              items: raw.map((text) => ({
+                text,
+                chars: usedChars([text]),
+                blocked: entryBlockReason(text) ?? null,
+              })),
             };
           }),
         },
@@ -78,17 +100,22 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
       path: "/api/skills",
       summary: "installed skills with category, origin, usage counters, state, pinned and created_by",
       handler: () => {
+        const skillsConfig = deps.config ? deps.config().skills : deps.skillsConfig;
         const { skills, warnings } = discoverSkills({
           home: deps.home,
-          config: deps.skillsConfig,
+          config: skillsConfig,
           env: deps.env,
           includeDisabled: true,
           includeOtherPlatforms: true,
         });
         const usage = readUsage(deps.home);
-        const disabled = new Set(deps.skillsConfig?.disabled ?? []);
+        const disabled = new Set(skillsConfig?.disabled ?? []);
         return {
           json: {
+            write_approval: deps.config
+              ? writeApprovalEnabled(deps.config() as unknown as Record<string, unknown>, "skills")
+              : false,
+            pending: pendingCount(deps.home, "skills"),
             warnings,
             skills: skills.map((s) => {
               const u = usage[s.name] ?? {};
@@ -107,6 +134,7 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
                 view_count: u.view_count ?? 0,
                 patch_count: u.patch_count ?? 0,
                 last_used_at: u.last_used_at ?? null,
+                last_activity_at: u.last_activity_at ?? null,
                 missing_env: s.missingEnv,
               };
             }),
@@ -114,5 +142,6 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
         };
       },
     },
+    ...skillRoutes(deps),
   ];
 }

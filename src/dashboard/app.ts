@@ -34,6 +34,8 @@ export interface DashboardAppOptions {
   log?: (line: string) => void;
   /** Starts `hermes cron run <id>` in the background (the CLI knows how to start itself). */
   runCronJob?: (id: string) => void;
+  /** Starts `hermes curator run [--dry-run]` detached (the CLI's `--background`); returns its pid. */
+  startCuratorRun?: (dryRun: boolean) => number;
 }
 
 export interface DashboardApp extends DashboardServer {
@@ -73,6 +75,8 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       memory: MemoryStore.forHome(home, current.config.memory),
       skillsConfig: current.config.skills,
       env: current.env,
+      config: () => current.config,
+      ...(options.startCuratorRun ? { startCuratorRun: options.startCuratorRun } : {}),
     }),
     ...cronRoutes({ cron, gatewayRunning, runCronJob: options.runCronJob }),
     ...usageRoutes(store),

@@ -19,6 +19,7 @@ import {
 import { DashboardAuthError, hashPassword, resolveAuth } from "../../dashboard/security.js";
 import { CliFailure, defineCommand } from "../command.js";
 import type { CliIo } from "../io.js";
+import { startDetachedCuratorRun } from "./curator.js";
 
 interface DashboardFlags {
   port: string;
@@ -141,6 +142,7 @@ export const dashboardCommand = defineCommand({
         child.on("error", () => {});
         child.unref();
       },
+      startCuratorRun: (dryRun) => startDetachedCuratorRun(home, dryRun ? ["--dry-run"] : [], io.env),
     }).catch((error: NodeJS.ErrnoException) => {
       if (error.code === "EADDRINUSE")
         throw new CliFailure(`port ${port} on ${host} is in use; pick another with --port.`, 1);

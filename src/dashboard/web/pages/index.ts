@@ -2,7 +2,12 @@
  * The page registry: the shell's nav and router read this list. Each page lives in its own
  * file(s) under pages/ and adds one import and one entry here; `order` sets its place in the nav.
  */
+import { memoryPage } from "./memory.js";
 import { overviewPage } from "./overview.js";
+import { skillsPage } from "./skills.js";
 import type { PageDef } from "./types.js";
+import { usagePage } from "./usage.js";
 
-export const pages: PageDef[] = [overviewPage].sort((a, b) => a.order - b.order);
+export const pages: PageDef[] = [overviewPage, usagePage, memoryPage, skillsPage].sort(
+  (a, b) => a.order - b.order,
+);

@@ -17,6 +17,7 @@ import { type CuratorRequest, runCuratorVerb } from "../knowledge/curator/verbs.
 import { findSkill } from "../knowledge/skills/discovery.js";
 import { readUsage } from "../knowledge/skills/provenance.js";
 import type { SkillsConfig } from "../knowledge/skills/types.js";
+import { isCuratorManaged } from "../knowledge/skills/usage.js";
 import { writeApprovalEnabled } from "../knowledge/write-approval/gate.js";
 import { isPendingId, listPending, type Subsystem } from "../knowledge/write-approval/pending.js";
 import { approvePending, pendingDiff, rejectPending } from "../tools/write-approval/apply.js";
@@ -145,6 +146,8 @@ export function skillRoutes(deps: SkillRouteDeps): Route[] {
               owner: skill.source === "home" ? (foreignOwner(deps.home, skill.name) ?? null) : "external",
               state: u.state ?? "active",
               pinned: u.pinned === true,
+              // The curator stales and archives agent-made skills on its own; yours only when you ask.
+              curator_managed: skill.source === "home" && isCuratorManaged(u),
               created_by: u.created_by ?? null,
               created_at: u.created_at ?? null,
               use_count: u.use_count ?? 0,

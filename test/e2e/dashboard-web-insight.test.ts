@@ -435,3 +435,72 @@ describe.skipIf(!hasChromium)("the Usage, Memory and Skills pages in Chromium", 
     }
   });
 });
+
+describe.skipIf(!hasChromium)("the insight pages at phone width", () => {
+  it("fit a 375 px window without sideways scrolling", async () => {
+    for (const hash of ["usage?days=30", "memory", "skills", "skills/widget-build"]) {
+      const tab = await openDashboard(browser, dash, { hash, viewport: { width: 375, height: 740 } });
+      await tab.page.locator("#page-title").waitFor();
+      await tab.page.waitForLoadState("networkidle");
+      const overflow = await evaluate<number>(
+        tab.page,
+        "document.documentElement.scrollWidth - window.innerWidth",
+      );
+      expect(overflow, hash).toBeLessThanOrEqual(0);
+      await saveScreenshot(tab.page, `phone-${hash.replace(/[?=/]/g, "-")}`);
+      expect(tab.problems).toEqual([]);
+      await tab.close();
+    }
+  });
+});
+
+describe("staged writes and the curator through the API, after the page changed things", () => {
+  it("refuses a stale skill write until forced, and a curator run while the curator is disabled", async () => {
+    llm.enqueue(
+      reply().toolCall("skill_manage", {
+        action: "edit",
+        name: "widget-build",
+        content: skillMd("widget-build", "Widget build").replace(
+          "Check **the output**.",
+          "Check **the output** twice.",
+        ),
+      }),
+      reply().text("Staged an edit."),
+    );
+    const staged = await runHermes(["-q", "Improve the widget skill"], h);
+    expect(staged.code, staged.stderr).toBe(0);
+    const list = (await api.get("/api/pending/skills")).json()["pending"] as Array<{
+      id: string;
+      action: string;
+    }>;
+    expect(list.map((p) => p.action)).toEqual(["edit"]);
+    const id = list[0]?.id ?? "";
+    const review = (await api.get(`/api/pending/skills/${id}`)).json();
+    expect(review["text"]).toContain("+2. Check **the output** twice.");
+    expect(review["stale"]).toBeNull();
+    // The user edits the file by hand after the write was staged.
+    const file = join(h.home, "skills", "widget-build", "SKILL.md");
+    writeFileSync(file, `${readFileSync(file, "utf8")}3. Ship it.\n`);
+    const refused = await api.send("POST", `/api/pending/skills/${id}/approve`);
+    expect(refused.status, refused.text).toBe(409);
+    expect(String(refused.json()["error"])).toContain("changed after this write was staged");
+    expect(readFileSync(file, "utf8")).not.toContain("twice");
+    expect(pendingIds()).toEqual([`${id}.json`]);
+    const forced = await api.send("POST", `/api/pending/skills/${id}/approve`, { force: true });
+    expect(forced.status, forced.text).toBe(200);
+    // Forced: the reviewed write replaces the file, the hand edit included.
+    expect(readFileSync(file, "utf8")).toContain("Check **the output** twice.");
+    expect(readFileSync(file, "utf8")).not.toContain("3. Ship it.");
+    expect((await api.send("POST", `/api/pending/skills/${id}/reject`)).status).toBe(404);
+
+    const disabled = await api.send("PUT", "/api/config", { key: "curator.enabled", value: "false" });
+    expect(disabled.status, disabled.text).toBe(200);
+    const before = read("skills", ".curator_state");
+    const run = await api.send("POST", "/api/curator/run");
+    expect(run.status).toBe(422);
+    expect(String(run.json()["error"])).toContain("curator is disabled");
+    expect((await api.get("/api/curator")).json()["enabled"]).toBe(false);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(read("skills", ".curator_state")).toBe(before);
+  });
+});

@@ -26,6 +26,7 @@ interface SkillView {
   owner: string | null;
   state: string;
   pinned: boolean;
+  curator_managed: boolean;
   created_by: string | null;
   created_at: string | null;
   use_count: number;

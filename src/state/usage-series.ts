@@ -4,13 +4,58 @@
  * them (a session belongs to the day it started; its cost is the invoiced amount when recorded,
  * else the estimate, unknown when neither or when the status says `unknown` with 0). Aggregated in
  * SQLite with one GROUP BY pass over the window's sessions plus one over their tool calls, never a
- * query per day, so a year over 100k sessions stays a few index range scans.
+ * query per day, so a year over 100k sessions stays a few index range scans. Days are local
+ * calendar days, as `insights` names them.
  */
 import type { StoreContext } from "./context.js";
 import { SessionStoreError } from "./types.js";
 import type { UsagePoint, UsageSeries, UsageSeriesOptions } from "./usage-series-types.js";
 
 export type { UsagePoint, UsageSeries, UsageSeriesOptions };
+
+/**
+ * The local UTC offsets over [since, until] as segments (each offset in seconds holds until `end`),
+ * found by checking each day and bisecting to the second where the offset changes (DST). SQLite's
+ * own `'localtime'` calls the C library once per row, about ten times slower over a year of
+ * sessions than adding the offset; and JavaScript's clock is the one `insights` names days by.
+ */
+export function localOffsets(since: number, until: number): Array<{ end: number; offset: number }> {
+  const offset = (s: number) => 0 - new Date(s * 1000).getTimezoneOffset() * 60;
+  const out: Array<{ end: number; offset: number }> = [];
+  let current = offset(since);
+  let previous = Math.floor(since);
+  for (let i = 0; i < 20_000 && previous < until; i++) {
+    const next = Math.min(previous + 86_400, Math.ceil(until));
+    const o = offset(next);
+    if (o !== current) {
+      let lo = previous;
+      let hi = next;
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (offset(mid) === current) lo = mid;
+        else hi = mid;
+      }
+      out.push({ end: hi, offset: current });
+      current = o;
+    }
+    previous = next;
+  }
+  out.push({ end: Number.POSITIVE_INFINITY, offset: current });
+  return out;
+}
+
+/** SQL for the local calendar day of `column` (epoch seconds) with the offsets as literals. */
+function localDaySql(column: string, offsets: ReadonlyArray<{ end: number; offset: number }>): string {
+  const last = offsets[offsets.length - 1]?.offset ?? 0;
+  const shift =
+    offsets.length === 1
+      ? String(last)
+      : `CASE ${offsets
+          .slice(0, -1)
+          .map((o) => `WHEN ${column} < ${o.end} THEN ${o.offset}`)
+          .join(" ")} ELSE ${last} END`;
+  return `date(${column} + ${shift}, 'unixepoch')`;
+}
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 const money = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -25,7 +70,7 @@ export function usageSeries(ctx: StoreContext, options: UsageSeriesOptions = {})
   const filtered = options.source !== undefined;
   const window = `s.started_at >= ? AND s.started_at <= ?${filtered ? " AND s.source = ?" : ""}`;
   const params: unknown[] = [since, until, ...(filtered ? [options.source] : [])];
-  const day = "date(s.started_at, 'unixepoch', 'localtime')";
+  const day = localDaySql("s.started_at", localOffsets(since, until));
   const actual = ctx.s("actual_cost_usd", "NULL");
   const estimated = ctx.s("estimated_cost_usd", "NULL");
   const status = ctx.s("cost_status", "NULL");

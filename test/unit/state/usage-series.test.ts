@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import type { SqliteSessionStoreHandle } from "../../../src/state/types.js";
+import { localOffsets } from "../../../src/state/usage-series.js";
 import { useTempStores } from "./helpers.js";
 
 const temp = useTempStores();
@@ -110,5 +111,58 @@ describe("usageSeries", () => {
     const store = seeded();
     const series = store.usageSeries({ days: 1, now: NOW + 100 * DAY });
     expect(series).toMatchObject({ days: [], byModel: [] });
+  });
+});
+
+describe("localOffsets", () => {
+  it("finds the second a daylight-saving change happens, and one offset where there is none", () => {
+    const zone = process.env["TZ"];
+    try {
+      process.env["TZ"] = "Europe/Berlin";
+      // 2026-03-29 01:00 UTC: CET (+1 h) becomes CEST (+2 h).
+      const change = Date.UTC(2026, 2, 29, 1) / 1000;
+      const segments = localOffsets(change - 10 * DAY, change + 10 * DAY);
+      expect(segments).toEqual([
+        { end: change, offset: 3600 },
+        { end: Number.POSITIVE_INFINITY, offset: 7200 },
+      ]);
+      process.env["TZ"] = "UTC";
+      expect(localOffsets(change - 400 * DAY, change)).toEqual([
+        { end: Number.POSITIVE_INFINITY, offset: 0 },
+      ]);
+    } finally {
+      if (zone === undefined) delete process.env["TZ"];
+      else process.env["TZ"] = zone;
+    }
+  });
+
+  it("names the days a DST change falls between as insights does", () => {
+    const zone = process.env["TZ"];
+    try {
+      process.env["TZ"] = "America/New_York";
+      const change = Date.UTC(2026, 10, 1, 6) / 1000; // 2026-11-01 02:00 EDT → 01:00 EST
+      let clock = change - 5 * DAY;
+      const store = openSessionStore(join(temp.dir(), "state.db"), { now: () => clock });
+      temp.track(store);
+      for (const at of [
+        change - 2 * 3600,
+        change - 60,
+        change + 60,
+        change + 5 * 3600,
+        change - 4 * DAY - 3,
+      ]) {
+        clock = at;
+        store.createSession({ source: "cli", startedAt: at });
+      }
+      const now = change + DAY;
+      const series = store.usageSeries({ days: 7, now });
+      const insights = store.insights({ days: 7, now });
+      expect(series.days.map((d) => [d.day, d.sessions])).toEqual(
+        insights.perDay.filter((d) => d.sessions > 0).map((d) => [d.day, d.sessions]),
+      );
+    } finally {
+      if (zone === undefined) delete process.env["TZ"];
+      else process.env["TZ"] = zone;
+    }
   });
 });

@@ -6,8 +6,10 @@
  * changes the data; a memory entry is added and an injection refused with the reason; a blocked
  * hand-edited entry is shown as such and removed; a skill's SKILL.md renders; a staged skill write
  * is approved (then on disk) and another rejected (gone); pin, archive, restore and a curator run
- * work from the page. Every new state-changing route refuses a missing token, a missing CSRF token,
- * a foreign Origin and bad names, changing nothing. Screenshots of each page, light and dark.
+ * work from the page; a staged memory write is approved from the Memory page. A stale skill write
+ * is refused until forced, a curator run while it is disabled is refused, and the pages fit a phone.
+ * Every new state-changing route refuses a missing token, a missing CSRF token, a foreign Origin
+ * and bad names, changing nothing. Screenshots of each page, light and dark.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -502,5 +504,33 @@ describe("staged writes and the curator through the API, after the page changed 
     expect((await api.get("/api/curator")).json()["enabled"]).toBe(false);
     await new Promise((r) => setTimeout(r, 500));
     expect(read("skills", ".curator_state")).toBe(before);
+  });
+});
+
+describe.skipIf(!hasChromium)("memory writes awaiting approval on the Memory page", () => {
+  it("lists a staged memory write and applies it when approved", async () => {
+    const on = await api.send("PUT", "/api/config", { key: "memory.write_approval", value: "true" });
+    expect(on.status, on.text).toBe(200);
+    llm.enqueue(
+      reply().toolCall("memory", { action: "add", target: "user", content: "Has a cat called Miso" }),
+      reply().text("Noted, once you approve it."),
+    );
+    const staged = await runHermes(["-q", "Remember my cat is called Miso"], h);
+    expect(staged.code, staged.stderr).toBe(0);
+    expect(read("memories", "USER.md")).not.toContain("Miso");
+    const tab = await openDashboard(browser, dash, { hash: "memory" });
+    const list = tab.page.getByRole("list", { name: "Pending memory writes" });
+    const item = list.locator("li", { hasText: "Has a cat called Miso" });
+    await item.waitFor();
+    await saveScreenshot(tab.page, "memory-pending");
+    await item.getByRole("button", { name: /^Approve/ }).click();
+    await tab.page.getByText("No memory writes wait for approval.").waitFor();
+    expect(read("memories", "USER.md")).toContain("Has a cat called Miso");
+    await tab.page
+      .locator("section.memory-target", { hasText: "USER.md" })
+      .getByText("Has a cat called Miso")
+      .waitFor();
+    expect(tab.problems).toEqual([]);
+    await tab.close();
   });
 });

@@ -218,17 +218,17 @@ function Memory() {
       {memory.loading && !data ? <Loading /> : null}
       {data ? (
         <>
-          <div class="memory-grid">
-            {data.targets.map((t) => (
-              <Target key={t.target} view={t} onChange={memory.reload} />
-            ))}
-          </div>
           {data.write_approval || data.pending > 0 ? (
             <>
               <h2>Memory writes awaiting approval</h2>
               <PendingWrites subsystem="memory" onChange={memory.reload} />
             </>
           ) : null}
+          <div class="memory-grid">
+            {data.targets.map((t) => (
+              <Target key={t.target} view={t} onChange={memory.reload} />
+            ))}
+          </div>
         </>
       ) : null}
     </section>

@@ -10,7 +10,7 @@ import { intParam, type Route } from "./http.js";
 
 /** The store the route reads: insights, and the per-day series when the store has it. */
 export type UsageStore = Pick<SessionStore, "insights"> & {
-  usageSeries?: (options?: UsageSeriesOptions) => UsageSeries;
+  usageSeries?: (options?: UsageSeriesOptions) => UsageSeries | Promise<UsageSeries>;
 };
 
 const EMPTY_DAY = {
@@ -31,13 +31,14 @@ export function usageRoutes(store: UsageStore): Route[] {
       path: "/api/usage",
       summary:
         "usage over time (the insights data): tokens, cost, tool calls and sessions by model, source and day (days ≤ 3650, source)",
-      handler: ({ query }) => {
+      handler: async ({ query }) => {
         const days = Math.max(1, intParam(query, "days", 30, 3650));
         const source = query.get("source") || undefined;
         const options = { days, ...(source ? { source } : {}) };
-        const totals = store.insights(options);
+        // Awaited, so the route reads a store whose queries answer promises as well.
+        const totals = await store.insights(options);
         // The same window as insights, so a day's numbers add up to the totals.
-        const series = store.usageSeries?.({ ...options, now: totals.until });
+        const series = await store.usageSeries?.({ ...options, now: totals.until });
         const byDay = new Map(series?.days.map((d) => [d.day, d]) ?? []);
         const perDay = totals.perDay.map((d) => {
           const extra = byDay.get(d.day);

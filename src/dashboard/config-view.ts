@@ -37,7 +37,10 @@ function collect(node: Node | null | undefined, secret: boolean, out: Replacemen
   if (typeof value !== "string" && typeof value !== "number") return;
   const text = String(value);
   if (text === "" || ENV_REFERENCE_ONLY.test(text)) return;
-  out.push({ start: node.range[0], end: node.range[1], text: JSON.stringify(maskSecret(text)) });
+  // A block scalar's range ends with its last line break, which the line after it still needs.
+  const [start, end] = node.range;
+  const ending = node.type === "BLOCK_LITERAL" || node.type === "BLOCK_FOLDED" ? "\n" : "";
+  out.push({ start, end, text: JSON.stringify(maskSecret(text)) + ending });
 }
 
 export interface RawConfig {

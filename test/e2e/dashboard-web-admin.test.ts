@@ -106,6 +106,10 @@ describe.skipIf(!hasChromium)("the Config page in Chromium", () => {
     await input.fill("33");
     await input.press("Enter");
     await expect.poll(() => readFileSync(configFile(), "utf8")).toMatch(/max_turns: 33/);
+    // The focus returns to the row's Edit button, so the keyboard carries on from there.
+    await expect
+      .poll(() => evaluate(page, `document.activeElement?.getAttribute("aria-label")`))
+      .toBe("Edit agent.max_turns");
     expect(readFileSync(configFile(), "utf8")).toContain("# the terminal's own settings");
     // The set-any-key form, for a key the file did not have.
     await page.getByLabel("Key", { exact: true }).fill("compression.threshold");
@@ -177,6 +181,30 @@ describe.skipIf(!hasChromium)("the Config page in Chromium", () => {
       expect(text).not.toContain(ENV_SECRET.slice(8, 28));
       expect(text).not.toContain(FILE_SECRET.slice(8, 28));
     }
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  });
+  it("sets a credential in .env from the page without ever showing it back, and refuses other names", async () => {
+    const secret = "sk-ant-api03-0123456789abcdefFEDCBA9876543210";
+    const tab = await openDashboard(browser, dash, { hash: "config?view=env", allowStatuses: [403] });
+    const page = tab.page;
+    await page.getByLabel("Variable", { exact: true }).fill("ANTHROPIC_API_KEY");
+    await page.getByLabel("Value", { exact: true }).fill(secret);
+    expect(await page.getByLabel("Value", { exact: true }).getAttribute("type")).toBe("password");
+    await page.getByRole("button", { name: "Save to .env" }).click();
+    await page.getByText("ANTHROPIC_API_KEY", { exact: true }).waitFor();
+    expect(readFileSync(join(h.home, ".env"), "utf8")).toContain(`ANTHROPIC_API_KEY=${secret}`);
+    expect(await page.getByLabel("Value", { exact: true }).inputValue()).toBe("");
+    expect(await pageText(page)).not.toContain(secret.slice(10));
+    const before = readFileSync(join(h.home, ".env"), "utf8");
+    await page.getByLabel("Variable", { exact: true }).fill("NODE_OPTIONS");
+    await page.getByLabel("Value", { exact: true }).fill("--require /tmp/evil.js");
+    await page.getByRole("button", { name: "Save to .env" }).click();
+    await expect
+      .poll(() => page.locator("#env-name-problem").textContent())
+      .toMatch(/may not change this key: NODE_OPTIONS is not an allowlist or credential name/);
+    expect(readFileSync(join(h.home, ".env"), "utf8")).toBe(before);
+    await saveScreenshot(page, "config-env-refused");
     expect(tab.problems).toEqual([]);
     await tab.close();
   });

@@ -5,7 +5,7 @@
  * Secrets arrive masked from the server and are never asked for back: a secret's editor starts
  * empty. Views and filters live in the URL: `#/config?view=yaml`, `#/config?q=model&changed=1`.
  */
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Badge, Empty, ErrorNote, Facts, Loading, PageHeader } from "../components/ui.js";
 import { useApi } from "../hooks.js";
 import { href, type Route, setQuery } from "../router.js";
@@ -58,6 +58,13 @@ function Row({
   onDone: (saved: boolean) => void;
 }) {
   const secret = looksMasked(row.value);
+  // Back from the editor (saved or cancelled), the focus returns to this row's Edit button.
+  const button = useRef<HTMLButtonElement>(null);
+  const wasEditing = useRef(editing);
+  useEffect(() => {
+    if (wasEditing.current && !editing) button.current?.focus();
+    wasEditing.current = editing;
+  }, [editing]);
   return (
     <tr class={row.changed ? "changed" : ""}>
       <th scope="row" class="setting-key">
@@ -88,7 +95,13 @@ function Row({
         {locked ? (
           <Badge tone="warn">terminal only</Badge>
         ) : editing ? null : (
-          <button type="button" class="btn small" onClick={onEdit} aria-label={`Edit ${row.key}`}>
+          <button
+            type="button"
+            class="btn small"
+            ref={button}
+            onClick={onEdit}
+            aria-label={`Edit ${row.key}`}
+          >
             Edit
           </button>
         )}

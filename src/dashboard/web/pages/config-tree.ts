@@ -127,7 +127,16 @@ export function editText(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Whether a key names a secret: mirrors the server's masking (masked values end in `****`). */
-export function looksMasked(value: unknown): boolean {
-  return typeof value === "string" && value.endsWith("****");
+const SECRET_NAME =
+  /(?:^|_)(?:api_?key|key|token|secret|client_secret|password|passwd|password_hash|credentials?|private_key|access_key|authorization)$/;
+const NOT_SECRET = new Set(["record_key", "ssh_key", "session_key", "sort_key", "primary_key", "hot_key"]);
+
+/**
+ * Whether a setting holds a secret: its value arrived masked (`sk-o****`), or its name is one the
+ * server masks (the rule of config/secrets.ts), so an empty `api_key` is still typed as hidden.
+ */
+export function isSecretSetting(key: string, value: unknown): boolean {
+  if (typeof value === "string" && value.endsWith("****")) return true;
+  const name = (key.split(".").pop() ?? "").toLowerCase().replaceAll("-", "_");
+  return !NOT_SECRET.has(name) && (SECRET_NAME.test(name) || name.endsWith("_key"));
 }

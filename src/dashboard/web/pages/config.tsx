@@ -13,7 +13,7 @@ import { EnvForm, RowEditor, SetKeyForm } from "./config-edit.js";
 import {
   type ConfigAnswer,
   editText,
-  looksMasked,
+  isSecretSetting,
   type Section,
   type SettingRow,
   sectionsOf,
@@ -57,7 +57,7 @@ function Row({
   onEdit: () => void;
   onDone: (saved: boolean) => void;
 }) {
-  const secret = looksMasked(row.value);
+  const secret = isSecretSetting(row.key, row.value);
   // Back from the editor (saved or cancelled), the focus returns to this row's Edit button.
   const button = useRef<HTMLButtonElement>(null);
   const wasEditing = useRef(editing);

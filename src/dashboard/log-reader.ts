@@ -53,6 +53,19 @@ export interface TailResult {
   complete: boolean;
 }
 
+/**
+ * The head filter, with the session text also found in the line as shown: a session filter is a
+ * text search too, and must not tell whether a hidden secret is in a line.
+ */
+function headMatcher(
+  query: LogQuery,
+): (line: string, head: NonNullable<ReturnType<typeof parseLineHead>>) => boolean {
+  const session = query.filter.session;
+  const shown = query.shown;
+  return (line, head) =>
+    matchesHead(line, head, query.filter) && (!session || !shown || shown(line).includes(session));
+}
+
 function textMatcher(query: LogQuery): ((line: string) => boolean) | undefined {
   const needle = query.text?.trim().toLowerCase();
   if (!needle) return undefined;
@@ -95,6 +108,7 @@ export function tailLog(path: string, n: number, query: LogQuery, budget = SCAN_
   if (n > 0) {
     const groups: string[][] = [];
     const matchText = textMatcher(query);
+    const matchHead = headMatcher(query);
     const filtered = hasFilter(query.filter) || matchText !== undefined;
     let count = 0;
     let scanned = 0;
@@ -112,7 +126,7 @@ export function tailLog(path: string, n: number, query: LogQuery, budget = SCAN_
           } else {
             const group = [line, ...pending.reverse()];
             pending = [];
-            if (matchesHead(line, head, query.filter) && (!matchText || group.some(matchText))) {
+            if (matchHead(line, head) && (!matchText || group.some(matchText))) {
               groups.push(group);
               count += group.length;
               if (count >= n) break outer;
@@ -255,13 +269,14 @@ function finish(
   maxLines: number,
 ): FollowResult {
   const matchText = textMatcher(query);
+  const matchHead = headMatcher(query);
   let lines = raw;
   if (hasFilter(query.filter) || matchText) {
     let last = false;
     lines = raw.filter((line) => {
       const head = parseLineHead(line);
       if (!head) return last || (matchText?.(line) ?? false);
-      last = matchesHead(line, head, query.filter) && (!matchText || matchText(line));
+      last = matchHead(line, head) && (!matchText || matchText(line));
       return last;
     });
   }

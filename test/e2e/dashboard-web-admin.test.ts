@@ -116,6 +116,11 @@ describe.skipIf(!hasChromium)("the Config page in Chromium", () => {
     await page.getByLabel("Value", { exact: true }).first().fill("0.7");
     await page.getByRole("button", { name: "Save", exact: true }).first().click();
     await expect.poll(() => readFileSync(configFile(), "utf8")).toMatch(/threshold: 0\.7/);
+    // A key that guards the agent (its approval policy) is the signed-in human's to set here.
+    await page.getByLabel("Key", { exact: true }).fill("approvals.mode");
+    await page.getByLabel("Value", { exact: true }).first().fill("smart");
+    await page.getByRole("button", { name: "Save", exact: true }).first().click();
+    await expect.poll(() => readFileSync(configFile(), "utf8")).toMatch(/mode: smart/);
     await page.reload();
     const row = page.getByRole("row").filter({ has: page.getByText("agent.max_turns", { exact: true }) });
     await expect.poll(() => row.textContent()).toMatch(/33/);
@@ -283,6 +288,11 @@ describe("the log routes over raw HTTP", () => {
     for (const after of ["x", "1-", "-1-5", "1-2-3", "99999999999999999999999-1"]) {
       const r = await api.get(`/api/logs?after=${encodeURIComponent(after)}`);
       expect(r.status, after).toBe(400);
+    }
+    // Neither filter tells whether a hidden secret is in some line.
+    for (const probe of [`session=${ENV_SECRET.slice(0, 20)}`, `q=${ENV_SECRET.slice(0, 20)}`]) {
+      const r = await api.get(`/api/logs?name=agent&${probe}`);
+      expect(r.json()["lines"], probe).toEqual([]);
     }
     expect((await api.get("/api/logs?level=LOUD")).status).toBe(400);
     expect((await api.get("/api/logs?since=yesterday-ish")).status).toBe(400);

@@ -55,6 +55,12 @@ describe("tailLog", () => {
     const shown = (text: string) => text.replace(/sk-\S+/, "[REDACTED]");
     expect(tailLog(path, 10, { filter: {}, text: "sk-hidden", shown }).lines).toEqual([]);
     expect(tailLog(path, 10, { filter: {}, text: "refused", shown }).lines).toHaveLength(1);
+    // A session filter is a text search too.
+    expect(tailLog(path, 10, { filter: { session: "sk-hidden" }, shown }).lines).toEqual([]);
+    expect(tailLog(path, 10, { filter: { session: "s1" }, shown }).lines).toHaveLength(1);
+    appendFileSync(path, line("ERROR", "s1", "again sk-hidden-123"));
+    const follow = followLog(path, { ino: 0, offset: 0 }, { filter: { session: "sk-hidden" }, shown });
+    expect(follow.lines).toEqual([]);
   });
 
   it("reads into rotated copies for enough lines, and stops at the byte budget when a search finds little", () => {

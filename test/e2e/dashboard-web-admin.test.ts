@@ -247,6 +247,21 @@ describe.skipIf(!hasChromium)("the Logs page in Chromium", () => {
     await tab.close();
   });
 
+  it("takes a time from the URL: only lines since then, and the Since box says which", async () => {
+    const tab = await openDashboard(browser, dash, { hash: "logs?since=2026-11-26T10:03:00Z" });
+    const lines = tab.page.locator(".log-line");
+    await expect
+      .poll(() => lines.allTextContents())
+      .toEqual([
+        expect.stringMatching(/slow tool/),
+        expect.stringMatching(/provider refused key/),
+        expect.stringMatching(/pelican search done/),
+      ]);
+    expect(await tab.page.getByLabel("Since").inputValue()).toBe("2026-11-26T10:03:00Z");
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  });
+
   it("follows: a line appended to the file after the page opened appears, filters still apply", async () => {
     const tab = await openDashboard(browser, dash, { hash: "logs?level=INFO" });
     const page = tab.page;

@@ -241,11 +241,13 @@ function LogsPage({ route }: { route: Route }) {
             value={since}
             onChange={(e) => update({ since: (e.currentTarget as HTMLSelectElement).value || undefined })}
           >
-            {SINCE.map(([v, label]) => (
-              <option key={v} value={v}>
-                {label}
-              </option>
-            ))}
+            {(SINCE.some(([v]) => v === since) ? SINCE : [...SINCE, [since, `since ${since}`]]).map(
+              ([v, label]) => (
+                <option key={v} value={v}>
+                  {label}
+                </option>
+              ),
+            )}
           </select>
         </label>
         <label class="inline-field">

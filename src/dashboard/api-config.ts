@@ -1,28 +1,21 @@
 /**
- * `/api/config` and `/api/logs`: the effective config with secrets masked (`hermes config show`),
- * edits through `hermes config set`'s validation (`checkKey`/`checkValue`, did-you-mean) and writer
- * (`setConfigValue`: comments kept, atomic), and the log files `hermes logs` reads, filtered by
- * level and session and redacted.
+ * `/api/config` (and the log routes of api-logs.ts): the effective config with secrets masked
+ * (`hermes config show`), beside the defaults, config.yaml as written (masked) and the names in
+ * `.env`; edits through `hermes config set`'s validation (`checkKey`/`checkValue`, did-you-mean)
+ * and writer (`setConfigValue`: comments kept, atomic).
  */
-import { join } from "node:path";
+
+import { defaultConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
 import { ConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/load.js";
+import { VALUE_CHOICES } from "../config/schema-keys.js";
 import { isSecretKey, maskSecret, redactSecrets } from "../config/secrets.js";
 import { checkKey, checkValue } from "../config/validate.js";
 import { isEnvStyleKey, setConfigValue } from "../config/write.js";
-import { logsDir } from "../util/log.js";
-import { type LogFilter, parseLevelArgument } from "../util/log-filter.js";
-import { lastLines, rotationChain } from "../util/log-tail.js";
-import { redactText } from "../util/redact.js";
-import { ApiError, field, intParam, type Route } from "./http.js";
-
-/** The logs the dashboard tails (names as `hermes logs` takes them). */
-const LOGS: Readonly<Record<string, string>> = {
-  agent: "agent.log",
-  errors: "errors.log",
-  gateway: "gateway.log",
-};
+import { logRoutes } from "./api-logs.js";
+import { envFileNames, maskedConfigText } from "./config-view.js";
+import { ApiError, field, type Route } from "./http.js";
 
 /**
  * `.env` names the API may set: allowlists and credentials. Anything else (`PATH`, `NODE_OPTIONS`,
@@ -43,16 +36,36 @@ export function configRoutes(deps: ConfigDeps): Route[] {
     {
       method: "GET",
       path: "/api/config",
-      summary: "the effective config (config.yaml over the defaults), secrets masked, with load warnings",
+      summary:
+        "the effective config (config.yaml over the defaults) and the defaults, secrets masked; keys set in config.yaml, config.yaml masked, .env names (never values), load warnings",
       handler: () => {
         const { env } = loadEnvFile(deps.home, deps.baseEnv);
-        const loaded = loadConfig({ home: deps.home, env });
+        let loaded: ReturnType<typeof loadConfig>;
+        try {
+          loaded = loadConfig({ home: deps.home, env });
+        } catch (error) {
+          if (error instanceof ConfigError)
+            throw new ApiError(422, `${error.message}. Fix config.yaml in an editor (hermes config check).`);
+          throw error;
+        }
+        const raw = maskedConfigText(deps.home);
         return {
           json: {
             path: loaded.path,
             exists: loaded.exists,
             warnings: loaded.warnings,
             config: redactSecrets(loaded.config),
+            defaults: redactSecrets(defaultConfig()),
+            user_keys: [...loaded.userKeys].sort(),
+            env_keys: loaded.envKeys,
+            choices: VALUE_CHOICES,
+            raw: raw.text,
+            ...(raw.error ? { raw_error: raw.error } : {}),
+            env_file: envFileNames(deps.home, deps.baseEnv),
+            not_editable: {
+              sections: ["dashboard"],
+              env: "only allowlist and credential names (*_ALLOWED_USERS, *_ALLOW_ALL_USERS, *_API_KEY, *_TOKEN)",
+            },
           },
         };
       },
@@ -88,9 +101,16 @@ export function configRoutes(deps: ConfigDeps): Route[] {
         } else {
           const problem = checkKey(key) ?? checkValue(key, value);
           if (problem) {
+            // The whole key the user meant: `modle.default` → `model.default`.
+            const meant =
+              problem.suggestion && problem.kind === "unknown_key" && key.startsWith(problem.key)
+                ? problem.suggestion + key.slice(problem.key.length)
+                : undefined;
             throw new ApiError(422, `${problem.message}. config.yaml was not changed.`, {
               key: problem.key,
+              kind: problem.kind,
               ...(problem.suggestion ? { suggestion: problem.suggestion } : {}),
+              ...(meant ? { did_you_mean: meant } : {}),
             });
           }
         }
@@ -116,31 +136,6 @@ export function configRoutes(deps: ConfigDeps): Route[] {
         };
       },
     },
-    {
-      method: "GET",
-      path: "/api/logs",
-      summary:
-        "the last lines of a log (name: agent | errors | gateway; lines ≤ 2000; level; session), redacted",
-      handler: ({ query }) => {
-        const name = query.get("name") ?? "agent";
-        const file = LOGS[name];
-        if (!file) throw new ApiError(400, `name must be one of ${Object.keys(LOGS).join(", ")}`);
-        const n = intParam(query, "lines", 200, 2000);
-        const filter: LogFilter = {};
-        const level = query.get("level");
-        if (level) {
-          try {
-            filter.level = parseLevelArgument(level);
-          } catch (error) {
-            throw new ApiError(400, error instanceof Error ? error.message : String(error));
-          }
-        }
-        const session = query.get("session");
-        if (session) filter.session = session;
-        const chain = rotationChain(join(logsDir(deps.home), file));
-        const lines = chain.length === 0 ? [] : lastLines(chain, n, filter).map((line) => redactText(line));
-        return { json: { name, lines } };
-      },
-    },
+    ...logRoutes({ home: deps.home }),
   ];
 }

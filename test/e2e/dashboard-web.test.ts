@@ -3,13 +3,17 @@
  * the token moves out of the address bar, every registered page loads from the nav without a
  * console error, the keyboard reaches the content, the theme switch works in both schemes, a
  * phone-width window still shows the nav, and a page opened without the token says how to sign in.
+ * Every page in the nav also passes the audits of dashboard-audit.ts (accessible names, one h1,
+ * unique ids, tab order, text contrast, no sideways scrolling) in both colour schemes at desktop
+ * and phone width, and tabbing through it shows where the focus is.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, tempHome } from "../support/cli.js";
 import { type RunningDashboard, startDashboardProcess } from "../support/dashboard.js";
+import { A11Y_AUDIT, CONTRAST_AUDIT, OVERFLOW_AUDIT } from "../support/dashboard-audit.js";
 import {
   evaluate,
   hasChromium,
@@ -24,6 +28,14 @@ let browser: Browser;
 beforeAll(async () => {
   const h = tempHome();
   writeFileSync(join(h.home, "config.yaml"), fakeProviderConfig("http://127.0.0.1:9/v1"));
+  // A log with every level, so the audits see each level's colour on the Logs page.
+  mkdirSync(join(h.home, "logs"), { recursive: true });
+  writeFileSync(
+    join(h.home, "logs", "agent.log"),
+    ["DEBUG", "INFO", "WARNING", "ERROR"]
+      .map((level, i) => `2026-11-26T10:0${i}:00.000Z ${level} s${i} hermes.agent: a ${level} line\n`)
+      .join(""),
+  );
   dash = await startDashboardProcess(h);
   browser = await launchBrowser();
 }, 60_000);
@@ -111,5 +123,115 @@ describe.skipIf(!hasChromium)("the dashboard page in Chromium", () => {
     const lost = await openDashboard(browser, dash, { hash: "no-such-page" });
     await expect.poll(() => lost.page.getByRole("alert").first().textContent()).toMatch(/No page called/);
     await lost.close();
+  });
+
+  it("passes the accessibility, contrast and phone-width audits on every page, in light and dark", async () => {
+    const failures: string[] = [];
+    for (const colorScheme of ["light", "dark"] as const) {
+      for (const viewport of [
+        { width: 1280, height: 860 },
+        { width: 375, height: 740 },
+      ]) {
+        const tab = await openDashboard(browser, dash, { colorScheme, viewport });
+        const links = tab.page.getByRole("navigation", { name: "Pages" }).getByRole("link");
+        const count = await links.count();
+        expect(count).toBeGreaterThan(0);
+        for (let i = 0; i < count; i++) {
+          const link = links.nth(i);
+          const name = ((await link.textContent()) ?? String(i)).toLowerCase();
+          await link.click();
+          await expect.poll(() => link.getAttribute("aria-current")).toBe("page");
+          await tab.page.waitForLoadState("networkidle");
+          await expect.poll(() => tab.page.locator(".loading").count()).toBe(0);
+          const where = `${name} (${colorScheme}, ${viewport.width}px)`;
+          for (const p of await evaluate<string[]>(tab.page, A11Y_AUDIT)) failures.push(`${where}: ${p}`);
+          for (const p of await evaluate<string[]>(tab.page, CONTRAST_AUDIT)) failures.push(`${where}: ${p}`);
+          const overflow = await evaluate<number>(tab.page, OVERFLOW_AUDIT);
+          if (overflow > 0) failures.push(`${where}: the page scrolls sideways by ${overflow}px`);
+          if (viewport.width === 375) await saveScreenshot(tab.page, `audit-${name}-${colorScheme}-phone`);
+        }
+        expect(tab.problems).toEqual([]);
+        await tab.close();
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("shows where the keyboard focus is on every page, never on something hidden", async () => {
+    const tab = await openDashboard(browser, dash);
+    const links = tab.page.getByRole("navigation", { name: "Pages" }).getByRole("link");
+    const count = await links.count();
+    const failures: string[] = [];
+    let stops = 0;
+    for (let i = 0; i < count; i++) {
+      const link = links.nth(i);
+      const name = (await link.textContent()) ?? String(i);
+      await link.click();
+      await expect.poll(() => link.getAttribute("aria-current")).toBe("page");
+      await tab.page.waitForLoadState("networkidle");
+      await evaluate(tab.page, `document.getElementById("page-title")?.focus()`);
+      // Up to 40 stops from the page's heading on: each one visible and outlined.
+      for (let stop = 0; stop < 40; stop++) {
+        await tab.page.keyboard.press("Tab");
+        const seen = await evaluate<{ tag: string; text: string; width: number; outline: string } | null>(
+          tab.page,
+          `(() => { const el = document.activeElement; if (!el || el === document.body) return null;
+            const r = el.getBoundingClientRect(); const s = getComputedStyle(el);
+            return { tag: el.tagName, text: (el.textContent || el.getAttribute("aria-label") || "").trim().slice(0, 30),
+              width: r.width * r.height, outline: s.outlineStyle === "none" ? "" : s.outlineStyle + s.outlineWidth }; })()`,
+        );
+        if (seen === null) break;
+        stops++;
+        if (seen.width === 0) failures.push(`${name}: focus on an invisible ${seen.tag} "${seen.text}"`);
+        if (seen.outline === "") failures.push(`${name}: no focus outline on ${seen.tag} "${seen.text}"`);
+        if (seen.tag === "FOOTER" || seen.text.startsWith("Hermes-TS")) break;
+      }
+    }
+    expect(stops).toBeGreaterThan(count * 2);
+    expect(failures).toEqual([]);
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  });
+
+  it("has audits that catch what they look for (each fault planted in the page is reported)", async () => {
+    for (const colorScheme of ["light", "dark"] as const) {
+      const tab = await openDashboard(browser, dash, { colorScheme, viewport: { width: 375, height: 740 } });
+      await tab.page.locator("#page-title").waitFor();
+      // The shared buttons, toasts and notes read well in this scheme before anything is planted.
+      await evaluate(
+        tab.page,
+        `document.getElementById("main").insertAdjacentHTML("beforeend",
+          '<button type="button" class="btn danger">Delete</button><button type="button" class="btn primary">Go</button>' +
+          '<span class="badge ok">ok</span><span class="badge warn">warn</span><span class="badge bad">bad</span>' +
+          '<span class="badge info">info</span><div class="note error">failed</div><mark>hit</mark>')`,
+      );
+      expect(await evaluate<string[]>(tab.page, CONTRAST_AUDIT)).toEqual([]);
+      // Styles are set through the CSSOM: the page's CSP refuses inline style attributes.
+      const faint = colorScheme === "light" ? "rgb(200, 200, 200)" : "rgb(50, 52, 56)";
+      await evaluate(
+        tab.page,
+        `(() => {
+          const main = document.getElementById("main");
+          main.insertAdjacentHTML("beforeend",
+            '<input id="planted"><button id="planted"></button><h1>Second</h1><img src="data:,">' +
+            '<p class="planted-faint">faint words</p><label for="nowhere">orphan</label>' +
+            '<a href="#/x" tabindex="2">jump</a><div class="planted-wide">too wide</div>');
+          document.querySelector(".planted-faint").style.color = "${faint}";
+          document.querySelector(".planted-wide").style.width = "900px";
+        })()`,
+      );
+      const a11y = (await evaluate<string[]>(tab.page, A11Y_AUDIT)).join("\n");
+      expect(a11y).toMatch(/form control without an accessible name: input#planted/);
+      expect(a11y).toMatch(/button without text or aria-label: button#planted/);
+      expect(a11y).toMatch(/2 visible h1 headings/);
+      expect(a11y).toMatch(/duplicate id "planted"/);
+      expect(a11y).toMatch(/image without alt/);
+      expect(a11y).toMatch(/label for a missing control #nowhere/);
+      expect(a11y).toMatch(/positive tabindex/);
+      const contrast = (await evaluate<string[]>(tab.page, CONTRAST_AUDIT)).join("\n");
+      expect(contrast).toMatch(/p\.planted-faint "faint words": contrast \d\.\d\d < 4\.5/);
+      expect(await evaluate<number>(tab.page, OVERFLOW_AUDIT)).toBeGreaterThan(0);
+      await tab.close();
+    }
   });
 });

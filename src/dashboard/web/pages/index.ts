@@ -2,12 +2,14 @@
  * The page registry: the shell's nav and router read this list. Each page lives in its own
  * file(s) under pages/ and adds one import and one entry here; `order` sets its place in the nav.
  */
+import { configPage } from "./config.js";
+import { logsPage } from "./logs.js";
 import { memoryPage } from "./memory.js";
 import { overviewPage } from "./overview.js";
 import { skillsPage } from "./skills.js";
 import type { PageDef } from "./types.js";
 import { usagePage } from "./usage.js";
 
-export const pages: PageDef[] = [overviewPage, usagePage, memoryPage, skillsPage].sort(
+export const pages: PageDef[] = [overviewPage, usagePage, memoryPage, skillsPage, configPage, logsPage].sort(
   (a, b) => a.order - b.order,
 );

@@ -1,0 +1,212 @@
+/**
+ * The in-process whisper.cpp engine (smart-whisper, loaded on first use). No whisper model is
+ * reachable here and no npm package ships one (not even whisper.cpp's for-tests files), so the
+ * recognition itself runs through a binding double that records what it was given; the real
+ * package, when installed (or built elsewhere and named by HERMES_TEST_SMART_WHISPER), is loaded
+ * to show that a wrong model file is refused before its native loader (which crashes) sees it.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { truncate } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { transcribe } from "../../../../src/tools/media/speech/index.js";
+import {
+  checkGgmlModel,
+  decodeWav,
+  loadWhisperBinding,
+  setWhisperImporter,
+  transcribeInProcess,
+  type WhisperBinding,
+} from "../../../../src/tools/media/speech/local-whisper.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hermes-local-whisper-"));
+
+function wav(samples: number[], rate: number, channels: number, bits = 16, format = 1): Buffer {
+  const width = bits / 8;
+  const data = Buffer.alloc(samples.length * width);
+  samples.forEach((v, i) => {
+    if (format === 3) data.writeFloatLE(v, i * width);
+    else data.writeInt16LE(Math.round(v * 32767), i * width);
+  });
+  const head = Buffer.alloc(44);
+  head.write("RIFF", 0);
+  head.writeUInt32LE(36 + data.length, 4);
+  head.write("WAVEfmt ", 8);
+  head.writeUInt32LE(16, 16);
+  head.writeUInt16LE(format, 20);
+  head.writeUInt16LE(channels, 22);
+  head.writeUInt32LE(rate, 24);
+  head.writeUInt32LE(rate * channels * width, 28);
+  head.writeUInt16LE(channels * width, 32);
+  head.writeUInt16LE(bits, 34);
+  head.write("data", 36);
+  head.writeUInt32LE(data.length, 40);
+  return Buffer.concat([head, data]);
+}
+
+/** A file that starts like whisper.cpp's tiny model (magic, hyperparameters) and is 20 MB long. */
+async function ggmlLike(name: string): Promise<string> {
+  const path = join(dir, name);
+  const header = Buffer.alloc(48);
+  header.writeUInt32LE(0x67676d6c, 0);
+  for (const [i, v] of [51865, 1500, 384, 6, 4, 448, 384, 6, 4, 80, 1].entries())
+    header.writeInt32LE(v, 4 + i * 4);
+  writeFileSync(path, header);
+  await truncate(path, 20 * 1024 * 1024);
+  return path;
+}
+
+interface Double {
+  binding: WhisperBinding;
+  loads: string[];
+  runs: Array<{ samples: number; params: Record<string, unknown> }>;
+}
+
+function double(segments: string[]): Double {
+  const loads: string[] = [];
+  const runs: Double["runs"] = [];
+  const binding: WhisperBinding = {
+    WhisperModel: {
+      load: async (file) => {
+        loads.push(file);
+        return { freed: false, free: async () => undefined };
+      },
+    },
+    TranscribeTask: {
+      run: async (_model, pcm, params) => {
+        runs.push({ samples: pcm.length, params });
+        return { result: Promise.resolve(segments.map((text) => ({ text }))) };
+      },
+    },
+  };
+  return { binding, loads, runs };
+}
+
+afterEach(() => setWhisperImporter(null));
+
+describe("WAV input for whisper.cpp", () => {
+  it("mixes to mono and resamples to 16 kHz", () => {
+    // 0.5 s of 44.1 kHz stereo: left 0.5, right -0.1 -> mono 0.2.
+    const frames = 22050;
+    const stereo = Array.from({ length: frames * 2 }, (_v, i) => (i % 2 === 0 ? 0.5 : -0.1));
+    const pcm = decodeWav(wav(stereo, 44100, 2), "x.wav");
+    expect(pcm.length).toBe(8000);
+    expect(pcm[100]).toBeCloseTo(0.2, 3);
+    const float = decodeWav(wav([0.25, -0.25, 0.5], 16000, 1, 32, 3));
+    expect(Array.from(float)).toEqual([0.25, -0.25, 0.5]);
+    expect(() => decodeWav(Buffer.from("ID3\u0003 not a wav file at all"), "note.mp3")).toThrow(
+      "note.mp3 is not a WAV file",
+    );
+    expect(() => decodeWav(wav([0, 0], 16000, 1, 16, 7), "a.wav")).toThrow(/unsupported WAV \(format 7/);
+  });
+});
+
+describe("the in-process whisper.cpp engine", () => {
+  it("says how to install it when smart-whisper is missing", async () => {
+    setWhisperImporter(async (name) => {
+      throw Object.assign(new Error(`Cannot find package '${name}' imported from /x`), {
+        code: "ERR_MODULE_NOT_FOUND",
+      });
+    });
+    expect(await loadWhisperBinding()).toBeNull();
+    await expect(transcribeInProcess({ wav: "x.wav", modelPath: "m.bin", language: "en" })).rejects.toThrow(
+      /the whisper\.cpp engine is not installed: npm install smart-whisper \(it builds whisper\.cpp/,
+    );
+    // Installed but broken (a failed native build): said so, not taken for absent.
+    setWhisperImporter(async () => {
+      throw new Error("Could not locate the bindings file smart-whisper.node");
+    });
+    await expect(loadWhisperBinding()).rejects.toThrow(
+      /smart-whisper is installed but did not load \(Could not locate the bindings file/,
+    );
+  });
+
+  it("refuses a file that is not a ggml whisper model before the native loader sees it", async () => {
+    const bogus = join(dir, "bogus.bin");
+    writeFileSync(bogus, Buffer.alloc(4096, 1));
+    await expect(checkGgmlModel(bogus)).rejects.toThrow(/bogus\.bin is not a whisper\.cpp ggml model/);
+    await expect(checkGgmlModel(join(dir, "none.bin"))).rejects.toThrow(
+      /cannot read the whisper model .*ENOENT/,
+    );
+    const good = await ggmlLike("ok.bin");
+    await expect(checkGgmlModel(good)).resolves.toBeUndefined();
+    const d = double(["never"]);
+    setWhisperImporter(async () => d.binding);
+    const input = join(dir, "in.wav");
+    writeFileSync(input, wav([0, 0.1, 0.2], 16000, 1));
+    await expect(transcribeInProcess({ wav: input, modelPath: bogus, language: "en" })).rejects.toThrow(
+      /not a whisper\.cpp ggml model/,
+    );
+    expect(d.loads).toEqual([]);
+  });
+
+  it("runs through transcribe() for stt.provider local: 16 kHz mono samples in, the text out, the model kept loaded", async () => {
+    const model = await ggmlLike("ggml-tiny.bin");
+    const d = double([" Hello", " there. ", "[BLANK_AUDIO]"]);
+    setWhisperImporter(async () => d.binding);
+    const input = join(dir, "speech.wav");
+    // One second at 22.05 kHz.
+    writeFileSync(input, wav(new Array(22050).fill(0.1), 22050, 1));
+    const config = {
+      stt: { provider: "local", local: { model_path: model, language: "de" }, prompt: "Hermes" },
+    };
+    const env = { PATH: "", HOME: dir };
+    const first = await transcribe(input, { config, env, home: dir });
+    expect(first).toMatchObject({ text: "Hello there.", provider: "local" });
+    await transcribe(input, { config, env, home: dir });
+    expect(d.loads).toEqual([model]);
+    expect(d.runs).toHaveLength(2);
+    expect(d.runs[0]?.samples).toBe(16000);
+    expect(d.runs[0]?.params).toMatchObject({ language: "de", format: "simple", initial_prompt: "Hermes" });
+  });
+
+  it("falls back to an installed whisper-cli when the package is absent", async () => {
+    setWhisperImporter(async (name) => {
+      throw Object.assign(new Error(`Cannot find module '${name}'`), { code: "MODULE_NOT_FOUND" });
+    });
+    const bin = join(dir, "bin");
+    execFileSync("mkdir", ["-p", bin]);
+    writeFileSync(
+      join(bin, "whisper-cli"),
+      '#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in -of) of="$2"; shift;; esac; shift; done\necho "from the cli" > "$of.txt"\n',
+      { mode: 0o755 },
+    );
+    const model = await ggmlLike("cli.bin");
+    const input = join(dir, "cli.wav");
+    writeFileSync(input, wav([0, 0.1], 16000, 1));
+    const result = await transcribe(input, {
+      config: { stt: { provider: "local", local: { model_path: model } } },
+      env: { PATH: `${bin}:/usr/bin:/bin`, HOME: dir },
+      home: dir,
+    });
+    expect(result).toMatchObject({ text: "from the cli", provider: "local" });
+  });
+});
+
+const realPackage = (() => {
+  const named = process.env.HERMES_TEST_SMART_WHISPER;
+  if (named && existsSync(named)) return named;
+  try {
+    return createRequire(import.meta.url).resolve("smart-whisper");
+  } catch {
+    return undefined;
+  }
+})();
+
+describe.skipIf(!realPackage)("the real smart-whisper package", () => {
+  it("loads, and a wrong model file is refused without crashing the process", async () => {
+    setWhisperImporter(async () => import(realPackage as string));
+    const binding = await loadWhisperBinding();
+    expect(typeof binding?.WhisperModel.load).toBe("function");
+    const bogus = join(dir, "real-bogus.bin");
+    writeFileSync(bogus, readFileSync(realPackage as string).subarray(0, 4096));
+    const input = join(dir, "real.wav");
+    writeFileSync(input, wav(new Array(16000).fill(0), 16000, 1));
+    await expect(transcribeInProcess({ wav: input, modelPath: bogus, language: "en" })).rejects.toThrow(
+      /not a whisper\.cpp ggml model/,
+    );
+  });
+});

@@ -36,7 +36,9 @@ export class EngineMissingError extends Error {
 }
 
 type Importer = (specifier: string) => Promise<unknown>;
-const nativeImport: Importer = (specifier) => import(specifier);
+// smart-whisper is CommonJS; require (not import()) also works inside the CLI bundle, which runs
+// in a vm script without a dynamic-import callback.
+const nativeImport: Importer = async (specifier) => createRequire(import.meta.url)(specifier);
 let importer: Importer = nativeImport;
 let binding: Promise<WhisperBinding | null> | null = null;
 

@@ -10,7 +10,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Paint, VoiceControl } from "../../commands/index.js";
-import { planStt, planTts, synthesize, transcribe } from "../../tools/media/speech/index.js";
+import {
+  localModelDownloadNotice,
+  planStt,
+  planTts,
+  synthesize,
+  transcribe,
+} from "../../tools/media/speech/index.js";
 import type { ApprovalDecision, ApprovalRequest } from "../../tools/types.js";
 import {
   type Playback,
@@ -147,8 +153,10 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
       this.enabled = true;
       if (this.settings.autoTts) this.tts = true;
       this.options.host.refresh();
+      const download = localModelDownloadNotice(this.options.config, this.options.env, this.options.home);
       return [
         `${p.green("🎙")} Voice mode on: press ${p.bold(this.keyLabel)} to talk; a pause of ${this.settings.silenceDuration}s, or ${this.keyLabel} again, sends it.${this.tts ? " Answers are spoken." : ""}`,
+        ...(download ? [p.dim(download)] : []),
       ];
     }
     if (word === "off") {

@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { basename, dirname, extname, join } from "node:path";
 import { scrubEnv } from "../../../util/env-scrub.js";
 import { apiErrorMessage, type Env, envValue, findBinary, runProgram, section, str } from "../shared.js";
 import {
@@ -18,7 +18,7 @@ import {
 } from "./command.js";
 import { clampNumber } from "./common.js";
 import { speechRequest } from "./http.js";
-import { localModelName, resolveWhisperModel } from "./local-models.js";
+import { ggmlModelCandidates, localModelName, resolveWhisperModel, WHISPER_MODELS } from "./local-models.js";
 import {
   EngineMissingError,
   loadWhisperBinding,
@@ -324,6 +324,23 @@ async function runLocal(engine: LocalEngine, job: SttJob & { home: string }): Pr
     text: await readTranscript(out, stdout),
     provider: engine.kind === "whisper" ? "local_command" : "local",
   };
+}
+
+/**
+ * What the first local transcription will download (said when voice mode turns on), or null:
+ * only when `stt.provider` is local, a whisper.cpp engine would run, and the model is not there.
+ */
+export function localModelDownloadNotice(config: unknown, env: Env, home: string): string | null {
+  const chosen = str(section(config, "stt")["provider"]);
+  if (!chosen || canonicalStt(chosen) !== "local") return null;
+  if (str(section(config, "stt", "local")["model_path"])) return null;
+  const engine = localEngine(env);
+  if (engine?.kind !== "in-process" && engine?.kind !== "whisper.cpp") return null;
+  const name = localModelName(config);
+  const info = WHISPER_MODELS[name];
+  const [target] = ggmlModelCandidates(home, name, env);
+  if (!info || !target || ggmlModelCandidates(home, name, env).some((c) => existsSync(c))) return null;
+  return `The first transcription downloads whisper model ${name} (about ${info.mib} MB) into ${dirname(target)}; stt.local.model_path names a model you already have.`;
 }
 
 /**

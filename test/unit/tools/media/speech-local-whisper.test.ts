@@ -12,7 +12,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { transcribe } from "../../../../src/tools/media/speech/index.js";
+import { VoiceMode } from "../../../../src/cli/voice/voice-mode.js";
+import { localModelDownloadNotice, transcribe } from "../../../../src/tools/media/speech/index.js";
 import {
   checkGgmlModel,
   decodeWav,
@@ -183,6 +184,39 @@ describe("the in-process whisper.cpp engine", () => {
       home: dir,
     });
     expect(result).toMatchObject({ text: "from the cli", provider: "local" });
+  });
+});
+
+describe("before the first download", () => {
+  it("voice mode says what the first transcription will download, only when local is chosen and the model is missing", async () => {
+    setWhisperImporter(async () => double([]).binding);
+    const home = mkdtempSync(join(tmpdir(), "hermes-notice-"));
+    const env = { PATH: "", HOME: home, HERMES_VOICE_RECORD_COMMAND: "true {output}" };
+    const chosen = { stt: { provider: "local", local: { model: "small" } } };
+    expect(localModelDownloadNotice(chosen, env, home)).toBe(
+      `The first transcription downloads whisper model small (about 466 MB) into ${home}/models/whisper; stt.local.model_path names a model you already have.`,
+    );
+    expect(localModelDownloadNotice({ stt: { local: { model: "small" } } }, env, home)).toBeNull();
+    expect(
+      localModelDownloadNotice({ stt: { provider: "local", local: { model_path: "/x.bin" } } }, env, home),
+    ).toBeNull();
+    expect(
+      localModelDownloadNotice(chosen, { ...env, HERMES_LOCAL_STT_COMMAND: "my-stt {input_path}" }, home),
+    ).toBeNull();
+    const paint = { bold: String, dim: String, red: String, green: String, yellow: String, cyan: String };
+    const host = {
+      print: () => undefined,
+      refresh: () => undefined,
+      send: () => undefined,
+      busy: () => false,
+      paint,
+    };
+    const lines = await new VoiceMode({ config: chosen, env, home, host }).run("on");
+    expect(lines[1]).toMatch(/^The first transcription downloads whisper model small/);
+    await ggmlLike("present.bin");
+    execFileSync("mkdir", ["-p", join(home, "models", "whisper")]);
+    execFileSync("cp", [join(dir, "present.bin"), join(home, "models", "whisper", "ggml-small.bin")]);
+    expect(localModelDownloadNotice(chosen, env, home)).toBeNull();
   });
 });
 

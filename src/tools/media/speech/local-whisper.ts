@@ -97,32 +97,79 @@ export async function whisperEngineInstalled(): Promise<boolean> {
   }
 }
 
+/** Bytes per block and elements per block of the ggml tensor types whisper.cpp files use. */
+const TENSOR_TYPES: Readonly<Record<number, [bytes: number, elements: number]>> = {
+  0: [4, 1], // f32
+  1: [2, 1], // f16
+  2: [18, 32], // q4_0
+  3: [20, 32], // q4_1
+  6: [22, 32], // q5_0
+  7: [24, 32], // q5_1
+  8: [34, 32], // q8_0
+};
+
 /**
- * Checks the start of a ggml whisper model (magic and plausible hyperparameters) so a wrong file
- * is refused with a message instead of crashing the native loader.
+ * Walks a ggml whisper model (header, mel filters, vocabulary, every tensor's header and size) so
+ * that a wrong, truncated or weightless file is refused with a message: the native loader
+ * crashes the process on one.
  */
 export async function checkGgmlModel(path: string): Promise<void> {
   const handle = await open(path, "r").catch((error: NodeJS.ErrnoException) => {
     throw new Error(`cannot read the whisper model ${path} (${error.code ?? error.message})`);
   });
+  const refuse = (why: string) =>
+    new Error(
+      `${path} is not a usable whisper.cpp ggml model (${why}): use a ggml-*.bin file from whisper.cpp, or remove it so Hermes downloads stt.local.model`,
+    );
   try {
-    const header = Buffer.alloc(48);
-    const { bytesRead } = await handle.read(header, 0, 48, 0);
     const size = (await handle.stat()).size;
-    const field = (i: number) => header.readInt32LE(4 + i * 4);
-    const fine =
-      bytesRead === 48 &&
-      header.readUInt32LE(0) === GGML_MAGIC &&
-      field(0) > 50_000 &&
-      field(0) < 60_000 && // n_vocab
-      (field(9) === 80 || field(9) === 128) && // n_mels
-      field(4) > 0 &&
-      field(4) <= 64 && // n_audio_layer
-      size > 16 * 1024 * 1024;
-    if (!fine)
-      throw new Error(
-        `${path} is not a whisper.cpp ggml model (wrong header or too small): use a ggml-*.bin file from whisper.cpp, or remove it so Hermes downloads stt.local.model`,
-      );
+    const head = Buffer.alloc(Math.min(size, 4 * 1024 * 1024));
+    await handle.read(head, 0, head.length, 0);
+    let at = 0;
+    const int = (buffer: Buffer, offset: number) => {
+      if (offset + 4 > buffer.length) throw refuse("it ends early");
+      return buffer.readInt32LE(offset);
+    };
+    if (head.length < 48 || head.readUInt32LE(0) !== GGML_MAGIC) throw refuse("wrong header");
+    const hp = Array.from({ length: 11 }, (_v, i) => int(head, 4 + i * 4));
+    const [nVocab = 0, , nState = 0, , nAudioLayer = 0, , nTextState = 0, , nTextLayer = 0, nMels = 0] = hp;
+    const plausible =
+      nVocab > 50_000 &&
+      nVocab < 60_000 &&
+      (nMels === 80 || nMels === 128) &&
+      nState > 0 &&
+      nState === nTextState &&
+      nAudioLayer > 0 &&
+      nAudioLayer <= 64 &&
+      nTextLayer > 0 &&
+      nTextLayer <= 64;
+    if (!plausible) throw refuse("implausible hyperparameters");
+    at = 48;
+    const filters = int(head, at) * int(head, at + 4);
+    at += 8 + filters * 4;
+    const tokens = int(head, at);
+    at += 4;
+    for (let i = 0; i < tokens; i++) at += 4 + int(head, at);
+    const expected = 7 + 15 * nAudioLayer + 4 + 24 * nTextLayer;
+    let count = 0;
+    const header = Buffer.alloc(12 + 16);
+    while (at < size) {
+      const { bytesRead } = await handle.read(header, 0, header.length, at);
+      if (bytesRead < 12) throw refuse("it ends inside a tensor header");
+      const dims = header.readInt32LE(0);
+      const nameLength = header.readInt32LE(4);
+      const type = TENSOR_TYPES[header.readInt32LE(8)];
+      if (dims < 1 || dims > 4 || nameLength < 1 || nameLength > 256 || !type)
+        throw refuse("a damaged tensor");
+      let elements = 1;
+      for (let d = 0; d < dims; d++) elements *= header.readInt32LE(12 + d * 4);
+      if (elements < 1) throw refuse("a damaged tensor");
+      at += 12 + dims * 4 + nameLength + Math.ceil(elements / type[1]) * type[0];
+      count++;
+    }
+    if (count === 0) throw refuse("it holds no weights");
+    if (at !== size || count !== expected)
+      throw refuse(`it is truncated or incomplete: ${count} of ${expected} tensors`);
   } finally {
     await handle.close();
   }
@@ -237,10 +284,15 @@ export async function transcribeInProcess(job: LocalWhisperJob): Promise<string>
     );
   });
   aborted.catch(() => undefined);
-  const segments = await Promise.race([task.result, aborted]);
+  const segments: unknown = await Promise.race([task.result, aborted]);
   keepWarm(job.modelPath, entry);
-  return segments
-    .map((s) => s.text)
+  // smart-whisper hands a failure to the same callback as the segments.
+  if (!Array.isArray(segments))
+    throw new Error(
+      `whisper.cpp could not transcribe ${job.wav}: ${segments instanceof Error ? segments.message : "no segments came back"}`,
+    );
+  return (segments as Array<{ text?: unknown }>)
+    .map((s) => (typeof s.text === "string" ? s.text : ""))
     .join("")
     .replace(/\[(BLANK_AUDIO|MUSIC|NOISE)\]/gi, "")
     .replace(/\s+/g, " ")

@@ -1,13 +1,13 @@
 /**
  * The in-process whisper.cpp engine (smart-whisper, loaded on first use). No whisper model is
  * reachable here and no npm package ships one (not even whisper.cpp's for-tests files), so the
- * recognition itself runs through a binding double that records what it was given; the real
- * package, when installed (or built elsewhere and named by HERMES_TEST_SMART_WHISPER), is loaded
- * to show that a wrong model file is refused before its native loader (which crashes) sees it.
+ * model is a file with made-up weights in whisper.cpp's format (test/support/ggml-model.ts): it
+ * loads and runs but recognises nothing. The engine's wiring is checked with a binding double
+ * that records what it was given; the real package, when installed (or built elsewhere and named
+ * by HERMES_TEST_SMART_WHISPER), runs on espeak-ng speech with that model.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { truncate } from "node:fs/promises";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +22,7 @@ import {
   transcribeInProcess,
   type WhisperBinding,
 } from "../../../../src/tools/media/speech/local-whisper.js";
+import { writeGgmlModel } from "../../../support/ggml-model.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hermes-local-whisper-"));
 
@@ -48,15 +49,15 @@ function wav(samples: number[], rate: number, channels: number, bits = 16, forma
   return Buffer.concat([head, data]);
 }
 
-/** A file that starts like whisper.cpp's tiny model (magic, hyperparameters) and is 20 MB long. */
+/** A whisper.cpp model file with made-up weights (test/support/ggml-model.ts), written once. */
+let template: string | undefined;
 async function ggmlLike(name: string): Promise<string> {
+  if (!template) {
+    template = join(dir, "template.bin");
+    writeGgmlModel(template);
+  }
   const path = join(dir, name);
-  const header = Buffer.alloc(48);
-  header.writeUInt32LE(0x67676d6c, 0);
-  for (const [i, v] of [51865, 1500, 384, 6, 4, 448, 384, 6, 4, 80, 1].entries())
-    header.writeInt32LE(v, 4 + i * 4);
-  writeFileSync(path, header);
-  await truncate(path, 20 * 1024 * 1024);
+  copyFileSync(template, path);
   return path;
 }
 
@@ -128,7 +129,19 @@ describe("the in-process whisper.cpp engine", () => {
   it("refuses a file that is not a ggml whisper model before the native loader sees it", async () => {
     const bogus = join(dir, "bogus.bin");
     writeFileSync(bogus, Buffer.alloc(4096, 1));
-    await expect(checkGgmlModel(bogus)).rejects.toThrow(/bogus\.bin is not a whisper\.cpp ggml model/);
+    await expect(checkGgmlModel(bogus)).rejects.toThrow(
+      /bogus\.bin is not a usable whisper\.cpp ggml model \(wrong header\)/,
+    );
+    // whisper.cpp's weightless test files, and a download cut short, are refused too.
+    const empty = join(dir, "for-tests.bin");
+    writeGgmlModel(empty, { noTensors: true });
+    await expect(checkGgmlModel(empty)).rejects.toThrow(/\(it holds no weights\)/);
+    const whole = readFileSync(await ggmlLike("whole.bin"));
+    const cut = join(dir, "cut.bin");
+    writeFileSync(cut, whole.subarray(0, whole.length - 1000));
+    await expect(checkGgmlModel(cut)).rejects.toThrow(/truncated or incomplete/);
+    writeFileSync(cut, whole.subarray(0, 3_000_000));
+    await expect(checkGgmlModel(cut)).rejects.toThrow(/truncated or incomplete: \d+ of 50 tensors/);
     await expect(checkGgmlModel(join(dir, "none.bin"))).rejects.toThrow(
       /cannot read the whisper model .*ENOENT/,
     );
@@ -139,7 +152,7 @@ describe("the in-process whisper.cpp engine", () => {
     const input = join(dir, "in.wav");
     writeFileSync(input, wav([0, 0.1, 0.2], 16000, 1));
     await expect(transcribeInProcess({ wav: input, modelPath: bogus, language: "en" })).rejects.toThrow(
-      /not a whisper\.cpp ggml model/,
+      /not a usable whisper\.cpp ggml model/,
     );
     expect(d.loads).toEqual([]);
   });
@@ -231,16 +244,29 @@ const realPackage = (() => {
 })();
 
 describe.skipIf(!realPackage)("the real smart-whisper package", () => {
-  it("loads, and a wrong model file is refused without crashing the process", async () => {
+  it("loads a model and runs whisper.cpp on speech through transcribe(); a bad file is refused, the process lives", async () => {
     setWhisperImporter(async () => import(realPackage as string));
     const binding = await loadWhisperBinding();
     expect(typeof binding?.WhisperModel.load).toBe("function");
-    const bogus = join(dir, "real-bogus.bin");
-    writeFileSync(bogus, readFileSync(realPackage as string).subarray(0, 4096));
+    // espeak-ng speech at its own 22.05 kHz: decoded, resampled and run by the native engine.
+    // The made-up weights recognise nothing, so the text is whatever they produce (often empty).
     const input = join(dir, "real.wav");
-    writeFileSync(input, wav(new Array(16000).fill(0), 16000, 1));
+    execFileSync("espeak-ng", ["-w", input, "What is the capital of France"]);
+    const model = await ggmlLike("real-model.bin");
+    const started = Date.now();
+    const result = await transcribe(input, {
+      config: { stt: { provider: "local", local: { model_path: model } } },
+      env: { PATH: "", HOME: dir },
+      home: dir,
+    });
+    expect(result.provider).toBe("local");
+    expect(typeof result.text).toBe("string");
+    expect(Date.now() - started).toBeLessThan(20_000);
+    // A file the native loader would crash on is refused first.
+    const bogus = join(dir, "real-bogus.bin");
+    writeFileSync(bogus, readFileSync(model).subarray(0, 2_000_000));
     await expect(transcribeInProcess({ wav: input, modelPath: bogus, language: "en" })).rejects.toThrow(
-      /not a whisper\.cpp ggml model/,
+      /not a usable whisper\.cpp ggml model/,
     );
   });
 });

@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync } from "node:fs";
-import { mkdir, rename, stat, truncate, unlink } from "node:fs/promises";
+import { mkdir, readFile, rename, stat, truncate, unlink, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
@@ -220,23 +220,88 @@ async function partSize(path: string): Promise<number> {
   }
 }
 
-/** Downloads `name` to `target` through `target.part`; returns `target`. */
-export async function downloadWhisperModel(
+type DownloadRequest = Pick<ModelRequest, "progress" | "signal" | "baseUrl" | "idleTimeoutMs">;
+
+/** Downloads running in this process, by target: a second caller waits for the first. */
+const inFlight = new Map<string, Promise<string>>();
+
+/**
+ * Downloads `name` to `target` through `target.part`; returns `target`. One download per model:
+ * callers in this process share it, and `target.lock` (the downloading process's pid) keeps
+ * another Hermes process from writing the same part.
+ */
+export function downloadWhisperModel(
   name: string,
   info: WhisperModelInfo,
   target: string,
-  req: Pick<ModelRequest, "progress" | "signal" | "baseUrl" | "idleTimeoutMs">,
+  req: DownloadRequest,
+): Promise<string> {
+  const running = inFlight.get(target);
+  if (running) return running;
+  const job = (async () => {
+    const dir = dirname(target);
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (error) {
+      throw fileError(error, dir, info.mib * 1024 * 1024);
+    }
+    const lock = `${target}.lock`;
+    await takeLock(lock, name, dir);
+    try {
+      return await fetchModel(name, info, target, req);
+    } finally {
+      await unlink(lock).catch(() => undefined);
+    }
+  })();
+  inFlight.set(target, job);
+  const forget = () => {
+    if (inFlight.get(target) === job) inFlight.delete(target);
+  };
+  job.then(forget, forget);
+  return job;
+}
+
+/** Creates `lock` holding this pid; a lock left by a process that is gone is taken over. */
+async function takeLock(lock: string, name: string, dir: string): Promise<void> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(lock, String(process.pid), { flag: "wx" });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fileError(error, dir, 0);
+    }
+    const pid = Number((await readFile(lock, "utf8").catch(() => "")).trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
+      throw new ModelUnavailableError(
+        `another Hermes process (pid ${pid}) is downloading whisper model "${name}" into ${dir}: try again when it has finished`,
+      );
+    await unlink(lock).catch(() => undefined);
+  }
+  throw new ModelUnavailableError(
+    `could not take ${lock} for the whisper model download: remove it and try again`,
+  );
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+async function fetchModel(
+  name: string,
+  info: WhisperModelInfo,
+  target: string,
+  req: DownloadRequest,
 ): Promise<string> {
   const dir = dirname(target);
   const part = `${target}.part`;
   const expected = info.mib * 1024 * 1024;
   const url = `${(req.baseUrl ?? WHISPER_MODEL_BASE_URL).replace(/\/+$/, "")}/ggml-${name}.bin`;
   const host = new URL(url).host;
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch (error) {
-    throw fileError(error, dir, expected);
-  }
   const label = `Downloading whisper model ${name}`;
   const progress = progressReporter(req.progress, label);
   let from = await partSize(part);

@@ -4,6 +4,7 @@
  * model is a 1 MiB file of random bytes with its own SHA-1 in a test catalog: no real whisper
  * model is reachable here.
  */
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   existsSync,
@@ -217,6 +218,35 @@ describe("whisper model manager", () => {
     await expect(resolveWhisperModel(request("/sys/hermes-no-such-home"))).rejects.toThrow(
       /cannot write the whisper model into \/sys\/hermes-no-such-home\/models\/whisper \((EACCES|EPERM|EROFS): permission denied\).*stt\.local\.model_path/,
     );
+  });
+
+  it("one download per model: callers in this process share it, another process's lock is respected", async () => {
+    const h = home();
+    const [a, b] = await Promise.all([resolveWhisperModel(request(h)), resolveWhisperModel(request(h))]);
+    expect(a).toBe(b);
+    expect(seen).toHaveLength(2);
+    expect(existsSync(`${a}.lock`)).toBe(false);
+
+    const h2 = home();
+    const lock = `${target(h2)}.lock`;
+    mkdirSync(join(h2, "models", "whisper"), { recursive: true });
+    const other = spawn("sleep", ["30"]);
+    try {
+      writeFileSync(lock, String(other.pid));
+      seen.length = 0;
+      await expect(resolveWhisperModel(request(h2))).rejects.toThrow(
+        new RegExp(
+          `another Hermes process \\(pid ${other.pid}\\) is downloading whisper model "tiny" into .*: try again when it has finished`,
+        ),
+      );
+      expect(seen).toEqual([]);
+    } finally {
+      other.kill();
+    }
+    await new Promise((r) => other.once("exit", r));
+    // Its process is gone: the lock is stale and taken over.
+    expect(readFileSync(await resolveWhisperModel(request(h2))).equals(MODEL)).toBe(true);
+    expect(existsSync(lock)).toBe(false);
   });
 
   it("downloads nothing unless asked, and never for stt.local.model_path", async () => {

@@ -301,7 +301,14 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
         return;
       }
       this.setState("transcribing");
-      const result = await transcribe(utterance.path, { config, env, home, signal: abort.signal });
+      const result = await transcribe(utterance.path, {
+        config,
+        env,
+        home,
+        signal: abort.signal,
+        // A first-use model download reports in lines above the prompt, not over it.
+        progress: { write: (text: string) => host.print(p.dim(text.trimEnd())), isTTY: false },
+      });
       const text = result.text.trim();
       if (!text) {
         this.rest();

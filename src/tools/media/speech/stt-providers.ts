@@ -18,7 +18,13 @@ import {
 } from "./command.js";
 import { clampNumber } from "./common.js";
 import { speechRequest } from "./http.js";
-import { ggmlModelCandidates, localModelName, resolveWhisperModel, WHISPER_MODELS } from "./local-models.js";
+import {
+  ggmlModelCandidates,
+  localModelName,
+  type ProgressSink,
+  resolveWhisperModel,
+  WHISPER_MODELS,
+} from "./local-models.js";
 import {
   EngineMissingError,
   loadWhisperBinding,
@@ -49,6 +55,8 @@ export interface SttJob {
   config: unknown;
   env: Env;
   signal?: AbortSignal | undefined;
+  /** Where a first-use whisper model download reports progress (default: stderr). */
+  progress?: ProgressSink | undefined;
 }
 
 export interface SttOutput {
@@ -354,7 +362,7 @@ function localModel(job: SttJob & { home: string }): Promise<string> {
     env: job.env,
     home: job.home,
     download: chosen !== undefined && canonicalStt(chosen) === "local",
-    progress: process.stderr,
+    progress: job.progress ?? process.stderr,
     signal: job.signal,
     baseUrl: envValue(job.env, "HERMES_WHISPER_MODEL_URL"),
   });

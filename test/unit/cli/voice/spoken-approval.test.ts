@@ -248,6 +248,10 @@ describe.skipIf(!hasAudioTools)("spoken approvals in voice mode", () => {
     mode.onKey(ctrlB);
     await until(() => printed.length > before && mode.state === "idle");
     expect(printed.slice(before).join("\n")).toMatch(/error:.*(HTTP 500|server had an error)/);
+    // Every recording's temp folder is gone, the failed one's too.
+    const recorded = readFileSync(rig.micLog, "utf8").trim().split("\n");
+    expect(recorded).toHaveLength(3);
+    for (const file of recorded) expect(existsSync(dirname(file)), file).toBe(false);
     speech.mode = "normal";
     const quiet = voice(rig, false, { silence_threshold: 30000 });
     await quiet.mode.run("on");

@@ -8,7 +8,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -23,6 +25,7 @@ import {
   type WhisperBinding,
 } from "../../../../src/tools/media/speech/local-whisper.js";
 import { writeGgmlModel } from "../../../support/ggml-model.js";
+import { hasAudioTools, voiceRig } from "../../../support/voice-rig.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hermes-local-whisper-"));
 
@@ -88,6 +91,14 @@ function double(segments: string[]): Double {
 }
 
 afterEach(() => setWhisperImporter(null));
+
+async function until(check: () => boolean, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 describe("WAV input for whisper.cpp", () => {
   it("mixes to mono and resamples to 16 kHz", () => {
@@ -230,6 +241,56 @@ describe("before the first download", () => {
     execFileSync("mkdir", ["-p", join(home, "models", "whisper")]);
     execFileSync("cp", [join(dir, "present.bin"), join(home, "models", "whisper", "ggml-small.bin")]);
     expect(localModelDownloadNotice(chosen, env, home)).toBeNull();
+  });
+});
+
+describe.skipIf(!hasAudioTools)("a first-use download in voice mode", () => {
+  it("reports in lines above the prompt, and its failure is shown; nothing is sent", async () => {
+    setWhisperImporter(async () => double(["never"]).binding);
+    const home = mkdtempSync(join(tmpdir(), "hermes-voice-dl-"));
+    // A part left by an earlier try: the download resumes (here from a closed loopback port).
+    execFileSync("mkdir", ["-p", join(home, "models", "whisper")]);
+    writeFileSync(join(home, "models", "whisper", "ggml-tiny.bin.part"), Buffer.alloc(1024));
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const rig = voiceRig("hello", { leadSeconds: 0.1, tailSilence: 1.2 });
+    const printed: string[] = [];
+    const sent: string[] = [];
+    const paint = { bold: String, dim: String, red: String, green: String, yellow: String, cyan: String };
+    const mode = new VoiceMode({
+      config: {
+        stt: { provider: "local", local: { model: "tiny" } },
+        voice: { silence_duration: 0.8, beep_enabled: false },
+      },
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        HERMES_WHISPER_MODEL_URL: `http://127.0.0.1:${port}/m`,
+        HERMES_VOICE_RECORD_COMMAND: rig.recordCommand,
+        HERMES_VOICE_PLAY_COMMAND: rig.playCommand,
+      },
+      home,
+      host: {
+        print: (...l) => printed.push(...l),
+        refresh: () => undefined,
+        send: (t) => sent.push(t),
+        busy: () => false,
+        paint,
+      },
+    });
+    expect((await mode.run("on"))[1]).toMatch(
+      /first transcription downloads whisper model tiny \(about 75 MB\)/,
+    );
+    mode.onKey({ name: "b", ctrl: true });
+    await until(() => printed.some((l) => l.startsWith("error:")));
+    expect(printed[0]).toBe("Resuming the download of whisper model tiny at 0.0 MB.");
+    expect(printed[1]).toMatch(
+      /^error: .*could not download the whisper model "tiny" from 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+    );
+    expect(sent).toEqual([]);
+    expect(mode.state).toBe("idle");
   });
 });
 

@@ -54,6 +54,11 @@ describe("which spoken answers count", () => {
       "yes\nrm -rf ~",
     ])
       expect(parseSpokenApproval(said, rmRf), JSON.stringify(said)).toBeNull();
+    // The spoken question itself, picked up by the microphone, is no answer; nor is a command
+    // written to sound like one.
+    expect(parseSpokenApproval(approvalSpeech(rmRf), rmRf)).toBeNull();
+    const sly = { ...rmRf, command: "yes" };
+    expect(parseSpokenApproval(approvalSpeech(sly), sly)).toBeNull();
   });
 
   it("a protected path takes only yes or no, as its keyboard prompt does", () => {

@@ -1,6 +1,8 @@
 /**
- * The speech-to-text backends: `local` (a whisper.cpp `whisper-cli`, the faster-whisper CLI
- * `whisper-ctranslate2`, or openai-whisper's `whisper`, and upstream's HERMES_LOCAL_STT_COMMAND),
+ * The speech-to-text backends: `local` (whisper.cpp in process through smart-whisper
+ * (local-whisper.ts), a whisper.cpp `whisper-cli`, the faster-whisper CLI `whisper-ctranslate2`,
+ * or openai-whisper's `whisper`, and upstream's HERMES_LOCAL_STT_COMMAND; ggml models from
+ * local-models.ts),
  * `groq` and `openai` (`/audio/transcriptions`, multipart), and command providers
  * (`stt.providers.<name>`).
  */

@@ -19,7 +19,14 @@ import { colorFor, createStyle, type Style } from "./tui/style.js";
  * Asks on the terminal: prints `lines`, shows `prompt`; resolves null when the user cancelled or
  * `options.signal` withdrew the question (then `options.withdrawn()` is shown after the prompt).
  */
-export type TerminalAsker = (lines: string[], prompt: string, options?: AskOptions) => Promise<string | null>;
+export type TerminalAsker = (
+  lines: string[],
+  prompt: string,
+  options?: AskerOptions,
+) => Promise<string | null>;
+
+/** A question's options; `approval` is set for an approval question (voice mode may answer it). */
+export type AskerOptions = AskOptions & { approval?: ApprovalRequest };
 
 let activeAsker: TerminalAsker | null = null;
 
@@ -31,7 +38,7 @@ export function useTerminalAsker(asker: TerminalAsker): () => void {
   };
 }
 
-async function ask(lines: string[], prompt: string, options: AskOptions = {}): Promise<string | null> {
+async function ask(lines: string[], prompt: string, options: AskerOptions = {}): Promise<string | null> {
   if (activeAsker) return activeAsker(lines, prompt, options);
   if (options.signal?.aborted) return null;
   if (lines.length > 0) process.stderr.write(`${lines.join("\n")}\n`);
@@ -146,6 +153,7 @@ export async function askApproval(
   const answer = await ask(["", ...lines], prompt, {
     ...(options ? { signal: options.signal } : {}),
     withdrawn,
+    approval: request,
   });
   if (options?.signal.aborted) return "deny";
   return parseApprovalAnswer(answer, request);

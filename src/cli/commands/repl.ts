@@ -39,6 +39,7 @@ import { displayWidth, stripAnsi } from "../tui/text-width.js";
 import { parseToolProgress } from "../tui/tool-line.js";
 import { TurnView } from "../tui/turn-view.js";
 import { wrapLines } from "../tui/wrap.js";
+import { withSpokenApprovals } from "../voice/spoken-approval.js";
 import { VoiceMode } from "../voice/voice-mode.js";
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -194,8 +195,10 @@ class Repl {
         );
       }
     }
-    const detachAsker = useTerminalAsker((lines, prompt, options) =>
-      this.input.ask(this.wrapped(lines), prompt, options),
+    const detachAsker = useTerminalAsker(
+      withSpokenApprovals(this.voice, (lines, prompt, options) =>
+        this.input.ask(this.wrapped(lines), prompt, options),
+      ),
     );
     const done = new Promise<number>((resolve) => {
       this.finish = resolve;

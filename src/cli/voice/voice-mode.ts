@@ -10,7 +10,14 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Paint, VoiceControl } from "../../commands/index.js";
-import { planStt, planTts, synthesize, transcribe } from "../../tools/media/speech/index.js";
+import {
+  localModelDownloadNotice,
+  planStt,
+  planTts,
+  synthesize,
+  transcribe,
+} from "../../tools/media/speech/index.js";
+import type { ApprovalDecision, ApprovalRequest } from "../../tools/types.js";
 import {
   type Playback,
   playerArgv,
@@ -22,6 +29,12 @@ import {
 } from "./audio-io.js";
 import { ctrlLetter, type VoiceSettings, voiceSettings } from "./settings.js";
 import { textForSpeech } from "./speech-text.js";
+import {
+  approvalSpeech,
+  parseSpokenApproval,
+  type SpokenApprovals,
+  spokenChoices,
+} from "./spoken-approval.js";
 import { beepWav } from "./wav.js";
 
 export type VoiceState = "idle" | "listening" | "transcribing" | "thinking" | "speaking";
@@ -63,7 +76,14 @@ function described(plan: () => string): string {
 
 const isAbort = (e: unknown) => e instanceof Error && e.name === "AbortError";
 
-export class VoiceMode implements VoiceControl {
+/** An approval question open on the prompt that a spoken answer may settle. */
+interface PendingApproval {
+  request: ApprovalRequest;
+  answer: (decision: ApprovalDecision) => void;
+  closed: boolean;
+}
+
+export class VoiceMode implements VoiceControl, SpokenApprovals {
   enabled = false;
   tts = false;
   state: VoiceState = "idle";
@@ -76,6 +96,12 @@ export class VoiceMode implements VoiceControl {
   private voiceTurn = false;
   /** The record key interrupted speech: listen once playback has stopped. */
   private listenAfterSpeech = false;
+  /** The approval question a spoken answer may settle. */
+  private approval: PendingApproval | null = null;
+  /** The approval question the running recording answers. */
+  private listeningFor: PendingApproval | null = null;
+  /** The approval question being read aloud. */
+  private speakingFor: PendingApproval | null = null;
 
   constructor(private readonly options: VoiceModeOptions) {
     this.settings = voiceSettings(options.config, options.env);
@@ -91,6 +117,35 @@ export class VoiceMode implements VoiceControl {
     this.options.host.refresh();
   }
 
+  /** Back to rest: "thinking" while a spoken turn runs, else idle. */
+  private rest(): void {
+    this.setState(this.voiceTurn ? "thinking" : "idle");
+  }
+
+  /**
+   * An approval question is on the prompt: under voice mode, offer a push-to-talk answer and,
+   * under /voice tts, say what waits. Returns what to call once the question is settled.
+   */
+  approvalAsked(request: ApprovalRequest, answer: (decision: ApprovalDecision) => void): () => void {
+    if (!this.enabled) return () => undefined;
+    const pending: PendingApproval = { request, answer, closed: false };
+    this.approval = pending;
+    const p = this.options.host.paint;
+    this.options.host.print(
+      p.cyan(
+        `🎙 Or press ${this.keyLabel} and say ${spokenChoices(request)}; anything else approves nothing.`,
+      ),
+    );
+    if (this.tts && (this.state === "idle" || this.state === "thinking"))
+      void this.speak(approvalSpeech(request));
+    return () => {
+      pending.closed = true;
+      if (this.approval === pending) this.approval = null;
+      if (this.listeningFor === pending) this.abort?.abort();
+      else if (this.state === "speaking" && this.speakingFor === pending) this.stopSpeaking();
+    };
+  }
+
   async run(word: string): Promise<string[]> {
     const p = this.options.host.paint;
     if (word === "on") {
@@ -98,8 +153,10 @@ export class VoiceMode implements VoiceControl {
       this.enabled = true;
       if (this.settings.autoTts) this.tts = true;
       this.options.host.refresh();
+      const download = localModelDownloadNotice(this.options.config, this.options.env, this.options.home);
       return [
         `${p.green("🎙")} Voice mode on: press ${p.bold(this.keyLabel)} to talk; a pause of ${this.settings.silenceDuration}s, or ${this.keyLabel} again, sends it.${this.tts ? " Answers are spoken." : ""}`,
+        ...(download ? [p.dim(download)] : []),
       ];
     }
     if (word === "off") {
@@ -177,6 +234,11 @@ export class VoiceMode implements VoiceControl {
       this.recording?.stop();
       return true;
     }
+    // An approval question waits (a turn is running): the answer may be spoken.
+    if (this.approval && (this.state === "idle" || this.state === "thinking")) {
+      void this.listen();
+      return true;
+    }
     if (this.state !== "idle") return true;
     if (this.options.host.busy()) {
       this.options.host.print(
@@ -220,6 +282,8 @@ export class VoiceMode implements VoiceControl {
     const p = host.paint;
     const abort = new AbortController();
     this.abort = abort;
+    const approval = this.approval;
+    this.listeningFor = approval;
     const dir = await mkdtemp(join(tmpdir(), "hermes-voice-"));
     this.setState("listening");
     try {
@@ -230,33 +294,65 @@ export class VoiceMode implements VoiceControl {
       this.recording = null;
       await this.beep(660, dir);
       if (!utterance.heard) {
-        this.setState("idle");
+        this.rest();
         host.print(
           p.dim(`Nothing heard (no sound over voice.silence_threshold ${this.settings.silenceThreshold}).`),
         );
         return;
       }
       this.setState("transcribing");
-      const result = await transcribe(utterance.path, { config, env, home, signal: abort.signal });
+      const result = await transcribe(utterance.path, {
+        config,
+        env,
+        home,
+        signal: abort.signal,
+        // A first-use model download reports in lines above the prompt, not over it.
+        progress: { write: (text: string) => host.print(p.dim(text.trimEnd())), isTTY: false },
+      });
       const text = result.text.trim();
       if (!text) {
-        this.setState("idle");
+        this.rest();
         host.print(p.dim("Nothing recognised in what was recorded."));
         return;
       }
       host.print(`${p.cyan("🎙")} ${text}`);
+      if (approval) {
+        this.rest();
+        this.answerApproval(approval, text);
+        return;
+      }
       this.voiceTurn = true;
       this.setState("thinking");
       host.send(text);
     } catch (error) {
-      this.setState("idle");
+      this.rest();
       if (isAbort(error) || abort.signal.aborted) host.print(p.dim("⏹ Voice input cancelled."));
       else host.print(`${p.red("error:")} ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       this.recording = null;
+      if (this.listeningFor === approval) this.listeningFor = null;
       if (this.abort === abort) this.abort = null;
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /** A spoken answer to an approval question: only a clear one settles it. */
+  private answerApproval(approval: PendingApproval, text: string): void {
+    const p = this.options.host.paint;
+    if (approval.closed) {
+      this.options.host.print(p.dim("That question was already settled: what you said was not used."));
+      return;
+    }
+    const decision = parseSpokenApproval(text, approval.request);
+    if (!decision) {
+      this.options.host.print(
+        p.yellow(
+          `Not a clear answer, so nothing was approved: press ${this.keyLabel} and say ${spokenChoices(approval.request)}, or type it.`,
+        ),
+      );
+      return;
+    }
+    approval.answer(decision);
   }
 
   /** The turn ended with `answer` (null: interrupted or failed): speak it under /voice tts. */
@@ -274,6 +370,7 @@ export class VoiceMode implements VoiceControl {
     const { host, env, config, home } = this.options;
     const abort = new AbortController();
     this.abort = abort;
+    this.speakingFor = this.approval;
     const dir = await mkdtemp(join(tmpdir(), "hermes-speak-"));
     this.setState("speaking");
     try {
@@ -302,8 +399,9 @@ export class VoiceMode implements VoiceControl {
         );
     } finally {
       this.playback = null;
+      this.speakingFor = null;
       if (this.abort === abort) this.abort = null;
-      if (this.state === "speaking") this.setState("idle");
+      if (this.state === "speaking") this.rest();
       await rm(dir, { recursive: true, force: true });
       if (this.listenAfterSpeech && this.enabled) {
         this.listenAfterSpeech = false;

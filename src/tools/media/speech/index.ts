@@ -6,6 +6,7 @@
  */
 export { type AudioFormat, type SpeechAttempt, SpeechChainError, type SpeechContext } from "./common.js";
 export { findRecorder, probeInput, type Recorder } from "./recorder.js";
+export { localModelDownloadNotice } from "./stt-providers.js";
 export {
   planTts,
   type SynthesisResult,

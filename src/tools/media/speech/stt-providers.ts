@@ -1,13 +1,14 @@
 /**
- * The speech-to-text backends: `local` (a whisper.cpp `whisper-cli`, the faster-whisper CLI
- * `whisper-ctranslate2`, or openai-whisper's `whisper`, and upstream's HERMES_LOCAL_STT_COMMAND),
+ * The speech-to-text backends: `local` (whisper.cpp in process through smart-whisper
+ * (local-whisper.ts), a whisper.cpp `whisper-cli`, the faster-whisper CLI `whisper-ctranslate2`,
+ * or openai-whisper's `whisper`, and upstream's HERMES_LOCAL_STT_COMMAND; ggml models from
+ * local-models.ts),
  * `groq` and `openai` (`/audio/transcriptions`, multipart), and command providers
  * (`stt.providers.<name>`).
  */
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
-import { homedir } from "node:os";
-import { basename, extname, join } from "node:path";
+import { basename, dirname, extname, join } from "node:path";
 import { scrubEnv } from "../../../util/env-scrub.js";
 import { apiErrorMessage, type Env, envValue, findBinary, runProgram, section, str } from "../shared.js";
 import {
@@ -19,6 +20,22 @@ import {
 } from "./command.js";
 import { clampNumber } from "./common.js";
 import { speechRequest } from "./http.js";
+import {
+  ggmlModelCandidates,
+  localModelName,
+  type ProgressSink,
+  resolveWhisperModel,
+  WHISPER_MODELS,
+} from "./local-models.js";
+import {
+  EngineMissingError,
+  loadWhisperBinding,
+  transcribeInProcess,
+  WHISPER_PACKAGE_HINT,
+  whisperPackagePresent,
+} from "./local-whisper.js";
+
+export { ggmlModelCandidates } from "./local-models.js";
 
 export const STT_BUILTINS = ["local", "local_command", "groq", "openai"] as const;
 export const STT_UNSUPPORTED = ["mistral", "xai", "elevenlabs", "deepinfra"];
@@ -40,6 +57,8 @@ export interface SttJob {
   config: unknown;
   env: Env;
   signal?: AbortSignal | undefined;
+  /** Where a first-use whisper model download reports progress (default: stderr). */
+  progress?: ProgressSink | undefined;
 }
 
 export interface SttOutput {
@@ -97,6 +116,7 @@ function isLocalUrl(url: string): boolean {
 
 type LocalEngine =
   | { kind: "command"; template: string[] }
+  | { kind: "in-process" }
   | { kind: "whisper.cpp"; program: string }
   | { kind: "ctranslate2"; program: string }
   | { kind: "whisper"; program: string };
@@ -109,10 +129,20 @@ export function localCommandEngine(env: Env): LocalEngine | undefined {
   return whisper ? { kind: "whisper", program: whisper } : undefined;
 }
 
-/** The local engine `stt.provider: local` uses, in order of preference. */
+/**
+ * The local engine `stt.provider: local` uses, in order of preference: the HERMES_LOCAL_STT_COMMAND
+ * template, the in-process whisper.cpp (smart-whisper), whisper.cpp's CLI, faster-whisper's CLI,
+ * openai-whisper's CLI.
+ */
 export function localEngine(env: Env): LocalEngine | undefined {
   const command = envValue(env, "HERMES_LOCAL_STT_COMMAND");
   if (command) return { kind: "command", template: splitWords(command) };
+  if (whisperPackagePresent()) return { kind: "in-process" };
+  return localCliEngine(env);
+}
+
+/** An installed whisper program, whisper.cpp's first. */
+function localCliEngine(env: Env): LocalEngine | undefined {
   for (const name of ["whisper-cli", "whisper-cpp"]) {
     const program = findBinary(name, env);
     if (program) return { kind: "whisper.cpp", program };
@@ -123,18 +153,9 @@ export function localEngine(env: Env): LocalEngine | undefined {
 }
 
 export const LOCAL_INSTALL_HINT =
-  "install a local whisper: whisper.cpp (its whisper-cli on PATH, plus a ggml model file named by stt.local.model_path), " +
+  `install a local whisper: ${WHISPER_PACKAGE_HINT}; or whisper.cpp's whisper-cli on PATH; ` +
   "faster-whisper's CLI (pip install whisper-ctranslate2) or openai-whisper (pip install openai-whisper); " +
   "or set HERMES_LOCAL_STT_COMMAND";
-
-/** Where a ggml model for whisper.cpp is looked for when stt.local.model_path is not set. */
-export function ggmlModelCandidates(home: string, model: string, env: Env): string[] {
-  const cache = envValue(env, "XDG_CACHE_HOME") ?? join(env["HOME"] ?? homedir(), ".cache");
-  return [
-    join(home, "models", "whisper", `ggml-${model}.bin`),
-    join(cache, "whisper.cpp", `ggml-${model}.bin`),
-  ];
-}
 
 export function languageFor(config: unknown, provider: string, env: Env): string | undefined {
   const key = provider === "local_command" ? "local" : provider;
@@ -239,9 +260,7 @@ async function wavInput(job: SttJob, always: boolean): Promise<string> {
 }
 
 async function runLocal(engine: LocalEngine, job: SttJob & { home: string }): Promise<SttOutput> {
-  const configured = str(section(job.config, "stt", "local")["model"]);
-  const model =
-    configured && !OPENAI_ONLY.has(configured) && !GROQ_ONLY.has(configured) ? configured : "base";
+  const model = localModelName(job.config);
   const language = languageFor(job.config, "local", job.env) ?? "en";
   const out = join(job.dir, "out");
   await mkdir(out, { recursive: true });
@@ -250,16 +269,37 @@ async function runLocal(engine: LocalEngine, job: SttJob & { home: string }): Pr
     env: scrubEnv(job.env),
     ...(job.signal ? { signal: job.signal } : {}),
   };
+  if (engine.kind === "in-process") {
+    // The package resolves but may not load (a failed build): then an installed CLI is used.
+    const whisper = await loadWhisperBinding().catch((error: Error) => {
+      const cli = localCliEngine(job.env);
+      if (!cli) throw error;
+      return cli;
+    });
+    if (!whisper || "kind" in whisper) {
+      const cli = whisper ?? localCliEngine(job.env);
+      if (!cli) throw new Error(`no local speech-to-text engine is installed: ${LOCAL_INSTALL_HINT}`);
+      return runLocal(cli, job);
+    }
+    const modelPath = await localModel(job);
+    const ext = extname(job.file).toLowerCase();
+    const input = await wavInput(job, ext !== ".wav");
+    try {
+      const text = await transcribeInProcess({
+        wav: input,
+        modelPath,
+        language,
+        prompt: str(section(job.config, "stt")["prompt"]),
+        signal: job.signal,
+      });
+      return { text, provider: "local" };
+    } catch (error) {
+      if (error instanceof EngineMissingError) throw new Error(`${error.message}; ${LOCAL_INSTALL_HINT}`);
+      throw error;
+    }
+  }
   if (engine.kind === "whisper.cpp") {
-    const modelPath = str(section(job.config, "stt", "local")["model_path"]);
-    const candidates = modelPath
-      ? [modelPath.replace(/^~(?=\/)/, homedir())]
-      : ggmlModelCandidates(job.home, model, job.env);
-    const found = candidates.find((c) => existsSync(c));
-    if (!found)
-      throw new Error(
-        `whisper.cpp is installed but its model is missing: put a ggml model (e.g. ggml-${model}.bin from huggingface.co/ggerganov/whisper.cpp) at ${candidates.join(" or ")}, or name it in stt.local.model_path`,
-      );
+    const found = await localModel(job);
     const input = await wavInput(job, true);
     const { stdout } = await runProgram(
       engine.program,
@@ -294,6 +334,40 @@ async function runLocal(engine: LocalEngine, job: SttJob & { home: string }): Pr
     text: await readTranscript(out, stdout),
     provider: engine.kind === "whisper" ? "local_command" : "local",
   };
+}
+
+/**
+ * What the first local transcription will download (said when voice mode turns on), or null:
+ * only when `stt.provider` is local, a whisper.cpp engine would run, and the model is not there.
+ */
+export function localModelDownloadNotice(config: unknown, env: Env, home: string): string | null {
+  const chosen = str(section(config, "stt")["provider"]);
+  if (!chosen || canonicalStt(chosen) !== "local") return null;
+  if (str(section(config, "stt", "local")["model_path"])) return null;
+  const engine = localEngine(env);
+  if (engine?.kind !== "in-process" && engine?.kind !== "whisper.cpp") return null;
+  const name = localModelName(config);
+  const info = WHISPER_MODELS[name];
+  const [target] = ggmlModelCandidates(home, name, env);
+  if (!info || !target || ggmlModelCandidates(home, name, env).some((c) => existsSync(c))) return null;
+  return `The first transcription downloads whisper model ${name} (about ${info.mib} MB) into ${dirname(target)}; stt.local.model_path names a model you already have.`;
+}
+
+/**
+ * The ggml model for the whisper.cpp engines: downloaded on first use only when the user chose
+ * `stt.provider: local` (never for a fallback), from HERMES_WHISPER_MODEL_URL when set (a mirror).
+ */
+function localModel(job: SttJob & { home: string }): Promise<string> {
+  const chosen = str(section(job.config, "stt")["provider"]);
+  return resolveWhisperModel({
+    config: job.config,
+    env: job.env,
+    home: job.home,
+    download: chosen !== undefined && canonicalStt(chosen) === "local",
+    progress: job.progress ?? process.stderr,
+    signal: job.signal,
+    baseUrl: envValue(job.env, "HERMES_WHISPER_MODEL_URL"),
+  });
 }
 
 async function readTranscript(dir: string, stdout: string): Promise<string> {

@@ -13,6 +13,7 @@ import { basename, extname, join } from "node:path";
 import { type Env, envValue, section, str } from "../shared.js";
 import { commandProviderConfig } from "./command.js";
 import { firstThatWorks, providerChain, type SpeechAttempt, type SpeechContext } from "./common.js";
+import type { ProgressSink } from "./local-models.js";
 import {
   canonicalStt,
   groqStt,
@@ -28,6 +29,8 @@ import {
 export interface TranscribeOptions extends SpeechContext {
   /** Use this provider first instead of `stt.provider`. */
   provider?: string | undefined;
+  /** Where a first-use whisper model download reports progress (default: stderr). */
+  progress?: ProgressSink | undefined;
 }
 
 export interface TranscriptResult {
@@ -129,6 +132,7 @@ export async function transcribe(file: string, options: TranscribeOptions): Prom
         config: options.config,
         env: options.env,
         signal: options.signal,
+        progress: options.progress,
       });
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -9,6 +9,8 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -342,7 +344,7 @@ describe("transcribe: the provider chain", () => {
     await expect(
       transcribe(note, { config: { stt: { provider: "local" } }, env: { PATH: "" }, home }),
     ).rejects.toThrow(
-      /no local speech-to-text engine is installed: install a local whisper: whisper\.cpp .*pip install whisper-ctranslate2.*HERMES_LOCAL_STT_COMMAND/,
+      /no local speech-to-text engine is installed: install a local whisper: npm install smart-whisper .*whisper-cli on PATH.*pip install whisper-ctranslate2.*HERMES_LOCAL_STT_COMMAND/,
     );
   });
 
@@ -371,10 +373,23 @@ printf 'cpp heard (model=%s lang=%s)\\n' "\${m##*/}" "$l" > "$of.txt"
       home,
     });
     expect(ok).toMatchObject({ text: "cpp heard (model=ggml-tiny.en.bin lang=en)", provider: "local" });
+    // Not chosen (local is only a fallback): nothing is downloaded.
     await expect(
-      transcribe(note, { config: { stt: { provider: "local", local: { model: "small" } } }, env, home }),
+      transcribe(note, { config: { stt: { local: { model: "small" } } }, env, home }),
+    ).rejects.toThrow(/the whisper model "small" is not downloaded .*stt\.local\.model_path/);
+    // Chosen: the download is tried (here from a closed loopback port) and its failure is plain.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    await expect(
+      transcribe(note, {
+        config: { stt: { provider: "local", local: { model: "small" } } },
+        env: { ...env, HERMES_WHISPER_MODEL_URL: `http://127.0.0.1:${port}/models` },
+        home,
+      }),
     ).rejects.toThrow(
-      /whisper\.cpp is installed but its model is missing: .*ggml-small\.bin.*stt\.local\.model_path/,
+      /could not download the whisper model "small" from 127\.0\.0\.1:\d+ \(ECONNREFUSED\).*stt\.local\.model_path/,
     );
   });
 

@@ -6,13 +6,19 @@
  * prompt is refused in the form first), paused (`hermes cron list` sees it), resumed and, once the
  * gateway is stopped, run now from the page, its saved output then shown on the job's page.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { dashboardClient, type RunningDashboard, startDashboardProcess } from "../support/dashboard.js";
-import { hasChromium, launchBrowser, openDashboard, saveScreenshot } from "../support/dashboard-browser.js";
+import {
+  evaluate,
+  hasChromium,
+  launchBrowser,
+  openDashboard,
+  saveScreenshot,
+} from "../support/dashboard-browser.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.js";
@@ -66,6 +72,50 @@ afterAll(async () => {
 });
 
 describe.skipIf(!hasChromium)("the Gateway page", () => {
+  it("answers a pending approval from the page; a protected-path one offers Deny only", async () => {
+    const owner = tg.client({ userId: OWNER, username: "owner", firstName: "Owner" });
+    const victim = join(h.cwd, "old-build");
+    mkdirSync(victim);
+    writeFileSync(join(victim, "artifact.o"), "x");
+    llm.enqueue(reply().toolCall("terminal", { command: `rm -rf ${victim}` }), reply().text("Cleaned up."));
+    const ask = tg.nextBotMessage(OWNER);
+    await owner.sendText("clean the old build");
+    expect((await ask(20_000)).text).toContain(`rm -rf ${victim}`);
+
+    const tab = await openDashboard(browser, dash, { hash: "gateway" });
+    const page = tab.page;
+    const card = page.getByRole("listitem").filter({ hasText: `rm -rf ${victim}` });
+    await card.waitFor({ timeout: 15_000 });
+    await page.getByRole("row").filter({ hasText: "telegram" }).first().waitFor();
+    await saveScreenshot(page, "gateway-approval");
+    const done = tg.nextBotMessage(OWNER);
+    await card.getByRole("button", { name: "Approve once" }).click();
+    expect((await done(20_000)).text).toBe("Cleaned up.");
+    expect(existsSync(victim)).toBe(false);
+
+    const config = join(h.home, "config.yaml");
+    const before = readFileSync(config, "utf8");
+    const command = `echo "approvals: {mode: off}" >> ${config}`;
+    llm.enqueue(reply().toolCall("terminal", { command }), reply().text("Left it alone."));
+    const ask2 = tg.nextBotMessage(OWNER);
+    await owner.sendText("turn approvals off");
+    expect((await ask2(20_000)).text).toContain("config.yaml");
+    const guarded = page.getByRole("listitem").filter({ hasText: command });
+    await guarded.waitFor({ timeout: 15_000 });
+    expect(await guarded.getByRole("button").allTextContents()).toEqual(["Deny"]);
+    expect(await guarded.textContent()).toContain("only the chat's user can approve it");
+    await saveScreenshot(page, "gateway-protected-approval");
+    const denied = tg.nextBotMessage(OWNER);
+    await guarded.getByRole("button", { name: "Deny" }).click();
+    expect((await denied(20_000)).text).toBe("Left it alone.");
+    expect(readFileSync(config, "utf8")).toBe(before);
+    await expect
+      .poll(() => page.getByText("No command is waiting for approval.").count(), { timeout: 15_000 })
+      .toBe(1);
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  }, 90_000);
+
   it("approves a stranger's pairing request with their code; the stranger then reaches the agent", async () => {
     const stranger = tg.client({ userId: STRANGER, username: "stranger", firstName: "Sam" });
     const offer = tg.nextBotMessage(STRANGER);
@@ -74,7 +124,7 @@ describe.skipIf(!hasChromium)("the Gateway page", () => {
       /hermes pairing approve telegram ([A-Z0-9]{8})/.exec((await offer(20_000)).text ?? "")?.[1] ?? "";
     expect(code).toMatch(/^[A-Z0-9]{8}$/);
 
-    const tab = await openDashboard(browser, dash, { hash: "gateway" });
+    const tab = await openDashboard(browser, dash, { hash: "gateway", allowStatuses: [422] });
     const page = tab.page;
     await page.getByRole("heading", { name: "Gateway", level: 1 }).waitFor();
     await expect
@@ -85,7 +135,11 @@ describe.skipIf(!hasChromium)("the Gateway page", () => {
     expect(await page.getByText(code).count()).toBe(0);
     await saveScreenshot(page, "gateway-pairing-request");
     await row.getByRole("button", { name: /^Approve/ }).click();
-    await page.getByLabel(/Pairing code .* received/).fill(code.toLowerCase());
+    const codeBox = page.getByLabel(/Pairing code .* received/);
+    await codeBox.fill("ZZZZ2222");
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
+    await row.getByRole("alert").filter({ hasText: "4 tries left" }).waitFor();
+    await codeBox.fill(code.toLowerCase());
     await page.getByRole("button", { name: "Approve", exact: true }).click();
     await page.getByRole("status").filter({ hasText: "Approved" }).waitFor();
     const paired = page.getByRole("list", { name: "Paired users" });
@@ -102,6 +156,12 @@ describe.skipIf(!hasChromium)("the Gateway page", () => {
     const answer = tg.nextBotMessage(STRANGER);
     await stranger.sendText("what can you do?");
     expect((await answer(20_000)).text).toBe("Hello Sam, how can I help?");
+
+    await paired.getByRole("button", { name: "Revoke stranger on telegram" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+    await expect.poll(() => paired.count()).toBe(0);
+    const after = (await api.get("/api/pairing")).json()["approved"] as unknown[];
+    expect(after).toEqual([]);
     expect(tab.problems).toEqual([]);
     await tab.close();
   }, 90_000);
@@ -168,6 +228,35 @@ describe.skipIf(!hasChromium)("the Gateway page", () => {
     expect(readFileSync(join(h.home, "webhook_subscriptions.json"), "utf8")).not.toContain("deploys");
     expect(tab.problems).toEqual([]);
     await tab.close();
+  }, 60_000);
+});
+
+describe.skipIf(!hasChromium)("both pages at phone width in the dark theme", () => {
+  it("fit 375 px without sideways scrolling of the page", async () => {
+    await api.send("POST", "/api/cron", {
+      schedule: "every 2h",
+      prompt: "Check the build queue",
+      name: "queue",
+    });
+    for (const hash of ["gateway", "cron"]) {
+      const tab = await openDashboard(browser, dash, {
+        hash,
+        colorScheme: "dark",
+        viewport: { width: 375, height: 740 },
+      });
+      await tab.page.locator("#page-title").waitFor();
+      await tab.page.waitForLoadState("networkidle");
+      const overflow = await evaluate<number>(
+        tab.page,
+        "document.documentElement.scrollWidth - window.innerWidth",
+      );
+      expect(overflow, hash).toBeLessThanOrEqual(0);
+      await saveScreenshot(tab.page, `${hash}-phone-dark`);
+      expect(tab.problems).toEqual([]);
+      await tab.close();
+    }
+    const queue = (await cliJobs()).find((j) => j.name === "queue");
+    expect((await api.send("DELETE", `/api/cron/${queue?.id}`)).status).toBe(200);
   }, 60_000);
 });
 

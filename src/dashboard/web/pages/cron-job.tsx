@@ -72,7 +72,7 @@ export function CronJobPage({ id, onGone }: { id: string; onGone: () => void }) 
   if (!list.data) return <Loading />;
   if (!job) {
     return (
-      <section>
+      <section class="cron-page">
         <PageHeader title="Cron job" />
         <ErrorNote error={`No cron job "${id}".`} />
         <a href={href("cron")}>All jobs</a>
@@ -81,7 +81,7 @@ export function CronJobPage({ id, onGone }: { id: string; onGone: () => void }) 
   }
   const state = jobState(job);
   return (
-    <section>
+    <section class="cron-page">
       <PageHeader
         title={job.name}
         actions={

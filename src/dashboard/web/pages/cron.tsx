@@ -30,7 +30,7 @@ function JobsList() {
   const [editing, setEditing] = useState<string | null>(null);
   const jobs = list.data?.jobs ?? [];
   return (
-    <section>
+    <section class="cron-page">
       <PageHeader
         title="Cron"
         actions={
@@ -56,7 +56,10 @@ function JobsList() {
       {list.error ? <ErrorNote error={list.error} onRetry={list.reload} /> : null}
       {list.loading && !list.data ? <Loading /> : null}
       {list.data && jobs.length === 0 ? (
-        <Empty>No cron jobs yet. Create one with New job, or `hermes cron create "every 1h" "…"`.</Empty>
+        <Empty>
+          No cron jobs yet. Create one with <strong>New job</strong>, or{" "}
+          <code>hermes cron create "every 1h" "…"</code>.
+        </Empty>
       ) : null}
       {jobs.length > 0 ? (
         <div class="table-wrap">

@@ -46,7 +46,7 @@ function AddForm({ platforms, onDone }: { platforms: string[]; onDone: () => voi
         >
           {platforms.map((p) => (
             <option key={p} value={p}>
-              {p === "gateway" ? "every platform (GATEWAY_ALLOWED_USERS)" : p}
+              {p === "gateway" ? "every platform" : p}
             </option>
           ))}
         </select>

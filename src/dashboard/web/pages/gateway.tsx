@@ -104,7 +104,9 @@ function Live() {
       />
       <h2>Platforms</h2>
       {data.platforms.length === 0 ? (
-        <Empty>No chat platforms are configured. Set one up with `hermes setup gateway`.</Empty>
+        <Empty>
+          No chat platforms are configured. Set one up with <code>hermes setup gateway</code>.
+        </Empty>
       ) : (
         <ul class="platforms">
           {data.platforms.map((p) => (
@@ -164,7 +166,7 @@ function Live() {
 
 function Gateway() {
   return (
-    <section>
+    <section class="gateway-page">
       <PageHeader title="Gateway">
         The messaging gateway of this home: who is connected and who may talk to it.
       </PageHeader>

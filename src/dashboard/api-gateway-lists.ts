@@ -55,7 +55,7 @@ export const ALLOWLIST_PLATFORMS: readonly string[] = [
 ];
 
 /** An allowlist entry: an id, `@handle`, email address or phone number; `*` admits everyone. */
-const ENTRY = /^(\*|@?[A-Za-z0-9][A-Za-z0-9._+:@!-]{0,127})$/;
+const ENTRY = /^(\*|@?[A-Za-z0-9+][A-Za-z0-9._+:@-]{0,127})$/;
 
 const allowlistName = (platform: string): string =>
   platform === "gateway" ? "GATEWAY_ALLOWED_USERS" : `${platformEnvPrefix(platform)}_ALLOWED_USERS`;
@@ -77,7 +77,7 @@ function checkedEntry(raw: string): string {
   if (!ENTRY.test(entry)) {
     throw new ApiError(
       400,
-      "a user is one id, @handle, email address or phone number (letters, digits, . _ + : @ ! -), or * for everyone",
+      "a user is one id, @handle, email address or phone number (letters, digits, . _ + : @ -), or * for everyone",
     );
   }
   return entry;

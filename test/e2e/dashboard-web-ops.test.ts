@@ -136,6 +136,8 @@ describe.skipIf(!hasChromium)("the Gateway page", () => {
     await saveScreenshot(page, "gateway-pairing-request");
     await row.getByRole("button", { name: /^Approve/ }).click();
     const codeBox = page.getByLabel(/Pairing code .* received/);
+    // The code box takes the focus, so the keyboard goes on from the button to typing.
+    expect(await evaluate(page, "document.activeElement?.name")).toBe("code");
     await codeBox.fill("ZZZZ2222");
     await page.getByRole("button", { name: "Approve", exact: true }).click();
     await row.getByRole("alert").filter({ hasText: "4 tries left" }).waitFor();
@@ -176,8 +178,12 @@ describe.skipIf(!hasChromium)("the Gateway page", () => {
     await page.getByRole("button", { name: "Remove @alice from telegram" }).waitFor();
     expect(envFile()).toContain(`TELEGRAM_ALLOWED_USERS=${OWNER},@alice`);
 
-    // A value the API refuses shows in the form, and .env stays as it was.
+    // A value the API refuses shows in the form, and .env stays as it was; * asks first.
     const before = envFile();
+    await form.getByRole("textbox", { name: /^User/ }).fill("*");
+    await form.getByRole("button", { name: "Add" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+    expect(envFile()).toBe(before);
     await form.getByRole("textbox", { name: /^User/ }).fill("bob,carol");
     await form.getByRole("button", { name: "Add" }).click();
     await form.getByRole("alert").filter({ hasText: "a user is one id" }).waitFor();

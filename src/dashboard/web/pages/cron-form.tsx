@@ -3,7 +3,7 @@
  * skills. The server's refusal (the prompt scan, a schedule that does not parse) is shown in the
  * form, with what was typed kept so it can be fixed.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { apiSend } from "../api.js";
 import { notify } from "../components/toast.js";
 import { ErrorNote, Field } from "../components/ui.js";
@@ -35,6 +35,8 @@ export function CronForm({
   const [skills, setSkills] = useState((job?.skills ?? []).join(", "));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -68,6 +70,7 @@ export function CronForm({
       {error ? <ErrorNote error={error} /> : null}
       <Field label="Schedule" hint={SCHEDULE_HINT}>
         <input
+          ref={first}
           name="schedule"
           required={!job}
           value={schedule}

@@ -5,6 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import { apiSend } from "../api.js";
+import { confirmAction } from "../components/dialog.js";
 import { notify, notifyError } from "../components/toast.js";
 import { Badge, Empty, ErrorNote, Field, Loading } from "../components/ui.js";
 import { useApi } from "../hooks.js";
@@ -19,6 +20,15 @@ function AddForm({ platforms, onDone }: { platforms: string[]; onDone: () => voi
   const submit = async (event: Event) => {
     event.preventDefault();
     setError(null);
+    if (user.trim() === "*") {
+      const ok = await confirmAction({
+        title: `Let everyone talk to the agent on ${platform}?`,
+        body: "* admits anyone who can write to the bot, with no pairing. The agent has tools on this machine.",
+        confirm: "Allow everyone",
+        danger: true,
+      });
+      if (!ok) return;
+    }
     try {
       const answer = await apiSend<{ changed: boolean }>(
         "POST",

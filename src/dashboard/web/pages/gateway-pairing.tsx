@@ -2,7 +2,7 @@
  * Pairing on the Gateway page: pending requests (never their codes: the code went to the user, who
  * tells it to you) to approve by typing that code, or to deny; paired users to revoke.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiFailure, apiSend } from "../api.js";
 import { confirmAction } from "../components/dialog.js";
 import { notify, notifyError } from "../components/toast.js";
@@ -17,6 +17,8 @@ type Pending = PairingList["pending"][number];
 function ApproveForm({ request, onDone }: { request: Pending; onDone: () => void }) {
   const [code, setCode] = useState("");
   const [error, setError] = useState<string | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
   const who = request.userName || request.userId;
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -43,6 +45,7 @@ function ApproveForm({ request, onDone }: { request: Pending; onDone: () => void
       <label>
         <span class="sr-only">Pairing code {who} received</span>
         <input
+          ref={input}
           name="code"
           required
           autocomplete="off"

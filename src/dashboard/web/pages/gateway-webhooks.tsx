@@ -3,7 +3,7 @@
  * from the server), a form to add one, and delete for subscriptions. A secret can be generated
  * here in the browser: it is shown once, before it is sent, so it can be copied to the sender.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { apiSend } from "../api.js";
 import { confirmAction } from "../components/dialog.js";
 import { notify, notifyError } from "../components/toast.js";
@@ -24,6 +24,8 @@ function WebhookForm({ onDone, onCancel }: { onDone: () => void; onCancel: () =>
   const [values, setValues] = useState<Record<string, string>>({ deliver: "log" });
   const [deliverOnly, setDeliverOnly] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
   const set = (name: string) => (e: Event) =>
     setValues((v) => ({ ...v, [name]: (e.currentTarget as HTMLInputElement).value }));
   const input = (name: string) => <input name={name} value={values[name] ?? ""} onInput={set(name)} />;
@@ -54,7 +56,7 @@ function WebhookForm({ onDone, onCancel }: { onDone: () => void; onCancel: () =>
       {error ? <ErrorNote error={error} /> : null}
       <div class="cron-form-row">
         <Field label="Name" hint="Lower-case letters, digits, - and _; the URL ends in /webhooks/<name>">
-          <input name="name" required value={values["name"] ?? ""} onInput={set("name")} />
+          <input ref={first} name="name" required value={values["name"] ?? ""} onInput={set("name")} />
         </Field>
         <Field label="Events" hint="Comma-separated event types (empty: all)">
           {input("events")}

@@ -71,7 +71,7 @@ function JobsList() {
                 <th>State</th>
                 <th>Next run</th>
                 <th class="hide-narrow">Last run</th>
-                <th>
+                <th class="hide-narrow">
                   <span class="sr-only">Actions</span>
                 </th>
               </tr>
@@ -96,13 +96,17 @@ function JobsList() {
                   <tr key={job.id} data-job={job.id}>
                     <td>
                       <a href={href("cron", [job.id])}>{job.name}</a>
-                      <div class="muted small-text">
+                      <div class="muted small-text hide-narrow">
                         <code>{job.id}</code> → {job.deliver}
+                      </div>
+                      {/* On a phone the actions sit under the name instead of in a column off-screen. */}
+                      <div class="cron-narrow-actions">
+                        <CronActions job={job} onChanged={list.reload} onEdit={() => setEditing(job.id)} />
                       </div>
                     </td>
                     <td>
                       <div>{job.schedule_human}</div>
-                      <code class="small-text">{job.schedule_display}</code>
+                      <code class="small-text hide-narrow">{job.schedule_display}</code>
                     </td>
                     <td>
                       <Badge tone={state.tone}>{state.label}</Badge>
@@ -118,7 +122,7 @@ function JobsList() {
                     <td class="hide-narrow">
                       <LastRun job={job} />
                     </td>
-                    <td>
+                    <td class="hide-narrow">
                       <CronActions job={job} onChanged={list.reload} onEdit={() => setEditing(job.id)} />
                     </td>
                   </tr>

@@ -137,7 +137,7 @@ describe.skipIf(!hasChromium)("the Gateway page", () => {
     await row.getByRole("button", { name: /^Approve/ }).click();
     const codeBox = page.getByLabel(/Pairing code .* received/);
     // The code box takes the focus, so the keyboard goes on from the button to typing.
-    expect(await evaluate(page, "document.activeElement?.name")).toBe("code");
+    await expect.poll(() => evaluate(page, "document.activeElement?.name")).toBe("code");
     await codeBox.fill("ZZZZ2222");
     await page.getByRole("button", { name: "Approve", exact: true }).click();
     await row.getByRole("alert").filter({ hasText: "4 tries left" }).waitFor();

@@ -38,7 +38,9 @@ function AddForm({ platforms, onDone }: { platforms: string[]; onDone: () => voi
         },
       );
       notify(
-        answer.changed ? `Added ${user.trim()} to ${platform}` : `${user.trim()} was already on ${platform}`,
+        answer.changed
+          ? `Added ${user.trim()} to ${platform}; a running gateway applies it at its next start`
+          : `${user.trim()} was already on ${platform}`,
       );
       setUser("");
       onDone();
@@ -82,7 +84,7 @@ export function AllowlistsSection() {
   const lists = useApi<Allowlists>("allowlists");
   const remove = (platform: string, user: string) =>
     apiSend("DELETE", `allowlists/${encodeURIComponent(platform)}/${encodeURIComponent(user)}`).then(() => {
-      notify(`Removed ${user} from ${platform}`);
+      notify(`Removed ${user} from ${platform}; a running gateway applies it at its next start`);
       lists.reload();
     }, notifyError);
   const entries = Object.entries(lists.data?.platforms ?? {}).sort(([a], [b]) => a.localeCompare(b));

@@ -1,11 +1,18 @@
 /**
- * `/api/cron…`: cron jobs through `CronStore` (the cronjob tool's prompt scan on create), and
- * running one now through the gateway's ticker or a background `hermes cron run`.
+ * `/api/cron…`: cron jobs through `CronStore` (the same calls as `hermes cron`; the cronjob tool's
+ * prompt scan on create and edit), running one now through the gateway's ticker or a background
+ * `hermes cron run`, and a job's saved outputs (`cron/output/<id>/<stamp>.md`), read by validated
+ * name and redacted.
  */
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { join } from "node:path";
 import type { CronStore } from "../knowledge/cron/store.js";
-import { CronStoreError } from "../knowledge/cron/store.js";
+import { CronStoreError, isRunnable, nextRunMs } from "../knowledge/cron/store.js";
+import type { CronJob, CronJobPatch } from "../knowledge/cron/types.js";
 import { cronPromptRefusal } from "../tools/cronjob.js";
-import { ApiError, field, optionalField, type Route } from "./http.js";
+import { redactText } from "../util/redact.js";
+import { describeSchedule } from "./cron-describe.js";
+import { ApiError, field, intParam, optionalField, type Route } from "./http.js";
 
 export interface CronDeps {
   cron: CronStore;
@@ -14,6 +21,11 @@ export interface CronDeps {
   /** Starts `hermes cron run <id>` in the background (used when no gateway runs the job). */
   runCronJob?: ((id: string) => void) | undefined;
 }
+
+/** What `saveOutput` names a run's file: local wall time, `-2`, `-3`… on a clash. */
+const OUTPUT_NAME = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}(-\d{1,4})?\.md$/;
+/** Largest part of one output the API answers (the rest is cut, `truncated: true`). */
+export const MAX_OUTPUT_BYTES = 256 * 1024;
 
 async function cronCall<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -27,14 +39,89 @@ async function cronCall<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A job as the API shows it: the record plus its schedule in words and whether it would run. */
+function view(
+  job: CronJob,
+): CronJob & { schedule_human: string; runnable: boolean; next_run_ms: number | null } {
+  return {
+    ...job,
+    schedule_human: describeSchedule(job.schedule, job.schedule_display),
+    runnable: isRunnable(job),
+    next_run_ms: nextRunMs(job) ?? null,
+  };
+}
+
+function skillsOf(body: Record<string, unknown>): string[] | undefined {
+  const skills = body["skills"];
+  if (skills === undefined || skills === null) return undefined;
+  if (!(Array.isArray(skills) && skills.every((s) => typeof s === "string"))) {
+    throw new ApiError(400, '"skills" must be a list of skill names');
+  }
+  return skills as string[];
+}
+
+function refusePrompt(prompt: string | undefined): void {
+  if (prompt === undefined) return;
+  const refusal = cronPromptRefusal(prompt);
+  if (refusal) throw new ApiError(422, refusal);
+}
+
+/** The job's output folder; 404 for an unknown job (looked up by id or name). */
+function outputsOf(deps: CronDeps, idOrName: string): { job: CronJob; dir: string | undefined } {
+  const job = deps.cron.find(idOrName);
+  if (!job) throw new ApiError(404, `No cron job with id or name "${idOrName}".`);
+  return { job, dir: deps.cron.outputDir(job.id) };
+}
+
+function listOutputs(dir: string | undefined): Array<{ name: string; size: number; modified_at: string }> {
+  if (!dir) return [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const files: Array<{ name: string; size: number; modified_at: string }> = [];
+  for (const name of names.filter((n) => OUTPUT_NAME.test(n))) {
+    try {
+      const stat = lstatSync(join(dir, name));
+      if (stat.isFile()) files.push({ name, size: stat.size, modified_at: stat.mtime.toISOString() });
+    } catch {
+      // Removed by retention between the listing and the stat.
+    }
+  }
+  // Stamps sort as text; a clash suffix (-2) sorts after its stamp, as it was written later.
+  return files.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+}
+
+/** Reads at most MAX_OUTPUT_BYTES of a regular file (never through a symlink). */
+function readOutput(path: string): { text: string; size: number; truncated: boolean } {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  if (!stat?.isFile()) throw new ApiError(404, "no such output");
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.min(size, MAX_OUTPUT_BYTES));
+    const read = readSync(fd, buffer, 0, buffer.length, 0);
+    return { text: buffer.subarray(0, read).toString("utf8"), size, truncated: size > MAX_OUTPUT_BYTES };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function cronRoutes(deps: CronDeps): Route[] {
   return [
     {
       method: "GET",
       path: "/api/cron",
-      summary: "cron jobs with schedule, state, next and last run, last status and error",
+      summary:
+        "cron jobs with schedule (and schedule_human in words), state, next and last run, last status and error",
       handler: async () => ({
-        json: { jobs: deps.cron.list(), gateway_running: await deps.gatewayRunning() },
+        json: {
+          jobs: deps.cron.list().map(view),
+          timezone: deps.cron.timezone,
+          gateway_running: await deps.gatewayRunning(),
+        },
       }),
     },
     {
@@ -44,24 +131,54 @@ export function cronRoutes(deps: CronDeps): Route[] {
         'create a job: {"schedule", "prompt", "name"?, "deliver"?, "skills"?: []} (the cronjob tool\'s prompt scan applies)',
       handler: async ({ body }) => {
         const prompt = field(body, "prompt");
-        const refusal = cronPromptRefusal(prompt);
-        if (refusal) throw new ApiError(422, refusal);
+        refusePrompt(prompt);
         const name = optionalField(body, "name");
         const deliver = optionalField(body, "deliver");
-        const skills = body["skills"];
-        if (skills !== undefined && !(Array.isArray(skills) && skills.every((s) => typeof s === "string"))) {
-          throw new ApiError(400, '"skills" must be a list of skill names');
-        }
+        const skills = skillsOf(body);
         const job = await cronCall(() =>
           deps.cron.create({
             schedule: field(body, "schedule"),
             prompt,
             ...(name ? { name } : {}),
             ...(deliver ? { deliver } : {}),
-            ...(Array.isArray(skills) ? { skills: skills as string[] } : {}),
+            ...(skills ? { skills } : {}),
           }),
         );
-        return { json: { job }, status: 201 };
+        return { json: { job: view(job) }, status: 201 };
+      },
+    },
+    {
+      method: "PATCH",
+      path: "/api/cron/:id",
+      summary:
+        'edit a job as `hermes cron edit`: {"schedule"?, "prompt"?, "name"?, "deliver"?, "skills"?} (the prompt scan applies)',
+      handler: async ({ params, body }) => {
+        const patch: CronJobPatch = {};
+        const schedule = optionalField(body, "schedule");
+        const prompt = optionalField(body, "prompt");
+        const name = optionalField(body, "name");
+        const deliver = optionalField(body, "deliver");
+        const skills = skillsOf(body);
+        refusePrompt(prompt);
+        if (schedule !== undefined) patch.schedule = schedule;
+        if (prompt !== undefined) patch.prompt = prompt;
+        if (name !== undefined) patch.name = name;
+        if (deliver !== undefined) patch.deliver = deliver;
+        if (skills !== undefined) patch.skills = skills;
+        if (Object.keys(patch).length === 0) {
+          throw new ApiError(400, "nothing to change: send schedule, prompt, name, deliver or skills");
+        }
+        const job = await cronCall(() => deps.cron.edit(params["id"] ?? "", patch));
+        return { json: { job: view(job) } };
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/api/cron/:id",
+      summary: "delete a job and its saved outputs (`hermes cron remove`)",
+      handler: async ({ params }) => {
+        const job = await cronCall(() => deps.cron.remove(params["id"] ?? ""));
+        return { json: { removed: { id: job.id, name: job.name } } };
       },
     },
     {
@@ -70,7 +187,7 @@ export function cronRoutes(deps: CronDeps): Route[] {
       summary: 'pause a job until resumed ({"reason"?})',
       handler: async ({ params, body }) => ({
         json: {
-          job: await cronCall(() => deps.cron.pause(params["id"] ?? "", optionalField(body, "reason"))),
+          job: view(await cronCall(() => deps.cron.pause(params["id"] ?? "", optionalField(body, "reason")))),
         },
       }),
     },
@@ -79,7 +196,7 @@ export function cronRoutes(deps: CronDeps): Route[] {
       path: "/api/cron/:id/resume",
       summary: "let a paused job run again",
       handler: async ({ params }) => ({
-        json: { job: await cronCall(() => deps.cron.resume(params["id"] ?? "")) },
+        json: { job: view(await cronCall(() => deps.cron.resume(params["id"] ?? ""))) },
       }),
     },
     {
@@ -93,11 +210,37 @@ export function cronRoutes(deps: CronDeps): Route[] {
         if (!gateway && deps.runCronJob) deps.runCronJob(job.id);
         return {
           json: {
-            job,
+            job: view(job),
             runs_by: gateway ? "gateway" : deps.runCronJob ? "hermes cron run" : "the next hermes cron tick",
           },
           status: 202,
         };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/cron/:id/outputs",
+      summary: "a job's saved run outputs, newest first: {outputs: [{name, size, modified_at}]} (limit ≤ 50)",
+      handler: ({ params, query }) => {
+        const { job, dir } = outputsOf(deps, params["id"] ?? "");
+        const limit = intParam(query, "limit", 20, 50);
+        const all = listOutputs(dir);
+        return { json: { job: job.id, outputs: all.slice(0, limit), total: all.length } };
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/cron/:id/outputs/:name",
+      summary: `one saved output by its file name (as listed), redacted; at most ${MAX_OUTPUT_BYTES / 1024} KiB (truncated: true beyond)`,
+      handler: ({ params }) => {
+        const name = params["name"] ?? "";
+        if (!OUTPUT_NAME.test(name)) {
+          throw new ApiError(400, "an output name looks like 2026-01-31_09-00-00.md (from the outputs list)");
+        }
+        const { job, dir } = outputsOf(deps, params["id"] ?? "");
+        if (!dir) throw new ApiError(404, "no such output");
+        const output = readOutput(join(dir, name));
+        return { json: { job: job.id, name, ...output, text: redactText(output.text) } };
       },
     },
   ];

@@ -1,24 +1,18 @@
 /**
  * `/api/gateway…`, `/api/pairing…`, `/api/allowlists`, `/api/webhooks`: the running gateway's live
  * state over its control socket (`state/gateway-control.ts`; never an import of `gateway/`), and
- * the stores it reads: the pairing store, the allowlists in the environment, webhook
- * subscriptions.
+ * the stores it reads: the pairing store here, the allowlists and webhook subscriptions in
+ * api-gateway-lists.ts.
  */
 
-import { redactSecrets } from "../config/secrets.js";
-import { envFlag, parseAllowlist } from "../state/gateway/allowlist.js";
 import { PairingStore, PairingUsageError } from "../state/gateway/pairing.js";
 import { PairingFileError } from "../state/gateway/pairing-files.js";
-import { WebhookSubscriptionStore } from "../state/gateway/webhook-subscriptions.js";
 import { type ApprovalAnswer, connectGatewayControl, type GatewayControl } from "../state/gateway-control.js";
 import { readGatewayConversations } from "../state/gateway-sessions.js";
+import { type GatewayListDeps, gatewayListRoutes } from "./api-gateway-lists.js";
 import { ApiError, field, type Route } from "./http.js";
 
-export interface GatewayDeps {
-  home: string;
-  /** The environment the gateway sees (`.env` under the real one). */
-  env: () => Record<string, string | undefined>;
-}
+export type GatewayDeps = GatewayListDeps;
 
 const ANSWERS: readonly ApprovalAnswer[] = ["once", "session", "always", "deny"];
 
@@ -122,38 +116,6 @@ export function gatewayRoutes(deps: GatewayDeps): Route[] {
         return { json: { revoked: true } };
       },
     },
-    {
-      method: "GET",
-      path: "/api/allowlists",
-      summary:
-        "who may talk to the gateway without pairing: <PLATFORM>_ALLOWED_USERS, *_ALLOW_ALL_USERS and GATEWAY_ALLOWED_USERS",
-      handler: () => {
-        const env = deps.env();
-        const platforms: Record<string, { allowed_users: string[]; allow_all: boolean }> = {};
-        for (const [name, value] of Object.entries(env)) {
-          const m = /^([A-Z][A-Z0-9_]*)_(ALLOWED_USERS|ALLOW_ALL_USERS)$/.exec(name);
-          if (!m || value === undefined) continue;
-          const key = (m[1] ?? "").toLowerCase();
-          const entry = platforms[key] ?? { allowed_users: [], allow_all: false };
-          if (m[2] === "ALLOWED_USERS") entry.allowed_users = parseAllowlist(value);
-          else entry.allow_all = envFlag(value);
-          platforms[key] = entry;
-        }
-        return { json: { platforms } };
-      },
-    },
-    {
-      method: "GET",
-      path: "/api/webhooks",
-      summary: "webhook subscriptions (webhook_subscriptions.json), secrets masked",
-      handler: () => {
-        const routes = new WebhookSubscriptionStore({ home: deps.home }).list();
-        return {
-          json: {
-            routes: [...routes.entries()].map(([name, route]) => redactSecrets({ name, ...route })),
-          },
-        };
-      },
-    },
+    ...gatewayListRoutes(deps),
   ];
 }

@@ -80,7 +80,15 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
     }),
     ...cronRoutes({ cron, gatewayRunning, runCronJob: options.runCronJob }),
     ...usageRoutes(store),
-    ...gatewayRoutes({ home, env: () => current.env }),
+    ...gatewayRoutes({
+      home,
+      env: () => current.env,
+      baseEnv,
+      config: () => current.config,
+      onChange: () => {
+        current = settings(home, baseEnv);
+      },
+    }),
     ...configRoutes({
       home,
       baseEnv,

@@ -3,6 +3,8 @@
  * file(s) under pages/ and adds one import and one entry here; `order` sets its place in the nav.
  */
 import { configPage } from "./config.js";
+import { cronPage } from "./cron.js";
+import { gatewayPage } from "./gateway.js";
 import { logsPage } from "./logs.js";
 import { memoryPage } from "./memory.js";
 import { overviewPage } from "./overview.js";
@@ -10,6 +12,13 @@ import { skillsPage } from "./skills.js";
 import type { PageDef } from "./types.js";
 import { usagePage } from "./usage.js";
 
-export const pages: PageDef[] = [overviewPage, usagePage, memoryPage, skillsPage, configPage, logsPage].sort(
-  (a, b) => a.order - b.order,
-);
+export const pages: PageDef[] = [
+  overviewPage,
+  usagePage,
+  memoryPage,
+  skillsPage,
+  cronPage,
+  gatewayPage,
+  configPage,
+  logsPage,
+].sort((a, b) => a.order - b.order);

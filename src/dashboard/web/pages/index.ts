@@ -3,6 +3,7 @@
  * file(s) under pages/ and adds one import and one entry here; `order` sets its place in the nav.
  */
 import { overviewPage } from "./overview.js";
+import { sessionsPage } from "./sessions.js";
 import type { PageDef } from "./types.js";
 
-export const pages: PageDef[] = [overviewPage].sort((a, b) => a.order - b.order);
+export const pages: PageDef[] = [overviewPage, sessionsPage].sort((a, b) => a.order - b.order);

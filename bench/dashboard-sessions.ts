@@ -5,7 +5,7 @@
  *
  * The stores are written through the real SessionStore (`createSession` + `appendMessages`, one
  * transaction each, durability normal) from a deterministic generator (bench/session-store.ts's
- * text: 2 or 4 messages a session, a tool call in some, sources cli/telegram/discord/subagent,
+ * text: a ~4 KB system prompt and 2 or 4 messages a session, a tool call in some, sources cli/telegram/discord/subagent,
  * four models, one in ten titled), and cached in bench/.tmp/ under a key made of the generator
  * version and a digest of the schema, so reruns skip the build. Each measurement copies the cached
  * file into a fresh home, starts the built `hermes dashboard` on it and drives it with Chromium
@@ -26,11 +26,21 @@ import { hasChromium, launchBrowser } from "../test/support/dashboard-browser.js
 import { type BenchRow, TextGen, turn } from "./session-store.js";
 
 /** Bump when the generator below changes what it writes. */
-export const DASHBOARD_GENERATOR_VERSION = 1;
+export const DASHBOARD_GENERATOR_VERSION = 2;
 const TMP = resolve(import.meta.dirname, ".tmp");
 
 const SOURCES = ["cli", "cli", "cli", "cli", "cli", "cli", "telegram", "telegram", "discord", "subagent"];
 const MODELS = ["anthropic/claude-sonnet-4", "openai/gpt-5", "nous/hermes-4-405b", "google/gemini-2.5-pro"];
+
+/**
+ * A system prompt of about 4 KB, as real sessions store one each (identity, tool guidance, skills
+ * index, context files): the same body with a per-session line, so rows weigh what real rows do.
+ */
+function systemPrompt(g: TextGen, i: number): string {
+  PROMPT_BODY ??= new TextGen(4).paragraph(560, 600);
+  return `You are Hermes, session ${i}, working in /home/user/${g.word()}.\n\n${PROMPT_BODY}`;
+}
+let PROMPT_BODY: string | undefined;
 
 function schemaKey(): string {
   return createHash("sha256")
@@ -65,6 +75,7 @@ export async function sessionsStore(sessions: number): Promise<{ db: string; mes
       const session = await store.createSession({
         source,
         model: g.pick(MODELS),
+        systemPrompt: systemPrompt(g, i),
         startedAt: clock,
         ...(parent ? { parentSessionId: parent } : {}),
         ...(i % 10 === 0 ? { title: `Session ${i}: ${g.word()} ${g.word()}` } : {}),

@@ -34,6 +34,9 @@ interface Lineage {
   children: SessionRow[];
 }
 
+/** Messages drawn at first; long sessions show more on request (each step as many again). */
+const SHOWN_AT_FIRST = 300;
+
 const label = (s: { id: string; title: string | null }) => s.title || s.id;
 
 /** What a child is to this session: a subagent, the continuation after compression, or a branch. */
@@ -143,10 +146,16 @@ function RenameForm({ session, done }: { session: SessionRow; done: (renamed: bo
 export function Transcript({ id, route }: { id: string; route: Route }) {
   const answer = useApi<TranscriptAnswer>(`sessions/${encodeURIComponent(id)}`);
   const [renaming, setRenaming] = useState(false);
+  const [shown, setShown] = useState(SHOWN_AT_FIRST);
   const body = useRef<HTMLDivElement>(null);
   const q = route.query.get("q") ?? "";
   const hit = route.query.get("hit");
   const session = answer.data?.session;
+
+  useEffect(() => {
+    setShown(SHOWN_AT_FIRST);
+    setRenaming(false);
+  }, [id]);
 
   useEffect(() => {
     // The list's link that opened this view is gone: put focus on this view's heading.
@@ -202,6 +211,11 @@ export function Transcript({ id, route }: { id: string; route: Route }) {
     }
   };
   const cost = session.actualCostUsd ?? session.estimatedCostUsd;
+  const all = answer.data?.messages ?? [];
+  const total = all.length;
+  // A search hit further down than what is drawn is drawn too.
+  const hitAt = hit ? all.findIndex((m) => String(m.id) === hit) : -1;
+  const visible = Math.max(shown, hitAt + 1);
   return (
     <section class="transcript-page">
       <p class="back">
@@ -261,10 +275,16 @@ export function Transcript({ id, route }: { id: string; route: Route }) {
           </details>
         ) : null}
         {answer.data?.messages.length ? (
-          answer.data.messages.map((m) => <MessageView key={m.id} message={m} />)
+          answer.data.messages.slice(0, visible).map((m) => <MessageView key={m.id} message={m} />)
         ) : (
           <p class="muted">This session has no messages.</p>
         )}
+        {total > visible ? (
+          <button type="button" class="btn" onClick={() => setShown(visible + SHOWN_AT_FIRST)}>
+            Show {fmtNumber(Math.min(SHOWN_AT_FIRST, total - visible))} more of {fmtNumber(total - visible)}{" "}
+            remaining messages
+          </button>
+        ) : null}
       </div>
     </section>
   );

@@ -427,9 +427,10 @@ export async function dashboardSessionsBench(options: DashboardBenchOptions = {}
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
-  const rows = await dashboardSessionsBench();
-  for (const r of rows)
+  // Alone (`npx tsx bench/dashboard-sessions.ts`): the rows as bench/run.ts writes them into RESULTS.md.
+  const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(3));
+  for (const r of await dashboardSessionsBench())
     process.stdout.write(
-      `${r.name}: ${r.value.toFixed(1)} ${r.unit} (baseline ${r.baselineValue.toFixed(1)})\n`,
+      `| ${r.name} | ${fmt(r.value)} ${r.unit} | ${r.baseline} ${fmt(r.baselineValue)} ${r.baselineUnit ?? "ms"} | ${(r.value / r.baselineValue).toFixed(2)}× | ${r.target} | ${r.target.startsWith("(") ? "–" : r.met ? "yes" : "no"} |\n`,
     );
 }

@@ -271,7 +271,7 @@ async function main(): Promise<void> {
       "fresh `ssh host true` with no shared connection (9 runs each). Per command: the persistent shell running `true` " +
       "once it is up, next to `ssh host true` over a live ControlMaster, alternating, 30 runs each.",
     "",
-    "Dashboard rows (bench/dashboard-sessions.ts): state.db files of 100k and 1k sessions (2 or 4 messages each, " +
+    "Dashboard rows (bench/dashboard-sessions.ts): state.db files of 100k and 1k sessions (a ~4 KB system prompt and 2 or 4 messages each, " +
       "some with a tool call) written through the SessionStore and cached in bench/.tmp/ (keyed by generator version " +
       "and a digest of the schema; the 100k file takes minutes to build once); each is copied into a fresh home and " +
       "served by the built `hermes dashboard`, driven by Chromium through playwright-core. First paint: a fresh browser " +

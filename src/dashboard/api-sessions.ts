@@ -52,7 +52,7 @@ export function highlightSnippet(snippet: string): string {
 /** How long the facets answer (totals, sources, models) is reused before the store is asked again. */
 const FACETS_TTL_MS = 30_000;
 /** Models offered in the filter are those of the newest this many sessions. */
-const FACET_MODEL_WINDOW = 500;
+const FACET_MODEL_WINDOW = 200;
 /** The store answers at most this many search hits; the page pages within them. */
 const SEARCH_MAX = 100;
 
@@ -142,7 +142,7 @@ export function sessionRoutes(store: SessionStore, now: () => number = Date.now)
       method: "GET",
       path: "/api/sessions/facets",
       summary:
-        "what the filters offer: session and message totals, sessions per source, models of the newest 500 sessions, oldest and newest start (cached 30 s)",
+        "what the filters offer: session and message totals, sessions per source, models of the newest 200 sessions, oldest and newest start (cached 30 s)",
       handler: async () => ({ json: await loadFacets() }),
     },
     {

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { dashboardClient, type RunningDashboard, startDashboardProcess } from "../support/dashboard.js";
+import { dashboardClient, http, type RunningDashboard, startDashboardProcess } from "../support/dashboard.js";
 import {
   type DashboardPage,
   evaluate,
@@ -319,5 +319,32 @@ describe.skipIf(!hasChromium)("the Sessions page in Chromium", () => {
     await saveScreenshot(page, "sessions-transcript-markup");
     expect(tab.problems).toEqual([]);
     await tab.close();
+  });
+
+  it("shows a hostile session id or query from the address as text in the error or empty state", async () => {
+    const id = `<img src=x onerror="window.__pwned='id'">`;
+    const tab = await openDashboard(browser, dash, {
+      hash: `sessions/${encodeURIComponent(id)}`,
+      allowStatuses: [400],
+    });
+    const page = tab.page;
+    await expect
+      .poll(() => page.getByRole("alert").first().textContent(), { timeout: 10_000 })
+      .toMatch(/not a session id/);
+    await tab.go(`sessions?q=${encodeURIComponent(`<script>window.__pwned='q'</script>`)}`);
+    await expect
+      .poll(() => page.locator(".empty").textContent())
+      .toContain(`“<script>window.__pwned='q'</script>”`);
+    expect(await page.locator("main img, main script").count()).toBe(0);
+    expect(await evaluate(page, "window.__pwned ?? null")).toBeNull();
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  });
+
+  it("answers the facets route only with the token", async () => {
+    expect((await http(dash.port, "GET", "/api/sessions/facets")).status).toBe(401);
+    const facets = (await api.get("/api/sessions/facets")).json();
+    expect(facets["sessions"]).toBe(4);
+    expect(Object.keys(facets["bySource"] as object).sort()).toEqual(["cli", "subagent"]);
   });
 });

@@ -167,6 +167,13 @@ describe.skipIf(!hasChromium)("the Sessions page in Chromium", () => {
     // Markdown renders: the answer's **scoop** is bold.
     expect(await page.locator(".msg.assistant strong", { hasText: "scoop" }).count()).toBe(1);
     await saveScreenshot(page, "sessions-transcript");
+
+    // A hit inside a tool call's arguments opens that call.
+    await tab.go("sessions?q=notebook");
+    await expect.poll(() => page.locator(".hit").count()).toBe(1);
+    await page.locator(".hit a").first().click();
+    await expect.poll(() => page.locator(".msg.hit details.tool-call").getAttribute("open")).not.toBeNull();
+    expect(await page.locator(".msg.hit details.tool-call pre").textContent()).toContain("pelican notebook");
     expect(tab.problems).toEqual([]);
     await tab.close();
   });

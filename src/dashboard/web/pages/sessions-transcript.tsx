@@ -170,8 +170,9 @@ export function Transcript({ id, route }: { id: string; route: Route }) {
       const target = document.getElementById(`msg-${hit}`);
       if (target) {
         target.classList.add("hit");
-        const details = target.querySelector("details");
-        if (details && target.dataset["collapsed"] === "1") details.open = true;
+        // A hit in a tool call's arguments (no word marked in the text) opens the calls to show it.
+        if (target.dataset["collapsed"] === "1" || !target.querySelector("mark"))
+          for (const details of target.querySelectorAll("details")) details.open = true;
         target.scrollIntoView({ block: "center" });
       }
     }

@@ -217,6 +217,12 @@ describe.skipIf(!hasChromium)("the Sessions page in Chromium", () => {
   it("renames inline; a title another session has is refused where the person typed it", async () => {
     const tab = await openDashboard(browser, dash, { hash: `sessions/${ids.lisbon}`, allowStatuses: [409] });
     const page = tab.page;
+    // Escape leaves the form without a change.
+    await page.getByRole("button", { name: "Rename" }).click();
+    await page.getByLabel("Title").fill("Never saved");
+    await page.getByLabel("Title").press("Escape");
+    await expect.poll(() => page.getByLabel("Title").count()).toBe(0);
+    expect(await page.locator("#page-title").textContent()).toBe("What is the weather in Lisbon");
     await page.getByRole("button", { name: "Rename" }).click();
     const title = page.getByLabel("Title");
     await expect.poll(() => evaluate(page, "document.activeElement?.id")).toBe("session-title");

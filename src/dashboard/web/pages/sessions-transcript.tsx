@@ -12,7 +12,7 @@ import { Badge, ErrorNote, Facts, Loading, PageHeader } from "../components/ui.j
 import { fmtCost, fmtNumber, fmtTime } from "../format.js";
 import { useApi } from "../hooks.js";
 import { href, navigate, type Route } from "../router.js";
-import { MessageView, markTerms, type TranscriptMessage } from "./sessions-messages.js";
+import { contentText, MessageView, markTerms, type TranscriptMessage } from "./sessions-messages.js";
 import type { SessionRow } from "./sessions-types.js";
 
 interface SessionDetail extends SessionRow {
@@ -37,7 +37,7 @@ interface Lineage {
 /** Messages drawn at first; long sessions show more on request (each step as many again). */
 const SHOWN_AT_FIRST = 300;
 
-const label = (s: { id: string; title: string | null }) => s.title || s.id;
+const label = (s: { id: string; title: string | null; preview?: string }) => s.title || s.preview || s.id;
 
 /** What a child is to this session: a subagent, the continuation after compression, or a branch. */
 function childKind(session: SessionRow, child: SessionRow): string {
@@ -198,14 +198,14 @@ export function Transcript({ id, route }: { id: string; route: Route }) {
   const remove = async () => {
     const ok = await confirmAction({
       title: "Delete this session?",
-      body: `“${label(session)}” and its ${session.messageCount} messages are removed from state.db for good. Sessions that continue it keep living.`,
+      body: `“${name}” and its ${session.messageCount} messages are removed from state.db for good. Sessions that continue it keep living.`,
       confirm: "Delete",
       danger: true,
     });
     if (!ok) return;
     try {
       await apiSend("DELETE", `sessions/${encodeURIComponent(session.id)}`);
-      notify(`Deleted “${label(session)}”`);
+      notify(`Deleted “${name}”`);
       navigate("sessions");
     } catch (e) {
       notifyError(e);
@@ -213,6 +213,11 @@ export function Transcript({ id, route }: { id: string; route: Route }) {
   };
   const cost = session.actualCostUsd ?? session.estimatedCostUsd;
   const all = answer.data?.messages ?? [];
+  // Untitled: the first thing the user asked, as the list shows it, else the id.
+  const firstAsk = contentText(all.find((m) => m.role === "user")?.content ?? null)
+    .replace(/\s+/g, " ")
+    .trim();
+  const name = session.title || (firstAsk.length > 80 ? `${firstAsk.slice(0, 79)}…` : firstAsk) || session.id;
   const total = all.length;
   // A search hit further down than what is drawn is drawn too.
   const hitAt = hit ? all.findIndex((m) => String(m.id) === hit) : -1;
@@ -223,7 +228,7 @@ export function Transcript({ id, route }: { id: string; route: Route }) {
         <a href={href("sessions", [], { q: q || undefined })}>← {q ? "Search results" : "All sessions"}</a>
       </p>
       <PageHeader
-        title={label(session)}
+        title={name}
         actions={
           renaming ? null : (
             <>

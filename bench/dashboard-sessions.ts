@@ -275,6 +275,7 @@ interface Figures {
   facets: number;
   listPage: number;
   deepPage: number;
+  deepCursor: number;
 }
 
 async function measure(
@@ -303,6 +304,16 @@ async function measure(
     const facets = await facetsUncached(store.db, 7);
     const listPage = await apiLatency(dash, "/api/sessions?limit=25", 15);
     const deepPage = await apiLatency(dash, `/api/sessions?limit=25&offset=${Math.max(0, sessions - 50)}`, 5);
+    const anchor = await http(
+      dash.port,
+      "GET",
+      `/api/sessions?limit=1&offset=${Math.max(0, sessions - 51)}`,
+      {
+        headers: { authorization: `Bearer ${dash.token ?? ""}` },
+      },
+    );
+    const cursor = (anchor.json()["sessions"] as Array<{ startedAt: number }>)[0]?.startedAt ?? 0;
+    const deepCursor = await apiLatency(dash, `/api/sessions?limit=25&before=${cursor}&skip=1`, 15);
     return {
       sessions,
       messages: store.messages,
@@ -314,6 +325,7 @@ async function measure(
       facets,
       listPage,
       deepPage,
+      deepCursor,
     };
   } finally {
     await dash.stop();
@@ -413,6 +425,15 @@ export async function dashboardSessionsBench(options: DashboardBenchOptions = {}
       baselineValue: small.deepPage,
       target: "(for reference)",
       met: true,
+    },
+    {
+      name: `dashboard \`GET /api/sessions?before=<cursor>\` (the same oldest page through the cursor the page's Older button uses), ${at}`,
+      value: big.deepCursor,
+      unit: "ms",
+      baseline: base,
+      baselineValue: small.deepCursor,
+      target: "≤ 1.5× baseline",
+      met: big.deepCursor <= small.deepCursor * 1.5,
     },
     {
       name: `dashboard \`GET /api/sessions/facets\` (totals, sources, models), its cache expired (the page asks once a load; answers are reused 30 s), ${at}`,

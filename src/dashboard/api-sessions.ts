@@ -43,6 +43,16 @@ function sessionOf(store: SessionStore, id: string): SessionRecord {
   return session;
 }
 
+/** `before`: a session's `startedAt` (epoch seconds) handed back as the list's cursor. */
+function cursorParam(query: URLSearchParams): number | undefined {
+  const raw = query.get("before");
+  if (raw === null || raw === "") return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0)
+    throw new ApiError(400, '"before" must be a startedAt from a listed session');
+  return value;
+}
+
 /** The FTS query's `>>>`/`<<<` hit markers as `<mark>` spans of HTML-escaped text. */
 export function highlightSnippet(snippet: string): string {
   const escaped = snippet.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -93,7 +103,7 @@ export function sessionRoutes(store: SessionStore, now: () => number = Date.now)
       method: "GET",
       path: "/api/sessions",
       summary:
-        "list sessions newest first (limit ≤ 200, offset, source, model, since, until); with q, the full-text search: hits with highlighted snippets, paged within the best 100",
+        "list sessions newest first (limit ≤ 200, offset, or the cursor before + skip; source, model, since, until); with q, the full-text search: hits with highlighted snippets, paged within the best 100",
       handler: async ({ query }) => {
         const limit = intParam(query, "limit", 50, 200);
         const offset = intParam(query, "offset", 0, 10_000_000);
@@ -127,13 +137,20 @@ export function sessionRoutes(store: SessionStore, now: () => number = Date.now)
             },
           };
         }
+        // The cursor: rows started at or before `before`, past the `skip` rows started exactly then
+        // (already shown). The store seeks its started_at index there instead of counting `offset`
+        // rows, which on an old page of a big store means reading every newer row.
+        const before = cursorParam(query);
+        const skip = intParam(query, "skip", 0, 10_000);
+        const upper =
+          before === undefined ? until : Math.min(until ?? Number.POSITIVE_INFINITY, before + 1e-6);
         const sessions = await store.listSessions({
           limit,
-          offset,
+          offset: before === undefined ? offset : skip,
           ...(source ? { source } : {}),
           ...(model ? { model } : {}),
           ...(since !== undefined ? { startedAfter: since } : {}),
-          ...(until !== undefined ? { startedBefore: until } : {}),
+          ...(upper !== undefined ? { startedBefore: upper } : {}),
         });
         return { json: { offset, limit, sessions: sessions.map(brief), more: sessions.length === limit } };
       },

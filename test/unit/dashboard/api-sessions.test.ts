@@ -88,6 +88,39 @@ describe("GET /api/sessions with q", () => {
   });
 });
 
+describe("GET /api/sessions with the before/skip cursor", () => {
+  it("walks every session once, in the order offset paging gives, ties on startedAt included", async () => {
+    for (let i = 0; i < 5; i++) store.createSession({ source: "cli", startedAt: 1_000_000_000 });
+    const byOffset: string[] = [];
+    for (let offset = 0; ; offset += 2) {
+      const page = await list(`limit=2&offset=${offset}`);
+      byOffset.push(...(page["sessions"] as Array<{ id: string }>).map((r) => r.id));
+      if (!page["more"]) break;
+    }
+    const byCursor: string[] = [];
+    let cursor = "";
+    let skip = 0;
+    for (let guard = 0; guard < 40; guard++) {
+      const page = await list(`limit=2${cursor ? `&before=${cursor}&skip=${skip}` : ""}`);
+      const rows = page["sessions"] as Array<{ id: string; startedAt: number }>;
+      byCursor.push(...rows.map((r) => r.id));
+      if (!page["more"]) break;
+      const at = String(rows[rows.length - 1]?.startedAt);
+      const same = rows.filter((r) => String(r.startedAt) === at).length;
+      skip = (cursor === at ? skip : 0) + same;
+      cursor = at;
+    }
+    expect(byCursor).toHaveLength(35);
+    expect(new Set(byCursor).size).toBe(35);
+    expect(byCursor).toEqual(byOffset);
+  });
+
+  it("refuses a cursor that is not a time", async () => {
+    await expect(list("before=yesterday")).rejects.toThrow(/"before" must be/);
+    await expect(list("before=-5")).rejects.toThrow(ApiError);
+  });
+});
+
 describe("GET /api/sessions/facets", () => {
   it("gives totals, sessions per source and the models in use", async () => {
     const f = await facets();

@@ -51,6 +51,13 @@ interface Filters {
   from: string;
   to: string;
   offset: number;
+  /**
+   * The cursor of the list's "Older" paging: rows started before this time (`startedAt` of the last
+   * row seen), after `skip` rows started exactly then; the server seeks instead of counting `offset`
+   * rows. `offset` still numbers the rows on the page.
+   */
+  before: string;
+  skip: number;
 }
 
 function filtersOf(query: URLSearchParams): Filters {
@@ -62,6 +69,8 @@ function filtersOf(query: URLSearchParams): Filters {
     from: query.get("from") ?? "",
     to: query.get("to") ?? "",
     offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
+    before: query.get("before") ?? "",
+    skip: Number(query.get("skip") ?? "0") || 0,
   };
 }
 
@@ -73,6 +82,8 @@ function toUrl(f: Filters): Record<string, string | undefined> {
     from: f.from || undefined,
     to: f.to || undefined,
     offset: f.offset ? String(f.offset) : undefined,
+    before: f.before || undefined,
+    skip: f.before && f.skip ? String(f.skip) : undefined,
   };
 }
 
@@ -91,7 +102,9 @@ function apiQuery(f: Filters): Record<string, string | number | undefined> {
     model: f.model || undefined,
     since: localDay(f.from),
     until: localDay(f.to, 1),
-    offset: f.offset || undefined,
+    ...(f.before && !f.q.trim()
+      ? { before: f.before, skip: f.skip || undefined }
+      : { offset: f.offset || undefined }),
     limit: PAGE,
   };
 }
@@ -280,8 +293,21 @@ function SessionList({ route }: { route: Route }) {
   const searching = f.q.trim() !== "";
   const facets = useApi<Facets>("sessions/facets");
   const list = useApi<ListAnswer & SearchAnswer>("sessions", apiQuery(f));
-  const update = (patch: Partial<Filters>) => setQuery(toUrl({ ...f, offset: 0, ...patch }));
+  const update = (patch: Partial<Filters>) =>
+    setQuery(toUrl({ ...f, offset: 0, before: "", skip: 0, ...patch }));
   const data = list.data;
+  const page = (offset: number) => {
+    const rows = data?.sessions ?? [];
+    const last = rows[rows.length - 1];
+    if (searching || offset < f.offset || !last) {
+      // Search pages within its 100 hits; newer list pages are near the top, so offsets are cheap there.
+      setQuery(toUrl({ ...f, offset, before: "", skip: 0 }));
+      return;
+    }
+    const at = String(last.startedAt);
+    const same = rows.filter((r) => String(r.startedAt) === at).length;
+    setQuery(toUrl({ ...f, offset, before: at, skip: (f.before === at ? f.skip : 0) + same }));
+  };
   const count = searching ? (data?.hits?.length ?? 0) : (data?.sessions?.length ?? 0);
   const total = facets.data
     ? `${fmtNumber(facets.data.sessions)} sessions, ${fmtNumber(facets.data.messages)} messages`
@@ -319,13 +345,7 @@ function SessionList({ route }: { route: Route }) {
               </Empty>
             )
           ) : null}
-          <Pager
-            offset={f.offset}
-            limit={PAGE}
-            count={count}
-            more={data.more}
-            onPage={(offset) => setQuery(toUrl({ ...f, offset }))}
-          />
+          <Pager offset={f.offset} limit={PAGE} count={count} more={data.more} onPage={page} />
         </div>
       ) : null}
     </section>

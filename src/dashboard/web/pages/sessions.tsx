@@ -156,7 +156,7 @@ function SearchBox({ value, onChange }: { value: string; onChange: (q: string) =
         ref={input}
         id="session-q"
         type="search"
-        placeholder='Search messages: words, "a phrase", prefix*  (press / to focus)'
+        aria-describedby="session-q-hint"
         value={text}
         onInput={(e) => {
           typed.current = true;
@@ -166,6 +166,10 @@ function SearchBox({ value, onChange }: { value: string; onChange: (q: string) =
       <button type="submit" class="btn primary">
         Search
       </button>
+      <p id="session-q-hint" class="muted search-hint">
+        Search every message: words, <code>"a phrase"</code>, <code>prefix*</code>, <code>OR</code>,{" "}
+        <code>NOT</code>. Press <kbd>/</kbd> to come back here.
+      </p>
     </form>
   );
 }
@@ -202,7 +206,6 @@ function FilterBar({
           type="text"
           list="session-models"
           value={f.model}
-          placeholder="Any model"
           onChange={(e) => update({ model: value(e).trim() })}
         />
         <datalist id="session-models">

@@ -20,6 +20,7 @@ import { makeToolContext } from "../test/support/tool-context.js";
 import { apiServerBench } from "./api-server.js";
 import { batchThroughputBench } from "./batch-throughput.js";
 import { commandAnalyserBench } from "./command-analyser.js";
+import { dashboardSessionsBench } from "./dashboard-sessions.js";
 import { dockerBench } from "./docker.js";
 import { executeCodeBench } from "./execute-code.js";
 import { leanStartBench } from "./lean-start.js";
@@ -197,6 +198,7 @@ async function main(): Promise<void> {
   // BENCH_STORE_SIZES=100000 measures search at one size only (the 1M corpus takes minutes to build once).
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));
+  rows.push(...(await dashboardSessionsBench()));
 
   const header = "| benchmark | median | baseline | ratio | target | met |\n|---|---|---|---|---|---|";
   const lines = rows.map(
@@ -268,6 +270,17 @@ async function main(): Promise<void> {
       "ssh environment's start (connect, prepare the remote side) plus its persistent shell's first `true`, next to a " +
       "fresh `ssh host true` with no shared connection (9 runs each). Per command: the persistent shell running `true` " +
       "once it is up, next to `ssh host true` over a live ControlMaster, alternating, 30 runs each.",
+    "",
+    "Dashboard rows (bench/dashboard-sessions.ts): state.db files of 100k and 1k sessions (a ~4 KB system prompt and 2 or 4 messages each, " +
+      "some with a tool call) written through the SessionStore and cached in bench/.tmp/ (keyed by generator version " +
+      "and a digest of the schema; the 100k file takes minutes to build once); each is copied into a fresh home and " +
+      "served by the built `hermes dashboard`, driven by Chromium through playwright-core. First paint: a fresh browser " +
+      "context opens `#/sessions` with the token; the figure is the Element Timing render time of the first row's link " +
+      "(from navigation start), median of 9 after a warm-up; first contentful paint is the shell's. Search API: 8 " +
+      "queries (common word, rare word, phrase, prefix, substring, CJK, with a source, with a model) sent 12 times each " +
+      "over HTTP with the token, limit 25, p50 and p95 over all samples. Search in the page: the time from setting " +
+      "`#/sessions?q=<word>` (what submitting the search box does; the box's 300 ms typing debounce is not counted) to " +
+      "the frame after the hits are in the page, 8 words twice. Facets: the route's handler in-process with its cache expired.",
     "",
     `Machine: ${machine}. Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
     "",

@@ -43,20 +43,68 @@ function sessionOf(store: SessionStore, id: string): SessionRecord {
   return session;
 }
 
+/** `before`: a session's `startedAt` (epoch seconds) handed back as the list's cursor. */
+function cursorParam(query: URLSearchParams): number | undefined {
+  const raw = query.get("before");
+  if (raw === null || raw === "") return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0)
+    throw new ApiError(400, '"before" must be a startedAt from a listed session');
+  return value;
+}
+
 /** The FTS query's `>>>`/`<<<` hit markers as `<mark>` spans of HTML-escaped text. */
 export function highlightSnippet(snippet: string): string {
   const escaped = snippet.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   return escaped.replace(/&#62;&#62;&#62;/g, "<mark>").replace(/&#60;&#60;&#60;/g, "</mark>");
 }
 
-export function sessionRoutes(store: SessionStore): Route[] {
+/** How long the facets answer (totals, sources, models) is reused before the store is asked again. */
+const FACETS_TTL_MS = 30_000;
+/** Models offered in the filter are those of the newest this many sessions. */
+const FACET_MODEL_WINDOW = 200;
+/** The store answers at most this many search hits; the page pages within them. */
+const SEARCH_MAX = 100;
+
+export interface SessionFacets {
+  sessions: number;
+  messages: number;
+  bySource: Record<string, number>;
+  models: string[];
+  oldest: number | null;
+  newest: number | null;
+}
+
+export function sessionRoutes(store: SessionStore, now: () => number = Date.now): Route[] {
+  let facets: { at: number; value: SessionFacets } | null = null;
+  const forgetFacets = () => {
+    facets = null;
+  };
+  const loadFacets = async (): Promise<SessionFacets> => {
+    if (facets && now() - facets.at < FACETS_TTL_MS) return facets.value;
+    // Each part is answered from an index (source, started_at, the smallest messages index), so this
+    // stays a few milliseconds at 100k sessions; models come from the newest sessions only.
+    const stats = await store.stats();
+    const recent = await store.listSessions({ limit: FACET_MODEL_WINDOW, includeArchived: true });
+    const models = [...new Set(recent.map((s) => s.model).filter((m): m is string => !!m))].sort();
+    const value: SessionFacets = {
+      sessions: stats.sessions,
+      messages: stats.messages,
+      bySource: stats.bySource,
+      models,
+      oldest: stats.oldestStartedAt,
+      newest: stats.newestStartedAt,
+    };
+    facets = { at: now(), value };
+    return value;
+  };
   return [
     {
       method: "GET",
       path: "/api/sessions",
       summary:
-        "list sessions newest first (limit ≤ 200, offset, source, model, since, until); with q, the full-text search: hits with highlighted snippets",
-      handler: ({ query }) => {
+        "list sessions newest first (limit ≤ 200, offset, or the cursor before + skip; source, model, since, until); with q, the full-text search: hits with highlighted snippets, paged within the best 100",
+      handler: async ({ query }) => {
         const limit = intParam(query, "limit", 50, 200);
         const offset = intParam(query, "offset", 0, 10_000_000);
         const source = query.get("source") || undefined;
@@ -67,31 +115,52 @@ export function sessionRoutes(store: SessionStore): Route[] {
         if (q !== null && q.trim() !== "") {
           // The store filters by source itself; model and dates are applied to its best 100 hits.
           const narrowed = model !== undefined || since !== undefined || until !== undefined;
-          const hits = store
-            .search({ query: q, limit: narrowed ? 100 : Math.min(100, limit), ...(source ? { source } : {}) })
+          const wanted = narrowed ? SEARCH_MAX : Math.min(SEARCH_MAX, offset + limit + 1);
+          const all =
+            offset >= SEARCH_MAX
+              ? []
+              : await store.search({ query: q, limit: wanted, ...(source ? { source } : {}) });
+          const hits = all
             .filter((h) => model === undefined || h.model === model)
             .filter(
               (h) =>
                 (since === undefined || h.timestamp >= since) && (until === undefined || h.timestamp < until),
-            )
-            .slice(0, limit);
+            );
+          const page = hits.slice(offset, offset + limit);
           return {
             json: {
               query: q,
-              hits: hits.map((h) => ({ ...h, snippet_html: highlightSnippet(h.snippet) })),
+              offset,
+              limit,
+              hits: page.map((h) => ({ ...h, snippet_html: highlightSnippet(h.snippet) })),
+              more: hits.length > offset + limit,
             },
           };
         }
-        const sessions = store.listSessions({
+        // The cursor: rows started at or before `before`, past the `skip` rows started exactly then
+        // (already shown). The store seeks its started_at index there instead of counting `offset`
+        // rows, which on an old page of a big store means reading every newer row.
+        const before = cursorParam(query);
+        const skip = intParam(query, "skip", 0, 10_000);
+        const upper =
+          before === undefined ? until : Math.min(until ?? Number.POSITIVE_INFINITY, before + 1e-6);
+        const sessions = await store.listSessions({
           limit,
-          offset,
+          offset: before === undefined ? offset : skip,
           ...(source ? { source } : {}),
           ...(model ? { model } : {}),
           ...(since !== undefined ? { startedAfter: since } : {}),
-          ...(until !== undefined ? { startedBefore: until } : {}),
+          ...(upper !== undefined ? { startedBefore: upper } : {}),
         });
         return { json: { offset, limit, sessions: sessions.map(brief), more: sessions.length === limit } };
       },
+    },
+    {
+      method: "GET",
+      path: "/api/sessions/facets",
+      summary:
+        "what the filters offer: session and message totals, sessions per source, models of the newest 200 sessions, oldest and newest start (cached 30 s)",
+      handler: async () => ({ json: await loadFacets() }),
     },
     {
       method: "GET",
@@ -165,11 +234,13 @@ export function sessionRoutes(store: SessionStore): Route[] {
       method: "PATCH",
       path: "/api/sessions/:id",
       summary: 'rename: body {"title": "..."} ({"title": null} clears it)',
-      handler: ({ params, body }) => {
+      handler: async ({ params, body }) => {
         const session = sessionOf(store, params["id"] ?? "");
         const title = body["title"] === null ? null : field(body, "title");
         try {
-          return { json: { session: brief(store.setTitle(session.id, title)) } };
+          const renamed = await store.setTitle(session.id, title);
+          forgetFacets();
+          return { json: { session: brief(renamed) } };
         } catch (error) {
           return storeError(error);
         }
@@ -179,10 +250,11 @@ export function sessionRoutes(store: SessionStore): Route[] {
       method: "DELETE",
       path: "/api/sessions/:id",
       summary: "delete a session and its messages (its children keep living, unparented)",
-      handler: ({ params }) => {
+      handler: async ({ params }) => {
         const session = sessionOf(store, params["id"] ?? "");
         try {
-          const { messages } = store.deleteSession(session.id);
+          const { messages } = await store.deleteSession(session.id);
+          forgetFacets();
           return { json: { deleted: session.id, messages } };
         } catch (error) {
           return storeError(error);

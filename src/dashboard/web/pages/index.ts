@@ -8,12 +8,14 @@ import { gatewayPage } from "./gateway.js";
 import { logsPage } from "./logs.js";
 import { memoryPage } from "./memory.js";
 import { overviewPage } from "./overview.js";
+import { sessionsPage } from "./sessions.js";
 import { skillsPage } from "./skills.js";
 import type { PageDef } from "./types.js";
 import { usagePage } from "./usage.js";
 
 export const pages: PageDef[] = [
   overviewPage,
+  sessionsPage,
   usagePage,
   memoryPage,
   skillsPage,

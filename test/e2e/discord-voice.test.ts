@@ -254,6 +254,33 @@ describe.skipIf(!ready)("Discord voice channels", () => {
     expect(status).toMatch(/Listening to: alice, bob\./);
     expect(status).toMatch(/Ignoring 1 other person\./);
     expect(status).not.toContain("mallory");
+
+    // Talking over an answer does not cut it off either.
+    groq.unregisteredText = "What time is it?";
+    llm.enqueue(reply().text("It is nine o'clock."));
+    const asking = discord.calls.length;
+    await voice.speak(alice, guild, wav.question ?? "");
+    await postedAfter(asking, "It is nine o'clock.");
+    const answer = voice.packets.length;
+    for (let i = 0; i < 200 && voice.packets.length < answer + 25; i++) await sleep(25);
+    await voice.speak(mallory, guild, wav.short ?? "");
+    await voice.waitForBotSpeech(answer);
+    expect(voice.botAudio(answer).seconds).toBeGreaterThan(3.5);
+  }, 60_000);
+
+  it("drops forged audio under an allowed speaker's SSRC and keeps listening to the real one", async () => {
+    const asked = transcriptions(groq);
+    for (let i = 0; i < 20; i++) voice.forge(alice, guild);
+    await sleep(1_500);
+    expect(transcriptions(groq)).toBe(asked);
+    expect(gateway.child.exitCode).toBeNull();
+    expect(gateway.stderr()).toMatch(/dropped 1 audio packet\(s\) in \d+ that failed decryption/);
+    groq.unregisteredText = "What time is it?";
+    llm.enqueue(reply().text("Still here."));
+    const from = discord.calls.length;
+    await voice.speak(alice, guild, wav.question ?? "");
+    await postedAfter(from, "Still here.");
+    await voice.waitForBotSpeech(voice.packets.length);
   }, 60_000);
 
   it("stops speaking when an allowed user talks over it (barge-in), then answers the new words", async () => {
@@ -272,12 +299,15 @@ describe.skipIf(!ready)("Discord voice channels", () => {
     const next = discord.calls.length;
     await voice.speak(alice, guild, wav.short ?? "");
     await postedAfter(next, "Okay.");
+    const okay = voice.packets.length;
     const tail = voice.packets.filter((p) => p.at > interrupted + 700 && p.at < interrupted + 1_500);
     expect(tail).toEqual([]);
     const spoken = voice.packets.slice(packets).filter((p) => p.at <= interrupted + 700);
     // The full answer lasts over 4 s; it was cut at about 0.5 s plus the time to notice.
     expect(spoken.length * 0.02).toBeLessThan(2.5);
-    await voice.waitForBotSpeech(voice.packets.length - 1);
+    // The new words are answered aloud in full.
+    await voice.waitForBotSpeech(okay);
+    expect(voice.botAudio(okay).seconds).toBeGreaterThan(2);
   }, 90_000);
 
   it("falls back: Groq failing → OpenAI transcribes; Edge failing → espeak-ng speaks", async () => {

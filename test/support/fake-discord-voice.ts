@@ -184,6 +184,21 @@ export class FakeDiscordVoice {
   }
 
   /**
+   * A datagram that claims to be `user`'s audio but was not sealed with the session key (an
+   * attacker who learnt the bot's UDP port): header and SSRC right, payload and tag random.
+   */
+  forge(user: FakeUser, guildId: string): void {
+    const session = this.sessions.get(guildId);
+    if (!session?.remote) throw new Error(`fake-discord-voice: the bot has no voice session in ${guildId}`);
+    const packet = new RtpSender(
+      this.ssrcOf(user),
+      session.mode ?? "aead_aes256_gcm_rtpsize",
+      randomBytes(32),
+    ).packet(randomBytes(60));
+    this.udp.send(packet, session.remote.port, session.remote.address);
+  }
+
+  /**
    * What the bot said since packet `from`, as one stretch of 48 kHz stereo PCM with its length
    * and level (silence frames included, as they were sent).
    */

@@ -112,6 +112,7 @@ export function createDiscordVoice(deps: DiscordVoiceDeps): VoiceChannelControl 
   const maxUtteranceMs =
     number(deps.settings["voice_max_utterance_s"], 1, 600, DEFAULT_MAX_UTTERANCE_S) * 1000;
   const lives = new Map<string, Live>();
+  const guarded = new WeakSet<VoiceLib.VoiceConnection>();
   /** Voice channel → text channel, kept after leaving so a late answer still lands in text. */
   const bound = new Map<string, string>();
 
@@ -231,6 +232,31 @@ export function createDiscordVoice(deps: DiscordVoiceDeps): VoiceChannelControl 
     capture(live, voice, userId);
   }
 
+  /**
+   * @discordjs/voice 0.18 decrypts each datagram inside the UDP socket's message listener and lets
+   * a failed authentication throw there: one forged packet carrying a speaker's SSRC would be an
+   * uncaught exception that ends the gateway. The receiver's handler is wrapped (before the socket
+   * exists, so the wrapper is what gets attached) and such packets are dropped and counted.
+   */
+  function guardReceiver(connection: VoiceLib.VoiceConnection, channelId: string): void {
+    const receiver = connection.receiver as unknown as { onUdpMessage?: (msg: Buffer) => void };
+    const original = receiver.onUdpMessage;
+    if (typeof original !== "function" || guarded.has(connection)) return;
+    guarded.add(connection);
+    let dropped = 0;
+    receiver.onUdpMessage = (msg: Buffer) => {
+      try {
+        original(msg);
+      } catch (error) {
+        dropped += 1;
+        if (dropped === 1 || dropped % 500 === 0)
+          deps.report(
+            `voice: dropped ${dropped} audio packet(s) in ${channelId} that failed decryption (${describe(error)})`,
+          );
+      }
+    };
+  }
+
   async function connect(
     guild: DiscordJs.Guild,
     channel: DiscordJs.VoiceBasedChannel,
@@ -246,6 +272,7 @@ export function createDiscordVoice(deps: DiscordVoiceDeps): VoiceChannelControl 
       selfMute: false,
     });
     connection.on("error", (error) => deps.report(`voice: connection to ${channel.id}: ${describe(error)}`));
+    guardReceiver(connection, channel.id);
     try {
       await voice.entersState(connection, voice.VoiceConnectionStatus.Ready, CONNECT_TIMEOUT_MS);
     } catch (error) {

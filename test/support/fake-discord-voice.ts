@@ -88,6 +88,8 @@ export class FakeDiscordVoice {
   /** Voice State Updates (op 4) the bot sent on the main gateway. */
   readonly stateUpdates: Json[] = [];
   endpoint = "";
+  /** Close every Identify with this code (4017: the DAVE end-to-end encryption is required). */
+  refuseWith: number | undefined;
 
   /** Encryption modes the next Ready offers (tests may change them between joins). */
   modes: EncryptionMode[];
@@ -301,6 +303,10 @@ export class FakeDiscordVoice {
           d["user_id"] === this.discord.botUser.id;
         if (!valid) {
           ws.close(4004, "Authentication failed.");
+          return;
+        }
+        if (this.refuseWith !== undefined) {
+          ws.close(this.refuseWith, this.refuseWith === 4017 ? "E2EE/DAVE protocol required." : "Refused.");
           return;
         }
         session = found;

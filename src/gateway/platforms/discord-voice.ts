@@ -70,10 +70,69 @@ interface Live {
   files: number;
 }
 
-const DEFAULT_SILENCE_MS = 1_000;
+const DEFAULT_SILENCE_MS = 1_500;
 const DEFAULT_MAX_UTTERANCE_S = 60;
 const MIN_SPEECH_MS = 250;
 const CONNECT_TIMEOUT_MS = 20_000;
+/** @discordjs/voice rejoins after every close; a channel that keeps closing is given up after this many. */
+const MAX_REJOINS = 3;
+
+/** Why a voice connection failed, from the voice WebSocket's last close code. */
+function closeReason(code: number | undefined): string {
+  if (code === 4017)
+    return "Discord requires its DAVE end-to-end encryption for this call, which @discordjs/voice 0.18 does not implement";
+  if (code === 4014) return "Discord disconnected the bot";
+  if (code === 4004) return "Discord refused the voice session";
+  return code === undefined
+    ? "the connection kept failing"
+    : `the voice server closed the connection (code ${code})`;
+}
+
+/** The last close code of a connection's voice WebSocket, whichever networking instance it was. */
+function watchCloses(connection: VoiceLib.VoiceConnection): () => number | undefined {
+  let last: number | undefined;
+  const seen = new WeakSet<object>();
+  const watch = (state: VoiceLib.VoiceConnectionState) => {
+    const networking = Reflect.get(state, "networking") as NodeJS.EventEmitter | undefined;
+    if (!networking || seen.has(networking)) return;
+    seen.add(networking);
+    // First in line: the connection's own listener rejoins (and reports) synchronously.
+    networking.prependListener("close", (code: number) => {
+      last = code;
+    });
+  };
+  watch(connection.state);
+  connection.on("stateChange", (_old, now) => watch(now));
+  return () => last;
+}
+
+/** Resolves when `connection` is ready; rejects with the reason once it cannot be. */
+function untilReady(voice: Voice, connection: VoiceLib.VoiceConnection, lastClose: () => number | undefined) {
+  const { Ready, Destroyed, Disconnected, Signalling } = voice.VoiceConnectionStatus;
+  return new Promise<void>((resolve, reject) => {
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      connection.off("stateChange", onChange);
+      if (error) reject(error);
+      else resolve();
+    };
+    const timer = setTimeout(
+      () => finish(new Error(lastClose() === undefined ? "it timed out" : closeReason(lastClose()))),
+      CONNECT_TIMEOUT_MS,
+    );
+    const onChange = (_old: VoiceLib.VoiceConnectionState, now: VoiceLib.VoiceConnectionState) => {
+      if (now.status === Ready) finish();
+      else if (
+        now.status === Destroyed ||
+        now.status === Disconnected ||
+        (now.status === Signalling && connection.rejoinAttempts >= MAX_REJOINS)
+      )
+        finish(new Error(closeReason(lastClose())));
+    };
+    connection.on("stateChange", onChange);
+    if (connection.state.status === Ready) finish();
+  });
+}
 
 function loadVoice(): Voice {
   const require = createRequire(import.meta.url);
@@ -273,12 +332,12 @@ export function createDiscordVoice(deps: DiscordVoiceDeps): VoiceChannelControl 
     });
     connection.on("error", (error) => deps.report(`voice: connection to ${channel.id}: ${describe(error)}`));
     guardReceiver(connection, channel.id);
+    const lastClose = watchCloses(connection);
     try {
-      await voice.entersState(connection, voice.VoiceConnectionStatus.Ready, CONNECT_TIMEOUT_MS);
+      await untilReady(voice, connection, lastClose);
     } catch (error) {
       if (connection.state.status !== voice.VoiceConnectionStatus.Destroyed) connection.destroy();
-      const why = error instanceof Error && error.name === "AbortError" ? "it timed out" : short(error);
-      throw new Error(`Could not connect to 🔊 ${channel.name} (${why}).`);
+      throw new Error(`Could not connect to 🔊 ${channel.name}: ${short(error)}.`);
     }
     const player = voice.createAudioPlayer({
       behaviors: { noSubscriber: voice.NoSubscriberBehavior.Pause },
@@ -312,6 +371,14 @@ export function createDiscordVoice(deps: DiscordVoiceDeps): VoiceChannelControl 
           await stop(live);
           await deps.post(live.textChannelId, `👋 Disconnected from 🔊 ${live.channelName}.`);
         });
+      } else if (
+        now.status === voice.VoiceConnectionStatus.Signalling &&
+        connection.rejoinAttempts >= MAX_REJOINS &&
+        lives.get(live.guildId) === live
+      ) {
+        void stop(live).then(() =>
+          deps.post(live.textChannelId, `👋 Left 🔊 ${live.channelName}: ${closeReason(lastClose())}.`),
+        );
       }
     });
     return live;

@@ -295,9 +295,8 @@ describe.skipIf(!ready)("Discord voice channels", () => {
     expect(voice.packets.length).toBeGreaterThanOrEqual(packets + 25);
     groq.unregisteredText = "Stop.";
     llm.enqueue(reply().text("Okay."));
-    const interrupted = Date.now();
     const next = discord.calls.length;
-    await voice.speak(alice, guild, wav.short ?? "");
+    const { startedAt: interrupted } = await voice.speak(alice, guild, wav.short ?? "");
     await postedAfter(next, "Okay.");
     const answered = Date.now();
     const okay = voice.packets.length;
@@ -361,6 +360,26 @@ describe.skipIf(!ready)("Discord voice channels", () => {
     discord.pressButton({ messageId: askId, customId: approve?.custom_id ?? "", user: alice });
     await postedAfter(from, "Removed it.");
     expect(existsSync(victim)).toBe(false);
+  }, 90_000);
+
+  it("a spoken no answers the approval prompt: the command is refused and the folder stays", async () => {
+    const keep = join(h.cwd, "voice-keep");
+    mkdirSync(keep);
+    groq.unregisteredText = "Remove the keep folder.";
+    llm.enqueue(reply().toolCall("terminal", { command: `rm -rf ${keep}` }), reply().text("Left it alone."));
+    const from = discord.calls.length;
+    await voice.speak(alice, guild, wav.question ?? "");
+    const hasButtons = (body: Record<string, unknown> | undefined) =>
+      ((body?.["components"] as unknown[] | undefined) ?? []).length > 0;
+    for (let i = 0; i < 1200 && !discord.calls.slice(from).some((c) => hasButtons(c.body)); i++)
+      await sleep(25);
+    groq.unregisteredText = "No.";
+    await voice.speak(alice, guild, wav.short ?? "");
+    await postedAfter(from, "Left it alone.");
+    expect(existsSync(keep)).toBe(true);
+    const body = llm.chatRequests.at(-1)?.body as { messages?: { role: string; content: unknown }[] };
+    const result = (body.messages ?? []).filter((m) => m.role === "tool").at(-1);
+    expect(JSON.stringify(result?.content)).toMatch(/denied/i);
   }, 90_000);
 
   it("leaving mid-answer: the text still arrives, nothing more is spoken or heard, no temp audio is left", async () => {

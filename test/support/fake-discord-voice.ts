@@ -99,6 +99,7 @@ export class FakeDiscordVoice {
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly udp = createSocket("udp4");
   private readonly decoders = new Map<number, ReturnType<typeof opusDecoder>>();
+  private readonly encoded = new Map<string, Buffer[]>();
 
   constructor(
     private readonly discord: FakeDiscord,
@@ -165,24 +166,36 @@ export class FakeDiscordVoice {
   /**
    * `user` speaks the audio in `file` (any format ffmpeg reads) in `guildId`'s voice session: a
    * Speaking event maps their SSRC, then one encrypted Opus packet every 20 ms, then five silence
-   * frames as clients send. Resolves when the last packet is out; `signal` stops early.
+   * frames as clients send. Resolves when the last packet is out, with when the first went
+   * (the audio is encoded before anything is sent, and kept per file); `signal` stops early.
    */
-  async speak(user: FakeUser, guildId: string, file: string, signal?: AbortSignal): Promise<void> {
+  async speak(
+    user: FakeUser,
+    guildId: string,
+    file: string,
+    signal?: AbortSignal,
+  ): Promise<{ startedAt: number }> {
     const session = this.sessions.get(guildId);
     if (!session?.ws || !session.key || !session.mode || !session.remote)
       throw new Error(`fake-discord-voice: the bot has no voice session in ${guildId}`);
+    let encoded = this.encoded.get(file);
+    if (!encoded) {
+      encoded = encodeOpus(discordPcm(file));
+      this.encoded.set(file, encoded);
+    }
     const ssrc = this.ssrcOf(user);
     session.ws.send(JSON.stringify({ op: 5, d: { user_id: user.id, ssrc, speaking: 1 } }));
     await sleep(30);
     const sender = new RtpSender(ssrc, session.mode, session.key);
-    const frames = [...encodeOpus(discordPcm(file)), ...Array(5).fill(SILENCE_FRAME)];
+    const frames = [...encoded, ...Array(5).fill(SILENCE_FRAME)];
     const start = Date.now();
     for (const [i, frame] of frames.entries()) {
-      if (signal?.aborted || session.closed) return;
+      if (signal?.aborted || session.closed) break;
       this.udp.send(sender.packet(frame), session.remote.port, session.remote.address);
       const wait = start + (i + 1) * 20 - Date.now();
       if (wait > 0) await sleep(wait);
     }
+    return { startedAt: start };
   }
 
   /**

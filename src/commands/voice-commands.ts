@@ -20,7 +20,7 @@ const voiceCommand: CommandDef = {
   name: "voice",
   args: "[on|off|tts|status|join|channel|leave]",
   description:
-    "voice: speak to Hermes and hear its answers (on, tts, off), or show the state; on Discord join, channel, leave a voice channel",
+    "voice: spoken answers (on, tts, off, status); on Discord join, channel, leave a voice channel",
   category: "Settings",
   availableWhileRunning: true,
   completeArgs: (_prefix, ctx) => words(ctx),

@@ -117,7 +117,14 @@ function untilReady(voice: Voice, connection: VoiceLib.VoiceConnection, lastClos
       else resolve();
     };
     const timer = setTimeout(
-      () => finish(new Error(lastClose() === undefined ? "it timed out" : closeReason(lastClose()))),
+      () =>
+        finish(
+          new Error(
+            lastClose() === undefined
+              ? "Discord did not answer in time; check that the bot may Connect and Speak there"
+              : closeReason(lastClose()),
+          ),
+        ),
       CONNECT_TIMEOUT_MS,
     );
     const onChange = (_old: VoiceLib.VoiceConnectionState, now: VoiceLib.VoiceConnectionState) => {

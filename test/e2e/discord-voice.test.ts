@@ -8,7 +8,8 @@
  * decrypted and decoded by the fake and measured (length, RMS). Covered: join/channel/leave, one
  * transcript per utterance into one conversation per channel, spoken and written answers, a
  * stranger ignored, barge-in, leaving mid-answer, STT and TTS fallbacks, approvals in the text
- * channel, both encryption modes, and no temp audio left behind.
+ * channel (buttons or a spoken no), both encryption modes, a DAVE-only server, forged packets,
+ * shutdown while joined, and no temp audio left behind.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
@@ -439,5 +440,14 @@ describe.skipIf(!ready)("Discord voice channels", () => {
     } finally {
       voice.refuseWith = undefined;
     }
+  }, 60_000);
+
+  it("leaves the voice channel and removes its temp folder when the gateway shuts down", async () => {
+    voice.modes = ["aead_aes256_gcm_rtpsize", "aead_xchacha20_poly1305_rtpsize"];
+    await joinLounge();
+    expect(readdirSync(tmp).some((f) => f.startsWith("hermes-discord-voice-"))).toBe(true);
+    await gateway.stop();
+    expect(voice.stateUpdates.at(-1)).toMatchObject({ guild_id: guild, channel_id: null });
+    expect(readdirSync(tmp).filter((f) => f.startsWith("hermes-discord-voice-"))).toEqual([]);
   }, 60_000);
 });

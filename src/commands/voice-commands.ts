@@ -7,6 +7,10 @@
 import type { CommandContext, CommandDef, VoiceWord } from "./types.js";
 
 export const VOICE_WORDS: readonly VoiceWord[] = ["on", "off", "tts", "status"];
+/** Voice channel words: a surface with live voice channels (Discord) lists them in `extraWords`. */
+export const VOICE_CHANNEL_WORDS: readonly string[] = ["join", "channel", "leave"];
+const NO_CHANNELS =
+  "Voice channels are a Discord feature: type /voice join in a Discord server's text channel while you are in one of its voice channels.";
 
 function words(ctx: CommandContext): string[] {
   return [...VOICE_WORDS, ...(ctx.voice?.extraWords ?? [])];
@@ -14,8 +18,9 @@ function words(ctx: CommandContext): string[] {
 
 const voiceCommand: CommandDef = {
   name: "voice",
-  args: "[on|off|tts|status]",
-  description: "voice: speak to Hermes and hear its answers (on, tts, off), or show the state",
+  args: "[on|off|tts|status|join|channel|leave]",
+  description:
+    "voice: spoken answers (on, tts, off, status); on Discord join, channel, leave a voice channel",
   category: "Settings",
   availableWhileRunning: true,
   completeArgs: (_prefix, ctx) => words(ctx),
@@ -28,6 +33,7 @@ const voiceCommand: CommandDef = {
       return;
     }
     const known = words(ctx);
+    if (VOICE_CHANNEL_WORDS.includes(word) && !known.includes(word)) throw new Error(NO_CHANNELS);
     if (!known.includes(word)) {
       throw new Error(
         `Unknown /voice argument "${first}": use ${known.map((w) => `/voice ${w}`).join(", ")}.`,

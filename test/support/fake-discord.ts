@@ -177,6 +177,8 @@ export class FakeDiscord {
   readonly messages = new Map<string, Json>();
   /** Heartbeats received (each was acknowledged). */
   heartbeats = 0;
+  /** Receives the bot's Voice State Updates (op 4); set by fake-discord-voice.ts. */
+  onVoiceStateUpdate: ((d: Json) => void) | undefined;
   url = "";
   gatewayUrl = "";
 
@@ -700,6 +702,8 @@ export class FakeDiscord {
         send(11, null);
       } else if (packet.op === 2) {
         this.identify(session, packet.d ?? {});
+      } else if (packet.op === 4) {
+        this.onVoiceStateUpdate?.(packet.d ?? {});
       } else if (packet.op === 6) {
         // Resuming is not supported: tell the client to identify afresh.
         send(9, false);

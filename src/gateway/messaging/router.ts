@@ -108,6 +108,7 @@ export class MessageRouter {
       onMessage: (message: InboundMessage) => this.track(this.onMessage(adapter, message)),
       onAction: (action: InboundAction) => this.track(this.onAction(action)),
       onError: (message: string) => this.log(`${adapter.platform}: ${message}`, adapter.platform),
+      authorized: (source: MessageSource) => this.authorized(source).allowed,
     };
   }
 

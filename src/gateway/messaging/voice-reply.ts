@@ -15,7 +15,14 @@ import type { VoiceControl } from "../../commands/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
 import type { Logger } from "../../util/log.js";
-import type { InboundMessage, MessageSource, OutboundTarget, PlatformAdapter } from "../platforms/types.js";
+import type {
+  InboundMessage,
+  MessageSource,
+  OutboundTarget,
+  PlatformAdapter,
+  VoiceChannelWord,
+  VoiceSpeech,
+} from "../platforms/types.js";
 
 export const VOICE_MODE_FILE = "gateway_voice_mode.json";
 
@@ -43,6 +50,8 @@ const SET_REPLY: Record<ChatVoiceMode, string> = {
   voice_only: "🎙️ Voice replies are on: when you send a voice note, the answer also comes as a voice note.",
   all: "🔊 Spoken replies are on: every answer also comes as a voice note.",
 };
+/** `/voice` words for a platform's live voice channels (see `VoiceChannelControl`). */
+const CHANNEL_WORDS: readonly string[] = ["join", "channel", "leave"];
 /** The longest text spoken; the engine's providers take at least this much per call. */
 const MAX_SPOKEN_CHARS = 4000;
 
@@ -163,9 +172,12 @@ export class VoiceReplies {
 
   /** `/voice on|off|tts|status` (and `enable`/`disable`) in one chat: the lines to answer with. */
   control(adapter: PlatformAdapter, source: MessageSource): VoiceControl {
+    const live = adapter.voiceChannels;
     return {
-      extraWords: ["enable", "disable"],
-      run: (word) => {
+      extraWords: ["enable", "disable", ...(live ? CHANNEL_WORDS : [])],
+      run: (word, rest) => {
+        if (live && CHANNEL_WORDS.includes(word as VoiceChannelWord))
+          return live.run(word as VoiceChannelWord, source, rest, this.speech(adapter.platform));
         const mode = WORD_MODE[word];
         if (mode) {
           this.setMode(source, mode);
@@ -193,10 +205,29 @@ export class VoiceReplies {
     batch: readonly InboundMessage[],
     target: OutboundTarget,
   ): ((text: string) => Promise<void>) | undefined {
+    // A voice channel's conversation is answered aloud in the channel, whatever the chat's mode.
+    const live = adapter.voiceChannels?.speaker(source);
+    if (live) return (text) => live(speechText(text));
     const mode = this.mode(source);
     if (mode === "off" || (mode === "voice_only" && !spokenInput(batch))) return undefined;
     if (this.unsupported(adapter)) return undefined;
     return (text) => this.speak(adapter, target, text);
+  }
+
+  /** The speech engine as a voice channel uses it: this gateway's config, env and home. */
+  speech(platform: string): VoiceSpeech {
+    const { config, env, home } = this.options;
+    const log = (line: string) => this.log(`voice: ${line}`, platform);
+    return {
+      transcribe: async (file, signal) => {
+        const { transcribe } = await import("../../tools/media/speech/index.js");
+        return (await transcribe(file, { config, env, home, signal, log })).text;
+      },
+      synthesize: async (text, outputPath, signal) => {
+        const { synthesize } = await import("../../tools/media/speech/index.js");
+        await synthesize(text, { config, env, home, signal, log, outputPath });
+      },
+    };
   }
 
   /** Speaks `text` and sends it as a voice note; on failure the chat gets a short note. */

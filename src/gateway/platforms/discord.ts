@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type * as DiscordJs from "discord.js";
+import { redactText } from "../../util/redact.js";
 import {
   buttonComponents,
   DISCORD_MAX_MESSAGE_LENGTH,
@@ -21,6 +22,7 @@ import {
   stripBotMention,
   toDiscordMarkdown,
 } from "./discord-format.js";
+import { createDiscordVoice } from "./discord-voice.js";
 import type {
   AdapterContext,
   AdapterHandlers,
@@ -473,7 +475,14 @@ export function createDiscordAdapter(
     const shutdown = new AbortController();
     restOptions.makeRequest = requester(discord, shutdown.signal);
     const c = new discord.Client({
-      intents: [Intents.Guilds, Intents.GuildMessages, Intents.MessageContent, Intents.DirectMessages],
+      intents: [
+        Intents.Guilds,
+        Intents.GuildMessages,
+        Intents.MessageContent,
+        Intents.DirectMessages,
+        // Who is in which voice channel (`/voice join`), and the bot's own voice session.
+        Intents.GuildVoiceStates,
+      ],
       partials: [Partials.Channel, Partials.Message],
       rest: restOptions,
       allowedMentions: NO_MASS_PINGS,
@@ -541,6 +550,7 @@ export function createDiscordAdapter(
 
   async function disconnect(): Promise<void> {
     cancelConnect?.(new PlatformError("Discord: disconnected before the login finished"));
+    await voice.leaveAll();
     const c = client;
     client = undefined;
     downloads.abort();
@@ -557,7 +567,22 @@ export function createDiscordAdapter(
   }
 
   const routes = () => loadDiscord().Routes;
-  const channelOf = (target: OutboundTarget) => target.threadId || target.chatId;
+  /** A voice channel's conversation writes to the text channel bound by `/voice join`. */
+  const channelOf = (target: OutboundTarget) =>
+    voice.textChannelFor(target.threadId) ?? (target.threadId || target.chatId);
+  const voice = createDiscordVoice({
+    client: () => client,
+    handlers: () => handlers,
+    settings,
+    report,
+    post: async (channelId, content) => {
+      // Transcripts and notes pass the secret redactor like every other message the gateway sends.
+      const body = { content: redactText(content).slice(0, MAX_LENGTH), allowed_mentions: NO_MASS_PINGS };
+      await call(`post in channel ${channelId}`, (r) =>
+        r.post(routes().channelMessages(channelId), { body }),
+      ).catch((err: unknown) => report(toPlatformError(err, "post a voice note", apiBase).message));
+    },
+  });
 
   async function send(target: OutboundTarget, text: string, opts: SendOptions = {}): Promise<SentMessage> {
     const channelId = channelOf(target);
@@ -636,5 +661,6 @@ export function createDiscordAdapter(
     typing,
     sendMedia,
     setCommands,
+    voiceChannels: voice,
   };
 }

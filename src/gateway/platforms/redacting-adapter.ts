@@ -45,5 +45,7 @@ export function redactingAdapter(adapter: PlatformAdapter, redactor: Redactor): 
     const processing = adapter.processing.bind(adapter);
     wrapped.processing = (message, state) => processing(message, state);
   }
+  // Its own posts (transcripts, notes) are redacted where it sends them (discord-voice.ts).
+  if (adapter.voiceChannels) wrapped.voiceChannels = adapter.voiceChannels;
   return wrapped;
 }

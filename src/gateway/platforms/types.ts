@@ -73,6 +73,11 @@ export interface AdapterHandlers {
   onAction(action: InboundAction): void;
   /** A problem the adapter recovered from (malformed payload, failed download); one line. */
   onError(message: string): void;
+  /**
+   * Whether this sender passes the gateway's allowlists and pairing (as a message from them would);
+   * voice channels listen only to those. Absent: nobody is listened to.
+   */
+  authorized?(source: MessageSource): boolean;
 }
 
 /** Where to deliver. */
@@ -162,6 +167,31 @@ export interface PlatformAdapter {
    * never throws.
    */
   processing?(message: InboundMessage, state: ProcessingState): Promise<void>;
+  /** Live voice channels (`/voice join|channel|leave`, Discord); absent on other platforms. */
+  voiceChannels?: VoiceChannelControl;
+}
+
+/** The words `/voice` hands to a platform's voice channels. */
+export type VoiceChannelWord = "join" | "channel" | "leave";
+
+/** Speech for a voice channel: the gateway's engine (`tts.*`/`stt.*`), lent to the adapter at `/voice join`. */
+export interface VoiceSpeech {
+  /** The words spoken in an audio file (the STT provider chain). */
+  transcribe(file: string, signal?: AbortSignal): Promise<string>;
+  /** Speaks `text` into an Ogg/Opus file at `outputPath` (the TTS provider chain). */
+  synthesize(text: string, outputPath: string, signal?: AbortSignal): Promise<void>;
+}
+
+/** A platform's live voice channels. */
+export interface VoiceChannelControl {
+  /** `/voice join|channel|leave` typed by `source`: the lines to answer with. Throws a user-facing Error. */
+  run(word: VoiceChannelWord, source: MessageSource, rest: string, speech: VoiceSpeech): Promise<string[]>;
+  /**
+   * For a voice channel's conversation (a transcript's source): speaks plain text into that
+   * channel, resolving once playback has started (or failed: the text channel gets a note).
+   * Undefined for any other chat.
+   */
+  speaker(source: MessageSource): ((text: string) => Promise<void>) | undefined;
 }
 
 export type ProcessingState = "started" | "succeeded" | "failed";

@@ -55,6 +55,31 @@ describe("/voice", () => {
     expect(candidates).toEqual(["on", "off", "tts", "status", "join"]);
   });
 
+  it("refuses join, channel and leave where the surface has no voice channels, saying they are Discord's", async () => {
+    for (const surface of ["repl", "chat"] as const) {
+      const { voice, calls } = recorder(surface === "chat" ? ["enable", "disable"] : undefined);
+      const c = withVoice(voice, surface);
+      for (const word of ["join", "channel", "LEAVE"])
+        await expect(run(`/voice ${word} General`, c.ctx)).rejects.toThrow(
+          /^Voice channels are a Discord feature: type \/voice join in a Discord server's text channel/,
+        );
+      expect(calls).toEqual([]);
+    }
+  });
+
+  it("hands join, channel and leave to a surface that lists them (Discord), with the rest of the line", async () => {
+    const { voice, calls } = recorder(["enable", "disable", "join", "channel", "leave"]);
+    const c = withVoice(voice, "chat");
+    await run("/voice join <#123>", c.ctx);
+    await run("/voice channel", c.ctx);
+    await run("/voice leave", c.ctx);
+    expect(calls).toEqual([
+      ["join", "<#123>"],
+      ["channel", ""],
+      ["leave", ""],
+    ]);
+  });
+
   it("says voice is not available on a surface without one, and does nothing", async () => {
     const c = withVoice(undefined);
     await run("/voice on", c.ctx);

@@ -23,7 +23,7 @@ function ToolLine({ item }: { item: Extract<Item, { kind: "tool" }> }) {
     <details class={`chat-tool ${item.status}`}>
       <summary>
         <span class="chat-tool-icon" aria-hidden="true">
-          {item.status === "running" ? "⏳" : item.status === "failed" ? "✗" : "✓"}
+          {item.status === "running" ? "…" : item.status === "failed" ? "✗" : "✓"}
         </span>
         <code class="chat-tool-name">{item.name}</code>
         {item.preview ? <span class="chat-tool-preview">{item.preview}</span> : null}
@@ -36,7 +36,7 @@ function ToolLine({ item }: { item: Extract<Item, { kind: "tool" }> }) {
           ))}
         </ul>
       ) : null}
-      {item.output ? <pre class="chat-tool-output">{item.output}</pre> : null}
+      {item.output.trim() ? <pre class="chat-tool-output">{item.output}</pre> : null}
       {item.result ? <pre class="chat-tool-result">{item.result}</pre> : null}
     </details>
   );

@@ -86,7 +86,7 @@ export function applyEvent(items: Item[], event: string, raw: unknown): Item[] {
       const note: Item = {
         kind: "notice",
         key: key(),
-        text: `The answer so far was dropped (${str(data["reason"])}); trying again.`,
+        text: `The answer so far was dropped: ${str(data["reason"])}`,
       };
       return open ? [...items.slice(0, -1), note] : [...items, note];
     }

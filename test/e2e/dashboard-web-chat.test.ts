@@ -34,6 +34,8 @@ let titles: FakeLlm;
 let h: { home: string; cwd: string };
 let dash: RunningDashboard;
 let browser: Browser;
+/** The first conversation of the file, once the resume test found it. */
+let resumedId = "";
 
 beforeAll(async () => {
   // New sessions get a title from the auxiliary model: its own fake, so the scripts stay in order.
@@ -197,6 +199,7 @@ describe.skipIf(!hasChromium)("the chat page in Chromium", () => {
     expect(new Set(sessions.map((s) => s.source))).toEqual(new Set(["dashboard"]));
     // Newest first: the first conversation of this file is the last; a later one got its title.
     const pelicans = sessions.at(-1);
+    resumedId = pelicans?.id ?? "";
     expect(sessions.some((s) => s.title === "Pelican talk")).toBe(true);
     const tab = await openDashboard(browser, dash, { hash: `chat/${pelicans?.id}` });
     const { page } = tab;
@@ -207,6 +210,7 @@ describe.skipIf(!hasChromium)("the chat page in Chromium", () => {
     await expect
       .poll(() => page.getByText("Yes, the same conversation.").count(), { timeout: 15_000 })
       .toBe(1);
+    await idle(page);
     const sent = llm.chatRequests.at(-1)?.body as { messages: Array<{ content: unknown }> };
     expect(JSON.stringify(sent.messages)).toContain("what do they eat?");
     await saveScreenshot(page, "chat-resumed");
@@ -219,16 +223,24 @@ describe.skipIf(!hasChromium)("the chat page in Chromium", () => {
     await tab.close();
   });
 
-  it("fits a phone-width window", async () => {
-    const tab = await openDashboard(browser, dash, { hash: "chat", viewport: { width: 375, height: 740 } });
-    await tab.page.locator("#page-title").waitFor();
-    const overflow = await evaluate<number>(
-      tab.page,
-      "document.documentElement.scrollWidth - window.innerWidth",
-    );
-    expect(overflow).toBeLessThanOrEqual(0);
-    await saveScreenshot(tab.page, "chat-phone");
-    expect(tab.problems).toEqual([]);
-    await tab.close();
+  it("fits a phone-width window, in the dark theme too, with a conversation on it", async () => {
+    for (const colorScheme of ["light", "dark"] as const) {
+      const tab = await openDashboard(browser, dash, {
+        hash: resumedId ? `chat/${resumedId}` : "chat",
+        viewport: { width: 375, height: 740 },
+        colorScheme,
+      });
+      await tab.page.locator("#page-title").waitFor();
+      if (resumedId) await tab.page.getByText("Yes, the same conversation.").waitFor();
+      const overflow = await evaluate<number>(
+        tab.page,
+        "document.documentElement.scrollWidth - window.innerWidth",
+      );
+      expect(overflow).toBeLessThanOrEqual(0);
+      expect(await box(tab.page).isVisible()).toBe(true);
+      await saveScreenshot(tab.page, `chat-phone-${colorScheme}`);
+      expect(tab.problems).toEqual([]);
+      await tab.close();
+    }
   });
 });

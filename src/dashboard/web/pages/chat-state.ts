@@ -151,10 +151,19 @@ export function applyEvent(items: Item[], event: string, raw: unknown): Item[] {
       return [...items, { kind: "notice", key: key(), text: str(data["message"]) }];
     case "error":
       return [...closeText(items), { kind: "error", key: key(), text: str(data["message"]) }];
-    case "done":
-      return closeText(items).map((item) =>
-        item.kind === "tool" && item.status === "running" ? { ...item, status: "failed" } : item,
+    case "done": {
+      const closed = closeText(items).map((item) =>
+        item.kind === "tool" && item.status === "running" ? { ...item, status: "failed" as const } : item,
       );
+      const reason = str(data["reason"]);
+      if (reason === "interrupted") return [...closed, { kind: "notice", key: key(), text: "Stopped." }];
+      if (reason === "max_turns")
+        return [
+          ...closed,
+          { kind: "notice", key: key(), text: "Stopped at the turn's tool-call limit (agent.max_turns)." },
+        ];
+      return closed;
+    }
     default:
       return items;
   }

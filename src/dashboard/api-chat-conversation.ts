@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import type { ApprovalPrompt } from "../agent/approval-policy.js";
 import type { ChatSession } from "../agent/chat-session.js";
 import type { AgentEvent } from "../agent/events.js";
-import type { ApprovalDecision, ApprovalRequest } from "../tools/types.js";
+import type { ApprovalDecision, ApprovalRequest, ClarifyRequest } from "../tools/types.js";
 import { processRedactor } from "../util/redact.js";
 import { StreamTextRedactor } from "../util/redact-stream.js";
 import { ApiError, type EventSink } from "./http.js";
@@ -24,6 +24,13 @@ export const APPROVAL_CHOICES: readonly ApprovalDecision[] = ["once", "session",
 
 /** A tool's result as shown in the page (the model's copy is not cut). */
 const RESULT_PREVIEW_CHARS = 4000;
+/** How long a `clarify` question waits for the browser before the model is told nobody answered. */
+export const CLARIFY_TIMEOUT_MS = 10 * 60_000;
+/** What the model reads when its question was not answered (timeout, Stop, the page closed). */
+export const CLARIFY_UNANSWERED =
+  "(The user did not answer the question. Proceed with your best judgement and say what you assumed.)";
+/** Longest answer to a `clarify` question (characters). */
+const MAX_ANSWER_CHARS = 20_000;
 
 interface PendingApproval {
   id: string;
@@ -36,6 +43,7 @@ export class Conversation {
   private current: ChatSession | undefined;
   private sink: EventSink | null = null;
   private pending: PendingApproval | undefined;
+  private question: { id: string; answer(text: string | null, by: string): void } | undefined;
   private turn: Promise<void> | undefined;
   /** Claimed synchronously by a request, before anything is awaited, so a second one sees it. */
   busy = false;
@@ -99,13 +107,17 @@ export class Conversation {
       this.pending = entry;
       options.signal.addEventListener("abort", withdrawn, { once: true });
       sink.signal.addEventListener("abort", withdrawn, { once: true });
-      sink.send("approval", {
-        id,
-        command: request.command,
-        reason: request.reason,
-        protected_path: request.protectedPath === true,
-        choices,
-        timeout_s: Math.round(options.timeoutMs / 1000),
+      // After the turn's events already queued (the tool line this question belongs to).
+      setImmediate(() => {
+        if (this.pending !== entry) return;
+        sink.send("approval", {
+          id,
+          command: request.command,
+          reason: request.reason,
+          protected_path: request.protectedPath === true,
+          choices,
+          timeout_s: Math.round(options.timeoutMs / 1000),
+        });
       });
     });
 
@@ -127,10 +139,61 @@ export class Conversation {
     pending.answer(decision, "dashboard");
   }
 
+  /**
+   * What the `clarify` tool calls: the question (with its suggested answers) goes into the running
+   * turn's stream and waits for `reply`; after `CLARIFY_TIMEOUT_MS`, Stop or a closed page the
+   * model is told nobody answered.
+   */
+  readonly clarify = (request: ClarifyRequest): Promise<string> =>
+    new Promise<string>((resolve) => {
+      const sink = this.sink;
+      if (!sink || sink.signal.aborted) {
+        resolve(CLARIFY_UNANSWERED);
+        return;
+      }
+      this.question?.answer(null, "superseded");
+      const id = randomBytes(8).toString("hex");
+      const gone = () => entry.answer(null, "stopped");
+      const timer = setTimeout(() => entry.answer(null, "timeout"), CLARIFY_TIMEOUT_MS);
+      timer.unref?.();
+      const entry = {
+        id,
+        answer: (text: string | null, by: string) => {
+          if (this.question !== entry) return;
+          this.question = undefined;
+          clearTimeout(timer);
+          sink.signal.removeEventListener("abort", gone);
+          sink.send("clarify_resolved", { id, answer: text, by });
+          resolve(text ?? CLARIFY_UNANSWERED);
+        },
+      };
+      this.question = entry;
+      sink.signal.addEventListener("abort", gone, { once: true });
+      setImmediate(() => {
+        if (this.question !== entry) return;
+        sink.send("clarify", {
+          id,
+          question: request.question,
+          choices: (request.choices ?? []).slice(0, 4),
+        });
+      });
+    });
+
+  /** Answers the pending question `id` (404 when none with that id waits here). */
+  reply(id: string, text: string): void {
+    if (!this.question || this.question.id !== id) {
+      throw new ApiError(404, `no pending question ${JSON.stringify(id)} in this conversation`);
+    }
+    if (text.length > MAX_ANSWER_CHARS)
+      throw new ApiError(413, `the answer is over ${MAX_ANSWER_CHARS} characters`);
+    this.question.answer(text, "dashboard");
+  }
+
   /** Stops the running turn the way Ctrl+C does (running commands' process groups are killed). */
   async stop(waitMs = 5000): Promise<boolean> {
     if (!this.turn) return false;
     this.pending?.answer("deny", "stopped");
+    this.question?.answer(null, "stopped");
     this.session.interrupt();
     await Promise.race([this.turn, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
     return true;
@@ -202,6 +265,7 @@ export class Conversation {
     } finally {
       sink.signal.removeEventListener("abort", stop);
       this.pending?.answer("deny", "stopped");
+      this.question?.answer(null, "stopped");
       this.sink = null;
       this.turn = undefined;
       finished();

@@ -108,7 +108,7 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
       throw error;
     }
     const sessions = storeOf(config);
-    if (resume && !sessions.getSession(resume)) {
+    if (resume && !(await sessions.getSession(resume))) {
       throw new ApiError(404, `no stored session ${JSON.stringify(resume)} to continue`);
     }
     registry ??= createBuiltinRegistry();
@@ -131,6 +131,7 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
       logger,
       onWarning: warn,
       onApproval: conversation.prompt,
+      onClarify: conversation.clarify,
       persistAlwaysApproval: (key: string) => {
         const list = [...new Set([...(config.command_allowlist ?? []), key])];
         config.command_allowlist = list;
@@ -241,6 +242,20 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
         }
         find(params["id"] ?? "").answer(params["approval"] ?? "", decision as ApprovalDecision);
         return { json: { answered: true, decision } };
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/chat/:id/questions/:question",
+      summary:
+        'answer the question the agent asked (the clarify tool): {"answer"}; 404 when that conversation has no such question pending',
+      handler: ({ params, body }) => {
+        const text = body["answer"];
+        if (typeof text !== "string" || text.trim() === "") {
+          throw new ApiError(400, '"answer" (a non-empty string) is required');
+        }
+        find(params["id"] ?? "").reply(params["question"] ?? "", text);
+        return { json: { answered: true } };
       },
     },
     {

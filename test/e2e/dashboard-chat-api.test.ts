@@ -137,6 +137,8 @@ describe("the dashboard chat API", () => {
       decision: "once",
     });
     expect(madeUp.status).toBe(404);
+    const noQuestion = await api.send("POST", `/api/chat/${session}/questions/${id}`, { answer: "yes" });
+    expect(noQuestion.status).toBe(404);
     const badChoice = await api.send("POST", `/api/chat/${session}/approvals/${id}`, { decision: "sure" });
     expect(badChoice.status).toBe(400);
     const noCsrf = await http(dash.port, "POST", `/api/chat/${session}/approvals/${id}`, {

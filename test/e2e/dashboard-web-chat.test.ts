@@ -188,6 +188,31 @@ describe.skipIf(!hasChromium)("the chat page in Chromium", () => {
     await tab.close();
   });
 
+  it("asks the agent's question (clarify) with its choices; the answer reaches the model", async () => {
+    const tab = await openDashboard(browser, dash, { hash: "chat" });
+    const { page } = tab;
+    llm.enqueue(
+      reply().toolCall("clarify", {
+        question: "Which bird should I describe?",
+        choices: ["Pelican", "Heron"],
+      }),
+      reply().text("Herons it is."),
+    );
+    await say(page, "describe a bird");
+    const card = page.getByRole("region", { name: /Which bird should I describe/ });
+    await card.waitFor({ timeout: 15_000 });
+    await expect.poll(() => evaluate(page, "document.activeElement?.textContent")).toBe("Pelican");
+    await saveScreenshot(page, "chat-question");
+    await card.getByRole("button", { name: "Heron" }).click();
+    await expect.poll(() => page.getByText("Herons it is.").count(), { timeout: 15_000 }).toBe(1);
+    await idle(page);
+    expect(await card.getByRole("status").textContent()).toBe("Answered: Heron");
+    const sent = llm.chatRequests.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> };
+    expect(String(sent.messages.filter((m) => m.role === "tool").at(-1)?.content)).toContain("Heron");
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  });
+
   it("resumes a conversation from its URL with its history; it is listed with source dashboard", async () => {
     const api = dashboardClient(dash, dash.token ?? "");
     const sessions = (await api.get("/api/sessions?source=dashboard")).json()["sessions"] as Array<{

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { ApprovalPromptOptions } from "../../../src/agent/approval-policy.js";
 import type { ChatSession } from "../../../src/agent/chat-session.js";
 import type { AgentEvent } from "../../../src/agent/events.js";
-import { Conversation } from "../../../src/dashboard/api-chat-conversation.js";
+import { CLARIFY_UNANSWERED, Conversation } from "../../../src/dashboard/api-chat-conversation.js";
 import { ApiError, type EventSink } from "../../../src/dashboard/http.js";
 import type { ApprovalDecision, ApprovalRequest } from "../../../src/tools/types.js";
 import { processRedactor } from "../../../src/util/redact.js";
@@ -68,6 +68,9 @@ function scriptedSession(script: (emit: (e: AgentEvent) => void) => Promise<void
   return session as unknown as ChatSession;
 }
 
+/** The question reaches the stream after the turn's queued events: one macrotask later. */
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
 const request: ApprovalRequest = {
   command: "rm -rf /tmp/x",
   reason: "recursive delete",
@@ -86,6 +89,7 @@ describe("the dashboard chat's conversation", () => {
     conversation.attach(
       scriptedSession(async () => {
         const asking = conversation.prompt(request, options());
+        await tick();
         const asked = events.find((e) => e.event === "approval");
         const id = String(asked?.data["id"]);
         expect(asked?.data["choices"]).toEqual(["once", "session", "always", "deny"]);
@@ -111,6 +115,7 @@ describe("the dashboard chat's conversation", () => {
     conversation.attach(
       scriptedSession(async () => {
         const asking = conversation.prompt({ ...request, protectedPath: true }, options());
+        await tick();
         const id = String(events.find((e) => e.event === "approval")?.data["id"]);
         try {
           conversation.answer(id, "always");
@@ -148,6 +153,29 @@ describe("the dashboard chat's conversation", () => {
     expect(by).toEqual(["timeout", "stopped"]);
     // No turn streaming: nobody can be asked.
     expect(await conversation.prompt(request, options())).toBe("deny");
+  });
+
+  it("asks the clarify question in the stream; the reply reaches the tool, a closed page answers for nobody", async () => {
+    const conversation = new Conversation(() => undefined);
+    const first = sinkOf();
+    const answers: string[] = [];
+    conversation.attach(
+      scriptedSession(async () => {
+        const asking = conversation.clarify({ question: "Which bird?", choices: ["Pelican", "Heron"] });
+        await tick();
+        const asked = first.events.find((e) => e.event === "clarify");
+        expect(asked?.data).toMatchObject({ question: "Which bird?", choices: ["Pelican", "Heron"] });
+        expect(() => conversation.reply("other", "Heron")).toThrow(/no pending question/);
+        conversation.reply(String(asked?.data["id"]), "Heron");
+        answers.push(await asking);
+        const again = conversation.clarify({ question: "And then?" });
+        first.controller.abort();
+        answers.push(await again);
+      }),
+    );
+    await conversation.runTurn("go", first.sink);
+    expect(answers).toEqual(["Heron", CLARIFY_UNANSWERED]);
+    expect(await conversation.clarify({ question: "anyone?" })).toBe(CLARIFY_UNANSWERED);
   });
 
   it("redacts a secret split across two text pieces", async () => {

@@ -1,5 +1,5 @@
 /** How each transcript item of the chat page looks: messages, tool lines, approval cards, notes. */
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { Markdown } from "../components/markdown.js";
 import type { Item } from "./chat-state.js";
 
@@ -102,12 +102,80 @@ function ApprovalCard({
   );
 }
 
+function QuestionCard({
+  item,
+  onReply,
+}: {
+  item: Extract<Item, { kind: "question" }>;
+  onReply: (id: string, answer: string) => void;
+}) {
+  const [text, setText] = useState("");
+  const first = useRef<HTMLButtonElement>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const open = item.answer === null;
+  useEffect(() => {
+    if (open) (first.current ?? input.current)?.focus();
+  }, [open]);
+  const titleId = `question-${item.id}`;
+  return (
+    <section class={`card chat-question ${open ? "open" : "answered"}`} aria-labelledby={titleId}>
+      <h2 id={titleId} class="chat-approval-title">
+        <span class="muted">Hermes asks:</span> {item.question}
+      </h2>
+      {open ? (
+        <form
+          class="chat-question-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (text.trim()) onReply(item.id, text);
+          }}
+        >
+          {item.choices.length > 0 ? (
+            <fieldset class="actions chat-approval-choices">
+              <legend class="sr-only">Suggested answers</legend>
+              {item.choices.map((choice, i) => (
+                <button
+                  key={choice}
+                  ref={i === 0 ? first : undefined}
+                  type="button"
+                  class="btn"
+                  onClick={() => onReply(item.id, choice)}
+                >
+                  {choice}
+                </button>
+              ))}
+            </fieldset>
+          ) : null}
+          <div class="chat-question-own">
+            <input
+              ref={input}
+              aria-label="Your answer"
+              value={text}
+              placeholder="Or type your own answer"
+              onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
+            />
+            <button type="submit" class="btn primary" disabled={!text.trim()}>
+              Answer
+            </button>
+          </div>
+        </form>
+      ) : (
+        <p class={`badge ${item.answer ? "ok" : "warn"}`} role="status">
+          {item.answer ? `Answered: ${item.answer}` : "Not answered"}
+        </p>
+      )}
+    </section>
+  );
+}
+
 export function ChatItem({
   item,
   onAnswer,
+  onReply,
 }: {
   item: Item;
   onAnswer: (id: string, decision: string) => void;
+  onReply: (id: string, answer: string) => void;
 }) {
   switch (item.kind) {
     case "user":
@@ -138,6 +206,8 @@ export function ChatItem({
       return <ToolLine item={item} />;
     case "approval":
       return <ApprovalCard item={item} onAnswer={onAnswer} />;
+    case "question":
+      return <QuestionCard item={item} onReply={onReply} />;
     case "command":
       return <Markdown text={item.text} class="chat-command card" />;
     case "notice":

@@ -31,6 +31,15 @@ export type Item =
       decision: string | null;
       by: string | null;
     }
+  | {
+      kind: "question";
+      key: number;
+      id: string;
+      question: string;
+      choices: string[];
+      answer: string | null;
+      by: string | null;
+    }
   | { kind: "command"; key: number; text: string }
   | { kind: "notice"; key: number; text: string }
   | { kind: "error"; key: number; text: string };
@@ -143,6 +152,25 @@ export function applyEvent(items: Item[], event: string, raw: unknown): Item[] {
       return items.map((item) =>
         item.kind === "approval" && item.id === str(data["id"])
           ? { ...item, decision: str(data["decision"]), by: str(data["by"]) }
+          : item,
+      );
+    case "clarify":
+      return [
+        ...closeText(items),
+        {
+          kind: "question",
+          key: key(),
+          id: str(data["id"]),
+          question: str(data["question"]),
+          choices: Array.isArray(data["choices"]) ? data["choices"].map(str) : [],
+          answer: null,
+          by: null,
+        },
+      ];
+    case "clarify_resolved":
+      return items.map((item) =>
+        item.kind === "question" && item.id === str(data["id"])
+          ? { ...item, answer: data["answer"] === null ? "" : str(data["answer"]), by: str(data["by"]) }
           : item,
       );
     case "command":

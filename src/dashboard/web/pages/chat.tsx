@@ -147,6 +147,17 @@ function Chat({ route }: { route: Route }) {
     [sessionId],
   );
 
+  const reply = useCallback(
+    (id: string, text: string) => {
+      if (!sessionId) return;
+      apiSend("POST", `chat/${encodeURIComponent(sessionId)}/questions/${encodeURIComponent(id)}`, {
+        answer: text,
+      }).catch(notifyError);
+      box.current?.focus();
+    },
+    [sessionId],
+  );
+
   const newChat = () => {
     abort.current?.abort();
     current.current = null;
@@ -189,7 +200,7 @@ function Chat({ route }: { route: Route }) {
           </p>
         ) : null}
         {items.map((item) => (
-          <ChatItem key={item.key} item={item} onAnswer={answer} />
+          <ChatItem key={item.key} item={item} onAnswer={answer} onReply={reply} />
         ))}
         <div ref={end} />
       </div>

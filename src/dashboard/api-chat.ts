@@ -15,6 +15,7 @@ import { setConfigValue } from "../config/write.js";
 import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import type { SessionStore } from "../state/types.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
+import type { McpManager } from "../tools/mcp/manager.js";
 import { platformToolsets } from "../tools/platform-tools.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalDecision } from "../tools/types.js";
@@ -57,7 +58,11 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
   /** Session ids being opened by a request right now (no second request may open the same). */
   const opening = new Set<string>();
   let store: SessionStore | undefined;
-  let registry: ToolRegistry | undefined;
+  /**
+   * The tools every conversation shares: the built-ins and config.yaml's MCP servers, started
+   * with the first conversation.
+   */
+  let tools: Promise<{ registry: ToolRegistry; mcp: McpManager | undefined }> | undefined;
   let logger: Logger | undefined;
   const warn = (message: string) => deps.log?.(`dashboard chat: ${message}`);
 
@@ -97,6 +102,35 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
       platformToolsets(config as unknown as Record<string, unknown>, "cli", config.toolsets),
     );
 
+  /** Starts `mcp_servers` (when one is enabled) into `tools`, as a chat in the terminal does. */
+  const startMcp = async (
+    into: ToolRegistry,
+    config: HermesConfig,
+    env: Record<string, string | undefined>,
+    resolved: ReturnType<typeof resolveRuntime>,
+  ): Promise<McpManager | undefined> => {
+    const servers = (config as unknown as Record<string, unknown>)["mcp_servers"];
+    if (servers === undefined || servers === null) return undefined;
+    try {
+      const { hasEnabledMcpServers } = await import("../tools/mcp/config.js");
+      if (!hasEnabledMcpServers(servers)) return undefined;
+      const { startMcpServers } = await import("../tools/mcp/manager.js");
+      const { modelSampler } = await import("../tools/mcp/sampling-model.js");
+      return startMcpServers({
+        config: servers,
+        registry: into,
+        env,
+        onWarning: warn,
+        sampler: modelSampler({ config, env, home: deps.home, runtime: resolved }),
+        home: deps.home,
+        cwd: deps.cwd,
+      });
+    } catch (error) {
+      warn(`MCP servers not started: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+  };
+
   /** Opens a conversation: a new session, or `resume` (an exact stored id). */
   const open = async (resume: string | undefined): Promise<Conversation> => {
     const { env, config, withheldEnv } = deps.settings();
@@ -111,7 +145,11 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
     if (resume && !(await sessions.getSession(resume))) {
       throw new ApiError(404, `no stored session ${JSON.stringify(resume)} to continue`);
     }
-    registry ??= createBuiltinRegistry();
+    tools ??= (async () => {
+      const registry = createBuiltinRegistry();
+      return { registry, mcp: await startMcp(registry, config, env, resolved) };
+    })();
+    const { registry, mcp } = await tools;
     logger ??= homeLogger(deps.home, config.logging, { component: DASHBOARD_SOURCE });
     const conversation = new Conversation(rekey);
     const session = await ChatSession.open({
@@ -121,6 +159,7 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
       cwd: deps.cwd,
       resolved,
       registry,
+      ...(mcp ? { toolsReady: mcp.ready } : {}),
       toolsets: toolsetsOf(config),
       withheldEnv,
       yolo: isYoloMode(env),
@@ -276,6 +315,8 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
       conversations.clear();
       await Promise.all(all.map((c) => c.stop(2000).catch(() => false)));
       await Promise.all(all.map((c) => c.session.close("dashboard_stopped").catch(() => undefined)));
+      const shared = await tools?.catch(() => undefined);
+      await shared?.mcp?.close().catch(() => undefined);
       store?.close();
     },
   };

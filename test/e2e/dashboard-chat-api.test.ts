@@ -14,6 +14,7 @@ import { dashboardClient, http, type RunningDashboard, startDashboardProcess } f
 import { openChatStream } from "../support/dashboard-chat.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
+import { TEST_SERVER } from "../support/mcp-servers.js";
 import { isRunning, waitFor } from "../unit/tools/terminal/helpers.js";
 
 const llm = useFakeLlm();
@@ -218,7 +219,9 @@ describe("the dashboard chat when nobody answers or the browser leaves", () => {
 
   beforeAll(async () => {
     const aux = `auxiliary:\n  title_generation:\n    base_url: ${titles.url}\n    model: title-model\n`;
-    quickHome = tempHome(fakeProviderConfig(llm.url, `approvals:\n  timeout: 1\n${aux}`));
+    // config.yaml's MCP servers join the chat's tools, as in the terminal.
+    const mcp = `mcp_servers:\n  probe:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(TEST_SERVER)}]\n`;
+    quickHome = tempHome(fakeProviderConfig(llm.url, `approvals:\n  timeout: 1\n${aux}${mcp}`));
     quick = await startDashboardProcess(quickHome);
     const client = dashboardClient(quick, quick.token ?? "");
     quickHeaders = {
@@ -230,6 +233,22 @@ describe("the dashboard chat when nobody answers or the browser leaves", () => {
 
   afterAll(async () => {
     await quick?.stop();
+  });
+
+  it("offers config.yaml's MCP servers' tools and runs them", async () => {
+    llm.enqueue(reply().toolCall("mcp_probe_echo", { text: "from the dashboard" }), reply().text("Echoed."));
+    const before = llm.chatRequests.length;
+    const done = await openChatStream(quick.port, quickHeaders, { message: "echo something" }).done;
+    expect(done.text).toBe("Echoed.");
+    const first = llm.chatRequests[before]?.body as { tools?: Array<{ function: { name: string } }> };
+    expect(first.tools?.map((t) => t.function.name)).toContain("mcp_probe_echo");
+    expect(done.events.find((e) => e.event === "tool_end")?.data).toMatchObject({
+      name: "mcp_probe_echo",
+      ok: true,
+    });
+    expect(String(done.events.find((e) => e.event === "tool_end")?.data["result"])).toContain(
+      "echo: from the dashboard",
+    );
   });
 
   it("denies an approval nobody answers within approvals.timeout; the command does not run", async () => {

@@ -13,7 +13,7 @@ import type { HermesConfig } from "../config/defaults.js";
 import { isYoloMode } from "../config/precedence.js";
 import { setConfigValue } from "../config/write.js";
 import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
-import type { SessionStore } from "../state/types.js";
+import { type SessionStore, SessionStoreError } from "../state/types.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { McpManager } from "../tools/mcp/manager.js";
 import { platformToolsets } from "../tools/platform-tools.js";
@@ -81,7 +81,7 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
     conversations.set(to, conversation);
   };
 
-  const sweep = async () => {
+  const sweep = () => {
     const now = Date.now();
     const idle = [...conversations.entries()]
       .filter(([, c]) => !c.busy)
@@ -91,7 +91,8 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
     );
     for (const [id, c] of closing) {
       conversations.delete(id);
-      await c.session.close("dashboard_idle").catch(() => undefined);
+      // In the background: a closing session may wait for its learning review.
+      void c.session.close("dashboard_idle").catch(() => undefined);
     }
   };
 
@@ -177,6 +178,11 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
         setConfigValue(deps.home, "command_allowlist", JSON.stringify(list));
       },
       ...(resume ? { resume } : {}),
+    }).catch((error: unknown) => {
+      if (error instanceof SessionStoreError) {
+        throw new ApiError(error.code === "not_found" ? 404 : 409, error.message);
+      }
+      throw error;
     });
     conversation.attach(session);
     try {
@@ -249,7 +255,7 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
           throw new ApiError(400, '"session_id" must be a string');
         }
         const wanted = typeof raw === "string" && raw !== "" ? sessionIdParam(raw) : undefined;
-        await sweep();
+        sweep();
         let conversation = wanted ? conversations.get(wanted) : undefined;
         if (conversation?.busy || (wanted && opening.has(wanted))) {
           throw new ApiError(409, "a turn is already running in this conversation: wait for it or stop it");

@@ -147,11 +147,13 @@ function QuestionCard({
             </fieldset>
           ) : null}
           <div class="chat-question-own">
+            <label class="muted" for={`answer-${item.id}`}>
+              Your answer
+            </label>
             <input
+              id={`answer-${item.id}`}
               ref={input}
-              aria-label="Your answer"
               value={text}
-              placeholder="Or type your own answer"
               onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
             />
             <button type="submit" class="btn primary" disabled={!text.trim()}>

@@ -217,20 +217,25 @@ function Chat({ route }: { route: Route }) {
         <label class="sr-only" for="chat-input">
           Message
         </label>
-        <textarea
-          id="chat-input"
-          ref={box}
-          rows={3}
-          value={draft}
-          placeholder="Message Hermes (Enter sends, Shift+Enter for a new line)"
-          onInput={(e) => setDraft((e.currentTarget as HTMLTextAreaElement).value)}
-          onKeyDown={(e) => {
-            if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
-              e.preventDefault();
-              void send();
-            }
-          }}
-        />
+        <div class="chat-input-wrap">
+          <textarea
+            id="chat-input"
+            ref={box}
+            rows={3}
+            value={draft}
+            aria-describedby="chat-input-hint"
+            onInput={(e) => setDraft((e.currentTarget as HTMLTextAreaElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                void send();
+              }
+            }}
+          />
+          <p id="chat-input-hint" class="chat-hint muted">
+            Enter sends, Shift+Enter starts a new line.
+          </p>
+        </div>
         <div class="chat-buttons">
           {running ? (
             <button type="button" class="btn danger" onClick={stop}>

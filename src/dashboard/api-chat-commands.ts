@@ -57,12 +57,17 @@ export async function runChatCommand(
   const changed = () => {
     conversation.sessionChanged(before);
     if (conversation.id !== before) {
-      sink.send("session", { session_id: conversation.id, title: conversation.session.title });
+      sink.send("session", {
+        session_id: conversation.id,
+        title: conversation.session.title,
+        // A new session has no stored row (nor transcript) until its first message.
+        stored: conversation.session.record() !== null,
+      });
       before = conversation.id;
     }
   };
   const ctx: CommandContext = {
-    surface: { kind: "chat", platform: "dashboard", isAdmin: true, chatType: "dm" },
+    surface: { kind: "chat", platform: "dashboard", isAdmin: true, chatType: "dm", userId: "dashboard" },
     session,
     paint: markdownPaint,
     reply: (...lines) => {

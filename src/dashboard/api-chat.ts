@@ -25,6 +25,8 @@ import { APPROVAL_CHOICES, Conversation } from "./api-chat-conversation.js";
 import { ApiError, type EventSink, type Route } from "./http.js";
 
 export const DASHBOARD_SOURCE = "dashboard";
+/** The `user_id` of dashboard sessions (one user: whoever holds the dashboard's credentials). */
+export const DASHBOARD_USER = "dashboard";
 /** Longest message accepted (characters); the body cap (1 MiB) is the other limit. */
 const MAX_MESSAGE_CHARS = 200_000;
 /** Idle conversations kept open (their shells alive); the least recently used beyond it close. */
@@ -166,6 +168,8 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
       yolo: isYoloMode(env),
       platform: DASHBOARD_SOURCE,
       source: DASHBOARD_SOURCE,
+      // The home's owner: chat commands (`/sessions`, `/resume`) list a user's own sessions.
+      userId: DASHBOARD_USER,
       store: sessions,
       autoTitle: true,
       logger,

@@ -239,6 +239,14 @@ describe.skipIf(!hasChromium)("the chat page in Chromium", () => {
     const sent = llm.chatRequests.at(-1)?.body as { messages: Array<{ content: unknown }> };
     expect(JSON.stringify(sent.messages)).toContain("what do they eat?");
     await saveScreenshot(page, "chat-resumed");
+    // Commands in the box go through the shared registry; /new and /resume move the transcript too.
+    await say(page, "/new");
+    await expect.poll(() => page.getByText("tell me about pelicans").count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => new URL(page.url()).hash).not.toBe(`#/chat/${resumedId}`);
+    await say(page, `/resume ${resumedId}`);
+    await expect.poll(() => page.getByText("tell me about pelicans").count(), { timeout: 10_000 }).toBe(1);
+    expect(new URL(page.url()).hash).toBe(`#/chat/${resumedId}`);
+    await saveScreenshot(page, "chat-command-resume");
     // Keyboard: Shift+Enter makes a new line instead of sending.
     await box(page).fill("line one");
     await box(page).press("Shift+Enter");

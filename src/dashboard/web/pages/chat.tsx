@@ -87,13 +87,24 @@ function Chat({ route }: { route: Route }) {
     const controller = new AbortController();
     abort.current = controller;
     let failed = false;
+    // A command that moved to another session (`/new`, `/resume`, `/branch`): its transcript follows.
+    let switchedTo: { id: string; stored: boolean } | null = null;
     try {
       await apiStream(
         "chat",
         { message: text, ...(sessionId ? { session_id: sessionId } : {}) },
         (event, data) => {
           if (event === "session" && data && typeof data === "object") {
-            const record = data as { session_id?: string; title?: string | null };
+            const record = data as {
+              session_id?: string;
+              title?: string | null;
+              compressed_from?: string;
+              stored?: boolean;
+            };
+            if (record.session_id && current.current && record.session_id !== current.current) {
+              if (!record.compressed_from)
+                switchedTo = { id: record.session_id, stored: record.stored !== false };
+            }
             if (record.session_id) {
               current.current = record.session_id;
               setSessionId(record.session_id);
@@ -129,7 +140,36 @@ function Chat({ route }: { route: Route }) {
       if (failed) setDraft((now) => (now.trim() ? now : text));
       box.current?.focus();
     }
+    // Set inside the event callback, which TypeScript's narrowing does not follow.
+    const target = switchedTo as { id: string; stored: boolean } | null;
+    if (target) await showSwitched(target.id, target.stored);
   }, [draft, running, sessionId]);
+
+  /** After a command changed the session: its stored transcript, the command's replies after it. */
+  const showSwitched = async (id: string, stored: boolean) => {
+    const replies = (list: Item[]) => {
+      const start = list.findLastIndex((item) => item.kind === "user");
+      return list.slice(start).filter((item) => item.kind !== "user");
+    };
+    if (!stored) {
+      setItems((list) => replies(list));
+      setTitle(null);
+      return;
+    }
+    try {
+      const data = await apiGet<StoredSession>(`sessions/${encodeURIComponent(id)}`);
+      if (current.current !== id) return;
+      setItems((list) => [...historyItems(data.messages), ...replies(list)]);
+      setTitle(data.session.title ?? null);
+    } catch (error) {
+      if (current.current !== id) return;
+      // A new session has no stored row until its first message: an empty transcript.
+      if (error instanceof ApiFailure && error.status === 404) {
+        setItems((list) => replies(list));
+        setTitle(null);
+      } else notifyError(error);
+    }
+  };
 
   const stop = useCallback(() => {
     if (!sessionId) return;

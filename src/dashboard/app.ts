@@ -12,6 +12,7 @@ import { connectGatewayControl } from "../state/gateway-control.js";
 import { durabilityOptions } from "../state/recording-store.js";
 import { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
 import { processRedactor } from "../util/redact.js";
+import { chatApi } from "./api-chat.js";
 import { configRoutes } from "./api-config.js";
 import { cronRoutes } from "./api-cron.js";
 import { gatewayRoutes } from "./api-gateway.js";
@@ -43,10 +44,10 @@ export interface DashboardApp extends DashboardServer {
 }
 
 function settings(home: string, baseEnv: Record<string, string | undefined>) {
-  const { env } = loadEnvFile(home, baseEnv);
+  const { env, loaded } = loadEnvFile(home, baseEnv);
   const { config } = loadConfig({ home, env });
   registerKnownSecrets({ home, env, config, redactor: processRedactor() });
-  return { env, config };
+  return { env, config, withheldEnv: loaded };
 }
 
 export async function startDashboard(options: DashboardAppOptions): Promise<DashboardApp> {
@@ -68,8 +69,15 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
     return control !== null;
   };
   const csrf = csrfToken(randomBytes(32));
+  const chat = chatApi({
+    home,
+    cwd: process.cwd(),
+    settings: () => current,
+    ...(options.log ? { log: options.log } : {}),
+  });
   const routes: Route[] = [
     ...sessionRoutes(store),
+    ...chat.routes,
     ...knowledgeRoutes({
       home,
       memory: MemoryStore.forHome(home, current.config.memory),
@@ -132,6 +140,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       ...(options.log ? { log: options.log } : {}),
     });
   } catch (error) {
+    await chat.close();
     store.close();
     throw error;
   }
@@ -139,6 +148,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
     ...server,
     routes: all,
     close: async () => {
+      await chat.close();
       await server.close();
       store.close();
     },

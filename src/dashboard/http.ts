@@ -28,10 +28,23 @@ export interface ApiRequest {
   body: Record<string, unknown>;
 }
 
-/** What a handler returns: JSON (redacted on the way out) or a download. */
+/**
+ * Where a streaming route writes its server-sent events (`event: <name>` / `data: <json>`), each
+ * redacted like any JSON answer. `signal` aborts when the client goes away.
+ */
+export interface EventSink {
+  send(event: string, data: unknown): void;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What a handler returns: JSON (redacted on the way out), a download, or a stream of events
+ * (`text/event-stream`, 200) that `events` writes until it settles.
+ */
 export type ApiResult =
   | { json: unknown; status?: number }
-  | { download: string; filename: string; contentType: string };
+  | { download: string; filename: string; contentType: string }
+  | { events: (sink: EventSink) => Promise<void> };
 
 export interface Route {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -109,6 +122,53 @@ export function sendJson(
     ...headers,
   });
   res.end(body);
+}
+
+/** One event frame: the data is redacted JSON on one line (JSON never holds a raw newline). */
+export function eventFrame(event: string, data: unknown): string {
+  const name = event.replace(/[^\w.-]/g, "_");
+  return `event: ${name}\ndata: ${redactText(JSON.stringify(redactJson(data ?? null, redactText)))}\n\n`;
+}
+
+/**
+ * Answers with a server-sent-event stream: headers at once, then whatever `write` sends, a comment
+ * line every 15 s so idle proxies keep the connection, and the end when `write` settles. A throw
+ * inside becomes a last `error` event.
+ */
+export async function sendEvents(
+  _req: IncomingMessage,
+  res: ServerResponse,
+  write: (sink: EventSink) => Promise<void>,
+): Promise<void> {
+  const controller = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    "content-type": "text/event-stream; charset=utf-8",
+    "x-accel-buffering": "no",
+    connection: "keep-alive",
+  });
+  res.flushHeaders();
+  const alive = setInterval(() => {
+    if (!res.writableEnded) res.write(": keep-alive\n\n");
+  }, 15_000);
+  alive.unref();
+  const sink: EventSink = {
+    send: (event, data) => {
+      if (!res.writableEnded && !res.destroyed) res.write(eventFrame(event, data));
+    },
+    signal: controller.signal,
+  };
+  try {
+    await write(sink);
+  } catch (error) {
+    sink.send("error", { message: error instanceof Error ? error.message : String(error) });
+  } finally {
+    clearInterval(alive);
+    if (!res.writableEnded) res.end();
+  }
 }
 
 /** Sends a redacted text download with a safe file name. */

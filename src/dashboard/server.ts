@@ -8,7 +8,15 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ApiError, type ApiRequest, type Route, readJsonBody, sendDownload, sendJson } from "./http.js";
+import {
+  ApiError,
+  type ApiRequest,
+  type Route,
+  readJsonBody,
+  sendDownload,
+  sendEvents,
+  sendJson,
+} from "./http.js";
 import { allowedHosts, allowedOrigins, authenticate, csrfMatches, type DashboardAuth } from "./security.js";
 import { NOT_BUILT_PAGE, PAGE_CSP, type WebAssets } from "./static.js";
 
@@ -188,7 +196,8 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
       const body = STATE_CHANGING.has(method) ? await readJsonBody(req) : {};
       const request: ApiRequest = { method, params, query: url.searchParams, body };
       const result = await c.route.handler(request);
-      if ("download" in result) sendDownload(res, result.download, result.filename, result.contentType);
+      if ("events" in result) await sendEvents(req, res, result.events);
+      else if ("download" in result) sendDownload(res, result.download, result.filename, result.contentType);
       else sendJson(res, result.status ?? 200, result.json);
       return;
     }

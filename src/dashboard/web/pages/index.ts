@@ -2,6 +2,8 @@
  * The page registry: the shell's nav and router read this list. Each page lives in its own
  * file(s) under pages/ and adds one import and one entry here; `order` sets its place in the nav.
  */
+
+import { chatPage } from "./chat.js";
 import { configPage } from "./config.js";
 import { cronPage } from "./cron.js";
 import { gatewayPage } from "./gateway.js";
@@ -16,6 +18,7 @@ import { usagePage } from "./usage.js";
 export const pages: PageDef[] = [
   overviewPage,
   sessionsPage,
+  chatPage,
   usagePage,
   memoryPage,
   skillsPage,

@@ -84,7 +84,13 @@ export async function openDashboard(
     problems,
     go: async (hash: string) => {
       await page.evaluate(`window.location.hash = ${JSON.stringify(`#/${hash}`)}`);
-      await page.waitForFunction(`window.location.hash.startsWith(${JSON.stringify(`#/${hash}`)})`);
+      // The page's CSP forbids eval, so waitForFunction with a string cannot run there: poll instead.
+      const want = JSON.stringify(`#/${hash}`);
+      for (let i = 0; i < 100; i++) {
+        if (await page.evaluate(`window.location.hash.startsWith(${want})`)) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`the page did not reach #/${hash}`);
     },
     close: () => context.close(),
   };

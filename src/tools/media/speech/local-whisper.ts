@@ -42,6 +42,11 @@ const nativeImport: Importer = async (specifier) => createRequire(import.meta.ur
 let importer: Importer = nativeImport;
 let binding: Promise<WhisperBinding | null> | null = null;
 
+/** An importer that finds no package: tests of the chain without the in-process engine use it. */
+export const absentWhisper: Importer = async () => {
+  throw Object.assign(new Error(`Cannot find module '${WHISPER_PACKAGE}'`), { code: "MODULE_NOT_FOUND" });
+};
+
 /** Replaces how the package is imported (tests); `null` restores the real import. */
 export function setWhisperImporter(next: Importer | null): void {
   importer = next ?? nativeImport;
@@ -79,6 +84,7 @@ export function loadWhisperBinding(): Promise<WhisperBinding | null> {
 
 /** True when the package resolves from here (nothing is loaded), or a test importer is set. */
 export function whisperPackagePresent(): boolean {
+  if (importer === absentWhisper) return false;
   if (importer !== nativeImport) return true;
   try {
     createRequire(import.meta.url).resolve(WHISPER_PACKAGE);

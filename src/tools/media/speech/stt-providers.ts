@@ -23,6 +23,7 @@ import { speechRequest } from "./http.js";
 import {
   ggmlModelCandidates,
   localModelName,
+  ModelUnavailableError,
   type ProgressSink,
   resolveWhisperModel,
   WHISPER_MODELS,
@@ -281,7 +282,14 @@ async function runLocal(engine: LocalEngine, job: SttJob & { home: string }): Pr
       if (!cli) throw new Error(`no local speech-to-text engine is installed: ${LOCAL_INSTALL_HINT}`);
       return runLocal(cli, job);
     }
-    const modelPath = await localModel(job);
+    // No model here and none to fetch (local is only a fallback): an installed whisper program,
+    // which brings or finds its own model, does the work instead.
+    const modelPath = await localModel(job).catch((error: unknown) => {
+      const cli = error instanceof ModelUnavailableError ? localCliEngine(job.env) : undefined;
+      if (!cli) throw error;
+      return cli;
+    });
+    if (typeof modelPath !== "string") return runLocal(modelPath, job);
     const ext = extname(job.file).toLowerCase();
     const input = await wavInput(job, ext !== ".wav");
     try {

@@ -13,12 +13,18 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { findBinary } from "../../../../src/tools/media/shared.js";
 import { planCommand } from "../../../../src/tools/media/speech/command.js";
 import { synthesize, transcribe } from "../../../../src/tools/media/speech/index.js";
+import { absentWhisper, setWhisperImporter } from "../../../../src/tools/media/speech/local-whisper.js";
 import { type FakeSpeechApi, startFakeSpeechApi } from "../../../support/fake-speech-api.js";
 import { type HttpFake, sendJson, startHttpFake } from "./http-fake.js";
+
+// These tests pin the chain without the in-process whisper engine (smart-whisper is an optional
+// dependency); speech-local-whisper.test.ts covers the engine itself.
+beforeEach(() => setWhisperImporter(absentWhisper));
+afterEach(() => setWhisperImporter(null));
 
 const hasEspeak = findBinary("espeak-ng", process.env) !== undefined;
 const dir = mkdtempSync(join(tmpdir(), "speech-engine-test-"));

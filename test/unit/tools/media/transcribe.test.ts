@@ -2,10 +2,16 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { findBinary } from "../../../../src/tools/media/shared.js";
+import { absentWhisper, setWhisperImporter } from "../../../../src/tools/media/speech/local-whisper.js";
 import { splitWords, transcribeAudio } from "../../../../src/tools/media/transcribe.js";
 import { type HttpFake, type RecordedHttp, sendJson, startHttpFake } from "./http-fake.js";
+
+// These tests pin the chain without the in-process whisper engine (smart-whisper is an optional
+// dependency); speech-local-whisper.test.ts covers the engine itself.
+beforeEach(() => setWhisperImporter(absentWhisper));
+afterEach(() => setWhisperImporter(null));
 
 const BLANK = {
   GROQ_API_KEY: "",

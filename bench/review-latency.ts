@@ -64,7 +64,7 @@ export async function reviewLatencyBench(): Promise<BenchRow[]> {
     const config = lib.defaultConfig();
     config.memory.nudge_interval = nudge;
     config.memory.user_char_limit = 100_000;
-    const store = lib.openSessionStore(join(home, "state.db"));
+    const store = lib.openSqliteStore(join(home, "state.db"));
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, HERMES_HOME: home };
     const resolved = lib.resolveRuntime({
       flags: { provider: "custom", baseUrl: llm.url, model: "fake-model" },

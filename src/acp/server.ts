@@ -22,7 +22,7 @@ import { ChatSession, type ChatSessionOptions } from "../agent/chat-session.js";
 import { NoProviderError, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
 import type { HermesConfig } from "../config/defaults.js";
 import { isYoloMode } from "../config/precedence.js";
-import type { SessionStore } from "../state/types.js";
+import type { SyncSessionStore } from "../state/types.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import type { McpManager } from "../tools/mcp/manager.js";
 import { platformToolsets } from "../tools/platform-tools.js";
@@ -43,7 +43,7 @@ export interface AcpServerOptions {
   config: HermesConfig;
   env: Record<string, string | undefined>;
   /** state.db as this process records it. */
-  store: SessionStore;
+  store: SyncSessionStore;
   /** `--yolo` / HERMES_YOLO_MODE: approve dangerous commands without asking (hardline stays refused). */
   yolo?: boolean;
   /** Persists an "Allow always" answer to `command_allowlist`. */

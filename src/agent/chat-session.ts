@@ -15,9 +15,9 @@ import { loadSkillMessage } from "../knowledge/skills/view.js";
 import {
   type SessionRecord,
   type SessionSource,
-  type SessionStore,
   SessionStoreError,
   type SessionSummary,
+  type SyncSessionStore,
 } from "../state/types.js";
 import { createToolRuntime } from "../tools/runtime.js";
 import type { AgentNotice, ToolRuntime } from "../tools/types.js";
@@ -48,7 +48,7 @@ interface AgentSeed {
 
 export class ChatSession {
   private options: ChatSessionOptions;
-  private readonly store: SessionStore | null;
+  private readonly store: SyncSessionStore | null;
   private readonly source: SessionSource;
   private readonly userId: string | undefined;
   private readonly runtime: ToolRuntime;
@@ -70,7 +70,7 @@ export class ChatSession {
   /** Notices from tools, kept across `/new`, `/resume` and rebuilt agents (agent/notices.ts). */
   private readonly notices = new NoticeQueue();
 
-  private constructor(options: ChatSessionOptions, store: SessionStore | null) {
+  private constructor(options: ChatSessionOptions, store: SyncSessionStore | null) {
     this.options = options;
     this.store = store;
     this.source = options.source ?? "cli";
@@ -432,7 +432,7 @@ export class ChatSession {
     };
   }
 
-  private loadConversation(store: SessionStore, id: string): Message[] {
+  private loadConversation(store: SyncSessionStore, id: string): Message[] {
     return loadRepairedConversation(store, id, {
       ...(this.options.logger ? { logger: this.options.logger } : {}),
       ...(this.options.onWarning ? { onWarning: this.options.onWarning } : {}),
@@ -646,7 +646,7 @@ export class ChatSession {
     }
   }
 
-  private requireStore(what: string): SessionStore {
+  private requireStore(what: string): SyncSessionStore {
     if (!this.store)
       throw new SessionStoreError("invalid", `Sessions are not being recorded, so you cannot ${what}.`);
     return this.store;

@@ -6,11 +6,11 @@
  */
 import { describeRepair, repairChanged, repairHistory } from "../ai/history-repair.js";
 import type { Message } from "../ai/types.js";
-import type { SessionStore } from "../state/types.js";
+import type { SyncSessionStore } from "../state/types.js";
 import type { Logger } from "../util/log.js";
 
 export function loadRepairedConversation(
-  store: SessionStore,
+  store: SyncSessionStore,
   id: string,
   options: { logger?: Logger; onWarning?: (message: string) => void },
 ): Message[] {

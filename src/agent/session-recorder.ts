@@ -9,15 +9,15 @@ import { estimateUsageCost, type PricingOverrides } from "../ai/pricing.js";
 import {
   type NewSession,
   type SessionSource,
-  type SessionStore,
   SessionStoreError,
+  type SyncSessionStore,
   type UsageDelta,
 } from "../state/types.js";
 import { gitInfo } from "../util/git-info.js";
 import type { AgentEvent } from "./events.js";
 
 export interface RecorderOptions {
-  store: SessionStore;
+  store: SyncSessionStore;
   source: SessionSource;
   cwd: string;
   /** Title for a new row; a title already taken is dropped with a warning, never an error. */

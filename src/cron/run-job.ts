@@ -136,13 +136,13 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       }
     }
 
-    let store: import("../state/queued-store.js").QueuedSessionStore | null = null;
+    let store: import("../state/queued-store.js").SyncQueuedStore | null = null;
     if (options.record !== false) {
       try {
         // Recording store: a damaged state.db is moved aside, and writes that meet another
         // process's lock are queued and retried instead of lost.
-        const { openRecordingStore } = await import("../state/recording-store.js");
-        store = openRecordingStore(home, {
+        const { openRecordingEngine } = await import("../state/recording-store.js");
+        store = openRecordingEngine(home, {
           notify: (message) => options.onWarning?.(`state.db: ${message}`),
         });
       } catch (error) {

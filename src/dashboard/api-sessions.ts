@@ -1,14 +1,14 @@
 /**
- * `/api/sessions…`: the session store the CLI uses (state.db through `SessionStore`): a paginated
+ * `/api/sessions…`: the session store the CLI uses (state.db through `SyncSessionStore`): a paginated
  * listing with filters, the FTS search with highlighted snippets, one transcript with its tool
  * calls, lineage, the JSONL export `hermes sessions export` writes, rename and delete.
  */
 import { exportLine } from "../state/export-format.js";
 import {
   type SessionRecord,
-  type SessionStore,
   SessionStoreError,
   type SessionSummary,
+  type SyncSessionStore,
 } from "../state/types.js";
 import { ApiError, dateParam, field, intParam, type Route } from "./http.js";
 
@@ -36,7 +36,7 @@ function storeError(error: unknown): never {
   throw error;
 }
 
-function sessionOf(store: SessionStore, id: string): SessionRecord {
+function sessionOf(store: SyncSessionStore, id: string): SessionRecord {
   if (!SESSION_ID.test(id)) throw new ApiError(400, "not a session id");
   const session = store.getSession(id);
   if (!session) throw new ApiError(404, `no session ${JSON.stringify(id)}`);
@@ -49,7 +49,7 @@ export function highlightSnippet(snippet: string): string {
   return escaped.replace(/&#62;&#62;&#62;/g, "<mark>").replace(/&#60;&#60;&#60;/g, "</mark>");
 }
 
-export function sessionRoutes(store: SessionStore): Route[] {
+export function sessionRoutes(store: SyncSessionStore): Route[] {
   return [
     {
       method: "GET",

@@ -9,10 +9,10 @@ import { type Message, messageText } from "../ai/types.js";
 import {
   type SearchHit,
   type SessionRecord,
-  type SessionStore,
   SessionStoreError,
   type SessionSummary,
   type StoredMessage,
+  type SyncSessionStore,
 } from "../state/types.js";
 import description from "./session-search.md";
 import { defineTool } from "./types.js";
@@ -126,7 +126,7 @@ export const sessionSearchTool = defineTool({
   },
 });
 
-function resolve(store: SessionStore, ref: string): SessionRecord | { error: string } {
+function resolve(store: SyncSessionStore, ref: string): SessionRecord | { error: string } {
   const exact = store.getSession(ref);
   if (exact) return exact;
   try {
@@ -170,7 +170,7 @@ interface DiscoverOptions {
   exclude?: string;
 }
 
-function discover(store: SessionStore, opts: DiscoverOptions) {
+function discover(store: SyncSessionStore, opts: DiscoverOptions) {
   // Scan well past `limit` hits: several hits usually share a session, and hidden sources drop out.
   let hits: SearchHit[] = store
     .search({
@@ -237,7 +237,7 @@ function discover(store: SessionStore, opts: DiscoverOptions) {
   };
 }
 
-function scroll(store: SessionStore, session: SessionRecord, anchorId: number, window: number) {
+function scroll(store: SyncSessionStore, session: SessionRecord, anchorId: number, window: number) {
   const messages = store.getMessages(session.id);
   const at = messages.findIndex((m) => m.id === anchorId);
   if (at < 0) {
@@ -279,7 +279,7 @@ function scroll(store: SessionStore, session: SessionRecord, anchorId: number, w
   };
 }
 
-function read(store: SessionStore, session: SessionRecord) {
+function read(store: SyncSessionStore, session: SessionRecord) {
   const messages = store.getMessages(session.id);
   const whole = messages.length <= READ_WHOLE;
   const shown = whole ? messages : [...messages.slice(0, READ_HEAD), ...messages.slice(-READ_TAIL)];
@@ -299,7 +299,7 @@ function read(store: SessionStore, session: SessionRecord) {
   };
 }
 
-function browse(store: SessionStore, limit: number, currentSessionId: string) {
+function browse(store: SyncSessionStore, limit: number, currentSessionId: string) {
   const recent: SessionSummary[] = store
     .recent(limit + 20, currentSessionId)
     .filter((s) => !HIDDEN_SOURCES.has(s.source) && s.id !== currentSessionId)

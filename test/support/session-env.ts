@@ -9,17 +9,17 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../src/state/types.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
+import type { SyncSessionStore } from "../../src/state/types.js";
 
 export interface SessionEnv {
-  store: SessionStore;
+  store: SyncSessionStore;
   cwd: string;
   home: string;
 }
 
 export function useSessionEnvs(prefix: string): () => SessionEnv {
-  const stores: SessionStore[] = [];
+  const stores: SyncSessionStore[] = [];
   afterEach(() => {
     for (const s of stores.splice(0)) s.close();
   });
@@ -29,7 +29,7 @@ export function useSessionEnvs(prefix: string): () => SessionEnv {
     const home = join(root, "home");
     mkdirSync(cwd);
     mkdirSync(home);
-    const store = openSessionStore(join(home, "state.db"));
+    const store = openSqliteStore(join(home, "state.db"));
     stores.push(store);
     return { store, cwd, home };
   };

@@ -69,8 +69,8 @@ async function runAcp(ctx: ConfigContext, flags: AcpFlags): Promise<number> {
   protectSecrets({ home, env, config });
   const { homeLogger } = await import("../../util/log.js");
   const logger = homeLogger(home, config.logging, { component: "acp", verbose: ctx.verbose });
-  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
-  const store = openRecordingStore(home, {
+  const { durabilityOptions, openRecordingEngine } = await import("../../state/recording-store.js");
+  const store = openRecordingEngine(home, {
     open: durabilityOptions(config.state),
     notify: (message) => ctx.io.err(`hermes acp: state.db: ${message}`),
   });

@@ -154,10 +154,10 @@ async function batchRun(ctx: ConfigContext, dataset: string, flags: RunFlags): P
     logger,
     warn: (message) => io.err(`hermes batch: ${message}`),
   });
-  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
-  let store: import("../../state/queued-store.js").QueuedSessionStore | null = null;
+  const { durabilityOptions, openRecordingEngine } = await import("../../state/recording-store.js");
+  let store: import("../../state/queued-store.js").SyncQueuedStore | null = null;
   try {
-    store = openRecordingStore(home, {
+    store = openRecordingEngine(home, {
       open: durabilityOptions(config.state),
       notify: (message) => io.err(`hermes batch: ${message}`),
     });

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { HermesConfig } from "../../config/defaults.js";
-import type { QueuedSessionStore } from "../../state/queued-store.js";
+import type { SyncQueuedStore } from "../../state/queued-store.js";
 import type { Logger } from "../../util/log.js";
 import { CliFailure } from "../command.js";
 
@@ -21,13 +21,13 @@ export async function openChatStore(options: {
   required: boolean;
   logger: Logger;
   say: (line: string) => void;
-}): Promise<QueuedSessionStore | null> {
+}): Promise<SyncQueuedStore | null> {
   const { home, config, required, logger, say } = options;
-  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
-  let store: QueuedSessionStore;
+  const { durabilityOptions, openRecordingEngine } = await import("../../state/recording-store.js");
+  let store: SyncQueuedStore;
   try {
     // Moves an unreadable state.db aside (and says so); queues writes while another process holds it.
-    store = openRecordingStore(home, {
+    store = openRecordingEngine(home, {
       // `normal` unless `state.durability: full`: each message is still committed before the next
       // step, so a killed hermes loses nothing; only a power cut may lose the last commit.
       open: durabilityOptions(config.state),
@@ -50,7 +50,7 @@ export async function openChatStore(options: {
 
 /** Python Hermes's `sessions/*.jsonl`, imported once; a failure is a warning, not a lost chat. */
 function importLegacySessions(
-  store: QueuedSessionStore,
+  store: SyncQueuedStore,
   home: string,
   logger: Logger,
   say: (line: string) => void,
@@ -70,7 +70,7 @@ function importLegacySessions(
 
 /** `sessions.auto_prune`: old sessions go, at most every `min_interval_hours`. */
 function autoPrune(
-  store: QueuedSessionStore,
+  store: SyncQueuedStore,
   config: HermesConfig,
   logger: Logger,
   say: (line: string) => void,
@@ -99,7 +99,7 @@ const EXIT_SAVE_WAIT_MS = 30_000;
  * Writes still queued behind another process's lock get a bounded last chance at exit; Ctrl+C
  * stops the wait (close() then puts them in the unsaved-writes file and says where).
  */
-export async function saveQueuedWrites(store: QueuedSessionStore): Promise<void> {
+export async function saveQueuedWrites(store: SyncQueuedStore): Promise<void> {
   if (store.pendingWrites === 0) return;
   const stop = new AbortController();
   const onSigint = () => stop.abort();

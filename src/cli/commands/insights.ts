@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import pc from "picocolors";
-import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { type Insights, SessionStoreError } from "../../state/types.js";
 import { CliFailure, defineCommand, type HomeContext, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
@@ -65,7 +65,7 @@ async function insights(
   }
   let report: Insights;
   try {
-    const store = openSessionStore(path, { readonly: true });
+    const store = openSqliteStore(path, { readonly: true });
     try {
       report = store.insights({ days, now, ...(flags.source ? { source: flags.source } : {}) });
     } finally {

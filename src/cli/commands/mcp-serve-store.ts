@@ -9,7 +9,7 @@ import { readFileSync, realpathSync, statSync } from "node:fs";
 import { extname, join, sep } from "node:path";
 import { messageText } from "../../ai/types.js";
 import { type GatewayConversation, readGatewayConversations } from "../../state/gateway-sessions.js";
-import type { SessionRecord, SessionStore, StoredMessage } from "../../state/types.js";
+import type { SessionRecord, StoredMessage, SyncSessionStore } from "../../state/types.js";
 
 export type Json = Record<string, unknown>;
 
@@ -58,7 +58,7 @@ interface Resolved {
 }
 
 /** The conversation named by `session_key` (or `session_id`): a gateway key first, then a session ref. */
-function resolveConversation(store: SessionStore, home: string, args: Json): Resolved {
+function resolveConversation(store: SyncSessionStore, home: string, args: Json): Resolved {
   const ref = str(args, "session_key") ?? str(args, "session_id");
   if (!ref) throw new Error("Give session_key (from conversations_list).");
   const index = readGatewayConversations(home);
@@ -147,7 +147,7 @@ function conversationView(
 }
 
 /** The tools over stored conversations (see the module comment). */
-export function storeTools(store: SessionStore, home: string): ServeTool[] {
+export function storeTools(store: SyncSessionStore, home: string): ServeTool[] {
   const keyArg = {
     session_key: {
       type: "string",

@@ -13,8 +13,8 @@ import type * as TypesModule from "@modelcontextprotocol/sdk/types.js";
 import { ChatSession } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
-import type { SessionStore } from "../../state/types.js";
+import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
+import type { SyncSessionStore } from "../../state/types.js";
 import { homeLogger, type Logger } from "../../util/log.js";
 import { hermesVersion } from "../../util/version.js";
 import { protectSecrets } from "../secrets.js";
@@ -37,7 +37,7 @@ export interface McpServeOptions {
  * the store; channels, sends, events and approvals from the running gateway) plus
  * `conversations_search` and `hermes_prompt`.
  */
-export function serveTools(store: SessionStore, options: McpServeOptions): ServeTool[] {
+export function serveTools(store: SyncSessionStore, options: McpServeOptions): ServeTool[] {
   return [
     ...storeTools(store, options.home),
     ...liveTools(options.home),
@@ -61,7 +61,7 @@ export function serveTools(store: SessionStore, options: McpServeOptions): Serve
 }
 
 async function runPrompt(
-  store: SessionStore,
+  store: SyncSessionStore,
   options: McpServeOptions,
   prompt: string,
   sessionId: string | undefined,
@@ -102,7 +102,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
   const types = require("@modelcontextprotocol/sdk/types.js") as typeof TypesModule;
   // Conversations read back and the agent's answers leave through stdout: redacted like any surface.
   protectSecrets({ home: options.home, env: options.env, config: options.config });
-  const store = openSessionStore(sessionStorePath(options.home));
+  const store = openSqliteStore(sessionStorePath(options.home));
   // One logger for the server's life (each holds its files open); nothing is opened before a run.
   const logger =
     options.logger ??

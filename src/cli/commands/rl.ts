@@ -123,10 +123,10 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
     logger,
     warn: (message) => io.err(`hermes rl: ${message}`),
   });
-  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
-  let store: import("../../state/queued-store.js").QueuedSessionStore | null = null;
+  const { durabilityOptions, openRecordingEngine } = await import("../../state/recording-store.js");
+  let store: import("../../state/queued-store.js").SyncQueuedStore | null = null;
   try {
-    store = openRecordingStore(home, {
+    store = openRecordingEngine(home, {
       open: durabilityOptions(config.state),
       notify: (m) => say(`hermes rl: ${m}`),
     });

@@ -5,7 +5,7 @@
  * Exit 1 when nothing at all could be read from FILE.
  */
 import { resolve } from "node:path";
-import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
 import type { RecoveryReport } from "../../state/types.js";
 import { CliFailure } from "../command.js";
 import type { CliIo } from "../io.js";
@@ -42,7 +42,7 @@ export function recoverFromFile(home: string, file: string, flags: { json?: bool
   if (source === target) {
     throw new CliFailure(`--from must name another file than the state.db it recovers into (${target}).`, 2);
   }
-  const store = openSessionStore(target);
+  const store = openSqliteStore(target);
   let report: RecoveryReport;
   try {
     io.err(`Recovering sessions from ${source} …`);

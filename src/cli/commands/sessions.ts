@@ -11,8 +11,8 @@ import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { InvalidArgumentError } from "commander";
 import pc from "picocolors";
-import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
-import { type SessionRecord, type SessionStore, SessionStoreError } from "../../state/types.js";
+import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { type SessionRecord, SessionStoreError, type SyncSessionStore } from "../../state/types.js";
 import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { exportLine, writeJsonlFile } from "../format/session-export.js";
 import { highlight, sessionHeader, transcript } from "../format/session-view.js";
@@ -153,16 +153,16 @@ export const sessionsCommand = defineCommand({
 });
 
 /** Opens the store if state.db exists (read-only when asked); null when there is none. */
-function openExisting(home: string, readonly: boolean): SessionStore | null {
+function openExisting(home: string, readonly: boolean): SyncSessionStore | null {
   const path = sessionStorePath(home);
   if (!existsSync(path)) return null;
-  return openSessionStore(path, { readonly });
+  return openSqliteStore(path, { readonly });
 }
 
 function withStore<T>(
   home: string,
   readonly: boolean,
-  body: (store: SessionStore) => T,
+  body: (store: SyncSessionStore) => T,
   missing: () => T,
 ): T {
   const store = openExisting(home, readonly);
@@ -177,7 +177,7 @@ function withStore<T>(
 async function withStoreAsync<T>(
   home: string,
   readonly: boolean,
-  body: (store: SessionStore) => Promise<T>,
+  body: (store: SyncSessionStore) => Promise<T>,
   missing: () => T,
 ): Promise<T> {
   const store = openExisting(home, readonly);
@@ -194,7 +194,7 @@ function noSessions(io: Io, json: boolean | undefined, empty: unknown = []): num
   return 0;
 }
 
-function resolveRef(store: SessionStore, ref: string): SessionRecord {
+function resolveRef(store: SyncSessionStore, ref: string): SessionRecord {
   try {
     return store.resolveSession(ref);
   } catch (error) {

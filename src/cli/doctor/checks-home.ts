@@ -11,7 +11,7 @@ import { authPath, configPath, envPath, logsDir, memoriesDir, skillsDir } from "
 import { loadConfig } from "../../config/load.js";
 import { configTextProblems } from "../../config/validate.js";
 import { loadDriver } from "../../state/connection.js";
-import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { SessionStoreError } from "../../state/types.js";
 import type { DoctorLine } from "./types.js";
 
@@ -194,7 +194,7 @@ export function stateDbChecks(home: string): DoctorLine[] {
   }
   let report: { integrity: boolean; problems: string[] };
   try {
-    const store = openSessionStore(path, { readonly: true, retryBudgetMs: 3000 });
+    const store = openSqliteStore(path, { readonly: true, retryBudgetMs: 3000 });
     try {
       report = store.check();
     } finally {
@@ -237,7 +237,7 @@ export function stateDbChecks(home: string): DoctorLine[] {
       detail: `${report.problems.length} schema problem${report.problems.length === 1 ? "" : "s"}: ${report.problems.slice(0, 3).join("; ")}`,
       fix: "hermes doctor --fix (or hermes sessions repair) adds what is missing and rebuilds the search index.",
       repair: () => {
-        const store = openSessionStore(path, { retryBudgetMs: 10_000 });
+        const store = openSqliteStore(path, { retryBudgetMs: 10_000 });
         try {
           const repaired = store.repair();
           if (repaired.problems.length > 0) throw new Error(repaired.problems.join("; "));

@@ -9,7 +9,7 @@ import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession, ChatSessionOptions } from "../../agent/chat-session.js";
 import type { AgentEvent } from "../../agent/events.js";
 import type { ContentPart, Message } from "../../ai/types.js";
-import { type SessionStore, SessionStoreError } from "../../state/types.js";
+import { SessionStoreError, type SyncSessionStore } from "../../state/types.js";
 import { newSessionId } from "../../util/session-id.js";
 import { ApiError } from "./http.js";
 
@@ -41,7 +41,7 @@ export interface TurnOutcome {
 }
 
 export interface TurnDeps {
-  store: SessionStore;
+  store: SyncSessionStore;
   /** Options every session of this server shares (config, provider, toolsets, platform…). */
   sessionOptions: ChatSessionOptions;
   openSession: (options: ChatSessionOptions) => Promise<ChatSession>;

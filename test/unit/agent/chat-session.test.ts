@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ChatSession } from "../../../src/agent/chat-session.js";
 import { undoInMemory } from "../../../src/agent/session-tally.js";
 import type { Message } from "../../../src/ai/types.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import type { SyncSessionStore } from "../../../src/state/types.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
 import { useSessionEnvs } from "../../support/session-env.js";
 
@@ -12,7 +12,7 @@ const setup = useSessionEnvs("hermes-chat-session-");
 
 function open(
   transport: ScriptedTransport,
-  env: { store: SessionStore | null; cwd: string; home: string },
+  env: { store: SyncSessionStore | null; cwd: string; home: string },
   extra: Partial<Parameters<typeof ChatSession.open>[0]> = {},
 ) {
   return ChatSession.open({

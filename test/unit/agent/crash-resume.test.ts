@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ChatSession } from "../../../src/agent/chat-session.js";
 import { INTERRUPTED_MARKER, INTERRUPTED_TOOL_RESULT } from "../../../src/ai/history-repair.js";
 import type { ChatRequest, Message } from "../../../src/ai/types.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import type { SyncSessionStore } from "../../../src/state/types.js";
 import { ToolRegistry } from "../../../src/tools/registry.js";
 import { defineTool } from "../../../src/tools/types.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
@@ -13,7 +13,7 @@ const setup = useSessionEnvs("hermes-crash-resume-");
 
 function open(
   transport: ScriptedTransport,
-  env: { store: SessionStore; cwd: string; home: string },
+  env: { store: SyncSessionStore; cwd: string; home: string },
   extra: Partial<Parameters<typeof ChatSession.open>[0]> = {},
 ) {
   return ChatSession.open({
@@ -71,7 +71,7 @@ describe("an answer interrupted while it streams (Ctrl+C, /stop, a gateway inter
 
 describe("resuming a session that was killed during a tool call", () => {
   /** The store as a `kill -9` during the second of two parallel calls leaves it. */
-  function crashedSession(env: { store: SessionStore }): string {
+  function crashedSession(env: { store: SyncSessionStore }): string {
     const id = "20260101_120000_abcdef";
     env.store.createSession({ id, source: "cli", systemPrompt: "PROMPT" });
     env.store.appendMessages(id, [

@@ -8,7 +8,7 @@ import { cleanTitle, uniqueTitle } from "../../../src/agent/title.js";
 import { NoProviderError, resolveRuntime } from "../../../src/ai/resolve.js";
 import { readClaudeCodeToken } from "../../../src/config/claude-code.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import { type FakeLlm, httpError, reply, startFakeLlm } from "../../support/fake-llm.js";
 
 let llm: FakeLlm;
@@ -124,7 +124,7 @@ describe("session titles", () => {
 
   it("titles a new session after its first exchange with the auxiliary model, in the background", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hermes-title-"));
-    const store = openSessionStore(join(dir, "state.db"));
+    const store = openSqliteStore(join(dir, "state.db"));
     const config = defaultConfig();
     config.model = { ...config.model, provider: "custom", base_url: llm.url, default: "main-model" };
     config["auxiliary"] = { title_generation: { provider: "main", model: "cheap-model" } };

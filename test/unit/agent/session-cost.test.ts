@@ -8,31 +8,31 @@ import { PRICING_VERSION } from "../../../src/ai/pricing.js";
 import { formatUsage } from "../../../src/cli/tui/info.js";
 import { createStyle } from "../../../src/cli/tui/style.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
+import type { SyncSessionStore } from "../../../src/state/types.js";
 import { ScriptedTransport, say } from "../../support/scripted-transport.js";
 
-const stores: SessionStore[] = [];
+const stores: SyncSessionStore[] = [];
 const sessions: ChatSession[] = [];
 afterEach(async () => {
   for (const s of sessions.splice(0)) await s.close();
   for (const s of stores.splice(0)) s.close();
 });
 
-function setup(): { store: SessionStore; cwd: string; home: string } {
+function setup(): { store: SyncSessionStore; cwd: string; home: string } {
   const root = mkdtempSync(join(tmpdir(), "hermes-session-cost-"));
   const cwd = join(root, "work");
   const home = join(root, "home");
   mkdirSync(cwd);
   mkdirSync(home);
-  const store = openSessionStore(join(home, "state.db"));
+  const store = openSqliteStore(join(home, "state.db"));
   stores.push(store);
   return { store, cwd, home };
 }
 
 async function open(
   transport: ScriptedTransport,
-  env: { store: SessionStore | null; cwd: string; home: string },
+  env: { store: SyncSessionStore | null; cwd: string; home: string },
   extra: Partial<Parameters<typeof ChatSession.open>[0]> = {},
 ): Promise<ChatSession> {
   const session = await ChatSession.open({

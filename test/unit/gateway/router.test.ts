@@ -28,8 +28,8 @@ import type {
   SendOptions,
 } from "../../../src/gateway/platforms/types.js";
 import { PairingStore } from "../../../src/state/gateway/pairing.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
+import type { SyncSessionStore } from "../../../src/state/types.js";
 import { callTools, say } from "../../support/scripted-transport.js";
 
 /** An in-memory platform: records what the gateway sends and lets the test play the user. */
@@ -136,7 +136,7 @@ class GatedTransport implements Transport {
   }
 }
 
-const stores: SessionStore[] = [];
+const stores: SyncSessionStore[] = [];
 const routers: MessageRouter[] = [];
 afterEach(async () => {
   for (const r of routers.splice(0)) await r.stop();
@@ -166,7 +166,7 @@ function setup(
   const cwd = join(root, "work");
   mkdirSync(home);
   mkdirSync(cwd);
-  const store = openSessionStore(join(home, "state.db"));
+  const store = openSqliteStore(join(home, "state.db"));
   stores.push(store);
   const transport = new GatedTransport();
   const adapter = new MemoryAdapter();

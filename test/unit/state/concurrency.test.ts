@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import { useTempStores } from "./helpers.js";
 
 const { dir, track } = useTempStores();
@@ -18,7 +18,7 @@ const ROOT = resolve(import.meta.dirname, "../../..");
 /** The store module a child should import, and the node flags that make it importable. */
 function storeEntry(): { url: string; execArgv: string[] } {
   const dist = join(ROOT, "dist/lib/index.js");
-  if (existsSync(dist) && readFileSync(dist, "utf8").includes("openSessionStore")) {
+  if (existsSync(dist) && readFileSync(dist, "utf8").includes("openSqliteStore")) {
     return { url: pathToFileURL(dist).href, execArgv: [] };
   }
   const tsx = createRequire(import.meta.url).resolve("tsx");
@@ -31,8 +31,8 @@ function storeEntry(): { url: string; execArgv: string[] } {
 const CHILD = `
 import { createInterface } from "node:readline";
 const [entry, path, shared, own, name, turnsArg, single] = process.argv.slice(2);
-const { openSessionStore } = await import(entry);
-const store = openSessionStore(path, { busyTimeoutMs: 50, retryBudgetMs: 60000 });
+const { openSqliteStore } = await import(entry);
+const store = openSqliteStore(path, { busyTimeoutMs: 50, retryBudgetMs: 60000 });
 process.stdout.write("ready\\n");
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) if (line === "go") break;
@@ -79,7 +79,7 @@ describe("several processes writing one state.db", () => {
     const path = join(d, "state.db");
     const script = join(d, "child.mjs");
     writeFileSync(script, CHILD);
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const shared = store.createSession({ source: "gateway" }).id;
     const names = ["alpha", "beta", "gamma"];
     const own = names.map((name) => store.createSession({ source: "cli", title: name }).id);

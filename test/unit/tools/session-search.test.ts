@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
+import type { SyncSessionStore } from "../../../src/state/types.js";
 import { createBuiltinRegistry } from "../../../src/tools/builtin.js";
 import { sessionSearchTool } from "../../../src/tools/session-search.js";
 import { makeToolContext } from "../../support/tool-context.js";
@@ -16,7 +16,7 @@ type Result = any;
 const NOW = 1_750_000_000;
 const DAY = 86_400;
 let dir: string;
-let store: SessionStore;
+let store: SyncSessionStore;
 const ids = { deploy: "", grocery: "", long: "", current: "", hidden: "", older: "", newer: "" };
 /** Message ids of the long session, in order. */
 let longIds: number[] = [];
@@ -38,7 +38,7 @@ function session(
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "hermes-session-search-"));
-  store = openSessionStore(join(dir, "state.db"), { now: () => NOW });
+  store = openSqliteStore(join(dir, "state.db"), { now: () => NOW });
   ids.deploy = session("20250601_100000_aaaaaa", "cli", "Deploy pipeline", NOW - 3 * DAY, [
     { role: "user", content: 'Why does deploy.sh fail with an "unbalanced quote error?' },
     {
@@ -92,7 +92,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const ctx = (overrides: { sessionStore?: SessionStore | undefined } = {}) =>
+const ctx = (overrides: { sessionStore?: SyncSessionStore | undefined } = {}) =>
   makeToolContext({
     sessionId: ids.current,
     ...("sessionStore" in overrides ? overrides : { sessionStore: store }),
@@ -256,7 +256,7 @@ describe("session_search without a store", () => {
   });
 
   it("reports a closed or broken store as unavailable instead of throwing", () => {
-    const closed = openSessionStore(join(dir, "state.db"), { readonly: true });
+    const closed = openSqliteStore(join(dir, "state.db"), { readonly: true });
     closed.close();
     const r = call({ query: "deploy" }, ctx({ sessionStore: closed }));
     expect(r.error).toMatch(/session store is unavailable/);

@@ -5,7 +5,7 @@ import { ChatSession } from "../../../../src/agent/chat-session.js";
 import { type ChatRequest, messageText, type StreamEvent, type Transport } from "../../../../src/ai/types.js";
 import { defaultConfig, type HermesConfig } from "../../../../src/config/defaults.js";
 import { readUsage } from "../../../../src/knowledge/skills/provenance.js";
-import type { SessionStore } from "../../../../src/state/types.js";
+import type { SyncSessionStore } from "../../../../src/state/types.js";
 import { callTools, ScriptedTransport, say } from "../../../support/scripted-transport.js";
 import { useSessionEnvs } from "../../../support/session-env.js";
 
@@ -37,7 +37,7 @@ function config(patch: {
 
 async function open(
   transport: Transport,
-  env: { store: SessionStore; cwd: string; home: string },
+  env: { store: SyncSessionStore; cwd: string; home: string },
   cfg: HermesConfig,
   extra: Partial<Parameters<typeof ChatSession.open>[0]> = {},
 ) {

@@ -23,7 +23,7 @@ const PROMPTS = 16;
 
 export async function batchThroughputBench(): Promise<BenchRow[]> {
   process.stderr.write("batch: prompts per second at 1, 2 and 4 workers…\n");
-  const { defaultConfig, openSqliteStore, resolveRuntime, runBatch } = (await import(
+  const { defaultConfig, openSessionStore, resolveRuntime, runBatch } = (await import(
     pathToFileURL(LIB).href
   )) as Lib;
   const llm = await startFakeLlm();
@@ -55,7 +55,7 @@ export async function batchThroughputBench(): Promise<BenchRow[]> {
       env,
       home,
     });
-    const store = openSqliteStore(join(home, "state.db"));
+    const store = openSessionStore(join(home, "state.db"));
     const started = performance.now();
     try {
       const summary = await runBatch({
@@ -77,7 +77,7 @@ export async function batchThroughputBench(): Promise<BenchRow[]> {
         );
       }
     } finally {
-      store.close();
+      await store.close();
     }
     return PROMPTS / ((performance.now() - started) / 1000);
   };

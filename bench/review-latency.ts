@@ -64,7 +64,7 @@ export async function reviewLatencyBench(): Promise<BenchRow[]> {
     const config = lib.defaultConfig();
     config.memory.nudge_interval = nudge;
     config.memory.user_char_limit = 100_000;
-    const store = lib.openSqliteStore(join(home, "state.db"));
+    const store = lib.openSessionStore(join(home, "state.db"));
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, HERMES_HOME: home };
     const resolved = lib.resolveRuntime({
       flags: { provider: "custom", baseUrl: llm.url, model: "fake-model" },
@@ -112,10 +112,10 @@ export async function reviewLatencyBench(): Promise<BenchRow[]> {
     await plain.session.close();
     await reviewed.session.close();
   }
-  const reviews = reviewed.store.listSessions({ source: "review", limit: 1000 }).length;
+  const reviews = (await reviewed.store.listSessions({ source: "review", limit: 1000 })).length;
   const saved = readFileSync(join(reviewed.home, "memories", "USER.md"), "utf8").split("\n§\n").length;
-  plain.store.close();
-  reviewed.store.close();
+  await plain.store.close();
+  await reviewed.store.close();
   await llm.close();
   const expected = (BLOCKS + 1) * TURNS_PER_BLOCK;
   // A row about reviews that never ran would measure nothing: say so loudly.

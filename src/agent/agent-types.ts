@@ -5,7 +5,7 @@ import type { ResolvedRuntime } from "../ai/resolve.js";
 import type { RetryPolicy } from "../ai/retry.js";
 import type { Message, Transport, Usage } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
-import type { SyncSessionStore } from "../state/types.js";
+import type { SessionStore } from "../state/types.js";
 import type { ApprovalDeniedError } from "../tools/approval/denial.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ApprovalRequest, ClarifyRequest, ToolRuntime } from "../tools/types.js";
@@ -87,7 +87,7 @@ export interface AIAgentOptions {
   /** Earlier messages of this session (resume). */
   messages?: Message[];
   /** The home's session store, for tools that read past sessions (`session_search`). */
-  sessionStore?: SyncSessionStore;
+  sessionStore?: SessionStore;
   /** Personality overlay for this session, overriding `display.personality` ("none" for none). */
   personality?: string;
   /** Hermes's `skip_context_files` / `--ignore-rules`: no SOUL.md and no project context file. */

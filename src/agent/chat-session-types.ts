@@ -3,7 +3,7 @@
  */
 import type { CostStatus } from "../ai/pricing.js";
 import type { Usage } from "../ai/types.js";
-import type { SessionSource, SyncSessionStore } from "../state/types.js";
+import type { SessionSource, SessionStore } from "../state/types.js";
 import type { Logger } from "../util/log.js";
 import type { AIAgentOptions } from "./agent-types.js";
 import type { MemoryHook } from "./memory-provider-hook.js";
@@ -11,7 +11,7 @@ import type { MemoryHook } from "./memory-provider-hook.js";
 export interface ChatSessionOptions
   extends Omit<AIAgentOptions, "sessionId" | "messages" | "systemPrompt" | "runtime" | "memory"> {
   /** Where sessions are recorded; `null` or absent keeps the conversation in memory only. */
-  store?: SyncSessionStore | null;
+  store?: SessionStore | null;
   /** Default `cli`. */
   source?: SessionSource;
   /**

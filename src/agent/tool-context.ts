@@ -3,7 +3,7 @@
  * shared runtime) plus the call's own (id, signal, progress), nested calls for `execute_code`
  * and, where allowed, delegation.
  */
-import type { SyncSessionStore } from "../state/types.js";
+import type { SessionStore } from "../state/types.js";
 import { isApprovalDenied } from "../tools/approval/denial.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type {
@@ -35,7 +35,7 @@ export interface ToolContextBase {
   ask?: ((request: ClarifyRequest) => Promise<string>) | undefined;
   session: Map<string, unknown>;
   runtime: ToolRuntime;
-  sessionStore?: SyncSessionStore | undefined;
+  sessionStore?: SessionStore | undefined;
   /** Recorded on writes staged for approval; default foreground. */
   writeOrigin?: "foreground" | "background_review" | "curator" | undefined;
   /** Queues a notice for this agent's next turn (see `NoticeQueue`); absent: none can be delivered. */

@@ -11,7 +11,7 @@ import { existsSync, statSync } from "node:fs";
 import type { ResolvedRuntime } from "../ai/resolve.js";
 import type { Message, ToolSchema, Transport, Usage } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
-import type { SyncSessionStore } from "../state/types.js";
+import type { SessionStore } from "../state/types.js";
 import type { Logger } from "../util/log.js";
 import type { DatasetRow } from "./dataset.js";
 
@@ -25,7 +25,7 @@ export interface PromptRunContext {
   /** Resolved once for the run; absent with `transport`. */
   resolved?: ResolvedRuntime;
   transport?: Transport;
-  store: SyncSessionStore | null;
+  store: SessionStore | null;
   maxTurns: number;
   yolo: boolean;
   logger?: Logger;

@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import type { ResolvedRuntime } from "../ai/resolve.js";
 import type { Transport } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
-import type { SyncSessionStore } from "../state/types.js";
+import type { SessionStore } from "../state/types.js";
 import { resolveToolsets } from "../tools/toolsets.js";
 import { atomicWriteFile } from "../util/atomic-write.js";
 import { FileLockTimeoutError, withFileLock } from "../util/file-lock.js";
@@ -73,7 +73,7 @@ export interface BatchRunOptions {
   model: string;
   resolved?: ResolvedRuntime;
   transport?: Transport;
-  store: SyncSessionStore | null;
+  store: SessionStore | null;
   yolo?: boolean;
   resume?: boolean;
   /** Keep trajectories without any reasoning (upstream discards them). */

@@ -136,13 +136,13 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       }
     }
 
-    let store: import("../state/queued-store.js").SyncQueuedStore | null = null;
+    let store: import("../state/queued-store.js").QueuedSessionStore | null = null;
     if (options.record !== false) {
       try {
         // Recording store: a damaged state.db is moved aside, and writes that meet another
         // process's lock are queued and retried instead of lost.
-        const { openRecordingEngine } = await import("../state/recording-store.js");
-        store = openRecordingEngine(home, {
+        const { openRecordingStore } = await import("../state/recording-store.js");
+        store = openRecordingStore(home, {
           notify: (message) => options.onWarning?.(`state.db: ${message}`),
         });
       } catch (error) {
@@ -195,7 +195,7 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       signal?.removeEventListener("abort", stop);
       await session.close("cron_complete");
       await store?.drain(RUN_SAVE_WAIT_MS);
-      store?.close();
+      await store?.close();
     }
   };
 }

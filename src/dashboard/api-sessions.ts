@@ -1,14 +1,14 @@
 /**
- * `/api/sessions…`: the session store the CLI uses (state.db through `SyncSessionStore`): a paginated
+ * `/api/sessions…`: the session store the CLI uses (state.db through `SessionStore`): a paginated
  * listing with filters, the FTS search with highlighted snippets, one transcript with its tool
  * calls, lineage, the JSONL export `hermes sessions export` writes, rename and delete.
  */
 import { exportLine } from "../state/export-format.js";
 import {
   type SessionRecord,
+  type SessionStore,
   SessionStoreError,
   type SessionSummary,
-  type SyncSessionStore,
 } from "../state/types.js";
 import { ApiError, dateParam, field, intParam, type Route } from "./http.js";
 
@@ -36,9 +36,9 @@ function storeError(error: unknown): never {
   throw error;
 }
 
-function sessionOf(store: SyncSessionStore, id: string): SessionRecord {
+async function sessionOf(store: SessionStore, id: string): Promise<SessionRecord> {
   if (!SESSION_ID.test(id)) throw new ApiError(400, "not a session id");
-  const session = store.getSession(id);
+  const session = await store.getSession(id);
   if (!session) throw new ApiError(404, `no session ${JSON.stringify(id)}`);
   return session;
 }
@@ -49,14 +49,14 @@ export function highlightSnippet(snippet: string): string {
   return escaped.replace(/&#62;&#62;&#62;/g, "<mark>").replace(/&#60;&#60;&#60;/g, "</mark>");
 }
 
-export function sessionRoutes(store: SyncSessionStore): Route[] {
+export function sessionRoutes(store: SessionStore): Route[] {
   return [
     {
       method: "GET",
       path: "/api/sessions",
       summary:
         "list sessions newest first (limit ≤ 200, offset, source, model, since, until); with q, the full-text search: hits with highlighted snippets",
-      handler: ({ query }) => {
+      handler: async ({ query }) => {
         const limit = intParam(query, "limit", 50, 200);
         const offset = intParam(query, "offset", 0, 10_000_000);
         const source = query.get("source") || undefined;
@@ -67,8 +67,13 @@ export function sessionRoutes(store: SyncSessionStore): Route[] {
         if (q !== null && q.trim() !== "") {
           // The store filters by source itself; model and dates are applied to its best 100 hits.
           const narrowed = model !== undefined || since !== undefined || until !== undefined;
-          const hits = store
-            .search({ query: q, limit: narrowed ? 100 : Math.min(100, limit), ...(source ? { source } : {}) })
+          const hits = (
+            await store.search({
+              query: q,
+              limit: narrowed ? 100 : Math.min(100, limit),
+              ...(source ? { source } : {}),
+            })
+          )
             .filter((h) => model === undefined || h.model === model)
             .filter(
               (h) =>
@@ -82,7 +87,7 @@ export function sessionRoutes(store: SyncSessionStore): Route[] {
             },
           };
         }
-        const sessions = store.listSessions({
+        const sessions = await store.listSessions({
           limit,
           offset,
           ...(source ? { source } : {}),
@@ -98,9 +103,11 @@ export function sessionRoutes(store: SyncSessionStore): Route[] {
       path: "/api/sessions/:id",
       summary:
         "one session and its transcript (messages with tool calls and tool results; ?inactive=1 adds undone ones)",
-      handler: ({ params, query }) => {
-        const session = sessionOf(store, params["id"] ?? "");
-        const messages = store.getMessages(session.id, { includeInactive: query.get("inactive") === "1" });
+      handler: async ({ params, query }) => {
+        const session = await sessionOf(store, params["id"] ?? "");
+        const messages = await store.getMessages(session.id, {
+          includeInactive: query.get("inactive") === "1",
+        });
         return {
           json: {
             session: { ...brief(session), system_prompt: session.systemPrompt },
@@ -125,19 +132,19 @@ export function sessionRoutes(store: SyncSessionStore): Route[] {
       path: "/api/sessions/:id/lineage",
       summary:
         "a session's ancestors (compression parents, branch sources) and children (continuations, branches, subagents)",
-      handler: ({ params }) => {
-        const session = sessionOf(store, params["id"] ?? "");
+      handler: async ({ params }) => {
+        const session = await sessionOf(store, params["id"] ?? "");
         const ancestors: Record<string, unknown>[] = [];
         const seen = new Set([session.id]);
         let parent = session.parentSessionId;
         while (parent && !seen.has(parent) && ancestors.length < 100) {
           seen.add(parent);
-          const row = store.getSession(parent);
+          const row = await store.getSession(parent);
           if (!row) break;
           ancestors.push(brief(row));
           parent = row.parentSessionId;
         }
-        const children = store.listSessions({
+        const children = await store.listSessions({
           parentSessionId: session.id,
           limit: 200,
           includeArchived: true,
@@ -149,10 +156,10 @@ export function sessionRoutes(store: SyncSessionStore): Route[] {
       method: "GET",
       path: "/api/sessions/:id/export",
       summary: "the session as one JSONL line, the format of `hermes sessions export` (a download)",
-      handler: ({ params }) => {
-        const session = sessionOf(store, params["id"] ?? "");
+      handler: async ({ params }) => {
+        const session = await sessionOf(store, params["id"] ?? "");
         const lines: string[] = [];
-        for (const exported of store.exportSessions({ sessionId: session.id }))
+        for await (const exported of store.exportSessions({ sessionId: session.id }))
           lines.push(exportLine(exported));
         return {
           download: `${lines.join("\n")}\n`,
@@ -165,11 +172,11 @@ export function sessionRoutes(store: SyncSessionStore): Route[] {
       method: "PATCH",
       path: "/api/sessions/:id",
       summary: 'rename: body {"title": "..."} ({"title": null} clears it)',
-      handler: ({ params, body }) => {
-        const session = sessionOf(store, params["id"] ?? "");
+      handler: async ({ params, body }) => {
+        const session = await sessionOf(store, params["id"] ?? "");
         const title = body["title"] === null ? null : field(body, "title");
         try {
-          return { json: { session: brief(store.setTitle(session.id, title)) } };
+          return { json: { session: brief(await store.setTitle(session.id, title)) } };
         } catch (error) {
           return storeError(error);
         }
@@ -179,10 +186,10 @@ export function sessionRoutes(store: SyncSessionStore): Route[] {
       method: "DELETE",
       path: "/api/sessions/:id",
       summary: "delete a session and its messages (its children keep living, unparented)",
-      handler: ({ params }) => {
-        const session = sessionOf(store, params["id"] ?? "");
+      handler: async ({ params }) => {
+        const session = await sessionOf(store, params["id"] ?? "");
         try {
-          const { messages } = store.deleteSession(session.id);
+          const { messages } = await store.deleteSession(session.id);
           return { json: { deleted: session.id, messages } };
         } catch (error) {
           return storeError(error);
@@ -194,10 +201,10 @@ export function sessionRoutes(store: SyncSessionStore): Route[] {
       path: "/api/usage",
       summary:
         "usage over time (the insights data): tokens, cost, tool calls and sessions by model, source and day (days ≤ 3650, source)",
-      handler: ({ query }) => {
+      handler: async ({ query }) => {
         const days = intParam(query, "days", 30, 3650);
         const source = query.get("source") || undefined;
-        return { json: store.insights({ days: Math.max(1, days), ...(source ? { source } : {}) }) };
+        return { json: await store.insights({ days: Math.max(1, days), ...(source ? { source } : {}) }) };
       },
     },
   ];

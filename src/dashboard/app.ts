@@ -10,7 +10,7 @@ import { CronStore } from "../knowledge/cron/store.js";
 import { MemoryStore } from "../knowledge/memory/store.js";
 import { connectGatewayControl } from "../state/gateway-control.js";
 import { durabilityOptions } from "../state/recording-store.js";
-import { openSqliteStore, sessionStorePath } from "../state/sqlite-store.js";
+import { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
 import { processRedactor } from "../util/redact.js";
 import { configRoutes } from "./api-config.js";
 import { gatewayRoutes } from "./api-gateway.js";
@@ -47,7 +47,7 @@ function settings(home: string, baseEnv: Record<string, string | undefined>) {
 export async function startDashboard(options: DashboardAppOptions): Promise<DashboardApp> {
   const { home, baseEnv } = options;
   let current = settings(home, baseEnv);
-  const store = openSqliteStore(sessionStorePath(home), durabilityOptions(current.config.state));
+  const store = openSessionStore(sessionStorePath(home), durabilityOptions(current.config.state));
   const tz =
     typeof (current.config as unknown as Record<string, unknown>)["timezone"] === "string"
       ? String((current.config as unknown as Record<string, unknown>)["timezone"]).trim()
@@ -117,7 +117,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       ...(options.log ? { log: options.log } : {}),
     });
   } catch (error) {
-    store.close();
+    await store.close();
     throw error;
   }
   return {
@@ -125,7 +125,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
     routes: all,
     close: async () => {
       await server.close();
-      store.close();
+      await store.close();
     },
   };
 }

@@ -20,7 +20,7 @@ import { listUnloadedPlugins } from "../plugins/discover.js";
 import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
 import { PairingStore } from "../state/gateway/pairing.js";
 import { webhookEnabled } from "../state/gateway/webhook-subscriptions.js";
-import { durabilityOptions, openRecordingEngine } from "../state/recording-store.js";
+import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
@@ -224,13 +224,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       const resolved = resolveRuntime({ flags: {}, config, env, home });
       // Recording store: a damaged state.db is moved aside, and writes that meet another
       // process's lock are queued and retried instead of lost.
-      const store = openRecordingEngine(home, {
+      const store = openRecordingStore(home, {
         open: durabilityOptions(config.state),
         notify: (message) => print(`state.db: ${message}`),
       });
       stops.push(async () => {
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
-        store.close();
+        await store.close();
       });
       sessionOptions = {
         config,

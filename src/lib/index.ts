@@ -50,7 +50,7 @@ export { renderSkillsIndex } from "../knowledge/skills/prompt-index.js";
 export type { SkillMeta } from "../knowledge/skills/types.js";
 export { scanThreats, type ThreatFinding, type ThreatScope } from "../knowledge/threats.js";
 export { loadPlugins } from "../plugins/loader.js";
-export { openSqliteStore, sessionStorePath } from "../state/sqlite-store.js";
+export { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
 export {
   type ExportedSession,
   type Insights,
@@ -65,11 +65,11 @@ export {
   type SessionRecord,
   type SessionSource,
   type SessionStats,
+  type SessionStore,
   SessionStoreError,
   type SessionStoreErrorCode,
   type SessionSummary,
   type StoredMessage,
-  type SyncSessionStore,
   type UsageDelta,
 } from "../state/types.js";
 export { detectDangerousCommand, isCommandAllowlisted } from "../tools/approval/index.js";

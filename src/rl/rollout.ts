@@ -22,7 +22,7 @@ import { join } from "node:path";
 import type { ResolvedRuntime } from "../ai/resolve.js";
 import type { Message, Transport } from "../ai/types.js";
 import type { HermesConfig } from "../config/defaults.js";
-import type { SyncSessionStore } from "../state/types.js";
+import type { SessionStore } from "../state/types.js";
 import type { Logger } from "../util/log.js";
 import type { RlEnvironment, RlItem, Rollout } from "./types.js";
 
@@ -42,7 +42,7 @@ export interface RolloutOptions {
   /** Dangerous commands run without asking (hardline and protected paths still refused). */
   yolo?: boolean;
   /** Where sessions are recorded; null: not recorded. */
-  store: SyncSessionStore | null;
+  store: SessionStore | null;
   logger?: Logger;
   onWarning?: (message: string) => void;
   /** Keep each rollout's working directory instead of removing it after scoring. */

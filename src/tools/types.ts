@@ -3,7 +3,7 @@
  * serialisation, error capture and truncation so each tool stays small.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { SyncSessionStore } from "../state/types.js";
+import type { SessionStore } from "../state/types.js";
 
 /** A dangerous command (or other risky action) waiting for the user's decision. */
 export interface ApprovalRequest {
@@ -120,7 +120,7 @@ export interface ToolContext {
   session: Map<string, unknown>;
   runtime: ToolRuntime;
   /** The home's session store; absent when sessions are not recorded. */
-  sessionStore?: SyncSessionStore;
+  sessionStore?: SessionStore;
   /** The tools offered to the model this session, after toolset resolution and checks. */
   enabledTools?: readonly string[];
   /**

@@ -12,7 +12,7 @@ import type { Message, Transport } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { MemoryStore } from "../../knowledge/memory/store.js";
 import type { MemoryTarget } from "../../knowledge/memory/types.js";
-import type { SyncSessionStore } from "../../state/types.js";
+import type { SessionStore } from "../../state/types.js";
 import { newSessionId } from "../../util/session-id.js";
 import { AIAgent } from "../agent.js";
 import type { AgentEvent } from "../events.js";
@@ -46,7 +46,7 @@ export interface ReviewHost {
   /** Provider flags of a library caller that let the agent resolve its own provider. */
   flags?: { provider?: string | undefined; baseUrl?: string | undefined; apiKey?: string | undefined };
   model: string;
-  store: SyncSessionStore | null;
+  store: SessionStore | null;
 }
 
 export interface ReviewRequest {

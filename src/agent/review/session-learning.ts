@@ -6,7 +6,7 @@
 import type { ResolvedRuntime } from "../../ai/resolve.js";
 import type { Transport } from "../../ai/types.js";
 import { defaultConfig, type HermesConfig } from "../../config/defaults.js";
-import type { SyncSessionStore } from "../../state/types.js";
+import type { SessionStore } from "../../state/types.js";
 import type { Logger } from "../../util/log.js";
 import { LearningLoop } from "./learning-loop.js";
 import type { ReviewHost } from "./runner.js";
@@ -37,7 +37,7 @@ export interface ReviewedSession {
 
 export function sessionLearning(
   options: SessionLearningOptions,
-  store: SyncSessionStore | null,
+  store: SessionStore | null,
   session: ReviewedSession,
 ): LearningLoop | undefined {
   if (options.skipMemory) return undefined;

@@ -6,7 +6,7 @@
 import type { ResolvedRuntime } from "../../ai/resolve.js";
 import type { Transport } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import type { SyncSessionStore } from "../../state/types.js";
+import type { SessionStore } from "../../state/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { resolveToolsets } from "../../tools/toolsets.js";
 import type { DelegationTask, ToolRuntime } from "../../tools/types.js";
@@ -40,7 +40,7 @@ export interface DelegationHost {
   resolved: ResolvedRuntime | undefined;
   transport: Transport;
   model: string;
-  sessionStore: SyncSessionStore | undefined;
+  sessionStore: SessionStore | undefined;
   /** The parent's tools this session. */
   enabledTools: readonly string[];
   emit(event: AgentEvent): void;
@@ -80,7 +80,7 @@ export interface ChildAgentOptions {
   resolved?: ResolvedRuntime;
   transport?: Transport;
   model?: string;
-  sessionStore?: SyncSessionStore;
+  sessionStore?: SessionStore;
   hooks?: HookBus;
 }
 

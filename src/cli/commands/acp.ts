@@ -69,8 +69,8 @@ async function runAcp(ctx: ConfigContext, flags: AcpFlags): Promise<number> {
   protectSecrets({ home, env, config });
   const { homeLogger } = await import("../../util/log.js");
   const logger = homeLogger(home, config.logging, { component: "acp", verbose: ctx.verbose });
-  const { durabilityOptions, openRecordingEngine } = await import("../../state/recording-store.js");
-  const store = openRecordingEngine(home, {
+  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
+  const store = openRecordingStore(home, {
     open: durabilityOptions(config.state),
     notify: (message) => ctx.io.err(`hermes acp: state.db: ${message}`),
   });
@@ -114,7 +114,7 @@ async function runAcp(ctx: ConfigContext, flags: AcpFlags): Promise<number> {
     // Writes queued behind another process's lock on state.db are waited for, not lost.
     const { saveQueuedWrites } = await import("./chat-store.js");
     await saveQueuedWrites(store).catch(() => undefined);
-    store.close();
+    await store.close();
   }
   return 0;
 }

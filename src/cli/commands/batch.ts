@@ -154,10 +154,10 @@ async function batchRun(ctx: ConfigContext, dataset: string, flags: RunFlags): P
     logger,
     warn: (message) => io.err(`hermes batch: ${message}`),
   });
-  const { durabilityOptions, openRecordingEngine } = await import("../../state/recording-store.js");
-  let store: import("../../state/queued-store.js").SyncQueuedStore | null = null;
+  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
+  let store: import("../../state/queued-store.js").QueuedSessionStore | null = null;
   try {
-    store = openRecordingEngine(home, {
+    store = openRecordingStore(home, {
       open: durabilityOptions(config.state),
       notify: (message) => io.err(`hermes batch: ${message}`),
     });
@@ -248,7 +248,7 @@ async function batchRun(ctx: ConfigContext, dataset: string, flags: RunFlags): P
     if (store) {
       const { saveQueuedWrites } = await import("./chat-store.js");
       await saveQueuedWrites(store);
-      store.close();
+      await store.close();
     }
   }
 }

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { HermesConfig } from "../../config/defaults.js";
-import type { SyncQueuedStore } from "../../state/queued-store.js";
+import type { QueuedSessionStore } from "../../state/queued-store.js";
 import type { Logger } from "../../util/log.js";
 import { CliFailure } from "../command.js";
 
@@ -21,13 +21,13 @@ export async function openChatStore(options: {
   required: boolean;
   logger: Logger;
   say: (line: string) => void;
-}): Promise<SyncQueuedStore | null> {
+}): Promise<QueuedSessionStore | null> {
   const { home, config, required, logger, say } = options;
-  const { durabilityOptions, openRecordingEngine } = await import("../../state/recording-store.js");
-  let store: SyncQueuedStore;
+  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
+  let store: QueuedSessionStore;
   try {
     // Moves an unreadable state.db aside (and says so); queues writes while another process holds it.
-    store = openRecordingEngine(home, {
+    store = openRecordingStore(home, {
       // `normal` unless `state.durability: full`: each message is still committed before the next
       // step, so a killed hermes loses nothing; only a power cut may lose the last commit.
       open: durabilityOptions(config.state),
@@ -43,22 +43,22 @@ export async function openChatStore(options: {
     say(`hermes: ${message}\nhermes: this conversation will not be saved.`);
     return null;
   }
-  importLegacySessions(store, home, logger, say);
-  if (config.sessions.auto_prune) autoPrune(store, config, logger, say);
+  await importLegacySessions(store, home, logger, say);
+  if (config.sessions.auto_prune) await autoPrune(store, config, logger, say);
   return store;
 }
 
 /** Python Hermes's `sessions/*.jsonl`, imported once; a failure is a warning, not a lost chat. */
-function importLegacySessions(
-  store: SyncQueuedStore,
+async function importLegacySessions(
+  store: QueuedSessionStore,
   home: string,
   logger: Logger,
   say: (line: string) => void,
-): void {
+): Promise<void> {
   const legacy = join(home, "sessions");
   if (!existsSync(legacy)) return;
   try {
-    const imported = store.importLegacyJsonl(legacy);
+    const imported = await store.importLegacyJsonl(legacy);
     if (imported.sessions > 0) {
       say(`hermes: imported ${imported.sessions} sessions (${imported.messages} messages) from ${legacy}`);
     }
@@ -69,14 +69,14 @@ function importLegacySessions(
 }
 
 /** `sessions.auto_prune`: old sessions go, at most every `min_interval_hours`. */
-function autoPrune(
-  store: SyncQueuedStore,
+async function autoPrune(
+  store: QueuedSessionStore,
   config: HermesConfig,
   logger: Logger,
   say: (line: string) => void,
-): void {
+): Promise<void> {
   try {
-    const pruned = store.autoPrune({
+    const pruned = await store.autoPrune({
       retentionDays: config.sessions.retention_days,
       minIntervalHours: config.sessions.min_interval_hours,
       vacuum: config.sessions.vacuum_after_prune,
@@ -99,7 +99,7 @@ const EXIT_SAVE_WAIT_MS = 30_000;
  * Writes still queued behind another process's lock get a bounded last chance at exit; Ctrl+C
  * stops the wait (close() then puts them in the unsaved-writes file and says where).
  */
-export async function saveQueuedWrites(store: SyncQueuedStore): Promise<void> {
+export async function saveQueuedWrites(store: QueuedSessionStore): Promise<void> {
   if (store.pendingWrites === 0) return;
   const stop = new AbortController();
   const onSigint = () => stop.abort();

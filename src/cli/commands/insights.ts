@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import pc from "picocolors";
-import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { type Insights, SessionStoreError } from "../../state/types.js";
 import { CliFailure, defineCommand, type HomeContext, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
@@ -65,11 +65,11 @@ async function insights(
   }
   let report: Insights;
   try {
-    const store = openSqliteStore(path, { readonly: true });
+    const store = openSessionStore(path, { readonly: true });
     try {
-      report = store.insights({ days, now, ...(flags.source ? { source: flags.source } : {}) });
+      report = await store.insights({ days, now, ...(flags.source ? { source: flags.source } : {}) });
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

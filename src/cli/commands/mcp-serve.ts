@@ -13,8 +13,8 @@ import type * as TypesModule from "@modelcontextprotocol/sdk/types.js";
 import { ChatSession } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
-import type { SyncSessionStore } from "../../state/types.js";
+import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
+import type { SessionStore } from "../../state/types.js";
 import { homeLogger, type Logger } from "../../util/log.js";
 import { hermesVersion } from "../../util/version.js";
 import { protectSecrets } from "../secrets.js";
@@ -37,7 +37,7 @@ export interface McpServeOptions {
  * the store; channels, sends, events and approvals from the running gateway) plus
  * `conversations_search` and `hermes_prompt`.
  */
-export function serveTools(store: SyncSessionStore, options: McpServeOptions): ServeTool[] {
+export function serveTools(store: SessionStore, options: McpServeOptions): ServeTool[] {
   return [
     ...storeTools(store, options.home),
     ...liveTools(options.home),
@@ -61,7 +61,7 @@ export function serveTools(store: SyncSessionStore, options: McpServeOptions): S
 }
 
 async function runPrompt(
-  store: SyncSessionStore,
+  store: SessionStore,
   options: McpServeOptions,
   prompt: string,
   sessionId: string | undefined,
@@ -102,7 +102,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
   const types = require("@modelcontextprotocol/sdk/types.js") as typeof TypesModule;
   // Conversations read back and the agent's answers leave through stdout: redacted like any surface.
   protectSecrets({ home: options.home, env: options.env, config: options.config });
-  const store = openSqliteStore(sessionStorePath(options.home));
+  const store = openSessionStore(sessionStorePath(options.home));
   // One logger for the server's life (each holds its files open); nothing is opened before a run.
   const logger =
     options.logger ??
@@ -159,6 +159,6 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
   if (options.verbose) process.stderr.write(`hermes mcp serve: ready (${tools.length} tools)\n`);
   await closed;
   await server.close().catch(() => undefined);
-  store.close();
+  await store.close();
   return 0;
 }

@@ -123,10 +123,10 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
     logger,
     warn: (message) => io.err(`hermes rl: ${message}`),
   });
-  const { durabilityOptions, openRecordingEngine } = await import("../../state/recording-store.js");
-  let store: import("../../state/queued-store.js").SyncQueuedStore | null = null;
+  const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
+  let store: import("../../state/queued-store.js").QueuedSessionStore | null = null;
   try {
-    store = openRecordingEngine(home, {
+    store = openRecordingStore(home, {
       open: durabilityOptions(config.state),
       notify: (m) => say(`hermes rl: ${m}`),
     });
@@ -199,7 +199,7 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await store?.drain(10_000);
-    store?.close();
+    await store?.close();
   }
 }
 

@@ -5,7 +5,7 @@
  * Exit 1 when nothing at all could be read from FILE.
  */
 import { resolve } from "node:path";
-import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import type { RecoveryReport } from "../../state/types.js";
 import { CliFailure } from "../command.js";
 import type { CliIo } from "../io.js";
@@ -36,19 +36,24 @@ export function formatRecovery(file: string, target: string, r: RecoveryReport):
   return lines.join("\n");
 }
 
-export function recoverFromFile(home: string, file: string, flags: { json?: boolean }, io: CliIo): number {
+export async function recoverFromFile(
+  home: string,
+  file: string,
+  flags: { json?: boolean },
+  io: CliIo,
+): Promise<number> {
   const source = resolve(file);
   const target = sessionStorePath(home);
   if (source === target) {
     throw new CliFailure(`--from must name another file than the state.db it recovers into (${target}).`, 2);
   }
-  const store = openSqliteStore(target);
+  const store = openSessionStore(target);
   let report: RecoveryReport;
   try {
     io.err(`Recovering sessions from ${source} …`);
-    report = store.recoverFrom(source);
+    report = await store.recoverFrom(source);
   } finally {
-    store.close();
+    await store.close();
   }
   io.out(
     flags.json

@@ -11,7 +11,7 @@ import { authPath, configPath, envPath, logsDir, memoriesDir, skillsDir } from "
 import { loadConfig } from "../../config/load.js";
 import { configTextProblems } from "../../config/validate.js";
 import { loadDriver } from "../../state/connection.js";
-import { openSqliteStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import { SessionStoreError } from "../../state/types.js";
 import type { DoctorLine } from "./types.js";
 
@@ -186,7 +186,7 @@ export function sqliteChecks(): DoctorLine[] {
 }
 
 /** state.db: opens, passes integrity_check, has every table, column, index and FTS table. */
-export function stateDbChecks(home: string): DoctorLine[] {
+export async function stateDbChecks(home: string): Promise<DoctorLine[]> {
   const group = "Home";
   const path = sessionStorePath(home);
   if (!existsSync(path)) {
@@ -194,11 +194,11 @@ export function stateDbChecks(home: string): DoctorLine[] {
   }
   let report: { integrity: boolean; problems: string[] };
   try {
-    const store = openSqliteStore(path, { readonly: true, retryBudgetMs: 3000 });
+    const store = openSessionStore(path, { readonly: true, retryBudgetMs: 3000 });
     try {
-      report = store.check();
+      report = await store.check();
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -236,14 +236,14 @@ export function stateDbChecks(home: string): DoctorLine[] {
       status: "fail",
       detail: `${report.problems.length} schema problem${report.problems.length === 1 ? "" : "s"}: ${report.problems.slice(0, 3).join("; ")}`,
       fix: "hermes doctor --fix (or hermes sessions repair) adds what is missing and rebuilds the search index.",
-      repair: () => {
-        const store = openSqliteStore(path, { retryBudgetMs: 10_000 });
+      repair: async () => {
+        const store = openSessionStore(path, { retryBudgetMs: 10_000 });
         try {
-          const repaired = store.repair();
+          const repaired = await store.repair();
           if (repaired.problems.length > 0) throw new Error(repaired.problems.join("; "));
           return repaired.fixed.length > 0 ? repaired.fixed.join("; ") : "schema brought up to date";
         } finally {
-          store.close();
+          await store.close();
         }
       },
     },

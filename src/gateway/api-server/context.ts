@@ -4,7 +4,7 @@
  * discovery routes (`/v1/capabilities`, `/v1/toolsets`, `/health/detailed`) report.
  */
 import type { HermesConfig } from "../../config/defaults.js";
-import type { SyncSessionStore } from "../../state/types.js";
+import type { SessionStore } from "../../state/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { ResponseStore } from "./response-store.js";
 import type { TurnRunner } from "./turns.js";
@@ -15,7 +15,7 @@ export interface RouteContext {
   turns: TurnRunner;
   responses: ResponseStore;
   /** state.db, as this server records it (sessions API, Responses transcripts). */
-  store: SyncSessionStore;
+  store: SessionStore;
   home: string;
   config: HermesConfig;
   env: Record<string, string | undefined>;

@@ -142,7 +142,7 @@ export async function createResponse(
       );
     }
     instructions ??= stored.instructions;
-    if (stored.sessionId && ctx.store.getSession(stored.sessionId)) sessionId = stored.sessionId;
+    if (stored.sessionId && (await ctx.store.getSession(stored.sessionId))) sessionId = stored.sessionId;
     // A response whose session is gone (written by another Hermes, or pruned) still carries its
     // conversation: it seeds a new session.
     else history = [...stored.conversationHistory, ...history];
@@ -184,11 +184,11 @@ export async function createResponse(
     ...(sessionId ? { sessionId } : {}),
     signal,
   };
-  const remember = (response: Json, sid: string) => {
+  const remember = async (response: Json, sid: string) => {
     if (!store) return;
     let transcript: Message[] = [];
     try {
-      transcript = ctx.store.conversation(sid);
+      transcript = await ctx.store.conversation(sid);
     } catch {
       // The session's rows may still be queued behind another writer; the id alone continues it.
     }
@@ -207,7 +207,7 @@ export async function createResponse(
         [...tools.items, messageItem(itemId, result.text, "completed")],
         result,
       );
-      remember(response, sid);
+      await remember(response, sid);
       sendJson(res, 200, response, { "x-hermes-session-id": sid });
     });
     return;
@@ -296,7 +296,7 @@ export async function createResponse(
             message: `The agent's turn failed: ${result.error ?? "unknown error"}`,
           },
         };
-        remember(failed, sid);
+        await remember(failed, sid);
         finished = true;
         emit("response.failed", { response: failed });
         res.end();
@@ -311,13 +311,13 @@ export async function createResponse(
         item: messageItem(itemId, text, "completed"),
       });
       const response = base("completed", output(text), result);
-      remember(response, sid);
+      await remember(response, sid);
       finished = true;
       emit("response.completed", { response });
       res.end();
     } finally {
       // A client that went away mid-stream can still continue from what it saw (as upstream).
-      if (!finished && sid) remember(base("incomplete", output(text)), sid);
+      if (!finished && sid) await remember(base("incomplete", output(text)), sid);
     }
   });
 }

@@ -143,7 +143,7 @@ export async function route(
       return;
     case "/v1/runs":
       expect(["POST"]);
-      runs.start(await body(), res);
+      await runs.start(await body(), res);
       return;
   }
   const one = /^\/v1\/responses\/([^/]+)$/.exec(path);

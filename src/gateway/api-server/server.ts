@@ -17,7 +17,7 @@ import { hermesLoadedNames } from "../../agent/agent.js";
 import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { durabilityOptions, openRecordingEngine } from "../../state/recording-store.js";
+import { durabilityOptions, openRecordingStore } from "../../state/recording-store.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { Logger } from "../../util/log.js";
@@ -164,7 +164,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   // lock are queued and retried instead of lost.
   // `state.durability` as the CLI honours it: without it every commit was fsynced, and with many
   // conversations at once those fsyncs, one after another on the event loop, were most of a turn.
-  const store = openRecordingEngine(options.home, {
+  const store = openRecordingStore(options.home, {
     open: durabilityOptions(options.config.state),
     notify: (message) => options.onWarning?.(`state.db: ${message}`),
   });
@@ -279,7 +279,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
-      store.close();
+      void store.close();
       responses.close();
       reject(
         error.code === "EADDRINUSE"
@@ -311,7 +311,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         server.closeAllConnections();
         await stopped;
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
-        store.close();
+        await store.close();
         responses.close();
       })();
       return closed;

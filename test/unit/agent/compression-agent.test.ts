@@ -88,9 +88,9 @@ describe("compression in the agent", () => {
 describe("compression and the session store", () => {
   it("continues in a child session with parent_session_id; the parent keeps every message", async () => {
     const { ChatSession } = await import("../../../src/agent/chat-session.js");
-    const { openSqliteStore } = await import("../../../src/state/sqlite-store.js");
+    const { openSessionStore } = await import("../../../src/state/sqlite-store.js");
     const home = mkdtempSync(join(tmpdir(), "hermes-compress-store-"));
-    const store = openSqliteStore(join(home, "state.db"));
+    const store = openSessionStore(join(home, "state.db"));
     const config = defaultConfig();
     config.model.context_length = 4000;
     config.agent.api_max_retries = 0;
@@ -115,14 +115,14 @@ describe("compression and the session store", () => {
     expect(result.text).toBe("Final answer.");
     const childId = session.id;
     expect(childId).not.toBe(parentId);
-    const parent = store.getSession(parentId);
-    const child = store.getSession(childId);
+    const parent = store.engine.getSession(parentId);
+    const child = store.engine.getSession(childId);
     expect(parent?.endReason).toBe("compression");
     expect(child?.parentSessionId).toBe(parentId);
     expect(child?.systemPrompt).toBe(parent?.systemPrompt);
     // The parent holds the whole uncompressed conversation; the child the summary onwards.
-    expect(store.conversation(parentId).length).toBeGreaterThanOrEqual(21);
-    const childMessages = store.conversation(childId);
+    expect(store.engine.conversation(parentId).length).toBeGreaterThanOrEqual(21);
+    const childMessages = store.engine.conversation(childId);
     expect(JSON.stringify(childMessages)).toContain("Answered 0-9.");
     expect(childMessages.at(-1)).toMatchObject({ role: "assistant", content: "Final answer." });
     await session.close();

@@ -9,7 +9,7 @@ import type { AgentEvent } from "../../../src/agent/events.js";
 import { sessionRecorder } from "../../../src/agent/session-recorder.js";
 import type { ChatRequest, Message } from "../../../src/ai/types.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
-import { openSqliteStore } from "../../../src/state/sqlite-store.js";
+import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import { createBuiltinRegistry } from "../../../src/tools/builtin.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
 
@@ -33,7 +33,7 @@ function setup() {
 describe("delegate_task", () => {
   it("runs a batch in children with fresh contexts and returns only their summaries", async () => {
     const { dir, config } = setup();
-    const store = openSqliteStore(join(dir, "state.db"));
+    const store = openSessionStore(join(dir, "state.db"));
     writeFileSync(join(dir, "notes.txt"), "SECRET-MARKER: only the child reads this\n");
     const transport = router((r) => {
       if (isChild(r)) {

@@ -8,7 +8,7 @@ import { cleanTitle, uniqueTitle } from "../../../src/agent/title.js";
 import { NoProviderError, resolveRuntime } from "../../../src/ai/resolve.js";
 import { readClaudeCodeToken } from "../../../src/config/claude-code.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
-import { openSqliteStore } from "../../../src/state/sqlite-store.js";
+import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import { type FakeLlm, httpError, reply, startFakeLlm } from "../../support/fake-llm.js";
 
 let llm: FakeLlm;
@@ -113,18 +113,18 @@ describe("Claude Code's login for the anthropic provider", () => {
 });
 
 describe("session titles", () => {
-  it("cleans what the title model says", () => {
+  it("cleans what the title model says", async () => {
     expect(cleanTitle('Title: "Fixing the flaky CI build."\n')).toBe("Fixing the flaky CI build");
     expect(cleanTitle("**Rust lifetimes explained**")).toBe("Rust lifetimes explained");
     expect(cleanTitle("\n\n  ")).toBeUndefined();
     expect(cleanTitle("x".repeat(300))?.length).toBe(100);
     const taken = new Set(["Topic", "Topic #2"]);
-    expect(uniqueTitle("Topic", (t) => taken.has(t))).toBe("Topic #3");
+    expect(await uniqueTitle("Topic", async (t) => taken.has(t))).toBe("Topic #3");
   });
 
   it("titles a new session after its first exchange with the auxiliary model, in the background", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hermes-title-"));
-    const store = openSqliteStore(join(dir, "state.db"));
+    const store = openSessionStore(join(dir, "state.db"));
     const config = defaultConfig();
     config.model = { ...config.model, provider: "custom", base_url: llm.url, default: "main-model" };
     config["auxiliary"] = { title_generation: { provider: "main", model: "cheap-model" } };
@@ -150,7 +150,7 @@ describe("session titles", () => {
     });
     await session.run("How do I find which commit broke the build?").result;
     await session.titleSettled();
-    expect(session.title).toBe("Hunting a regression with git bisect");
+    expect(await session.currentTitle()).toBe("Hunting a regression with git bisect");
     const titleRequest = llm.chatRequests[1]?.body as { model: string; messages: { content: string }[] };
     expect(titleRequest.model).toBe("cheap-model");
     expect(titleRequest.messages[0]?.content).toContain("How do I find which commit broke the build?");

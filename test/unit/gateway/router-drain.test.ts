@@ -27,8 +27,8 @@ import type {
   PlatformAdapter,
 } from "../../../src/gateway/platforms/types.js";
 import { PairingStore } from "../../../src/state/gateway/pairing.js";
-import { openSqliteStore } from "../../../src/state/sqlite-store.js";
-import type { SyncSessionStore } from "../../../src/state/types.js";
+import type { SqliteSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import { say } from "../../support/scripted-transport.js";
 
 class MemoryAdapter implements PlatformAdapter {
@@ -95,7 +95,7 @@ class Transport1 implements Transport {
   }
 }
 
-const stores: SyncSessionStore[] = [];
+const stores: SqliteSessionStore[] = [];
 const routers: MessageRouter[] = [];
 afterEach(async () => {
   for (const r of routers.splice(0)) await r.stop({ drainMs: 0 });
@@ -134,7 +134,7 @@ function gateway(
     agent: { ...base.agent, ...(options.agent ?? {}) },
     display: { ...base.display, busy_input_mode: options.busy ?? base.display.busy_input_mode },
   } as HermesConfig;
-  const store = openSqliteStore(join(where.home, "state.db"));
+  const store = openSessionStore(join(where.home, "state.db"));
   stores.push(store);
   const transport = new Transport1();
   const adapter = new MemoryAdapter();

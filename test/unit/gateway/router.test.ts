@@ -28,8 +28,8 @@ import type {
   SendOptions,
 } from "../../../src/gateway/platforms/types.js";
 import { PairingStore } from "../../../src/state/gateway/pairing.js";
-import { openSqliteStore } from "../../../src/state/sqlite-store.js";
-import type { SyncSessionStore } from "../../../src/state/types.js";
+import type { SqliteSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import { callTools, say } from "../../support/scripted-transport.js";
 
 /** An in-memory platform: records what the gateway sends and lets the test play the user. */
@@ -136,7 +136,7 @@ class GatedTransport implements Transport {
   }
 }
 
-const stores: SyncSessionStore[] = [];
+const stores: SqliteSessionStore[] = [];
 const routers: MessageRouter[] = [];
 afterEach(async () => {
   for (const r of routers.splice(0)) await r.stop();
@@ -166,7 +166,7 @@ function setup(
   const cwd = join(root, "work");
   mkdirSync(home);
   mkdirSync(cwd);
-  const store = openSqliteStore(join(home, "state.db"));
+  const store = openSessionStore(join(home, "state.db"));
   stores.push(store);
   const transport = new GatedTransport();
   const adapter = new MemoryAdapter();
@@ -224,7 +224,7 @@ describe("MessageRouter", () => {
     const entry = index["agent:main:telegram:dm:100"];
     expect(t.opened).toHaveLength(1);
     expect(entry.origin).toMatchObject({ platform: "telegram", chat_id: "100", user_id: "100" });
-    expect(t.store.getSession(entry.session_id)?.source).toBe("telegram");
+    expect(t.store.engine.getSession(entry.session_id)?.source).toBe("telegram");
     expect(t.adapter.log.some((e) => e.op === "typing")).toBe(true);
     expect(t.opened[0]?.toolState["cron.origin"]).toEqual({ platform: "telegram", chat_id: "100" });
   });

@@ -126,12 +126,12 @@ export async function createResponse(
     throw bad('Send either "conversation" or "previous_response_id", not both.', "conversation");
   }
   // A named conversation continues its latest response; a new name starts a new conversation.
-  const previous = named ? ctx.responses.conversation(named) : previousGiven || undefined;
+  const previous = named ? await ctx.responses.conversation(named) : previousGiven || undefined;
   let sessionId: string | undefined;
   let history = conversation.history;
   let instructions = typeof body["instructions"] === "string" ? body["instructions"] : null;
   if (previous) {
-    const stored = ctx.responses.get(previous);
+    const stored = await ctx.responses.get(previous);
     if (!stored) {
       throw bad(
         `Unknown previous_response_id "${previous}". The API server keeps the latest ${ctx.responses.capacity} ` +
@@ -192,8 +192,8 @@ export async function createResponse(
     } catch {
       // The session's rows may still be queued behind another writer; the id alone continues it.
     }
-    ctx.responses.put(id, { sessionId: sid, response, conversationHistory: transcript, instructions });
-    if (named) ctx.responses.setConversation(named, id);
+    await ctx.responses.put(id, { sessionId: sid, response, conversationHistory: transcript, instructions });
+    if (named) await ctx.responses.setConversation(named, id);
   };
   const tools = new ToolItems();
 
@@ -323,15 +323,15 @@ export async function createResponse(
 }
 
 /** `GET /v1/responses/{id}`. */
-export function getResponse(ctx: RouteContext, id: string, res: ServerResponse): void {
-  const stored = ctx.responses.get(id);
+export async function getResponse(ctx: RouteContext, id: string, res: ServerResponse): Promise<void> {
+  const stored = await ctx.responses.get(id);
   if (!stored) throw notFound(id);
   sendJson(res, 200, stored.response);
 }
 
 /** `DELETE /v1/responses/{id}`: forgets the stored response (the session stays in state.db). */
-export function deleteResponse(ctx: RouteContext, id: string, res: ServerResponse): void {
-  if (!ctx.responses.delete(id)) throw notFound(id);
+export async function deleteResponse(ctx: RouteContext, id: string, res: ServerResponse): Promise<void> {
+  if (!(await ctx.responses.delete(id))) throw notFound(id);
   sendJson(res, 200, { id, object: "response.deleted", deleted: true });
 }
 

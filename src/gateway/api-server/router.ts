@@ -150,8 +150,8 @@ export async function route(
   if (one?.[1]) {
     expect(["GET", "DELETE"]);
     const id = decodeURIComponent(one[1]);
-    if (method === "GET") getResponse(ctx, id, res);
-    else deleteResponse(ctx, id, res);
+    if (method === "GET") await getResponse(ctx, id, res);
+    else await deleteResponse(ctx, id, res);
     return;
   }
   const run = /^\/v1\/runs\/([^/]+)(\/events|\/stop|\/approval)?$/.exec(path);

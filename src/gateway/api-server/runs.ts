@@ -84,7 +84,7 @@ export class RunRegistry {
     let systemPrompt = input.systemPrompt;
     const previous = body["previous_response_id"];
     if (typeof previous === "string" && previous && !sessionId) {
-      const stored = this.ctx.responses.get(previous);
+      const stored = await this.ctx.responses.get(previous);
       if (stored?.sessionId && (await this.ctx.store.getSession(stored.sessionId)))
         sessionId = stored.sessionId;
       if (stored?.instructions && typeof body["instructions"] !== "string") {

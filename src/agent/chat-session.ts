@@ -625,6 +625,8 @@ export class ChatSession {
       });
     }
     if (this.store) {
+      // What the recorder is still writing (a turn cut short) lands before the session is ended.
+      await this.current.listenersSettled();
       try {
         await this.store.endSession(this.id, reason);
       } catch (error) {

@@ -18,7 +18,7 @@ const ROOT = resolve(import.meta.dirname, "../../..");
 /** The store module a child should import, and the node flags that make it importable. */
 function storeEntry(): { url: string; execArgv: string[] } {
   const dist = join(ROOT, "dist/lib/index.js");
-  if (existsSync(dist) && readFileSync(dist, "utf8").includes("openSqliteStore")) {
+  if (existsSync(dist) && readFileSync(dist, "utf8").includes("openSessionStore")) {
     return { url: pathToFileURL(dist).href, execArgv: [] };
   }
   const tsx = createRequire(import.meta.url).resolve("tsx");
@@ -31,8 +31,8 @@ function storeEntry(): { url: string; execArgv: string[] } {
 const CHILD = `
 import { createInterface } from "node:readline";
 const [entry, path, shared, own, name, turnsArg, single] = process.argv.slice(2);
-const { openSqliteStore } = await import(entry);
-const store = openSqliteStore(path, { busyTimeoutMs: 50, retryBudgetMs: 60000 });
+const { openSessionStore } = await import(entry);
+const store = openSessionStore(path, { busyTimeoutMs: 50, retryBudgetMs: 60000 });
 process.stdout.write("ready\\n");
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) if (line === "go") break;
@@ -45,12 +45,12 @@ for (let t = 0; t < turns; t++) {
     { role: "assistant", content: name + " turn " + t + " answer" },
   ];
   // The shared session gets each message as the turn produces it; the own session a batch per turn.
-  for (const m of turn) store.appendMessage(shared, m);
-  if (single === "1") for (const m of turn) store.appendMessage(own, m);
-  else store.appendMessages(own, turn);
-  store.recordUsage(shared, { inputTokens: 10, outputTokens: 1 });
+  for (const m of turn) await store.appendMessage(shared, m);
+  if (single === "1") for (const m of turn) await store.appendMessage(own, m);
+  else await store.appendMessages(own, turn);
+  await store.recordUsage(shared, { inputTokens: 10, outputTokens: 1 });
 }
-store.close();
+await store.close();
 process.stdout.write("done\\n");
 `;
 

@@ -77,7 +77,7 @@ export async function batchThroughputBench(): Promise<BenchRow[]> {
         );
       }
     } finally {
-      store.close();
+      await store.close();
     }
     return PROMPTS / ((performance.now() - started) / 1000);
   };

@@ -112,10 +112,10 @@ export async function reviewLatencyBench(): Promise<BenchRow[]> {
     await plain.session.close();
     await reviewed.session.close();
   }
-  const reviews = reviewed.store.listSessions({ source: "review", limit: 1000 }).length;
+  const reviews = (await reviewed.store.listSessions({ source: "review", limit: 1000 })).length;
   const saved = readFileSync(join(reviewed.home, "memories", "USER.md"), "utf8").split("\n§\n").length;
-  plain.store.close();
-  reviewed.store.close();
+  await plain.store.close();
+  await reviewed.store.close();
   await llm.close();
   const expected = (BLOCKS + 1) * TURNS_PER_BLOCK;
   // A row about reviews that never ran would measure nothing: say so loudly.

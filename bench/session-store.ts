@@ -24,8 +24,8 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Message } from "../src/ai/types.js";
-import { openSessionStore } from "../src/state/sqlite-store.js";
-import type { SessionStore } from "../src/state/types.js";
+import { openSqliteStore } from "../src/state/sqlite-store.js";
+import type { SyncSessionStore } from "../src/state/types.js";
 
 export const GENERATOR_VERSION = 1;
 
@@ -200,7 +200,7 @@ export function corpus(target: number): Corpus {
   const tmp = `${base}.tmp.db`;
   for (const p of [tmp, `${tmp}-wal`, `${tmp}-shm`]) rmSync(p, { force: true });
   let clock = 1_700_000_000;
-  const store = openSessionStore(tmp, { durability: "normal", now: () => clock });
+  const store = openSqliteStore(tmp, { durability: "normal", now: () => clock });
   const g = new TextGen(42);
   let written = 0;
   let n = 0;
@@ -261,7 +261,7 @@ const median = (values: number[]) => percentile(values, 50);
 
 function appendRate(batched: boolean, turns: number): number {
   const dir = mkdtempSync(join(tmpdir(), "hermes-bench-store-"));
-  const store = openSessionStore(join(dir, "state.db"));
+  const store = openSqliteStore(join(dir, "state.db"));
   const g = new TextGen(7);
   try {
     const session = store.createSession({ source: "cli" });
@@ -329,7 +329,7 @@ function latency(runs: number, fn: () => void): Latency {
   return { p50: median(samples), p95: percentile(samples, 95), samples };
 }
 
-export function searchLatencies(store: SessionStore, runs: number): Map<string, Latency> {
+export function searchLatencies(store: SyncSessionStore, runs: number): Map<string, Latency> {
   const out = new Map<string, Latency>();
   for (const q of QUERIES)
     out.set(
@@ -405,7 +405,7 @@ export async function sessionStoreBench(options: SessionStoreBenchOptions = {}):
     const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
     const c = corpus(size);
     process.stderr.write(`session store: search at ${label} messages…\n`);
-    const store = openSessionStore(c.db, { readonly: true });
+    const store = openSqliteStore(c.db, { readonly: true });
     let ours: Map<string, Latency>;
     try {
       ours = searchLatencies(store, searchRuns);

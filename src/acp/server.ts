@@ -144,7 +144,7 @@ export class AcpServer {
       return { sessionId: session.id, configOptions: session.configOptions() };
     });
     app.onRequest("session/load", async ({ params }) => {
-      const stored = this.options.store.getSession(params.sessionId);
+      const stored = await this.options.store.getSession(params.sessionId);
       if (!stored) throw RequestError.resourceNotFound(params.sessionId);
       const open = this.sessions.get(params.sessionId);
       if (open) await this.close(open);
@@ -321,9 +321,9 @@ export class AcpServer {
     return { registry: this.shared.registry, ...(this.shared.mcp ? { ready: this.shared.mcp.ready } : {}) };
   }
 
-  private list(cwd: string | undefined, cursor: string | undefined): ListSessionsResponse {
+  private async list(cwd: string | undefined, cursor: string | undefined): Promise<ListSessionsResponse> {
     const offset = cursor && /^\d+$/.test(cursor) ? Number(cursor) : 0;
-    const rows = this.options.store.listSessions({ source: ACP_SOURCE, limit: PAGE + 1, offset });
+    const rows = await this.options.store.listSessions({ source: ACP_SOURCE, limit: PAGE + 1, offset });
     const sessions: SessionInfo[] = rows
       .slice(0, PAGE)
       .filter((r) => !cwd || r.cwd === cwd)

@@ -28,6 +28,7 @@ import { estimateTokens, shouldCompress } from "./compression/index.js";
 import { compressHistory, learnWindowFromOverflow } from "./context-upkeep.js";
 import { type DelegationHost, delegationLimits, mayDelegate, runDelegation } from "./delegation.js";
 import { startSessionEnvironment } from "./environment-start.js";
+import { EventListeners } from "./event-listeners.js";
 import type { AgentEvent, AgentEventListener } from "./events.js";
 import { ToolLoopGuard } from "./guardrails.js";
 import { hookedToolCall, inputText, withApiRequestHook, withTurnContext } from "./hook-points.js";
@@ -75,7 +76,7 @@ export class AIAgent {
   private readonly registry: ToolRegistry;
   private readonly runtime: ToolRuntime;
   private readonly ownsRuntime: boolean;
-  private readonly listeners = new Set<AgentEventListener>();
+  private readonly listeners = new EventListeners();
   private readonly history: Message[];
   private readonly toolSession: Map<string, unknown>;
   private readonly approvals: ApprovalPolicy;
@@ -189,8 +190,7 @@ export class AIAgent {
 
   /** Subscribes to every event of every run; returns the unsubscribe function. */
   on(listener: AgentEventListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   /** The session's system prompt, built once (resolves the provider on first use). */
@@ -256,18 +256,17 @@ export class AIAgent {
     const emit = (event: AgentEvent) => {
       if (event.type === "usage") this.addUsage(event.usage);
       stream.push(event);
-      for (const listener of this.listeners) {
-        try {
-          listener(event);
-        } catch {
-          // A failing consumer must not break the turn or the other consumers.
-        }
-      }
+      this.listeners.broadcast(event);
     };
-    const result = this.execute(input, controller, emit).finally(() => {
-      this.controller = null;
-      stream.end();
-    });
+    const result = this.execute(input, controller, emit)
+      .then(async (outcome) => {
+        await this.listenersSettled();
+        return outcome;
+      })
+      .finally(() => {
+        this.controller = null;
+        stream.end();
+      });
     return { result, [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator]() };
   }
 
@@ -482,6 +481,7 @@ export class AIAgent {
       },
       unknownToolMisses: this.unknownToolMisses,
       emit: withApiRequestHook(this.hooks, () => this.hookInfo(), emit),
+      settled: () => this.listeners.settled(),
     };
   }
 
@@ -568,21 +568,20 @@ export class AIAgent {
   async compress(options: { focus?: string } = {}): Promise<CompressionReport> {
     if (this.controller) throw new Error("A turn is running; compress after it finishes.");
     const frozen = await this.prepare();
-    const report = await this.compressHistory(frozen, (event) => this.broadcast(event), {
+    const report = await this.compressHistory(frozen, (event) => this.listeners.broadcast(event), {
       force: true,
       ...(options.focus ? { focus: options.focus } : {}),
     });
+    await this.listenersSettled();
     return report;
   }
 
-  private broadcast(event: AgentEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A failing consumer must not break the others.
-      }
-    }
+  /**
+   * Settles when the work listeners returned for the events so far has (the session recorder's
+   * writes): what the turns so far said is then in the store. Never rejects.
+   */
+  listenersSettled(): Promise<void> {
+    return this.listeners.settled();
   }
 
   private async compressHistory(

@@ -99,12 +99,12 @@ export class ChatSession {
         );
       }
       if (options.resume !== undefined) {
-        target = store.resolveSession(options.resume);
+        target = await store.resolveSession(options.resume);
       } else {
         const title = typeof options.continueLast === "string" ? options.continueLast : undefined;
         target = title
-          ? store.latestSession({ title })
-          : store.latestSession({ source: options.source ?? "cli" });
+          ? await store.latestSession({ title })
+          : await store.latestSession({ source: options.source ?? "cli" });
         if (!target) {
           throw new SessionStoreError(
             "not_found",
@@ -118,7 +118,7 @@ export class ChatSession {
     const session = new ChatSession(options, store);
     if (target) {
       session.wasResumed = true;
-      session.switchTo(session.seedFrom(target));
+      session.switchTo(await session.seedFrom(target));
     } else {
       session.switchTo({
         id: options.newSessionId ?? newSessionId(),
@@ -136,8 +136,9 @@ export class ChatSession {
     return this.current.sessionId;
   }
 
-  get title(): string | null {
-    return this.record()?.title ?? null;
+  /** The stored title (null: none, or nothing recorded yet). */
+  async currentTitle(): Promise<string | null> {
+    return (await this.loadRecord())?.title ?? null;
   }
 
   get resumed(): boolean {
@@ -164,8 +165,8 @@ export class ChatSession {
   }
 
   /** The stored row, or null when sessions are not recorded or nothing has been said yet. */
-  record(): SessionRecord | null {
-    return this.store?.getSession(this.id) ?? null;
+  async loadRecord(): Promise<SessionRecord | null> {
+    return (await this.store?.getSession(this.id)) ?? null;
   }
 
   /** A turn for `input`: text, or text and image parts (images attached by the user). */
@@ -203,7 +204,7 @@ export class ChatSession {
   /** Ends the current session and starts an empty one. */
   async newSession(title?: string): Promise<void> {
     this.assertIdle("start a new session");
-    if (title && this.titleTaken(title)) {
+    if (title && (await this.titleTaken(title))) {
       throw new SessionStoreError("title_taken", `The title "${title}" is already used by another session.`);
     }
     await this.retire("new_session");
@@ -216,11 +217,11 @@ export class ChatSession {
   async resume(ref: string): Promise<SessionRecord> {
     this.assertIdle("resume another session");
     const store = this.requireStore("resume a session");
-    const target = store.resolveSession(ref);
+    const target = await store.resolveSession(ref);
     if (target.id === this.id) return target;
     await this.retire("switched");
     this.wasResumed = true;
-    this.switchTo(this.seedFrom(target));
+    this.switchTo(await this.seedFrom(target));
     return target;
   }
 
@@ -228,19 +229,19 @@ export class ChatSession {
   async branch(name?: string): Promise<SessionRecord> {
     this.assertIdle("branch");
     const store = this.requireStore("branch a session");
-    if (!store.getSession(this.id)) {
+    if (!(await store.getSession(this.id))) {
       throw new SessionStoreError("invalid", "Nothing to branch yet: say something first.");
     }
-    const fork = store.branchSession(
+    const fork = await store.branchSession(
       this.id,
       name ? { title: name, source: this.source } : { source: this.source },
     );
     if (fork.systemPrompt === null && this.prompt !== undefined) {
-      store.updateSession(fork.id, { systemPrompt: this.prompt });
+      await store.updateSession(fork.id, { systemPrompt: this.prompt });
     }
     await this.retire("branched");
-    this.switchTo(this.seedFrom(store.getSession(fork.id) ?? fork));
-    return store.getSession(fork.id) ?? fork;
+    this.switchTo(await this.seedFrom((await store.getSession(fork.id)) ?? fork));
+    return (await store.getSession(fork.id)) ?? fork;
   }
 
   /** Takes back the last `turns` user turns (default 1). */
@@ -249,9 +250,9 @@ export class ChatSession {
     const n = Math.max(1, Math.floor(turns));
     let result: { removed: number; userText: string | null };
     let messages: Message[];
-    if (this.store?.getSession(this.id)) {
-      result = this.store.undoTurns(this.id, n);
-      messages = this.loadConversation(this.store, this.id);
+    if (this.store && (await this.store.getSession(this.id))) {
+      result = await this.store.undoTurns(this.id, n);
+      messages = await this.loadConversation(this.store, this.id);
     } else {
       const cut = undoInMemory(this.current.messages, n);
       result = { removed: cut.removed, userText: cut.userText };
@@ -268,9 +269,9 @@ export class ChatSession {
   }
 
   /** Sets or clears the title; throws `title_taken` when another session has it. */
-  setTitle(title: string | null): SessionRecord {
+  async setTitle(title: string | null): Promise<SessionRecord> {
     const store = this.requireStore("title a session");
-    if (!store.getSession(this.id)) {
+    if (!(await store.getSession(this.id))) {
       // Nothing said yet: create the row now so the title is kept; the recorder fills in the
       // system prompt when the first turn freezes it.
       return store.createSession({
@@ -323,8 +324,8 @@ export class ChatSession {
     await this.rebuild({ messages: [...this.current.messages] });
     const prompt = await this.current.systemPrompt();
     this.prompt = prompt;
-    if (this.store?.getSession(this.id)) {
-      this.store.updateSession(this.id, { systemPrompt: prompt });
+    if (this.store && (await this.store.getSession(this.id))) {
+      await this.store.updateSession(this.id, { systemPrompt: prompt });
     }
   }
 
@@ -371,7 +372,7 @@ export class ChatSession {
     this.modelName = next.model;
     await this.rebuild({ messages: [...this.current.messages] });
     try {
-      this.store?.updateSession(this.id, { model: this.modelName });
+      await this.store?.updateSession(this.id, { model: this.modelName });
     } catch (error) {
       this.warn(
         `the model switch was not recorded: ${error instanceof Error ? error.message : String(error)}`,
@@ -379,13 +380,23 @@ export class ChatSession {
     }
   }
 
-  listSessions(limit = 20): SessionSummary[] {
+  async listSessions(limit = 20): Promise<SessionSummary[]> {
     // Subagent sessions belong to their parent; `hermes sessions list --all` shows them.
-    return this.store?.listSessions({ limit, excludeSources: ["subagent"] }) ?? [];
+    return (await this.store?.listSessions({ limit, excludeSources: ["subagent"] })) ?? [];
   }
 
-  usageReport(): UsageReport {
-    const row = this.record();
+  /** The model and how full its context is: what a reply's footer shows, known without the store. */
+  contextReport(): Pick<UsageReport, "model" | "contextTokens" | "contextLength"> {
+    return {
+      model: this.modelName,
+      contextTokens: this.tally.lastContext,
+      // The configured window, else the one the agent plans with (the catalog or the endpoint).
+      contextLength: this.options.config?.model.context_length ?? this.agent.contextLength ?? null,
+    };
+  }
+
+  async usageReport(): Promise<UsageReport> {
+    const row = await this.loadRecord();
     const status = row ? knownStatus(row.costStatus) : this.tally.costStatus;
     const usage: Usage = row
       ? {
@@ -397,14 +408,11 @@ export class ChatSession {
         }
       : { ...this.tally.usage };
     return {
-      model: this.modelName,
+      ...this.contextReport(),
       usage,
       apiCalls: row ? row.apiCallCount : this.tally.apiCalls,
       costUsd: row ? (row.actualCostUsd ?? row.estimatedCostUsd) : this.tally.costUsd,
       costStatus: status,
-      contextTokens: this.tally.lastContext,
-      // The configured window, else the one the agent plans with (the catalog or the endpoint).
-      contextLength: this.options.config?.model.context_length ?? this.agent.contextLength ?? null,
     };
   }
 
@@ -421,18 +429,18 @@ export class ChatSession {
     await this.runtime.dispose();
   }
 
-  private seedFrom(record: SessionRecord): AgentSeed {
+  private async seedFrom(record: SessionRecord): Promise<AgentSeed> {
     const store = this.requireStore("resume a session");
     // A session that was never ended needs no write (the API server opens one per request).
-    if (record.endedAt !== null || record.endReason !== null) store.reopenSession(record.id);
+    if (record.endedAt !== null || record.endReason !== null) await store.reopenSession(record.id);
     return {
       id: record.id,
-      messages: this.loadConversation(store, record.id),
+      messages: await this.loadConversation(store, record.id),
       ...(record.systemPrompt !== null ? { systemPrompt: record.systemPrompt } : {}),
     };
   }
 
-  private loadConversation(store: SessionStore, id: string): Message[] {
+  private loadConversation(store: SessionStore, id: string): Promise<Message[]> {
     return loadRepairedConversation(store, id, {
       ...(this.options.logger ? { logger: this.options.logger } : {}),
       ...(this.options.onWarning ? { onWarning: this.options.onWarning } : {}),
@@ -529,13 +537,13 @@ export class ChatSession {
     const first = users[0];
     if (users.length !== 1 || !first) return;
     const id = this.id;
-    if (store.getSession(id)?.title) return;
     const controller = new AbortController();
     this.titleAbort = controller;
     const config = this.current.config;
     const env = this.options.env ?? process.env;
     this.titling = (async () => {
       try {
+        if ((await store.getSession(id))?.title) return;
         const chain = resolveAuxiliaryChain("title_generation", {
           config,
           env,
@@ -548,11 +556,8 @@ export class ChatSession {
           maxTokens: 40,
         });
         const title = cleanTitle(text);
-        if (!title || store.getSession(id)?.title) return;
-        store.setTitle(
-          id,
-          uniqueTitle(title, (t) => this.titleTaken(t)),
-        );
+        if (!title || (await store.getSession(id))?.title) return;
+        await store.setTitle(id, await uniqueTitle(title, (t) => this.titleTaken(t)));
       } catch {
         // Best effort: the session stays untitled, as when no model can be reached.
       }
@@ -620,8 +625,10 @@ export class ChatSession {
       });
     }
     if (this.store) {
+      // What the recorder is still writing (a turn cut short) lands before the session is ended.
+      await this.current.listenersSettled();
       try {
-        this.store.endSession(this.id, reason);
+        await this.store.endSession(this.id, reason);
       } catch (error) {
         // A session whose turn never started has no row: nothing to end (asked by the write itself
         // rather than a read before it, one statement fewer per API request).
@@ -632,9 +639,9 @@ export class ChatSession {
     await this.current.close();
   }
 
-  private titleTaken(title: string): boolean {
+  private async titleTaken(title: string): Promise<boolean> {
     try {
-      return this.store?.resolveSession(title).title === title;
+      return (await this.store?.resolveSession(title))?.title === title;
     } catch {
       return false;
     }

@@ -135,4 +135,9 @@ export type AgentEvent =
       usage: Usage;
     };
 
-export type AgentEventListener = (event: AgentEvent) => void;
+/**
+ * A consumer of a turn's events, called synchronously as each happens. One that stores what it sees
+ * (the session recorder) returns a promise for that work: the turn's `result` settles only after
+ * every such promise has, so what a finished turn said is in the store when the caller looks.
+ */
+export type AgentEventListener = (event: AgentEvent) => unknown;

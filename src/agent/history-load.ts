@@ -9,17 +9,17 @@ import type { Message } from "../ai/types.js";
 import type { SessionStore } from "../state/types.js";
 import type { Logger } from "../util/log.js";
 
-export function loadRepairedConversation(
+export async function loadRepairedConversation(
   store: SessionStore,
   id: string,
   options: { logger?: Logger; onWarning?: (message: string) => void },
-): Message[] {
-  const repair = repairHistory(store.conversation(id));
+): Promise<Message[]> {
+  const repair = repairHistory(await store.conversation(id));
   if (!repairChanged(repair)) return repair.messages;
   const log = options.logger?.child({ component: "agent", sessionId: id });
   if (repair.appended) {
     try {
-      store.appendMessages(id, repair.appended);
+      await store.appendMessages(id, repair.appended);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       log?.warning(`Could not save the repaired history: ${why}`);

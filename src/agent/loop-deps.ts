@@ -86,6 +86,13 @@ export interface LoopDeps extends ModelCallDeps {
    * warning, and the turn goes on with the history as it is.
    */
   checkpoint?(): Promise<void>;
+  /**
+   * Settles when what the event listeners store for the events so far is stored (the session
+   * recorder's writes to an asynchronous store). The loop waits for it before each step, a model
+   * call or a tool call, so every message is in the store before the step after it runs. Must not
+   * reject.
+   */
+  settled?(): Promise<void>;
 }
 
 /** `deps` with every injected function held to its contract (see the module comment). */

@@ -94,6 +94,7 @@ export async function runLoop(
     state.iteration++;
     const withTools = state.forcedSummary === null && deps.tools.length > 0;
     deps.emit({ type: "turn_start", iteration: state.iteration });
+    await deps.settled?.();
     const reply = await callModelSettled(messages, deps, state.model, withTools, signal);
     if (reply.type !== "reply") return modelStopped(reply, state, deps, append);
 
@@ -329,6 +330,8 @@ async function runToolCalls(
   await runWaves(planWaves(planned), async (index) => {
     const p = prepared[index]!;
     const name = p.call.function.name;
+    // The call and the results before it are stored before the tool runs.
+    await deps.settled?.();
     const started = Date.now();
     deps.emit({ type: "tool_start", callId: p.call.id, name, args: p.args });
     let outcome = await toolOutcome(p, known, deps, signal);

@@ -1,9 +1,14 @@
 /**
  * Session persistence as a consumer of the agent's event stream: a new session's row (with the
  * system prompt frozen at `session_start`) is written in one transaction with its first message,
- * and every message is written the moment the agent appends it, so a crash mid-turn loses at most
- * the message in flight. Each usage report is priced at the
- * model the session runs now and added to the row's cost.
+ * and every message is written as the agent appends it, so a crash mid-turn loses at most the
+ * message in flight. Each usage report is priced at the model the session runs now and added to
+ * the row's cost.
+ *
+ * The store is asynchronous: the events that write are handled one after another on a chain, so
+ * writes land in the order the events happened whatever the backend, and the listener returns the
+ * chain's promise (the agent's turn result waits for it, see event-listeners.ts). With SQLite each
+ * write is in the file a microtask after its event, before the turn goes on to any I/O.
  */
 import { estimateUsageCost, type PricingOverrides } from "../ai/pricing.js";
 import {
@@ -33,7 +38,7 @@ export interface RecorderOptions {
 }
 
 /** Returns the event listener that records one session (attach it with `agent.on`). */
-export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) => void {
+export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) => Promise<void> | undefined {
   const { store } = options;
   const reported = new Set<string>();
   let sessionId: string | null = null;
@@ -44,9 +49,9 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
   // A model call counts once, whether or not the provider reported token usage for it.
   let callUncounted = false;
 
-  const guard = (what: string, fn: () => void) => {
+  const guard = async (what: string, fn: () => Promise<void>) => {
     try {
-      fn();
+      await fn();
     } catch (error) {
       const message = `Could not ${what} in ${store.path}: ${error instanceof Error ? error.message : String(error)}`;
       if (!reported.has(message)) {
@@ -59,48 +64,56 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
   // A new session's row, written with its first message (one commit, not two): see "message".
   let pendingRow: NewSession | undefined;
   /** Creates the row of a new session, dropping a title that is taken (with a warning). */
-  const createRow = (write: (input: NewSession) => void) => {
+  const createRow = async (write: (input: NewSession) => Promise<unknown>) => {
     const input = pendingRow;
     if (!input) return;
     pendingRow = undefined;
     try {
-      write(input);
+      await write(input);
     } catch (error) {
       if (!input.title || !(error instanceof SessionStoreError && error.code === "title_taken")) throw error;
       const { title: _taken, ...untitled } = input;
-      write(untitled);
+      await write(untitled);
       options.onError?.(`The title "${input.title}" is taken; the session was saved without one.`);
     }
   };
   /** Writes a new session's row now, before a write that needs it (usage, compression, the end of a turn). */
-  const ensureRow = () => {
-    if (pendingRow) guard("record the session", () => createRow((input) => store.createSession(input)));
+  const ensureRow = async () => {
+    if (pendingRow) await guard("record the session", () => createRow((input) => store.createSession(input)));
   };
 
   // A usage report waiting for the assistant message of its model call (see "message").
   let pendingUsage: UsageDelta | undefined;
-  const flushUsage = () => {
+  const flushUsage = async () => {
     const usage = pendingUsage;
     pendingUsage = undefined;
     const id = sessionId;
     if (usage && id) {
-      ensureRow();
-      guard("save token usage", () => store.recordUsage(id, usage));
+      await ensureRow();
+      await guard("save token usage", () => store.recordUsage(id, usage));
     }
   };
 
+  // The events that write, handled in order; `tail` settles when the last one has been.
+  let tail: Promise<void> = Promise.resolve();
   return (event) => {
+    if (!WRITES.has(event.type)) return undefined;
+    tail = tail.then(() => handle(event));
+    return tail;
+  };
+
+  async function handle(event: AgentEvent): Promise<void> {
     switch (event.type) {
       case "session_start":
-        guard("record the session", () => {
+        await guard("record the session", async () => {
           sessionId = event.sessionId;
           model = event.model;
           systemPrompt = event.systemPrompt;
-          const existing = store.getSession(event.sessionId);
+          const existing = await store.getSession(event.sessionId);
           if (existing) {
             // Reopened and updated in one write (one commit per session start, not two).
             const ended = existing.endedAt !== null || existing.endReason !== null;
-            store.updateSession(existing.id, {
+            await store.updateSession(existing.id, {
               model: event.model,
               ...(existing.systemPrompt === null ? { systemPrompt: event.systemPrompt } : {}),
               ...(ended ? { endedAt: null, endReason: null } : {}),
@@ -128,11 +141,11 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
       case "compression":
         if (sessionId) {
           const parent = sessionId;
-          ensureRow();
-          guard("continue the compressed session", () => {
-            const parentRow = store.getSession(parent);
+          await ensureRow();
+          await guard("continue the compressed session", async () => {
+            const parentRow = await store.getSession(parent);
             // One transaction: a crash here leaves the old session whole or the new one complete.
-            store.continueSession(
+            await store.continueSession(
               parent,
               {
                 id: event.childSessionId,
@@ -166,34 +179,34 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
           const row = pendingRow;
           if (row) {
             try {
-              createRow((input) => store.startSession(input, message, usage ? { usage } : {}));
+              await createRow((input) => store.startSession(input, message, usage ? { usage } : {}));
               saved = true;
             } catch {
               // Written one after the other below, so each failure is told for what it is.
               pendingRow = row;
-              ensureRow();
+              await ensureRow();
             }
           }
           if (!saved)
-            guard("save a message", () => {
-              store.appendMessage(id, message, usage ? { usage } : {});
+            await guard("save a message", async () => {
+              await store.appendMessage(id, message, usage ? { usage } : {});
               saved = true;
             });
           if (usage) {
             pendingUsage = undefined;
             callUncounted = false;
-            if (!saved) guard("save token usage", () => store.recordUsage(id, usage));
+            if (!saved) await guard("save token usage", () => store.recordUsage(id, usage));
           }
         }
         return;
       case "turn_start":
-        flushUsage();
+        await flushUsage();
         callUncounted = true;
         return;
       case "usage":
         if (sessionId) {
           // A second report for the same call: the first one is written on its own.
-          flushUsage();
+          await flushUsage();
           const apiCalls = callUncounted ? 1 : 0;
           callUncounted = false;
           // A fallback provider's answer is priced as that provider's model.
@@ -220,22 +233,33 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
         }
         return;
       case "turn_end":
-        ensureRow();
-        flushUsage();
+        await ensureRow();
+        await flushUsage();
         if (sessionId && callUncounted) {
           const id = sessionId;
           callUncounted = false;
-          guard("save token usage", () =>
+          await guard("save token usage", () =>
             store.recordUsage(id, { inputTokens: 0, outputTokens: 0, apiCalls: 1 }),
           );
         }
         return;
       case "done":
         // A turn that ended before its first message still leaves the session's row.
-        ensureRow();
+        await ensureRow();
         return;
       default:
         return;
     }
-  };
+  }
 }
+
+/** The events the recorder acts on; the rest (text deltas, tool progress…) pass by untouched. */
+const WRITES: ReadonlySet<AgentEvent["type"]> = new Set([
+  "session_start",
+  "compression",
+  "message",
+  "turn_start",
+  "usage",
+  "turn_end",
+  "done",
+]);

@@ -50,11 +50,11 @@ export function cleanTitle(reply: string): string | undefined {
 }
 
 /** `base`, or `base #2`, `base #3`… the first one `taken` says is free. */
-export function uniqueTitle(base: string, taken: (title: string) => boolean): string {
-  if (!taken(base)) return base;
+export async function uniqueTitle(base: string, taken: (title: string) => Promise<boolean>): Promise<string> {
+  if (!(await taken(base))) return base;
   for (let n = 2; n < 1000; n++) {
     const candidate = `${base} #${n}`;
-    if (!taken(candidate)) return candidate;
+    if (!(await taken(candidate))) return candidate;
   }
   return `${base} #${Date.now()}`;
 }

@@ -124,8 +124,8 @@ const usageCommand: CommandDef = {
   description: "tokens, API calls, cost and context used this session",
   category: "Info",
   availableWhileRunning: true,
-  run(_args, ctx) {
-    ctx.reply(...formatUsage(ctx.session.usageReport(), ctx.paint));
+  async run(_args, ctx) {
+    ctx.reply(...formatUsage(await ctx.session.usageReport(), ctx.paint));
   },
 };
 
@@ -134,13 +134,14 @@ const statusCommand: CommandDef = {
   description: "session, model, directory, and what is running or queued",
   category: "Info",
   availableWhileRunning: true,
-  run(_args, ctx) {
+  async run(_args, ctx) {
     const session = ctx.session;
+    const record = await session.loadRecord();
     ctx.reply(
       ...formatStatus(
         {
           id: session.id,
-          title: session.title,
+          title: record?.title ?? null,
           model: session.model,
           provider: session.provider,
           cwd: session.agent.cwd,
@@ -148,7 +149,7 @@ const statusCommand: CommandDef = {
           runningSeconds: ctx.turnSeconds,
           queued: ctx.queue.list(),
           messages: session.agent.messages.length,
-          recorded: session.record() !== null,
+          recorded: record !== null,
           toolProgress: ctx.settings.toolProgress,
           busyMode: ctx.settings.busyMode,
           yolo: ctx.settings.yolo,

@@ -87,10 +87,10 @@ export function runtimeFooter(display: unknown, platform: string, facts: () => F
 
 /** The facts of a conversation for its footer: the model, how full its context is, its cwd. */
 export function sessionFooterFacts(
-  session: Pick<CommandSession, "usageReport" | "agent">,
+  session: Pick<CommandSession, "contextReport" | "agent">,
   home: string | undefined,
 ): FooterFacts {
-  const report = session.usageReport();
+  const report = session.contextReport();
   return {
     model: report.model,
     contextTokens: report.contextTokens,

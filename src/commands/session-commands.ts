@@ -8,8 +8,8 @@ import { formatRecap, formatSessionList } from "./format.js";
 import type { CommandContext, CommandDef } from "./types.js";
 
 /** Titles of recent sessions, for completing `/resume` and `/title` arguments. */
-function recentTitles(ctx: CommandContext): string[] {
-  const titles = resumable(ctx, 50)
+async function recentTitles(ctx: CommandContext): Promise<string[]> {
+  const titles = (await resumable(ctx, 50))
     .map((s) => s.title)
     .filter((t): t is string => typeof t === "string" && t !== "");
   return [...new Set(titles)];
@@ -47,10 +47,10 @@ const titleCommand: CommandDef = {
   category: "Session",
   availableWhileRunning: true,
   completeArgs: (_prefix, ctx) => recentTitles(ctx),
-  run(args, ctx) {
+  async run(args, ctx) {
     const s = ctx.paint;
     if (!args) {
-      const title = ctx.session.title;
+      const title = await ctx.session.currentTitle();
       ctx.reply(
         title
           ? `Title: ${s.bold(title)}`
@@ -58,7 +58,7 @@ const titleCommand: CommandDef = {
       );
       return;
     }
-    const record = ctx.session.setTitle(args);
+    const record = await ctx.session.setTitle(args);
     ctx.reply(`Title set: ${s.bold(record.title ?? args)}`);
   },
 };
@@ -69,12 +69,12 @@ const titleCommand: CommandDef = {
  * shared group cannot open someone's private conversation). Rows recorded without a user (older
  * gateway sessions) stay reachable from the terminal only.
  */
-function resumable(
+async function resumable(
   ctx: CommandContext,
   limit: number,
 ): ReturnType<CommandContext["session"]["listSessions"]> {
   // A chat looks further back: the terminal's sessions in between are skipped.
-  const all = ctx.session.listSessions(ctx.surface.kind === "chat" ? Math.max(limit, 500) : limit);
+  const all = await ctx.session.listSessions(ctx.surface.kind === "chat" ? Math.max(limit, 500) : limit);
   const shown =
     ctx.surface.kind === "chat"
       ? all.filter((r) => r.source === ctx.surface.platform && !!r.userId && r.userId === ctx.surface.userId)
@@ -90,7 +90,7 @@ const resumeCommand: CommandDef = {
   completeArgs: (_prefix, ctx) => recentTitles(ctx),
   async run(args, ctx) {
     // The same numbered list as /sessions (the current session marked), so its numbers work here.
-    const recent = resumable(ctx, 15);
+    const recent = await resumable(ctx, 15);
     let ref = args;
     if (!ref) {
       if (!recent.some((r) => r.id !== ctx.session.id)) {
@@ -118,7 +118,7 @@ const resumeCommand: CommandDef = {
     if (ctx.surface.kind === "chat") {
       // A chat reaches only its platform's sessions, never the terminal's by id or title.
       const wanted = ref.toLowerCase();
-      const own = resumable(ctx, 500).find((r) => r.id === ref || r.title?.toLowerCase() === wanted);
+      const own = (await resumable(ctx, 500)).find((r) => r.id === ref || r.title?.toLowerCase() === wanted);
       if (!own) {
         ctx.reply(`No ${ctx.surface.platform} session is called "${ref}". /sessions lists them.`);
         return;
@@ -139,8 +139,8 @@ const sessionsCommand: CommandDef = {
   description: "list recent sessions",
   category: "Session",
   availableWhileRunning: true,
-  run(_args, ctx) {
-    const list = resumable(ctx, 15);
+  async run(_args, ctx) {
+    const list = await resumable(ctx, 15);
     ctx.reply(
       ctx.paint.bold("Recent sessions"),
       ...formatSessionList(list, ctx.session.id, ctx.now(), ctx.paint),

@@ -38,7 +38,8 @@ export type CommandGroup = "Session" | "Turn" | "Settings" | "Info" | "Exit";
  */
 export interface CommandSession {
   readonly id: string;
-  readonly title: string | null;
+  /** The stored title (null: none, or nothing recorded yet). */
+  currentTitle(): Promise<string | null>;
   readonly model: string;
   readonly provider: string;
   /** Replaced after newSession/resume/branch/undo/setModel. */
@@ -58,7 +59,7 @@ export interface CommandSession {
       onDone: (result: DelegationResult) => void,
     ): Promise<{ id: string; sessionId: string }>;
   };
-  record(): SessionRecord | null;
+  loadRecord(): Promise<SessionRecord | null>;
   interrupt(): void;
   steer(text: string): void;
   newSession(title?: string): Promise<void>;
@@ -66,7 +67,7 @@ export interface CommandSession {
   branch(name?: string): Promise<SessionRecord>;
   undo(turns?: number): Promise<{ removed: number; userText: string | null }>;
   retryText(): Promise<string | null>;
-  setTitle(title: string | null): SessionRecord;
+  setTitle(title: string | null): Promise<SessionRecord>;
   setModel(model: string): Promise<void>;
   /** The personality asked for this session; undefined means `display.personality`. */
   readonly personality: string | undefined;
@@ -79,8 +80,10 @@ export interface CommandSession {
   compress(focus?: string): Promise<CompressionReport>;
   /** The message `/<skill-name> [request]` sends, or undefined when no such skill exists. */
   skillMessage(name: string, request?: string): Promise<string | undefined>;
-  listSessions(limit?: number): SessionSummary[];
-  usageReport(): UsageReport;
+  listSessions(limit?: number): Promise<SessionSummary[]>;
+  usageReport(): Promise<UsageReport>;
+  /** The model and how full its context is (no store read): what a reply's footer shows. */
+  contextReport(): Pick<UsageReport, "model" | "contextTokens" | "contextLength">;
   /** The tools' shared resources (the task's browser, shells). */
   readonly toolRuntime: ToolRuntime;
 }

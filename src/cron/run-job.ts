@@ -195,7 +195,7 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       signal?.removeEventListener("abort", stop);
       await session.close("cron_complete");
       await store?.drain(RUN_SAVE_WAIT_MS);
-      store?.close();
+      await store?.close();
     }
   };
 }

@@ -54,17 +54,18 @@ export async function runChatCommand(
   const sends: string[] = [];
   const session = conversation.session;
   let before = session.id;
-  const changed = () => {
+  const changed = async (): Promise<void> => {
     conversation.sessionChanged(before);
-    if (conversation.id !== before) {
-      sink.send("session", {
-        session_id: conversation.id,
-        title: conversation.session.title,
-        // A new session has no stored row (nor transcript) until its first message.
-        stored: conversation.session.record() !== null,
-      });
-      before = conversation.id;
-    }
+    if (conversation.id === before) return;
+    const id = conversation.id;
+    before = id;
+    const record = await conversation.session.loadRecord();
+    sink.send("session", {
+      session_id: id,
+      title: record?.title ?? null,
+      // A new session has no stored row (nor transcript) until its first message.
+      stored: record !== null,
+    });
   };
   const ctx: CommandContext = {
     surface: { kind: "chat", platform: "dashboard", isAdmin: true, chatType: "dm", userId: "dashboard" },
@@ -100,9 +101,11 @@ export async function runChatCommand(
     },
     newSession: async (title) => {
       await session.newSession(title);
-      changed();
+      await changed();
     },
-    sessionChanged: changed,
+    sessionChanged: () => {
+      void changed();
+    },
     registry: commands(),
     toolsets: options.toolsets,
     chat: {
@@ -116,6 +119,6 @@ export async function runChatCommand(
     now: () => Date.now() / 1000,
   };
   await dispatchInput(commands(), text, ctx);
-  changed();
+  await changed();
   return sends;
 }

@@ -208,7 +208,7 @@ export function chatApi(deps: ChatApiDeps): ChatApi {
     try {
       sink.send("session", {
         session_id: conversation.id,
-        title: conversation.session.title,
+        title: await conversation.session.currentTitle(),
         resumed: conversation.session.resumed,
       });
       let inputs = [text];

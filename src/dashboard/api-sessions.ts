@@ -36,9 +36,9 @@ function storeError(error: unknown): never {
   throw error;
 }
 
-function sessionOf(store: SessionStore, id: string): SessionRecord {
+async function sessionOf(store: SessionStore, id: string): Promise<SessionRecord> {
   if (!SESSION_ID.test(id)) throw new ApiError(400, "not a session id");
-  const session = store.getSession(id);
+  const session = await store.getSession(id);
   if (!session) throw new ApiError(404, `no session ${JSON.stringify(id)}`);
   return session;
 }
@@ -167,9 +167,11 @@ export function sessionRoutes(store: SessionStore, now: () => number = Date.now)
       path: "/api/sessions/:id",
       summary:
         "one session and its transcript (messages with tool calls and tool results; ?inactive=1 adds undone ones)",
-      handler: ({ params, query }) => {
-        const session = sessionOf(store, params["id"] ?? "");
-        const messages = store.getMessages(session.id, { includeInactive: query.get("inactive") === "1" });
+      handler: async ({ params, query }) => {
+        const session = await sessionOf(store, params["id"] ?? "");
+        const messages = await store.getMessages(session.id, {
+          includeInactive: query.get("inactive") === "1",
+        });
         return {
           json: {
             session: { ...brief(session), system_prompt: session.systemPrompt },
@@ -194,19 +196,19 @@ export function sessionRoutes(store: SessionStore, now: () => number = Date.now)
       path: "/api/sessions/:id/lineage",
       summary:
         "a session's ancestors (compression parents, branch sources) and children (continuations, branches, subagents)",
-      handler: ({ params }) => {
-        const session = sessionOf(store, params["id"] ?? "");
+      handler: async ({ params }) => {
+        const session = await sessionOf(store, params["id"] ?? "");
         const ancestors: Record<string, unknown>[] = [];
         const seen = new Set([session.id]);
         let parent = session.parentSessionId;
         while (parent && !seen.has(parent) && ancestors.length < 100) {
           seen.add(parent);
-          const row = store.getSession(parent);
+          const row = await store.getSession(parent);
           if (!row) break;
           ancestors.push(brief(row));
           parent = row.parentSessionId;
         }
-        const children = store.listSessions({
+        const children = await store.listSessions({
           parentSessionId: session.id,
           limit: 200,
           includeArchived: true,
@@ -218,10 +220,10 @@ export function sessionRoutes(store: SessionStore, now: () => number = Date.now)
       method: "GET",
       path: "/api/sessions/:id/export",
       summary: "the session as one JSONL line, the format of `hermes sessions export` (a download)",
-      handler: ({ params }) => {
-        const session = sessionOf(store, params["id"] ?? "");
+      handler: async ({ params }) => {
+        const session = await sessionOf(store, params["id"] ?? "");
         const lines: string[] = [];
-        for (const exported of store.exportSessions({ sessionId: session.id }))
+        for await (const exported of store.exportSessions({ sessionId: session.id }))
           lines.push(exportLine(exported));
         return {
           download: `${lines.join("\n")}\n`,
@@ -235,7 +237,7 @@ export function sessionRoutes(store: SessionStore, now: () => number = Date.now)
       path: "/api/sessions/:id",
       summary: 'rename: body {"title": "..."} ({"title": null} clears it)',
       handler: async ({ params, body }) => {
-        const session = sessionOf(store, params["id"] ?? "");
+        const session = await sessionOf(store, params["id"] ?? "");
         const title = body["title"] === null ? null : field(body, "title");
         try {
           const renamed = await store.setTitle(session.id, title);
@@ -251,7 +253,7 @@ export function sessionRoutes(store: SessionStore, now: () => number = Date.now)
       path: "/api/sessions/:id",
       summary: "delete a session and its messages (its children keep living, unparented)",
       handler: async ({ params }) => {
-        const session = sessionOf(store, params["id"] ?? "");
+        const session = await sessionOf(store, params["id"] ?? "");
         try {
           const { messages } = await store.deleteSession(session.id);
           forgetFacets();

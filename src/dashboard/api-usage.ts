@@ -5,13 +5,10 @@
  * aggregated in SQLite).
  */
 import type { SessionStore } from "../state/types.js";
-import type { UsageSeries, UsageSeriesOptions } from "../state/usage-series.js";
 import { intParam, type Route } from "./http.js";
 
-/** The store the route reads: insights, and the per-day series when the store has it. */
-export type UsageStore = Pick<SessionStore, "insights"> & {
-  usageSeries?: (options?: UsageSeriesOptions) => UsageSeries | Promise<UsageSeries>;
-};
+/** The store the route reads: insights and the per-day series. */
+export type UsageStore = Pick<SessionStore, "insights" | "usageSeries">;
 
 const EMPTY_DAY = {
   apiCalls: 0,
@@ -38,8 +35,8 @@ export function usageRoutes(store: UsageStore): Route[] {
         // Awaited, so the route reads a store whose queries answer promises as well.
         const totals = await store.insights(options);
         // The same window as insights, so a day's numbers add up to the totals.
-        const series = await store.usageSeries?.({ ...options, now: totals.until });
-        const byDay = new Map(series?.days.map((d) => [d.day, d]) ?? []);
+        const series = await store.usageSeries({ ...options, now: totals.until });
+        const byDay = new Map(series.days.map((d) => [d.day, d]) ?? []);
         const perDay = totals.perDay.map((d) => {
           const extra = byDay.get(d.day);
           return {

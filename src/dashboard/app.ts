@@ -141,7 +141,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
     });
   } catch (error) {
     await chat.close();
-    store.close();
+    await store.close();
     throw error;
   }
   return {
@@ -150,7 +150,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
     close: async () => {
       await chat.close();
       await server.close();
-      store.close();
+      await store.close();
     },
   };
 }

@@ -230,7 +230,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       });
       stops.push(async () => {
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
-        store.close();
+        await store.close();
       });
       sessionOptions = {
         config,

@@ -21,6 +21,7 @@ import type { Message } from "../ai/types.js";
 import { onProcessExit } from "../util/exit-reaper.js";
 import { redactJson, redactText } from "../util/redact.js";
 import { newSessionId } from "../util/session-id.js";
+import { AsyncSessionStore } from "./async-store.js";
 import { validateMessage } from "./codec.js";
 import { pendingRecord } from "./pending-record.js";
 import { sanitizeTitle } from "./titles.js";
@@ -32,6 +33,7 @@ import {
   type SessionStore,
   SessionStoreError,
   type SqliteSessionStoreHandle,
+  type SyncSessionStore,
   type UsageDelta,
 } from "./types.js";
 import {
@@ -62,8 +64,8 @@ export interface QueuedStoreOptions {
   redact?: (text: string) => string;
 }
 
-/** A `SessionStore` that queues writes while another process holds the lock. */
-export interface QueuedSessionStore extends SessionStore {
+/** What the write queue adds to a store: its backlog and ways to write it out. */
+interface QueueControls {
   /** Writes accepted but not in the file yet (queued or failed). */
   readonly pendingWrites: number;
   /** Messages among them. */
@@ -76,6 +78,12 @@ export interface QueuedSessionStore extends SessionStore {
    */
   drain(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
 }
+
+/** A `SessionStore` that queues writes while another process holds the lock. */
+export interface QueuedSessionStore extends SessionStore, QueueControls {}
+
+/** The write queue's synchronous engine (behind `QueuedSessionStore`). */
+export type SyncQueuedStore = SyncSessionStore & QueueControls;
 
 interface Entry {
   write: QueuedWrite;
@@ -101,15 +109,34 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Wraps an open SQLite store; closing the result closes it. */
+/** Wraps an open SQLite engine; closing the result closes it. */
 export function queuedSessionStore(
   inner: SqliteSessionStoreHandle,
   options: QueuedStoreOptions,
-): QueuedSessionStore {
-  return new WriteQueueStore(inner, options);
+): AsyncQueuedStore {
+  return new AsyncQueuedStore(new WriteQueueStore(inner, options));
 }
 
-class WriteQueueStore implements QueuedSessionStore {
+/** The asynchronous contract over the queue; the backlog controls pass straight through. */
+export class AsyncQueuedStore extends AsyncSessionStore<SyncQueuedStore> implements QueuedSessionStore {
+  get pendingWrites(): number {
+    return this.engine.pendingWrites;
+  }
+
+  get pendingMessages(): number {
+    return this.engine.pendingMessages;
+  }
+
+  flush(): boolean {
+    return this.engine.flush();
+  }
+
+  drain(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    return this.engine.drain(timeoutMs, signal);
+  }
+}
+
+class WriteQueueStore implements SyncQueuedStore {
   private readonly queue: Entry[] = [];
   /** Records of sessions created while queued, so existence checks see them. */
   private readonly pendingSessions = new Map<string, SessionRecord>();
@@ -583,12 +610,12 @@ class WriteQueueStore implements QueuedSessionStore {
     return this.inner.around(sessionId, messageId, window);
   }
 
-  listSessions(filter?: Parameters<SessionStore["listSessions"]>[0]) {
+  listSessions(filter?: Parameters<SyncSessionStore["listSessions"]>[0]) {
     this.assertOpen();
     return this.inner.listSessions(filter);
   }
 
-  search(options: Parameters<SessionStore["search"]>[0]) {
+  search(options: Parameters<SyncSessionStore["search"]>[0]) {
     this.assertOpen();
     return this.inner.search(options);
   }
@@ -613,9 +640,14 @@ class WriteQueueStore implements QueuedSessionStore {
     return this.inner.check();
   }
 
-  insights(options?: Parameters<SessionStore["insights"]>[0]) {
+  insights(options?: Parameters<SyncSessionStore["insights"]>[0]) {
     this.assertOpen();
     return this.inner.insights(options);
+  }
+
+  usageSeries(options?: Parameters<SyncSessionStore["usageSeries"]>[0]) {
+    this.assertOpen();
+    return this.inner.usageSeries(options);
   }
 
   // ---- writes that depend on what is in the file: they wait for the queue first ----------------

@@ -14,8 +14,13 @@
 import { existsSync } from "node:fs";
 import { checkHeader } from "./connection.js";
 import { isStaleEmptyFile, type Quarantined, quarantineFile } from "./quarantine.js";
-import { type QueuedSessionStore, type QueuedStoreOptions, queuedSessionStore } from "./queued-store.js";
-import { openSessionStore, sessionStorePath } from "./sqlite-store.js";
+import {
+  type AsyncQueuedStore,
+  type QueuedStoreOptions,
+  queuedSessionStore,
+  type SyncQueuedStore,
+} from "./queued-store.js";
+import { openSqliteStore, sessionStorePath } from "./sqlite-store.js";
 import { type OpenOptions, SessionStoreError, type SqliteSessionStoreHandle } from "./types.js";
 
 export interface RecordingStoreOptions extends Omit<QueuedStoreOptions, "recoveryDir"> {
@@ -43,7 +48,7 @@ function isCorrupt(error: unknown): boolean {
  * comment). Throws what `openSessionStore` throws otherwise (`locked` when even reading is blocked
  * past the retry budget; `invalid` when the directory cannot be written).
  */
-export function openRecordingStore(home: string, options: RecordingStoreOptions): QueuedSessionStore {
+export function openRecordingStore(home: string, options: RecordingStoreOptions): AsyncQueuedStore {
   const path = sessionStorePath(home);
   const clock = options.clock ?? (() => new Date());
   let moved: { files: Quarantined; why: string } | undefined;
@@ -76,10 +81,15 @@ export function openRecordingStore(home: string, options: RecordingStoreOptions)
   return queuedSessionStore(inner, { ...options, recoveryDir: home });
 }
 
+/** `openRecordingStore`'s synchronous engine, for callers not yet on the asynchronous contract. */
+export function openRecordingEngine(home: string, options: RecordingStoreOptions): SyncQueuedStore {
+  return openRecordingStore(home, options).engine;
+}
+
 function openProbed(path: string, options: OpenOptions | undefined): SqliteSessionStoreHandle {
   // A recording store commits every few hundred milliseconds for as long as the session runs:
   // its WAL checkpoints go to a worker thread instead of into one of those commits.
-  const store = openSessionStore(path, { checkpointInBackground: true, ...options });
+  const store = openSqliteStore(path, { checkpointInBackground: true, ...options });
   try {
     store.probe();
     return store;

@@ -1,6 +1,8 @@
 /**
  * The SQLite session store (`state.db`), file-compatible with Python Hermes (schema v17, see
- * schema.ts). `openSessionStore` is the only way in; the native driver is loaded inside it.
+ * schema.ts). `openSessionStore` (the asynchronous `SessionStore` contract every layer uses) and
+ * `openSqliteStore` (the synchronous engine under it, for the state package and its tests) are the
+ * only ways in; the native driver is loaded inside them.
  *
  * Durability: WAL journal with `synchronous=FULL` by default, so a message is on disk (the WAL is
  * fsynced at commit) when `appendMessage` returns, and survives power loss, not just a crash of the
@@ -19,6 +21,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Message } from "../ai/types.js";
 import { newSessionId } from "../util/session-id.js";
+import { AsyncSessionStore } from "./async-store.js";
 import { rowToSession, rowToStoredMessage, storedToMessage } from "./codec.js";
 import { connect, corruptError, memoryDb } from "./connection.js";
 import { StoreContext, type StoreShape } from "./context.js";
@@ -69,11 +72,11 @@ import {
   type SessionFilter,
   type SessionRecord,
   type SessionStats,
-  type SessionStore,
   SessionStoreError,
   type SessionSummary,
   type SqliteSessionStoreHandle,
   type StoredMessage,
+  type SyncSessionStore,
   type UsageDelta,
 } from "./types.js";
 import { replayUnsaved } from "./unsaved-writes.js";
@@ -92,13 +95,24 @@ export function sessionStorePath(home: string): string {
   return join(home, "state.db");
 }
 
+/** The SQLite store behind the asynchronous contract, with its synchronous engine (`engine`). */
+export type SqliteSessionStore = AsyncSessionStore<SqliteSessionStoreHandle>;
+
 /**
- * Opens (creating when missing, unless `readonly`) the store at `path`. Throws
+ * Opens (creating when missing, unless `readonly`) the store at `path` behind the asynchronous
+ * `SessionStore` contract. Opening itself is synchronous and throws as `openSqliteStore` does.
+ */
+export function openSessionStore(path: string, options: OpenOptions = {}): SqliteSessionStore {
+  return new AsyncSessionStore(openSqliteStore(path, options));
+}
+
+/**
+ * Opens (creating when missing, unless `readonly`) the synchronous engine at `path`. Throws
  * `SessionStoreError`: `corrupt` for a file that is not a readable database (left untouched),
  * `locked` when another process holds it past the retry budget, `not_found` for a read-only open
  * of a missing file.
  */
-export function openSessionStore(path: string, options: OpenOptions = {}): SqliteSessionStoreHandle {
+export function openSqliteStore(path: string, options: OpenOptions = {}): SqliteSessionStoreHandle {
   const readonly = options.readonly ?? false;
   const retryBudgetMs = options.retryBudgetMs ?? 10_000;
   const synchronous = options.durability === "normal" ? "NORMAL" : "FULL";
@@ -130,7 +144,7 @@ export function openSessionStore(path: string, options: OpenOptions = {}): Sqlit
       ctx.checkpointer = new WalCheckpointer({ path, synchronous });
       db.pragma(`wal_autocheckpoint = ${SAFETY_PAGES}`);
     }
-    return new SqliteSessionStore(ctx, problems);
+    return new SqliteEngine(ctx, problems);
   } catch (error) {
     ctx.close();
     throw error;
@@ -174,7 +188,7 @@ export function readShape(ctx: StoreContext): StoreShape {
   };
 }
 
-type SessionPatch = Parameters<SessionStore["updateSession"]>[1];
+type SessionPatch = Parameters<SyncSessionStore["updateSession"]>[1];
 
 const PATCH_COLUMNS: Record<keyof SessionPatch, string> = {
   model: "model",
@@ -204,7 +218,7 @@ export function mergeCostStatus(stored: string | null, next: SessionCostStatus |
   return COST_STATUS_RANK[stored as SessionCostStatus] >= COST_STATUS_RANK[next] ? stored : next;
 }
 
-class SqliteSessionStore implements SqliteSessionStoreHandle {
+class SqliteEngine implements SqliteSessionStoreHandle {
   constructor(
     private readonly ctx: StoreContext,
     /** Schema problems met while opening (reported again by `check`). */

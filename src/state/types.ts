@@ -294,30 +294,34 @@ export interface OpenOptions {
 
 /**
  * The session store behind every surface (`openSessionStore` in `sqlite-store.ts` returns the SQLite
- * implementation). Every method is synchronous; writers take `BEGIN IMMEDIATE` with jittered retry,
- * so several processes can write one file at once. Methods that take an id throw
- * `SessionStoreError("not_found")` for an unknown one.
+ * implementation). Every method is asynchronous, so a backend whose driver is asynchronous only
+ * (PostgreSQL) can stand behind the same contract; the SQLite implementation does its work
+ * synchronously inside the call and hands back a settled promise (see async-store.ts). Failures
+ * are rejections, never synchronous throws. Methods that take an id reject with
+ * `SessionStoreError("not_found")` for an unknown one. Callers await every write before the next
+ * step that depends on it: a turn's messages land in the order they were awaited.
  */
 export interface SessionStore {
   readonly path: string;
-  close(): void;
+  /** Releases the connection (SQLite: closes the file before the promise is made). */
+  close(): Promise<void>;
 
-  createSession(input: NewSession): SessionRecord;
+  createSession(input: NewSession): Promise<SessionRecord>;
   /**
    * Creates the session and appends its first message (with that model call's `usage`) in one
    * transaction: one commit where `createSession` then `appendMessage` take two. Throws as either
    * would (an existing id, a taken title, a malformed message), writing nothing. Returns the
    * message's id (provisional, negative, when queued behind another process's lock).
    */
-  startSession(input: NewSession, first: Message, options?: { usage?: UsageDelta }): number;
-  getSession(id: string): SessionRecord | null;
+  startSession(input: NewSession, first: Message, options?: { usage?: UsageDelta }): Promise<number>;
+  getSession(id: string): Promise<SessionRecord | null>;
   /**
    * Finds a session by id, unique id prefix, exact title, or a lineage base title ("work" finds the
    * newest of "work", "work #2", …). Throws `not_found` or `ambiguous` (message lists candidates).
    */
-  resolveSession(ref: string): SessionRecord;
+  resolveSession(ref: string): Promise<SessionRecord>;
   /** The most recently active session, optionally of one source or one title lineage. */
-  latestSession(filter?: { source?: SessionSource; title?: string }): SessionRecord | null;
+  latestSession(filter?: { source?: SessionSource; title?: string }): Promise<SessionRecord | null>;
   updateSession(
     id: string,
     patch: Partial<
@@ -326,15 +330,15 @@ export interface SessionStore {
         "model" | "systemPrompt" | "endedAt" | "endReason" | "archived" | "cwd" | "gitBranch"
       >
     >,
-  ): void;
+  ): Promise<void>;
   /** Sets or clears (`null`) the title; throws `title_taken` when another session has it. */
-  setTitle(id: string, title: string | null): SessionRecord;
+  setTitle(id: string, title: string | null): Promise<SessionRecord>;
   /** The first free title of a lineage: "work" → "work #2" → "work #3" ("work #2" counts as base "work"). */
-  nextLineageTitle(title: string): string;
+  nextLineageTitle(title: string): Promise<string>;
   /** Marks the session ended (`ended_at`, `end_reason`). */
-  endSession(id: string, reason: string): void;
+  endSession(id: string, reason: string): Promise<void>;
   /** Clears `ended_at`/`end_reason` when a session is resumed. */
-  reopenSession(id: string): void;
+  reopenSession(id: string): Promise<void>;
   /**
    * Continues `parentId` as a new session holding `messages` (after compression), in one
    * transaction: the parent is ended with `reason` (default `compression`), the child created and
@@ -345,10 +349,10 @@ export interface SessionStore {
     child: NewSession & { parentSessionId: string },
     messages: Message[],
     reason?: string,
-  ): SessionRecord;
+  ): Promise<SessionRecord>;
 
   /**
-   * Appends one message at once (durable before it returns) and bumps the counters. Returns its id.
+   * Appends one message at once (durable before the promise settles) and bumps the counters. Returns its id.
    * `usage` (the model call that produced the message) is added in the same transaction, as
    * `recordUsage` would: one commit instead of two per model call.
    */
@@ -356,62 +360,69 @@ export interface SessionStore {
     sessionId: string,
     message: Message,
     options?: { timestamp?: number; tokenCount?: number; usage?: UsageDelta },
-  ): number;
+  ): Promise<number>;
   /** Appends several messages in one transaction. */
-  appendMessages(sessionId: string, messages: Message[]): number[];
-  recordUsage(sessionId: string, delta: UsageDelta): void;
+  appendMessages(sessionId: string, messages: Message[]): Promise<number[]>;
+  recordUsage(sessionId: string, delta: UsageDelta): Promise<void>;
   /** Messages in order; inactive (undone) ones only with `includeInactive`. */
-  getMessages(sessionId: string, options?: { includeInactive?: boolean }): StoredMessage[];
+  getMessages(sessionId: string, options?: { includeInactive?: boolean }): Promise<StoredMessage[]>;
   /** The active messages as the agent sends them (no ids or timestamps). */
-  conversation(sessionId: string): Message[];
+  conversation(sessionId: string): Promise<Message[]>;
   /**
    * Marks the last `turns` user turns (each user message and everything after it) inactive and bumps
    * `rewind_count`. Returns how many messages were hidden and the text of the earliest undone user
    * message (what `/retry` sends again).
    */
-  undoTurns(sessionId: string, turns: number): { removed: number; userText: string | null };
+  undoTurns(sessionId: string, turns: number): Promise<{ removed: number; userText: string | null }>;
   /** A new session holding a copy of the active messages, `parent_session_id` = the source. */
-  branchSession(id: string, options?: { title?: string; source?: SessionSource }): SessionRecord;
+  branchSession(id: string, options?: { title?: string; source?: SessionSource }): Promise<SessionRecord>;
 
-  listSessions(filter?: SessionFilter): SessionSummary[];
-  search(options: SearchOptions): SearchHit[];
+  listSessions(filter?: SessionFilter): Promise<SessionSummary[]>;
+  search(options: SearchOptions): Promise<SearchHit[]>;
   /** Active messages around one message of a session: `window` before and after it (default 5). */
-  around(sessionId: string, messageId: number, window?: number): StoredMessage[];
+  around(sessionId: string, messageId: number, window?: number): Promise<StoredMessage[]>;
   /** The most recently active sessions (at least one message, not archived) with previews, for browsing. */
-  recent(limit?: number, excludeSessionId?: string): SessionSummary[];
+  recent(limit?: number, excludeSessionId?: string): Promise<SessionSummary[]>;
 
   /** Deletes a session and its messages; children keep living with `parent_session_id` cleared. */
-  deleteSession(id: string): { messages: number };
+  deleteSession(id: string): Promise<{ messages: number }>;
   /**
    * Sessions that `prune` would delete: ended, and started, ended and last active more than
    * `olderThanDays` ago. Sessions never ended are kept. Children of a pruned session keep living
    * with `parent_session_id` cleared.
    */
-  prunable(options: { olderThanDays: number; source?: SessionSource }): SessionSummary[];
-  prune(options: { olderThanDays: number; source?: SessionSource }): { sessions: number; messages: number };
+  prunable(options: { olderThanDays: number; source?: SessionSource }): Promise<SessionSummary[]>;
+  prune(options: { olderThanDays: number; source?: SessionSource }): Promise<{
+    sessions: number;
+    messages: number;
+  }>;
   /**
    * `sessions.auto_prune`: `prune` at most once per `minIntervalHours` across processes (marker in
    * `state_meta`), then VACUUM when `vacuum` and something was pruned.
    */
-  autoPrune(options: { retentionDays: number; minIntervalHours: number; vacuum: boolean }): {
+  autoPrune(options: { retentionDays: number; minIntervalHours: number; vacuum: boolean }): Promise<{
     skipped: boolean;
     sessions: number;
     vacuumed: boolean;
-  };
-  exportSessions(filter?: { sessionId?: string; source?: SessionSource }): Iterable<ExportedSession>;
-  stats(): SessionStats;
+  }>;
+  exportSessions(filter?: { sessionId?: string; source?: SessionSource }): AsyncIterable<ExportedSession>;
+  stats(): Promise<SessionStats>;
   /** FTS segment merge, then VACUUM. */
-  optimize(): { bytesBefore: number; bytesAfter: number };
+  optimize(): Promise<{ bytesBefore: number; bytesAfter: number }>;
   /** Read-only health check: integrity, FTS consistency, counters. */
-  check(): RepairReport;
+  check(): Promise<RepairReport>;
   /** Fixes what `check` finds that can be fixed in place (FTS rebuild, columns, counters). */
-  repair(): RepairReport;
-  insights(options?: InsightsOptions): Insights;
+  repair(): Promise<RepairReport>;
+  insights(options?: InsightsOptions): Promise<Insights>;
+  /** Per-day (and per-day-and-model) tokens, cost and tool calls for charts (usage-series.ts). */
+  usageSeries(
+    options?: import("./usage-series-types.js").UsageSeriesOptions,
+  ): Promise<import("./usage-series-types.js").UsageSeries>;
   /**
    * Imports legacy JSONL transcripts (`sessions/*.jsonl` in the home) once; a marker in `state_meta`
    * keeps it from running twice. Unreadable lines are skipped and counted.
    */
-  importLegacyJsonl(dir: string): { sessions: number; messages: number; skipped: number };
+  importLegacyJsonl(dir: string): Promise<{ sessions: number; messages: number; skipped: number }>;
   /**
    * `hermes sessions repair --from FILE`: copies the sessions and messages that can still be read
    * from another state.db (a moved-aside damaged one, a Python Hermes file) or from an
@@ -419,13 +430,28 @@ export interface SessionStore {
    * here is skipped with its messages, never merged or overwritten. Throws `not_found` for a
    * missing file; a file with nothing readable returns a report with `readable: false`.
    */
-  recoverFrom(file: string): RecoveryReport;
+  recoverFrom(file: string): Promise<RecoveryReport>;
 }
+
+/** `T`'s methods with their promises taken off: what a synchronous engine returns directly. */
+export type Synchronous<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : T[K];
+};
+
+/**
+ * The SQLite engine's own surface: `SessionStore` with every method synchronous (writers take
+ * `BEGIN IMMEDIATE` with jittered retry, so several processes can write one file at once). Only
+ * the state package (the write queue, recovery, the async adapter) and its tests use it; every
+ * other layer goes through `SessionStore`.
+ */
+export type SyncSessionStore = Omit<Synchronous<SessionStore>, "exportSessions"> & {
+  exportSessions(filter?: { sessionId?: string; source?: SessionSource }): Iterable<ExportedSession>;
+};
 
 /**
  * The SQLite store plus what the write queue (queued-store.ts) needs beyond the contract.
  */
-export interface SqliteSessionStoreHandle extends SessionStore {
+export interface SqliteSessionStoreHandle extends SyncSessionStore {
   /** Runs `fn` with another lock budget (see `StoreContext.withRetryBudget`). */
   withRetryBudget<T>(budgetMs: number, busyMs: number, fn: () => T): T;
   /** `appendMessages` with the timestamps the messages were produced at (queued writes keep theirs). */
@@ -438,10 +464,6 @@ export interface SqliteSessionStoreHandle extends SessionStore {
    * `QUICK_CHECK_MAX_BYTES`, otherwise a read of the pages every session write goes through.
    */
   probe(): void;
-  /** Per-day (and per-day-and-model) tokens, cost and tool calls for charts (usage-series.ts). */
-  usageSeries(
-    options?: import("./usage-series-types.js").UsageSeriesOptions,
-  ): import("./usage-series-types.js").UsageSeries;
 }
 
 /** What `recoverFrom` brought back. */

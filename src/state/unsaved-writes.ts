@@ -16,12 +16,12 @@ import { emptyReport } from "./salvage.js";
 import type {
   NewSession,
   RecoveryReport,
-  SessionStore,
   SqliteSessionStoreHandle,
+  SyncSessionStore,
   UsageDelta,
 } from "./types.js";
 
-export type SessionPatch = Parameters<SessionStore["updateSession"]>[1];
+export type SessionPatch = Parameters<SyncSessionStore["updateSession"]>[1];
 
 export interface TimedMessage {
   message: Message;

@@ -81,7 +81,7 @@ export const sessionSearchTool = defineTool({
   emoji: "🕰️",
   // check() only sees env and config, not the context that carries the store, so a run without
   // a store gets the tool and an explanatory error from the handler.
-  handler(args, ctx) {
+  async handler(args, ctx) {
     const store = ctx.sessionStore;
     if (!store) {
       return {
@@ -98,18 +98,18 @@ export const sessionSearchTool = defineTool({
         };
       }
       if (sessionRef) {
-        const session = resolve(store, sessionRef);
+        const session = await resolve(store, sessionRef);
         if ("error" in session) return session;
         return args.around_message_id !== undefined
-          ? scroll(store, session, args.around_message_id, args.window ?? DEFAULT_WINDOW)
-          : read(store, session);
+          ? await scroll(store, session, args.around_message_id, args.window ?? DEFAULT_WINDOW)
+          : await read(store, session);
       }
       const limit = Math.min(Math.max(args.limit ?? DEFAULT_LIMIT, 1), MAX_LIMIT);
       const query = args.query?.trim() ?? "";
-      if (query === "") return browse(store, limit, ctx.sessionId);
+      if (query === "") return await browse(store, limit, ctx.sessionId);
       const roles = parseRoles(args.role_filter);
       if (roles !== undefined && !Array.isArray(roles)) return roles;
-      return discover(store, {
+      return await discover(store, {
         query,
         limit,
         sort: args.sort ?? "relevance",
@@ -126,11 +126,11 @@ export const sessionSearchTool = defineTool({
   },
 });
 
-function resolve(store: SessionStore, ref: string): SessionRecord | { error: string } {
-  const exact = store.getSession(ref);
+async function resolve(store: SessionStore, ref: string): Promise<SessionRecord | { error: string }> {
+  const exact = await store.getSession(ref);
   if (exact) return exact;
   try {
-    return store.resolveSession(ref);
+    return await store.resolveSession(ref);
   } catch (error) {
     if (error instanceof SessionStoreError && error.code === "not_found") {
       return {
@@ -170,17 +170,17 @@ interface DiscoverOptions {
   exclude?: string;
 }
 
-function discover(store: SessionStore, opts: DiscoverOptions) {
+async function discover(store: SessionStore, opts: DiscoverOptions) {
   // Scan well past `limit` hits: several hits usually share a session, and hidden sources drop out.
-  let hits: SearchHit[] = store
-    .search({
+  let hits: SearchHit[] = (
+    await store.search({
       query: opts.query,
       limit: Math.min(100, Math.max(opts.limit * 10, 30)),
       sort: opts.sort,
       ...(opts.roles ? { roles: opts.roles } : {}),
       ...(opts.exclude ? { excludeSessionId: opts.exclude } : {}),
     })
-    .filter((hit) => !HIDDEN_SOURCES.has(hit.source) && hit.sessionId !== opts.exclude);
+  ).filter((hit) => !HIDDEN_SOURCES.has(hit.source) && hit.sessionId !== opts.exclude);
   if (opts.sort === "relevance") {
     hits = [
       ...hits.filter((h) => !DEMOTED_SOURCES.has(h.source)),
@@ -209,9 +209,10 @@ function discover(store: SessionStore, opts: DiscoverOptions) {
         "output, or call with no arguments to browse recent sessions.",
     };
   }
-  const sessions = [...groups].map(([sessionId, group]) => {
+  const records = await Promise.all([...groups.keys()].map((id) => store.getSession(id)));
+  const sessions = [...groups].map(([sessionId, group], i) => {
     const first = group[0] as SearchHit;
-    const record = store.getSession(sessionId);
+    const record = records[i];
     return {
       session_id: sessionId,
       title: first.sessionTitle,
@@ -237,8 +238,8 @@ function discover(store: SessionStore, opts: DiscoverOptions) {
   };
 }
 
-function scroll(store: SessionStore, session: SessionRecord, anchorId: number, window: number) {
-  const messages = store.getMessages(session.id);
+async function scroll(store: SessionStore, session: SessionRecord, anchorId: number, window: number) {
+  const messages = await store.getMessages(session.id);
   const at = messages.findIndex((m) => m.id === anchorId);
   if (at < 0) {
     const range =
@@ -279,8 +280,8 @@ function scroll(store: SessionStore, session: SessionRecord, anchorId: number, w
   };
 }
 
-function read(store: SessionStore, session: SessionRecord) {
-  const messages = store.getMessages(session.id);
+async function read(store: SessionStore, session: SessionRecord) {
+  const messages = await store.getMessages(session.id);
   const whole = messages.length <= READ_WHOLE;
   const shown = whole ? messages : [...messages.slice(0, READ_HEAD), ...messages.slice(-READ_TAIL)];
   return {
@@ -299,9 +300,8 @@ function read(store: SessionStore, session: SessionRecord) {
   };
 }
 
-function browse(store: SessionStore, limit: number, currentSessionId: string) {
-  const recent: SessionSummary[] = store
-    .recent(limit + 20, currentSessionId)
+async function browse(store: SessionStore, limit: number, currentSessionId: string) {
+  const recent: SessionSummary[] = (await store.recent(limit + 20, currentSessionId))
     .filter((s) => !HIDDEN_SOURCES.has(s.source) && s.id !== currentSessionId)
     .slice(0, limit);
   return {

@@ -5,7 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, httpError, reply, startFakeLlm } from "../support/fake-llm.js";
 
@@ -55,7 +55,7 @@ describe("context compression from the CLI", () => {
     expect(last.code).toBe(1);
     expect(last.stderr).toMatch(/Context compression failed/);
     expect(last.stderr).toMatch(/no messages were removed/);
-    const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
     try {
       const sessions = store.listSessions();
       expect(sessions.filter((s) => s.parentSessionId !== null)).toHaveLength(0);
@@ -80,7 +80,7 @@ describe("context compression from the CLI", () => {
     expect(last.stdout).toContain("Final answer.");
     expect(last.stderr).toMatch(/Context compressed/);
 
-    const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
     try {
       const sessions = store.listSessions();
       const child = sessions.find((s) => s.parentSessionId !== null);

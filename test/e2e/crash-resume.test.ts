@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { INTERRUPTED_TOOL_RESULT } from "../../src/ai/history-repair.js";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { runHermes, spawnHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, hang, reply, stallMidStream, startFakeLlm } from "../support/fake-llm.js";
 import { isRunning, waitFor } from "../unit/tools/terminal/helpers.js";
@@ -35,7 +35,7 @@ function home(extra = ""): { home: string; cwd: string } {
 }
 
 function stored(h: { home: string }) {
-  const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+  const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
   try {
     return store.listSessions().map((s) => ({ session: s, messages: store.conversation(s.id) }));
   } finally {

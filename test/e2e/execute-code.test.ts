@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
@@ -75,7 +75,7 @@ describe("execute_code from the CLI", () => {
     // The script's work landed on disk.
     expect(readFileSync(join(h.cwd, "sum.txt"), "utf8")).toBe("321");
 
-    const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
     try {
       const [session] = store.listSessions();
       const roles = store.conversation(session?.id ?? "").map((m) => m.role);

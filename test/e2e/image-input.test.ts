@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { runHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
 import { type FakeBedrock, startFakeBedrock } from "../support/fake-llm-bedrock.js";
@@ -74,7 +74,7 @@ describe("--image on a one-shot run", () => {
       const sent = content(llm.chatRequests.at(-1)?.body as Body) as Array<Record<string, unknown>>;
       expect(sent).toEqual(expected.map((part) => expect.objectContaining(part)));
 
-      const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+      const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
       try {
         const [session] = store.listSessions();
         const user = store.conversation(session?.id ?? "").find((m) => m.role === "user");

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { httpError, type RecordedRequest, reply, type ScriptedReply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
@@ -79,7 +79,7 @@ describe("the learning loop from the CLI", () => {
     expect(systemOf(mainRequests()[1])).toContain("The user's name is Ada");
 
     // Recorded as their own sessions under the reviewed ones, and counted by insights.
-    const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
     try {
       const cli = store.listSessions({ source: "cli", limit: 10 });
       const reviews = store.listSessions({ source: "review", limit: 10 });
@@ -102,7 +102,7 @@ describe("the learning loop from the CLI", () => {
       ),
     );
     // An earlier conversation of six long exchanges, as earlier runs would have stored it.
-    const store = openSessionStore(join(h.home, "state.db"));
+    const store = openSqliteStore(join(h.home, "state.db"));
     const earlier = store.createSession({ source: "cli", model: "fake-model" });
     for (let i = 0; i < 6; i++) {
       store.appendMessages(earlier.id, [
@@ -126,7 +126,7 @@ describe("the learning loop from the CLI", () => {
     expect(text).toContain("[user] Question 2:");
     expect(text).toContain("[user] Question 6?");
     expect(systemOf(reviewRequests()[0])).toContain("compressed out of the agent's context");
-    const after = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    const after = openSqliteStore(join(h.home, "state.db"), { readonly: true });
     try {
       expect(after.listSessions({ source: "review" }).map((s) => s.parentSessionId)).toEqual([earlier.id]);
     } finally {

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { processStartTime } from "../../src/gateway/pid-file.js";
-import { openSessionStore, sessionStorePath } from "../../src/state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../src/state/sqlite-store.js";
 import { readZipEntries, ZipWriter } from "../../src/util/zip.js";
 import { runHermes } from "../support/cli.js";
 
@@ -23,7 +23,7 @@ const hermes = (args: string[], at: ReturnType<typeof userHome>, env: Record<str
   runHermes(args, { home: at.home, cwd: at.cwd, env: { ...at.env, ...env } });
 
 function seedSession(home: string, title: string): string {
-  const store = openSessionStore(sessionStorePath(home), { now: () => Date.now() / 1000 });
+  const store = openSqliteStore(sessionStorePath(home), { now: () => Date.now() / 1000 });
   try {
     const session = store.createSession({
       source: "cli",

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { disconnectMidStream, type FakeLlm, httpError, reply, startFakeLlm } from "../support/fake-llm.js";
 
@@ -44,7 +44,7 @@ describe("hermes recovers from failed model calls", () => {
     expect(result.stderr.match(/retrying in/g)).toHaveLength(3);
     expect(llm.chatRequests).toHaveLength(4);
 
-    const store = openSessionStore(join(home, "state.db"), { readonly: true });
+    const store = openSqliteStore(join(home, "state.db"), { readonly: true });
     try {
       const sessions = store.listSessions();
       expect(sessions).toHaveLength(1);

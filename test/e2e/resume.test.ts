@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
@@ -44,7 +44,7 @@ describe("sessions are recorded and resumed from the CLI", () => {
       "What was the code word?",
     ]);
 
-    const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
     try {
       const sessions = store.listSessions();
       expect(sessions).toHaveLength(1);
@@ -61,7 +61,7 @@ describe("sessions are recorded and resumed from the CLI", () => {
     const h = home();
     llm.enqueue(reply().text("first answer"));
     expect((await runHermes(["-q", "first question"], h)).code).toBe(0);
-    const store = openSessionStore(join(h.home, "state.db"));
+    const store = openSqliteStore(join(h.home, "state.db"));
     const id = store.listSessions()[0]?.id ?? "";
     store.close();
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSessionStore, sessionStorePath } from "../../src/state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../src/state/sqlite-store.js";
 import { runHermes, tempHome } from "../support/cli.js";
 import { createPythonStateDb } from "../support/python-state-db.js";
 
@@ -18,7 +18,7 @@ interface Seeded {
 /** A home whose state.db holds three sessions: two recent ones and one ended 200 days ago. */
 function seededHome(at = tempHome()): Seeded {
   let clock = now();
-  const store = openSessionStore(sessionStorePath(at.home), { now: () => clock });
+  const store = openSqliteStore(sessionStorePath(at.home), { now: () => clock });
   try {
     const deploy = store.createSession({
       source: "cli",

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
 
@@ -67,7 +67,7 @@ describe("another process holds state.db", () => {
     writeFileSync(join(home, "config.yaml"), fakeProviderConfig(llm.url));
     const path = join(home, "state.db");
     // A state.db as any earlier run leaves it (WAL mode, current schema).
-    openSessionStore(path).close();
+    openSqliteStore(path).close();
     llm.enqueue(
       reply().toolCall("terminal", { command: "echo queued-$((6*7))" }),
       reply().text("The command printed queued-42."),
@@ -109,7 +109,7 @@ describe("another process holds state.db", () => {
 
 /** A good state.db with a few sessions, then a run of pages in the middle overwritten with garbage. */
 function damagedStateDb(path: string): string[] {
-  const store = openSessionStore(path);
+  const store = openSqliteStore(path);
   const ids: string[] = [];
   for (let i = 0; i < 6; i++) {
     const s = store.createSession({ source: "cli", title: `old session ${i}` });

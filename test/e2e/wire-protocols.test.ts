@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "../../src/ai/types.js";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../src/state/sqlite-store.js";
 import { runHermes, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
 import { type FakeBedrock, startFakeBedrock } from "../support/fake-llm-bedrock.js";
@@ -62,7 +62,7 @@ async function converse(apiMode: string): Promise<Message[]> {
   const result = await runHermes(["-q", "Write notes.txt and read it back"], h);
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toContain("The file says: wire test.");
-  const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+  const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
   try {
     const [session] = store.listSessions();
     return store.conversation(session?.id ?? "");
@@ -107,7 +107,7 @@ describe("the same conversation over every wire protocol", () => {
     expect(String(bedrock.requests[0]?.headers["authorization"])).toContain(
       "/eu-west-1/bedrock/aws4_request",
     );
-    const store = openSessionStore(join(h.home, "state.db"), { readonly: true });
+    const store = openSqliteStore(join(h.home, "state.db"), { readonly: true });
     try {
       const [session] = store.listSessions();
       expect(portable(store.conversation(session?.id ?? ""))).toEqual(transcripts[0]);

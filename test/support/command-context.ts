@@ -59,14 +59,14 @@ export function fakeSession(overrides: Partial<RunnableSession> = {}): FakeSessi
   const session: FakeSession = {
     calls,
     id: "s-current",
-    title: null,
+    currentTitle: async () => null,
     resumed: false,
     model: "fake-model",
     provider: "custom",
     running: false,
     agent,
     toolRuntime: createToolRuntime(),
-    record: () => null,
+    loadRecord: async () => null,
     run: () => ({}) as AgentRun,
     interrupt: () => calls.push("interrupt"),
     steer: (t) => calls.push(`steer:${t}`),
@@ -80,7 +80,7 @@ export function fakeSession(overrides: Partial<RunnableSession> = {}): FakeSessi
     branch: async (name) => ({ id: "s-fork", title: name ?? null }) as SessionRecord,
     undo: async (turns = 1) => ({ removed: turns * 2, userText: "earlier question" }),
     retryText: async () => "again please",
-    setTitle: (title) => {
+    setTitle: async (title) => {
       if (title === "taken") throw new SessionStoreError("title_taken", 'The title "taken" is already used.');
       return { id: "s-current", title } as SessionRecord;
     },
@@ -100,7 +100,7 @@ export function fakeSession(overrides: Partial<RunnableSession> = {}): FakeSessi
     },
     skillMessage: async (name, request) =>
       name === "deploy" ? `[Skill deploy] ${request ?? ""}` : undefined,
-    listSessions: () => [
+    listSessions: async () => [
       summary("s-current", "now"),
       summary("s-old", "old work"),
       summary("s-older", null),
@@ -108,7 +108,7 @@ export function fakeSession(overrides: Partial<RunnableSession> = {}): FakeSessi
       summary("s-tg-other", "someone else's chat", "telegram", "200"),
       summary("s-tg-unowned", "recorded without a user", "telegram"),
     ],
-    usageReport: () => ({
+    usageReport: async () => ({
       model: "fake-model",
       usage: { inputTokens: 10, outputTokens: 5 },
       apiCalls: 1,
@@ -116,6 +116,7 @@ export function fakeSession(overrides: Partial<RunnableSession> = {}): FakeSessi
       contextTokens: 15,
       contextLength: null,
     }),
+    contextReport: () => ({ model: "fake-model", contextTokens: 15, contextLength: null }),
     ...overrides,
   };
   return session;

@@ -3,25 +3,29 @@
  * opened this way is closed after each test.
  *
  *   const setup = useSessionEnvs("hermes-chat-session-");
- *   const { store, cwd, home } = setup();
+ *   const { store, db, cwd, home } = setup();
+ *
+ * `store` is the asynchronous `SessionStore` the code under test is given; `db` is its synchronous
+ * SQLite engine (the same connection), for a test to look at what was written.
  */
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../src/state/types.js";
+import { openSessionStore, type SqliteSessionStore } from "../../src/state/sqlite-store.js";
+import type { SqliteSessionStoreHandle } from "../../src/state/types.js";
 
 export interface SessionEnv {
-  store: SessionStore;
+  store: SqliteSessionStore;
+  db: SqliteSessionStoreHandle;
   cwd: string;
   home: string;
 }
 
 export function useSessionEnvs(prefix: string): () => SessionEnv {
-  const stores: SessionStore[] = [];
-  afterEach(() => {
-    for (const s of stores.splice(0)) s.close();
+  const stores: SqliteSessionStore[] = [];
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
   });
   return () => {
     const root = mkdtempSync(join(tmpdir(), prefix));
@@ -31,6 +35,6 @@ export function useSessionEnvs(prefix: string): () => SessionEnv {
     mkdirSync(home);
     const store = openSessionStore(join(home, "state.db"));
     stores.push(store);
-    return { store, cwd, home };
+    return { store, db: store.engine, cwd, home };
   };
 }

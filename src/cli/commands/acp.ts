@@ -114,7 +114,7 @@ async function runAcp(ctx: ConfigContext, flags: AcpFlags): Promise<number> {
     // Writes queued behind another process's lock on state.db are waited for, not lost.
     const { saveQueuedWrites } = await import("./chat-store.js");
     await saveQueuedWrites(store).catch(() => undefined);
-    store.close();
+    await store.close();
   }
   return 0;
 }

@@ -248,7 +248,7 @@ async function batchRun(ctx: ConfigContext, dataset: string, flags: RunFlags): P
     if (store) {
       const { saveQueuedWrites } = await import("./chat-store.js");
       await saveQueuedWrites(store);
-      store.close();
+      await store.close();
     }
   }
 }

@@ -43,22 +43,22 @@ export async function openChatStore(options: {
     say(`hermes: ${message}\nhermes: this conversation will not be saved.`);
     return null;
   }
-  importLegacySessions(store, home, logger, say);
-  if (config.sessions.auto_prune) autoPrune(store, config, logger, say);
+  await importLegacySessions(store, home, logger, say);
+  if (config.sessions.auto_prune) await autoPrune(store, config, logger, say);
   return store;
 }
 
 /** Python Hermes's `sessions/*.jsonl`, imported once; a failure is a warning, not a lost chat. */
-function importLegacySessions(
+async function importLegacySessions(
   store: QueuedSessionStore,
   home: string,
   logger: Logger,
   say: (line: string) => void,
-): void {
+): Promise<void> {
   const legacy = join(home, "sessions");
   if (!existsSync(legacy)) return;
   try {
-    const imported = store.importLegacyJsonl(legacy);
+    const imported = await store.importLegacyJsonl(legacy);
     if (imported.sessions > 0) {
       say(`hermes: imported ${imported.sessions} sessions (${imported.messages} messages) from ${legacy}`);
     }
@@ -69,14 +69,14 @@ function importLegacySessions(
 }
 
 /** `sessions.auto_prune`: old sessions go, at most every `min_interval_hours`. */
-function autoPrune(
+async function autoPrune(
   store: QueuedSessionStore,
   config: HermesConfig,
   logger: Logger,
   say: (line: string) => void,
-): void {
+): Promise<void> {
   try {
-    const pruned = store.autoPrune({
+    const pruned = await store.autoPrune({
       retentionDays: config.sessions.retention_days,
       minIntervalHours: config.sessions.min_interval_hours,
       vacuum: config.sessions.vacuum_after_prune,

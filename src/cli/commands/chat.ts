@@ -191,7 +191,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   } catch (error) {
     await mcp.manager?.close();
     await worktree?.finish();
-    store?.close();
+    await store?.close();
     const message = error instanceof Error ? error.message : String(error);
     logger.error("session not opened", { error: message });
     throw new CliFailure(message, 1);
@@ -203,7 +203,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   } catch (error) {
     await session.close("environment").catch(() => undefined);
     await mcp.manager?.close();
-    store?.close();
+    await store?.close();
     const { EnvironmentError, environmentFailure } = await import("../../environments/index.js");
     if (!(error instanceof EnvironmentError)) throw error;
     const failure = environmentFailure(error);
@@ -211,7 +211,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     throw new CliFailure(failure.message, failure.exitCode);
   }
   if (session.resumed && mode === "normal" && !interactive) {
-    const row = session.record();
+    const row = await session.loadRecord();
     const label = row?.title ? `"${row.title}" (${session.id})` : session.id;
     io.err(`↻ Resumed ${label}: ${session.agent.messages.length} messages`);
   }
@@ -238,8 +238,8 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     interrupts++;
     if (interrupts >= 2 || !session.running) {
       io.stderr.write("\n");
-      void session.close("interrupted").finally(() => {
-        store?.close();
+      void session.close("interrupted").finally(async () => {
+        await store?.close();
         process.exit(130);
       });
       return;
@@ -296,7 +296,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     await mcp.manager?.close();
     await worktree?.finish();
     if (store) await saveQueuedWrites(store);
-    store?.close();
+    await store?.close();
   }
 }
 

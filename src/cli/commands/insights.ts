@@ -67,9 +67,9 @@ async function insights(
   try {
     const store = openSessionStore(path, { readonly: true });
     try {
-      report = store.insights({ days, now, ...(flags.source ? { source: flags.source } : {}) });
+      report = await store.insights({ days, now, ...(flags.source ? { source: flags.source } : {}) });
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -58,20 +58,20 @@ interface Resolved {
 }
 
 /** The conversation named by `session_key` (or `session_id`): a gateway key first, then a session ref. */
-function resolveConversation(store: SessionStore, home: string, args: Json): Resolved {
+async function resolveConversation(store: SessionStore, home: string, args: Json): Promise<Resolved> {
   const ref = str(args, "session_key") ?? str(args, "session_id");
   if (!ref) throw new Error("Give session_key (from conversations_list).");
   const index = readGatewayConversations(home);
   const byKey = index.find((c) => c.session_key === ref);
   if (byKey) {
-    const session = store.getSession(byKey.session_id);
+    const session = await store.getSession(byKey.session_id);
     if (!session)
       throw new Error(`Conversation ${ref} points at session ${byKey.session_id}, which is not stored.`);
     return { session, gateway: byKey };
   }
   let session: SessionRecord;
   try {
-    session = store.resolveSession(ref);
+    session = await store.resolveSession(ref);
   } catch (error) {
     throw new Error(
       `Conversation not found: ${ref} (${error instanceof Error ? error.message : String(error)}). Use a session_key from conversations_list.`,
@@ -175,13 +175,17 @@ export function storeTools(store: SessionStore, home: string): ServeTool[] {
           },
         },
       },
-      run: (args) => {
+      run: async (args) => {
         const platform = str(args, "platform") ?? str(args, "source");
         const search = str(args, "search")?.toLowerCase();
         const limit = int(args, "limit", 50, 200);
         const index = new Map(readGatewayConversations(home).map((c) => [c.session_id, c]));
-        const conversations = store
-          .listSessions({ limit: search ? 2000 : limit, ...(platform ? { source: platform } : {}) })
+        const conversations = (
+          await store.listSessions({
+            limit: search ? 2000 : limit,
+            ...(platform ? { source: platform } : {}),
+          })
+        )
           .map((s) => conversationView(s, index.get(s.id)))
           .filter(
             (c) =>
@@ -198,8 +202,8 @@ export function storeTools(store: SessionStore, home: string): ServeTool[] {
       name: "conversation_get",
       description: "One conversation's details: platform, chat, user, times, tokens, cost, parent session.",
       inputSchema: { type: "object", properties: keyArg, required: ["session_key"] },
-      run: (args) => {
-        const { session: s, gateway: g } = resolveConversation(store, home, args);
+      run: async (args) => {
+        const { session: s, gateway: g } = await resolveConversation(store, home, args);
         return {
           ...conversationView(s, g),
           chat_id: g?.chat_id ?? null,
@@ -233,10 +237,9 @@ export function storeTools(store: SessionStore, home: string): ServeTool[] {
         },
         required: ["session_key"],
       },
-      run: (args) => {
-        const { session, gateway } = resolveConversation(store, home, args);
-        const shown = store
-          .getMessages(session.id)
+      run: async (args) => {
+        const { session, gateway } = await resolveConversation(store, home, args);
+        const shown = (await store.getMessages(session.id))
           .filter((m) => m.role === "user" || m.role === "assistant")
           .map((m) => {
             const text = textOf(m);
@@ -272,10 +275,10 @@ export function storeTools(store: SessionStore, home: string): ServeTool[] {
         },
         required: ["session_key", "message_id"],
       },
-      run: (args) => {
-        const { session } = resolveConversation(store, home, args);
+      run: async (args) => {
+        const { session } = await resolveConversation(store, home, args);
         const id = str(args, "message_id") ?? String(args["message_id"] ?? "");
-        const message = store.getMessages(session.id).find((m) => String(m.id) === id);
+        const message = (await store.getMessages(session.id)).find((m) => String(m.id) === id);
         if (!message)
           throw new Error(`Message not found: ${id} in ${session.id} (ids come from messages_read).`);
         const attachments = attachmentsOf(message);
@@ -298,9 +301,12 @@ export function storeTools(store: SessionStore, home: string): ServeTool[] {
         },
         required: ["query"],
       },
-      run: (args) => {
+      run: async (args) => {
         const index = new Map(readGatewayConversations(home).map((c) => [c.session_id, c.session_key]));
-        const hits = store.search({ query: str(args, "query") ?? "", limit: int(args, "limit", 10, 100) });
+        const hits = await store.search({
+          query: str(args, "query") ?? "",
+          limit: int(args, "limit", 10, 100),
+        });
         return {
           count: hits.length,
           results: hits.map((h) => ({

@@ -159,6 +159,6 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
   if (options.verbose) process.stderr.write(`hermes mcp serve: ready (${tools.length} tools)\n`);
   await closed;
   await server.close().catch(() => undefined);
-  store.close();
+  await store.close();
   return 0;
 }

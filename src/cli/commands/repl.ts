@@ -113,6 +113,7 @@ class Repl {
   private liveLines: readonly string[] = [];
   private readonly statusFields: StatusField[];
   private statusFacts: { at: number; facts: StatusFacts | null } | null = null;
+  private statusLoading = false;
   /** Voice mode (`/voice`, `--voice`): push-to-talk and spoken answers (cli/voice/). */
   private readonly voice: VoiceMode;
 
@@ -175,7 +176,7 @@ class Repl {
 
   async run(): Promise<number> {
     const s = this.session;
-    this.print(...this.banner());
+    this.print(...(await this.banner()));
     if (this.settings.yolo) {
       this.print(
         this.style.red(
@@ -229,8 +230,9 @@ class Repl {
     }
   }
 
-  private banner(): string[] {
+  private async banner(): Promise<string[]> {
     const s = this.session;
+    const title = await s.currentTitle();
     return formatBanner(
       {
         version: hermesVersion(),
@@ -238,7 +240,7 @@ class Repl {
         provider: s.provider,
         sessionId: s.id,
         resumed: s.resumed,
-        title: s.title,
+        title,
         messages: s.agent.messages.length,
       },
       this.style,
@@ -272,18 +274,32 @@ class Repl {
 
   private factsLine(columns: number): string | null {
     if (!this.settings.statusBar) return null;
-    const now = Date.now();
-    if (!this.statusFacts || now - this.statusFacts.at > STATUS_FACTS_MS) {
-      this.statusFacts = { at: now, facts: this.readStatusFacts() };
-    }
-    const facts = this.statusFacts.facts;
+    if (!this.statusFacts || Date.now() - this.statusFacts.at > STATUS_FACTS_MS) this.loadStatusFacts();
+    const facts = this.statusFacts?.facts;
     return facts ? formatStatusLine(facts, this.statusFields, columns, this.style) : null;
   }
 
-  private readStatusFacts(): StatusFacts | null {
+  /** Reads the figures from the store in the background; the prompt is redrawn when they are in. */
+  private loadStatusFacts(): void {
+    if (this.statusLoading) return;
+    const at = Date.now();
+    this.statusLoading = true;
+    void this.readStatusFacts().then((facts) => {
+      this.statusLoading = false;
+      this.statusFacts = { at, facts };
+      if (!this.exiting) this.input.refresh();
+    });
+  }
+
+  /** The figures go stale: the next draw shows them and reads fresh ones. */
+  private staleStatus(): void {
+    if (this.statusFacts) this.statusFacts = { ...this.statusFacts, at: 0 };
+  }
+
+  private async readStatusFacts(): Promise<StatusFacts | null> {
     const s = this.session;
     try {
-      const report = s.usageReport();
+      const report = await s.usageReport();
       return {
         model: s.model,
         provider: s.provider,
@@ -303,7 +319,7 @@ class Repl {
 
   /** Drops the cached status figures so the next draw reads fresh ones (a turn ended, a switch). */
   private refreshStatusLine(): void {
-    this.statusFacts = null;
+    this.staleStatus();
     this.input.refresh();
   }
 
@@ -486,7 +502,7 @@ class Repl {
     }
     this.spinner.stop();
     this.input.close();
-    if (this.session.record()) {
+    if (await this.session.loadRecord()) {
       this.stderr.write(
         `${this.style.dim(`Session ${this.session.id} saved. Continue it with: hermes -c  (or hermes -r ${this.session.id})`)}\n`,
       );
@@ -518,16 +534,16 @@ class Repl {
       newSession: async (title) => {
         await this.session.newSession(title);
         this.session.agent.yolo = this.settings.yolo;
-        this.statusFacts = null;
+        this.staleStatus();
       },
       exit: (code) => void this.exit(code),
       clearScreen: () => {
         if (!this.input.clearScreen()) return;
-        this.print(...this.banner());
+        void this.banner().then((lines) => this.print(...lines));
       },
       sessionChanged: () => {
         this.session.agent.yolo = this.settings.yolo;
-        this.statusFacts = null;
+        this.staleStatus();
       },
       registry: this.registry,
       // `/tools enable|disable` changes the session's toolsets; `/toolsets` shows them as they are.

@@ -199,7 +199,7 @@ async function serve(ctx: ConfigContext, name: string, flags: ServeFlags): Promi
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await store?.drain(10_000);
-    store?.close();
+    await store?.close();
   }
 }
 

@@ -36,7 +36,12 @@ export function formatRecovery(file: string, target: string, r: RecoveryReport):
   return lines.join("\n");
 }
 
-export function recoverFromFile(home: string, file: string, flags: { json?: boolean }, io: CliIo): number {
+export async function recoverFromFile(
+  home: string,
+  file: string,
+  flags: { json?: boolean },
+  io: CliIo,
+): Promise<number> {
   const source = resolve(file);
   const target = sessionStorePath(home);
   if (source === target) {
@@ -46,9 +51,9 @@ export function recoverFromFile(home: string, file: string, flags: { json?: bool
   let report: RecoveryReport;
   try {
     io.err(`Recovering sessions from ${source} …`);
-    report = store.recoverFrom(source);
+    report = await store.recoverFrom(source);
   } finally {
-    store.close();
+    await store.close();
   }
   io.out(
     flags.json

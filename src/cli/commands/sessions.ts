@@ -159,22 +159,7 @@ function openExisting(home: string, readonly: boolean): SessionStore | null {
   return openSessionStore(path, { readonly });
 }
 
-function withStore<T>(
-  home: string,
-  readonly: boolean,
-  body: (store: SessionStore) => T,
-  missing: () => T,
-): T {
-  const store = openExisting(home, readonly);
-  if (!store) return missing();
-  try {
-    return body(store);
-  } finally {
-    store.close();
-  }
-}
-
-async function withStoreAsync<T>(
+async function withStore<T>(
   home: string,
   readonly: boolean,
   body: (store: SessionStore) => Promise<T>,
@@ -185,7 +170,7 @@ async function withStoreAsync<T>(
   try {
     return await body(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -194,9 +179,9 @@ function noSessions(io: Io, json: boolean | undefined, empty: unknown = []): num
   return 0;
 }
 
-function resolveRef(store: SessionStore, ref: string): SessionRecord {
+async function resolveRef(store: SessionStore, ref: string): Promise<SessionRecord> {
   try {
-    return store.resolveSession(ref);
+    return await store.resolveSession(ref);
   } catch (error) {
     if (error instanceof SessionStoreError && error.code === "not_found") {
       throw new CliFailure(`No session matches "${ref}". Try \`hermes sessions list\`.`);
@@ -216,25 +201,29 @@ function style(io: Io, fn: (s: string) => string, text: string): string {
 /** Subagent sessions are listed under their parent's row unless `--all` (or `--source subagent`). */
 const SUBAGENT_SOURCE = "subagent";
 
-function list(
+async function list(
   home: string,
   flags: { source?: string; limit: number; all?: boolean; json?: boolean },
   io: Io,
-): number {
+): Promise<number> {
   return withStore(
     home,
     true,
-    (store) => {
+    async (store) => {
       const hideChildren = !flags.all && flags.source === undefined;
-      const sessions = store.listSessions({
+      const sessions = await store.listSessions({
         limit: flags.limit,
         ...(flags.source ? { source: flags.source } : {}),
         ...(hideChildren ? { excludeSources: [SUBAGENT_SOURCE] } : {}),
       });
-      const childCount = (id: string) =>
-        hideChildren
-          ? store.listSessions({ parentSessionId: id, source: SUBAGENT_SOURCE, limit: 1000 }).length
-          : 0;
+      const childCounts = await Promise.all(
+        sessions.map(async (s) =>
+          hideChildren
+            ? (await store.listSessions({ parentSessionId: s.id, source: SUBAGENT_SOURCE, limit: 1000 }))
+                .length
+            : 0,
+        ),
+      );
       if (flags.json) {
         io.out(JSON.stringify(sessions, null, 2));
         return 0;
@@ -254,7 +243,7 @@ function list(
           { header: "ACTIVE", max: 12 },
           { header: "PREVIEW", flex: true, paint: paint(io, pc.dim) },
         ],
-        sessions.flatMap((s) => {
+        sessions.flatMap((s, i) => {
           const row = [
             s.id,
             s.title ?? "—",
@@ -264,7 +253,7 @@ function list(
             relativeTime(s.lastActiveAt, now),
             s.preview,
           ];
-          const children = childCount(s.id);
+          const children = childCounts[i] ?? 0;
           if (children === 0) return [row];
           const label = `└ ${children} subagent${children === 1 ? "" : "s"}`;
           return [row, [label, "", "", "", "", "", "(hermes sessions list --all)"]];
@@ -281,13 +270,13 @@ function list(
   );
 }
 
-function show(home: string, ref: string, flags: { json?: boolean }, io: Io): number {
+async function show(home: string, ref: string, flags: { json?: boolean }, io: Io): Promise<number> {
   return withStore(
     home,
     true,
-    (store) => {
-      const session = resolveRef(store, ref);
-      const messages = store.getMessages(session.id);
+    async (store) => {
+      const session = await resolveRef(store, ref);
+      const messages = await store.getMessages(session.id);
       if (flags.json) {
         io.out(JSON.stringify({ session, messages }, null, 2));
         return 0;
@@ -302,17 +291,17 @@ function show(home: string, ref: string, flags: { json?: boolean }, io: Io): num
   );
 }
 
-function search(
+async function search(
   home: string,
   query: string,
   flags: { limit: number; source?: string; json?: boolean },
   io: Io,
-): number {
+): Promise<number> {
   return withStore(
     home,
     true,
-    (store) => {
-      const hits = store.search({
+    async (store) => {
+      const hits = await store.search({
         query,
         limit: Math.min(flags.limit, 100),
         ...(flags.source ? { source: flags.source } : {}),
@@ -352,17 +341,17 @@ async function exportSessions(
 ): Promise<number> {
   // Rows written before redaction existed (or by another program) may hold the home's secrets.
   registerHomeSecrets(home, io.env);
-  return withStoreAsync(
+  return withStore(
     home,
     true,
     async (store) => {
       const filter: { sessionId?: string; source?: string } = {};
-      if (flags.sessionId) filter.sessionId = resolveRef(store, flags.sessionId).id;
+      if (flags.sessionId) filter.sessionId = (await resolveRef(store, flags.sessionId)).id;
       if (flags.source) filter.source = flags.source;
       const sessions = store.exportSessions(filter);
       if (out === "-") {
         let n = 0;
-        for (const exported of sessions) {
+        for await (const exported of sessions) {
           io.stdout.write(`${exportLine(exported)}\n`);
           n++;
         }
@@ -408,11 +397,11 @@ async function confirm(question: string, action: string, yes: boolean | undefine
 }
 
 async function remove(home: string, ref: string, flags: { yes?: boolean }, io: Io): Promise<number> {
-  return withStoreAsync(
+  return withStore(
     home,
     false,
     async (store) => {
-      const session = resolveRef(store, ref);
+      const session = await resolveRef(store, ref);
       const label = `${session.id}${session.title ? ` "${session.title}"` : ""}`;
       const ok = await confirm(
         `Delete 1 session (${label}, ${session.messageCount} messages)?`,
@@ -424,7 +413,7 @@ async function remove(home: string, ref: string, flags: { yes?: boolean }, io: I
         io.err("Cancelled; nothing deleted.");
         return 0;
       }
-      const { messages } = store.deleteSession(session.id);
+      const { messages } = await store.deleteSession(session.id);
       io.out(`Deleted session ${label} (${messages} message${messages === 1 ? "" : "s"}).`);
       return 0;
     },
@@ -439,13 +428,13 @@ async function prune(
   flags: { olderThan: number; source?: string; yes?: boolean },
   io: Io,
 ): Promise<number> {
-  return withStoreAsync(
+  return withStore(
     home,
     false,
     async (store) => {
       const filter = { olderThanDays: flags.olderThan, ...(flags.source ? { source: flags.source } : {}) };
       const from = flags.source ? ` from ${flags.source}` : "";
-      const candidates = store.prunable(filter);
+      const candidates = await store.prunable(filter);
       if (candidates.length === 0) {
         io.out(`No ended sessions${from} older than ${flags.olderThan} days; nothing to prune.`);
         return 0;
@@ -461,7 +450,7 @@ async function prune(
         io.err("Cancelled; nothing deleted.");
         return 0;
       }
-      const result = store.prune(filter);
+      const result = await store.prune(filter);
       io.out(
         `Pruned ${result.sessions} session${result.sessions === 1 ? "" : "s"} (${result.messages} message${result.messages === 1 ? "" : "s"}).`,
       );
@@ -474,14 +463,14 @@ async function prune(
   );
 }
 
-function rename(home: string, ref: string, title: string, io: Io): number {
+async function rename(home: string, ref: string, title: string, io: Io): Promise<number> {
   return withStore(
     home,
     false,
-    (store) => {
-      const session = resolveRef(store, ref);
+    async (store) => {
+      const session = await resolveRef(store, ref);
       const trimmed = title.trim();
-      store.setTitle(session.id, trimmed === "" ? null : trimmed);
+      await store.setTitle(session.id, trimmed === "" ? null : trimmed);
       io.out(
         trimmed === "" ? `Cleared the title of ${session.id}.` : `Renamed ${session.id} to "${trimmed}".`,
       );
@@ -493,12 +482,12 @@ function rename(home: string, ref: string, title: string, io: Io): number {
   );
 }
 
-function stats(home: string, flags: { json?: boolean }, io: Io): number {
+async function stats(home: string, flags: { json?: boolean }, io: Io): Promise<number> {
   return withStore(
     home,
     true,
-    (store) => {
-      const s = store.stats();
+    async (store) => {
+      const s = await store.stats();
       if (flags.json) {
         io.out(JSON.stringify({ path: store.path, ...s }, null, 2));
         return 0;
@@ -529,13 +518,13 @@ function stats(home: string, flags: { json?: boolean }, io: Io): number {
   );
 }
 
-function optimize(home: string, io: Io): number {
+async function optimize(home: string, io: Io): Promise<number> {
   return withStore(
     home,
     false,
-    (store) => {
+    async (store) => {
       io.err(`Optimizing ${store.path} …`);
-      const { bytesBefore, bytesAfter } = store.optimize();
+      const { bytesBefore, bytesAfter } = await store.optimize();
       const saved = bytesBefore - bytesAfter;
       io.out(
         `Optimized: ${formatBytes(bytesBefore)} → ${formatBytes(bytesAfter)}${saved > 0 ? ` (saved ${formatBytes(saved)})` : ""}.`,
@@ -549,13 +538,13 @@ function optimize(home: string, io: Io): number {
   );
 }
 
-function repair(home: string, flags: { check?: boolean }, io: Io): number {
+async function repair(home: string, flags: { check?: boolean }, io: Io): Promise<number> {
   return withStore(
     home,
     flags.check === true,
-    (store) => {
+    async (store) => {
       if (!flags.check) io.err(`Repairing ${store.path} …`);
-      const report = flags.check ? store.check() : store.repair();
+      const report = flags.check ? await store.check() : await store.repair();
       const lines = [`Integrity: ${report.integrity ? "ok" : "FAILED"}`];
       for (const fixed of report.fixed) lines.push(`  fixed: ${fixed}`);
       for (const problem of report.problems) lines.push(`  problem: ${problem}`);

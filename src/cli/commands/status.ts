@@ -108,7 +108,7 @@ export const statusCommand = defineCommand({
 
     let failed = false;
     if (flags.deep) {
-      const lines = [...(await providerChecks(config, env, home)), ...stateDbChecks(home)];
+      const lines = [...(await providerChecks(config, env, home)), ...(await stateDbChecks(home))];
       failed = lines.some((line) => line.status === "fail");
       out.push("", renderDoctor(lines, { color: ctx.io.color }).trimEnd());
     }

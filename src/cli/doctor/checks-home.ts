@@ -186,7 +186,7 @@ export function sqliteChecks(): DoctorLine[] {
 }
 
 /** state.db: opens, passes integrity_check, has every table, column, index and FTS table. */
-export function stateDbChecks(home: string): DoctorLine[] {
+export async function stateDbChecks(home: string): Promise<DoctorLine[]> {
   const group = "Home";
   const path = sessionStorePath(home);
   if (!existsSync(path)) {
@@ -196,9 +196,9 @@ export function stateDbChecks(home: string): DoctorLine[] {
   try {
     const store = openSessionStore(path, { readonly: true, retryBudgetMs: 3000 });
     try {
-      report = store.check();
+      report = await store.check();
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -236,14 +236,14 @@ export function stateDbChecks(home: string): DoctorLine[] {
       status: "fail",
       detail: `${report.problems.length} schema problem${report.problems.length === 1 ? "" : "s"}: ${report.problems.slice(0, 3).join("; ")}`,
       fix: "hermes doctor --fix (or hermes sessions repair) adds what is missing and rebuilds the search index.",
-      repair: () => {
+      repair: async () => {
         const store = openSessionStore(path, { retryBudgetMs: 10_000 });
         try {
-          const repaired = store.repair();
+          const repaired = await store.repair();
           if (repaired.problems.length > 0) throw new Error(repaired.problems.join("; "));
           return repaired.fixed.length > 0 ? repaired.fixed.join("; ") : "schema brought up to date";
         } finally {
-          store.close();
+          await store.close();
         }
       },
     },

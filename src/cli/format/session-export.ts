@@ -15,14 +15,17 @@ export { exportLine };
  * export never leaves a half-written file in place. The file is owner-only (0600): it holds whole
  * conversations. Returns how many sessions were written.
  */
-export async function writeJsonlFile(path: string, sessions: Iterable<ExportedSession>): Promise<number> {
+export async function writeJsonlFile(
+  path: string,
+  sessions: Iterable<ExportedSession> | AsyncIterable<ExportedSession>,
+): Promise<number> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   const stream = createWriteStream(temp, { encoding: "utf8", mode: 0o600 });
   const failed = new Promise<never>((_, reject) => stream.once("error", reject));
   failed.catch(() => {});
   let n = 0;
   try {
-    for (const exported of sessions) {
+    for await (const exported of sessions) {
       if (!stream.write(`${exportLine(exported)}\n`)) {
         await Promise.race([new Promise<void>((resolve) => stream.once("drain", () => resolve())), failed]);
       }

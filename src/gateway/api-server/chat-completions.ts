@@ -86,7 +86,7 @@ export async function chatCompletions(
   const sessionId = sessionHeader(req);
   // Only the API server's own transcripts continue by header (as upstream): a CLI or Telegram
   // session may hold private chats and tool output that an HTTP client must not be handed.
-  const named = sessionId ? ctx.store.getSession(sessionId) : undefined;
+  const named = sessionId ? await ctx.store.getSession(sessionId) : undefined;
   if (sessionId && named && named.source !== API_SERVER_SOURCE) {
     throw new ApiError(
       404,

@@ -6,14 +6,14 @@
 import type { HermesConfig } from "../../config/defaults.js";
 import type { SessionStore } from "../../state/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
-import type { ResponseStore } from "./response-store.js";
+import type { ResponseRecords } from "./response-store.js";
 import type { TurnRunner } from "./turns.js";
 
 export interface RouteContext {
   /** The model id clients see (`API_SERVER_MODEL_NAME`, default `hermes-agent`). */
   modelName: string;
   turns: TurnRunner;
-  responses: ResponseStore;
+  responses: ResponseRecords;
   /** state.db, as this server records it (sessions API, Responses transcripts). */
   store: SessionStore;
   home: string;

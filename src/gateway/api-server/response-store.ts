@@ -8,6 +8,7 @@
  */
 import { join } from "node:path";
 import type { Message } from "../../ai/types.js";
+import { type Asynchronous, asyncView } from "../../state/async-view.js";
 import { type Db, loadDriver } from "../../state/connection.js";
 
 /** What one stored response holds. */
@@ -26,6 +27,21 @@ export interface StoredResponse {
 }
 
 export const RESPONSE_STORE_FILE = "response_store.db";
+
+/**
+ * The Responses store as the API server uses it: asynchronous, so a PostgreSQL backend can stand
+ * behind it; `responseRecords` puts the SQLite `ResponseStore` behind it.
+ */
+export type ResponseRecords = Asynchronous<
+  Pick<ResponseStore, "get" | "put" | "delete" | "conversation" | "setConversation" | "close">
+> & { readonly capacity: number };
+
+export function responseRecords(store: ResponseStore): ResponseRecords {
+  return {
+    ...asyncView(store, ["get", "put", "delete", "conversation", "setConversation", "close"]),
+    capacity: store.capacity,
+  };
+}
 
 export class ResponseStore {
   private readonly db: Db;

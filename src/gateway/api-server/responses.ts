@@ -126,12 +126,12 @@ export async function createResponse(
     throw bad('Send either "conversation" or "previous_response_id", not both.', "conversation");
   }
   // A named conversation continues its latest response; a new name starts a new conversation.
-  const previous = named ? ctx.responses.conversation(named) : previousGiven || undefined;
+  const previous = named ? await ctx.responses.conversation(named) : previousGiven || undefined;
   let sessionId: string | undefined;
   let history = conversation.history;
   let instructions = typeof body["instructions"] === "string" ? body["instructions"] : null;
   if (previous) {
-    const stored = ctx.responses.get(previous);
+    const stored = await ctx.responses.get(previous);
     if (!stored) {
       throw bad(
         `Unknown previous_response_id "${previous}". The API server keeps the latest ${ctx.responses.capacity} ` +
@@ -142,7 +142,7 @@ export async function createResponse(
       );
     }
     instructions ??= stored.instructions;
-    if (stored.sessionId && ctx.store.getSession(stored.sessionId)) sessionId = stored.sessionId;
+    if (stored.sessionId && (await ctx.store.getSession(stored.sessionId))) sessionId = stored.sessionId;
     // A response whose session is gone (written by another Hermes, or pruned) still carries its
     // conversation: it seeds a new session.
     else history = [...stored.conversationHistory, ...history];
@@ -184,16 +184,16 @@ export async function createResponse(
     ...(sessionId ? { sessionId } : {}),
     signal,
   };
-  const remember = (response: Json, sid: string) => {
+  const remember = async (response: Json, sid: string) => {
     if (!store) return;
     let transcript: Message[] = [];
     try {
-      transcript = ctx.store.conversation(sid);
+      transcript = await ctx.store.conversation(sid);
     } catch {
       // The session's rows may still be queued behind another writer; the id alone continues it.
     }
-    ctx.responses.put(id, { sessionId: sid, response, conversationHistory: transcript, instructions });
-    if (named) ctx.responses.setConversation(named, id);
+    await ctx.responses.put(id, { sessionId: sid, response, conversationHistory: transcript, instructions });
+    if (named) await ctx.responses.setConversation(named, id);
   };
   const tools = new ToolItems();
 
@@ -207,7 +207,7 @@ export async function createResponse(
         [...tools.items, messageItem(itemId, result.text, "completed")],
         result,
       );
-      remember(response, sid);
+      await remember(response, sid);
       sendJson(res, 200, response, { "x-hermes-session-id": sid });
     });
     return;
@@ -296,7 +296,7 @@ export async function createResponse(
             message: `The agent's turn failed: ${result.error ?? "unknown error"}`,
           },
         };
-        remember(failed, sid);
+        await remember(failed, sid);
         finished = true;
         emit("response.failed", { response: failed });
         res.end();
@@ -311,27 +311,27 @@ export async function createResponse(
         item: messageItem(itemId, text, "completed"),
       });
       const response = base("completed", output(text), result);
-      remember(response, sid);
+      await remember(response, sid);
       finished = true;
       emit("response.completed", { response });
       res.end();
     } finally {
       // A client that went away mid-stream can still continue from what it saw (as upstream).
-      if (!finished && sid) remember(base("incomplete", output(text)), sid);
+      if (!finished && sid) await remember(base("incomplete", output(text)), sid);
     }
   });
 }
 
 /** `GET /v1/responses/{id}`. */
-export function getResponse(ctx: RouteContext, id: string, res: ServerResponse): void {
-  const stored = ctx.responses.get(id);
+export async function getResponse(ctx: RouteContext, id: string, res: ServerResponse): Promise<void> {
+  const stored = await ctx.responses.get(id);
   if (!stored) throw notFound(id);
   sendJson(res, 200, stored.response);
 }
 
 /** `DELETE /v1/responses/{id}`: forgets the stored response (the session stays in state.db). */
-export function deleteResponse(ctx: RouteContext, id: string, res: ServerResponse): void {
-  if (!ctx.responses.delete(id)) throw notFound(id);
+export async function deleteResponse(ctx: RouteContext, id: string, res: ServerResponse): Promise<void> {
+  if (!(await ctx.responses.delete(id))) throw notFound(id);
   sendJson(res, 200, { id, object: "response.deleted", deleted: true });
 }
 

@@ -143,15 +143,15 @@ export async function route(
       return;
     case "/v1/runs":
       expect(["POST"]);
-      runs.start(await body(), res);
+      await runs.start(await body(), res);
       return;
   }
   const one = /^\/v1\/responses\/([^/]+)$/.exec(path);
   if (one?.[1]) {
     expect(["GET", "DELETE"]);
     const id = decodeURIComponent(one[1]);
-    if (method === "GET") getResponse(ctx, id, res);
-    else deleteResponse(ctx, id, res);
+    if (method === "GET") await getResponse(ctx, id, res);
+    else await deleteResponse(ctx, id, res);
     return;
   }
   const run = /^\/v1\/runs\/([^/]+)(\/events|\/stop|\/approval)?$/.exec(path);

@@ -60,9 +60,8 @@ export class RunRegistry {
     return n;
   }
 
-  /** `POST /v1/runs`. */
-  start(body: Json, res: ServerResponse): void {
-    this.sweep();
+  /** 429 when `gateway.api_server.max_concurrent_runs` runs are going. */
+  private checkCapacity(): void {
     const max = this.ctx.load().maxRunning;
     if (this.active >= max) {
       throw new ApiError(
@@ -73,14 +72,21 @@ export class RunRegistry {
         { "retry-after": "1" },
       );
     }
+  }
+
+  /** `POST /v1/runs`. */
+  async start(body: Json, res: ServerResponse): Promise<void> {
+    this.sweep();
+    this.checkCapacity();
     const input = readResponsesInput(body["input"], body["instructions"]);
     const history = readHistory(body["conversation_history"]) ?? input.history;
     let sessionId = typeof body["session_id"] === "string" ? body["session_id"].trim() : undefined;
     let systemPrompt = input.systemPrompt;
     const previous = body["previous_response_id"];
     if (typeof previous === "string" && previous && !sessionId) {
-      const stored = this.ctx.responses.get(previous);
-      if (stored?.sessionId && this.ctx.store.getSession(stored.sessionId)) sessionId = stored.sessionId;
+      const stored = await this.ctx.responses.get(previous);
+      if (stored?.sessionId && (await this.ctx.store.getSession(stored.sessionId)))
+        sessionId = stored.sessionId;
       if (stored?.instructions && typeof body["instructions"] !== "string") {
         systemPrompt = [stored.instructions, systemPrompt].filter(Boolean).join("\n\n");
       }
@@ -92,13 +98,15 @@ export class RunRegistry {
         "invalid_session_id",
       );
     }
-    if (sessionId && !this.ctx.store.getSession(sessionId)) {
+    if (sessionId && !(await this.ctx.store.getSession(sessionId))) {
       throw new ApiError(
         404,
         `No stored session "${sessionId}" to continue; leave out session_id to start a new one.`,
         "session_not_found",
       );
     }
+    // Checked again: other runs may have started while the store answered.
+    this.checkCapacity();
     const runId = `run_${randomHex(16)}`;
     const now = Date.now() / 1000;
     const run: Run = {

@@ -24,7 +24,7 @@ import type { Logger } from "../../util/log.js";
 import type { RouteContext } from "./context.js";
 import { ApiError, SECURITY_HEADERS, sendError } from "./http.js";
 import { AcquireAbortedError, QueueFullError, RunLimiter } from "./limiter.js";
-import { ResponseStore } from "./response-store.js";
+import { ResponseStore, responseRecords } from "./response-store.js";
 import { route } from "./router.js";
 import { RunRegistry } from "./runs.js";
 
@@ -171,7 +171,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const cwd = options.cwd ?? process.cwd();
   const registry = options.registry ?? createBuiltinRegistry();
   const toolsets = configuredToolsets(options.config);
-  const responses = new ResponseStore(options.home, 100, (m) => options.onWarning?.(m));
+  const responses = responseRecords(new ResponseStore(options.home, 100, (m) => options.onWarning?.(m)));
   let closing = false;
   const ctx: RouteContext = {
     modelName,
@@ -279,8 +279,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
-      store.close();
-      responses.close();
+      void store.close();
+      void responses.close();
       reject(
         error.code === "EADDRINUSE"
           ? new ApiServerConfigError(
@@ -311,8 +311,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         server.closeAllConnections();
         await stopped;
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
-        store.close();
-        responses.close();
+        await store.close();
+        await responses.close();
       })();
       return closed;
     },

@@ -71,8 +71,8 @@ function intParam(value: string | null, fallback: number, max: number): number {
   return Number.isInteger(n) && n >= 0 ? Math.min(n, max) : fallback;
 }
 
-function existing(ctx: RouteContext, id: string): SessionRecord {
-  const session = SESSION_ID.test(id) ? ctx.store.getSession(id) : null;
+async function existing(ctx: RouteContext, id: string): Promise<SessionRecord> {
+  const session = SESSION_ID.test(id) ? await ctx.store.getSession(id) : null;
   if (!session) {
     throw new ApiError(404, `Session not found: ${id}. GET /api/sessions lists them.`, "session_not_found");
   }
@@ -101,7 +101,7 @@ export async function sessionsRoute(
       const limit = intParam(query.get("limit"), 50, 200);
       const offset = intParam(query.get("offset"), 0, 1_000_000);
       const source = query.get("source") || undefined;
-      const list = ctx.store.listSessions({
+      const list = await ctx.store.listSessions({
         limit,
         offset,
         ...(source ? { source: source as SessionRecord["source"] } : {}),
@@ -125,14 +125,15 @@ export async function sessionsRoute(
         "invalid_session_id",
       );
     }
-    if (ctx.store.getSession(id)) throw new ApiError(409, `Session already exists: ${id}`, "session_exists");
+    if (await ctx.store.getSession(id))
+      throw new ApiError(409, `Session already exists: ${id}`, "session_exists");
     const title = input["title"];
     if (title !== undefined && title !== null && typeof title !== "string") {
       throw new ApiError(400, '"title" must be a string.', "invalid_title");
     }
     let created: SessionRecord;
     try {
-      created = ctx.store.createSession({
+      created = await ctx.store.createSession({
         id,
         source: API_SERVER_SOURCE,
         model: typeof input["model"] === "string" ? input["model"] : ctx.modelName,
@@ -150,11 +151,11 @@ export async function sessionsRoute(
   const sub = match[2];
   if (!sub) {
     expect(["GET", "PATCH", "DELETE"]);
-    const session = existing(ctx, id);
+    const session = await existing(ctx, id);
     if (method === "GET") {
       sendJson(res, 200, { object: "hermes.session", session: sessionJson(session) });
     } else if (method === "DELETE") {
-      ctx.store.deleteSession(id);
+      await ctx.store.deleteSession(id);
       sendJson(res, 200, { object: "hermes.session.deleted", id, deleted: true });
     } else {
       const input = await body();
@@ -169,34 +170,38 @@ export async function sessionsRoute(
       if ("title" in input) {
         const title = input["title"];
         try {
-          ctx.store.setTitle(id, typeof title === "string" && title.trim() ? title.trim() : null);
+          await ctx.store.setTitle(id, typeof title === "string" && title.trim() ? title.trim() : null);
         } catch (error) {
           titleError(error);
         }
       }
       if (typeof input["end_reason"] === "string" && input["end_reason"].trim()) {
-        ctx.store.endSession(id, input["end_reason"].trim());
+        await ctx.store.endSession(id, input["end_reason"].trim());
       }
-      sendJson(res, 200, { object: "hermes.session", session: sessionJson(existing(ctx, id)) });
+      sendJson(res, 200, { object: "hermes.session", session: sessionJson(await existing(ctx, id)) });
     }
     return true;
   }
   if (sub === "/messages") {
     expect(["GET"]);
-    existing(ctx, id);
-    sendJson(res, 200, { object: "list", session_id: id, data: ctx.store.getMessages(id).map(messageJson) });
+    await existing(ctx, id);
+    sendJson(res, 200, {
+      object: "list",
+      session_id: id,
+      data: (await ctx.store.getMessages(id)).map(messageJson),
+    });
     return true;
   }
   if (sub === "/fork") {
     expect(["POST"]);
-    const source = existing(ctx, id);
+    const source = await existing(ctx, id);
     const input = await body();
     const title =
       typeof input["title"] === "string" && input["title"].trim() ? input["title"].trim() : undefined;
     let fork: SessionRecord;
     try {
-      fork = ctx.store.branchSession(source.id, {
-        title: title ?? ctx.store.nextLineageTitle(source.title ?? "fork"),
+      fork = await ctx.store.branchSession(source.id, {
+        title: title ?? (await ctx.store.nextLineageTitle(source.title ?? "fork")),
         source: API_SERVER_SOURCE,
       });
     } catch (error) {
@@ -206,7 +211,7 @@ export async function sessionsRoute(
     return true;
   }
   expect(["POST"]);
-  existing(ctx, id);
+  await existing(ctx, id);
   const input = await body();
   const message = input["message"] ?? input["input"] ?? input["content"];
   if (typeof message !== "string" || !message.trim()) {

@@ -60,32 +60,37 @@ export class TurnRunner {
    * Runs one turn. Throws `ApiError` 404 when `sessionId` names no stored session (before
    * `onStart`); a failing model is not thrown: it comes back as `result.reason === "error"`.
    */
-  run(request: TurnRequest): Promise<TurnOutcome> {
-    const id = request.sessionId ?? this.freshId();
-    if (request.sessionId) return this.withLock(id, () => this.execute(id, request));
-    if (request.history.length > 0) {
-      // The earlier messages need the row first; claimed now (synchronously) so no concurrent
-      // request can pick the same id.
-      this.deps.store.createSession({ id, source: API_SERVER_SOURCE, cwd: this.deps.cwd });
-      return this.withLock(id, () => this.execute(id, request));
+  async run(request: TurnRequest): Promise<TurnOutcome> {
+    if (request.sessionId) {
+      const named = request.sessionId;
+      return this.withLock(named, () => this.execute(named, request));
     }
-    // A new conversation: the session recorder creates the row with its model and system prompt
-    // when the turn starts (one write where a row claimed here took three); until then the id is
-    // held in memory so no concurrent request picks it.
-    this.claimed.add(id);
-    return this.withLock(id, () => this.execute(id, request, true)).finally(() => this.claimed.delete(id));
+    // Held in memory from now until the turn ends, so no concurrent request picks the same id.
+    const id = await this.claimFreshId();
+    try {
+      if (request.history.length > 0) {
+        // The earlier messages need the row first.
+        await this.deps.store.createSession({ id, source: API_SERVER_SOURCE, cwd: this.deps.cwd });
+        return await this.withLock(id, () => this.execute(id, request));
+      }
+      // A new conversation: the session recorder creates the row with its model and system prompt
+      // when the turn starts (one write where a row made here took three).
+      return await this.withLock(id, () => this.execute(id, request, true));
+    } finally {
+      this.claimed.delete(id);
+    }
   }
 
   private async execute(id: string, request: TurnRequest, fresh = false): Promise<TurnOutcome> {
     const { store } = this.deps;
-    if (request.sessionId && !store.getSession(id)) {
+    if (request.sessionId && !(await store.getSession(id))) {
       throw new ApiError(
         404,
         `No stored session "${id}" to continue. Leave out X-Hermes-Session-Id to start a new one.`,
         "session_not_found",
       );
     }
-    if (request.history.length > 0) store.appendMessages(id, request.history);
+    if (request.history.length > 0) await store.appendMessages(id, request.history);
     let session: ChatSession;
     try {
       session = await this.deps.openSession({
@@ -113,10 +118,14 @@ export class TurnRunner {
     }
   }
 
-  private freshId(): string {
+  /** A new session id no stored session and no running request has, claimed for the caller. */
+  private async claimFreshId(): Promise<string> {
     for (;;) {
       const id = newSessionId();
-      if (!this.claimed.has(id) && !this.deps.store.getSession(id)) return id;
+      if (this.claimed.has(id)) continue;
+      this.claimed.add(id);
+      if (!(await this.deps.store.getSession(id))) return id;
+      this.claimed.delete(id);
     }
   }
 

@@ -12,6 +12,8 @@ import { dispatchInput, looksLikeCommand } from "../../commands/index.js";
 import { runtimeFooter, sessionFooterFacts } from "../../commands/runtime-footer.js";
 import { authorize, unauthorizedDmBehavior } from "../../state/gateway/allowlist.js";
 import {
+  type ChatSessionIndex,
+  chatSessionIndex,
   type ResetPolicy,
   resetNotice,
   resetPolicyFrom,
@@ -67,7 +69,7 @@ const describeError = (error: unknown) => (error instanceof Error ? error.messag
 
 export class MessageRouter {
   private readonly conversations = new Map<string, Conversation>();
-  private readonly index: SessionIndex;
+  private readonly index: ChatSessionIndex;
   readonly approvals: ChatApprovals; // public for the control socket
   private readonly questions: ChatQuestions;
   private readonly running = new Set<Promise<void>>();
@@ -84,7 +86,7 @@ export class MessageRouter {
     this.print = options.log ?? (() => undefined);
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());
-    this.index = new SessionIndex(options.home, (m) => this.log(`sessions: ${m}`));
+    this.index = chatSessionIndex(new SessionIndex(options.home, (m) => this.log(`sessions: ${m}`)));
     const timeout = Number(section(options.config["approvals"])["timeout"]);
     const ms = (Number.isFinite(timeout) && timeout > 0 ? timeout : 60) * 1000;
     this.approvals = new ChatApprovals(ms, options.observer);
@@ -346,7 +348,7 @@ export class MessageRouter {
       const reason = conv.fresh ? "new" : resetReason(conv.lastActive, now, policy);
       if (reason) {
         await conv.chat.newSession();
-        this.index.set(conv.key, conv.chat.id, source, now);
+        await this.index.set(conv.key, conv.chat.id, source, now);
         if (reason !== "new") await this.say(adapter, source, resetNotice(reason, policy));
       }
       conv.fresh = false;
@@ -365,7 +367,7 @@ export class MessageRouter {
   ): Promise<ChatSession> {
     const now = this.now();
     const policy = this.resetPolicy(conv.platform);
-    const entry = this.index.get(conv.key);
+    const entry = await this.index.get(conv.key);
     let resume: string | undefined;
     if (entry && !conv.fresh) {
       const reason = resetReason(new Date(entry.updated_at), now, policy);
@@ -409,7 +411,7 @@ export class MessageRouter {
     chat.onWake(() => {
       if (!conv.busy && !this.closing && conv.chat === chat) this.track(this.pump(adapter, conv));
     });
-    this.index.set(conv.key, chat.id, source, now);
+    await this.index.set(conv.key, chat.id, source, now);
     return chat;
   }
 
@@ -419,8 +421,8 @@ export class MessageRouter {
     const typed = last ? await this.inputOf(conv, batch) : null;
     if (typed === "") return;
     // A turn cut off by the last restart: its mark is read once; the note goes only to that session.
-    const marked = typed === null ? undefined : this.index.get(conv.key)?.session_id;
-    const mark = typed === null ? undefined : this.index.takeInterrupted(conv.key);
+    const marked = typed === null ? undefined : (await this.index.get(conv.key))?.session_id;
+    const mark = typed === null ? undefined : await this.index.takeInterrupted(conv.key);
     // A wake turn continues the open chat as it is: reset rules wait for the user's next message.
     const chat = typed === null ? conv.chat : await this.ensureChat(adapter, conv, source);
     if (!chat) return;
@@ -473,9 +475,9 @@ export class MessageRouter {
       throw error;
     }
     conv.lastActive = this.now();
-    if (chat.id !== this.index.get(conv.key)?.session_id)
-      this.index.set(conv.key, chat.id, source, conv.lastActive);
-    else this.index.touch(conv.key, conv.lastActive);
+    if (chat.id !== (await this.index.get(conv.key))?.session_id)
+      await this.index.set(conv.key, chat.id, source, conv.lastActive);
+    else await this.index.touch(conv.key, conv.lastActive);
 
     if (conv.cutOff) {
       await view.abandon();
@@ -556,7 +558,9 @@ export class MessageRouter {
       sessionChanged: () => {
         if (conv.chat) {
           conv.chat.agent.yolo = settings.yolo;
-          this.index.set(conv.key, conv.chat.id, source, this.now());
+          void this.index
+            .set(conv.key, conv.chat.id, source, this.now())
+            .catch((error) => this.log(`sessions: ${String(error)}`));
         }
       },
       actions: {
@@ -603,7 +607,7 @@ export class MessageRouter {
       await conv.chat.newSession(title);
       conv.fresh = false;
       if (conv.settings) conv.chat.agent.yolo = conv.settings.yolo;
-      this.index.set(conv.key, conv.chat.id, source, this.now());
+      await this.index.set(conv.key, conv.chat.id, source, this.now());
     }
   }
 
@@ -652,7 +656,7 @@ export class MessageRouter {
     source: MessageSource,
   ): Promise<void> {
     conv.queue.length = 0;
-    this.index.markInterrupted(conv.key, RESTART_INTERRUPTED, this.now());
+    await this.index.markInterrupted(conv.key, RESTART_INTERRUPTED, this.now());
     this.logFor(conv.platform, conv.chat?.id).info("turn cut off by stopping", { chat: source.chatId });
     await this.say(adapter, source, RESTART_INTERRUPTED_NOTICE);
   }

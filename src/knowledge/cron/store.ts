@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { type Asynchronous, asyncView } from "../../state/async-view.js";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
 import { redactText } from "../../util/redact.js";
@@ -436,4 +437,26 @@ function uniqueStrings(items: readonly string[]): string[] {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const CRON_METHODS = [
+  "list",
+  "find",
+  "create",
+  "edit",
+  "pause",
+  "resume",
+  "markDue",
+  "remove",
+  "saveOutput",
+] as const;
+
+/**
+ * Cron jobs and their run output as a backend other than `cron/jobs.json` provides them
+ * (asynchronous, see async-view.ts); `cronJobs` puts `CronStore` behind it.
+ */
+export type CronJobs = Asynchronous<Pick<CronStore, (typeof CRON_METHODS)[number]>>;
+
+export function cronJobs(store: CronStore): CronJobs {
+  return asyncView(store, CRON_METHODS);
 }

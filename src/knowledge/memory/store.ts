@@ -11,6 +11,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type Asynchronous, asyncView } from "../../state/async-view.js";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
 import { StampedFileCache } from "../../util/stamped-cache.js";
@@ -583,4 +584,16 @@ function success(
     usage: usageLine(usedChars(entries), limit),
     entry_count: entries.length,
   };
+}
+
+const MEMORY_METHODS = ["entries", "read", "renderBlock", "add", "replace", "remove", "apply"] as const;
+
+/**
+ * MEMORY.md / USER.md entries as a backend other than the files provides them (asynchronous, see
+ * async-view.ts); `memoryRecords` puts `MemoryStore` behind it.
+ */
+export type MemoryRecords = Asynchronous<Pick<MemoryStore, (typeof MEMORY_METHODS)[number]>>;
+
+export function memoryRecords(store: MemoryStore): MemoryRecords {
+  return asyncView(store, MEMORY_METHODS);
 }

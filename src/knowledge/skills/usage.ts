@@ -12,7 +12,7 @@
  *   "background_review" on every tool call (`ToolContext.writeOrigin`), so what it creates is
  *   curator-managed.
  */
-import { type RecordUsageOptions, recordSkillUsage, type SkillUsageRecord } from "./provenance.js";
+import { type RecordUsageOptions, readUsage, recordSkillUsage, type SkillUsageRecord } from "./provenance.js";
 
 /**
  * Who is writing skills right now. "foreground": the user, or the agent in a conversation (at the
@@ -74,4 +74,22 @@ export function activityCount(record: SkillUsageRecord | undefined): number {
 /** Whether the curator may change this skill on its own: `created_by: agent` and not pinned. */
 export function isCuratorManaged(record: SkillUsageRecord | undefined): boolean {
   return record?.created_by === "agent" || record?.["agent_created"] === true;
+}
+
+/**
+ * Skill usage records as a backend other than `skills/.usage.json` provides them (asynchronous);
+ * `skillUsageFile` is the file under `home`.
+ */
+export interface SkillUsageRecords {
+  /** Every record, name → record; empty when none. */
+  read(): Promise<Record<string, SkillUsageRecord>>;
+  /** Records one use (see `recordSkillUse`); false when it could not be recorded. */
+  record(name: string, kind: SkillUseKind, options?: RecordUsageOptions): Promise<boolean>;
+}
+
+export function skillUsageFile(home: string): SkillUsageRecords {
+  return {
+    read: async () => readUsage(home),
+    record: (name, kind, options) => recordSkillUse(home, name, kind, options),
+  };
 }

@@ -21,6 +21,7 @@ import {
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { withFileLock } from "../../util/file-lock.js";
+import { type Asynchronous, asyncView } from "../async-view.js";
 import {
   type ApprovedFile,
   approvedPath,
@@ -357,4 +358,26 @@ export class PairingStore {
       lockPath: join(this.dir, ".pairing.lock"),
     });
   }
+}
+
+const PAIRING_METHODS = [
+  "requestCode",
+  "approve",
+  "list",
+  "listApproved",
+  "revoke",
+  "deny",
+  "clearPending",
+  "isApproved",
+  "approvedIds",
+] as const;
+
+/**
+ * Pairing codes and the approved-users allowlist as a backend other than the JSON files provides
+ * them (asynchronous, see async-view.ts); `pairingRecords` puts `PairingStore` behind it.
+ */
+export type PairingRecords = Asynchronous<Pick<PairingStore, (typeof PAIRING_METHODS)[number]>>;
+
+export function pairingRecords(store: PairingStore): PairingRecords {
+  return asyncView(store, PAIRING_METHODS);
 }

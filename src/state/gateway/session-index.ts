@@ -9,6 +9,7 @@
 import { mkdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
+import { type Asynchronous, asyncView } from "../async-view.js";
 
 /** Where a chat is, as the gateway's adapters describe it (the fields the index keeps in `origin`). */
 export interface IndexedSource {
@@ -229,4 +230,16 @@ export function resetNotice(reason: "idle" | "daily", policy: ResetPolicy): stri
     return `🔄 Starting a fresh conversation: the last one was idle for more than ${span}.`;
   }
   return `🔄 Starting a fresh conversation for the new day (reset at ${String(policy.atHour).padStart(2, "0")}:00).`;
+}
+
+/**
+ * The chat → session index as a backend other than `sessions/sessions.json` provides it
+ * (asynchronous, see async-view.ts); `chatSessionIndex` puts the file index behind it.
+ */
+export type ChatSessionIndex = Asynchronous<
+  Pick<SessionIndex, "get" | "set" | "markInterrupted" | "takeInterrupted" | "touch">
+>;
+
+export function chatSessionIndex(index: SessionIndex): ChatSessionIndex {
+  return asyncView(index, ["get", "set", "markInterrupted", "takeInterrupted", "touch"]);
 }

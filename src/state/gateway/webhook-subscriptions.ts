@@ -17,6 +17,7 @@ import { join } from "node:path";
 import type { HermesConfig } from "../../config/defaults.js";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
+import { type Asynchronous, asyncView } from "../async-view.js";
 
 export const SUBSCRIPTIONS_FILE = "webhook_subscriptions.json";
 /** Python Hermes's webhook port. */
@@ -378,4 +379,16 @@ export function routeProblem(
     return `sets deliver_only but deliver is "${route.deliver ?? "log"}"; direct delivery needs a real target (telegram, discord, github_comment, ...)`;
   }
   return undefined;
+}
+
+/**
+ * Webhook subscriptions as a backend other than `webhook_subscriptions.json` provides them
+ * (asynchronous, see async-view.ts); `webhookSubscriptions` puts the file store behind it.
+ */
+export type WebhookSubscriptions = Asynchronous<
+  Pick<WebhookSubscriptionStore, "list" | "get" | "save" | "remove">
+>;
+
+export function webhookSubscriptions(store: WebhookSubscriptionStore): WebhookSubscriptions {
+  return asyncView(store, ["list", "get", "save", "remove"]);
 }

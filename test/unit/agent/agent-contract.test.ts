@@ -88,7 +88,7 @@ describe("a tool call that breaks inside Hermes", () => {
     expect(deployEnd).toMatchObject({ ok: false });
     expect(deployEnd?.type === "tool_end" && deployEnd.result).toContain("may or may not have taken effect");
 
-    const stored = env.store.conversation(session.id);
+    const stored = env.db.conversation(session.id);
     expect(repairChanged(repairHistory(stored))).toBe(false);
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool", "assistant"]);
     const id = session.id;

@@ -32,14 +32,14 @@ describe("ChatSession", () => {
     const transport = new ScriptedTransport([callTools(["todo", {}]), say("done")]);
     const session = await open(transport, env, { title: "first chat" });
     await session.run("plan my day").result;
-    const row = env.store.getSession(session.id);
+    const row = env.db.getSession(session.id);
     expect(row?.source).toBe("cli");
     expect(row?.title).toBe("first chat");
     expect(row?.cwd).toBe(env.cwd);
     expect(row?.systemPrompt).toBe(transport.requests[0]?.messages[0]?.content);
     expect(row?.apiCallCount).toBe(2);
     expect(row?.inputTokens).toBe(20);
-    expect(env.store.conversation(session.id).map((m) => m.role)).toEqual([
+    expect(env.db.conversation(session.id).map((m) => m.role)).toEqual([
       "user",
       "assistant",
       "tool",
@@ -47,7 +47,7 @@ describe("ChatSession", () => {
     ]);
     expect(row?.toolCallCount).toBe(1);
     await session.close();
-    expect(env.store.getSession(session.id)?.endReason).toBe("user_exit");
+    expect(env.db.getSession(session.id)?.endReason).toBe("user_exit");
   });
 
   it("resumes with the saved system prompt byte for byte and the saved history", async () => {
@@ -58,7 +58,7 @@ describe("ChatSession", () => {
     const id = a.id;
     await a.close();
     // A stored prompt that the builder would never produce proves it is reused, not rebuilt.
-    env.store.updateSession(id, { systemPrompt: "SAVED PROMPT \u00e9\n  with trailing space " });
+    env.db.updateSession(id, { systemPrompt: "SAVED PROMPT \u00e9\n  with trailing space " });
 
     const second = new ScriptedTransport([say("again")]);
     const b = await open(second, { ...env, cwd: env.home }, { continueLast: true });
@@ -71,7 +71,7 @@ describe("ChatSession", () => {
       content: "SAVED PROMPT \u00e9\n  with trailing space ",
     });
     expect(request?.messages.slice(1).map((m) => m.content)).toEqual(["hi", "hello there", "once more"]);
-    expect(env.store.getSession(id)?.endedAt).toBeNull();
+    expect(env.db.getSession(id)?.endedAt).toBeNull();
     await b.close();
   });
 
@@ -90,7 +90,7 @@ describe("ChatSession", () => {
     await expect(
       open(new ScriptedTransport([]), { ...env, store: null }, { continueLast: true }),
     ).rejects.toMatchObject({ code: "not_found" });
-    expect(env.store.listSessions()).toHaveLength(1);
+    expect(env.db.listSessions()).toHaveLength(1);
   });
 
   it("undoes turns, retries the last one, and keeps undone messages out of the next request", async () => {
@@ -108,7 +108,7 @@ describe("ChatSession", () => {
       "one",
       "second",
     ]);
-    expect(env.store.conversation(session.id).map((m) => m.content)).toEqual([
+    expect(env.db.conversation(session.id).map((m) => m.content)).toEqual([
       "first",
       "one",
       "second",
@@ -131,23 +131,23 @@ describe("ChatSession", () => {
     expect(session.id).toBe(fork.id);
     await session.run("go on").result;
     expect(transport.requests[1]?.messages[0]?.content).toBe(transport.requests[0]?.messages[0]?.content);
-    expect(env.store.conversation(parent)).toHaveLength(2);
-    expect(env.store.conversation(fork.id)).toHaveLength(4);
-    expect(env.store.getSession(parent)?.endReason).toBe("branched");
+    expect(env.db.conversation(parent)).toHaveLength(2);
+    expect(env.db.conversation(fork.id)).toHaveLength(4);
+    expect(env.db.getSession(parent)?.endReason).toBe("branched");
     await session.close();
   });
 
   it("titles a session before anything is said, and refuses a taken title for /new", async () => {
     const env = setup();
     const session = await open(new ScriptedTransport([say("fine")]), env);
-    expect(session.setTitle("named early").title).toBe("named early");
+    expect((await session.setTitle("named early")).title).toBe("named early");
     await session.run("hello").result;
-    expect(env.store.getSession(session.id)?.systemPrompt).toBeTruthy();
+    expect(env.db.getSession(session.id)?.systemPrompt).toBeTruthy();
     await expect(session.newSession("named early")).rejects.toMatchObject({ code: "title_taken" });
     const before = session.id;
     await session.newSession("fresh");
     expect(session.id).not.toBe(before);
-    expect(env.store.getSession(before)?.endReason).toBe("new_session");
+    expect(env.db.getSession(before)?.endReason).toBe("new_session");
     await session.close();
   });
 
@@ -157,9 +157,9 @@ describe("ChatSession", () => {
     await session.run("x").result;
     await session.run("y").result;
     expect(await session.undo()).toEqual({ removed: 2, userText: "y" });
-    expect(session.record()).toBeNull();
+    expect(await session.loadRecord()).toBeNull();
     await expect(session.branch()).rejects.toThrow(/not being recorded/);
-    expect(session.usageReport()).toMatchObject({ apiCalls: 2, usage: { inputTokens: 20 } });
+    expect(await session.usageReport()).toMatchObject({ apiCalls: 2, usage: { inputTokens: 20 } });
     await session.close();
   });
 
@@ -172,7 +172,7 @@ describe("ChatSession", () => {
     await session.run("y").result;
     expect(transport.requests.map((r) => r.model)).toEqual(["model-a", "model-b"]);
     expect(transport.requests[1]?.messages[0]).toEqual(transport.requests[0]?.messages[0]);
-    expect(env.store.getSession(session.id)?.model).toBe("model-b");
+    expect(env.db.getSession(session.id)?.model).toBe("model-b");
     await session.close();
   });
 
@@ -184,7 +184,7 @@ describe("ChatSession", () => {
     (session.agent.config as Record<string, unknown>)["model_aliases"] = { quick: "model-q" };
     await session.setModel("quick");
     expect(session.model).toBe("model-q");
-    expect(env.store.getSession(session.id)?.model).toBe("model-q");
+    expect(env.db.getSession(session.id)?.model).toBe("model-q");
     await expect(session.setModel("  ")).rejects.toThrow(/Give a model/);
     expect(session.model).toBe("model-q");
     await session.close();
@@ -220,7 +220,7 @@ describe("undoInMemory", () => {
     expect(after.startsWith(before.split("\n\n")[0] ?? "")).toBe(true);
     expect(after.toLowerCase()).toContain("pirate");
     expect(transport.requests[1]?.messages.map((m) => m.content)).toContain("plain");
-    expect(env.store.getSession(session.id)?.systemPrompt).toBe(after);
+    expect(env.db.getSession(session.id)?.systemPrompt).toBe(after);
     await session.close();
   });
 

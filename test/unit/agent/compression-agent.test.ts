@@ -115,14 +115,14 @@ describe("compression and the session store", () => {
     expect(result.text).toBe("Final answer.");
     const childId = session.id;
     expect(childId).not.toBe(parentId);
-    const parent = store.getSession(parentId);
-    const child = store.getSession(childId);
+    const parent = store.engine.getSession(parentId);
+    const child = store.engine.getSession(childId);
     expect(parent?.endReason).toBe("compression");
     expect(child?.parentSessionId).toBe(parentId);
     expect(child?.systemPrompt).toBe(parent?.systemPrompt);
     // The parent holds the whole uncompressed conversation; the child the summary onwards.
-    expect(store.conversation(parentId).length).toBeGreaterThanOrEqual(21);
-    const childMessages = store.conversation(childId);
+    expect(store.engine.conversation(parentId).length).toBeGreaterThanOrEqual(21);
+    const childMessages = store.engine.conversation(childId);
     expect(JSON.stringify(childMessages)).toContain("Answered 0-9.");
     expect(childMessages.at(-1)).toMatchObject({ role: "assistant", content: "Final answer." });
     await session.close();

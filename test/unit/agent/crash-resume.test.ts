@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ChatSession } from "../../../src/agent/chat-session.js";
 import { INTERRUPTED_MARKER, INTERRUPTED_TOOL_RESULT } from "../../../src/ai/history-repair.js";
 import type { ChatRequest, Message } from "../../../src/ai/types.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import type { SessionStore, SyncSessionStore } from "../../../src/state/types.js";
 import { ToolRegistry } from "../../../src/tools/registry.js";
 import { defineTool } from "../../../src/tools/types.js";
 import { callTools, ScriptedTransport, say } from "../../support/scripted-transport.js";
@@ -45,7 +45,7 @@ describe("an answer interrupted while it streams (Ctrl+C, /stop, a gateway inter
     off();
     expect(result.reason).toBe("interrupted");
 
-    const stored = env.store.getMessages(session.id);
+    const stored = env.db.getMessages(session.id);
     const partial = stored.at(-1);
     expect(partial).toMatchObject({ role: "assistant", finishReason: "aborted" });
     expect(partial?.content).toBe(`Step one\n\n${INTERRUPTED_MARKER}`);
@@ -71,10 +71,10 @@ describe("an answer interrupted while it streams (Ctrl+C, /stop, a gateway inter
 
 describe("resuming a session that was killed during a tool call", () => {
   /** The store as a `kill -9` during the second of two parallel calls leaves it. */
-  function crashedSession(env: { store: SessionStore }): string {
+  function crashedSession(env: { db: SyncSessionStore }): string {
     const id = "20260101_120000_abcdef";
-    env.store.createSession({ id, source: "cli", systemPrompt: "PROMPT" });
-    env.store.appendMessages(id, [
+    env.db.createSession({ id, source: "cli", systemPrompt: "PROMPT" });
+    env.db.appendMessages(id, [
       { role: "user", content: "check both servers" },
       {
         role: "assistant",
@@ -111,7 +111,7 @@ describe("resuming a session that was killed during a tool call", () => {
       "This session was interrupted before: 1 tool call never returned (the model is told it was interrupted).",
     ]);
     // Written once: the transcript shows the stand-in right after the real result.
-    expect(env.store.conversation(id).slice(2)).toEqual([
+    expect(env.db.conversation(id).slice(2)).toEqual([
       { role: "tool", tool_call_id: "call_a", name: "terminal", content: "a is up" },
       { role: "tool", tool_call_id: "call_b", name: "terminal", content: INTERRUPTED_TOOL_RESULT },
     ]);
@@ -128,7 +128,7 @@ describe("resuming a session that was killed during a tool call", () => {
       onWarning: (m) => again.push(m),
     });
     expect(again).toEqual([]);
-    expect(env.store.conversation(id).filter((m) => m.role === "tool")).toHaveLength(2);
+    expect(env.db.conversation(id).filter((m) => m.role === "tool")).toHaveLength(2);
     await second.close();
   });
 });
@@ -148,7 +148,7 @@ describe("each message is on disk before the next step runs", () => {
         // Not parallel-safe: the two calls run one after the other.
         handler: async ({ n }) => {
           seen.push(
-            env.store
+            env.db
               .conversation(sessionId)
               .map((m) => `${m.role}${m.tool_call_id ? `:${m.tool_call_id}` : ""}`),
           );

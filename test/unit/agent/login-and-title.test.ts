@@ -113,13 +113,13 @@ describe("Claude Code's login for the anthropic provider", () => {
 });
 
 describe("session titles", () => {
-  it("cleans what the title model says", () => {
+  it("cleans what the title model says", async () => {
     expect(cleanTitle('Title: "Fixing the flaky CI build."\n')).toBe("Fixing the flaky CI build");
     expect(cleanTitle("**Rust lifetimes explained**")).toBe("Rust lifetimes explained");
     expect(cleanTitle("\n\n  ")).toBeUndefined();
     expect(cleanTitle("x".repeat(300))?.length).toBe(100);
     const taken = new Set(["Topic", "Topic #2"]);
-    expect(uniqueTitle("Topic", (t) => taken.has(t))).toBe("Topic #3");
+    expect(await uniqueTitle("Topic", async (t) => taken.has(t))).toBe("Topic #3");
   });
 
   it("titles a new session after its first exchange with the auxiliary model, in the background", async () => {
@@ -150,7 +150,7 @@ describe("session titles", () => {
     });
     await session.run("How do I find which commit broke the build?").result;
     await session.titleSettled();
-    expect(session.title).toBe("Hunting a regression with git bisect");
+    expect(await session.currentTitle()).toBe("Hunting a regression with git bisect");
     const titleRequest = llm.chatRequests[1]?.body as { model: string; messages: { content: string }[] };
     expect(titleRequest.model).toBe("cheap-model");
     expect(titleRequest.messages[0]?.content).toContain("How do I find which commit broke the build?");

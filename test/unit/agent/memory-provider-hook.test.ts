@@ -108,7 +108,7 @@ describe("memory provider hook", () => {
       ["hermes", "Done."],
     ]);
     // The transcript keeps what was sent, so a resume sends the same bytes again.
-    expect(messageText(env.store.conversation(session.id)[0] ?? { content: "" })).toBe(user);
+    expect(messageText(env.db.conversation(session.id)[0] ?? { content: "" })).toBe(user);
   });
 
   it("a secret in the turn never reaches the provider: synced text passes the redactor", async () => {

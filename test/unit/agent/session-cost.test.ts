@@ -8,18 +8,19 @@ import { PRICING_VERSION } from "../../../src/ai/pricing.js";
 import { formatUsage } from "../../../src/cli/tui/info.js";
 import { createStyle } from "../../../src/cli/tui/style.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import { openSessionStore, type SqliteSessionStore } from "../../../src/state/sqlite-store.js";
+import type { SessionStore, SqliteSessionStoreHandle } from "../../../src/state/types.js";
 import { ScriptedTransport, say } from "../../support/scripted-transport.js";
 
-const stores: SessionStore[] = [];
+const stores: SqliteSessionStore[] = [];
 const sessions: ChatSession[] = [];
 afterEach(async () => {
   for (const s of sessions.splice(0)) await s.close();
-  for (const s of stores.splice(0)) s.close();
+  for (const s of stores.splice(0)) await s.close();
 });
 
-function setup(): { store: SessionStore; cwd: string; home: string } {
+/** `store` for the code under test; `db`, its synchronous engine, for looking at what was written. */
+function setup(): { store: SqliteSessionStore; db: SqliteSessionStoreHandle; cwd: string; home: string } {
   const root = mkdtempSync(join(tmpdir(), "hermes-session-cost-"));
   const cwd = join(root, "work");
   const home = join(root, "home");
@@ -27,7 +28,7 @@ function setup(): { store: SessionStore; cwd: string; home: string } {
   mkdirSync(home);
   const store = openSessionStore(join(home, "state.db"));
   stores.push(store);
-  return { store, cwd, home };
+  return { store, db: store.engine, cwd, home };
 }
 
 async function open(
@@ -69,14 +70,14 @@ describe("session cost", () => {
     const env = setup();
     const session = await open(scripted(1), env, { model: "anthropic/claude-sonnet-4-20250514" });
     await session.run("hello").result;
-    const row = env.store.getSession(session.id);
+    const row = env.db.getSession(session.id);
     expect(row).toMatchObject({
       costStatus: "estimated",
       costSource: "official_docs_snapshot",
       pricingVersion: PRICING_VERSION,
     });
     expect(row?.estimatedCostUsd).toBeCloseTo(SONNET_COST, 12);
-    const report = session.usageReport();
+    const report = await session.usageReport();
     expect(report.costStatus).toBe("estimated");
     expect(report.costUsd).toBeCloseTo(SONNET_COST, 12);
     expect(formatUsage(report, createStyle(false)).join("\n")).toMatch(/Cost\s+\$0\.0303 \(estimated\)$/m);
@@ -92,29 +93,29 @@ describe("session cost", () => {
 
     const resumed = await open(scripted(2), env, { model: "claude-sonnet-4", resume: id });
     await resumed.run("two").result;
-    expect(env.store.getSession(id)?.estimatedCostUsd).toBeCloseTo(2 * SONNET_COST, 12);
+    expect(env.db.getSession(id)?.estimatedCostUsd).toBeCloseTo(2 * SONNET_COST, 12);
 
     await resumed.setModel("openai/gpt-4o");
     await resumed.run("three").result;
-    const row = env.store.getSession(id);
+    const row = env.db.getSession(id);
     expect(row?.model).toBe("openai/gpt-4o");
     expect(row?.estimatedCostUsd).toBeCloseTo(2 * SONNET_COST + GPT4O_COST, 12);
     expect(row?.apiCallCount).toBe(3);
-    expect(resumed.usageReport().costUsd).toBeCloseTo(2 * SONNET_COST + GPT4O_COST, 12);
+    expect((await resumed.usageReport()).costUsd).toBeCloseTo(2 * SONNET_COST + GPT4O_COST, 12);
   });
 
   it("says the cost is unknown for a model without a price, and marks a later total as a floor", async () => {
     const env = setup();
     const session = await open(scripted(2), env, { model: "house-model" });
     await session.run("hi").result;
-    expect(env.store.getSession(session.id)).toMatchObject({ estimatedCostUsd: null, costStatus: "unknown" });
-    const text = () => formatUsage(session.usageReport(), createStyle(false)).join("\n");
-    expect(text()).toMatch(/Cost\s+cost unknown for house-model$/m);
+    expect(env.db.getSession(session.id)).toMatchObject({ estimatedCostUsd: null, costStatus: "unknown" });
+    const text = async () => formatUsage(await session.usageReport(), createStyle(false)).join("\n");
+    expect(await text()).toMatch(/Cost\s+cost unknown for house-model$/m);
 
     await session.setModel("claude-sonnet-4");
     await session.run("again").result;
-    expect(env.store.getSession(session.id)?.costStatus).toBe("unknown");
-    expect(text()).toMatch(/Cost\s+\$0\.0303\+ \(some usage has no known price\)$/m);
+    expect(env.db.getSession(session.id)?.costStatus).toBe("unknown");
+    expect(await text()).toMatch(/Cost\s+\$0\.0303\+ \(some usage has no known price\)$/m);
   });
 
   it("uses config.yaml pricing before the catalog and warns about entries it cannot read", async () => {
@@ -131,7 +132,7 @@ describe("session cost", () => {
       onWarning: (m) => warnings.push(m),
     });
     await session.run("hi").result;
-    const row = env.store.getSession(session.id);
+    const row = env.db.getSession(session.id);
     // default scripted usage: 10 in × $1 + 5 out × $2, per million
     expect(row?.estimatedCostUsd).toBeCloseTo(20e-6, 15);
     expect(row).toMatchObject({ costStatus: "estimated", costSource: "user_override" });
@@ -143,33 +144,33 @@ describe("session cost", () => {
     const session = await open(scripted(2), env, { model: "claude-sonnet-4" });
     await session.run("a").result;
     await session.run("b").result;
-    const report = session.usageReport();
+    const report = await session.usageReport();
     expect(report.costStatus).toBe("estimated");
     expect(report.costUsd).toBeCloseTo(2 * SONNET_COST, 12);
   });
 });
 
 describe("sessionRecorder pricing routes", () => {
-  function record(options: { billingProvider?: string; billingBaseUrl?: string; model: string }) {
+  async function record(options: { billingProvider?: string; billingBaseUrl?: string; model: string }) {
     const env = setup();
     const listener = sessionRecorder({ store: env.store, source: "cli", cwd: env.cwd, ...options });
-    listener({
+    await listener({
       type: "session_start",
       sessionId: "s1",
       model: options.model,
       systemPrompt: "sys",
       tools: [],
     });
-    listener({ type: "turn_start", iteration: 1 });
-    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    await listener({ type: "turn_start", iteration: 1 });
+    await listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
     // The usage is written with the call's assistant message, or at the end of the call without one.
-    listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
-    return env.store.getSession("s1");
+    await listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
+    return env.db.getSession("s1");
   }
 
-  it("records a local endpoint as included at no cost", () => {
+  it("records a local endpoint as included at no cost", async () => {
     expect(
-      record({
+      await record({
         model: "llama3.1:8b",
         billingProvider: "custom",
         billingBaseUrl: "http://127.0.0.1:11434/v1",
@@ -182,8 +183,8 @@ describe("sessionRecorder pricing routes", () => {
     });
   });
 
-  it("prices an OpenRouter model id at its vendor's list price", () => {
-    const row = record({
+  it("prices an OpenRouter model id at its vendor's list price", async () => {
+    const row = await record({
       model: "anthropic/claude-sonnet-4",
       billingProvider: "openrouter",
       billingBaseUrl: "https://openrouter.ai/api/v1",
@@ -192,15 +193,18 @@ describe("sessionRecorder pricing routes", () => {
     expect(row?.billingProvider).toBe("openrouter");
   });
 
-  it("prices a :free variant at zero", () => {
-    const row = record({ model: "meta-llama/llama-3.3-70b-instruct:free", billingProvider: "openrouter" });
+  it("prices a :free variant at zero", async () => {
+    const row = await record({
+      model: "meta-llama/llama-3.3-70b-instruct:free",
+      billingProvider: "openrouter",
+    });
     expect(row).toMatchObject({ estimatedCostUsd: 0, costStatus: "estimated" });
   });
 });
 
 describe("sessionRecorder usage and messages", () => {
   /** A store that counts its write transactions (each appendMessage or recordUsage is one). */
-  function counted() {
+  async function counted() {
     const env = setup();
     const writes: string[] = [];
     const store = new Proxy(env.store, {
@@ -215,50 +219,56 @@ describe("sessionRecorder usage and messages", () => {
       },
     });
     const listener = sessionRecorder({ store, source: "cli", cwd: env.cwd });
-    listener({ type: "session_start", sessionId: "s1", model: "gpt-4o", systemPrompt: "sys", tools: [] });
+    await listener({
+      type: "session_start",
+      sessionId: "s1",
+      model: "gpt-4o",
+      systemPrompt: "sys",
+      tools: [],
+    });
     return { env, writes, listener };
   }
 
-  it("saves a call's usage in the same write as its assistant message, and only once", () => {
-    const { env, writes, listener } = counted();
-    listener({ type: "turn_start", iteration: 1 });
-    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
-    listener({ type: "message", message: { role: "assistant", content: "hi" } });
+  it("saves a call's usage in the same write as its assistant message, and only once", async () => {
+    const { env, writes, listener } = await counted();
+    await listener({ type: "turn_start", iteration: 1 });
+    await listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    await listener({ type: "message", message: { role: "assistant", content: "hi" } });
     // The session's first message: its row, the message and the usage in one write.
     expect(writes).toEqual(["startSession"]);
     // Both are on disk before the next step: a crash after this loses neither.
-    expect(env.store.getSession("s1")).toMatchObject({
+    expect(env.db.getSession("s1")).toMatchObject({
       inputTokens: 10_000,
       outputTokens: 1_000,
       apiCallCount: 1,
     });
-    expect(env.store.getMessages("s1").map((m) => m.content)).toEqual(["hi"]);
-    listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
+    expect(env.db.getMessages("s1").map((m) => m.content)).toEqual(["hi"]);
+    await listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
     expect(writes).toEqual(["startSession"]);
-    expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 1 });
-    listener({ type: "turn_start", iteration: 2 });
-    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
-    listener({ type: "message", message: { role: "assistant", content: "again" } });
+    expect(env.db.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 1 });
+    await listener({ type: "turn_start", iteration: 2 });
+    await listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    await listener({ type: "message", message: { role: "assistant", content: "again" } });
     expect(writes).toEqual(["startSession", "appendMessage"]);
-    expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 20_000, apiCallCount: 2 });
+    expect(env.db.getSession("s1")).toMatchObject({ inputTokens: 20_000, apiCallCount: 2 });
   });
 
-  it("writes a new session's row with its first message, in one transaction", () => {
-    const { env, listener } = counted();
+  it("writes a new session's row with its first message, in one transaction", async () => {
+    const { env, listener } = await counted();
     // Nothing is written until there is a message to write with the row.
-    expect(env.store.getSession("s1")).toBeNull();
-    listener({ type: "message", message: { role: "user", content: "first words" } });
-    expect(env.store.getSession("s1")).toMatchObject({ source: "cli", model: "gpt-4o", messageCount: 1 });
-    expect(env.store.getMessages("s1").map((m) => m.content)).toEqual(["first words"]);
+    expect(env.db.getSession("s1")).toBeNull();
+    await listener({ type: "message", message: { role: "user", content: "first words" } });
+    expect(env.db.getSession("s1")).toMatchObject({ source: "cli", model: "gpt-4o", messageCount: 1 });
+    expect(env.db.getMessages("s1").map((m) => m.content)).toEqual(["first words"]);
   });
 
-  it("still writes the row when the turn ends before any message", () => {
-    const { env, listener } = counted();
-    listener({ type: "done", reason: "error", text: "", usage: CACHED_USAGE } as never);
-    expect(env.store.getSession("s1")).toMatchObject({ source: "cli", model: "gpt-4o", messageCount: 0 });
+  it("still writes the row when the turn ends before any message", async () => {
+    const { env, listener } = await counted();
+    await listener({ type: "done", reason: "error", text: "", usage: CACHED_USAGE } as never);
+    expect(env.db.getSession("s1")).toMatchObject({ source: "cli", model: "gpt-4o", messageCount: 0 });
   });
 
-  it("keeps the row and tells the failure when the first message cannot be saved", () => {
+  it("keeps the row and tells the failure when the first message cannot be saved", async () => {
     const errors: string[] = [];
     const env = setup();
     const listener = sessionRecorder({
@@ -267,32 +277,38 @@ describe("sessionRecorder usage and messages", () => {
       cwd: env.cwd,
       onError: (m) => errors.push(m),
     });
-    listener({ type: "session_start", sessionId: "s9", model: "gpt-4o", systemPrompt: "sys", tools: [] });
-    listener({ type: "message", message: { role: "user", content: 42 } as never });
-    expect(env.store.getSession("s9")).toMatchObject({ source: "cli", messageCount: 0 });
+    await listener({
+      type: "session_start",
+      sessionId: "s9",
+      model: "gpt-4o",
+      systemPrompt: "sys",
+      tools: [],
+    });
+    await listener({ type: "message", message: { role: "user", content: 42 } as never });
+    expect(env.db.getSession("s9")).toMatchObject({ source: "cli", messageCount: 0 });
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/Could not save a message/);
-    listener({ type: "message", message: { role: "user", content: "retry" } });
-    expect(env.store.getMessages("s9").map((m) => m.content)).toEqual(["retry"]);
+    await listener({ type: "message", message: { role: "user", content: "retry" } });
+    expect(env.db.getMessages("s9").map((m) => m.content)).toEqual(["retry"]);
   });
 
-  it("counts a call without usage with its message, and a call without a message at its end", () => {
-    const { env, listener } = counted();
-    listener({ type: "turn_start", iteration: 1 });
-    listener({ type: "message", message: { role: "assistant", content: "no usage reported" } });
-    listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
-    listener({ type: "turn_start", iteration: 2 });
-    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
-    listener({ type: "turn_end", iteration: 2, finishReason: "error" });
-    expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 2 });
+  it("counts a call without usage with its message, and a call without a message at its end", async () => {
+    const { env, listener } = await counted();
+    await listener({ type: "turn_start", iteration: 1 });
+    await listener({ type: "message", message: { role: "assistant", content: "no usage reported" } });
+    await listener({ type: "turn_end", iteration: 1, finishReason: "stop" });
+    await listener({ type: "turn_start", iteration: 2 });
+    await listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    await listener({ type: "turn_end", iteration: 2, finishReason: "error" });
+    expect(env.db.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 2 });
   });
 
-  it("keeps every report when a call reports usage twice, and never puts usage on a tool result", () => {
-    const { env, writes, listener } = counted();
-    listener({ type: "turn_start", iteration: 1 });
-    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
-    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
-    listener({
+  it("keeps every report when a call reports usage twice, and never puts usage on a tool result", async () => {
+    const { env, writes, listener } = await counted();
+    await listener({ type: "turn_start", iteration: 1 });
+    await listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    await listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+    await listener({
       type: "message",
       message: {
         role: "assistant",
@@ -300,22 +316,22 @@ describe("sessionRecorder usage and messages", () => {
         tool_calls: [{ id: "c1", type: "function", function: { name: "todo", arguments: "{}" } }],
       },
     });
-    listener({ type: "turn_end", iteration: 1, finishReason: "tool_calls" });
-    listener({ type: "message", message: { role: "tool", tool_call_id: "c1", content: "ok" } });
+    await listener({ type: "turn_end", iteration: 1, finishReason: "tool_calls" });
+    await listener({ type: "message", message: { role: "tool", tool_call_id: "c1", content: "ok" } });
     expect(writes).toEqual(["recordUsage", "appendMessage", "appendMessage"]);
-    expect(env.store.getSession("s1")).toMatchObject({
+    expect(env.db.getSession("s1")).toMatchObject({
       inputTokens: 20_000,
       outputTokens: 2_000,
       apiCallCount: 1,
     });
   });
 
-  it("still saves the usage when the message cannot be saved", () => {
-    const { env, listener } = counted();
-    listener({ type: "turn_start", iteration: 1 });
-    listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
+  it("still saves the usage when the message cannot be saved", async () => {
+    const { env, listener } = await counted();
+    await listener({ type: "turn_start", iteration: 1 });
+    await listener({ type: "usage", usage: CACHED_USAGE, total: CACHED_USAGE });
     // Not a valid message for the store: its write fails, the usage gets one of its own.
-    listener({ type: "message", message: { role: "assistant", content: 42 } as never });
-    expect(env.store.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 1 });
+    await listener({ type: "message", message: { role: "assistant", content: 42 } as never });
+    expect(env.db.getSession("s1")).toMatchObject({ inputTokens: 10_000, apiCallCount: 1 });
   });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { renderInsights, runInsightsCommand } from "../../../src/cli/commands/insights.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import type { Insights, ModelUsage } from "../../../src/state/types.js";
 
 const model = (name: string, costUsd: number | null, unpricedSessions: number): ModelUsage => ({
@@ -110,7 +110,7 @@ describe("hermes insights --json cost", () => {
     const root = mkdtempSync(join(tmpdir(), "hermes-insights-cost-"));
     const home = join(root, "home");
     mkdirSync(home);
-    const store = openSessionStore(join(home, "state.db"));
+    const store = openSqliteStore(join(home, "state.db"));
     const s = store.createSession({ source: "cli", model: "claude-sonnet-4" });
     store.recordUsage(s.id, { inputTokens: 10, outputTokens: 1, costUsd: 0.125, costStatus: "estimated" });
     const u = store.createSession({ source: "cli", model: "house-model" });

@@ -315,7 +315,7 @@ describe("handlers in a chat", () => {
   });
 
   it("/resume says so when the chat has nothing else to resume", async () => {
-    const session = fakeSession({ listSessions: () => [] });
+    const session = fakeSession({ listSessions: async () => [] });
     const c = fakeContext({ session, surface: chat });
     await run("/resume", c);
     expect(c.printed).toEqual(["No other sessions to resume."]);

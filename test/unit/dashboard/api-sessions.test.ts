@@ -9,11 +9,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sessionRoutes } from "../../../src/dashboard/api-sessions.js";
 import { ApiError, type ApiRequest, type Route } from "../../../src/dashboard/http.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import { openSessionStore, type SqliteSessionStore } from "../../../src/state/sqlite-store.js";
 
 let dir: string;
-let store: SessionStore;
+let store: SqliteSessionStore;
 let clock: number;
 let routes: Route[];
 
@@ -34,11 +33,11 @@ beforeEach(() => {
   clock = 1_000_000;
   routes = sessionRoutes(store, () => clock);
   for (let i = 0; i < 30; i++) {
-    const s = store.createSession({
+    const s = store.engine.createSession({
       source: i % 3 === 0 ? "telegram" : "cli",
       model: i % 2 ? "m/odd" : "m/even",
     });
-    store.appendMessages(s.id, [
+    store.engine.appendMessages(s.id, [
       { role: "user", content: `Count heron number ${i} on the quay` },
       { role: "assistant", content: "Counted." },
     ]);
@@ -90,7 +89,7 @@ describe("GET /api/sessions with q", () => {
 
 describe("GET /api/sessions with the before/skip cursor", () => {
   it("walks every session once, in the order offset paging gives, ties on startedAt included", async () => {
-    for (let i = 0; i < 5; i++) store.createSession({ source: "cli", startedAt: 1_000_000_000 });
+    for (let i = 0; i < 5; i++) store.engine.createSession({ source: "cli", startedAt: 1_000_000_000 });
     const byOffset: string[] = [];
     for (let offset = 0; ; offset += 2) {
       const page = await list(`limit=2&offset=${offset}`);
@@ -132,7 +131,7 @@ describe("GET /api/sessions/facets", () => {
 
   it("reuses its answer for 30 s, and renews it at once after a rename or a delete", async () => {
     expect((await facets())["sessions"]).toBe(30);
-    const extra = store.createSession({ source: "discord", model: "m/new" });
+    const extra = store.engine.createSession({ source: "discord", model: "m/new" });
     expect((await facets())["sessions"]).toBe(30);
     clock += 31_000;
     const renewed = await facets();
@@ -144,8 +143,8 @@ describe("GET /api/sessions/facets", () => {
     expect(afterDelete["sessions"]).toBe(30);
     expect(afterDelete["bySource"]).not.toHaveProperty("discord");
 
-    store.createSession({ source: "discord" });
-    const someone = (store.listSessions({ limit: 1, offset: 5 })[0]?.id ?? "") as string;
+    store.engine.createSession({ source: "discord" });
+    const someone = (store.engine.listSessions({ limit: 1, offset: 5 })[0]?.id ?? "") as string;
     await call("PATCH", "/api/sessions/:id", { params: { id: someone }, body: { title: "Herons" } });
     expect((await facets())["sessions"]).toBe(31);
   });

@@ -27,8 +27,8 @@ import type {
   PlatformAdapter,
 } from "../../../src/gateway/platforms/types.js";
 import { PairingStore } from "../../../src/state/gateway/pairing.js";
+import type { SqliteSessionStore } from "../../../src/state/sqlite-store.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../../src/state/types.js";
 import { say } from "../../support/scripted-transport.js";
 
 class MemoryAdapter implements PlatformAdapter {
@@ -95,7 +95,7 @@ class Transport1 implements Transport {
   }
 }
 
-const stores: SessionStore[] = [];
+const stores: SqliteSessionStore[] = [];
 const routers: MessageRouter[] = [];
 afterEach(async () => {
   for (const r of routers.splice(0)) await r.stop({ drainMs: 0 });

@@ -28,8 +28,8 @@ import type {
   SendOptions,
 } from "../../../src/gateway/platforms/types.js";
 import { PairingStore } from "../../../src/state/gateway/pairing.js";
+import type { SqliteSessionStore } from "../../../src/state/sqlite-store.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../../src/state/types.js";
 import { callTools, say } from "../../support/scripted-transport.js";
 
 /** An in-memory platform: records what the gateway sends and lets the test play the user. */
@@ -136,7 +136,7 @@ class GatedTransport implements Transport {
   }
 }
 
-const stores: SessionStore[] = [];
+const stores: SqliteSessionStore[] = [];
 const routers: MessageRouter[] = [];
 afterEach(async () => {
   for (const r of routers.splice(0)) await r.stop();
@@ -224,7 +224,7 @@ describe("MessageRouter", () => {
     const entry = index["agent:main:telegram:dm:100"];
     expect(t.opened).toHaveLength(1);
     expect(entry.origin).toMatchObject({ platform: "telegram", chat_id: "100", user_id: "100" });
-    expect(t.store.getSession(entry.session_id)?.source).toBe("telegram");
+    expect(t.store.engine.getSession(entry.session_id)?.source).toBe("telegram");
     expect(t.adapter.log.some((e) => e.op === "typing")).toBe(true);
     expect(t.opened[0]?.toolState["cron.origin"]).toEqual({ platform: "telegram", chat_id: "100" });
   });

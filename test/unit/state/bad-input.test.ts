@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSessionStore, sessionStorePath } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../../src/state/sqlite-store.js";
 import { SessionStoreError } from "../../../src/state/types.js";
 import { rawDb, useTempStores } from "./helpers.js";
 
@@ -20,7 +20,7 @@ function failure(fn: () => unknown): SessionStoreError {
 describe("opening", () => {
   it("creates the file and its directory, in WAL mode", () => {
     const home = join(dir(), "nested", "home");
-    const store = track(openSessionStore(sessionStorePath(home)));
+    const store = track(openSqliteStore(sessionStorePath(home)));
     expect(store.path).toBe(join(home, "state.db"));
     expect(existsSync(join(home, "state.db"))).toBe(true);
     const db = rawDb(store.path, { readonly: true });
@@ -38,7 +38,7 @@ describe("opening", () => {
     const path = join(dir(), "state.db");
     writeFileSync(path, bytes);
     for (const readonly of [false, true]) {
-      const error = failure(() => openSessionStore(path, { readonly }));
+      const error = failure(() => openSqliteStore(path, { readonly }));
       expect(error.code).toBe("corrupt");
       expect(error.message).toContain(path);
       expect(error.message).toContain("nothing was changed");
@@ -50,7 +50,7 @@ describe("opening", () => {
 
   it("refuses a database whose pages are damaged past the header", () => {
     const path = join(dir(), "state.db");
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const s = store.createSession({ source: "cli" });
     store.appendMessages(
       s.id,
@@ -62,7 +62,7 @@ describe("opening", () => {
     for (let i = 4096; i < bytes.length; i++) bytes[i] = (i * 31) % 251;
     writeFileSync(path, bytes);
     const error = failure(() => {
-      const broken = track(openSessionStore(path));
+      const broken = track(openSqliteStore(path));
       broken.getMessages(s.id);
     });
     expect(error.code).toBe("corrupt");
@@ -71,7 +71,7 @@ describe("opening", () => {
 
   it("opening read-only a file that does not exist says so and creates nothing", () => {
     const home = join(dir(), "home");
-    const error = failure(() => openSessionStore(sessionStorePath(home), { readonly: true }));
+    const error = failure(() => openSqliteStore(sessionStorePath(home), { readonly: true }));
     expect(error.code).toBe("not_found");
     expect(error.message).toContain(join(home, "state.db"));
     expect(existsSync(home)).toBe(false);
@@ -80,16 +80,16 @@ describe("opening", () => {
   it("a directory named state.db is not a database", () => {
     const path = join(dir(), "state.db");
     mkdirSync(path);
-    expect(failure(() => openSessionStore(path)).code).toBe("corrupt");
+    expect(failure(() => openSqliteStore(path)).code).toBe("corrupt");
   });
 
   it("read-only stores refuse every write", () => {
     const path = join(dir(), "state.db");
-    const w = track(openSessionStore(path));
+    const w = track(openSqliteStore(path));
     const s = w.createSession({ source: "cli" });
     w.close();
     const before = readFileSync(path);
-    const ro = track(openSessionStore(path, { readonly: true }));
+    const ro = track(openSqliteStore(path, { readonly: true }));
     const writes: Array<() => unknown> = [
       () => ro.createSession({ source: "cli" }),
       () => ro.appendMessage(s.id, { role: "user", content: "x" }),
@@ -103,7 +103,7 @@ describe("opening", () => {
   });
 
   it("a closed store says so", () => {
-    const store = openSessionStore(join(dir(), "state.db"));
+    const store = openSqliteStore(join(dir(), "state.db"));
     store.close();
     expect(failure(() => store.listSessions()).code).toBe("invalid");
     store.close();
@@ -113,7 +113,7 @@ describe("opening", () => {
 describe("locks", () => {
   it("a writer gives up with `locked` when another connection holds the write lock, and changes nothing", () => {
     const path = join(dir(), "state.db");
-    const setup = track(openSessionStore(path));
+    const setup = track(openSqliteStore(path));
     const s = setup.createSession({ source: "cli" });
     setup.appendMessage(s.id, { role: "user", content: "before" });
     setup.close();
@@ -122,7 +122,7 @@ describe("locks", () => {
     holder.pragma("busy_timeout = 0");
     holder.exec("BEGIN EXCLUSIVE");
     try {
-      const store = track(openSessionStore(path, { busyTimeoutMs: 20, retryBudgetMs: 250 }));
+      const store = track(openSqliteStore(path, { busyTimeoutMs: 20, retryBudgetMs: 250 }));
       // Readers still work in WAL mode while a writer holds the lock.
       expect(store.conversation(s.id)).toEqual([{ role: "user", content: "before" }]);
       const error = failure(() => store.appendMessage(s.id, { role: "user", content: "blocked" }));
@@ -133,7 +133,7 @@ describe("locks", () => {
       holder.exec("ROLLBACK");
       holder.close();
     }
-    const after = track(openSessionStore(path, { readonly: true }));
+    const after = track(openSqliteStore(path, { readonly: true }));
     expect(after.conversation(s.id)).toEqual([{ role: "user", content: "before" }]);
   });
 
@@ -145,7 +145,7 @@ describe("locks", () => {
     holder.exec("BEGIN EXCLUSIVE; INSERT INTO t VALUES (2);");
     const bytes = readFileSync(path);
     try {
-      const error = failure(() => openSessionStore(path, { busyTimeoutMs: 20, retryBudgetMs: 200 }));
+      const error = failure(() => openSqliteStore(path, { busyTimeoutMs: 20, retryBudgetMs: 200 }));
       expect(error.code).toBe("locked");
       expect(error.message).toContain(path);
       expect(readFileSync(path).equals(bytes)).toBe(true);

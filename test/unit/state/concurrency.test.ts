@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import { useTempStores } from "./helpers.js";
 
 const { dir, track } = useTempStores();
@@ -45,12 +45,12 @@ for (let t = 0; t < turns; t++) {
     { role: "assistant", content: name + " turn " + t + " answer" },
   ];
   // The shared session gets each message as the turn produces it; the own session a batch per turn.
-  for (const m of turn) store.appendMessage(shared, m);
-  if (single === "1") for (const m of turn) store.appendMessage(own, m);
-  else store.appendMessages(own, turn);
-  store.recordUsage(shared, { inputTokens: 10, outputTokens: 1 });
+  for (const m of turn) await store.appendMessage(shared, m);
+  if (single === "1") for (const m of turn) await store.appendMessage(own, m);
+  else await store.appendMessages(own, turn);
+  await store.recordUsage(shared, { inputTokens: 10, outputTokens: 1 });
 }
-store.close();
+await store.close();
 process.stdout.write("done\\n");
 `;
 
@@ -79,7 +79,7 @@ describe("several processes writing one state.db", () => {
     const path = join(d, "state.db");
     const script = join(d, "child.mjs");
     writeFileSync(script, CHILD);
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const shared = store.createSession({ source: "gateway" }).id;
     const names = ["alpha", "beta", "gamma"];
     const own = names.map((name) => store.createSession({ source: "cli", title: name }).id);

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 
 function store() {
-  return openSessionStore(join(mkdtempSync(join(tmpdir(), "hermes-continue-")), "state.db"));
+  return openSqliteStore(join(mkdtempSync(join(tmpdir(), "hermes-continue-")), "state.db"));
 }
 
 describe("continueSession", () => {

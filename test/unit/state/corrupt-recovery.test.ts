@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { quarantineName, quarantineStamp } from "../../../src/state/quarantine.js";
-import { openRecordingStore } from "../../../src/state/recording-store.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openRecordingEngine } from "../../../src/state/recording-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import { createPythonStateDb } from "../../support/python-state-db.js";
 import { useTempStores } from "./helpers.js";
 
@@ -11,7 +11,7 @@ const { dir, track } = useTempStores();
 
 function recording(home: string) {
   const notices: string[] = [];
-  const store = track(openRecordingStore(home, { notify: (m) => notices.push(m) }));
+  const store = track(openRecordingEngine(home, { notify: (m) => notices.push(m) }));
   return { store, notices };
 }
 
@@ -24,7 +24,7 @@ function movedAside(home: string): string[] {
 /** A good state.db with `sessions` sessions of 60 long messages each, then some of its pages overwritten. */
 function damagedDb(home: string, sessions = 6): { path: string; ids: string[] } {
   const path = join(home, "state.db");
-  const store = openSessionStore(path);
+  const store = openSqliteStore(path);
   const ids: string[] = [];
   for (let i = 0; i < sessions; i++) {
     const s = store.createSession({ source: "cli", title: `session ${i}` });
@@ -122,7 +122,7 @@ describe("repair --from", () => {
     const { path, ids } = damagedDb(home);
     recording(home).store.close();
     const old = join(home, movedAside(home)[0]!);
-    const target = track(openSessionStore(path));
+    const target = track(openSqliteStore(path));
     // One session id is already in the new file: it is left alone.
     target.createSession({ id: ids[0]!, source: "telegram" });
     const report = target.recoverFrom(old);
@@ -149,7 +149,7 @@ describe("repair --from", () => {
     const home = dir();
     const py = join(home, "python.db");
     const { sessionIds } = createPythonStateDb(py);
-    const target = track(openSessionStore(join(home, "state.db")));
+    const target = track(openSqliteStore(join(home, "state.db")));
     const first = target.recoverFrom(py);
     expect(first.sessions).toEqual({ recovered: 4, skipped: 0, unreadable: 0 });
     expect(first.messages.unreadable).toBe(0);
@@ -163,7 +163,7 @@ describe("repair --from", () => {
 
   it("reports nothing recoverable from a 0-byte or non-SQLite file", () => {
     const home = dir();
-    const target = track(openSessionStore(join(home, "state.db")));
+    const target = track(openSqliteStore(join(home, "state.db")));
     writeFileSync(join(home, "empty.db"), "");
     writeFileSync(join(home, "notes.txt"), "hello");
     expect(target.recoverFrom(join(home, "empty.db"))).toMatchObject({
@@ -180,9 +180,7 @@ describe("read-only commands", () => {
     const home = dir();
     const path = join(home, "state.db");
     writeFileSync(path, "");
-    expect(() => openSessionStore(path, { readonly: true })).toThrow(
-      /empty \(0 bytes\).*nothing was changed/,
-    );
+    expect(() => openSqliteStore(path, { readonly: true })).toThrow(/empty \(0 bytes\).*nothing was changed/);
     expect(readdirSync(home)).toEqual(["state.db"]);
   });
 });

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { durabilityOptions, openRecordingStore } from "../../../src/state/recording-store.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { durabilityOptions, openRecordingEngine } from "../../../src/state/recording-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 
 const homes: string[] = [];
 afterEach(() => {
@@ -25,11 +25,11 @@ describe("state.durability", () => {
   it("a recording store opened with it commits each message before returning, readable by another connection", () => {
     const home = mkdtempSync(join(tmpdir(), "hermes-durability-"));
     homes.push(home);
-    const store = openRecordingStore(home, { open: durabilityOptions(undefined), notify: () => {} });
+    const store = openRecordingEngine(home, { open: durabilityOptions(undefined), notify: () => {} });
     try {
       store.createSession({ id: "s1", source: "api_server" });
       store.appendMessage("s1", { role: "user", content: "hello" });
-      const reader = openSessionStore(join(home, "state.db"), { readonly: true });
+      const reader = openSqliteStore(join(home, "state.db"), { readonly: true });
       try {
         expect(reader.conversation("s1")).toEqual([{ role: "user", content: "hello" }]);
       } finally {

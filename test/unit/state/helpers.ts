@@ -4,17 +4,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { afterEach } from "vitest";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { OpenOptions, SessionStore } from "../../../src/state/types.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
+import type { OpenOptions, SyncSessionStore } from "../../../src/state/types.js";
 
 /** A fresh temp directory per call; directories and open stores are cleaned up after each test. */
 export function useTempStores(): {
   dir: () => string;
-  open: (path?: string, options?: OpenOptions) => SessionStore;
-  track: (store: SessionStore) => SessionStore;
+  open: (path?: string, options?: OpenOptions) => SyncSessionStore;
+  track: (store: SyncSessionStore) => SyncSessionStore;
 } {
   const dirs: string[] = [];
-  const stores: SessionStore[] = [];
+  const stores: SyncSessionStore[] = [];
   afterEach(() => {
     for (const s of stores.splice(0)) {
       try {
@@ -30,14 +30,14 @@ export function useTempStores(): {
     dirs.push(d);
     return d;
   };
-  const track = (store: SessionStore) => {
+  const track = (store: SyncSessionStore) => {
     stores.push(store);
     return store;
   };
   return {
     dir,
     track,
-    open: (path, options) => track(openSessionStore(path ?? join(dir(), "state.db"), options)),
+    open: (path, options) => track(openSqliteStore(path ?? join(dir(), "state.db"), options)),
   };
 }
 

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import { manualClock, rawDb, useTempStores } from "./helpers.js";
 
 const { dir, open, track } = useTempStores();
@@ -86,7 +86,7 @@ describe("delete and prune", () => {
 
     // A second process opening the same file an hour later sees the marker and skips.
     clock.advance(3600);
-    const other = track(openSessionStore(store.path, { now: clock.now }));
+    const other = track(openSqliteStore(store.path, { now: clock.now }));
     expect(other.autoPrune(policy)).toEqual({ skipped: true, sessions: 0, vacuumed: false });
     clock.advance(24 * 3600);
     expect(other.autoPrune(policy)).toEqual({ skipped: false, sessions: 0, vacuumed: false });
@@ -156,7 +156,7 @@ describe("stats, optimize, check and repair", () => {
 
   it("finds drifted counters and missing FTS rows, and repair fixes them without touching messages", () => {
     const path = join(dir(), "state.db");
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const s = store.createSession({ source: "cli" });
     store.appendMessages(s.id, toolTurn("walrus", "terminal"));
     const db = rawDb(path);
@@ -190,10 +190,10 @@ describe("stats, optimize, check and repair", () => {
 
   it("check works read-only and changes nothing", () => {
     const path = join(dir(), "state.db");
-    const writer = track(openSessionStore(path));
+    const writer = track(openSqliteStore(path));
     writer.appendMessages(writer.createSession({ source: "cli" }).id, toolTurn("q", "t"));
     writer.close();
-    const ro = track(openSessionStore(path, { readonly: true }));
+    const ro = track(openSqliteStore(path, { readonly: true }));
     expect(ro.check()).toEqual({ integrity: true, problems: [], fixed: [] });
     expect(() => ro.repair()).toThrow(/read-only/);
     expect(() => ro.optimize()).toThrow(/read-only/);
@@ -331,7 +331,7 @@ describe("legacy JSONL import", () => {
       `${JSON.stringify({ role: "user", content: "duplicate" })}\n`,
     );
     writeFileSync(join(sessions, "sessions.json"), "{}");
-    const store = track(openSessionStore(join(home, "state.db")));
+    const store = track(openSqliteStore(join(home, "state.db")));
     store.createSession({ id: "existing", source: "cli" });
 
     expect(store.importLegacyJsonl(sessions)).toEqual({ sessions: 2, messages: 5, skipped: 3 });

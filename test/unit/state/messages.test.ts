@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
-import { openSessionStore, sessionStorePath } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../../src/state/sqlite-store.js";
 import { manualClock, rawDb, useTempStores } from "./helpers.js";
 
 const { dir, open, track } = useTempStores();
@@ -95,7 +95,7 @@ describe("message round trip", () => {
   it("stores columns as Python Hermes does (JSON text, Python's content prefix, REAL timestamps)", () => {
     const d = dir();
     const path = join(d, "state.db");
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const s = store.createSession({ source: "cli", modelConfig: { temperature: 0.2 } });
     store.appendMessages(
       s.id,
@@ -125,7 +125,7 @@ describe("message round trip", () => {
 
   it("reads Python's newer \\x01json: content prefix and leaves unreadable JSON as text", () => {
     const path = join(dir(), "state.db");
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const s = store.createSession({ source: "cli" });
     const [a, b] = store.appendMessages(s.id, [
       { role: "user", content: "a" },
@@ -216,10 +216,10 @@ describe("message round trip", () => {
 
   it("is durable once appendMessage returns: another connection sees it at once", () => {
     const d = dir();
-    const store = track(openSessionStore(sessionStorePath(d)));
+    const store = track(openSqliteStore(sessionStorePath(d)));
     const s = store.createSession({ source: "cli" });
     store.appendMessage(s.id, { role: "user", content: "persisted" });
-    const other = track(openSessionStore(sessionStorePath(d), { readonly: true }));
+    const other = track(openSqliteStore(sessionStorePath(d), { readonly: true }));
     expect(other.conversation(s.id)).toEqual([{ role: "user", content: "persisted" }]);
     const db = rawDb(sessionStorePath(d), { readonly: true });
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");

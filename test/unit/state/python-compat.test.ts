@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import {
   createPythonStateDb,
   PYTHON_MESSAGE_COLUMNS,
@@ -26,7 +26,7 @@ describe("a state.db written by Python Hermes (v17)", () => {
     const path = join(dir(), "state.db");
     const { sessionIds } = createPythonStateDb(path);
     const before = schemaOf(path);
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     expect(schemaOf(path)).toEqual(before);
 
     const list = store.listSessions();
@@ -81,7 +81,7 @@ describe("a state.db written by Python Hermes (v17)", () => {
   it("stays valid for Python after we write to it", () => {
     const path = join(dir(), "state.db");
     const { sessionIds } = createPythonStateDb(path);
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const id = sessionIds[0]!;
     store.reopenSession(id);
     store.appendMessages(id, [
@@ -211,7 +211,7 @@ describe("files from other Hermes versions", () => {
     db.exec(V9_SQL);
     db.close();
     const bytes = readFileSync(path);
-    const ro = track(openSessionStore(path, { readonly: true }));
+    const ro = track(openSqliteStore(path, { readonly: true }));
     expect(ro.listSessions().map((s) => [s.id, s.title, s.preview, s.archived])).toEqual([
       ["old1", "ancient", "how do I grep recursively", false],
     ]);
@@ -229,7 +229,7 @@ describe("files from other Hermes versions", () => {
     const db = rawDb(path);
     db.exec(V9_SQL);
     db.close();
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const raw = rawDb(path, { readonly: true });
     const cols = (t: string) =>
       (raw.prepare(`PRAGMA table_info(${t})`).all() as Array<{ name: string }>).map((c) => c.name);
@@ -276,7 +276,7 @@ describe("files from other Hermes versions", () => {
       UPDATE schema_version SET version = 30;
     `);
     db.close();
-    const store = track(openSessionStore(path));
+    const store = track(openSqliteStore(path));
     const s = store.createSession({ source: "cli" });
     store.appendMessage(s.id, { role: "user", content: "written by TS" });
     store.appendMessage("s1", { role: "assistant", content: "hello again" });

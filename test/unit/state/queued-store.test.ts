@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openRecordingStore } from "../../../src/state/recording-store.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openRecordingEngine } from "../../../src/state/recording-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStoreError } from "../../../src/state/types.js";
 import { rawDb, useTempStores } from "./helpers.js";
 
@@ -12,7 +12,7 @@ const { dir, track } = useTempStores();
 function recording(home: string) {
   const notices: string[] = [];
   const timers: Array<() => void> = [];
-  const store = openRecordingStore(home, {
+  const store = openRecordingEngine(home, {
     notify: (m) => notices.push(m),
     writeWaitMs: 20,
     settleWaitMs: 50,
@@ -187,7 +187,7 @@ describe("writes while another process holds state.db", () => {
     // The file holds no secret the store would not have stored.
     expect(readFileSync(file, "utf8")).not.toContain("AAAAAAAAAAAAAAAAAAAA");
 
-    const target = track(openSessionStore(store.path));
+    const target = track(openSqliteStore(store.path));
     const report = target.recoverFrom(file);
     expect(report).toMatchObject({
       kind: "unsaved",

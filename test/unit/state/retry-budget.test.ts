@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStoreError } from "../../../src/state/types.js";
 import { rawDb, useTempStores } from "./helpers.js";
 
@@ -37,7 +37,7 @@ describe("withRetryBudget", () => {
   it("gives up at once inside a zero budget, and the connection's own wait comes back after, every time", () => {
     const path = join(dir(), "state.db");
     // No retries of our own: the only wait outside withRetryBudget is SQLite's busy timeout.
-    const store = openSessionStore(path, { busyTimeoutMs: 400, retryBudgetMs: 0 });
+    const store = openSqliteStore(path, { busyTimeoutMs: 400, retryBudgetMs: 0 });
     track(store);
     const id = store.createSession({ source: "cli" }).id;
     const release = holdLock(path);

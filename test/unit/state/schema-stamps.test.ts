@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { schemaStamp } from "../../../src/state/schema.js";
 import { isKnownComplete, recordComplete, stampsFile } from "../../../src/state/schema-stamps.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import { rawDb, useTempStores } from "./helpers.js";
 
 const { dir, track } = useTempStores();
@@ -41,25 +41,25 @@ const triggers = (path: string) => {
 describe("schema stamps", () => {
   it("records a complete schema once, and the same file reopened keeps its stamp", () => {
     const path = join(dir(), "state.db");
-    track(openSessionStore(path)).close();
+    track(openSqliteStore(path)).close();
     const stamp = stampOf(path);
     expect(isKnownComplete(stamp)).toBe(true);
     expect(readFileSync(stampsFile(), "utf8")).toBe(`${stamp}\n`);
-    track(openSessionStore(path)).close();
+    track(openSqliteStore(path)).close();
     expect(stampOf(path)).toBe(stamp);
     expect(readFileSync(stampsFile(), "utf8")).toBe(`${stamp}\n`);
   });
 
   it("any change to the schema is a new stamp, so a dropped trigger or a lost version row is put back", () => {
     const path = join(dir(), "state.db");
-    track(openSessionStore(path)).close();
+    track(openSqliteStore(path)).close();
     const complete = stampOf(path);
     const db = rawDb(path);
     db.prepare("DROP TRIGGER messages_fts_trigram_insert").run();
     db.prepare("DELETE FROM schema_version").run();
     db.close();
     expect(stampOf(path)).not.toBe(complete);
-    track(openSessionStore(path)).close();
+    track(openSqliteStore(path)).close();
     expect(triggers(path)).toContain("messages_fts_trigram_insert");
     const check = rawDb(path, { readonly: true });
     expect(check.prepare("SELECT version FROM schema_version").all()).toEqual([{ version: 17 }]);
@@ -69,24 +69,24 @@ describe("schema stamps", () => {
 
   it("a column another Hermes added is a schema of its own, found complete and recorded", () => {
     const path = join(dir(), "state.db");
-    track(openSessionStore(path)).close();
+    track(openSqliteStore(path)).close();
     const db = rawDb(path);
     db.prepare("ALTER TABLE sessions ADD COLUMN newer_hermes_field TEXT").run();
     db.close();
     const widened = stampOf(path);
     expect(isKnownComplete(widened)).toBe(false);
-    track(openSessionStore(path)).close();
+    track(openSqliteStore(path)).close();
     expect(isKnownComplete(widened)).toBe(true);
   });
 
   it("trusts a recorded stamp without comparing (which is why only complete schemas are recorded)", () => {
     const path = join(dir(), "state.db");
-    track(openSessionStore(path)).close();
+    track(openSqliteStore(path)).close();
     const db = rawDb(path);
     db.prepare("DROP TRIGGER messages_fts_insert").run();
     db.close();
     recordComplete(stampOf(path));
-    track(openSessionStore(path)).close();
+    track(openSqliteStore(path)).close();
     expect(triggers(path)).not.toContain("messages_fts_insert");
   });
 
@@ -105,7 +105,7 @@ describe("schema stamps", () => {
     writeFileSync(blocked, "");
     process.env["XDG_CACHE_HOME"] = blocked;
     const path = join(dir(), "state.db");
-    expect(() => track(openSessionStore(path)).close()).not.toThrow();
+    expect(() => track(openSqliteStore(path)).close()).not.toThrow();
     expect(isKnownComplete(stampOf(path))).toBe(false);
   });
 });

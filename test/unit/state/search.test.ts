@@ -3,14 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import type { SessionStore } from "../../../src/state/types.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
+import type { SyncSessionStore } from "../../../src/state/types.js";
 import { manualClock, useTempStores } from "./helpers.js";
 
 const { open } = useTempStores();
 
 interface Fixture {
-  store: SessionStore;
+  store: SyncSessionStore;
   ids: Record<string, number>;
   sessions: Record<string, string>;
 }
@@ -20,7 +20,7 @@ const shared = mkdtempSync(join(tmpdir(), "hermes-search-"));
 /** One store shared by the read-only cases below (each `it` gets the same data). */
 function build(): Fixture {
   const clock = manualClock(1_750_000_000);
-  const store = openSessionStore(join(shared, "state.db"), { now: clock.now });
+  const store = openSqliteStore(join(shared, "state.db"), { now: clock.now });
   const ids: Record<string, number> = {};
   const sessions: Record<string, string> = {};
   const add = (session: string, key: string, message: Message) => {
@@ -66,7 +66,7 @@ afterAll(() => {
   rmSync(shared, { recursive: true, force: true });
 });
 
-const found = (query: string, extra: Partial<Parameters<SessionStore["search"]>[0]> = {}) =>
+const found = (query: string, extra: Partial<Parameters<SyncSessionStore["search"]>[0]> = {}) =>
   f.store
     .search({ query, ...extra })
     .map((h) => Object.entries(f.ids).find(([, id]) => id === h.messageId)?.[0]);

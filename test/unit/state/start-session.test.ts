@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { openRecordingStore } from "../../../src/state/recording-store.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openRecordingEngine } from "../../../src/state/recording-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStoreError } from "../../../src/state/types.js";
 import { rawDb, useTempStores } from "./helpers.js";
 
@@ -22,7 +22,7 @@ function holdLock(path: string) {
 describe("startSession: a new session's row and first message in one transaction", () => {
   it("writes the row, the message and the usage in one commit", () => {
     const home = dir();
-    const store = track(openSessionStore(`${home}/state.db`, { durability: "normal" }));
+    const store = track(openSqliteStore(`${home}/state.db`, { durability: "normal" }));
     // Warm the file up so the WAL's growth is one commit's frames.
     store.createSession({ source: "cli", id: "warm" });
     const wal = () => statSync(`${home}/state.db-wal`).size;
@@ -54,7 +54,7 @@ describe("startSession: a new session's row and first message in one transaction
 
   it("writes nothing when any part is refused", () => {
     const home = dir();
-    const store = track(openSessionStore(`${home}/state.db`));
+    const store = track(openSqliteStore(`${home}/state.db`));
     store.createSession({ source: "cli", id: "taken", title: "Mine" });
     expect(() =>
       store.startSession({ source: "cli", id: "s1" }, { role: "user", content: 42 } as never),
@@ -73,7 +73,7 @@ describe("startSession: a new session's row and first message in one transaction
   it("queues the row and then the message while another process holds the lock", () => {
     const home = dir();
     const notices: string[] = [];
-    const store = openRecordingStore(home, {
+    const store = openRecordingEngine(home, {
       notify: (m) => notices.push(m),
       writeWaitMs: 20,
       settleWaitMs: 50,

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import type { SqliteSessionStoreHandle } from "../../../src/state/types.js";
 import { localOffsets } from "../../../src/state/usage-series.js";
 import { useTempStores } from "./helpers.js";
@@ -22,7 +22,7 @@ const localDay = (s: number) => {
 
 function seeded(): SqliteSessionStoreHandle {
   let clock = NOW - 3 * DAY;
-  const store = openSessionStore(join(temp.dir(), "state.db"), { now: () => clock });
+  const store = openSqliteStore(join(temp.dir(), "state.db"), { now: () => clock });
   temp.track(store);
   const session = (at: number, source: "cli" | "telegram", model: string) => {
     clock = at;
@@ -142,7 +142,7 @@ describe("localOffsets", () => {
       process.env["TZ"] = "America/New_York";
       const change = Date.UTC(2026, 10, 1, 6) / 1000; // 2026-11-01 02:00 EDT → 01:00 EST
       let clock = change - 5 * DAY;
-      const store = openSessionStore(join(temp.dir(), "state.db"), { now: () => clock });
+      const store = openSqliteStore(join(temp.dir(), "state.db"), { now: () => clock });
       temp.track(store);
       for (const at of [
         change - 2 * 3600,

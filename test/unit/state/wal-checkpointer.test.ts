@@ -11,8 +11,8 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
-import { openRecordingStore } from "../../../src/state/recording-store.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openRecordingEngine } from "../../../src/state/recording-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import { CHECKPOINT_BYTES, SAFETY_PAGES, WalCheckpointer } from "../../../src/state/wal-checkpointer.js";
 import { waitFor } from "../tools/terminal/helpers.js";
 import { useTempStores } from "./helpers.js";
@@ -44,7 +44,7 @@ describe("WAL checkpoints on a worker thread", () => {
   it("copy the WAL into state.db while the recording store keeps writing; closing leaves no WAL", async () => {
     const home = dir();
     const db = join(home, "state.db");
-    const store = track(openRecordingStore(home, { open: { durability: "normal" }, notify: () => {} }));
+    const store = track(openRecordingEngine(home, { open: { durability: "normal" }, notify: () => {} }));
     store.createSession({ id: "s1", source: "cli" });
     const before = size(db);
     let steps = 0;
@@ -62,7 +62,7 @@ describe("WAL checkpoints on a worker thread", () => {
     expect(conversation.at(-1)?.content).toContain(`step ${steps - 1} `);
     store.close();
     expect(existsSync(`${db}-wal`)).toBe(false);
-    const reader = openSessionStore(db, { readonly: true });
+    const reader = openSqliteStore(db, { readonly: true });
     try {
       expect(reader.conversation("s1")).toEqual(conversation);
     } finally {
@@ -113,8 +113,8 @@ describe("WAL checkpoints on a worker thread", () => {
     writeFileSync(
       script,
       `
-const { openRecordingStore } = await import(process.argv[2]);
-const store = openRecordingStore(process.argv[3], { open: { durability: "normal" }, notify: () => {} });
+const { openRecordingEngine } = await import(process.argv[2]);
+const store = openRecordingEngine(process.argv[3], { open: { durability: "normal" }, notify: () => {} });
 store.createSession({ id: "s1", source: "cli" });
 for (let i = 0; ; i++) {
   store.appendMessage("s1", { role: "user", content: "message " + i + " " + "padding ".repeat(300) });
@@ -153,7 +153,7 @@ for (let i = 0; ; i++) {
     const lines = out.split("\n").filter((l) => l !== "");
     const committed = Number(lines.at(-1));
     expect(committed).toBeGreaterThan(100);
-    const reader = openSessionStore(db);
+    const reader = openSqliteStore(db);
     try {
       const messages = reader.conversation("s1");
       // Everything reported committed, in order (the one in flight may or may not be there).

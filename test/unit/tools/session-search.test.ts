@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
-import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSessionStore, type SqliteSessionStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../../src/state/types.js";
 import { createBuiltinRegistry } from "../../../src/tools/builtin.js";
 import { sessionSearchTool } from "../../../src/tools/session-search.js";
@@ -16,7 +16,7 @@ type Result = any;
 const NOW = 1_750_000_000;
 const DAY = 86_400;
 let dir: string;
-let store: SessionStore;
+let store: SqliteSessionStore;
 const ids = { deploy: "", grocery: "", long: "", current: "", hidden: "", older: "", newer: "" };
 /** Message ids of the long session, in order. */
 let longIds: number[] = [];
@@ -28,10 +28,10 @@ function session(
   startedAt: number,
   messages: Array<Message & { at?: number }>,
 ): string {
-  store.createSession({ id, source, model: "test/model", startedAt, ...(title ? { title } : {}) });
+  store.engine.createSession({ id, source, model: "test/model", startedAt, ...(title ? { title } : {}) });
   messages.forEach((m, i) => {
     const { at, ...message } = m;
-    store.appendMessage(id, message, { timestamp: at ?? startedAt + i * 10 });
+    store.engine.appendMessage(id, message, { timestamp: at ?? startedAt + i * 10 });
   });
   return id;
 }
@@ -72,7 +72,7 @@ beforeAll(() => {
     });
   }
   ids.long = session("20250603_100000_cccccc", "cli", "Long chat", NOW - DAY, long);
-  longIds = store.getMessages(ids.long).map((m) => m.id);
+  longIds = store.engine.getMessages(ids.long).map((m) => m.id);
   ids.current = session("20250604_100000_dddddd", "cli", "Current", NOW - 60, [
     { role: "user", content: "deploy it again please" },
   ]);
@@ -98,11 +98,12 @@ const ctx = (overrides: { sessionStore?: SessionStore | undefined } = {}) =>
     ...("sessionStore" in overrides ? overrides : { sessionStore: store }),
   });
 
-const call = (args: Args, context = ctx()): Result => sessionSearchTool.handler(args, context);
+const call = async (args: Args, context = ctx()): Promise<Result> =>
+  (await sessionSearchTool.handler(args, context)) as Result;
 
 describe("session_search discovery", () => {
-  it("groups hits by session with ids, titles, dates and snippets, leaving the current session out", () => {
-    const r = call({ query: "deploy" });
+  it("groups hits by session with ids, titles, dates and snippets, leaving the current session out", async () => {
+    const r = await call({ query: "deploy" });
     expect(r.error).toBeUndefined();
     expect(r.mode).toBe("search");
     const found = r.sessions.map((s: Result) => s.session_id);
@@ -114,7 +115,7 @@ describe("session_search discovery", () => {
     expect(deploy.source).toBe("cli");
     expect(deploy.started).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
     expect(deploy.hits.length).toBeGreaterThan(0);
-    const storedIds = store.getMessages(ids.deploy).map((m) => m.id);
+    const storedIds = store.engine.getMessages(ids.deploy).map((m) => m.id);
     for (const hit of deploy.hits) {
       expect(storedIds).toContain(hit.message_id);
       expect(hit.snippet.toLowerCase()).toContain("deploy");
@@ -122,8 +123,8 @@ describe("session_search discovery", () => {
     expect(r.next).toContain("around_message_id");
   });
 
-  it("includes the current session only when asked", () => {
-    const r = call({ query: "deploy", include_current_session: true });
+  it("includes the current session only when asked", async () => {
+    const r = await call({ query: "deploy", include_current_session: true });
     expect(r.sessions.map((s: Result) => s.session_id)).toContain(ids.current);
   });
 
@@ -135,48 +136,48 @@ describe("session_search discovery", () => {
     ["deploy AND (", null],
     ["NEAR(", null],
     ["'; DROP TABLE messages; --", null],
-  ] as const)("takes %j as plain text, never an error", (query, expected) => {
-    const r = call({ query });
+  ] as const)("takes %j as plain text, never an error", async (query, expected) => {
+    const r = await call({ query });
     expect(r.error).toBeUndefined();
     expect(r.mode).toBe("search");
     if (expected) expect(r.sessions.map((s: Result) => s.session_id)).toContain(ids[expected]);
   });
 
-  it("searches the roles named by role_filter, as a list or comma-separated", () => {
-    expect(call({ query: "kubectlmarker" }).count).toBe(0);
-    const tool = call({ query: "kubectlmarker", role_filter: "tool" });
+  it("searches the roles named by role_filter, as a list or comma-separated", async () => {
+    expect((await call({ query: "kubectlmarker" })).count).toBe(0);
+    const tool = await call({ query: "kubectlmarker", role_filter: "tool" });
     expect(tool.sessions.map((s: Result) => s.session_id)).toEqual([ids.deploy]);
     expect(tool.sessions[0].hits[0].role).toBe("tool");
-    expect(call({ query: "kubectlmarker", role_filter: ["user", "tool"] }).count).toBe(1);
-    expect(call({ query: "kubectlmarker", role_filter: " user , assistant " }).count).toBe(0);
-    const bad = call({ query: "deploy", role_filter: "user,wizard" });
+    expect((await call({ query: "kubectlmarker", role_filter: ["user", "tool"] })).count).toBe(1);
+    expect((await call({ query: "kubectlmarker", role_filter: " user , assistant " })).count).toBe(0);
+    const bad = await call({ query: "deploy", role_filter: "user,wizard" });
     expect(bad.error).toMatch(/wizard/);
     expect(bad.error).toMatch(/user, assistant, tool, system/);
   });
 
-  it("sorts by newest or oldest", () => {
-    const newest = call({ query: "heronmarker", sort: "newest" });
+  it("sorts by newest or oldest", async () => {
+    const newest = await call({ query: "heronmarker", sort: "newest" });
     expect(newest.sessions.map((s: Result) => s.session_id)).toEqual([ids.newer, ids.older]);
     // Each hit carries the snippet of its own message.
     expect(newest.sessions[0].hits[0].snippet).toContain("second time");
     expect(newest.sessions[1].hits[0].snippet).toContain("first time");
-    const oldest = call({ query: "heronmarker", sort: "oldest" });
+    const oldest = await call({ query: "heronmarker", sort: "oldest" });
     expect(oldest.sessions.map((s: Result) => s.session_id)).toEqual([ids.older, ids.newer]);
   });
 
-  it("returns at most limit sessions and says so when nothing matches", () => {
-    expect(call({ query: "heronmarker", limit: 1 }).sessions).toHaveLength(1);
-    const none = call({ query: "nothingmatchesthisword" });
+  it("returns at most limit sessions and says so when nothing matches", async () => {
+    expect((await call({ query: "heronmarker", limit: 1 })).sessions).toHaveLength(1);
+    const none = await call({ query: "nothingmatchesthisword" });
     expect(none).toMatchObject({ mode: "search", count: 0, sessions: [] });
     expect(none.message).toMatch(/no arguments/);
   });
 });
 
 describe("session_search scroll and read", () => {
-  it("returns the window around a hit, marks the anchor and says how to scroll on", () => {
-    const hit = call({ query: "zebramarker" }).sessions[0].hits[0];
+  it("returns the window around a hit, marks the anchor and says how to scroll on", async () => {
+    const hit = (await call({ query: "zebramarker" })).sessions[0].hits[0];
     expect(hit.message_id).toBe(longIds[20]);
-    const r = call({ session_id: ids.long, around_message_id: hit.message_id, window: 2 });
+    const r = await call({ session_id: ids.long, around_message_id: hit.message_id, window: 2 });
     expect(r.mode).toBe("scroll");
     expect(r.session).toMatchObject({ session_id: ids.long, title: "Long chat" });
     expect(r.messages.map((m: Result) => m.id)).toEqual(longIds.slice(18, 23));
@@ -188,20 +189,20 @@ describe("session_search scroll and read", () => {
     expect(r.next).toContain(`around_message_id=${longIds[15]}`);
     expect(r.next).toContain(`around_message_id=${longIds[25]}`);
 
-    const next = call({ session_id: ids.long, around_message_id: longIds[25] as number, window: 2 });
+    const next = await call({ session_id: ids.long, around_message_id: longIds[25] as number, window: 2 });
     expect(next.messages[0].id).toBe(longIds[23]);
   });
 
-  it("stops at the edges of the session", () => {
-    const r = call({ session_id: ids.long, around_message_id: longIds[0] as number, window: 3 });
+  it("stops at the edges of the session", async () => {
+    const r = await call({ session_id: ids.long, around_message_id: longIds[0] as number, window: 3 });
     expect(r.messages.map((m: Result) => m.id)).toEqual(longIds.slice(0, 4));
     expect(r.messages_before).toBe(0);
     expect(r.next).not.toContain("earlier");
   });
 
-  it("shortens tool output and shows tool calls on one line", () => {
-    const first = store.getMessages(ids.deploy)[0]?.id as number;
-    const r = call({ session_id: ids.deploy, around_message_id: first, window: 5 });
+  it("shortens tool output and shows tool calls on one line", async () => {
+    const first = store.engine.getMessages(ids.deploy)[0]?.id as number;
+    const r = await call({ session_id: ids.deploy, around_message_id: first, window: 5 });
     const tool = r.messages.find((m: Result) => m.role === "tool");
     expect(tool.tool_name).toBe("terminal");
     expect(tool.content.length).toBeLessThan(500);
@@ -211,9 +212,9 @@ describe("session_search scroll and read", () => {
     expect(caller.tool_calls).toEqual(["terminal(bash -n deploy.sh)"]);
   });
 
-  it("reads a whole short session, or the head and tail of a long one", () => {
-    expect(call({ session_id: ids.grocery }).messages).toHaveLength(2);
-    const r = call({ session_id: ids.long });
+  it("reads a whole short session, or the head and tail of a long one", async () => {
+    expect((await call({ session_id: ids.grocery })).messages).toHaveLength(2);
+    const r = await call({ session_id: ids.long });
     expect(r.mode).toBe("read");
     expect(r.message_count).toBe(40);
     expect(r.omitted).toBe(40 - r.messages.length);
@@ -222,21 +223,21 @@ describe("session_search scroll and read", () => {
     expect(r.next).toContain("around_message_id");
   });
 
-  it("explains an unknown session id, a message of another session, and a missing session_id", () => {
-    expect(call({ session_id: "no-such-session", around_message_id: 1 }).error).toMatch(
+  it("explains an unknown session id, a message of another session, and a missing session_id", async () => {
+    expect((await call({ session_id: "no-such-session", around_message_id: 1 })).error).toMatch(
       /Unknown session_id "no-such-session"/,
     );
-    const other = store.getMessages(ids.grocery)[0]?.id as number;
-    const wrong = call({ session_id: ids.long, around_message_id: other });
+    const other = store.engine.getMessages(ids.grocery)[0]?.id as number;
+    const wrong = await call({ session_id: ids.long, around_message_id: other });
     expect(wrong.error).toMatch(new RegExp(`${other} is not a message of session ${ids.long}`));
     expect(wrong.error).toContain(`ids ${longIds[0]} to ${longIds[39]}`);
-    expect(call({ around_message_id: 5 }).error).toMatch(/needs session_id/);
+    expect((await call({ around_message_id: 5 })).error).toMatch(/needs session_id/);
   });
 });
 
 describe("session_search browse", () => {
-  it("lists recent sessions with title, preview, date and size, without the current or hidden ones", () => {
-    const r = call({});
+  it("lists recent sessions with title, preview, date and size, without the current or hidden ones", async () => {
+    const r = await call({});
     expect(r.mode).toBe("browse");
     const listed = r.sessions.map((s: Result) => s.session_id);
     expect(listed[0]).toBe(ids.newer);
@@ -245,20 +246,20 @@ describe("session_search browse", () => {
     const grocery = r.sessions.find((s: Result) => s.session_id === ids.grocery);
     expect(grocery).toMatchObject({ title: "Grocery list", source: "telegram", message_count: 2 });
     expect(grocery.preview).toContain("Add apples");
-    expect(call({ limit: 2 }).sessions).toHaveLength(2);
+    expect((await call({ limit: 2 })).sessions).toHaveLength(2);
   });
 });
 
 describe("session_search without a store", () => {
-  it("tells the model that past sessions are not available", () => {
-    const r = call({ query: "deploy" }, ctx({ sessionStore: undefined }));
+  it("tells the model that past sessions are not available", async () => {
+    const r = await call({ query: "deploy" }, ctx({ sessionStore: undefined }));
     expect(r.error).toMatch(/not available/);
   });
 
-  it("reports a closed or broken store as unavailable instead of throwing", () => {
+  it("reports a closed or broken store as unavailable instead of throwing", async () => {
     const closed = openSessionStore(join(dir, "state.db"), { readonly: true });
-    closed.close();
-    const r = call({ query: "deploy" }, ctx({ sessionStore: closed }));
+    await closed.close();
+    const r = await call({ query: "deploy" }, ctx({ sessionStore: closed }));
     expect(r.error).toMatch(/session store is unavailable/);
   });
 });

@@ -108,7 +108,7 @@ describe("background review after a due nudge", () => {
     expect(systemOf(main.requests[1])).not.toContain("Name: Ada.");
 
     // The review is its own session, a child of the reviewed one, and its tokens are counted.
-    const rows = env.store.listSessions({ source: "review", limit: 10 });
+    const rows = env.db.listSessions({ source: "review", limit: 10 });
     expect(rows.length).toBeGreaterThanOrEqual(1);
     const row = rows.find((r) => r.parentSessionId === first);
     expect(row?.apiCallCount).toBe(2);
@@ -282,7 +282,7 @@ describe("flush before turns leave the context", () => {
     expect(text).toContain("[user] first question");
     expect(text).toContain("[user] second question");
     expect(systemOf(review.requests[0])).toContain("starting a new session");
-    expect(env.store.listSessions({ source: "review" }).some((r) => r.parentSessionId === first)).toBe(true);
+    expect(env.db.listSessions({ source: "review" }).some((r) => r.parentSessionId === first)).toBe(true);
   });
 
   it("compression: the turns it drops are reviewed from the history before it", async () => {

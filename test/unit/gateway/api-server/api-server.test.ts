@@ -5,7 +5,7 @@ import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChatSession } from "../../../../src/agent/chat-session.js";
 import { ApiServerConfigError, startApiServer } from "../../../../src/gateway/api-server/index.js";
-import { openSessionStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
 import {
   type ApiHarness,
   fakeLlmConfig,
@@ -59,7 +59,7 @@ describe("API server: chat completions with the official openai client", () => {
 
     const sessionId = response.headers.get("x-hermes-session-id");
     expect(sessionId).toBeTruthy();
-    const store = openSessionStore(sessionStorePath(h.home));
+    const store = openSqliteStore(sessionStorePath(h.home));
     try {
       const row = store.getSession(sessionId ?? "");
       expect(row?.source).toBe("api_server");
@@ -399,7 +399,7 @@ describe("API server: auth and bad input", () => {
     expect(moved).toHaveLength(1);
     expect(readFileSync(join(home, moved[0] ?? ""), "utf8")).toContain("not a database");
     expect(warnings.join("\n")).toContain("hermes sessions repair --from");
-    const store = openSessionStore(sessionStorePath(home));
+    const store = openSqliteStore(sessionStorePath(home));
     try {
       expect(store.listSessions({}).length).toBe(1);
     } finally {

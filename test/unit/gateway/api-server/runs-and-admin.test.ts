@@ -3,7 +3,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServerConfigError, startApiServer } from "../../../../src/gateway/api-server/index.js";
-import { openSessionStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
 import {
   API_KEY,
   type ApiHarness,
@@ -227,7 +227,7 @@ describe("Sessions API", () => {
 describe("X-Hermes-Session-Id", () => {
   it("continues only the API server's own sessions, never a CLI session's private transcript", async () => {
     const h = await setup();
-    const store = openSessionStore(sessionStorePath(h.home));
+    const store = openSqliteStore(sessionStorePath(h.home));
     try {
       store.createSession({ id: "20260101_000000_abcdef", source: "cli" });
       store.appendMessages("20260101_000000_abcdef", [{ role: "user", content: "my bank PIN is 4711" }]);

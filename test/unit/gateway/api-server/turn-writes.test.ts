@@ -6,7 +6,7 @@
  */
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { openSessionStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
+import { openSqliteStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
 import { type ApiHarness, startApiHarness } from "../../../support/api-server-harness.js";
 import { reply } from "../../../support/fake-llm.js";
 
@@ -45,7 +45,7 @@ describe("API server: state.db writes per request", () => {
     });
     expect(count).toBeLessThanOrEqual(4);
 
-    const store = openSessionStore(sessionStorePath(h.home), { readonly: true });
+    const store = openSqliteStore(sessionStorePath(h.home), { readonly: true });
     try {
       const row = store.getSession(sessionId);
       expect(row).toMatchObject({ source: "api_server", model: "fake-model", endReason: "api_request_done" });
@@ -78,7 +78,7 @@ describe("API server: state.db writes per request", () => {
     });
     // The reopen on resume, the model, the user message, the answer with its usage, the end.
     expect(count).toBeLessThanOrEqual(5);
-    const store = openSessionStore(sessionStorePath(h.home), { readonly: true });
+    const store = openSqliteStore(sessionStorePath(h.home), { readonly: true });
     try {
       const row = store.getSession(sessionId);
       expect(row?.endedAt).not.toBeNull();
@@ -104,7 +104,7 @@ describe("API server: state.db writes per request", () => {
       })
       .withResponse();
     const sessionId = done.response.headers.get("x-hermes-session-id") ?? "";
-    const store = openSessionStore(sessionStorePath(h.home), { readonly: true });
+    const store = openSqliteStore(sessionStorePath(h.home), { readonly: true });
     try {
       expect(store.getSession(sessionId)?.systemPrompt).toBeTruthy();
       expect(store.getMessages(sessionId).map((m) => m.content)).toEqual([

@@ -173,17 +173,28 @@ describe.skipIf(!hasChromium)("the dashboard page in Chromium", () => {
       // Up to 40 stops from the page's heading on: each one visible and outlined.
       for (let stop = 0; stop < 40; stop++) {
         await tab.page.keyboard.press("Tab");
-        const seen = await evaluate<{ tag: string; text: string; width: number; outline: string } | null>(
+        const seen = await evaluate<{
+          tag: string;
+          tabIndex: number;
+          text: string;
+          width: number;
+          outline: string;
+        } | null>(
           tab.page,
           `(() => { const el = document.activeElement; if (!el || el === document.body) return null;
             const r = el.getBoundingClientRect(); const s = getComputedStyle(el);
-            return { tag: el.tagName, text: (el.textContent || el.getAttribute("aria-label") || "").trim().slice(0, 30),
+            return { tag: el.tagName, tabIndex: el.tabIndex, text: (el.textContent || el.getAttribute("aria-label") || "").trim().slice(0, 30),
               width: r.width * r.height, outline: s.outlineStyle === "none" ? "" : s.outlineStyle + s.outlineWidth }; })()`,
         );
         if (seen === null) break;
         stops++;
+        // Tab never stops on an element out of the tab order (a heading the shell focuses on page
+        // change): being there means a script moved focus while the keyboard was moving it.
+        if (seen.tabIndex < 0)
+          failures.push(`${name}: Tab landed on ${seen.tag} "${seen.text}", out of the tab order`);
+        else if (seen.outline === "")
+          failures.push(`${name}: no focus outline on ${seen.tag} "${seen.text}"`);
         if (seen.width === 0) failures.push(`${name}: focus on an invisible ${seen.tag} "${seen.text}"`);
-        if (seen.outline === "") failures.push(`${name}: no focus outline on ${seen.tag} "${seen.text}"`);
         if (seen.tag === "FOOTER" || seen.text.startsWith("Hermes-TS")) break;
       }
     }

@@ -4,7 +4,7 @@
  * the page changes so keyboard and screen-reader users land where the content is.
  */
 import { Component, type ComponentChildren, render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useState } from "preact/hooks";
 import { adoptTokenFromUrl } from "./api.js";
 import { Toasts } from "./components/toast.js";
 import { ErrorNote } from "./components/ui.js";
@@ -71,7 +71,9 @@ function App() {
   useEffect(() => {
     document.title = page ? `${page.title} · Hermes` : "Hermes dashboard";
   }, [page]);
-  useEffect(() => {
+  // Right after the new page is in the DOM, not a frame later: a late move would take focus from
+  // wherever the keyboard has gone since.
+  useLayoutEffect(() => {
     // A new page (not a new query on the same page) moves focus to its heading.
     const heading = document.getElementById("page-title");
     if (heading && document.activeElement === document.body) heading.focus({ preventScroll: true });

@@ -1,5 +1,6 @@
 /** Small building blocks every page uses: status lines, errors, empty states, paging, badges. */
 import type { ComponentChildren } from "preact";
+import { useId, useLayoutEffect, useRef } from "preact/hooks";
 
 export function Loading({ label = "Loading…" }: { label?: string }) {
   return (
@@ -88,6 +89,11 @@ export function Pager({
 }
 
 /** A labelled form control row. */
+/**
+ * A labelled form control. The label names the control (its `for` points at the control, so
+ * buttons beside it stay out of the name) and the hint describes it (`aria-describedby`), so a
+ * screen reader reads "Prompt" and then the hint, and `getByLabel("Prompt")` finds one control.
+ */
 export function Field({
   label,
   hint,
@@ -97,13 +103,35 @@ export function Field({
   hint?: string;
   children: ComponentChildren;
 }) {
+  const base = useId();
+  const box = useRef<HTMLDivElement>(null);
+  const tag = useRef<HTMLLabelElement>(null);
+  const hintId = `${base}-hint`;
+  // The control is whatever the page passed in: link it once it is in the DOM, before paint.
+  useLayoutEffect(() => {
+    const control = box.current?.querySelector<HTMLElement>("input, select, textarea");
+    if (!control || !tag.current) return;
+    if (!control.id) control.id = `${base}-control`;
+    tag.current.htmlFor = control.id;
+    const described = (control.getAttribute("aria-describedby") ?? "").split(/\s+/).filter(Boolean);
+    const others = described.filter((id) => id !== hintId);
+    const next = hint ? [...others, hintId] : others;
+    if (next.length > 0) control.setAttribute("aria-describedby", next.join(" "));
+    else control.removeAttribute("aria-describedby");
+  });
   return (
-    // biome-ignore lint/a11y/noLabelWithoutControl: the control is the child passed in
-    <label class="field">
-      <span class="field-label">{label}</span>
+    <div class="field" ref={box}>
+      {/* biome-ignore lint/a11y/noLabelWithoutControl: `for` is set above, to the control passed in */}
+      <label class="field-label" ref={tag}>
+        {label}
+      </label>
       {children}
-      {hint ? <span class="hint muted">{hint}</span> : null}
-    </label>
+      {hint ? (
+        <span class="hint muted" id={hintId}>
+          {hint}
+        </span>
+      ) : null}
+    </div>
   );
 }
 

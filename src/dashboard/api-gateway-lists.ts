@@ -1,8 +1,8 @@
 /**
  * `/api/allowlists` and `/api/webhooks`: who may talk to the gateway without pairing, and the
  * webhook subscriptions, both editable. Allowlists are `<PLATFORM>_ALLOWED_USERS` in `<home>/.env`,
- * written through `hermes config set`'s writer (`setConfigValue`); a running gateway reads them at
- * its start. Subscriptions go through `WebhookSubscriptionStore` as `hermes webhook subscribe` and
+ * written through `hermes config set`'s writer (`setConfigValue`); a running gateway applies them
+ * from its next message (it re-reads `.env` when the file changes). Subscriptions go through `WebhookSubscriptionStore` as `hermes webhook subscribe` and
  * `remove` do, and a running gateway picks them up without a restart. No answer carries a secret.
  */
 import type { HermesConfig } from "../config/defaults.js";
@@ -259,7 +259,7 @@ export function gatewayListRoutes(deps: GatewayListDeps): Route[] {
       method: "POST",
       path: "/api/allowlists/:platform",
       summary:
-        'add a user to <PLATFORM>_ALLOWED_USERS in .env ({"user"}: an id, @handle, email or phone; `gateway` for GATEWAY_ALLOWED_USERS); a running gateway applies it at its next start',
+        'add a user to <PLATFORM>_ALLOWED_USERS in .env ({"user"}: an id, @handle, email or phone; `gateway` for GATEWAY_ALLOWED_USERS); a running gateway applies it from the next message',
       handler: ({ params, body }) => ({
         json: editAllowlist(deps, params["platform"] ?? "", field(body, "user"), true),
       }),
@@ -267,7 +267,8 @@ export function gatewayListRoutes(deps: GatewayListDeps): Route[] {
     {
       method: "DELETE",
       path: "/api/allowlists/:platform/:user",
-      summary: "remove a user from <PLATFORM>_ALLOWED_USERS in .env",
+      summary:
+        "remove a user from <PLATFORM>_ALLOWED_USERS in .env; a running gateway refuses their next message",
       handler: ({ params }) => ({
         json: editAllowlist(deps, params["platform"] ?? "", params["user"] ?? "", false),
       }),

@@ -3,9 +3,10 @@
  * against the Telegram emulator and the fake LLM, with `TELEGRAM_ALLOWED_USERS` in the home's
  * `.env`. `hermes config set` swaps the allowed user while the gateway runs: the removed user's
  * next message is refused (no model call) and the new one is answered. A garbled `.env` keeps the
- * previous list (and is reported); a pairing-approved user stays allowed through every edit.
+ * previous list (and is reported); a pairing-approved user stays allowed through every edit; a
+ * user removed while an approval waits cannot press its button.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
@@ -26,7 +27,7 @@ let gateway: GatewayProcess;
 beforeAll(async () => {
   llm = await startFakeLlm();
   tg = await startTelegramEmulator({ botUsername: "hermes_live_bot" });
-  h = tempHome(fakeProviderConfig(llm.url, 'display:\n  tool_progress: "off"\n'));
+  h = tempHome(fakeProviderConfig(llm.url, 'display:\n  tool_progress: "off"\napprovals:\n  timeout: 3\n'));
   // Only the token and API root come from the real environment; the allowlist lives in .env.
   env = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot };
   writeFileSync(join(h.home, ".env"), `# allowlists\nTELEGRAM_ALLOWED_USERS=${FIRST}\n`, { mode: 0o600 });
@@ -116,4 +117,31 @@ describe("allowlist edits while the gateway runs", () => {
     await answered(SECOND, "fixed now?", "Fixed, second user.");
     await refused(FIRST, "and me? secret-question-4");
   }, 60_000);
+
+  it("refuses the approval button of a user removed while the approval waits", async () => {
+    const victim = join(h.cwd, "keep-me");
+    mkdirSync(victim);
+    writeFileSync(join(victim, "data.txt"), "x");
+    llm.enqueue(
+      reply().toolCall("terminal", { command: `rm -rf ${victim}` }),
+      reply().text("It was not run."),
+    );
+    const ask = tg.nextBotMessage(SECOND);
+    await user(SECOND).sendText("clean up keep-me");
+    const question = await ask(20_000);
+    const approve = (question.reply_markup?.inline_keyboard?.flat() ?? []).find(
+      (b) => b.text === "Approve once",
+    );
+    expect(approve, question.text).toBeDefined();
+
+    await configSet(String(FIRST));
+    const queryId = await user(SECOND).press(question, approve?.callback_data ?? "");
+    const ack = await tg.waitFor(() => tg.callbackAnswers().find((a) => a.callback_query_id === queryId), {
+      what: "the button's answer",
+    });
+    expect(ack.text).toBe("You are not allowed to do that.");
+    // The approval times out (approvals.timeout: 3) and the command never runs.
+    await tg.waitForBotMessage((m) => m.chat_id === String(SECOND) && m.text === "It was not run.", 20_000);
+    expect(existsSync(join(victim, "data.txt"))).toBe(true);
+  }, 40_000);
 });

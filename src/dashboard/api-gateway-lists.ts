@@ -7,6 +7,7 @@
  */
 import type { HermesConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
+import { envFileProblemAt } from "../config/env-file-check.js";
 import { ConfigError } from "../config/errors.js";
 import { redactSecrets } from "../config/secrets.js";
 import { setConfigValue } from "../config/write.js";
@@ -119,6 +120,10 @@ function editAllowlist(deps: GatewayListDeps, rawPlatform: string, rawEntry: str
       `${name} is set in the environment the dashboard was started with, which .env does not override; change it there`,
     );
   }
+  // A running gateway does not apply a garbled .env (it keeps its last good lists): say so now.
+  const problem = envFileProblemAt(deps.home);
+  if (problem)
+    throw new ApiError(409, `.env cannot be used: ${problem}. Fix the file first; it was not changed.`);
   // Read the file itself (not the cached view) and write in the same synchronous step.
   const current = parseAllowlist(loadEnvFile(deps.home, {}).env[name]);
   const has = current.includes(entry);

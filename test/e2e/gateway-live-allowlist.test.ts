@@ -112,6 +112,11 @@ describe("allowlist edits while the gateway runs", () => {
     expect(gateway.stderr()).toMatch(/\.env was not applied: line 1 opens a " quote that never closes/);
     const log = readFileSync(join(h.home, "logs", "gateway.log"), "utf8");
     expect(log).toContain("was not applied");
+    // `hermes config set` still writes, and says the gateway will not take it.
+    const set = await runHermes(["config", "set", "SIGNAL_ALLOWED_USERS", "+15550001"], { ...h, env });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stderr).toContain("a running gateway keeps its allowlists until it is fixed");
+    await refused(SECOND, "after config set, secret-question-5");
 
     writeFileSync(join(h.home, ".env"), `TELEGRAM_ALLOWED_USERS=${SECOND}\n`, { mode: 0o600 });
     await answered(SECOND, "fixed now?", "Fixed, second user.");

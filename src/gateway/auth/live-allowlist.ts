@@ -12,6 +12,7 @@
  * settings stay and one warning says why. A deleted file takes its names away (deny by default).
  */
 import { parse } from "dotenv";
+import { envBytesProblem } from "../../config/env-file-check.js";
 import { envPath } from "../../config/home.js";
 import type { Env } from "../../state/gateway/allowlist.js";
 import { StampedFileCache } from "../../util/stamped-cache.js";
@@ -23,54 +24,14 @@ export function isAuthEnvName(name: string): boolean {
 
 class MalformedEnvFile extends Error {}
 
-const ASSIGNMENT = /^\s*(?:export\s+)?[\w.-]+(?:\s*=|:\s)\s*(.*)$/;
-
-/** Why `.env`'s text cannot be trusted, or undefined when every line is a comment, blank or assignment. */
-export function envFileProblem(text: string): string | undefined {
-  if (text.includes("\u0000")) return "it holds NUL bytes (not a text file)";
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? "";
-    if (line.trim() === "" || line.trim().startsWith("#")) continue;
-    const match = ASSIGNMENT.exec(line);
-    if (!match) return `line ${i + 1} is not NAME=value`;
-    const value = match[1] ?? "";
-    const quote = value[0];
-    if (quote !== '"' && quote !== "'" && quote !== "`") continue;
-    let j = i;
-    let rest = value.slice(1);
-    while (!closes(rest, quote)) {
-      j++;
-      if (j >= lines.length) return `line ${i + 1} opens a ${quote} quote that never closes`;
-      rest = lines[j] ?? "";
-    }
-    i = j;
-  }
-  return undefined;
-}
-
-function closes(text: string, quote: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === "\\") i++;
-    else if (text[i] === quote) return true;
-  }
-  return false;
-}
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 /** `.env`'s authorization names, or MalformedEnvFile. */
 function parseAuthNames(bytes: Buffer): Readonly<Record<string, string>> {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new MalformedEnvFile("it is not UTF-8 text");
-  }
-  const problem = envFileProblem(text);
+  const problem = envBytesProblem(bytes);
   if (problem) throw new MalformedEnvFile(problem);
   const names: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parse(text))) if (isAuthEnvName(name)) names[name] = value;
+  for (const [name, value] of Object.entries(parse(bytes.toString("utf8")))) {
+    if (isAuthEnvName(name)) names[name] = value;
+  }
   return Object.freeze(names);
 }
 

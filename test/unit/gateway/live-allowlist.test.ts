@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setEnvVar } from "../../../src/config/env-file.js";
-import { envFileProblem, isAuthEnvName, LiveAuthEnv } from "../../../src/gateway/auth/live-allowlist.js";
+import { envFileProblem, envFileProblemAt } from "../../../src/config/env-file-check.js";
+import { isAuthEnvName, LiveAuthEnv } from "../../../src/gateway/auth/live-allowlist.js";
 import { authorize, type Env } from "../../../src/state/gateway/allowlist.js";
 
 let home: string;
@@ -181,5 +182,18 @@ describe("LiveAuthEnv", () => {
     expect(env["TELEGRAM_BOT_TOKEN"]).toBe("old-token");
     expect(env["OTHER"]).toBe("kept");
     expect(env["TELEGRAM_ALLOWED_USERS"]).toBe("111");
+  });
+});
+
+describe("envFileProblemAt", () => {
+  it("is undefined for a good or missing file and names a garbled or unreadable one", () => {
+    expect(envFileProblemAt(home)).toBeUndefined();
+    writeFileSync(envFile(), "A=1\n");
+    expect(envFileProblemAt(home)).toBeUndefined();
+    writeFileSync(envFile(), Buffer.from([0x41, 0x3d, 0xc3, 0x28]));
+    expect(envFileProblemAt(home)).toBe("it is not UTF-8 text");
+    rmSync(envFile());
+    mkdirSync(envFile());
+    expect(envFileProblemAt(home)).toBe("it cannot be read (EISDIR)");
   });
 });

@@ -273,7 +273,7 @@ export function gatewayListRoutes(deps: GatewayListDeps): Route[] {
       method: "DELETE",
       path: "/api/allowlists/:platform/:user",
       summary:
-        "remove a user from <PLATFORM>_ALLOWED_USERS in .env; a running gateway refuses their next message",
+        "remove a user from <PLATFORM>_ALLOWED_USERS in .env; a running gateway applies it from the next message",
       handler: ({ params }) => ({
         json: editAllowlist(deps, params["platform"] ?? "", params["user"] ?? "", false),
       }),

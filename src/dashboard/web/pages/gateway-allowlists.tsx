@@ -84,7 +84,7 @@ export function AllowlistsSection() {
   const lists = useApi<Allowlists>("allowlists");
   const remove = (platform: string, user: string) =>
     apiSend("DELETE", `allowlists/${encodeURIComponent(platform)}/${encodeURIComponent(user)}`).then(() => {
-      notify(`Removed ${user} from ${platform}; their next message is refused`);
+      notify(`Removed ${user} from ${platform}; it applies from the next message`);
       lists.reload();
     }, notifyError);
   const entries = Object.entries(lists.data?.platforms ?? {}).sort(([a], [b]) => a.localeCompare(b));

@@ -1,12 +1,13 @@
 /**
  * `/api/allowlists` and `/api/webhooks`: who may talk to the gateway without pairing, and the
  * webhook subscriptions, both editable. Allowlists are `<PLATFORM>_ALLOWED_USERS` in `<home>/.env`,
- * written through `hermes config set`'s writer (`setConfigValue`); a running gateway reads them at
- * its start. Subscriptions go through `WebhookSubscriptionStore` as `hermes webhook subscribe` and
+ * written through `hermes config set`'s writer (`setConfigValue`); a running gateway applies them
+ * from its next message (it re-reads `.env` when the file changes). Subscriptions go through `WebhookSubscriptionStore` as `hermes webhook subscribe` and
  * `remove` do, and a running gateway picks them up without a restart. No answer carries a secret.
  */
 import type { HermesConfig } from "../config/defaults.js";
 import { loadEnvFile } from "../config/env-file.js";
+import { envFileProblemAt } from "../config/env-file-check.js";
 import { ConfigError } from "../config/errors.js";
 import { redactSecrets } from "../config/secrets.js";
 import { setConfigValue } from "../config/write.js";
@@ -119,6 +120,10 @@ function editAllowlist(deps: GatewayListDeps, rawPlatform: string, rawEntry: str
       `${name} is set in the environment the dashboard was started with, which .env does not override; change it there`,
     );
   }
+  // A running gateway does not apply a garbled .env (it keeps its last good lists): say so now.
+  const problem = envFileProblemAt(deps.home);
+  if (problem)
+    throw new ApiError(409, `.env cannot be used: ${problem}. Fix the file first; it was not changed.`);
   // Read the file itself (not the cached view) and write in the same synchronous step.
   const current = parseAllowlist(loadEnvFile(deps.home, {}).env[name]);
   const has = current.includes(entry);
@@ -259,7 +264,7 @@ export function gatewayListRoutes(deps: GatewayListDeps): Route[] {
       method: "POST",
       path: "/api/allowlists/:platform",
       summary:
-        'add a user to <PLATFORM>_ALLOWED_USERS in .env ({"user"}: an id, @handle, email or phone; `gateway` for GATEWAY_ALLOWED_USERS); a running gateway applies it at its next start',
+        'add a user to <PLATFORM>_ALLOWED_USERS in .env ({"user"}: an id, @handle, email or phone; `gateway` for GATEWAY_ALLOWED_USERS); a running gateway applies it from the next message',
       handler: ({ params, body }) => ({
         json: editAllowlist(deps, params["platform"] ?? "", field(body, "user"), true),
       }),
@@ -267,7 +272,8 @@ export function gatewayListRoutes(deps: GatewayListDeps): Route[] {
     {
       method: "DELETE",
       path: "/api/allowlists/:platform/:user",
-      summary: "remove a user from <PLATFORM>_ALLOWED_USERS in .env",
+      summary:
+        "remove a user from <PLATFORM>_ALLOWED_USERS in .env; a running gateway applies it from the next message",
       handler: ({ params }) => ({
         json: editAllowlist(deps, params["platform"] ?? "", params["user"] ?? "", false),
       }),

@@ -27,6 +27,7 @@ import { startMcpServers } from "../tools/mcp/manager.js";
 import { modelSampler } from "../tools/mcp/sampling-model.js";
 import { type Logger, silentLogger } from "../util/log.js";
 import { startApiServer } from "./api-server/index.js";
+import { LiveAuthEnv } from "./auth/live-allowlist.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
 import { startGatewayHooks } from "./hooks/index.js";
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   home: string;
   config: HermesConfig;
   env: Record<string, string | undefined>;
+  /** The real process environment (its allowlist names win over `.env`'s); see `LiveAuthEnv`. */
+  processEnv?: Readonly<Record<string, string | undefined>>;
   /** Profile name (`-p`): the namespace of the chats' session keys. */
   profile?: string | undefined;
   /** The command line recorded in gateway.pid. */
@@ -257,10 +260,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         warn: (m) => log(m, "hooks"),
       });
       stops.push(() => gatewayHooks.stop());
+      const authEnv = new LiveAuthEnv({ home, env, processEnv: options.processEnv, warn: (m) => log(m) });
       const messaging = new MessageRouter({
         home,
         config,
         env,
+        authEnv: () => authEnv.current(),
         profile: options.profile,
         adapters,
         observer: gatewayHooks.observer(control, chatCommands),

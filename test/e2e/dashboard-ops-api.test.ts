@@ -203,6 +203,21 @@ describe("allowlist routes", () => {
     expect(env.status).toBe(409);
     expect(envFile()).toBe(before);
   });
+
+  it("refuses an edit while .env is garbled, which a running gateway would not apply; the file is kept", async () => {
+    const before = envFile();
+    const garbled = `${before}GATEWAY_ALLOWED_USERS="42\n`;
+    writeFileSync(join(h.home, ".env"), garbled);
+    const removal = await api.send("DELETE", "/api/allowlists/telegram/5005");
+    expect(removal.status).toBe(409);
+    expect(removal.text).toContain('opens a \\" quote that never closes');
+    expect(removal.text).toContain("Fix the file first");
+    expect(envFile()).toBe(garbled);
+    writeFileSync(join(h.home, ".env"), before);
+    const fixed = await api.send("POST", "/api/allowlists/telegram", { user: "6006" });
+    expect(fixed.status, fixed.text).toBe(200);
+    expect(envFile()).toContain("TELEGRAM_ALLOWED_USERS=5005,6006");
+  });
 });
 
 describe("webhook routes", () => {

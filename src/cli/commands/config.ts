@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { Document } from "yaml";
 import { loadEnvFile } from "../../config/env-file.js";
+import { envFileProblemAt } from "../../config/env-file-check.js";
 import { ConfigError, ProfileNameError } from "../../config/errors.js";
 import { configPath, envPath } from "../../config/home.js";
 import { unknownTopLevelKeys } from "../../config/known-keys.js";
@@ -189,6 +190,10 @@ function set(args: string[], opts: ConfigCommandOptions, io: Output): number {
     io.out(`Set ${result.key} = ${isSecretKey(last) ? maskSecret(shown) : shown} in ${result.path}`);
   }
   if (result.hint) io.err(`hint: ${result.hint}`);
+  const envProblem = result.target === "env" ? envFileProblemAt(opts.home) : undefined;
+  if (envProblem) {
+    io.warn(`${result.path}: ${envProblem}; a running gateway keeps its allowlists until it is fixed`);
+  }
   if (result.target === "config") {
     try {
       loadConfig({ home: opts.home, env: loadEnvFile(opts.home, opts.env).env });

@@ -170,6 +170,7 @@ async function run(home: HomeContext, stopSignal: Promise<void> | undefined): Pr
       home: context.home,
       config: context.config,
       env: context.env,
+      processEnv: io.env,
       profile,
       log: (line) => err(`gateway: ${line}`),
       logger,

@@ -26,6 +26,8 @@ export interface RouterOptions {
   config: HermesConfig;
   /** The gateway's environment; `/sethome` updates it in place as well as `.env`. */
   env: Record<string, string | undefined>;
+  /** The environment each authorization decides with (allowlists kept current with `.env`); default `env`. */
+  authEnv?: () => Readonly<Record<string, string | undefined>>;
   profile?: string | undefined;
   adapters: ReadonlyMap<string, PlatformAdapter>;
   pairing: PairingStore;

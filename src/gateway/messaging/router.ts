@@ -148,18 +148,16 @@ export class MessageRouter {
     }
   }
 
+  /** Who may talk, decided afresh per message: allowlist edits in `.env` count at once. */
   private authorized(source: MessageSource) {
+    const { platform, userId, userName } = source;
+    const env = this.options.authEnv?.() ?? this.options.env;
     return authorize(
+      { platform, userId, userName, isDm: source.chatType === "dm" },
       {
-        platform: source.platform,
-        userId: source.userId,
-        userName: source.userName,
-        isDm: source.chatType === "dm",
-      },
-      {
-        env: this.options.env,
-        approved: this.options.pairing.approvedIds(source.platform),
-        unauthorizedDm: unauthorizedDmBehavior(source.platform, this.options.config, this.options.env),
+        env,
+        approved: this.options.pairing.approvedIds(platform),
+        unauthorizedDm: unauthorizedDmBehavior(platform, this.options.config, env),
       },
     );
   }

@@ -259,10 +259,19 @@ export function createMatrixAdapter(
     const c = client;
     if (!c || member.userId !== userId || member.membership !== "invite") return;
     const inviter = event?.getSender() ?? member.events.member?.getSender() ?? "";
-    const allowed = authorize(
-      { platform: "matrix", userId: inviter, userName: inviter, isDm: false },
-      { env: ctx.env, approved: approvedUsers() },
-    ).allowed;
+    // The gateway's own decision when connected (allowlists kept current with .env).
+    const allowed =
+      handlers?.authorized?.({
+        platform: "matrix",
+        chatType: "group",
+        chatId: member.roomId,
+        userId: inviter,
+        userName: inviter,
+      }) ??
+      authorize(
+        { platform: "matrix", userId: inviter, userName: inviter, isDm: false },
+        { env: ctx.env, approved: approvedUsers() },
+      ).allowed;
     if (!allowed) {
       if (!reportedInvites.has(member.roomId)) {
         reportedInvites.add(member.roomId);

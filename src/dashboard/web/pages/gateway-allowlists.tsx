@@ -1,7 +1,7 @@
 /**
  * Allowlists on the Gateway page: per platform, the users who may talk to the agent without
- * pairing (`<PLATFORM>_ALLOWED_USERS` in .env), with add and remove. A running gateway reads them
- * when it starts, so changes apply at its next start.
+ * pairing (`<PLATFORM>_ALLOWED_USERS` in .env), with add and remove. A running gateway re-reads
+ * them when `.env` changes, so changes apply from the next message.
  */
 import { useState } from "preact/hooks";
 import { apiSend } from "../api.js";
@@ -39,7 +39,7 @@ function AddForm({ platforms, onDone }: { platforms: string[]; onDone: () => voi
       );
       notify(
         answer.changed
-          ? `Added ${user.trim()} to ${platform}; a running gateway applies it at its next start`
+          ? `Added ${user.trim()} to ${platform}; it applies from the next message`
           : `${user.trim()} was already on ${platform}`,
       );
       setUser("");
@@ -84,7 +84,7 @@ export function AllowlistsSection() {
   const lists = useApi<Allowlists>("allowlists");
   const remove = (platform: string, user: string) =>
     apiSend("DELETE", `allowlists/${encodeURIComponent(platform)}/${encodeURIComponent(user)}`).then(() => {
-      notify(`Removed ${user} from ${platform}; a running gateway applies it at its next start`);
+      notify(`Removed ${user} from ${platform}; it applies from the next message`);
       lists.reload();
     }, notifyError);
   const entries = Object.entries(lists.data?.platforms ?? {}).sort(([a], [b]) => a.localeCompare(b));
@@ -93,7 +93,7 @@ export function AllowlistsSection() {
       <h2 id="allowlists">Allowlists</h2>
       <p class="muted">
         Users listed here may talk to the agent without pairing. They are kept in <code>.env</code>; a running
-        gateway applies changes when it next starts (<code>hermes gateway restart</code>).
+        gateway applies changes at once, from the next message (no restart needed).
       </p>
       {lists.error ? <ErrorNote error={lists.error} onRetry={lists.reload} /> : null}
       {!lists.data && !lists.error ? <Loading /> : null}

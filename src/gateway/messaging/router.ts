@@ -152,14 +152,10 @@ export class MessageRouter {
   private authorized(source: MessageSource) {
     const { platform, userId, userName } = source;
     const env = this.options.authEnv?.() ?? this.options.env;
-    return authorize(
-      { platform, userId, userName, isDm: source.chatType === "dm" },
-      {
-        env,
-        approved: this.options.pairing.approvedIds(platform),
-        unauthorizedDm: unauthorizedDmBehavior(platform, this.options.config, env),
-      },
-    );
+    const approved = this.options.pairing.approvedIds(platform);
+    const unauthorizedDm = unauthorizedDmBehavior(platform, this.options.config, env);
+    const who = { platform, userId, userName, isDm: source.chatType === "dm" };
+    return authorize(who, { env, approved, unauthorizedDm });
   }
 
   private async onMessage(adapter: PlatformAdapter, message: InboundMessage): Promise<void> {

@@ -5,6 +5,7 @@
  */
 import type { StoreContext } from "./context.js";
 import { type Insights, type InsightsOptions, type ModelUsage, SessionStoreError } from "./types.js";
+import { localDaySql, localOffsets } from "./usage-series.js";
 
 function localDay(seconds: number): string {
   const d = new Date(seconds * 1000);
@@ -46,6 +47,44 @@ export function sessionCost(row: { actual: unknown; estimated: unknown; status: 
   return { usd, unpriced: unknown || (usd === null && row.tokens > 0) };
 }
 
+/** The connections that have `hermes_session_cost_usd` (see `costSql`). */
+const withCostFunction = new WeakSet<object>();
+
+/**
+ * SQL for one session's cost and whether it is unpriced, exactly as `sessionCost` decides them.
+ * Numbers and NULLs are decided in SQL; a text or blob cost (hand-edited or very old rows) goes to
+ * `sessionCost` itself through a registered function, so its parsing rules stay the one source.
+ */
+function costSql(ctx: StoreContext): { usd: string; unpriced: string } {
+  if (!withCostFunction.has(ctx.db)) {
+    ctx.db.function(
+      "hermes_session_cost_usd",
+      { deterministic: true },
+      (actual, estimated, status) => sessionCost({ actual, estimated, status, tokens: 0 }).usd,
+    );
+    withCostFunction.add(ctx.db);
+  }
+  const a = ctx.s("actual_cost_usd", "NULL");
+  const e = ctx.s("estimated_cost_usd", "NULL");
+  const status = ctx.s("cost_status", "NULL");
+  const raw = `COALESCE(${a}, ${e})`;
+  const usd = `(CASE WHEN typeof(${a}) IN ('text', 'blob') OR typeof(${e}) IN ('text', 'blob')
+      THEN hermes_session_cost_usd(${a}, ${e}, ${status})
+    WHEN ${raw} IS NULL OR abs(${raw}) > 1.7976931348623157e308 THEN NULL
+    WHEN ${status} = 'unknown' AND ${raw} = 0 THEN NULL ELSE ${raw} END)`;
+  const tokens = "(COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0))";
+  const unpriced = `(CASE WHEN ${status} = 'unknown' OR (${usd} IS NULL AND ${tokens} > 0) THEN 1 ELSE 0 END)`;
+  return { usd, unpriced };
+}
+
+/**
+ * Aggregated in SQLite: one GROUP BY over the window's sessions (by local day, model and source),
+ * one over their messages (by day and source) and the two tool-call counts, so no session row
+ * comes into JavaScript. Costs are summed per group in SQL and the groups added here: the cost
+ * rule is per session and reads only stored columns (no price lookup by model), so grouping keeps
+ * it; only the order of floating-point additions differs from a session-by-session sum. Days are
+ * named as usage-series names them (the local UTC offsets as SQL literals).
+ */
 export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insights {
   const until = options.now ?? ctx.now();
   const days = options.days ?? 30;
@@ -56,16 +95,23 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
   const window = `s.started_at >= ? AND s.started_at <= ?${options.source !== undefined ? " AND s.source = ?" : ""}`;
   const params: unknown[] = [since, until, ...(options.source !== undefined ? [options.source] : [])];
   const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
+  const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  const day = localDaySql("s.started_at", localOffsets(since, until));
+  const cost = costSql(ctx);
 
   return ctx.read(() => {
-    const sessions = ctx.all(
-      `SELECT s.id, s.source, s.model, s.started_at, s.input_tokens, s.output_tokens, s.cache_read_tokens,
-              ${ctx.s("reasoning_tokens", "0")} AS reasoning_tokens, ${ctx.s("api_call_count", "0")} AS api_call_count,
-              ${ctx.s("estimated_cost_usd", "NULL")} AS estimated_cost, ${ctx.s("actual_cost_usd", "NULL")} AS actual_cost,
-              ${ctx.s("cost_status", "NULL")} AS cost_status,
-              (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,
-              (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'user') AS user_messages
-       FROM sessions s WHERE ${window} ORDER BY s.started_at`,
+    const groups = ctx.all(
+      `SELECT ${day} AS day, COALESCE(NULLIF(s.model, ''), 'unknown') AS model, s.source AS source,
+              COUNT(*) AS sessions, SUM(${ctx.s("api_call_count", "0")}) AS api_calls,
+              SUM(s.input_tokens) AS input_tokens, SUM(s.output_tokens) AS output_tokens,
+              SUM(s.cache_read_tokens) AS cache_read_tokens, SUM(${ctx.s("reasoning_tokens", "0")}) AS reasoning_tokens,
+              SUM(${cost.usd}) AS cost, SUM(${cost.unpriced}) AS unpriced
+       FROM sessions s WHERE ${window} GROUP BY day, model, source`,
+      ...params,
+    );
+    const messageGroups = ctx.all(
+      `SELECT ${day} AS day, s.source AS source, COUNT(*) AS messages, SUM(m.role = 'user') AS user_messages
+       FROM sessions s JOIN messages m ON m.session_id = s.id WHERE ${window} GROUP BY day, source`,
       ...params,
     );
 
@@ -96,21 +142,39 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
     const perDay = new Map<string, { sessions: number; messages: number }>(
       daysBetween(since, until).map((d) => [d, { sessions: 0, messages: 0 }]),
     );
+    const sourceOf = (r: Record<string, unknown>) => {
+      const name = String(r["source"]);
+      const s = bySource.get(name) ?? {
+        source: name,
+        sessions: 0,
+        messages: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: null,
+        unpricedSessions: 0,
+      };
+      bySource.set(name, s);
+      return s;
+    };
+    const dayOf = (r: Record<string, unknown>) => {
+      const name = String(r["day"]);
+      const d = perDay.get(name) ?? { sessions: 0, messages: 0 };
+      perDay.set(name, d);
+      return d;
+    };
+    let sessions = 0;
     let messages = 0;
     let userMessages = 0;
     let totalCost: number | null = null;
     let unpricedSessions = 0;
-    for (const r of sessions) {
-      const cost = sessionCost({
-        actual: r["actual_cost"],
-        estimated: r["estimated_cost"],
-        status: r["cost_status"],
-        tokens: num(r["input_tokens"]) + num(r["output_tokens"]),
-      });
-      const unpriced = cost.unpriced ? 1 : 0;
-      totalCost = addCost(totalCost, cost.usd);
+    for (const r of groups) {
+      const n = num(r["sessions"]);
+      const usd = money(r["cost"]);
+      const unpriced = num(r["unpriced"]);
+      sessions += n;
+      totalCost = addCost(totalCost, usd);
       unpricedSessions += unpriced;
-      const model = typeof r["model"] === "string" && r["model"] ? r["model"] : "unknown";
+      const model = String(r["model"]);
       const m = byModel.get(model) ?? {
         model,
         sessions: 0,
@@ -122,41 +186,30 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
         costUsd: null,
         unpricedSessions: 0,
       };
-      m.sessions++;
-      m.apiCalls += num(r["api_call_count"]);
+      m.sessions += n;
+      m.apiCalls += num(r["api_calls"]);
       m.inputTokens += num(r["input_tokens"]);
       m.outputTokens += num(r["output_tokens"]);
       m.cacheReadTokens += num(r["cache_read_tokens"]);
       m.reasoningTokens += num(r["reasoning_tokens"]);
-      m.costUsd = addCost(m.costUsd, cost.usd);
+      m.costUsd = addCost(m.costUsd, usd);
       m.unpricedSessions += unpriced;
       byModel.set(model, m);
 
-      const source = String(r["source"]);
-      const s = bySource.get(source) ?? {
-        source,
-        sessions: 0,
-        messages: 0,
-        inputTokens: 0,
-        outputTokens: 0,
-        costUsd: null,
-        unpricedSessions: 0,
-      };
-      s.sessions++;
-      s.messages += num(r["messages"]);
+      const s = sourceOf(r);
+      s.sessions += n;
       s.inputTokens += num(r["input_tokens"]);
       s.outputTokens += num(r["output_tokens"]);
-      s.costUsd = addCost(s.costUsd, cost.usd);
+      s.costUsd = addCost(s.costUsd, usd);
       s.unpricedSessions += unpriced;
-      bySource.set(source, s);
 
-      const day = localDay(Number(r["started_at"]));
-      const d = perDay.get(day) ?? { sessions: 0, messages: 0 };
-      d.sessions++;
-      d.messages += num(r["messages"]);
-      perDay.set(day, d);
-
-      messages += num(r["messages"]);
+      dayOf(r).sessions += n;
+    }
+    for (const r of messageGroups) {
+      const n = num(r["messages"]);
+      sourceOf(r).messages += n;
+      dayOf(r).messages += n;
+      messages += n;
       userMessages += num(r["user_messages"]);
     }
 
@@ -166,7 +219,7 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
     return {
       since,
       until,
-      sessions: sessions.length,
+      sessions,
       messages,
       userMessages,
       toolCalls: toolList.reduce((sum, t) => sum + t.calls, 0),

@@ -162,6 +162,13 @@ export const INDEXES: ReadonlyArray<{ name: string; sql: string }> = [
     name: "idx_sessions_started",
     sql: "CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC)",
   },
+  // Ours, not upstream's (an extra index is invisible to Python Hermes): the default listing
+  // (`archived = 0`, newest first) pages by offset through this index alone, never reading the
+  // skipped rows' wide columns (system prompts).
+  {
+    name: "idx_sessions_archived_started",
+    sql: "CREATE INDEX IF NOT EXISTS idx_sessions_archived_started ON sessions(archived, started_at DESC)",
+  },
   {
     name: "idx_sessions_session_key",
     sql: "CREATE INDEX IF NOT EXISTS idx_sessions_session_key ON sessions(session_key, started_at DESC)",

@@ -45,7 +45,7 @@ export function localOffsets(since: number, until: number): Array<{ end: number;
 }
 
 /** SQL for the local calendar day of `column` (epoch seconds) with the offsets as literals. */
-function localDaySql(column: string, offsets: ReadonlyArray<{ end: number; offset: number }>): string {
+export function localDaySql(column: string, offsets: ReadonlyArray<{ end: number; offset: number }>): string {
   const last = offsets[offsets.length - 1]?.offset ?? 0;
   const shift =
     offsets.length === 1

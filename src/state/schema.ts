@@ -147,8 +147,11 @@ export const TABLES: ReadonlyArray<{ name: string; sql: string }> = [
   },
 ];
 
-/** Indexes (names and definitions as upstream writes them), created after the column pass. */
-export const INDEXES: ReadonlyArray<{ name: string; sql: string }> = [
+/**
+ * Indexes (names and definitions as upstream writes them, plus `ours`: speed-only indexes Python
+ * Hermes does not write, whose absence is no problem to report), created after the column pass.
+ */
+export const INDEXES: ReadonlyArray<{ name: string; sql: string; ours?: true }> = [
   { name: "idx_sessions_source", sql: "CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source)" },
   {
     name: "idx_sessions_source_id",
@@ -168,6 +171,7 @@ export const INDEXES: ReadonlyArray<{ name: string; sql: string }> = [
   {
     name: "idx_sessions_archived_started",
     sql: "CREATE INDEX IF NOT EXISTS idx_sessions_archived_started ON sessions(archived, started_at DESC)",
+    ours: true,
   },
   {
     name: "idx_sessions_session_key",

@@ -22,6 +22,12 @@ describe("the listing index", () => {
     db.prepare("UPDATE sessions SET archived = 1 WHERE started_at % 3 = 0").run();
     db.close();
 
+    // A read-only check of a file without it (as Python Hermes leaves it) reports no problem.
+    const readonly = temp.track(openSqliteStore(path, { readonly: true }));
+    expect(readonly.check().problems).toEqual([]);
+    expect(readonly.listSessions({ limit: 3 })).toHaveLength(3);
+    readonly.close();
+
     const store = temp.track(openSqliteStore(path));
     const check = rawDb(path, { readonly: true });
     const index = check

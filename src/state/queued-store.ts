@@ -9,13 +9,12 @@
  * backoff for as long as the process runs, and every later write goes behind the queue so order is
  * kept. The user is told once when writes start queueing and again when they are saved. At exit,
  * `drain` (async, bounded) and then `close` (synchronous, short) make a last attempt; what still
- * cannot be written goes to `<home>/state-unsaved-<time>.jsonl`, which
- * `hermes sessions repair --from` brings back, and the user is told how many messages that is.
+ * cannot be written goes to `<home>/state-unsaved-<time>.jsonl` (`hermes sessions repair --from`
+ * brings it back), and the user is told how many messages that is.
  *
- * Reads go straight to the file (in WAL mode readers are never blocked by a writer), except reads
- * of a session that has writes waiting: those wait for the queue (bounded) so they never return a
- * history with holes. Writes whose answer depends on the file (undo, branch, delete, prune…) wait
- * the same way before they run.
+ * Reads go straight to the file (WAL readers are never blocked by a writer), except reads of a
+ * session with writes waiting, which wait for the queue (bounded) so a history has no holes; so do
+ * writes whose answer depends on the file (undo, branch, delete, prune…).
  */
 import type { Message } from "../ai/types.js";
 import { onProcessExit } from "../util/exit-reaper.js";
@@ -571,7 +570,7 @@ class WriteQueueStore implements SyncQueuedStore {
     );
   }
 
-  // ---- reads -----------------------------------------------------------------------------------
+  // ---- reads: the store must be open; only a session with writes waiting waits for the queue -----
 
   getSession(id: string): SessionRecord | null {
     this.assertOpen();
@@ -600,6 +599,11 @@ class WriteQueueStore implements SyncQueuedStore {
     return this.inner.getMessages(sessionId, options);
   }
 
+  private read<T>(fn: () => T): T {
+    this.assertOpen();
+    return fn();
+  }
+
   conversation(sessionId: string): Message[] {
     this.settle(sessionId);
     return this.inner.conversation(sessionId);
@@ -611,18 +615,15 @@ class WriteQueueStore implements SyncQueuedStore {
   }
 
   listSessions(filter?: Parameters<SyncSessionStore["listSessions"]>[0]) {
-    this.assertOpen();
-    return this.inner.listSessions(filter);
+    return this.read(() => this.inner.listSessions(filter));
   }
 
   search(options: Parameters<SyncSessionStore["search"]>[0]) {
-    this.assertOpen();
-    return this.inner.search(options);
+    return this.read(() => this.inner.search(options));
   }
 
   recent(limit?: number, excludeSessionId?: string) {
-    this.assertOpen();
-    return this.inner.recent(limit, excludeSessionId);
+    return this.read(() => this.inner.recent(limit, excludeSessionId));
   }
 
   *exportSessions(filter?: { sessionId?: string; source?: string }): Iterable<ExportedSession> {
@@ -631,23 +632,19 @@ class WriteQueueStore implements SyncQueuedStore {
   }
 
   stats() {
-    this.assertOpen();
-    return this.inner.stats();
+    return this.read(() => this.inner.stats());
   }
 
   check() {
-    this.assertOpen();
-    return this.inner.check();
+    return this.read(() => this.inner.check());
   }
 
   insights(options?: Parameters<SyncSessionStore["insights"]>[0]) {
-    this.assertOpen();
-    return this.inner.insights(options);
+    return this.read(() => this.inner.insights(options));
   }
 
   usageSeries(options?: Parameters<SyncSessionStore["usageSeries"]>[0]) {
-    this.assertOpen();
-    return this.inner.usageSeries(options);
+    return this.read(() => this.inner.usageSeries(options));
   }
 
   // ---- writes that depend on what is in the file: they wait for the queue first ----------------
@@ -668,8 +665,7 @@ class WriteQueueStore implements SyncQueuedStore {
   }
 
   prunable(options: { olderThanDays: number; source?: string }) {
-    this.assertOpen();
-    return this.inner.prunable(options);
+    return this.read(() => this.inner.prunable(options));
   }
 
   prune(options: { olderThanDays: number; source?: string }) {

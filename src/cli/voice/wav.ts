@@ -3,6 +3,9 @@
  * around samples, and silence detection by RMS over 50 ms frames (upstream's `silence_threshold`
  * and `silence_duration`).
  */
+import { wavFile } from "../../util/wav.js";
+
+export { wavFile };
 
 export const SAMPLE_RATE = 16_000;
 
@@ -17,24 +20,6 @@ export function pcmOffset(head: Buffer): number | null {
     at += 8 + head.readUInt32LE(at + 4) + (head.readUInt32LE(at + 4) % 2);
   }
   return null;
-}
-
-/** A mono 16-bit WAV around `pcm`. */
-export function wavFile(pcm: Buffer, sampleRate = SAMPLE_RATE): Buffer {
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0, "ascii");
-  header.writeUInt32LE(36 + pcm.length, 4);
-  header.write("WAVEfmt ", 8, "ascii");
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write("data", 36, "ascii");
-  header.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([header, pcm]);
 }
 
 /** Root mean square of little-endian 16-bit samples. */

@@ -5,6 +5,8 @@
  */
 import { createRequire } from "node:module";
 
+export { wavFile } from "../../util/wav.js";
+
 /** Discord's Opus: 48 kHz, two channels, 960 samples (20 ms) per frame. */
 export const DISCORD_RATE = 48_000;
 export const DISCORD_CHANNELS = 2;
@@ -58,24 +60,6 @@ export function toSpeechPcm(stereo: Buffer): Buffer {
     out.writeInt16LE(Math.round(sum / 6), o);
   }
   return out;
-}
-
-/** A PCM WAV file (16-bit mono) around `pcm`. */
-export function wavFile(pcm: Buffer, rate = SPEECH_RATE): Buffer {
-  const header = Buffer.alloc(44);
-  header.write("RIFF", 0, "ascii");
-  header.writeUInt32LE(36 + pcm.length, 4);
-  header.write("WAVEfmt ", 8, "ascii");
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE(rate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write("data", 36, "ascii");
-  header.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([header, pcm]);
 }
 
 /** Milliseconds of 48 kHz stereo s16le audio in `bytes`. */

@@ -540,6 +540,7 @@ class SqliteEngine implements SqliteSessionStoreHandle {
   *exportSessions(filter: { sessionId?: string; source?: string } = {}): Iterable<ExportedSession> {
     const ctx = this.ctx;
     // Ids first (small), then one session at a time: a million messages are never held at once.
+    // Same-second sessions keep their creation order (rowid), not their random id suffix.
     const ids = ctx.read(() => {
       if (filter.sessionId !== undefined) {
         requireSession(ctx, filter.sessionId);
@@ -548,7 +549,7 @@ class SqliteEngine implements SqliteSessionStoreHandle {
       const where = filter.source !== undefined ? "WHERE source = ?" : "";
       const params = filter.source !== undefined ? [filter.source] : [];
       return ctx
-        .all(`SELECT id FROM sessions ${where} ORDER BY started_at, id`, ...params)
+        .all(`SELECT id FROM sessions ${where} ORDER BY started_at, rowid`, ...params)
         .map((r) => String(r["id"]));
     });
     for (const id of ids) {

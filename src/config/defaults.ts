@@ -107,6 +107,16 @@ export interface HermesConfig {
      * (each commit fsynced: survives a power cut too, at about a millisecond per message).
      */
     durability: "normal" | "full";
+    /**
+     * Where the state lives: `sqlite` (state.db and the files of the home, the default) or
+     * `postgres` (one PostgreSQL database shared by every gateway instance; `url` or
+     * `HERMES_DATABASE_URL` names it).
+     */
+    backend: "sqlite" | "postgres";
+    /** PostgreSQL connection URL (`postgres://user:pass@host:5432/db`); `HERMES_DATABASE_URL` wins. */
+    url: string;
+    /** Connections each process keeps open to PostgreSQL at most. */
+    pool_size: number;
   };
   tool_loop_guardrails: {
     warnings_enabled: boolean;
@@ -301,7 +311,7 @@ export function defaultConfig(): HermesConfig {
       vacuum_after_prune: true,
       min_interval_hours: 24,
     },
-    state: { durability: "normal" },
+    state: { durability: "normal", backend: "sqlite", url: "", pool_size: 10 },
     tool_loop_guardrails: {
       warnings_enabled: true,
       hard_stop_enabled: false,

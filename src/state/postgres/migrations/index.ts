@@ -1,0 +1,15 @@
+/**
+ * Every PostgreSQL migration, by area. Each area owns a version range so areas can grow without
+ * renumbering each other:
+ *
+ * | range | area |
+ * |---|---|
+ * | 100–199 | sessions and messages (session-store) |
+ * | 200–299 | full-text search, insights, maintenance |
+ * | 300–399 | gateway stores: chat index, pairing, allowlists, Responses, webhooks |
+ * | 400–499 | cron jobs and runs, memory, skills and their usage |
+ * | 500–599 | coordination: instances, leases, cron slots |
+ */
+import type { Migration } from "../migrate.js";
+
+export const MIGRATIONS: readonly Migration[] = [];

@@ -1,0 +1,182 @@
+/**
+ * Coordination between Hermes instances (issue 27 §3): what one gateway process must agree on with
+ * the others when several share one PostgreSQL database. The gateway, cron and the API server code
+ * against this contract; `localCoordinator()` is the one-process answer used with SQLite (every
+ * claim succeeds at once, messages go to this process's own handlers), and the PostgreSQL one
+ * (`state/postgres/coordination.ts`) answers the same questions across instances with advisory
+ * locks, `FOR UPDATE SKIP LOCKED` rows and `LISTEN/NOTIFY`.
+ *
+ * - **Chat turns**: one turn per chat at a time across every instance. `claimChat` either hands
+ *   this instance the chat (release it when the turn and its queued follow-ups are done) or names
+ *   the instance running it, so the caller forwards the message there (`send`) to be queued or
+ *   steered exactly as on one instance.
+ * - **Leases**: one holder for a connection that allows one consumer (Telegram getUpdates, a
+ *   Discord shard, Slack Socket Mode, Signal, IMAP). A lease is renewed in the background; when
+ *   its holder dies another instance gets it within `ttlMs` plus one poll. `lost` fires if a lease
+ *   could not be renewed in time: the holder must stop using the connection.
+ * - **Cron slots**: each due slot of each job runs once. A claim carries a lease the runner renews
+ *   while the job runs; a runner that dies lets the lease expire and another instance reclaims the
+ *   unfinished slot.
+ * - **Messages**: directed (`send` to one instance: approvals answered, `/stop`, forwarded chat
+ *   input) and broadcast (`publish` to all: reloads of skills, memory, webhook subscriptions).
+ * - **Instances**: each live instance with what it holds, for `hermes gateway status`.
+ */
+
+export interface ChatClaim {
+  readonly key: string;
+  /** Gives the chat back; the next message for it may run on any instance. Idempotent. */
+  release(): Promise<void>;
+}
+
+export type ChatClaimResult = { claimed: ChatClaim } | { heldBy: string };
+
+export interface Lease {
+  readonly name: string;
+  /** Fires once if the lease could not be renewed before it expired (stop using the resource). */
+  readonly lost: AbortSignal;
+  release(): Promise<void>;
+}
+
+export interface CronSlotClaim {
+  readonly jobId: string;
+  /** The slot's due time (ISO 8601, UTC). */
+  readonly slot: string;
+  /** Marks the slot run (its outcome kept with it); the lease ends. */
+  finish(outcome: { ok: boolean; summary?: string }): Promise<void>;
+  /** Fires if the lease lapsed while the job ran (another instance may now run the slot). */
+  readonly lost: AbortSignal;
+}
+
+export interface CoordinationMessage {
+  /** What it is about: `chat.input`, `approval.answer`, `turn.stop`, `reload.skills`, … */
+  topic: string;
+  /** The sending instance. */
+  from: string;
+  /** JSON-serialisable payload (NOTIFY payloads stay under 8000 bytes; larger ones go by row). */
+  payload: unknown;
+}
+
+export interface InstanceInfo {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  lastSeenAt: string;
+  /** Leases and other things it holds (`telegram`, `discord:shard0`, …). */
+  holds: string[];
+  /** Where its health endpoint answers, when it has one. */
+  healthUrl?: string;
+  draining: boolean;
+}
+
+export interface Coordinator {
+  /** This instance's id (stable for the process's life). */
+  readonly instanceId: string;
+  /** False for the one-process coordinator: nothing is shared with other processes. */
+  readonly shared: boolean;
+  claimChat(key: string): Promise<ChatClaimResult>;
+  /** Tries once; null when another live instance holds it. */
+  tryLease(name: string, options?: { ttlMs?: number }): Promise<Lease | null>;
+  /** Waits (polling) until this instance holds the lease or `signal` aborts (then rejects). */
+  waitLease(name: string, options?: { ttlMs?: number; signal?: AbortSignal }): Promise<Lease>;
+  /** Null when the slot already ran or another live runner holds it. */
+  claimCronSlot(jobId: string, slot: string, options?: { leaseMs?: number }): Promise<CronSlotClaim | null>;
+  send(instanceId: string, topic: string, payload: unknown): Promise<void>;
+  publish(topic: string, payload: unknown): Promise<void>;
+  /** Handles messages sent to this instance and broadcasts (its own included). Returns unsubscribe. */
+  subscribe(handler: (message: CoordinationMessage) => void): () => void;
+  instances(): Promise<InstanceInfo[]>;
+  /** Marks this instance as draining (status shows it; it claims nothing new). */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const LOCAL_ID = `local-${process.pid}`;
+
+/** The single-process coordinator (SQLite homes): everything is claimed here, messages stay here. */
+export function localCoordinator(info: { host?: string; healthUrl?: string } = {}): Coordinator {
+  const chats = new Set<string>();
+  const leases = new Set<string>();
+  const slots = new Set<string>();
+  const handlers = new Set<(message: CoordinationMessage) => void>();
+  const startedAt = new Date().toISOString();
+  let draining = false;
+  const deliver = (topic: string, payload: unknown) => {
+    const message = { topic, from: LOCAL_ID, payload };
+    queueMicrotask(() => {
+      for (const handler of handlers) handler(message);
+    });
+  };
+  const lease = (name: string): Lease => {
+    leases.add(name);
+    return {
+      name,
+      lost: new AbortController().signal,
+      release: async () => {
+        leases.delete(name);
+      },
+    };
+  };
+  return {
+    instanceId: LOCAL_ID,
+    shared: false,
+    async claimChat(key) {
+      if (chats.has(key)) return { heldBy: LOCAL_ID };
+      chats.add(key);
+      return {
+        claimed: {
+          key,
+          release: async () => {
+            chats.delete(key);
+          },
+        },
+      };
+    },
+    async tryLease(name) {
+      return leases.has(name) ? null : lease(name);
+    },
+    async waitLease(name, options = {}) {
+      while (leases.has(name)) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return lease(name);
+    },
+    async claimCronSlot(jobId, slot) {
+      const key = `${jobId}\u0000${slot}`;
+      if (slots.has(key)) return null;
+      slots.add(key);
+      return { jobId, slot, lost: new AbortController().signal, finish: async () => {} };
+    },
+    async send(_instanceId, topic, payload) {
+      deliver(topic, payload);
+    },
+    async publish(topic, payload) {
+      deliver(topic, payload);
+    },
+    subscribe(handler) {
+      handlers.add(handler);
+      return () => handlers.delete(handler);
+    },
+    async instances() {
+      return [
+        {
+          id: LOCAL_ID,
+          host: info.host ?? "localhost",
+          pid: process.pid,
+          startedAt,
+          lastSeenAt: new Date().toISOString(),
+          holds: [...leases],
+          ...(info.healthUrl ? { healthUrl: info.healthUrl } : {}),
+          draining,
+        },
+      ];
+    },
+    async drain() {
+      draining = true;
+    },
+    async close() {
+      handlers.clear();
+    },
+  };
+}

@@ -11,5 +11,6 @@
  * | 500–599 | coordination: instances, leases, cron slots |
  */
 import type { Migration } from "../migrate.js";
+import { SESSION_MIGRATIONS } from "./sessions.js";
 
-export const MIGRATIONS: readonly Migration[] = [];
+export const MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS];

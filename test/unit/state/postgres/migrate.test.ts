@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPgDatabase } from "../../../../src/state/postgres/database.js";
 import { appliedVersions, MigrationError, migrate } from "../../../../src/state/postgres/migrate.js";
+import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 
 describe.skipIf(postgresSkipReason)("PostgreSQL migrations", () => {
@@ -36,6 +37,18 @@ describe.skipIf(postgresSkipReason)("PostgreSQL migrations", () => {
     await migrate(db, [{ version: 100, name: "ok", up: "CREATE TABLE u (x int)" }]);
     await expect(migrate(db, [])).rejects.toThrow(MigrationError);
     await expect(migrate(db, [])).rejects.toThrow(/newer Hermes/);
+    await db.close();
+  });
+
+  it("builds the whole Hermes schema on an empty database", async () => {
+    const db = await openPgDatabase(await pg.createDatabase());
+    const report = await migrate(db, MIGRATIONS);
+    expect(report.applied.length).toBe(MIGRATIONS.length);
+    const tables = await db.query<{ t: string }>(
+      "SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+    );
+    expect(tables.map((r) => r.t)).toEqual(expect.arrayContaining(["messages", "sessions"]));
+    expect((await migrate(db, MIGRATIONS)).applied).toEqual([]);
     await db.close();
   });
 

@@ -2,7 +2,9 @@
  * Sessions and messages in PostgreSQL (versions 100–199): the same columns as SQLite's v17 schema
  * with PostgreSQL types. Times stay epoch seconds (`double precision`) as in state.db, so the
  * codec, the ordering and `hermes state migrate` carry values across unchanged; ids stay text
- * (Python's `YYYYMMDD_HHMMSS_xxxxxx`) and message ids a sequence.
+ * (Python's `YYYYMMDD_HHMMSS_xxxxxx`) and message ids a sequence. `parent_session_id` has no foreign
+ * key, as SQLite does not enforce its own: a Python-written file may name a parent it no longer
+ * has, and such a session must still move into PostgreSQL unchanged.
  */
 import type { Migration } from "../migrate.js";
 
@@ -22,7 +24,7 @@ CREATE TABLE sessions (
   model text,
   model_config text,
   system_prompt text,
-  parent_session_id text REFERENCES sessions(id),
+  parent_session_id text,
   started_at double precision NOT NULL,
   ended_at double precision,
   end_reason text,

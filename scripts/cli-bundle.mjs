@@ -98,6 +98,8 @@ export const cliBundleOptions = {
     "@daytonaio/sdk",
     "modal",
     "@lydell/node-pty",
+    // PostgreSQL's driver: only for `state.backend: postgres` and `hermes state`.
+    "pg",
   ],
   define: { ...common.define, "import.meta.url": "__hermesImportMetaUrl" },
   plugins: [sdkFetchClasses, sqliteAddon],

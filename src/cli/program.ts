@@ -236,6 +236,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/import.js")).importCommand,
   },
   {
+    name: "state",
+    summary: "move the state between state.db and PostgreSQL: migrate --to postgres [URL] | export DIR",
+    load: async () => (await import("./commands/state.js")).stateCommand,
+  },
+  {
     name: "tools",
     summary: "toolsets per platform: list | enable | disable <toolset|server:tool> [--platform] | --summary",
     usage: "[options] [action] [args...]",

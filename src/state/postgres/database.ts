@@ -1,6 +1,6 @@
 /**
  * One PostgreSQL database shared by every Hermes instance (issue 27): a `pg` pool behind a small
- * surface the PostgreSQL stores use. `pg` is loaded only when a postgres backend is opened, so a
+ * surface the PostgreSQL stores use. `pg` is required only when a postgres backend is opened (`loadPg`), so a
  * SQLite home never pays for it at start-up.
  *
  * - `query` runs one statement on any pooled connection.
@@ -10,7 +10,19 @@
  * Errors keep `pg`'s codes (`err.code`, SQLSTATE) so stores can map them; connection failures are
  * reported with the URL's password masked (see `maskDatabaseUrl`).
  */
+import { createRequire } from "node:module";
+import type * as Pg from "pg";
 import type { Pool, PoolClient, QueryResultRow } from "pg";
+
+let pgModule: typeof Pg | undefined;
+/**
+ * The `pg` driver, required from node_modules on first use: the CLI bundle keeps it out
+ * (scripts/cli-bundle.mjs), and a dynamic `import()` would not work inside the bundle.
+ */
+export function loadPg(): typeof Pg {
+  pgModule ??= createRequire(import.meta.url)("pg") as typeof Pg;
+  return pgModule;
+}
 
 export interface PgQueryable {
   query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<R[]>;
@@ -56,8 +68,7 @@ function wrap(client: { query: Pool["query"] }): PgQueryable {
 
 /** Opens a pool on `url`. Nothing connects until the first query. */
 export async function openPgDatabase(url: string, options: PgOpenOptions = {}): Promise<PgDatabase> {
-  const pg = (await import("pg")).default;
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? "hermes",

@@ -36,7 +36,13 @@ const env = {
   PROBE_OUT: join(root, "cpu"),
 };
 const prof = process.env.PROF
-  ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF, "--cpu-prof-interval", process.env.PROF_INTERVAL ?? "200"]
+  ? [
+      "--cpu-prof",
+      "--cpu-prof-dir",
+      process.env.PROF,
+      "--cpu-prof-interval",
+      process.env.PROF_INTERVAL ?? "200",
+    ]
   : [];
 
 function once(calls: number): Promise<{ ms: number; cpu: number }> {

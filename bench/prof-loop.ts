@@ -3,7 +3,7 @@
  * `npm run bench`). Runs the built `hermes -z` whose model calls `todo` N+1 times (default N=100),
  * after the same one-shot calling it once, and prints both runs' wall and CPU time (user + system,
  * read by a `--require`d probe) and the difference per model call. `PROF=DIR` adds
- * `--cpu-prof --cpu-prof-dir DIR` (0.2 ms sampling); `REPS` repeats the pair; `DUR=full` sets
+ * `--cpu-prof --cpu-prof-dir DIR` (0.2 ms sampling; `PROF_INTERVAL` in µs); `REPS` repeats the pair; `DUR=full` sets
  * `state.durability: full`.
  */
 import { spawn } from "node:child_process";
@@ -36,7 +36,13 @@ const env = {
   PROBE_OUT: join(root, "cpu"),
 };
 const prof = process.env.PROF
-  ? ["--cpu-prof", "--cpu-prof-dir", process.env.PROF, "--cpu-prof-interval", "200"]
+  ? [
+      "--cpu-prof",
+      "--cpu-prof-dir",
+      process.env.PROF,
+      "--cpu-prof-interval",
+      process.env.PROF_INTERVAL ?? "200",
+    ]
   : [];
 
 function once(calls: number): Promise<{ ms: number; cpu: number }> {

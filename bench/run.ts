@@ -229,6 +229,13 @@ async function main(): Promise<void> {
       "CPU per replayed request (fake server plus a bare HTTP client). The request body grows with the history " +
       "(about 25 KB at the first call, 64 KB at the 100th), so both rows include serializing it.",
     "",
+    "API server rows (bench/api-server.ts): the built `hermes api-server` in its own process, 200 conversations sent at " +
+      "once with the openai client, each batch followed by its direct baseline: the 200 model requests the server sent " +
+      "in that batch (system prompt, tool schemas, streaming), recorded by the fake LLM and replayed straight to it at " +
+      "once, so the fake's own work is in both figures; medians of 3 batches. The former baseline, 200 bare one-message " +
+      "requests, is the reference row after it. The CPU row reads the server's user + system time from /proc, next to " +
+      "the bench process's own CPU per replayed request (fake LLM plus client).",
+    "",
     "Session store rows (bench/session-store.ts): append rates are medians of 3 runs of 150 turns against a JSONL " +
       "file written and fsynced per message; search latencies are per query over 40 runs (after a warm-up) on " +
       "generated stores of 100k and 1M messages, next to `grep -r -F -i -l` over the same text exported as one JSONL " +

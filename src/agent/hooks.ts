@@ -285,6 +285,8 @@ export class HookBus {
       | "subagent_stop",
   >(event: E, payload: HookEvents[E]["payload"], signal?: AbortSignal): Promise<void> {
     const list = await this.handlers(event);
+    // Most events have no handler: no signal is made for nobody (several events every model call).
+    if (list.length === 0) return;
     const never = signal ?? new AbortController().signal;
     await Promise.all(list.map((entry) => this.call(entry, event, payload, never)));
   }

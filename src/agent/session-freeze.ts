@@ -4,7 +4,7 @@
  * cache keeps hitting), the context window and the summariser compression uses.
  */
 import { resolveAuxiliaryChain } from "../ai/auxiliary.js";
-import { fileContextCheckMemo } from "../ai/context-checks.js";
+import { processContextCheckMemo } from "../ai/context-checks.js";
 import { fileContextLengthStore } from "../ai/context-length.js";
 import {
   createTransport,
@@ -129,7 +129,7 @@ export async function freezeSession(input: FreezeInput): Promise<Frozen> {
     config: config,
     runtime,
     store: fileContextLengthStore(home),
-    checks: fileContextCheckMemo(home),
+    checks: processContextCheckMemo(home),
   });
   const contextLength = window.now;
   const auxChain = runtime

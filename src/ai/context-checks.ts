@@ -100,6 +100,32 @@ export function fileContextCheckMemo(home: string): ContextCheckMemo {
   };
 }
 
+const perProcess = new Map<string, ContextCheckMemo>();
+
+/**
+ * The home's memo shared by every session this process starts (a server opens one per request):
+ * the file is read once per process, not once per conversation, and an answer equal to a fresh one
+ * this process already holds is not written again (200 conversations starting together each got
+ * the same answer and each rewrote and fsynced the file).
+ */
+export function processContextCheckMemo(home: string): ContextCheckMemo {
+  const path = join(home, CONTEXT_CHECKS_FILE);
+  let memo = perProcess.get(path);
+  if (!memo) {
+    const file = fileContextCheckMemo(home);
+    memo = {
+      get: (key) => file.get(key),
+      set(key, check) {
+        const known = file.get(key);
+        if (known && known.tokens === check.tokens && isFreshCheck(known, check.at)) return;
+        file.set(key, check);
+      },
+    };
+    perProcess.set(path, memo);
+  }
+  return memo;
+}
+
 /** An in-memory memo (tests). */
 export function memoryContextCheckMemo(initial: Record<string, ContextCheck> = {}): ContextCheckMemo {
   const map = new Map(Object.entries(initial));

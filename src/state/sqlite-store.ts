@@ -36,6 +36,7 @@ import {
 import { insights } from "./insights.js";
 import { importLegacyJsonl } from "./legacy-import.js";
 import {
+  assertSession,
   latestSession,
   listSessions,
   notFound,
@@ -328,7 +329,8 @@ class SqliteEngine implements SqliteSessionStoreHandle {
     const id = input.id ?? newSessionId(new Date(startedAt * 1000));
     const title = sanitizeTitle(input.title == null ? input.title : ctx.redact(input.title));
     if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
-    if (sessionRow(ctx, id))
+    // An indexed existence probe: no row decoded (it runs for every new session).
+    if (ctx.stmt("SELECT 1 FROM sessions WHERE id = ?").pluck().get(id) !== undefined)
       throw new SessionStoreError("invalid", `A session with id "${id}" already exists.`);
     if (title !== null) assertTitleFree(ctx, title, id);
     if (input.parentSessionId !== undefined) requireSession(ctx, input.parentSessionId);
@@ -389,7 +391,7 @@ class SqliteEngine implements SqliteSessionStoreHandle {
       );
     }
     this.ctx.write(() => {
-      requireSession(this.ctx, id);
+      assertSession(this.ctx, id);
       if (sets.length)
         this.ctx.stmt(`UPDATE sessions SET ${sets.join(", ")} WHERE id = ?`).run(...values, id);
     });
@@ -411,7 +413,7 @@ class SqliteEngine implements SqliteSessionStoreHandle {
 
   endSession(id: string, reason: string): void {
     this.ctx.write(() => {
-      requireSession(this.ctx, id);
+      assertSession(this.ctx, id);
       this.ctx
         .stmt("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?")
         .run(this.ctx.now(), reason, id);
@@ -420,7 +422,7 @@ class SqliteEngine implements SqliteSessionStoreHandle {
 
   reopenSession(id: string): void {
     this.ctx.write(() => {
-      requireSession(this.ctx, id);
+      assertSession(this.ctx, id);
       this.ctx.stmt("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?").run(id);
     });
   }

@@ -221,8 +221,10 @@ function requestOnce(
   const secure = url.protocol === "https:";
   const mod = secure ? httpsModule() : http;
   const outgoing: OutgoingHttpHeaders = { ...headers };
-  if (typeof body === "string") outgoing["content-length"] = Buffer.byteLength(body);
-  else if (body instanceof Uint8Array) outgoing["content-length"] = body.byteLength;
+  // A text body (a model request: tens of KB) is encoded once, here, and its length read off the
+  // bytes: not measured in one pass and encoded again in another by the socket write.
+  if (typeof body === "string") body = Buffer.from(body, "utf8");
+  if (body instanceof Uint8Array) outgoing["content-length"] = body.byteLength;
   return new Promise<IncomingMessage>((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortError(signal));

@@ -14,7 +14,7 @@
  * tail kept, see `capText`) and scanned for prompt injection; a file with any finding is replaced
  * by a one-line BLOCKED notice.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { ThreatFinding } from "../../knowledge/threats.js";
 import { gitInfo } from "../../util/git-info.js";
@@ -107,6 +107,8 @@ function hermesDirs(cwd: string): string[] {
 
 function mdcFiles(dir: string): string[] {
   try {
+    // Most projects have no .cursor/rules: a stat that does not throw, not a thrown ENOENT per session.
+    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return [];
     return readdirSync(dir, { withFileTypes: true })
       .filter((e) => (e.isFile() || e.isSymbolicLink()) && e.name.endsWith(".mdc"))
       .map((e) => e.name)

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import {
   CONTEXT_CHECKS_FILE,
   fileContextCheckMemo,
   memoryContextCheckMemo,
+  processContextCheckMemo,
 } from "../../../src/ai/context-checks.js";
 import { DEFAULT_CONTEXT_LENGTH, memoryContextLengthStore } from "../../../src/ai/context-length.js";
 import type { ResolvedRuntime } from "../../../src/ai/resolve.js";
@@ -183,6 +184,29 @@ describe("the checks file", () => {
     writeFileSync(path, "{not json");
     memo.set("a@x", { tokens: undefined, at: 1_000 });
     expect(fileContextCheckMemo(dir).get("a@x")).toEqual({ tokens: undefined, at: 1_000 });
+  });
+
+  it("is read once per process, and an answer it already holds fresh is not written again", () => {
+    const dir = home();
+    const path = join(dir, CONTEXT_CHECKS_FILE);
+    const first = processContextCheckMemo(dir);
+    expect(processContextCheckMemo(dir)).toBe(first);
+    first.set("a@x", { tokens: 32_768, at: 1_000_000 });
+    expect(JSON.parse(readFileSync(path, "utf8")).checks["a@x"]).toEqual({
+      context_length: 32_768,
+      checked_at: 1000,
+    });
+    // The same answer from a session that started alongside: nothing rewritten.
+    rmSync(path);
+    processContextCheckMemo(dir).set("a@x", { tokens: 32_768, at: 1_000_500 });
+    expect(existsSync(path)).toBe(false);
+    expect(processContextCheckMemo(dir).get("a@x")).toEqual({ tokens: 32_768, at: 1_000_000 });
+    // A different answer, or the same one once the old one is stale, is written.
+    processContextCheckMemo(dir).set("a@x", { tokens: 16_384, at: 1_001_000 });
+    expect(JSON.parse(readFileSync(path, "utf8")).checks["a@x"].context_length).toBe(16_384);
+    rmSync(path);
+    processContextCheckMemo(dir).set("a@x", { tokens: 16_384, at: 1_001_000 + CONTEXT_CHECK_TTL_MS });
+    expect(existsSync(path)).toBe(true);
   });
 
   it("forgets answers a month old when it rewrites the file", () => {

@@ -5,10 +5,11 @@
  * PostgreSQL backend it is a table every instance shares (`pgCommandAllowlist`), so an "always"
  * given through one instance holds on all of them.
  */
-
+import { readFileSync } from "node:fs";
+import { ConfigError } from "../../config/errors.js";
 import { configPath } from "../../config/home.js";
-import { loadConfig } from "../../config/load.js";
 import { setConfigValue } from "../../config/write.js";
+import { parseYaml } from "../../config/yaml-doc.js";
 import { withFileLock } from "../../util/file-lock.js";
 
 /** The "always allow" list (asynchronous: a database may stand behind it). */
@@ -38,10 +39,31 @@ export function checkAllowlistEntry(entry: string): string {
 }
 
 export interface ConfigAllowlistOptions {
-  /** Environment for `${VAR}` in config.yaml, as the gateway reads it (default `process.env`). */
-  env?: Readonly<Record<string, string | undefined>>;
   /** How long a change waits for another process editing the list (default 10 s). */
   lockTimeoutMs?: number;
+}
+
+/**
+ * `command_allowlist` as written in config.yaml: entries are taken literally, never with `${VAR}`
+ * substituted (the user approved the text they saw). Throws {@link ConfigError} when the file does
+ * not parse or the key is not a list.
+ */
+export function readConfigAllowlist(home: string): string[] {
+  const file = configPath(home);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw new ConfigError(`cannot read the file (${(error as Error).message})`, { file });
+  }
+  const raw: unknown = parseYaml(text, file, { allowDuplicateKeys: true }).doc.toJS({ maxAliasCount: 1000 });
+  const value =
+    raw && typeof raw === "object" ? (raw as Record<string, unknown>)["command_allowlist"] : undefined;
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value))
+    throw new ConfigError("command_allowlist must be a list", { file, key: "command_allowlist" });
+  return value.filter((e) => e !== null && e !== undefined).map(String);
 }
 
 /**
@@ -49,10 +71,7 @@ export interface ConfigAllowlistOptions {
  * each time); changes re-read the list under a lock and rewrite only that key.
  */
 export function configCommandAllowlist(home: string, options: ConfigAllowlistOptions = {}): CommandAllowlist {
-  const read = (): string[] => {
-    const { config } = loadConfig({ home, env: options.env ?? process.env, applyEnvironment: false });
-    return [...(config.command_allowlist ?? [])];
-  };
+  const read = (): string[] => readConfigAllowlist(home);
   const change = <T>(fn: (list: string[]) => { list?: string[]; result: T }): Promise<T> =>
     withFileLock(
       configPath(home),

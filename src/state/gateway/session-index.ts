@@ -130,7 +130,8 @@ export function indexEntryFor(
 
 /** The routing index of one home. Reads once, writes atomically on every change. */
 export class SessionIndex {
-  private entries: Record<string, SessionIndexEntry> = {};
+  /** Without a prototype, so a key such as `constructor` or `__proto__` is only ever a key. */
+  private entries: Record<string, SessionIndexEntry> = Object.create(null);
   private readonly file: string;
 
   constructor(

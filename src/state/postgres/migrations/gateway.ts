@@ -88,6 +88,11 @@ CREATE TABLE gateway_response_capacity (
 );
 INSERT INTO gateway_response_capacity VALUES (true);
 
+CREATE TABLE gateway_imports (
+  store text PRIMARY KEY,
+  imported_at timestamptz NOT NULL DEFAULT now()
+);
+
 CREATE TABLE gateway_command_allowlist (
   entry_digest bytea PRIMARY KEY,
   entry text NOT NULL,

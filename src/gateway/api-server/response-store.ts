@@ -12,6 +12,7 @@ import { type Db, loadDriver } from "../../state/connection.js";
 import {
   decodeStoredResponse,
   encodeStoredResponse,
+  RESPONSE_TABLES_SQL,
   type ResponseRecords,
   type StoredResponse,
 } from "../../state/gateway/response-records.js";
@@ -136,8 +137,5 @@ export class ResponseStore {
 }
 
 function createTables(db: Db): void {
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS responses (response_id TEXT PRIMARY KEY, data TEXT NOT NULL, accessed_at REAL NOT NULL);" +
-      "CREATE TABLE IF NOT EXISTS conversations (name TEXT PRIMARY KEY, response_id TEXT NOT NULL);",
-  );
+  db.exec(RESPONSE_TABLES_SQL);
 }

@@ -38,6 +38,11 @@ export interface ResponseRecords {
   readonly capacity: number;
 }
 
+/** The tables of `response_store.db`, as Python Hermes creates them. */
+export const RESPONSE_TABLES_SQL =
+  "CREATE TABLE IF NOT EXISTS responses (response_id TEXT PRIMARY KEY, data TEXT NOT NULL, accessed_at REAL NOT NULL);" +
+  "CREATE TABLE IF NOT EXISTS conversations (name TEXT PRIMARY KEY, response_id TEXT NOT NULL);";
+
 /** The `data` JSON of a stored response, in Python Hermes's shape. */
 export function encodeStoredResponse(entry: StoredResponse): string {
   return JSON.stringify({

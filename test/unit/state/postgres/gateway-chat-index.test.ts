@@ -171,4 +171,19 @@ describe.skipIf(!BACKENDS.includes("postgres"))("chat session index shared by in
     const entry = await index.set(KEY, "s1", { ...source, chatName: "a\u0000b" }, T1);
     expect((await index.get(KEY))?.display_name).toBe(entry.display_name);
   });
+
+  it("counts a damaged row as absent and replaces it on the next set", async () => {
+    const s = await storage("postgres");
+    const index = await open(s);
+    await index.set(KEY, "s1", source, T1);
+    const db = await s.pool();
+    for (const damage of ["not json", "[1,2]", '{"no_session_id": true}']) {
+      await db.query("UPDATE gateway_chat_index SET entry = $1", [damage]);
+      expect(await index.get(KEY)).toBeUndefined();
+      expect(await index.takeInterrupted(KEY)).toBeUndefined();
+      await index.touch(KEY, T2);
+      const entry = await index.set(KEY, "s2", source, T2);
+      expect(await index.get(KEY)).toEqual(entry);
+    }
+  });
 });

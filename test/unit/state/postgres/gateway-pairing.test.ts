@@ -210,6 +210,20 @@ describe.each(BACKENDS)("pairing records (%s)", (kind) => {
   });
 
   describe("attacks", () => {
+    it("guessing in parallel through three instances gets 5 tries in all, never more", async () => {
+      clock = T0;
+      const s = await storage(kind);
+      const all = [await instance(s), await instance(s), await instance(s)];
+      const code = await codeFor(all[0]!, "42");
+      const guesses = Array.from({ length: 30 }, (_, i) =>
+        `G${String(i).padStart(7, "2")}`.replace(/[01]/g, "Z"),
+      );
+      const answers = await Promise.all(guesses.map((g, i) => all[i % 3]!.approve("telegram", g)));
+      expect(answers.filter((a) => a.status === "invalid")).toHaveLength(5);
+      expect(answers.filter((a) => a.status === "locked_out")).toHaveLength(25);
+      expect(await all[1]!.approve("telegram", code)).toMatchObject({ status: "locked_out" });
+    });
+
     it("a guessed, oversized or malformed code is a miss, never an error or an approval", async () => {
       const p = await fresh();
       await codeFor(p, "42");

@@ -152,4 +152,17 @@ describe.skipIf(!BACKENDS.includes("postgres"))("webhook delivery dedupe across 
     await expect(store.save("a\u0000b", { secret: "x" })).rejects.toThrow(WebhookSubscriptionsError);
     expect((await store.list()).size).toBe(0);
   });
+
+  it("skips a damaged subscription row in listings, and a save replaces it", async () => {
+    const s = await storage("postgres");
+    const store = await subs(s);
+    await store.save("gh", { secret: "a" });
+    await store.save("ok", { secret: "b" });
+    const db = await s.pool();
+    await db.query("UPDATE gateway_webhook_subscriptions SET route = 'not json' WHERE name = 'gh'");
+    expect([...(await store.list()).keys()]).toEqual(["ok"]);
+    expect(await store.get("gh")).toBeUndefined();
+    expect(await store.save("gh", { secret: "c" })).toEqual({ created: true, route: { secret: "c" } });
+    expect([...(await store.list()).keys()]).toEqual(["gh", "ok"]);
+  });
 });

@@ -214,14 +214,13 @@ export function pgPairingRecords(db: PgDatabase, options: PgPairingOptions = {})
     },
 
     async list() {
-      const now = clock();
-      await db.query("DELETE FROM gateway_pairing_pending WHERE $1::float8 - created_at > $2::float8", [
-        now,
-        CODE_TTL_SECONDS,
-      ]);
+      // Expired requests are left out here and deleted under the platform's lock by the next
+      // request or approval (deleting them here could deadlock with one).
       const rows = await db.query<PendingRow>(
         `SELECT platform, request_id, user_id, user_name, created_at FROM gateway_pairing_pending
+          WHERE $1::float8 - created_at <= $2::float8
           ORDER BY platform COLLATE "C", seq`,
+        [clock(), CODE_TTL_SECONDS],
       );
       const pending: PendingRequest[] = rows.map((r) => ({
         platform: r.platform,
@@ -273,11 +272,19 @@ export function pgPairingRecords(db: PgDatabase, options: PgPairingOptions = {})
 
     async clearPending(platform) {
       const only = platform === undefined ? undefined : normalizePlatform(platform);
-      const rows = await db.query(
-        "DELETE FROM gateway_pairing_pending WHERE $1::text IS NULL OR platform = $1 RETURNING 1 AS x",
-        [only ?? null],
-      );
-      return rows.length;
+      return db.tx(async (c) => {
+        // The platforms' locks first, in one order, as every other change takes them.
+        await c.query(
+          `SELECT platform FROM gateway_pairing_platforms WHERE $1::text IS NULL OR platform = $1
+            ORDER BY platform FOR UPDATE`,
+          [only ?? null],
+        );
+        const rows = await c.query(
+          "DELETE FROM gateway_pairing_pending WHERE $1::text IS NULL OR platform = $1 RETURNING 1 AS x",
+          [only ?? null],
+        );
+        return rows.length;
+      });
     },
 
     async isApproved(platform, userId) {

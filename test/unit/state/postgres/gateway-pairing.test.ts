@@ -209,6 +209,27 @@ describe.each(BACKENDS)("pairing records (%s)", (kind) => {
     });
   });
 
+  it("mixed changes racing through two instances all finish (no deadlock), within the limits", async () => {
+    clock = T0;
+    const s = await storage(kind);
+    const [a, b] = [await instance(s), await instance(s)];
+    const ops: Promise<unknown>[] = [];
+    for (let i = 0; i < 12; i++) {
+      const p = i % 2 ? a : b;
+      const platform = ["telegram", "discord", "slack"][i % 3]!;
+      ops.push(p.requestCode(platform, { id: `u${i}` }));
+      ops.push(p.approve(platform, "QQQQQQQQ"));
+      ops.push(p.list());
+      if (i % 4 === 0) ops.push(p.clearPending(i % 8 ? platform : undefined));
+    }
+    const settled = await Promise.allSettled(ops);
+    expect(settled.filter((r) => r.status === "rejected")).toEqual([]);
+    const { pending } = await a.list();
+    for (const platform of ["telegram", "discord", "slack"]) {
+      expect(pending.filter((r) => r.platform === platform).length).toBeLessThanOrEqual(3);
+    }
+  });
+
   describe("attacks", () => {
     it("guessing in parallel through three instances gets 5 tries in all, never more", async () => {
       clock = T0;

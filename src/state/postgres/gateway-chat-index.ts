@@ -40,7 +40,7 @@ export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
     key: string,
     change: (entry: SessionIndexEntry | undefined) => { entry?: SessionIndexEntry; result: T },
   ): Promise<T> {
-    const digest = keyDigest(storableText("the session key", key));
+    const digest = keyDigest(storableText("The session key", key));
     return db.tx(async (c) => {
       const { entry, result } = change(await lockedEntry(c, digest));
       if (entry) await write(c, digest, key, entry);
@@ -57,10 +57,11 @@ export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
       return rows[0] ? asEntry(rows[0].entry) : undefined;
     },
     async set(key: string, sessionId: string, source: IndexedSource, now: Date) {
-      storableText("the session id", sessionId);
-      // A first entry for the key may race another instance's: the row is created empty-handed
-      // first (ignored when present), then locked, so the second writer sees the first's entry.
-      const digest = keyDigest(storableText("the session key", key));
+      storableText("The session id", sessionId);
+      // A first entry for the key may race another instance's: a fresh entry is inserted unless
+      // the row exists (waiting for a concurrent creator to commit); otherwise the row is locked
+      // and updated, so the second writer builds on the first's entry.
+      const digest = keyDigest(storableText("The session key", key));
       return db.tx(async (c) => {
         const fresh = indexEntryFor(undefined, key, sessionId, source, now);
         const inserted = await c.query(

@@ -7,35 +7,25 @@
  * file cannot be opened the store falls back to memory (as upstream does) and says why.
  */
 import { join } from "node:path";
-import type { Message } from "../../ai/types.js";
-import { type Asynchronous, asyncView } from "../../state/async-view.js";
+import { asyncView } from "../../state/async-view.js";
 import { type Db, loadDriver } from "../../state/connection.js";
+import {
+  decodeStoredResponse,
+  encodeStoredResponse,
+  RESPONSE_TABLES_SQL,
+  type ResponseRecords,
+  type StoredResponse,
+} from "../../state/gateway/response-records.js";
 
-/** What one stored response holds. */
-export interface StoredResponse {
-  /** The session (state.db) that produced it: a continuation resumes it. */
-  sessionId: string;
-  /** The response object `GET /v1/responses/{id}` returns. */
-  response: Record<string, unknown>;
-  /**
-   * The conversation up to and including this response, OpenAI-shaped. Written for Python Hermes
-   * (which replays it); read here only when the session is gone from state.db.
-   */
-  conversationHistory: Message[];
-  /** The `instructions` the response was made with: carried to a continuation that sends none. */
-  instructions: string | null;
-}
+export type { ResponseRecords, StoredResponse } from "../../state/gateway/response-records.js";
 
 export const RESPONSE_STORE_FILE = "response_store.db";
 
 /**
  * The Responses store as the API server uses it: asynchronous, so a PostgreSQL backend can stand
- * behind it; `responseRecords` puts the SQLite `ResponseStore` behind it.
+ * behind it (the contract lives in state/gateway/response-records.ts); `responseRecords` puts the
+ * SQLite `ResponseStore` behind it.
  */
-export type ResponseRecords = Asynchronous<
-  Pick<ResponseStore, "get" | "put" | "delete" | "conversation" | "setConversation" | "close">
-> & { readonly capacity: number };
-
 export function responseRecords(store: ResponseStore): ResponseRecords {
   return {
     ...asyncView(store, ["get", "put", "delete", "conversation", "setConversation", "close"]),
@@ -89,7 +79,7 @@ export class ResponseStore {
       | { data: string }
       | undefined;
     if (!row) return undefined;
-    const parsed = decode(row.data);
+    const parsed = decodeStoredResponse(row.data);
     if (!parsed) return undefined;
     this.db.prepare("UPDATE responses SET accessed_at = ? WHERE response_id = ?").run(this.now(), id);
     return parsed;
@@ -97,12 +87,7 @@ export class ResponseStore {
 
   /** Stores (or replaces) a response, then evicts the least recently used past `capacity`. */
   put(id: string, entry: StoredResponse): void {
-    const data = JSON.stringify({
-      response: entry.response,
-      conversation_history: entry.conversationHistory,
-      instructions: entry.instructions,
-      session_id: entry.sessionId,
-    });
+    const data = encodeStoredResponse(entry);
     this.db.transaction(() => {
       this.db
         .prepare("INSERT OR REPLACE INTO responses (response_id, data, accessed_at) VALUES (?, ?, ?)")
@@ -152,29 +137,5 @@ export class ResponseStore {
 }
 
 function createTables(db: Db): void {
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS responses (response_id TEXT PRIMARY KEY, data TEXT NOT NULL, accessed_at REAL NOT NULL);" +
-      "CREATE TABLE IF NOT EXISTS conversations (name TEXT PRIMARY KEY, response_id TEXT NOT NULL);",
-  );
-}
-
-function decode(text: string): StoredResponse | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null) return undefined;
-  const data = value as Record<string, unknown>;
-  const response = data["response"];
-  if (typeof response !== "object" || response === null) return undefined;
-  return {
-    sessionId: typeof data["session_id"] === "string" ? data["session_id"] : "",
-    response: response as Record<string, unknown>,
-    conversationHistory: Array.isArray(data["conversation_history"])
-      ? (data["conversation_history"] as Message[])
-      : [],
-    instructions: typeof data["instructions"] === "string" ? data["instructions"] : null,
-  };
+  db.exec(RESPONSE_TABLES_SQL);
 }

@@ -103,14 +103,14 @@ export interface ApprovedUser {
   approvedAt: number | undefined;
 }
 
-const PLATFORM_PATTERN = /^[a-z0-9][a-z0-9_]*$/;
+const PLATFORM_PATTERN = /^[a-z0-9][a-z0-9_]{0,63}$/;
 
 /** Lower-cases and checks a platform name; throws {@link PairingUsageError} for anything else. */
 export function normalizePlatform(platform: string): string {
   const p = platform.trim().toLowerCase();
   if (!PLATFORM_PATTERN.test(p)) {
     throw new PairingUsageError(
-      `"${platform}" is not a platform name; use the lower-case name Hermes uses, e.g. telegram, discord, slack.`,
+      `"${platform.slice(0, 80)}" is not a platform name; use the lower-case name Hermes uses (at most 64 characters), e.g. telegram, discord, slack.`,
     );
   }
   return p;
@@ -119,10 +119,26 @@ export function normalizePlatform(platform: string): string {
 /** Upper-cases and trims what the owner typed; codes are case-insensitive. */
 export const normalizeCode = (code: string): string => code.trim().toUpperCase();
 
-const hashCode = (code: string, salt: Uint8Array): string =>
+/** The stored form of a code: hex SHA-256 of the salt bytes followed by the code. */
+export const hashCode = (code: string, salt: Uint8Array): string =>
   createHash("sha256").update(salt).update(code, "utf8").digest("hex");
 
-const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
+export const toHex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
+
+/** A fresh code: {@link CODE_LENGTH} characters of {@link CODE_ALPHABET} drawn with `randomInt`. */
+export function drawCode(randomInt: (max: number) => number): string {
+  let code = "";
+  for (let i = 0; i < CODE_LENGTH; i++) code += CODE_ALPHABET[randomInt(CODE_ALPHABET.length)];
+  return code;
+}
+
+/** Whether the normalised `code` is the one stored as `hash` with `salt` (hex both); constant time. */
+export function codeMatches(code: string, hash: string, salt: string): boolean {
+  if (!/^[0-9a-f]*$/i.test(salt)) return false;
+  const actual = Buffer.from(hashCode(code, Buffer.from(salt, "hex")), "hex");
+  const expected = Buffer.from(hash, "hex");
+  return expected.length === actual.length && timingSafeEqual(actual, expected);
+}
 
 /** The pairing store of one home. Methods are async (they take the lock); reads never lock. */
 export class PairingStore {
@@ -154,7 +170,7 @@ export class PairingStore {
       const limits = this.#limits();
       const lockout = limits[`_lockout:${p}`] ?? 0;
       if (now < lockout) return { status: "locked_out", until: lockout };
-      if (userId in this.#approved(p)) return { status: "already_approved" };
+      if (Object.hasOwn(this.#approved(p), userId)) return { status: "already_approved" };
       const last = limits[`${p}:${userId}`];
       if (last !== undefined && now - last < RATE_LIMIT_SECONDS) {
         return { status: "rate_limited", retryAt: last + RATE_LIMIT_SECONDS };
@@ -166,8 +182,7 @@ export class PairingStore {
         await this.#savePending(p, pending);
         return { status: "too_many_pending", max: MAX_PENDING_PER_PLATFORM };
       }
-      let code = "";
-      for (let i = 0; i < CODE_LENGTH; i++) code += CODE_ALPHABET[this.#randomInt(CODE_ALPHABET.length)];
+      const code = drawCode(this.#randomInt);
       const salt = this.#randomBytes(16);
       pending[toHex(this.#randomBytes(8))] = {
         hash: hashCode(code, salt),
@@ -198,16 +213,19 @@ export class PairingStore {
       if (now < lockout) return { status: "locked_out", until: lockout };
       const pending = this.#livePending(p, now);
       for (const [id, entry] of Object.entries(pending)) {
-        if (!isHashedEntry(entry) || !/^[0-9a-f]*$/i.test(entry.salt)) continue;
-        const actual = Buffer.from(hashCode(wanted, Buffer.from(entry.salt, "hex")), "hex");
-        const expected = Buffer.from(entry.hash, "hex");
-        if (expected.length !== actual.length || !timingSafeEqual(actual, expected)) continue;
+        if (!isHashedEntry(entry) || !codeMatches(wanted, entry.hash, entry.salt)) continue;
         delete pending[id];
         await this.#savePending(p, pending);
         const userId = String(entry.user_id ?? "");
         const userName = String(entry.user_name ?? "");
         const approved = this.#approved(p);
-        approved[userId] = { user_name: userName, approved_at: now };
+        // Defined, not assigned: a user id like `__proto__` is a key like any other.
+        Object.defineProperty(approved, userId, {
+          value: { user_name: userName, approved_at: now },
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
         await writeJsonObject(approvedPath(this.dir, p), approved);
         if (limits[`_failures:${p}`]) {
           limits[`_failures:${p}`] = 0;
@@ -270,7 +288,7 @@ export class PairingStore {
     const p = normalizePlatform(platform);
     return this.#locked(async () => {
       const approved = this.#approved(p);
-      if (!(userId in approved)) return false;
+      if (!Object.hasOwn(approved, userId)) return false;
       delete approved[userId];
       await writeJsonObject(approvedPath(this.dir, p), approved);
       return true;
@@ -310,7 +328,7 @@ export class PairingStore {
 
   /** Whether the user was approved through pairing on the platform. Reads without locking. */
   isApproved(platform: string, userId: string): boolean {
-    return userId !== "" && userId in this.#approved(normalizePlatform(platform));
+    return userId !== "" && Object.hasOwn(this.#approved(normalizePlatform(platform)), userId);
   }
 
   /** The approved user ids of a platform, for {@link authorize}'s `approved` set. */

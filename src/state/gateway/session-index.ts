@@ -93,9 +93,45 @@ export function resetReason(lastActive: Date, now: Date, policy: ResetPolicy): "
   return null;
 }
 
+/**
+ * The entry `set` stores: `previous` (kept keys included) pointed at `sessionId`, its creation
+ * time kept while the session stays the same. Shared by every backend of the index.
+ */
+export function indexEntryFor(
+  previous: SessionIndexEntry | undefined,
+  key: string,
+  sessionId: string,
+  source: IndexedSource,
+  now: Date,
+): SessionIndexEntry {
+  const iso = now.toISOString();
+  return {
+    ...(previous ?? {}),
+    session_key: key,
+    session_id: sessionId,
+    created_at: previous && previous.session_id === sessionId ? previous.created_at : iso,
+    updated_at: iso,
+    display_name: source.chatName ?? source.userName ?? null,
+    platform: source.platform,
+    chat_type: source.chatType,
+    origin: {
+      platform: source.platform,
+      chat_id: source.chatId,
+      chat_name: source.chatName ?? null,
+      chat_type: source.chatType,
+      user_id: source.userId,
+      user_name: source.userName ?? null,
+      thread_id: source.threadId ?? null,
+      chat_topic: null,
+      ...(source.scopeId ? { scope_id: source.scopeId, guild_id: source.scopeId } : {}),
+    },
+  };
+}
+
 /** The routing index of one home. Reads once, writes atomically on every change. */
 export class SessionIndex {
-  private entries: Record<string, SessionIndexEntry> = {};
+  /** Without a prototype, so a key such as `constructor` or `__proto__` is only ever a key. */
+  private entries: Record<string, SessionIndexEntry> = Object.create(null);
   private readonly file: string;
 
   constructor(
@@ -149,29 +185,7 @@ export class SessionIndex {
 
   /** Points `key` at `sessionId` (a new or continued session) and saves. */
   set(key: string, sessionId: string, source: IndexedSource, now: Date): SessionIndexEntry {
-    const previous = this.entries[key];
-    const iso = now.toISOString();
-    const entry: SessionIndexEntry = {
-      ...(previous ?? {}),
-      session_key: key,
-      session_id: sessionId,
-      created_at: previous && previous.session_id === sessionId ? previous.created_at : iso,
-      updated_at: iso,
-      display_name: source.chatName ?? source.userName ?? null,
-      platform: source.platform,
-      chat_type: source.chatType,
-      origin: {
-        platform: source.platform,
-        chat_id: source.chatId,
-        chat_name: source.chatName ?? null,
-        chat_type: source.chatType,
-        user_id: source.userId,
-        user_name: source.userName ?? null,
-        thread_id: source.threadId ?? null,
-        chat_topic: null,
-        ...(source.scopeId ? { scope_id: source.scopeId, guild_id: source.scopeId } : {}),
-      },
-    };
+    const entry = indexEntryFor(this.entries[key], key, sessionId, source, now);
     this.entries[key] = entry;
     this.save();
     return entry;

@@ -223,7 +223,13 @@ export class WebhookSubscriptionStore {
       const existing = Object.hasOwn(entries, name) ? entries[name] : undefined;
       const merged: WebhookRoute = { ...(isRecord(existing) ? existing : {}), ...route };
       for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
-      entries[name] = merged;
+      // Defined, not assigned: a name like `__proto__` is stored like any other.
+      Object.defineProperty(entries, name, {
+        value: merged,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       return { created: existing === undefined, route: merged };
     });
   }

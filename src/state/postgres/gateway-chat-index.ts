@@ -1,0 +1,112 @@
+/**
+ * The chat → session index (`sessions/sessions.json` in a file home) in PostgreSQL: one row per
+ * session key holding the whole entry as JSON text, so keys a newer Hermes or Python adds to an
+ * entry are kept as the file keeps them. Changes lock the key's row (`SELECT … FOR UPDATE`), so
+ * two instances touching one chat apply their changes one after the other and a restart mark is
+ * taken by exactly one of them.
+ */
+import type { IndexedSource, SessionIndexEntry } from "../gateway/session-index.js";
+import { type ChatSessionIndex, indexEntryFor } from "../gateway/session-index.js";
+import type { PgDatabase, PgQueryable } from "./database.js";
+import { keyDigest, parseObject, storableText } from "./gateway-common.js";
+
+function asEntry(text: string): SessionIndexEntry | undefined {
+  const value = parseObject(text);
+  return value && typeof value["session_id"] === "string" ? (value as SessionIndexEntry) : undefined;
+}
+
+async function lockedEntry(c: PgQueryable, digest: Buffer): Promise<SessionIndexEntry | undefined> {
+  const rows = await c.query<{ entry: string }>(
+    "SELECT entry FROM gateway_chat_index WHERE key_digest = $1 FOR UPDATE",
+    [digest],
+  );
+  return rows[0] ? asEntry(rows[0].entry) : undefined;
+}
+
+async function write(c: PgQueryable, digest: Buffer, key: string, entry: SessionIndexEntry): Promise<void> {
+  await c.query(
+    `INSERT INTO gateway_chat_index (key_digest, session_key, session_id, entry, updated_at)
+     VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (key_digest) DO UPDATE
+       SET session_id = EXCLUDED.session_id, entry = EXCLUDED.entry, updated_at = now()`,
+    [digest, key, entry.session_id, JSON.stringify(entry)],
+  );
+}
+
+/** The chat → session index of every instance sharing `db` (migration 300). */
+export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
+  /** Runs `change` on the key's entry under its row lock; writes what it returns (nothing for undefined). */
+  async function update<T>(
+    key: string,
+    change: (entry: SessionIndexEntry | undefined) => { entry?: SessionIndexEntry; result: T },
+  ): Promise<T> {
+    const digest = keyDigest(storableText("The session key", key));
+    return db.tx(async (c) => {
+      const { entry, result } = change(await lockedEntry(c, digest));
+      if (entry) await write(c, digest, key, entry);
+      return result;
+    });
+  }
+
+  return {
+    async get(key) {
+      const rows = await db.query<{ entry: string }>(
+        "SELECT entry FROM gateway_chat_index WHERE key_digest = $1",
+        [keyDigest(key)],
+      );
+      return rows[0] ? asEntry(rows[0].entry) : undefined;
+    },
+    async set(key: string, sessionId: string, source: IndexedSource, now: Date) {
+      storableText("The session id", sessionId);
+      // A first entry for the key may race another instance's: a fresh entry is inserted unless
+      // the row exists (waiting for a concurrent creator to commit); otherwise the row is locked
+      // and updated, so the second writer builds on the first's entry.
+      const digest = keyDigest(storableText("The session key", key));
+      return db.tx(async (c) => {
+        const fresh = indexEntryFor(undefined, key, sessionId, source, now);
+        const inserted = await c.query(
+          `INSERT INTO gateway_chat_index (key_digest, session_key, session_id, entry)
+           VALUES ($1, $2, $3, $4) ON CONFLICT (key_digest) DO NOTHING RETURNING 1 AS x`,
+          [digest, key, sessionId, JSON.stringify(fresh)],
+        );
+        if (inserted.length > 0) return fresh;
+        const entry = indexEntryFor(await lockedEntry(c, digest), key, sessionId, source, now);
+        await write(c, digest, key, entry);
+        return entry;
+      });
+    },
+    async markInterrupted(key, reason, now) {
+      await update(key, (entry) =>
+        entry
+          ? {
+              entry: {
+                ...entry,
+                resume_pending: true,
+                resume_reason: reason,
+                resume_marked_at: now.toISOString(),
+              },
+              result: undefined,
+            }
+          : { result: undefined },
+      );
+    },
+    async takeInterrupted(key) {
+      return update(key, (entry) => {
+        if (!entry?.resume_pending) return { result: undefined };
+        const mark = {
+          reason: entry.resume_reason ?? "restart_interrupted",
+          at: new Date(entry.resume_marked_at ?? 0),
+        };
+        const { resume_pending: _p, resume_reason: _r, resume_marked_at: _m, ...rest } = entry;
+        return { entry: rest as SessionIndexEntry, result: mark };
+      });
+    },
+    async touch(key, now) {
+      await update(key, (entry) =>
+        entry
+          ? { entry: { ...entry, updated_at: now.toISOString() }, result: undefined }
+          : { result: undefined },
+      );
+    },
+  };
+}

@@ -11,6 +11,7 @@
  * | 500–599 | coordination: instances, leases, cron slots |
  */
 import type { Migration } from "../migrate.js";
+import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
 
-export const MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS, ...KNOWLEDGE_MIGRATIONS];

@@ -186,6 +186,11 @@ export function markJobDue(rules: CronRules, job: CronJob): void {
 /** A script as stored (relative to scripts/), null for none; throws for a path outside scripts/. */
 function scriptOf(rules: CronRules, script: string | null | undefined): string | null {
   if (script === undefined || script === null || !script.trim()) return null;
+  if (!rules.home) {
+    throw new CronStoreError(
+      `The script "${script}" cannot be checked: this cron store was opened without a Hermes home (its scripts/ folder).`,
+    );
+  }
   try {
     return normalizeScriptPath(rules.home, script, rules.userHome);
   } catch (error) {

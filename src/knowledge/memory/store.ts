@@ -347,7 +347,8 @@ function unreadable(path: string, error: unknown): Error {
   );
 }
 
-function blockedOf(entries: readonly string[]): Array<{ entry: string; reason: string }> {
+/** The entries the prompt shows as `[BLOCKED: ...]` placeholders, each with why. */
+export function blockedOf(entries: readonly string[]): Array<{ entry: string; reason: string }> {
   const out: Array<{ entry: string; reason: string }> = [];
   for (const entry of entries) {
     const reason = entryBlockReason(entry);

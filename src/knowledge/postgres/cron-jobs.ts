@@ -38,8 +38,11 @@ import { systemTimezone } from "../cron/time.js";
 import type { CronJob } from "../cron/types.js";
 
 export interface PgCronOptions {
-  /** This instance's HERMES_HOME: a job's script must resolve inside its `scripts/`. */
-  home: string;
+  /**
+   * This instance's HERMES_HOME: a job's script must resolve inside its `scripts/`. Without it,
+   * a job with a script is refused (its path cannot be checked).
+   */
+  home?: string;
   /** config.yaml `timezone`; default this machine's zone. */
   timezone?: string;
   now?: () => number;
@@ -87,9 +90,9 @@ function outputRef(id: string, name: string): string {
   return `cron/output/${id}/${name}`;
 }
 
-export function pgCronJobs(db: PgDatabase, options: PgCronOptions): PgCronJobs {
+export function pgCronJobs(db: PgDatabase, options: PgCronOptions = {}): PgCronJobs {
   const rules: CronRules = {
-    home: options.home,
+    home: options.home ?? "",
     timezone: options.timezone || systemTimezone(),
     now: options.now ?? Date.now,
     userHome: options.userHome,

@@ -12,14 +12,32 @@
 import type { PgDatabase, PgQueryable } from "../../state/postgres/database.js";
 import { displayEntry, renderMemoryBlock, usageLine, usedChars } from "../memory/format.js";
 import { fail, planMemoryWrite, stateError, validateOperations } from "../memory/operations.js";
-import { DEFAULT_MEMORY_LIMITS, type MemoryRecords } from "../memory/store.js";
+import {
+  blockedOf,
+  DEFAULT_MEMORY_LIMITS,
+  type MemoryLimitConfig,
+  type MemoryRecords,
+} from "../memory/store.js";
 import type { MemoryLimits, MemoryOperation, MemoryResult, MemoryTarget } from "../memory/types.js";
 
 const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
 
-/** `MemoryRecords` plus what moving a home needs. */
+/** `MemoryRecords` plus the prompt's reads and what moving a home needs. */
 export interface PgMemoryRecords extends MemoryRecords {
   readonly limits: Readonly<MemoryLimits>;
+  /** The prompt block and the entries it shows as `[BLOCKED: ...]` placeholders, from one read. */
+  promptBlock(target: MemoryTarget): Promise<{
+    block: string | undefined;
+    blocked: Array<{ entry: string; reason: string }>;
+  }>;
+  /** Entries the prompt shows as placeholders, each with why. */
+  blockedEntries(target: MemoryTarget): Promise<Array<{ entry: string; reason: string }>>;
+  /** The refusal a write would get before anything is read (see `MemoryStore.precheck`), or undefined. */
+  precheck(
+    target: MemoryTarget,
+    operations: readonly MemoryOperation[],
+    batch: boolean,
+  ): Promise<MemoryResult | undefined>;
   /**
    * Sets a target's entries as they are (for `hermes state migrate`: a home's files copied in),
    * replacing what the database held. Entries are taken as written; nothing is scanned or cut.
@@ -51,16 +69,19 @@ async function readEntries(db: PgQueryable, target: MemoryTarget, lock: boolean)
   return parseStored(rows[0]?.entries);
 }
 
-/** Memory entries in `db` with the file store's limits (missing or invalid limits: the defaults). */
+/**
+ * Memory entries in `db` with the file store's limits, given as `{memory, user}` or as config.yaml's
+ * `memory:` section (`memory_char_limit`, `user_char_limit`); missing or invalid: the defaults.
+ */
 export function pgMemoryRecords(
   db: PgDatabase,
-  limits: Partial<MemoryLimits> = {},
+  limits: Partial<MemoryLimits> & MemoryLimitConfig = {},
   options: { now?: () => number } = {},
 ): PgMemoryRecords {
   const now = options.now ?? Date.now;
   const resolved: Readonly<MemoryLimits> = {
-    memory: validLimit(limits.memory) ?? DEFAULT_MEMORY_LIMITS.memory,
-    user: validLimit(limits.user) ?? DEFAULT_MEMORY_LIMITS.user,
+    memory: validLimit(limits.memory) ?? validLimit(limits.memory_char_limit) ?? DEFAULT_MEMORY_LIMITS.memory,
+    user: validLimit(limits.user) ?? validLimit(limits.user_char_limit) ?? DEFAULT_MEMORY_LIMITS.user,
   };
 
   const write = (client: PgQueryable, target: MemoryTarget, entries: readonly string[]) =>
@@ -121,6 +142,21 @@ export function pgMemoryRecords(
     },
     async renderBlock(target) {
       return renderMemoryBlock(target, await entries(target), resolved[target]);
+    },
+    async promptBlock(target) {
+      const list = await entries(target);
+      return { block: renderMemoryBlock(target, list, resolved[target]), blocked: blockedOf(list) };
+    },
+    async blockedEntries(target) {
+      return blockedOf(await entries(target));
+    },
+    async precheck(target, operations, batch) {
+      checkTarget(target);
+      if (batch && operations.length === 0) {
+        return fail(target, "operations is empty: pass at least one {action, content?, old_text?}.");
+      }
+      const checked = validateOperations(target, resolved[target], operations, batch);
+      return "result" in checked ? checked.result : undefined;
     },
     add: (target, content) => run(target, [{ action: "add", content }], false),
     replace: (target, oldText, content) =>

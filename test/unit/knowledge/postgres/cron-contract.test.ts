@@ -246,6 +246,16 @@ describe.skipIf(postgresSkipReason)("cron jobs and run history, file and Postgre
     ).toBe(true);
   });
 
+  it("refuses a script when opened without a home (its path cannot be checked)", async () => {
+    const cron = pgCronJobs((await dbs.fresh())[0]!, { now: () => NOW, timezone: "UTC" });
+    await expect(cron.create({ schedule: "every 1h", prompt: "x", script: "collect.sh" })).rejects.toThrow(
+      /opened without a Hermes home/,
+    );
+    expect((await cron.create({ schedule: "every 1h", prompt: "x" })).script).toBeNull();
+    expect(cron.iso(NOW)).toBe("2026-03-01T10:00:00+00:00");
+    expect(cron.timezone).toBe("UTC");
+  });
+
   it("imports a home's jobs and outputs once (ids kept), and stays readable after", async () => {
     const h = home();
     const file = new CronStore({ home: h, now: () => NOW, timezone: "UTC" });

@@ -21,7 +21,7 @@ import { SkillManageError } from "../skills/validate.js";
 export interface StoredSkillFile {
   /** Relative to the skill folder, `/`-separated (`SKILL.md`, `scripts/run.sh`). */
   path: string;
-  /** Permission bits (`0o755` for a script); group and other write bits are never kept. */
+  /** Permission bits (`0o755` for a script); group and other write bits are never kept, owner read always is. */
   mode: number;
   content: Buffer;
 }
@@ -42,9 +42,9 @@ function fail(message: string): never {
   throw new SkillManageError(message);
 }
 
-/** The mode kept for a file: its permission bits without group/other write. */
+/** The mode kept for a file: its permission bits without group/other write, always owner-readable. */
 export function keptMode(mode: number): number {
-  return mode & 0o755;
+  return (mode & 0o755) | 0o400;
 }
 
 /**

@@ -27,7 +27,7 @@ import { dirname, join } from "node:path";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
 import { isInside } from "../skills/paths.js";
-import { checkSkill, type StoredSkill } from "./skill-files.js";
+import { checkSkill, readSkillFolder, type StoredSkill, skillHash } from "./skill-files.js";
 
 export const MIRROR_MANIFEST = ".hermes-mirror.json";
 const TMP = ".hermes-mirror-tmp";
@@ -62,6 +62,15 @@ export function readManifest(mirrorDir: string): MirrorManifest {
     return data && typeof data.skills === "object" && data.skills ? data : { skills: {} };
   } catch {
     return { skills: {} };
+  }
+}
+
+/** The digest of the skill folder on disk now, or undefined when it is missing or unreadable. */
+function folderHash(path: string, name: string, category: string | null): string | undefined {
+  try {
+    return skillHash(checkSkill({ name, category, files: readSkillFolder(path) }));
+  } catch {
+    return undefined;
   }
 }
 
@@ -113,8 +122,8 @@ function stage(root: string, skill: StoredSkill): string {
     const target = join(base, ...file.path.split("/"));
     if (!isInside(base, target) || target === base) throw new Error(`"${file.path}" leaves the skill folder`);
     mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
-    writeFileSync(target, file.content, { mode: file.mode | 0o400, flag: "wx" });
-    chmodSync(target, file.mode | 0o400);
+    writeFileSync(target, file.content, { mode: file.mode, flag: "wx" });
+    chmodSync(target, file.mode);
   }
   return base;
 }
@@ -140,12 +149,13 @@ export async function refreshMirror(
       for (const source of sources) {
         const had = manifest.skills[source.name];
         const rel = relDir(source.category, source.name);
-        if (
-          had &&
-          had.hash === source.hash &&
-          had.dir === rel &&
-          existsSync(join(root, ...rel.split("/"), "SKILL.md"))
-        ) {
+        // What is on disk, not only what the manifest says: a change made outside the skill tools
+        // (or one the database refused) is not the database's state and does not stay.
+        const onDisk =
+          had?.dir === rel
+            ? folderHash(join(root, ...rel.split("/")), source.name, source.category)
+            : undefined;
+        if (had && had.hash === source.hash && had.dir === rel && onDisk === source.hash) {
           if (had.version !== source.version) had.version = source.version;
           report.unchanged++;
           continue;
@@ -156,8 +166,9 @@ export async function refreshMirror(
           if (!skill) continue; // Deleted between the listing and the load: the next refresh sees it.
           staged = stage(root, skill);
           const target = inside(root, rel);
-          // The mirror's own older copy goes; anything else of that name is kept aside.
-          moveAway(root, target, had?.dir === rel ? TMP : REPLACED);
+          // The mirror's own older copy goes; anything else of that name (a folder the mirror did not
+          // write, or its own folder changed on disk since) is kept aside.
+          moveAway(root, target, had?.dir === rel && onDisk === had.hash ? TMP : REPLACED);
           if (had && had.dir !== rel) {
             const old = inside(root, had.dir);
             moveAway(root, old, TMP);
@@ -181,7 +192,8 @@ export async function refreshMirror(
         if (wanted.has(name)) continue;
         try {
           const path = inside(root, had.dir);
-          moveAway(root, path, TMP);
+          const category = had.dir.includes("/") ? (had.dir.split("/")[0] as string) : null;
+          moveAway(root, path, folderHash(path, name, category) === had.hash ? TMP : REPLACED);
           pruneEmpty(root, dirname(path));
           delete manifest.skills[name];
           report.removed.push(name);

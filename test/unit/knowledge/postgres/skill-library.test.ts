@@ -269,6 +269,37 @@ describe.skipIf(postgresSkipReason)("skills in PostgreSQL with a mirror per inst
     expect(existsSync(join(two.mirror, "victim"))).toBe(false);
   });
 
+  it("puts a mirrored skill changed outside the tools back, keeping the local change aside", async () => {
+    const [a, b] = await dbs.fresh(2);
+    const one = instance(a!);
+    const two = instance(b!);
+    await createSkill(one.ctx, { name: "deploy", content: md("deploy") });
+    await two.library.refresh();
+    const file = join(two.mirror, "deploy", "SKILL.md");
+    writeFileSync(file, md("deploy", "# Steps\n\nedited by hand on B\n"));
+    put(join(two.mirror, "deploy", "scripts", "extra.sh"), "echo extra\n", 0o755);
+    expect((await two.library.refresh()).updated).toEqual(["deploy"]);
+    expect(readFileSync(file, "utf8")).toBe(md("deploy"));
+    expect(existsSync(join(two.mirror, "deploy", "scripts"))).toBe(false);
+    const aside = readdirSync(join(two.mirror, ".hermes-mirror-replaced"));
+    expect(
+      readFileSync(join(two.mirror, ".hermes-mirror-replaced", aside[0]!, "SKILL.md"), "utf8"),
+    ).toContain("edited by hand on B");
+    // Two refreshes at once on one mirror folder take turns and agree.
+    await one.library.put({
+      name: "deploy",
+      category: "ops",
+      files: [
+        { path: "SKILL.md", mode: 0o644, content: Buffer.from(md("deploy", "# Moved\n\nnow in ops\n")) },
+      ],
+    });
+    const reports = await Promise.all([two.library.refresh(), pgSkillLibrary(b!, two.mirror).refresh()]);
+    expect(reports.flatMap((r) => r.updated)).toEqual(["deploy"]);
+    expect(reports.flatMap((r) => r.failed)).toEqual([]);
+    expect(existsSync(join(two.mirror, "deploy"))).toBe(false);
+    expect(readFileSync(join(two.mirror, "ops", "deploy", "SKILL.md"), "utf8")).toContain("now in ops");
+  });
+
   it("moves a folder it did not write aside instead of deleting it, and never keeps group/world write", async () => {
     const [a, b] = await dbs.fresh(2);
     const one = instance(a!);
@@ -290,5 +321,13 @@ describe.skipIf(postgresSkipReason)("skills in PostgreSQL with a mirror per inst
     );
     expect(statSync(join(two.mirror, "deploy", "scripts", "go.sh")).mode & 0o777).toBe(0o755);
     expect(statSync(join(two.mirror, "deploy", "SKILL.md")).mode & 0o777).toBe(0o644);
+    await one.library.put({
+      name: "deploy",
+      category: null,
+      files: [{ path: "SKILL.md", mode: 0o200, content: Buffer.from(md("deploy")) }],
+    });
+    await two.library.refresh();
+    expect(statSync(join(two.mirror, "deploy", "SKILL.md")).mode & 0o777).toBe(0o600);
+    expect((await two.library.refresh()).unchanged).toBe(1);
   });
 });

@@ -49,14 +49,15 @@ export interface PgCronOptions {
   userHome?: string;
 }
 
-export interface PgCronJobs extends CronJobs, CronRunHistory {
-  readonly timezone: string;
-  iso(ms?: number): string;
-  /** Copies jobs in as they are (`hermes state migrate`), after those already there; ids kept. */
-  importJobs(jobs: readonly CronJob[]): Promise<{ imported: number; present: number }>;
-  /** Copies one saved output in under its name; false when the job already has one by that name. */
-  importOutput(id: string, name: string, text: string, at: number): Promise<boolean>;
-}
+export type PgCronJobs = CronJobs &
+  CronRunHistory & {
+    readonly timezone: string;
+    iso(ms?: number): string;
+    /** Copies jobs in as they are (`hermes state migrate`), after those already there; ids kept. */
+    importJobs(jobs: readonly CronJob[]): Promise<{ imported: number; present: number }>;
+    /** Copies one saved output in under its name; false when the job already has one by that name. */
+    importOutput(id: string, name: string, text: string, at: number): Promise<boolean>;
+  };
 
 /** Advisory-lock key of the jobs table ("HERCRONJ" in ASCII). */
 const JOBS_LOCK = "5207658993221062218";

@@ -151,12 +151,11 @@ export async function refreshMirror(
         const rel = relDir(source.category, source.name);
         // What is on disk, not only what the manifest says: a change made outside the skill tools
         // (or one the database refused) is not the database's state and does not stay.
-        const onDisk =
-          had?.dir === rel
-            ? folderHash(join(root, ...rel.split("/")), source.name, source.category)
-            : undefined;
-        if (had && had.hash === source.hash && had.dir === rel && onDisk === source.hash) {
-          if (had.version !== source.version) had.version = source.version;
+        const onDisk = folderHash(join(root, ...rel.split("/")), source.name, source.category);
+        if (onDisk === source.hash && (!had || had.dir === rel)) {
+          // Already what the database holds (unchanged, or written by this instance's own tools
+          // or by hand to the same bytes): adopt it without touching the folder.
+          manifest.skills[source.name] = { dir: rel, version: source.version, hash: source.hash };
           report.unchanged++;
           continue;
         }

@@ -300,6 +300,21 @@ describe.skipIf(postgresSkipReason)("skills in PostgreSQL with a mirror per inst
     expect(readFileSync(join(two.mirror, "ops", "deploy", "SKILL.md"), "utf8")).toContain("now in ops");
   });
 
+  it("adopts a local folder that already holds the database's bytes, without moving it", async () => {
+    const [a, b] = await dbs.fresh(2);
+    const one = instance(a!);
+    const two = instance(b!);
+    await createSkill(one.ctx, { name: "same", content: md("same") });
+    put(join(two.mirror, "same", "SKILL.md"), md("same"));
+    const report = await two.library.refresh();
+    expect(report).toMatchObject({ added: [], updated: [], unchanged: 1, failed: [] });
+    expect(existsSync(join(two.mirror, ".hermes-mirror-replaced"))).toBe(false);
+    // Adopted means the mirror now owns it: deleting it on A removes it from B.
+    await deleteSkill(one.ctx, { name: "same" });
+    expect((await two.library.refresh()).removed).toEqual(["same"]);
+    expect(existsSync(join(two.mirror, "same"))).toBe(false);
+  });
+
   it("moves a folder it did not write aside instead of deleting it, and never keeps group/world write", async () => {
     const [a, b] = await dbs.fresh(2);
     const one = instance(a!);

@@ -3,6 +3,7 @@
  * serialisation, error capture and truncation so each tool stays small.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
+import type { SkillWriteSink } from "../knowledge/skills/types.js";
 import type { SessionStore } from "../state/types.js";
 
 /** A dangerous command (or other risky action) waiting for the user's decision. */
@@ -128,6 +129,8 @@ export interface ToolContext {
    * `skills.write_approval`): the user's turn (default), or the post-turn background review.
    */
   writeOrigin?: "foreground" | "background_review" | "curator";
+  /** Where skill changes are also kept when skills live in PostgreSQL (`SkillWriteSink`); absent for a file home. */
+  skillSink?: SkillWriteSink;
   /**
    * Runs another tool of this session the way a model's call runs: the same registry validation,
    * approvals, task id, terminal and output limits. Surfaces see it as a nested call of the

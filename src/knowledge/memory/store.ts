@@ -15,7 +15,7 @@ import { type Asynchronous, asyncView } from "../../state/async-view.js";
 import { atomicWriteFile } from "../../util/atomic-write.js";
 import { withFileLock } from "../../util/file-lock.js";
 import { StampedFileCache } from "../../util/stamped-cache.js";
-import { FAMILY_NAMES, scanThreats, threatRefusal } from "../threats.js";
+import { FAMILY_NAMES, scanThreats } from "../threats.js";
 import {
   codePoints,
   decodeMemoryFile,
@@ -23,21 +23,17 @@ import {
   displayEntry,
   entryBlockReason,
   FILE_NAMES,
-  hasDelimiterLine,
-  normalizeNewlines,
   parseEntries,
-  preview,
   pyRstrip,
-  pyStrip,
   renderMemoryBlock,
   roundTrips,
   serializeEntries,
   splitEntries,
   thousands,
   usageLine,
-  usageShort,
   usedChars,
 } from "./format.js";
+import { fail, planMemoryWrite, stateError, type Validated, validateOperations } from "./operations.js";
 import {
   ENTRY_DELIMITER,
   type MemoryLimits,
@@ -75,8 +71,6 @@ interface FileState {
   /** Why rewriting the file from `entries` could lose text; undefined when it is safe. */
   drift: string | undefined;
 }
-
-type Validated = { action: MemoryOperation["action"]; content: string; oldText: string };
 
 export class MemoryStore {
   readonly dir: string;
@@ -220,19 +214,10 @@ export class MemoryStore {
     operations: readonly MemoryOperation[],
     batch: boolean,
   ): { ops: Validated[] } | { result: MemoryResult } {
-    const limit = this.limits[target];
-    const ops: Validated[] = [];
-    for (const [i, op] of operations.entries()) {
-      const where = batch ? `Operation ${i + 1} (${String(op.action)}): ` : "";
-      const checked = validate(op, target, limit);
-      if ("error" in checked) {
-        const result = fail(target, where + checked.error + (batch ? NOTHING_APPLIED : ""));
-        // Without old_text the model must pick an entry: show it the choices.
-        return { result: checked.showEntries ? this.withEntries(result, target) : result };
-      }
-      ops.push(checked);
-    }
-    return { ops };
+    const checked = validateOperations(target, this.limits[target], operations, batch);
+    if ("ops" in checked) return checked;
+    // Without old_text the model must pick an entry: show it the choices.
+    return { result: checked.showEntries ? this.withEntries(checked.result, target) : checked.result };
   }
 
   private async run(
@@ -255,55 +240,15 @@ export class MemoryStore {
         if (!state.validUtf8 || (state.drift !== undefined && !appendOnly)) {
           return this.refuseDrift(target, state);
         }
-
-        const working = [...state.entries];
-        let skipped = 0;
-        for (const [i, op] of ops.entries()) {
-          const where = batch ? `Operation ${i + 1} (${op.action}): ` : "";
-          if (op.action === "add") {
-            if (working.includes(op.content)) skipped++;
-            else working.push(op.content);
-            continue;
-          }
-          const found = findEntry(working, op.oldText, target);
-          if (found.kind === "none") {
-            const what = `${where}No entry contains "${op.oldText}".`;
-            return this.stateError(
-              target,
-              state.entries,
-              `${what} Use a short substring copied from one of current_entries.${batch ? NOTHING_APPLIED : ""}`,
-            );
-          }
-          if (found.kind === "many") {
-            return {
-              ...fail(
-                target,
-                `${where}"${op.oldText}" matches ${found.matches.length} different entries (see matches); ` +
-                  `use a longer substring that only one of them contains.${batch ? NOTHING_APPLIED : ""}`,
-              ),
-              matches: found.matches.map((e) => preview(displayEntry(e, target))),
-            };
-          }
-          if (op.action === "remove") working.splice(found.index, 1);
-          else working[found.index] = op.content;
-        }
-
-        const next = dedupe(working);
-        const total = usedChars(next);
-        if (total > limit) {
-          return this.stateError(target, state.entries, overBudget(target, ops, batch, state, total, limit));
-        }
-        if (sameList(next, state.entries)) {
-          return success(target, unchangedMessage(ops, batch), next, limit);
-        }
-
+        const plan = planMemoryWrite(target, limit, state.entries, ops, batch);
+        if (plan.kind !== "changed") return plan.result;
         // On a hand-edited file, adds go after its existing text instead of rewriting it.
         const text =
           state.drift !== undefined
-            ? appendEntries(state.text, next.slice(state.entries.length))
-            : serializeEntries(next);
+            ? appendEntries(state.text, plan.next.slice(state.entries.length))
+            : serializeEntries(plan.next);
         await atomicWriteFile(path, text);
-        return success(target, changedMessage(ops, batch, skipped), next, limit);
+        return plan.result;
       },
       { timeoutMs: this.lockTimeoutMs },
     );
@@ -374,25 +319,12 @@ export class MemoryStore {
     }
   }
 
-  private stateError(target: MemoryTarget, entries: readonly string[], message: string): MemoryResult {
-    return {
-      ...fail(target, message),
-      usage: usageShort(usedChars(entries), this.limits[target]),
-      current_entries: entries.map((e) => displayEntry(e, target)),
-    };
-  }
-
   private withEntries(result: MemoryResult, target: MemoryTarget): MemoryResult {
     const entries = this.entries(target);
-    return {
-      ...result,
-      usage: usageShort(usedChars(entries), this.limits[target]),
-      current_entries: entries.map((e) => displayEntry(e, target)),
-    };
+    const { usage, current_entries } = stateError(target, this.limits[target], entries, "");
+    return { ...result, usage, current_entries };
   }
 }
-
-const NOTHING_APPLIED = " No operations were applied (a batch is all or nothing).";
 
 function validLimit(value: number | undefined): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
@@ -415,7 +347,8 @@ function unreadable(path: string, error: unknown): Error {
   );
 }
 
-function blockedOf(entries: readonly string[]): Array<{ entry: string; reason: string }> {
+/** The entries the prompt shows as `[BLOCKED: ...]` placeholders, each with why. */
+export function blockedOf(entries: readonly string[]): Array<{ entry: string; reason: string }> {
   const out: Array<{ entry: string; reason: string }> = [];
   for (const entry of entries) {
     const reason = entryBlockReason(entry);
@@ -439,72 +372,6 @@ const promptParts = new StampedFileCache<PromptParts>(
   { max: 64 },
 );
 
-type Invalid = { error: string; showEntries?: boolean };
-
-/** The operation with trimmed text, or what is wrong with it. */
-function validate(op: MemoryOperation, target: MemoryTarget, limit: number): Validated | Invalid {
-  const action = op.action;
-  if (action !== "add" && action !== "replace" && action !== "remove") {
-    return { error: `Unknown action "${String(action)}". Use add, replace or remove.` };
-  }
-  const content = pyStrip(normalizeNewlines(op.content ?? ""));
-  const oldText = pyStrip(normalizeNewlines(op.old_text ?? ""));
-  if (action !== "add" && oldText === "") {
-    return {
-      error: `old_text is required for ${action}: a short substring of the entry to ${action}, copied from current_entries.`,
-      showEntries: true,
-    };
-  }
-  if (action === "remove") return { action, content, oldText };
-  if (content === "") {
-    return {
-      error:
-        action === "add"
-          ? "content is required for add: the text of the new entry."
-          : "content is required for replace: the new text of the entry (use remove to delete it).",
-    };
-  }
-  if (hasDelimiterLine(content)) {
-    return {
-      error:
-        'content has a line holding only "§", which separates entries in the file. Save each entry ' +
-        "with its own add (operations can carry several).",
-    };
-  }
-  const size = codePoints(content);
-  if (size > limit) {
-    return {
-      error:
-        `The entry is ${thousands(size)} chars but ${FILE_NAMES[target]} holds at most ` +
-        `${thousands(limit)} chars in all. Keep only the durable fact, in a sentence or two.`,
-    };
-  }
-  const refusal = threatRefusal(content, "strict");
-  return refusal ? { error: refusal } : { action, content, oldText };
-}
-
-type Found = { kind: "one"; index: number } | { kind: "none" } | { kind: "many"; matches: string[] };
-
-/**
- * The entry `oldText` names. It may match an entry's text or, for an entry blocked from the
- * prompt, its placeholder, so "Use memory remove to delete it" works on what the model was shown.
- * Matches that look the same to the model (identical entries or identical placeholders) count as
- * one and the first is used.
- */
-function findEntry(entries: readonly string[], oldText: string, target: MemoryTarget): Found {
-  const hits: Array<{ index: number; shown: string; entry: string }> = [];
-  entries.forEach((entry, index) => {
-    const shown = displayEntry(entry, target);
-    if (entry.includes(oldText) || (shown !== entry && shown.includes(oldText))) {
-      hits.push({ index, shown, entry });
-    }
-  });
-  const first = hits[0];
-  if (!first) return { kind: "none" };
-  if (new Set(hits.map((h) => h.shown)).size > 1) return { kind: "many", matches: hits.map((h) => h.entry) };
-  return { kind: "one", index: first.index };
-}
-
 /** `text` with `added` entries appended, keeping every character already there. */
 function appendEntries(text: string, added: readonly string[]): string {
   let base = pyRstrip(text);
@@ -515,75 +382,6 @@ function appendEntries(text: string, added: readonly string[]): string {
     else base = `${base}${ENTRY_DELIMITER}${entry}`;
   }
   return base;
-}
-
-function overBudget(
-  target: MemoryTarget,
-  ops: readonly Validated[],
-  batch: boolean,
-  state: FileState,
-  total: number,
-  limit: number,
-): string {
-  const name = FILE_NAMES[target];
-  const now = usageShort(usedChars(state.entries), limit);
-  const after = usageShort(total, limit);
-  const only = ops[0];
-  if (!batch && only?.action === "add") {
-    return (
-      `${name} is at ${now} chars; adding this entry (${thousands(codePoints(only.content))} chars) would ` +
-      "exceed the limit. Consolidate first: replace overlapping entries with one shorter entry, or remove " +
-      "stale ones (see current_entries). Or do it in one call: operations with the removes/replaces and " +
-      "this add."
-    );
-  }
-  if (!batch && only) {
-    return (
-      `Replacing would put ${name} at ${after} chars (now ${now}). Shorten the new text, or send ` +
-      "operations that also remove stale entries (see current_entries)."
-    );
-  }
-  return (
-    `After all ${ops.length} operations ${name} would be at ${after} chars (now ${now}). Remove or ` +
-    `shorten more entries in the same batch (see current_entries).${NOTHING_APPLIED}`
-  );
-}
-
-function changedMessage(ops: readonly Validated[], batch: boolean, skipped: number): string {
-  if (batch) {
-    const dup = skipped > 0 ? ` (${skipped} duplicate add${skipped === 1 ? "" : "s"} skipped)` : "";
-    return `Applied ${ops.length} operation${ops.length === 1 ? "" : "s"}${dup}. Saved for future sessions.`;
-  }
-  const verb = ops[0]?.action === "add" ? "added" : ops[0]?.action === "replace" ? "replaced" : "removed";
-  return `Entry ${verb}. Saved for future sessions.`;
-}
-
-function unchangedMessage(ops: readonly Validated[], batch: boolean): string {
-  if (!batch && ops[0]?.action === "add") return "Entry already exists; it was not added twice.";
-  return "Nothing changed: the entries already read that way.";
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((e, i) => e === b[i]);
-}
-
-function fail(target: MemoryTarget, error: string): MemoryResult {
-  return { success: false, target, error };
-}
-
-function success(
-  target: MemoryTarget,
-  message: string,
-  entries: readonly string[],
-  limit: number,
-): MemoryResult {
-  return {
-    success: true,
-    target,
-    message,
-    usage: usageLine(usedChars(entries), limit),
-    entry_count: entries.length,
-  };
 }
 
 const MEMORY_METHODS = ["entries", "read", "renderBlock", "add", "replace", "remove", "apply"] as const;

@@ -21,7 +21,7 @@ import { atomicWriteFile } from "../../util/atomic-write.js";
 import { findSkill, resolveExternalDirs } from "./discovery.js";
 import { isInside, posixRelative, resolveInsideSkill, skillsRoot } from "./paths.js";
 import { readUsage, recordSkillUsage } from "./provenance.js";
-import type { SkillMeta, SkillsConfig } from "./types.js";
+import type { SkillMeta, SkillsConfig, SkillWriteSink } from "./types.js";
 import {
   assertCategory,
   assertSkillName,
@@ -58,6 +58,8 @@ export interface SkillManageContext {
    */
   createdBy?: "agent" | null;
   now?: () => Date;
+  /** Where changes are also kept when skills live in a database (see `SkillWriteSink`). */
+  sink?: SkillWriteSink | undefined;
 }
 
 export interface SkillChange {
@@ -155,6 +157,7 @@ export async function createSkill(
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "SKILL.md");
   await atomicWriteFile(file, args.content);
+  await ctx.sink?.saved({ name, dir, created: true });
   await recordSkillUsage(ctx.home, name, "create", usageOptions(ctx));
   return {
     message:
@@ -174,6 +177,7 @@ export async function editSkill(
   const skill = locateWritable(ctx, args.name.trim(), "edit");
   validateSkillMarkdown(args.content, skill.name);
   await atomicWriteFile(skill.file, args.content);
+  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
   await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
   return {
     message: `Rewrote SKILL.md of "${skill.name}" (${skill.file}).`,
@@ -237,6 +241,7 @@ export async function patchSkill(
     validateSupportFile(outcome.content, label);
   }
   await atomicWriteFile(target, outcome.content);
+  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
   await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
   const how = outcome.strategy && outcome.strategy !== "exact" ? `, ${outcome.strategy} match` : "";
   const times = outcome.count === 1 ? "1 replacement" : `${outcome.count} replacements`;
@@ -288,6 +293,7 @@ export async function deleteSkill(ctx: SkillManageContext, args: { name: string 
       // Best effort.
     }
   }
+  await ctx.sink?.deleted({ name: skill.name, dir });
   await recordSkillUsage(ctx.home, skill.name, "delete", usageOptions(ctx));
   return { message: `Deleted skill "${skill.name}" (${dir}).`, name: skill.name, dir };
 }
@@ -313,6 +319,7 @@ export async function writeSkillFile(
   }
   mkdirSync(dirname(target), { recursive: true });
   await atomicWriteFile(target, args.content);
+  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
   await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
   const rel = posixRelative(skill.dir, target);
   const bytes = Buffer.byteLength(args.content, "utf8");
@@ -349,6 +356,7 @@ export async function removeSkillFile(
     }
     dir = dirname(dir);
   }
+  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
   await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
   return {
     message: `Removed ${posixRelative(skill.dir, target)} from skill "${skill.name}".`,

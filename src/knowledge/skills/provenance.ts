@@ -176,9 +176,7 @@ export async function recordSkillUsage(
   if (!name) return false;
   const now = options.now ?? (() => new Date());
   try {
-    if (event !== "create" && event !== "delete") {
-      if (readBundledManifest(home).has(name) || readHubInstalls(home).names.has(name)) return false;
-    }
+    if (event !== "create" && event !== "delete" && isUntrackedSkill(home, name)) return false;
     const path = usagePath(home);
     mkdirSync(skillsRoot(home), { recursive: true });
     return await withFileLock(path, async () => {
@@ -189,35 +187,7 @@ export async function recordSkillUsage(
         if (!(name in data)) return true;
         delete data[name];
       } else {
-        const at = isoNow(now);
-        const record: SkillUsageRecord = data[name] ?? {
-          created_at: at,
-          use_count: 0,
-          view_count: 0,
-          patch_count: 0,
-          last_used_at: null,
-          last_viewed_at: null,
-          last_patched_at: null,
-          state: "active",
-          pinned: false,
-          archived_at: null,
-        };
-        if (event === "create") {
-          record.created_by = options.createdBy ?? null;
-          record.created_at = at;
-          record.state = "active";
-        } else if (event === "view") {
-          record.view_count = count(record.view_count) + 1;
-          record.last_viewed_at = at;
-        } else if (event === "use") {
-          record.use_count = count(record.use_count) + 1;
-          record.last_used_at = at;
-        } else {
-          record.patch_count = count(record.patch_count) + 1;
-          record.last_patched_at = at;
-        }
-        record.last_activity_at = at;
-        data[name] = record;
+        data[name] = applyUsageEvent(data[name], event, isoNow(now), options.createdBy ?? null);
       }
       await atomicWriteFile(path, JSON.stringify(sortKeys(data), null, 2));
       return true;
@@ -225,6 +195,51 @@ export async function recordSkillUsage(
   } catch {
     return false;
   }
+}
+
+/** Whether `name` is a bundled or hub-installed skill of `home`, whose use is not recorded. */
+export function isUntrackedSkill(home: string, name: string): boolean {
+  return readBundledManifest(home).has(name) || readHubInstalls(home).names.has(name);
+}
+
+/**
+ * `record` (or a fresh one) after one create, view, use or patch at time `at`: the counter and
+ * its time, `last_activity_at`, and for "create" `created_by`. Every other field is kept.
+ */
+export function applyUsageEvent(
+  record: SkillUsageRecord | undefined,
+  event: Exclude<SkillUsageEvent, "delete">,
+  at: string,
+  createdBy: "agent" | null,
+): SkillUsageRecord {
+  const next: SkillUsageRecord = record ?? {
+    created_at: at,
+    use_count: 0,
+    view_count: 0,
+    patch_count: 0,
+    last_used_at: null,
+    last_viewed_at: null,
+    last_patched_at: null,
+    state: "active",
+    pinned: false,
+    archived_at: null,
+  };
+  if (event === "create") {
+    next.created_by = createdBy;
+    next.created_at = at;
+    next.state = "active";
+  } else if (event === "view") {
+    next.view_count = count(next.view_count) + 1;
+    next.last_viewed_at = at;
+  } else if (event === "use") {
+    next.use_count = count(next.use_count) + 1;
+    next.last_used_at = at;
+  } else {
+    next.patch_count = count(next.patch_count) + 1;
+    next.last_patched_at = at;
+  }
+  next.last_activity_at = at;
+  return next;
 }
 
 /**

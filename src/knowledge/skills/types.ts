@@ -61,3 +61,17 @@ export interface SkillsConfig {
   external_dirs?: readonly string[];
   disabled?: readonly string[];
 }
+
+/**
+ * Where a skill change is also kept when skills live in a database (the PostgreSQL backend's
+ * library, which mirrors them to the folder the skill tools write in). Called by manage.ts after
+ * the skill's folder was changed on disk. A sink that cannot keep the change (another instance
+ * changed the skill meanwhile) puts the folder back as the database holds it and throws a
+ * `SkillManageError` saying so; the tool call then fails with that message.
+ */
+export interface SkillWriteSink {
+  /** After a create, edit, patch, write_file or remove_file; `dir` is the skill's folder. */
+  saved(change: { name: string; dir: string; created: boolean }): Promise<void>;
+  /** After the skill's folder was deleted. */
+  deleted(change: { name: string; dir: string }): Promise<void>;
+}

@@ -12,7 +12,13 @@
  *   "background_review" on every tool call (`ToolContext.writeOrigin`), so what it creates is
  *   curator-managed.
  */
-import { type RecordUsageOptions, readUsage, recordSkillUsage, type SkillUsageRecord } from "./provenance.js";
+import {
+  mutateUsage,
+  type RecordUsageOptions,
+  readUsage,
+  recordSkillUsage,
+  type SkillUsageRecord,
+} from "./provenance.js";
 
 /**
  * Who is writing skills right now. "foreground": the user, or the agent in a conversation (at the
@@ -85,11 +91,17 @@ export interface SkillUsageRecords {
   read(): Promise<Record<string, SkillUsageRecord>>;
   /** Records one use (see `recordSkillUse`); false when it could not be recorded. */
   record(name: string, kind: SkillUseKind, options?: RecordUsageOptions): Promise<boolean>;
+  /**
+   * Read-modify-write of every record at once (the curator's states and pins): `change` edits the
+   * map in place, returning false to leave the records as they were. Atomic against `record`.
+   */
+  mutate(change: (data: Record<string, SkillUsageRecord>) => unknown): Promise<void>;
 }
 
 export function skillUsageFile(home: string): SkillUsageRecords {
   return {
     read: async () => readUsage(home),
     record: (name, kind, options) => recordSkillUse(home, name, kind, options),
+    mutate: (change) => mutateUsage(home, change),
   };
 }

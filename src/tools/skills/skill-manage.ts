@@ -50,9 +50,10 @@ function need<T>(value: T | undefined, field: string, action: Action, example: s
  * conversation is the user's own).
  */
 export function skillManageContext(
-  ctx: Pick<ToolContext, "home" | "config" | "env" | "writeOrigin">,
+  ctx: Pick<ToolContext, "home" | "config" | "env" | "writeOrigin" | "skillSink">,
 ): SkillManageContext {
   return {
+    ...(ctx.skillSink ? { sink: ctx.skillSink } : {}),
     home: ctx.home,
     config: skillsConfigOf(ctx.config),
     env: ctx.env,

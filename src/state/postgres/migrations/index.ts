@@ -12,6 +12,11 @@
  */
 import type { Migration } from "../migrate.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
+import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
 
-export const MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS, ...GATEWAY_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [
+  ...SESSION_MIGRATIONS,
+  ...GATEWAY_MIGRATIONS,
+  ...KNOWLEDGE_MIGRATIONS,
+];

@@ -1,0 +1,345 @@
+/**
+ * Skills in PostgreSQL, the source of truth when the state backend is postgres: each skill's row
+ * (`skills`: name, category, version, digest) and its files (`skill_files`: path, mode, bytes).
+ * Every instance keeps a mirror folder of them (`skill-mirror.ts`) that the skill tools read and
+ * write and whose scripts run from disk; `refresh()` brings it to the database's state.
+ *
+ * Writes: `put`/`remove` check the skill (`skill-files.ts`), take the skill's row lock, bump its
+ * version from one sequence (so versions order every change) and `pg_notify` the
+ * {@link SKILLS_CHANGED_CHANNEL} in the same transaction, which listeners see once it commits.
+ * An expected version makes a write conditional: an instance whose copy is stale is refused
+ * instead of overwriting a newer change. `sink()` is the seam the skill tools take
+ * (`SkillWriteSink`): after they changed the mirror folder, the folder is stored; when another
+ * instance changed the skill first, the folder is put back as the database holds it.
+ */
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import type { PgDatabase, PgQueryable } from "../../state/postgres/database.js";
+import { EXCLUDED_DIRS, isInside } from "../skills/paths.js";
+import type { SkillWriteSink } from "../skills/types.js";
+import { SkillManageError } from "../skills/validate.js";
+import { checkSkill, readSkillFolder, type StoredSkill, skillHash } from "./skill-files.js";
+import {
+  type MirrorSource,
+  noteMirrored,
+  type RefreshReport,
+  readManifest,
+  refreshMirror,
+} from "./skill-mirror.js";
+
+/** The NOTIFY channel a skill change is announced on (payload: `{"name","version","op"}`). */
+export const SKILLS_CHANGED_CHANNEL = "hermes_skills_changed";
+
+export interface StoredSkillInfo {
+  name: string;
+  category: string | null;
+  version: number;
+  hash: string;
+  totalBytes: number;
+  fileCount: number;
+  updatedAt: number;
+}
+
+/** A conditional write found another version than the one it expected. */
+export class SkillConflictError extends SkillManageError {
+  constructor(
+    message: string,
+    readonly current: number | null,
+  ) {
+    super(message);
+    this.name = "SkillConflictError";
+  }
+}
+
+export interface PutOptions {
+  /** null: the skill must not exist yet; a number: the version it must have; absent: any. */
+  expectedVersion?: number | null;
+}
+
+export interface ImportReport {
+  imported: string[];
+  unchanged: string[];
+  skipped: Array<{ path: string; reason: string }>;
+}
+
+export interface PgSkillLibrary {
+  readonly channel: string;
+  readonly mirrorDir: string;
+  list(): Promise<StoredSkillInfo[]>;
+  read(name: string): Promise<(StoredSkill & { version: number; hash: string }) | undefined>;
+  /** Stores a skill (checked first); answers its new version. */
+  put(skill: StoredSkill, options?: PutOptions): Promise<number>;
+  /** Deletes a skill; false when there was none. */
+  remove(name: string, options?: PutOptions): Promise<boolean>;
+  /** Stores every skill folder of a skills directory (`<home>/skills`) that differs from the database. */
+  importDirectory(skillsDir: string): Promise<ImportReport>;
+  /** Brings the mirror folder to the database's state (new, changed and deleted skills). */
+  refresh(): Promise<RefreshReport>;
+  /** The skill tools' seam: store what they changed in the mirror folder (see the file comment). */
+  sink(): SkillWriteSink;
+}
+
+function toInfo(row: Record<string, unknown>): StoredSkillInfo {
+  return {
+    name: String(row["name"]),
+    category: (row["category"] as string | null) ?? null,
+    version: Number(row["version"]),
+    hash: String(row["hash"]),
+    totalBytes: Number(row["total_bytes"]),
+    fileCount: Number(row["file_count"] ?? 0),
+    updatedAt: Number(row["updated_at"]),
+  };
+}
+
+async function currentVersion(client: PgQueryable, name: string): Promise<number | null> {
+  const rows = await client.query<{ version: string }>(
+    "SELECT version FROM skills WHERE name = $1 FOR UPDATE",
+    [name],
+  );
+  return rows[0] ? Number(rows[0].version) : null;
+}
+
+function checkExpected(name: string, expected: number | null | undefined, current: number | null): void {
+  if (expected === undefined || expected === current) return;
+  if (expected === null) {
+    throw new SkillConflictError(
+      `A skill named "${name}" was just created by another instance; view it, then patch or edit it.`,
+      current,
+    );
+  }
+  throw new SkillConflictError(
+    current === null
+      ? `Skill "${name}" was deleted by another instance meanwhile; nothing was changed.`
+      : `Skill "${name}" was changed by another instance meanwhile (version ${current}, this copy had ${expected}); ` +
+          "view it again and redo the change.",
+    current,
+  );
+}
+
+/** Names in the skills folder's `.bundled_manifest` (`name:hash` lines). */
+function bundledNames(skillsDir: string): Set<string> {
+  try {
+    const text = readFileSync(join(skillsDir, ".bundled_manifest"), "utf8");
+    return new Set(
+      text
+        .split(/\r?\n/)
+        .map((line) => line.split(":")[0]?.trim() ?? "")
+        .filter(Boolean),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
+export function pgSkillLibrary(
+  db: PgDatabase,
+  mirrorDir: string,
+  options: { now?: () => number } = {},
+): PgSkillLibrary {
+  const now = options.now ?? Date.now;
+
+  const notify = (client: PgQueryable, name: string, version: number, op: "put" | "delete") =>
+    client.query("SELECT pg_notify($1, $2)", [SKILLS_CHANGED_CHANNEL, JSON.stringify({ name, version, op })]);
+
+  async function read(name: string) {
+    const head = await db.query("SELECT name, category, version, hash FROM skills WHERE name = $1", [name]);
+    const row = head[0];
+    if (!row) return undefined;
+    const files = await db.query<{ path: string; mode: number; content: Buffer }>(
+      `SELECT path, mode, content FROM skill_files WHERE skill = $1 ORDER BY path COLLATE "C"`,
+      [name],
+    );
+    return {
+      name,
+      category: (row["category"] as string | null) ?? null,
+      version: Number(row["version"]),
+      hash: String(row["hash"]),
+      files: files.map((f) => ({ path: f.path, mode: Number(f.mode), content: f.content })),
+    };
+  }
+
+  async function put(skill: StoredSkill, putOptions: PutOptions = {}): Promise<number> {
+    const checked = checkSkill(skill);
+    const hash = skillHash(checked);
+    const total = checked.files.reduce((n, f) => n + f.content.length, 0);
+    return db.tx(async (client) => {
+      // Creating a skill locks its name even before the row exists.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('hermes-skill:' || $1))", [checked.name]);
+      checkExpected(checked.name, putOptions.expectedVersion, await currentVersion(client, checked.name));
+      const [{ v }] = (await client.query<{ v: string }>("SELECT nextval('skill_change_seq') AS v")) as [
+        { v: string },
+      ];
+      const version = Number(v);
+      await client.query(
+        `INSERT INTO skills (name, category, version, hash, total_bytes, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (name) DO UPDATE SET category = EXCLUDED.category, version = EXCLUDED.version,
+           hash = EXCLUDED.hash, total_bytes = EXCLUDED.total_bytes, updated_at = EXCLUDED.updated_at`,
+        [checked.name, checked.category, version, hash, total, now() / 1000],
+      );
+      await client.query("DELETE FROM skill_files WHERE skill = $1", [checked.name]);
+      for (const file of checked.files) {
+        await client.query("INSERT INTO skill_files (skill, path, mode, content) VALUES ($1, $2, $3, $4)", [
+          checked.name,
+          file.path,
+          file.mode,
+          file.content,
+        ]);
+      }
+      await notify(client, checked.name, version, "put");
+      return version;
+    });
+  }
+
+  async function remove(name: string, putOptions: PutOptions = {}): Promise<boolean> {
+    return db.tx(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('hermes-skill:' || $1))", [name]);
+      const current = await currentVersion(client, name);
+      checkExpected(name, putOptions.expectedVersion, current);
+      if (current === null) return false;
+      await client.query("DELETE FROM skills WHERE name = $1", [name]);
+      const [{ v }] = (await client.query<{ v: string }>("SELECT nextval('skill_change_seq') AS v")) as [
+        { v: string },
+      ];
+      await notify(client, name, Number(v), "delete");
+      return true;
+    });
+  }
+
+  async function list(): Promise<StoredSkillInfo[]> {
+    const rows = await db.query(
+      `SELECT s.name, s.category, s.version, s.hash, s.total_bytes, s.updated_at,
+              (SELECT count(*) FROM skill_files f WHERE f.skill = s.name) AS file_count
+       FROM skills s ORDER BY s.name`,
+    );
+    return rows.map(toInfo);
+  }
+
+  async function refresh(): Promise<RefreshReport> {
+    const sources: MirrorSource[] = (await list()).map((info) => ({
+      ...info,
+      load: () => read(info.name),
+    }));
+    return refreshMirror(mirrorDir, sources);
+  }
+
+  /** The skill's category and name as its folder sits in the mirror, or undefined outside it. */
+  function placeInMirror(dir: string): { category: string | null } | undefined {
+    let root: string;
+    let real: string;
+    try {
+      root = realpathSync(mirrorDir);
+      real = realpathSync(dir);
+    } catch {
+      return undefined;
+    }
+    if (!isInside(root, real) || root === real) return undefined;
+    const parts = relative(root, real).split(sep);
+    if (parts.length === 1) return { category: null };
+    if (parts.length === 2) return { category: parts[0] as string };
+    return undefined;
+  }
+
+  /** Puts the mirror back as the database holds it (after a refused write). */
+  const restore = () =>
+    refresh().then(
+      () => undefined,
+      () => undefined,
+    );
+
+  /** Whether a deleted folder `path` was in the mirror folder (its nearest existing ancestor is). */
+  function wasInMirror(path: string): boolean {
+    let probe = dirname(path);
+    while (!existsSync(probe) && dirname(probe) !== probe) probe = dirname(probe);
+    try {
+      return isInside(realpathSync(mirrorDir), realpathSync(probe));
+    } catch {
+      return false;
+    }
+  }
+
+  function sink(): SkillWriteSink {
+    return {
+      async saved({ name, dir, created }) {
+        const place = placeInMirror(dir);
+        if (!place) return; // An external skills folder: this instance's own, not the library's.
+        const expected = created ? null : (readManifest(mirrorDir).skills[name]?.version ?? null);
+        const skill = checkSkill({ name, category: place.category, files: readSkillFolder(dir) });
+        try {
+          const version = await put(skill, { expectedVersion: expected });
+          await noteMirrored(mirrorDir, { name, category: place.category, version, hash: skillHash(skill) });
+        } catch (error) {
+          if (error instanceof SkillConflictError) await restore();
+          throw error;
+        }
+      },
+      async deleted({ name, dir }) {
+        const expected = readManifest(mirrorDir).skills[name]?.version;
+        if (expected === undefined && !wasInMirror(dir)) return; // An external folder: not the library's.
+        try {
+          await remove(name, expected === undefined ? {} : { expectedVersion: expected });
+          await noteMirrored(mirrorDir, { name, removed: true });
+        } catch (error) {
+          if (error instanceof SkillConflictError) await restore();
+          throw error;
+        }
+      },
+    };
+  }
+
+  async function importDirectory(skillsDir: string): Promise<ImportReport> {
+    const report: ImportReport = { imported: [], unchanged: [], skipped: [] };
+    const bundled = bundledNames(skillsDir);
+    const known = new Map((await list()).map((s) => [s.name, s.hash]));
+    const visit = async (dir: string, rel: string[]) => {
+      if (existsSync(join(dir, "SKILL.md"))) {
+        const name = rel.at(-1) as string;
+        const where = rel.join("/");
+        if (bundled.has(name)) {
+          report.skipped.push({ path: where, reason: "a bundled skill (every instance seeds its own copy)" });
+          return;
+        }
+        if (rel.length > 2) {
+          report.skipped.push({ path: where, reason: "nested deeper than <category>/<name>" });
+          return;
+        }
+        try {
+          const skill = checkSkill({
+            name,
+            category: rel.length === 2 ? (rel[0] as string) : null,
+            files: readSkillFolder(dir),
+          });
+          if (known.get(name) === skillHash(skill)) report.unchanged.push(name);
+          else {
+            await put(skill);
+            known.set(name, skillHash(skill));
+            report.imported.push(name);
+          }
+        } catch (error) {
+          report.skipped.push({
+            path: where,
+            reason: error instanceof Error ? error.message : String(error),
+          });
+        }
+        return;
+      }
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (!entry.isDirectory() || entry.name.startsWith(".") || EXCLUDED_DIRS.has(entry.name)) continue;
+        await visit(join(dir, entry.name), [...rel, entry.name]);
+      }
+    };
+    if (existsSync(skillsDir)) await visit(skillsDir, []);
+    return report;
+  }
+
+  return {
+    channel: SKILLS_CHANGED_CHANNEL,
+    mirrorDir,
+    list,
+    read,
+    put,
+    remove,
+    importDirectory,
+    refresh,
+    sink,
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Skill usage records in PostgreSQL (`skill_usage`, one row per skill holding the record as JSON
+ * text, fields Python adds later kept as they are), behind `SkillUsageRecords`. One event locks
+ * its skill's row; `mutate` (the curator) locks the whole table, so the two never interleave.
+ * As with `.usage.json`, bundled and hub-installed skills are not recorded (judged from this
+ * instance's home: seeding and hub installs are per install), and recording is best effort.
+ */
+import type { PgDatabase, PgQueryable } from "../../state/postgres/database.js";
+import { applyUsageEvent, isoNow, isUntrackedSkill, type SkillUsageRecord } from "../skills/provenance.js";
+import type { SkillUsageRecords } from "../skills/usage.js";
+
+export interface PgSkillUsageOptions {
+  /** This instance's home, for the bundled manifest and hub lock (untracked skills). */
+  home?: string;
+  now?: () => Date;
+}
+
+/** `SkillUsageRecords` plus what moving a home needs. */
+export interface PgSkillUsageRecords extends SkillUsageRecords {
+  /** Writes records as they are (a home's `.usage.json`), replacing those with the same names. */
+  importRecords(records: Record<string, SkillUsageRecord>): Promise<number>;
+}
+
+function parseRecord(text: string): SkillUsageRecord | undefined {
+  try {
+    const data: unknown = JSON.parse(text);
+    return data && typeof data === "object" && !Array.isArray(data) ? (data as SkillUsageRecord) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readAll(db: PgQueryable, lock: boolean): Promise<Record<string, SkillUsageRecord>> {
+  const rows = await db.query<{ name: string; record: string }>(
+    `SELECT name, record FROM skill_usage ORDER BY name${lock ? " FOR UPDATE" : ""}`,
+  );
+  const out: Record<string, SkillUsageRecord> = {};
+  for (const row of rows) {
+    const record = parseRecord(row.record);
+    if (record) out[row.name] = record;
+  }
+  return out;
+}
+
+/** Advisory-lock key `mutate` holds for the table ("HERSKUSE" in ASCII). */
+const TABLE_LOCK = "5207659061823492933";
+
+export function pgSkillUsageRecords(db: PgDatabase, options: PgSkillUsageOptions = {}): PgSkillUsageRecords {
+  const now = options.now ?? (() => new Date());
+  const upsert = (client: PgQueryable, name: string, record: SkillUsageRecord) =>
+    client.query(
+      `INSERT INTO skill_usage (name, record, updated_at) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET record = EXCLUDED.record, updated_at = EXCLUDED.updated_at`,
+      [name, JSON.stringify(record), now().getTime() / 1000],
+    );
+
+  return {
+    read: () => readAll(db, false),
+
+    async record(name, kind, recordOptions = {}) {
+      if (!name) return false;
+      const at = isoNow(recordOptions.now ?? now);
+      try {
+        if (kind !== "create" && kind !== "delete" && options.home && isUntrackedSkill(options.home, name)) {
+          return false;
+        }
+        await db.tx(async (client) => {
+          // Shared with `mutate`'s exclusive lock: a whole-table change never interleaves with one event.
+          await client.query("SELECT pg_advisory_xact_lock_shared($1)", [TABLE_LOCK]);
+          if (kind === "delete") {
+            await client.query("DELETE FROM skill_usage WHERE name = $1", [name]);
+            return;
+          }
+          const rows = await client.query<{ record: string }>(
+            "SELECT record FROM skill_usage WHERE name = $1 FOR UPDATE",
+            [name],
+          );
+          const current = rows[0] ? parseRecord(rows[0].record) : undefined;
+          if (rows[0] && !current) throw new Error(`the usage record of ${name} is not JSON`);
+          await upsert(client, name, applyUsageEvent(current, kind, at, recordOptions.createdBy ?? null));
+        });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+
+    async mutate(change) {
+      await db.tx(async (client) => {
+        await client.query("SELECT pg_advisory_xact_lock($1)", [TABLE_LOCK]);
+        const before = await readAll(client, true);
+        const data = structuredClone(before);
+        if (change(data) === false) return;
+        for (const name of Object.keys(before)) {
+          if (!(name in data)) await client.query("DELETE FROM skill_usage WHERE name = $1", [name]);
+        }
+        for (const [name, record] of Object.entries(data)) {
+          if (JSON.stringify(record) !== JSON.stringify(before[name])) await upsert(client, name, record);
+        }
+      });
+    },
+
+    async importRecords(records) {
+      let n = 0;
+      await db.tx(async (client) => {
+        for (const [name, record] of Object.entries(records)) {
+          if (!name || !record || typeof record !== "object") continue;
+          await upsert(client, name, record);
+          n++;
+        }
+      });
+      return n;
+    },
+  };
+}

@@ -97,4 +97,34 @@ CREATE INDEX idx_messages_platform_msg_id ON messages (session_id, platform_mess
 CREATE INDEX idx_compression_locks_expires ON compression_locks (expires_at);
 `,
   },
+  {
+    version: 101,
+    name: "session store: creation order, prefix lookups, parent links as in state.db",
+    // - `created_seq`: the creation order of sessions started in the same second (SQLite's rowid),
+    //   for exports and listings.
+    // - `text_pattern_ops` indexes: id prefixes and lineage titles ("work #…") are LIKE prefix
+    //   lookups, which a default-collation btree cannot answer.
+    // - The parent link is not a foreign key, as in state.db (SQLite does not enforce it): a
+    //   Python-written home may name a parent it no longer has, and `hermes state migrate` copies
+    //   sessions one by one in start order. Deleting a session clears its children's link.
+    // - `hermes_json_array_length`: the length of a stored `tool_calls` JSON array, 0 for anything
+    //   else (unreadable text included), for recounting a session's tool calls.
+    up: `
+ALTER TABLE sessions DROP CONSTRAINT IF EXISTS sessions_parent_session_id_fkey;
+ALTER TABLE sessions ADD COLUMN created_seq bigserial;
+CREATE INDEX idx_sessions_started_seq ON sessions (started_at, created_seq);
+CREATE INDEX idx_sessions_id_prefix ON sessions (id text_pattern_ops);
+CREATE INDEX idx_sessions_title_prefix ON sessions (title text_pattern_ops) WHERE title IS NOT NULL;
+CREATE INDEX idx_sessions_model ON sessions (model);
+CREATE FUNCTION hermes_json_array_length(value text) RETURNS integer
+LANGUAGE plpgsql IMMUTABLE AS $fn$
+BEGIN
+  IF value IS NULL THEN RETURN 0; END IF;
+  RETURN json_array_length(value::json);
+EXCEPTION WHEN others THEN
+  RETURN 0;
+END
+$fn$;
+`,
+  },
 ];

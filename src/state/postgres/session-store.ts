@@ -131,8 +131,7 @@ export class PgSessionStore implements SessionStore {
     const title = write.wantedTitle(this.ctx, input.title);
     return this.tx(async (q) => {
       const id = await write.insertNewSession(this.ctx, q, input);
-      const [messageId] = await write.insertMessages(this.ctx, q, id, [{ message: first }]);
-      if (options.usage) await write.addUsage(q, id, options.usage);
+      const [messageId] = await write.insertMessages(this.ctx, q, id, [{ message: first }], options.usage);
       return messageId!;
     }, title);
   }
@@ -252,18 +251,18 @@ export class PgSessionStore implements SessionStore {
     options: { timestamp?: number; tokenCount?: number; usage?: UsageDelta } = {},
   ): Promise<number> {
     const { usage, ...entry } = options;
-    return this.tx(async (q) => {
-      const [id] = await write.insertMessages(this.ctx, q, sessionId, [{ message, ...entry }]);
-      if (usage) await write.addUsage(q, sessionId, usage);
-      return id!;
-    });
+    // One statement, so no explicit transaction: one round trip per message.
+    return this.go(
+      async () =>
+        (await write.insertMessages(this.ctx, this.db, sessionId, [{ message, ...entry }], usage))[0]!,
+    );
   }
 
   async appendMessages(sessionId: string, messages: Message[]): Promise<number[]> {
-    return this.tx((q) =>
+    return this.go(() =>
       write.insertMessages(
         this.ctx,
-        q,
+        this.db,
         sessionId,
         messages.map((message) => ({ message })),
       ),

@@ -10,7 +10,7 @@ import { redactJson } from "../../util/redact.js";
 import { newSessionId } from "../../util/session-id.js";
 import { messageColumns, type Row, rowToStoredMessage, toolCallCount } from "../codec.js";
 import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "../titles.js";
-import { type NewSession, type SessionCostStatus, SessionStoreError, type UsageDelta } from "../types.js";
+import { type NewSession, SessionStoreError, type UsageDelta } from "../types.js";
 import type { PgQueryable } from "./database.js";
 import { requireSession, sessionRow } from "./sessions-read.js";
 import { notFound, one, type PgStoreContext, pgContent, run, titleTakenError } from "./sessions-sql.js";
@@ -125,113 +125,100 @@ export async function insertNewSession(
   return id;
 }
 
-/** Messages per INSERT (PostgreSQL takes at most 65 535 parameters per statement). */
-const MESSAGES_PER_INSERT = 2000;
+/** The usage columns a delta adds, `[input, output, cache read, cache write, reasoning, api calls]`. */
+function usageVector(delta: UsageDelta): number[] {
+  const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
+  return [
+    n(delta.inputTokens),
+    n(delta.outputTokens),
+    n(delta.cacheReadTokens),
+    n(delta.cacheWriteTokens),
+    n(delta.reasoningTokens),
+    delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
+  ];
+}
+
+function finiteCost(delta: UsageDelta): number | null {
+  return typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
+}
 
 /**
- * Appends messages and bumps `message_count`/`tool_call_count`. A message without an explicit
- * timestamp gets `max(now, newest timestamp in the session)`. Throws `invalid` (nothing written)
- * for a message of the wrong shape, `not_found` for an unknown session. Returns the ids in order.
+ * Appends messages, bumps `message_count`/`tool_call_count` and adds `usage` when given, in one
+ * call of `hermes_append_messages` (migration 102): one round trip, serialised on the session's
+ * row. A message without an explicit timestamp gets `max(now, newest timestamp in the session)`.
+ * Throws `invalid` (nothing written) for a message of the wrong shape, `not_found` for an unknown
+ * session. Returns the ids in order.
  */
 export async function insertMessages(
   ctx: PgStoreContext,
   q: PgQueryable,
   sessionId: string,
   entries: ReadonlyArray<{ message: Message; timestamp?: number; tokenCount?: number }>,
+  usage?: UsageDelta,
 ): Promise<number[]> {
-  const encoded = entries.map(({ message, timestamp, tokenCount }) => {
+  const columns: unknown[][] = Array.from({ length: 11 }, () => []);
+  let calls = 0;
+  for (const { message, timestamp, tokenCount } of entries) {
     const clean = redactJson(message, ctx.redact);
     const c = messageColumns(clean);
-    return {
-      values: [
-        c.role,
-        pgContent(clean.content),
-        c.tool_call_id,
-        c.tool_calls,
-        c.tool_name,
-        timestamp ?? null,
-        tokenCount ?? null,
-        c.finish_reason,
-        c.reasoning,
-        c.reasoning_details,
-        c.codex_reasoning_items,
-      ],
-      calls: toolCallCount(message),
-    };
-  });
-  const calls = encoded.reduce((sum, e) => sum + e.calls, 0);
-  // The counter update takes the session's row lock first: appends to one session queue here.
-  const locked = await run(
-    q,
-    `UPDATE sessions SET message_count = COALESCE(message_count, 0) + $2,
-       tool_call_count = COALESCE(tool_call_count, 0) + $3 WHERE id = $1 RETURNING id`,
-    [sessionId, entries.length, calls],
-  );
-  if (locked.length === 0) throw notFound(sessionId);
-  const ids: number[] = [];
-  for (let start = 0; start < encoded.length; start += MESSAGES_PER_INSERT) {
-    const chunk = encoded.slice(start, start + MESSAGES_PER_INSERT);
-    const params: unknown[] = [sessionId, ctx.now()];
-    const tuples = chunk.map((e, i) => {
-      const base = params.length;
-      params.push(start + i, ...e.values);
-      const p = (k: number) => `$${base + k + 1}`;
-      return `(${p(0)}::int, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::text,
-        ${p(6)}::float8, ${p(7)}::int, ${p(8)}::text, ${p(9)}::text, ${p(10)}::text, ${p(11)}::text)`;
-    });
-    const rows = await run(
-      q,
-      `WITH floor AS (SELECT GREATEST($2::float8, COALESCE(max(timestamp), 0)) AS t FROM messages WHERE session_id = $1)
-       INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count,
-         finish_reason, reasoning, reasoning_details, codex_reasoning_items)
-       SELECT $1, v.role, v.content, v.tool_call_id, v.tool_calls, v.tool_name, COALESCE(v.ts, floor.t), v.token_count,
-         v.finish_reason, v.reasoning, v.reasoning_details, v.codex_reasoning_items
-       FROM (VALUES ${tuples.join(", ")}) AS v(ord, role, content, tool_call_id, tool_calls, tool_name, ts, token_count,
-         finish_reason, reasoning, reasoning_details, codex_reasoning_items), floor
-       ORDER BY v.ord RETURNING id`,
-      params,
-    );
-    // Ids come from the sequence in insertion order.
-    ids.push(...rows.map((r) => Number(r["id"])).sort((a, b) => a - b));
+    const values = [
+      c.role,
+      pgContent(clean.content),
+      c.tool_call_id,
+      c.tool_calls,
+      c.tool_name,
+      timestamp ?? null,
+      tokenCount ?? null,
+      c.finish_reason,
+      c.reasoning,
+      c.reasoning_details,
+      c.codex_reasoning_items,
+    ];
+    for (const [i, v] of values.entries()) columns[i]!.push(v);
+    calls += toolCallCount(message);
   }
-  return ids;
+  const row = await one(
+    q,
+    `SELECT hermes_append_messages($1, $2, $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[],
+       $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14, $15::bigint[], $16, $17, $18, $19) AS ids`,
+    [
+      sessionId,
+      ctx.now(),
+      ...columns,
+      calls,
+      usage ? usageVector(usage) : null,
+      usage ? finiteCost(usage) : null,
+      usage?.costStatus ?? null,
+      usage?.costSource ?? null,
+      usage?.pricingVersion ?? null,
+    ],
+  );
+  const ids = row?.["ids"];
+  if (!Array.isArray(ids)) throw notFound(sessionId);
+  return ids.map(Number);
 }
 
-const COST_RANK = "ARRAY['included', 'actual', 'estimated', 'unknown']";
-
 /**
- * Adds one usage report to the session row (inside the caller's transaction), in one statement:
- * counters added, cost added when finite (NULL stays NULL otherwise), `cost_status` merged with
- * the worst winning (see `mergeCostStatus` in sqlite-store.ts).
+ * Adds one usage report to the session row in one statement: counters added, cost added when
+ * finite (NULL stays NULL otherwise), `cost_status` merged with the worst winning (see
+ * `mergeCostStatus` in sqlite-store.ts, `hermes_merge_cost_status` in migration 102).
  */
 export async function addUsage(q: PgQueryable, sessionId: string, delta: UsageDelta): Promise<void> {
-  const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
-  const cost = typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
-  const status: SessionCostStatus | null = delta.costStatus ?? null;
   const rows = await run(
     q,
     `UPDATE sessions SET
-       input_tokens = COALESCE(input_tokens, 0) + $2, output_tokens = COALESCE(output_tokens, 0) + $3,
-       cache_read_tokens = COALESCE(cache_read_tokens, 0) + $4, cache_write_tokens = COALESCE(cache_write_tokens, 0) + $5,
-       reasoning_tokens = COALESCE(reasoning_tokens, 0) + $6, api_call_count = COALESCE(api_call_count, 0) + $7,
-       estimated_cost_usd = CASE WHEN $8::float8 IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + $8::float8 END,
-       cost_status = CASE
-         WHEN $9::text IS NULL THEN cost_status
-         WHEN cost_status IS NULL OR array_position(${COST_RANK}, cost_status) IS NULL THEN $9::text
-         WHEN array_position(${COST_RANK}, cost_status) >= array_position(${COST_RANK}, $9::text) THEN cost_status
-         ELSE $9::text END,
-       cost_source = COALESCE($10, cost_source), pricing_version = COALESCE($11, pricing_version)
+       input_tokens = COALESCE(input_tokens, 0) + ($2::bigint[])[1], output_tokens = COALESCE(output_tokens, 0) + ($2::bigint[])[2],
+       cache_read_tokens = COALESCE(cache_read_tokens, 0) + ($2::bigint[])[3], cache_write_tokens = COALESCE(cache_write_tokens, 0) + ($2::bigint[])[4],
+       reasoning_tokens = COALESCE(reasoning_tokens, 0) + ($2::bigint[])[5], api_call_count = COALESCE(api_call_count, 0) + ($2::bigint[])[6],
+       estimated_cost_usd = CASE WHEN $3::float8 IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + $3::float8 END,
+       cost_status = hermes_merge_cost_status(cost_status, $4::text),
+       cost_source = COALESCE($5, cost_source), pricing_version = COALESCE($6, pricing_version)
      WHERE id = $1 RETURNING id`,
     [
       sessionId,
-      n(delta.inputTokens),
-      n(delta.outputTokens),
-      n(delta.cacheReadTokens),
-      n(delta.cacheWriteTokens),
-      n(delta.reasoningTokens),
-      delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
-      cost,
-      status,
+      usageVector(delta),
+      finiteCost(delta),
+      delta.costStatus ?? null,
       delta.costSource ?? null,
       delta.pricingVersion ?? null,
     ],

@@ -184,7 +184,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session store", () => {
   it("reports what PostgreSQL has: table bytes, no word or trigram index until search's migrations add one", async () => {
     const { db, store } = await open();
     const stats = await store.stats();
-    expect(stats).toMatchObject({ sessions: 0, fts: false, trigram: false, schemaVersion: 101 });
+    expect(stats).toMatchObject({ sessions: 0, fts: false, trigram: false, schemaVersion: 102 });
     expect(stats.bytes).toBeGreaterThan(0);
     await db.query("CREATE EXTENSION IF NOT EXISTS pg_trgm");
     await db.query("CREATE INDEX t_trgm ON messages USING gin (content gin_trgm_ops)");

@@ -208,4 +208,22 @@ contract("session store contract: sessions, titles and lineage", (h) => {
     expect((await store.latestSession({ title: "a" }))?.id).toBe(a.id);
     expect(await store.latestSession({ title: "zzz" })).toBeNull();
   });
+
+  it("takes hostile text literally: quotes, wildcards and SQL in titles, ids, sources and filters", async () => {
+    const { store } = h();
+    const evil = "x'); DROP TABLE sessions; --";
+    const s = await store.createSession({ id: evil, source: "cli' OR '1'='1", title: `${evil} %_\\` });
+    expect((await store.resolveSession(evil)).id).toBe(evil);
+    expect((await store.resolveSession(`${evil} %_\\`)).id).toBe(evil);
+    expect(await store.nextLineageTitle(`${evil} %_\\`)).toBe(`${evil} %_\\ #2`);
+    expect(await code(store.resolveSession("%%%%"))).toBe("not_found");
+    expect(await code(store.resolveSession("____"))).toBe("not_found");
+    expect((await store.listSessions({ source: "cli' OR '1'='1" })).map((x) => x.id)).toEqual([s.id]);
+    expect(await store.listSessions({ source: "cli" })).toEqual([]);
+    expect(await store.listSessions({ excludeSources: ["cli' OR '1'='1"] })).toEqual([]);
+    expect(await store.latestSession({ title: "%" })).toBeNull();
+    await store.appendMessage(s.id, { role: "user", content: "'; DELETE FROM messages; --" });
+    expect((await store.stats()).sessions).toBe(1);
+    expect((await store.conversation(s.id))[0]!.content).toBe("'; DELETE FROM messages; --");
+  });
 });

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
+import { SESSION_MIGRATIONS } from "../../../../src/state/postgres/migrations/sessions.js";
 import { openPgSessionStore, type PgSessionStore } from "../../../../src/state/postgres/session-store.js";
 import { openSessionStore } from "../../../../src/state/sqlite-store.js";
 import { type ExportedSession, type SessionStore, SessionStoreError } from "../../../../src/state/types.js";
@@ -181,8 +182,11 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session store", () => {
     expect(await store.importLegacyJsonl(legacy)).toEqual({ sessions: 0, messages: 0, skipped: 0 });
   });
 
-  it("reports what PostgreSQL has: table bytes, no word or trigram index until search's migrations add one", async () => {
-    const { db, store } = await open();
+  it("reports what PostgreSQL has: table bytes, and a word or trigram index only when one exists", async () => {
+    const db = await openPgDatabase(url, { max: 2 });
+    dbs.push(db);
+    await migrate(db, SESSION_MIGRATIONS);
+    const store = await openPgSessionStore(db);
     const stats = await store.stats();
     expect(stats).toMatchObject({ sessions: 0, fts: false, trigram: false, schemaVersion: 102 });
     expect(stats.bytes).toBeGreaterThan(0);

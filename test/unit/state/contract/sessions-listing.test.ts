@@ -205,4 +205,31 @@ contract("session store contract: listings, delete, export and health", (h) => {
     expect(await code(store.createSession({ source: "cli" }))).toBe("invalid");
     expect(await code(store.listSessions())).toBe("invalid");
   });
+
+  it("searches through the backend's search with the contract's filters", async () => {
+    const { store, clock } = h();
+    const a = await store.createSession({ source: "cli", title: "ferns" });
+    await store.appendMessages(a.id, [
+      { role: "user", content: "tell me about ferns and mosses" },
+      { role: "assistant", content: "Ferns reproduce by spores" },
+    ]);
+    clock.tick();
+    const b = await store.createSession({ source: "telegram" });
+    await store.appendMessage(b.id, { role: "user", content: "ferns on my balcony" });
+    const hits = await store.search({ query: "ferns" });
+    expect(new Set(hits.map((x) => x.sessionId))).toEqual(new Set([a.id, b.id]));
+    expect(hits.every((x) => x.snippet.includes(">>>") && x.snippet.includes("<<<"))).toBe(true);
+    expect(hits.find((x) => x.sessionId === a.id)?.sessionTitle).toBe("ferns");
+    expect((await store.search({ query: "ferns", source: "telegram" })).map((x) => x.sessionId)).toEqual([
+      b.id,
+    ]);
+    expect(
+      new Set((await store.search({ query: "ferns", excludeSessionId: b.id })).map((x) => x.sessionId)),
+    ).toEqual(new Set([a.id]));
+    expect((await store.search({ query: "ferns", roles: ["assistant"] })).map((x) => x.role)).toEqual([
+      "assistant",
+    ]);
+    expect(await store.search({ query: "   " })).toEqual([]);
+    expect(await store.search({ query: "cacti" })).toEqual([]);
+  });
 });

@@ -35,7 +35,7 @@ export async function pgPrunable(
   now: number,
 ): Promise<SessionSummary[]> {
   const { where, params } = candidates(options, now);
-  return summaries(db, where, params, "ORDER BY s.started_at, s.id");
+  return summaries(db, where, params, "s.started_at, s.id");
 }
 
 export async function pgPrune(

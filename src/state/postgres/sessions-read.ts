@@ -51,13 +51,23 @@ function toSummary(row: Row): SessionSummary {
 }
 
 /** Summaries of the sessions matching `where` (SQL over `s`, parameters `params`), in `order`. */
+/**
+ * Summaries of the sessions matching `where` (SQL over `s`, parameters `params`) in `order`, cut by
+ * `limit` (SQL). The page is chosen first, so previews are computed for its rows only, not for
+ * the rows an OFFSET skips.
+ */
 export async function summaries(
   q: PgQueryable,
   where: string,
   params: readonly unknown[],
-  tail: string,
+  order: string,
+  limit = "",
 ): Promise<SessionSummary[]> {
-  const rows = await run(q, `SELECT s.*, ${SUMMARY_COLUMNS} FROM sessions s ${where} ${tail}`, params);
+  const rows = await run(
+    q,
+    `SELECT s.*, ${SUMMARY_COLUMNS} FROM (SELECT s.* FROM sessions s ${where} ORDER BY ${order} ${limit}) s ORDER BY ${order}`,
+    params,
+  );
   return rows.map(toSummary);
 }
 
@@ -84,7 +94,8 @@ export async function listSessions(q: PgQueryable, filter: SessionFilter = {}): 
     q,
     where.length ? `WHERE ${where.join(" AND ")}` : "",
     params,
-    `ORDER BY s.started_at DESC, s.created_seq ASC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+    "s.started_at DESC, s.created_seq ASC",
+    `LIMIT $${params.length - 1} OFFSET $${params.length}`,
   );
 }
 
@@ -108,7 +119,7 @@ async function activeCandidates(
        UNION
        (SELECT s.id FROM sessions s WHERE s.archived = 0${bySource} ORDER BY s.started_at DESC LIMIT $2))
      SELECT s.*, (SELECT max(lm.timestamp) FROM messages lm WHERE lm.session_id = s.id) AS last_at
-     FROM sessions s WHERE s.id IN (SELECT id FROM c) ORDER BY s.started_at DESC, s.created_seq ASC`,
+     FROM sessions s WHERE s.id = ANY(ARRAY(SELECT id FROM c)) ORDER BY s.started_at DESC, s.created_seq ASC`,
     params,
   );
 }

@@ -196,4 +196,18 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session store", () => {
     expect(await store.stats()).toMatchObject({ fts: true, trigram: true });
     expect(store.path).toContain("127.0.0.1");
   });
+
+  it("closing the store leaves the shared pool open unless asked to end it", async () => {
+    const { db, store } = await open();
+    await store.close();
+    await store.close();
+    expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    expect((await failure(store.getSession("x"))).code).toBe("invalid");
+    const own = await openPgDatabase(url, { max: 1 });
+    const owning = await openPgSessionStore(own, { closeDatabase: true });
+    await owning.createSession({ id: "kept", source: "cli" });
+    await owning.close();
+    await expect(own.query("SELECT 1")).rejects.toThrow();
+    expect(await (await open(false)).store.getSession("kept")).toMatchObject({ id: "kept", source: "cli" });
+  });
 });

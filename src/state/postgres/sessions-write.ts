@@ -1,0 +1,339 @@
+/**
+ * Writing sessions in PostgreSQL: new rows, appends, usage, undo, branches. Every function runs
+ * inside the caller's transaction (`inTx`). Writers of one session serialise on its row
+ * (`UPDATE … RETURNING` or `SELECT … FOR UPDATE` first), so two instances appending to one
+ * session get consecutive message ids and timestamps that never go back, exactly as SQLite's
+ * single writer gives them; counters move in the same transaction as the rows they count.
+ */
+import { type Message, messageText } from "../../ai/types.js";
+import { redactJson } from "../../util/redact.js";
+import { newSessionId } from "../../util/session-id.js";
+import { messageColumns, type Row, rowToStoredMessage, toolCallCount } from "../codec.js";
+import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "../titles.js";
+import { type NewSession, SessionStoreError, type UsageDelta } from "../types.js";
+import type { PgQueryable } from "./database.js";
+import { requireSession, sessionRow } from "./sessions-read.js";
+import { notFound, one, type PgStoreContext, pgContent, run, titleTakenError } from "./sessions-sql.js";
+
+export async function assertTitleFree(q: PgQueryable, title: string, id: string): Promise<void> {
+  const owner = await one(q, "SELECT id FROM sessions WHERE title = $1 AND id <> $2", [title, id]);
+  if (owner) throw titleTakenError(title, String(owner["id"]));
+}
+
+export async function nextLineageTitle(q: PgQueryable, title: string): Promise<string> {
+  const base = lineageOf(sanitizeTitle(title) ?? title.trim()).base;
+  const rows = await run(q, "SELECT title FROM sessions WHERE title = $1 OR title LIKE $2 ESCAPE '\\'", [
+    base,
+    numberedPattern(base),
+  ]);
+  return nextTitleIn(
+    base,
+    rows.map((r) => String(r["title"])),
+  );
+}
+
+/**
+ * Serialises, until the transaction ends, every writer that numbers titles of `base`'s lineage
+ * (two instances branching "work" at once get "work #2" and "work #3", not a collision).
+ */
+export async function lockLineage(q: PgQueryable, title: string): Promise<void> {
+  const base = lineageOf(title).base;
+  await run(q, "SELECT pg_advisory_xact_lock(hashtext('hermes-title:' || $1))", [base]);
+}
+
+export interface SessionInsert {
+  id: string;
+  source: string;
+  userId: string | null;
+  model: string | null;
+  modelConfig: string | null;
+  systemPrompt: string | null;
+  parentSessionId: string | null;
+  startedAt: number;
+  cwd: string | null;
+  gitBranch: string | null;
+  gitRepoRoot: string | null;
+  billingProvider: string | null;
+  billingBaseUrl: string | null;
+  title: string | null;
+}
+
+async function insertSession(ctx: PgStoreContext, q: PgQueryable, s: SessionInsert): Promise<void> {
+  await run(
+    q,
+    `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
+       cwd, git_branch, git_repo_root, billing_provider, billing_base_url, title,
+       message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+       reasoning_tokens, api_call_count, rewind_count, archived)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)`,
+    [
+      s.id,
+      s.source,
+      s.userId,
+      s.model,
+      s.modelConfig,
+      s.systemPrompt === null ? null : ctx.redact(s.systemPrompt),
+      s.parentSessionId,
+      s.startedAt,
+      s.cwd,
+      s.gitBranch,
+      s.gitRepoRoot,
+      s.billingProvider,
+      s.billingBaseUrl,
+      s.title,
+    ],
+  );
+}
+
+/** The title `input` asks for, cleaned and redacted (what `createSession` stores). */
+export function wantedTitle(ctx: PgStoreContext, title: string | null | undefined): string | null {
+  return sanitizeTitle(title == null ? title : ctx.redact(title));
+}
+
+/** `createSession`'s insert inside the caller's transaction; returns the new id. */
+export async function insertNewSession(
+  ctx: PgStoreContext,
+  q: PgQueryable,
+  input: NewSession,
+): Promise<string> {
+  const startedAt = input.startedAt ?? ctx.now();
+  const id = input.id ?? newSessionId(new Date(startedAt * 1000));
+  const title = wantedTitle(ctx, input.title);
+  if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
+  if (await sessionRow(q, id))
+    throw new SessionStoreError("invalid", `A session with id "${id}" already exists.`);
+  if (title !== null) await assertTitleFree(q, title, id);
+  // FOR SHARE: a parent deleted by another instance meanwhile waits for this insert, then clears its link.
+  if (input.parentSessionId !== undefined) await requireSession(q, input.parentSessionId, "FOR SHARE");
+  const config = input.modelConfig && Object.keys(input.modelConfig).length > 0 ? input.modelConfig : null;
+  await insertSession(ctx, q, {
+    id,
+    source: input.source,
+    userId: input.userId ?? null,
+    model: input.model ?? null,
+    modelConfig: config ? JSON.stringify(config) : null,
+    systemPrompt: input.systemPrompt ?? null,
+    parentSessionId: input.parentSessionId ?? null,
+    startedAt,
+    cwd: input.cwd ?? null,
+    gitBranch: input.gitBranch ?? null,
+    gitRepoRoot: input.gitRepoRoot ?? null,
+    billingProvider: input.billingProvider ?? null,
+    billingBaseUrl: input.billingBaseUrl ?? null,
+    title,
+  });
+  return id;
+}
+
+/** The usage columns a delta adds, `[input, output, cache read, cache write, reasoning, api calls]`. */
+function usageVector(delta: UsageDelta): number[] {
+  const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
+  return [
+    n(delta.inputTokens),
+    n(delta.outputTokens),
+    n(delta.cacheReadTokens),
+    n(delta.cacheWriteTokens),
+    n(delta.reasoningTokens),
+    delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
+  ];
+}
+
+function finiteCost(delta: UsageDelta): number | null {
+  return typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
+}
+
+/**
+ * Appends messages, bumps `message_count`/`tool_call_count` and adds `usage` when given, in one
+ * call of `hermes_append_messages` (migration 102): one round trip, serialised on the session's
+ * row. A message without an explicit timestamp gets `max(now, newest timestamp in the session)`.
+ * Throws `invalid` (nothing written) for a message of the wrong shape, `not_found` for an unknown
+ * session. Returns the ids in order.
+ */
+export async function insertMessages(
+  ctx: PgStoreContext,
+  q: PgQueryable,
+  sessionId: string,
+  entries: ReadonlyArray<{ message: Message; timestamp?: number; tokenCount?: number }>,
+  usage?: UsageDelta,
+): Promise<number[]> {
+  const columns: unknown[][] = Array.from({ length: 11 }, () => []);
+  let calls = 0;
+  for (const { message, timestamp, tokenCount } of entries) {
+    const clean = redactJson(message, ctx.redact);
+    const c = messageColumns(clean);
+    const values = [
+      c.role,
+      pgContent(clean.content),
+      c.tool_call_id,
+      c.tool_calls,
+      c.tool_name,
+      timestamp ?? null,
+      tokenCount ?? null,
+      c.finish_reason,
+      c.reasoning,
+      c.reasoning_details,
+      c.codex_reasoning_items,
+    ];
+    for (const [i, v] of values.entries()) columns[i]!.push(v);
+    calls += toolCallCount(message);
+  }
+  const row = await one(
+    q,
+    `SELECT hermes_append_messages($1, $2, $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[],
+       $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14, $15::bigint[], $16, $17, $18, $19) AS ids`,
+    [
+      sessionId,
+      ctx.now(),
+      ...columns,
+      calls,
+      usage ? usageVector(usage) : null,
+      usage ? finiteCost(usage) : null,
+      usage?.costStatus ?? null,
+      usage?.costSource ?? null,
+      usage?.pricingVersion ?? null,
+    ],
+  );
+  const ids = row?.["ids"];
+  if (!Array.isArray(ids)) throw notFound(sessionId);
+  return ids.map(Number);
+}
+
+/**
+ * Adds one usage report to the session row in one statement: counters added, cost added when
+ * finite (NULL stays NULL otherwise), `cost_status` merged with the worst winning (see
+ * `mergeCostStatus` in sqlite-store.ts, `hermes_merge_cost_status` in migration 102).
+ */
+export async function addUsage(q: PgQueryable, sessionId: string, delta: UsageDelta): Promise<void> {
+  const rows = await run(
+    q,
+    `UPDATE sessions SET
+       input_tokens = COALESCE(input_tokens, 0) + ($2::bigint[])[1], output_tokens = COALESCE(output_tokens, 0) + ($2::bigint[])[2],
+       cache_read_tokens = COALESCE(cache_read_tokens, 0) + ($2::bigint[])[3], cache_write_tokens = COALESCE(cache_write_tokens, 0) + ($2::bigint[])[4],
+       reasoning_tokens = COALESCE(reasoning_tokens, 0) + ($2::bigint[])[5], api_call_count = COALESCE(api_call_count, 0) + ($2::bigint[])[6],
+       estimated_cost_usd = CASE WHEN $3::float8 IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + $3::float8 END,
+       cost_status = hermes_merge_cost_status(cost_status, $4::text),
+       cost_source = COALESCE($5, cost_source), pricing_version = COALESCE($6, pricing_version)
+     WHERE id = $1 RETURNING id`,
+    [
+      sessionId,
+      usageVector(delta),
+      finiteCost(delta),
+      delta.costStatus ?? null,
+      delta.costSource ?? null,
+      delta.pricingVersion ?? null,
+    ],
+  );
+  if (rows.length === 0) throw notFound(sessionId);
+}
+
+/** Sets a session's message_count and tool_call_count from its active rows. */
+export async function recountSession(q: PgQueryable, id: string): Promise<void> {
+  await run(
+    q,
+    `UPDATE sessions SET
+       message_count = (SELECT count(*) FROM messages c WHERE c.session_id = $1 AND c.active = 1),
+       tool_call_count = (SELECT COALESCE(sum(hermes_json_array_length(c.tool_calls)), 0) FROM messages c
+         WHERE c.session_id = $1 AND c.active = 1 AND c.role = 'assistant' AND c.tool_calls IS NOT NULL)
+     WHERE id = $1`,
+    [id],
+  );
+}
+
+/**
+ * Marks the last `turns` user turns inactive, sets the counters from the rows still active and
+ * bumps `rewind_count` (SQLite's history.ts `undoTurns`).
+ */
+export async function undoTurns(
+  q: PgQueryable,
+  sessionId: string,
+  turns: number,
+): Promise<{ removed: number; userText: string | null }> {
+  await requireSession(q, sessionId, "FOR UPDATE");
+  const users = await run(
+    q,
+    `SELECT id, timestamp, content FROM messages m
+     WHERE m.session_id = $1 AND m.role = 'user' AND m.active = 1
+     ORDER BY m.timestamp DESC, m.id DESC LIMIT $2`,
+    [sessionId, turns],
+  );
+  const earliest = users[users.length - 1];
+  if (!earliest) return { removed: 0, userText: null };
+  const hidden = await run(
+    q,
+    `UPDATE messages SET active = 0 WHERE session_id = $1 AND active = 1
+       AND (timestamp, id) >= ($2::float8, $3::bigint) RETURNING id`,
+    [sessionId, earliest["timestamp"], earliest["id"]],
+  );
+  await recountSession(q, sessionId);
+  await run(q, "UPDATE sessions SET rewind_count = COALESCE(rewind_count, 0) + 1 WHERE id = $1", [sessionId]);
+  const content =
+    rowToStoredMessage({ ...earliest, role: "user", session_id: sessionId } as Row)?.content ?? null;
+  return { removed: hidden.length, userText: content === null ? null : messageText({ content }) };
+}
+
+const COPIED_MESSAGE_COLUMNS =
+  "role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, " +
+  "reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items";
+
+/**
+ * A new session holding a copy of the active messages (timestamps kept), `parent_session_id` set,
+ * the parent's model, prompt and working directory, and `_branched_from` in `model_config`
+ * (SQLite's history.ts `branchSession`). Returns its id.
+ */
+export async function branchSession(
+  ctx: PgStoreContext,
+  q: PgQueryable,
+  id: string,
+  options: { title?: string; source?: string },
+): Promise<string> {
+  const parent = await requireSession(q, id, "FOR SHARE");
+  const startedAt = ctx.now();
+  const newId = newSessionId(new Date(startedAt * 1000));
+  let title: string | null;
+  if (options.title !== undefined) title = sanitizeTitle(options.title);
+  else if (parent.title) {
+    await lockLineage(q, parent.title);
+    title = await nextLineageTitle(q, parent.title);
+  } else title = null;
+  if (title !== null) await assertTitleFree(q, title, newId);
+  let config: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = parent.modelConfig ? JSON.parse(parent.modelConfig) : {};
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+      config = parsed as Record<string, unknown>;
+  } catch {
+    // An unreadable config is not copied; the marker is still written.
+  }
+  config["_branched_from"] = id;
+  await insertSession(ctx, q, {
+    id: newId,
+    source: options.source ?? parent.source,
+    userId: parent.userId,
+    model: parent.model,
+    modelConfig: JSON.stringify(config),
+    // Stored already redacted; insertSession redacts again, which leaves redacted text as it is.
+    systemPrompt: parent.systemPrompt,
+    parentSessionId: id,
+    startedAt,
+    cwd: parent.cwd,
+    gitBranch: parent.gitBranch,
+    gitRepoRoot: parent.gitRepoRoot,
+    billingProvider: parent.billingProvider,
+    billingBaseUrl: parent.billingBaseUrl,
+    title,
+  });
+  await run(
+    q,
+    `INSERT INTO messages (session_id, ${COPIED_MESSAGE_COLUMNS})
+     SELECT $1, ${COPIED_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $2 AND m.active = 1
+     ORDER BY m.timestamp, m.id`,
+    [newId, id],
+  );
+  await recountSession(q, newId);
+  return newId;
+}
+
+/** Whether `id` exists (one indexed lookup). */
+export async function exists(q: PgQueryable, id: string): Promise<boolean> {
+  return (await one(q, "SELECT 1 AS x FROM sessions WHERE id = $1", [id])) !== undefined;
+}

@@ -18,6 +18,7 @@ import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
 import { listUnloadedPlugins } from "../plugins/discover.js";
 import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
+import { type Coordinator, localCoordinator } from "../state/coordination.js";
 import { PairingStore } from "../state/gateway/pairing.js";
 import { webhookEnabled } from "../state/gateway/webhook-subscriptions.js";
 import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
@@ -30,6 +31,7 @@ import { startApiServer } from "./api-server/index.js";
 import { LiveAuthEnv } from "./auth/live-allowlist.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
+import { GatewayCoordination, type ReloadKind } from "./coordination/index.js";
 import { startGatewayHooks } from "./hooks/index.js";
 import { addPluginChatCommands, chatCommandMenu, chatCommands } from "./messaging/commands.js";
 import { MessageRouter } from "./messaging/router.js";
@@ -64,6 +66,13 @@ export interface GatewayOptions {
   logger?: Logger;
   /** A chat asked for a restart (`/restart`); absent: the command says this gateway cannot. */
   onRestartRequested?: () => void;
+  /**
+   * The state backend's coordinator (several instances over PostgreSQL); default the one-process
+   * `localCoordinator()`, with which nothing changes. The caller closes one it passed.
+   */
+  coordinator?: Coordinator;
+  /** Refreshes the backend runs on `reload.<kind>` (a skills mirror, a memory snapshot). */
+  reloads?: Partial<Record<ReloadKind, () => void | Promise<void>>>;
 }
 
 export interface RunningGateway {
@@ -180,6 +189,20 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Live state for the control socket (status, events, approvals); fed by the router and below.
   const control = new GatewayControlState();
   let chats: MessageRouter | undefined;
+  const coordinator = options.coordinator ?? localCoordinator();
+  const coordination = new GatewayCoordination(coordinator, {
+    home,
+    env,
+    config,
+    log: (line) => log(line, "gateway.coordination"),
+  });
+  for (const [kind, refresh] of Object.entries(options.reloads ?? {}))
+    if (refresh) coordination.reloads.on(kind as ReloadKind, refresh);
+  // Stopped last but one (before the control socket): after the router's turns have finished.
+  stops.push(async () => {
+    await coordination.close();
+    if (!options.coordinator) await coordinator.close();
+  });
   try {
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
@@ -269,6 +292,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         profile: options.profile,
         adapters,
         observer: gatewayHooks.observer(control, chatCommands),
+        ...(coordination.relay ? { relay: coordination.relay } : {}),
         pairing: new PairingStore({ home }),
         log: print,
         logger,
@@ -308,6 +332,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       });
       router = messaging;
       chats = messaging;
+      coordination.attach((platform) => {
+        const adapter = adapters.get(platform);
+        return adapter ? messaging.handlersFor(adapter) : undefined;
+      }, messaging);
       stops.push(() => messaging.stop());
       const timeout = connectTimeoutMs(config);
       for (const name of platforms) {
@@ -315,7 +343,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         try {
           adapter = createAdapter(name, { home, config, env });
           await withTimeout(
-            adapter.connect(messaging.handlersFor(adapter)),
+            coordination.connect(adapter, messaging.handlersFor(adapter)),
             timeout,
             `connecting to ${name}`,
           );
@@ -367,6 +395,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         },
       });
       services.push(`webhook ${server.url}`);
+      // Subscriptions changed on another instance: read them again now.
+      coordination.reloads.on("webhooks", () => void server.routes());
       stops.push(() => server.close());
     }
 
@@ -416,6 +446,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     services.push(`cron (every ${seconds} s)`);
     // A running job gets `agent.cron_drain_timeout` to finish, then its script and agent are stopped.
     stops.push(() => ticker.stop({ graceMs: secondsOf(config.agent?.cron_drain_timeout, 30) * 1000 }));
+    // Stopping starts here: no new chats claimed, leases handed to another instance at once.
+    stops.push(() => coordination.drain());
     // Started last (status is whole) and stopped last, so `status` answers while turns drain.
     try {
       const socket = await startControlServer({

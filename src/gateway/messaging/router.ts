@@ -161,7 +161,7 @@ export class MessageRouter {
 
   private async onMessage(adapter: PlatformAdapter, message: InboundMessage): Promise<void> {
     const { source } = message;
-    if (this.closing || !source.userId) return;
+    if ((this.closing && !this.options.relay) || !source.userId) return; // a draining relay passes it on
     const decision = this.authorized(source);
     const plog = this.logFor(source.platform);
     if (!decision.allowed) {

@@ -185,3 +185,31 @@ describe("approvals and /stop reach the instance running the turn", () => {
     expect(a.adapter.texts().some((m) => /stop/i.test(m))).toBe(true);
   });
 });
+
+describe("draining an instance", () => {
+  it("finishes A's running turn, passes a message that came for it to B afterwards, and sends new chats to B", async () => {
+    const { t, a, b } = start(["a", "b"], { config: display("queue") });
+    const first = gate();
+    a.model.push(say("A finishes this"), first.promise);
+    b.model.push(say("B answers")).push(say("B answers again"));
+    const asked = (text: string) =>
+      b.model.requests.some((r) => r.messages.some((m) => m.role === "user" && m.content === text));
+    a.adapter.from("100", "long job");
+    await until(() => a.model.requests.length === 1, "A's model call");
+    // SIGTERM on A: no new claims, running turns finish.
+    a.relay.drain();
+    await a.coordinator.drain();
+    const stopped = a.router.stop({ drainMs: 10_000 });
+    b.adapter.from("100", "and one more thing");
+    a.adapter.from("200", "a new chat reaching A while it drains");
+    await until(() => asked("a new chat reaching A while it drains"), "the new chat run on B");
+    expect(t.hub.chatHolder(KEY)).toBe("a");
+    expect(asked("and one more thing")).toBe(false);
+    first.open();
+    await stopped;
+    expect(a.adapter.texts()).toContain("A finishes this");
+    await until(() => asked("and one more thing"), "the follow-up run on B once A let the chat go");
+    await until(() => b.adapter.texts().includes("B answers again"), "B's second answer");
+    expect(a.model.requests).toHaveLength(1);
+  });
+});

@@ -45,6 +45,8 @@ export interface CronSlotClaim {
   readonly attempt: number;
   /** Marks the slot run (its outcome kept with it); the lease ends. */
   finish(outcome: { ok: boolean; summary?: string }): Promise<void>;
+  /** Gives the slot back unfinished (it was never started): any instance may claim it at once. */
+  release(): Promise<void>;
   /** Fires if the lease lapsed while the job ran (another instance may now run the slot). */
   readonly lost: AbortSignal;
 }
@@ -161,7 +163,16 @@ export function localCoordinator(info: { host?: string; healthUrl?: string } = {
       const key = `${jobId}\u0000${slot}`;
       if (slots.has(key) || draining) return null;
       slots.add(key);
-      return { jobId, slot, attempt: 1, lost: new AbortController().signal, finish: async () => {} };
+      return {
+        jobId,
+        slot,
+        attempt: 1,
+        lost: new AbortController().signal,
+        finish: async () => {},
+        release: async () => {
+          slots.delete(key);
+        },
+      };
     },
     async reclaimCronSlots() {
       return [];

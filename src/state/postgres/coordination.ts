@@ -226,6 +226,17 @@ export async function openPgCoordinator(
       slot,
       attempt,
       lost: renewal.lost,
+      async release() {
+        if (finished) return;
+        finished = true;
+        renewal.stop();
+        held.slots.delete(key);
+        await db.query(
+          `UPDATE coord_cron_slots SET lease_until = clock_timestamp()
+           WHERE job_id = $1 AND slot = $2 AND token = $3 AND status = 'running'`,
+          [jobId, slot, slotToken],
+        );
+      },
       async finish(outcome) {
         if (finished) return;
         finished = true;

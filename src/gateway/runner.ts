@@ -30,6 +30,7 @@ import { startApiServer } from "./api-server/index.js";
 import { LiveAuthEnv } from "./auth/live-allowlist.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
+import { type HealthEndpoint, healthAddress, startHealthEndpoint } from "./health-endpoint.js";
 import { startGatewayHooks } from "./hooks/index.js";
 import { addPluginChatCommands, chatCommandMenu, chatCommands } from "./messaging/commands.js";
 import { MessageRouter } from "./messaging/router.js";
@@ -180,7 +181,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Live state for the control socket (status, events, approvals); fed by the router and below.
   const control = new GatewayControlState();
   let chats: MessageRouter | undefined;
+  let health: HealthEndpoint | undefined;
   try {
+    // The load balancer's probe: 503 until everything is up, and again from the first stop.
+    const healthAt = healthAddress(env);
+    if (healthAt) {
+      const endpoint = await startHealthEndpoint(healthAt);
+      health = endpoint;
+      stops.push(() => endpoint.close());
+      services.push(`health ${endpoint.url}`);
+    }
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
     // One registry for every surface; MCP servers start in the background and turns wait for them.
@@ -441,12 +451,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw error;
   }
   glog.info("started", { pid: process.pid, services: services.join(", ") });
+  health?.setPhase("serving");
   let stopping: Promise<void> | undefined;
   return {
     services,
     quiesce: () => (chats ? chats.quiesce() : Promise.resolve(true)),
     stop() {
       stopping ??= (async () => {
+        health?.setPhase("draining");
         for (const stop of [...stops].reverse()) {
           try {
             await stop();

@@ -32,6 +32,7 @@ import { LiveAuthEnv } from "./auth/live-allowlist.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
 import { GatewayCoordination, type ReloadKind } from "./coordination/index.js";
+import { type HealthEndpoint, healthAddress, startHealthEndpoint } from "./health-endpoint.js";
 import { startGatewayHooks } from "./hooks/index.js";
 import { addPluginChatCommands, chatCommandMenu, chatCommands } from "./messaging/commands.js";
 import { MessageRouter } from "./messaging/router.js";
@@ -203,7 +204,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await coordination.close();
     if (!options.coordinator) await coordinator.close();
   });
+  let health: HealthEndpoint | undefined;
   try {
+    // The load balancer's probe: 503 until everything is up, and again from the first stop.
+    const healthAt = healthAddress(env);
+    if (healthAt) {
+      const endpoint = await startHealthEndpoint(healthAt);
+      health = endpoint;
+      stops.push(() => endpoint.close());
+      services.push(`health ${endpoint.url}`);
+    }
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
     // One registry for every surface; MCP servers start in the background and turns wait for them.
@@ -428,6 +438,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     const ticker = startTicker({
       home,
+      // Several instances: each due slot runs once across them (cron/slot-claims.ts).
+      ...(options.coordinator ? { coordinator: options.coordinator } : {}),
       runJob: agentJobRunner({ home, config, env, logger }),
       deliver: createDeliverer(senders),
       intervalMs: seconds * 1000,
@@ -473,12 +485,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw error;
   }
   glog.info("started", { pid: process.pid, services: services.join(", ") });
+  health?.setPhase("serving");
   let stopping: Promise<void> | undefined;
   return {
     services,
     quiesce: () => (chats ? chats.quiesce() : Promise.resolve(true)),
     stop() {
       stopping ??= (async () => {
+        health?.setPhase("draining");
         for (const stop of [...stops].reverse()) {
           try {
             await stop();

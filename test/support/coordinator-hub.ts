@@ -9,6 +9,10 @@
  *   await b.claimChat("chat");          // { heldBy: "a" }
  *   hub.kill("a");                       // a dies: its leases lapse after their TTL, its claims too
  *
+ * Draining follows the contract: no new lease or cron slot, chat claims still granted. Cron slots
+ * a dead runner left are not reclaimed here (`reclaimCronSlots` answers none); the PostgreSQL
+ * coordinator's own tests cover that.
+ *
  * A killed instance behaves as a dead process would from the others' side: it stops renewing, so
  * its leases and chat claims lapse after the TTL (its own `lost` signals fire then, standing in for
  * the process being gone), messages to it are dropped, and its calls reject.
@@ -92,6 +96,7 @@ export function coordinatorHub(options: HubOptions = {}): CoordinatorHub {
     };
     const takeLease = (name: string): Lease | null => {
       check();
+      if (self().draining) return null;
       const current = leases.get(name);
       if (live(current)) return null;
       const lost = new AbortController();
@@ -132,6 +137,7 @@ export function coordinatorHub(options: HubOptions = {}): CoordinatorHub {
       async waitLease(name, opts = {}) {
         for (;;) {
           if (opts.signal?.aborted) throw opts.signal.reason;
+          if (self().draining) throw new Error(`not waiting for lease "${name}": instance ${id} is draining`);
           const lease = takeLease(name);
           if (lease) return lease;
           await new Promise((r) => setTimeout(r, pollMs));
@@ -141,18 +147,25 @@ export function coordinatorHub(options: HubOptions = {}): CoordinatorHub {
         check();
         const key = `${jobId}\u0000${slot}`;
         const current = slots.get(key);
-        if (current?.done || live(current)) return null;
+        if (self().draining || current?.done || live(current)) return null;
         const lost = new AbortController();
         const held = { holder: id, expiresAt: Number.POSITIVE_INFINITY, lost, done: false };
         slots.set(key, held);
         return {
           jobId,
           slot,
+          attempt: 1,
           lost: lost.signal,
           finish: async () => {
             held.done = true;
           },
+          release: async () => {
+            if (slots.get(key) === held) slots.delete(key);
+          },
         };
+      },
+      async reclaimCronSlots() {
+        return [];
       },
       async send(to, topic, payload) {
         check();

@@ -82,10 +82,11 @@ export class GatewayCoordination {
   drain(): Promise<void> {
     this.drained ??= (async () => {
       this.relay?.drain();
+      // Leases first: a draining coordinator refuses new ones, so the wait loops end here.
+      await Promise.all(this.leased.map((c) => c.handOver()));
       await this.coordinator
         .drain()
         .catch((error: unknown) => this.log(`coordination: drain: ${String(error)}`));
-      await Promise.all(this.leased.map((c) => c.handOver()));
     })();
     return this.drained;
   }

@@ -11,6 +11,7 @@
  * | 500–599 | coordination: instances, leases, cron slots |
  */
 import type { Migration } from "../migrate.js";
+import { COORDINATION_MIGRATIONS } from "./coordination.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
 
-export const MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS, ...COORDINATION_MIGRATIONS];

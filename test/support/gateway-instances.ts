@@ -21,9 +21,10 @@ import type {
   PlatformAdapter,
   SendOptions,
 } from "../../src/gateway/platforms/types.js";
+import type { Coordinator } from "../../src/state/coordination.js";
 import { PairingStore } from "../../src/state/gateway/pairing.js";
 import { openSessionStore, type SqliteSessionStore } from "../../src/state/sqlite-store.js";
-import { type CoordinatorHub, coordinatorHub, type HubCoordinator } from "./coordinator-hub.js";
+import { type CoordinatorHub, coordinatorHub } from "./coordinator-hub.js";
 
 /** An in-memory platform adapter: records sends, lets the test play the user. */
 export class MemoryAdapter implements PlatformAdapter {
@@ -117,7 +118,7 @@ export class ScriptedModel implements Transport {
 
 export interface Instance {
   id: string;
-  coordinator: HubCoordinator;
+  coordinator: Coordinator;
   relay: ChatRelay;
   router: MessageRouter;
   adapter: MemoryAdapter;
@@ -137,7 +138,12 @@ export interface Instances {
 
 export function startInstances(
   ids: readonly string[],
-  options: { config?: Record<string, unknown>; leaseTtlMs?: number } = {},
+  options: {
+    config?: Record<string, unknown>;
+    leaseTtlMs?: number;
+    /** Real coordinators (PostgreSQL) instead of the hub's, one per id. */
+    coordinators?: readonly Coordinator[];
+  } = {},
 ): Instances {
   const root = mkdtempSync(join(tmpdir(), "hermes-instances-"));
   const home = join(root, "home");
@@ -148,8 +154,8 @@ export function startInstances(
   const hub = coordinatorHub({ leaseTtlMs: options.leaseTtlMs ?? 300 });
   const config = { ...defaultConfig(), ...(options.config ?? {}) } as HermesConfig;
   const overlap = { now: 0, max: 0 };
-  const list = ids.map((id): Instance => {
-    const coordinator = hub.join(id);
+  const list = ids.map((id, i): Instance => {
+    const coordinator = options.coordinators?.[i] ?? hub.join(id);
     const relay = new ChatRelay(coordinator, { home });
     const adapter = new MemoryAdapter();
     const model = new ScriptedModel(overlap);

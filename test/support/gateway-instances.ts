@@ -156,7 +156,7 @@ export function startInstances(
   const overlap = { now: 0, max: 0 };
   const list = ids.map((id, i): Instance => {
     const coordinator = options.coordinators?.[i] ?? hub.join(id);
-    const relay = new ChatRelay(coordinator, { home });
+    const relay = new ChatRelay(coordinator, { home, receiptWaitMs: 400 });
     const adapter = new MemoryAdapter();
     const model = new ScriptedModel(overlap);
     const router = new MessageRouter({

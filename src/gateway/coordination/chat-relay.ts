@@ -13,6 +13,7 @@
  *
  * Only used with a shared coordinator: with `localCoordinator()` the router runs as it always has.
  */
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { ChatClaim, CoordinationMessage, Coordinator } from "../../state/coordination.js";
 import type { AdapterHandlers, InboundAction, InboundMessage } from "../platforms/types.js";
@@ -27,6 +28,8 @@ import {
 
 /** Forwarded this many times, a message waits for the chat to be free instead of moving on. */
 const MAX_HOPS = 4;
+/** How long a forwarded message waits for the receiving instance's receipt before it is routed again. */
+const RECEIPT_WAIT_MS = 3_000;
 /** How long a message that went round too often waits for its chat, and how often it asks. */
 const SETTLE_WAIT_MS = 30_000;
 const RETRY_MS = 100;
@@ -35,6 +38,8 @@ export interface RelayOptions {
   home: string;
   /** One line per problem (stderr and gateway.log). */
   log?: (line: string) => void;
+  /** How long a forwarded message waits for its receipt (default 3 s). */
+  receiptWaitMs?: number;
 }
 
 /** What the router's handlers look like to the relay (`MessageRouter.handlersFor`). */
@@ -69,12 +74,15 @@ export class ChatRelay {
   private readonly releasing = new Map<string, Promise<void>>();
   /** Hops of messages that were forwarded here, so passing one on again counts. */
   private readonly hops = new WeakMap<InboundMessage, number>();
+  /** Forwarded messages waiting for the receiving instance's receipt, by id. */
+  private readonly receipts = new Map<string, () => void>();
   private handlers: HandlersFor | undefined;
   private chats: CachedChats | undefined;
   /** What each chat's stored session looked like when this instance last let it go. */
   private readonly lastSeen = new Map<string, { id: string; count: number }>();
   private unsubscribe: (() => void) | undefined;
   private draining = false;
+  private closed = false;
   private readonly log: (line: string) => void;
 
   constructor(
@@ -161,6 +169,7 @@ export class ChatRelay {
   }
 
   close(): void {
+    this.closed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
@@ -254,18 +263,52 @@ export class ChatRelay {
     }
   }
 
+  /**
+   * Sends the message to `to` and waits for its receipt. Without one (the holder died, or the
+   * message was lost on the way) it comes back here after a pause and is routed again, so it
+   * reaches whoever holds the chat once the dead holder's claim lapses: never dropped.
+   */
   private async forward(to: string, key: string, message: InboundMessage, hops: number): Promise<void> {
     const platform = message.source.platform;
-    const payload: ChatInputPayload = { key, platform, message: await toWire(message), hops: hops + 1 };
+    const id = randomBytes(8).toString("hex");
+    const payload: ChatInputPayload = { key, platform, message: await toWire(message), hops: hops + 1, id };
+    const receipt = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.receipts.delete(id);
+        resolve(false);
+      }, this.options.receiptWaitMs ?? RECEIPT_WAIT_MS);
+      this.receipts.set(id, () => {
+        clearTimeout(timer);
+        this.receipts.delete(id);
+        resolve(true);
+      });
+    });
     try {
       await this.coordinator.send(to, "chat.input", payload);
     } catch (error) {
       this.log(`coordination: could not pass a ${platform} message to instance ${to}: ${String(error)}`);
     }
+    void receipt.then(async (received) => {
+      if (received || this.closed) return;
+      this.log(
+        `coordination: instance ${to} did not confirm a ${platform} message for ${key}; routing it again`,
+      );
+      await sleep(RETRY_MS);
+      const handlers = this.handlers?.(platform);
+      this.hops.set(message, hops + 1);
+      handlers?.onMessage(message);
+    });
   }
 
   private onMessage(message: CoordinationMessage): void {
-    if (message.topic === "chat.input" && isChatInput(message.payload)) {
+    if (message.topic === "chat.receipt") {
+      const id = (message.payload as { id?: unknown } | null)?.id;
+      if (typeof id === "string") this.receipts.get(id)?.();
+    } else if (message.topic === "chat.input" && isChatInput(message.payload)) {
+      if (message.payload.id)
+        void this.coordinator
+          .send(message.from, "chat.receipt", { id: message.payload.id })
+          .catch(() => undefined);
       void this.received(message.payload).catch((error: unknown) =>
         this.log(`coordination: a forwarded message was not handled: ${String(error)}`),
       );

@@ -34,6 +34,8 @@ export interface ChatInputPayload {
   message: WireMessage;
   /** How many times it was forwarded already (a bound against ping-pong between instances). */
   hops: number;
+  /** Answered with a `chat.receipt` carrying it, so the sender knows the message arrived. */
+  id?: string;
 }
 
 export interface ChatActionPayload {

@@ -213,3 +213,19 @@ describe("draining an instance", () => {
     expect(a.model.requests).toHaveLength(1);
   });
 });
+
+describe("a holder that died", () => {
+  it("a message forwarded to a dead holder is not lost: unconfirmed, it is routed again and runs once the claim lapses", async () => {
+    const { t, a, b } = start(["a", "b"]);
+    a.model.push(say("A never finishes"), new Promise(() => undefined));
+    b.model.push(say("B picked it up"));
+    a.adapter.from("100", "start");
+    await until(() => a.model.requests.length === 1, "A's model call");
+    t.hub.kill("a");
+    b.adapter.from("100", "are you there?");
+    await until(() => b.adapter.texts().includes("B picked it up"), "B's answer after A's claim lapsed");
+    const asked = b.model.requests[0]?.messages.filter((m) => m.role === "user").map((m) => m.content);
+    expect(asked?.at(-1)).toBe("are you there?");
+    expect(t.hub.log.some((m) => m.topic === "chat.input" && m.to === "a")).toBe(true);
+  });
+});

@@ -27,10 +27,12 @@ import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
 import { modelSampler } from "../tools/mcp/sampling-model.js";
 import { type Logger, silentLogger } from "../util/log.js";
+import { ApiError } from "./api-server/http.js";
 import { startApiServer } from "./api-server/index.js";
 import { LiveAuthEnv } from "./auth/live-allowlist.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
+import { ChatBusyError, waitForChat } from "./coordination/chat-wait.js";
 import { GatewayCoordination, type ReloadKind } from "./coordination/index.js";
 import { type HealthEndpoint, healthAddress, startHealthEndpoint } from "./health-endpoint.js";
 import { startGatewayHooks } from "./hooks/index.js";
@@ -238,7 +240,25 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       addPluginChatCommands();
     } else listUnloadedPlugins(home, config, isSafeModeEnv(env));
     if (apiServerEnabled(config, env)) {
+      const shared = options.coordinator?.shared ? options.coordinator : undefined;
       const server = await startApiServer({
+        // Several instances: a continued session waits until no other instance runs it.
+        ...(shared
+          ? {
+              exclusive: async (id: string, signal: AbortSignal) => {
+                try {
+                  return await waitForChat(shared, `api_server:${id}`, { signal });
+                } catch (error) {
+                  if (!(error instanceof ChatBusyError)) throw error;
+                  throw new ApiError(
+                    409,
+                    `Session ${id} is ${error.message}; try again later.`,
+                    "session_busy",
+                  );
+                }
+              },
+            }
+          : {}),
         home,
         config,
         env,

@@ -16,8 +16,10 @@ import { join } from "node:path";
 import { catchUpWindowFor, isCronSchedule, nextRunAfter } from "../knowledge/cron/schedule.js";
 import { CronStore, isRunnable, nextRunMs } from "../knowledge/cron/store.js";
 import type { CronJob } from "../knowledge/cron/types.js";
+import type { Coordinator } from "../state/coordination.js";
 import { FileLockTimeoutError, withFileLock } from "../util/file-lock.js";
 import { createDeliverer, type DeliverFn } from "./delivery.js";
+import { type SharedCronSlots, sharedCronSlots } from "./slot-claims.js";
 
 /** What running a job produced. `ok: false` is a failure: it is always delivered. */
 export interface CronRunResult {
@@ -54,6 +56,13 @@ export interface TickOptions {
   onProgress?: (message: string) => void;
   /** Stops running jobs (handed to `runJob`); a job it stops is recorded as failed, saying why. */
   signal?: AbortSignal;
+  /**
+   * Several instances over one database: each due slot is claimed through it (slot-claims.ts)
+   * and the home's tick lock is not needed. The one-process coordinator changes nothing.
+   */
+  coordinator?: Coordinator;
+  /** A claimed slot's lease, renewed while the job runs (default: the coordinator's). */
+  slotLeaseMs?: number;
 }
 
 export interface RanJob {
@@ -106,6 +115,7 @@ export async function isTickLockHeld(home: string): Promise<boolean> {
 
 /** Runs the due jobs once. Resolves `{status: "busy"}` when another process is ticking. */
 export async function tick(options: TickOptions): Promise<TickOutcome> {
+  if (options.coordinator?.shared) return tickLocked(options);
   const lockPath = tickLockPath(options.home);
   try {
     return await withFileLock(lockPath, () => tickLocked(options), { lockPath, timeoutMs: 0 });
@@ -125,13 +135,17 @@ async function tickLocked(options: TickOptions): Promise<TickOutcome> {
   const deliver = options.deliver ?? createDeliverer();
   const skipped: SkippedJob[] = [];
   const interrupted: string[] = [];
+  const slots = sharedCronSlots(options.coordinator, {
+    ...(options.slotLeaseMs ? { leaseMs: options.slotLeaseMs } : {}),
+  });
 
-  const claimed = await store.update((jobs) => {
+  const claiming = store.update(async (jobs) => {
     const at = now();
     const out: CronJob[] = [];
     for (const job of jobs) {
       if (options.only && !options.only.includes(job.id)) continue;
-      if (job["running_since"]) {
+      // Shared: another instance may be running it; a dead runner's slot comes back by `takeOver`.
+      if (job["running_since"] && !slots) {
         // We hold the tick lock, so nobody is running it: the process that was has died.
         interrupted.push(job.id);
         finishRecord(job, {
@@ -145,6 +159,7 @@ async function tickLocked(options: TickOptions): Promise<TickOutcome> {
       if (due === undefined || due > at) continue;
       const window = options.catchUpWindowMs ?? catchUpWindowFor(job.schedule, at, store.timezone);
       if (at - due > window && !job["run_requested_at"]) {
+        if (slots && !(await slots.claimMissed(job))) continue;
         skipped.push({ id: job.id, name: job.name, missedAt: String(job.next_run_at) });
         job["missed_runs"] = Number(job["missed_runs"] ?? 0) + 1;
         job["last_missed_at"] = job.next_run_at;
@@ -158,6 +173,7 @@ async function tickLocked(options: TickOptions): Promise<TickOutcome> {
         }
         continue;
       }
+      if (slots && !(await slots.claimDue(job))) continue;
       delete job["run_requested_at"];
       const completed = Number(job.repeat?.completed ?? 0) + 1;
       job.repeat = { times: job.repeat?.times ?? null, completed };
@@ -171,9 +187,14 @@ async function tickLocked(options: TickOptions): Promise<TickOutcome> {
     }
     return out;
   });
+  const claimed = await claiming.catch(async (error: unknown) => {
+    await slots?.releaseAll();
+    throw error;
+  });
 
+  if (slots) claimed.push(...(await slots.takeOver(store, now(), options.only)));
   const ran: RanJob[] = [];
-  for (const job of claimed) ran.push(await runClaimed(job, store, deliver, options, now));
+  for (const job of claimed) ran.push(await runClaimed(job, store, deliver, options, now, slots));
   return { status: "done", ran, skipped, interrupted };
 }
 
@@ -181,9 +202,12 @@ async function runClaimed(
   job: CronJob,
   store: CronStore,
   deliver: DeliverFn,
-  options: TickOptions,
+  tickOptions: TickOptions,
   now: () => number,
+  slots?: SharedCronSlots,
 ): Promise<RanJob> {
+  const signal = slots?.signalFor(job.id, tickOptions.signal) ?? tickOptions.signal;
+  const options: TickOptions = { ...tickOptions, ...(signal ? { signal } : {}) };
   const started = now();
   options.onProgress?.(`running cron job ${job.id} (${job.name})…`);
   let result: CronRunResult;
@@ -225,6 +249,7 @@ async function runClaimed(
       finishRecord(record, { ok: result.ok, ...(error ? { error } : {}), deliveryErrors: delivery.errors });
     }
   });
+  await slots?.finish(job.id, { ok: result.ok, ...(error ? { summary: error.slice(0, 500) } : {}) });
   return {
     id: job.id,
     name: job.name,

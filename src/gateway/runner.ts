@@ -18,6 +18,7 @@ import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
 import { listUnloadedPlugins } from "../plugins/discover.js";
 import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
+import { type Coordinator, localCoordinator } from "../state/coordination.js";
 import { PairingStore } from "../state/gateway/pairing.js";
 import { webhookEnabled } from "../state/gateway/webhook-subscriptions.js";
 import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
@@ -26,10 +27,14 @@ import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
 import { modelSampler } from "../tools/mcp/sampling-model.js";
 import { type Logger, silentLogger } from "../util/log.js";
+import { ApiError } from "./api-server/http.js";
 import { startApiServer } from "./api-server/index.js";
 import { LiveAuthEnv } from "./auth/live-allowlist.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
+import { ChatBusyError, waitForChat } from "./coordination/chat-wait.js";
+import { GatewayCoordination, type ReloadKind } from "./coordination/index.js";
+import { type HealthEndpoint, healthAddress, startHealthEndpoint } from "./health-endpoint.js";
 import { startGatewayHooks } from "./hooks/index.js";
 import { addPluginChatCommands, chatCommandMenu, chatCommands } from "./messaging/commands.js";
 import { MessageRouter } from "./messaging/router.js";
@@ -64,6 +69,13 @@ export interface GatewayOptions {
   logger?: Logger;
   /** A chat asked for a restart (`/restart`); absent: the command says this gateway cannot. */
   onRestartRequested?: () => void;
+  /**
+   * The state backend's coordinator (several instances over PostgreSQL); default the one-process
+   * `localCoordinator()`, with which nothing changes. The caller closes one it passed.
+   */
+  coordinator?: Coordinator;
+  /** Refreshes the backend runs on `reload.<kind>` (a skills mirror, a memory snapshot). */
+  reloads?: Partial<Record<ReloadKind, () => void | Promise<void>>>;
 }
 
 export interface RunningGateway {
@@ -180,7 +192,30 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Live state for the control socket (status, events, approvals); fed by the router and below.
   const control = new GatewayControlState();
   let chats: MessageRouter | undefined;
+  const coordinator = options.coordinator ?? localCoordinator();
+  const coordination = new GatewayCoordination(coordinator, {
+    home,
+    env,
+    config,
+    log: (line) => log(line, "gateway.coordination"),
+  });
+  for (const [kind, refresh] of Object.entries(options.reloads ?? {}))
+    if (refresh) coordination.reloads.on(kind as ReloadKind, refresh);
+  // Stopped last but one (before the control socket): after the router's turns have finished.
+  stops.push(async () => {
+    await coordination.close();
+    if (!options.coordinator) await coordinator.close();
+  });
+  let health: HealthEndpoint | undefined;
   try {
+    // The load balancer's probe: 503 until everything is up, and again from the first stop.
+    const healthAt = healthAddress(env);
+    if (healthAt) {
+      const endpoint = await startHealthEndpoint(healthAt);
+      health = endpoint;
+      stops.push(() => endpoint.close());
+      services.push(`health ${endpoint.url}`);
+    }
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
     // One registry for every surface; MCP servers start in the background and turns wait for them.
@@ -205,7 +240,25 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       addPluginChatCommands();
     } else listUnloadedPlugins(home, config, isSafeModeEnv(env));
     if (apiServerEnabled(config, env)) {
+      const shared = options.coordinator?.shared ? options.coordinator : undefined;
       const server = await startApiServer({
+        // Several instances: a continued session waits until no other instance runs it.
+        ...(shared
+          ? {
+              exclusive: async (id: string, signal: AbortSignal) => {
+                try {
+                  return await waitForChat(shared, `api_server:${id}`, { signal });
+                } catch (error) {
+                  if (!(error instanceof ChatBusyError)) throw error;
+                  throw new ApiError(
+                    409,
+                    `Session ${id} is ${error.message}; try again later.`,
+                    "session_busy",
+                  );
+                }
+              },
+            }
+          : {}),
         home,
         config,
         env,
@@ -269,6 +322,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         profile: options.profile,
         adapters,
         observer: gatewayHooks.observer(control, chatCommands),
+        ...(coordination.relay ? { relay: coordination.relay } : {}),
         pairing: new PairingStore({ home }),
         log: print,
         logger,
@@ -308,6 +362,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       });
       router = messaging;
       chats = messaging;
+      coordination.attach((platform) => {
+        const adapter = adapters.get(platform);
+        return adapter ? messaging.handlersFor(adapter) : undefined;
+      }, messaging);
       stops.push(() => messaging.stop());
       const timeout = connectTimeoutMs(config);
       for (const name of platforms) {
@@ -315,7 +373,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         try {
           adapter = createAdapter(name, { home, config, env });
           await withTimeout(
-            adapter.connect(messaging.handlersFor(adapter)),
+            coordination.connect(adapter, messaging.handlersFor(adapter)),
             timeout,
             `connecting to ${name}`,
           );
@@ -367,6 +425,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         },
       });
       services.push(`webhook ${server.url}`);
+      // Subscriptions changed on another instance: read them again now.
+      coordination.reloads.on("webhooks", () => void server.routes());
       stops.push(() => server.close());
     }
 
@@ -398,6 +458,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     const ticker = startTicker({
       home,
+      // Several instances: each due slot runs once across them (cron/slot-claims.ts).
+      ...(options.coordinator ? { coordinator: options.coordinator } : {}),
       runJob: agentJobRunner({ home, config, env, logger }),
       deliver: createDeliverer(senders),
       intervalMs: seconds * 1000,
@@ -416,6 +478,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     services.push(`cron (every ${seconds} s)`);
     // A running job gets `agent.cron_drain_timeout` to finish, then its script and agent are stopped.
     stops.push(() => ticker.stop({ graceMs: secondsOf(config.agent?.cron_drain_timeout, 30) * 1000 }));
+    // Stopping starts here: no new chats claimed, leases handed to another instance at once.
+    stops.push(() => coordination.drain());
     // Started last (status is whole) and stopped last, so `status` answers while turns drain.
     try {
       const socket = await startControlServer({
@@ -441,12 +505,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw error;
   }
   glog.info("started", { pid: process.pid, services: services.join(", ") });
+  health?.setPhase("serving");
   let stopping: Promise<void> | undefined;
   return {
     services,
     quiesce: () => (chats ? chats.quiesce() : Promise.resolve(true)),
     stop() {
       stopping ??= (async () => {
+        health?.setPhase("draining");
         for (const stop of [...stops].reverse()) {
           try {
             await stop();

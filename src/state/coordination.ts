@@ -41,8 +41,12 @@ export interface CronSlotClaim {
   readonly jobId: string;
   /** The slot's due time (ISO 8601, UTC). */
   readonly slot: string;
+  /** 1 for the slot's first run; more when a runner died and this instance took the slot over. */
+  readonly attempt: number;
   /** Marks the slot run (its outcome kept with it); the lease ends. */
   finish(outcome: { ok: boolean; summary?: string }): Promise<void>;
+  /** Gives the slot back unfinished (it was never started): any instance may claim it at once. */
+  release(): Promise<void>;
   /** Fires if the lease lapsed while the job ran (another instance may now run the slot). */
   readonly lost: AbortSignal;
 }
@@ -64,6 +68,8 @@ export interface InstanceInfo {
   lastSeenAt: string;
   /** Leases and other things it holds (`telegram`, `discord:shard0`, …). */
   holds: string[];
+  /** How many chats it is running a turn for now. */
+  chats?: number;
   /** Where its health endpoint answers, when it has one. */
   healthUrl?: string;
   draining: boolean;
@@ -77,16 +83,26 @@ export interface Coordinator {
   claimChat(key: string): Promise<ChatClaimResult>;
   /** Tries once; null when another live instance holds it. */
   tryLease(name: string, options?: { ttlMs?: number }): Promise<Lease | null>;
-  /** Waits (polling) until this instance holds the lease or `signal` aborts (then rejects). */
+  /** Waits (polling) until this instance holds the lease or `signal` aborts or it drains (then rejects). */
   waitLease(name: string, options?: { ttlMs?: number; signal?: AbortSignal }): Promise<Lease>;
-  /** Null when the slot already ran or another live runner holds it. */
+  /** Null when the slot already ran or another live runner holds it (or this instance drains). */
   claimCronSlot(jobId: string, slot: string, options?: { leaseMs?: number }): Promise<CronSlotClaim | null>;
+  /**
+   * Slots claimed but never finished whose lease lapsed (their runner died), claimed anew for
+   * this instance to run: the other half of "exactly once". Empty for the one-process coordinator,
+   * where a run cut off by a crash is the scheduler's own business.
+   */
+  reclaimCronSlots(options?: { leaseMs?: number; jobIds?: readonly string[] }): Promise<CronSlotClaim[]>;
   send(instanceId: string, topic: string, payload: unknown): Promise<void>;
   publish(topic: string, payload: unknown): Promise<void>;
   /** Handles messages sent to this instance and broadcasts (its own included). Returns unsubscribe. */
   subscribe(handler: (message: CoordinationMessage) => void): () => void;
   instances(): Promise<InstanceInfo[]>;
-  /** Marks this instance as draining (status shows it; it claims nothing new). */
+  /**
+   * Marks this instance as draining: status shows it, and it takes no new lease or cron slot
+   * (`tryLease` answers null, `waitLease` rejects, `claimCronSlot` answers null). Chat claims
+   * still succeed: a message that reaches a draining instance is still answered.
+   */
   drain(): Promise<void>;
   close(): Promise<void>;
 }
@@ -133,20 +149,33 @@ export function localCoordinator(info: { host?: string; healthUrl?: string } = {
       };
     },
     async tryLease(name) {
-      return leases.has(name) ? null : lease(name);
+      return leases.has(name) || draining ? null : lease(name);
     },
     async waitLease(name, options = {}) {
-      while (leases.has(name)) {
+      while (leases.has(name) || draining) {
         if (options.signal?.aborted) throw options.signal.reason;
+        if (draining) throw new Error(`not waiting for lease "${name}": this instance is draining`);
         await new Promise((r) => setTimeout(r, 100));
       }
       return lease(name);
     },
     async claimCronSlot(jobId, slot) {
       const key = `${jobId}\u0000${slot}`;
-      if (slots.has(key)) return null;
+      if (slots.has(key) || draining) return null;
       slots.add(key);
-      return { jobId, slot, lost: new AbortController().signal, finish: async () => {} };
+      return {
+        jobId,
+        slot,
+        attempt: 1,
+        lost: new AbortController().signal,
+        finish: async () => {},
+        release: async () => {
+          slots.delete(key);
+        },
+      };
+    },
+    async reclaimCronSlots() {
+      return [];
     },
     async send(_instanceId, topic, payload) {
       deliver(topic, payload);
@@ -167,6 +196,7 @@ export function localCoordinator(info: { host?: string; healthUrl?: string } = {
           startedAt,
           lastSeenAt: new Date().toISOString(),
           holds: [...leases],
+          chats: chats.size,
           ...(info.healthUrl ? { healthUrl: info.healthUrl } : {}),
           draining,
         },

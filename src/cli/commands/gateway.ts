@@ -296,9 +296,15 @@ async function stop({ home, io }: HomeContext, timeoutS: number, force: boolean)
 async function status(ctx: HomeContext, json: boolean): Promise<number> {
   const { gatewayStatus, formatGatewayStatus } = await import("./gateway-status.js");
   const report = await gatewayStatus(ctx.home);
-  if (json) ctx.io.out(JSON.stringify(report, null, 2));
-  else ctx.io.out(formatGatewayStatus(report));
-  return report.running ? 0 : 1;
+  const { sharedInstances, formatInstances } = await import("./gateway-instances.js");
+  const shared = await sharedInstances(ctx.home, ctx.io.env);
+  if (json) ctx.io.out(JSON.stringify(shared ? { ...report, shared } : report, null, 2));
+  else
+    ctx.io.out(
+      shared ? `${formatGatewayStatus(report)}\n${formatInstances(shared)}` : formatGatewayStatus(report),
+    );
+  const live = shared && "instances" in shared && shared.instances.length > 0;
+  return report.running || live ? 0 : 1;
 }
 
 function serviceSpec(ctx: HomeContext, system: boolean, user?: string): ServiceSpec {

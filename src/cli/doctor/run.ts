@@ -6,6 +6,7 @@
 import type { HermesConfig } from "../../config/defaults.js";
 import { loadEnvFile } from "../../config/env-file.js";
 import { loadConfig } from "../../config/load.js";
+import { databaseChecks } from "./checks-database.js";
 import { configChecks, folderChecks, permissionChecks, sqliteChecks, stateDbChecks } from "./checks-home.js";
 import { gatewayChecks, mcpChecks, providerChecks } from "./checks-remote.js";
 import { nodeCheck, programChecks, terminalChecks } from "./checks-system.js";
@@ -48,6 +49,7 @@ export async function gatherChecks(input: DoctorInput): Promise<DoctorLine[]> {
     return lines;
   }
   const loaded = config;
+  lines.push(...(await guarded("Database", "PostgreSQL", () => databaseChecks(loaded, env))));
   lines.push(...(await guarded("System", "programs", () => programChecks(loaded, env))));
   const [terminal, providers, mcp] = await Promise.all([
     guarded("Terminal", "terminal backend", () => terminalChecks(home, input.cwd, loaded, env)),

@@ -34,6 +34,8 @@ const SHUTDOWN_SAVE_WAIT_MS = 10_000;
 import { API_SERVER_SOURCE, TurnRunner } from "./turns.js";
 
 export interface ApiServerOptions {
+  /** Several instances: a continued session's turn claims it across them first (`TurnDeps.exclusive`). */
+  exclusive?: (sessionId: string, signal: AbortSignal) => Promise<() => Promise<void>>;
   home: string;
   config: HermesConfig;
   /** Environment (with `.env` applied): API_SERVER_* settings and provider keys. */
@@ -177,6 +179,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     modelName,
     turns: new TurnRunner({
       store,
+      ...(options.exclusive ? { exclusive: options.exclusive } : {}),
       cwd,
       openSession: options.createSession ?? ((o) => ChatSession.open(o)),
       sessionOptions: {

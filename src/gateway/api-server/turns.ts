@@ -41,6 +41,11 @@ export interface TurnOutcome {
 }
 
 export interface TurnDeps {
+  /**
+   * Several instances: claims a stored session across them for the turn (waiting while another
+   * instance runs it) and resolves with its release; absent with one instance.
+   */
+  exclusive?: (sessionId: string, signal: AbortSignal) => Promise<() => Promise<void>>;
   store: SessionStore;
   /** Options every session of this server shares (config, provider, toolsets, platform…). */
   sessionOptions: ChatSessionOptions;
@@ -63,7 +68,12 @@ export class TurnRunner {
   async run(request: TurnRequest): Promise<TurnOutcome> {
     if (request.sessionId) {
       const named = request.sessionId;
-      return this.withLock(named, () => this.execute(named, request));
+      const exclusive = this.deps.exclusive;
+      if (!exclusive) return this.withLock(named, () => this.execute(named, request));
+      return this.withLock(named, async () => {
+        const release = await exclusive(named, request.signal);
+        return this.execute(named, request).finally(release);
+      });
     }
     // Held in memory from now until the turn ends, so no concurrent request picks the same id.
     const id = await this.claimFreshId();

@@ -1,6 +1,6 @@
 /** What the model reads for a batch of chat messages: their text, media notes and voice transcripts. */
 import type { HermesConfig } from "../../config/defaults.js";
-import type { InboundMessage } from "../platforms/types.js";
+import type { InboundMessage, MessageSource } from "../platforms/types.js";
 
 /**
  * The batch as one user turn. In a shared conversation each message is labelled with its sender;
@@ -48,4 +48,11 @@ export async function transcribeVoice(
     log(`voice note not transcribed: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
   }
+}
+
+/** Whether several people share a conversation (a group without per-user sessions, or a thread). */
+export function sharedConversation(source: MessageSource, config: HermesConfig): boolean {
+  if (source.chatType === "dm") return false;
+  if (source.threadId && config["thread_sessions_per_user"] !== true) return true;
+  return config["group_sessions_per_user"] === false;
 }

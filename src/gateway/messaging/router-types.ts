@@ -6,7 +6,7 @@ import type { HermesConfig } from "../../config/defaults.js";
 import type { PairingStore } from "../../state/gateway/pairing.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
 import type { Logger } from "../../util/log.js";
-import type { InboundMessage, MessageSource, PlatformAdapter } from "../platforms/types.js";
+import type { InboundAction, InboundMessage, MessageSource, PlatformAdapter } from "../platforms/types.js";
 import type { RouterObserver } from "./observer.js";
 
 /** What the runner needs to open a conversation's agent session. */
@@ -50,6 +50,18 @@ export interface RouterOptions {
   restart?: () => void;
   /** Told about messages, turns and approvals (the control socket's events and status). */
   observer?: RouterObserver;
+  /** Several instances (`coordination/chat-relay.ts`): a chat's turns run on one at a time. */
+  relay?: TurnRelay;
+}
+
+/** Where a chat's turns run when several gateway instances share the work (`ChatRelay`). */
+export interface TurnRelay {
+  /** Before a message is handled: a release function, or null when it went to the chat's instance. */
+  admit(key: string, message: InboundMessage): Promise<(() => void) | null>;
+  /** Before turns run: a release function, or null when the queued messages went to the chat's instance. */
+  hold(key: string, queue: InboundMessage[]): Promise<(() => void) | null>;
+  /** A button press not answered here: true when it went to the chat's instance. */
+  forwardAction(key: string, platform: string, action: InboundAction): Promise<boolean>;
 }
 
 /** One chat's (or one user's in a chat) conversation, as the router keeps it. */

@@ -32,6 +32,7 @@ import type {
 } from "../platforms/types.js";
 import { sessionKey } from "../session-key.js";
 import { ChatApprovals, parseApprovalReply } from "./approvals.js";
+import { whileBusy } from "./busy-input.js";
 import {
   busyModeOf,
   ChatQuestions,
@@ -41,7 +42,7 @@ import {
   messageQueue,
   setHomeChannel,
 } from "./commands.js";
-import { deliverText, homeChannel, resolveTarget } from "./deliver.js";
+import { deliverText, resolveTarget } from "./deliver.js";
 import {
   continuedInput,
   type DrainSettings,
@@ -52,7 +53,7 @@ import {
   RESTARTING_NOTICE,
   settlesWithin,
 } from "./drain.js";
-import { batchInput, transcribeVoice } from "./inbound-text.js";
+import { batchInput, sharedConversation, transcribeVoice } from "./inbound-text.js";
 import { offerPairing } from "./pairing-offer.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
@@ -160,7 +161,7 @@ export class MessageRouter {
 
   private async onMessage(adapter: PlatformAdapter, message: InboundMessage): Promise<void> {
     const { source } = message;
-    if (this.closing || !source.userId) return;
+    if ((this.closing && !this.options.relay) || !source.userId) return; // a draining relay passes it on
     const decision = this.authorized(source);
     const plog = this.logFor(source.platform);
     if (!decision.allowed) {
@@ -175,6 +176,13 @@ export class MessageRouter {
       return;
     }
     const key = this.keyFor(source);
+    // Several instances (`relay`): null when the message went to the instance running its chat.
+    const admitted = this.options.relay ? await this.options.relay.admit(key, message) : () => undefined;
+    if (admitted) await this.handle(adapter, message, key).finally(admitted);
+  }
+
+  private async handle(adapter: PlatformAdapter, message: InboundMessage, key: string): Promise<void> {
+    const { source } = message;
     const conv = this.conversation(key, source);
     const text = message.text.trim();
     const mlog = this.logFor(source.platform, conv.chat?.id);
@@ -210,7 +218,7 @@ export class MessageRouter {
       return;
     }
     if (conv.busy) {
-      await this.whileBusy(adapter, conv, message);
+      await whileBusy(conv, message, this.options.config, (text) => this.say(adapter, source, text));
       return;
     }
     conv.queue.push(message);
@@ -245,30 +253,26 @@ export class MessageRouter {
       .filter((c) => !c.busy && c.queue.length === 0 && !this.approvals.has(c.key))
       .sort((a, b) => a.lastActive.getTime() - b.lastActive.getTime());
     for (const conv of idle.slice(0, this.conversations.size - max)) {
+      this.forget(conv.key);
       this.conversations.delete(conv.key);
-      // The session stays in sessions.json and state.db; the next message continues it.
-      void conv.chat?.close("agent_evicted").catch(() => undefined);
     }
   }
 
-  private async whileBusy(
-    adapter: PlatformAdapter,
-    conv: Conversation,
-    message: InboundMessage,
-  ): Promise<void> {
-    const mode = busyModeOf(this.options.config, conv.platform);
-    if (mode === "steer" && conv.chat && !message.media?.length && message.text.trim()) {
-      conv.chat.steer(message.text.trim());
-      await this.say(adapter, message.source, "↪️ Noted: I'll take that into account in the current task.");
-      return;
-    }
-    conv.queue.push(message);
-    if (mode === "interrupt") {
-      conv.chat?.interrupt();
-      await this.say(adapter, message.source, "⚡ Interrupting the current task to read your new message.");
-    } else {
-      await this.say(adapter, message.source, "📥 Queued: I'll get to it when the current task is done.");
-    }
+  /**
+   * Closes an idle conversation's cached agent (evicted, or another instance moved its session
+   * on); the session stays in sessions.json and state.db, and the next message continues it.
+   */
+  forget(key: string): void {
+    const conv = this.conversations.get(key);
+    if (!conv?.chat || conv.busy || conv.queue.length > 0 || this.approvals.has(key)) return;
+    void conv.chat.close("agent_evicted").catch(() => undefined);
+    conv.chat = undefined;
+  }
+
+  /** A chat's cached agent and the session its key points at now (several instances compare them). */
+  async cached(key: string): Promise<{ chat: ChatSession; current?: string } | undefined> {
+    const chat = this.conversations.get(key)?.chat;
+    return chat && { chat, current: (await this.index.get(key))?.session_id ?? chat.id };
   }
 
   /**
@@ -278,6 +282,9 @@ export class MessageRouter {
   private async pump(adapter: PlatformAdapter, conv: Conversation): Promise<void> {
     if (conv.busy) return;
     conv.busy = true;
+    const held = this.options.relay ? await this.options.relay.hold(conv.key, conv.queue) : undefined;
+    conv.busy = held !== null; // null: another instance runs this chat, and the queue went there
+    if (!conv.busy) return;
     this.options.observer?.turn(conv.key, conv.source, true);
     try {
       await conv.commanding?.catch(() => undefined);
@@ -302,6 +309,7 @@ export class MessageRouter {
       }
     } finally {
       conv.busy = false;
+      held?.();
       this.options.observer?.turn(conv.key, conv.source, false);
     }
     if (this.restarting && conv.queue.length > 0 && !conv.cutOff) {
@@ -312,18 +320,11 @@ export class MessageRouter {
   }
 
   private inputOf(conv: Conversation, batch: readonly InboundMessage[]): Promise<string> {
-    const shared = batch.some((m) => m.source.chatType !== "dm") && this.isShared(conv);
     const { config, env, home } = this.options;
+    const shared = batch.some((m) => m.source.chatType !== "dm") && sharedConversation(conv.source, config);
     return batchInput(batch, shared, (path) =>
       transcribeVoice(path, { config, env, home }, (l) => this.log(l)),
     );
-  }
-
-  /** Whether several people share this conversation (a group without per-user sessions, or a thread). */
-  private isShared(conv: Conversation): boolean {
-    if (conv.source.chatType === "dm") return false;
-    if (conv.source.threadId && this.options.config["thread_sessions_per_user"] !== true) return true;
-    return this.options.config["group_sessions_per_user"] === false;
   }
 
   private resetPolicy(platform: string): ResetPolicy {
@@ -616,14 +617,10 @@ export class MessageRouter {
     const answered =
       this.approvals.answerAction(key, action.data, source.userId) ||
       this.approvals.answerById(action.data, source.userId);
+    if (!answered && (await this.options.relay?.forwardAction(key, source.platform, action))) return;
     await action
       .acknowledge?.(answered ? undefined : "This button is no longer active.")
       .catch(() => undefined);
-  }
-
-  /** A platform's home channel (see `homeChannel` in deliver.ts). */
-  homeChannel(platform: string): OutboundTarget | undefined {
-    return homeChannel(platform, this.options.env, this.options.config);
   }
 
   /**

@@ -11,6 +11,7 @@
  * | 500–599 | coordination: instances, leases, cron slots |
  */
 import type { Migration } from "../migrate.js";
+import { COORDINATION_MIGRATIONS } from "./coordination.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
 import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...SESSION_MIGRATIONS,
   ...GATEWAY_MIGRATIONS,
   ...KNOWLEDGE_MIGRATIONS,
+  ...COORDINATION_MIGRATIONS,
 ];

@@ -1,0 +1,342 @@
+/**
+ * One chat, one turn, across gateway instances. The router asks the relay before it handles a
+ * message (`admit`) and before it runs turns (`hold`): this instance claims the chat through the
+ * `Coordinator`, or learns which instance holds it and forwards the message there (`chat.input`),
+ * where that instance's router handles it exactly as if it had arrived there: queued, steered or
+ * interrupting per `display.busy_input_mode`, approval answers and `/stop` reaching the running
+ * turn. A button press for a chat held elsewhere goes the same way (`chat.action`).
+ *
+ * Claims are counted per chat inside this process (a message being handled, a running pump), and
+ * the chat is released when the last of them ends: after the turn and its queued follow-ups.
+ * While the instance drains, chats it does not hold go to a live instance that is not draining,
+ * and input forwarded to it is passed on once its own turn has ended.
+ *
+ * Only used with a shared coordinator: with `localCoordinator()` the router runs as it always has.
+ */
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { ChatClaim, CoordinationMessage, Coordinator } from "../../state/coordination.js";
+import type { AdapterHandlers, InboundAction, InboundMessage } from "../platforms/types.js";
+import {
+  actionToWire,
+  type ChatInputPayload,
+  fromWire,
+  isChatAction,
+  isChatInput,
+  toWire,
+} from "./relay-wire.js";
+
+/** Forwarded this many times, a message waits for the chat to be free instead of moving on. */
+const MAX_HOPS = 4;
+/** How long a forwarded message waits for the receiving instance's receipt before it is routed again. */
+const RECEIPT_WAIT_MS = 3_000;
+/** How long a message that went round too often waits for its chat, and how often it asks. */
+const SETTLE_WAIT_MS = 30_000;
+const RETRY_MS = 100;
+
+export interface RelayOptions {
+  home: string;
+  /** One line per problem (stderr and gateway.log). */
+  log?: (line: string) => void;
+  /** How long a forwarded message waits for its receipt (default 3 s). */
+  receiptWaitMs?: number;
+}
+
+/** What the router's handlers look like to the relay (`MessageRouter.handlersFor`). */
+export type HandlersFor = (platform: string) => Pick<AdapterHandlers, "onMessage" | "onAction"> | undefined;
+
+/**
+ * The router's cached agents: a chat claimed afresh may have had turns on another instance since
+ * this one last ran it, so a cached agent whose stored session grew or changed is dropped and the
+ * next turn reopens it from the shared store.
+ */
+export interface CachedChats {
+  cached(key: string): Promise<
+    | {
+        chat: { readonly id: string; loadRecord(): Promise<{ messageCount: number } | null> };
+        current?: string;
+      }
+    | undefined
+  >;
+  forget(key: string): void;
+}
+
+interface Held {
+  claim: ChatClaim;
+  refs: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class ChatRelay {
+  private readonly held = new Map<string, Held>();
+  private readonly claiming = new Map<string, Promise<ChatClaim | string>>();
+  private readonly releasing = new Map<string, Promise<void>>();
+  /** Hops of messages that were forwarded here, so passing one on again counts. */
+  private readonly hops = new WeakMap<InboundMessage, number>();
+  /** Forwarded messages waiting for the receiving instance's receipt, by id. */
+  private readonly receipts = new Map<string, () => void>();
+  private handlers: HandlersFor | undefined;
+  private chats: CachedChats | undefined;
+  /** What each chat's stored session looked like when this instance last let it go. */
+  private readonly lastSeen = new Map<string, { id: string; count: number }>();
+  private unsubscribe: (() => void) | undefined;
+  private draining = false;
+  private closed = false;
+  private readonly log: (line: string) => void;
+
+  constructor(
+    private readonly coordinator: Coordinator,
+    private readonly options: RelayOptions,
+  ) {
+    this.log = options.log ?? (() => undefined);
+  }
+
+  /** Starts taking messages forwarded by other instances into the router. */
+  attach(handlers: HandlersFor, chats?: CachedChats): void {
+    this.handlers = handlers;
+    this.chats = chats;
+    this.unsubscribe ??= this.coordinator.subscribe((message) => this.onMessage(message));
+  }
+
+  /** Whether this instance holds the chat now. */
+  holds(key: string): boolean {
+    return this.held.has(key);
+  }
+
+  /**
+   * Before the router handles a message: a release function (call it when done) when it is to be
+   * handled here, null when it was forwarded to the instance running its chat.
+   */
+  async admit(key: string, message: InboundMessage): Promise<(() => void) | null> {
+    const hops = this.hops.get(message) ?? 0;
+    if (this.draining && !this.held.has(key)) {
+      const peer = await this.peer();
+      if (peer) {
+        await this.forward(peer, key, message, hops);
+        return null;
+      }
+    }
+    const got = await this.acquire(key);
+    if (typeof got !== "string") return got;
+    if (hops < MAX_HOPS) {
+      await this.forward(got, key, message, hops);
+      return null;
+    }
+    // Passed round too often (holders changing under it): wait here until the chat is free.
+    const end = Date.now() + SETTLE_WAIT_MS;
+    let holder = got;
+    while (Date.now() < end) {
+      await sleep(RETRY_MS);
+      const again = await this.acquire(key);
+      if (typeof again !== "string") return again;
+      holder = again;
+    }
+    await this.forward(holder, key, message, hops);
+    return null;
+  }
+
+  /**
+   * Before the router runs turns for a chat: a release function when this instance holds it, null
+   * when another does, in which case the messages waiting in `queue` were forwarded there (and
+   * taken out of it).
+   */
+  async hold(key: string, queue: InboundMessage[]): Promise<(() => void) | null> {
+    const got = this.draining && !this.held.has(key) ? await this.peer() : undefined;
+    const result = got ?? (await this.acquire(key));
+    if (typeof result !== "string") return result;
+    for (const message of queue.splice(0))
+      await this.forward(result, key, message, this.hops.get(message) ?? 0);
+    return null;
+  }
+
+  /** A button press this instance could not answer: true when it went to the chat's holder. */
+  async forwardAction(key: string, platform: string, action: InboundAction): Promise<boolean> {
+    if (this.held.has(key)) return false;
+    const got = await this.acquire(key);
+    if (typeof got !== "string") {
+      got();
+      return false;
+    }
+    await this.coordinator.send(got, "chat.action", actionToWire(key, platform, action));
+    await action.acknowledge?.().catch(() => undefined);
+    return true;
+  }
+
+  /** Stops claiming chats this instance does not already run (graceful drain). */
+  drain(): void {
+    this.draining = true;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /** Claims `key` (counted), or names the instance holding it. */
+  private async acquire(key: string): Promise<(() => void) | string> {
+    for (;;) {
+      const mine = this.held.get(key);
+      if (mine) return this.ref(key, mine);
+      const pending = this.claiming.get(key);
+      if (pending) {
+        await pending.catch(() => undefined);
+        continue;
+      }
+      await this.releasing.get(key);
+      const claiming = this.claim(key);
+      this.claiming.set(key, claiming);
+      let result: ChatClaim | string;
+      try {
+        result = await claiming;
+      } finally {
+        this.claiming.delete(key);
+      }
+      if (typeof result === "string") return result;
+      const entry = { claim: result, refs: 0 };
+      this.held.set(key, entry);
+      const release = this.ref(key, entry);
+      await this.dropIfMoved(key);
+      return release;
+    }
+  }
+
+  private async claim(key: string): Promise<ChatClaim | string> {
+    // Our own claim still on record (a release that has not reached the database yet): ask again.
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.coordinator.claimChat(key);
+      if ("claimed" in result) return result.claimed;
+      if (result.heldBy !== this.coordinator.instanceId || attempt >= 20) return result.heldBy;
+      await sleep(RETRY_MS);
+    }
+  }
+
+  private ref(key: string, entry: Held): () => void {
+    entry.refs++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      entry.refs--;
+      if (entry.refs > 0 || this.held.get(key) !== entry) return;
+      this.held.delete(key);
+      const released = this.remember(key)
+        .then(() => entry.claim.release())
+        .catch((error: unknown) => this.log(`coordination: could not release chat ${key}: ${String(error)}`))
+        .finally(() => {
+          if (this.releasing.get(key) === released) this.releasing.delete(key);
+        });
+      this.releasing.set(key, released);
+    };
+  }
+
+  private async remember(key: string): Promise<void> {
+    const cached = await this.chats?.cached(key);
+    if (!cached) return void this.lastSeen.delete(key);
+    const count = (await cached.chat.loadRecord())?.messageCount ?? 0;
+    this.lastSeen.set(key, { id: cached.chat.id, count });
+  }
+
+  private async dropIfMoved(key: string): Promise<void> {
+    try {
+      const cached = await this.chats?.cached(key);
+      if (!cached) return;
+      const seen = this.lastSeen.get(key);
+      const count = (await cached.chat.loadRecord())?.messageCount ?? 0;
+      const moved =
+        !seen || seen.id !== cached.chat.id || cached.current !== cached.chat.id || seen.count !== count;
+      if (moved) this.chats?.forget(key);
+    } catch (error) {
+      this.log(`coordination: could not compare chat ${key} with the store: ${String(error)}`);
+      this.chats?.forget(key);
+    }
+  }
+
+  /** A live instance that is not draining, other than this one. */
+  private async peer(): Promise<string | undefined> {
+    try {
+      const all = await this.coordinator.instances();
+      return all.find((i) => i.id !== this.coordinator.instanceId && !i.draining)?.id;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Sends the message to `to` and waits for its receipt. Without one (the holder died, or the
+   * message was lost on the way) it comes back here after a pause and is routed again, so it
+   * reaches whoever holds the chat once the dead holder's claim lapses: never dropped.
+   */
+  private async forward(to: string, key: string, message: InboundMessage, hops: number): Promise<void> {
+    const platform = message.source.platform;
+    const id = randomBytes(8).toString("hex");
+    const payload: ChatInputPayload = { key, platform, message: await toWire(message), hops: hops + 1, id };
+    const receipt = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.receipts.delete(id);
+        resolve(false);
+      }, this.options.receiptWaitMs ?? RECEIPT_WAIT_MS);
+      this.receipts.set(id, () => {
+        clearTimeout(timer);
+        this.receipts.delete(id);
+        resolve(true);
+      });
+    });
+    try {
+      await this.coordinator.send(to, "chat.input", payload);
+    } catch (error) {
+      this.log(`coordination: could not pass a ${platform} message to instance ${to}: ${String(error)}`);
+    }
+    void receipt.then(async (received) => {
+      if (received || this.closed) return;
+      this.log(
+        `coordination: instance ${to} did not confirm a ${platform} message for ${key}; routing it again`,
+      );
+      await sleep(RETRY_MS);
+      const handlers = this.handlers?.(platform);
+      this.hops.set(message, hops + 1);
+      handlers?.onMessage(message);
+    });
+  }
+
+  private onMessage(message: CoordinationMessage): void {
+    if (message.topic === "chat.receipt") {
+      const id = (message.payload as { id?: unknown } | null)?.id;
+      if (typeof id === "string") this.receipts.get(id)?.();
+    } else if (message.topic === "chat.input" && isChatInput(message.payload)) {
+      if (message.payload.id)
+        void this.coordinator
+          .send(message.from, "chat.receipt", { id: message.payload.id })
+          .catch(() => undefined);
+      void this.received(message.payload).catch((error: unknown) =>
+        this.log(`coordination: a forwarded message was not handled: ${String(error)}`),
+      );
+    } else if (message.topic === "chat.action" && isChatAction(message.payload)) {
+      const { platform, source, data, messageId } = message.payload;
+      const handlers = this.handlers?.(platform);
+      if (handlers)
+        handlers.onAction({ source: { ...source, platform }, data, ...(messageId ? { messageId } : {}) });
+      else this.log(`coordination: a ${platform} button press arrived; ${platform} is not connected here`);
+    }
+  }
+
+  private async received(payload: ChatInputPayload): Promise<void> {
+    const { key, platform, hops } = payload;
+    const inbound = await fromWire(payload.message, join(this.options.home, "cache", "media"));
+    inbound.source.platform = platform;
+    if (this.draining) {
+      // Stopping: this instance finishes what it runs, and passes the message on once it has.
+      while (this.held.has(key)) await sleep(RETRY_MS);
+      const peer = await this.peer();
+      if (peer) return this.forward(peer, key, inbound, hops);
+    }
+    const handlers = this.handlers?.(platform);
+    if (!handlers) {
+      this.log(`coordination: a forwarded ${platform} message arrived; ${platform} is not connected here`);
+      return;
+    }
+    this.hops.set(inbound, hops);
+    handlers.onMessage(inbound);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Coordination between instances (versions 500–599): who is alive, who holds which lease, chat
+ * and cron slot, and the bodies of messages too large for a NOTIFY payload. Every time here is
+ * the database's clock (`clock_timestamp()`), so instances on hosts whose clocks disagree still
+ * agree on when a lease has expired.
+ */
+import type { Migration } from "../migrate.js";
+
+export const COORDINATION_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 500,
+    name: "coordination: instances, leases, chat claims, cron slots, message bodies",
+    up: `
+CREATE TABLE coord_instances (
+  id text PRIMARY KEY,
+  host text NOT NULL,
+  pid integer NOT NULL,
+  health_url text,
+  started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  last_seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  draining boolean NOT NULL DEFAULT false
+);
+CREATE INDEX coord_instances_seen ON coord_instances (last_seen_at);
+
+CREATE TABLE coord_leases (
+  name text PRIMARY KEY,
+  holder text NOT NULL,
+  token text NOT NULL,
+  acquired_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX coord_leases_holder ON coord_leases (holder);
+
+CREATE TABLE coord_chat_claims (
+  key text PRIMARY KEY,
+  holder text NOT NULL,
+  token text NOT NULL,
+  claimed_at timestamptz NOT NULL
+);
+CREATE INDEX coord_chat_claims_holder ON coord_chat_claims (holder);
+
+CREATE TABLE coord_cron_slots (
+  job_id text NOT NULL,
+  slot text NOT NULL,
+  status text NOT NULL CHECK (status IN ('running', 'done')),
+  holder text NOT NULL,
+  token text NOT NULL,
+  attempts integer NOT NULL DEFAULT 1,
+  claimed_at timestamptz NOT NULL,
+  lease_until timestamptz NOT NULL,
+  finished_at timestamptz,
+  ok boolean,
+  summary text,
+  PRIMARY KEY (job_id, slot)
+);
+CREATE INDEX coord_cron_slots_running ON coord_cron_slots (lease_until) WHERE status = 'running';
+
+CREATE TABLE coord_messages (
+  id bigserial PRIMARY KEY,
+  body text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+`,
+  },
+];

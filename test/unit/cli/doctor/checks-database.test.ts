@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { databaseChecks } from "../../../../src/cli/doctor/checks-database.js";
+import { openPgDatabase } from "../../../../src/state/postgres/database.js";
+import { migrate } from "../../../../src/state/postgres/migrate.js";
+import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
+import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
+
+const pgState = (url: string) =>
+  ({ state: { backend: "postgres", url, pool_size: 2, durability: "normal" } }) as never;
+
+describe("doctor: the state backend", () => {
+  it("adds nothing for a SQLite home and names a misconfigured postgres backend", async () => {
+    expect(await databaseChecks({ state: { backend: "sqlite" } } as never, {})).toEqual([]);
+    const lines = await databaseChecks({ state: { backend: "postgres", url: "" } } as never, {});
+    expect(lines).toMatchObject([{ name: "state backend", status: "fail" }]);
+    expect(lines[0]!.detail).toMatch(/HERMES_DATABASE_URL/);
+  });
+
+  it("says an unreachable server does not answer, without its password", async () => {
+    const lines = await databaseChecks(
+      pgState("postgres://hermes:s3cret-pw@127.0.0.1:1/hermes"),
+      {},
+      {
+        connectTimeoutMs: 2_000,
+      },
+    );
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ group: "Database", name: "PostgreSQL", status: "fail" });
+    expect(lines[0]!.detail).toContain("postgres://hermes:***@127.0.0.1:1/hermes does not answer");
+    expect(JSON.stringify(lines)).not.toContain("s3cret-pw");
+  });
+});
+
+describe.skipIf(postgresSkipReason)("doctor: a PostgreSQL database", () => {
+  let pg: PostgresFixture;
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await pg?.dispose();
+  });
+
+  it("finds an empty database, migrates it with --fix, and checks full-text search", async () => {
+    const url = await pg.createDatabase();
+    const before = await databaseChecks(pgState(url), {});
+    expect(before.map((l) => [l.name, l.status])).toEqual([
+      ["PostgreSQL", "ok"],
+      ["schema", "warn"],
+      ["full-text search", "fail"],
+      ["instances", "ok"],
+    ]);
+    expect(before[0]!.detail).toMatch(/answers \(server \d+/);
+    expect(before[2]!.detail).toMatch(/pg_trgm not created; messages has no tsvector column/);
+    const repaired = await before[1]!.repair!();
+    expect(repaired).toMatch(/applied \d+ migration/);
+    // What the search migrations add (their own area), made here by hand.
+    const db = await openPgDatabase(url);
+    await db.query("CREATE EXTENSION IF NOT EXISTS pg_trgm");
+    await db.query("ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_doc tsvector");
+    const after = await databaseChecks(pgState(url), {});
+    expect(after.map((l) => [l.name, l.status])).toEqual([
+      ["PostgreSQL", "ok"],
+      ["schema", "ok"],
+      ["full-text search", "ok"],
+      ["instances", "ok"],
+    ]);
+    expect(after[1]!.detail).toBe(`migrated to ${MIGRATIONS.at(-1)!.version}`);
+    // Half-migrated, and migrated by a newer Hermes.
+    await db.query("DELETE FROM hermes_migrations WHERE version = $1", [MIGRATIONS.at(-1)!.version]);
+    expect((await databaseChecks(pgState(url), {}))[1]).toMatchObject({
+      status: "fail",
+      detail: expect.stringMatching(/missing/),
+    });
+    await migrate(db, MIGRATIONS).catch(() => {});
+    await db.query("INSERT INTO hermes_migrations (version, name) VALUES (99999, 'future')");
+    expect((await databaseChecks(pgState(url), {}))[1]).toMatchObject({
+      status: "fail",
+      detail: expect.stringMatching(/newer Hermes/),
+    });
+    await db.close();
+  });
+});

@@ -11,6 +11,7 @@
  * | 500–599 | coordination: instances, leases, cron slots |
  */
 import type { Migration } from "../migrate.js";
+import { SEARCH_MIGRATIONS } from "./search.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
 
-export const MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...SESSION_MIGRATIONS, ...SEARCH_MIGRATIONS];

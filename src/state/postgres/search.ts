@@ -1,0 +1,160 @@
+/**
+ * Session search over PostgreSQL, with the query language, routing, filters and snippets of the
+ * SQLite store (search.ts): the same parser (fts-query.ts) reads what was typed, and the same
+ * route is taken for it.
+ *
+ * - Words: `messages.search_vector @@ tsquery` on the GIN index (migrations/search.ts). Each term
+ *   becomes `phraseto_tsquery('simple', …)` over the text with ASCII punctuation turned into
+ *   spaces, exactly as the documents were tokenised, so `"docker compose"` is a phrase, `a.b` the
+ *   phrase `a b` and `word*` a prefix (`hermes_prefix_tsquery`); terms are ANDed, groups ORed,
+ *   `NOT term` is `!!`. Relevance is `ts_rank` within the newest `RANK_WINDOW` matches that pass
+ *   the filters (SQLite ranks by bm25 within windows too; rankings may differ, hits do not).
+ * - Substrings, CJK and symbols: `ILIKE '%term%'` over the same text, answered by the `pg_trgm`
+ *   GIN index when a term has three characters or more (a shorter one scans, newest first, as
+ *   SQLite's LIKE route does). When the word route finds nothing and every term is three
+ *   characters or longer, the substring route is asked as well, so `ockerfi` finds `Dockerfile`.
+ *
+ * Every value reaches PostgreSQL as a parameter; only the shape of the query (how many terms,
+ * which are negated) is written into the SQL.
+ */
+import type { Message } from "../../ai/types.js";
+import { isRole } from "../codec.js";
+import {
+  chooseRoute,
+  highlightTerms,
+  likePattern,
+  type ParsedQuery,
+  type QueryTerm,
+  trigramEligible,
+} from "../fts-query.js";
+import { prepareSearch, rowText, searchRoles, snippetFromText } from "../search-common.js";
+import type { SearchHit, SearchOptions } from "../types.js";
+import type { PgQueryable } from "./database.js";
+import { SEARCH_TEXT_SQL, wordTextSql } from "./migrations/search.js";
+
+/** Relevance is ranked among at most this many of the newest matches. */
+export const RANK_WINDOW = 1000;
+
+type Sort = "relevance" | "newest" | "oldest";
+
+/** Collects parameters and hands out their `$n` placeholders. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+function filterSql(options: SearchOptions, p: Params): string {
+  const roles = searchRoles(options);
+  const parts = ["(m.active = 1 OR m.compacted = 1)", `m.role = ANY(${p.add(roles)}::text[])`];
+  if (options.source !== undefined) parts.push(`s.source = ${p.add(options.source)}`);
+  if (options.excludeSessionId !== undefined)
+    parts.push(`m.session_id <> ${p.add(options.excludeSessionId)}`);
+  return parts.join(" AND ");
+}
+
+/** The tsquery of a parsed query, as SQL over parameters. */
+function tsquerySql(q: ParsedQuery, p: Params): string {
+  const term = (t: QueryTerm) => {
+    const phrase = `phraseto_tsquery('simple', ${wordTextSql(`${p.add(t.text)}::text`)})`;
+    const query = t.prefix ? `hermes_prefix_tsquery(${phrase})` : phrase;
+    return t.negated ? `!!${query}` : query;
+  };
+  return `(${q.groups.map((g) => `(${g.map(term).join(" && ")})`).join(" || ")})`;
+}
+
+/** Substring conditions (`ILIKE`) over the searchable text, as SQL over parameters. */
+function substringSql(q: ParsedQuery, p: Params): string {
+  const term = (t: QueryTerm) => {
+    const like = `${SEARCH_TEXT_SQL} ILIKE ${p.add(likePattern(t.text))}`;
+    return t.negated ? `NOT (${like})` : like;
+  };
+  return `(${q.groups.map((g) => `(${g.map(term).join(" AND ")})`).join(" OR ")})`;
+}
+
+const FROM = "FROM messages m JOIN sessions s ON s.id = m.session_id";
+
+async function wordIds(
+  db: PgQueryable,
+  parsed: ParsedQuery,
+  options: SearchOptions,
+  sort: Sort,
+  limit: number,
+): Promise<number[]> {
+  const p = new Params();
+  const match = tsquerySql(parsed, p);
+  const where = `m.search_vector @@ ${match} AND ${filterSql(options, p)}`;
+  if (sort !== "relevance") {
+    const rows = await db.query<{ id: string }>(
+      `SELECT m.id ${FROM} WHERE ${where} ORDER BY m.id ${sort === "oldest" ? "ASC" : "DESC"} LIMIT ${p.add(limit)}`,
+      p.values,
+    );
+    return rows.map((r) => Number(r.id));
+  }
+  const rows = await db.query<{ id: string }>(
+    `SELECT w.id FROM (
+       SELECT m.id, m.search_vector ${FROM} WHERE ${where} ORDER BY m.id DESC LIMIT ${p.add(RANK_WINDOW)}
+     ) w ORDER BY ts_rank(w.search_vector, ${match}) DESC, w.id DESC LIMIT ${p.add(limit)}`,
+    p.values,
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+async function substringIds(
+  db: PgQueryable,
+  parsed: ParsedQuery,
+  options: SearchOptions,
+  sort: Sort,
+  limit: number,
+): Promise<number[]> {
+  const p = new Params();
+  // Substring matches are not ranked (as in SQLite): newest first unless `oldest`.
+  const rows = await db.query<{ id: string }>(
+    `SELECT m.id ${FROM} WHERE ${substringSql(parsed, p)} AND ${filterSql(options, p)}
+     ORDER BY m.id ${sort === "oldest" ? "ASC" : "DESC"} LIMIT ${p.add(limit)}`,
+    p.values,
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+async function hits(db: PgQueryable, ids: number[], parsed: ParsedQuery): Promise<SearchHit[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.query(
+    `SELECT m.id, m.session_id, m.role, m.timestamp, m.content, m.tool_name, m.tool_calls,
+            s.title, s.source, s.model
+     ${FROM} WHERE m.id = ANY($1::bigint[])`,
+    [ids],
+  );
+  const byId = new Map(rows.map((r) => [Number(r["id"]), r]));
+  const terms = highlightTerms(parsed);
+  const out: SearchHit[] = [];
+  for (const id of ids) {
+    const r = byId.get(id);
+    if (!r || !isRole(r["role"])) continue;
+    out.push({
+      messageId: id,
+      sessionId: String(r["session_id"]),
+      role: r["role"] as Message["role"],
+      snippet: snippetFromText(rowText(r), terms),
+      timestamp: Number(r["timestamp"]),
+      sessionTitle: r["title"] === null || r["title"] === undefined ? null : String(r["title"]),
+      source: String(r["source"]),
+      model: r["model"] === null || r["model"] === undefined ? null : String(r["model"]),
+    });
+  }
+  return out;
+}
+
+/** `SessionStore.search` for PostgreSQL. Empty or whitespace-only text finds nothing. */
+export async function pgSearch(db: PgQueryable, options: SearchOptions): Promise<SearchHit[]> {
+  const prepared = prepareSearch(options);
+  if (!prepared) return [];
+  const { parsed, limit, sort } = prepared;
+  if (chooseRoute(parsed) === "words") {
+    const ids = await wordIds(db, parsed, options, sort, limit);
+    if (ids.length > 0 || !trigramEligible(parsed)) return hits(db, ids, parsed);
+  }
+  return hits(db, await substringIds(db, parsed, options, sort, limit), parsed);
+}

@@ -278,6 +278,25 @@ describe.skipIf(postgresSkipReason)("PostgreSQL search finds what SQLite search 
     expect(Number(n)).toBe(Object.keys(built.ids).length);
   });
 
+  it("stores a huge tool output (a tsvector holds at most 1 MB) and still finds words past the indexed part", async () => {
+    const scratch = await openMigrated(pg);
+    await scratch.query("INSERT INTO sessions (id, source, started_at) VALUES ('big', 'cli', 1)");
+    const words = Array.from({ length: 200_000 }, (_, i) => `w${i.toString(36)}x`).join(" ");
+    expect(words.length).toBeGreaterThan(1_000_000);
+    await scratch.query(
+      "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('big', 'assistant', $1, 2)",
+      [`${words} zyzzogeton`],
+    );
+    const early = await pgSearch(scratch, { query: "w1x" });
+    expect(early.map((h) => h.sessionId)).toEqual(["big"]);
+    expect(early[0]?.snippet).toContain(">>>w1x<<<");
+    // Past the word index's 256 K characters: the substring index answers instead.
+    const late = await pgSearch(scratch, { query: "zyzzogeton" });
+    expect(late.map((h) => h.sessionId)).toEqual(["big"]);
+    expect(late[0]?.snippet).toContain(">>>zyzzogeton<<<");
+    await scratch.close();
+  });
+
   it.each([
     ["tokenizer"],
     ["tokenize*"],

@@ -9,6 +9,8 @@
  *   phrase `a b` and `word*` a prefix (`hermes_prefix_tsquery`); terms are ANDed, groups ORed,
  *   `NOT term` is `!!`. Relevance is `ts_rank` within the newest `RANK_WINDOW` matches that pass
  *   the filters (SQLite ranks by bm25 within windows too; rankings may differ, hits do not).
+ *   Matches are collected range by range over message ids, newest first (`rangedIds`), so a
+ *   common word or phrase costs a bounded scan rather than a visit to every matching row.
  * - Substrings, CJK and symbols: `ILIKE '%term%'` over the same text, answered by the `pg_trgm`
  *   GIN index when a term has three characters or more (a shorter one scans, newest first, as
  *   SQLite's LIKE route does). When the word route finds nothing and every term is three
@@ -32,8 +34,11 @@ import type { SearchHit, SearchOptions } from "../types.js";
 import type { PgQueryable } from "./database.js";
 import { SEARCH_TEXT_SQL, wordTextSql } from "./migrations/search.js";
 
-/** Relevance is ranked among at most this many of the newest matches. */
-export const RANK_WINDOW = 1000;
+/**
+ * Relevance is ranked among at most this many of the newest matches (SQLite ranks within windows
+ * of 1000; PostgreSQL reads a match's row to rank it, so its window is smaller).
+ */
+export const RANK_WINDOW = 250;
 
 type Sort = "relevance" | "newest" | "oldest";
 
@@ -76,6 +81,53 @@ function substringSql(q: ParsedQuery, p: Params): string {
 
 const FROM = "FROM messages m JOIN sessions s ON s.id = m.session_id";
 
+/** Ids scanned by the first range; each next range is four times wider. */
+const FIRST_SPAN = 8192;
+
+/**
+ * The newest (or, for `oldest`, the first) `want` matching ids, found range by range over message
+ * ids: the first range covers the newest `FIRST_SPAN` ids, each next one four times more. A
+ * common term fills `want` inside the first range, so its cost is bounded by the range and not by
+ * how many messages match (a bitmap over every match of "the" or a common phrase would visit tens
+ * of thousands of rows); a rare term costs one cheap index probe per range, a handful in all.
+ * `rank` (SQL over the same parameters) is computed for the rows returned.
+ */
+async function rangedIds(
+  db: PgQueryable,
+  condition: (p: Params) => string,
+  options: SearchOptions,
+  oldest: boolean,
+  want: number,
+  rank?: (p: Params) => string,
+): Promise<Array<{ id: number; rank: number }>> {
+  const [bounds] = await db.query<{ lo: string | null; hi: string | null }>(
+    "SELECT MIN(id) AS lo, MAX(id) AS hi FROM messages",
+  );
+  if (!bounds || bounds.lo === null || bounds.hi === null) return [];
+  const lo = Number(bounds.lo);
+  const hi = Number(bounds.hi);
+  const found: Array<{ id: number; rank: number }> = [];
+  let span = FIRST_SPAN;
+  let edge = oldest ? lo : hi;
+  while (found.length < want) {
+    const from = oldest ? edge : Math.max(lo, edge - span + 1);
+    const to = oldest ? Math.min(hi, edge + span - 1) : edge;
+    const p = new Params();
+    const where = `m.id BETWEEN ${p.add(from)}::bigint AND ${p.add(to)}::bigint AND ${condition(p)} AND ${filterSql(options, p)}`;
+    const rankSql = rank ? rank(p) : "0";
+    const rows = await db.query<{ id: string; rank: number }>(
+      `SELECT m.id, ${rankSql} AS rank ${FROM} WHERE ${where}
+       ORDER BY m.id ${oldest ? "ASC" : "DESC"} LIMIT ${p.add(want - found.length)}`,
+      p.values,
+    );
+    for (const r of rows) found.push({ id: Number(r.id), rank: Number(r.rank) });
+    if (oldest ? to >= hi : from <= lo) break;
+    edge = oldest ? to + 1 : from - 1;
+    span *= 4;
+  }
+  return found;
+}
+
 async function wordIds(
   db: PgQueryable,
   parsed: ParsedQuery,
@@ -83,23 +135,22 @@ async function wordIds(
   sort: Sort,
   limit: number,
 ): Promise<number[]> {
-  const p = new Params();
-  const match = tsquerySql(parsed, p);
-  const where = `m.search_vector @@ ${match} AND ${filterSql(options, p)}`;
+  const match = (p: Params) => `m.search_vector @@ ${tsquerySql(parsed, p)}`;
   if (sort !== "relevance") {
-    const rows = await db.query<{ id: string }>(
-      `SELECT m.id ${FROM} WHERE ${where} ORDER BY m.id ${sort === "oldest" ? "ASC" : "DESC"} LIMIT ${p.add(limit)}`,
-      p.values,
-    );
-    return rows.map((r) => Number(r.id));
+    return (await rangedIds(db, match, options, sort === "oldest", limit)).map((r) => r.id);
   }
-  const rows = await db.query<{ id: string }>(
-    `SELECT w.id FROM (
-       SELECT m.id, m.search_vector ${FROM} WHERE ${where} ORDER BY m.id DESC LIMIT ${p.add(RANK_WINDOW)}
-     ) w ORDER BY ts_rank(w.search_vector, ${match}) DESC, w.id DESC LIMIT ${p.add(limit)}`,
-    p.values,
+  const window = await rangedIds(
+    db,
+    match,
+    options,
+    false,
+    RANK_WINDOW,
+    (p) => `ts_rank(m.search_vector, ${tsquerySql(parsed, p)})`,
   );
-  return rows.map((r) => Number(r.id));
+  return window
+    .sort((a, b) => b.rank - a.rank || b.id - a.id)
+    .slice(0, limit)
+    .map((r) => r.id);
 }
 
 async function substringIds(
@@ -109,14 +160,9 @@ async function substringIds(
   sort: Sort,
   limit: number,
 ): Promise<number[]> {
-  const p = new Params();
   // Substring matches are not ranked (as in SQLite): newest first unless `oldest`.
-  const rows = await db.query<{ id: string }>(
-    `SELECT m.id ${FROM} WHERE ${substringSql(parsed, p)} AND ${filterSql(options, p)}
-     ORDER BY m.id ${sort === "oldest" ? "ASC" : "DESC"} LIMIT ${p.add(limit)}`,
-    p.values,
-  );
-  return rows.map((r) => Number(r.id));
+  const rows = await rangedIds(db, (p) => substringSql(parsed, p), options, sort === "oldest", limit);
+  return rows.map((r) => r.id);
 }
 
 async function hits(db: PgQueryable, ids: number[], parsed: ParsedQuery): Promise<SearchHit[]> {

@@ -297,6 +297,32 @@ describe.skipIf(postgresSkipReason)("PostgreSQL search finds what SQLite search 
     await scratch.close();
   });
 
+  it("walks many id ranges: a rare word in the oldest row, a common one everywhere, every sort", async () => {
+    const scratch = await openMigrated(pg);
+    await scratch.query(
+      "INSERT INTO sessions (id, source, started_at) VALUES ('a', 'cli', 1), ('b', 'telegram', 1)",
+    );
+    await scratch.query(
+      `INSERT INTO messages (session_id, role, content, timestamp)
+       SELECT CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END, 'user',
+              CASE WHEN i = 1 THEN 'the okapi hides' ELSE 'the common ' || i || ' connection pool' END, i
+       FROM generate_series(1, 60000) AS i`,
+    );
+    const ids = async (query: string, extra: Partial<SearchOptions> = {}) =>
+      (await pgSearch(scratch, { query, ...extra })).map((h) => h.messageId);
+    expect(await ids("okapi")).toEqual([1]);
+    expect(await ids("okapi", { sort: "newest" })).toEqual([1]);
+    expect(await ids("okap")).toEqual([1]);
+    expect(await ids("the", { sort: "newest", limit: 3 })).toEqual([60000, 59999, 59998]);
+    expect(await ids("the", { sort: "oldest", limit: 3 })).toEqual([1, 2, 3]);
+    expect(await ids('"connection pool"', { sort: "oldest", limit: 2 })).toEqual([2, 3]);
+    expect(await ids("common", { source: "telegram", sort: "newest", limit: 2 })).toEqual([59999, 59997]);
+    const ranked = await ids('"connection pool"', { limit: 100 });
+    expect(ranked).toHaveLength(100);
+    expect(ranked.every((id) => id > 60000 - 250)).toBe(true);
+    await scratch.close();
+  });
+
   it.each([
     ["tokenizer"],
     ["tokenize*"],

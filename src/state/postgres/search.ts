@@ -9,8 +9,8 @@
  *   phrase `a b` and `word*` a prefix (`hermes_prefix_tsquery`); terms are ANDed, groups ORed,
  *   `NOT term` is `!!`. Relevance is `ts_rank` within the newest `RANK_WINDOW` matches that pass
  *   the filters (SQLite ranks by bm25 within windows too; rankings may differ, hits do not).
- *   Matches are collected range by range over message ids, newest first (`rangedIds`), so a
- *   common word or phrase costs a bounded scan rather than a visit to every matching row.
+ *   Matches are collected from the newest message ids first (`rangedIds`), so a common word or
+ *   phrase costs a bounded scan rather than a visit to every matching row.
  * - Substrings, CJK and symbols: `ILIKE '%term%'` over the same text, answered by the `pg_trgm`
  *   GIN index when a term has three characters or more (a shorter one scans, newest first, as
  *   SQLite's LIKE route does). When the word route finds nothing and every term is three
@@ -81,16 +81,16 @@ function substringSql(q: ParsedQuery, p: Params): string {
 
 const FROM = "FROM messages m JOIN sessions s ON s.id = m.session_id";
 
-/** Ids scanned by the first range; each next range is four times wider. */
-const FIRST_SPAN = 8192;
+/** Ids the first probe covers (the newest ones, or the first ones for `oldest`). */
+const FIRST_SPAN = 16_384;
 
 /**
- * The newest (or, for `oldest`, the first) `want` matching ids, found range by range over message
- * ids: the first range covers the newest `FIRST_SPAN` ids, each next one four times more. A
- * common term fills `want` inside the first range, so its cost is bounded by the range and not by
- * how many messages match (a bitmap over every match of "the" or a common phrase would visit tens
- * of thousands of rows); a rare term costs one cheap index probe per range, a handful in all.
- * `rank` (SQL over the same parameters) is computed for the rows returned.
+ * The newest (or, for `oldest`, the first) `want` matching ids, in two steps: the newest
+ * `FIRST_SPAN` message ids first, then, if that left `want` unfilled, everything older. A common
+ * word or phrase fills `want` in the first step, so its cost is bounded by that range and not by
+ * how many messages match (PostgreSQL would otherwise visit every one of tens of thousands of
+ * matches, its estimate for a phrase being far too low); a rare term is answered by the index in
+ * the second step, which takes every older match from the index before ordering them. `rank` (SQL over the same parameters) is computed for the rows returned.
  */
 async function rangedIds(
   db: PgQueryable,
@@ -104,26 +104,24 @@ async function rangedIds(
     "SELECT MIN(id) AS lo, MAX(id) AS hi FROM messages",
   );
   if (!bounds || bounds.lo === null || bounds.hi === null) return [];
-  const lo = Number(bounds.lo);
-  const hi = Number(bounds.hi);
+  const edge = oldest ? Number(bounds.lo) + FIRST_SPAN : Number(bounds.hi) - FIRST_SPAN;
   const found: Array<{ id: number; rank: number }> = [];
-  let span = FIRST_SPAN;
-  let edge = oldest ? lo : hi;
-  while (found.length < want) {
-    const from = oldest ? edge : Math.max(lo, edge - span + 1);
-    const to = oldest ? Math.min(hi, edge + span - 1) : edge;
+  for (const part of ["near", "rest"] as const) {
     const p = new Params();
-    const where = `m.id BETWEEN ${p.add(from)}::bigint AND ${p.add(to)}::bigint AND ${condition(p)} AND ${filterSql(options, p)}`;
+    const near = part === "near";
+    const range = oldest ? (near ? "<" : ">=") : near ? ">" : "<=";
+    const where = `m.id ${range} ${p.add(edge)}::bigint AND ${condition(p)} AND ${filterSql(options, p)}`;
     const rankSql = rank ? rank(p) : "0";
-    const rows = await db.query<{ id: string; rank: number }>(
-      `SELECT m.id, ${rankSql} AS rank ${FROM} WHERE ${where}
-       ORDER BY m.id ${oldest ? "ASC" : "DESC"} LIMIT ${p.add(want - found.length)}`,
-      p.values,
-    );
+    const order = `ORDER BY id ${oldest ? "ASC" : "DESC"} LIMIT ${p.add(want - found.length)}`;
+    // The rest: every match through the index, then ordered (a walk in id order, which the
+    // planner favours under LIMIT, would read every older row when the term is rare).
+    const sql = near
+      ? `SELECT m.id, ${rankSql} AS rank ${FROM} WHERE ${where} ${order.replace("BY id", "BY m.id")}`
+      : `WITH matches AS MATERIALIZED (SELECT m.id, ${rankSql} AS rank ${FROM} WHERE ${where})
+         SELECT id, rank FROM matches ${order}`;
+    const rows = await db.query<{ id: string; rank: number }>(sql, p.values);
     for (const r of rows) found.push({ id: Number(r.id), rank: Number(r.rank) });
-    if (oldest ? to >= hi : from <= lo) break;
-    edge = oldest ? to + 1 : from - 1;
-    span *= 4;
+    if (found.length >= want) break;
   }
   return found;
 }

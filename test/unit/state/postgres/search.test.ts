@@ -297,7 +297,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL search finds what SQLite search 
     await scratch.close();
   });
 
-  it("walks many id ranges: a rare word in the oldest row, a common one everywhere, every sort", async () => {
+  it("past the newest-ids probe: a rare word in the oldest row, a common one everywhere, every sort", async () => {
     const scratch = await openMigrated(pg);
     await scratch.query(
       "INSERT INTO sessions (id, source, started_at) VALUES ('a', 'cli', 1), ('b', 'telegram', 1)",

@@ -24,6 +24,7 @@ import { dashboardSessionsBench } from "./dashboard-sessions.js";
 import { dockerBench } from "./docker.js";
 import { executeCodeBench } from "./execute-code.js";
 import { leanStartBench } from "./lean-start.js";
+import { pgSearchBench } from "./pg-search.js";
 import { pluginsBench } from "./plugins.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
 import { promptSizeBench } from "./prompt-size.js";
@@ -199,6 +200,7 @@ async function main(): Promise<void> {
   const sizes = process.env.BENCH_STORE_SIZES?.split(",").map(Number);
   rows.push(...(await sessionStoreBench(sizes ? { sizes } : {})));
   rows.push(...(await dashboardSessionsBench()));
+  rows.push(...(await pgSearchBench()));
 
   const header = "| benchmark | median | baseline | ratio | target | met |\n|---|---|---|---|---|---|";
   const lines = rows.map(

@@ -14,7 +14,7 @@ function localDay(seconds: number): string {
 }
 
 /** Every local calendar day from `since` to `until`, oldest first. */
-function daysBetween(since: number, until: number): string[] {
+export function daysBetween(since: number, until: number): string[] {
   const out: string[] = [];
   const d = new Date(since * 1000);
   d.setHours(12, 0, 0, 0);

@@ -19,26 +19,26 @@
  *
  * Snippets are cut from the message text in JavaScript (see `snippetFromText`). */
 import type { Message } from "../ai/types.js";
-import { contentText, isRole, type Row } from "./codec.js";
+import { isRole } from "./codec.js";
 import { isBusy } from "./connection.js";
 import type { StoreContext } from "./context.js";
 import {
   chooseRoute,
   highlightTerms,
-  isEmptyQuery,
   type ParsedQuery,
-  parseSearchQuery,
   toFtsMatch,
   toLikeClause,
   toTrigramMatch,
   trigramEligible,
 } from "./fts-query.js";
 import type { FtsTable } from "./schema.js";
-import { type SearchHit, type SearchOptions, SessionStoreError } from "./types.js";
+import { prepareSearch, rowText, searchRoles, snippetFromText } from "./search-common.js";
+import type { SearchHit, SearchOptions } from "./types.js";
+
+export { snippetFromText };
 
 export const RANK_WINDOW = 1000;
 const MAX_WINDOWS = 25;
-const SNIPPET_MAX = 300;
 
 interface Filters {
   sql: string;
@@ -46,14 +46,7 @@ interface Filters {
 }
 
 function filters(ctx: StoreContext, options: SearchOptions): Filters {
-  const roles: string[] = options.roles && options.roles.length > 0 ? options.roles : ["user", "assistant"];
-  const unknown = roles.filter((r) => !isRole(r));
-  if (unknown.length > 0) {
-    throw new SessionStoreError(
-      "invalid",
-      `search roles must be system, user, assistant or tool; got ${unknown.join(", ")}.`,
-    );
-  }
+  const roles = searchRoles(options);
   const parts = [ctx.visibleMessage("m"), `m.role IN (${roles.map(() => "?").join(", ")})`];
   const params: unknown[] = [...roles];
   if (options.source !== undefined) {
@@ -69,19 +62,9 @@ function filters(ctx: StoreContext, options: SearchOptions): Filters {
 
 /** Empty or whitespace-only text returns no hits (use `recent()` to browse without a query). */
 export function searchMessages(ctx: StoreContext, options: SearchOptions): SearchHit[] {
-  const text = typeof options.query === "string" ? options.query : "";
-  if (!text.trim()) return [];
-  const wanted = options.limit ?? 10;
-  const limit = Number.isFinite(wanted) ? Math.max(1, Math.min(100, Math.floor(wanted))) : 10;
-  const sort = options.sort ?? "relevance";
-  if (sort !== "relevance" && sort !== "newest" && sort !== "oldest") {
-    throw new SessionStoreError(
-      "invalid",
-      `search sort must be relevance, newest or oldest, got "${String(sort)}".`,
-    );
-  }
-  const parsed = parseSearchQuery(text);
-  if (isEmptyQuery(parsed)) return [];
+  const prepared = prepareSearch(options);
+  if (!prepared) return [];
+  const { parsed, limit, sort } = prepared;
   const f = filters(ctx, options);
   return ctx.read(() => {
     const route = chooseRoute(parsed);
@@ -231,50 +214,4 @@ function finish(ctx: StoreContext, ids: number[], parsed: ParsedQuery): SearchHi
     });
   }
   return out;
-}
-
-function rowText(r: Row): string {
-  const parts = [contentText(r["content"])];
-  if (typeof r["tool_name"] === "string") parts.push(r["tool_name"]);
-  if (typeof r["tool_calls"] === "string") parts.push(r["tool_calls"]);
-  return parts.filter(Boolean).join(" ");
-}
-
-/**
- * A snippet of at most ~300 characters around the first occurrence (case-insensitive) of a term,
- * every occurrence of a term inside it wrapped in `>>>`/`<<<`. Cut here rather than with FTS5's
- * snippet(), which re-reads the document through every index segment (about half a millisecond a
- * hit on a large store). A phrase that does not occur literally (`connection, pool` for the
- * phrase "connection pool") is looked for word by word.
- */
-export function snippetFromText(text: string, terms: string[]): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  const lower = flat.toLowerCase();
-  const needles = [...new Set([...terms, ...terms.flatMap((t) => t.split(" "))])]
-    .map((t) => t.toLowerCase())
-    .filter((t) => t.length > 0)
-    .sort((a, b) => b.length - a.length);
-  let at = -1;
-  for (const needle of needles) {
-    const i = lower.indexOf(needle);
-    if (i !== -1 && (at === -1 || i < at)) at = i;
-  }
-  if (at === -1) return flat.length > SNIPPET_MAX ? `${flat.slice(0, SNIPPET_MAX - 1)}…` : flat;
-  const start = Math.max(0, at - 100);
-  const end = Math.min(flat.length, start + SNIPPET_MAX);
-  const window = flat.slice(start, end);
-  const windowLower = lower.slice(start, end);
-  let out = "";
-  let i = 0;
-  while (i < window.length) {
-    const needle = needles.find((n) => windowLower.startsWith(n, i));
-    if (needle) {
-      out += `>>>${window.slice(i, i + needle.length)}<<<`;
-      i += needle.length;
-    } else {
-      out += window[i];
-      i++;
-    }
-  }
-  return `${start > 0 ? "…" : ""}${out}${end < flat.length ? "…" : ""}`;
 }

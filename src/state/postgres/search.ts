@@ -1,60 +1,204 @@
 /**
- * Message search over PostgreSQL, the small version the session store needs to typecheck and run:
- * every word of the query must occur in the message (case-insensitive substring), newest first,
- * with the same filters and snippet markers as SQLite. The full-text version (tsvector, pg_trgm,
- * the FTS query syntax, relevance) replaces this file.
+ * Session search over PostgreSQL, with the query language, routing, filters and snippets of the
+ * SQLite store (search.ts): the same parser (fts-query.ts) reads what was typed, and the same
+ * route is taken for it.
+ *
+ * - Words: `messages.search_vector @@ tsquery` on the GIN index (migrations/search.ts). Each term
+ *   becomes `phraseto_tsquery('simple', …)` over the text with ASCII punctuation turned into
+ *   spaces, exactly as the documents were tokenised, so `"docker compose"` is a phrase, `a.b` the
+ *   phrase `a b` and `word*` a prefix (`hermes_prefix_tsquery`); terms are ANDed, groups ORed,
+ *   `NOT term` is `!!`. Relevance is `ts_rank` within the newest `RANK_WINDOW` matches that pass
+ *   the filters (SQLite ranks by bm25 within windows too; rankings may differ, hits do not).
+ *   Matches are collected from the newest message ids first (`rangedIds`), so a common word or
+ *   phrase costs a bounded scan rather than a visit to every matching row.
+ * - Substrings, CJK and symbols: `ILIKE '%term%'` over the same text, answered by the `pg_trgm`
+ *   GIN index when a term has three characters or more (a shorter one scans, newest first, as
+ *   SQLite's LIKE route does). When the word route finds nothing and every term is three
+ *   characters or longer, the substring route is asked as well, so `ockerfi` finds `Dockerfile`.
+ *
+ * Every value reaches PostgreSQL as a parameter; only the shape of the query (how many terms,
+ * which are negated) is written into the SQL.
  */
-import { collapse, contentText, rowToSession } from "../codec.js";
+import type { Message } from "../../ai/types.js";
+import { isRole } from "../codec.js";
+import {
+  chooseRoute,
+  highlightTerms,
+  likePattern,
+  type ParsedQuery,
+  type QueryTerm,
+  trigramEligible,
+} from "../fts-query.js";
+import { prepareSearch, rowText, searchRoles, snippetFromText } from "../search-common.js";
 import type { SearchHit, SearchOptions } from "../types.js";
 import type { PgQueryable } from "./database.js";
+import { SEARCH_TEXT_SQL, wordTextSql } from "./migrations/search.js";
 
-export async function pgSearch(db: PgQueryable, options: SearchOptions): Promise<SearchHit[]> {
-  const words = options.query
-    .replace(/["*()]/g, " ")
-    .split(/\s+/)
-    .filter((w) => w && w !== "OR" && w !== "NOT" && w !== "AND");
-  if (words.length === 0) return [];
-  const params: unknown[] = [words.map((w) => `%${w.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)];
-  const where = ["m.content ILIKE ALL($1::text[])", "(m.active = 1 OR m.compacted = 1)"];
-  params.push(options.roles ?? ["user", "assistant"]);
-  where.push(`m.role = ANY($${params.length}::text[])`);
-  if (options.source !== undefined) {
-    params.push(options.source);
-    where.push(`s.source = $${params.length}`);
+/**
+ * Relevance is ranked among at most this many of the newest matches (SQLite ranks within windows
+ * of 1000; PostgreSQL reads a match's row to rank it, so its window is smaller).
+ */
+export const RANK_WINDOW = 250;
+
+type Sort = "relevance" | "newest" | "oldest";
+
+/** Collects parameters and hands out their `$n` placeholders. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
   }
-  if (options.excludeSessionId !== undefined) {
-    params.push(options.excludeSessionId);
-    where.push(`m.session_id <> $${params.length}`);
-  }
-  params.push(Math.min(100, Math.max(1, Math.floor(options.limit ?? 10))));
-  const order = options.sort === "oldest" ? "m.timestamp, m.id" : "m.timestamp DESC, m.id DESC";
-  const rows = await db.query(
-    `SELECT m.id AS message_id, m.session_id, m.role, m.content, m.timestamp, s.*
-     FROM messages m JOIN sessions s ON s.id = m.session_id
-     WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT $${params.length}`,
-    params,
+}
+
+function filterSql(options: SearchOptions, p: Params): string {
+  const roles = searchRoles(options);
+  const parts = ["(m.active = 1 OR m.compacted = 1)", `m.role = ANY(${p.add(roles)}::text[])`];
+  if (options.source !== undefined) parts.push(`s.source = ${p.add(options.source)}`);
+  if (options.excludeSessionId !== undefined)
+    parts.push(`m.session_id <> ${p.add(options.excludeSessionId)}`);
+  return parts.join(" AND ");
+}
+
+/** The tsquery of a parsed query, as SQL over parameters. */
+function tsquerySql(q: ParsedQuery, p: Params): string {
+  const term = (t: QueryTerm) => {
+    const phrase = `phraseto_tsquery('simple', ${wordTextSql(`${p.add(t.text)}::text`)})`;
+    const query = t.prefix ? `hermes_prefix_tsquery(${phrase})` : phrase;
+    return t.negated ? `!!${query}` : query;
+  };
+  return `(${q.groups.map((g) => `(${g.map(term).join(" && ")})`).join(" || ")})`;
+}
+
+/** Substring conditions (`ILIKE`) over the searchable text, as SQL over parameters. */
+function substringSql(q: ParsedQuery, p: Params): string {
+  const term = (t: QueryTerm) => {
+    const like = `${SEARCH_TEXT_SQL} ILIKE ${p.add(likePattern(t.text))}`;
+    return t.negated ? `NOT (${like})` : like;
+  };
+  return `(${q.groups.map((g) => `(${g.map(term).join(" AND ")})`).join(" OR ")})`;
+}
+
+const FROM = "FROM messages m JOIN sessions s ON s.id = m.session_id";
+
+/** Ids the first probe covers (the newest ones, or the first ones for `oldest`). */
+const FIRST_SPAN = 16_384;
+
+/**
+ * The newest (or, for `oldest`, the first) `want` matching ids, in two steps: the newest
+ * `FIRST_SPAN` message ids first, then, if that left `want` unfilled, everything older. A common
+ * word or phrase fills `want` in the first step, so its cost is bounded by that range and not by
+ * how many messages match (PostgreSQL would otherwise visit every one of tens of thousands of
+ * matches, its estimate for a phrase being far too low); a rare term is answered by the index in
+ * the second step, which takes every older match from the index before ordering them. `rank` (SQL over the same parameters) is computed for the rows returned.
+ */
+async function rangedIds(
+  db: PgQueryable,
+  condition: (p: Params) => string,
+  options: SearchOptions,
+  oldest: boolean,
+  want: number,
+  rank?: (p: Params) => string,
+): Promise<Array<{ id: number; rank: number }>> {
+  const [bounds] = await db.query<{ lo: string | null; hi: string | null }>(
+    "SELECT MIN(id) AS lo, MAX(id) AS hi FROM messages",
   );
-  return rows.map((r) => {
-    const text = contentText(r["content"]);
-    const lower = text.toLowerCase();
-    const at = Math.max(0, lower.indexOf(words[0]!.toLowerCase()));
-    let snippet = collapse(text.slice(Math.max(0, at - 120), at + 180), 300);
-    for (const w of words) {
-      snippet = snippet.replace(
-        new RegExp(w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"),
-        (hit) => `>>>${hit}<<<`,
-      );
-    }
-    const session = rowToSession({ ...r, id: r["session_id"] });
-    return {
-      messageId: Number(r["message_id"]),
+  if (!bounds || bounds.lo === null || bounds.hi === null) return [];
+  const edge = oldest ? Number(bounds.lo) + FIRST_SPAN : Number(bounds.hi) - FIRST_SPAN;
+  const found: Array<{ id: number; rank: number }> = [];
+  for (const part of ["near", "rest"] as const) {
+    const p = new Params();
+    const near = part === "near";
+    const range = oldest ? (near ? "<" : ">=") : near ? ">" : "<=";
+    const where = `m.id ${range} ${p.add(edge)}::bigint AND ${condition(p)} AND ${filterSql(options, p)}`;
+    const rankSql = rank ? rank(p) : "0";
+    const order = `ORDER BY id ${oldest ? "ASC" : "DESC"} LIMIT ${p.add(want - found.length)}`;
+    // The rest: every match through the index, then ordered (a walk in id order, which the
+    // planner favours under LIMIT, would read every older row when the term is rare).
+    const sql = near
+      ? `SELECT m.id, ${rankSql} AS rank ${FROM} WHERE ${where} ${order.replace("BY id", "BY m.id")}`
+      : `WITH matches AS MATERIALIZED (SELECT m.id, ${rankSql} AS rank ${FROM} WHERE ${where})
+         SELECT id, rank FROM matches ${order}`;
+    const rows = await db.query<{ id: string; rank: number }>(sql, p.values);
+    for (const r of rows) found.push({ id: Number(r.id), rank: Number(r.rank) });
+    if (found.length >= want) break;
+  }
+  return found;
+}
+
+async function wordIds(
+  db: PgQueryable,
+  parsed: ParsedQuery,
+  options: SearchOptions,
+  sort: Sort,
+  limit: number,
+): Promise<number[]> {
+  const match = (p: Params) => `m.search_vector @@ ${tsquerySql(parsed, p)}`;
+  if (sort !== "relevance") {
+    return (await rangedIds(db, match, options, sort === "oldest", limit)).map((r) => r.id);
+  }
+  const window = await rangedIds(
+    db,
+    match,
+    options,
+    false,
+    RANK_WINDOW,
+    (p) => `ts_rank(m.search_vector, ${tsquerySql(parsed, p)})`,
+  );
+  return window
+    .sort((a, b) => b.rank - a.rank || b.id - a.id)
+    .slice(0, limit)
+    .map((r) => r.id);
+}
+
+async function substringIds(
+  db: PgQueryable,
+  parsed: ParsedQuery,
+  options: SearchOptions,
+  sort: Sort,
+  limit: number,
+): Promise<number[]> {
+  // Substring matches are not ranked (as in SQLite): newest first unless `oldest`.
+  const rows = await rangedIds(db, (p) => substringSql(parsed, p), options, sort === "oldest", limit);
+  return rows.map((r) => r.id);
+}
+
+async function hits(db: PgQueryable, ids: number[], parsed: ParsedQuery): Promise<SearchHit[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.query(
+    `SELECT m.id, m.session_id, m.role, m.timestamp, m.content, m.tool_name, m.tool_calls,
+            s.title, s.source, s.model
+     ${FROM} WHERE m.id = ANY($1::bigint[])`,
+    [ids],
+  );
+  const byId = new Map(rows.map((r) => [Number(r["id"]), r]));
+  const terms = highlightTerms(parsed);
+  const out: SearchHit[] = [];
+  for (const id of ids) {
+    const r = byId.get(id);
+    if (!r || !isRole(r["role"])) continue;
+    out.push({
+      messageId: id,
       sessionId: String(r["session_id"]),
-      role: r["role"] as SearchHit["role"],
-      snippet,
+      role: r["role"] as Message["role"],
+      snippet: snippetFromText(rowText(r), terms),
       timestamp: Number(r["timestamp"]),
-      sessionTitle: session.title,
-      source: session.source,
-      model: session.model,
-    };
-  });
+      sessionTitle: r["title"] === null || r["title"] === undefined ? null : String(r["title"]),
+      source: String(r["source"]),
+      model: r["model"] === null || r["model"] === undefined ? null : String(r["model"]),
+    });
+  }
+  return out;
+}
+
+/** `SessionStore.search` for PostgreSQL. Empty or whitespace-only text finds nothing. */
+export async function pgSearch(db: PgQueryable, options: SearchOptions): Promise<SearchHit[]> {
+  const prepared = prepareSearch(options);
+  if (!prepared) return [];
+  const { parsed, limit, sort } = prepared;
+  if (chooseRoute(parsed) === "words") {
+    const ids = await wordIds(db, parsed, options, sort, limit);
+    if (ids.length > 0 || !trigramEligible(parsed)) return hits(db, ids, parsed);
+  }
+  return hits(db, await substringIds(db, parsed, options, sort, limit), parsed);
 }

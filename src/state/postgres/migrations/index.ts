@@ -14,10 +14,12 @@ import type { Migration } from "../migrate.js";
 import { COORDINATION_MIGRATIONS } from "./coordination.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
 import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
+import { SEARCH_MIGRATIONS } from "./search.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
 
 export const MIGRATIONS: readonly Migration[] = [
   ...SESSION_MIGRATIONS,
+  ...SEARCH_MIGRATIONS,
   ...GATEWAY_MIGRATIONS,
   ...KNOWLEDGE_MIGRATIONS,
   ...COORDINATION_MIGRATIONS,

@@ -586,7 +586,18 @@ function success(
   };
 }
 
-const MEMORY_METHODS = ["entries", "read", "renderBlock", "add", "replace", "remove", "apply"] as const;
+const MEMORY_METHODS = [
+  "entries",
+  "read",
+  "renderBlock",
+  "promptBlock",
+  "blockedEntries",
+  "precheck",
+  "add",
+  "replace",
+  "remove",
+  "apply",
+] as const;
 
 /**
  * MEMORY.md / USER.md entries as a backend other than the files provides them (asynchronous, see

@@ -16,11 +16,10 @@ import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
 import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
+import { openStateBackend, type StateBackend } from "../knowledge/state-backend.js";
 import { listUnloadedPlugins } from "../plugins/discover.js";
 import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
-import { PairingStore } from "../state/gateway/pairing.js";
 import { webhookEnabled } from "../state/gateway/webhook-subscriptions.js";
-import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
@@ -49,6 +48,8 @@ export interface GatewayOptions {
   env: Record<string, string | undefined>;
   /** The real process environment (its allowlist names win over `.env`'s); see `LiveAuthEnv`. */
   processEnv?: Readonly<Record<string, string | undefined>>;
+  /** Where every store lives; default the one `state.backend` names (opened and closed here). */
+  backend?: StateBackend;
   /** Profile name (`-p`): the namespace of the chats' session keys. */
   profile?: string | undefined;
   /** The command line recorded in gateway.pid. */
@@ -181,6 +182,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const control = new GatewayControlState();
   let chats: MessageRouter | undefined;
   try {
+    const backend = options.backend ?? (await openStateBackend(home, config, { env }));
+    if (!options.backend) stops.push(() => backend.close());
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
     // One registry for every surface; MCP servers start in the background and turns wait for them.
@@ -210,6 +213,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         config,
         env,
         registry,
+        backend,
         ...(mcp ? { toolsReady: mcp.ready } : {}),
         onWarning: (message) => log(`api_server: ${message}`, "gateway.api_server"),
         logger,
@@ -227,10 +231,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       const resolved = resolveRuntime({ flags: {}, config, env, home });
       // Recording store: a damaged state.db is moved aside, and writes that meet another
       // process's lock are queued and retried instead of lost.
-      const store = openRecordingStore(home, {
-        open: durabilityOptions(config.state),
-        notify: (message) => print(`state.db: ${message}`),
-      });
+      const store = backend.openSessions({ notify: (message) => print(`state.db: ${message}`) });
       stops.push(async () => {
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
         await store.close();
@@ -269,7 +270,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         profile: options.profile,
         adapters,
         observer: gatewayHooks.observer(control, chatCommands),
-        pairing: new PairingStore({ home }),
+        pairing: backend.pairing,
+        index: backend.chatIndex((message) => log(`sessions: ${message}`)),
         log: print,
         logger,
         toolsets: (platform) => platformToolsets(config, platform),
@@ -286,11 +288,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             onApproval: request.onApproval,
             // Called by the approval policy only for the chat user's own "always" answer.
             persistAlwaysApproval: async (patternKey) => {
-              const list = [...new Set([...(config.command_allowlist ?? []), patternKey])];
-              config.command_allowlist = list;
+              config.command_allowlist = [...new Set([...(config.command_allowlist ?? []), patternKey])];
               try {
-                const { setConfigValue } = await import("../config/write.js");
-                await setConfigValue(home, "command_allowlist", JSON.stringify(list));
+                await backend.commandAllowlist.add(patternKey);
               } catch (error) {
                 log(
                   `"always" was not saved to command_allowlist: ${error instanceof Error ? error.message : String(error)}`,
@@ -398,7 +398,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     const ticker = startTicker({
       home,
-      runJob: agentJobRunner({ home, config, env, logger }),
+      runJob: agentJobRunner({
+        home,
+        config,
+        env,
+        logger,
+        openSessions: () => backend.openSessions({ notify: (message) => print(`state.db: ${message}`) }),
+      }),
+      jobs: backend.cronJobs(timezone ? { timezone } : {}),
       deliver: createDeliverer(senders),
       intervalMs: seconds * 1000,
       ...(timezone ? { timezone } : {}),

@@ -90,7 +90,7 @@ export function requireFactories(found: Partial<PgFactories>): PgFactories {
 /** Opens the pool, migrates, and assembles the stores (see the file comment). */
 export async function openPostgresBackend(
   home: string,
-  _config: HermesConfig,
+  config: HermesConfig,
   choice: Extract<StateBackendChoice, { kind: "postgres" }>,
   options: StateBackendOptions = {},
   factories: () => Promise<Partial<PgFactories>> = pgFactories,
@@ -118,6 +118,10 @@ export async function openPostgresBackend(
       f.pgSkillUsageRecords(db),
     ]);
     const responses = await f.pgResponseRecords(db);
+    // "Always" answers given on any instance approve here too: the database's list joins config.yaml's.
+    config.command_allowlist = [
+      ...new Set([...(config.command_allowlist ?? []), ...(await allowlist.list())]),
+    ];
     const knowledge = {
       cronJobs: (o?: CronJobsOptions) => f.pgCronJobs(db, o),
       memory: (limits: MemoryLimitConfig = {}) => f.pgMemoryRecords(db, limits),

@@ -472,6 +472,8 @@ const CRON_METHODS = [
 export type CronJobs = Asynchronous<Pick<CronStore, (typeof CRON_METHODS)[number]>> & {
   /** The zone schedules are read in and times written in. */
   readonly timezone: string;
+  /** A time as jobs record it (ISO with the zone's offset); now when `ms` is absent. */
+  iso(ms?: number): string;
   /** Runs `fn` on every job, locked, then saves what it leaves; nothing is saved when it throws. */
   update<T>(fn: (jobs: CronJob[]) => T | Promise<T>): Promise<T>;
 };
@@ -480,6 +482,7 @@ export function cronJobs(store: CronStore): CronJobs {
   return {
     ...asyncView(store, CRON_METHODS),
     timezone: store.timezone,
+    iso: (ms) => store.iso(ms),
     update: (fn) => store.update(fn),
   };
 }

@@ -603,8 +603,11 @@ const MEMORY_METHODS = [
  * MEMORY.md / USER.md entries as a backend other than the files provides them (asynchronous, see
  * async-view.ts); `memoryRecords` puts `MemoryStore` behind it.
  */
-export type MemoryRecords = Asynchronous<Pick<MemoryStore, (typeof MEMORY_METHODS)[number]>>;
+export type MemoryRecords = Asynchronous<Pick<MemoryStore, (typeof MEMORY_METHODS)[number]>> & {
+  /** The character limit of each target. */
+  readonly limits: Readonly<MemoryLimits>;
+};
 
 export function memoryRecords(store: MemoryStore): MemoryRecords {
-  return asyncView(store, MEMORY_METHODS);
+  return { ...asyncView(store, MEMORY_METHODS), limits: store.limits };
 }

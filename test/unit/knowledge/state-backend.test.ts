@@ -11,6 +11,7 @@ import {
 } from "../../../src/knowledge/postgres-backend.js";
 import { openStateBackend } from "../../../src/knowledge/state-backend.js";
 import { fileKnowledgeStores, knowledgeStores } from "../../../src/knowledge/stores.js";
+import { openedOnUse } from "../../../src/state/async-view.js";
 import { localCoordinator } from "../../../src/state/coordination.js";
 import { PairingStore, pairingRecords } from "../../../src/state/gateway/pairing.js";
 import { ResponseStore, responseRecords } from "../../../src/state/gateway/response-store.js";
@@ -244,5 +245,24 @@ describe.skipIf(postgresSkipReason)("the PostgreSQL backend's assembly over a re
     // Closed: the tools are back on the home's files.
     await knowledgeStores(h).memory({}).add("memory", "local note");
     expect(existsSync(join(h, "memories", "MEMORY.md"))).toBe(true);
+  });
+});
+
+describe("a store opened on first use (CLI commands on a postgres home)", () => {
+  it("opens once, on the first call, and rejects every call when opening fails", async () => {
+    let opened = 0;
+    const view = openedOnUse(async () => {
+      opened++;
+      return { n: 1, add: (by: number) => by + 1, twice: (by: number) => by * 2 };
+    }, ["add", "twice"]);
+    expect(opened).toBe(0);
+    expect(await Promise.all([view.add(1), view.twice(3)])).toEqual([2, 6]);
+    expect(opened).toBe(1);
+
+    const failing = openedOnUse(async (): Promise<{ get(): number }> => {
+      throw new Error("PostgreSQL backend: cron jobs is not available in this build");
+    }, ["get"]);
+    await expect(failing.get()).rejects.toThrow("cron jobs is not available");
+    await expect(failing.get()).rejects.toThrow("cron jobs is not available");
   });
 });

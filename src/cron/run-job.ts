@@ -15,6 +15,7 @@ import type { Logger } from "../util/log.js";
 /** How long a finished run waits for writes still queued behind another process's lock on state.db. */
 const RUN_SAVE_WAIT_MS = 10_000;
 
+import type { RecordingSessions } from "../knowledge/state-backend-types.js";
 import type { CronRunResult, RunJobFn } from "./scheduler.js";
 
 export interface AgentJobRunnerOptions {
@@ -25,6 +26,8 @@ export interface AgentJobRunnerOptions {
   transport?: Transport;
   /** Record runs in state.db (default true). */
   record?: boolean;
+  /** Opens the store runs are recorded in (the state backend's); default the home's state.db. */
+  openSessions?: () => RecordingSessions;
   onWarning?: (message: string) => void;
   /** The home's log files: each run's agent events (and the job it runs) are logged. */
   logger?: Logger;
@@ -136,15 +139,18 @@ export function agentJobRunner(options: AgentJobRunnerOptions): RunJobFn {
       }
     }
 
-    let store: import("../state/queued-store.js").QueuedSessionStore | null = null;
+    let store: RecordingSessions | null = null;
     if (options.record !== false) {
       try {
         // Recording store: a damaged state.db is moved aside, and writes that meet another
         // process's lock are queued and retried instead of lost.
-        const { openRecordingStore } = await import("../state/recording-store.js");
-        store = openRecordingStore(home, {
-          notify: (message) => options.onWarning?.(`state.db: ${message}`),
-        });
+        if (options.openSessions) store = options.openSessions();
+        else {
+          const { openRecordingStore } = await import("../state/recording-store.js");
+          store = openRecordingStore(home, {
+            notify: (message) => options.onWarning?.(`state.db: ${message}`),
+          });
+        }
       } catch (error) {
         options.onWarning?.(`cron: state.db could not be opened, the run is not recorded: ${String(error)}`);
       }

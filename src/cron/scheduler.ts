@@ -14,7 +14,7 @@
  */
 import { join } from "node:path";
 import { catchUpWindowFor, isCronSchedule, nextRunAfter } from "../knowledge/cron/schedule.js";
-import { CronStore, isRunnable, nextRunMs } from "../knowledge/cron/store.js";
+import { type CronJobs, CronStore, cronJobs, isRunnable, nextRunMs } from "../knowledge/cron/store.js";
 import type { CronJob } from "../knowledge/cron/types.js";
 import type { Coordinator } from "../state/coordination.js";
 import { FileLockTimeoutError, withFileLock } from "../util/file-lock.js";
@@ -48,6 +48,8 @@ export interface TickOptions {
   catchUpWindowMs?: number;
   /** config.yaml `timezone`. */
   timezone?: string;
+  /** The jobs (the state backend's); default `cron/jobs.json` of `home` in `timezone` on `now`. */
+  jobs?: CronJobs;
   /** Consider only these job ids (`hermes cron run ID`). */
   only?: readonly string[];
   /** Outputs kept per job (config `cron.output_retention`). */
@@ -127,11 +129,15 @@ export async function tick(options: TickOptions): Promise<TickOutcome> {
 
 async function tickLocked(options: TickOptions): Promise<TickOutcome> {
   const now = options.now ?? Date.now;
-  const store = new CronStore({
-    home: options.home,
-    now,
-    ...(options.timezone ? { timezone: options.timezone } : {}),
-  });
+  const store =
+    options.jobs ??
+    cronJobs(
+      new CronStore({
+        home: options.home,
+        now,
+        ...(options.timezone ? { timezone: options.timezone } : {}),
+      }),
+    );
   const deliver = options.deliver ?? createDeliverer();
   const skipped: SkippedJob[] = [];
   const interrupted: string[] = [];
@@ -200,7 +206,7 @@ async function tickLocked(options: TickOptions): Promise<TickOutcome> {
 
 async function runClaimed(
   job: CronJob,
-  store: CronStore,
+  store: CronJobs,
   deliver: DeliverFn,
   tickOptions: TickOptions,
   now: () => number,

@@ -4,9 +4,8 @@
  * `hermes cron run`, and a job's saved outputs (`cron/output/<id>/<stamp>.md`), read by validated
  * name and redacted.
  */
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
-import { join } from "node:path";
-import type { CronStore } from "../knowledge/cron/store.js";
+import { OUTPUT_NAME } from "../knowledge/cron/outputs.js";
+import type { CronJobs } from "../knowledge/cron/store.js";
 import { CronStoreError, isRunnable, nextRunMs } from "../knowledge/cron/store.js";
 import type { CronJob, CronJobPatch } from "../knowledge/cron/types.js";
 import { cronPromptRefusal } from "../tools/cronjob.js";
@@ -15,15 +14,14 @@ import { describeSchedule } from "./cron-describe.js";
 import { ApiError, field, intParam, optionalField, type Route } from "./http.js";
 
 export interface CronDeps {
-  cron: CronStore;
+  /** The cron jobs (the state backend's). */
+  cron: CronJobs;
   /** Whether this home's gateway is running (its ticker runs due cron jobs). */
   gatewayRunning: () => Promise<boolean>;
   /** Starts `hermes cron run <id>` in the background (used when no gateway runs the job). */
   runCronJob?: ((id: string) => void) | undefined;
 }
 
-/** What `saveOutput` names a run's file: local wall time, `-2`, `-3`… on a clash. */
-const OUTPUT_NAME = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}(-\d{1,4})?\.md$/;
 /** Largest part of one output the API answers (the rest is cut, `truncated: true`). */
 export const MAX_OUTPUT_BYTES = 256 * 1024;
 
@@ -66,47 +64,11 @@ function refusePrompt(prompt: string | undefined): void {
   if (refusal) throw new ApiError(422, refusal);
 }
 
-/** The job's output folder; 404 for an unknown job (looked up by id or name). */
-function outputsOf(deps: CronDeps, idOrName: string): { job: CronJob; dir: string | undefined } {
-  const job = deps.cron.find(idOrName);
+/** The job (by id or name); 404 for an unknown one. */
+async function jobOf(deps: CronDeps, idOrName: string): Promise<CronJob> {
+  const job = await deps.cron.find(idOrName);
   if (!job) throw new ApiError(404, `No cron job with id or name "${idOrName}".`);
-  return { job, dir: deps.cron.outputDir(job.id) };
-}
-
-function listOutputs(dir: string | undefined): Array<{ name: string; size: number; modified_at: string }> {
-  if (!dir) return [];
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const files: Array<{ name: string; size: number; modified_at: string }> = [];
-  for (const name of names.filter((n) => OUTPUT_NAME.test(n))) {
-    try {
-      const stat = lstatSync(join(dir, name));
-      if (stat.isFile()) files.push({ name, size: stat.size, modified_at: stat.mtime.toISOString() });
-    } catch {
-      // Removed by retention between the listing and the stat.
-    }
-  }
-  // Stamps sort as text; a clash suffix (-2) sorts after its stamp, as it was written later.
-  return files.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
-}
-
-/** Reads at most MAX_OUTPUT_BYTES of a regular file (never through a symlink). */
-function readOutput(path: string): { text: string; size: number; truncated: boolean } {
-  const stat = lstatSync(path, { throwIfNoEntry: false });
-  if (!stat?.isFile()) throw new ApiError(404, "no such output");
-  const fd = openSync(path, "r");
-  try {
-    const size = fstatSync(fd).size;
-    const buffer = Buffer.alloc(Math.min(size, MAX_OUTPUT_BYTES));
-    const read = readSync(fd, buffer, 0, buffer.length, 0);
-    return { text: buffer.subarray(0, read).toString("utf8"), size, truncated: size > MAX_OUTPUT_BYTES };
-  } finally {
-    closeSync(fd);
-  }
+  return job;
 }
 
 export function cronRoutes(deps: CronDeps): Route[] {
@@ -118,7 +80,7 @@ export function cronRoutes(deps: CronDeps): Route[] {
         "cron jobs with schedule (and schedule_human in words), state, next and last run, last status and error",
       handler: async () => ({
         json: {
-          jobs: deps.cron.list().map(view),
+          jobs: (await deps.cron.list()).map(view),
           timezone: deps.cron.timezone,
           gateway_running: await deps.gatewayRunning(),
         },
@@ -221,10 +183,10 @@ export function cronRoutes(deps: CronDeps): Route[] {
       method: "GET",
       path: "/api/cron/:id/outputs",
       summary: "a job's saved run outputs, newest first: {outputs: [{name, size, modified_at}]} (limit ≤ 50)",
-      handler: ({ params, query }) => {
-        const { job, dir } = outputsOf(deps, params["id"] ?? "");
+      handler: async ({ params, query }) => {
+        const job = await jobOf(deps, params["id"] ?? "");
         const limit = intParam(query, "limit", 20, 50);
-        const all = listOutputs(dir);
+        const all = await deps.cron.listOutputs(job.id);
         return { json: { job: job.id, outputs: all.slice(0, limit), total: all.length } };
       },
     },
@@ -232,14 +194,14 @@ export function cronRoutes(deps: CronDeps): Route[] {
       method: "GET",
       path: "/api/cron/:id/outputs/:name",
       summary: `one saved output by its file name (as listed), redacted; at most ${MAX_OUTPUT_BYTES / 1024} KiB (truncated: true beyond)`,
-      handler: ({ params }) => {
+      handler: async ({ params }) => {
         const name = params["name"] ?? "";
         if (!OUTPUT_NAME.test(name)) {
           throw new ApiError(400, "an output name looks like 2026-01-31_09-00-00.md (from the outputs list)");
         }
-        const { job, dir } = outputsOf(deps, params["id"] ?? "");
-        if (!dir) throw new ApiError(404, "no such output");
-        const output = readOutput(join(dir, name));
+        const job = await jobOf(deps, params["id"] ?? "");
+        const output = await deps.cron.readOutput(job.id, name, MAX_OUTPUT_BYTES);
+        if (!output) throw new ApiError(404, "no such output");
         return { json: { job: job.id, name, ...output, text: redactText(output.text) } };
       },
     },

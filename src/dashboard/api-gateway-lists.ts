@@ -12,6 +12,7 @@ import { ConfigError } from "../config/errors.js";
 import { redactSecrets } from "../config/secrets.js";
 import { setConfigValue } from "../config/write.js";
 import { envFlag, parseAllowlist, platformEnvPrefix } from "../state/gateway/allowlist.js";
+import type { PairingRecords } from "../state/gateway/pairing.js";
 import {
   INSECURE_NO_AUTH,
   isValidRouteName,
@@ -21,9 +22,11 @@ import {
   type WebhookRoute,
   type WebhookSettings,
   WebhookSubscriptionStore,
+  type WebhookSubscriptions,
   WebhookSubscriptionsError,
   webhookBaseUrl,
   webhookSettings,
+  webhookSubscriptions,
 } from "../state/gateway/webhook-subscriptions.js";
 import { cronPromptRefusal } from "../tools/cronjob.js";
 import { ApiError, field, optionalField, type Route } from "./http.js";
@@ -37,6 +40,15 @@ export interface GatewayListDeps {
   config: () => HermesConfig;
   /** Called after `.env` changed so `env()` answers the new values. */
   onChange: () => void;
+  /** Pairing codes and approvals (the state backend's); default the home's pairing/ files. */
+  pairing?: PairingRecords;
+  /** Webhook subscriptions (the state backend's); default webhook_subscriptions.json. */
+  subscriptions?: WebhookSubscriptions;
+}
+
+/** The subscriptions the routes edit. */
+function subscriptionsOf(deps: GatewayListDeps): WebhookSubscriptions {
+  return deps.subscriptions ?? webhookSubscriptions(new WebhookSubscriptionStore({ home: deps.home }));
 }
 
 /** The chat platforms this gateway has adapters for; `gateway` is GATEWAY_ALLOWED_USERS (any platform). */
@@ -218,7 +230,7 @@ async function subscribe(deps: GatewayListDeps, body: Record<string, unknown>) {
   if (secret !== undefined && secret.trim().length < 16) {
     throw new ApiError(422, "the secret must be at least 16 characters (the page can generate one)");
   }
-  const store = new WebhookSubscriptionStore({ home: deps.home });
+  const store = subscriptionsOf(deps);
   const existing = await storeCall(() => store.get(name));
   const kept = typeof existing?.secret === "string" && existing.secret ? existing.secret : undefined;
   if (!secret && !kept && !settings.secret) {
@@ -285,7 +297,7 @@ export function gatewayListRoutes(deps: GatewayListDeps): Route[] {
         "webhook routes (webhook_subscriptions.json and config.yaml) with their URL; secrets never shown (secret_set says where one is)",
       handler: async () => {
         const settings = settingsOf(deps);
-        const subscriptions = await storeCall(() => new WebhookSubscriptionStore({ home: deps.home }).list());
+        const subscriptions = await storeCall(() => subscriptionsOf(deps).list());
         const routes = [
           ...[...settings.routes].map(([name, route]) => webhookView(settings, name, "config", route)),
           ...[...subscriptions]
@@ -312,7 +324,7 @@ export function gatewayListRoutes(deps: GatewayListDeps): Route[] {
       handler: async ({ params }) => {
         const name = normalizeRouteName(params["name"] ?? "");
         if (!isValidRouteName(name)) throw new ApiError(400, "not a route name");
-        const removed = await storeCall(() => new WebhookSubscriptionStore({ home: deps.home }).remove(name));
+        const removed = await storeCall(() => subscriptionsOf(deps).remove(name));
         if (!removed) {
           const inConfig = settingsOf(deps).routes.has(name);
           throw new ApiError(

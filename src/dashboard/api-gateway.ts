@@ -5,7 +5,7 @@
  * api-gateway-lists.ts.
  */
 
-import { PairingStore, PairingUsageError } from "../state/gateway/pairing.js";
+import { PairingStore, PairingUsageError, pairingRecords } from "../state/gateway/pairing.js";
 import { PairingFileError } from "../state/gateway/pairing-files.js";
 import { type ApprovalAnswer, connectGatewayControl, type GatewayControl } from "../state/gateway-control.js";
 import { readGatewayConversations } from "../state/gateway-sessions.js";
@@ -37,7 +37,7 @@ async function pairingCall<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export function gatewayRoutes(deps: GatewayDeps): Route[] {
-  const pairing = () => new PairingStore({ home: deps.home });
+  const pairing = () => deps.pairing ?? pairingRecords(new PairingStore({ home: deps.home }));
   return [
     {
       method: "GET",

@@ -5,7 +5,7 @@
  */
 import type { HermesConfig } from "../config/defaults.js";
 import { entryBlockReason, usedChars } from "../knowledge/memory/format.js";
-import type { MemoryStore } from "../knowledge/memory/store.js";
+import type { MemoryRecords } from "../knowledge/memory/store.js";
 import type { MemoryTarget } from "../knowledge/memory/types.js";
 import { discoverSkills } from "../knowledge/skills/discovery.js";
 import { readUsage } from "../knowledge/skills/provenance.js";
@@ -18,7 +18,8 @@ import { ApiError, field, type Route } from "./http.js";
 
 export interface KnowledgeDeps {
   home: string;
-  memory: MemoryStore;
+  /** MEMORY.md / USER.md (the state backend's store). */
+  memory: MemoryRecords;
   skillsConfig: SkillsConfig | undefined;
   env: Record<string, string | undefined>;
   /** The current config.yaml (re-read after a config change), for the curator and approvals. */
@@ -41,31 +42,34 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
       path: "/api/memory",
       summary:
         "MEMORY.md and USER.md: entries (a blocked one shown as its [BLOCKED: ...] line), usage and char limits",
-      handler: () => ({
+      handler: async () => ({
         json: {
           limits: deps.memory.limits,
           write_approval: deps.config
             ? writeApprovalEnabled(deps.config() as unknown as Record<string, unknown>, "memory")
             : false,
           pending: pendingCount(deps.home, "memory"),
-          targets: TARGETS.map((t) => {
-            const read = deps.memory.read(t);
-            const raw = deps.memory.entries(t);
-            return {
-              target: t,
-              limit: deps.memory.limits[t],
-              chars: usedChars(raw),
-              usage: read.usage,
-              entries: read.current_entries ?? [],
-              blocked: deps.memory.blockedEntries(t).map((b) => b.reason),
-              // The file's own text for the person (a blocked entry is shown as such, never to the model).
-              items: raw.map((text) => ({
-                text,
-                chars: usedChars([text]),
-                blocked: entryBlockReason(text) ?? null,
-              })),
-            };
-          }),
+          targets: await Promise.all(
+            TARGETS.map(async (t) => {
+              const read = await deps.memory.read(t);
+              const raw = await deps.memory.entries(t);
+              const blocked = await deps.memory.blockedEntries(t);
+              return {
+                target: t,
+                limit: deps.memory.limits[t],
+                chars: usedChars(raw),
+                usage: read.usage,
+                entries: read.current_entries ?? [],
+                blocked: blocked.map((b) => b.reason),
+                // The file's own text for the person (a blocked entry is shown as such, never to the model).
+                items: raw.map((text) => ({
+                  text,
+                  chars: usedChars([text]),
+                  blocked: entryBlockReason(text) ?? null,
+                })),
+              };
+            }),
+          ),
         },
       }),
     },

@@ -6,8 +6,7 @@ import { randomBytes } from "node:crypto";
 import { loadEnvFile } from "../config/env-file.js";
 import { registerKnownSecrets } from "../config/known-secrets.js";
 import { loadConfig } from "../config/load.js";
-import { CronStore } from "../knowledge/cron/store.js";
-import { MemoryStore } from "../knowledge/memory/store.js";
+import { openStateBackend } from "../knowledge/state-backend.js";
 import { connectGatewayControl } from "../state/gateway-control.js";
 import { durabilityOptions } from "../state/recording-store.js";
 import { openSessionStore, sessionStorePath } from "../state/sqlite-store.js";
@@ -53,13 +52,17 @@ function settings(home: string, baseEnv: Record<string, string | undefined>) {
 export async function startDashboard(options: DashboardAppOptions): Promise<DashboardApp> {
   const { home, baseEnv } = options;
   let current = settings(home, baseEnv);
-  const store = openSessionStore(sessionStorePath(home), durabilityOptions(current.config.state));
+  const backend = await openStateBackend(home, current.config, { env: current.env });
+  // A SQLite home's sessions are read through state.db directly (no write queue), as before.
+  const store =
+    backend.kind === "sqlite"
+      ? openSessionStore(sessionStorePath(home), durabilityOptions(current.config.state))
+      : backend.openSessions();
   const tz =
     typeof (current.config as unknown as Record<string, unknown>)["timezone"] === "string"
       ? String((current.config as unknown as Record<string, unknown>)["timezone"]).trim()
       : "";
-  const cron = new CronStore({
-    home,
+  const cron = backend.cronJobs({
     ...(tz ? { timezone: tz } : {}),
     ...(baseEnv["HOME"] ? { userHome: baseEnv["HOME"] } : {}),
   });
@@ -80,7 +83,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
     ...chat.routes,
     ...knowledgeRoutes({
       home,
-      memory: MemoryStore.forHome(home, current.config.memory),
+      memory: backend.memory(current.config.memory),
       skillsConfig: current.config.skills,
       env: current.env,
       config: () => current.config,
@@ -93,6 +96,8 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       env: () => current.env,
       baseEnv,
       config: () => current.config,
+      pairing: backend.pairing,
+      subscriptions: backend.webhookSubscriptions,
       onChange: () => {
         current = settings(home, baseEnv);
       },
@@ -142,6 +147,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
   } catch (error) {
     await chat.close();
     await store.close();
+    await backend.close();
     throw error;
   }
   return {
@@ -151,6 +157,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       await chat.close();
       await server.close();
       await store.close();
+      await backend.close();
     },
   };
 }

@@ -16,12 +16,11 @@ import { agentJobRunner } from "../cron/run-job.js";
 import { startTicker } from "../cron/scheduler.js";
 import { logTick } from "../cron/tick-log.js";
 import { curatorTicker } from "../knowledge/curator/schedule.js";
+import { openStateBackend, type StateBackend } from "../knowledge/state-backend.js";
 import { listUnloadedPlugins } from "../plugins/discover.js";
 import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
-import { type Coordinator, localCoordinator } from "../state/coordination.js";
-import { PairingStore } from "../state/gateway/pairing.js";
+import type { Coordinator } from "../state/coordination.js";
 import { webhookEnabled } from "../state/gateway/webhook-subscriptions.js";
-import { durabilityOptions, openRecordingStore } from "../state/recording-store.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
 import { startMcpServers } from "../tools/mcp/manager.js";
@@ -54,6 +53,8 @@ export interface GatewayOptions {
   env: Record<string, string | undefined>;
   /** The real process environment (its allowlist names win over `.env`'s); see `LiveAuthEnv`. */
   processEnv?: Readonly<Record<string, string | undefined>>;
+  /** Where every store lives; default the one `state.backend` names (opened and closed here). */
+  backend?: StateBackend;
   /** Profile name (`-p`): the namespace of the chats' session keys. */
   profile?: string | undefined;
   /** The command line recorded in gateway.pid. */
@@ -70,8 +71,9 @@ export interface GatewayOptions {
   /** A chat asked for a restart (`/restart`); absent: the command says this gateway cannot. */
   onRestartRequested?: () => void;
   /**
-   * The state backend's coordinator (several instances over PostgreSQL); default the one-process
-   * `localCoordinator()`, with which nothing changes. The caller closes one it passed.
+   * A coordinator to use instead of the state backend's (tests); default the backend's: the
+   * one-process one for SQLite (nothing changes), PostgreSQL's shared one for several instances.
+   * The caller closes one it passed.
    */
   coordinator?: Coordinator;
   /** Refreshes the backend runs on `reload.<kind>` (a skills mirror, a memory snapshot). */
@@ -192,20 +194,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Live state for the control socket (status, events, approvals); fed by the router and below.
   const control = new GatewayControlState();
   let chats: MessageRouter | undefined;
-  const coordinator = options.coordinator ?? localCoordinator();
-  const coordination = new GatewayCoordination(coordinator, {
-    home,
-    env,
-    config,
-    log: (line) => log(line, "gateway.coordination"),
-  });
-  for (const [kind, refresh] of Object.entries(options.reloads ?? {}))
-    if (refresh) coordination.reloads.on(kind as ReloadKind, refresh);
-  // Stopped last but one (before the control socket): after the router's turns have finished.
-  stops.push(async () => {
-    await coordination.close();
-    if (!options.coordinator) await coordinator.close();
-  });
   let health: HealthEndpoint | undefined;
   try {
     // The load balancer's probe: 503 until everything is up, and again from the first stop.
@@ -216,6 +204,26 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       stops.push(() => endpoint.close());
       services.push(`health ${endpoint.url}`);
     }
+    const backend =
+      options.backend ??
+      (await openStateBackend(home, config, {
+        env,
+        ...(health ? { instance: { healthUrl: health.url } } : {}),
+      }));
+    if (!options.backend) stops.push(() => backend.close());
+    // One process (SQLite): the one-process coordinator; PostgreSQL: the instances' shared one.
+    const coordinator = options.coordinator ?? backend.coordinator;
+    health?.setInstance(coordinator.instanceId);
+    const coordination = new GatewayCoordination(coordinator, {
+      home,
+      env,
+      config,
+      log: (line) => log(line, "gateway.coordination"),
+    });
+    for (const [kind, refresh] of Object.entries(options.reloads ?? {}))
+      if (refresh) coordination.reloads.on(kind as ReloadKind, refresh);
+    // Stopped before the backend (which closes its coordinator), after the router's turns.
+    stops.push(() => coordination.close());
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
     // One registry for every surface; MCP servers start in the background and turns wait for them.
@@ -240,7 +248,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       addPluginChatCommands();
     } else listUnloadedPlugins(home, config, isSafeModeEnv(env));
     if (apiServerEnabled(config, env)) {
-      const shared = options.coordinator?.shared ? options.coordinator : undefined;
+      const shared = coordinator.shared ? coordinator : undefined;
       const server = await startApiServer({
         // Several instances: a continued session waits until no other instance runs it.
         ...(shared
@@ -263,6 +271,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         config,
         env,
         registry,
+        backend,
         ...(mcp ? { toolsReady: mcp.ready } : {}),
         onWarning: (message) => log(`api_server: ${message}`, "gateway.api_server"),
         logger,
@@ -280,10 +289,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       const resolved = resolveRuntime({ flags: {}, config, env, home });
       // Recording store: a damaged state.db is moved aside, and writes that meet another
       // process's lock are queued and retried instead of lost.
-      const store = openRecordingStore(home, {
-        open: durabilityOptions(config.state),
-        notify: (message) => print(`state.db: ${message}`),
-      });
+      const store = backend.openSessions({ notify: (message) => print(`state.db: ${message}`) });
       stops.push(async () => {
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
         await store.close();
@@ -323,7 +329,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         adapters,
         observer: gatewayHooks.observer(control, chatCommands),
         ...(coordination.relay ? { relay: coordination.relay } : {}),
-        pairing: new PairingStore({ home }),
+        pairing: backend.pairing,
+        index: backend.chatIndex((message) => log(`sessions: ${message}`)),
         log: print,
         logger,
         toolsets: (platform) => platformToolsets(config, platform),
@@ -340,11 +347,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             onApproval: request.onApproval,
             // Called by the approval policy only for the chat user's own "always" answer.
             persistAlwaysApproval: async (patternKey) => {
-              const list = [...new Set([...(config.command_allowlist ?? []), patternKey])];
-              config.command_allowlist = list;
+              config.command_allowlist = [...new Set([...(config.command_allowlist ?? []), patternKey])];
               try {
-                const { setConfigValue } = await import("../config/write.js");
-                await setConfigValue(home, "command_allowlist", JSON.stringify(list));
+                await backend.commandAllowlist.add(patternKey);
               } catch (error) {
                 log(
                   `"always" was not saved to command_allowlist: ${error instanceof Error ? error.message : String(error)}`,
@@ -459,8 +464,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const ticker = startTicker({
       home,
       // Several instances: each due slot runs once across them (cron/slot-claims.ts).
-      ...(options.coordinator ? { coordinator: options.coordinator } : {}),
-      runJob: agentJobRunner({ home, config, env, logger }),
+      ...(coordinator.shared ? { coordinator } : {}),
+      runJob: agentJobRunner({
+        home,
+        config,
+        env,
+        logger,
+        openSessions: () => backend.openSessions({ notify: (message) => print(`state.db: ${message}`) }),
+      }),
+      jobs: backend.cronJobs(timezone ? { timezone } : {}),
       deliver: createDeliverer(senders),
       intervalMs: seconds * 1000,
       ...(timezone ? { timezone } : {}),

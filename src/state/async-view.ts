@@ -25,3 +25,24 @@ export function asyncView<T extends object, K extends keyof T>(
   }
   return view as Asynchronous<Pick<T, K>>;
 }
+
+/**
+ * An asynchronous store opened on first use: each of `methods` waits for `open()` (once), then
+ * calls the store. For commands that learn which backend holds a store only after they parsed
+ * their arguments; `open` failing rejects every call with its error.
+ */
+export function openedOnUse<T extends object, K extends keyof T>(
+  open: () => Promise<T>,
+  methods: readonly K[],
+): Pick<T, K> {
+  let opened: Promise<T> | undefined;
+  const view: Record<PropertyKey, unknown> = {};
+  for (const name of methods) {
+    view[name] = async (...args: unknown[]) => {
+      opened ??= open();
+      const store = await opened;
+      return (store[name] as (...a: unknown[]) => unknown).apply(store, args);
+    };
+  }
+  return view as Pick<T, K>;
+}

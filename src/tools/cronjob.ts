@@ -4,8 +4,8 @@
  * because each run feeds them to a model with tools and no one watching.
  */
 import { type TUnsafe, Type } from "@sinclair/typebox";
-import { CronStore } from "../knowledge/cron/store.js";
 import type { CronJob, CronOrigin } from "../knowledge/cron/types.js";
+import { knowledgeStores } from "../knowledge/stores.js";
 import { describeFindings, scanThreats } from "../knowledge/threats.js";
 import description from "./cronjob.md";
 import { defineTool } from "./types.js";
@@ -67,8 +67,7 @@ export const cronjobTool = defineTool({
   emoji: "⏰",
   async handler(args, ctx) {
     const tz = typeof ctx.config["timezone"] === "string" ? (ctx.config["timezone"] as string) : undefined;
-    const store = new CronStore({
-      home: ctx.home,
+    const store = knowledgeStores(ctx.home).cronJobs({
       ...(tz ? { timezone: tz } : {}),
       ...(ctx.env.HOME ? { userHome: ctx.env.HOME } : {}),
     });
@@ -81,10 +80,7 @@ export const cronjobTool = defineTool({
       switch (args.action) {
         case "list":
           return {
-            jobs: store
-              .list()
-              .filter((j) => j.state !== "completed")
-              .map(summary),
+            jobs: (await store.list()).filter((j) => j.state !== "completed").map(summary),
           };
         case "create": {
           if (!args.schedule) return need("schedule");

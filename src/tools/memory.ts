@@ -4,8 +4,9 @@
  * session on (the current prompt is frozen for prompt caching).
  */
 import { type TUnsafe, Type } from "@sinclair/typebox";
-import { MemoryStore } from "../knowledge/memory/store.js";
+import type { MemoryRecords } from "../knowledge/memory/store.js";
 import type { MemoryOperation, MemoryResult, MemoryTarget } from "../knowledge/memory/types.js";
+import { knowledgeStores } from "../knowledge/stores.js";
 import description from "./memory.md";
 import { defineTool, type ToolContext } from "./types.js";
 import { gateOn, payloadOf, type StagedResult, stageWrite } from "./write-approval/stage.js";
@@ -90,7 +91,7 @@ function isBatch(
  * tool's direct path and approving a staged write both end here.
  */
 export function runMemoryWrite(
-  store: MemoryStore,
+  store: MemoryRecords,
   target: MemoryTarget,
   args: MemoryWriteArgs,
 ): Promise<MemoryResult> | MemoryResult {
@@ -111,9 +112,9 @@ export function runMemoryWrite(
   }
 }
 
-/** The `memory:` config a store is built with (limits), for callers outside the tool. */
-export function memoryStoreFor(home: string, config: Readonly<Record<string, unknown>>): MemoryStore {
-  return MemoryStore.forHome(home, memoryConfig(config));
+/** The home's memory store (the state backend's) with the `memory:` limits of `config`, for callers outside the tool. */
+export function memoryStoreFor(home: string, config: Readonly<Record<string, unknown>>): MemoryRecords {
+  return knowledgeStores(home).memory(memoryConfig(config));
 }
 
 /**
@@ -122,7 +123,7 @@ export function memoryStoreFor(home: string, config: Readonly<Record<string, unk
  */
 async function gateMemory(
   ctx: ToolContext,
-  store: MemoryStore,
+  store: MemoryRecords,
   target: MemoryTarget,
   args: MemoryWriteArgs,
 ): Promise<MemoryResult | StagedResult | undefined> {
@@ -131,7 +132,7 @@ async function gateMemory(
   const ops: MemoryOperation[] = batch
     ? [...args.operations]
     : [{ action: args.action as MemoryOperation["action"], content: args.content, old_text: args.old_text }];
-  const refused = store.precheck(target, ops, batch);
+  const refused = await store.precheck(target, ops, batch);
   if (refused) return refused;
   const payload = batch
     ? { action: "batch", target, operations: ops.map((op) => payloadOf({ ...op })) }
@@ -154,7 +155,7 @@ export const memoryTool = defineTool({
     const cfg = memoryConfig(ctx.config);
     const target: MemoryTarget = args.target ?? "memory";
     if (!(target === "user" ? cfg.user_profile_enabled : cfg.memory_enabled)) return disabled(target);
-    const store = MemoryStore.forHome(ctx.home, cfg);
+    const store = knowledgeStores(ctx.home).memory(cfg);
     if (args.action === "read" && !isBatch(args)) return store.read(target);
     if (args.action === undefined && !isBatch(args)) return runMemoryWrite(store, target, args);
     const staged = await gateMemory(ctx, store, target, args);

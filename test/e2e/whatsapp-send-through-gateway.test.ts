@@ -16,7 +16,7 @@ import { GatewayControlState } from "../../src/gateway/control/state.js";
 import { MessageRouter } from "../../src/gateway/messaging/router.js";
 import type { PlatformAdapter } from "../../src/gateway/platforms/types.js";
 import { createWhatsAppAdapter } from "../../src/gateway/platforms/whatsapp.js";
-import { PairingStore } from "../../src/state/gateway/pairing.js";
+import { PairingStore, pairingRecords } from "../../src/state/gateway/pairing.js";
 import type { JsonRpcServer } from "../../src/util/json-rpc-socket.js";
 import { runHermes, tempHome } from "../support/cli.js";
 import { type FakeBaileys, fakeBaileys } from "../support/fake-baileys.js";
@@ -48,7 +48,7 @@ async function gatewayWithWhatsApp(home: string, linked = true) {
     config,
     env: ENV,
     adapters: new Map([["whatsapp", adapter]]),
-    pairing: new PairingStore({ home }),
+    pairing: pairingRecords(new PairingStore({ home })),
     openSession: () => Promise.reject(new Error("no agent in this test")),
     observer: state,
   });

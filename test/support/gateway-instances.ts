@@ -22,7 +22,7 @@ import type {
   SendOptions,
 } from "../../src/gateway/platforms/types.js";
 import type { Coordinator } from "../../src/state/coordination.js";
-import { PairingStore } from "../../src/state/gateway/pairing.js";
+import { PairingStore, pairingRecords } from "../../src/state/gateway/pairing.js";
 import { openSessionStore, type SqliteSessionStore } from "../../src/state/sqlite-store.js";
 import { type CoordinatorHub, coordinatorHub } from "./coordinator-hub.js";
 
@@ -164,7 +164,7 @@ export function startInstances(
       config,
       env: { TELEGRAM_ALLOWED_USERS: "100,200" },
       adapters: new Map([["telegram", adapter]]),
-      pairing: new PairingStore({ home }),
+      pairing: pairingRecords(new PairingStore({ home })),
       relay,
       openSession: (request) =>
         ChatSession.open({

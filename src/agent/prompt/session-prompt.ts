@@ -15,6 +15,7 @@ import { projectSignals, projectWords, rankSkills } from "../../knowledge/skills
 import { skillsRoot } from "../../knowledge/skills/paths.js";
 import { DEFAULT_INDEX_BUDGET_CHARS, renderSkillsIndex } from "../../knowledge/skills/prompt-index.js";
 import { HUB_LOCK_FILE, MANIFEST_FILE, readUsage, USAGE_FILE } from "../../knowledge/skills/provenance.js";
+import { knowledgeStores } from "../../knowledge/stores.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import { mcpToolsets } from "../../tools/mcp/toolsets.js";
 import { pluginToolsets } from "../../tools/plugin-toolsets.js";
@@ -116,7 +117,8 @@ export async function buildSessionPrompt(options: SessionPromptOptions): Promise
   const knowledgeWarnings: string[] = [];
   const skillsIndex = options.skillsIndex ?? loadSkillsIndex(options, toolNames, knowledgeWarnings);
   const memoryBlocks =
-    options.memoryBlocks ?? (options.skipMemory ? undefined : loadMemoryBlocks(options, knowledgeWarnings));
+    options.memoryBlocks ??
+    (options.skipMemory ? undefined : await loadMemoryBlocks(options, knowledgeWarnings));
 
   const model = options.model ?? config.model.default;
   const assembled = assembleSystemPrompt({
@@ -221,27 +223,29 @@ function buildSkillsIndex(options: SessionPromptOptions, canManage: boolean, war
   }
 }
 
-function loadMemoryBlocks(options: SessionPromptOptions, warnings: string[]): string[] {
+async function loadMemoryBlocks(options: SessionPromptOptions, warnings: string[]): Promise<string[]> {
   const memory = options.config.memory;
   const targets: MemoryTarget[] = [];
   if (memory.memory_enabled) targets.push("memory");
   if (memory.user_profile_enabled) targets.push("user");
   if (targets.length === 0) return [];
-  const store = MemoryStore.forHome(options.home, memory);
+  // The home's memory store (the state backend's); messages name where the file store keeps it.
+  const store = knowledgeStores(options.home).memory(memory);
+  const files = MemoryStore.forHome(options.home, memory);
   const blocks: string[] = [];
   for (const target of targets) {
     try {
-      const { block, blocked } = store.promptBlock(target);
+      const { block, blocked } = await store.promptBlock(target);
       if (block) blocks.push(block);
       for (const { entry, reason } of blocked) {
         warnings.push(
-          `${store.path(target)}: an entry was kept out of the prompt (${reason}): "${preview(entry, 60)}". ` +
+          `${files.path(target)}: an entry was kept out of the prompt (${reason}): "${preview(entry, 60)}". ` +
             "Remove it with the memory tool or edit the file.",
         );
       }
     } catch (error) {
       warnings.push(
-        `${store.path(target)} was not loaded into the prompt: ${error instanceof Error ? error.message : String(error)}`,
+        `${files.path(target)} was not loaded into the prompt: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
   }

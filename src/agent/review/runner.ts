@@ -10,8 +10,8 @@ import { resolveAuxiliaryChain } from "../../ai/auxiliary.js";
 import type { ResolvedRuntime } from "../../ai/resolve.js";
 import type { Message, Transport } from "../../ai/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { MemoryStore } from "../../knowledge/memory/store.js";
 import type { MemoryTarget } from "../../knowledge/memory/types.js";
+import { knowledgeStores } from "../../knowledge/stores.js";
 import type { SessionStore } from "../../state/types.js";
 import { newSessionId } from "../../util/session-id.js";
 import { AIAgent } from "../agent.js";
@@ -88,12 +88,12 @@ function memoryFlags(config: HermesConfig): { memory: boolean; user: boolean } {
 }
 
 /** What MEMORY.md and USER.md hold now (read live, not the session's frozen snapshot). */
-export function storedMemory(home: string, config: HermesConfig): StoredMemory {
+export async function storedMemory(home: string, config: HermesConfig): Promise<StoredMemory> {
   const flags = memoryFlags(config);
-  const store = MemoryStore.forHome(home, config.memory);
-  const read = (target: MemoryTarget) => {
+  const store = knowledgeStores(home).memory(config.memory);
+  const read = async (target: MemoryTarget) => {
     try {
-      const r = store.read(target);
+      const r = await store.read(target);
       return { entries: (r.current_entries ?? []) as string[], usage: String(r.usage ?? "") };
     } catch (error) {
       // An unreadable file: the memory tool reports the same problem if the reviewer writes.
@@ -103,7 +103,10 @@ export function storedMemory(home: string, config: HermesConfig): StoredMemory {
       };
     }
   };
-  return { user: flags.user ? read("user") : null, memory: flags.memory ? read("memory") : null };
+  return {
+    user: flags.user ? await read("user") : null,
+    memory: flags.memory ? await read("memory") : null,
+  };
 }
 
 /** A successful write in a tool result, or undefined (a read, a refusal, an error). */
@@ -195,7 +198,7 @@ export async function runReview(host: ReviewHost, request: ReviewRequest): Promi
       systemPrompt: reviewSystemPrompt({
         focus: request.focus,
         trigger: request.trigger,
-        stored: storedMemory(host.home, host.config),
+        stored: await storedMemory(host.home, host.config),
       }),
       skipContextFiles: true,
       skipMemory: true,

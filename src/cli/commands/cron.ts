@@ -9,8 +9,11 @@ import type { Command } from "commander";
 import { loadEnvFile } from "../../config/env-file.js";
 import { loadConfig } from "../../config/load.js";
 import { CronScheduleError } from "../../knowledge/cron/schedule.js";
-import { CronStore, CronStoreError } from "../../knowledge/cron/store.js";
+import { type CronJobs, CronStore, CronStoreError, cronJobs } from "../../knowledge/cron/store.js";
+import { formatIso, systemTimezone } from "../../knowledge/cron/time.js";
 import type { CronJob } from "../../knowledge/cron/types.js";
+import { openedOnUse } from "../../state/async-view.js";
+import { stateBackendChoice } from "../../state/backend-config.js";
 import { defineCommand, type RunOptions } from "../command.js";
 import type { CliIo } from "../io.js";
 import { protectSecrets } from "../secrets.js";
@@ -21,7 +24,51 @@ interface Ctx {
   home: string;
   env: Record<string, string | undefined>;
   io: CliIo;
-  store: CronStore;
+  store: CronJobs;
+}
+
+/**
+ * The home's cron jobs: `cron/jobs.json` for a SQLite home, the PostgreSQL backend's for a postgres
+ * one (opened on first use; the process ends after the command).
+ */
+function cronJobsOf(
+  home: string,
+  config: ReturnType<typeof loadConfig>["config"],
+  env: Record<string, string | undefined>,
+  options: { now: () => number; timezone?: string; userHome?: string },
+): CronJobs {
+  const own = {
+    now: options.now,
+    ...(options.timezone ? { timezone: options.timezone } : {}),
+    ...(options.userHome ? { userHome: options.userHome } : {}),
+  };
+  if (stateBackendChoice(config.state, env).kind === "sqlite")
+    return cronJobs(new CronStore({ home, ...own }));
+  const timezone = options.timezone || systemTimezone();
+  return {
+    ...openedOnUse(
+      async () => {
+        const { openStateBackend } = await import("../../knowledge/state-backend.js");
+        return (await openStateBackend(home, config, { env })).cronJobs(own);
+      },
+      [
+        "list",
+        "find",
+        "create",
+        "edit",
+        "pause",
+        "resume",
+        "markDue",
+        "remove",
+        "saveOutput",
+        "listOutputs",
+        "readOutput",
+        "update",
+      ] as const,
+    ),
+    timezone,
+    iso: (ms) => formatIso(ms ?? options.now(), timezone),
+  };
 }
 
 /** Runs `hermes cron <argv…>` and returns the exit code. Never throws for expected failures. */
@@ -66,8 +113,7 @@ export const cronCommand = defineCommand({
     // `cron tick` runs agents here: their output and the job files are redacted like any surface's.
     protectSecrets({ home, env, config });
     const tz = configTimezone(config as unknown as Record<string, unknown>);
-    const store = new CronStore({
-      home,
+    const store = cronJobsOf(home, config, env, {
       now: () => io.now() * 1000,
       ...(tz ? { timezone: tz } : {}),
       ...(env["HOME"] ? { userHome: env["HOME"] } : {}),
@@ -259,8 +305,8 @@ async function edit(ctx: Ctx, id: string, flags: JobFlags): Promise<number> {
   return 0;
 }
 
-function list(ctx: Ctx, flags: { all?: boolean; json?: boolean }): number {
-  const jobs = ctx.store.list().filter((j) => flags.all || j.state !== "completed");
+async function list(ctx: Ctx, flags: { all?: boolean; json?: boolean }): Promise<number> {
+  const jobs = (await ctx.store.list()).filter((j) => flags.all || j.state !== "completed");
   if (flags.json) {
     ctx.io.out(JSON.stringify({ jobs }, null, 2));
     return 0;
@@ -310,6 +356,7 @@ async function runTick(ctx: Ctx, only: string[] | undefined, flags: { json?: boo
     home: ctx.home,
     now: () => ctx.io.now() * 1000,
     timezone: ctx.store.timezone,
+    jobs: ctx.store,
     runJob: agentJobRunner({
       home: ctx.home,
       config,
@@ -351,7 +398,7 @@ async function runTick(ctx: Ctx, only: string[] | undefined, flags: { json?: boo
 async function status(ctx: Ctx, flags: { json?: boolean }): Promise<number> {
   const { isTickLockHeld } = await import("../../cron/scheduler.js");
   const held = await isTickLockHeld(ctx.home);
-  const jobs = ctx.store.list().filter((j) => j.enabled && j.state !== "completed");
+  const jobs = (await ctx.store.list()).filter((j) => j.enabled && j.state !== "completed");
   const upcoming = jobs
     .filter((j) => j.next_run_at)
     .sort((a, b) => Date.parse(String(a.next_run_at)) - Date.parse(String(b.next_run_at)));

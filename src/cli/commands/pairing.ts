@@ -1,5 +1,12 @@
 import { loadConfig } from "../../config/load.js";
-import { PairingStore, PairingUsageError } from "../../state/gateway/pairing.js";
+import { openedOnUse } from "../../state/async-view.js";
+import { stateBackendChoice } from "../../state/backend-config.js";
+import {
+  type PairingRecords,
+  PairingStore,
+  PairingUsageError,
+  pairingRecords,
+} from "../../state/gateway/pairing.js";
 import { homeLogger, type Logger } from "../../util/log.js";
 import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
@@ -18,7 +25,7 @@ export function runPairingCommand(
 /** What the pairing actions work on. Approvals and revocations go to gateway.log. */
 interface Ctx {
   io: CliIo;
-  store: PairingStore;
+  store: PairingRecords;
   log: Logger;
 }
 
@@ -29,7 +36,7 @@ export const pairingCommand = defineCommand({
   defaultSubcommand: "list",
   open: ({ home, io }): Ctx => ({
     io,
-    store: new PairingStore({ home, now: () => io.now() }),
+    store: pairingOf(home, io),
     log: pairingLogger(home, io.env),
   }),
   // An unreadable pairing file (PairingFileError) and a lock held too long are failures (1).
@@ -70,6 +77,37 @@ export const pairingCommand = defineCommand({
 
 const minutesUntil = (io: CliIo, at: number): number => Math.max(1, Math.ceil((at - io.now()) / 60));
 
+/**
+ * The home's pairing store: the files (on the command's clock) for a SQLite home, the PostgreSQL
+ * backend's for a postgres one (opened on first use; the process ends after the command).
+ */
+function pairingOf(home: string, io: CliIo): PairingRecords {
+  let config: ReturnType<typeof loadConfig>["config"] | undefined;
+  try {
+    config = loadConfig({ home, env: io.env }).config;
+  } catch {
+    // A broken config.yaml must not stop the owner from approving someone (on the files).
+  }
+  if (!config || stateBackendChoice(config.state, { ...io.env }).kind === "sqlite") {
+    return pairingRecords(new PairingStore({ home, now: () => io.now() }));
+  }
+  const chosen = config;
+  return openedOnUse(async () => {
+    const { openStateBackend } = await import("../../knowledge/state-backend.js");
+    return (await openStateBackend(home, chosen, { env: io.env })).pairing;
+  }, [
+    "requestCode",
+    "approve",
+    "list",
+    "listApproved",
+    "revoke",
+    "deny",
+    "clearPending",
+    "isApproved",
+    "approvedIds",
+  ]);
+}
+
 /** The home's logger (`logging:` of config.yaml; its defaults when the file cannot be read). */
 function pairingLogger(home: string, env: Record<string, string | undefined>): Logger {
   let section: unknown;
@@ -83,7 +121,7 @@ function pairingLogger(home: string, env: Record<string, string | undefined>): L
 
 async function approve(
   io: CliIo,
-  store: PairingStore,
+  store: PairingRecords,
   platform: string,
   code: string,
   log: Logger,
@@ -123,7 +161,7 @@ async function approve(
   }
 }
 
-async function list(io: CliIo, store: PairingStore, flags: { json?: boolean }): Promise<number> {
+async function list(io: CliIo, store: PairingRecords, flags: { json?: boolean }): Promise<number> {
   const { pending, approved } = await store.list();
   if (flags.json) {
     io.out(JSON.stringify({ pending, approved }, null, 2));
@@ -188,7 +226,7 @@ async function list(io: CliIo, store: PairingStore, flags: { json?: boolean }): 
 
 async function revoke(
   io: CliIo,
-  store: PairingStore,
+  store: PairingRecords,
   platform: string,
   user: string,
   log: Logger,
@@ -204,7 +242,7 @@ async function revoke(
   );
 }
 
-async function clearPending(io: CliIo, store: PairingStore, platform: string | undefined): Promise<number> {
+async function clearPending(io: CliIo, store: PairingRecords, platform: string | undefined): Promise<number> {
   const count = await store.clearPending(platform);
   const where = platform ? ` on ${platform.trim().toLowerCase()}` : "";
   io.out(count ? `Cleared ${count} pending request(s)${where}.` : `No pending requests${where}.`);

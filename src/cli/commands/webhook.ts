@@ -11,6 +11,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { HermesConfig } from "../../config/defaults.js";
 import { loadEnvFile } from "../../config/env-file.js";
 import { loadConfig } from "../../config/load.js";
+import { openedOnUse } from "../../state/async-view.js";
+import { stateBackendChoice } from "../../state/backend-config.js";
 import {
   effectiveSecret,
   INSECURE_NO_AUTH,
@@ -22,9 +24,11 @@ import {
   type WebhookRoute,
   type WebhookSettings,
   WebhookSubscriptionStore,
+  type WebhookSubscriptions,
   WebhookSubscriptionsError,
   webhookBaseUrl,
   webhookSettings,
+  webhookSubscriptions,
 } from "../../state/gateway/webhook-subscriptions.js";
 import { type CliCommand, CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
@@ -40,7 +44,7 @@ interface Ctx {
   io: CliIo;
   config: HermesConfig;
   settings: WebhookSettings;
-  store: WebhookSubscriptionStore;
+  store: WebhookSubscriptions;
   testTimeoutMs: number;
 }
 
@@ -67,6 +71,24 @@ interface SubscribeFlags {
   deliverOnly?: boolean;
 }
 
+/**
+ * The home's subscriptions: webhook_subscriptions.json for a SQLite home, the PostgreSQL backend's
+ * for a postgres one (opened on first use; the process ends after the command).
+ */
+function subscriptionsOf(
+  home: string,
+  config: ReturnType<typeof loadConfig>["config"],
+  env: Record<string, string | undefined>,
+): WebhookSubscriptions {
+  if (stateBackendChoice(config.state, env).kind === "sqlite") {
+    return webhookSubscriptions(new WebhookSubscriptionStore({ home }));
+  }
+  return openedOnUse(async () => {
+    const { openStateBackend } = await import("../../knowledge/state-backend.js");
+    return (await openStateBackend(home, config, { env })).webhookSubscriptions;
+  }, ["list", "get", "save", "remove"]);
+}
+
 /** `hermes webhook …`; `testTimeoutMs` bounds `webhook test` (tests shorten it). */
 export function webhookCommand(testTimeoutMs = 10_000): CliCommand {
   return defineCommand({
@@ -79,7 +101,7 @@ export function webhookCommand(testTimeoutMs = 10_000): CliCommand {
       const env = loadEnvFile(home, io.env).env;
       const { config } = loadConfig({ home, env });
       const settings = webhookSettings(config, env);
-      return { home, io, config, settings, store: new WebhookSubscriptionStore({ home }), testTimeoutMs };
+      return { home, io, config, settings, store: subscriptionsOf(home, config, env), testTimeoutMs };
     },
     expected: (error) =>
       error instanceof WebhookConfigError || error instanceof WebhookSubscriptionsError ? 2 : undefined,
@@ -184,7 +206,7 @@ async function subscribe(ctx: Ctx, rawName: string, flags: SubscribeFlags): Prom
   if (flags.secret !== undefined && flags.secret.trim() === "") {
     throw new CliFailure("--secret is empty; leave it out to have a random secret generated.", 2);
   }
-  const existing = ctx.store.get(name);
+  const existing = await ctx.store.get(name);
   const kept = typeof existing?.secret === "string" && existing.secret ? existing.secret : undefined;
   const generated = flags.secret || kept ? undefined : randomBytes(32).toString("base64url");
   const secret = flags.secret || kept || (generated as string);
@@ -229,17 +251,17 @@ async function subscribe(ctx: Ctx, rawName: string, flags: SubscribeFlags): Prom
 }
 
 /** Config routes first (they win on a name clash), then subscriptions not shadowed by one. */
-function allRoutes(ctx: Ctx): NamedRoute[] {
+async function allRoutes(ctx: Ctx): Promise<NamedRoute[]> {
   const routes: NamedRoute[] = [];
   for (const [name, route] of ctx.settings.routes) routes.push({ name, source: "config", route });
-  for (const [name, route] of ctx.store.list()) {
+  for (const [name, route] of await ctx.store.list()) {
     if (!ctx.settings.routes.has(name)) routes.push({ name, source: "subscription", route });
   }
   return routes;
 }
 
-function list(ctx: Ctx, flags: { json?: boolean }): number {
-  const routes = allRoutes(ctx);
+async function list(ctx: Ctx, flags: { json?: boolean }): Promise<number> {
+  const routes = await allRoutes(ctx);
   const base = webhookBaseUrl(ctx.settings);
   if (flags.json) {
     const items = routes.map(({ name, source, route }) => ({
@@ -327,7 +349,7 @@ function explain(status: number, body: Record<string, unknown>, route: WebhookRo
 
 async function test(ctx: Ctx, rawName: string, flags: { payload?: string; event: string }): Promise<number> {
   const name = normalizeRouteName(rawName);
-  const route = allRoutes(ctx).find((r) => r.name === name)?.route;
+  const route = (await allRoutes(ctx)).find((r) => r.name === name)?.route;
   if (!route)
     throw new CliFailure(`No webhook route named "${name}". Run \`hermes webhook list\` to see them.`);
   const payload = flags.payload ?? DEFAULT_TEST_PAYLOAD;

@@ -4,6 +4,8 @@
  * discovery routes (`/v1/capabilities`, `/v1/toolsets`, `/health/detailed`) report.
  */
 import type { HermesConfig } from "../../config/defaults.js";
+import type { CronJobs } from "../../knowledge/cron/store.js";
+import type { CronJobsOptions } from "../../knowledge/stores.js";
 import type { SessionStore } from "../../state/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { ResponseRecords } from "./response-store.js";
@@ -16,6 +18,8 @@ export interface RouteContext {
   responses: ResponseRecords;
   /** state.db, as this server records it (sessions API, Responses transcripts). */
   store: SessionStore;
+  /** The cron jobs `/api/jobs` manages (the state backend's). */
+  cronJobs(options?: CronJobsOptions): CronJobs;
   home: string;
   config: HermesConfig;
   env: Record<string, string | undefined>;

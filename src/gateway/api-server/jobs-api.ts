@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { CronScheduleError } from "../../knowledge/cron/schedule.js";
-import { CronStore, CronStoreError } from "../../knowledge/cron/store.js";
+import { type CronJobs, CronStoreError } from "../../knowledge/cron/store.js";
 import type { CronJob, CronJobPatch } from "../../knowledge/cron/types.js";
 import type { RouteContext } from "./context.js";
 import { sendJson } from "./http.js";
@@ -29,9 +29,9 @@ class JobsError extends Error {
   }
 }
 
-function storeOf(ctx: RouteContext): CronStore {
+function storeOf(ctx: RouteContext): CronJobs {
   const tz = (ctx.config as unknown as Record<string, unknown>)["timezone"];
-  return new CronStore({ home: ctx.home, ...(typeof tz === "string" && tz ? { timezone: tz } : {}) });
+  return ctx.cronJobs(typeof tz === "string" && tz ? { timezone: tz } : {});
 }
 
 function checkText(input: Json): void {
@@ -57,8 +57,8 @@ function checkText(input: Json): void {
   }
 }
 
-function byId(store: CronStore, id: string): CronJob {
-  const job = JOB_ID.test(id) ? store.list().find((j) => j.id === id) : undefined;
+async function byId(store: CronJobs, id: string): Promise<CronJob> {
+  const job = JOB_ID.test(id) ? (await store.list()).find((j) => j.id === id) : undefined;
   if (!JOB_ID.test(id)) throw new JobsError(400, "Invalid job ID format");
   if (!job) throw new JobsError(404, "Job not found");
   return job;
@@ -83,7 +83,7 @@ export async function jobsRoute(
   try {
     if (!id && method === "GET") {
       const all = ["true", "1"].includes((query.get("include_disabled") ?? "").toLowerCase());
-      sendJson(res, 200, { jobs: store.list().filter((j) => all || j.enabled) });
+      sendJson(res, 200, { jobs: (await store.list()).filter((j) => all || j.enabled) });
     } else if (!id) {
       const input = await body();
       checkText(input);
@@ -101,13 +101,13 @@ export async function jobsRoute(
       });
       sendJson(res, 200, { job });
     } else if (!action && method === "GET") {
-      sendJson(res, 200, { job: byId(store, id) });
+      sendJson(res, 200, { job: await byId(store, id) });
     } else if (!action && method === "DELETE") {
-      byId(store, id);
+      await byId(store, id);
       await store.remove(id);
       sendJson(res, 200, { ok: true });
     } else if (!action) {
-      byId(store, id);
+      await byId(store, id);
       const input = await body();
       const fields = Object.fromEntries(
         Object.entries(input).filter(([k]) => (PATCHABLE as readonly string[]).includes(k)),
@@ -116,13 +116,13 @@ export async function jobsRoute(
       checkText(fields);
       sendJson(res, 200, { job: await applyPatch(store, id, fields) });
     } else if (action === "/pause") {
-      byId(store, id);
+      await byId(store, id);
       sendJson(res, 200, { job: await store.pause(id) });
     } else if (action === "/resume") {
-      byId(store, id);
+      await byId(store, id);
       sendJson(res, 200, { job: await store.resume(id) });
     } else {
-      byId(store, id);
+      await byId(store, id);
       sendJson(res, 200, { job: await store.markDue(id) });
     }
   } catch (error) {
@@ -134,7 +134,7 @@ export async function jobsRoute(
   return true;
 }
 
-async function applyPatch(store: CronStore, id: string, fields: Json): Promise<CronJob> {
+async function applyPatch(store: CronJobs, id: string, fields: Json): Promise<CronJob> {
   const patch: CronJobPatch = {};
   if (typeof fields["name"] === "string") patch.name = fields["name"];
   if (typeof fields["schedule"] === "string") patch.schedule = fields["schedule"];
@@ -143,7 +143,7 @@ async function applyPatch(store: CronStore, id: string, fields: Json): Promise<C
   if (Array.isArray(fields["skills"])) patch.skills = fields["skills"] as string[];
   else if (typeof fields["skill"] === "string") patch.skills = [fields["skill"]];
   if (fields["repeat"] === null || typeof fields["repeat"] === "number") patch.repeat = fields["repeat"];
-  let job = Object.keys(patch).length > 0 ? await store.edit(id, patch) : byId(store, id);
+  let job = Object.keys(patch).length > 0 ? await store.edit(id, patch) : await byId(store, id);
   if (fields["enabled"] === false && job.enabled) job = await store.pause(id);
   else if (fields["enabled"] === true && !job.enabled) job = await store.resume(id);
   return job;

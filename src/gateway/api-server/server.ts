@@ -17,14 +17,13 @@ import { hermesLoadedNames } from "../../agent/agent.js";
 import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.js";
 import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { durabilityOptions, openRecordingStore } from "../../state/recording-store.js";
+import { openStateBackend, type StateBackend } from "../../knowledge/state-backend.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { Logger } from "../../util/log.js";
 import type { RouteContext } from "./context.js";
 import { ApiError, SECURITY_HEADERS, sendError } from "./http.js";
 import { AcquireAbortedError, QueueFullError, RunLimiter } from "./limiter.js";
-import { ResponseStore, responseRecords } from "./response-store.js";
 import { route } from "./router.js";
 import { RunRegistry } from "./runs.js";
 
@@ -64,6 +63,8 @@ export interface ApiServerOptions {
   toolsReady?: Promise<unknown>;
   /** Opens the session of each turn (tests inject one); default `ChatSession.open`. */
   createSession?: (options: ChatSessionOptions) => Promise<ChatSession>;
+  /** Where the stores live (the gateway's); default the one `state.backend` names, opened and closed here. */
+  backend?: StateBackend;
   /** Recording problems (a locked database): reported, never fatal. */
   onWarning?: (message: string) => void;
   /** The home's log files: each turn's agent events go to agent.log (see agent/event-log.ts). */
@@ -166,14 +167,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   // lock are queued and retried instead of lost.
   // `state.durability` as the CLI honours it: without it every commit was fsynced, and with many
   // conversations at once those fsyncs, one after another on the event loop, were most of a turn.
-  const store = openRecordingStore(options.home, {
-    open: durabilityOptions(options.config.state),
-    notify: (message) => options.onWarning?.(`state.db: ${message}`),
-  });
+  const backend = options.backend ?? (await openStateBackend(options.home, options.config, { env }));
+  const ownBackend = options.backend ? undefined : backend;
+  const store = backend.openSessions({ notify: (message) => options.onWarning?.(`state.db: ${message}`) });
   const cwd = options.cwd ?? process.cwd();
   const registry = options.registry ?? createBuiltinRegistry();
   const toolsets = configuredToolsets(options.config);
-  const responses = responseRecords(new ResponseStore(options.home, 100, (m) => options.onWarning?.(m)));
+  const responses = backend.openResponses({ onWarning: (m) => options.onWarning?.(m) });
   let closing = false;
   const ctx: RouteContext = {
     modelName,
@@ -203,6 +203,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     }),
     responses,
     store,
+    cronJobs: (o) => backend.cronJobs(o),
     home: options.home,
     config: options.config,
     env,
@@ -284,6 +285,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     server.once("error", (error: NodeJS.ErrnoException) => {
       void store.close();
       void responses.close();
+      void ownBackend?.close();
       reject(
         error.code === "EADDRINUSE"
           ? new ApiServerConfigError(
@@ -316,6 +318,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         await store.drain(SHUTDOWN_SAVE_WAIT_MS);
         await store.close();
         await responses.close();
+        await ownBackend?.close();
       })();
       return closed;
     },

@@ -3,14 +3,14 @@
  * (`hermes pairing approve <platform> <code>`), rate-limited by the pairing store. Never throws.
  */
 
-import type { PairingStore } from "../../state/gateway/pairing.js";
+import type { PairingRecords } from "../../state/gateway/pairing.js";
 import type { Logger } from "../../util/log.js";
 import type { MessageSource, PlatformAdapter } from "../platforms/types.js";
 
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export async function offerPairing(
-  pairing: PairingStore,
+  pairing: PairingRecords,
   adapter: PlatformAdapter,
   source: MessageSource,
   print: (line: string) => void,

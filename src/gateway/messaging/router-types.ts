@@ -3,7 +3,8 @@ import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession } from "../../agent/chat-session.js";
 import type { CommandSettings } from "../../commands/index.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import type { PairingStore } from "../../state/gateway/pairing.js";
+import type { PairingRecords } from "../../state/gateway/pairing.js";
+import type { ChatSessionIndex } from "../../state/gateway/session-index.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
 import type { Logger } from "../../util/log.js";
 import type { InboundAction, InboundMessage, MessageSource, PlatformAdapter } from "../platforms/types.js";
@@ -30,7 +31,9 @@ export interface RouterOptions {
   authEnv?: () => Readonly<Record<string, string | undefined>>;
   profile?: string | undefined;
   adapters: ReadonlyMap<string, PlatformAdapter>;
-  pairing: PairingStore;
+  pairing: PairingRecords;
+  /** The chat → session index; default `sessions/sessions.json` of `home`. */
+  index?: ChatSessionIndex;
   openSession: (request: OpenConversation) => Promise<ChatSession>;
   /** Problems, one line each (stderr of `hermes gateway run`). */
   log?: (line: string) => void;

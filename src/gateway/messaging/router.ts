@@ -81,13 +81,16 @@ export class MessageRouter {
   /** A restart waits for running turns: new requests are turned away. */
   private restarting = false;
   private readonly drain: DrainSettings;
+  /** Pairing approvals per platform as last read (`approvedOn`). */
+  private readonly approvedSeen = new Map<string, ReadonlySet<string>>();
 
   constructor(private readonly options: RouterOptions) {
     this.drain = drainSettings(options.config);
     this.print = options.log ?? (() => undefined);
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());
-    this.index = chatSessionIndex(new SessionIndex(options.home, (m) => this.log(`sessions: ${m}`)));
+    this.index =
+      options.index ?? chatSessionIndex(new SessionIndex(options.home, (m) => this.log(`sessions: ${m}`)));
     const timeout = Number(section(options.config["approvals"])["timeout"]);
     const ms = (Number.isFinite(timeout) && timeout > 0 ? timeout : 60) * 1000;
     this.approvals = new ChatApprovals(ms, options.observer);
@@ -111,7 +114,11 @@ export class MessageRouter {
       onMessage: (message: InboundMessage) => this.track(this.onMessage(adapter, message)),
       onAction: (action: InboundAction) => this.track(this.onAction(action)),
       onError: (message: string) => this.log(`${adapter.platform}: ${message}`, adapter.platform),
-      authorized: (source: MessageSource) => this.authorized(source).allowed,
+      authorized: (source: MessageSource) => {
+        // Synchronous for the adapters: decided on the approved users last read, then read again.
+        void this.approvedOn(source.platform).catch(() => undefined);
+        return this.authorized(source).allowed;
+      },
     };
   }
 
@@ -149,11 +156,23 @@ export class MessageRouter {
     }
   }
 
-  /** Who may talk, decided afresh per message: allowlist edits in `.env` count at once. */
-  private authorized(source: MessageSource) {
+  /** Users approved through pairing on `platform`, read afresh (and kept for the adapters' checks). */
+  private async approvedOn(platform: string): Promise<ReadonlySet<string>> {
+    const ids = await this.options.pairing.approvedIds(platform);
+    this.approvedSeen.set(platform, ids);
+    return ids;
+  }
+
+  /**
+   * Who may talk, decided afresh per message: allowlist edits in `.env` count at once. `approved`
+   * defaults to the pairing approvals last read for the platform.
+   */
+  private authorized(
+    source: MessageSource,
+    approved = this.approvedSeen.get(source.platform) ?? new Set<string>(),
+  ) {
     const { platform, userId, userName } = source;
     const env = this.options.authEnv?.() ?? this.options.env;
-    const approved = this.options.pairing.approvedIds(platform);
     const unauthorizedDm = unauthorizedDmBehavior(platform, this.options.config, env);
     const who = { platform, userId, userName, isDm: source.chatType === "dm" };
     return authorize(who, { env, approved, unauthorizedDm });
@@ -162,7 +181,7 @@ export class MessageRouter {
   private async onMessage(adapter: PlatformAdapter, message: InboundMessage): Promise<void> {
     const { source } = message;
     if ((this.closing && !this.options.relay) || !source.userId) return; // a draining relay passes it on
-    const decision = this.authorized(source);
+    const decision = this.authorized(source, await this.approvedOn(source.platform));
     const plog = this.logFor(source.platform);
     if (!decision.allowed) {
       plog.info("message from unauthorized user", {
@@ -608,7 +627,7 @@ export class MessageRouter {
 
   private async onAction(action: InboundAction): Promise<void> {
     const { source } = action;
-    const decision = this.authorized(source);
+    const decision = this.authorized(source, await this.approvedOn(source.platform));
     if (!decision.allowed) {
       await action.acknowledge?.("You are not allowed to do that.").catch(() => undefined);
       return;

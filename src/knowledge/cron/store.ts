@@ -26,7 +26,10 @@ import {
   resumeJob,
   SAFE_JOB_ID,
 } from "./job-ops.js";
-import { readStoredTime, systemTimezone } from "./time.js";
+import { type CronOutputEntry, type CronOutputText, listOutputFiles, readOutputFile } from "./outputs.js";
+import { CronScheduleError, isCronSchedule, nextRunAfter, parseSchedule } from "./schedule.js";
+import { CronScriptPathError, normalizeScriptPath } from "./script-path.js";
+import { formatIso, readStoredTime, systemTimezone } from "./time.js";
 import type { CronJob, CronJobPatch, NewCronJob } from "./types.js";
 
 export { CronStoreError } from "./job-ops.js";
@@ -154,6 +157,16 @@ export class CronStore {
     return SAFE_JOB_ID.test(id) ? join(this.dir, "output", id) : undefined;
   }
 
+  /** The job's saved outputs, newest first ([] for none or an id that names no folder). */
+  listOutputs(id: string): CronOutputEntry[] {
+    return listOutputFiles(this.outputDir(id));
+  }
+
+  /** At most `maxBytes` of one saved output by its listed name; undefined when there is none. */
+  readOutput(id: string, name: string, maxBytes: number): CronOutputText | undefined {
+    return readOutputFile(this.outputDir(id), name, maxBytes);
+  }
+
   /**
    * Saves one run's output as `cron/output/<id>/<YYYY-MM-DD_HH-MM-SS>.md` (local wall time, as
    * Python names them) and keeps the newest `retention`. Returns the file's path.
@@ -253,14 +266,29 @@ const CRON_METHODS = [
   "markDue",
   "remove",
   "saveOutput",
+  "listOutputs",
+  "readOutput",
 ] as const;
 
 /**
  * Cron jobs and their run output as a backend other than `cron/jobs.json` provides them
- * (asynchronous, see async-view.ts); `cronJobs` puts `CronStore` behind it.
+ * (asynchronous, see async-view.ts); `cronJobs` puts `CronStore` behind it. `update` is the
+ * scheduler's read-modify-write of every job at once (a transaction over locked rows elsewhere).
  */
-export type CronJobs = Asynchronous<Pick<CronStore, (typeof CRON_METHODS)[number]>>;
+export type CronJobs = Asynchronous<Pick<CronStore, (typeof CRON_METHODS)[number]>> & {
+  /** The zone schedules are read in and times written in. */
+  readonly timezone: string;
+  /** A time as jobs record it (ISO with the zone's offset); now when `ms` is absent. */
+  iso(ms?: number): string;
+  /** Runs `fn` on every job, locked, then saves what it leaves; nothing is saved when it throws. */
+  update<T>(fn: (jobs: CronJob[]) => T | Promise<T>): Promise<T>;
+};
 
 export function cronJobs(store: CronStore): CronJobs {
-  return asyncView(store, CRON_METHODS);
+  return {
+    ...asyncView(store, CRON_METHODS),
+    timezone: store.timezone,
+    iso: (ms) => store.iso(ms),
+    update: (fn) => store.update(fn),
+  };
 }

@@ -384,14 +384,28 @@ function appendEntries(text: string, added: readonly string[]): string {
   return base;
 }
 
-const MEMORY_METHODS = ["entries", "read", "renderBlock", "add", "replace", "remove", "apply"] as const;
+const MEMORY_METHODS = [
+  "entries",
+  "read",
+  "renderBlock",
+  "promptBlock",
+  "blockedEntries",
+  "precheck",
+  "add",
+  "replace",
+  "remove",
+  "apply",
+] as const;
 
 /**
  * MEMORY.md / USER.md entries as a backend other than the files provides them (asynchronous, see
  * async-view.ts); `memoryRecords` puts `MemoryStore` behind it.
  */
-export type MemoryRecords = Asynchronous<Pick<MemoryStore, (typeof MEMORY_METHODS)[number]>>;
+export type MemoryRecords = Asynchronous<Pick<MemoryStore, (typeof MEMORY_METHODS)[number]>> & {
+  /** The character limit of each target. */
+  readonly limits: Readonly<MemoryLimits>;
+};
 
 export function memoryRecords(store: MemoryStore): MemoryRecords {
-  return asyncView(store, MEMORY_METHODS);
+  return { ...asyncView(store, MEMORY_METHODS), limits: store.limits };
 }

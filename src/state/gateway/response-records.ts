@@ -1,7 +1,7 @@
 /**
  * The Responses API store's contract (stored responses for `previous_response_id`, and named
  * conversations), below the gateway so every backend can implement it: the SQLite file
- * `response_store.db` (gateway/api-server/response-store.ts) and PostgreSQL
+ * `response_store.db` (state/gateway/response-store.ts) and PostgreSQL
  * (state/postgres/gateway-responses.ts). Both keep a response as the JSON Python Hermes writes:
  * `{response, conversation_history, instructions, session_id}`.
  */

@@ -6,8 +6,8 @@
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import type { SkillMeta } from "../../knowledge/skills/types.js";
-import { recordSkillUse } from "../../knowledge/skills/usage.js";
 import { loadSkill, readSkillFile } from "../../knowledge/skills/view.js";
+import { knowledgeStores } from "../../knowledge/stores.js";
 import { defineTool } from "../types.js";
 import { discoverOptionsOf } from "./shared.js";
 import description from "./skill-view.md";
@@ -42,10 +42,10 @@ export const skillViewTool = defineTool({
     if (args.file_path?.trim()) {
       const file = await readSkillFile(skill, args.file_path);
       // Reading a skill's file means following it: a use, not a look.
-      await recordSkillUse(ctx.home, skill.name, "use");
+      await knowledgeStores(ctx.home).skillUsage.record(skill.name, "use");
       return `${file.file_path} of skill "${skill.name}" (${file.path}):\n\n${file.content}`;
     }
-    await recordSkillUse(ctx.home, skill.name, "view");
+    await knowledgeStores(ctx.home).skillUsage.record(skill.name, "view");
     const lines = [
       `Skill "${skill.name}"${skill.category ? ` (category ${skill.category})` : ""}: ${ORIGIN_TEXT[skill.origin]}.`,
       `Folder: ${skill.dir}`,

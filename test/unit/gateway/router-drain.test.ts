@@ -26,7 +26,7 @@ import type {
   OutboundTarget,
   PlatformAdapter,
 } from "../../../src/gateway/platforms/types.js";
-import { PairingStore } from "../../../src/state/gateway/pairing.js";
+import { PairingStore, pairingRecords } from "../../../src/state/gateway/pairing.js";
 import type { SqliteSessionStore } from "../../../src/state/sqlite-store.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import { say } from "../../support/scripted-transport.js";
@@ -143,7 +143,7 @@ function gateway(
     config,
     env: { TELEGRAM_ALLOWED_USERS: "100,200" },
     adapters: new Map([["telegram", adapter]]),
-    pairing: new PairingStore({ home: where.home }),
+    pairing: pairingRecords(new PairingStore({ home: where.home })),
     ...(options.now ? { now: options.now } : {}),
     ...(options.restart ? { restart: options.restart } : {}),
     openSession: (request) =>

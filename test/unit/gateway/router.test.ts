@@ -27,7 +27,7 @@ import type {
   PlatformAdapter,
   SendOptions,
 } from "../../../src/gateway/platforms/types.js";
-import { PairingStore } from "../../../src/state/gateway/pairing.js";
+import { PairingStore, pairingRecords } from "../../../src/state/gateway/pairing.js";
 import type { SqliteSessionStore } from "../../../src/state/sqlite-store.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
 import { callTools, say } from "../../support/scripted-transport.js";
@@ -181,7 +181,7 @@ function setup(
     config,
     env,
     adapters: new Map([["telegram", adapter]]),
-    pairing,
+    pairing: pairingRecords(pairing),
     log: (line) => logs.push(line),
     ...(options.now ? { now: options.now } : {}),
     ...(options.maxCachedAgents ? { maxCachedAgents: options.maxCachedAgents } : {}),
@@ -490,7 +490,7 @@ describe("MessageRouter", () => {
       config: DEFAULT_CONFIG,
       env: { TELEGRAM_ALLOWED_USERS: "100" },
       adapters: new Map([["telegram", t.adapter]]),
-      pairing: t.pairing,
+      pairing: pairingRecords(t.pairing),
       openSession: (request) =>
         ChatSession.open({
           transport: t.transport,

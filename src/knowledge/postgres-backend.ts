@@ -1,0 +1,175 @@
+/**
+ * The PostgreSQL state backend (`state.backend: postgres`): one pool on the configured database,
+ * the schema migrated to this build's version, and every store of `StateBackend` as its PostgreSQL
+ * implementation. Imported only by `openStateBackend` for a postgres home, so a SQLite home never
+ * loads `pg` or this module.
+ *
+ * A store this build has no PostgreSQL implementation of is an error at open, naming it: the
+ * backend never keeps part of the state in the home's files while the rest is in the database.
+ */
+import { join } from "node:path";
+import type { HermesConfig } from "../config/defaults.js";
+import type { StateBackendChoice } from "../state/backend-config.js";
+import type { Coordinator } from "../state/coordination.js";
+import type { PairingRecords } from "../state/gateway/pairing.js";
+import type { ResponseRecords } from "../state/gateway/response-records.js";
+import type { ChatSessionIndex } from "../state/gateway/session-index.js";
+import type { WebhookSubscriptions } from "../state/gateway/webhook-subscriptions.js";
+import { openPgDatabase, type PgDatabase } from "../state/postgres/database.js";
+import { migrate } from "../state/postgres/migrate.js";
+import { MIGRATIONS } from "../state/postgres/migrations/index.js";
+import type { SessionStore } from "../state/types.js";
+import type { CronJobs } from "./cron/store.js";
+import type { MemoryLimitConfig, MemoryRecords } from "./memory/store.js";
+import type { SkillUsageRecords } from "./skills/usage.js";
+import type { CommandAllowlist, StateBackend, StateBackendOptions } from "./state-backend-types.js";
+import { type CronJobsOptions, registerKnowledgeStores } from "./stores.js";
+
+type Made<T> = T | Promise<T>;
+
+/** The skills kept in the database, mirrored to a folder each instance runs them from. */
+export interface PgSkillMirror {
+  /** Brings the local mirror up to date with the database. */
+  refresh(): Promise<unknown>;
+}
+
+/** The PostgreSQL implementation of each store, by the name its module exports. */
+export interface PgFactories {
+  openPgSessionStore(db: PgDatabase): Made<SessionStore>;
+  pgChatSessionIndex(db: PgDatabase): Made<ChatSessionIndex>;
+  pgPairingRecords(db: PgDatabase): Made<PairingRecords>;
+  pgWebhookSubscriptions(db: PgDatabase): Made<WebhookSubscriptions>;
+  pgResponseRecords(db: PgDatabase): Made<ResponseRecords>;
+  pgWebhookDeliveries(db: PgDatabase): Made<unknown>;
+  pgCommandAllowlist(db: PgDatabase): Made<CommandAllowlist>;
+  pgCronJobs(db: PgDatabase, options?: CronJobsOptions): CronJobs;
+  pgMemoryRecords(db: PgDatabase, limits: MemoryLimitConfig): MemoryRecords;
+  pgSkillUsageRecords(db: PgDatabase): Made<SkillUsageRecords>;
+  pgSkillLibrary(db: PgDatabase, mirrorDir: string): Made<PgSkillMirror>;
+  openPgCoordinator(
+    db: PgDatabase,
+    info: { host: string; pid: number; healthUrl?: string },
+  ): Promise<Coordinator>;
+}
+
+const FACTORY_STORES: Record<keyof PgFactories, string> = {
+  openPgSessionStore: "sessions and messages",
+  pgChatSessionIndex: "the chat → session index",
+  pgPairingRecords: "pairing and approved users",
+  pgWebhookSubscriptions: "webhook subscriptions",
+  pgResponseRecords: "the Responses store",
+  pgWebhookDeliveries: "webhook delivery dedupe",
+  pgCommandAllowlist: "the approvals allowlist",
+  pgCronJobs: "cron jobs",
+  pgMemoryRecords: "memories",
+  pgSkillUsageRecords: "skill usage",
+  pgSkillLibrary: "skills",
+  openPgCoordinator: "coordination between instances",
+};
+
+/** The PostgreSQL store implementations this build carries (each area's module adds its own here). */
+export async function pgFactories(): Promise<Partial<PgFactories>> {
+  return {};
+}
+
+export class PostgresBackendError extends Error {
+  override name = "PostgresBackendError";
+}
+
+/** The factories every store needs, or the error naming those this build lacks. */
+export function requireFactories(found: Partial<PgFactories>): PgFactories {
+  const missing = (Object.keys(FACTORY_STORES) as Array<keyof PgFactories>).filter((k) => !found[k]);
+  if (missing.length > 0) {
+    throw new PostgresBackendError(
+      `PostgreSQL backend: ${missing.map((k) => FACTORY_STORES[k]).join(", ")} ${missing.length === 1 ? "is" : "are"} not available in this build. Set state.backend: sqlite to use this home's files.`,
+    );
+  }
+  return found as PgFactories;
+}
+
+/** Opens the pool, migrates, and assembles the stores (see the file comment). */
+export async function openPostgresBackend(
+  home: string,
+  config: HermesConfig,
+  choice: Extract<StateBackendChoice, { kind: "postgres" }>,
+  options: StateBackendOptions = {},
+  factories: () => Promise<Partial<PgFactories>> = pgFactories,
+): Promise<StateBackend> {
+  const f = requireFactories(await factories());
+  const db = await openPgDatabase(choice.url, { max: choice.poolSize });
+  const undo: Array<() => unknown> = [() => db.close()];
+  try {
+    await migrate(db, MIGRATIONS);
+    const sessions = await f.openPgSessionStore(db);
+    undo.unshift(() => sessions.close());
+    const skills = await f.pgSkillLibrary(db, join(home, "skills"));
+    await skills.refresh();
+    const coordinator = await f.openPgCoordinator(db, {
+      host: options.instance?.host ?? (await import("node:os")).hostname(),
+      pid: process.pid,
+      ...(options.instance?.healthUrl ? { healthUrl: options.instance.healthUrl } : {}),
+    });
+    undo.unshift(() => coordinator.close());
+    const [chatIndex, pairing, subscriptions, allowlist, usage] = await Promise.all([
+      f.pgChatSessionIndex(db),
+      f.pgPairingRecords(db),
+      f.pgWebhookSubscriptions(db),
+      f.pgCommandAllowlist(db),
+      f.pgSkillUsageRecords(db),
+    ]);
+    const responses = await f.pgResponseRecords(db);
+    // "Always" answers given on any instance approve here too: the database's list joins config.yaml's.
+    config.command_allowlist = [
+      ...new Set([...(config.command_allowlist ?? []), ...(await allowlist.list())]),
+    ];
+    const knowledge = {
+      cronJobs: (o?: CronJobsOptions) => f.pgCronJobs(db, o),
+      memory: (limits: MemoryLimitConfig = {}) => f.pgMemoryRecords(db, limits),
+      skillUsage: usage,
+    };
+    const unregister = registerKnowledgeStores(home, knowledge);
+    let closed: Promise<void> | undefined;
+    return {
+      kind: "postgres",
+      label: choice.label,
+      coordinator,
+      ...knowledge,
+      openSessions: () => shared(sessions, { drain: async () => true }),
+      chatIndex: () => chatIndex,
+      pairing,
+      webhookSubscriptions: subscriptions,
+      // One store on the pool for every surface: a surface "closing" it leaves it to the backend.
+      openResponses: () => shared(responses, {}),
+      commandAllowlist: allowlist,
+      close: () => {
+        closed ??= (async () => {
+          unregister();
+          for (const step of undo) await step();
+        })();
+        return closed;
+      },
+    };
+  } catch (error) {
+    for (const step of undo) await Promise.resolve(step()).catch(() => undefined);
+    const message = error instanceof Error ? error.message : String(error);
+    throw new PostgresBackendError(
+      `PostgreSQL backend at ${choice.label}: ${message.split(choice.url).join(choice.label)}`,
+    );
+  }
+}
+
+/**
+ * One of the backend's stores as a surface sees it: `close` is the backend's (the surface's close
+ * does nothing), and `extra` adds what the surface expects beside the contract (`drain`: nothing is
+ * ever queued, each write is a statement on the pool).
+ */
+function shared<T extends object, E extends object>(store: T, extra: E): T & E {
+  const own: Record<PropertyKey, unknown> = { ...extra, close: async () => undefined };
+  return new Proxy(store, {
+    get(target, prop) {
+      if (Object.hasOwn(own, prop)) return own[prop];
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as T & E;
+}

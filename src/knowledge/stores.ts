@@ -1,0 +1,60 @@
+/**
+ * The knowledge stores a tool or the agent reaches by its home (`ctx.home`): cron jobs, memory
+ * entries and skill usage. A home on the file backend gets the file stores (cron/jobs.json,
+ * memories/*.md, skills/.usage.json) exactly as before. A state backend that keeps them elsewhere
+ * (PostgreSQL) registers its own for the home while it is open (`registerKnowledgeStores`), so
+ * every tool, review and cron run in that process reads and writes the shared copy.
+ */
+import { resolve } from "node:path";
+import { type CronJobs, CronStore, cronJobs } from "./cron/store.js";
+import { type MemoryLimitConfig, type MemoryRecords, MemoryStore, memoryRecords } from "./memory/store.js";
+import { type SkillUsageRecords, skillUsageFile } from "./skills/usage.js";
+
+/** How a caller's cron view is set up (the zone schedules are read in, the clock, `~`). */
+export interface CronJobsOptions {
+  timezone?: string;
+  now?: () => number;
+  userHome?: string;
+}
+
+export interface KnowledgeStores {
+  /** Cron jobs and their outputs. */
+  cronJobs(options?: CronJobsOptions): CronJobs;
+  /** MEMORY.md / USER.md entries under the configured character limits. */
+  memory(limits?: MemoryLimitConfig): MemoryRecords;
+  /** Skill use counts, pins and curator state. */
+  readonly skillUsage: SkillUsageRecords;
+}
+
+/** The file stores of `home`. */
+export function fileKnowledgeStores(home: string): KnowledgeStores {
+  return {
+    cronJobs: (options = {}) =>
+      cronJobs(
+        new CronStore({
+          home,
+          ...(options.timezone ? { timezone: options.timezone } : {}),
+          ...(options.now ? { now: options.now } : {}),
+          ...(options.userHome ? { userHome: options.userHome } : {}),
+        }),
+      ),
+    memory: (limits = {}) => memoryRecords(MemoryStore.forHome(home, limits)),
+    skillUsage: skillUsageFile(home),
+  };
+}
+
+const registered = new Map<string, KnowledgeStores>();
+
+/** The stores of `home`: the ones a backend registered for it, else the files. */
+export function knowledgeStores(home: string): KnowledgeStores {
+  return registered.get(resolve(home)) ?? fileKnowledgeStores(home);
+}
+
+/** Makes `stores` the ones `knowledgeStores(home)` answers until the returned function is called. */
+export function registerKnowledgeStores(home: string, stores: KnowledgeStores): () => void {
+  const key = resolve(home);
+  registered.set(key, stores);
+  return () => {
+    if (registered.get(key) === stores) registered.delete(key);
+  };
+}

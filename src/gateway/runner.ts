@@ -220,7 +220,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       config,
       log: (line) => log(line, "gateway.coordination"),
     });
-    for (const [kind, refresh] of Object.entries(options.reloads ?? {}))
+    for (const [kind, refresh] of Object.entries({ ...backend.reloads, ...options.reloads }))
       if (refresh) coordination.reloads.on(kind as ReloadKind, refresh);
     // Stopped before the backend (which closes its coordinator), after the router's turns.
     stops.push(() => coordination.close());

@@ -21,6 +21,7 @@ import { MIGRATIONS } from "../state/postgres/migrations/index.js";
 import type { SessionStore } from "../state/types.js";
 import type { CronJobs } from "./cron/store.js";
 import type { MemoryLimitConfig, MemoryRecords } from "./memory/store.js";
+import type { SkillWriteSink } from "./skills/types.js";
 import type { SkillUsageRecords } from "./skills/usage.js";
 import type { CommandAllowlist, StateBackend, StateBackendOptions } from "./state-backend-types.js";
 import { type CronJobsOptions, registerKnowledgeStores } from "./stores.js";
@@ -31,6 +32,8 @@ type Made<T> = T | Promise<T>;
 export interface PgSkillMirror {
   /** Brings the local mirror up to date with the database. */
   refresh(): Promise<unknown>;
+  /** Where the skill tools report their writes, so the database (every instance) gets them. */
+  sink(): SkillWriteSink;
 }
 
 /** The PostgreSQL implementation of each store, by the name its module exports. */
@@ -42,9 +45,9 @@ export interface PgFactories {
   pgResponseRecords(db: PgDatabase): Made<ResponseRecords>;
   pgWebhookDeliveries(db: PgDatabase): Made<unknown>;
   pgCommandAllowlist(db: PgDatabase): Made<CommandAllowlist>;
-  pgCronJobs(db: PgDatabase, options?: CronJobsOptions): CronJobs;
+  pgCronJobs(db: PgDatabase, options?: CronJobsOptions & { home?: string }): CronJobs;
   pgMemoryRecords(db: PgDatabase, limits: MemoryLimitConfig): MemoryRecords;
-  pgSkillUsageRecords(db: PgDatabase): Made<SkillUsageRecords>;
+  pgSkillUsageRecords(db: PgDatabase, options?: { home?: string }): Made<SkillUsageRecords>;
   pgSkillLibrary(db: PgDatabase, mirrorDir: string): Made<PgSkillMirror>;
   openPgCoordinator(
     db: PgDatabase,
@@ -67,9 +70,47 @@ const FACTORY_STORES: Record<keyof PgFactories, string> = {
   openPgCoordinator: "coordination between instances",
 };
 
-/** The PostgreSQL store implementations this build carries (each area's module adds its own here). */
+/** The PostgreSQL store implementations this build carries. */
 export async function pgFactories(): Promise<Partial<PgFactories>> {
-  return {};
+  const [
+    sessions,
+    chatIndex,
+    pairing,
+    webhooks,
+    responses,
+    allowlist,
+    coordination,
+    cron,
+    memory,
+    usage,
+    skills,
+  ] = await Promise.all([
+    import("../state/postgres/session-store.js"),
+    import("../state/postgres/gateway-chat-index.js"),
+    import("../state/postgres/gateway-pairing.js"),
+    import("../state/postgres/gateway-webhooks.js"),
+    import("../state/postgres/gateway-responses.js"),
+    import("../state/postgres/gateway-allowlist.js"),
+    import("../state/postgres/coordination.js"),
+    import("./postgres/cron-jobs.js"),
+    import("./postgres/memory-records.js"),
+    import("./postgres/skill-usage.js"),
+    import("./postgres/skill-library.js"),
+  ]);
+  return {
+    openPgSessionStore: (db) => sessions.openPgSessionStore(db),
+    pgChatSessionIndex: chatIndex.pgChatSessionIndex,
+    pgPairingRecords: (db) => pairing.pgPairingRecords(db),
+    pgWebhookSubscriptions: webhooks.pgWebhookSubscriptions,
+    pgResponseRecords: (db) => responses.pgResponseRecords(db),
+    pgWebhookDeliveries: (db) => webhooks.pgWebhookDeliveries(db),
+    pgCommandAllowlist: allowlist.pgCommandAllowlist,
+    pgCronJobs: (db, options) => cron.pgCronJobs(db, options),
+    pgMemoryRecords: (db, limits) => memory.pgMemoryRecords(db, limits),
+    pgSkillUsageRecords: (db, options) => usage.pgSkillUsageRecords(db, options),
+    pgSkillLibrary: (db, mirrorDir) => skills.pgSkillLibrary(db, mirrorDir),
+    openPgCoordinator: (db, info) => coordination.openPgCoordinator(db, info),
+  };
 }
 
 export class PostgresBackendError extends Error {
@@ -115,7 +156,7 @@ export async function openPostgresBackend(
       f.pgPairingRecords(db),
       f.pgWebhookSubscriptions(db),
       f.pgCommandAllowlist(db),
-      f.pgSkillUsageRecords(db),
+      f.pgSkillUsageRecords(db, { home }),
     ]);
     const responses = await f.pgResponseRecords(db);
     // "Always" answers given on any instance approve here too: the database's list joins config.yaml's.
@@ -123,7 +164,8 @@ export async function openPostgresBackend(
       ...new Set([...(config.command_allowlist ?? []), ...(await allowlist.list())]),
     ];
     const knowledge = {
-      cronJobs: (o?: CronJobsOptions) => f.pgCronJobs(db, o),
+      // The home: a job's script must resolve inside this instance's scripts/ folder.
+      cronJobs: (o?: CronJobsOptions) => f.pgCronJobs(db, { ...o, home }),
       memory: (limits: MemoryLimitConfig = {}) => f.pgMemoryRecords(db, limits),
       skillUsage: usage,
     };
@@ -141,6 +183,7 @@ export async function openPostgresBackend(
       // One store on the pool for every surface: a surface "closing" it leaves it to the backend.
       openResponses: () => shared(responses, {}),
       commandAllowlist: allowlist,
+      reloads: { skills: () => skills.refresh().then(() => undefined) },
       close: () => {
         closed ??= (async () => {
           unregister();

@@ -1,5 +1,7 @@
 /** The types of knowledge/state-backend.ts (apart, so the PostgreSQL backend can name them). */
+
 import type { Coordinator } from "../state/coordination.js";
+import type { CommandAllowlist } from "../state/gateway/command-allowlist.js";
 import type { PairingRecords } from "../state/gateway/pairing.js";
 import type { ResponseRecords } from "../state/gateway/response-records.js";
 import type { ChatSessionIndex } from "../state/gateway/session-index.js";
@@ -11,11 +13,7 @@ import type { KnowledgeStores } from "./stores.js";
 export type RecordingSessions = SessionStore & { drain(timeoutMs: number): Promise<boolean> };
 
 /** The approvals "always allow" patterns (`command_allowlist`). */
-export interface CommandAllowlist {
-  list(): Promise<string[]>;
-  /** Adds one pattern (a pattern already there is kept once). */
-  add(pattern: string): Promise<void>;
-}
+export type { CommandAllowlist } from "../state/gateway/command-allowlist.js";
 
 export interface StateBackend extends KnowledgeStores {
   readonly kind: "sqlite" | "postgres";
@@ -35,6 +33,8 @@ export interface StateBackend extends KnowledgeStores {
   openResponses(options?: { capacity?: number; onWarning?: (message: string) => void }): ResponseRecords;
   /** The approvals "always allow" patterns. */
   readonly commandAllowlist: CommandAllowlist;
+  /** Refreshes to run when another instance announces a change (`reload.<kind>`); none for SQLite. */
+  readonly reloads?: { skills?: () => Promise<void> };
   /** Releases what the backend holds (the pool, the coordinator); stores opened from it stop working. */
   close(): Promise<void>;
 }

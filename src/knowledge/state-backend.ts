@@ -16,6 +16,7 @@
 import type { HermesConfig } from "../config/defaults.js";
 import { stateBackendChoice } from "../state/backend-config.js";
 import { localCoordinator } from "../state/coordination.js";
+import { configCommandAllowlist } from "../state/gateway/command-allowlist.js";
 import { PairingStore, pairingRecords } from "../state/gateway/pairing.js";
 import { ResponseStore, responseRecords } from "../state/gateway/response-store.js";
 import { chatSessionIndex, SessionIndex } from "../state/gateway/session-index.js";
@@ -79,13 +80,19 @@ export function sqliteStateBackend(
  * every conversation of this process sees an "always" at once.
  */
 function configAllowlist(home: string, config: HermesConfig): CommandAllowlist {
+  // Entries are written literally (never with ${VAR} substituted); the running config learns them too.
+  const file = configCommandAllowlist(home);
   return {
-    list: async () => [...(config.command_allowlist ?? [])],
-    add: async (pattern) => {
-      const list = [...new Set([...(config.command_allowlist ?? []), pattern])];
-      config.command_allowlist = list;
-      const { setConfigValue } = await import("../config/write.js");
-      setConfigValue(home, "command_allowlist", JSON.stringify(list));
+    list: () => file.list(),
+    add: async (entry) => {
+      const added = await file.add(entry);
+      config.command_allowlist = [...new Set([...(config.command_allowlist ?? []), entry])];
+      return added;
+    },
+    remove: async (entry) => {
+      const removed = await file.remove(entry);
+      config.command_allowlist = (config.command_allowlist ?? []).filter((e) => e !== entry);
+      return removed;
     },
   };
 }

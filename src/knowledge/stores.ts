@@ -8,6 +8,7 @@
 import { resolve } from "node:path";
 import { type CronJobs, CronStore, cronJobs } from "./cron/store.js";
 import { type MemoryLimitConfig, type MemoryRecords, MemoryStore, memoryRecords } from "./memory/store.js";
+import type { SkillWriteSink } from "./skills/types.js";
 import { type SkillUsageRecords, skillUsageFile } from "./skills/usage.js";
 
 /** How a caller's cron view is set up (the zone schedules are read in, the clock, `~`). */
@@ -24,6 +25,11 @@ export interface KnowledgeStores {
   memory(limits?: MemoryLimitConfig): MemoryRecords;
   /** Skill use counts, pins and curator state. */
   readonly skillUsage: SkillUsageRecords;
+  /**
+   * Where the skill tools report a skill they wrote or deleted, beside the folder on disk: the
+   * PostgreSQL backend stores it for every instance. Absent for a file home (the folder is all).
+   */
+  readonly skillSink?: SkillWriteSink;
 }
 
 /** The file stores of `home`. */

@@ -13,6 +13,7 @@ import {
   writeSkillFile,
 } from "../../knowledge/skills/manage.js";
 import { createdByForOrigin } from "../../knowledge/skills/usage.js";
+import { knowledgeStores } from "../../knowledge/stores.js";
 import { fuzzyReplace } from "../file/fuzzy-match.js";
 import { defineTool, type ToolContext } from "../types.js";
 import { gateOn, payloadOf, stageWrite } from "../write-approval/stage.js";
@@ -52,8 +53,10 @@ function need<T>(value: T | undefined, field: string, action: Action, example: s
 export function skillManageContext(
   ctx: Pick<ToolContext, "home" | "config" | "env" | "writeOrigin" | "skillSink">,
 ): SkillManageContext {
+  // The state backend's sink (PostgreSQL: the skill is stored for every instance) unless given one.
+  const sink = ctx.skillSink ?? knowledgeStores(ctx.home).skillSink;
   return {
-    ...(ctx.skillSink ? { sink: ctx.skillSink } : {}),
+    ...(sink ? { sink } : {}),
     home: ctx.home,
     config: skillsConfigOf(ctx.config),
     env: ctx.env,

@@ -110,7 +110,7 @@ describe("openStateBackend on a PostgreSQL home", () => {
     );
   });
 
-  it("names every store this build lacks instead of keeping any of them in the files", async () => {
+  it("a postgres home whose database does not answer fails, masked, and nothing falls back to the files", async () => {
     const h = home();
     const env = { HERMES_DATABASE_URL: "postgres://hermes:s3cret@127.0.0.1:1/hermes" };
     const error = await openStateBackend(h, config({ backend: "postgres" }), { env }).catch(
@@ -118,7 +118,7 @@ describe("openStateBackend on a PostgreSQL home", () => {
     );
     expect(error).toBeInstanceOf(PostgresBackendError);
     expect((error as Error).message).toMatch(
-      /^PostgreSQL backend: sessions and messages, .*cron jobs.* are not available in this build/,
+      /^PostgreSQL backend at postgres:\/\/hermes:\S+@127\.0\.0\.1:1\/hermes: /,
     );
     expect((error as Error).message).not.toContain("s3cret");
     // Nothing fell back to SQLite or the files.
@@ -177,7 +177,7 @@ function fakeFactories(dir: string, calls: string[] = []): PgFactories {
     pgWebhookSubscriptions: () => webhookSubscriptions(new WebhookSubscriptionStore({ home: dir })),
     pgResponseRecords: () => responseRecords(new ResponseStore(dir)),
     pgWebhookDeliveries: () => ({}),
-    pgCommandAllowlist: () => ({ list: async () => [], add: async () => undefined }),
+    pgCommandAllowlist: () => ({ list: async () => [], add: async () => true, remove: async () => true }),
     pgCronJobs: (_db, options) => files.cronJobs(options),
     pgMemoryRecords: (_db, limits) => files.memory(limits),
     pgSkillUsageRecords: () => files.skillUsage,
@@ -185,6 +185,7 @@ function fakeFactories(dir: string, calls: string[] = []): PgFactories {
       refresh: async () => {
         calls.push(`skills.refresh ${mirrorDir}`);
       },
+      sink: () => ({ saved: async () => {}, deleted: async () => {} }),
     }),
     openPgCoordinator: async (_db, info) => {
       calls.push(`coordinator ${info.pid}`);
@@ -245,6 +246,40 @@ describe.skipIf(postgresSkipReason)("the PostgreSQL backend's assembly over a re
     // Closed: the tools are back on the home's files.
     await knowledgeStores(h).memory({}).add("memory", "local note");
     expect(existsSync(join(h, "memories", "MEMORY.md"))).toBe(true);
+  });
+
+  it("with this build's own stores: two instances share sessions, memory, pairing, cron and coordination", async () => {
+    const url = await pg.createDatabase();
+    const env = { HERMES_DATABASE_URL: url };
+    const [ha, hb] = [home(), home()];
+    const a = await openStateBackend(ha, config({ backend: "postgres" }), { env });
+    const b = await openStateBackend(hb, config({ backend: "postgres" }), { env });
+    try {
+      expect([a.kind, b.kind]).toEqual(["postgres", "postgres"]);
+      expect(a.coordinator.shared).toBe(true);
+      const started = await a
+        .openSessions()
+        .startSession({ source: "api_server" }, { role: "user", content: "hello from A" });
+      expect(started).toBeGreaterThan(0);
+      const seen = await b.openSessions().search({ query: "hello" });
+      expect(seen.map((hit) => hit.snippet)).toEqual([">>>hello<<< from A"]);
+      await a.memory({}).add("memory", "shared across instances");
+      expect(await b.memory({}).entries("memory")).toContain("shared across instances");
+      await a.commandAllowlist.add("rm -rf build/");
+      expect(await b.commandAllowlist.list()).toContain("rm -rf build/");
+      const job = await a.cronJobs().create({ prompt: "daily digest", schedule: "every 1h" });
+      expect((await b.cronJobs().list()).map((j) => j.id)).toContain(job.id);
+      expect((await b.coordinator.instances()).length).toBe(2);
+      // Nothing of the state was written into either home's files.
+      for (const h of [ha, hb]) {
+        expect(existsSync(join(h, "state.db"))).toBe(false);
+        expect(existsSync(join(h, "memories", "MEMORY.md"))).toBe(false);
+        expect(existsSync(join(h, "cron", "jobs.json"))).toBe(false);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });
 

@@ -10,7 +10,6 @@
 import type { ChatSession } from "../../agent/chat-session.js";
 import { dispatchInput, looksLikeCommand } from "../../commands/index.js";
 import { runtimeFooter, sessionFooterFacts } from "../../commands/runtime-footer.js";
-import { authorize, unauthorizedDmBehavior } from "../../state/gateway/allowlist.js";
 import {
   type ChatSessionIndex,
   chatSessionIndex,
@@ -56,6 +55,7 @@ import {
 import { batchInput, sharedConversation, transcribeVoice } from "./inbound-text.js";
 import { offerPairing } from "./pairing-offer.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
+import { RouterAccess } from "./router-access.js";
 import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
 import { TurnWatch, turnWatchSettings } from "./turn-watch.js";
 import { voiceReplies } from "./voice-reply.js";
@@ -81,11 +81,12 @@ export class MessageRouter {
   /** A restart waits for running turns: new requests are turned away. */
   private restarting = false;
   private readonly drain: DrainSettings;
-  /** Pairing approvals per platform as last read (`approvedOn`). */
-  private readonly approvedSeen = new Map<string, ReadonlySet<string>>();
+  /** Allowlists and pairing approvals (router-access.ts). */
+  private readonly access: RouterAccess;
 
   constructor(private readonly options: RouterOptions) {
     this.drain = drainSettings(options.config);
+    this.access = new RouterAccess(options);
     this.print = options.log ?? (() => undefined);
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());
@@ -116,8 +117,8 @@ export class MessageRouter {
       onError: (message: string) => this.log(`${adapter.platform}: ${message}`, adapter.platform),
       authorized: (source: MessageSource) => {
         // Synchronous for the adapters: decided on the approved users last read, then read again.
-        void this.approvedOn(source.platform).catch(() => undefined);
-        return this.authorized(source).allowed;
+        void this.access.approvedOn(source.platform).catch(() => undefined);
+        return this.access.authorized(source).allowed;
       },
     };
   }
@@ -156,32 +157,10 @@ export class MessageRouter {
     }
   }
 
-  /** Users approved through pairing on `platform`, read afresh (and kept for the adapters' checks). */
-  private async approvedOn(platform: string): Promise<ReadonlySet<string>> {
-    const ids = await this.options.pairing.approvedIds(platform);
-    this.approvedSeen.set(platform, ids);
-    return ids;
-  }
-
-  /**
-   * Who may talk, decided afresh per message: allowlist edits in `.env` count at once. `approved`
-   * defaults to the pairing approvals last read for the platform.
-   */
-  private authorized(
-    source: MessageSource,
-    approved = this.approvedSeen.get(source.platform) ?? new Set<string>(),
-  ) {
-    const { platform, userId, userName } = source;
-    const env = this.options.authEnv?.() ?? this.options.env;
-    const unauthorizedDm = unauthorizedDmBehavior(platform, this.options.config, env);
-    const who = { platform, userId, userName, isDm: source.chatType === "dm" };
-    return authorize(who, { env, approved, unauthorizedDm });
-  }
-
   private async onMessage(adapter: PlatformAdapter, message: InboundMessage): Promise<void> {
     const { source } = message;
     if ((this.closing && !this.options.relay) || !source.userId) return; // a draining relay passes it on
-    const decision = this.authorized(source, await this.approvedOn(source.platform));
+    const decision = this.access.authorized(source, await this.access.approvedOn(source.platform));
     const plog = this.logFor(source.platform);
     if (!decision.allowed) {
       plog.info("message from unauthorized user", {
@@ -627,7 +606,7 @@ export class MessageRouter {
 
   private async onAction(action: InboundAction): Promise<void> {
     const { source } = action;
-    const decision = this.authorized(source, await this.approvedOn(source.platform));
+    const decision = this.access.authorized(source, await this.access.approvedOn(source.platform));
     if (!decision.allowed) {
       await action.acknowledge?.("You are not allowed to do that.").catch(() => undefined);
       return;

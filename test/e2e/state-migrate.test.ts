@@ -3,6 +3,7 @@
  * a Python-written state.db moved into a real PostgreSQL (Debian's package, test/support/postgres.ts)
  * and written back out as a file home that `hermes sessions search` reads.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runHermes, tempHome } from "../support/cli.js";
@@ -34,14 +35,33 @@ describe.skipIf(postgresSkipReason)("hermes state", () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/state\.db: sessions\s+4\s+0\s+4\s+0\s+✓/);
 
+    // The home switched to PostgreSQL finds the same sessions as its state.db did.
+    const queries = ["今天天气", "parser", "read_file", "refactor*"];
+    const onSqlite = await Promise.all(
+      queries.map((q) => runHermes(["sessions", "search", q, "--json"], { home, cwd })),
+    );
+    writeFileSync(join(home, "config.yaml"), "state:\n  backend: postgres\n");
+    const onPostgres = await Promise.all(
+      queries.map((q) =>
+        runHermes(["sessions", "search", q, "--json"], { home, cwd, env: { HERMES_DATABASE_URL: url } }),
+      ),
+    );
+    const found = (r: { stdout: string }) =>
+      [...new Set(JSON.parse(r.stdout).map((h: { sessionId: string }) => h.sessionId))].sort();
+    for (const [i, q] of queries.entries()) {
+      expect(onPostgres[i]!.code, onPostgres[i]!.stderr).toBe(0);
+      expect([q, found(onPostgres[i]!)]).toEqual([q, found(onSqlite[i]!)]);
+    }
+    expect(found(onSqlite[0]!)).toEqual([sessionIds[2]]);
+
     const out = join(cwd, "exported-home");
     const exported = await runHermes(["state", "export", out, "--from", url], { home, cwd });
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout + exported.stderr).not.toContain("s3cret-pw");
 
-    const found = await runHermes(["sessions", "search", "今天天气", "--json"], { home: out, cwd });
-    expect(found.code, found.stderr).toBe(0);
-    expect(JSON.parse(found.stdout).map((h: { sessionId: string }) => h.sessionId)).toEqual([sessionIds[2]]);
+    const back = await runHermes(["sessions", "search", "今天天气", "--json"], { home: out, cwd });
+    expect(back.code, back.stderr).toBe(0);
+    expect(found(back)).toEqual([sessionIds[2]]);
   }, 60_000);
 
   it("refuses bad input with a clear message and exit 2", async () => {

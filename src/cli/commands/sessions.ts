@@ -20,6 +20,7 @@ import { renderTable } from "../format/table.js";
 import { formatBytes, formatCount, formatDateTime, relativeTime } from "../format/time.js";
 import type { CliIo } from "../io.js";
 import { registerHomeSecrets } from "../secrets.js";
+import { openHomeSessions } from "./home-sessions.js";
 import { recoverFromFile } from "./sessions-recover.js";
 
 export type SessionsCommandOptions = RunOptions;
@@ -152,20 +153,14 @@ export const sessionsCommand = defineCommand({
   },
 });
 
-/** Opens the store if state.db exists (read-only when asked); null when there is none. */
-function openExisting(home: string, readonly: boolean): SessionStore | null {
-  const path = sessionStorePath(home);
-  if (!existsSync(path)) return null;
-  return openSessionStore(path, { readonly });
-}
-
 async function withStore<T>(
   home: string,
   readonly: boolean,
   body: (store: SessionStore) => Promise<T>,
   missing: () => T,
 ): Promise<T> {
-  const store = openExisting(home, readonly);
+  // state.db, or the shared PostgreSQL database when the home's config names one.
+  const store = await openHomeSessions(home, { readonly });
   if (!store) return missing();
   try {
     return await body(store);

@@ -424,6 +424,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         env,
         runAgent: webhookRunner(wiring),
         deliver: webhookDeliverer(wiring),
+        ...backend.sharedWebhooks,
         onLog: (line) => {
           print(line);
           logger.child({ component: "gateway.webhook" }).info(line);

@@ -14,6 +14,7 @@ import type { Coordinator } from "../state/coordination.js";
 import type { PairingRecords } from "../state/gateway/pairing.js";
 import type { ResponseRecords } from "../state/gateway/response-records.js";
 import type { ChatSessionIndex } from "../state/gateway/session-index.js";
+import type { WebhookDeliveries } from "../state/gateway/webhook-deliveries.js";
 import type { WebhookSubscriptions } from "../state/gateway/webhook-subscriptions.js";
 import { openPgDatabase, type PgDatabase } from "../state/postgres/database.js";
 import { migrate } from "../state/postgres/migrate.js";
@@ -43,7 +44,7 @@ export interface PgFactories {
   pgPairingRecords(db: PgDatabase): Made<PairingRecords>;
   pgWebhookSubscriptions(db: PgDatabase): Made<WebhookSubscriptions>;
   pgResponseRecords(db: PgDatabase): Made<ResponseRecords>;
-  pgWebhookDeliveries(db: PgDatabase): Made<unknown>;
+  pgWebhookDeliveries(db: PgDatabase): Made<WebhookDeliveries>;
   pgCommandAllowlist(db: PgDatabase): Made<CommandAllowlist>;
   pgCronJobs(db: PgDatabase, options?: CronJobsOptions & { home?: string }): CronJobs;
   pgMemoryRecords(db: PgDatabase, limits: MemoryLimitConfig): MemoryRecords;
@@ -159,6 +160,7 @@ export async function openPostgresBackend(
       f.pgSkillUsageRecords(db, { home }),
     ]);
     const responses = await f.pgResponseRecords(db);
+    const deliveries = await f.pgWebhookDeliveries(db);
     // "Always" answers given on any instance approve here too: the database's list joins config.yaml's.
     config.command_allowlist = [
       ...new Set([...(config.command_allowlist ?? []), ...(await allowlist.list())]),
@@ -180,6 +182,7 @@ export async function openPostgresBackend(
       chatIndex: () => chatIndex,
       pairing,
       webhookSubscriptions: subscriptions,
+      sharedWebhooks: { subscriptions, deliveries },
       // One store on the pool for every surface: a surface "closing" it leaves it to the backend.
       openResponses: () => shared(responses, {}),
       commandAllowlist: allowlist,

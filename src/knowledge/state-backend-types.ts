@@ -5,6 +5,7 @@ import type { CommandAllowlist } from "../state/gateway/command-allowlist.js";
 import type { PairingRecords } from "../state/gateway/pairing.js";
 import type { ResponseRecords } from "../state/gateway/response-records.js";
 import type { ChatSessionIndex } from "../state/gateway/session-index.js";
+import type { WebhookDeliveries } from "../state/gateway/webhook-deliveries.js";
 import type { WebhookSubscriptions } from "../state/gateway/webhook-subscriptions.js";
 import type { SessionStore } from "../state/types.js";
 import type { KnowledgeStores } from "./stores.js";
@@ -33,6 +34,11 @@ export interface StateBackend extends KnowledgeStores {
   openResponses(options?: { capacity?: number; onWarning?: (message: string) => void }): ResponseRecords;
   /** The approvals "always allow" patterns. */
   readonly commandAllowlist: CommandAllowlist;
+  /**
+   * What the webhook server must share with the other instances (PostgreSQL): the subscriptions it
+   * serves and the delivery ids it accepted. Absent for SQLite (the file and this process's memory).
+   */
+  readonly sharedWebhooks?: { subscriptions: WebhookSubscriptions; deliveries: WebhookDeliveries };
   /** Refreshes to run when another instance announces a change (`reload.<kind>`); none for SQLite. */
   readonly reloads?: { skills?: () => Promise<void> };
   /** Releases what the backend holds (the pool, the coordinator); stores opened from it stop working. */

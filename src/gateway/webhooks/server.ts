@@ -20,6 +20,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { HermesConfig } from "../../config/defaults.js";
 import { scanThreats, type ThreatFinding } from "../../knowledge/threats.js";
+import { memoryWebhookDeliveries, type WebhookDeliveries } from "../../state/gateway/webhook-deliveries.js";
 import {
   effectiveSecret,
   INSECURE_NO_AUTH,
@@ -29,6 +30,7 @@ import {
   subscriptionsSignature,
   WebhookConfigError,
   type WebhookRoute,
+  type WebhookSubscriptions,
   webhookSettings,
 } from "../../state/gateway/webhook-subscriptions.js";
 import { SECURITY_HEADERS, sendJson } from "../api-server/http.js";
@@ -85,6 +87,13 @@ export interface WebhookRun {
 }
 
 export interface WebhookServerOptions {
+  /**
+   * The subscriptions when a shared store holds them (PostgreSQL: every instance serves the same
+   * routes); default `webhook_subscriptions.json` in `home`, re-read when it changes.
+   */
+  subscriptions?: WebhookSubscriptions;
+  /** Accepted delivery ids (shared across instances with PostgreSQL); default this process's memory. */
+  deliveries?: WebhookDeliveries;
   /** HERMES_HOME: where webhook_subscriptions.json lives. */
   home: string;
   config: HermesConfig;
@@ -127,6 +136,8 @@ export interface WebhookServer {
 export const MAX_PROMPT_CHARS = 100_000;
 const RATE_WINDOW_MS = 60_000;
 const DEFAULT_IDEMPOTENCY_TTL_MS = 3_600_000;
+/** How stale a shared store's routes may be served before a request reads them again. */
+const SHARED_ROUTES_MS = 2_000;
 const REPO = /^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/;
 
 /** Whether an answer asks not to be delivered: `[SILENT]` on its first or last line. */
@@ -235,8 +246,21 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const table: RouteTable = { routes: new Map(settings.routes), signature: undefined };
   const subsPath = subscriptionsPath(options.home);
 
+  /** Config routes first, then each valid subscription a config route does not shadow. */
+  function applyDynamic(dynamic: Map<string, WebhookRoute>): void {
+    const next = new Map(settings.routes);
+    for (const [name, route] of dynamic) {
+      if (next.has(name)) continue;
+      const problem = routeProblem(route, globalSecret, host);
+      if (problem) log(`webhook: subscription "${name}" skipped: it ${problem}.`);
+      else next.set(name, route);
+    }
+    table.routes = next;
+  }
+
   /** Re-reads the subscriptions when their file changed; a broken file keeps the last good routes. */
   function reload(): void {
+    if (options.subscriptions) return;
     const signature = subscriptionsSignature(subsPath);
     if (signature === table.signature) return;
     table.signature = signature;
@@ -247,14 +271,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       log(`webhook: ${(error as Error).message} Serving the routes loaded before.`);
       return;
     }
-    const next = new Map(settings.routes);
-    for (const [name, route] of dynamic) {
-      if (next.has(name)) continue;
-      const problem = routeProblem(route, globalSecret, host);
-      if (problem) log(`webhook: subscription "${name}" skipped: it ${problem}.`);
-      else next.set(name, route);
+    applyDynamic(dynamic);
+  }
+
+  /** A shared store's subscriptions, read at most every few seconds (or now, when told of a change). */
+  let sharedReadAt = Number.NEGATIVE_INFINITY;
+  async function reloadShared(force = false): Promise<void> {
+    const store = options.subscriptions;
+    if (!store || (!force && now() - sharedReadAt < SHARED_ROUTES_MS)) return;
+    sharedReadAt = now();
+    try {
+      applyDynamic(await store.list());
+    } catch (error) {
+      log(
+        `webhook: subscriptions could not be read (${(error as Error).message}); serving the routes loaded before.`,
+      );
     }
-    table.routes = next;
   }
 
   const hits = new Map<string, number[]>();
@@ -269,21 +301,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     return true;
   }
 
-  const seen = new Map<string, number>();
-  /** Records a delivery id; false when it was seen within the TTL (a retry of a delivery). */
-  function firstDelivery(key: string, at: number): boolean {
-    const before = seen.get(key);
-    if (before !== undefined && at - before < ttl) return false;
-    seen.delete(key);
-    seen.set(key, at);
-    if (seen.size > 10_000) {
-      for (const [k, t] of seen) {
-        if (seen.size <= 5_000 && t >= at - ttl) break;
-        seen.delete(k);
-      }
-    }
-    return true;
-  }
+  const deliveries = options.deliveries ?? memoryWebhookDeliveries({ ttlMs: ttl });
 
   const running = new Set<Promise<void>>();
   const legacyWarned = new Set<string>();
@@ -357,6 +375,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       );
     }
     reload();
+    await reloadShared();
     const route = table.routes.get(name);
     const profile = route && Object.hasOwn(route, "profile") ? route.profile : "default";
     if (!route || typeof profile !== "string" || (profile.trim() || "") !== "default") {
@@ -414,8 +433,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     const given = deliveryIdOf(get);
     const deliveryId = given ?? `${now()}-${randomBytes(4).toString("hex")}`;
-    const key = `${name}\u0000${deliveryId}`;
-    if (!firstDelivery(key, now())) {
+    if (!(await deliveries.claim(name, deliveryId, now()))) {
       log(`webhook: duplicate delivery ${deliveryId} for ${name} skipped`);
       return reply(res, 200, { status: "duplicate", delivery_id: deliveryId });
     }
@@ -427,7 +445,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     try {
       target = resolveTarget(route, name, payload, deliveryId);
     } catch (error) {
-      seen.delete(key);
+      await deliveries.release(name, deliveryId);
       log(`webhook: route ${name} cannot deliver: ${(error as Error).message}`);
       return reply(res, 502, { status: "error", error: "Delivery failed", delivery_id: deliveryId });
     }
@@ -437,7 +455,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
         await sendTo(target, rendered);
       } catch (error) {
         // Forget the id so the sender's retry is delivered rather than dropped as a duplicate.
-        seen.delete(key);
+        await deliveries.release(name, deliveryId);
         log(
           `webhook: direct delivery for ${name} (${deliveryId}) to ${target.deliver} failed: ${(error as Error).message}`,
         );
@@ -515,6 +533,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
   reload();
+  await reloadShared(true);
   log(`webhook: listening on ${url} (routes: ${[...table.routes.keys()].join(", ") || "none yet"})`);
 
   const settled = async (): Promise<void> => {
@@ -527,6 +546,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     port: address.port,
     routes: () => {
       reload();
+      void reloadShared(true);
       return [...table.routes.keys()];
     },
     settled,

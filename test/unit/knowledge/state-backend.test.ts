@@ -16,6 +16,7 @@ import { localCoordinator } from "../../../src/state/coordination.js";
 import { PairingStore, pairingRecords } from "../../../src/state/gateway/pairing.js";
 import { ResponseStore, responseRecords } from "../../../src/state/gateway/response-store.js";
 import { chatSessionIndex, SessionIndex } from "../../../src/state/gateway/session-index.js";
+import { memoryWebhookDeliveries } from "../../../src/state/gateway/webhook-deliveries.js";
 import {
   WebhookSubscriptionStore,
   webhookSubscriptions,
@@ -176,7 +177,7 @@ function fakeFactories(dir: string, calls: string[] = []): PgFactories {
     pgPairingRecords: () => pairingRecords(new PairingStore({ home: dir })),
     pgWebhookSubscriptions: () => webhookSubscriptions(new WebhookSubscriptionStore({ home: dir })),
     pgResponseRecords: () => responseRecords(new ResponseStore(dir)),
-    pgWebhookDeliveries: () => ({}),
+    pgWebhookDeliveries: () => memoryWebhookDeliveries(),
     pgCommandAllowlist: () => ({ list: async () => [], add: async () => true, remove: async () => true }),
     pgCronJobs: (_db, options) => files.cronJobs(options),
     pgMemoryRecords: (_db, limits) => files.memory(limits),

@@ -144,7 +144,7 @@ const SKILLS_PART: HomePart = {
     const source = result.imported.length + result.unchanged.length + result.skipped.length;
     out.rows.push(
       row(
-        "skills",
+        "folders",
         {
           source,
           copied: result.imported.length,
@@ -164,20 +164,28 @@ const SKILLS_PART: HomePart = {
     let copied = 0;
     let present = 0;
     for (const info of list) {
-      const dir = info.category ? join(skillsDir, info.category, info.name) : join(skillsDir, info.name);
-      if (folderHash(dir, info) === info.hash) {
-        present++;
-        continue;
+      try {
+        // Checked before anything is written: a row naming a path outside its folder writes nothing.
+        const skill = await library.read(info.name);
+        const checked = skill && checkSkill(skill);
+        if (!checked || !skill) continue;
+        const dir = checked.category
+          ? join(skillsDir, checked.category, checked.name)
+          : join(skillsDir, checked.name);
+        if (folderHash(dir, checked) === skill.hash) {
+          present++;
+          continue;
+        }
+        mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
+        writeSkillFolder(dir, checked);
+        if (folderHash(dir, checked) === skill.hash) copied++;
+        else out.problems.push(`skill ${info.name}: the written folder does not match the database's copy`);
+      } catch (error) {
+        out.problems.push(`skill ${info.name}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const skill = await library.read(info.name);
-      if (!skill) continue;
-      mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
-      writeSkillFolder(dir, skill);
-      if (folderHash(dir, info) === skill.hash) copied++;
-      else out.problems.push(`skill ${info.name}: the written folder does not match the database's copy`);
     }
     out.rows.push(
-      row("skills", { source: list.length, copied, present, skipped: 0 }, copied + present === list.length),
+      row("folders", { source: list.length, copied, present, skipped: 0 }, copied + present === list.length),
     );
     return out;
   },

@@ -116,7 +116,7 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
     expect(rows["memories: MEMORY.md"]).toEqual([2, 2, 0, 0, true]);
     expect(rows["memories: USER.md"]).toEqual([1, 1, 0, 0, true]);
     // The bundled skill is left out (and said so); the user's skill is copied.
-    expect(rows["skills: skills"]).toEqual([2, 1, 0, 1, true]);
+    expect(rows["skills: folders"]).toEqual([2, 1, 0, 1, true]);
     expect(first.parts.flatMap((p) => p.notes)).toContain(
       "skill seeded-helper left out: a bundled skill (every instance seeds its own copy)",
     );
@@ -139,7 +139,7 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
     const exported = await exportHome({ home: out, db, timezone: "UTC" });
     expect(exported.parts.flatMap((p) => p.problems)).toEqual([]);
     expect(exported.verified).toBe(true);
-    expect(table(exported)["skills: skills"]).toEqual([1, 1, 0, 0, true]);
+    expect(table(exported)["skills: folders"]).toEqual([1, 1, 0, 0, true]);
     expect(table(exported)["cron: outputs"]).toEqual([1, 1, 0, 0, true]);
 
     // The files, as the file stores read them.
@@ -169,7 +169,7 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
     const twice = table(await exportHome({ home: out, db, timezone: "UTC" }));
     for (const item of [
       "memories: MEMORY.md",
-      "skills: skills",
+      "skills: folders",
       "skills: usage",
       "cron: jobs",
       "cron: outputs",
@@ -221,5 +221,37 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
       "MEMORY.md: 1 of the home's 2 entries are not in the database (copied by an earlier run and changed in the database since)",
     ]);
     expect(await pgMemoryRecords(db).entries("memory")).toEqual([MEMORY_ENTRIES[1]]);
+  }, 60_000);
+
+  it("exports no file outside the home for rows a confused writer put in the database", async () => {
+    const home = temp();
+    await createFullHome(home);
+    const db = await freshDb();
+    expect((await migrateHome({ home, db })).verified).toBe(true);
+    // Rows written around the stores' checks: a skill file path and a cron output name that climb out.
+    await db.query(
+      "INSERT INTO skills (name, category, version, hash, total_bytes, updated_at) VALUES ('evil', NULL, 99, 'x', 1, 0)",
+    );
+    await db.query(
+      "INSERT INTO skill_files (skill, path, mode, content) VALUES ('evil', 'SKILL.md', 420, 'a'), ('evil', '../../escaped.sh', 493, 'b')",
+    );
+    const [job] = await db.query<{ id: string }>("SELECT id FROM cron_jobs");
+    await db.query(
+      "INSERT INTO cron_outputs (job_id, name, created_at, body) VALUES ($1, '../../../escaped.md', 0, 'c')",
+      [job?.id],
+    );
+    const parent = temp();
+    const out = join(parent, "home");
+    const report = await exportHome({ home: out, db });
+    expect(report.verified).toBe(false);
+    const problems = report.parts.flatMap((p) => p.problems);
+    expect(problems.some((p) => p.startsWith("skill evil:"))).toBe(true);
+    expect(problems).toContain("1 cron outputs could not be read from the database");
+    for (const path of [join(parent, "escaped.sh"), join(out, "escaped.sh"), join(parent, "escaped.md")]) {
+      expect(() => statSync(path)).toThrow();
+    }
+    expect(() => statSync(join(out, "skills", "evil"))).toThrow();
+    // Everything else still came out.
+    expect(readFileSync(join(out, "skills", "devops", "deploy-check", "SKILL.md"), "utf8")).toBe(SKILL_MD);
   }, 60_000);
 });

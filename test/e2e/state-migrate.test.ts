@@ -8,6 +8,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pgMemoryRecords } from "../../src/knowledge/postgres/memory-records.js";
+import { openPgDatabase } from "../../src/state/postgres/database.js";
 import { runHermes, tempHome } from "../support/cli.js";
 import { createFullHome, MEMORY_ENTRIES } from "../support/full-home.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../support/postgres.js";
@@ -116,6 +118,22 @@ describe.skipIf(postgresSkipReason)("hermes state", () => {
     expect(statSync(join(out, "skills", "devops", "deploy-check", "scripts", "check.sh")).mode & 0o777).toBe(
       0o755,
     );
+
+    // The database changed since (an instance removed a memory): a new run does not put it back,
+    // says which part no longer matches the home, and fails.
+    const db = await openPgDatabase(url, { max: 1 });
+    try {
+      await pgMemoryRecords(db).remove("memory", "Fridays");
+    } finally {
+      await db.close();
+    }
+    const changed = await runHermes(["state", "migrate", "--to", "postgres", url], { home, cwd });
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toMatch(/memories: MEMORY\.md\s+2\s+0\s+1\s+0\s+✗/);
+    expect(changed.stderr).toContain(
+      "✗ memories: MEMORY.md: 1 of the home's 2 entries are not in the database",
+    );
+    expect(changed.stdout).not.toContain("Done.");
   }, 120_000);
 
   it("refuses bad input with a clear message and exit 2", async () => {

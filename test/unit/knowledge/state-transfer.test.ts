@@ -4,7 +4,7 @@
  * database "goes away" after some statements) completes on the next one, and the exported home
  * holds the same memories, skills (modes kept), usage, cron jobs and outputs, and gateway stores.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -253,5 +253,29 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
     expect(() => statSync(join(out, "skills", "evil"))).toThrow();
     // Everything else still came out.
     expect(readFileSync(join(out, "skills", "devops", "deploy-check", "SKILL.md"), "utf8")).toBe(SKILL_MD);
+  }, 60_000);
+
+  it("leaves out, and names, skill folders that carry a link or an oversized file; the rest verifies", async () => {
+    const home = temp();
+    await createFullHome(home);
+    const linked = join(home, "skills", "linked");
+    mkdirSync(linked, { recursive: true });
+    writeFileSync(join(linked, "SKILL.md"), "---\nname: linked\ndescription: d\n---\nx\n");
+    symlinkSync("/etc/passwd", join(linked, "passwd"));
+    const big = join(home, "skills", "big");
+    mkdirSync(big, { recursive: true });
+    writeFileSync(join(big, "SKILL.md"), "---\nname: big\ndescription: d\n---\nx\n");
+    writeFileSync(join(big, "blob.bin"), Buffer.alloc(5 * 1024 * 1024));
+    const db = await freshDb();
+    const report = await migrateHome({ home, db });
+    expect(report.verified).toBe(true);
+    expect(table(report)["skills: folders"]).toEqual([4, 1, 0, 3, true]);
+    const notes = report.parts.flatMap((p) => p.notes);
+    expect(notes.some((n) => n.startsWith("skill linked left out:") && n.includes("symbolic link"))).toBe(
+      true,
+    );
+    expect(notes.some((n) => n.startsWith("skill big left out:") && n.includes("1 MiB"))).toBe(true);
+    const stored = await db.query<{ name: string }>("SELECT name FROM skills ORDER BY name");
+    expect(stored.map((r) => r.name)).toEqual(["deploy-check"]);
   }, 60_000);
 });

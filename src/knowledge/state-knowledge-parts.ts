@@ -13,6 +13,7 @@
  */
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -24,6 +25,7 @@ import {
 import { dirname, join } from "node:path";
 import type { PgDatabase } from "../state/postgres/database.js";
 import { atomicWriteFile } from "../util/atomic-write.js";
+import { withFileLock } from "../util/file-lock.js";
 import { cronRunHistory } from "./cron/history.js";
 import { CronStore } from "./cron/store.js";
 import { FILE_NAMES, serializeEntries } from "./memory/format.js";
@@ -90,7 +92,16 @@ const MEMORY_PART: HomePart = {
       const same = JSON.stringify(files.entries(target)) === JSON.stringify(entries);
       if (!same) {
         mkdirSync(files.dir, { recursive: true, mode: 0o700 });
-        await atomicWriteFile(files.path(target), serializeEntries(entries));
+        const path = files.path(target);
+        // Under the lock the file store and Python take; a different file already there is kept aside.
+        await withFileLock(path, async () => {
+          if (existsSync(path)) {
+            const backup = `${path}.bak.${Math.floor(Date.now() / 1000)}`;
+            copyFileSync(path, backup);
+            out.notes.push(`${FILE_NAMES[target]} held other entries; kept as ${backup}`);
+          }
+          await atomicWriteFile(path, serializeEntries(entries));
+        });
       }
       const ok = JSON.stringify(files.entries(target)) === JSON.stringify(entries);
       if (!ok)

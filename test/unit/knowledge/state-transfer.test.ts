@@ -4,7 +4,16 @@
  * database "goes away" after some statements) completes on the next one, and the exported home
  * holds the same memories, skills (modes kept), usage, cron jobs and outputs, and gateway stores.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -277,5 +286,26 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
     expect(notes.some((n) => n.startsWith("skill big left out:") && n.includes("1 MiB"))).toBe(true);
     const stored = await db.query<{ name: string }>("SELECT name FROM skills ORDER BY name");
     expect(stored.map((r) => r.name)).toEqual(["deploy-check"]);
+  }, 60_000);
+
+  it("keeps a different MEMORY.md already in the export folder aside instead of losing it", async () => {
+    const home = temp();
+    await createFullHome(home);
+    const db = await freshDb();
+    await migrateHome({ home, db });
+    const out = temp();
+    mkdirSync(join(out, "memories"));
+    writeFileSync(join(out, "memories", "MEMORY.md"), "Written by hand in the target.");
+    const report = await exportHome({ home: out, db });
+    expect(report.verified).toBe(true);
+    expect(MemoryStore.forHome(out).entries("memory")).toEqual(MEMORY_ENTRIES);
+    const backups = readdirSync(join(out, "memories")).filter((f) => f.startsWith("MEMORY.md.bak."));
+    expect(backups).toHaveLength(1);
+    expect(readFileSync(join(out, "memories", backups[0] as string), "utf8")).toBe(
+      "Written by hand in the target.",
+    );
+    expect(
+      report.parts.flatMap((p) => p.notes).some((n) => n.startsWith("MEMORY.md held other entries; kept as")),
+    ).toBe(true);
   }, 60_000);
 });

@@ -126,8 +126,12 @@ function folderHash(dir: string, skill: { name: string; category: string | null 
   }
 }
 
-/** Writes a skill folder whole: built beside it, then swapped in (an older folder there is replaced). */
-function writeSkillFolder(dir: string, skill: StoredSkill): void {
+/**
+ * Writes a skill folder whole: built beside it, then swapped in. A different folder already there
+ * is moved to `skills/.export-replaced/<name>.<seconds>` (discovery skips dot folders), never
+ * deleted; answers where it went.
+ */
+function writeSkillFolder(skillsDir: string, dir: string, skill: StoredSkill): string | undefined {
   const checked = checkSkill(skill);
   const building = join(dirname(dir), `.${checked.name}.export-${process.pid}`);
   rmSync(building, { recursive: true, force: true });
@@ -137,8 +141,15 @@ function writeSkillFolder(dir: string, skill: StoredSkill): void {
     writeFileSync(path, file.content, { mode: file.mode });
     chmodSync(path, file.mode);
   }
-  rmSync(dir, { recursive: true, force: true });
+  let aside: string | undefined;
+  if (existsSync(dir)) {
+    mkdirSync(join(skillsDir, ".export-replaced"), { recursive: true, mode: 0o700 });
+    aside = join(skillsDir, ".export-replaced", `${checked.name}.${Math.floor(Date.now() / 1000)}`);
+    rmSync(aside, { recursive: true, force: true });
+    renameSync(dir, aside);
+  }
   renameSync(building, dir);
+  return aside;
 }
 
 const SKILLS_PART: HomePart = {
@@ -188,7 +199,8 @@ const SKILLS_PART: HomePart = {
           continue;
         }
         mkdirSync(dirname(dir), { recursive: true, mode: 0o755 });
-        writeSkillFolder(dir, checked);
+        const aside = writeSkillFolder(skillsDir, dir, checked);
+        if (aside) out.notes.push(`skill ${checked.name}: the folder already there was moved to ${aside}`);
         if (folderHash(dir, checked) === skill.hash) copied++;
         else out.problems.push(`skill ${info.name}: the written folder does not match the database's copy`);
       } catch (error) {

@@ -288,7 +288,7 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
     expect(stored.map((r) => r.name)).toEqual(["deploy-check"]);
   }, 60_000);
 
-  it("keeps a different MEMORY.md already in the export folder aside instead of losing it", async () => {
+  it("keeps a different MEMORY.md or skill folder already in the export folder aside instead of losing it", async () => {
     const home = temp();
     await createFullHome(home);
     const db = await freshDb();
@@ -296,6 +296,9 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
     const out = temp();
     mkdirSync(join(out, "memories"));
     writeFileSync(join(out, "memories", "MEMORY.md"), "Written by hand in the target.");
+    const oldSkill = join(out, "skills", "devops", "deploy-check");
+    mkdirSync(oldSkill, { recursive: true });
+    writeFileSync(join(oldSkill, "SKILL.md"), "an older copy");
     const report = await exportHome({ home: out, db });
     expect(report.verified).toBe(true);
     expect(MemoryStore.forHome(out).entries("memory")).toEqual(MEMORY_ENTRIES);
@@ -307,5 +310,11 @@ describe.skipIf(postgresSkipReason)("moving a whole home into PostgreSQL and bac
     expect(
       report.parts.flatMap((p) => p.notes).some((n) => n.startsWith("MEMORY.md held other entries; kept as")),
     ).toBe(true);
+    expect(readFileSync(join(oldSkill, "SKILL.md"), "utf8")).toBe(SKILL_MD);
+    const replaced = readdirSync(join(out, "skills", ".export-replaced"));
+    expect(replaced).toHaveLength(1);
+    expect(
+      readFileSync(join(out, "skills", ".export-replaced", replaced[0] as string, "SKILL.md"), "utf8"),
+    ).toBe("an older copy");
   }, 60_000);
 });

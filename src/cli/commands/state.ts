@@ -5,14 +5,15 @@
  * with a verification; a part that does not verify makes the command fail (exit 1) with what is
  * missing. The database URL's password never appears in output.
  *
- * The parts and how each is copied live with the stores (`state/postgres/transfer.ts` for the
- * session tables); this file parses, opens and reports.
+ * The parts and how each is copied live in `knowledge/state-transfer.ts` (state.db, the gateway
+ * stores, memories, skills and their usage, cron jobs and outputs); this file parses, opens and
+ * prints one row per counted item.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { HomeTransferReport } from "../../knowledge/state-transfer.js";
 import { StateBackendConfigError, stateBackendChoice } from "../../state/backend-config.js";
 import type { PgDatabase } from "../../state/postgres/database.js";
-import type { TransferReport } from "../../state/postgres/transfer.js";
 import { sessionStorePath } from "../../state/sqlite-store.js";
 import { CliFailure, type ConfigContext, defineCommand, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
@@ -29,7 +30,9 @@ export const stateCommand = defineCommand({
   parse: (root, run) => {
     root
       .command("migrate")
-      .description("copy this home's state (state.db: sessions and messages) into PostgreSQL and verify it")
+      .description(
+        "copy this home's state (sessions, gateway stores, memories, skills, cron) into PostgreSQL and verify it",
+      )
       .requiredOption("--to <backend>", "the backend to copy into: postgres")
       .argument("[url]", "postgres://user:password@host:5432/db (default: HERMES_DATABASE_URL or state.url)")
       .option("--batch <rows>", "rows per transaction", "500")
@@ -97,15 +100,15 @@ async function openMigrated(url: string, label: string, poolSize: number): Promi
   return db;
 }
 
-function report(ctx: ConfigContext, parts: Array<{ part: string; result: TransferReport }>): number {
-  const rows = parts.flatMap(({ part, result }) =>
-    result.tables.map((t) => [
-      `${part}: ${t.table}`,
-      String(t.source),
-      String(t.copied),
-      String(t.present),
-      String(t.skipped),
-      result.verified ? "✓" : "✗",
+function report(ctx: ConfigContext, result: HomeTransferReport): number {
+  const rows = result.parts.flatMap((p) =>
+    p.rows.map((r) => [
+      `${p.part}: ${r.item}`,
+      String(r.source),
+      String(r.copied),
+      String(r.present),
+      String(r.skipped),
+      r.verified ? "✓" : "✗",
     ]),
   );
   const columns = [
@@ -117,9 +120,15 @@ function report(ctx: ConfigContext, parts: Array<{ part: string; result: Transfe
     { header: "verified" },
   ];
   for (const line of renderTable(columns, rows)) ctx.io.out(line);
-  const problems = parts.flatMap(({ part, result }) => result.problems.map((p) => `${part}: ${p}`));
+  for (const p of result.parts) for (const note of p.notes) ctx.io.err(`- ${p.part}: ${note}`);
+  const problems = result.parts.flatMap((p) => p.problems.map((line) => `${p.part}: ${line}`));
   for (const p of problems) ctx.io.err(`✗ ${p}`);
-  return problems.length > 0 ? 1 : 0;
+  return problems.length > 0 || !result.verified ? 1 : 0;
+}
+
+function timezoneOf(ctx: ConfigContext): string | undefined {
+  const zone = (ctx.config as { timezone?: unknown }).timezone;
+  return typeof zone === "string" && zone !== "" ? zone : undefined;
 }
 
 async function migrate(
@@ -134,12 +143,12 @@ async function migrate(
   const { url, label, poolSize } = databaseUrl(ctx, given);
   const path = sessionStorePath(ctx.home);
   if (!existsSync(path)) throw new CliFailure(`${path} does not exist: there is nothing to migrate.`, 2);
-  const { copySqliteToPg } = await import("../../state/postgres/transfer.js");
+  const { migrateHome } = await import("../../knowledge/state-transfer.js");
   const db = await openMigrated(url, label, poolSize);
   try {
-    ctx.io.err(`Copying ${path} into ${label} …`);
-    const sessions = await copySqliteToPg(path, db, { batch });
-    const code = report(ctx, [{ part: "state.db", result: sessions }]);
+    ctx.io.err(`Copying ${ctx.home} into ${label} …`);
+    const result = await migrateHome({ home: ctx.home, db, batch, timezone: timezoneOf(ctx) });
+    const code = report(ctx, result);
     if (code === 0) {
       ctx.io.out(
         `\nDone. To run this home on PostgreSQL: \`hermes config set state.backend postgres\` and put ` +
@@ -170,12 +179,12 @@ async function exportHome(
     );
   }
   mkdirSync(target, { recursive: true, mode: 0o700 });
-  const { copyPgToSqlite } = await import("../../state/postgres/transfer.js");
+  const { exportHome: writeHome } = await import("../../knowledge/state-transfer.js");
   const db = await openMigrated(url, label, poolSize);
   try {
     ctx.io.err(`Writing ${label} out to ${target} …`);
-    const sessions = await copyPgToSqlite(db, sessionStorePath(target), { batch });
-    const code = report(ctx, [{ part: "state.db", result: sessions }]);
+    const result = await writeHome({ home: target, db, batch, timezone: timezoneOf(ctx) });
+    const code = report(ctx, result);
     if (code === 0) ctx.io.out(`\nDone. Use it with HERMES_HOME=${target} (state.backend: sqlite there).`);
     return code;
   } catch (error) {

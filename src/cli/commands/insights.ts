@@ -5,11 +5,12 @@
  */
 import { existsSync } from "node:fs";
 import pc from "picocolors";
-import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { sessionStorePath } from "../../state/sqlite-store.js";
 import { type Insights, SessionStoreError } from "../../state/types.js";
 import { CliFailure, defineCommand, type HomeContext, type RunOptions } from "../command.js";
 import { renderTable } from "../format/table.js";
 import { formatCost, formatCount, formatDay, formatTokens } from "../format/time.js";
+import { openHomeSessions } from "./home-sessions.js";
 
 export interface InsightsCommandOptions extends RunOptions {
   /** Raw `--days` value (validated by the command). */
@@ -58,14 +59,15 @@ async function insights(
   }
   const now = io.now();
   const path = sessionStorePath(home);
-  if (!existsSync(path)) {
-    if (flags.json) io.out(JSON.stringify(emptyInsights(days, now)));
-    else io.out("No sessions yet.");
-    return 0;
-  }
   let report: Insights;
   try {
-    const store = openSessionStore(path, { readonly: true });
+    // state.db, or the shared PostgreSQL database when the home's config names one.
+    const store = await openHomeSessions(home, { readonly: true, env: io.env });
+    if (!store) {
+      if (flags.json) io.out(JSON.stringify(emptyInsights(days, now)));
+      else io.out("No sessions yet.");
+      return 0;
+    }
     try {
       report = await store.insights({ days, now, ...(flags.source ? { source: flags.source } : {}) });
     } finally {

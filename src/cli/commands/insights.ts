@@ -1,9 +1,3 @@
-/**
- * `hermes insights [--days N] [--source S] [--json]`: a usage report from the session store —
- * totals, the most used tools, tokens and cost by model and by source, and activity per day.
- * Opens an existing state.db read-only and never creates one.
- */
-import { existsSync } from "node:fs";
 import pc from "picocolors";
 import { sessionStorePath } from "../../state/sqlite-store.js";
 import { type Insights, SessionStoreError } from "../../state/types.js";

@@ -1,17 +1,7 @@
-/**
- * `hermes sessions list|show|search|export|delete|prune|rename|stats|optimize|repair [--from]`: the session
- * store from the command line. Results go to stdout, progress and warnings to stderr. Exit codes:
- * 0 success, 1 the task failed (unknown session, corrupt or locked database), 2 usage error
- * (including a destructive command without `-y` when nobody can be asked).
- *
- * Read-only commands open an existing state.db read-only and never create one; the commands that
- * write refuse to create one either, since there is nothing to change in a missing store.
- */
-import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { InvalidArgumentError } from "commander";
 import pc from "picocolors";
-import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
+import { sessionStorePath } from "../../state/sqlite-store.js";
 import { type SessionRecord, type SessionStore, SessionStoreError } from "../../state/types.js";
 import { CliFailure, defineCommand, type RunOptions } from "../command.js";
 import { exportLine, writeJsonlFile } from "../format/session-export.js";

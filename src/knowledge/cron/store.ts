@@ -27,9 +27,7 @@ import {
   SAFE_JOB_ID,
 } from "./job-ops.js";
 import { type CronOutputEntry, type CronOutputText, listOutputFiles, readOutputFile } from "./outputs.js";
-import { CronScheduleError, isCronSchedule, nextRunAfter, parseSchedule } from "./schedule.js";
-import { CronScriptPathError, normalizeScriptPath } from "./script-path.js";
-import { formatIso, readStoredTime, systemTimezone } from "./time.js";
+import { readStoredTime, systemTimezone } from "./time.js";
 import type { CronJob, CronJobPatch, NewCronJob } from "./types.js";
 
 export { CronStoreError } from "./job-ops.js";

@@ -3,7 +3,7 @@
  * database is there for the file stores to read (a code still approves, a Response continues),
  * secrets stay in 0600 files, hostile keys stay plain keys, and exporting twice gives the same files.
  */
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

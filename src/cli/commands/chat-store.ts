@@ -21,8 +21,24 @@ export async function openChatStore(options: {
   required: boolean;
   logger: Logger;
   say: (line: string) => void;
+  /** With `.env` applied (`HERMES_DATABASE_URL`); default the process environment. */
+  env?: Record<string, string | undefined>;
 }): Promise<QueuedSessionStore | null> {
   const { home, config, required, logger, say } = options;
+  if (config.state?.backend === "postgres") {
+    // The shared database (several gateway instances and every CLI with this config write it).
+    try {
+      const { openPostgresChatStore } = await import("./home-sessions.js");
+      const shared = await openPostgresChatStore(home, options.env ?? process.env);
+      if (shared) return shared;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      logger.error("the PostgreSQL session store was not opened", { error: message });
+      if (required) throw new CliFailure(message, 1);
+      say(`hermes: ${message}\nhermes: this conversation will not be saved.`);
+      return null;
+    }
+  }
   const { durabilityOptions, openRecordingStore } = await import("../../state/recording-store.js");
   let store: QueuedSessionStore;
   try {

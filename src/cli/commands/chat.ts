@@ -105,6 +105,7 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     required: flags.resume !== undefined || flags.continue !== undefined,
     logger,
     say: io.err,
+    env,
   });
   // MCP servers start in the background; the session's tool list waits for them (toolsReady).
   let show = (message: string): void => io.err(`hermes: warning: ${message}`);

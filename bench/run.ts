@@ -24,6 +24,7 @@ import { dashboardSessionsBench } from "./dashboard-sessions.js";
 import { dockerBench } from "./docker.js";
 import { executeCodeBench } from "./execute-code.js";
 import { leanStartBench } from "./lean-start.js";
+import { multiInstanceBench } from "./multi-instance.js";
 import { pgSearchBench } from "./pg-search.js";
 import { pluginsBench } from "./plugins.js";
 import { prefixStabilityBench } from "./prefix-stability.js";
@@ -190,6 +191,7 @@ async function main(): Promise<void> {
   rows.push(...(await executeCodeBench()));
   rows.push(...(await dockerBench()));
   rows.push(...(await apiServerBench()));
+  rows.push(...(await multiInstanceBench()));
   rows.push(...(await reviewLatencyBench()));
   rows.push(...(await batchThroughputBench()));
   rows.push(...(await pluginsBench()));

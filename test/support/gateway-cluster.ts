@@ -21,8 +21,13 @@ import { type GatewayProcess, startGatewayProcess } from "./gateway-process.js";
 export const CLUSTER_API_KEY = "e2e-cluster-api-server-key";
 
 export interface ClusterSetup {
-  /** The one database every instance uses (`HERMES_DATABASE_URL` in each home's .env). */
-  databaseUrl: string;
+  /**
+   * `postgres` (default): every instance on the one database. `sqlite`: each instance on its own
+   * home's state.db, sharing nothing (a one-machine baseline for benches and contrast tests).
+   */
+  backend?: "postgres" | "sqlite";
+  /** The database every instance uses (`HERMES_DATABASE_URL` in each home's .env); postgres only. */
+  databaseUrl?: string;
   /** The fake LLM's base URL (config.yaml's custom provider). */
   llmUrl: string;
   /** More config.yaml, after the provider and `state` sections. */
@@ -80,12 +85,17 @@ export interface GatewayCluster {
 }
 
 function configFor(setup: ClusterSetup): string {
-  return fakeProviderConfig(setup.llmUrl, `state:\n  backend: postgres\n${setup.config ?? ""}`);
+  return fakeProviderConfig(
+    setup.llmUrl,
+    `state:\n  backend: ${setup.backend ?? "postgres"}\n${setup.config ?? ""}`,
+  );
 }
 
 function dotEnv(setup: ClusterSetup): string {
+  const postgres = (setup.backend ?? "postgres") === "postgres";
+  if (postgres && !setup.databaseUrl) throw new Error("a postgres cluster needs databaseUrl");
   const vars: Record<string, string> = {
-    HERMES_DATABASE_URL: setup.databaseUrl,
+    ...(postgres && setup.databaseUrl ? { HERMES_DATABASE_URL: setup.databaseUrl } : {}),
     ...(setup.apiServer === false ? {} : { API_SERVER_KEY: CLUSTER_API_KEY }),
     ...(setup.env ?? {}),
   };

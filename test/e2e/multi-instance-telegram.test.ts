@@ -87,4 +87,27 @@ describe.skipIf(postgresSkipReason)("the Telegram poller across two instances", 
     expect(answersTo("alpha")).toHaveLength(1);
     expect(answersTo("bravo")).toHaveLength(1);
   }, 90_000);
+
+  it("hands the poller over at once when its holder drains on SIGTERM", async () => {
+    const holder = await waitUntil(() => cluster.holderOf("telegram"), "the telegram lease holder", 20_000);
+    const fresh = await cluster.add();
+    const stopped = holder.stop();
+    const stoppedAt = Date.now();
+    // A drain releases the lease instead of letting it lapse: the new instance polls well before a
+    // dead holder's lease would have expired.
+    const taken = await waitUntil(
+      async () => (await cluster.holderOf("telegram"))?.pid === fresh.pid,
+      "the new instance holding the lease",
+      FAILOVER_MS,
+    );
+    expect(taken).toBe(true);
+    // The lease is renewed every 2 s with an 8 s TTL: a lapse takes at least 6 s, a release less.
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    expect(await stopped).toBe(0);
+    const next = tg.nextBotMessage(OWNER);
+    await owner().sendText("please say charlie");
+    expect((await next(FAILOVER_MS)).text).toBe("You said charlie.");
+    expect(Date.now() - stoppedAt).toBeLessThan(FAILOVER_MS + SLACK_MS);
+    expect(answersTo("charlie")).toHaveLength(1);
+  }, 60_000);
 });

@@ -7,6 +7,7 @@
  * A store this build has no PostgreSQL implementation of is an error at open, naming it: the
  * backend never keeps part of the state in the home's files while the rest is in the database.
  */
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { HermesConfig } from "../config/defaults.js";
 import type { StateBackendChoice } from "../state/backend-config.js";
@@ -147,7 +148,7 @@ export async function openPostgresBackend(
     const skills = await f.pgSkillLibrary(db, join(home, "skills"));
     await skills.refresh();
     const coordinator = await f.openPgCoordinator(db, {
-      host: options.instance?.host ?? (await import("node:os")).hostname(),
+      host: options.instance?.host ?? hostname(),
       pid: process.pid,
       ...(options.instance?.healthUrl ? { healthUrl: options.instance.healthUrl } : {}),
     });

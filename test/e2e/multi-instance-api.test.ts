@@ -86,6 +86,48 @@ describe.skipIf(postgresSkipReason)("two gateway instances over one PostgreSQL",
       expect(seen).toContain(earlier);
   }, 60_000);
 
+  it("runs a session continued at both instances at once one turn after the other", async () => {
+    const [a, b] = cluster.instances;
+    const SLOW = 800;
+    const arrivals: Array<{ at: number; body: string }> = [];
+    llm.respondWith((request) => {
+      const body = JSON.stringify(request.body);
+      if (!body.includes("relay-check")) return undefined;
+      const last = [...body.matchAll(/relay-check (\w+)/g)].at(-1)?.[1] ?? "";
+      if (last === "start") return reply().text("started");
+      arrivals.push({ at: Date.now(), body });
+      return reply().text(`done ${last}`).delay(SLOW);
+    });
+    try {
+      const started = await client(a!.apiUrl)
+        .chat.completions.create({
+          model: "hermes-agent",
+          messages: [{ role: "user", content: "relay-check start" }],
+        })
+        .withResponse();
+      const sid = started.response.headers.get("x-hermes-session-id") ?? "";
+      expect(sid).not.toBe("");
+      const continueAt = (url: string, word: string) =>
+        client(url).chat.completions.create(
+          { model: "hermes-agent", messages: [{ role: "user", content: `relay-check ${word}` }] },
+          { headers: { "X-Hermes-Session-Id": sid } },
+        );
+      const [one, two] = await Promise.all([continueAt(a!.apiUrl, "one"), continueAt(b!.apiUrl, "two")]);
+      expect(one.choices[0]?.message.content).toBe("done one");
+      expect(two.choices[0]?.message.content).toBe("done two");
+      // Never two turns of the session in flight: the second model call came after the first's
+      // answer, and it carries the first turn (the same session, continued in order).
+      expect(arrivals).toHaveLength(2);
+      const [first, second] = arrivals.sort((x, y) => x.at - y.at);
+      expect(second!.at - first!.at).toBeGreaterThanOrEqual(SLOW - 5);
+      const firstWord = /relay-check (one|two)/.exec(first!.body)?.[1];
+      expect(second!.body).toContain(`relay-check ${firstWord}`);
+      expect(second!.body).toContain(`done ${firstWord}`);
+    } finally {
+      llm.respondWith(undefined);
+    }
+  }, 60_000);
+
   it("keeps the session in the shared database: both instances list it with its messages", async () => {
     const [a, b] = cluster.instances;
     const root = (url: string) => new OpenAI({ baseURL: url, apiKey: CLUSTER_API_KEY, maxRetries: 0 });

@@ -115,4 +115,20 @@ describe.skipIf(postgresSkipReason)("cron across three instances", () => {
     const status = await cluster.status();
     expect(status.instances.map((i) => i.pid).sort()).toEqual(survivors.map((i) => i.pid).sort());
   }, 120_000);
+
+  it("catches up a slot that fell due while every instance was down, once", async () => {
+    const [live] = cluster.instances.filter((i) => i.alive());
+    const id = await createJob(live!, "catch-up", "Catch up. catch-up-marker", 3_000);
+    await Promise.all(cluster.instances.filter((i) => i.alive()).map((i) => i.stop()));
+    expect(cluster.instances.some((i) => i.alive())).toBe(false);
+    await sleep(4_000);
+    expect(runsOf("catch-up-marker")).toBe(0);
+    // Two instances come up at the same moment and both find the job overdue.
+    const [x, y] = await Promise.all([cluster.add(), cluster.add()]);
+    await waitUntil(() => runsOf("catch-up-marker") >= 1, "the caught-up run", 20_000);
+    await waitUntil(async () => (await jobOf(x!, id))["last_status"] === "ok", "the run recorded", 10_000);
+    await sleep(3_000);
+    expect(runsOf("catch-up-marker")).toBe(1);
+    expect(y!.alive()).toBe(true);
+  }, 90_000);
 });

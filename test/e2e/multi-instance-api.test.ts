@@ -16,6 +16,7 @@ let llm: FakeLlm;
 let cluster: GatewayCluster;
 
 beforeAll(async () => {
+  if (postgresSkipReason) return;
   pg = await startPostgres();
   llm = await startFakeLlm();
   cluster = await startCluster({ databaseUrl: await pg.createDatabase(), llmUrl: llm.url }, 2);

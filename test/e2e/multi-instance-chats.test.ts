@@ -47,6 +47,7 @@ function freePort(): Promise<number> {
 const TOKEN = /chat(\d+)-m\d-[0-9a-z]+/g;
 
 beforeAll(async () => {
+  if (postgresSkipReason) return;
   pg = await startPostgres();
   llm = await startFakeLlm();
   wa = await startFakeWhatsAppCloud();

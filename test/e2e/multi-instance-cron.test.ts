@@ -27,6 +27,7 @@ let llm: FakeLlm;
 let cluster: GatewayCluster;
 
 beforeAll(async () => {
+  if (postgresSkipReason) return;
   pg = await startPostgres();
   llm = await startFakeLlm();
   llm.respondWith((request) => {

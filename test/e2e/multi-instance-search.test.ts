@@ -130,6 +130,7 @@ let pgHome: { home: string; cwd: string };
 let ids: string[];
 
 beforeAll(async () => {
+  if (postgresSkipReason) return;
   pg = await startPostgres();
   sqliteHome = tempHome();
   ids = createPythonStateDb(join(sqliteHome.home, "state.db"), { sessions: SEEDS }).sessionIds;

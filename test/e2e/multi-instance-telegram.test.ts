@@ -22,6 +22,7 @@ let tg: TelegramEmulator;
 let cluster: GatewayCluster;
 
 beforeAll(async () => {
+  if (postgresSkipReason) return;
   pg = await startPostgres();
   llm = await startFakeLlm();
   tg = await startTelegramEmulator({ botUsername: "hermes_cluster_bot" });

@@ -22,6 +22,7 @@ let databaseUrl: string;
 const urls: string[] = [];
 
 beforeAll(async () => {
+  if (postgresSkipReason) return;
   pg = await startPostgres();
   llm = await startFakeLlm();
   llm.respondWith(() => reply().text("Summarised.").usage({ prompt: 10, completion: 2 }));

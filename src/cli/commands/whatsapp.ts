@@ -6,7 +6,7 @@
  * the phone instead, which needs neither.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { setEnvVar } from "../../config/env-file.js";
@@ -55,7 +55,6 @@ async function pair(ctx: ConfigContext, flags: Flags): Promise<number> {
     return 0;
   }
   if (already && flags.force) {
-    const { rmSync } = await import("node:fs");
     rmSync(dir, { recursive: true, force: true });
   }
   let number: string;

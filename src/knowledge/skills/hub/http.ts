@@ -14,6 +14,7 @@
  * literally). Neither is ever set for an identifier from a chat or a URL from a registry's index.
  */
 import type { IncomingMessage } from "node:http";
+import { createRequire } from "node:module";
 import { isIP, type LookupFunction } from "node:net";
 import { Readable } from "node:stream";
 import { isPrivateAddress } from "../../../util/ip-ranges.js";
@@ -201,8 +202,11 @@ function isTrusted(url: URL, guard: AddressGuard): boolean {
   return guard.trustedHosts?.some((h) => h.toLowerCase() === host) === true;
 }
 
+// Built-ins are required, never `import()`ed: the CLI bundle runs without a dynamic-import hook.
+const builtin = createRequire(import.meta.url);
+
 const defaultLookup: LookupFn = async (hostname) => {
-  const dns = await import("node:dns/promises");
+  const dns = builtin("node:dns/promises") as typeof import("node:dns/promises");
   return dns.lookup(hostname, { all: true, verbatim: true });
 };
 
@@ -264,7 +268,9 @@ async function pinnedGet(
   init: { signal: AbortSignal; headers: Record<string, string> },
   addresses: readonly ResolvedAddress[],
 ): Promise<Response> {
-  const lib = url.protocol === "https:" ? await import("node:https") : await import("node:http");
+  const lib = (
+    url.protocol === "https:" ? builtin("node:https") : builtin("node:http")
+  ) as typeof import("node:http");
   return new Promise((resolve, reject) => {
     const request = lib.request(
       url,

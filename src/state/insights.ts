@@ -29,6 +29,8 @@ export function daysBetween(since: number, until: number): string[] {
 }
 
 const addCost = (a: number | null, b: number | null): number | null => (b === null ? a : (a ?? 0) + b);
+const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
+const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 /**
  * One session's cost as insights counts it: the invoiced amount when recorded, else the estimate;
@@ -94,8 +96,6 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
   const since = until - days * 86_400;
   const window = `s.started_at >= ? AND s.started_at <= ?${options.source !== undefined ? " AND s.source = ?" : ""}`;
   const params: unknown[] = [since, until, ...(options.source !== undefined ? [options.source] : [])];
-  const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
-  const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   const day = localDaySql("s.started_at", localOffsets(since, until));
   const cost = costSql(ctx);
 
@@ -115,7 +115,6 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
       ...params,
     );
 
-    const tools = new Map<string, number>();
     const fromCalls = ctx.all(
       `SELECT json_extract(j.value, '$.function.name') AS name, COUNT(*) AS n
        FROM sessions s JOIN messages m ON m.session_id = s.id,
@@ -132,107 +131,123 @@ export function insights(ctx: StoreContext, options: InsightsOptions = {}): Insi
        GROUP BY m.tool_name`,
       ...params,
     );
-    for (const r of [...fromCalls, ...fromResults]) {
-      if (typeof r["name"] !== "string" || r["name"] === "") continue;
-      tools.set(r["name"], (tools.get(r["name"]) ?? 0) + num(r["n"]));
-    }
-
-    const byModel = new Map<string, ModelUsage>();
-    const bySource = new Map<string, Insights["bySource"][number]>();
-    const perDay = new Map<string, { sessions: number; messages: number }>(
-      daysBetween(since, until).map((d) => [d, { sessions: 0, messages: 0 }]),
-    );
-    const sourceOf = (r: Record<string, unknown>) => {
-      const name = String(r["source"]);
-      const s = bySource.get(name) ?? {
-        source: name,
-        sessions: 0,
-        messages: 0,
-        inputTokens: 0,
-        outputTokens: 0,
-        costUsd: null,
-        unpricedSessions: 0,
-      };
-      bySource.set(name, s);
-      return s;
-    };
-    const dayOf = (r: Record<string, unknown>) => {
-      const name = String(r["day"]);
-      const d = perDay.get(name) ?? { sessions: 0, messages: 0 };
-      perDay.set(name, d);
-      return d;
-    };
-    let sessions = 0;
-    let messages = 0;
-    let userMessages = 0;
-    let totalCost: number | null = null;
-    let unpricedSessions = 0;
-    for (const r of groups) {
-      const n = num(r["sessions"]);
-      const usd = money(r["cost"]);
-      const unpriced = num(r["unpriced"]);
-      sessions += n;
-      totalCost = addCost(totalCost, usd);
-      unpricedSessions += unpriced;
-      const model = String(r["model"]);
-      const m = byModel.get(model) ?? {
-        model,
-        sessions: 0,
-        apiCalls: 0,
-        inputTokens: 0,
-        outputTokens: 0,
-        cacheReadTokens: 0,
-        reasoningTokens: 0,
-        costUsd: null,
-        unpricedSessions: 0,
-      };
-      m.sessions += n;
-      m.apiCalls += num(r["api_calls"]);
-      m.inputTokens += num(r["input_tokens"]);
-      m.outputTokens += num(r["output_tokens"]);
-      m.cacheReadTokens += num(r["cache_read_tokens"]);
-      m.reasoningTokens += num(r["reasoning_tokens"]);
-      m.costUsd = addCost(m.costUsd, usd);
-      m.unpricedSessions += unpriced;
-      byModel.set(model, m);
-
-      const s = sourceOf(r);
-      s.sessions += n;
-      s.inputTokens += num(r["input_tokens"]);
-      s.outputTokens += num(r["output_tokens"]);
-      s.costUsd = addCost(s.costUsd, usd);
-      s.unpricedSessions += unpriced;
-
-      dayOf(r).sessions += n;
-    }
-    for (const r of messageGroups) {
-      const n = num(r["messages"]);
-      sourceOf(r).messages += n;
-      dayOf(r).messages += n;
-      messages += n;
-      userMessages += num(r["user_messages"]);
-    }
-
-    const toolList = [...tools.entries()]
-      .map(([name, calls]) => ({ name, calls }))
-      .sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name));
-    return {
-      since,
-      until,
-      sessions,
-      messages,
-      userMessages,
-      toolCalls: toolList.reduce((sum, t) => sum + t.calls, 0),
-      tools: toolList,
-      costUsd: totalCost,
-      unpricedSessions,
-      byModel: [...byModel.values()].sort(
-        (a, b) => b.sessions - a.sessions || a.model.localeCompare(b.model),
-      ),
-      bySource: [...bySource.values()].sort(
-        (a, b) => b.sessions - a.sessions || a.source.localeCompare(b.source),
-      ),
-      perDay: [...perDay.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([day, v]) => ({ day, ...v })),
-    };
+    return insightsFromGroups(since, until, groups, messageGroups, [...fromCalls, ...fromResults]);
   });
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * The report from the aggregated rows both backends compute in SQL: `groups` per day, model and
+ * source (sessions, calls, tokens, cost), `messageGroups` per day and source, `toolRows` tool
+ * names with counts (a name may come twice: from calls and from tool results).
+ */
+export function insightsFromGroups(
+  since: number,
+  until: number,
+  groups: readonly Row[],
+  messageGroups: readonly Row[],
+  toolRows: readonly Row[],
+): Insights {
+  const tools = new Map<string, number>();
+  for (const r of toolRows) {
+    if (typeof r["name"] !== "string" || r["name"] === "") continue;
+    tools.set(r["name"], (tools.get(r["name"]) ?? 0) + num(r["n"]));
+  }
+
+  const byModel = new Map<string, ModelUsage>();
+  const bySource = new Map<string, Insights["bySource"][number]>();
+  const perDay = new Map<string, { sessions: number; messages: number }>(
+    daysBetween(since, until).map((d) => [d, { sessions: 0, messages: 0 }]),
+  );
+  const sourceOf = (r: Record<string, unknown>) => {
+    const name = String(r["source"]);
+    const s = bySource.get(name) ?? {
+      source: name,
+      sessions: 0,
+      messages: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: null,
+      unpricedSessions: 0,
+    };
+    bySource.set(name, s);
+    return s;
+  };
+  const dayOf = (r: Record<string, unknown>) => {
+    const name = String(r["day"]);
+    const d = perDay.get(name) ?? { sessions: 0, messages: 0 };
+    perDay.set(name, d);
+    return d;
+  };
+  let sessions = 0;
+  let messages = 0;
+  let userMessages = 0;
+  let totalCost: number | null = null;
+  let unpricedSessions = 0;
+  for (const r of groups) {
+    const n = num(r["sessions"]);
+    const usd = money(r["cost"]);
+    const unpriced = num(r["unpriced"]);
+    sessions += n;
+    totalCost = addCost(totalCost, usd);
+    unpricedSessions += unpriced;
+    const model = String(r["model"]);
+    const m = byModel.get(model) ?? {
+      model,
+      sessions: 0,
+      apiCalls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      reasoningTokens: 0,
+      costUsd: null,
+      unpricedSessions: 0,
+    };
+    m.sessions += n;
+    m.apiCalls += num(r["api_calls"]);
+    m.inputTokens += num(r["input_tokens"]);
+    m.outputTokens += num(r["output_tokens"]);
+    m.cacheReadTokens += num(r["cache_read_tokens"]);
+    m.reasoningTokens += num(r["reasoning_tokens"]);
+    m.costUsd = addCost(m.costUsd, usd);
+    m.unpricedSessions += unpriced;
+    byModel.set(model, m);
+
+    const s = sourceOf(r);
+    s.sessions += n;
+    s.inputTokens += num(r["input_tokens"]);
+    s.outputTokens += num(r["output_tokens"]);
+    s.costUsd = addCost(s.costUsd, usd);
+    s.unpricedSessions += unpriced;
+
+    dayOf(r).sessions += n;
+  }
+  for (const r of messageGroups) {
+    const n = num(r["messages"]);
+    sourceOf(r).messages += n;
+    dayOf(r).messages += n;
+    messages += n;
+    userMessages += num(r["user_messages"]);
+  }
+
+  const toolList = [...tools.entries()]
+    .map(([name, calls]) => ({ name, calls }))
+    .sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name));
+  return {
+    since,
+    until,
+    sessions,
+    messages,
+    userMessages,
+    toolCalls: toolList.reduce((sum, t) => sum + t.calls, 0),
+    tools: toolList,
+    costUsd: totalCost,
+    unpricedSessions,
+    byModel: [...byModel.values()].sort((a, b) => b.sessions - a.sessions || a.model.localeCompare(b.model)),
+    bySource: [...bySource.values()].sort(
+      (a, b) => b.sessions - a.sessions || a.source.localeCompare(b.source),
+    ),
+    perDay: [...perDay.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([day, v]) => ({ day, ...v })),
+  };
 }

@@ -52,7 +52,8 @@ function settings(home: string, baseEnv: Record<string, string | undefined>) {
 export async function startDashboard(options: DashboardAppOptions): Promise<DashboardApp> {
   const { home, baseEnv } = options;
   let current = settings(home, baseEnv);
-  const backend = await openStateBackend(home, current.config, { env: current.env });
+  // The dashboard reads and edits the state but is not a gateway instance: it joins no coordination.
+  const backend = await openStateBackend(home, current.config, { env: current.env, joinInstances: false });
   // A SQLite home's sessions are read through state.db directly (no write queue), as before.
   const store =
     backend.kind === "sqlite"

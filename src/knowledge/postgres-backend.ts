@@ -11,7 +11,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import type { HermesConfig } from "../config/defaults.js";
 import type { StateBackendChoice } from "../state/backend-config.js";
-import type { Coordinator } from "../state/coordination.js";
+import { type Coordinator, localCoordinator } from "../state/coordination.js";
 import type { PairingRecords } from "../state/gateway/pairing.js";
 import type { ResponseRecords } from "../state/gateway/response-records.js";
 import type { ChatSessionIndex } from "../state/gateway/session-index.js";
@@ -147,11 +147,14 @@ export async function openPostgresBackend(
     undo.unshift(() => sessions.close());
     const skills = await f.pgSkillLibrary(db, join(home, "skills"));
     await skills.refresh();
-    const coordinator = await f.openPgCoordinator(db, {
-      host: options.instance?.host ?? hostname(),
-      pid: process.pid,
-      ...(options.instance?.healthUrl ? { healthUrl: options.instance.healthUrl } : {}),
-    });
+    const coordinator =
+      options.joinInstances === false
+        ? localCoordinator(options.instance ?? {})
+        : await f.openPgCoordinator(db, {
+            host: options.instance?.host ?? hostname(),
+            pid: process.pid,
+            ...(options.instance?.healthUrl ? { healthUrl: options.instance.healthUrl } : {}),
+          });
     undo.unshift(() => coordinator.close());
     const [chatIndex, pairing, subscriptions, allowlist, usage] = await Promise.all([
       f.pgChatSessionIndex(db),

@@ -271,6 +271,15 @@ describe.skipIf(postgresSkipReason)("the PostgreSQL backend's assembly over a re
       const job = await a.cronJobs().create({ prompt: "daily digest", schedule: "every 1h" });
       expect((await b.cronJobs().list()).map((j) => j.id)).toContain(job.id);
       expect((await b.coordinator.instances()).length).toBe(2);
+      // The dashboard reads the same state without joining the instances.
+      const dashboard = await openStateBackend(home(), config({ backend: "postgres" }), {
+        env,
+        joinInstances: false,
+      });
+      expect(await dashboard.memory({}).entries("memory")).toContain("shared across instances");
+      expect(dashboard.coordinator.shared).toBe(false);
+      expect((await b.coordinator.instances()).length).toBe(2);
+      await dashboard.close();
       // Nothing of the state was written into either home's files.
       for (const h of [ha, hb]) {
         expect(existsSync(join(h, "state.db"))).toBe(false);

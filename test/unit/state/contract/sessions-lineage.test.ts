@@ -185,13 +185,14 @@ contract("session store contract: sessions, titles and lineage", (h) => {
       systemPrompt: "new",
     });
     await store.updateSession(s.id, {});
+    // Each rejection is handled as it is made (`code`), not only when its turn to be awaited comes.
     for (const p of [
-      store.endSession("ghost", "x"),
-      store.reopenSession("ghost"),
-      store.updateSession("ghost", { model: "x" }),
-      store.updateSession("ghost", {}),
+      code(store.endSession("ghost", "x")),
+      code(store.reopenSession("ghost")),
+      code(store.updateSession("ghost", { model: "x" })),
+      code(store.updateSession("ghost", {})),
     ])
-      expect(await code(p)).toBe("not_found");
+      expect(await p).toBe("not_found");
   });
 
   it("finds the most recently active session, of a source or a lineage", async () => {

@@ -13,6 +13,7 @@
 import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { knowledgeStores } from "../../stores.js";
 import {
   contentHash,
   HubError,
@@ -184,6 +185,8 @@ export async function installBundle(options: InstallOptions): Promise<InstallOut
     content_hash: hash,
     ...(options.force && report.verdict !== "safe" ? { reason: "forced" } : {}),
   });
+  // A shared backend (PostgreSQL) stores the skill for every instance, as the skill tools' writes.
+  await knowledgeStores(home).skillSink?.saved({ name, dir, created: !existing });
   return { status, name, dir, relPath, report, contentHash: hash };
 }
 
@@ -387,5 +390,9 @@ export async function uninstallSkill(
     },
     now(),
   );
+  await knowledgeStores(home).skillSink?.deleted({
+    name: result.name,
+    dir: resolveInstallDir(home, result.relPath, result.name),
+  });
   return { name: result.name, relPath: result.relPath, removedFiles: result.removedFiles };
 }

@@ -6,6 +6,7 @@ import { installBundle, uninstallSkill } from "../../../../../src/knowledge/skil
 import { listInstalledSkills } from "../../../../../src/knowledge/skills/hub/installed.js";
 import { auditLogPath, lockPath, readLock } from "../../../../../src/knowledge/skills/hub/lock.js";
 import { auditInstalled, checkForUpdates } from "../../../../../src/knowledge/skills/hub/maintenance.js";
+import { fileKnowledgeStores, registerKnowledgeStores } from "../../../../../src/knowledge/stores.js";
 import { bundleFiles, skillMd, tempDir, writeTree } from "./helpers.js";
 
 const now = () => 1_700_000_000;
@@ -272,5 +273,41 @@ describe("check and audit", () => {
       status: "unreachable",
       error: expect.stringMatching(/no folder/),
     });
+  });
+});
+
+describe("installs on a shared backend", () => {
+  it("hands each install, update and uninstall to the backend's skill sink (PostgreSQL: every instance)", async () => {
+    const home = tempDir();
+    const seen: string[] = [];
+    const unregister = registerKnowledgeStores(home, {
+      ...fileKnowledgeStores(home),
+      skillSink: {
+        saved: async ({ name, dir, created }) => {
+          seen.push(
+            `${created ? "created" : "saved"} ${name} ${dir.slice(home.length)} ${existsSync(join(dir, "SKILL.md"))}`,
+          );
+        },
+        deleted: async ({ name, dir }) => {
+          seen.push(`deleted ${name} ${dir.slice(home.length)} ${existsSync(dir)}`);
+        },
+      },
+    });
+    try {
+      await installBundle({ home, bundle: bundle("deploy", {}, "category: devops\n"), now });
+      await installBundle({
+        home,
+        bundle: bundle("deploy", { "notes.md": "v2\n" }, "category: devops\n"),
+        now,
+      });
+      await uninstallSkill(home, "deploy", now);
+    } finally {
+      unregister();
+    }
+    expect(seen).toEqual([
+      "created deploy /skills/devops/deploy true",
+      "saved deploy /skills/devops/deploy true",
+      "deleted deploy /skills/devops/deploy false",
+    ]);
   });
 });

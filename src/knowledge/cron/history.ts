@@ -1,12 +1,4 @@
-/**
- * The run history of cron jobs as a contract any backend provides: the locked read-modify-write
- * of every job the ticker claims and finishes runs through (`last_run_at`, `last_status`,
- * `running_since`, `repeat.completed`), and each run's saved output. A file home keeps them in
- * `cron/jobs.json` and `cron/output/<id>/<stamp>.md` (`cronRunHistory` over `CronStore`); the
- * PostgreSQL backend in rows (`knowledge/postgres/cron-jobs.ts`).
- */
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
-import { join } from "node:path";
+import { listOutputFiles, OUTPUT_NAME, readOutputFile } from "./outputs.js";
 import type { CronStore } from "./store.js";
 import type { CronJob } from "./types.js";
 
@@ -26,7 +18,7 @@ export interface CronOutputText {
 }
 
 /** What `saveOutput` names a run: local wall time, `-2`, `-3`… on a clash. */
-export const CRON_OUTPUT_NAME = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}(-\d{1,4})?\.md$/;
+export const CRON_OUTPUT_NAME = OUTPUT_NAME;
 /** Default largest part of one output `readOutput` answers. */
 export const MAX_OUTPUT_READ_BYTES = 256 * 1024;
 
@@ -54,42 +46,9 @@ export function cronRunHistory(store: CronStore): CronRunHistory {
   return {
     update: (fn) => store.update(fn),
     saveOutput: (id, text, at, retention) => store.saveOutput(id, text, at, retention),
-    async listOutputs(id) {
-      const dir = store.outputDir(id);
-      if (!dir) return [];
-      let names: string[];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        return [];
-      }
-      const files: CronOutputInfo[] = [];
-      for (const name of names.filter((n) => CRON_OUTPUT_NAME.test(n))) {
-        try {
-          const stat = lstatSync(join(dir, name));
-          if (stat.isFile()) files.push({ name, size: stat.size, modified_at: stat.mtime.toISOString() });
-        } catch {
-          // Removed by retention between the listing and the stat.
-        }
-      }
-      return files.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
-    },
-    async readOutput(id, name, maxBytes = MAX_OUTPUT_READ_BYTES) {
-      const dir = store.outputDir(id);
-      if (!dir || !CRON_OUTPUT_NAME.test(name)) return undefined;
-      const path = join(dir, name);
-      // Never through a symlink: a regular file in the job's folder only.
-      const stat = lstatSync(path, { throwIfNoEntry: false });
-      if (!stat?.isFile()) return undefined;
-      const fd = openSync(path, "r");
-      try {
-        const size = fstatSync(fd).size;
-        const buffer = Buffer.alloc(Math.min(size, Math.max(0, maxBytes)));
-        const read = readSync(fd, buffer, 0, buffer.length, 0);
-        return { text: buffer.subarray(0, read).toString("utf8"), size, truncated: size > read };
-      } finally {
-        closeSync(fd);
-      }
-    },
+    // The file home's outputs are read as every reader reads them (outputs.ts).
+    listOutputs: async (id) => listOutputFiles(store.outputDir(id)),
+    readOutput: async (id, name, maxBytes = MAX_OUTPUT_READ_BYTES) =>
+      readOutputFile(store.outputDir(id), name, maxBytes),
   };
 }

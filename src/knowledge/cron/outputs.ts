@@ -57,9 +57,9 @@ export function readOutputFile(
   const fd = openSync(path, "r");
   try {
     const size = fstatSync(fd).size;
-    const buffer = Buffer.alloc(Math.min(size, maxBytes));
+    const buffer = Buffer.alloc(Math.min(size, Math.max(0, maxBytes)));
     const read = readSync(fd, buffer, 0, buffer.length, 0);
-    return { text: buffer.subarray(0, read).toString("utf8"), size, truncated: size > maxBytes };
+    return { text: buffer.subarray(0, read).toString("utf8"), size, truncated: size > read };
   } finally {
     closeSync(fd);
   }

@@ -1,7 +1,11 @@
 /**
  * The dashboard's own process record, `<home>/dashboard.json` (0600): pid, address and the URL to
- * open (with the per-start token), so `hermes dashboard --status` and `--stop` find it. A record
- * whose process is gone, or is no longer a dashboard, counts as not running.
+ * open, so `hermes dashboard --status` and `--stop` find it. A record whose process is gone, or is
+ * no longer a dashboard, counts as not running.
+ *
+ * The per-start token is never written here (nor anywhere on disk): the agent's terminal and file
+ * tools run as the same user and can read any file of the home, and with the token they could use
+ * the API to approve their own staged writes or change config.yaml past the approval guard.
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -14,15 +18,31 @@ export interface DashboardRecord {
   pid: number;
   host: string;
   port: number;
-  /** What to open: the API index, with `?token=` when the token is per start. */
+  /** The dashboard's address, never with a token (see {@link withoutToken}). */
   url: string;
+  /** How it signs people in: a token printed at start only, `dashboard.auth.token`, or a password. */
+  auth?: "per-start" | "token" | "basic";
   started_at: string;
 }
 
 export const dashboardRecordPath = (home: string): string => join(home, "dashboard.json");
 
+/** `url` without a `token` query parameter (a record an older version wrote may carry one). */
+export function withoutToken(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.searchParams.has("token")) return url;
+    parsed.searchParams.delete("token");
+    return parsed.toString();
+  } catch {
+    return url.replace(/[?&]token=[^&#]*/g, "");
+  }
+}
+
+/** Writes the record; a token in `url` is dropped, so no caller can put one on disk. */
 export function writeDashboardRecord(home: string, record: DashboardRecord): void {
-  atomicWriteFileSync(dashboardRecordPath(home), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  const safe = { ...record, url: withoutToken(record.url) };
+  atomicWriteFileSync(dashboardRecordPath(home), `${JSON.stringify(safe, null, 2)}\n`, { mode: 0o600 });
 }
 
 export function readDashboardRecord(home: string): DashboardRecord | null {
@@ -30,7 +50,7 @@ export function readDashboardRecord(home: string): DashboardRecord | null {
     const parsed = JSON.parse(readFileSync(dashboardRecordPath(home), "utf8")) as Partial<DashboardRecord>;
     if (parsed.kind !== DASHBOARD_KIND || !Number.isInteger(parsed.pid) || (parsed.pid ?? 0) <= 0)
       return null;
-    return parsed as DashboardRecord;
+    return { ...(parsed as DashboardRecord), url: withoutToken(String(parsed.url ?? "")) };
   } catch {
     return null;
   }

@@ -267,14 +267,21 @@ describe("hermes dashboard", () => {
   });
 
   it("--status finds the running dashboard, a second start refuses, --stop ends it", async () => {
+    const token = dash.token ?? "unreachable";
     const status = await runHermes(["dashboard", "--status"], h);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain(`pid ${dash.proc.hermesPid()}`);
-    expect(status.stdout).toContain(dash.url);
+    expect(status.stdout).toContain(`http://127.0.0.1:${dash.port}/`);
+    expect(status.stdout).toContain("the token is never stored");
     expect(statSync(join(h.home, "dashboard.json")).mode & 0o777).toBe(0o600);
+    // The agent's tools can read the home and run `hermes`: the token is in none of these.
+    expect(token.length).toBeGreaterThan(20);
+    expect(status.stdout + status.stderr).not.toContain(token);
+    expect(readFileSync(join(h.home, "dashboard.json"), "utf8")).not.toContain(token);
     const again = await runHermes(["dashboard", "--no-open", "--port", "0"], h);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("already running");
+    expect(again.stdout + again.stderr).not.toContain(token);
     const stop = await runHermes(["dashboard", "--stop"], h);
     expect(stop.code, stop.stderr).toBe(0);
     expect(stop.stdout).toContain("Dashboard stopped.");

@@ -1,7 +1,7 @@
 /**
  * `hermes dashboard [--port 9119] [--host 127.0.0.1] [--no-open] [--stop] [--status]`: the web
  * dashboard's JSON API (src/dashboard/, API.md there) in its own foreground process, recorded in
- * `<home>/dashboard.json`. `--hash-password` reads a password on stdin and prints the hash
+ * `<home>/dashboard.json` (without the per-start token, which only the start prints). `--hash-password` reads a password on stdin and prints the hash
  * `dashboard.auth.password_hash` takes. Exit codes: 0 ok, 1 already running / could not stop, 2 a
  * bad option or a bind that needs auth it does not have.
  */
@@ -56,6 +56,13 @@ function openBrowser(url: string): void {
   }
 }
 
+/**
+ * Why `--status` shows no token: it exists only in the running process and the line it printed.
+ * The agent's tools can read every file of the home and run `hermes`, so neither may hand it out.
+ */
+const SIGN_IN_NOTE =
+  "Sign in with the URL (and ?token=) it printed when it started; the token is never stored. Lost it? `hermes dashboard --stop`, then start it again.";
+
 function urlHost(host: string): string {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
@@ -63,7 +70,7 @@ function urlHost(host: string): string {
 export const dashboardCommand = defineCommand({
   name: "dashboard",
   description:
-    "the web dashboard's JSON API for sessions, usage, memory, skills, cron, gateway, config and logs",
+    "the web dashboard (a page and its JSON API): sessions, chat, usage, memory, skills, cron, gateway, config, logs",
   needs: "home",
   parse: (cmd) =>
     cmd
@@ -89,6 +96,7 @@ export const dashboardCommand = defineCommand({
         return 1;
       }
       io.out(`Dashboard: running (pid ${record.pid}, since ${record.started_at})\n${record.url}`);
+      if (record.auth === "per-start") io.out(SIGN_IN_NOTE);
       return 0;
     }
     if (flags.stop) {
@@ -106,6 +114,7 @@ export const dashboardCommand = defineCommand({
     const running = runningDashboard(home);
     if (running) {
       io.err(`hermes dashboard: already running for this home (pid ${running.pid}): ${running.url}`);
+      if (running.auth === "per-start") io.err(SIGN_IN_NOTE);
       return 1;
     }
     const env = loadEnvFile(home, io.env).env;
@@ -157,7 +166,8 @@ export const dashboardCommand = defineCommand({
       pid: process.pid,
       host,
       port: app.port,
-      url,
+      url: base,
+      auth: auth.kind === "basic" ? "basic" : auth.source === "per-start" ? "per-start" : "token",
       started_at: new Date().toISOString(),
     });
     io.out(`Dashboard: ${url}`);

@@ -336,7 +336,43 @@ const hermes: Check = (inv) => {
       protectedPath: true,
     });
   }
+  dashboardCheck(inv, args);
 };
+
+/** Flags of `hermes dashboard` that start nothing and print no token. */
+const DASHBOARD_READ_ONLY = /^(--status|--hash-password|-h|--help)$/;
+
+/**
+ * `hermes dashboard` prints a URL whose token opens the user's config, staged writes, approvals
+ * and pairing to whoever holds it, so an agent that started one could approve its own writes
+ * through the API: only the user starts it. `--stop` ends the user's dashboard (asked, like
+ * stopping the gateway); `--status` and `--hash-password` stay free (neither shows a token).
+ */
+function dashboardCheck(inv: Invocation, args: readonly string[]): void {
+  let i = 0;
+  while (i < args.length) {
+    const word = args[i] ?? "";
+    if (word === "-p" || word === "--profile") i += 2;
+    else if (word.startsWith("-")) i += 1;
+    else break;
+  }
+  if (args[i] !== "dashboard") return;
+  const flags = args.slice(i + 1);
+  if (flags.includes("--stop")) {
+    inv.out.push({
+      key: "hermes_dashboard_stop",
+      reason: "hermes dashboard --stop stops the user's dashboard",
+    });
+    return;
+  }
+  if (flags.length > 0 && flags.every((f) => DASHBOARD_READ_ONLY.test(f))) return;
+  inv.out.push({
+    key: "protected_write",
+    reason:
+      "hermes dashboard prints a URL whose token can change the config and approve staged writes; only the user can start it",
+    protectedPath: true,
+  });
+}
 
 /**
  * `npx hermes …`, `bunx hermes …`, `pnpm dlx hermes …`: a package runner starting Hermes gets the

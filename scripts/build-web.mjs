@@ -1,5 +1,5 @@
 // Builds the dashboard's page (src/dashboard/web/) into dist/dashboard/: index.html, app.js (one
-// minified ES module with preact inside) and app.css. `hermes dashboard` serves these files as
+// minified ES module with preact inside), app.css and icon.svg. `hermes dashboard` serves these files as
 // they are; nothing is fetched from a CDN. Run alone with `node scripts/build-web.mjs`.
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -38,6 +38,8 @@ export async function buildWeb() {
     }),
   ]);
   copyFileSync(`${web}index.html`, `${out}index.html`);
+  // The tab's icon: without one, Chromium asks for /favicon.ico and logs the 404 as a console error.
+  copyFileSync(`${web}icon.svg`, `${out}icon.svg`);
   writeFileSync(`${out}BUILT`, `${pkg.version}\n`);
 }
 

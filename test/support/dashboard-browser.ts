@@ -58,8 +58,13 @@ export async function openDashboard(
   const allowed = new Set(options.allowStatuses ?? []);
   page.on("console", (message) => {
     if (message.type() !== "error") return;
-    // Chromium also logs each non-2xx fetch as a console error; those are judged by status below.
-    if (/Failed to load resource: the server responded with a status of (\d+)/.test(message.text())) return;
+    // Chromium also logs each non-2xx fetch as a console error; the page's API calls are judged by
+    // status below. Anything else that failed to load (the tab's icon, an asset) is a problem: the
+    // browser's own requests, such as /favicon.ico, never reach the response listener.
+    if (/Failed to load resource: the server responded with a status of (\d+)/.test(message.text())) {
+      const at = message.location().url;
+      if (at && new URL(at).pathname.startsWith("/api/")) return;
+    }
     problems.push(`console: ${message.text()}`);
   });
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));

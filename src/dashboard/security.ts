@@ -7,11 +7,13 @@
  *   `{ username: "...", password_hash: "scrypt$<N>$<salt hex>$<hash hex>" }` (HTTP basic auth;
  *   `hermes dashboard --hash-password` prints such a hash). Without one the dashboard refuses to
  *   start.
+ * - With basic auth, a credential that passed is remembered (scrypt runs once per credential, not
+ *   per request), and an address with 10 failed sign-ins in a minute gets 429 until it is over.
  * - Every state-changing request carries `X-CSRF-Token` (from `GET /api/csrf`) and, when the client
  *   sends an `Origin`, one of the dashboard's own origins.
  * - The `Host` header must name the dashboard itself (a DNS-rebinding page sends its own name).
  */
-import { createHmac, randomBytes, scryptSync, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, scryptSync, timingSafeEqual } from "node:crypto";
 import { networkInterfaces } from "node:os";
 
 export type DashboardAuth =
@@ -132,6 +134,55 @@ export function authenticate(
   // Always run the hash, so a wrong user name takes as long as a wrong password.
   const ok = verifyPassword(password, auth.passwordHash);
   return ok && sameSecret(user, auth.username);
+}
+
+/** Verified basic credentials kept at most (a browser sends one; a few scripts may add more). */
+const VERIFIED_LIMIT = 16;
+/** Failed basic sign-ins from one address allowed within {@link FAILURE_WINDOW_MS}. */
+const FAILURE_LIMIT = 10;
+const FAILURE_WINDOW_MS = 60_000;
+
+export type BasicGate = "ok" | "refused" | "throttled";
+
+/**
+ * Basic auth for the server, so scrypt (tens of milliseconds with the event loop blocked) runs once
+ * per credential rather than once per request: an `Authorization` header that passed is
+ * remembered by its SHA-256, and an address with {@link FAILURE_LIMIT} failures in a minute is
+ * refused without hashing until the minute is over (a guesser cannot keep the CPU busy).
+ */
+export class BasicAuthGate {
+  private readonly verified = new Map<string, true>();
+  private readonly failures = new Map<string, { count: number; since: number }>();
+
+  constructor(
+    auth: Extract<DashboardAuth, { kind: "basic" }>,
+    private readonly now: () => number = Date.now,
+    /** The scrypt check (tests count its calls). */
+    private readonly verify: (authorization: string) => boolean = (header) =>
+      authenticate(auth, { authorization: header }, null),
+  ) {}
+
+  check(authorization: string | undefined, address: string): BasicGate {
+    const header = authorization ?? "";
+    const digest = createHash("sha256").update(header).digest("base64");
+    if (header !== "" && this.verified.has(digest)) return "ok";
+    const at = this.now();
+    const failed = this.failures.get(address);
+    if (failed && at - failed.since >= FAILURE_WINDOW_MS) this.failures.delete(address);
+    if ((this.failures.get(address)?.count ?? 0) >= FAILURE_LIMIT) return "throttled";
+    // No header at all is the browser's first request before it asks for the password: no strike.
+    if (header === "") return "refused";
+    if (this.verify(header)) {
+      if (this.verified.size >= VERIFIED_LIMIT) this.verified.delete(this.verified.keys().next().value ?? "");
+      this.verified.set(digest, true);
+      return "ok";
+    }
+    const entry = this.failures.get(address) ?? { count: 0, since: at };
+    entry.count += 1;
+    this.failures.set(address, entry);
+    if (this.failures.size > 1024) this.failures.delete(this.failures.keys().next().value ?? "");
+    return "refused";
+  }
 }
 
 /** The CSRF token of a start: an HMAC of a per-start secret, the same for every client of it. */

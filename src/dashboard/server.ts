@@ -1,6 +1,7 @@
 /**
  * The dashboard's HTTP server: every request meets, in this order, the Host check (DNS
- * rebinding), the `/api/` prefix, authentication (401 for reads too, whatever the Origin), then for
+ * rebinding), the `/api/` prefix, authentication (401 for reads too, whatever the Origin; with basic
+ * auth 429 for an address after 10 failed sign-ins in a minute), then for
  * a state-changing method the Origin check, the CSRF token and a JSON content type, and the body
  * size cap. Only then does a route's handler run. Outside `/api/` only the built page is served
  * (`GET`/`HEAD` of `/` and `/assets/<file>`): it holds no data, so with a token it needs none (the
@@ -17,7 +18,14 @@ import {
   sendEvents,
   sendJson,
 } from "./http.js";
-import { allowedHosts, allowedOrigins, authenticate, csrfMatches, type DashboardAuth } from "./security.js";
+import {
+  allowedHosts,
+  allowedOrigins,
+  authenticate,
+  BasicAuthGate,
+  csrfMatches,
+  type DashboardAuth,
+} from "./security.js";
 import { NOT_BUILT_PAGE, PAGE_CSP, type WebAssets } from "./static.js";
 
 export interface DashboardServerOptions {
@@ -123,6 +131,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   const log = options.log ?? (() => {});
   let hosts = new Set<string>();
   let origins = new Set<string>();
+  const basic = options.auth.kind === "basic" ? new BasicAuthGate(options.auth) : null;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = (req.method ?? "GET").toUpperCase();
@@ -133,8 +142,27 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     }
     const url = new URL(req.url ?? "/", "http://dashboard.invalid");
     const rawPath = (req.url ?? "/").split("?")[0] ?? "/";
+    const gate = basic?.check(req.headers.authorization, req.socket.remoteAddress ?? "");
+    if (gate === "throttled") {
+      sendJson(
+        res,
+        429,
+        { error: "too many failed sign-ins from this address; wait a minute" },
+        {
+          "retry-after": "60",
+        },
+      );
+      req.resume();
+      return;
+    }
     const authenticated = (): boolean =>
-      authenticate(options.auth, { authorization: req.headers.authorization }, url.searchParams.get("token"));
+      gate !== undefined
+        ? gate === "ok"
+        : authenticate(
+            options.auth,
+            { authorization: req.headers.authorization },
+            url.searchParams.get("token"),
+          );
     if (rawPath !== "/api" && !rawPath.startsWith("/api/")) {
       if (options.auth.kind === "basic" && !authenticated()) {
         sendJson(res, 401, { error: "authentication required" }, BASIC_CHALLENGE);

@@ -272,6 +272,21 @@ describe("dashboard binds", () => {
         headers: basic("ada", "correct horse battery"),
       });
       expect(config.text).not.toContain(hash.split("$")[3] ?? "unreachable");
+      // A guesser: after 10 failures in a minute the address gets 429 without a hash being run,
+      // while the browser that already signed in keeps working.
+      const answers: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        answers.push((await http(d.port, "GET", "/api/", { headers: basic("ada", `guess-${i}`) })).status);
+      }
+      expect(answers.slice(0, 8)).toEqual(Array(8).fill(401));
+      expect(answers.slice(-1)).toEqual([429]);
+      const throttled = await http(d.port, "GET", "/api/", { headers: basic("ada", "guess-more") });
+      expect(throttled.status).toBe(429);
+      expect(throttled.headers["retry-after"]).toBe("60");
+      expect(
+        (await http(d.port, "GET", "/api/sessions", { headers: basic("ada", "correct horse battery") }))
+          .status,
+      ).toBe(200);
     } finally {
       await d.stop();
     }

@@ -3,6 +3,7 @@ import { highlightSnippet } from "../../../src/dashboard/api-sessions.js";
 import {
   allowedHosts,
   authenticate,
+  BasicAuthGate,
   DashboardAuthError,
   hashPassword,
   isLoopbackHost,
@@ -58,6 +59,75 @@ describe("dashboard auth resolution", () => {
     expect(authenticate(basic, header("adb:pw-long-enough"), null)).toBe(false);
     expect(authenticate(basic, header("no-colon"), null)).toBe(false);
     expect(authenticate(basic, {}, "pw-long-enough")).toBe(false);
+  });
+});
+
+describe("the basic-auth gate", () => {
+  const auth = { kind: "basic" as const, username: "ada", passwordHash: "scrypt$16384$00$00" };
+  const basic = (s: string) => `Basic ${Buffer.from(s).toString("base64")}`;
+  const GOOD = basic("ada:pw-long-enough");
+
+  function gate() {
+    let clock = 1_000_000;
+    const calls: string[] = [];
+    const g = new BasicAuthGate(
+      auth,
+      () => clock,
+      (header) => {
+        calls.push(header);
+        return header === GOOD;
+      },
+    );
+    return { g, calls, tick: (ms: number) => (clock += ms) };
+  }
+
+  it("hashes a credential once, not once per request (scrypt blocks the loop for tens of ms)", () => {
+    const { g, calls } = gate();
+    for (let i = 0; i < 20; i++) expect(g.check(GOOD, "10.0.0.1")).toBe("ok");
+    expect(calls).toEqual([GOOD]);
+    expect(g.check(basic("ada:pw-long-enougH"), "10.0.0.1")).toBe("refused");
+    expect(g.check(basic("ada:pw-long-enougH"), "10.0.0.1")).toBe("refused");
+    expect(calls).toHaveLength(3);
+  });
+
+  it("stops hashing for an address after 10 failures in a minute, and lets it try again after", () => {
+    const { g, calls, tick } = gate();
+    for (let i = 0; i < 10; i++) expect(g.check(basic(`ada:guess-${i}`), "10.0.0.9")).toBe("refused");
+    expect(g.check(basic("ada:guess-10"), "10.0.0.9")).toBe("throttled");
+    // Even the right password from there waits: the guesser cannot tell it found it.
+    expect(g.check(GOOD, "10.0.0.9")).toBe("throttled");
+    expect(g.check(undefined, "10.0.0.9")).toBe("throttled");
+    expect(calls).toHaveLength(10);
+    // Another address is not held up.
+    expect(g.check(GOOD, "10.0.0.2")).toBe("ok");
+    tick(60_000);
+    expect(g.check(basic("ada:guess-11"), "10.0.0.9")).toBe("refused");
+    expect(calls).toHaveLength(12);
+  });
+
+  it("lets a credential that already passed through while its address is throttled", () => {
+    const { g } = gate();
+    expect(g.check(GOOD, "10.0.0.5")).toBe("ok");
+    for (let i = 0; i < 12; i++) g.check(basic(`ada:guess-${i}`), "10.0.0.5");
+    expect(g.check(basic("ada:one-more"), "10.0.0.5")).toBe("throttled");
+    expect(g.check(GOOD, "10.0.0.5")).toBe("ok");
+  });
+
+  it("counts no strike for a request without credentials (the browser's first one)", () => {
+    const { g, calls } = gate();
+    for (let i = 0; i < 30; i++) expect(g.check(undefined, "10.0.0.7")).toBe("refused");
+    expect(g.check("", "10.0.0.7")).toBe("refused");
+    expect(calls).toHaveLength(0);
+    expect(g.check(GOOD, "10.0.0.7")).toBe("ok");
+  });
+
+  it("checks real scrypt hashes through authenticate by default", () => {
+    const real = resolveAuth({ username: "ada", password_hash: hashPassword("pw-long-enough") }, "0.0.0.0");
+    if (real.kind !== "basic") throw new Error("expected basic auth");
+    const g = new BasicAuthGate(real);
+    expect(g.check(GOOD, "10.0.0.1")).toBe("ok");
+    expect(g.check(basic("bob:pw-long-enough"), "10.0.0.1")).toBe("refused");
+    expect(g.check("Bearer pw-long-enough", "10.0.0.1")).toBe("refused");
   });
 });
 

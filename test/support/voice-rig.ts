@@ -28,13 +28,20 @@ export interface VoiceRig {
 
 /**
  * `words` spoken by espeak-ng; the microphone waits `leadSeconds` (the user reaching for the key),
- * then delivers the speech with `tailSilence` seconds of quiet after it. `speakSeconds` is how
+ * then delivers the speech with `leadSilence` (0.3) seconds of quiet before it and `tailSilence`
+ * (3) after it. `speakSeconds` is how
  * long the speaker takes to play an answer (beeps play at once); `holdSeconds` keeps the
  * recorder running that long after the words.
  */
 export function voiceRig(
   words: string,
-  options: { leadSeconds?: number; tailSilence?: number; speakSeconds?: number; holdSeconds?: number } = {},
+  options: {
+    leadSeconds?: number;
+    leadSilence?: number;
+    tailSilence?: number;
+    speakSeconds?: number;
+    holdSeconds?: number;
+  } = {},
 ): VoiceRig {
   const dir = mkdtempSync(join(tmpdir(), "hermes-voice-rig-"));
   const speech = join(dir, "speech.wav");
@@ -50,7 +57,7 @@ export function voiceRig(
       `echo "$1" >> '${micLog}'`,
       `echo $$ > '${dir}/mic.pid'`,
       `sleep ${options.leadSeconds ?? 1}`,
-      `${options.holdSeconds ? "" : "exec "}sox -q '${speech}' -r 16000 -c 1 -b 16 -e signed-integer "$1" pad 0.3 ${options.tailSilence ?? 3}`,
+      `${options.holdSeconds ? "" : "exec "}sox -q '${speech}' -r 16000 -c 1 -b 16 -e signed-integer "$1" pad ${options.leadSilence ?? 0.3} ${options.tailSilence ?? 3}`,
       // A microphone left open: the recorder keeps running after the words.
       ...(options.holdSeconds ? [`sleep ${options.holdSeconds}`] : []),
       "",

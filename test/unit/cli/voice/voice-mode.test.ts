@@ -98,7 +98,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     // The start and stop beeps played; the recording's temp folder is gone.
     expect(rig.playedFiles().map((f) => f.replace(/.*-/, ""))).toEqual(["880.wav", "660.wav"]);
     const recordedTo = readFileSync(rig.micLog, "utf8").trim();
-    expect(existsSync(dirname(recordedTo))).toBe(false);
+    await until(() => !existsSync(dirname(recordedTo)), 5000);
     await mode.answered("Paris.");
     expect(mode.state).toBe("idle");
   });
@@ -131,6 +131,79 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     const playedFrom = readFileSync(join(rig.dir, "speaker.log"), "utf8").trim();
     expect(playedFrom).toMatch(/hermes-speak-/);
     expect(existsSync(dirname(playedFrom))).toBe(false);
+  });
+
+  it("talking over a spoken answer stops it, and what was said is the next message (barge-in)", async () => {
+    // The microphone hears a second of the room, then the user's question, then quiet.
+    const rig = voiceRig("What about Germany", {
+      leadSeconds: 0,
+      leadSilence: 1,
+      tailSilence: 2,
+      speakSeconds: 30,
+    });
+    speech.unregisteredText = "What about Germany?";
+    const { mode, sent, states, printed } = setup(rig, {}, { beep_enabled: false });
+    await mode.run("on");
+    await mode.run("tts");
+    const started = Date.now();
+    await mode.answered("The capital of France is Paris. It lies on the Seine and has many bridges.");
+    // The answer would have played 30 s: the user's words stopped it and were sent.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(sent).toEqual(["What about Germany?"]);
+    expect(printed).toContain("🎙 What about Germany?");
+    expect(states).toEqual(["idle", "speaking", "listening", "transcribing", "thinking"]);
+    const speaker = Number(readFileSync(join(rig.dir, "speaker.pid"), "utf8"));
+    expect(() => process.kill(speaker, 0)).toThrow();
+    // What was uploaded holds the whole question (from before the trigger), not the room after it.
+    const words = soxStat(rig.speech).seconds;
+    const upload = soxStat(await uploadedAudio(speech.requests[0] as never, rig.dir));
+    expect(upload.seconds).toBeGreaterThan(words);
+    expect(upload.seconds).toBeLessThan(words + 1.6);
+    expect(upload.rms).toBeGreaterThan(0.02);
+    // The answer's and the recording's temp folder is gone.
+    const recordedTo = readFileSync(rig.micLog, "utf8").trim();
+    await until(() => !existsSync(dirname(recordedTo)), 5000);
+    await mode.answered(null);
+    expect(mode.state).toBe("idle");
+  });
+
+  it("with only /voice tts the microphone stays closed while answers play; a key stops both", async () => {
+    const rig = voiceRig("not for you", { leadSeconds: 0, leadSilence: 1, speakSeconds: 30 });
+    const ttsOnly = setup(rig, {}, { beep_enabled: false });
+    await ttsOnly.mode.run("tts");
+    const done = ttsOnly.mode.answered("Paris is the capital of France.");
+    await until(() => existsSync(join(rig.dir, "speaker.pid")));
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(ttsOnly.mode.state).toBe("speaking");
+    expect(existsSync(rig.micLog)).toBe(false);
+    ttsOnly.mode.onKey({ name: "x" });
+    await done;
+    expect(ttsOnly.sent).toEqual([]);
+
+    // Voice mode on, voice.barge_in false: no microphone either.
+    const off = setup(rig, {}, { beep_enabled: false, barge_in: false });
+    await off.mode.run("on");
+    await off.mode.run("tts");
+    const quiet = off.mode.answered("Paris is the capital of France.");
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(existsSync(rig.micLog)).toBe(false);
+    off.mode.onKey({ name: "x" });
+    await quiet;
+
+    // With barge-in on, a key still stops the answer, and the listening microphone stops with it.
+    const rig2 = voiceRig("too late", { leadSeconds: 20, speakSeconds: 30 });
+    const on = setup(rig2, {}, { beep_enabled: false });
+    await on.mode.run("on");
+    await on.mode.run("tts");
+    const stopped = on.mode.answered("Paris is the capital of France.");
+    await until(() => existsSync(join(rig2.dir, "mic.pid")));
+    const mic = Number(readFileSync(join(rig2.dir, "mic.pid"), "utf8"));
+    on.mode.onKey({ name: "x" });
+    await stopped;
+    expect(() => process.kill(mic, 0)).toThrow();
+    expect(on.sent).toEqual([]);
+    expect(on.mode.state).toBe("idle");
+    expect(speech.requests).toEqual([]);
   });
 
   it("the record key again ends the utterance at once, and max_recording_seconds ends it too", async () => {

@@ -5,9 +5,24 @@
  * handed to Hermes through voice mode's test seam (HERMES_VOICE_RECORD_COMMAND / _PLAY_COMMAND).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
+
+/** Temp folders made for the importing test file's rigs and homes, removed after its tests. */
+const made = new Set<string>();
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  made.clear();
+});
+
+/** A temp folder removed once the test file's tests have run (rigs, homes, fake programs). */
+export function tempFolder(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.add(dir);
+  return dir;
+}
 
 export const hasAudioTools =
   spawnSync("espeak-ng", ["--version"]).status === 0 && spawnSync("sox", ["--version"]).status === 0;
@@ -43,7 +58,7 @@ export function voiceRig(
     holdSeconds?: number;
   } = {},
 ): VoiceRig {
-  const dir = mkdtempSync(join(tmpdir(), "hermes-voice-rig-"));
+  const dir = tempFolder("hermes-voice-rig-");
   const speech = join(dir, "speech.wav");
   const played = join(dir, "played");
   const micLog = join(dir, "mic.log");

@@ -3,13 +3,12 @@
  * espeak-ng utterance through sox, silence detection ends it, the fake Groq speech API transcribes
  * the uploaded WAV, and spoken answers (espeak-ng) reach the "speaker", where sox measures them.
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VoiceMode, type VoiceState } from "../../../../src/cli/voice/voice-mode.js";
 import { type FakeSpeechApi, startFakeSpeechApi } from "../../../support/fake-speech-api.js";
-import { hasAudioTools, soxStat, uploadedAudio, voiceRig } from "../../../support/voice-rig.js";
+import { hasAudioTools, soxStat, tempFolder, uploadedAudio, voiceRig } from "../../../support/voice-rig.js";
 
 const paint = {
   bold: (t: string) => t,
@@ -53,7 +52,7 @@ function setup(
   mode = new VoiceMode({
     config,
     env,
-    home: mkdtempSync(join(tmpdir(), "hermes-voice-home-")),
+    home: tempFolder("hermes-voice-home-"),
     host: {
       print: (...lines) => printed.push(...lines),
       refresh: () => {
@@ -136,7 +135,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
   it("talking over a spoken answer stops it, and what was said is the next message (barge-in)", async () => {
     // The microphone hears a second of the room, then the user's question, then quiet.
     const rig = voiceRig("What about Germany", {
-      leadSeconds: 0,
+      leadSeconds: 0.8,
       leadSilence: 1,
       tailSilence: 2,
       speakSeconds: 30,
@@ -264,7 +263,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
   });
 
   it("says plainly that no input device opened, without the sound library's noise, and stays off", async () => {
-    const bin = mkdtempSync(join(tmpdir(), "hermes-fake-rec-"));
+    const bin = tempFolder("hermes-fake-rec-");
     writeFileSync(
       join(bin, "rec"),
       [
@@ -286,7 +285,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
   });
 
   it("says what to install when no recorder is there, and stays off", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "hermes-nopath-"));
+    const empty = tempFolder("hermes-nopath-");
     const { mode } = setup(null, { PATH: empty });
     await expect(mode.run("on")).rejects.toThrow(/needs a recorder and none is installed: install sox/);
     expect(mode.enabled).toBe(false);

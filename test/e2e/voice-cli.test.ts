@@ -231,9 +231,12 @@ describe.skipIf(!hasTmux || !hasAudioTools)("voice mode in the REPL", () => {
       await waitForStatus(term, /● listening/);
       const { existsSync } = await import("node:fs");
       const micPid = join(rig.dir, "mic.pid");
-      for (let i = 0; i < 100 && !existsSync(micPid); i++) await new Promise((r) => setTimeout(r, 50));
-      const pid = Number(readFileSync(micPid, "utf8"));
+      const pidNow = () => (existsSync(micPid) ? Number(readFileSync(micPid, "utf8").trim()) : 0);
+      for (let i = 0; i < 100 && !(pidNow() > 0); i++) await new Promise((r) => setTimeout(r, 50));
+      const pid = pidNow();
+      expect(pid).toBeGreaterThan(0);
       const recording = readFileSync(rig.micLog, "utf8").trim();
+      for (let i = 0; i < 100 && !existsSync(recording); i++) await new Promise((r) => setTimeout(r, 50));
       expect(existsSync(recording)).toBe(true);
       if (leave === "ctrl-d") {
         term.keys("C-d");

@@ -76,6 +76,16 @@ async function until(check: () => boolean, ms = 20_000) {
   }
 }
 
+/** The pid a rig script wrote into `file`, once it is there in full (a test never signals 0). */
+async function pidIn(file: string): Promise<number> {
+  let pid = 0;
+  await until(() => {
+    pid = existsSync(file) ? Number(readFileSync(file, "utf8").trim()) : 0;
+    return Number.isInteger(pid) && pid > 0;
+  });
+  return pid;
+}
+
 describe.skipIf(!hasAudioTools)("voice mode", () => {
   it("records an utterance, ends it at the silence, transcribes it and sends the transcript", async () => {
     const rig = voiceRig("What is the capital of France", { leadSeconds: 0.3, tailSilence: 3 });
@@ -112,7 +122,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     await until(() => existsSync(join(rig.dir, "speaker.pid")));
     expect(mode.state).toBe("speaking");
     expect(mode.statusText()).toContain("speaking");
-    const pid = Number(readFileSync(join(rig.dir, "speaker.pid"), "utf8"));
+    const pid = await pidIn(join(rig.dir, "speaker.pid"));
     const started = Date.now();
     expect(mode.onKey({ name: "x" })).toBe(true);
     await done;
@@ -151,7 +161,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     expect(sent).toEqual(["What about Germany?"]);
     expect(printed).toContain("🎙 What about Germany?");
     expect(states).toEqual(["idle", "speaking", "listening", "transcribing", "thinking"]);
-    const speaker = Number(readFileSync(join(rig.dir, "speaker.pid"), "utf8"));
+    const speaker = await pidIn(join(rig.dir, "speaker.pid"));
     expect(() => process.kill(speaker, 0)).toThrow();
     // What was uploaded holds the whole question (from before the trigger), not the room after it.
     const words = soxStat(rig.speech).seconds;
@@ -196,7 +206,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     await on.mode.run("tts");
     const stopped = on.mode.answered("Paris is the capital of France.");
     await until(() => existsSync(join(rig2.dir, "mic.pid")));
-    const mic = Number(readFileSync(join(rig2.dir, "mic.pid"), "utf8"));
+    const mic = await pidIn(join(rig2.dir, "mic.pid"));
     on.mode.onKey({ name: "x" });
     await stopped;
     expect(() => process.kill(mic, 0)).toThrow();
@@ -214,7 +224,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     await until(() => existsSync(join(rig.dir, "mic.pid")));
     await new Promise((r) => setTimeout(r, 800));
     expect(mode.state).toBe("listening");
-    const pid = Number(readFileSync(join(rig.dir, "mic.pid"), "utf8"));
+    const pid = await pidIn(join(rig.dir, "mic.pid"));
     mode.onKey(ctrlB);
     await until(() => sent.length > 0, 5000);
     expect(sent).toEqual(["Stop here."]);
@@ -235,7 +245,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     await mode.run("on");
     mode.onKey(ctrlB);
     await until(() => existsSync(join(rig.dir, "mic.pid")));
-    const pid = Number(readFileSync(join(rig.dir, "mic.pid"), "utf8"));
+    const pid = await pidIn(join(rig.dir, "mic.pid"));
     expect(mode.interrupt()).toBe(true);
     await until(() => printed.includes("⏹ Voice input cancelled."));
     expect(sent).toEqual([]);
@@ -282,6 +292,51 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     );
     expect(String(error)).not.toContain("ALSA lib");
     expect(mode.enabled).toBe(false);
+  });
+
+  it("records through an installed arecord (ALSA) when sox is absent, with no test seam", async () => {
+    const bin = tempFolder("hermes-fake-arecord-");
+    const speechWav = voiceRig("What is the capital of France").speech;
+    speech.unregisteredText = "What is the capital of France?";
+    // arecord's stand-in: a timed probe (-d) records 0.2 s of quiet; otherwise it "hears" the
+    // words and stays open, as a microphone does, until it is stopped.
+    writeFileSync(
+      join(bin, "arecord"),
+      [
+        "#!/bin/sh",
+        `echo "$@" >> '${bin}/arecord.log'`,
+        "for out; do :; done",
+        `case " $* " in *" -d "*) exec /usr/bin/sox -q -n -r 16000 -c 1 -b 16 -e signed-integer "$out" trim 0 0.2 ;; esac`,
+        `echo $$ > '${bin}/arecord.pid'`,
+        `/usr/bin/sox -q '${speechWav}' -r 16000 -c 1 -b 16 -e signed-integer "$out" pad 0.3 3`,
+        "exec /bin/sleep 60",
+        "",
+      ].join("\n"),
+    );
+    chmodSync(join(bin, "arecord"), 0o755);
+    const { mode, sent } = setup(null, { PATH: bin }, { beep_enabled: false });
+    if (process.platform !== "linux") return;
+    expect(await mode.run("on")).toEqual([expect.stringContaining("Voice mode on")]);
+    expect((await mode.run("status")).join("\n")).toContain(`Recorder: ${join(bin, "arecord")}`);
+    mode.onKey(ctrlB);
+    await until(() => sent.length > 0);
+    expect(sent).toEqual(["What is the capital of France?"]);
+    const [probe, recording] = readFileSync(join(bin, "arecord.log"), "utf8").trim().split("\n");
+    expect(probe).toMatch(/^-q -f S16_LE -c 1 -r 16000 -d 1 \S+probe\.wav$/);
+    expect(recording).toMatch(/^-q -f S16_LE -c 1 -r 16000 \S+recording\.wav$/);
+    // Stopped at the silence after the words, the whole group (its sleep too).
+    const pid = await pidIn(join(bin, "arecord.pid"));
+    await until(() => {
+      try {
+        process.kill(-pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 5000);
+    const upload = soxStat(await uploadedAudio(speech.requests[0] as never, bin));
+    expect(upload.seconds).toBeGreaterThan(1.9);
+    expect(upload.seconds).toBeLessThan(3);
   });
 
   it("says what to install when no recorder is there, and stays off", async () => {

@@ -224,6 +224,12 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
         "Silence",
         `RMS < ${this.settings.silenceThreshold} for ${this.settings.silenceDuration}s; at most ${this.settings.maxRecordingSeconds}s`,
       ],
+      [
+        "Barge-in",
+        this.settings.bargeIn
+          ? "a key, or talking over an answer (voice mode on)"
+          : "a key (voice.barge_in is false)",
+      ],
     ];
     return p.table ? p.table(rows) : rows.map(([k, v]) => `${p.bold(`${k}:`)} ${v}`);
   }

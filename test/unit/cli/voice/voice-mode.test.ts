@@ -348,5 +348,6 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     const status = (await mode.run("status")).join("\n");
     expect(status).toMatch(/Voice mode: off/);
     expect(status).toMatch(/Recorder: Voice input needs a recorder/);
+    expect(status).toMatch(/Barge-in: a key, or talking over an answer \(voice mode on\)/);
   });
 });

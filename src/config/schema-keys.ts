@@ -144,6 +144,7 @@ export const CLOSED_SECTIONS: Readonly<Record<string, readonly string[]>> = {
     "beep_enabled",
     "silence_threshold",
     "silence_duration",
+    "barge_in",
   ],
   updates: ["pre_update_backup", "backup_keep", "non_interactive_local_changes"],
   network: ["force_ipv4"],

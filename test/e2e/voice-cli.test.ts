@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeProviderConfig, tempHome } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
@@ -156,6 +156,44 @@ describe.skipIf(!hasTmux || !hasAudioTools)("voice mode in the REPL", () => {
     expect(rig.playedFiles().filter((f) => f.includes("beep"))).toHaveLength(2);
   });
 
+  it("talking over the spoken answer stops it; the status line goes back to listening and the words are sent", async () => {
+    // Every time the microphone opens it hears a second of the room, then the question.
+    const rig = voiceRig("What is the capital of France", {
+      leadSeconds: 0.5,
+      leadSilence: 1,
+      tailSilence: 2,
+      speakSeconds: 20,
+    });
+    speech.unregisteredText = "What is the capital of France?";
+    // The first question gets the first answer; the same words asked again get the second (other
+    // requests, such as the session's title, get the first).
+    llm.respondWith((request) => {
+      const body = request.body as { messages?: Array<{ role: string }> } | undefined;
+      const users = body?.messages?.filter((m) => m.role === "user").length ?? 0;
+      return reply().text(users >= 2 ? "Paris, as I said." : "The capital of France is Paris.");
+    });
+    const term = open(rig);
+    await term.waitFor("Voice mode on");
+    term.type("/voice tts");
+    term.keys("Enter");
+    await term.waitFor("Spoken answers on");
+    term.keys("C-b");
+    await term.waitFor("The capital of France is Paris.");
+    await waitForStatus(term, /🔊 speaking…/);
+    // The user talks over it: without a key, speaking gives way to their words being taken down
+    // (listening lasts as long as they talk; the slow speech API keeps "transcribing" visible).
+    await waitForStatus(term, /● listening…|✎ transcribing…/);
+    await term.waitFor("Paris, as I said.");
+    const speakerPid = Number(readFileSync(join(rig.dir, "speaker.pid"), "utf8"));
+    expect(() => process.kill(speakerPid, 0)).toThrow();
+    expect(speech.requests).toHaveLength(2);
+    const second = llm.requests
+      .map((r) => r.body as { messages?: Array<{ role: string; content: unknown }> } | undefined)
+      .find((b) => (b?.messages?.filter((m) => m.role === "user").length ?? 0) >= 2);
+    const users = second?.messages?.filter((m) => m.role === "user") ?? [];
+    expect(JSON.stringify(users[1]?.content)).toContain("What is the capital of France?");
+  });
+
   it("Ctrl+C while listening cancels the recording and the session goes on", async () => {
     const rig = voiceRig("never sent", { leadSeconds: 60 });
     llm.enqueue(reply().text("Still here."));
@@ -181,5 +219,44 @@ describe.skipIf(!hasTmux || !hasAudioTools)("voice mode in the REPL", () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(statusRow(term.screen())).not.toMatch(/listening|voice on/);
     expect(readFileSync(rig.micLog, "utf8").trim().split("\n")).toHaveLength(1);
+  });
+
+  it("leaving while listening (Ctrl+D, or the terminal closing) stops the microphone and leaves no audio", async () => {
+    for (const leave of ["ctrl-d", "close-terminal"] as const) {
+      // A microphone left open: it would record on long after the words.
+      const rig = voiceRig("left behind", { leadSeconds: 0, tailSilence: 0.1, holdSeconds: 120 });
+      const term = open(rig);
+      await term.waitFor("Voice mode on");
+      term.keys("C-b");
+      await waitForStatus(term, /● listening/);
+      const { existsSync } = await import("node:fs");
+      const micPid = join(rig.dir, "mic.pid");
+      const pidNow = () => (existsSync(micPid) ? Number(readFileSync(micPid, "utf8").trim()) : 0);
+      for (let i = 0; i < 100 && !(pidNow() > 0); i++) await new Promise((r) => setTimeout(r, 50));
+      const pid = pidNow();
+      expect(pid).toBeGreaterThan(0);
+      const recording = readFileSync(rig.micLog, "utf8").trim();
+      for (let i = 0; i < 100 && !existsSync(recording); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(existsSync(recording)).toBe(true);
+      if (leave === "ctrl-d") {
+        term.keys("C-d");
+        await term.waitFor("[exit 0]");
+      } else {
+        term.kill(); // SIGHUP to hermes, as when the window is closed
+      }
+      // The recorder's whole process group is gone (its `sleep 120` too), and the recording with it.
+      const gone = () => {
+        try {
+          process.kill(-pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      };
+      for (let i = 0; i < 100 && !gone(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(gone(), leave).toBe(true);
+      expect(existsSync(dirname(recording)), leave).toBe(false);
+      expect(speech.requests, leave).toHaveLength(0);
+    }
   });
 });

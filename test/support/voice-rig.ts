@@ -5,9 +5,24 @@
  * handed to Hermes through voice mode's test seam (HERMES_VOICE_RECORD_COMMAND / _PLAY_COMMAND).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
+
+/** Temp folders made for the importing test file's rigs and homes, removed after its tests. */
+const made = new Set<string>();
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  made.clear();
+});
+
+/** A temp folder removed once the test file's tests have run (rigs, homes, fake programs). */
+export function tempFolder(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.add(dir);
+  return dir;
+}
 
 export const hasAudioTools =
   spawnSync("espeak-ng", ["--version"]).status === 0 && spawnSync("sox", ["--version"]).status === 0;
@@ -28,15 +43,22 @@ export interface VoiceRig {
 
 /**
  * `words` spoken by espeak-ng; the microphone waits `leadSeconds` (the user reaching for the key),
- * then delivers the speech with `tailSilence` seconds of quiet after it. `speakSeconds` is how
+ * then delivers the speech with `leadSilence` (0.3) seconds of quiet before it and `tailSilence`
+ * (3) after it. `speakSeconds` is how
  * long the speaker takes to play an answer (beeps play at once); `holdSeconds` keeps the
  * recorder running that long after the words.
  */
 export function voiceRig(
   words: string,
-  options: { leadSeconds?: number; tailSilence?: number; speakSeconds?: number; holdSeconds?: number } = {},
+  options: {
+    leadSeconds?: number;
+    leadSilence?: number;
+    tailSilence?: number;
+    speakSeconds?: number;
+    holdSeconds?: number;
+  } = {},
 ): VoiceRig {
-  const dir = mkdtempSync(join(tmpdir(), "hermes-voice-rig-"));
+  const dir = tempFolder("hermes-voice-rig-");
   const speech = join(dir, "speech.wav");
   const played = join(dir, "played");
   const micLog = join(dir, "mic.log");
@@ -50,7 +72,7 @@ export function voiceRig(
       `echo "$1" >> '${micLog}'`,
       `echo $$ > '${dir}/mic.pid'`,
       `sleep ${options.leadSeconds ?? 1}`,
-      `${options.holdSeconds ? "" : "exec "}sox -q '${speech}' -r 16000 -c 1 -b 16 -e signed-integer "$1" pad 0.3 ${options.tailSilence ?? 3}`,
+      `${options.holdSeconds ? "" : "exec "}sox -q '${speech}' -r 16000 -c 1 -b 16 -e signed-integer "$1" pad ${options.leadSilence ?? 0.3} ${options.tailSilence ?? 3}`,
       // A microphone left open: the recorder keeps running after the words.
       ...(options.holdSeconds ? [`sleep ${options.holdSeconds}`] : []),
       "",

@@ -3,7 +3,9 @@
  * `arecord`, ffmpeg avfoundation: tools/media/speech/recorder.ts) into a WAV file and reads the
  * file as it grows, feeding a `SilenceDetector`; the utterance ends at silence after speech, on
  * `stop()`, or at `max_recording_seconds`. Playback runs `play`/`aplay`/`ffplay`/`afplay`. Both
- * run in their own process group, so stopping them stops everything they started.
+ * run in their own process group, so stopping them stops everything they started, and hermes
+ * exiting (Ctrl+D, /quit, SIGTERM, the terminal closing) kills them: a microphone never stays
+ * open behind a Hermes that is gone.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
@@ -11,25 +13,33 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findBinary } from "../../tools/media/shared.js";
 import { findRecorder } from "../../tools/media/speech/index.js";
+import { onProcessExit } from "../../util/exit-reaper.js";
 import type { VoiceSettings } from "./settings.js";
-import { pcmOffset, SilenceDetector, wavFile } from "./wav.js";
+import { BargeInDetector, pcmOffset, SilenceDetector, wavFile } from "./wav.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 const POLL_MS = 100;
+/** What a barge-in keeps from before it tripped, so the first words are not lost. */
+const PRE_ROLL_BYTES = 1.2 * 32_000;
 
 function fill(argv: readonly string[], field: string, path: string): string[] {
   const filled = argv.map((a) => a.replaceAll(`{${field}}`, path));
   return filled.some((a, i) => a !== argv[i]) ? filled : [...filled, path];
 }
 
+/** Starts `argv` in its own process group, killed with hermes if it is still running then. */
 function startGroup(argv: readonly string[], env: Env): ChildProcess {
   const [program, ...args] = argv;
-  return spawn(program ?? "", args, {
+  const child = spawn(program ?? "", args, {
     detached: true,
     stdio: ["ignore", "ignore", "pipe"],
     env: env as NodeJS.ProcessEnv,
   });
+  const forget = onProcessExit(() => signalGroup(child, "SIGKILL"));
+  child.once("exit", forget);
+  child.once("error", forget);
+  return child;
 }
 
 /** Signals the whole process group; a group already gone is fine. */
@@ -120,8 +130,15 @@ export function startRecording(options: {
   dir: string;
   signal: AbortSignal;
   onSpeech?: () => void;
+  /**
+   * Listen for someone talking over a spoken answer: nothing counts until a `BargeInDetector`
+   * trips (then `onTrigger` runs); only the last 1.2 s before that is kept, and from there the
+   * utterance ends as any other does.
+   */
+  bargeIn?: { onTrigger(): void };
 }): Recording {
   const { settings, env, dir, signal } = options;
+  const barge = options.bargeIn ? new BargeInDetector(settings.silenceThreshold) : null;
   const raw = join(dir, "recording.wav");
   const argv = recorderArgv(settings, env, raw);
   let stopRequested = false;
@@ -138,7 +155,7 @@ export function startRecording(options: {
     });
     const ended = exited(child);
     const detector = new SilenceDetector(settings.silenceThreshold, settings.silenceDuration);
-    const started = Date.now();
+    let started = Date.now();
     let read = 0;
     let offset: number | null = null;
     const chunks: Buffer[] = [];
@@ -161,6 +178,20 @@ export function startRecording(options: {
           if (offset === null) return;
           chunks.length = 0;
           data = head.subarray(offset);
+        }
+        if (barge && !barge.tripped) {
+          // Until someone talks over the answer, keep only the pre-roll.
+          chunks.push(data);
+          const recent = Buffer.concat(chunks);
+          chunks.length = 0;
+          if (!barge.push(data)) {
+            const from = Math.max(0, recent.length - PRE_ROLL_BYTES);
+            chunks.push(recent.subarray(from - (from % 2))); // whole samples only
+            return;
+          }
+          data = recent;
+          started = Date.now(); // max_recording_seconds counts from here
+          options.bargeIn?.onTrigger();
         }
         chunks.push(data);
         const wasHeard = detector.heard;

@@ -14,6 +14,8 @@ export interface VoiceSettings {
   silenceThreshold: number;
   /** Seconds of silence after speech that end an utterance. */
   silenceDuration: number;
+  /** With voice mode on, talking over a spoken answer stops it and is the next message. */
+  bargeIn: boolean;
   recordCommand: string[] | null;
   playCommand: string[] | null;
 }
@@ -52,6 +54,7 @@ export function voiceSettings(config: unknown, env: Record<string, string | unde
     beepEnabled: bool(v["beep_enabled"], true),
     silenceThreshold: num(v["silence_threshold"], 200, 1, 32767),
     silenceDuration: num(v["silence_duration"], 3.0, 0.2, 60),
+    bargeIn: bool(v["barge_in"], true),
     recordCommand: command(env["HERMES_VOICE_RECORD_COMMAND"]) ?? command(v["record_command"]),
     playCommand: command(env["HERMES_VOICE_PLAY_COMMAND"]) ?? command(v["play_command"]),
   };

@@ -6,6 +6,7 @@
  * key stops playback). Its state (listening, transcribing, thinking, speaking) leads the status
  * line. Nothing is recorded unless voice mode is on, and temp audio is removed whatever happens.
  */
+import { rmSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,7 @@ import {
   transcribe,
 } from "../../tools/media/speech/index.js";
 import type { ApprovalDecision, ApprovalRequest } from "../../tools/types.js";
+import { onProcessExit } from "../../util/exit-reaper.js";
 import {
   type Playback,
   playerArgv,
@@ -26,6 +28,7 @@ import {
   recorderArgv,
   startPlayback,
   startRecording,
+  type Utterance,
 } from "./audio-io.js";
 import { ctrlLetter, type VoiceSettings, voiceSettings } from "./settings.js";
 import { textForSpeech } from "./speech-text.js";
@@ -76,11 +79,35 @@ function described(plan: () => string): string {
 
 const isAbort = (e: unknown) => e instanceof Error && e.name === "AbortError";
 
+/**
+ * A private temp folder for one utterance or one spoken answer. `remove()` deletes it; if hermes
+ * exits first (Ctrl+D while listening, SIGTERM), the exit hook deletes it, so no audio is left.
+ */
+async function audioDir(prefix: string): Promise<{ path: string; remove(): Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  const forget = onProcessExit(() => rmSync(path, { recursive: true, force: true }));
+  return {
+    path,
+    remove: async () => {
+      await rm(path, { recursive: true, force: true });
+      forget(); // only now: hermes may exit while the folder is being removed
+    },
+  };
+}
+
 /** An approval question open on the prompt that a spoken answer may settle. */
 interface PendingApproval {
   request: ApprovalRequest;
   answer: (decision: ApprovalDecision) => void;
   closed: boolean;
+}
+
+/** The microphone listening while an answer plays. */
+interface BargeIn {
+  abort: AbortController;
+  recording: Recording;
+  /** Someone talked over the answer: playback stopped and this is their utterance. */
+  triggered: boolean;
 }
 
 export class VoiceMode implements VoiceControl, SpokenApprovals {
@@ -197,6 +224,12 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
         "Silence",
         `RMS < ${this.settings.silenceThreshold} for ${this.settings.silenceDuration}s; at most ${this.settings.maxRecordingSeconds}s`,
       ],
+      [
+        "Barge-in",
+        this.settings.bargeIn
+          ? "a key, or talking over an answer (voice mode on)"
+          : "a key (voice.barge_in is false)",
+      ],
     ];
     return p.table ? p.table(rows) : rows.map(([k, v]) => `${p.bold(`${k}:`)} ${v}`);
   }
@@ -278,13 +311,14 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
 
   /** One push-to-talk utterance: record, transcribe, send. */
   async listen(): Promise<void> {
-    const { host, env, config, home } = this.options;
+    const { host, env } = this.options;
     const p = host.paint;
     const abort = new AbortController();
     this.abort = abort;
     const approval = this.approval;
     this.listeningFor = approval;
-    const dir = await mkdtemp(join(tmpdir(), "hermes-voice-"));
+    const temp = await audioDir("hermes-voice-");
+    const dir = temp.path;
     this.setState("listening");
     try {
       await this.beep(880, dir);
@@ -293,37 +327,7 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
       const utterance = await this.recording.done;
       this.recording = null;
       await this.beep(660, dir);
-      if (!utterance.heard) {
-        this.rest();
-        host.print(
-          p.dim(`Nothing heard (no sound over voice.silence_threshold ${this.settings.silenceThreshold}).`),
-        );
-        return;
-      }
-      this.setState("transcribing");
-      const result = await transcribe(utterance.path, {
-        config,
-        env,
-        home,
-        signal: abort.signal,
-        // A first-use model download reports in lines above the prompt, not over it.
-        progress: { write: (text: string) => host.print(p.dim(text.trimEnd())), isTTY: false },
-      });
-      const text = result.text.trim();
-      if (!text) {
-        this.rest();
-        host.print(p.dim("Nothing recognised in what was recorded."));
-        return;
-      }
-      host.print(`${p.cyan("🎙")} ${text}`);
-      if (approval) {
-        this.rest();
-        this.answerApproval(approval, text);
-        return;
-      }
-      this.voiceTurn = true;
-      this.setState("thinking");
-      host.send(text);
+      await this.takeUtterance(utterance, approval, abort.signal);
     } catch (error) {
       this.rest();
       if (isAbort(error) || abort.signal.aborted) host.print(p.dim("⏹ Voice input cancelled."));
@@ -332,8 +336,82 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
       this.recording = null;
       if (this.listeningFor === approval) this.listeningFor = null;
       if (this.abort === abort) this.abort = null;
-      await rm(dir, { recursive: true, force: true });
+      await temp.remove();
     }
+  }
+
+  /** A recorded utterance: transcribed, shown, and sent (or taken as an approval's answer). */
+  private async takeUtterance(
+    utterance: Utterance,
+    approval: PendingApproval | null,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { host, env, config, home } = this.options;
+    const p = host.paint;
+    if (!utterance.heard) {
+      this.rest();
+      host.print(
+        p.dim(`Nothing heard (no sound over voice.silence_threshold ${this.settings.silenceThreshold}).`),
+      );
+      return;
+    }
+    this.setState("transcribing");
+    const result = await transcribe(utterance.path, {
+      config,
+      env,
+      home,
+      signal,
+      // A first-use model download reports in lines above the prompt, not over it.
+      progress: { write: (text: string) => host.print(p.dim(text.trimEnd())), isTTY: false },
+    });
+    const text = result.text.trim();
+    if (!text) {
+      this.rest();
+      host.print(p.dim("Nothing recognised in what was recorded."));
+      return;
+    }
+    host.print(`${p.cyan("🎙")} ${text}`);
+    if (approval) {
+      this.rest();
+      this.answerApproval(approval, text);
+      return;
+    }
+    this.voiceTurn = true;
+    this.setState("thinking");
+    host.send(text);
+  }
+
+  /**
+   * While an answer plays with voice mode on (never for an approval question, never with voice
+   * mode off), the microphone listens for someone talking over it: that stops the answer, and
+   * what they say is recorded (from a moment before they started) and sent like any utterance.
+   */
+  private startBargeIn(dir: string): BargeIn | null {
+    if (!this.enabled || !this.settings.bargeIn || this.speakingFor) return null;
+    const abort = new AbortController();
+    const barge: BargeIn = {
+      abort,
+      triggered: false,
+      recording: startRecording({
+        settings: this.settings,
+        env: this.options.env,
+        dir,
+        signal: abort.signal,
+        bargeIn: {
+          onTrigger: () => {
+            // Only while the answer still plays (not after a key stopped it or it ended).
+            if (!this.playback || this.abort?.signal.aborted || this.state !== "speaking") return;
+            barge.triggered = true;
+            this.playback?.stop();
+            this.abort = abort;
+            this.recording = barge.recording;
+            this.setState("listening");
+          },
+        },
+      }),
+    };
+    barge.recording.done.catch(() => undefined);
+    return barge;
   }
 
   /** A spoken answer to an approval question: only a clear one settles it. */
@@ -371,7 +449,9 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
     const abort = new AbortController();
     this.abort = abort;
     this.speakingFor = this.approval;
-    const dir = await mkdtemp(join(tmpdir(), "hermes-speak-"));
+    const temp = await audioDir("hermes-speak-");
+    const dir = temp.path;
+    let barge: BargeIn | null = null;
     this.setState("speaking");
     try {
       const audio = await synthesize(text, {
@@ -391,18 +471,45 @@ export class VoiceMode implements VoiceControl, SpokenApprovals {
         return;
       }
       this.playback = startPlayback(argv, env);
+      barge = this.startBargeIn(dir);
       await this.playback.done;
+      this.playback = null;
+      if (barge?.triggered) {
+        // Someone talked over the answer: what they say is the next message.
+        const heard = barge;
+        barge = null;
+        try {
+          await this.takeUtterance(await heard.recording.done, null, heard.abort.signal);
+        } catch (error) {
+          this.rest();
+          if (isAbort(error) || heard.abort.signal.aborted)
+            host.print(host.paint.dim("⏹ Voice input cancelled."));
+          else
+            host.print(
+              `${host.paint.red("error:")} ${error instanceof Error ? error.message : String(error)}`,
+            );
+        } finally {
+          this.recording = null;
+          if (this.abort === heard.abort) this.abort = null;
+        }
+      }
     } catch (error) {
       if (!isAbort(error) && !abort.signal.aborted)
         host.print(
           `${host.paint.red("error:")} speaking failed: ${error instanceof Error ? error.message : String(error)}`,
         );
     } finally {
+      if (barge) {
+        // The answer ended (or was stopped) with nobody talking over it: stop listening.
+        barge.abort.abort();
+        await barge.recording.done.catch(() => undefined);
+        if (barge.triggered && this.state === "listening") this.rest();
+      }
       this.playback = null;
       this.speakingFor = null;
       if (this.abort === abort) this.abort = null;
       if (this.state === "speaking") this.rest();
-      await rm(dir, { recursive: true, force: true });
+      await temp.remove();
       if (this.listenAfterSpeech && this.enabled) {
         this.listenAfterSpeech = false;
         void this.listen();

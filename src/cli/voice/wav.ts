@@ -1,7 +1,7 @@
 /**
  * 16-bit PCM WAV: finding the samples in a file a recorder is still writing, writing a clean file
- * around samples, and silence detection by RMS over 50 ms frames (upstream's `silence_threshold`
- * and `silence_duration`).
+ * around samples, silence detection by RMS over 50 ms frames (upstream's `silence_threshold` and
+ * `silence_duration`), and barge-in detection (someone talking over a spoken answer).
  */
 import { wavFile } from "../../util/wav.js";
 
@@ -98,5 +98,75 @@ export class SilenceDetector {
   keepBytes(): number {
     const ms = Math.min(this.totalMs, this.speechEndMs + 250);
     return Math.round((ms * this.sampleRate) / 1000) * 2;
+  }
+}
+
+/** Loudness (RMS) a barge-in needs at least: speaker bleed into the microphone stays under it. */
+export const BARGE_IN_MIN_TRIGGER = 1500;
+/** Loudness a barge-in never needs more than: ordinary speech (3000–8000) always reaches it. */
+export const BARGE_IN_MAX_TRIGGER = 4000;
+
+/**
+ * Hears someone talking over playback. The first `calibrationMs` measure the room with the answer
+ * already playing (its bleed into the microphone included); the trigger is three times that
+ * floor's 90th percentile, never under `BARGE_IN_MIN_TRIGGER` (nor twice the silence threshold),
+ * never over `BARGE_IN_MAX_TRIGGER`. It trips when, of the last `sustainedMs` of 30 ms frames, at
+ * least 80% (the newest included) were over the trigger: a cough or a click does not, a sentence
+ * does. `tripped` then stays true.
+ */
+export class BargeInDetector {
+  private readonly frameBytes: number;
+  private readonly calibrationFrames: number;
+  private readonly window: boolean[] = [];
+  private readonly windowFrames: number;
+  private readonly floor: number[] = [];
+  private carry = Buffer.alloc(0);
+  private trigger = Number.POSITIVE_INFINITY;
+  tripped = false;
+
+  constructor(
+    private readonly silenceThreshold: number,
+    sustainedMs = 300,
+    calibrationMs = 450,
+    sampleRate = SAMPLE_RATE,
+    frameMs = 30,
+  ) {
+    this.frameBytes = Math.round((sampleRate * frameMs) / 1000) * 2;
+    this.calibrationFrames = Math.max(1, Math.round(calibrationMs / frameMs));
+    this.windowFrames = Math.max(1, Math.round(sustainedMs / frameMs));
+  }
+
+  /** The loudness that counts as talking over the answer (Infinity while calibrating). */
+  get level(): number {
+    return this.trigger;
+  }
+
+  /** Feeds PCM; true once someone is talking over the answer. */
+  push(pcm: Buffer): boolean {
+    let data = this.carry.length > 0 ? Buffer.concat([this.carry, pcm]) : pcm;
+    while (data.length >= this.frameBytes && !this.tripped) {
+      const level = rms(data.subarray(0, this.frameBytes));
+      data = data.subarray(this.frameBytes);
+      if (this.floor.length < this.calibrationFrames) {
+        this.floor.push(level);
+        if (this.floor.length === this.calibrationFrames) {
+          const sorted = [...this.floor].sort((a, b) => a - b);
+          const p90 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))] ?? 0;
+          this.trigger = Math.min(
+            BARGE_IN_MAX_TRIGGER,
+            Math.max(BARGE_IN_MIN_TRIGGER, this.silenceThreshold * 2, p90 * 3),
+          );
+        }
+        continue;
+      }
+      const above = level >= this.trigger;
+      this.window.push(above);
+      if (this.window.length > this.windowFrames) this.window.shift();
+      const count = this.window.filter(Boolean).length;
+      if (above && this.window.length === this.windowFrames && count >= Math.ceil(this.windowFrames * 0.8))
+        this.tripped = true;
+    }
+    this.carry = this.tripped ? Buffer.alloc(0) : Buffer.from(data);
+    return this.tripped;
   }
 }

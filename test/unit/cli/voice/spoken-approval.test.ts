@@ -6,9 +6,8 @@
  * API transcribes it as told. Attack cases: mixed or padded answers, silence, a failing speech
  * service, "always" where the keyboard does not offer it.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AskerOptions, askApproval, useTerminalAsker } from "../../../../src/cli/prompts.js";
 import {
@@ -19,7 +18,7 @@ import {
 import { VoiceMode } from "../../../../src/cli/voice/voice-mode.js";
 import type { ApprovalRequest } from "../../../../src/tools/types.js";
 import { type FakeSpeechApi, startFakeSpeechApi } from "../../../support/fake-speech-api.js";
-import { hasAudioTools, soxStat, voiceRig } from "../../../support/voice-rig.js";
+import { hasAudioTools, soxStat, tempFolder, voiceRig } from "../../../support/voice-rig.js";
 
 const rmRf: ApprovalRequest = { command: "rm -rf build/", reason: "recursive delete", patternKey: "rm -rf" };
 const guarded: ApprovalRequest = { ...rmRf, command: "write ~/.ssh/config", protectedPath: true };
@@ -184,7 +183,7 @@ function voice(rig: ReturnType<typeof voiceRig>, tts = true, extra: Record<strin
       HERMES_VOICE_RECORD_COMMAND: rig.recordCommand,
       HERMES_VOICE_PLAY_COMMAND: rig.playCommand,
     },
-    home: mkdtempSync(join(tmpdir(), "hermes-voice-home-")),
+    home: tempFolder("hermes-voice-home-"),
     host: {
       print: (...lines) => printed.push(...lines),
       refresh: () => undefined,

@@ -3,13 +3,12 @@
  * espeak-ng utterance through sox, silence detection ends it, the fake Groq speech API transcribes
  * the uploaded WAV, and spoken answers (espeak-ng) reach the "speaker", where sox measures them.
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VoiceMode, type VoiceState } from "../../../../src/cli/voice/voice-mode.js";
 import { type FakeSpeechApi, startFakeSpeechApi } from "../../../support/fake-speech-api.js";
-import { hasAudioTools, soxStat, uploadedAudio, voiceRig } from "../../../support/voice-rig.js";
+import { hasAudioTools, soxStat, tempFolder, uploadedAudio, voiceRig } from "../../../support/voice-rig.js";
 
 const paint = {
   bold: (t: string) => t,
@@ -53,7 +52,7 @@ function setup(
   mode = new VoiceMode({
     config,
     env,
-    home: mkdtempSync(join(tmpdir(), "hermes-voice-home-")),
+    home: tempFolder("hermes-voice-home-"),
     host: {
       print: (...lines) => printed.push(...lines),
       refresh: () => {
@@ -77,6 +76,16 @@ async function until(check: () => boolean, ms = 20_000) {
   }
 }
 
+/** The pid a rig script wrote into `file`, once it is there in full (a test never signals 0). */
+async function pidIn(file: string): Promise<number> {
+  let pid = 0;
+  await until(() => {
+    pid = existsSync(file) ? Number(readFileSync(file, "utf8").trim()) : 0;
+    return Number.isInteger(pid) && pid > 0;
+  });
+  return pid;
+}
+
 describe.skipIf(!hasAudioTools)("voice mode", () => {
   it("records an utterance, ends it at the silence, transcribes it and sends the transcript", async () => {
     const rig = voiceRig("What is the capital of France", { leadSeconds: 0.3, tailSilence: 3 });
@@ -98,7 +107,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     // The start and stop beeps played; the recording's temp folder is gone.
     expect(rig.playedFiles().map((f) => f.replace(/.*-/, ""))).toEqual(["880.wav", "660.wav"]);
     const recordedTo = readFileSync(rig.micLog, "utf8").trim();
-    expect(existsSync(dirname(recordedTo))).toBe(false);
+    await until(() => !existsSync(dirname(recordedTo)), 5000);
     await mode.answered("Paris.");
     expect(mode.state).toBe("idle");
   });
@@ -113,7 +122,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     await until(() => existsSync(join(rig.dir, "speaker.pid")));
     expect(mode.state).toBe("speaking");
     expect(mode.statusText()).toContain("speaking");
-    const pid = Number(readFileSync(join(rig.dir, "speaker.pid"), "utf8"));
+    const pid = await pidIn(join(rig.dir, "speaker.pid"));
     const started = Date.now();
     expect(mode.onKey({ name: "x" })).toBe(true);
     await done;
@@ -133,6 +142,79 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     expect(existsSync(dirname(playedFrom))).toBe(false);
   });
 
+  it("talking over a spoken answer stops it, and what was said is the next message (barge-in)", async () => {
+    // The microphone hears a second of the room, then the user's question, then quiet.
+    const rig = voiceRig("What about Germany", {
+      leadSeconds: 0.8,
+      leadSilence: 1,
+      tailSilence: 2,
+      speakSeconds: 30,
+    });
+    speech.unregisteredText = "What about Germany?";
+    const { mode, sent, states, printed } = setup(rig, {}, { beep_enabled: false });
+    await mode.run("on");
+    await mode.run("tts");
+    const started = Date.now();
+    await mode.answered("The capital of France is Paris. It lies on the Seine and has many bridges.");
+    // The answer would have played 30 s: the user's words stopped it and were sent.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(sent).toEqual(["What about Germany?"]);
+    expect(printed).toContain("🎙 What about Germany?");
+    expect(states).toEqual(["idle", "speaking", "listening", "transcribing", "thinking"]);
+    const speaker = await pidIn(join(rig.dir, "speaker.pid"));
+    expect(() => process.kill(speaker, 0)).toThrow();
+    // What was uploaded holds the whole question (from before the trigger), not the room after it.
+    const words = soxStat(rig.speech).seconds;
+    const upload = soxStat(await uploadedAudio(speech.requests[0] as never, rig.dir));
+    expect(upload.seconds).toBeGreaterThan(words);
+    expect(upload.seconds).toBeLessThan(words + 1.6);
+    expect(upload.rms).toBeGreaterThan(0.02);
+    // The answer's and the recording's temp folder is gone.
+    const recordedTo = readFileSync(rig.micLog, "utf8").trim();
+    await until(() => !existsSync(dirname(recordedTo)), 5000);
+    await mode.answered(null);
+    expect(mode.state).toBe("idle");
+  });
+
+  it("with only /voice tts the microphone stays closed while answers play; a key stops both", async () => {
+    const rig = voiceRig("not for you", { leadSeconds: 0, leadSilence: 1, speakSeconds: 30 });
+    const ttsOnly = setup(rig, {}, { beep_enabled: false });
+    await ttsOnly.mode.run("tts");
+    const done = ttsOnly.mode.answered("Paris is the capital of France.");
+    await until(() => existsSync(join(rig.dir, "speaker.pid")));
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(ttsOnly.mode.state).toBe("speaking");
+    expect(existsSync(rig.micLog)).toBe(false);
+    ttsOnly.mode.onKey({ name: "x" });
+    await done;
+    expect(ttsOnly.sent).toEqual([]);
+
+    // Voice mode on, voice.barge_in false: no microphone either.
+    const off = setup(rig, {}, { beep_enabled: false, barge_in: false });
+    await off.mode.run("on");
+    await off.mode.run("tts");
+    const quiet = off.mode.answered("Paris is the capital of France.");
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(existsSync(rig.micLog)).toBe(false);
+    off.mode.onKey({ name: "x" });
+    await quiet;
+
+    // With barge-in on, a key still stops the answer, and the listening microphone stops with it.
+    const rig2 = voiceRig("too late", { leadSeconds: 20, speakSeconds: 30 });
+    const on = setup(rig2, {}, { beep_enabled: false });
+    await on.mode.run("on");
+    await on.mode.run("tts");
+    const stopped = on.mode.answered("Paris is the capital of France.");
+    await until(() => existsSync(join(rig2.dir, "mic.pid")));
+    const mic = await pidIn(join(rig2.dir, "mic.pid"));
+    on.mode.onKey({ name: "x" });
+    await stopped;
+    expect(() => process.kill(mic, 0)).toThrow();
+    expect(on.sent).toEqual([]);
+    expect(on.mode.state).toBe("idle");
+    expect(speech.requests).toEqual([]);
+  });
+
   it("the record key again ends the utterance at once, and max_recording_seconds ends it too", async () => {
     speech.unregisteredText = "Stop here.";
     const rig = voiceRig("Stop here", { leadSeconds: 0, tailSilence: 0.1, holdSeconds: 60 });
@@ -142,7 +224,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     await until(() => existsSync(join(rig.dir, "mic.pid")));
     await new Promise((r) => setTimeout(r, 800));
     expect(mode.state).toBe("listening");
-    const pid = Number(readFileSync(join(rig.dir, "mic.pid"), "utf8"));
+    const pid = await pidIn(join(rig.dir, "mic.pid"));
     mode.onKey(ctrlB);
     await until(() => sent.length > 0, 5000);
     expect(sent).toEqual(["Stop here."]);
@@ -163,7 +245,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     await mode.run("on");
     mode.onKey(ctrlB);
     await until(() => existsSync(join(rig.dir, "mic.pid")));
-    const pid = Number(readFileSync(join(rig.dir, "mic.pid"), "utf8"));
+    const pid = await pidIn(join(rig.dir, "mic.pid"));
     expect(mode.interrupt()).toBe(true);
     await until(() => printed.includes("⏹ Voice input cancelled."));
     expect(sent).toEqual([]);
@@ -191,7 +273,7 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
   });
 
   it("says plainly that no input device opened, without the sound library's noise, and stays off", async () => {
-    const bin = mkdtempSync(join(tmpdir(), "hermes-fake-rec-"));
+    const bin = tempFolder("hermes-fake-rec-");
     writeFileSync(
       join(bin, "rec"),
       [
@@ -212,8 +294,53 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     expect(mode.enabled).toBe(false);
   });
 
+  it("records through an installed arecord (ALSA) when sox is absent, with no test seam", async () => {
+    const bin = tempFolder("hermes-fake-arecord-");
+    const speechWav = voiceRig("What is the capital of France").speech;
+    speech.unregisteredText = "What is the capital of France?";
+    // arecord's stand-in: a timed probe (-d) records 0.2 s of quiet; otherwise it "hears" the
+    // words and stays open, as a microphone does, until it is stopped.
+    writeFileSync(
+      join(bin, "arecord"),
+      [
+        "#!/bin/sh",
+        `echo "$@" >> '${bin}/arecord.log'`,
+        "for out; do :; done",
+        `case " $* " in *" -d "*) exec /usr/bin/sox -q -n -r 16000 -c 1 -b 16 -e signed-integer "$out" trim 0 0.2 ;; esac`,
+        `echo $$ > '${bin}/arecord.pid'`,
+        `/usr/bin/sox -q '${speechWav}' -r 16000 -c 1 -b 16 -e signed-integer "$out" pad 0.3 3`,
+        "exec /bin/sleep 60",
+        "",
+      ].join("\n"),
+    );
+    chmodSync(join(bin, "arecord"), 0o755);
+    const { mode, sent } = setup(null, { PATH: bin }, { beep_enabled: false });
+    if (process.platform !== "linux") return;
+    expect(await mode.run("on")).toEqual([expect.stringContaining("Voice mode on")]);
+    expect((await mode.run("status")).join("\n")).toContain(`Recorder: ${join(bin, "arecord")}`);
+    mode.onKey(ctrlB);
+    await until(() => sent.length > 0);
+    expect(sent).toEqual(["What is the capital of France?"]);
+    const [probe, recording] = readFileSync(join(bin, "arecord.log"), "utf8").trim().split("\n");
+    expect(probe).toMatch(/^-q -f S16_LE -c 1 -r 16000 -d 1 \S+probe\.wav$/);
+    expect(recording).toMatch(/^-q -f S16_LE -c 1 -r 16000 \S+recording\.wav$/);
+    // Stopped at the silence after the words, the whole group (its sleep too).
+    const pid = await pidIn(join(bin, "arecord.pid"));
+    await until(() => {
+      try {
+        process.kill(-pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 5000);
+    const upload = soxStat(await uploadedAudio(speech.requests[0] as never, bin));
+    expect(upload.seconds).toBeGreaterThan(1.9);
+    expect(upload.seconds).toBeLessThan(3);
+  });
+
   it("says what to install when no recorder is there, and stays off", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "hermes-nopath-"));
+    const empty = tempFolder("hermes-nopath-");
     const { mode } = setup(null, { PATH: empty });
     await expect(mode.run("on")).rejects.toThrow(/needs a recorder and none is installed: install sox/);
     expect(mode.enabled).toBe(false);
@@ -221,5 +348,6 @@ describe.skipIf(!hasAudioTools)("voice mode", () => {
     const status = (await mode.run("status")).join("\n");
     expect(status).toMatch(/Voice mode: off/);
     expect(status).toMatch(/Recorder: Voice input needs a recorder/);
+    expect(status).toMatch(/Barge-in: a key, or talking over an answer \(voice mode on\)/);
   });
 });

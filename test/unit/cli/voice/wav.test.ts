@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { beepWav, pcmOffset, rms, SilenceDetector, wavFile } from "../../../../src/cli/voice/wav.js";
+import {
+  BargeInDetector,
+  beepWav,
+  pcmOffset,
+  rms,
+  SilenceDetector,
+  wavFile,
+} from "../../../../src/cli/voice/wav.js";
 
 const RATE = 16_000;
 
@@ -84,5 +91,59 @@ describe("WAV handling", () => {
     const beep = beepWav(880);
     expect(rms(beep.subarray(44))).toBeGreaterThan(3000);
     expect(beep.readUInt32LE(40)).toBe(Math.round(0.12 * RATE) * 2);
+  });
+});
+
+describe("barge-in detection (talking over a spoken answer)", () => {
+  /** Feeds `pcm` in 100 ms reads (as the recorder file is read); the seconds fed when it tripped. */
+  function tripAt(detector: BargeInDetector, pcm: Buffer): number | null {
+    const step = RATE / 10;
+    for (let at = 0; at < pcm.length; at += step * 2)
+      if (detector.push(pcm.subarray(at, at + step * 2)))
+        return Math.min(pcm.length, at + step * 2) / 2 / RATE;
+    return null;
+  }
+
+  it("trips on a voice over a quiet room within half a second of it starting", () => {
+    const d = new BargeInDetector(200);
+    // Sine amplitude 4000 is RMS ~2830: ordinary speech close to the microphone.
+    const at = tripAt(d, Buffer.concat([tone(0.6, 100), tone(1, 4000)]));
+    expect(d.level).toBe(1500);
+    expect(at).not.toBeNull();
+    expect(at as number).toBeGreaterThan(0.8);
+    expect(at as number).toBeLessThanOrEqual(1.1);
+  });
+
+  it("never trips on the answer's own bleed into the microphone, however long it plays", () => {
+    // Bleed at RMS ~1400 throughout: the trigger sits three times over it.
+    const d = new BargeInDetector(200);
+    expect(tripAt(d, tone(30, 2000))).toBeNull();
+    expect(d.level).toBeGreaterThan(4000 - 1);
+    // Calibrated on a quiet start, bleed at RMS ~1060 stays under the trigger's minimum.
+    const quietStart = new BargeInDetector(200);
+    expect(tripAt(quietStart, Buffer.concat([tone(0.5, 50), tone(30, 1500)]))).toBeNull();
+    expect(quietStart.level).toBe(1500);
+  });
+
+  it("ignores clicks, coughs and knocks shorter than the sustain window", () => {
+    const d = new BargeInDetector(200);
+    const knocks: Buffer[] = [tone(0.5, 50)];
+    for (let i = 0; i < 20; i++) knocks.push(tone(0.15, 12_000), tone(0.4, 50));
+    expect(tripAt(d, Buffer.concat(knocks))).toBeNull();
+  });
+
+  it("keeps counting through the short dips between words", () => {
+    const d = new BargeInDetector(200);
+    const words: Buffer[] = [tone(0.5, 50)];
+    for (let i = 0; i < 5; i++) words.push(tone(0.27, 6000), tone(0.03, 50));
+    expect(tripAt(d, Buffer.concat(words))).not.toBeNull();
+  });
+
+  it("never needs more than speech reaches, even over a loud answer", () => {
+    const d = new BargeInDetector(200);
+    // Loud bleed (RMS ~2800) puts the trigger at its ceiling; a voice at RMS ~5600 still trips it.
+    expect(tripAt(d, Buffer.concat([tone(0.5, 4000), tone(2, 4000)]))).toBeNull();
+    expect(d.level).toBe(4000);
+    expect(tripAt(d, tone(1, 8000))).not.toBeNull();
   });
 });

@@ -6,18 +6,9 @@
  */
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -25,6 +16,7 @@ import {
   resolveWhisperModel,
   WHISPER_MODELS,
 } from "../../../../src/tools/media/speech/local-models.js";
+import { tempFolder } from "../../../support/voice-rig.js";
 
 const MODEL = randomBytes(1024 * 1024);
 const catalog = { tiny: { sha1: createHash("sha1").update(MODEL).digest("hex"), mib: 1 } };
@@ -107,7 +99,7 @@ function request(home: string, extra: Record<string, unknown> = {}, progress = s
   };
 }
 
-const home = () => mkdtempSync(join(tmpdir(), "hermes-models-"));
+const home = () => tempFolder("hermes-models-");
 const target = (h: string) => join(h, "models", "whisper", "ggml-tiny.bin");
 
 describe("whisper model manager", () => {

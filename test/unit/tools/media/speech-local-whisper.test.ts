@@ -7,11 +7,10 @@
  * by HERMES_TEST_SMART_WHISPER), runs on espeak-ng speech with that model.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { VoiceMode } from "../../../../src/cli/voice/voice-mode.js";
@@ -25,9 +24,9 @@ import {
   type WhisperBinding,
 } from "../../../../src/tools/media/speech/local-whisper.js";
 import { writeGgmlModel } from "../../../support/ggml-model.js";
-import { hasAudioTools, voiceRig } from "../../../support/voice-rig.js";
+import { hasAudioTools, tempFolder, voiceRig } from "../../../support/voice-rig.js";
 
-const dir = mkdtempSync(join(tmpdir(), "hermes-local-whisper-"));
+const dir = tempFolder("hermes-local-whisper-");
 
 function wav(samples: number[], rate: number, channels: number, bits = 16, format = 1): Buffer {
   const width = bits / 8;
@@ -214,7 +213,7 @@ describe("the in-process whisper.cpp engine", () => {
 describe("before the first download", () => {
   it("voice mode says what the first transcription will download, only when local is chosen and the model is missing", async () => {
     setWhisperImporter(async () => double([]).binding);
-    const home = mkdtempSync(join(tmpdir(), "hermes-notice-"));
+    const home = tempFolder("hermes-notice-");
     const env = { PATH: "", HOME: home, HERMES_VOICE_RECORD_COMMAND: "true {output}" };
     const chosen = { stt: { provider: "local", local: { model: "small" } } };
     expect(localModelDownloadNotice(chosen, env, home)).toBe(
@@ -247,7 +246,7 @@ describe("before the first download", () => {
 describe.skipIf(!hasAudioTools)("a first-use download in voice mode", () => {
   it("reports in lines above the prompt, and its failure is shown; nothing is sent", async () => {
     setWhisperImporter(async () => double(["never"]).binding);
-    const home = mkdtempSync(join(tmpdir(), "hermes-voice-dl-"));
+    const home = tempFolder("hermes-voice-dl-");
     // A part left by an earlier try: the download resumes (here from a closed loopback port).
     execFileSync("mkdir", ["-p", join(home, "models", "whisper")]);
     writeFileSync(join(home, "models", "whisper", "ggml-tiny.bin.part"), Buffer.alloc(1024));

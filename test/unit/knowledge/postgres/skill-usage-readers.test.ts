@@ -138,7 +138,7 @@ describe.skipIf(postgresSkipReason)("skill usage readers on PostgreSQL", () => {
     const usage = pgSkillUsageRecords(db);
     expect(usage.snapshot?.()).toBeUndefined();
     await usage.record("made-by-review", "create", { createdBy: "agent" });
-    expect(usage.snapshot?.()["made-by-review"]?.created_by).toBe("agent");
+    expect(usage.snapshot?.()?.["made-by-review"]?.created_by).toBe("agent");
   });
 
   it("ranks B's next prompt index by a use recorded on A; reused while the version stands", async () => {

@@ -77,10 +77,14 @@ afterAll(async () => {
 const client = (apiUrl: string) =>
   new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: CLUSTER_API_KEY, maxRetries: 0 });
 
+/** The messages of one model request (none when there was no request). */
+function messagesOf(request: RecordedRequest | undefined): Array<{ role: string; content: unknown }> {
+  return ((request?.body ?? {}) as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
+}
+
 /** The system prompt of one model request. */
 function systemPrompt(request: RecordedRequest | undefined): string {
-  const messages = (request?.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
-  return String(messages.find((m) => m.role === "system")?.content ?? "");
+  return String(messagesOf(request).find((m) => m.role === "system")?.content ?? "");
 }
 
 describe.skipIf(postgresSkipReason)("skill usage across two gateway instances over one PostgreSQL", () => {
@@ -139,8 +143,7 @@ describe.skipIf(postgresSkipReason)("skill usage across two gateway instances ov
       reply().text("It is pinned."),
     );
     await client(b!.apiUrl).responses.create({ model: "hermes-agent", input: "Delete the ferry skill." });
-    const sent = (llm.chatRequests.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> })
-      .messages;
+    const sent = messagesOf(llm.chatRequests.at(-1));
     expect(String(sent.find((m) => m.role === "tool")?.content)).toContain('\\"zz-target\\" is pinned');
     const still = await runHermes(["skills", "list", "--json"], { home: b!.home, cwd: b!.cwd });
     expect(JSON.parse(still.stdout)).toEqual(

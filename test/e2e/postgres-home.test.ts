@@ -77,11 +77,10 @@ describe.skipIf(postgresSkipReason)("the CLI on a postgres home", () => {
     });
     expect(chat.code, chat.stderr).toBe(0);
     expect(chat.stdout).toContain("Viewed, and it is pinned.");
-    const tool = (
-      llm.chatRequests.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> }
-    ).messages
-      .filter((m) => m.role === "tool")
-      .map((m) => String(m.content));
+    const sent = (llm.chatRequests.at(-1)?.body ?? {}) as {
+      messages?: Array<{ role: string; content: unknown }>;
+    };
+    const tool = (sent.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
     expect(tool[1]).toContain("is pinned");
     expect(existsSync(join(h.home, "skills", "travel", "ferry-times", "SKILL.md"))).toBe(true);
     expect((await usage.read())["ferry-times"]).toMatchObject({ view_count: 1, pinned: true });

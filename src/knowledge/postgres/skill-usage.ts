@@ -57,6 +57,8 @@ async function readAll(db: PgQueryable, lock: boolean): Promise<Record<string, S
 
 /** Advisory-lock key `mutate` holds for the table ("HERSKUSE" in ASCII). */
 const TABLE_LOCK = "5207659061823492933";
+/** First half of the two-key advisory lock one skill's events take (the second is the name's hash). */
+const SKILL_LOCK_CLASS = 0x48534b55; // "HSKU"
 
 export function pgSkillUsageRecords(db: PgDatabase, options: PgSkillUsageOptions = {}): PgSkillUsageRecords {
   const now = options.now ?? (() => new Date());
@@ -102,6 +104,9 @@ export function pgSkillUsageRecords(db: PgDatabase, options: PgSkillUsageOptions
         await db.tx(async (client) => {
           // Shared with `mutate`'s exclusive lock: a whole-table change never interleaves with one event.
           await client.query("SELECT pg_advisory_xact_lock_shared($1)", [TABLE_LOCK]);
+          // One event per skill at a time, a skill's first too: with no row yet, FOR UPDATE locks
+          // nothing, and two first events would each write a fresh record (one count lost).
+          await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [SKILL_LOCK_CLASS, name]);
           if (kind === "delete") {
             await client.query("DELETE FROM skill_usage WHERE name = $1", [name]);
             return;

@@ -5,7 +5,7 @@
  * on A's home is ranked by that use in instance B's next prompt index (its description kept in a
  * budget that names most skills only), and `hermes skills list --json` and the dashboard on B's
  * home show its count and pin. B's agent cannot delete the pinned skill, even after a usage file
- * forged into B's home claims it is not pinned.
+ * forged into B's home claims it is not pinned; unpinned from B's dashboard, A's home sees it so.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -148,6 +148,13 @@ describe.skipIf(postgresSkipReason)("skill usage across two gateway instances ov
     const still = await runHermes(["skills", "list", "--json"], { home: b!.home, cwd: b!.cwd });
     expect(JSON.parse(still.stdout)).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: "zz-target", pinned: true })]),
+    );
+
+    // Unpinned from B's dashboard: A's home sees it unpinned, with its count kept.
+    expect((await api.send("POST", "/api/skills/zz-target/unpin")).status).toBe(200);
+    const fromA = await runHermes(["skills", "list", "--json"], { home: a!.home, cwd: a!.cwd });
+    expect(JSON.parse(fromA.stdout)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: "zz-target", pinned: false, view_count: 1 })]),
     );
   }, 120_000);
 });

@@ -21,7 +21,7 @@ import {
   type SkillUsageRecord,
   USAGE_FILE,
 } from "../../knowledge/skills/provenance.js";
-import { knowledgeStores } from "../../knowledge/stores.js";
+import { knowledgeStores, registeredSkillUsage } from "../../knowledge/stores.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import { mcpToolsets } from "../../tools/mcp/toolsets.js";
 import { pluginToolsets } from "../../tools/plugin-toolsets.js";
@@ -182,8 +182,8 @@ async function loadSkillsIndex(
   ];
   const files = [options.cwd, join(root, MANIFEST_FILE), join(root, HUB_LOCK_FILE), ...external.missing];
   const roots = [root, ...external.dirs];
-  const usage = knowledgeStores(home).skillUsage;
-  if (!usage.version) {
+  const usage = registeredSkillUsage(home);
+  if (!usage) {
     // skills/.usage.json: read inside the build, its stat part of the stamp (no await on this path).
     const made = cachedSkillsIndex(JSON.stringify(key), roots, [...files, join(root, USAGE_FILE)], () => {
       const made: string[] = [];
@@ -192,22 +192,20 @@ async function loadSkillsIndex(
     warnings.push(...made.warnings);
     return made.index;
   }
-  // A database (PostgreSQL): its usage version keys the index, so a use recorded on any instance
-  // makes the next session here rank with it. Unreachable: ranked without usage, and not kept.
-  const version = await usage.version().catch((error: unknown) => {
-    warnings.push(`Skill usage was not read for the skills index: ${errorText(error)}`);
+  // A backend's store (PostgreSQL): its usage version keys the index, so a use recorded on any
+  // instance makes the next session here rank with it. A store without a version, or one that
+  // does not answer, builds every time (unreachable: ranked without usage, and said so).
+  let unreadable = false;
+  const noted = (into: string[]) => (error: unknown) => {
+    unreadable = true;
+    into.push(`Skill usage was not read for the skills index: ${errorText(error)}`);
     return undefined;
-  });
+  };
+  const version = usage.version ? await usage.version().catch(noted(warnings)) : undefined;
   const build = async () => {
     const made: string[] = [];
-    const records =
-      version === undefined
-        ? {}
-        : await usage.read().catch((error: unknown) => {
-            made.push(`Skill usage was not read for the skills index: ${errorText(error)}`);
-            return {};
-          });
-    return { index: buildSkillsIndex(options, records, canManage, made), warnings: made };
+    const records = unreadable ? undefined : await usage.read().catch(noted(made));
+    return { index: buildSkillsIndex(options, records ?? {}, canManage, made), warnings: made };
   };
   const made =
     version === undefined

@@ -8,7 +8,7 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
-import { knowledgeStores } from "../stores.js";
+import { registeredSkillUsage } from "../stores.js";
 import { skillDirHashCached } from "./dir-hash.js";
 import { HeaderCache } from "./header-cache.js";
 import { EXCLUDED_DIRS, MAX_NAME_LENGTH, posixRelative, SUPPORT_DIRS, skillsRoot } from "./paths.js";
@@ -235,7 +235,7 @@ export function discoverSkills(options: DiscoverOptions): DiscoverResult {
   const prov: Provenance = {
     manifest: readBundledManifest(options.home),
     hub: readHubInstalls(options.home),
-    usage: options.usage ?? knowledgeStores(options.home).skillUsage.snapshot?.() ?? readUsage(options.home),
+    usage: options.usage ?? registeredSkillUsage(options.home)?.snapshot?.() ?? readUsage(options.home),
   };
   const verifyBundled = options.verifyBundled ?? true;
   const headers = new HeaderCache(options.home);

@@ -4,6 +4,7 @@
  * knowledge/journey.ts; these only parse and reply.
  */
 import { CURATOR_VERBS } from "../knowledge/curator/verbs.js";
+import { registeredSkillUsage } from "../knowledge/stores.js";
 import type { CommandDef } from "./types.js";
 
 const curatorCommand: CommandDef = {
@@ -50,7 +51,11 @@ const journeyCommand: CommandDef = {
       );
       return;
     }
-    const events = collectJourney(ctx.session.agent.home);
+    const home = ctx.session.agent.home;
+    // A postgres home's skill usage is the shared database's (a file home reads its .usage.json).
+    const shared = registeredSkillUsage(home);
+    const usage = shared ? await shared.read().catch(() => ({})) : undefined;
+    const events = collectJourney(home, usage ? { usage } : {});
     const shown = events.slice(-n);
     ctx.reply(
       ctx.paint.bold(`Learning journey (${shown.length} of ${events.length})`),

@@ -8,8 +8,8 @@ import { entryBlockReason, usedChars } from "../knowledge/memory/format.js";
 import type { MemoryRecords } from "../knowledge/memory/store.js";
 import type { MemoryTarget } from "../knowledge/memory/types.js";
 import { discoverSkills } from "../knowledge/skills/discovery.js";
-import { readUsage } from "../knowledge/skills/provenance.js";
 import type { SkillsConfig } from "../knowledge/skills/types.js";
+import { knowledgeStores } from "../knowledge/stores.js";
 import { writeApprovalEnabled } from "../knowledge/write-approval/gate.js";
 import { pendingCount } from "../knowledge/write-approval/pending.js";
 import { FileLockTimeoutError } from "../util/file-lock.js";
@@ -103,16 +103,18 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
       method: "GET",
       path: "/api/skills",
       summary: "installed skills with category, origin, usage counters, state, pinned and created_by",
-      handler: () => {
+      handler: async () => {
         const skillsConfig = deps.config ? deps.config().skills : deps.skillsConfig;
+        // The home's usage store: skills/.usage.json, or the shared database on a postgres home.
+        const usage = await knowledgeStores(deps.home).skillUsage.read();
         const { skills, warnings } = discoverSkills({
           home: deps.home,
           config: skillsConfig,
           env: deps.env,
           includeDisabled: true,
           includeOtherPlatforms: true,
+          usage,
         });
-        const usage = readUsage(deps.home);
         const disabled = new Set(skillsConfig?.disabled ?? []);
         return {
           json: {

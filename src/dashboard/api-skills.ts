@@ -15,9 +15,9 @@ import { curatorSettings } from "../knowledge/curator/settings.js";
 import { readCuratorState } from "../knowledge/curator/state.js";
 import { type CuratorRequest, runCuratorVerb } from "../knowledge/curator/verbs.js";
 import { findSkill } from "../knowledge/skills/discovery.js";
-import { readUsage } from "../knowledge/skills/provenance.js";
 import type { SkillsConfig } from "../knowledge/skills/types.js";
 import { isCuratorManaged } from "../knowledge/skills/usage.js";
+import { knowledgeStores } from "../knowledge/stores.js";
 import { writeApprovalEnabled } from "../knowledge/write-approval/gate.js";
 import { isPendingId, listPending, type Subsystem } from "../knowledge/write-approval/pending.js";
 import { approvePending, pendingDiff, rejectPending } from "../tools/write-approval/apply.js";
@@ -112,16 +112,19 @@ export function skillRoutes(deps: SkillRouteDeps): Route[] {
       path: "/api/skills/:name",
       summary:
         "one skill: its SKILL.md (`content`), supporting files, usage and state (`category` narrows a name two categories share)",
-      handler: ({ params, query }) => {
+      handler: async ({ params, query }) => {
         const name = skillName(params["name"]);
         const category = query.get("category");
         const wanted = category ? `${category}/${name}` : name;
+        // The home's usage store: skills/.usage.json, or the shared database on a postgres home.
+        const usage = await knowledgeStores(deps.home).skillUsage.read();
         const skill = findSkill(wanted, {
           home: deps.home,
           config: skillsConfig(),
           env: deps.env,
           includeDisabled: true,
           includeOtherPlatforms: true,
+          usage,
         });
         if (!skill) throw new ApiError(404, `No skill named "${name}".`);
         let content: string;
@@ -130,7 +133,7 @@ export function skillRoutes(deps: SkillRouteDeps): Route[] {
         } catch (error) {
           throw new ApiError(422, `Cannot read the skill's SKILL.md: ${(error as Error).message}`);
         }
-        const u = readUsage(deps.home)[skill.name] ?? {};
+        const u = usage[skill.name] ?? {};
         return {
           json: {
             skill: {
@@ -183,7 +186,7 @@ export function skillRoutes(deps: SkillRouteDeps): Route[] {
           { verb: "status" },
           { home: deps.home, config: config(), env: deps.env },
         );
-        const usage = readUsage(deps.home);
+        const usage = await knowledgeStores(deps.home).skillUsage.read();
         return {
           json: {
             enabled: settings.enabled,

@@ -211,12 +211,19 @@ function mtime(path: string): Date | undefined {
   }
 }
 
-/** Reads every source of the home and builds the timeline. A broken state.db is reported by throwing. */
-export function collectJourney(home: string): JourneyEvent[] {
+/**
+ * Reads every source of the home and builds the timeline. A broken state.db is reported by
+ * throwing. `usage`: the home's skill usage records as its store answers them (the shared database
+ * on a postgres home); default `skills/.usage.json`.
+ */
+export function collectJourney(
+  home: string,
+  options: { usage?: Readonly<Record<string, SkillUsageRecord>> } = {},
+): JourneyEvent[] {
   const store = MemoryStore.forHome(home, {});
   return buildJourney({
     calls: readLearningCalls(sessionStorePath(home)),
-    usage: readUsage(home),
+    usage: options.usage ?? readUsage(home),
     memory: (["memory", "user"] as const).map((target) => ({
       target,
       entries: store.entries(target),

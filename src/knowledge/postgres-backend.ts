@@ -163,6 +163,8 @@ export async function openPostgresBackend(
       f.pgCommandAllowlist(db),
       f.pgSkillUsageRecords(db, { home }),
     ]);
+    // Read once now, so discovery's labels (its synchronous `snapshot`) are the database's from the start.
+    await usage.read().catch(() => undefined);
     const responses = await f.pgResponseRecords(db);
     const deliveries = await f.pgWebhookDeliveries(db);
     // "Always" answers given on any instance approve here too: the database's list joins config.yaml's.

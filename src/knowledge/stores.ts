@@ -56,6 +56,14 @@ export function knowledgeStores(home: string): KnowledgeStores {
   return registered.get(resolve(home)) ?? fileKnowledgeStores(home);
 }
 
+/**
+ * The skill usage a backend registered for `home` (PostgreSQL), or undefined on a file home, for
+ * readers whose file path must stay exactly as it was (they read `skills/.usage.json` themselves).
+ */
+export function registeredSkillUsage(home: string): SkillUsageRecords | undefined {
+  return registered.get(resolve(home))?.skillUsage;
+}
+
 /** Makes `stores` the ones `knowledgeStores(home)` answers until the returned function is called. */
 export function registerKnowledgeStores(home: string, stores: KnowledgeStores): () => void {
   const key = resolve(home);

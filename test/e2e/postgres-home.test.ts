@@ -2,11 +2,13 @@
  * A home configured with `state.backend: postgres` as a user meets it from the CLI: a one-shot chat
  * is recorded in the shared database (nothing in the home's state.db), `hermes sessions` and
  * `hermes insights` read it from any machine with the same config, and a database that does not
- * answer costs the chat its record with a clear warning, never the answer.
+ * answer costs the chat its record with a clear warning, never the answer. The chat's skill usage
+ * is the database's: its views are counted there and a pin set there refuses its delete.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pgSkillUsageRecords } from "../../src/knowledge/postgres/skill-usage.js";
 import { openPgDatabase } from "../../src/state/postgres/database.js";
 import { migrate } from "../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../src/state/postgres/migrations/index.js";
@@ -47,6 +49,43 @@ describe.skipIf(postgresSkipReason)("the CLI on a postgres home", () => {
     const insights = await runHermes(["insights", "--json"], { ...b, env });
     expect(insights.code, insights.stderr).toBe(0);
     expect(JSON.parse(insights.stdout).sessions).toBe(1);
+  }, 60_000);
+
+  it("counts a chat's skill views in the database and holds a pin set there", async () => {
+    const url = await pg.createDatabase();
+    const db = await openPgDatabase(url);
+    await migrate(db, MIGRATIONS);
+    const usage = pgSkillUsageRecords(db);
+    await usage.record("ferry-times", "create");
+    await usage.mutate((data) => {
+      data["ferry-times"] = { ...data["ferry-times"], pinned: true };
+    });
+    const h = tempHome(fakeProviderConfig(llm.url, "state:\n  backend: postgres\n"));
+    mkdirSync(join(h.home, "skills", "travel", "ferry-times"), { recursive: true });
+    writeFileSync(
+      join(h.home, "skills", "travel", "ferry-times", "SKILL.md"),
+      "---\nname: ferry-times\ndescription: Looks up ferry times.\n---\n# Ferry times\n\nAsk the harbour office.\n",
+    );
+    llm.enqueue(
+      reply().toolCall("skill_view", { name: "ferry-times" }),
+      reply().toolCall("skill_manage", { action: "delete", name: "ferry-times" }),
+      reply().text("Viewed, and it is pinned."),
+    );
+    const chat = await runHermes(["-z", "check the ferry skill, then remove it"], {
+      ...h,
+      env: { HERMES_DATABASE_URL: url },
+    });
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout).toContain("Viewed, and it is pinned.");
+    const sent = (llm.chatRequests.at(-1)?.body ?? {}) as {
+      messages?: Array<{ role: string; content: unknown }>;
+    };
+    const tool = (sent.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
+    expect(tool[1]).toContain("is pinned");
+    expect(existsSync(join(h.home, "skills", "travel", "ferry-times", "SKILL.md"))).toBe(true);
+    expect((await usage.read())["ferry-times"]).toMatchObject({ view_count: 1, pinned: true });
+    expect(existsSync(join(h.home, "skills", ".usage.json"))).toBe(false);
+    await db.close();
   }, 60_000);
 
   it("answers but says the chat is not saved when the database does not answer", async () => {

@@ -14,8 +14,14 @@ import { discoverSkills, resolveExternalDirs } from "../../knowledge/skills/disc
 import { projectSignals, projectWords, rankSkills } from "../../knowledge/skills/index-rank.js";
 import { skillsRoot } from "../../knowledge/skills/paths.js";
 import { DEFAULT_INDEX_BUDGET_CHARS, renderSkillsIndex } from "../../knowledge/skills/prompt-index.js";
-import { HUB_LOCK_FILE, MANIFEST_FILE, readUsage, USAGE_FILE } from "../../knowledge/skills/provenance.js";
-import { knowledgeStores } from "../../knowledge/stores.js";
+import {
+  HUB_LOCK_FILE,
+  MANIFEST_FILE,
+  readUsage,
+  type SkillUsageRecord,
+  USAGE_FILE,
+} from "../../knowledge/skills/provenance.js";
+import { knowledgeStores, registeredSkillUsage } from "../../knowledge/stores.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import { mcpToolsets } from "../../tools/mcp/toolsets.js";
 import { pluginToolsets } from "../../tools/plugin-toolsets.js";
@@ -25,7 +31,7 @@ import { memoryProviderToolNames } from "../memory-provider-hook.js";
 import { assembleSystemPrompt } from "./assemble.js";
 import type { ProjectContext } from "./context-files.js";
 import type { PromptLayer } from "./layers.js";
-import { cachedSkillsIndex } from "./skills-index-cache.js";
+import { cachedSkillsIndex, cachedSkillsIndexAsync } from "./skills-index-cache.js";
 
 export interface SessionPromptOptions {
   home: string;
@@ -115,7 +121,7 @@ export async function buildSessionPrompt(options: SessionPromptOptions): Promise
   }) as ToolSchema[];
 
   const knowledgeWarnings: string[] = [];
-  const skillsIndex = options.skillsIndex ?? loadSkillsIndex(options, toolNames, knowledgeWarnings);
+  const skillsIndex = options.skillsIndex ?? (await loadSkillsIndex(options, toolNames, knowledgeWarnings));
   const memoryBlocks =
     options.memoryBlocks ??
     (options.skipMemory ? undefined : await loadMemoryBlocks(options, knowledgeWarnings));
@@ -154,17 +160,17 @@ export async function buildSessionPrompt(options: SessionPromptOptions): Promise
 
 const SKILL_TOOLS = ["skills_list", "skill_view", "skill_manage"];
 
-function loadSkillsIndex(
+async function loadSkillsIndex(
   options: SessionPromptOptions,
   toolNames: readonly string[],
   warnings: string[],
-): string {
+): Promise<string> {
   if (!toolNames.some((name) => SKILL_TOOLS.includes(name))) return "";
   const canManage = toolNames.includes("skill_manage");
   const home = options.home;
   const root = skillsRoot(home);
   const external = resolveExternalDirs(home, options.config.skills.external_dirs, options.env);
-  const key = JSON.stringify([
+  const key = [
     home,
     options.cwd,
     canManage,
@@ -173,23 +179,50 @@ function loadSkillsIndex(
     Object.keys(options.env)
       .filter((name) => options.env[name])
       .sort(),
-  ]);
-  const files = [
-    options.cwd,
-    join(root, USAGE_FILE),
-    join(root, MANIFEST_FILE),
-    join(root, HUB_LOCK_FILE),
-    ...external.missing,
   ];
-  const made = cachedSkillsIndex(key, [root, ...external.dirs], files, () => {
+  const files = [options.cwd, join(root, MANIFEST_FILE), join(root, HUB_LOCK_FILE), ...external.missing];
+  const roots = [root, ...external.dirs];
+  const usage = registeredSkillUsage(home);
+  if (!usage) {
+    // skills/.usage.json: read inside the build, its stat part of the stamp (no await on this path).
+    const made = cachedSkillsIndex(JSON.stringify(key), roots, [...files, join(root, USAGE_FILE)], () => {
+      const made: string[] = [];
+      return { index: buildSkillsIndex(options, readUsage(home), canManage, made), warnings: made };
+    });
+    warnings.push(...made.warnings);
+    return made.index;
+  }
+  // A backend's store (PostgreSQL): its usage version keys the index, so a use recorded on any
+  // instance makes the next session here rank with it. A store without a version, or one that
+  // does not answer, builds every time (unreachable: ranked without usage, and said so).
+  let unreadable = false;
+  const noted = (into: string[]) => (error: unknown) => {
+    unreadable = true;
+    into.push(`Skill usage was not read for the skills index: ${errorText(error)}`);
+    return undefined;
+  };
+  const version = usage.version ? await usage.version().catch(noted(warnings)) : undefined;
+  const build = async () => {
     const made: string[] = [];
-    return { index: buildSkillsIndex(options, canManage, made), warnings: made };
-  });
+    const records = unreadable ? undefined : await usage.read().catch(noted(made));
+    return { index: buildSkillsIndex(options, records ?? {}, canManage, made), warnings: made };
+  };
+  const made =
+    version === undefined
+      ? await build()
+      : await cachedSkillsIndexAsync(JSON.stringify([...key, `usage@${version}`]), roots, files, build);
   warnings.push(...made.warnings);
   return made.index;
 }
 
-function buildSkillsIndex(options: SessionPromptOptions, canManage: boolean, warnings: string[]): string {
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+function buildSkillsIndex(
+  options: SessionPromptOptions,
+  usage: Readonly<Record<string, SkillUsageRecord>>,
+  canManage: boolean,
+  warnings: string[],
+): string {
   try {
     // Origins are not shown in the index, so seeded copies need not be hashed to tell edits apart.
     const found = discoverSkills({
@@ -197,17 +230,13 @@ function buildSkillsIndex(options: SessionPromptOptions, canManage: boolean, war
       config: options.config.skills,
       env: options.env,
       verifyBundled: false,
+      usage,
     });
     warnings.push(...found.warnings);
     // Ranked by use and by the project the session starts in (never by the message: the prompt
     // is frozen before it), and held to a fixed budget so a large library costs what a small one does.
     const signals = projectSignals(options.cwd);
-    const scores = rankSkills(
-      found.skills,
-      readUsage(options.home),
-      projectWords(signals.dirName, signals.files),
-      new Date(),
-    );
+    const scores = rankSkills(found.skills, usage, projectWords(signals.dirName, signals.files), new Date());
     // The guidance layer already says how to use skills; the index is the list alone.
     return renderSkillsIndex(found.skills, {
       instructions: false,
@@ -216,9 +245,7 @@ function buildSkillsIndex(options: SessionPromptOptions, canManage: boolean, war
       scores,
     });
   } catch (error) {
-    warnings.push(
-      `Skills were not listed in the prompt: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    warnings.push(`Skills were not listed in the prompt: ${errorText(error)}`);
     return "";
   }
 }

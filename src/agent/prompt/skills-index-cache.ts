@@ -6,7 +6,9 @@
  * What the index is made from: the skill folders under the skills roots (each folder's entries,
  * each SKILL.md), `.usage.json`, `.bundled_manifest` and `.hub/lock.json`, the listing of the
  * working directory (project signals), the `skills:` config, which environment variables are set,
- * the platform, and the clock (ranking by recent use). The stamp covers the files with one `stat`
+ * the platform, and the clock (ranking by recent use). On a backend that keeps usage in a database
+ * (PostgreSQL) the usage file is not part of the stamp: the database's usage version is part of the
+ * key instead (`cachedSkillsIndexAsync`). The stamp covers the files with one `stat`
  * each (inode, mtime and ctime in ns, size) over a walk of the roots that includes every folder discovery
  * visits; the rest is the key, with the clock to the minute. A stamp with a time in the last 2 s
  * is not trusted (a same-size rewrite within one tick keeps it), so a tree being edited is
@@ -85,20 +87,48 @@ export function cachedSkillsIndex(
   build: () => SkillsIndexValue,
   now: () => number = Date.now,
 ): SkillsIndexValue {
+  const slot = lookup(key, roots, files, now);
+  return slot.hit ?? slot.keep(build());
+}
+
+/**
+ * `cachedSkillsIndex` for a `build` that must wait (the usage records of a database). The stamp is
+ * taken before `build` starts, so a change made while it runs shows as a new stamp next time and
+ * never hides behind this value. `key` carries any stamp that is not a file (a usage version).
+ */
+export async function cachedSkillsIndexAsync(
+  key: string,
+  roots: readonly string[],
+  files: readonly string[],
+  build: () => Promise<SkillsIndexValue>,
+  now: () => number = Date.now,
+): Promise<SkillsIndexValue> {
+  const slot = lookup(key, roots, files, now);
+  return slot.hit ?? slot.keep(await build());
+}
+
+function lookup(
+  key: string,
+  roots: readonly string[],
+  files: readonly string[],
+  now: () => number,
+): { hit?: SkillsIndexValue; keep(value: SkillsIndexValue): SkillsIndexValue } {
   const stamp = treeStamp(roots, files, now());
   const fullKey = `${key}\u0000${Math.floor(now() / 60_000)}`;
-  const hit = kept.get(fullKey);
-  if (stamp !== undefined && hit && hit.stamp === stamp) return copy(hit.value);
-  const value = build();
-  kept.delete(fullKey);
-  if (stamp !== undefined) {
-    kept.set(fullKey, { stamp, value: copy(value) });
-    if (kept.size > MAX_KEPT) {
-      const oldest = kept.keys().next().value;
-      if (oldest !== undefined) kept.delete(oldest);
+  const found = kept.get(fullKey);
+  const keep = (value: SkillsIndexValue) => {
+    kept.delete(fullKey);
+    if (stamp !== undefined) {
+      kept.set(fullKey, { stamp, value: copy(value) });
+      if (kept.size > MAX_KEPT) {
+        const oldest = kept.keys().next().value;
+        if (oldest !== undefined) kept.delete(oldest);
+      }
     }
-  }
-  return value;
+    return value;
+  };
+  if (stamp !== undefined && found && found.stamp === stamp) return { hit: copy(found.value), keep };
+  return { keep };
 }
 
 function copy(value: SkillsIndexValue): SkillsIndexValue {

@@ -10,6 +10,7 @@ import { InvalidArgumentError } from "commander";
 import { runCuratorIfDue } from "../../knowledge/curator/schedule.js";
 import { type CuratorRequest, runCuratorVerb } from "../../knowledge/curator/verbs.js";
 import { type ConfigContext, defineCommand } from "../command.js";
+import { withHomeKnowledge } from "./home-knowledge.js";
 
 type Ctx = ConfigContext;
 
@@ -35,12 +36,15 @@ export function startDetachedCuratorRun(
 
 /** Runs one verb: its lines to stdout on success, to stderr on failure. */
 async function verb(ctx: Ctx, request: CuratorRequest): Promise<number> {
-  const outcome = await runCuratorVerb(request, {
-    home: ctx.home,
-    config: ctx.config,
-    env: ctx.env,
-    startBackground: (r) => startDetachedCuratorRun(ctx.home, r.dryRun ? ["--dry-run"] : [], ctx.io.env),
-  });
+  // Pins and states in the home's usage store (the shared database on a postgres home).
+  const outcome = await withHomeKnowledge(ctx.home, ctx.io.env, () =>
+    runCuratorVerb(request, {
+      home: ctx.home,
+      config: ctx.config,
+      env: ctx.env,
+      startBackground: (r) => startDetachedCuratorRun(ctx.home, r.dryRun ? ["--dry-run"] : [], ctx.io.env),
+    }),
+  );
   for (const line of outcome.lines) (outcome.exitCode === 0 ? ctx.io.out : ctx.io.err)(line);
   return outcome.exitCode;
 }
@@ -80,7 +84,9 @@ export const curatorCommand = defineCommand({
       .action(
         run(async (ctx, flags: { dryRun?: boolean; background?: boolean; scheduled?: boolean }) => {
           if (flags.scheduled) {
-            const result = await runCuratorIfDue({ home: ctx.home, config: ctx.config, env: ctx.env });
+            const result = await withHomeKnowledge(ctx.home, ctx.io.env, () =>
+              runCuratorIfDue({ home: ctx.home, config: ctx.config, env: ctx.env }),
+            );
             ctx.io.out(result ? `curator: ${result.summary}` : "curator: not due");
             return 0;
           }

@@ -7,6 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { stateBackendChoice } from "../../state/backend-config.js";
+import type { PgDatabase } from "../../state/postgres/database.js";
 import type { QueuedSessionStore } from "../../state/queued-store.js";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import type { SessionStore } from "../../state/types.js";
@@ -25,15 +26,33 @@ function postgresChoice(home: string, env: Record<string, string | undefined>) {
 
 /** Opens the shared database's session store (the schema must be there: an instance migrates it). */
 async function openPostgresSessions(url: string): Promise<SessionStore> {
+  return (await openPostgresPool(url)).store;
+}
+
+async function openPostgresPool(url: string): Promise<{ store: SessionStore; db: PgDatabase }> {
   const { openPgDatabase } = await import("../../state/postgres/database.js");
   const { openPgSessionStore } = await import("../../state/postgres/session-store.js");
   const db = await openPgDatabase(url, { max: 2, applicationName: "hermes cli" });
   try {
-    return await openPgSessionStore(db, { closeDatabase: true });
+    return { store: await openPgSessionStore(db, { closeDatabase: true }), db };
   } catch (error) {
     await db.close();
     throw error;
   }
+}
+
+/**
+ * The chat's skill usage is the shared database's too: its prompt index ranks by every
+ * instance's uses, pins hold, and its own skill views are counted there. Registered for the home
+ * until the chat's store closes; the other knowledge stores stay as they were.
+ */
+async function shareSkillUsage(home: string, db: PgDatabase): Promise<() => void> {
+  const { pgSkillUsageRecords } = await import("../../knowledge/postgres/skill-usage.js");
+  const { knowledgeStores, registerKnowledgeStores } = await import("../../knowledge/stores.js");
+  const usage = pgSkillUsageRecords(db, { home });
+  // Read once now, so discovery's labels are the database's from the first prompt.
+  await usage.read().catch(() => undefined);
+  return registerKnowledgeStores(home, { ...knowledgeStores(home), skillUsage: usage });
 }
 
 /**
@@ -47,12 +66,17 @@ export async function openPostgresChatStore(
 ): Promise<QueuedSessionStore | undefined> {
   const choice = postgresChoice(home, env);
   if (!choice) return undefined;
-  const store = await openPostgresSessions(choice.url);
+  const { store, db } = await openPostgresPool(choice.url);
+  const unshare = await shareSkillUsage(home, db);
   const controls: Record<PropertyKey, unknown> = {
     pendingWrites: 0,
     pendingMessages: 0,
     flush: () => true,
     drain: async () => true,
+    close: async () => {
+      unshare();
+      await store.close();
+    },
   };
   return new Proxy(store, {
     get(target, prop) {

@@ -6,7 +6,9 @@
  */
 import { InvalidArgumentError } from "commander";
 import { collectJourney, formatJourney } from "../../knowledge/journey.js";
+import { registeredSkillUsage } from "../../knowledge/stores.js";
 import { defineCommand } from "../command.js";
+import { withHomeKnowledge } from "./home-knowledge.js";
 
 function limit(value: string): number {
   const n = Number(value);
@@ -22,8 +24,12 @@ export const journeyCommand = defineCommand({
   needs: "home",
   parse: (cmd) =>
     cmd.option("--json", "print the events as JSON").option("--limit <n>", "only the newest N events", limit),
-  run: ({ home, io }, flags: { json?: boolean; limit?: number }) => {
-    const all = collectJourney(home);
+  run: async ({ home, io }, flags: { json?: boolean; limit?: number }) => {
+    // Skill usage from the home's store (the shared database on a postgres home).
+    const all = await withHomeKnowledge(home, io.env, async () => {
+      const shared = registeredSkillUsage(home);
+      return collectJourney(home, shared ? { usage: await shared.read() } : {});
+    });
     const events = flags.limit ? all.slice(-flags.limit) : all;
     if (flags.json) io.out(JSON.stringify(events, null, 2));
     else for (const line of formatJourney(events)) io.out(line);

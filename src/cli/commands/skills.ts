@@ -16,6 +16,7 @@ import { loadConfig } from "../../config/load.js";
 import { bundledSkillsDir, seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import { FileLockTimeoutError } from "../../util/file-lock.js";
 import { type CliCommand, defineCommand, type RunOptions } from "../command.js";
+import { withHomeKnowledge } from "./home-knowledge.js";
 import { type ListSource, listCommand, searchCommand, viewCommand } from "./skills/browse.js";
 import { registerManagementCommands } from "./skills/bundled-commands.js";
 import { registerHubCommands } from "./skills/hub-commands.js";
@@ -123,7 +124,10 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         )
         .option("--json", "print JSON")
         .action(
-          run(({ home, io }, flags: { source: ListSource; json?: boolean }) => listCommand(home, flags, io)),
+          run(({ home, io }, flags: { source: ListSource; json?: boolean }) =>
+            // Usage counts and pins from the home's store (the shared database on a postgres home).
+            withHomeKnowledge(home, io.env, () => listCommand(home, flags, io)),
+          ),
         );
 
       root

@@ -17,6 +17,7 @@ import {
   readUsage,
 } from "../skills/provenance.js";
 import type { SkillMeta } from "../skills/types.js";
+import { knowledgeStores } from "../stores.js";
 
 export class CuratorError extends Error {
   constructor(
@@ -96,7 +97,8 @@ export async function archiveSkill(
       `No skill named "${name}" in ${skillsRoot(home)}. See: hermes skills list (archived ones: hermes curator list-archived)`,
     );
   }
-  if (!options.allowPinned && readUsage(home)[name]?.pinned === true) {
+  // Pins live in the home's usage store (the shared database on a postgres home: set on any instance).
+  if (!options.allowPinned && (await knowledgeStores(home).skillUsage.read())[name]?.pinned === true) {
     throw new CuratorError(`"${name}" is pinned; unpin it first with: hermes curator unpin ${name}`);
   }
   const root = archiveRoot(home);

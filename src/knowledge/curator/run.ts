@@ -8,9 +8,9 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FileLockTimeoutError, withFileLock } from "../../util/file-lock.js";
 import { createSkill, editSkill } from "../skills/manage.js";
-import { mutateUsage, readUsage } from "../skills/provenance.js";
 import type { SkillsConfig } from "../skills/types.js";
 import { isCuratorManaged, latestActivityAt } from "../skills/usage.js";
+import { knowledgeStores } from "../stores.js";
 import { skillGist } from "../write-approval/gate.js";
 import { stagePending } from "../write-approval/pending.js";
 import { type SkillLookup, skillBase } from "../write-approval/skill-diff.js";
@@ -88,7 +88,9 @@ async function runLocked(options: CuratorRunOptions): Promise<CuratorRunResult> 
     const decision = curatorDue(readCuratorState(home), settings, started, Number.POSITIVE_INFINITY);
     if (!decision.due) throw new CuratorError(`The curator is not due: ${decision.reason}.`);
   }
-  const usage = readUsage(home);
+  // The home's usage store (the shared database on a postgres home), as pins and states are written.
+  const usageStore = knowledgeStores(home).skillUsage;
+  const usage = await usageStore.read();
   const cron = cronSkillNames(home);
   const installed = homeSkills(home).filter((s) => !foreignOwner(home, s.name));
   const candidates: CuratorCandidate[] = installed.map((s) => ({
@@ -117,7 +119,7 @@ async function runLocked(options: CuratorRunOptions): Promise<CuratorRunResult> 
         .map((t) => [t.name, t.action === "stale" ? "stale" : "active"]),
     );
     if (states.size > 0) {
-      await mutateUsage(home, (data) => {
+      await usageStore.mutate((data) => {
         for (const [name, state] of states) {
           const record = data[name];
           if (record) record.state = state;
@@ -152,9 +154,8 @@ async function runLocked(options: CuratorRunOptions): Promise<CuratorRunResult> 
   else await consolidationPass(options, report, dryRun, started, new Set(archived));
 
   const before = installed.filter((s) => isCuratorManaged(usage[s.name])).length;
-  const after = dryRun
-    ? before
-    : homeSkills(home).filter((s) => isCuratorManaged(readUsage(home)[s.name])).length;
+  const usageAfter = dryRun ? usage : await usageStore.read();
+  const after = dryRun ? before : homeSkills(home).filter((s) => isCuratorManaged(usageAfter[s.name])).length;
   report.counts = {
     before,
     after,
@@ -197,7 +198,7 @@ async function consolidationPass(
   archivedNow: ReadonlySet<string>,
 ): Promise<void> {
   const { home, config } = options;
-  const usage = readUsage(home);
+  const usage = await knowledgeStores(home).skillUsage.read();
   const cron = cronSkillNames(home);
   const all = homeSkills(home);
   const pool = all.filter(

@@ -5,8 +5,8 @@
  */
 import type { Env } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { mutateUsage, readUsage } from "../skills/provenance.js";
 import { activityCount, isCuratorManaged, latestActivityAt, parseIsoTime } from "../skills/usage.js";
+import { knowledgeStores } from "../stores.js";
 import {
   archiveSkill,
   CuratorError,
@@ -100,7 +100,7 @@ async function dispatch(request: CuratorRequest, deps: CuratorDeps): Promise<Cur
   const name = request.name?.trim() ?? "";
   switch (request.verb) {
     case "status":
-      return ok(...statusLines(deps, now));
+      return ok(...(await statusLines(deps, now)));
     case "run": {
       if (!settings.enabled && !request.dryRun) {
         return fail("The curator is disabled (curator.enabled: false); `--dry-run` still previews it.");
@@ -146,7 +146,8 @@ async function dispatch(request: CuratorRequest, deps: CuratorDeps): Promise<Cur
         return fail(`No skill named "${name}" is installed. See: hermes skills list`);
       }
       const pinned = request.verb === "pin";
-      await mutateUsage(home, (data) => {
+      // The home's usage store: on a postgres home the pin holds on every instance.
+      await knowledgeStores(home).skillUsage.mutate((data) => {
         data[name] = { ...(data[name] ?? {}), pinned };
       });
       return ok(pinned ? `pinned "${name}": the curator leaves it alone` : `unpinned "${name}"`);
@@ -205,7 +206,7 @@ async function prune(request: CuratorRequest, deps: CuratorDeps, now: Date): Pro
   const days = request.days ?? settings.archiveAfterDays;
   if (!Number.isFinite(days) || days < 1)
     return fail(`--days must be a whole number of at least 1, got ${days}.`, 2);
-  const usage = readUsage(deps.home);
+  const usage = await knowledgeStores(deps.home).skillUsage.read();
   const candidates = homeSkills(deps.home)
     .filter(
       (s) =>
@@ -234,10 +235,10 @@ async function prune(request: CuratorRequest, deps: CuratorDeps, now: Date): Pro
   return ok(...lines);
 }
 
-function statusLines(deps: CuratorDeps, now: Date): string[] {
+async function statusLines(deps: CuratorDeps, now: Date): Promise<string[]> {
   const settings = curatorSettings(deps.config);
   const state = readCuratorState(deps.home);
-  const usage = readUsage(deps.home);
+  const usage = await knowledgeStores(deps.home).skillUsage.read();
   const last = parseIsoTime(state.last_run_at);
   const due = curatorDue(state, settings, now, Number.POSITIVE_INFINITY);
   const lines = [

@@ -8,6 +8,7 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
+import { registeredSkillUsage } from "../stores.js";
 import { skillDirHashCached } from "./dir-hash.js";
 import { HeaderCache } from "./header-cache.js";
 import { EXCLUDED_DIRS, MAX_NAME_LENGTH, posixRelative, SUPPORT_DIRS, skillsRoot } from "./paths.js";
@@ -40,6 +41,12 @@ export interface DiscoverOptions {
    * (origin "user"). Default true; a hash is recomputed only when a file changed (stat-keyed).
    */
   verifyBundled?: boolean;
+  /**
+   * The skill usage records (an agent-made skill's origin is "agent" from its `created_by`), read
+   * by a caller that can wait for the home's store. Default: what the home's store has at hand
+   * without waiting (`SkillUsageRecords.snapshot`, the database's last read), else `.usage.json`.
+   */
+  usage?: Readonly<Record<string, SkillUsageRecord>>;
 }
 
 export interface DiscoverResult {
@@ -179,7 +186,7 @@ export function listLinkedFiles(skillDir: string, entries?: readonly Dirent[]): 
 interface Provenance {
   manifest: Map<string, string>;
   hub: HubInstalls;
-  usage: Record<string, SkillUsageRecord>;
+  usage: Readonly<Record<string, SkillUsageRecord>>;
 }
 
 function originOf(
@@ -228,7 +235,7 @@ export function discoverSkills(options: DiscoverOptions): DiscoverResult {
   const prov: Provenance = {
     manifest: readBundledManifest(options.home),
     hub: readHubInstalls(options.home),
-    usage: readUsage(options.home),
+    usage: options.usage ?? registeredSkillUsage(options.home)?.snapshot?.() ?? readUsage(options.home),
   };
   const verifyBundled = options.verifyBundled ?? true;
   const headers = new HeaderCache(options.home);

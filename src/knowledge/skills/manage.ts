@@ -18,10 +18,11 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { atomicWriteFile } from "../../util/atomic-write.js";
+import { knowledgeStores } from "../stores.js";
 import { findSkill, resolveExternalDirs } from "./discovery.js";
 import { isInside, posixRelative, resolveInsideSkill, skillsRoot } from "./paths.js";
-import { readUsage, recordSkillUsage } from "./provenance.js";
 import type { SkillMeta, SkillsConfig, SkillWriteSink } from "./types.js";
+import type { SkillUsageRecords } from "./usage.js";
 import {
   assertCategory,
   assertSkillName,
@@ -60,6 +61,8 @@ export interface SkillManageContext {
   now?: () => Date;
   /** Where changes are also kept when skills live in a database (see `SkillWriteSink`). */
   sink?: SkillWriteSink | undefined;
+  /** Usage records (counts, `created_by`, pins); default the home's (`knowledgeStores`). */
+  usage?: SkillUsageRecords | undefined;
 }
 
 export interface SkillChange {
@@ -158,7 +161,7 @@ export async function createSkill(
   const file = join(dir, "SKILL.md");
   await atomicWriteFile(file, args.content);
   await ctx.sink?.saved({ name, dir, created: true });
-  await recordSkillUsage(ctx.home, name, "create", usageOptions(ctx));
+  await usageOf(ctx).record(name, "create", usageOptions(ctx));
   return {
     message:
       `Created skill "${name}" at ${file}. Add supporting files with action "write_file" ` +
@@ -178,7 +181,7 @@ export async function editSkill(
   validateSkillMarkdown(args.content, skill.name);
   await atomicWriteFile(skill.file, args.content);
   await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
-  await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
+  await usageOf(ctx).record(skill.name, "patch", usageOptions(ctx));
   return {
     message: `Rewrote SKILL.md of "${skill.name}" (${skill.file}).`,
     name: skill.name,
@@ -242,7 +245,7 @@ export async function patchSkill(
   }
   await atomicWriteFile(target, outcome.content);
   await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
-  await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
+  await usageOf(ctx).record(skill.name, "patch", usageOptions(ctx));
   const how = outcome.strategy && outcome.strategy !== "exact" ? `, ${outcome.strategy} match` : "";
   const times = outcome.count === 1 ? "1 replacement" : `${outcome.count} replacements`;
   return {
@@ -253,15 +256,41 @@ export async function patchSkill(
   };
 }
 
+/** The home's usage records: the context's, else the state backend's (the file, or PostgreSQL). */
+function usageOf(ctx: Pick<SkillManageContext, "home" | "usage">): SkillUsageRecords {
+  return ctx.usage ?? knowledgeStores(ctx.home).skillUsage;
+}
+
+/**
+ * Throws when `name` is pinned, which protects it from deletion. Read from the home's usage store
+ * each time (on PostgreSQL, a pin set on any instance holds here at once); a store that cannot be
+ * read refuses the delete rather than assuming no pin.
+ */
+export async function assertNotPinned(
+  ctx: Pick<SkillManageContext, "home" | "usage">,
+  name: string,
+): Promise<void> {
+  let pinned: boolean;
+  try {
+    pinned = (await usageOf(ctx).read())[name]?.pinned === true;
+  } catch (error) {
+    fail(
+      `Could not check whether "${name}" is pinned (${error instanceof Error ? error.message : String(error)}), ` +
+        "so it was not deleted. Try again once the skill usage store answers.",
+    );
+  }
+  if (pinned) {
+    fail(
+      `"${name}" is pinned, which protects it from deletion. Ask the user to unpin it first ` +
+        "(hermes curator unpin); patch and edit still work on pinned skills.",
+    );
+  }
+}
+
 /** Deletes a skill folder (never a skills root, never through a symlink), and its usage record. */
 export async function deleteSkill(ctx: SkillManageContext, args: { name: string }): Promise<SkillChange> {
   const skill = locateWritable(ctx, args.name.trim(), "delete");
-  if (readUsage(ctx.home)[skill.name]?.pinned === true) {
-    fail(
-      `"${skill.name}" is pinned (skills/.usage.json), which protects it from deletion. Ask the user to unpin ` +
-        "it first; patch and edit still work on pinned skills.",
-    );
-  }
+  await assertNotPinned(ctx, skill.name);
   const dir = skill.dir;
   if (lstatSync(dir).isSymbolicLink()) {
     fail(
@@ -294,7 +323,7 @@ export async function deleteSkill(ctx: SkillManageContext, args: { name: string 
     }
   }
   await ctx.sink?.deleted({ name: skill.name, dir });
-  await recordSkillUsage(ctx.home, skill.name, "delete", usageOptions(ctx));
+  await usageOf(ctx).record(skill.name, "delete", usageOptions(ctx));
   return { message: `Deleted skill "${skill.name}" (${dir}).`, name: skill.name, dir };
 }
 
@@ -320,7 +349,7 @@ export async function writeSkillFile(
   mkdirSync(dirname(target), { recursive: true });
   await atomicWriteFile(target, args.content);
   await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
-  await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
+  await usageOf(ctx).record(skill.name, "patch", usageOptions(ctx));
   const rel = posixRelative(skill.dir, target);
   const bytes = Buffer.byteLength(args.content, "utf8");
   return {
@@ -357,7 +386,7 @@ export async function removeSkillFile(
     dir = dirname(dir);
   }
   await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
-  await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
+  await usageOf(ctx).record(skill.name, "patch", usageOptions(ctx));
   return {
     message: `Removed ${posixRelative(skill.dir, target)} from skill "${skill.name}".`,
     name: skill.name,

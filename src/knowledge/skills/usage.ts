@@ -96,6 +96,18 @@ export interface SkillUsageRecords {
    * map in place, returning false to leave the records as they were. Atomic against `record`.
    */
   mutate(change: (data: Record<string, SkillUsageRecord>) => unknown): Promise<void>;
+  /**
+   * A token that differs whenever any record changed since it was taken (on any instance), for
+   * callers that keep something made from the records (the prompt's skills index). Absent for
+   * `skills/.usage.json`, whose own stat is the stamp.
+   */
+  version?(): Promise<string>;
+  /**
+   * The records as last read or written here, for synchronous callers that only label skills
+   * (discovery's "agent" origin); never for decisions (pins, curator states): those `read()`.
+   * Absent for `skills/.usage.json` (read directly); undefined before the first read.
+   */
+  snapshot?(): Readonly<Record<string, SkillUsageRecord>> | undefined;
 }
 
 export function skillUsageFile(home: string): SkillUsageRecords {

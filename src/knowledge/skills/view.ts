@@ -5,10 +5,10 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { hasBinaryExtension, sniffBinaryFile } from "../../util/binary-file.js";
+import { knowledgeStores } from "../stores.js";
 import { type DiscoverOptions, findSkill, matchesPlatform } from "./discovery.js";
 import { parseSkillMarkdown } from "./frontmatter.js";
 import { posixRelative, resolveInsideSkill, splitRelativePath } from "./paths.js";
-import { recordSkillUsage } from "./provenance.js";
 import type { SkillMeta, SkillsConfig } from "./types.js";
 
 /** Longest supporting file returned whole; longer ones are cut with a note. */
@@ -114,7 +114,7 @@ export interface SkillMessageOptions {
 /**
  * The text of the user message that `/<skill-name>` sends: a header naming the skill and its
  * folder, the SKILL.md body, its linked files, and missing environment variables. Undefined when
- * no enabled skill has that name. Counts as a use in `.usage.json` (best effort).
+ * no enabled skill has that name. Counts as a use in the home's usage records (best effort).
  */
 export async function loadSkillMessage(
   home: string,
@@ -160,6 +160,7 @@ export async function loadSkillMessage(
     "",
     instruction ? `User request: ${instruction}` : "User request: apply this skill to the current task.",
   );
-  await recordSkillUsage(home, skill.name, "use");
+  // The home's usage store: skills/.usage.json, or the shared database on a postgres home.
+  await knowledgeStores(home).skillUsage.record(skill.name, "use");
   return lines.join("\n");
 }

@@ -123,7 +123,7 @@ export const skillManageTool = defineTool({
   async handler(args, ctx) {
     const mc = skillManageContext(ctx);
     if (gateOn(ctx, "skills")) {
-      precheckSkillWrite(mc, args);
+      await precheckSkillWrite(mc, args);
       return stageWrite(ctx, "skills", payloadOf({ ...args }), mc);
     }
     const change = await runSkillManage(mc, args);

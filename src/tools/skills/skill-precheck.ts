@@ -6,8 +6,12 @@
  */
 
 import { findSkill } from "../../knowledge/skills/discovery.js";
-import { locateWritable, type SkillManageContext, SkillManageError } from "../../knowledge/skills/manage.js";
-import { readUsage } from "../../knowledge/skills/provenance.js";
+import {
+  assertNotPinned,
+  locateWritable,
+  type SkillManageContext,
+  SkillManageError,
+} from "../../knowledge/skills/manage.js";
 import {
   assertCategory,
   assertSkillName,
@@ -26,7 +30,7 @@ function need(value: string | undefined | null, field: string, action: string): 
 }
 
 /** Throws `SkillManageError` naming the first rule `args` breaks; returns when it may be staged. */
-export function precheckSkillWrite(mc: SkillManageContext, args: SkillManageArgs): void {
+export async function precheckSkillWrite(mc: SkillManageContext, args: SkillManageArgs): Promise<void> {
   const name = args.name.trim();
   const action = args.action;
   assertSkillName(name);
@@ -73,11 +77,8 @@ export function precheckSkillWrite(mc: SkillManageContext, args: SkillManageArgs
       return;
     case "delete": {
       const skill = locateWritable(mc, name, action);
-      if (readUsage(mc.home)[skill.name]?.pinned === true) {
-        throw new SkillManageError(
-          `"${skill.name}" is pinned (skills/.usage.json), which protects it from deletion. Ask the user to unpin it first.`,
-        );
-      }
+      // The home's usage store (PostgreSQL: a pin set on any instance), as the delete itself checks.
+      await assertNotPinned(mc, skill.name);
       return;
     }
     default:

@@ -11,9 +11,10 @@ import { readLock } from "../../../knowledge/skills/hub/lock.js";
 import { readTree } from "../../../knowledge/skills/hub/maintenance.js";
 import { fetchSkillsIndex, indexUrlFor, wellKnownIdentifier } from "../../../knowledge/skills/hub/remote.js";
 import { HUB_ADAPTERS, SOURCE_NAMES, searchSources } from "../../../knowledge/skills/hub/router.js";
-import { readUsage, type SkillUsageRecord } from "../../../knowledge/skills/provenance.js";
+import type { SkillUsageRecord } from "../../../knowledge/skills/provenance.js";
 import type { SkillOrigin } from "../../../knowledge/skills/types.js";
 import { activityCount, latestActivityAt } from "../../../knowledge/skills/usage.js";
+import { knowledgeStores } from "../../../knowledge/stores.js";
 import { renderTable } from "../../format/table.js";
 import { CliFailure, type SkillsIo, style } from "./io.js";
 
@@ -37,7 +38,8 @@ export async function listCommand(
 ): Promise<number> {
   const lock = await readLock(home);
   const skills = (await listInstalledSkills(home, lock)).filter((s) => matchesSource(s, flags.source));
-  const usage = readUsage(home);
+  // The home's usage store: skills/.usage.json, or the shared database on a postgres home.
+  const usage = await knowledgeStores(home).skillUsage.read();
   if (flags.json) {
     io.out(
       JSON.stringify(

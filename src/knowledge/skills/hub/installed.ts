@@ -6,6 +6,7 @@
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { registeredSkillUsage } from "../../stores.js";
 import type { SkillOrigin } from "../types.js";
 import { isRecord, readFrontmatter } from "./bundle.js";
 import { type LockData, skillsRoot } from "./lock.js";
@@ -93,9 +94,16 @@ async function readBundledManifest(home: string): Promise<Set<string>> {
   return names;
 }
 
-/** Skills `skills/.usage.json` records as created by the agent. */
+/** Skills the home's usage records (`skills/.usage.json`, or the shared database) mark as agent-made. */
 async function readAgentCreated(home: string): Promise<Set<string>> {
   const names = new Set<string>();
+  const shared = registeredSkillUsage(home);
+  if (shared) {
+    // Unreadable: nobody is marked as agent-made, as for a broken file.
+    const records = await shared.read().catch(() => ({}));
+    for (const [name, record] of Object.entries(records)) if (record.created_by === "agent") names.add(name);
+    return names;
+  }
   try {
     const data: unknown = JSON.parse(await readFile(join(skillsRoot(home), ".usage.json"), "utf8"));
     if (isRecord(data)) {

@@ -87,6 +87,19 @@ describe.skipIf(postgresSkipReason)("skill usage records, file and PostgreSQL", 
     });
   });
 
+  it("counts every first use of a new skill from two instances at once", async () => {
+    const [a, b] = await dbs.fresh(2);
+    const one = pgSkillUsageRecords(a!, { now });
+    const two = pgSkillUsageRecords(b!, { now });
+    const names = Array.from({ length: 8 }, (_, i) => `fresh-${i}`);
+    const results = await Promise.all(
+      names.flatMap((name) => [one.record(name, "view"), two.record(name, "view"), one.record(name, "view")]),
+    );
+    expect(results.every((ok) => ok)).toBe(true);
+    const seen = await two.read();
+    expect(names.map((name) => seen[name]?.view_count)).toEqual(names.map(() => 3));
+  });
+
   it("counts every event from two instances at once", async () => {
     const [a, b] = await dbs.fresh(2);
     const one = pgSkillUsageRecords(a!, { now });

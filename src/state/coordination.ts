@@ -58,6 +58,12 @@ export interface CoordinationMessage {
   from: string;
   /** JSON-serialisable payload (NOTIFY payloads stay under 8000 bytes; larger ones go by row). */
   payload: unknown;
+  /**
+   * Set only on a message delivered late, read back after this instance's listening connection
+   * was re-established: how long ago (ms) it was sent. A topic whose sender stops waiting after a
+   * while (a forwarded chat message) can tell it is stale.
+   */
+  ageMs?: number;
 }
 
 export interface InstanceInfo {

@@ -305,6 +305,15 @@ export class ChatRelay {
       const id = (message.payload as { id?: unknown } | null)?.id;
       if (typeof id === "string") this.receipts.get(id)?.();
     } else if (message.topic === "chat.input" && isChatInput(message.payload)) {
+      // Read back late (this instance's listener had reconnected): its sender stopped waiting for
+      // the receipt and routes it again itself, so taking it here too would answer it twice.
+      const stale = (this.options.receiptWaitMs ?? RECEIPT_WAIT_MS) / 2;
+      if (message.ageMs !== undefined && message.ageMs > stale) {
+        this.log(
+          `coordination: a ${message.payload.platform} message for ${message.payload.key} arrived ${Math.round(message.ageMs)} ms late; its sender routes it again`,
+        );
+        return;
+      }
       if (message.payload.id)
         void this.coordinator
           .send(message.from, "chat.receipt", { id: message.payload.id })

@@ -1,6 +1,7 @@
 /**
  * Coordination between instances (versions 500–599): who is alive, who holds which lease, chat
- * and cron slot, and the bodies of messages too large for a NOTIFY payload. Every time here is
+ * and cron slot, and the messages between instances (kept ten minutes, so a listener that
+ * reconnects reads back what it missed). Every time here is
  * the database's clock (`clock_timestamp()`), so instances on hosts whose clocks disagree still
  * agree on when a lease has expired.
  */
@@ -60,6 +61,14 @@ CREATE TABLE coord_messages (
   body text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
+`,
+  },
+  {
+    version: 540,
+    name: "coordination: every message kept a while with its addressee, so a reconnected listener reads back what it missed",
+    up: `
+ALTER TABLE coord_messages ADD COLUMN recipient text;
+CREATE INDEX coord_messages_created ON coord_messages (created_at);
 `,
   },
 ];

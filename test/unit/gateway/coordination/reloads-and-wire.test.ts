@@ -5,7 +5,11 @@ import { describe, expect, it } from "vitest";
 import { ChatRelay } from "../../../../src/gateway/coordination/chat-relay.js";
 import { fromWire, isChatInput, toWire } from "../../../../src/gateway/coordination/relay-wire.js";
 import { ReloadBus } from "../../../../src/gateway/coordination/reloads.js";
-import { localCoordinator } from "../../../../src/state/coordination.js";
+import {
+  type CoordinationMessage,
+  type Coordinator,
+  localCoordinator,
+} from "../../../../src/state/coordination.js";
 import { coordinatorHub } from "../../../support/coordinator-hub.js";
 
 const until = async (probe: () => boolean, what: string) => {
@@ -136,6 +140,50 @@ describe("a cached agent after another instance ran the chat", () => {
     current = "s2"; // another instance started a new session for the chat
     await turn();
     expect(forgotten).toEqual(["k", "k", "k"]);
+    relay.close();
+  });
+});
+
+describe("a forwarded message read back late", () => {
+  it("is left to its sender (which routes it again) when older than half the receipt wait, taken otherwise", async () => {
+    const base = localCoordinator();
+    let deliver: ((m: CoordinationMessage) => void) | undefined;
+    const sent: Array<[string, string, unknown]> = [];
+    const coordinator: Coordinator = {
+      ...base,
+      subscribe(handler) {
+        deliver = handler;
+        return () => undefined;
+      },
+      async send(to, topic, payload) {
+        sent.push([to, topic, payload]);
+      },
+    };
+    const lines: string[] = [];
+    const relay = new ChatRelay(coordinator, {
+      home: mkdtempSync(join(tmpdir(), "hermes-relay-")),
+      receiptWaitMs: 3_000,
+      log: (line) => lines.push(line),
+    });
+    const handled: string[] = [];
+    relay.attach(() => ({ onMessage: (m) => void handled.push(m.text), onAction: () => undefined }));
+    const input = (text: string, id: string) => ({
+      key: "telegram:1",
+      platform: "telegram",
+      hops: 1,
+      id,
+      message: { source: { platform: "telegram", chatId: "1", userId: "7", chatType: "dm" as const }, text },
+    });
+    deliver!({ topic: "chat.input", from: "b", payload: input("stale", "s1"), ageMs: 2_000 });
+    deliver!({ topic: "chat.input", from: "b", payload: input("late but in time", "s2"), ageMs: 900 });
+    deliver!({ topic: "chat.input", from: "b", payload: input("live", "s3") });
+    await until(() => handled.length === 2, "two handled");
+    expect(handled).toEqual(["late but in time", "live"]);
+    expect(sent.map(([to, topic, p]) => [to, topic, (p as { id: string }).id])).toEqual([
+      ["b", "chat.receipt", "s2"],
+      ["b", "chat.receipt", "s3"],
+    ]);
+    expect(lines.join("\n")).toMatch(/arrived 2000 ms late; its sender routes it again/);
     relay.close();
   });
 });

@@ -12,7 +12,9 @@
  * - **Cron slots**: a row per (job, slot), `running` under a lease the runner renews, then `done`
  *   with its outcome for good. An unfinished slot whose lease lapsed is claimed again
  *   (`reclaimCronSlots` finds them with `FOR UPDATE SKIP LOCKED`).
- * - **Messages**: LISTEN/NOTIFY (coordination-channel.ts).
+ * - **Messages**: LISTEN/NOTIFY with an outbox read back after a reconnection
+ *   (coordination-channel.ts).
+ * - **Update feeds**: Telegram's getUpdates position and taken ids (coordination-feeds.ts).
  *
  * Every expiry is computed by the database's clock, never by an instance's.
  */
@@ -26,6 +28,7 @@ import type {
   Lease,
 } from "../coordination.js";
 import { openChannel } from "./coordination-channel.js";
+import { pgFeedLedger, pruneFeeds } from "./coordination-feeds.js";
 import { listPgInstances } from "./coordination-instances.js";
 import { keepRenewed, type Renewal } from "./coordination-renewal.js";
 import type { PgDatabase } from "./database.js";
@@ -123,6 +126,7 @@ export async function openPgCoordinator(
     await db.query(
       "DELETE FROM coord_cron_slots WHERE status = 'done' AND finished_at < clock_timestamp() - interval '30 days'",
     );
+    await pruneFeeds(db);
   };
   let heartbeat: NodeJS.Timeout | undefined;
   const scheduleBeat = () => {
@@ -394,6 +398,10 @@ export async function openPgCoordinator(
 
     async instances(): Promise<InstanceInfo[]> {
       return listPgInstances(db, { instanceTtlMs });
+    },
+
+    feedLedger(name) {
+      return pgFeedLedger(db, name, instanceId);
     },
 
     async drain() {

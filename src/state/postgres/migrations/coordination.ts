@@ -71,4 +71,23 @@ ALTER TABLE coord_messages ADD COLUMN recipient text;
 CREATE INDEX coord_messages_created ON coord_messages (created_at);
 `,
   },
+  {
+    version: 541,
+    name: "coordination: update feeds' position and taken ids (Telegram getUpdates across instances)",
+    up: `
+CREATE TABLE coord_feed_offsets (
+  name text PRIMARY KEY,
+  next_offset bigint NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE TABLE coord_feed_seen (
+  name text NOT NULL,
+  update_id bigint NOT NULL,
+  taken_by text NOT NULL,
+  taken_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (name, update_id)
+);
+CREATE INDEX coord_feed_seen_taken ON coord_feed_seen (taken_at);
+`,
+  },
 ];

@@ -51,7 +51,12 @@ export interface PgCoordinatorTiming {
   instanceTtlMs?: number;
   /** Lease TTL when `tryLease`/`waitLease` are not given one (default 8 000 ms). */
   leaseTtlMs?: number;
-  /** A cron slot's lease when `claimCronSlot` is not given one (default 30 000 ms). */
+  /**
+   * A cron slot's lease when `claimCronSlot` is not given one (default 15 000 ms): renewed every
+   * quarter of it while the job runs, however long that is, so it only bounds how soon another
+   * instance runs the slot again after its runner died (and how long a database outage the
+   * runner rides out before it stops the job).
+   */
   cronLeaseMs?: number;
   /** How often `waitLease` tries again (default 1 000 ms; a release wakes it at once). */
   pollMs?: number;
@@ -60,6 +65,8 @@ export interface PgCoordinatorTiming {
 }
 
 const PRUNE_EVERY_MS = 60_000;
+/** The default cron slot lease: a dead runner's slot runs again within the issue's 15 s bound. */
+export const CRON_SLOT_LEASE_MS = 15_000;
 const ms = (param: string) => `(${param}::double precision * interval '1 millisecond')`;
 
 function token(): string {
@@ -75,7 +82,7 @@ export async function openPgCoordinator(
   const heartbeatMs = timing.heartbeatMs ?? 2_000;
   const instanceTtlMs = timing.instanceTtlMs ?? 8_000;
   const leaseTtlMs = timing.leaseTtlMs ?? 8_000;
-  const cronLeaseMs = timing.cronLeaseMs ?? 30_000;
+  const cronLeaseMs = timing.cronLeaseMs ?? CRON_SLOT_LEASE_MS;
   const pollMs = timing.pollMs ?? 1_000;
 
   const handlers = new Set<(message: CoordinationMessage) => void>();

@@ -36,8 +36,8 @@ interface Envelope {
   payload?: unknown;
   /** `coord_messages.id` of the message. */
   id?: string;
-  /** The NOTIFY leaves the envelope out: read it from the row. */
-  ref?: string | boolean;
+  /** The NOTIFY leaves the envelope out: read it from this row. */
+  ref?: string;
   /** Internal signals between coordinators (`lease-free`). */
   sys?: string;
   name?: string;
@@ -107,9 +107,8 @@ export function openChannel(db: PgDatabase, options: ChannelOptions): Channel {
       delivered.set(id, Date.now());
     }
     if (envelope.ref) {
-      const ref = typeof envelope.ref === "string" ? envelope.ref : id;
       const rows = await db
-        .query<{ body: string }>("SELECT body FROM coord_messages WHERE id = $1", [ref])
+        .query<{ body: string }>("SELECT body FROM coord_messages WHERE id = $1", [envelope.ref])
         .catch(() => []);
       if (!rows[0]) {
         // Unreadable now: a later read-back may still bring it.
@@ -232,11 +231,15 @@ export function openChannel(db: PgDatabase, options: ChannelOptions): Channel {
   const post = async (to: string | undefined, envelope: Envelope) => {
     const text = JSON.stringify(envelope);
     const inline = Buffer.byteLength(text) <= NOTIFY_INLINE_LIMIT;
-    // The NOTIFY payload is `{"id":"<row id>", …}`: the envelope's own fields, or only its addressee.
-    const tail = inline ? text.slice(1) : `${JSON.stringify({ ...(to ? { to } : {}), ref: true }).slice(1)}`;
+    // The NOTIFY payload is `{"id":"<row id>", …}` with the envelope's own fields, or with only
+    // its addressee and `ref` (the row id again, as instances before the outbox read it).
+    const tail = inline ? text.slice(1) : `${to ? `,"to":${JSON.stringify(to)}` : ""}}`;
+    const head = inline
+      ? `'{"id":"' || id::text || '",'`
+      : `'{"id":"' || id::text || '","ref":"' || id::text || '"'`;
     await db.query(
       `WITH message AS (INSERT INTO coord_messages (recipient, body) VALUES ($1, $2) RETURNING id)
-       SELECT pg_notify($3, '{"id":"' || id::text || '",' || $4) FROM message`,
+       SELECT pg_notify($3, ${head} || $4) FROM message`,
       [to ?? null, text, COORD_CHANNEL, tail],
     );
   };

@@ -166,4 +166,35 @@ describe.skipIf(postgresSkipReason)("PostgreSQL coordinator: messages missed whi
     await until(() => got.length === 1, 10_000);
     expect(payloads(got)).toEqual([1]);
   }, 30_000);
+
+  it("notifies with the row id, and a large message by a string ref an instance from before the outbox reads", async () => {
+    const { admin, sender } = await pair();
+    const raw = await admin.connect();
+    const payloads: string[] = [];
+    raw.on("notification", (note) => payloads.push(note.payload ?? ""));
+    await raw.query("LISTEN hermes_coord");
+    try {
+      await sender.send("listener", "turn.stop", { chat: "x" });
+      await sender.publish("chat.input", { text: "ü".repeat(6_000) });
+      await until(() => payloads.length === 2);
+      const [small, large] = payloads.map((p) => JSON.parse(p) as Record<string, unknown>);
+      expect(small).toMatchObject({
+        to: "listener",
+        topic: "turn.stop",
+        from: "sender",
+        payload: { chat: "x" },
+      });
+      expect(large).toEqual({ id: large!["id"], ref: large!["id"] });
+      const rows = await admin.query<{ id: string; recipient: string | null; body: string }>(
+        "SELECT id::text AS id, recipient, body FROM coord_messages ORDER BY id",
+      );
+      expect(rows.map((r) => [r.id, r.recipient])).toEqual([
+        [small!["id"], "listener"],
+        [large!["id"], null],
+      ]);
+      expect(JSON.parse(rows[1]!.body)).toMatchObject({ topic: "chat.input", from: "sender" });
+    } finally {
+      raw.release();
+    }
+  });
 });

@@ -22,6 +22,24 @@
  * - **Instances**: each live instance with what it holds, for `hermes gateway status`.
  */
 
+/**
+ * The position of a single-consumer update feed (Telegram's getUpdates offset) and the update ids
+ * already handed to a gateway, kept where every instance sees them (the Telegram adapter's
+ * `connect({ feed })`). A poller that takes over after another one died resumes after what that
+ * one took, and an update fetched twice (the dead poller never confirmed it to the platform) is
+ * handed on once.
+ */
+export interface FeedLedger {
+  /** The feed position to resume from (the next update id), or undefined when none was kept. */
+  resumeAt(): Promise<number | undefined>;
+  /**
+   * Records `ids` as taken by this instance and `next` as the feed's position; answers those of
+   * `ids` no instance took before (the ones to hand on), in their order. Rejects when the record
+   * could not be written: hand nothing on then, and fetch again.
+   */
+  take(ids: readonly number[], next: number): Promise<number[]>;
+}
+
 export interface ChatClaim {
   readonly key: string;
   /** Gives the chat back; the next message for it may run on any instance. Idempotent. */
@@ -58,6 +76,12 @@ export interface CoordinationMessage {
   from: string;
   /** JSON-serialisable payload (NOTIFY payloads stay under 8000 bytes; larger ones go by row). */
   payload: unknown;
+  /**
+   * Set only on a message delivered late, read back after this instance's listening connection
+   * was re-established: how long ago (ms) it was sent. A topic whose sender stops waiting after a
+   * while (a forwarded chat message) can tell it is stale.
+   */
+  ageMs?: number;
 }
 
 export interface InstanceInfo {
@@ -98,6 +122,11 @@ export interface Coordinator {
   /** Handles messages sent to this instance and broadcasts (its own included). Returns unsubscribe. */
   subscribe(handler: (message: CoordinationMessage) => void): () => void;
   instances(): Promise<InstanceInfo[]>;
+  /**
+   * The shared ledger of a single-consumer update feed, by the name of the lease guarding it
+   * (`telegram:<bot id>`): see `FeedLedger`. Absent on the one-process coordinator.
+   */
+  feedLedger?(name: string): FeedLedger;
   /**
    * Marks this instance as draining: status shows it, and it takes no new lease or cron slot
    * (`tryLease` answers null, `waitLease` rejects, `claimCronSlot` answers null). Chat claims

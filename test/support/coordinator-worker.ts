@@ -16,7 +16,9 @@ if (kind === "lease") held = (await coordinator.tryLease(name)) !== null;
 else if (kind === "chat") held = "claimed" in (await coordinator.claimChat(name));
 else {
   const [jobId = "job", slot = "2026-11-27T00:00:00.000Z"] = name.split("@");
-  held = (await coordinator.claimCronSlot(jobId, slot, { leaseMs: timing["cronLeaseMs"] ?? 2_000 })) !== null;
+  // The coordinator's own default lease unless the timing names one.
+  const leaseMs = timing["cronLeaseMs"];
+  held = (await coordinator.claimCronSlot(jobId, slot, leaseMs ? { leaseMs } : {})) !== null;
 }
 process.stdout.write(`${JSON.stringify({ instanceId: coordinator.instanceId, held })}\n`);
 // Hold on until killed.

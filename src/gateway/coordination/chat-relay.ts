@@ -33,6 +33,8 @@ const RECEIPT_WAIT_MS = 3_000;
 /** How long a message that went round too often waits for its chat, and how often it asks. */
 const SETTLE_WAIT_MS = 30_000;
 const RETRY_MS = 100;
+/** How long the ids of forwarded messages taken here are remembered. */
+const TAKEN_KEEP_MS = 10 * 60_000;
 
 export interface RelayOptions {
   home: string;
@@ -76,6 +78,14 @@ export class ChatRelay {
   private readonly hops = new WeakMap<InboundMessage, number>();
   /** Forwarded messages waiting for the receiving instance's receipt, by id. */
   private readonly receipts = new Map<string, () => void>();
+  /** A message's relay id, kept when it is passed on again, so its receiver knows it. */
+  private readonly wireIds = new WeakMap<InboundMessage, string>();
+  /**
+   * Ids of forwarded messages this instance's router took (and did not pass on), with when: the
+   * same message sent again (its receipt came too late for the sender, which routed it once more)
+   * is confirmed again and not handled twice.
+   */
+  private readonly taken = new Map<string, number>();
   private handlers: HandlersFor | undefined;
   private chats: CachedChats | undefined;
   /** What each chat's stored session looked like when this instance last let it go. */
@@ -270,7 +280,9 @@ export class ChatRelay {
    */
   private async forward(to: string, key: string, message: InboundMessage, hops: number): Promise<void> {
     const platform = message.source.platform;
-    const id = randomBytes(8).toString("hex");
+    const id = this.wireIds.get(message) ?? randomBytes(8).toString("hex");
+    this.wireIds.set(message, id);
+    this.taken.delete(id);
     const payload: ChatInputPayload = { key, platform, message: await toWire(message), hops: hops + 1, id };
     const receipt = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
@@ -305,10 +317,21 @@ export class ChatRelay {
       const id = (message.payload as { id?: unknown } | null)?.id;
       if (typeof id === "string") this.receipts.get(id)?.();
     } else if (message.topic === "chat.input" && isChatInput(message.payload)) {
-      if (message.payload.id)
-        void this.coordinator
-          .send(message.from, "chat.receipt", { id: message.payload.id })
-          .catch(() => undefined);
+      // Read back late (this instance's listener had reconnected): its sender stopped waiting for
+      // the receipt and routes it again itself, so taking it here too would answer it twice.
+      const stale = (this.options.receiptWaitMs ?? RECEIPT_WAIT_MS) / 2;
+      if (message.ageMs !== undefined && message.ageMs > stale) {
+        this.log(
+          `coordination: a ${message.payload.platform} message for ${message.payload.key} arrived ${Math.round(message.ageMs)} ms late; its sender routes it again`,
+        );
+        return;
+      }
+      const id = message.payload.id;
+      if (id) {
+        void this.coordinator.send(message.from, "chat.receipt", { id }).catch(() => undefined);
+        if (this.taken.has(id)) return;
+        this.take(id);
+      }
       void this.received(message.payload).catch((error: unknown) =>
         this.log(`coordination: a forwarded message was not handled: ${String(error)}`),
       );
@@ -321,9 +344,19 @@ export class ChatRelay {
     }
   }
 
+  private take(id: string): void {
+    const now = Date.now();
+    this.taken.set(id, now);
+    for (const [old, at] of this.taken) {
+      if (now - at < TAKEN_KEEP_MS) break;
+      this.taken.delete(old);
+    }
+  }
+
   private async received(payload: ChatInputPayload): Promise<void> {
     const { key, platform, hops } = payload;
     const inbound = await fromWire(payload.message, join(this.options.home, "cache", "media"));
+    if (payload.id) this.wireIds.set(inbound, payload.id);
     inbound.source.platform = platform;
     if (this.draining) {
       // Stopping: this instance finishes what it runs, and passes the message on once it has.

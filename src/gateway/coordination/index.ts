@@ -52,11 +52,13 @@ export class GatewayCoordination {
       ? connectionLease(adapter.platform, this.options.env, this.options.config)
       : undefined;
     if (!lease) return adapter.connect(handlers);
+    const feed = this.coordinator.feedLedger?.(lease);
     const connection = new LeasedConnection({
       coordinator: this.coordinator,
       lease,
       adapter,
       handlers,
+      ...(feed ? { feed } : {}),
       log: (line) => this.log(line),
       onState: (state) => {
         this.log(

@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Coordinator, Lease } from "../../state/coordination.js";
-import type { AdapterHandlers, PlatformAdapter } from "../platforms/types.js";
+import type { AdapterHandlers, FeedLedger, PlatformAdapter } from "../platforms/types.js";
 
 /** A lease lasts this long without renewal: fail-over within 15 s of a holder's death. */
 export const CONNECTION_LEASE_TTL_MS = 10_000;
@@ -72,6 +72,11 @@ export interface LeasedConnectionOptions {
   adapter: PlatformAdapter;
   handlers: AdapterHandlers;
   ttlMs?: number;
+  /**
+   * The feed's shared position and taken ids (Telegram), handed to the adapter when it starts
+   * receiving, so a take-over neither re-reads nor re-hands what the last holder took.
+   */
+  feed?: FeedLedger;
   /** Receiving started (this instance holds the lease) or stopped. */
   onState?: (state: "receiving" | "standby") => void;
   log?: (line: string) => void;
@@ -135,7 +140,7 @@ export class LeasedConnection {
       try {
         if (!signal.aborted && !lease.lost.aborted) {
           await adapter.disconnect();
-          await adapter.connect(handlers);
+          await adapter.connect(handlers, this.options.feed ? { feed: this.options.feed } : undefined);
           this.receiving = true;
           this.options.onState?.("receiving");
           await new Promise<void>((resolve) => {

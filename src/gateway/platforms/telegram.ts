@@ -35,6 +35,7 @@ import {
   type AdapterHandlers,
   type BotCommand,
   type Button,
+  type FeedLedger,
   type InboundMedia,
   type MessageSource,
   type OutboundMedia,
@@ -437,8 +438,25 @@ export function createTelegramAdapter(
     }
   }
 
-  async function pollLoop(signal: AbortSignal): Promise<void> {
+  async function pollLoop(signal: AbortSignal, feed: FeedLedger | undefined): Promise<void> {
     let failures = 0;
+    const backOff = async (what: string, err: unknown) => {
+      failures += 1;
+      const retryAfter = Number((err as WireError).parameters?.retry_after) * 1000 || 0;
+      const delay = Math.max(retryAfter, Math.min(1000 * 2 ** (failures - 1), MAX_POLL_BACKOFF_MS));
+      report(`${what}; retrying in ${delay / 1000}s`);
+      await sleep(delay, signal);
+    };
+    // Several instances: resume where the last poller (maybe a dead one) left off.
+    while (feed && !signal.aborted) {
+      try {
+        const kept = await feed.resumeAt();
+        if (kept !== undefined) offset = Math.max(offset ?? 0, kept);
+        break;
+      } catch (err) {
+        await backOff(`could not read where Telegram polling stopped: ${String(err)}`, err);
+      }
+    }
     while (!signal.aborted) {
       let updates: unknown[];
       try {
@@ -453,21 +471,30 @@ export function createTelegramAdapter(
         failures = 0;
       } catch (err) {
         if (signal.aborted) break;
-        failures += 1;
-        const retryAfter = Number((err as WireError).parameters?.retry_after) * 1000 || 0;
-        const delay = Math.max(retryAfter, Math.min(1000 * 2 ** (failures - 1), MAX_POLL_BACKOFF_MS));
         const hint = errorCode(err) === 409 ? " (another process polls this bot, or a webhook is set)" : "";
-        report(
-          `Telegram polling failed: ${redact(errorDescription(err))}${hint}; retrying in ${delay / 1000}s`,
-        );
-        await sleep(delay, signal);
+        await backOff(`Telegram polling failed: ${redact(errorDescription(err))}${hint}`, err);
         continue;
       }
       if (!Array.isArray(updates)) continue;
-      for (const update of updates) {
-        if (!update || typeof update !== "object") continue;
-        const u = update as Record<string, unknown>;
-        if (typeof u.update_id === "number") offset = Math.max(offset ?? 0, u.update_id + 1);
+      const batch = updates.filter((u): u is Record<string, unknown> => !!u && typeof u === "object");
+      const ids = batch.map((u) => u.update_id).filter((id): id is number => typeof id === "number");
+      let fresh: Set<number> | undefined;
+      if (feed && ids.length > 0) {
+        // Recorded before any is handed on; unrecorded, the same batch is fetched again.
+        try {
+          fresh = new Set(await feed.take(ids, Math.max(offset ?? 0, ...ids.map((id) => id + 1))));
+        } catch (err) {
+          if (signal.aborted) break;
+          await backOff(`could not record Telegram updates as taken: ${String(err)}`, err);
+          continue;
+        }
+      }
+      for (const u of batch) {
+        if (typeof u.update_id === "number") {
+          offset = Math.max(offset ?? 0, u.update_id + 1);
+          // Another instance took it already (it fetched it before dying or losing the lease).
+          if (fresh && !fresh.has(u.update_id)) continue;
+        }
         dispatch(u, signal);
       }
     }
@@ -528,7 +555,7 @@ export function createTelegramAdapter(
     return { messageId: String(sent.message_id) };
   }
 
-  async function start(handlers: AdapterHandlers, receive: boolean): Promise<void> {
+  async function start(handlers: AdapterHandlers, receive: boolean, feed?: FeedLedger): Promise<void> {
     let bot: { id: number; username?: string };
     try {
       bot = await getApi().getMe();
@@ -563,7 +590,7 @@ export function createTelegramAdapter(
     } catch (err) {
       report(`could not remove the bot's webhook: ${redact(errorDescription(err))}`);
     }
-    session.loop = pollLoop(controller.signal).catch((err: unknown) => {
+    session.loop = pollLoop(controller.signal, feed).catch((err: unknown) => {
       report(`Telegram polling stopped: ${String(err)}`);
     });
   }
@@ -574,7 +601,7 @@ export function createTelegramAdapter(
 
     connect(handlers, options) {
       if (session) return Promise.resolve();
-      connecting ??= start(handlers, options?.receive !== false).finally(() => {
+      connecting ??= start(handlers, options?.receive !== false, options?.feed).finally(() => {
         connecting = undefined;
       });
       return connecting;

@@ -10,6 +10,8 @@
  * Adapters never throw from their event handlers: a malformed platform payload is reported through
  * `AdapterHandlers.onError` and dropped.
  */
+
+import type { FeedLedger } from "../../state/coordination.js";
 import type { ChatType } from "../session-key.js";
 
 /** Where a message came from, as every platform can describe it. */
@@ -137,7 +139,15 @@ export interface BotCommand {
 export interface ConnectOptions {
   /** Receive events (default true). */
   receive?: boolean;
+  /**
+   * Shared with the other instances of a gateway over one database: where the platform's update
+   * feed stands and which updates were taken already (Telegram's getUpdates). Absent on a lone
+   * instance, where the platform's own confirmation is enough.
+   */
+  feed?: FeedLedger;
 }
+
+export type { FeedLedger };
 
 export interface PlatformAdapter {
   /** Platform value: `telegram`, `discord`, `slack`. */

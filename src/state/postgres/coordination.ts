@@ -12,7 +12,9 @@
  * - **Cron slots**: a row per (job, slot), `running` under a lease the runner renews, then `done`
  *   with its outcome for good. An unfinished slot whose lease lapsed is claimed again
  *   (`reclaimCronSlots` finds them with `FOR UPDATE SKIP LOCKED`).
- * - **Messages**: LISTEN/NOTIFY (coordination-channel.ts).
+ * - **Messages**: LISTEN/NOTIFY with an outbox read back after a reconnection
+ *   (coordination-channel.ts).
+ * - **Update feeds**: Telegram's getUpdates position and taken ids (coordination-feeds.ts).
  *
  * Every expiry is computed by the database's clock, never by an instance's.
  */
@@ -26,6 +28,7 @@ import type {
   Lease,
 } from "../coordination.js";
 import { openChannel } from "./coordination-channel.js";
+import { pgFeedLedger, pruneFeeds } from "./coordination-feeds.js";
 import { listPgInstances } from "./coordination-instances.js";
 import { keepRenewed, type Renewal } from "./coordination-renewal.js";
 import type { PgDatabase } from "./database.js";
@@ -48,7 +51,12 @@ export interface PgCoordinatorTiming {
   instanceTtlMs?: number;
   /** Lease TTL when `tryLease`/`waitLease` are not given one (default 8 000 ms). */
   leaseTtlMs?: number;
-  /** A cron slot's lease when `claimCronSlot` is not given one (default 30 000 ms). */
+  /**
+   * A cron slot's lease when `claimCronSlot` is not given one (default 15 000 ms): renewed every
+   * quarter of it while the job runs, however long that is, so it only bounds how soon another
+   * instance runs the slot again after its runner died (and how long a database outage the
+   * runner rides out before it stops the job).
+   */
   cronLeaseMs?: number;
   /** How often `waitLease` tries again (default 1 000 ms; a release wakes it at once). */
   pollMs?: number;
@@ -57,6 +65,8 @@ export interface PgCoordinatorTiming {
 }
 
 const PRUNE_EVERY_MS = 60_000;
+/** The default cron slot lease: a dead runner's slot runs again within the issue's 15 s bound. */
+export const CRON_SLOT_LEASE_MS = 15_000;
 const ms = (param: string) => `(${param}::double precision * interval '1 millisecond')`;
 
 function token(): string {
@@ -72,7 +82,7 @@ export async function openPgCoordinator(
   const heartbeatMs = timing.heartbeatMs ?? 2_000;
   const instanceTtlMs = timing.instanceTtlMs ?? 8_000;
   const leaseTtlMs = timing.leaseTtlMs ?? 8_000;
-  const cronLeaseMs = timing.cronLeaseMs ?? 30_000;
+  const cronLeaseMs = timing.cronLeaseMs ?? CRON_SLOT_LEASE_MS;
   const pollMs = timing.pollMs ?? 1_000;
 
   const handlers = new Set<(message: CoordinationMessage) => void>();
@@ -123,6 +133,7 @@ export async function openPgCoordinator(
     await db.query(
       "DELETE FROM coord_cron_slots WHERE status = 'done' AND finished_at < clock_timestamp() - interval '30 days'",
     );
+    await pruneFeeds(db);
   };
   let heartbeat: NodeJS.Timeout | undefined;
   const scheduleBeat = () => {
@@ -394,6 +405,10 @@ export async function openPgCoordinator(
 
     async instances(): Promise<InstanceInfo[]> {
       return listPgInstances(db, { instanceTtlMs });
+    },
+
+    feedLedger(name) {
+      return pgFeedLedger(db, name, instanceId);
     },
 
     async drain() {

@@ -4,13 +4,13 @@
  * route is taken for it.
  *
  * - Words: `messages.search_vector @@ tsquery` on the GIN index (migrations/search.ts). Each term
- *   becomes `phraseto_tsquery('simple', …)` over the text with ASCII punctuation turned into
- *   spaces, exactly as the documents were tokenised, so `"docker compose"` is a phrase, `a.b` the
+ *   becomes `phraseto_tsquery('hermes_words', …)` over the text with ASCII punctuation turned into
+ *   spaces, exactly as the documents were tokenised (accents folded, so `cafe` finds `café`), so `"docker compose"` is a phrase, `a.b` the
  *   phrase `a b` and `word*` a prefix (`hermes_prefix_tsquery`); terms are ANDed, groups ORed,
  *   `NOT term` is `!!`. Relevance is `ts_rank` within the newest `RANK_WINDOW` matches that pass
  *   the filters (SQLite ranks by bm25 within windows too; rankings may differ, hits do not).
  *   Matches are collected from the newest message ids first (`rangedIds`), so a common word or
- *   phrase costs a bounded scan rather than a visit to every matching row.
+ *   phrase costs a bounded walk rather than a visit to every matching row.
  * - Substrings, CJK and symbols: `ILIKE '%term%'` over the same text, answered by the `pg_trgm`
  *   GIN index when a term has three characters or more (a shorter one scans, newest first, as
  *   SQLite's LIKE route does). When the word route finds nothing and every term is three
@@ -32,13 +32,10 @@ import {
 import { prepareSearch, rowText, searchRoles, snippetFromText } from "../search-common.js";
 import type { SearchHit, SearchOptions } from "../types.js";
 import type { PgQueryable } from "./database.js";
-import { SEARCH_TEXT_SQL, wordTextSql } from "./migrations/search.js";
+import { SEARCH_TEXT_SQL, WORD_CONFIG, wordTextSql } from "./migrations/search.js";
 
-/**
- * Relevance is ranked among at most this many of the newest matches (SQLite ranks within windows
- * of 1000; PostgreSQL reads a match's row to rank it, so its window is smaller).
- */
-export const RANK_WINDOW = 250;
+/** Relevance is ranked among at most this many of the newest matches, as SQLite ranks bm25. */
+export const RANK_WINDOW = 1000;
 
 type Sort = "relevance" | "newest" | "oldest";
 
@@ -63,7 +60,7 @@ function filterSql(options: SearchOptions, p: Params): string {
 /** The tsquery of a parsed query, as SQL over parameters. */
 function tsquerySql(q: ParsedQuery, p: Params): string {
   const term = (t: QueryTerm) => {
-    const phrase = `phraseto_tsquery('simple', ${wordTextSql(`${p.add(t.text)}::text`)})`;
+    const phrase = `phraseto_tsquery('${WORD_CONFIG}', ${wordTextSql(`${p.add(t.text)}::text`)})`;
     const query = t.prefix ? `hermes_prefix_tsquery(${phrase})` : phrase;
     return t.negated ? `!!${query}` : query;
   };
@@ -80,17 +77,30 @@ function substringSql(q: ParsedQuery, p: Params): string {
 }
 
 const FROM = "FROM messages m JOIN sessions s ON s.id = m.session_id";
+/** What the match queries read: sessions only when a filter needs them (every message has one). */
+const matchFrom = (options: SearchOptions) => (options.source !== undefined ? FROM : "FROM messages m");
 
-/** Ids the first probe covers (the newest ones, or the first ones for `oldest`). */
+/** Ids the first walk covers (the newest ones, or the first ones for `oldest`). */
 const FIRST_SPAN = 16_384;
+/** Walks over id ranges before the index takes the rest whatever the estimate says. */
+const MAX_WALKS = 4;
+/**
+ * How much dearer a match taken through the index is than a row visited by a walk (the index
+ * hands every match over in no useful order: each is read, filtered and sorted), measured on the
+ * 1M-message bench corpus.
+ */
+const INDEX_COST_PER_MATCH = 10;
 
 /**
- * The newest (or, for `oldest`, the first) `want` matching ids, in two steps: the newest
- * `FIRST_SPAN` message ids first, then, if that left `want` unfilled, everything older. A common
- * word or phrase fills `want` in the first step, so its cost is bounded by that range and not by
- * how many messages match (PostgreSQL would otherwise visit every one of tens of thousands of
- * matches, its estimate for a phrase being far too low); a rare term is answered by the index in
- * the second step, which takes every older match from the index before ordering them. `rank` (SQL over the same parameters) is computed for the rows returned.
+ * The newest (or, for `oldest`, the first) `want` matching ids. Walks id ranges from the newest
+ * (backwards through the primary key, each row tested), starting with `FIRST_SPAN` ids; when that
+ * left `want` unfilled, the matches found so far estimate how many older ones there are: few
+ * (a rare term) and the index hands over every older match at once, to be ordered; many (a common
+ * word or phrase) and the walk goes on over just enough older ids to fill `want` at that density.
+ * So a common term costs a bounded walk and not a visit to each of its tens of thousands of
+ * matches (PostgreSQL's estimate for a phrase being far too low for the planner to see it), and a
+ * rare one costs its few matches. `rank` (SQL over the same parameters) is computed for the rows
+ * returned.
  */
 async function rangedIds(
   db: PgQueryable,
@@ -104,25 +114,52 @@ async function rangedIds(
     "SELECT MIN(id) AS lo, MAX(id) AS hi FROM messages",
   );
   if (!bounds || bounds.lo === null || bounds.hi === null) return [];
-  const edge = oldest ? Number(bounds.lo) + FIRST_SPAN : Number(bounds.hi) - FIRST_SPAN;
+  const lo = Number(bounds.lo);
+  const hi = Number(bounds.hi);
   const found: Array<{ id: number; rank: number }> = [];
-  for (const part of ["near", "rest"] as const) {
-    const p = new Params();
-    const near = part === "near";
-    const range = oldest ? (near ? "<" : ">=") : near ? ">" : "<=";
-    const where = `m.id ${range} ${p.add(edge)}::bigint AND ${condition(p)} AND ${filterSql(options, p)}`;
-    const rankSql = rank ? rank(p) : "0";
-    const order = `ORDER BY id ${oldest ? "ASC" : "DESC"} LIMIT ${p.add(want - found.length)}`;
-    // The rest: every match through the index, then ordered (a walk in id order, which the
-    // planner favours under LIMIT, would read every older row when the term is rare).
-    const sql = near
-      ? `SELECT m.id, ${rankSql} AS rank ${FROM} WHERE ${where} ${order.replace("BY id", "BY m.id")}`
-      : `WITH matches AS MATERIALIZED (SELECT m.id, ${rankSql} AS rank ${FROM} WHERE ${where})
-         SELECT id, rank FROM matches ${order}`;
+  const take = async (sql: string, p: Params) => {
     const rows = await db.query<{ id: string; rank: number }>(sql, p.values);
     for (const r of rows) found.push({ id: Number(r.id), rank: Number(r.rank) });
-    if (found.length >= want) break;
+  };
+  const select = (p: Params, range: string) => {
+    const where = `${range} AND ${condition(p)} AND ${filterSql(options, p)}`;
+    return { where, rankSql: rank ? rank(p) : "0" };
+  };
+  const order = (p: Params) => `ORDER BY id ${oldest ? "ASC" : "DESC"} LIMIT ${p.add(want - found.length)}`;
+
+  // `next` is the first id not walked yet; ids walked so far: `walked`.
+  let next = oldest ? lo : hi;
+  let walked = 0;
+  let span = FIRST_SPAN;
+  for (let walk = 0; walk < MAX_WALKS; walk++) {
+    const p = new Params();
+    const end = oldest ? next + span : next - span;
+    const range = oldest
+      ? `m.id >= ${p.add(next)}::bigint AND m.id < ${p.add(end)}::bigint`
+      : `m.id <= ${p.add(next)}::bigint AND m.id > ${p.add(end)}::bigint`;
+    const { where, rankSql } = select(p, range);
+    await take(
+      `SELECT m.id, ${rankSql} AS rank ${matchFrom(options)} WHERE ${where} ${order(p).replace("BY id", "BY m.id")}`,
+      p,
+    );
+    walked += span;
+    next = end;
+    if (found.length >= want || (oldest ? next > hi : next < lo)) return found;
+    const missing = want - found.length;
+    const density = found.length / walked;
+    const older = density * (oldest ? hi - next + 1 : next - lo + 1);
+    span = Math.ceil((missing / Math.max(density, 1e-9)) * 1.25);
+    if (span > INDEX_COST_PER_MATCH * older) break;
   }
+  // The rest: every match through the index, then ordered (a walk in id order, which the planner
+  // favours under LIMIT, would read every older row when the term is rare).
+  const p = new Params();
+  const { where, rankSql } = select(p, `m.id ${oldest ? ">=" : "<="} ${p.add(next)}::bigint`);
+  await take(
+    `WITH matches AS MATERIALIZED (SELECT m.id, ${rankSql} AS rank ${matchFrom(options)} WHERE ${where})
+     SELECT id, rank FROM matches ${order(p)}`,
+    p,
+  );
   return found;
 }
 

@@ -1,6 +1,7 @@
 /**
  * Coordination between instances (versions 500–599): who is alive, who holds which lease, chat
- * and cron slot, and the bodies of messages too large for a NOTIFY payload. Every time here is
+ * and cron slot, and the messages between instances (kept ten minutes, so a listener that
+ * reconnects reads back what it missed). Every time here is
  * the database's clock (`clock_timestamp()`), so instances on hosts whose clocks disagree still
  * agree on when a lease has expired.
  */
@@ -60,6 +61,33 @@ CREATE TABLE coord_messages (
   body text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
+`,
+  },
+  {
+    version: 540,
+    name: "coordination: every message kept a while with its addressee, so a reconnected listener reads back what it missed",
+    up: `
+ALTER TABLE coord_messages ADD COLUMN recipient text;
+CREATE INDEX coord_messages_created ON coord_messages (created_at);
+`,
+  },
+  {
+    version: 541,
+    name: "coordination: update feeds' position and taken ids (Telegram getUpdates across instances)",
+    up: `
+CREATE TABLE coord_feed_offsets (
+  name text PRIMARY KEY,
+  next_offset bigint NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE TABLE coord_feed_seen (
+  name text NOT NULL,
+  update_id bigint NOT NULL,
+  taken_by text NOT NULL,
+  taken_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (name, update_id)
+);
+CREATE INDEX coord_feed_seen_taken ON coord_feed_seen (taken_at);
 `,
   },
 ];

@@ -13,6 +13,12 @@
  * - `hermes_prefix_tsquery(q)`: `q` with its last word a prefix (`word*` in a query).
  * - `hermes_try_jsonb(text)`: JSON text or NULL, never an error (insights reads `tool_calls`, which
  *   older writers may have stored as anything).
+ * - From version 210 the word index folds accents as FTS5's unicode61 tokenizer does (`café`,
+ *   `Café` and `cafe` are one word): the `hermes_words` text search configuration is `simple` with
+ *   the `unaccent` dictionary (Debian's postgresql ships it; a trusted extension, so the database
+ *   owner may create it) in front for words holding non-ASCII letters. Documents and queries both
+ *   use `WORD_CONFIG`. Re-creating the column rewrites the table once (minutes for millions of
+ *   messages, during which writes wait).
  *
  * The text expression lives here once (`SEARCH_TEXT_SQL`) and the queries in search.ts use it as
  * written, so the planner matches it to the index.
@@ -28,6 +34,9 @@ export const SEARCH_VECTOR_CHARS = 262_144;
 
 /** ASCII punctuation, turned into spaces before tokenising (documents and queries alike). */
 export const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+
+/** The text search configuration of the word index and of every query against it. */
+export const WORD_CONFIG = "hermes_words";
 
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
@@ -60,6 +69,21 @@ CREATE FUNCTION hermes_prefix_tsquery(q tsquery) RETURNS tsquery
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN numnode(q) = 0 THEN q ELSE (q::text || ':*')::tsquery END
 $$;
+`,
+  },
+  {
+    version: 210,
+    name: "message search: fold accents in the word index (unaccent)",
+    up: `
+CREATE EXTENSION IF NOT EXISTS unaccent;
+CREATE TEXT SEARCH CONFIGURATION ${WORD_CONFIG} (COPY = simple);
+ALTER TEXT SEARCH CONFIGURATION ${WORD_CONFIG}
+  ALTER MAPPING FOR word, numword, hword, numhword, hword_part, hword_numpart WITH unaccent, simple;
+DROP INDEX idx_messages_search_vector;
+ALTER TABLE messages DROP COLUMN search_vector;
+ALTER TABLE messages ADD COLUMN search_vector tsvector
+  GENERATED ALWAYS AS (to_tsvector('${WORD_CONFIG}'::regconfig, ${wordTextSql(`left(${unaliased}, ${SEARCH_VECTOR_CHARS})`)})) STORED;
+CREATE INDEX idx_messages_search_vector ON messages USING gin (search_vector);
 `,
   },
 ];

@@ -8,7 +8,11 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Coordinator } from "../../../../src/state/coordination.js";
-import { openPgCoordinator, type PgCoordinatorTiming } from "../../../../src/state/postgres/coordination.js";
+import {
+  CRON_SLOT_LEASE_MS,
+  openPgCoordinator,
+  type PgCoordinatorTiming,
+} from "../../../../src/state/postgres/coordination.js";
 import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
@@ -120,4 +124,37 @@ describe.skipIf(postgresSkipReason)("PostgreSQL coordinator: a holder killed wit
     expect(await survivor.claimCronSlot("digest", slot)).toBeNull();
     expect(await survivor.reclaimCronSlots()).toEqual([]);
   }, 30_000);
+
+  it("renews a cron slot's default lease while its job runs, and runs the slot again within 15 s of a kill -9", async () => {
+    const { url, survivor } = await setUp({});
+    const admin = dbs[dbs.length - 1]!;
+    const slot = "2026-11-27T07:00:00.000Z";
+    const worker = startWorker(url, "slot", `report@${slot}`, {});
+    children.push(worker.child);
+    expect((await worker.ready).held).toBe(true);
+    const leaseLeft = async () =>
+      (
+        await admin.query<{ ms: number }>(
+          "SELECT (extract(epoch FROM lease_until - clock_timestamp()) * 1000)::float8 AS ms FROM coord_cron_slots",
+        )
+      )[0]!.ms;
+    const first = await leaseLeft();
+    expect(first).toBeLessThanOrEqual(CRON_SLOT_LEASE_MS);
+    expect(CRON_SLOT_LEASE_MS).toBe(15_000);
+    // A heartbeat every quarter of the lease: the expiry moves on while the runner lives.
+    const readAt = Date.now();
+    await new Promise((r) => setTimeout(r, CRON_SLOT_LEASE_MS / 4 + 1_500));
+    const unrenewed = first - (Date.now() - readAt);
+    expect(await leaseLeft()).toBeGreaterThan(unrenewed + 2_000);
+    expect(await survivor.reclaimCronSlots()).toEqual([]);
+    const killedAt = await killHard(worker.child);
+    let claims: Awaited<ReturnType<Coordinator["reclaimCronSlots"]>> = [];
+    while (claims.length === 0) {
+      claims = await survivor.reclaimCronSlots();
+      if (claims.length === 0) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(Date.now() - killedAt).toBeLessThan(15_000 + 1_000);
+    expect(claims.map((c) => [c.slot, c.attempt])).toEqual([[slot, 2]]);
+    await claims[0]!.finish({ ok: true });
+  }, 45_000);
 });

@@ -70,6 +70,9 @@ function buildSqlite(path: string): { store: SyncSessionStore; ids: Record<strin
   add("main", "numbers", assistant("version 3.14 released"));
   add("main", "percent", user("100% done with under_score names"));
   add("main", "parts", { role: "user", content: [{ type: "text", text: "a walrus in a content part" }] });
+  add("main", "cafe", user("Meet me at the café by the Église at noon"));
+  add("main", "creme", assistant("CRÈME BRÛLÉE for a naïve Bayes party"));
+  add("main", "racer", user("a cafe racer motorbike"));
   add("tg", "tgzebra", user("a zebra at the zoo"));
   add("tg", "tgdocker", assistant("docker compose up -d restarts the stack"));
   add("tg", "tgjp", user("東京の天気は晴れです"));
@@ -143,6 +146,15 @@ const QUERIES: Array<[string, Partial<SearchOptions>?]> = [
   ["\\"],
   ['x" OR "y'],
   ["NEAR(a b)"],
+  ["cafe"],
+  ["café"],
+  ["CAFÉ"],
+  ["caf*"],
+  ["eglise"],
+  ["creme brulee"],
+  ['"crème brûlée"'],
+  ["brûl*"],
+  ["naive"],
   ["apples", { sort: "newest", limit: 1 }],
   ["apples", { sort: "oldest", limit: 1 }],
   ["the", { sort: "oldest", limit: 3 }],
@@ -235,6 +247,12 @@ describe.skipIf(postgresSkipReason)("PostgreSQL search finds what SQLite search 
     expect(await ids("hippopotamus")).toEqual([]);
     expect(await ids("walrus")).toEqual(["parts"]);
     expect((await ids("apples NOT bananas")).sort()).toEqual(["market"]);
+    // Accents fold as in FTS5's unicode61 tokenizer, both ways and in any case.
+    expect((await ids("cafe")).sort()).toEqual(["cafe", "racer"]);
+    expect((await ids("CAFÉ")).sort()).toEqual(["cafe", "racer"]);
+    expect(await ids("eglise")).toEqual(["cafe"]);
+    expect(await ids('"creme brulee"')).toEqual(["creme"]);
+    expect(await ids("naive")).toEqual(["creme"]);
     const [hit] = await pgSearch(db, { query: "Dockerfile" });
     expect(hit?.snippet).toBe("Edit the >>>Dockerfile<<< and rebuild the image");
     expect(hit?.sessionTitle).toBe("Main work");
@@ -305,7 +323,12 @@ describe.skipIf(postgresSkipReason)("PostgreSQL search finds what SQLite search 
     await scratch.query(
       `INSERT INTO messages (session_id, role, content, timestamp)
        SELECT CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END, 'user',
-              CASE WHEN i = 1 THEN 'the okapi hides' ELSE 'the common ' || i || ' connection pool' END, i
+              CASE WHEN i = 1 THEN 'the okapi hides'
+                   WHEN i = 59400 THEN 'connection pool, connection pool and the connection pool again'
+                   WHEN i = 400 THEN 'sparrow sparrow sparrow sparrow'
+                   WHEN i = 30000 THEN 'the common sparrow, sparrow and sparrow connection pool'
+                   WHEN i % 40 = 0 THEN 'the common ' || i || ' connection pool sparrow'
+                   ELSE 'the common ' || i || ' connection pool' END, i
        FROM generate_series(1, 60000) AS i`,
     );
     const ids = async (query: string, extra: Partial<SearchOptions> = {}) =>
@@ -319,7 +342,17 @@ describe.skipIf(postgresSkipReason)("PostgreSQL search finds what SQLite search 
     expect(await ids("common", { source: "telegram", sort: "newest", limit: 2 })).toEqual([59999, 59997]);
     const ranked = await ids('"connection pool"', { limit: 100 });
     expect(ranked).toHaveLength(100);
-    expect(ranked.every((id) => id > 60000 - 250)).toBe(true);
+    // Ranked within the newest 1000 matches, as SQLite ranks: the best of them comes first.
+    expect(ranked.every((id) => id > 60000 - 1000)).toBe(true);
+    expect(ranked[0]).toBe(59400);
+    // One match in 40 ids: the first walk finds about 400, a second one reaches the newest 1000
+    // (back to id 20 000), where the best of them is ranked first; an even better one older than
+    // the window is not.
+    const sparse = await ids("sparrow", { limit: 5 });
+    expect(sparse[0]).toBe(30000);
+    expect(sparse).not.toContain(400);
+    expect(await ids("sparrow", { sort: "oldest", limit: 2 })).toEqual([40, 80]);
+    expect((await ids("sparrow", { sort: "newest", limit: 2 })).slice(0, 2)).toEqual([60000, 59960]);
     await scratch.close();
   });
 

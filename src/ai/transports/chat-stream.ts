@@ -80,7 +80,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export async function openChatStream(
   { sdk }: OpenAIClient,
   target: ChatStreamTarget,
-  body: string,
+  body: string | Uint8Array,
   signal: AbortSignal,
 ): Promise<AsyncIterable<unknown> | undefined> {
   if (signal.aborted) throw new sdk.APIUserAbortError();

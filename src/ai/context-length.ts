@@ -4,7 +4,7 @@
  * error's own numbers) and cached per `model@base_url` in `<home>/context_length_cache.yaml`, the
  * file and shape Python Hermes uses (`context_lengths: {"model@base_url": tokens}`).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
@@ -49,10 +49,18 @@ export function contextCacheKey(model: string, baseUrl = ""): string {
   return `${model}@${baseUrl.replace(/\/+$/, "")}`;
 }
 
+/** Catalog answers by model id: a server asks for the same few models with every session. */
+const catalogMemo = new Map<string, number | undefined>();
+const CATALOG_MEMO_MAX = 256;
+
 /** The catalog's window for a model id, or undefined when the family is unknown. */
 export function catalogContextLength(model: string): number | undefined {
+  if (catalogMemo.has(model)) return catalogMemo.get(model);
   const id = model.toLowerCase();
-  return CATALOG.find((entry) => entry.pattern.test(id))?.tokens;
+  const tokens = CATALOG.find((entry) => entry.pattern.test(id))?.tokens;
+  if (catalogMemo.size >= CATALOG_MEMO_MAX) catalogMemo.clear();
+  catalogMemo.set(model, tokens);
+  return tokens;
 }
 
 export interface ContextLengthOptions {
@@ -138,9 +146,49 @@ export function memoryContextLengthStore(initial: Record<string, number> = {}): 
   };
 }
 
+/** What a cache file held when last read, by path, with the file's stamp then. */
+const fileReads = new Map<
+  string,
+  { stamp: string; lengths: Readonly<Record<string, number>>; unreadable: boolean }
+>();
+
 /**
- * The store in `<home>/context_length_cache.yaml`. Loaded once; a file that fails to parse is
- * treated as empty and never overwritten with less than it held.
+ * The cache file's limits as they are on disk now. Parsed again only when the file changed (its
+ * size, mtime or inode): every session of a server reads it, and a missing file is the usual case.
+ */
+function readLengthsFile(path: string): { lengths: Record<string, number>; unreadable: boolean } {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st) {
+    fileReads.delete(path);
+    return { lengths: {}, unreadable: false };
+  }
+  const stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+  let read = fileReads.get(path);
+  if (read?.stamp !== stamp) {
+    const lengths: Record<string, number> = {};
+    let unreadable = false;
+    try {
+      const data: unknown = parse(readFileSync(path, "utf8"));
+      const found =
+        data && typeof data === "object" ? (data as Record<string, unknown>)["context_lengths"] : undefined;
+      if (found && typeof found === "object") {
+        for (const [key, value] of Object.entries(found as Record<string, unknown>)) {
+          if (typeof value === "number" && value > 0) lengths[key] = value;
+        }
+      }
+    } catch {
+      // Unreadable or not YAML: empty, and never overwritten with less than it held.
+      unreadable = true;
+    }
+    read = { stamp, lengths, unreadable };
+    fileReads.set(path, read);
+  }
+  return { lengths: { ...read.lengths }, unreadable: read.unreadable };
+}
+
+/**
+ * The store in `<home>/context_length_cache.yaml`. Loaded once per store; a file that fails to
+ * parse is treated as empty and never overwritten with less than it held.
  */
 export function fileContextLengthStore(home: string): ContextLengthStore {
   const path = join(home, "context_length_cache.yaml");
@@ -148,25 +196,9 @@ export function fileContextLengthStore(home: string): ContextLengthStore {
   let unreadable = false;
   const load = (): Record<string, number> => {
     if (cache) return cache;
-    cache = {};
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch {
-      return cache;
-    }
-    try {
-      const data: unknown = parse(text);
-      const lengths =
-        data && typeof data === "object" ? (data as Record<string, unknown>)["context_lengths"] : undefined;
-      if (lengths && typeof lengths === "object") {
-        for (const [key, value] of Object.entries(lengths as Record<string, unknown>)) {
-          if (typeof value === "number" && value > 0) cache[key] = value;
-        }
-      }
-    } catch {
-      unreadable = true;
-    }
+    const read = readLengthsFile(path);
+    cache = read.lengths;
+    unreadable = read.unreadable;
     return cache;
   };
   return {

@@ -120,12 +120,16 @@ export function toWireMessage(message: Message): Record<string, unknown> {
  */
 const toolJsonMemory = new WeakMap<ToolSchema, string>();
 
+/**
+ * The last tool list's JSON, shared by every writer too: a server's sessions each bring a new
+ * array of the same schemas, whose JSON (tens of KB) would otherwise be joined again per session.
+ */
+let lastToolList: { list: readonly ToolSchema[]; json: string } | undefined;
+
 export class ChatBodyWriter {
   private readonly messageJson = new WeakMap<Message, string>();
   private readonly toolJson = toolJsonMemory;
   private system: { text: string; json: string } | undefined;
-  /** The last request's tool list and its JSON (each request brings a new array of the same schemas). */
-  private tools: { list: readonly ToolSchema[]; json: string } | undefined;
   /** The last body head's parts and text: the same string object while nothing in it changes. */
   private head: { parts: string[]; json: string } | undefined;
   /** The bytes of the last body up to its last message, grown as the conversation grows. */
@@ -184,7 +188,7 @@ export class ChatBodyWriter {
   }
 
   private toolsJson(tools: readonly ToolSchema[]): string {
-    const last = this.tools;
+    const last = lastToolList;
     if (last && last.list.length === tools.length && last.list.every((tool, i) => tool === tools[i])) {
       return last.json;
     }
@@ -197,7 +201,7 @@ export class ChatBodyWriter {
       return json;
     });
     const json = `[${parts.join(",")}]`;
-    this.tools = { list: tools.slice(), json };
+    lastToolList = { list: tools.slice(), json };
     return json;
   }
 
@@ -244,7 +248,8 @@ class EncodedPrefix {
   private length = 0;
 
   constructor(readonly head: string) {
-    this.buffer = Buffer.allocUnsafe(Math.max(64 * 1024, head.length * 3 + 1024));
+    // Room for the head and the first messages; it doubles when the conversation outgrows it.
+    this.buffer = Buffer.allocUnsafe(Buffer.byteLength(head, "utf8") + 16 * 1024);
     this.write(head);
   }
 

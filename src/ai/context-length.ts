@@ -4,11 +4,11 @@
  * error's own numbers) and cached per `model@base_url` in `<home>/context_length_cache.yaml`, the
  * file and shape Python Hermes uses (`context_lengths: {"model@base_url": tokens}`).
  */
-import { readFileSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { atomicWriteFile } from "../util/atomic-write.js";
+import { StampedFileCache } from "../util/stamped-cache.js";
 
 export const DEFAULT_CONTEXT_LENGTH = 128_000;
 /** Probing never goes below this. */
@@ -146,44 +146,45 @@ export function memoryContextLengthStore(initial: Record<string, number> = {}): 
   };
 }
 
-/** What a cache file held when last read, by path, with the file's stamp then. */
-const fileReads = new Map<
-  string,
-  { stamp: string; lengths: Readonly<Record<string, number>>; unreadable: boolean }
->();
+/** The limits a cache file holds; `unreadable` when it is not YAML of the expected shape. */
+interface LengthsFile {
+  lengths: Readonly<Record<string, number>>;
+  unreadable: boolean;
+}
 
 /**
- * The cache file's limits as they are on disk now. Parsed again only when the file changed (its
- * size, mtime or inode): every session of a server reads it, and a missing file is the usual case.
+ * Cache files as parsed, kept while unchanged (`util/stamped-cache.ts`): every session of a
+ * server reads the file, and a missing one (the usual case) costs a stat, not a thrown ENOENT.
  */
-function readLengthsFile(path: string): { lengths: Record<string, number>; unreadable: boolean } {
-  const st = statSync(path, { throwIfNoEntry: false });
-  if (!st) {
-    fileReads.delete(path);
-    return { lengths: {}, unreadable: false };
-  }
-  const stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
-  let read = fileReads.get(path);
-  if (read?.stamp !== stamp) {
-    const lengths: Record<string, number> = {};
-    let unreadable = false;
-    try {
-      const data: unknown = parse(readFileSync(path, "utf8"));
-      const found =
-        data && typeof data === "object" ? (data as Record<string, unknown>)["context_lengths"] : undefined;
-      if (found && typeof found === "object") {
-        for (const [key, value] of Object.entries(found as Record<string, unknown>)) {
-          if (typeof value === "number" && value > 0) lengths[key] = value;
-        }
+const lengthFiles = new StampedFileCache<LengthsFile>((bytes) => {
+  const lengths: Record<string, number> = {};
+  try {
+    const data: unknown = parse(bytes.toString("utf8"));
+    const found =
+      data && typeof data === "object" ? (data as Record<string, unknown>)["context_lengths"] : undefined;
+    if (found && typeof found === "object") {
+      for (const [key, value] of Object.entries(found as Record<string, unknown>)) {
+        if (typeof value === "number" && value > 0) lengths[key] = value;
       }
-    } catch {
-      // Unreadable or not YAML: empty, and never overwritten with less than it held.
-      unreadable = true;
     }
-    read = { stamp, lengths, unreadable };
-    fileReads.set(path, read);
+  } catch {
+    return { lengths, unreadable: true };
   }
-  return { lengths: { ...read.lengths }, unreadable: read.unreadable };
+  return { lengths, unreadable: false };
+});
+
+/** The file's limits as they are on disk now (a copy the caller may change). */
+function readLengthsFile(path: string): { lengths: Record<string, number>; unreadable: boolean } {
+  let read: LengthsFile | undefined;
+  try {
+    read = lengthFiles.read(path);
+  } catch {
+    // Unreadable (a directory, no permission): nothing known, and nothing written over it.
+    return { lengths: {}, unreadable: true };
+  }
+  return read
+    ? { lengths: { ...read.lengths }, unreadable: read.unreadable }
+    : { lengths: {}, unreadable: false };
 }
 
 /**

@@ -126,12 +126,13 @@ const toolJsonMemory = new WeakMap<ToolSchema, string>();
  */
 let lastToolList: { list: readonly ToolSchema[]; json: string } | undefined;
 
+/** The last body head (parts, text and UTF-8 bytes), shared the same way: one per process. */
+let lastHead: { parts: string[]; json: string; bytes?: Buffer } | undefined;
+
 export class ChatBodyWriter {
   private readonly messageJson = new WeakMap<Message, string>();
   private readonly toolJson = toolJsonMemory;
   private system: { text: string; json: string } | undefined;
-  /** The last body head's parts and text: the same string object while nothing in it changes. */
-  private head: { parts: string[]; json: string } | undefined;
   /** The bytes of the last body up to its last message, grown as the conversation grows. */
   private encoded: EncodedPrefix | undefined;
 
@@ -174,7 +175,8 @@ export class ChatBodyWriter {
       if (json === undefined) continue;
       parts.push(key, json);
     }
-    const last = this.head;
+    // The same string object while nothing in it changes, for this writer and the next.
+    const last = lastHead;
     if (last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i])) {
       return last.json;
     }
@@ -183,7 +185,7 @@ export class ChatBodyWriter {
       out += `${out === "{" ? "" : ","}${JSON.stringify(parts[i])}:${parts[i + 1]}`;
     }
     const json = `${out}${out === "{" ? "" : ","}"messages":[`;
-    this.head = { parts, json };
+    lastHead = { parts, json };
     return json;
   }
 
@@ -248,9 +250,14 @@ class EncodedPrefix {
   private length = 0;
 
   constructor(readonly head: string) {
+    // A server's sessions start from the same head (model, tools): its bytes are encoded once.
+    const shared = lastHead?.json === head ? lastHead : undefined;
+    if (shared) shared.bytes ??= Buffer.from(head, "utf8");
+    const headBytes = shared?.bytes;
     // Room for the head and the first messages; it doubles when the conversation outgrows it.
-    this.buffer = Buffer.allocUnsafe(Buffer.byteLength(head, "utf8") + 16 * 1024);
-    this.write(head);
+    this.buffer = Buffer.allocUnsafe((headBytes?.length ?? Buffer.byteLength(head, "utf8")) + 16 * 1024);
+    if (headBytes) this.length = headBytes.copy(this.buffer, 0);
+    else this.write(head);
   }
 
   append(piece: string): void {

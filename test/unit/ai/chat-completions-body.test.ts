@@ -115,6 +115,24 @@ describe("ChatBodyWriter", () => {
     }
   });
 
+  it("bytes: writers of one process interleaving different heads each write their own body", () => {
+    const one = new ChatBodyWriter();
+    const two = new ChatBodyWriter();
+    const a = requests({ model: "m", tools });
+    const b = requests({ model: "other", tools: [tool("solo")], maxTokens: 5 });
+    for (let i = 0; i < a.length; i++) {
+      for (const [writer, request] of [
+        [one, a[i]!],
+        [two, b[i]!],
+        [new ChatBodyWriter(), a[i]!],
+      ] as const) {
+        expect(writer.bytes(request, true).toString("utf8")).toBe(
+          JSON.stringify(buildRequestBody(request, true)),
+        );
+      }
+    }
+  });
+
   it("a changed system prompt, tool list or message object is written anew, never the remembered text", () => {
     const writer = new ChatBodyWriter();
     const first: ChatRequest = {

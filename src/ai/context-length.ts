@@ -4,11 +4,11 @@
  * error's own numbers) and cached per `model@base_url` in `<home>/context_length_cache.yaml`, the
  * file and shape Python Hermes uses (`context_lengths: {"model@base_url": tokens}`).
  */
-import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { atomicWriteFile } from "../util/atomic-write.js";
+import { StampedFileCache } from "../util/stamped-cache.js";
 
 export const DEFAULT_CONTEXT_LENGTH = 128_000;
 /** Probing never goes below this. */
@@ -49,10 +49,18 @@ export function contextCacheKey(model: string, baseUrl = ""): string {
   return `${model}@${baseUrl.replace(/\/+$/, "")}`;
 }
 
+/** Catalog answers by model id: a server asks for the same few models with every session. */
+const catalogMemo = new Map<string, number | undefined>();
+const CATALOG_MEMO_MAX = 256;
+
 /** The catalog's window for a model id, or undefined when the family is unknown. */
 export function catalogContextLength(model: string): number | undefined {
+  if (catalogMemo.has(model)) return catalogMemo.get(model);
   const id = model.toLowerCase();
-  return CATALOG.find((entry) => entry.pattern.test(id))?.tokens;
+  const tokens = CATALOG.find((entry) => entry.pattern.test(id))?.tokens;
+  if (catalogMemo.size >= CATALOG_MEMO_MAX) catalogMemo.clear();
+  catalogMemo.set(model, tokens);
+  return tokens;
 }
 
 export interface ContextLengthOptions {
@@ -138,9 +146,50 @@ export function memoryContextLengthStore(initial: Record<string, number> = {}): 
   };
 }
 
+/** The limits a cache file holds; `unreadable` when it is not YAML of the expected shape. */
+interface LengthsFile {
+  lengths: Readonly<Record<string, number>>;
+  unreadable: boolean;
+}
+
 /**
- * The store in `<home>/context_length_cache.yaml`. Loaded once; a file that fails to parse is
- * treated as empty and never overwritten with less than it held.
+ * Cache files as parsed, kept while unchanged (`util/stamped-cache.ts`): every session of a
+ * server reads the file, and a missing one (the usual case) costs a stat, not a thrown ENOENT.
+ */
+const lengthFiles = new StampedFileCache<LengthsFile>((bytes) => {
+  const lengths: Record<string, number> = {};
+  try {
+    const data: unknown = parse(bytes.toString("utf8"));
+    const found =
+      data && typeof data === "object" ? (data as Record<string, unknown>)["context_lengths"] : undefined;
+    if (found && typeof found === "object") {
+      for (const [key, value] of Object.entries(found as Record<string, unknown>)) {
+        if (typeof value === "number" && value > 0) lengths[key] = value;
+      }
+    }
+  } catch {
+    return { lengths, unreadable: true };
+  }
+  return { lengths, unreadable: false };
+});
+
+/** The file's limits as they are on disk now (a copy the caller may change). */
+function readLengthsFile(path: string): { lengths: Record<string, number>; unreadable: boolean } {
+  let read: LengthsFile | undefined;
+  try {
+    read = lengthFiles.read(path);
+  } catch {
+    // Unreadable (a directory, no permission): nothing known, and nothing written over it.
+    return { lengths: {}, unreadable: true };
+  }
+  return read
+    ? { lengths: { ...read.lengths }, unreadable: read.unreadable }
+    : { lengths: {}, unreadable: false };
+}
+
+/**
+ * The store in `<home>/context_length_cache.yaml`. Loaded once per store; a file that fails to
+ * parse is treated as empty and never overwritten with less than it held.
  */
 export function fileContextLengthStore(home: string): ContextLengthStore {
   const path = join(home, "context_length_cache.yaml");
@@ -148,25 +197,9 @@ export function fileContextLengthStore(home: string): ContextLengthStore {
   let unreadable = false;
   const load = (): Record<string, number> => {
     if (cache) return cache;
-    cache = {};
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch {
-      return cache;
-    }
-    try {
-      const data: unknown = parse(text);
-      const lengths =
-        data && typeof data === "object" ? (data as Record<string, unknown>)["context_lengths"] : undefined;
-      if (lengths && typeof lengths === "object") {
-        for (const [key, value] of Object.entries(lengths as Record<string, unknown>)) {
-          if (typeof value === "number" && value > 0) cache[key] = value;
-        }
-      }
-    } catch {
-      unreadable = true;
-    }
+    const read = readLengthsFile(path);
+    cache = read.lengths;
+    unreadable = read.unreadable;
     return cache;
   };
   return {

@@ -27,6 +27,8 @@ export class ToolRegistry {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly checkCache = new Map<string, { ok: boolean; at: number }>();
   private readonly schemaCache = new Map<string, FunctionSchema[]>();
+  /** Per base schema, the last configuration-described copy and its text. */
+  private readonly described = new WeakMap<FunctionSchema, { description: string; schema: FunctionSchema }>();
   // validateSchema off: checking each schema against the JSON Schema meta-schema costs ~30 ms on
   // first use, and a schema ajv cannot compile is reported by `execute` anyway.
   private readonly ajv = new Ajv({
@@ -130,7 +132,14 @@ export class ToolRegistry {
     return base.map((schema) => {
       const tool = this.tools.get(schema.function.name);
       if (!tool?.describe) return schema;
-      return { ...schema, function: { ...schema.function, description: tool.describe(ctx).trim() } };
+      const description = tool.describe(ctx).trim();
+      // The same object while the text stays the same, so what is serialised once per schema object
+      // (the request writers' JSON) is not serialised again for every session.
+      const last = this.described.get(schema);
+      if (last?.description === description) return last.schema;
+      const described = { ...schema, function: { ...schema.function, description } };
+      this.described.set(schema, { description, schema: described });
+      return described;
     });
   }
 

@@ -170,6 +170,27 @@ async function fetchVia(
 }
 
 /**
+ * One request over the shared keep-alive agents, with the stale-socket retry below; no redirects
+ * followed and the body not decoded (`decodedBody`). For a caller that reads the answer as a Node
+ * stream itself (the streamed chat-completions call) instead of through a `Response`. Rejects
+ * like fetch: `TypeError("fetch failed")` with the cause, or the signal's reason.
+ */
+export function sendRequest(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | null,
+  signal: AbortSignal | undefined,
+): Promise<IncomingMessage> {
+  return request(keepAliveAgent, url, method, headers, body, signal);
+}
+
+/** The answer's body with its `content-encoding` (gzip, deflate, br) undone; `res` itself when plain. */
+export function decodedBody(res: IncomingMessage): Readable {
+  return decoded(res);
+}
+
+/**
  * Sends the request; once more on a fresh connection when a kept-alive one turns out to have been
  * closed by the server before it answered anything. A server closes an idle connection after its
  * keep-alive timeout, and the agent's own expiry (the server's hint minus a second) runs on timers

@@ -120,14 +120,51 @@ export function toWireMessage(message: Message): Record<string, unknown> {
  */
 const toolJsonMemory = new WeakMap<ToolSchema, string>();
 
+/**
+ * The last tool list's JSON, shared by every writer too: a server's sessions each bring a new
+ * array of the same schemas, whose JSON (tens of KB) would otherwise be joined again per session.
+ */
+let lastToolList: { list: readonly ToolSchema[]; json: string } | undefined;
+
+/** The last body head (parts, text and UTF-8 bytes), shared the same way: one per process. */
+let lastHead: { parts: string[]; json: string; bytes?: Buffer } | undefined;
+
 export class ChatBodyWriter {
   private readonly messageJson = new WeakMap<Message, string>();
   private readonly toolJson = toolJsonMemory;
   private system: { text: string; json: string } | undefined;
+  /** The bytes of the last body up to its last message, grown as the conversation grows. */
+  private encoded: EncodedPrefix | undefined;
 
   json(request: ChatRequest, streaming: boolean, cacheTtl?: "5m" | "1h"): string {
+    return `${this.headJson(request, streaming)}${this.messagesJson(request.messages, cacheTtl).join(",")}]}`;
+  }
+
+  /**
+   * The same body as `json`, as UTF-8 bytes. Successive requests of one conversation only append
+   * messages, so the bytes of the earlier ones are kept and only the new ones are encoded: the
+   * body is not built as one string and encoded whole for every request (tens of KB, growing, a
+   * large part of what a step of the loop allocates). Each call returns a buffer of its own, never
+   * written to again, so requests in flight at once (a title request beside the loop's) are safe.
+   */
+  bytes(request: ChatRequest, streaming: boolean, cacheTtl?: "5m" | "1h"): Buffer {
+    // Breakpoints move with every request, so nothing before the last message stays the same.
+    if (cacheTtl) return Buffer.from(this.json(request, streaming, cacheTtl), "utf8");
+    const head = this.headJson(request, streaming);
+    const pieces = request.messages.map((m) => this.oneMessage(m));
+    let encoded = this.encoded;
+    if (!encoded || encoded.head !== head || !startsWith(pieces, encoded.pieces)) {
+      encoded = new EncodedPrefix(head);
+      this.encoded = encoded;
+    }
+    for (let i = encoded.pieces.length; i < pieces.length; i++) encoded.append(pieces[i] as string);
+    return encoded.finish();
+  }
+
+  /** `{` and every field before `messages`, then `"messages":[`. */
+  private headJson(request: ChatRequest, streaming: boolean): string {
     const head = requestHead(request, streaming);
-    let out = "{";
+    const parts: string[] = [];
     for (const key of Object.keys(head)) {
       const value = head[key];
       const json =
@@ -136,12 +173,27 @@ export class ChatBodyWriter {
           : JSON.stringify(value);
       // JSON.stringify leaves out keys whose value has no JSON form (undefined, functions).
       if (json === undefined) continue;
-      out += `${out === "{" ? "" : ","}${JSON.stringify(key)}:${json}`;
+      parts.push(key, json);
     }
-    return `${out}${out === "{" ? "" : ","}"messages":[${this.messagesJson(request.messages, cacheTtl).join(",")}]}`;
+    // The same string object while nothing in it changes, for this writer and the next.
+    const last = lastHead;
+    if (last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i])) {
+      return last.json;
+    }
+    let out = "{";
+    for (let i = 0; i < parts.length; i += 2) {
+      out += `${out === "{" ? "" : ","}${JSON.stringify(parts[i])}:${parts[i + 1]}`;
+    }
+    const json = `${out}${out === "{" ? "" : ","}"messages":[`;
+    lastHead = { parts, json };
+    return json;
   }
 
   private toolsJson(tools: readonly ToolSchema[]): string {
+    const last = lastToolList;
+    if (last && last.list.length === tools.length && last.list.every((tool, i) => tool === tools[i])) {
+      return last.json;
+    }
     const parts = tools.map((tool) => {
       let json = this.toolJson.get(tool);
       if (json === undefined) {
@@ -150,7 +202,9 @@ export class ChatBodyWriter {
       }
       return json;
     });
-    return `[${parts.join(",")}]`;
+    const json = `[${parts.join(",")}]`;
+    lastToolList = { list: tools.slice(), json };
+    return json;
   }
 
   private messagesJson(messages: readonly Message[], cacheTtl: "5m" | "1h" | undefined): string[] {
@@ -176,5 +230,57 @@ export class ChatBodyWriter {
       this.messageJson.set(message, json);
     }
     return json;
+  }
+}
+
+/** Whether `list` begins with every element of `prefix`. */
+function startsWith(list: readonly string[], prefix: readonly string[]): boolean {
+  if (prefix.length > list.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (list[i] !== prefix[i]) return false;
+  return true;
+}
+
+/**
+ * A body's bytes up to its last message (`{...,"messages":[m1,m2`), appended to in place: bytes
+ * once written are never changed, and `finish` copies them out with the closing `]}`.
+ */
+class EncodedPrefix {
+  readonly pieces: string[] = [];
+  private buffer: Buffer;
+  private length = 0;
+
+  constructor(readonly head: string) {
+    // A server's sessions start from the same head (model, tools): its bytes are encoded once.
+    const shared = lastHead?.json === head ? lastHead : undefined;
+    if (shared) shared.bytes ??= Buffer.from(head, "utf8");
+    const headBytes = shared?.bytes;
+    // Room for the head and the first messages; it doubles when the conversation outgrows it.
+    this.buffer = Buffer.allocUnsafe((headBytes?.length ?? Buffer.byteLength(head, "utf8")) + 16 * 1024);
+    if (headBytes) this.length = headBytes.copy(this.buffer, 0);
+    else this.write(head);
+  }
+
+  append(piece: string): void {
+    this.write(this.pieces.length > 0 ? `,${piece}` : piece);
+    this.pieces.push(piece);
+  }
+
+  finish(): Buffer {
+    const out = Buffer.allocUnsafe(this.length + 2);
+    this.buffer.copy(out, 0, 0, this.length);
+    out[this.length] = 0x5d; // ]
+    out[this.length + 1] = 0x7d; // }
+    return out;
+  }
+
+  private write(text: string): void {
+    // At most three bytes per UTF-16 unit: room for the worst case, then the exact count.
+    const room = this.length + text.length * 3;
+    if (room > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(room, this.buffer.length * 2));
+      this.buffer.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    this.length += this.buffer.write(text, this.length, "utf8");
   }
 }

@@ -9,6 +9,7 @@ import type { Stream } from "openai/streaming";
 import type { ChatRequest, StreamEvent, Transport } from "../types.js";
 import { ResponseAssembler } from "./chat-completions-assembler.js";
 import { ChatBodyWriter } from "./chat-completions-body.js";
+import { chatStreamTarget, openChatStream } from "./chat-stream.js";
 import { isClaudeModel } from "./claude-model.js";
 import { createOpenAIClient, type OpenAIClient, readOpenAIError } from "./openai-client.js";
 import { DEFAULT_STALL_MS } from "./stall.js";
@@ -49,14 +50,17 @@ export function createChatCompletionsTransport(options: ChatCompletionsOptions):
   const writer = new ChatBodyWriter();
   // The body goes to the SDK as JSON already written (its content-type set, so the SDK sends the
   // string as it is): the writer reuses the JSON of everything an earlier request already sent.
-  const post = (client: OpenAIClient["client"], request: ChatRequest, signal: AbortSignal) => {
+  const body = <T extends "json" | "bytes">(request: ChatRequest, as: T) => {
     const merged = options.extraBody
       ? { ...request, extraBody: { ...options.extraBody, ...request.extraBody } }
       : request;
     const cacheTtl =
       options.claudeCacheTtl && isClaudeModel(request.model) ? options.claudeCacheTtl : undefined;
+    return writer[as](merged, streaming, cacheTtl) as T extends "json" ? string : Buffer;
+  };
+  const post = (client: OpenAIClient["client"], request: ChatRequest, signal: AbortSignal) => {
     return client.post("/chat/completions", {
-      body: writer.json(merged, streaming, cacheTtl),
+      body: body(request, "json"),
       headers: { "content-type": "application/json" },
       stream: streaming,
       signal,
@@ -76,8 +80,15 @@ export function createChatCompletionsTransport(options: ChatCompletionsOptions):
         timeoutMs: options.timeoutMs,
       }),
     reader: () => new ChatReader(baseUrl),
-    openStream: ({ client }, request, { signal }) =>
-      post(client, request, signal) as Promise<Stream<ChatCompletionChunk>>,
+    openStream: async (openai, request, { signal }) => {
+      // The SDK client's own request, sent and read without its stream layers (chat-stream.ts).
+      const target = await chatStreamTarget(openai);
+      if (target) {
+        const events = await openChatStream(openai, target, body(request, "bytes"), signal);
+        if (events) return events;
+      }
+      return post(openai.client, request, signal) as Promise<Stream<ChatCompletionChunk>>;
+    },
     fullCall: ({ client }, request, { signal }) => post(client, request, signal) as Promise<ChatCompletion>,
     readError: (err, { sdk }) => readOpenAIError(err, sdk, baseUrl),
   });

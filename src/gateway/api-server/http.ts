@@ -139,6 +139,13 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
 
 const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
 
+/** The configured key's digest, made once: every request is checked against the same key. */
+let keyDigest: { key: string; digest: Buffer } | undefined;
+function digestOfKey(key: string): Buffer {
+  if (keyDigest?.key !== key) keyDigest = { key, digest: digest(key) };
+  return keyDigest.digest;
+}
+
 /**
  * Whether the `Authorization: Bearer <key>` header carries `key`. Compares digests in constant
  * time, so neither the key's content nor its length leaks through timing.
@@ -147,7 +154,7 @@ export function bearerMatches(header: string | undefined, key: string): boolean 
   const match = /^Bearer\s+(.+)$/i.exec(header?.trim() ?? "");
   const given = match?.[1]?.trim() ?? "";
   // Always compare, even when the header is missing, so that case takes the same time.
-  const same = timingSafeEqual(digest(given), digest(key));
+  const same = timingSafeEqual(digest(given), digestOfKey(key));
   return same && given.length > 0;
 }
 

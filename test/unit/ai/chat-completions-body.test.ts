@@ -83,9 +83,55 @@ describe("ChatBodyWriter", () => {
         // Twice: the second time from memory.
         expect(writer.json(request, streaming, ttl)).toBe(expected);
         expect(writer.json(request, streaming, ttl)).toBe(expected);
+        expect(writer.bytes(request, streaming, ttl).equals(Buffer.from(expected, "utf8"))).toBe(true);
+        expect(writer.bytes(request, streaming, ttl).equals(Buffer.from(expected, "utf8"))).toBe(true);
       }
     },
   );
+
+  it("bytes: an earlier body is never changed by later ones, and a history that is not a continuation starts over", () => {
+    const writer = new ChatBodyWriter();
+    const reqs = requests({ model: "m", tools });
+    const sent = reqs.map((request) => writer.bytes(request, true));
+    // A request in flight still holds exactly what it was given.
+    sent.forEach((body, i) => {
+      expect(body.toString("utf8")).toBe(JSON.stringify(buildRequestBody(reqs[i]!, true)));
+    });
+    const system = { role: "system", content: "You are Hermes." } as const;
+    const cases: ChatRequest[] = [
+      // Compression: the middle replaced by a summary.
+      { model: "m", tools, messages: [system, { role: "user", content: "Summary: ☃ so far" }, history[4]!] },
+      // Back to an earlier point (a retry without the last message), then a different model.
+      { model: "m", tools, messages: [system, history[0]!] },
+      { model: "m2", tools, messages: [system, history[0]!, history[1]!] },
+      // No messages at all, and a body bigger than the first buffer (multi-byte text).
+      { model: "m2", messages: [] },
+      { model: "m2", messages: [system, { role: "user", content: "é🚀".repeat(40_000) }] },
+    ];
+    for (const request of cases) {
+      expect(writer.bytes(request, true).toString("utf8")).toBe(
+        JSON.stringify(buildRequestBody(request, true)),
+      );
+    }
+  });
+
+  it("bytes: writers of one process interleaving different heads each write their own body", () => {
+    const one = new ChatBodyWriter();
+    const two = new ChatBodyWriter();
+    const a = requests({ model: "m", tools });
+    const b = requests({ model: "other", tools: [tool("solo")], maxTokens: 5 });
+    for (let i = 0; i < a.length; i++) {
+      for (const [writer, request] of [
+        [one, a[i]!],
+        [two, b[i]!],
+        [new ChatBodyWriter(), a[i]!],
+      ] as const) {
+        expect(writer.bytes(request, true).toString("utf8")).toBe(
+          JSON.stringify(buildRequestBody(request, true)),
+        );
+      }
+    }
+  });
 
   it("a changed system prompt, tool list or message object is written anew, never the remembered text", () => {
     const writer = new ChatBodyWriter();

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -74,5 +74,37 @@ describe("context length", () => {
     const broken = fileContextLengthStore(home);
     await broken.set("x@y", 1000);
     expect(readFileSync(join(home, "context_length_cache.yaml"), "utf8")).toBe("context_lengths: [unclosed");
+  });
+  it("a new store sees the file as it is now: created, changed or removed by another process", () => {
+    const home = mkdtempSync(join(tmpdir(), "ctxlen-"));
+    const file = join(home, "context_length_cache.yaml");
+    expect(fileContextLengthStore(home).get("m@http://h")).toBeUndefined();
+    writeFileSync(file, "context_lengths:\n  m@http://h: 32000\n");
+    const first = fileContextLengthStore(home);
+    expect(first.get("m@http://h")).toBe(32_000);
+    writeFileSync(file, "context_lengths:\n  m@http://h: 16000\n  n@http://h: 8000\n");
+    // A store keeps what it loaded; the next one reads the change.
+    expect(first.get("n@http://h")).toBeUndefined();
+    expect(fileContextLengthStore(home).get("m@http://h")).toBe(16_000);
+    expect(fileContextLengthStore(home).get("n@http://h")).toBe(8_000);
+    rmSync(file);
+    expect(fileContextLengthStore(home).get("m@http://h")).toBeUndefined();
+  });
+  it("one store's learnt limit does not leak into another store's view before it is written", async () => {
+    const home = mkdtempSync(join(tmpdir(), "ctxlen-"));
+    writeFileSync(join(home, "context_length_cache.yaml"), "context_lengths:\n  a@h: 64000\n");
+    const one = fileContextLengthStore(home);
+    const two = fileContextLengthStore(home);
+    expect(one.get("a@h")).toBe(64_000);
+    expect(two.get("a@h")).toBe(64_000);
+    await one.set("b@h", 32_000);
+    expect(two.get("b@h")).toBeUndefined();
+    expect(fileContextLengthStore(home).get("b@h")).toBe(32_000);
+  });
+  it("the catalog answers the same for a model asked again, in any case", () => {
+    for (let i = 0; i < 3; i++) {
+      expect(catalogContextLength("anthropic/Claude-Sonnet-4")).toBe(200_000);
+      expect(catalogContextLength("unknown-model-x")).toBeUndefined();
+    }
   });
 });

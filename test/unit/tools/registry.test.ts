@@ -186,4 +186,28 @@ describe("ToolRegistry", () => {
     expect(await registry.execute("soft", {}, makeToolContext())).toMatchObject({ ok: false, error: "nope" });
     expect((await registry.execute("ghost", {}, makeToolContext())).error).toContain('Unknown tool "ghost"');
   });
+
+  it("a tool described per configuration keeps one schema object while its text stays, a new one when it changes", () => {
+    const registry = new ToolRegistry();
+    registry.register(
+      defineTool({
+        name: "limited",
+        toolset: "t",
+        description: "base",
+        parameters: Type.Object({}),
+        describe: (ctx) => `Up to ${String((ctx.config as { max?: number }).max ?? 3)} at once.`,
+        handler: () => "x",
+      }),
+    );
+    const ctx = (max: number) => ({ env: {}, config: { max } });
+    const first = registry.schemas(["limited"], ctx(3))[0];
+    const again = registry.schemas(["limited"], ctx(3))[0];
+    expect(first?.function.description).toBe("Up to 3 at once.");
+    expect(again).toBe(first);
+    const changed = registry.schemas(["limited"], ctx(5))[0];
+    expect(changed?.function.description).toBe("Up to 5 at once.");
+    expect(changed).not.toBe(first);
+    // The base schema is left as it was.
+    expect(registry.schemas(["limited"])[0]?.function.description).toBe("base");
+  });
 });

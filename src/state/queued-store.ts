@@ -61,6 +61,8 @@ export interface QueuedStoreOptions {
   setTimer?: (fn: () => void, ms: number) => () => void;
   /** Applied to the unsaved-writes file, like every other text the store writes (default: redactText). */
   redact?: (text: string) => string;
+  /** How close together writes to two sessions start group commits, and how long they last (async-store.ts). */
+  collectWindowMs?: number;
 }
 
 /** What the write queue adds to a store: its backlog and ways to write it out. */
@@ -113,13 +115,23 @@ export function queuedSessionStore(
   inner: SqliteSessionStoreHandle,
   options: QueuedStoreOptions,
 ): AsyncQueuedStore {
-  return new AsyncQueuedStore(new WriteQueueStore(inner, options));
+  const engine = new WriteQueueStore(inner, options);
+  const store = new AsyncQueuedStore(engine, {
+    groupCommits: engine,
+    ...(options.collectWindowMs !== undefined ? { collectWindowMs: options.collectWindowMs } : {}),
+  });
+  // Writes collected for a group commit are committed before the queue closes, at exit too.
+  engine.beforeClose = () => store.commitCollected();
+  return store;
 }
 
-/** The asynchronous contract over the queue; the backlog controls pass straight through. */
+/**
+ * The asynchronous contract over the queue, with group commits (async-store.ts); the backlog
+ * controls pass straight through, after the collected writes.
+ */
 export class AsyncQueuedStore extends AsyncSessionStore<SyncQueuedStore> implements QueuedSessionStore {
   get pendingWrites(): number {
-    return this.engine.pendingWrites;
+    return this.engine.pendingWrites + this.collectedWrites;
   }
 
   get pendingMessages(): number {
@@ -127,10 +139,12 @@ export class AsyncQueuedStore extends AsyncSessionStore<SyncQueuedStore> impleme
   }
 
   flush(): boolean {
+    this.commitCollected();
     return this.engine.flush();
   }
 
   drain(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    this.commitCollected();
     return this.engine.drain(timeoutMs, signal);
   }
 }
@@ -153,6 +167,10 @@ class WriteQueueStore implements SyncQueuedStore {
   private readonly toldFailures = new Set<string>();
   private closed = false;
   private readonly unhookExit: () => void;
+  /** Commits what the asynchronous layer collected; runs first in `close` (queuedSessionStore). */
+  beforeClose: (() => void) | undefined;
+  /** Set while a group could not take the lock: its writes queue without trying it again. */
+  private lockHeld = false;
 
   constructor(
     private readonly inner: SqliteSessionStoreHandle,
@@ -198,7 +216,7 @@ class WriteQueueStore implements SyncQueuedStore {
   private submit<T>(direct: () => T, build: () => QueuedWrite, provisional: () => T): T {
     this.assertOpen();
     if (this.waitingFor() > 0) this.flush();
-    if (this.waitingFor() === 0) {
+    if (this.waitingFor() === 0 && !this.lockHeld) {
       try {
         return this.inner.withRetryBudget(this.writeWaitMs, Math.min(100, this.writeWaitMs), direct);
       } catch (error) {
@@ -236,6 +254,38 @@ class WriteQueueStore implements SyncQueuedStore {
 
   flush(): boolean {
     return this.flushWithin(0, 0);
+  }
+
+  /**
+   * Runs `fn`'s writes in one transaction of the file (group commits, async-store.ts), with the
+   * short wait for the lock a single write gets. With writes already queued, `fn` runs as the
+   * writes would one by one (behind the queue). When the lock stays held, `fn` runs with its
+   * writes queued in order, without each waiting for the lock again. When the group fails later
+   * (its commit), everything it did is rolled back and the error rethrown for the caller to run
+   * the writes again one by one; entries the rolled-back writes queued are taken back first.
+   */
+  group<T>(fn: () => T): T {
+    this.assertOpen();
+    if (this.waitingFor() > 0) return fn();
+    const queued = this.queue.length;
+    const sessions = new Map(this.pendingSessions);
+    try {
+      return this.inner.withRetryBudget(this.writeWaitMs, Math.min(100, this.writeWaitMs), () =>
+        this.inner.group(fn),
+      );
+    } catch (error) {
+      this.queue.splice(queued);
+      this.pendingSessions.clear();
+      for (const [id, record] of sessions) this.pendingSessions.set(id, record);
+      // The transaction never started: nothing of `fn` ran.
+      if (!isLocked(error)) throw error;
+    }
+    this.lockHeld = true;
+    try {
+      return fn();
+    } finally {
+      this.lockHeld = false;
+    }
   }
 
   /** Writes queued entries in order until one meets the lock; true when none is left waiting. */
@@ -349,6 +399,7 @@ class WriteQueueStore implements SyncQueuedStore {
 
   close(): void {
     if (this.closed) return;
+    this.beforeClose?.();
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     if (this.waitingFor() > 0) this.flushWithin(this.closeWaitMs, 100);

@@ -86,6 +86,31 @@ describe("group commits of the recording store", () => {
     expect(await pending).toBeGreaterThan(0);
   });
 
+  it("collects only while two sessions write close together, and stops once one is left", async () => {
+    const home = dir();
+    const store = openRecordingStore(home, {
+      notify: () => {},
+      open: { durability: "normal" },
+      collectWindowMs: 500,
+    });
+    opened.push(store);
+    await store.startSession({ id: "a", source: "api_server" }, user("a0"));
+    void store.appendMessage("a", user("a1"));
+    expect(store.collectedWrites).toBe(0);
+    // Another session right after: collecting starts (this write included).
+    const b = store.startSession({ id: "b", source: "api_server" }, user("b0"));
+    expect(store.collectedWrites).toBe(1);
+    await b;
+    void store.appendMessage("a", user("a2"));
+    expect(store.collectedWrites).toBe(1);
+    await store.conversation("a");
+    // Quiet for longer than the window: one session writing alone commits inside the call again.
+    await new Promise((r) => setTimeout(r, 1200));
+    void store.appendMessage("a", user("a3"));
+    expect(store.collectedWrites).toBe(0);
+    expect((await store.conversation("a")).map((m) => m.content)).toEqual(["a0", "a1", "a2", "a3"]);
+  });
+
   it("many conversations' writes share one commit, each settling only once it is in the file", async () => {
     const home = dir();
     const db = join(home, "state.db");

@@ -81,7 +81,9 @@ export class StoreContext {
 
   /**
    * Runs `fn` in `BEGIN IMMEDIATE … COMMIT`, retrying the whole transaction with jittered backoff
-   * while another process holds the write lock; `locked` once the retry budget is spent.
+   * while another process holds the write lock; `locked` once the retry budget is spent. Inside
+   * `group`, `fn` runs in a savepoint of the group's transaction instead: a failure undoes its own
+   * changes and no other write's.
    */
   write<T>(fn: () => T): T {
     this.assertOpen();
@@ -91,21 +93,84 @@ export class StoreContext {
         `${this.path} was opened read-only; nothing can be changed through it.`,
       );
     }
+    if (this.grouped) {
+      // SQLite ended the group's transaction itself (disk full, I/O error): nothing more joins it.
+      if (this.groupLost) throw this.groupLost;
+      return this.mapErrors(() => this.inSavepoint(fn));
+    }
     this.applyBusyTimeout();
     return this.mapErrors(() =>
       withBusyRetry(this.path, this.retryBudgetMs, () => {
-        this.db.exec("BEGIN IMMEDIATE");
+        this.stmt("BEGIN IMMEDIATE").run();
         try {
           const result = fn();
-          this.db.exec("COMMIT");
+          this.stmt("COMMIT").run();
           this.checkpointer?.afterCommit();
           return result;
         } catch (error) {
-          if (this.db.inTransaction) this.db.exec("ROLLBACK");
+          if (this.db.inTransaction) this.stmt("ROLLBACK").run();
           throw error;
         }
       }),
     );
+  }
+
+  /** True while `group` runs: writes are savepoints of its transaction. */
+  private grouped = false;
+  /** The error with which SQLite rolled the group's whole transaction back, if it did. */
+  private groupLost: unknown;
+
+  /**
+   * One transaction (one commit) for several writes: `fn` runs after `BEGIN IMMEDIATE` (retried
+   * as `write` retries, before anything of `fn` ran) and every `write` inside it is a savepoint.
+   * When `fn` or the commit throws, the whole group is rolled back and the error rethrown, so the
+   * caller can run the writes again one by one. Nested calls join the open group.
+   */
+  group<T>(fn: () => T): T {
+    this.assertOpen();
+    if (this.grouped) return fn();
+    if (this.readonly) {
+      throw new SessionStoreError(
+        "readonly",
+        `${this.path} was opened read-only; nothing can be changed through it.`,
+      );
+    }
+    this.applyBusyTimeout();
+    this.mapErrors(() =>
+      withBusyRetry(this.path, this.retryBudgetMs, () => this.stmt("BEGIN IMMEDIATE").run()),
+    );
+    this.grouped = true;
+    this.groupLost = undefined;
+    try {
+      const result = fn();
+      if (this.groupLost) throw this.groupLost;
+      this.mapErrors(() => this.stmt("COMMIT").run());
+      this.checkpointer?.afterCommit();
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) this.stmt("ROLLBACK").run();
+      throw error;
+    } finally {
+      this.grouped = false;
+      this.groupLost = undefined;
+    }
+  }
+
+  private inSavepoint<T>(fn: () => T): T {
+    this.stmt("SAVEPOINT hermes_write").run();
+    try {
+      const result = fn();
+      this.stmt("RELEASE hermes_write").run();
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) {
+        this.stmt("ROLLBACK TO hermes_write").run();
+        this.stmt("RELEASE hermes_write").run();
+      } else {
+        this.groupLost = error;
+      }
+      throw error;
+    }
   }
 
   /**

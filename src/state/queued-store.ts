@@ -20,16 +20,15 @@ import type { Message } from "../ai/types.js";
 import { onProcessExit } from "../util/exit-reaper.js";
 import { redactJson, redactText } from "../util/redact.js";
 import { newSessionId } from "../util/session-id.js";
-import { AsyncSessionStore } from "./async-store.js";
 import { validateMessage } from "./codec.js";
 import { pendingRecord } from "./pending-record.js";
+import { AsyncQueuedStore, type QueuedStoreOptions, type SyncQueuedStore } from "./queued-store-api.js";
 import { sanitizeTitle } from "./titles.js";
 import {
   type ExportedSession,
   type NewSession,
   type RecoveryReport,
   type SessionRecord,
-  type SessionStore,
   SessionStoreError,
   type SqliteSessionStoreHandle,
   type SyncSessionStore,
@@ -44,45 +43,8 @@ import {
   writeUnsavedFile,
 } from "./unsaved-writes.js";
 
-export interface QueuedStoreOptions {
-  /** One line for the user (the CLI writes it to stderr): queued, saved, not saved. */
-  notify: (message: string) => void;
-  /** Where the unsaved-writes file goes when the lock never frees (the home). */
-  recoveryDir: string;
-  /** How long a write may wait for the lock before it is queued (default 500 ms). */
-  writeWaitMs?: number;
-  /** How long a read or write that needs the queued writes first waits for them (default 10 s). */
-  settleWaitMs?: number;
-  /** How long `close` keeps trying before writing the unsaved-writes file (default 2 s). */
-  closeWaitMs?: number;
-  /** Seconds; the timestamps queued messages keep (default: now). */
-  now?: () => number;
-  /** Background retry timer (tests inject one); the default is an unref'd setTimeout. */
-  setTimer?: (fn: () => void, ms: number) => () => void;
-  /** Applied to the unsaved-writes file, like every other text the store writes (default: redactText). */
-  redact?: (text: string) => string;
-}
-
-/** What the write queue adds to a store: its backlog and ways to write it out. */
-interface QueueControls {
-  /** Writes accepted but not in the file yet (queued or failed). */
-  readonly pendingWrites: number;
-  /** Messages among them. */
-  readonly pendingMessages: number;
-  /** One attempt to write the queue, never waiting for the lock; true when nothing is left. */
-  flush(): boolean;
-  /**
-   * Keeps trying to write the queue for up to `timeoutMs` without blocking the event loop (signals
-   * are still handled); stops early when `signal` aborts. True when everything is saved.
-   */
-  drain(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
-}
-
-/** A `SessionStore` that queues writes while another process holds the lock. */
-export interface QueuedSessionStore extends SessionStore, QueueControls {}
-
-/** The write queue's synchronous engine (behind `QueuedSessionStore`). */
-export type SyncQueuedStore = SyncSessionStore & QueueControls;
+export type { QueuedSessionStore, QueuedStoreOptions, SyncQueuedStore } from "./queued-store-api.js";
+export { AsyncQueuedStore };
 
 interface Entry {
   write: QueuedWrite;
@@ -113,26 +75,14 @@ export function queuedSessionStore(
   inner: SqliteSessionStoreHandle,
   options: QueuedStoreOptions,
 ): AsyncQueuedStore {
-  return new AsyncQueuedStore(new WriteQueueStore(inner, options));
-}
-
-/** The asynchronous contract over the queue; the backlog controls pass straight through. */
-export class AsyncQueuedStore extends AsyncSessionStore<SyncQueuedStore> implements QueuedSessionStore {
-  get pendingWrites(): number {
-    return this.engine.pendingWrites;
-  }
-
-  get pendingMessages(): number {
-    return this.engine.pendingMessages;
-  }
-
-  flush(): boolean {
-    return this.engine.flush();
-  }
-
-  drain(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    return this.engine.drain(timeoutMs, signal);
-  }
+  const engine = new WriteQueueStore(inner, options);
+  const store = new AsyncQueuedStore(engine, {
+    groupCommits: engine,
+    ...(options.collectWindowMs !== undefined ? { collectWindowMs: options.collectWindowMs } : {}),
+  });
+  // Writes collected for a group commit are committed before the queue closes, at exit too.
+  engine.beforeClose = () => store.commitCollected();
+  return store;
 }
 
 class WriteQueueStore implements SyncQueuedStore {
@@ -153,6 +103,10 @@ class WriteQueueStore implements SyncQueuedStore {
   private readonly toldFailures = new Set<string>();
   private closed = false;
   private readonly unhookExit: () => void;
+  /** Commits what the asynchronous layer collected; runs first in `close` (queuedSessionStore). */
+  beforeClose: (() => void) | undefined;
+  /** Set while a group could not take the lock: its writes queue without trying it again. */
+  private lockHeld = false;
 
   constructor(
     private readonly inner: SqliteSessionStoreHandle,
@@ -198,7 +152,7 @@ class WriteQueueStore implements SyncQueuedStore {
   private submit<T>(direct: () => T, build: () => QueuedWrite, provisional: () => T): T {
     this.assertOpen();
     if (this.waitingFor() > 0) this.flush();
-    if (this.waitingFor() === 0) {
+    if (this.waitingFor() === 0 && !this.lockHeld) {
       try {
         return this.inner.withRetryBudget(this.writeWaitMs, Math.min(100, this.writeWaitMs), direct);
       } catch (error) {
@@ -236,6 +190,38 @@ class WriteQueueStore implements SyncQueuedStore {
 
   flush(): boolean {
     return this.flushWithin(0, 0);
+  }
+
+  /**
+   * Runs `fn`'s writes in one transaction of the file (group commits, async-store.ts), with the
+   * short wait for the lock a single write gets. With writes already queued, `fn` runs as the
+   * writes would one by one (behind the queue). When the lock stays held, `fn` runs with its
+   * writes queued in order, without each waiting for the lock again. When the group fails later
+   * (its commit), everything it did is rolled back and the error rethrown for the caller to run
+   * the writes again one by one; entries the rolled-back writes queued are taken back first.
+   */
+  group<T>(fn: () => T): T {
+    this.assertOpen();
+    if (this.waitingFor() > 0) return fn();
+    const queued = this.queue.length;
+    const sessions = new Map(this.pendingSessions);
+    try {
+      return this.inner.withRetryBudget(this.writeWaitMs, Math.min(100, this.writeWaitMs), () =>
+        this.inner.group(fn),
+      );
+    } catch (error) {
+      this.queue.splice(queued);
+      this.pendingSessions.clear();
+      for (const [id, record] of sessions) this.pendingSessions.set(id, record);
+      // The transaction never started: nothing of `fn` ran.
+      if (!isLocked(error)) throw error;
+    }
+    this.lockHeld = true;
+    try {
+      return fn();
+    } finally {
+      this.lockHeld = false;
+    }
   }
 
   /** Writes queued entries in order until one meets the lock; true when none is left waiting. */
@@ -349,6 +335,7 @@ class WriteQueueStore implements SyncQueuedStore {
 
   close(): void {
     if (this.closed) return;
+    this.beforeClose?.();
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     if (this.waitingFor() > 0) this.flushWithin(this.closeWaitMs, 100);

@@ -238,6 +238,10 @@ class SqliteEngine implements SqliteSessionStoreHandle {
     return this.ctx.withRetryBudget(budgetMs, busyMs, fn);
   }
 
+  group<T>(fn: () => T): T {
+    return this.ctx.group(fn);
+  }
+
   appendTimed(
     sessionId: string,
     entries: ReadonlyArray<{ message: Message; timestamp: number; tokenCount?: number }>,

@@ -454,6 +454,11 @@ export type SyncSessionStore = Omit<Synchronous<SessionStore>, "exportSessions">
 export interface SqliteSessionStoreHandle extends SyncSessionStore {
   /** Runs `fn` with another lock budget (see `StoreContext.withRetryBudget`). */
   withRetryBudget<T>(budgetMs: number, busyMs: number, fn: () => T): T;
+  /**
+   * Runs `fn`'s writes in one transaction, each in a savepoint of its own (`StoreContext.group`);
+   * throws, with everything rolled back, when the transaction cannot start or commit.
+   */
+  group<T>(fn: () => T): T;
   /** `appendMessages` with the timestamps the messages were produced at (queued writes keep theirs). */
   appendTimed(
     sessionId: string,

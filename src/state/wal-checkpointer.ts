@@ -20,10 +20,17 @@ import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Worker } from "node:worker_threads";
 
-/** Default WAL size that triggers a background checkpoint: SQLite's own 1000 pages of 4 KiB. */
-export const CHECKPOINT_BYTES = 1000 * 4096;
-/** The writer's own `wal_autocheckpoint` while a checkpointer runs (pages). */
-export const SAFETY_PAGES = 8000;
+/**
+ * Default WAL size that triggers a background checkpoint: 32 MiB. Each commit of a loop step
+ * writes about 20 pages (most of them the two full-text indexes' new segments), mostly the same
+ * pages again, so at SQLite's own 1000 pages (4 MiB) a one-shot of a few dozen model calls
+ * started the worker thread (about 35 ms of CPU for its start, and its memory) and checkpointed
+ * several times; below 32 MiB a run of up to about 190 such calls starts no thread at all, and
+ * closing checkpoints the pages it changed (what the database grew by, not the WAL's size).
+ */
+export const CHECKPOINT_BYTES = 32 * 1024 * 1024;
+/** The writer's own `wal_autocheckpoint` while a checkpointer runs (pages: 64 MiB of 4 KiB). */
+export const SAFETY_PAGES = 16_384;
 
 // The worker's whole program. Plain CommonJS evaluated in the thread (the CLI is one bundle: there
 // is no separate file to point a Worker at). It reports each checkpoint's outcome; on "close" it

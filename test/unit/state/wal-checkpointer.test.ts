@@ -70,6 +70,37 @@ describe("WAL checkpoints on a worker thread", () => {
     }
   }, 60_000);
 
+  it("a one-shot of a hundred loop steps starts no checkpoint thread; closing copies the WAL in", () => {
+    const home = dir();
+    const db = join(home, "state.db");
+    const store = track(openRecordingEngine(home, { open: { durability: "normal" }, notify: () => {} }));
+    store.createSession({ id: "s1", source: "cli" });
+    const before = size(db);
+    // The CLI's loop step: an assistant message calling a tool, then the tool's short result.
+    for (let i = 0; i < 101; i++) {
+      store.appendMessage("s1", step(i)[0]!);
+      store.appendMessage("s1", {
+        role: "tool",
+        tool_call_id: `call_${i}`,
+        name: "todo",
+        content: `done ${i}`,
+      });
+    }
+    // Past SQLite's own 1000 pages, yet nothing was copied into state.db: no checkpoint ran.
+    expect(size(`${db}-wal`)).toBeGreaterThan(1000 * 4096);
+    expect(size(`${db}-wal`)).toBeLessThan(CHECKPOINT_BYTES);
+    expect(size(db)).toBe(before);
+    store.close();
+    expect(existsSync(`${db}-wal`)).toBe(false);
+    const reader = openSqliteStore(db, { readonly: true });
+    try {
+      expect(reader.conversation("s1")).toHaveLength(202);
+      expect(reader.check()).toMatchObject({ integrity: true, problems: [] });
+    } finally {
+      reader.close();
+    }
+  });
+
   it("a checkpointer whose worker cannot open the file gives up quietly; commits are never disturbed", async () => {
     const reports: Array<{ error?: string }> = [];
     const missing = join(dir(), "no-such.db");

@@ -1,18 +1,21 @@
 /**
- * The shared session-store contract: each case runs once against SQLite (`openSessionStore` on a
- * temp file) and once against PostgreSQL (`openPgSessionStore` on a fresh database of the file's
+ * The shared session-store contract: each case runs against SQLite (`openSessionStore` on a
+ * temp file), against SQLite through the recording store the CLI and the gateway use
+ * (`openRecordingStore`: the write queue and group commits, writes collected until the loop's
+ * check phase and committed together) and against PostgreSQL (`openPgSessionStore` on a fresh database of the file's
  * server). `second()` opens another store on the same data (another process's file handle, another
  * instance's pool), for concurrency cases. `raw(sql)` runs one statement directly, the way another
  * program would touch the data (for health-check cases).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe } from "vitest";
 import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { openPgSessionStore } from "../../../../src/state/postgres/session-store.js";
+import { openRecordingStore } from "../../../../src/state/recording-store.js";
 import { openSessionStore } from "../../../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../../../src/state/types.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
@@ -49,7 +52,26 @@ function makeClock(): Clock {
 }
 
 export function contract(title: string, body: (h: () => Harness) => void): void {
-  describe(`${title} [sqlite]`, () => {
+  sqliteContract(title, "sqlite", body, (path, now) => openSessionStore(path, { now, durability: "normal" }));
+  sqliteContract(title, "sqlite, recording", body, (path, now) =>
+    openRecordingStore(dirname(path), {
+      notify: () => {},
+      // Tests running on several cores at once: a lock held by `second()` is waited for, as by a direct store.
+      writeWaitMs: 10_000,
+      now,
+      open: { now, durability: "normal" },
+    }),
+  );
+  postgresContract(title, body);
+}
+
+function sqliteContract(
+  title: string,
+  label: string,
+  body: (h: () => Harness) => void,
+  openStore: (path: string, now: () => number) => SessionStore,
+): void {
+  describe(`${title} [${label}]`, () => {
     let h: Harness;
     let dir: string;
     const open: SessionStore[] = [];
@@ -57,14 +79,14 @@ export function contract(title: string, body: (h: () => Harness) => void): void 
       dir = mkdtempSync(join(tmpdir(), "hermes-contract-"));
       const path = join(dir, "state.db");
       const clock = makeClock();
-      const store = openSessionStore(path, { now: clock.now, durability: "normal" });
+      const store = openStore(path, clock.now);
       open.push(store);
       h = {
         kind: "sqlite",
         store,
         clock,
         async second() {
-          const s = openSessionStore(path, { now: clock.now, durability: "normal" });
+          const s = openStore(path, clock.now);
           open.push(s);
           return s;
         },
@@ -84,7 +106,9 @@ export function contract(title: string, body: (h: () => Harness) => void): void 
     });
     body(() => h);
   });
+}
 
+function postgresContract(title: string, body: (h: () => Harness) => void): void {
   describe.skipIf(postgresSkipReason)(`${title} [postgres]`, () => {
     let pg: PostgresFixture;
     let h: Harness;

@@ -104,6 +104,7 @@ export class SharedApprovals {
   async respond(id: string, decision: ApprovalAnswer): Promise<{ instance: string }> {
     if (this.local?.list().some((a) => a.id === id)) {
       this.local.respondById(id, decision, "control");
+      await this.writes; // listed nowhere once this answers
       return { instance: this.coordinator.instanceId };
     }
     const { instance } = await this.records.answer(id, decision, "control");

@@ -8,8 +8,8 @@
  *   answer given through B's socket runs the command on A: the directory is gone and the chat gets
  *   the model's final answer. An answer recorded straight in the database (what `hermes mcp serve`
  *   and the dashboard do where no gateway runs) reaches A as well.
- * - `/yolo` and `/verbose` sent through A hold when the chat's next message is taken by B: B runs
- *   the dangerous command without asking and shows tool progress. B's own event log shows it ran
+ * - `/yolo`, `/verbose` and `/voice` sent through A hold when the chat's next message is taken by
+ *   B: B runs the dangerous command without asking, shows tool progress and reports the voice mode. B's own event log shows it ran
  *   that turn itself (a message forwarded to A would not appear there).
  */
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
@@ -17,7 +17,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withSharedApprovals } from "../../src/cli/commands/shared-approvals.js";
+import { liveTools } from "../../src/cli/commands/mcp-serve-live.js";
+import type { SharedApprovalInfo } from "../../src/state/gateway/shared-approvals.js";
 import { connectGatewayControl, type GatewayControl } from "../../src/state/gateway-control.js";
 import { runHermes } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
@@ -176,15 +177,20 @@ describe.skipIf(postgresSkipReason)("approvals and chat toggles across two insta
     );
     await wa.deliver(webhooks[1]!, user, { type: "text", text: { body: "clear my cache" } });
     await wa.waitFor((m) => m.to === user && m.text.includes("Approval needed"), 30_000);
-    // A home with the cluster's config and no gateway: what `hermes mcp serve` there reads.
+    // `hermes mcp serve`'s tools on a home with the cluster's config where no gateway runs.
     const outside = clusterHome(setup);
-    const listed = await withSharedApprovals(outside.home, {}, (records) => records.list());
-    expect(listed?.value).toHaveLength(1);
-    const id = listed?.value[0]?.id ?? "";
-    await expect(
-      withSharedApprovals(outside.home, {}, (records) => records.answer("ffffffff", "deny", "mcp")),
-    ).rejects.toThrow(/No pending approval/);
-    await withSharedApprovals(outside.home, {}, (records) => records.answer(id, "deny", "mcp"));
+    const tools = new Map(liveTools(outside.home).map((t) => [t.name, t]));
+    const listed = (await tools.get("permissions_list_open")?.run({})) as {
+      count: number;
+      approvals: SharedApprovalInfo[];
+    };
+    expect(listed.count).toBe(1);
+    expect(listed.approvals[0]).toMatchObject({ chat_id: user, instance: await instanceId(1) });
+    const id = listed.approvals[0]?.id ?? "";
+    const respond = tools.get("permissions_respond")!;
+    await expect(respond.run({ id: "ffffffff", decision: "deny" })).rejects.toThrow(/No pending approval/);
+    await expect(respond.run({ id, decision: "approve it!" })).rejects.toThrow(/Invalid decision/);
+    expect(await respond.run({ id, decision: "deny" })).toMatchObject({ resolved: true, approval_id: id });
     await wa.waitFor((m) => m.to === user && m.text.includes("Left it alone."), 30_000);
     expect(existsSync(victim)).toBe(true);
     const denied = llm.chatRequests.at(-1)?.body as { messages?: Array<{ role: string; content: unknown }> };
@@ -192,12 +198,14 @@ describe.skipIf(postgresSkipReason)("approvals and chat toggles across two insta
     await chatsFree();
   }, 90_000);
 
-  it("/yolo and /verbose given through A hold when B takes the chat's next message", async () => {
+  it("/yolo, /verbose and /voice given through A hold when B takes the chat's next message", async () => {
     const user = "15550000003";
     await wa.deliver(webhooks[0]!, user, { type: "text", text: { body: "/yolo" } });
     await wa.waitFor((m) => m.to === user && /YOLO/.test(m.text), 30_000);
     await wa.deliver(webhooks[0]!, user, { type: "text", text: { body: "/verbose" } });
     await wa.waitFor((m) => m.to === user && /Tool progress/.test(m.text), 30_000);
+    await wa.deliver(webhooks[0]!, user, { type: "text", text: { body: "/voice on" } });
+    await wa.waitFor((m) => m.to === user && /Voice replies are on/.test(m.text), 30_000);
     await chatsFree();
 
     const b = await control(1);
@@ -225,5 +233,9 @@ describe.skipIf(postgresSkipReason)("approvals and chat toggles across two insta
     } finally {
       again.close();
     }
+    // The chat's /voice mode, chosen through A, is what B reports.
+    await chatsFree();
+    await wa.deliver(webhooks[1]!, user, { type: "text", text: { body: "/voice status" } });
+    await wa.waitFor((m) => m.to === user && /Voice mode: on/.test(m.text), 30_000);
   }, 90_000);
 });

@@ -1,5 +1,6 @@
 /**
- * A chat's own toggles (`/verbose`'s tool progress, `/yolo`) as the router keeps them. They start
+ * A chat's own toggles (`/verbose`'s tool progress, `/yolo`, and `/voice` through
+ * `VoiceReplies`) as the router keeps them. They start
  * from config at the chat's first command and live on the conversation. With several instances
  * (a shared `ChatSettingsRecords`, PostgreSQL) they are also read from the database before each
  * command and turn and written after a command changed them, so a chat's setting holds whichever
@@ -10,6 +11,7 @@ import type { ChatSession } from "../../agent/chat-session.js";
 import { TOOL_PROGRESS_LEVELS, type ToolProgress } from "../../agent/tool-display.js";
 import type { CommandSettings } from "../../commands/index.js";
 import type { ChatSettingsRecords } from "../../state/gateway/shared-approvals.js";
+import type { MessageSource } from "../platforms/types.js";
 import { busyModeOf } from "./commands.js";
 import { toolProgressLevel } from "./reply.js";
 import type { Conversation } from "./router-types.js";
@@ -26,6 +28,8 @@ export class ChatToggles {
     private readonly config: Record<string, unknown>,
     private readonly records: ChatSettingsRecords | undefined,
     private readonly log: (line: string) => void,
+    /** The chat's `/voice` mode, read from the same store (`VoiceReplies.sync`). */
+    private readonly voice?: { sync(source: MessageSource): Promise<void> },
   ) {}
 
   private defaults(conv: Conversation, chat: ChatSession): CommandSettings {
@@ -49,6 +53,7 @@ export class ChatToggles {
   /** Applies what another instance stored for this chat (nothing to do with one instance). */
   async refresh(conv: Conversation, chat: ChatSession): Promise<void> {
     if (!this.records) return;
+    await this.voice?.sync(conv.source);
     let stored: Awaited<ReturnType<ChatSettingsRecords["get"]>>;
     try {
       stored = await this.records.get(conv.key);

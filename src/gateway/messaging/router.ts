@@ -89,7 +89,8 @@ export class MessageRouter {
   constructor(private readonly options: RouterOptions) {
     this.drain = drainSettings(options.config);
     this.access = new RouterAccess(options);
-    this.toggles = new ChatToggles(options.config, options.chatSettings, (line) => this.log(line));
+    const voice = voiceReplies(options);
+    this.toggles = new ChatToggles(options.config, options.chatSettings, (line) => this.log(line), voice);
     this.print = options.log ?? (() => undefined);
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());

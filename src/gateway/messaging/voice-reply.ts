@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { VoiceControl } from "../../commands/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
+import type { ChatSettingsRecords } from "../../state/gateway/shared-approvals.js";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
 import type { Logger } from "../../util/log.js";
 import type {
@@ -112,6 +113,8 @@ export interface VoiceRepliesOptions {
   log?: ((line: string) => void) | undefined;
   /** The home's logs: problems as WARNING under `gateway.<platform>`. */
   logger?: Logger | undefined;
+  /** Several instances: each chat's mode is kept in the database too, and read from it before use. */
+  chatSettings?: ChatSettingsRecords | undefined;
 }
 
 const perGateway = new WeakMap<VoiceRepliesOptions, VoiceReplies>();
@@ -162,6 +165,34 @@ export class VoiceReplies {
     }
   }
 
+  /** Takes the chat's mode another instance stored (nothing to do with one instance). */
+  async sync(source: MessageSource): Promise<void> {
+    const shared = this.options.chatSettings;
+    if (!shared) return;
+    try {
+      const stored = await shared.voiceMode(this.key(source));
+      if (MODES.includes(stored as ChatVoiceMode)) this.modes.set(this.key(source), stored as ChatVoiceMode);
+    } catch (error) {
+      this.log(
+        `voice: could not read this chat's mode from the database: ${describe(error)}`,
+        source.platform,
+      );
+    }
+  }
+
+  /** Stores the chat's new mode for the other instances; the problem's line when that failed. */
+  private async share(source: MessageSource, mode: ChatVoiceMode): Promise<string | null> {
+    const shared = this.options.chatSettings;
+    if (!shared) return null;
+    try {
+      await shared.setVoiceMode(this.key(source), mode);
+      return null;
+    } catch (error) {
+      this.log(`voice: could not share this chat's mode: ${describe(error)}`, source.platform);
+      return `⚠️ This holds on this instance only: could not share it with the other instances (${describe(error)}).`;
+    }
+  }
+
   /** Why `adapter`'s platform cannot carry voice notes; null when it can. */
   unsupported(adapter: PlatformAdapter): string | null {
     if (NO_VOICE[adapter.platform]) return NO_VOICE[adapter.platform] ?? null;
@@ -175,15 +206,17 @@ export class VoiceReplies {
     const live = adapter.voiceChannels;
     return {
       extraWords: ["enable", "disable", ...(live ? CHANNEL_WORDS : [])],
-      run: (word, rest) => {
+      run: async (word, rest) => {
         if (live && CHANNEL_WORDS.includes(word as VoiceChannelWord))
           return live.run(word as VoiceChannelWord, source, rest, this.speech(adapter.platform));
         const mode = WORD_MODE[word];
         if (mode) {
           this.setMode(source, mode);
+          const unshared = await this.share(source, mode);
           const problem = mode === "off" ? null : this.unsupported(adapter);
-          return [SET_REPLY[mode], ...(problem ? [`⚠️ ${problem}`] : [])];
+          return [SET_REPLY[mode], ...(problem ? [`⚠️ ${problem}`] : []), ...(unshared ? [unshared] : [])];
         }
+        await this.sync(source);
         const now = this.mode(source);
         const problem = this.unsupported(adapter);
         return [

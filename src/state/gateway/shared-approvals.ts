@@ -9,9 +9,9 @@
  *   and carried out by the instance whose turn waits on it (it is told at once when the answer came
  *   through another instance, and it checks its rows while any are pending, so nothing depends on
  *   one notification arriving).
- * - **Chat settings**: what `/verbose` and `/yolo` chose in a chat, read before each turn and
- *   command and written after a command changed them, so they hold on whichever instance takes the
- *   chat's next message.
+ * - **Chat settings**: what `/verbose`, `/yolo` and `/voice` chose in a chat, read before each turn
+ *   and command and written after a command changed them, so they hold on whichever instance takes
+ *   the chat's next message.
  */
 import type { ApprovalAnswer, ApprovalInfo } from "../gateway-control.js";
 
@@ -65,4 +65,7 @@ export interface ChatSettingsRecords {
   /** The chat's stored toggles; undefined when none was ever changed there. */
   get(sessionKey: string): Promise<StoredChatSettings | undefined>;
   set(sessionKey: string, settings: StoredChatSettings): Promise<void>;
+  /** `/voice`'s mode of a chat (`platform:chat_id`); undefined when none was chosen there. */
+  voiceMode(chat: string): Promise<string | undefined>;
+  setVoiceMode(chat: string, mode: string): Promise<void>;
 }

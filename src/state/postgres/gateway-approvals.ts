@@ -153,7 +153,7 @@ async function whyRefused(db: PgQueryable, id: string, ttl: number): Promise<str
 
 const TOOL_PROGRESS = ["off", "new", "all", "verbose"];
 
-/** What `/verbose` and `/yolo` chose per chat, shared by every instance on `db`. */
+/** What `/verbose`, `/yolo` and `/voice` chose per chat, shared by every instance on `db`. */
 export function pgChatSettings(db: PgQueryable): ChatSettingsRecords {
   return {
     async get(sessionKey) {
@@ -184,6 +184,20 @@ export function pgChatSettings(db: PgQueryable): ChatSettingsRecords {
          ON CONFLICT (key_digest) DO UPDATE
          SET settings = EXCLUDED.settings, updated_at = clock_timestamp()`,
         [keyDigest(sessionKey), storableText("session key", sessionKey), JSON.stringify(stored)],
+      );
+    },
+    async voiceMode(chat) {
+      const rows = await db.query<{ mode: string }>(
+        "SELECT mode FROM gateway_voice_modes WHERE chat_digest = $1",
+        [keyDigest(chat)],
+      );
+      return rows[0]?.mode;
+    },
+    async setVoiceMode(chat, mode) {
+      await db.query(
+        `INSERT INTO gateway_voice_modes (chat_digest, chat, mode) VALUES ($1, $2, $3)
+         ON CONFLICT (chat_digest) DO UPDATE SET mode = EXCLUDED.mode, updated_at = clock_timestamp()`,
+        [keyDigest(chat), storableText("chat", chat), storableText("voice mode", mode)],
       );
     },
   };

@@ -5,17 +5,36 @@
  * fails leaves the chat's setting working here with the problem said. Without a store (SQLite)
  * nothing is read or written.
  */
+
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ChatSession } from "../../../src/agent/chat-session.js";
+import type { HermesConfig } from "../../../src/config/defaults.js";
 import { ChatToggles } from "../../../src/gateway/messaging/chat-toggles.js";
 import type { Conversation } from "../../../src/gateway/messaging/router-types.js";
+import { VoiceReplies } from "../../../src/gateway/messaging/voice-reply.js";
+import type { MessageSource, PlatformAdapter } from "../../../src/gateway/platforms/types.js";
 import type { ChatSettingsRecords, StoredChatSettings } from "../../../src/state/gateway/shared-approvals.js";
 
-function memoryRecords(): ChatSettingsRecords & { rows: Map<string, StoredChatSettings>; reads: number } {
+function memoryRecords(): ChatSettingsRecords & {
+  rows: Map<string, StoredChatSettings>;
+  voices: Map<string, string>;
+  reads: number;
+} {
   const rows = new Map<string, StoredChatSettings>();
+  const voices = new Map<string, string>();
   const store = {
     rows,
+    voices,
     reads: 0,
+    async voiceMode(chat: string) {
+      return voices.get(chat);
+    },
+    async setVoiceMode(chat: string, mode: string) {
+      voices.set(chat, mode);
+    },
     async get(key: string) {
       store.reads++;
       const row = rows.get(key);
@@ -76,6 +95,12 @@ describe("per-chat toggles", () => {
       set: async () => {
         throw new Error("connection terminated");
       },
+      voiceMode: async () => {
+        throw new Error("connection terminated");
+      },
+      setVoiceMode: async () => {
+        throw new Error("connection terminated");
+      },
     };
     const toggles = new ChatToggles(config, broken, (line) => lines.push(line));
     const conv = conversation();
@@ -105,5 +130,42 @@ describe("per-chat toggles", () => {
     settings.toolProgress = "all";
     expect(await toggles.save(conv, before)).toBeNull();
     expect(conv.settings?.toolProgress).toBe("all");
+  });
+
+  it("/voice chosen on one instance is the chat's mode on another; a store failure is said", async () => {
+    const shared = memoryRecords();
+    const home = () => mkdtempSync(join(tmpdir(), "hermes-voice-shared-"));
+    const options = (h: string, chatSettings?: ChatSettingsRecords) => ({
+      home: h,
+      config: {} as HermesConfig,
+      env: {},
+      ...(chatSettings ? { chatSettings } : {}),
+    });
+    const a = new VoiceReplies(options(home(), shared));
+    const b = new VoiceReplies(options(home(), shared));
+    const adapter = { platform: "telegram", capabilities: { media: true } } as unknown as PlatformAdapter;
+    const source = { platform: "telegram", chatId: "42", userId: "u", chatType: "dm" } as MessageSource;
+    expect(await a.control(adapter, source).run("tts", "")).toEqual([expect.stringMatching(/./)]);
+    expect(shared.voices.get("telegram:42")).toBe(a.mode(source));
+    expect(b.mode(source)).toBe("off");
+    // B reads it before the chat's next turn (ChatToggles.refresh) or its `/voice status`.
+    const toggles = new ChatToggles(config, shared, () => undefined, b);
+    const conv = conversation();
+    conv.source = source;
+    await toggles.refresh(conv, chat());
+    expect(b.mode(source)).toBe(a.mode(source));
+    await b.control(adapter, source).run("off", "");
+    expect((await a.control(adapter, source).run("status", "")).join(" ")).toMatch(/off/i);
+
+    const broken: ChatSettingsRecords = {
+      ...shared,
+      setVoiceMode: async () => {
+        throw new Error("database is down");
+      },
+    };
+    const lonely = new VoiceReplies(options(home(), broken));
+    const lines = await lonely.control(adapter, source).run("tts", "");
+    expect(lines.join("\n")).toMatch(/this instance only.*database is down/);
+    expect(lonely.mode(source)).not.toBe("off");
   });
 });

@@ -3,13 +3,14 @@
  * commands each instance's turns wait on, with the answer given away from the chat until the
  * instance carries it out, and what `/verbose` and `/yolo` chose in each chat. Times come from the
  * instance that asked (created/expires, as its timeout counts) and from the database (answers).
+ * `/voice` modes are kept per chat (`platform:chat_id`, as `gateway_voice_mode.json` keys them).
  */
 import type { Migration } from "../migrate.js";
 
 export const APPROVAL_MIGRATIONS: readonly Migration[] = [
   {
     version: 520,
-    name: "gateway: pending approvals of every instance, per-chat settings",
+    name: "gateway: pending approvals of every instance, per-chat settings and voice modes",
     up: `
 CREATE TABLE gateway_pending_approvals (
   instance_id text NOT NULL,
@@ -34,6 +35,13 @@ CREATE TABLE gateway_chat_settings (
   key_digest bytea PRIMARY KEY,
   session_key text NOT NULL,
   settings text NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+CREATE TABLE gateway_voice_modes (
+  chat_digest bytea PRIMARY KEY,
+  chat text NOT NULL,
+  mode text NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 `,

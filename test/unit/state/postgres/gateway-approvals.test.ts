@@ -148,6 +148,20 @@ describe.skipIf(postgresSkipReason)("per-chat toggles (PostgreSQL)", () => {
     expect(await a.get("agent:main:telegram:dm:2")).toBeUndefined();
   });
 
+  it("keeps each chat's /voice mode apart from its other settings", async () => {
+    const s = await storage("postgres");
+    const a = pgChatSettings(await s.pool());
+    const b = pgChatSettings(await s.pool());
+    expect(await a.voiceMode("telegram:42")).toBeUndefined();
+    await a.setVoiceMode("telegram:42", "all");
+    await a.setVoiceMode("slack:C1", "voice_only");
+    expect(await b.voiceMode("telegram:42")).toBe("all");
+    await b.setVoiceMode("telegram:42", "off");
+    expect(await a.voiceMode("telegram:42")).toBe("off");
+    expect(await a.voiceMode("slack:C1")).toBe("voice_only");
+    expect(await a.get("telegram:42")).toBeUndefined();
+  });
+
   it("reads a damaged or hand-edited row as only its valid fields", async () => {
     const db = await database();
     const settings = pgChatSettings(db);

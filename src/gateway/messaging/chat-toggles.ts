@@ -28,8 +28,11 @@ export class ChatToggles {
     private readonly config: Record<string, unknown>,
     private readonly records: ChatSettingsRecords | undefined,
     private readonly log: (line: string) => void,
-    /** The chat's `/voice` mode, read from the same store (`VoiceReplies.sync`). */
-    private readonly voice?: { sync(source: MessageSource): Promise<void> },
+    /** The chat's `/voice` mode, read in the same query (`VoiceReplies`). */
+    private readonly voice?: {
+      chatKey(source: MessageSource): string;
+      apply(source: MessageSource, mode: string | undefined): void;
+    },
   ) {}
 
   private defaults(conv: Conversation, chat: ChatSession): CommandSettings {
@@ -53,10 +56,9 @@ export class ChatToggles {
   /** Applies what another instance stored for this chat (nothing to do with one instance). */
   async refresh(conv: Conversation, chat: ChatSession): Promise<void> {
     if (!this.records) return;
-    await this.voice?.sync(conv.source);
     let stored: Awaited<ReturnType<ChatSettingsRecords["get"]>>;
     try {
-      stored = await this.records.get(conv.key);
+      stored = await this.records.get(conv.key, this.voice?.chatKey(conv.source));
     } catch (error) {
       this.log(
         `${conv.platform}: could not read ${conv.key}'s settings from the database: ${describe(error)}`,
@@ -64,6 +66,8 @@ export class ChatToggles {
       return;
     }
     if (!stored) return;
+    this.voice?.apply(conv.source, stored.voice);
+    if (stored.toolProgress === undefined && stored.yolo === undefined) return;
     conv.settings ??= this.defaults(conv, chat);
     const settings = conv.settings;
     if ((TOOL_PROGRESS_LEVELS as readonly string[]).includes(stored.toolProgress ?? ""))

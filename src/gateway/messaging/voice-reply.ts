@@ -144,19 +144,20 @@ export class VoiceReplies {
     this.options.logger?.child({ component: platform ? `gateway.${platform}` : "gateway" }).warning(line);
   }
 
-  private key(source: MessageSource): string {
+  /** The chat's key among the modes (`platform:chat_id`, as upstream's file keys them). */
+  chatKey(source: MessageSource): string {
     return `${source.platform}:${source.chatId}`;
   }
 
   /** A chat's mode: what `/voice` chose there, else `voice.auto_tts` (true: answer voice with voice). */
   mode(source: MessageSource): ChatVoiceMode {
-    const chosen = this.modes.get(this.key(source));
+    const chosen = this.modes.get(this.chatKey(source));
     if (chosen) return chosen;
     return section(this.options.config["voice"])["auto_tts"] === true ? "voice_only" : "off";
   }
 
   setMode(source: MessageSource, mode: ChatVoiceMode): void {
-    this.modes.set(this.key(source), mode);
+    this.modes.set(this.chatKey(source), mode);
     try {
       const data = Object.fromEntries([...this.modes].sort(([a], [b]) => a.localeCompare(b)));
       atomicWriteFileSync(this.file, `${JSON.stringify(data, null, 2)}\n`);
@@ -165,13 +166,19 @@ export class VoiceReplies {
     }
   }
 
+  /** A mode another instance stored for the chat (read with its other settings); others are ignored. */
+  apply(source: MessageSource, mode: string | undefined): void {
+    if (MODES.includes(mode as ChatVoiceMode)) this.modes.set(this.chatKey(source), mode as ChatVoiceMode);
+  }
+
   /** Takes the chat's mode another instance stored (nothing to do with one instance). */
   async sync(source: MessageSource): Promise<void> {
     const shared = this.options.chatSettings;
     if (!shared) return;
     try {
-      const stored = await shared.voiceMode(this.key(source));
-      if (MODES.includes(stored as ChatVoiceMode)) this.modes.set(this.key(source), stored as ChatVoiceMode);
+      const stored = await shared.voiceMode(this.chatKey(source));
+      if (MODES.includes(stored as ChatVoiceMode))
+        this.modes.set(this.chatKey(source), stored as ChatVoiceMode);
     } catch (error) {
       this.log(
         `voice: could not read this chat's mode from the database: ${describe(error)}`,
@@ -185,7 +192,7 @@ export class VoiceReplies {
     const shared = this.options.chatSettings;
     if (!shared) return null;
     try {
-      await shared.setVoiceMode(this.key(source), mode);
+      await shared.setVoiceMode(this.chatKey(source), mode);
       return null;
     } catch (error) {
       this.log(`voice: could not share this chat's mode: ${describe(error)}`, source.platform);

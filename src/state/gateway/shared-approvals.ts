@@ -59,11 +59,16 @@ export interface PendingApprovalRecords {
 export interface StoredChatSettings {
   toolProgress?: string;
   yolo?: boolean;
+  /** `/voice`'s mode, when `get` was asked for it (kept apart, per `platform:chat_id`). */
+  voice?: string;
 }
 
 export interface ChatSettingsRecords {
-  /** The chat's stored toggles; undefined when none was ever changed there. */
-  get(sessionKey: string): Promise<StoredChatSettings | undefined>;
+  /**
+   * The chat's stored toggles, with its `/voice` mode when `voiceChat` (`platform:chat_id`) is
+   * given, in one round trip (read before every turn); undefined when none was ever set.
+   */
+  get(sessionKey: string, voiceChat?: string): Promise<StoredChatSettings | undefined>;
   set(sessionKey: string, settings: StoredChatSettings): Promise<void>;
   /** `/voice`'s mode of a chat (`platform:chat_id`); undefined when none was chosen there. */
   voiceMode(chat: string): Promise<string | undefined>;

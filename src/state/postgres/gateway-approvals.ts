@@ -156,19 +156,22 @@ const TOOL_PROGRESS = ["off", "new", "all", "verbose"];
 /** What `/verbose`, `/yolo` and `/voice` chose per chat, shared by every instance on `db`. */
 export function pgChatSettings(db: PgQueryable): ChatSettingsRecords {
   return {
-    async get(sessionKey) {
-      const rows = await db.query<{ settings: string }>(
-        "SELECT settings FROM gateway_chat_settings WHERE key_digest = $1",
-        [keyDigest(sessionKey)],
+    async get(sessionKey, voiceChat) {
+      const rows = await db.query<{ settings: string | null; voice: string | null }>(
+        `SELECT (SELECT settings FROM gateway_chat_settings WHERE key_digest = $1) AS settings,
+                (SELECT mode FROM gateway_voice_modes WHERE chat_digest = $2) AS voice`,
+        [keyDigest(sessionKey), voiceChat === undefined ? null : keyDigest(voiceChat)],
       );
-      if (!rows[0]) return undefined;
-      let parsed: Record<string, unknown>;
+      const row = rows[0];
+      if (!row || (row.settings === null && row.voice === null)) return undefined;
+      const out: StoredChatSettings = row.voice === null ? {} : { voice: row.voice };
+      let parsed: Record<string, unknown> = {};
       try {
-        parsed = JSON.parse(rows[0].settings) as Record<string, unknown>;
+        const value = row.settings === null ? {} : (JSON.parse(row.settings) as unknown);
+        if (value && typeof value === "object") parsed = value as Record<string, unknown>;
       } catch {
-        return undefined;
+        return row.voice === null ? undefined : out;
       }
-      const out: StoredChatSettings = {};
       if (typeof parsed["toolProgress"] === "string" && TOOL_PROGRESS.includes(parsed["toolProgress"]))
         out.toolProgress = parsed["toolProgress"];
       if (typeof parsed["yolo"] === "boolean") out.yolo = parsed["yolo"];

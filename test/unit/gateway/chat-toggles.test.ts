@@ -35,10 +35,12 @@ function memoryRecords(): ChatSettingsRecords & {
     async setVoiceMode(chat: string, mode: string) {
       voices.set(chat, mode);
     },
-    async get(key: string) {
+    async get(key: string, voiceChat?: string) {
       store.reads++;
       const row = rows.get(key);
-      return row ? { ...row } : undefined;
+      const voice = voiceChat === undefined ? undefined : voices.get(voiceChat);
+      if (!row && voice === undefined) return undefined;
+      return { ...(row ?? {}), ...(voice !== undefined ? { voice } : {}) };
     },
     async set(key: string, settings: StoredChatSettings) {
       rows.set(key, { ...settings });

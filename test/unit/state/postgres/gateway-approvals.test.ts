@@ -160,6 +160,14 @@ describe.skipIf(postgresSkipReason)("per-chat toggles (PostgreSQL)", () => {
     expect(await a.voiceMode("telegram:42")).toBe("off");
     expect(await a.voiceMode("slack:C1")).toBe("voice_only");
     expect(await a.get("telegram:42")).toBeUndefined();
+    // Read with a chat's other settings in one query, as before each turn.
+    expect(await a.get("agent:main:telegram:dm:42", "telegram:42")).toEqual({ voice: "off" });
+    await a.set("agent:main:telegram:dm:42", { yolo: true });
+    expect(await b.get("agent:main:telegram:dm:42", "telegram:42")).toEqual({ voice: "off", yolo: true });
+    expect(await b.get("agent:main:telegram:dm:42", "telegram:99")).toEqual({ yolo: true });
+    await b.set("agent:main:telegram:dm:43", { yolo: false });
+    await (await s.pool()).query("UPDATE gateway_chat_settings SET settings = 'null'");
+    expect(await b.get("agent:main:telegram:dm:43")).toEqual({});
   });
 
   it("reads a damaged or hand-edited row as only its valid fields", async () => {

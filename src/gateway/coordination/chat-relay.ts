@@ -33,6 +33,9 @@ const RECEIPT_WAIT_MS = 3_000;
 /** How long a message that went round too often waits for its chat, and how often it asks. */
 const SETTLE_WAIT_MS = 30_000;
 const RETRY_MS = 100;
+/** Forwarded message ids remembered against duplicates: at most this many, for at most this long. */
+const SEEN_LIMIT = 10_000;
+const SEEN_MS = 10 * 60_000;
 
 export interface RelayOptions {
   home: string;
@@ -76,6 +79,10 @@ export class ChatRelay {
   private readonly hops = new WeakMap<InboundMessage, number>();
   /** Forwarded messages waiting for the receiving instance's receipt, by id. */
   private readonly receipts = new Map<string, () => void>();
+  /** A message's id for as long as it is routed (a late receipt must not make it a new message). */
+  private readonly ids = new WeakMap<InboundMessage, string>();
+  /** Ids of forwarded messages handled here lately, so one routed again after a late receipt runs once. */
+  private readonly seen = new Map<string, number>();
   private handlers: HandlersFor | undefined;
   private chats: CachedChats | undefined;
   /** What each chat's stored session looked like when this instance last let it go. */
@@ -270,7 +277,8 @@ export class ChatRelay {
    */
   private async forward(to: string, key: string, message: InboundMessage, hops: number): Promise<void> {
     const platform = message.source.platform;
-    const id = randomBytes(8).toString("hex");
+    const id = this.ids.get(message) ?? randomBytes(8).toString("hex");
+    this.ids.set(message, id);
     const payload: ChatInputPayload = { key, platform, message: await toWire(message), hops: hops + 1, id };
     const receipt = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
@@ -309,6 +317,7 @@ export class ChatRelay {
         void this.coordinator
           .send(message.from, "chat.receipt", { id: message.payload.id })
           .catch(() => undefined);
+      if (message.payload.id && this.already(message.payload.id)) return;
       void this.received(message.payload).catch((error: unknown) =>
         this.log(`coordination: a forwarded message was not handled: ${String(error)}`),
       );
@@ -319,6 +328,19 @@ export class ChatRelay {
         handlers.onAction({ source: { ...source, platform }, data, ...(messageId ? { messageId } : {}) });
       else this.log(`coordination: a ${platform} button press arrived; ${platform} is not connected here`);
     }
+  }
+
+  /** Whether a forwarded message with this id was taken here in the last ten minutes (and records it). */
+  private already(id: string): boolean {
+    const now = Date.now();
+    if (this.seen.has(id)) return true;
+    this.seen.set(id, now);
+    if (this.seen.size > SEEN_LIMIT)
+      for (const [old, at] of this.seen) {
+        if (now - at < SEEN_MS && this.seen.size <= SEEN_LIMIT) break;
+        this.seen.delete(old);
+      }
+    return false;
   }
 
   private async received(payload: ChatInputPayload): Promise<void> {

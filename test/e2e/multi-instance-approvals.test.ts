@@ -129,7 +129,11 @@ describe.skipIf(postgresSkipReason)("approvals and chat toggles across two insta
     const a = await instanceId(0);
     const b = await control(1);
     try {
-      const { approvals } = await b.call("approvals.list", {});
+      // Recorded as the question goes to the chat: listed within moments of it.
+      const approvals = await waitUntil(async () => {
+        const listed = (await b.call("approvals.list", {})).approvals;
+        return listed.length > 0 && listed;
+      }, "A's approval listed through B");
       expect(approvals).toHaveLength(1);
       expect(approvals[0]).toMatchObject({ instance: a, platform: "whatsapp_cloud", chat_id: user });
       expect(approvals[0]?.command).toContain(victim);
@@ -180,10 +184,13 @@ describe.skipIf(postgresSkipReason)("approvals and chat toggles across two insta
     // `hermes mcp serve`'s tools on a home with the cluster's config where no gateway runs.
     const outside = clusterHome(setup);
     const tools = new Map(liveTools(outside.home).map((t) => [t.name, t]));
-    const listed = (await tools.get("permissions_list_open")?.run({})) as {
-      count: number;
-      approvals: SharedApprovalInfo[];
-    };
+    const listed = await waitUntil(async () => {
+      const open = (await tools.get("permissions_list_open")?.run({})) as {
+        count: number;
+        approvals: SharedApprovalInfo[];
+      };
+      return open.count > 0 && open;
+    }, "the approval listed by mcp serve's tool");
     expect(listed.count).toBe(1);
     expect(listed.approvals[0]).toMatchObject({ chat_id: user, instance: await instanceId(1) });
     const id = listed.approvals[0]?.id ?? "";

@@ -2,17 +2,22 @@
  * `/api/gateway…`, `/api/pairing…`, `/api/allowlists`, `/api/webhooks`: the running gateway's live
  * state over its control socket (`state/gateway-control.ts`; never an import of `gateway/`), and
  * the stores it reads: the pairing store here, the allowlists and webhook subscriptions in
- * api-gateway-lists.ts.
+ * api-gateway-lists.ts. On a PostgreSQL home the pending approvals are every instance's, read from
+ * and answered through the database, whether or not a gateway runs on this machine.
  */
 
 import { PairingStore, PairingUsageError, pairingRecords } from "../state/gateway/pairing.js";
 import { PairingFileError } from "../state/gateway/pairing-files.js";
+import { ApprovalAnswerError, type PendingApprovalRecords } from "../state/gateway/shared-approvals.js";
 import { type ApprovalAnswer, connectGatewayControl, type GatewayControl } from "../state/gateway-control.js";
 import { readGatewayConversations } from "../state/gateway-sessions.js";
 import { type GatewayListDeps, gatewayListRoutes } from "./api-gateway-lists.js";
 import { ApiError, field, type Route } from "./http.js";
 
-export type GatewayDeps = GatewayListDeps;
+export interface GatewayDeps extends GatewayListDeps {
+  /** Every instance's pending approvals (the PostgreSQL backend's); absent for one machine. */
+  approvals?: PendingApprovalRecords;
+}
 
 const ANSWERS: readonly ApprovalAnswer[] = ["once", "session", "always", "deny"];
 
@@ -45,13 +50,20 @@ export function gatewayRoutes(deps: GatewayDeps): Route[] {
       summary:
         "the running gateway's live state (platforms, running turns, pending approvals) over its control socket; running: false when none",
       handler: async () => {
+        const shared = deps.approvals;
         const live = await withControl(deps.home, async (control) => {
           const status = await control.call("status", {}, { timeoutMs: 5000 });
-          const { approvals } = await control.call("approvals.list", {}, { timeoutMs: 5000 });
+          const { approvals } = shared
+            ? { approvals: await shared.list() }
+            : await control.call("approvals.list", {}, { timeoutMs: 5000 });
           return { status, approvals };
         });
         const conversations = readGatewayConversations(deps.home).length;
-        if (!live) return { json: { running: false, conversations } };
+        if (!live) {
+          // No gateway on this machine; other instances may still wait for answers.
+          if (shared) return { json: { running: false, conversations, approvals: await shared.list() } };
+          return { json: { running: false, conversations } };
+        }
         return { json: { running: true, ...live.status, approvals: live.approvals, conversations } };
       },
     },
@@ -64,8 +76,19 @@ export function gatewayRoutes(deps: GatewayDeps): Route[] {
         const decision = field(body, "decision") as ApprovalAnswer;
         if (!ANSWERS.includes(decision))
           throw new ApiError(400, `decision must be one of ${ANSWERS.join(", ")}`);
+        const id = params["id"] ?? "";
+        if (deps.approvals) {
+          // Recorded for the instance whose turn waits on it, which carries it out.
+          try {
+            await deps.approvals.answer(id, decision, "dashboard");
+          } catch (error) {
+            if (error instanceof ApprovalAnswerError) throw new ApiError(409, error.message);
+            throw error;
+          }
+          return { json: { id, decision, resolved: true } };
+        }
         const answered = await withControl(deps.home, (control) =>
-          control.call("approvals.respond", { id: params["id"] ?? "", decision }, { timeoutMs: 5000 }),
+          control.call("approvals.respond", { id, decision }, { timeoutMs: 5000 }),
         );
         if (!answered) throw new ApiError(409, "no gateway is running for this home");
         return { json: answered };

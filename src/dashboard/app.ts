@@ -99,6 +99,7 @@ export async function startDashboard(options: DashboardAppOptions): Promise<Dash
       config: () => current.config,
       pairing: backend.pairing,
       subscriptions: backend.webhookSubscriptions,
+      ...(backend.pendingApprovals ? { approvals: backend.pendingApprovals } : {}),
       onChange: () => {
         current = settings(home, baseEnv);
       },

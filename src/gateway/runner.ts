@@ -33,6 +33,7 @@ import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
 import { ChatBusyError, waitForChat } from "./coordination/chat-wait.js";
 import { GatewayCoordination, type ReloadKind } from "./coordination/index.js";
+import { SharedApprovals } from "./coordination/shared-approvals.js";
 import { type HealthEndpoint, healthAddress, startHealthEndpoint } from "./health-endpoint.js";
 import { startGatewayHooks } from "./hooks/index.js";
 import { addPluginChatCommands, chatCommandMenu, chatCommands } from "./messaging/commands.js";
@@ -224,6 +225,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       if (refresh) coordination.reloads.on(kind as ReloadKind, refresh);
     // Stopped before the backend (which closes its coordinator), after the router's turns.
     stops.push(() => coordination.close());
+    // Several instances: every instance's pending approvals listed and answered from any of them.
+    const approvals =
+      coordinator.shared && backend.pendingApprovals
+        ? new SharedApprovals(backend.pendingApprovals, coordinator, {
+            log: (line) => log(line, "gateway.coordination"),
+          })
+        : undefined;
+    if (approvals) stops.push(() => approvals.close());
     const platforms = enabledPlatforms(config, env);
     const needsAgents = platforms.length > 0 || apiServerEnabled(config, env) || webhookEnabled(config, env);
     // One registry for every surface; MCP servers start in the background and turns wait for them.
@@ -327,8 +336,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         authEnv: () => authEnv.current(),
         profile: options.profile,
         adapters,
-        observer: gatewayHooks.observer(control, chatCommands),
+        observer: gatewayHooks.observer(approvals ? approvals.observe(control) : control, chatCommands),
         ...(coordination.relay ? { relay: coordination.relay } : {}),
+        ...(coordinator.shared && backend.chatSettings ? { chatSettings: backend.chatSettings } : {}),
         pairing: backend.pairing,
         index: backend.chatIndex((message) => log(`sessions: ${message}`)),
         log: print,
@@ -367,6 +377,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       });
       router = messaging;
       chats = messaging;
+      approvals?.attach(messaging.approvals);
       coordination.attach((platform) => {
         const adapter = adapters.get(platform);
         return adapter ? messaging.handlersFor(adapter) : undefined;
@@ -503,6 +514,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         services,
         router: () => router,
         connected: () => [...adapters.keys()],
+        ...(approvals ? { shared: approvals } : {}),
       });
       stops.unshift(async () => {
         control.events.close();

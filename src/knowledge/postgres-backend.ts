@@ -18,6 +18,7 @@ import type { ChatSessionIndex } from "../state/gateway/session-index.js";
 import type { WebhookDeliveries } from "../state/gateway/webhook-deliveries.js";
 import type { WebhookSubscriptions } from "../state/gateway/webhook-subscriptions.js";
 import { openPgDatabase, type PgDatabase } from "../state/postgres/database.js";
+import { pgChatSettings, pgPendingApprovals } from "../state/postgres/gateway-approvals.js";
 import { migrate } from "../state/postgres/migrate.js";
 import { MIGRATIONS } from "../state/postgres/migrations/index.js";
 import type { SessionStore } from "../state/types.js";
@@ -192,6 +193,8 @@ export async function openPostgresBackend(
       // One store on the pool for every surface: a surface "closing" it leaves it to the backend.
       openResponses: () => shared(responses, {}),
       commandAllowlist: allowlist,
+      pendingApprovals: pgPendingApprovals(db),
+      chatSettings: pgChatSettings(db),
       reloads: { skills: () => skills.refresh().then(() => undefined) },
       close: () => {
         closed ??= (async () => {

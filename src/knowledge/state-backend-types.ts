@@ -5,6 +5,7 @@ import type { CommandAllowlist } from "../state/gateway/command-allowlist.js";
 import type { PairingRecords } from "../state/gateway/pairing.js";
 import type { ResponseRecords } from "../state/gateway/response-records.js";
 import type { ChatSessionIndex } from "../state/gateway/session-index.js";
+import type { ChatSettingsRecords, PendingApprovalRecords } from "../state/gateway/shared-approvals.js";
 import type { WebhookDeliveries } from "../state/gateway/webhook-deliveries.js";
 import type { WebhookSubscriptions } from "../state/gateway/webhook-subscriptions.js";
 import type { SessionStore } from "../state/types.js";
@@ -39,6 +40,12 @@ export interface StateBackend extends KnowledgeStores {
    * serves and the delivery ids it accepted. Absent for SQLite (the file and this process's memory).
    */
   readonly sharedWebhooks?: { subscriptions: WebhookSubscriptions; deliveries: WebhookDeliveries };
+  /**
+   * The approvals every instance waits on, and each chat's `/verbose` and `/yolo`, shared by the
+   * instances (PostgreSQL). Absent for SQLite: one gateway keeps both in its own memory.
+   */
+  readonly pendingApprovals?: PendingApprovalRecords;
+  readonly chatSettings?: ChatSettingsRecords;
   /** Refreshes to run when another instance announces a change (`reload.<kind>`); none for SQLite. */
   readonly reloads?: { skills?: () => Promise<void> };
   /** Releases what the backend holds (the pool, the coordinator); stores opened from it stop working. */

@@ -76,6 +76,8 @@ export interface ApprovalInfo {
   created_at: string;
   /** ISO time it is denied if nobody answers. */
   expires_at: string;
+  /** The gateway instance whose turn waits on it (several instances on PostgreSQL). */
+  instance?: string;
 }
 
 /** `once`, `session`, `always`, `deny`: the answers a chat user has. */

@@ -6,10 +6,11 @@
  */
 import { StateBackendConfigError, stateBackendChoice } from "../../state/backend-config.js";
 import type { InstanceInfo } from "../../state/coordination.js";
+import type { SharedApprovalInfo } from "../../state/gateway/shared-approvals.js";
 import { loadHomeConfig } from "../home-env.js";
 
 export type InstancesReport =
-  | { database: string; instances: InstanceInfo[] }
+  | { database: string; instances: InstanceInfo[]; approvals?: SharedApprovalInfo[] }
   | { database: string; error: string };
 
 export async function sharedInstances(
@@ -28,13 +29,19 @@ export async function sharedInstances(
   if (choice.kind !== "postgres") return undefined;
   const { openPgDatabase } = await import("../../state/postgres/database.js");
   const { listPgInstances } = await import("../../state/postgres/coordination-instances.js");
+  const { pgPendingApprovals } = await import("../../state/postgres/gateway-approvals.js");
   const db = await openPgDatabase(choice.url, {
     max: 1,
     connectTimeoutMs: 5_000,
     applicationName: "hermes status",
   });
   try {
-    return { database: choice.label, instances: await listPgInstances(db) };
+    const instances = await listPgInstances(db);
+    // A database no instance of this version migrated yet has no approvals table: none listed.
+    const approvals = await pgPendingApprovals(db)
+      .list()
+      .catch(() => undefined);
+    return { database: choice.label, instances, ...(approvals ? { approvals } : {}) };
   } catch (error) {
     const code = (error as { code?: string }).code;
     const message =
@@ -64,6 +71,13 @@ export function formatInstances(report: InstancesReport, now: number = Date.now(
     );
     const holds = i.holds.length ? i.holds.join(", ") : "nothing";
     lines.push(`    holds: ${holds}; chats: ${i.chats ?? 0}${i.healthUrl ? `; health: ${i.healthUrl}` : ""}`);
+  }
+  if (report.approvals) {
+    lines.push(`Pending approvals (all instances): ${report.approvals.length}`);
+    for (const a of report.approvals) {
+      const command = a.command.length > 80 ? `${a.command.slice(0, 77)}...` : a.command;
+      lines.push(`  ${a.id}  on ${a.instance}  ${a.platform} ${a.chat_id}: ${command.replace(/\s+/g, " ")}`);
+    }
   }
   return lines.join("\n");
 }

@@ -13,6 +13,7 @@ import {
 } from "../../state/gateway-control.js";
 import { JsonRpcError } from "../../util/json-rpc-socket.js";
 import { int, type Json, type ServeTool, str } from "./mcp-serve-store.js";
+import { withSharedApprovals } from "./shared-approvals.js";
 
 /** Upstream's decisions, and the chat's own words for them. */
 const DECISIONS: Readonly<Record<string, ApprovalAnswer>> = {
@@ -165,10 +166,12 @@ export function liveTools(home: string): ServeTool[] {
       name: "permissions_list_open",
       description:
         "Dangerous commands waiting for approval in the running gateway's chats: id, command, why, chat, when " +
-        "it is denied if nobody answers.",
+        "it is denied if nobody answers. With several gateway instances, every instance's.",
       inputSchema: { type: "object", properties: {} },
       run: async () => {
-        const { approvals } = await ask(home, "approvals.list", {});
+        // Several instances on PostgreSQL: every instance's, from the database.
+        const shared = await withSharedApprovals(home, process.env, (records) => records.list());
+        const { approvals } = shared ? { approvals: shared.value } : await ask(home, "approvals.list", {});
         return { count: approvals.length, approvals };
       },
     },
@@ -196,7 +199,10 @@ export function liveTools(home: string): ServeTool[] {
           throw new Error(
             `Invalid decision: "${given}". Use allow-once, allow-session, allow-always or deny.`,
           );
-        await ask(home, "approvals.respond", { id, decision });
+        const shared = await withSharedApprovals(home, process.env, (records) =>
+          records.answer(id, decision, "mcp"),
+        );
+        if (!shared) await ask(home, "approvals.respond", { id, decision });
         return { resolved: true, approval_id: id, decision: given.toLowerCase() };
       },
     },

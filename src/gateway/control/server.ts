@@ -22,6 +22,7 @@ import {
   serveJsonRpc,
 } from "../../util/json-rpc-socket.js";
 import { hermesVersion } from "../../util/version.js";
+import type { SharedApprovals } from "../coordination/shared-approvals.js";
 import { homeChannel } from "../messaging/deliver.js";
 import type { MessageRouter } from "../messaging/router.js";
 import { approvalFields, type GatewayControlState } from "./state.js";
@@ -37,6 +38,8 @@ export interface ControlServerOptions {
   router: () => MessageRouter | undefined;
   /** The connected platforms' names. */
   connected: () => readonly string[];
+  /** Several instances: every instance's approvals are listed and answered (PostgreSQL). */
+  shared?: SharedApprovals;
 }
 
 const invalid = (message: string) => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
@@ -74,7 +77,9 @@ function parseTarget(target: string): { platform: string; chat?: string; thread?
 
 /** Methods bound to the running gateway (exported for tests that call them without a socket). */
 export function controlHandlers(options: ControlServerOptions) {
-  const { state } = options;
+  const { state, shared } = options;
+  const approvals = async () =>
+    shared ? await shared.list() : (options.router()?.approvals.list() ?? []).map(approvalFields);
   const channels = (platformFilter?: string): ChannelInfo[] => {
     const out: ChannelInfo[] = [];
     const seen = new Set<string>();
@@ -115,7 +120,7 @@ export function controlHandlers(options: ControlServerOptions) {
   const handlers: {
     [M in keyof ControlMethods]: (params: Record<string, unknown>, signal: AbortSignal) => unknown;
   } = {
-    status: (): GatewayStatus => ({
+    status: async (): Promise<GatewayStatus> => ({
       pid: process.pid,
       started_at: state.startedAt.toISOString(),
       version: hermesVersion(),
@@ -123,7 +128,7 @@ export function controlHandlers(options: ControlServerOptions) {
       services: [...options.services],
       platforms: state.platformList(),
       running_turns: state.runningTurns(),
-      pending_approvals: options.router()?.approvals.list().length ?? 0,
+      pending_approvals: (await approvals()).length,
     }),
     "channels.list": (params) => ({ channels: channels(optionalString(params, "platform")) }),
     "messages.send": async (params) => {
@@ -162,18 +167,19 @@ export function controlHandlers(options: ControlServerOptions) {
         ...(threadId ? { thread_id: threadId } : {}),
       };
     },
-    "approvals.list": () => ({ approvals: (options.router()?.approvals.list() ?? []).map(approvalFields) }),
-    "approvals.respond": (params) => {
+    "approvals.list": async () => ({ approvals: await approvals() }),
+    "approvals.respond": async (params) => {
       const id = optionalString(params, "id");
       const decision = optionalString(params, "decision");
       if (!id) throw invalid("id is required (from approvals.list)");
       if (!decision || !DECISIONS.includes(decision as ApprovalAnswer))
         throw invalid(`decision must be one of ${DECISIONS.join(", ")}, got ${JSON.stringify(decision)}`);
       const router = options.router();
-      if (!router)
+      if (!router && !shared)
         throw new JsonRpcError(JSON_RPC_ERRORS.application, `No pending approval with id "${id}".`);
       try {
-        router.approvals.respondById(id, decision as ApprovalAnswer, "control");
+        if (shared) await shared.respond(id, decision as ApprovalAnswer);
+        else router?.approvals.respondById(id, decision as ApprovalAnswer, "control");
       } catch (error) {
         throw new JsonRpcError(
           JSON_RPC_ERRORS.application,

@@ -5,6 +5,7 @@ import type { CommandSettings } from "../../commands/index.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import type { PairingRecords } from "../../state/gateway/pairing.js";
 import type { ChatSessionIndex } from "../../state/gateway/session-index.js";
+import type { ChatSettingsRecords } from "../../state/gateway/shared-approvals.js";
 import type { McpManager } from "../../tools/mcp/manager.js";
 import type { Logger } from "../../util/log.js";
 import type { InboundAction, InboundMessage, MessageSource, PlatformAdapter } from "../platforms/types.js";
@@ -55,6 +56,8 @@ export interface RouterOptions {
   observer?: RouterObserver;
   /** Several instances (`coordination/chat-relay.ts`): a chat's turns run on one at a time. */
   relay?: TurnRelay;
+  /** Several instances: each chat's `/verbose` and `/yolo`, shared through the database. */
+  chatSettings?: ChatSettingsRecords;
 }
 
 /** Where a chat's turns run when several gateway instances share the work (`ChatRelay`). */

@@ -32,8 +32,8 @@ import type {
 import { sessionKey } from "../session-key.js";
 import { ChatApprovals, parseApprovalReply } from "./approvals.js";
 import { whileBusy } from "./busy-input.js";
+import { ChatToggles } from "./chat-toggles.js";
 import {
-  busyModeOf,
   ChatQuestions,
   chatCommandContext,
   chatCommands,
@@ -83,10 +83,14 @@ export class MessageRouter {
   private readonly drain: DrainSettings;
   /** Allowlists and pairing approvals (router-access.ts). */
   private readonly access: RouterAccess;
+  /** `/verbose` and `/yolo` per chat, shared across instances when the options say so. */
+  private readonly toggles: ChatToggles;
 
   constructor(private readonly options: RouterOptions) {
     this.drain = drainSettings(options.config);
     this.access = new RouterAccess(options);
+    const voice = voiceReplies(options);
+    this.toggles = new ChatToggles(options.config, options.chatSettings, (line) => this.log(line), voice);
     this.print = options.log ?? (() => undefined);
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());
@@ -424,6 +428,7 @@ export class MessageRouter {
         ? typed
         : continuedInput(typed, mark, this.now(), this.drain.freshnessMs);
     if (conv.cutOff) return this.toldCutOff(adapter, conv, source);
+    await this.toggles.refresh(conv, chat);
     if (conv.settings) chat.agent.yolo = conv.settings.yolo;
     const view = new ReplyView(adapter, this.targetOf(source), {
       stream: streamSettings(this.options.config, conv.platform),
@@ -520,12 +525,7 @@ export class MessageRouter {
     // A running turn's agent is the one to act on; the reset rules apply when the turn is over.
     const chat = conv.busy && conv.chat ? conv.chat : await this.ensureChat(adapter, conv, source);
     const config = this.options.config;
-    conv.settings ??= {
-      toolProgress: toolProgressLevel(config, conv.platform),
-      busyMode: busyModeOf(config, conv.platform),
-      yolo: chat.agent.yolo,
-    };
-    const settings = conv.settings;
+    const { settings, before } = await this.toggles.forCommand(conv, chat);
     const { ctx, flush } = chatCommandContext({
       source,
       tier: chatTier(config, source),
@@ -576,6 +576,8 @@ export class MessageRouter {
     const running = dispatchInput(chatCommands, text, ctx, { quietUnknown }).finally(flush);
     conv.commanding = running;
     const outcome = await running;
+    const unshared = await this.toggles.save(conv, before);
+    if (unshared) await this.say(adapter, source, `⚠️ This holds on this instance only: ${unshared}`);
     this.logFor(conv.platform, conv.chat?.id).info("command", {
       chat: source.chatId,
       ...describeOutcome(outcome),

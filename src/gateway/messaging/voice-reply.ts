@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { VoiceControl } from "../../commands/types.js";
 import type { HermesConfig } from "../../config/defaults.js";
+import type { ChatSettingsRecords } from "../../state/gateway/shared-approvals.js";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
 import type { Logger } from "../../util/log.js";
 import type {
@@ -112,6 +113,8 @@ export interface VoiceRepliesOptions {
   log?: ((line: string) => void) | undefined;
   /** The home's logs: problems as WARNING under `gateway.<platform>`. */
   logger?: Logger | undefined;
+  /** Several instances: each chat's mode is kept in the database too, and read from it before use. */
+  chatSettings?: ChatSettingsRecords | undefined;
 }
 
 const perGateway = new WeakMap<VoiceRepliesOptions, VoiceReplies>();
@@ -141,24 +144,59 @@ export class VoiceReplies {
     this.options.logger?.child({ component: platform ? `gateway.${platform}` : "gateway" }).warning(line);
   }
 
-  private key(source: MessageSource): string {
+  /** The chat's key among the modes (`platform:chat_id`, as upstream's file keys them). */
+  chatKey(source: MessageSource): string {
     return `${source.platform}:${source.chatId}`;
   }
 
   /** A chat's mode: what `/voice` chose there, else `voice.auto_tts` (true: answer voice with voice). */
   mode(source: MessageSource): ChatVoiceMode {
-    const chosen = this.modes.get(this.key(source));
+    const chosen = this.modes.get(this.chatKey(source));
     if (chosen) return chosen;
     return section(this.options.config["voice"])["auto_tts"] === true ? "voice_only" : "off";
   }
 
   setMode(source: MessageSource, mode: ChatVoiceMode): void {
-    this.modes.set(this.key(source), mode);
+    this.modes.set(this.chatKey(source), mode);
     try {
       const data = Object.fromEntries([...this.modes].sort(([a], [b]) => a.localeCompare(b)));
       atomicWriteFileSync(this.file, `${JSON.stringify(data, null, 2)}\n`);
     } catch (error) {
       this.log(`voice: could not save ${this.file}: ${describe(error)}`, source.platform);
+    }
+  }
+
+  /** A mode another instance stored for the chat (read with its other settings); others are ignored. */
+  apply(source: MessageSource, mode: string | undefined): void {
+    if (MODES.includes(mode as ChatVoiceMode)) this.modes.set(this.chatKey(source), mode as ChatVoiceMode);
+  }
+
+  /** Takes the chat's mode another instance stored (nothing to do with one instance). */
+  async sync(source: MessageSource): Promise<void> {
+    const shared = this.options.chatSettings;
+    if (!shared) return;
+    try {
+      const stored = await shared.voiceMode(this.chatKey(source));
+      if (MODES.includes(stored as ChatVoiceMode))
+        this.modes.set(this.chatKey(source), stored as ChatVoiceMode);
+    } catch (error) {
+      this.log(
+        `voice: could not read this chat's mode from the database: ${describe(error)}`,
+        source.platform,
+      );
+    }
+  }
+
+  /** Stores the chat's new mode for the other instances; the problem's line when that failed. */
+  private async share(source: MessageSource, mode: ChatVoiceMode): Promise<string | null> {
+    const shared = this.options.chatSettings;
+    if (!shared) return null;
+    try {
+      await shared.setVoiceMode(this.chatKey(source), mode);
+      return null;
+    } catch (error) {
+      this.log(`voice: could not share this chat's mode: ${describe(error)}`, source.platform);
+      return `⚠️ This holds on this instance only: could not share it with the other instances (${describe(error)}).`;
     }
   }
 
@@ -175,15 +213,17 @@ export class VoiceReplies {
     const live = adapter.voiceChannels;
     return {
       extraWords: ["enable", "disable", ...(live ? CHANNEL_WORDS : [])],
-      run: (word, rest) => {
+      run: async (word, rest) => {
         if (live && CHANNEL_WORDS.includes(word as VoiceChannelWord))
           return live.run(word as VoiceChannelWord, source, rest, this.speech(adapter.platform));
         const mode = WORD_MODE[word];
         if (mode) {
           this.setMode(source, mode);
+          const unshared = await this.share(source, mode);
           const problem = mode === "off" ? null : this.unsupported(adapter);
-          return [SET_REPLY[mode], ...(problem ? [`⚠️ ${problem}`] : [])];
+          return [SET_REPLY[mode], ...(problem ? [`⚠️ ${problem}`] : []), ...(unshared ? [unshared] : [])];
         }
+        await this.sync(source);
         const now = this.mode(source);
         const problem = this.unsupported(adapter);
         return [

@@ -26,10 +26,12 @@ export interface ApprovalInfo {
   protected_path: boolean;
   created_at: string;
   expires_at: string;
+  /** The gateway instance whose turn waits on it (several instances on PostgreSQL). */
+  instance?: string;
 }
 
 export type GatewayLive =
-  | { running: false; conversations: number }
+  | { running: false; conversations: number; approvals?: ApprovalInfo[] }
   | {
       running: true;
       pid: number;

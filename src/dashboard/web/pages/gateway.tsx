@@ -39,6 +39,7 @@ function Approval({ approval, onDone }: { approval: ApprovalInfo; onDone: () => 
         {approval.reason}{" "}
         <span class="muted">
           · {approval.platform} chat {approval.chat_id}
+          {approval.instance ? ` · instance ${approval.instance}` : ""}
         </span>
       </p>
       <p class="muted small-text">
@@ -72,6 +73,23 @@ function Approval({ approval, onDone }: { approval: ApprovalInfo; onDone: () => 
   );
 }
 
+function Approvals({ approvals, onDone }: { approvals: ApprovalInfo[]; onDone: () => void }) {
+  return (
+    <>
+      <h2>Pending approvals</h2>
+      {approvals.length === 0 ? (
+        <Empty>No command is waiting for approval.</Empty>
+      ) : (
+        <ul class="approvals">
+          {approvals.map((a) => (
+            <Approval key={`${a.instance ?? ""}/${a.id}`} approval={a} onDone={onDone} />
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
 function Live() {
   const live = useApi<GatewayLive>("gateway");
   useRefresh(live.reload);
@@ -80,10 +98,14 @@ function Live() {
   const data = live.data;
   if (!data.running) {
     return (
-      <p class="note" data-gateway="stopped">
-        <Badge tone="warn">not running</Badge> No gateway runs for this home. Start it with{" "}
-        <code>hermes gateway</code>. {data.conversations} conversation(s) on record.
-      </p>
+      <>
+        <p class="note" data-gateway="stopped">
+          <Badge tone="warn">not running</Badge> No gateway runs for this home. Start it with{" "}
+          <code>hermes gateway</code>. {data.conversations} conversation(s) on record.
+        </p>
+        {/* Several instances on PostgreSQL: the others' approvals are answered from here too. */}
+        {data.approvals?.length ? <Approvals approvals={data.approvals} onDone={live.reload} /> : null}
+      </>
     );
   }
   return (
@@ -150,16 +172,7 @@ function Live() {
           </table>
         </div>
       )}
-      <h2>Pending approvals</h2>
-      {data.approvals.length === 0 ? (
-        <Empty>No command is waiting for approval.</Empty>
-      ) : (
-        <ul class="approvals">
-          {data.approvals.map((a) => (
-            <Approval key={a.id} approval={a} onDone={live.reload} />
-          ))}
-        </ul>
-      )}
+      <Approvals approvals={data.approvals} onDone={live.reload} />
     </>
   );
 }

@@ -11,6 +11,7 @@
  * | 500–599 | coordination: instances, leases, cron slots |
  */
 import type { Migration } from "../migrate.js";
+import { APPROVAL_MIGRATIONS } from "./approvals.js";
 import { COORDINATION_MIGRATIONS } from "./coordination.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
 import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
@@ -25,4 +26,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...KNOWLEDGE_MIGRATIONS,
   ...SKILL_USAGE_MIGRATIONS,
   ...COORDINATION_MIGRATIONS,
+  ...APPROVAL_MIGRATIONS,
 ];

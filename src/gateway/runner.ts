@@ -503,6 +503,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         services,
         router: () => router,
         connected: () => [...adapters.keys()],
+        onRefused: (method, why) => glog.warning("control socket call refused", { method, why }),
       });
       stops.unshift(async () => {
         control.events.close();

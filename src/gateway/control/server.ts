@@ -24,6 +24,7 @@ import {
 import { hermesVersion } from "../../util/version.js";
 import { homeChannel } from "../messaging/deliver.js";
 import type { MessageRouter } from "../messaging/router.js";
+import { controlAuthorizer } from "./peer-guard.js";
 import { approvalFields, type GatewayControlState } from "./state.js";
 
 export interface ControlServerOptions {
@@ -37,6 +38,8 @@ export interface ControlServerOptions {
   router: () => MessageRouter | undefined;
   /** The connected platforms' names. */
   connected: () => readonly string[];
+  /** Told when a state-changing call is refused because it comes from under the gateway. */
+  onRefused?: (method: string, why: string) => void;
 }
 
 const invalid = (message: string) => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
@@ -204,7 +207,12 @@ export function controlHandlers(options: ControlServerOptions) {
   return handlers;
 }
 
-/** Serves the control socket of `home`; throws when it cannot be bound (the caller reports it). */
+/**
+ * Serves the control socket of `home`; throws when it cannot be bound (the caller reports it).
+ * State-changing methods are refused to the agent's own tool processes (peer-guard.ts).
+ */
 export function startControlServer(options: ControlServerOptions): Promise<JsonRpcServer> {
-  return serveJsonRpc(controlSocketPath(options.home), controlHandlers(options));
+  return serveJsonRpc(controlSocketPath(options.home), controlHandlers(options), {
+    authorize: controlAuthorizer({ ...(options.onRefused ? { onRefused: options.onRefused } : {}) }),
+  });
 }

@@ -161,18 +161,31 @@ export async function unixPeerPid(
   return undefined;
 }
 
-/** The parent pid of `pid` from /proc/<pid>/stat, or undefined when it cannot be read. */
-export function parentPid(pid: number): number | undefined {
+export interface ProcessIds {
+  ppid: number;
+  /** Process group and session: inherited by children, kept when a child is orphaned. */
+  pgrp: number;
+  sid: number;
+}
+
+/** The parent, process group and session of `pid` from /proc/<pid>/stat; undefined when unreadable. */
+export function processIds(pid: number): ProcessIds | undefined {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   } catch {
     return undefined;
   }
-  // "pid (comm) state ppid ...": comm may hold spaces and parentheses; it ends at the last ")".
+  // "pid (comm) state ppid pgrp session ...": comm may hold spaces and ")"; it ends at the last ")".
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ppid = Number(fields[1]);
-  return Number.isInteger(ppid) && ppid >= 0 ? ppid : undefined;
+  const [ppid, pgrp, sid] = [fields[1], fields[2], fields[3]].map(Number) as [number, number, number];
+  if (![ppid, pgrp, sid].every((n) => Number.isInteger(n) && n >= 0)) return undefined;
+  return { ppid, pgrp, sid };
+}
+
+/** The parent pid of `pid`, or undefined when it cannot be read. */
+export function parentPid(pid: number): number | undefined {
+  return processIds(pid)?.ppid;
 }
 
 /**

@@ -6,13 +6,14 @@
  * So every method that changes state (anything not in READ_ONLY, including methods added later)
  * first learns the connecting process from the kernel (util/peer-process.ts) and refuses it when it
  * runs under the gateway: the terminal tool's shells, background processes, execute_code scripts,
- * MCP stdio servers and whatever they start. The gateway's own in-process clients pass. When the
+ * MCP stdio servers and whatever they start, also once orphaned (`nohup … &`), by the process group
+ * and session they keep. The gateway's own in-process clients pass. When the
  * peer cannot be identified or its ancestry read, the call is refused: the user still answers in
  * the chat. The verdict is kept per connection.
  */
 import type { Socket } from "node:net";
 import { JSON_RPC_ERRORS, type JsonRpcAuthorize, JsonRpcError } from "../../util/json-rpc-socket.js";
-import { descendsFrom, unixPeerPid } from "../../util/peer-process.js";
+import { descendsFrom, type ProcessIds, processIds, unixPeerPid } from "../../util/peer-process.js";
 
 /** Methods that only read; every other method needs a caller from outside the gateway's tree. */
 export const READ_ONLY_METHODS: ReadonlySet<string> = new Set([
@@ -30,6 +31,8 @@ export interface PeerGuardOptions {
   peerPid?: (socket: Socket) => Promise<number | undefined>;
   /** Whether `pid` runs under `ancestor`: true, false, or undefined when unknown. */
   descends?: (pid: number, ancestor: number) => boolean | undefined;
+  /** The peer's process group and session (tests inject them). */
+  ids?: (pid: number) => ProcessIds | undefined;
   /** Told about each refusal (the gateway logs it). */
   onRefused?: (method: string, why: string) => void;
 }
@@ -44,11 +47,22 @@ export async function peerRefusal(
   if (pid === undefined)
     return "the gateway could not tell which process is calling (no way to ask the kernel here)";
   if (pid === gateway) return undefined;
-  const under = (options.descends ?? descendsFrom)(pid, gateway);
-  if (under === false) return undefined;
+  const descends = options.descends ?? descendsFrom;
+  const under = descends(pid, gateway);
   if (under === true)
     return `the caller (pid ${pid}) runs under this gateway, as the agent's tools do (terminal, background processes, execute_code, MCP servers)`;
-  return `the caller (pid ${pid}) exited or cannot be inspected, so it may run under this gateway`;
+  if (under === undefined)
+    return `the caller (pid ${pid}) exited or cannot be inspected, so it may run under this gateway`;
+  // Orphaned (`nohup … &`, a subshell's background job): it keeps the process group and session
+  // of the tool shell that started it, and the gateway starts each tool in a session of its own.
+  const ids = (options.ids ?? processIds)(pid);
+  if (!ids) return `the caller (pid ${pid}) exited or cannot be inspected, so it may run under this gateway`;
+  for (const leader of new Set([ids.pgrp, ids.sid])) {
+    if (leader <= 1 || leader === pid) continue;
+    if (leader === gateway || descends(leader, gateway) === true)
+      return `the caller (pid ${pid}) was started by one of this gateway's tool processes (its session or process group leader, pid ${leader}, runs under the gateway)`;
+  }
+  return undefined;
 }
 
 /** The control socket's `authorize`: read-only methods pass; the rest need an outside caller. */

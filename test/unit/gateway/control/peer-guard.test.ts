@@ -4,7 +4,7 @@
  * that runs under the gateway cannot answer approvals or send, however it connects.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -160,6 +160,39 @@ describe("the control socket's authorize", () => {
       /^approvals.respond refused: the caller \(pid \d+\) runs under/,
     );
     expect(calls).toEqual(["respond a1"]);
+    await server.close();
+  });
+
+  it("refuses an orphan left behind by a tool shell (nohup … &), by the session it keeps", async () => {
+    const { path, calls, server } = await serve();
+    const out = join(dir, "orphan.out");
+    // Started as the gateway starts its tools (a session of its own); the python is orphaned at once.
+    const shell = spawn(
+      "sh",
+      ["-c", '(python3 -c "$0" "$1" approvals.respond > "$2" &); sleep 5', CLIENT, path, out],
+      {
+        detached: true,
+        stdio: "ignore",
+      },
+    );
+    const answer = await new Promise<string>((resolve, reject) => {
+      const started = Date.now();
+      const timer = setInterval(() => {
+        const text = existsSync(out) ? readFileSync(out, "utf8") : "";
+        if (text.includes("\n") || Date.now() - started > 15_000) {
+          clearInterval(timer);
+          if (text) resolve(text);
+          else reject(new Error("the orphan wrote nothing"));
+        }
+      }, 100);
+    });
+    shell.kill();
+    const message = JSON.parse(answer).error.message as string;
+    expect(message).toMatch(
+      /^approvals.respond refused: the caller \(pid \d+\) was started by one of this gateway's tool/,
+    );
+    expect(message).toContain(`leader, pid ${shell.pid}, runs under the gateway`);
+    expect(calls).toEqual([]);
     await server.close();
   });
 

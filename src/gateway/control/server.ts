@@ -40,6 +40,11 @@ export interface ControlServerOptions {
   connected: () => readonly string[];
   /** Told when a state-changing call is refused because it comes from under the gateway. */
   onRefused?: (method: string, why: string) => void;
+  /**
+   * The process whose descendants are the agent's tools (default: this one). A test that hosts
+   * the server in-process and plays the user from child processes names another.
+   */
+  agentPid?: number;
 }
 
 const invalid = (message: string) => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
@@ -213,6 +218,9 @@ export function controlHandlers(options: ControlServerOptions) {
  */
 export function startControlServer(options: ControlServerOptions): Promise<JsonRpcServer> {
   return serveJsonRpc(controlSocketPath(options.home), controlHandlers(options), {
-    authorize: controlAuthorizer({ ...(options.onRefused ? { onRefused: options.onRefused } : {}) }),
+    authorize: controlAuthorizer({
+      ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+      ...(options.agentPid ? { gatewayPid: options.agentPid } : {}),
+    }),
   });
 }

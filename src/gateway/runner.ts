@@ -515,6 +515,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         router: () => router,
         connected: () => [...adapters.keys()],
         ...(approvals ? { shared: approvals } : {}),
+        onRefused: (method, why) => glog.warning("control socket call refused", { method, why }),
       });
       stops.unshift(async () => {
         control.events.close();

@@ -6,8 +6,9 @@
  *
  * The socket file is created with mode 0600 before it becomes visible under its final name (it is
  * bound under a private temporary name, chmodded, then renamed over the path), so there is no moment
- * in which another user could connect; a stale file left by a crashed process is replaced. Node
- * offers no SO_PEERCRED, so the file mode (and the home directory's) is the access check.
+ * in which another user could connect; a stale file left by a crashed process is replaced. The file
+ * mode (and the home directory's) keeps other users out; a server that must also tell processes of
+ * its own user apart passes `authorize` (see util/peer-process.ts for who the peer is).
  */
 import { chmodSync, renameSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
@@ -41,6 +42,12 @@ export class JsonRpcError extends Error {
 }
 
 export type JsonRpcHandler = (params: Record<string, unknown>, signal: AbortSignal) => unknown;
+
+/**
+ * Asked before each request's handler runs, with the connection it came on: throw (a
+ * `JsonRpcError`) to refuse the call; the handler then never runs.
+ */
+export type JsonRpcAuthorize = (method: string, socket: Socket) => void | Promise<void>;
 
 export interface JsonRpcServer {
   readonly path: string;
@@ -102,6 +109,7 @@ async function dispatch(
   frame: unknown,
   handlers: Readonly<Record<string, JsonRpcHandler>>,
   signal: AbortSignal,
+  authorize?: JsonRpcAuthorize,
 ): Promise<void> {
   if (!frame || typeof frame !== "object" || Array.isArray(frame)) {
     send(
@@ -150,6 +158,7 @@ async function dispatch(
     return;
   }
   try {
+    if (authorize) await authorize(method, socket);
     const result = await handler((raw ?? {}) as Record<string, unknown>, signal);
     if (!notification) send(socket, { jsonrpc: "2.0", id, result: result ?? null });
   } catch (error) {
@@ -165,6 +174,7 @@ async function dispatch(
 export async function serveJsonRpc(
   path: string,
   handlers: Readonly<Record<string, JsonRpcHandler>>,
+  options: { authorize?: JsonRpcAuthorize } = {},
 ): Promise<JsonRpcServer> {
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
     throw new Error(
@@ -195,7 +205,7 @@ export async function serveJsonRpc(
             send(socket, errorFrame(null, new JsonRpcError(JSON_RPC_ERRORS.parse, "Not valid JSON.")));
             return;
           }
-          void dispatch(socket, frame, handlers, abort.signal);
+          void dispatch(socket, frame, handlers, abort.signal, options.authorize);
         },
         () => {
           send(socket, errorFrame(null, new JsonRpcError(JSON_RPC_ERRORS.invalidRequest, "Line too long.")));

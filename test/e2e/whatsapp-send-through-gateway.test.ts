@@ -7,6 +7,7 @@
  * gateway the CLI connects itself, as before; a gateway that runs WhatsApp but lost its link
  * refuses with a clear message rather than the CLI taking the account over.
  */
+import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -52,6 +53,10 @@ async function gatewayWithWhatsApp(home: string, linked = true) {
     openSession: () => Promise.reject(new Error("no agent in this test")),
     observer: state,
   });
+  const agent = spawn("sleep", ["600"], { stdio: "ignore" });
+  cleanup.push(async () => {
+    agent.kill();
+  });
   const server: JsonRpcServer = await startControlServer({
     home,
     config,
@@ -60,6 +65,8 @@ async function gatewayWithWhatsApp(home: string, linked = true) {
     services: ["whatsapp"],
     router: () => router,
     connected: () => (linked ? ["whatsapp"] : []),
+    // The agent would run here; `hermes send` below, a child of this test, plays the user outside it.
+    agentPid: agent.pid as number,
   });
   cleanup.push(() => server.close());
   return { fake, state };

@@ -25,6 +25,7 @@ import { hermesVersion } from "../../util/version.js";
 import type { SharedApprovals } from "../coordination/shared-approvals.js";
 import { homeChannel } from "../messaging/deliver.js";
 import type { MessageRouter } from "../messaging/router.js";
+import { controlAuthorizer } from "./peer-guard.js";
 import { approvalFields, type GatewayControlState } from "./state.js";
 
 export interface ControlServerOptions {
@@ -40,6 +41,13 @@ export interface ControlServerOptions {
   connected: () => readonly string[];
   /** Several instances: every instance's approvals are listed and answered (PostgreSQL). */
   shared?: SharedApprovals;
+  /** Told when a state-changing call is refused because it comes from under the gateway. */
+  onRefused?: (method: string, why: string) => void;
+  /**
+   * The process whose descendants are the agent's tools (default: this one). A test that hosts
+   * the server in-process and plays the user from child processes names another.
+   */
+  agentPid?: number;
 }
 
 const invalid = (message: string) => new JsonRpcError(JSON_RPC_ERRORS.invalidParams, message);
@@ -210,7 +218,15 @@ export function controlHandlers(options: ControlServerOptions) {
   return handlers;
 }
 
-/** Serves the control socket of `home`; throws when it cannot be bound (the caller reports it). */
+/**
+ * Serves the control socket of `home`; throws when it cannot be bound (the caller reports it).
+ * State-changing methods are refused to the agent's own tool processes (peer-guard.ts).
+ */
 export function startControlServer(options: ControlServerOptions): Promise<JsonRpcServer> {
-  return serveJsonRpc(controlSocketPath(options.home), controlHandlers(options));
+  return serveJsonRpc(controlSocketPath(options.home), controlHandlers(options), {
+    authorize: controlAuthorizer({
+      ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+      ...(options.agentPid ? { gatewayPid: options.agentPid } : {}),
+    }),
+  });
 }

@@ -18,6 +18,7 @@ import {
 } from "../../util/shell-parse.js";
 import { codeCheckFor, fileExecution, sourceOfDynamic } from "./code.js";
 import { FILE_CHECKS } from "./commands.js";
+import { controlSocketArgument, controlSocketFindings } from "./control-sockets.js";
 import { judgePath } from "./effects.js";
 import { analyseScript } from "./interpreters.js";
 import {
@@ -198,6 +199,7 @@ function judgeCode(sink: Sink, source: CodeSource, inv: Invocation): void {
 function analyseShell(script: string, scope: Scope, out: Finding[]): void {
   const parsed = parseScript(script);
   for (const f of parsed.functions) scope.functions.add(f);
+  out.push(...controlSocketFindings(script, scope.ctx));
   forkBombs(parsed, out);
   collectUnsound(parsed, scope);
   parsed.pipelines.forEach((p, i) => {
@@ -474,6 +476,8 @@ function runArgv(fields: Field[], base: Invocation): Invocation | undefined {
       reason: `could not analyse the command ${head.raw || "(empty)"}: its name is only known at run time${name ? ` (likely ${name})` : ""}`,
     });
   }
+  for (const field of peeled.argv)
+    inv.out.push(...controlSocketArgument(field.text, inv.scope.cwds, inv.scope.ctx));
   if (LOOKUP.has(name)) return inv;
   fileExecution(inv);
   checkFor(name)?.(inv);

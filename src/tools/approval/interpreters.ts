@@ -20,6 +20,7 @@
  * closed); nothing unreadable is reported safe.
  */
 
+import { controlSocketFindings } from "./control-sockets.js";
 import { node } from "./lang-node.js";
 import { perl, ruby } from "./lang-perl-ruby.js";
 import { lua, php } from "./lang-php-lua.js";
@@ -48,7 +49,10 @@ export function analyseScript(
   ctx: AnalysisContext,
   shell: (command: string) => Finding[],
 ): Finding[] {
-  return analyse(SPECS[language], source, ctx, shell, 0, undefined);
+  return [
+    ...controlSocketFindings(source, ctx),
+    ...analyse(SPECS[language], source, ctx, shell, 0, undefined),
+  ];
 }
 
 function analyse(

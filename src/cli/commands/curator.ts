@@ -10,6 +10,7 @@ import { InvalidArgumentError } from "commander";
 import { runCuratorIfDue } from "../../knowledge/curator/schedule.js";
 import { type CuratorRequest, runCuratorVerb } from "../../knowledge/curator/verbs.js";
 import { type ConfigContext, defineCommand } from "../command.js";
+import { withSharedSkills } from "./skills/shared-backend.js";
 
 type Ctx = ConfigContext;
 
@@ -35,14 +36,19 @@ export function startDetachedCuratorRun(
 
 /** Runs one verb: its lines to stdout on success, to stderr on failure. */
 async function verb(ctx: Ctx, request: CuratorRequest): Promise<number> {
-  const outcome = await runCuratorVerb(request, {
+  // On a PostgreSQL home the curator's changes are stored for every instance.
+  const outcome = await withSharedSkills(ctx.home, ctx.io.env, () => curatorVerb(ctx, request), ctx);
+  for (const line of outcome.lines) (outcome.exitCode === 0 ? ctx.io.out : ctx.io.err)(line);
+  return outcome.exitCode;
+}
+
+function curatorVerb(ctx: Ctx, request: CuratorRequest) {
+  return runCuratorVerb(request, {
     home: ctx.home,
     config: ctx.config,
     env: ctx.env,
     startBackground: (r) => startDetachedCuratorRun(ctx.home, r.dryRun ? ["--dry-run"] : [], ctx.io.env),
   });
-  for (const line of outcome.lines) (outcome.exitCode === 0 ? ctx.io.out : ctx.io.err)(line);
-  return outcome.exitCode;
 }
 
 function wholeNumber(value: string): number {
@@ -80,7 +86,12 @@ export const curatorCommand = defineCommand({
       .action(
         run(async (ctx, flags: { dryRun?: boolean; background?: boolean; scheduled?: boolean }) => {
           if (flags.scheduled) {
-            const result = await runCuratorIfDue({ home: ctx.home, config: ctx.config, env: ctx.env });
+            const result = await withSharedSkills(
+              ctx.home,
+              ctx.io.env,
+              () => runCuratorIfDue({ home: ctx.home, config: ctx.config, env: ctx.env }),
+              ctx,
+            );
             ctx.io.out(result ? `curator: ${result.summary}` : "curator: not due");
             return 0;
           }

@@ -28,6 +28,7 @@ import {
   toCliFailure,
   uninstallCommand,
 } from "./skills/manage.js";
+import { withSharedSkills } from "./skills/shared-backend.js";
 import { approveCli, diffCli, type PendingCliContext, pendingListCli, rejectCli } from "./write-approval.js";
 
 export interface SkillsCommandOptions extends RunOptions, SkillsSetup {}
@@ -110,7 +111,10 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
     // Hub failures carry their exit code; a lock held too long is a failed task.
     expected: (error) =>
       toCliFailure(error)?.exitCode ?? (error instanceof FileLockTimeoutError ? 1 : undefined),
-    parse: (root, run) => {
+    parse: (root, own) => {
+      // Every subcommand runs with a PostgreSQL home's shared skills open (skills/shared-backend.ts).
+      const run: typeof own = (body) =>
+        own((ctx, ...args) => withSharedSkills(ctx.home, ctx.io.env, () => body(ctx, ...args)));
       root
         .command("list")
         .description(

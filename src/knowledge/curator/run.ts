@@ -8,9 +8,10 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { FileLockTimeoutError, withFileLock } from "../../util/file-lock.js";
 import { createSkill, editSkill } from "../skills/manage.js";
-import { mutateUsage, readUsage } from "../skills/provenance.js";
+import { readUsage } from "../skills/provenance.js";
 import type { SkillsConfig } from "../skills/types.js";
 import { isCuratorManaged, latestActivityAt } from "../skills/usage.js";
+import { knowledgeStores } from "../stores.js";
 import { skillGist } from "../write-approval/gate.js";
 import { stagePending } from "../write-approval/pending.js";
 import { type SkillLookup, skillBase } from "../write-approval/skill-diff.js";
@@ -117,7 +118,7 @@ async function runLocked(options: CuratorRunOptions): Promise<CuratorRunResult> 
         .map((t) => [t.name, t.action === "stale" ? "stale" : "active"]),
     );
     if (states.size > 0) {
-      await mutateUsage(home, (data) => {
+      await knowledgeStores(home).skillUsage.mutate((data) => {
         for (const [name, state] of states) {
           const record = data[name];
           if (record) record.state = state;

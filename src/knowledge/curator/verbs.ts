@@ -5,8 +5,10 @@
  */
 import type { Env } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
-import { mutateUsage, readUsage } from "../skills/provenance.js";
+import { readUsage } from "../skills/provenance.js";
+import { shareSkillChanges, unsharedLines } from "../skills/share.js";
 import { activityCount, isCuratorManaged, latestActivityAt, parseIsoTime } from "../skills/usage.js";
+import { knowledgeStores } from "../stores.js";
 import {
   archiveSkill,
   CuratorError,
@@ -146,7 +148,7 @@ async function dispatch(request: CuratorRequest, deps: CuratorDeps): Promise<Cur
         return fail(`No skill named "${name}" is installed. See: hermes skills list`);
       }
       const pinned = request.verb === "pin";
-      await mutateUsage(home, (data) => {
+      await knowledgeStores(home).skillUsage.mutate((data) => {
         data[name] = { ...(data[name] ?? {}), pinned };
       });
       return ok(pinned ? `pinned "${name}": the curator leaves it alone` : `unpinned "${name}"`);
@@ -195,7 +197,11 @@ async function dispatch(request: CuratorRequest, deps: CuratorDeps): Promise<Cur
         keep: settings.backup.keep,
         now,
       });
-      return ok(`restored skills from backup ${restored.id}; the tree before it is backup ${safety.id}`);
+      // A shared backend (PostgreSQL) stores the restored tree for every instance.
+      const shared = await shareSkillChanges(home, { includeNew: true });
+      const unshared = unsharedLines(shared);
+      const line = `restored skills from backup ${restored.id}; the tree before it is backup ${safety.id}`;
+      return unshared.length > 0 ? { lines: [line, ...unshared], exitCode: 1 } : ok(line);
     }
   }
 }

@@ -18,6 +18,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { atomicWriteFile } from "../../util/atomic-write.js";
+import { knowledgeStores } from "../stores.js";
 import { findSkill, resolveExternalDirs } from "./discovery.js";
 import { isInside, posixRelative, resolveInsideSkill, skillsRoot } from "./paths.js";
 import { readUsage, recordSkillUsage } from "./provenance.js";
@@ -58,9 +59,15 @@ export interface SkillManageContext {
    */
   createdBy?: "agent" | null;
   now?: () => Date;
-  /** Where changes are also kept when skills live in a database (see `SkillWriteSink`). */
+  /**
+   * Where changes are also kept when skills live in a database (see `SkillWriteSink`); default the
+   * home's backend's (`knowledgeStores(home).skillSink`: none for a file home).
+   */
   sink?: SkillWriteSink | undefined;
 }
+
+const sinkOf = (ctx: SkillManageContext): SkillWriteSink | undefined =>
+  ctx.sink ?? knowledgeStores(ctx.home).skillSink;
 
 export interface SkillChange {
   /** One sentence for the model or the user: what changed and where. */
@@ -157,7 +164,7 @@ export async function createSkill(
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "SKILL.md");
   await atomicWriteFile(file, args.content);
-  await ctx.sink?.saved({ name, dir, created: true });
+  await sinkOf(ctx)?.saved({ name, dir, created: true });
   await recordSkillUsage(ctx.home, name, "create", usageOptions(ctx));
   return {
     message:
@@ -177,7 +184,7 @@ export async function editSkill(
   const skill = locateWritable(ctx, args.name.trim(), "edit");
   validateSkillMarkdown(args.content, skill.name);
   await atomicWriteFile(skill.file, args.content);
-  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
+  await sinkOf(ctx)?.saved({ name: skill.name, dir: skill.dir, created: false });
   await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
   return {
     message: `Rewrote SKILL.md of "${skill.name}" (${skill.file}).`,
@@ -241,7 +248,7 @@ export async function patchSkill(
     validateSupportFile(outcome.content, label);
   }
   await atomicWriteFile(target, outcome.content);
-  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
+  await sinkOf(ctx)?.saved({ name: skill.name, dir: skill.dir, created: false });
   await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
   const how = outcome.strategy && outcome.strategy !== "exact" ? `, ${outcome.strategy} match` : "";
   const times = outcome.count === 1 ? "1 replacement" : `${outcome.count} replacements`;
@@ -293,7 +300,7 @@ export async function deleteSkill(ctx: SkillManageContext, args: { name: string 
       // Best effort.
     }
   }
-  await ctx.sink?.deleted({ name: skill.name, dir });
+  await sinkOf(ctx)?.deleted({ name: skill.name, dir });
   await recordSkillUsage(ctx.home, skill.name, "delete", usageOptions(ctx));
   return { message: `Deleted skill "${skill.name}" (${dir}).`, name: skill.name, dir };
 }
@@ -319,7 +326,7 @@ export async function writeSkillFile(
   }
   mkdirSync(dirname(target), { recursive: true });
   await atomicWriteFile(target, args.content);
-  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
+  await sinkOf(ctx)?.saved({ name: skill.name, dir: skill.dir, created: false });
   await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
   const rel = posixRelative(skill.dir, target);
   const bytes = Buffer.byteLength(args.content, "utf8");
@@ -356,7 +363,7 @@ export async function removeSkillFile(
     }
     dir = dirname(dir);
   }
-  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
+  await sinkOf(ctx)?.saved({ name: skill.name, dir: skill.dir, created: false });
   await recordSkillUsage(ctx.home, skill.name, "patch", usageOptions(ctx));
   return {
     message: `Removed ${posixRelative(skill.dir, target)} from skill "${skill.name}".`,

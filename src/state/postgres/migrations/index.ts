@@ -16,11 +16,13 @@ import { GATEWAY_MIGRATIONS } from "./gateway.js";
 import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
 import { SEARCH_MIGRATIONS } from "./search.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
+import { SKILL_WRITE_MIGRATIONS } from "./skill-writes.js";
 
 export const MIGRATIONS: readonly Migration[] = [
   ...SESSION_MIGRATIONS,
   ...SEARCH_MIGRATIONS,
   ...GATEWAY_MIGRATIONS,
   ...KNOWLEDGE_MIGRATIONS,
+  ...SKILL_WRITE_MIGRATIONS,
   ...COORDINATION_MIGRATIONS,
 ];

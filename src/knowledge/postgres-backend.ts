@@ -123,16 +123,19 @@ export async function pgFactories(): Promise<Partial<PgFactories>> {
       const library = skills.pgSkillLibrary(db, mirrorDir);
       // mirrorDir is <home>/skills; lock.json follows the database's entries after every refresh.
       const hub = hubLock.pgHubLock(db, dirname(mirrorDir), { channel: library.channel });
-      const refresh = async () => {
-        const report = await library.refresh();
+      const refresh = async (options: { onlyChanged?: boolean } = {}) => {
+        const report = await library.refresh(options);
         await hub.materialize();
         return report;
       };
       return {
-        refresh,
+        refresh: () => refresh(),
         sink: () => library.sink(),
         hubLock: hub,
-        watch: (onError) => skillWatch.watchSkills(db, library.channel, refresh, { onError }),
+        // On a notification only the database's changes are applied (this process's own write in
+        // flight is left to finish); the start-up refresh also puts back hand-changed folders.
+        watch: (onError) =>
+          skillWatch.watchSkills(db, library.channel, () => refresh({ onlyChanged: true }), { onError }),
       };
     },
     openPgCoordinator: (db, info) => coordination.openPgCoordinator(db, info),

@@ -26,8 +26,11 @@ export interface PgHubLock extends SharedHubLock {
   entries(): Promise<Record<string, LockEntry>>;
   /** Rewrites the home's lock.json from the database (see the file comment). */
   materialize(): Promise<void>;
-  /** Stores the home's lock.json entries the database lacks (moving a file home in); answers how many. */
-  importFile(): Promise<number>;
+  /**
+   * Stores the home's lock.json entries the database lacks (moving a file home in), leaving the
+   * file as it is; answers how many were added and how many the database had already.
+   */
+  importFile(): Promise<{ source: number; copied: number; present: number }>;
 }
 
 async function readFileLock(home: string): Promise<LockData | undefined> {
@@ -88,7 +91,18 @@ export function pgHubLock(
   }
 
   async function update<T>(change: (lock: LockData) => T | Promise<T>): Promise<T> {
-    const { result, lock, removed } = await db.tx(async (client) => {
+    const { result, lock, removed } = await store(change);
+    await writeFile((file) => ({
+      ...(file ?? {}),
+      version: file?.version ?? 1,
+      installed: { ...localOnly(file, removed, lock.installed), ...lock.installed },
+    }));
+    return result;
+  }
+
+  /** The shared read-modify-write itself (see `update`), without touching the home's file. */
+  function store<T>(change: (lock: LockData) => T | Promise<T>) {
+    return db.tx(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtext('hermes-skill-hub-lock'))");
       const rows = await client.query<{ name: string; entry: string }>(
         "SELECT name, entry FROM skill_hub_lock",
@@ -119,12 +133,6 @@ export function pgHubLock(
       }
       return { result, lock, removed };
     });
-    await writeFile((file) => ({
-      ...(file ?? {}),
-      version: file?.version ?? 1,
-      installed: { ...localOnly(file, removed, lock.installed), ...lock.installed },
-    }));
-    return result;
   }
 
   /** The file's entries for skills the database neither lists in its lock nor drops (`dropped`). */
@@ -155,18 +163,21 @@ export function pgHubLock(
     });
   }
 
-  async function importFile(): Promise<number> {
+  async function importFile() {
     const file = await readFileLock(home);
-    if (!file) return 0;
-    let added = 0;
-    await update((lock) => {
+    const counts = { source: 0, copied: 0, present: 0 };
+    if (!file) return counts;
+    await store((lock) => {
       for (const [name, entry] of Object.entries(file.installed)) {
-        if (Object.hasOwn(lock.installed, name)) continue;
-        lock.installed[name] = entry;
-        added++;
+        counts.source++;
+        if (Object.hasOwn(lock.installed, name)) counts.present++;
+        else {
+          lock.installed[name] = entry;
+          counts.copied++;
+        }
       }
     });
-    return added;
+    return counts;
   }
 
   return { update, entries, materialize, importFile };

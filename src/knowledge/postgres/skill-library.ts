@@ -27,6 +27,7 @@ import {
   MIRROR_MANIFEST,
   type MirrorSource,
   noteMirrored,
+  type RefreshOptions,
   type RefreshReport,
   readManifest,
   refreshMirror,
@@ -68,7 +69,7 @@ export interface PgSkillLibrary {
   /** Stores every skill folder of a skills directory (`<home>/skills`) that differs from the database. */
   importDirectory(skillsDir: string): Promise<ImportReport>;
   /** Brings the mirror folder to the database's state (new, changed and deleted skills). */
-  refresh(): Promise<RefreshReport>;
+  refresh(options?: RefreshOptions): Promise<RefreshReport>;
   /** The skill tools' seam: store what they changed in the mirror folder (see the file comment). */
   sink(): SkillWriteSink;
 }
@@ -181,16 +182,16 @@ export function pgSkillLibrary(
     return rows.map(toInfo);
   }
 
-  async function refresh(): Promise<RefreshReport> {
+  async function refresh(options: RefreshOptions = {}): Promise<RefreshReport> {
     const sources: MirrorSource[] = (await list()).map((info) => ({
       ...info,
       load: () => read(info.name),
     }));
-    const report = await refreshMirror(mirrorDir, sources);
+    const report = await refreshMirror(mirrorDir, sources, options);
     // The archive mirrors into skills/.archive/ the same way (only once there is one to mirror).
     const archived = await archiveSources(db);
     if (archived.length > 0 || existsSync(join(archiveDir, MIRROR_MANIFEST))) {
-      const more = await refreshMirror(archiveDir, archived);
+      const more = await refreshMirror(archiveDir, archived, options);
       report.failed.push(...more.failed.map((f) => ({ ...f, name: `.archive/${f.name}` })));
     }
     return report;

@@ -128,6 +128,17 @@ function stage(root: string, skill: StoredSkill): string {
   return base;
 }
 
+export interface RefreshOptions {
+  /**
+   * Apply only what changed in the database since the mirror last recorded it (new, changed and
+   * deleted skills), leaving alone a folder whose stored version is the one the mirror holds even
+   * when its files differ. For refreshes on notifications, which may arrive while this process's
+   * own write is between the folder and the database. Default: also put back folders changed
+   * outside the tools (the refresh at start-up, and after a refused write).
+   */
+  onlyChanged?: boolean;
+}
+
 /**
  * Brings `mirrorDir` to the state of `sources` (the database's skills): new and changed skills
  * written, skills the database no longer has removed. Several processes sharing one mirror
@@ -136,6 +147,7 @@ function stage(root: string, skill: StoredSkill): string {
 export async function refreshMirror(
   mirrorDir: string,
   sources: readonly MirrorSource[],
+  options: RefreshOptions = {},
 ): Promise<RefreshReport> {
   mkdirSync(mirrorDir, { recursive: true });
   const root = realpathSync(mirrorDir);
@@ -149,6 +161,12 @@ export async function refreshMirror(
       for (const source of sources) {
         const had = manifest.skills[source.name];
         const rel = relDir(source.category, source.name);
+        if (options.onlyChanged && had && had.version === source.version && had.dir === rel) {
+          // The database did not change it since it was mirrored: a write of this process may be
+          // between its folder and its database row, and is left to finish.
+          report.unchanged++;
+          continue;
+        }
         // What is on disk, not only what the manifest says: a change made outside the skill tools
         // (or one the database refused) is not the database's state and does not stay.
         const onDisk = folderHash(join(root, ...rel.split("/")), source.name, source.category);

@@ -20,7 +20,11 @@ import { createSkill, editSkill } from "../../../../src/knowledge/skills/manage.
 import { shareSkillChanges } from "../../../../src/knowledge/skills/share.js";
 import { importSnapshot, parseSnapshot } from "../../../../src/knowledge/skills/snapshot.js";
 import { openStateBackend, type StateBackend } from "../../../../src/knowledge/state-backend.js";
+import { HUB_LOCK_PART } from "../../../../src/knowledge/state-hub-lock-part.js";
+import { exportHome, migrateHome } from "../../../../src/knowledge/state-transfer.js";
 import { openPgDatabase } from "../../../../src/state/postgres/database.js";
+import { migrate } from "../../../../src/state/postgres/migrate.js";
+import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 import { bundleFiles, skillMd } from "../skills/hub/helpers.js";
 
@@ -225,5 +229,43 @@ describe.skipIf(postgresSkipReason)("skill writes beside the skill tools, on Pos
     const names = readdirSync(join(hb, "skills")).filter((n) => !n.startsWith("."));
     expect(names).toContain("local-only");
     expect(listArchived(hb).every((s) => !s.name.startsWith("."))).toBe(true);
+  });
+});
+
+describe.skipIf(postgresSkipReason)("moving a home's hub provenance into PostgreSQL and back", () => {
+  let pg: PostgresFixture;
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await pg?.dispose();
+  });
+
+  it("copies lock.json's entries in once (never overwriting one), leaves the file alone, and writes them out", async () => {
+    const url = await pg.createDatabase();
+    const source = home();
+    await installBundle({ home: source, bundle: bundle("helm-notes"), now });
+    const before = readFileSync(lockPath(source), "utf8");
+    const db = await openPgDatabase(url);
+    try {
+      await migrate(db, MIGRATIONS);
+      const first = await migrateHome({ home: source, db, timezone: "UTC" }, [HUB_LOCK_PART]);
+      expect(first.parts[0]?.rows).toEqual([
+        { item: "hub provenance", source: 1, copied: 1, present: 0, skipped: 0, verified: true },
+      ]);
+      const again = await migrateHome({ home: source, db, timezone: "UTC" }, [HUB_LOCK_PART]);
+      expect(again.parts[0]?.rows[0]).toMatchObject({ copied: 0, present: 1, verified: true });
+      expect(readFileSync(lockPath(source), "utf8")).toBe(before);
+
+      const out = home();
+      const exported = await exportHome({ home: out, db, timezone: "UTC" }, [HUB_LOCK_PART]);
+      expect(exported.verified).toBe(true);
+      expect((await readLock(out)).installed["helm-notes"]).toMatchObject({
+        source: "local",
+        install_path: "devops/helm-notes",
+      });
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -232,6 +232,64 @@ describe.skipIf(postgresSkipReason)("skill writes beside the skill tools, on Pos
   });
 });
 
+describe.skipIf(postgresSkipReason)("rows written around the checks, on a fresh instance", () => {
+  let pg: PostgresFixture;
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await pg?.dispose();
+  });
+
+  it("an archive row named to escape or a lock entry pointing outside writes nothing outside the home", async () => {
+    const url = await pg.createDatabase();
+    const first = home();
+    const opened = await openStateBackend(first, config(), { env: { HERMES_DATABASE_URL: url } });
+    await opened.close();
+    const db = await openPgDatabase(url);
+    const outside = mkdtempSync(join(tmpdir(), "hermes-pg-outside-"));
+    try {
+      for (const folder of ["../../escape", ".hidden", "ok-archived"]) {
+        await db.query(
+          `INSERT INTO skill_archive (folder, name, version, hash, total_bytes, archived_at)
+           VALUES ($1, 'x', nextval('skill_change_seq'), 'h', 1, 0)`,
+          [folder],
+        );
+        await db.query(
+          "INSERT INTO skill_archive_files (folder, path, mode, content) VALUES ($1, 'SKILL.md', 420, $2)",
+          [folder, Buffer.from(md("x"))],
+        );
+      }
+      await db.query(
+        "INSERT INTO skill_archive_files (folder, path, mode, content) VALUES ('ok-archived', '../../../pwned', 420, 'x')",
+      );
+      await db.query(
+        `INSERT INTO skill_hub_lock (name, entry, updated_at) VALUES
+           ('evil', $1, 0), ('broken', 'not json', 0)`,
+        [JSON.stringify({ source: "x", install_path: `../../${outside.slice(1)}` })],
+      );
+    } finally {
+      await db.close();
+    }
+    const h = home();
+    const backend = await openStateBackend(h, config(), { env: { HERMES_DATABASE_URL: url } });
+    try {
+      // No archive row became a folder: one escapes, one is hidden, one carries a path that escapes.
+      expect(listArchived(h)).toEqual([]);
+      expect(existsSync(join(h, "escape"))).toBe(false);
+      expect(existsSync(join(h, "pwned"))).toBe(false);
+      // The lock entries are provenance only: the bad path is recorded, never followed or created.
+      const lock = await readLock(h);
+      expect(Object.keys(lock.installed)).toEqual(["evil"]);
+      expect(readdirSync(outside)).toEqual([]);
+      // The hub refuses to act on it (uninstall names the unsafe path and touches nothing).
+      await expect(uninstallSkill(h, "evil", now)).rejects.toThrow(/unsafe install path/);
+    } finally {
+      await backend.close();
+    }
+  });
+});
+
 describe.skipIf(postgresSkipReason)("moving a home's hub provenance into PostgreSQL and back", () => {
   let pg: PostgresFixture;
   beforeAll(async () => {

@@ -183,15 +183,13 @@ export function pgSkillLibrary(
   }
 
   async function refresh(options: RefreshOptions = {}): Promise<RefreshReport> {
-    const sources: MirrorSource[] = (await list()).map((info) => ({
-      ...info,
-      load: () => read(info.name),
-    }));
+    const sources = async (): Promise<MirrorSource[]> =>
+      (await list()).map((info) => ({ ...info, load: () => read(info.name) }));
     const report = await refreshMirror(mirrorDir, sources, options);
     // The archive mirrors into skills/.archive/ the same way (only once there is one to mirror).
     const archived = await archiveSources(db);
     if (archived.length > 0 || existsSync(join(archiveDir, MIRROR_MANIFEST))) {
-      const more = await refreshMirror(archiveDir, archived, options);
+      const more = await refreshMirror(archiveDir, () => archiveSources(db), options);
       report.failed.push(...more.failed.map((f) => ({ ...f, name: `.archive/${f.name}` })));
     }
     return report;

@@ -140,13 +140,13 @@ export interface RefreshOptions {
 }
 
 /**
- * Brings `mirrorDir` to the state of `sources` (the database's skills): new and changed skills
- * written, skills the database no longer has removed. Several processes sharing one mirror
+ * Brings `mirrorDir` to the state of `listed` (the database's skills, or how to list them once the
+ * mirror's lock is held): new and changed skills written, skills the database no longer has removed. Several processes sharing one mirror
  * folder take turns (`.hermes-mirror.lock`).
  */
 export async function refreshMirror(
   mirrorDir: string,
-  sources: readonly MirrorSource[],
+  listed: readonly MirrorSource[] | (() => Promise<readonly MirrorSource[]>),
   options: RefreshOptions = {},
 ): Promise<RefreshReport> {
   mkdirSync(mirrorDir, { recursive: true });
@@ -155,6 +155,9 @@ export async function refreshMirror(
   return withFileLock(
     lockPath,
     async () => {
+      // Listed under the lock: a write recorded (noteMirrored) before this refresh took the lock
+      // committed before it, so a listing taken now has it and it is never taken for deleted.
+      const sources = typeof listed === "function" ? await listed() : listed;
       const manifest = readManifest(root);
       const report: RefreshReport = { added: [], updated: [], removed: [], unchanged: 0, failed: [] };
       const wanted = new Set(sources.map((s) => s.name));

@@ -8,7 +8,7 @@
  * backend never keeps part of the state in the home's files while the rest is in the database.
  */
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { HermesConfig } from "../config/defaults.js";
 import type { StateBackendChoice } from "../state/backend-config.js";
 import { type Coordinator, localCoordinator } from "../state/coordination.js";
@@ -24,6 +24,7 @@ import { MIGRATIONS } from "../state/postgres/migrations/index.js";
 import type { SessionStore } from "../state/types.js";
 import type { CronJobs } from "./cron/store.js";
 import type { MemoryLimitConfig, MemoryRecords } from "./memory/store.js";
+import type { SharedHubLock } from "./skills/hub/lock-data.js";
 import type { SkillWriteSink } from "./skills/types.js";
 import type { SkillUsageRecords } from "./skills/usage.js";
 import type { CommandAllowlist, StateBackend, StateBackendOptions } from "./state-backend-types.js";
@@ -37,6 +38,10 @@ export interface PgSkillMirror {
   refresh(): Promise<unknown>;
   /** Where the skill tools report their writes, so the database (every instance) gets them. */
   sink(): SkillWriteSink;
+  /** The hub's provenance of installed skills (`skills/.hub/lock.json`), kept for every instance. */
+  hubLock?: SharedHubLock;
+  /** Refreshes the mirror whenever any process changes the skills in the database (`skill-watch.ts`). */
+  watch?(onError: (line: string) => void): Promise<{ close(): Promise<void> }>;
 }
 
 /** The PostgreSQL implementation of each store, by the name its module exports. */
@@ -87,6 +92,8 @@ export async function pgFactories(): Promise<Partial<PgFactories>> {
     memory,
     usage,
     skills,
+    hubLock,
+    skillWatch,
   ] = await Promise.all([
     import("../state/postgres/session-store.js"),
     import("../state/postgres/gateway-chat-index.js"),
@@ -99,6 +106,8 @@ export async function pgFactories(): Promise<Partial<PgFactories>> {
     import("./postgres/memory-records.js"),
     import("./postgres/skill-usage.js"),
     import("./postgres/skill-library.js"),
+    import("./postgres/hub-lock.js"),
+    import("./postgres/skill-watch.js"),
   ]);
   return {
     openPgSessionStore: (db) => sessions.openPgSessionStore(db),
@@ -111,7 +120,25 @@ export async function pgFactories(): Promise<Partial<PgFactories>> {
     pgCronJobs: (db, options) => cron.pgCronJobs(db, options),
     pgMemoryRecords: (db, limits) => memory.pgMemoryRecords(db, limits),
     pgSkillUsageRecords: (db, options) => usage.pgSkillUsageRecords(db, options),
-    pgSkillLibrary: (db, mirrorDir) => skills.pgSkillLibrary(db, mirrorDir),
+    pgSkillLibrary: (db, mirrorDir) => {
+      const library = skills.pgSkillLibrary(db, mirrorDir);
+      // mirrorDir is <home>/skills; lock.json follows the database's entries after every refresh.
+      const hub = hubLock.pgHubLock(db, dirname(mirrorDir), { channel: library.channel });
+      const refresh = async (options: { onlyChanged?: boolean } = {}) => {
+        const report = await library.refresh(options);
+        await hub.materialize();
+        return report;
+      };
+      return {
+        refresh: () => refresh(),
+        sink: () => library.sink(),
+        hubLock: hub,
+        // On a notification only the database's changes are applied (this process's own write in
+        // flight is left to finish); the start-up refresh also puts back hand-changed folders.
+        watch: (onError) =>
+          skillWatch.watchSkills(db, library.channel, () => refresh({ onlyChanged: true }), { onError }),
+      };
+    },
     openPgCoordinator: (db, info) => coordination.openPgCoordinator(db, info),
   };
 }
@@ -148,6 +175,12 @@ export async function openPostgresBackend(
     undo.unshift(() => sessions.close());
     const skills = await f.pgSkillLibrary(db, join(home, "skills"));
     await skills.refresh();
+    if (options.joinInstances !== false && skills.watch) {
+      // A gateway instance keeps its copy current as other processes change the skills.
+      const onWarning = options.onWarning ?? ((line: string) => process.stderr.write(`hermes: ${line}\n`));
+      const watch = await skills.watch(onWarning);
+      undo.unshift(() => watch.close());
+    }
     const coordinator =
       options.joinInstances === false
         ? localCoordinator(options.instance ?? {})
@@ -177,6 +210,9 @@ export async function openPostgresBackend(
       cronJobs: (o?: CronJobsOptions) => f.pgCronJobs(db, { ...o, home }),
       memory: (limits: MemoryLimitConfig = {}) => f.pgMemoryRecords(db, limits),
       skillUsage: usage,
+      // Every writer of skills/ (tools, hub, curator, snapshot import, bundled resets) reports here.
+      skillSink: skills.sink(),
+      ...(skills.hubLock ? { hubLock: skills.hubLock } : {}),
     };
     const unregister = registerKnowledgeStores(home, knowledge);
     let closed: Promise<void> | undefined;

@@ -57,6 +57,8 @@ export interface StateBackendOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** What the coordinator tells other instances about this one. */
   instance?: { host?: string; healthUrl?: string };
+  /** Told about background trouble (the skills watch losing its connection); default stderr. */
+  onWarning?: (line: string) => void;
   /**
    * False for a process that reads and writes the state but is not a gateway instance (the
    * dashboard): it gets the one-process coordinator and does not show among the live instances.

@@ -37,6 +37,7 @@ import { checkSkill, readSkillFolder, type StoredSkill, skillHash } from "./post
 import { pgSkillLibrary } from "./postgres/skill-library.js";
 import { pgSkillUsageRecords } from "./postgres/skill-usage.js";
 import { mutateUsage, readUsage } from "./skills/provenance.js";
+import { HUB_LOCK_PART } from "./state-hub-lock-part.js";
 import { type HomePart, type PartReport, countedRow as row } from "./state-transfer-types.js";
 
 const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
@@ -367,4 +368,10 @@ const CRON_PART: HomePart = {
 };
 
 /** The knowledge parts in copy order (skills before their usage records). */
-export const KNOWLEDGE_PARTS: readonly HomePart[] = [MEMORY_PART, SKILLS_PART, USAGE_PART, CRON_PART];
+export const KNOWLEDGE_PARTS: readonly HomePart[] = [
+  MEMORY_PART,
+  SKILLS_PART,
+  HUB_LOCK_PART,
+  USAGE_PART,
+  CRON_PART,
+];

@@ -8,6 +8,7 @@
 import { resolve } from "node:path";
 import { type CronJobs, CronStore, cronJobs } from "./cron/store.js";
 import { type MemoryLimitConfig, type MemoryRecords, MemoryStore, memoryRecords } from "./memory/store.js";
+import type { SharedHubLock } from "./skills/hub/lock-data.js";
 import type { SkillWriteSink } from "./skills/types.js";
 import { type SkillUsageRecords, skillUsageFile } from "./skills/usage.js";
 
@@ -30,6 +31,11 @@ export interface KnowledgeStores {
    * PostgreSQL backend stores it for every instance. Absent for a file home (the folder is all).
    */
   readonly skillSink?: SkillWriteSink;
+  /**
+   * The hub's provenance of installed skills (`skills/.hub/lock.json`) when the backend keeps it
+   * for every instance (PostgreSQL); absent for a file home (lock.json is all).
+   */
+  readonly hubLock?: SharedHubLock;
 }
 
 /** The file stores of `home`. */

@@ -36,17 +36,19 @@ export function startDetachedCuratorRun(
 
 /** Runs one verb: its lines to stdout on success, to stderr on failure. */
 async function verb(ctx: Ctx, request: CuratorRequest): Promise<number> {
-  // Pins and states in the home's usage store (the shared database on a postgres home).
-  const outcome = await withHomeKnowledge(ctx.home, ctx.io.env, () =>
-    runCuratorVerb(request, {
-      home: ctx.home,
-      config: ctx.config,
-      env: ctx.env,
-      startBackground: (r) => startDetachedCuratorRun(ctx.home, r.dryRun ? ["--dry-run"] : [], ctx.io.env),
-    }),
-  );
+  // On a PostgreSQL home the curator's changes are stored for every instance.
+  const outcome = await withHomeKnowledge(ctx.home, ctx.io.env, () => curatorVerb(ctx, request), ctx);
   for (const line of outcome.lines) (outcome.exitCode === 0 ? ctx.io.out : ctx.io.err)(line);
   return outcome.exitCode;
+}
+
+function curatorVerb(ctx: Ctx, request: CuratorRequest) {
+  return runCuratorVerb(request, {
+    home: ctx.home,
+    config: ctx.config,
+    env: ctx.env,
+    startBackground: (r) => startDetachedCuratorRun(ctx.home, r.dryRun ? ["--dry-run"] : [], ctx.io.env),
+  });
 }
 
 function wholeNumber(value: string): number {
@@ -84,8 +86,11 @@ export const curatorCommand = defineCommand({
       .action(
         run(async (ctx, flags: { dryRun?: boolean; background?: boolean; scheduled?: boolean }) => {
           if (flags.scheduled) {
-            const result = await withHomeKnowledge(ctx.home, ctx.io.env, () =>
-              runCuratorIfDue({ home: ctx.home, config: ctx.config, env: ctx.env }),
+            const result = await withHomeKnowledge(
+              ctx.home,
+              ctx.io.env,
+              () => runCuratorIfDue({ home: ctx.home, config: ctx.config, env: ctx.env }),
+              ctx,
             );
             ctx.io.out(result ? `curator: ${result.summary}` : "curator: not due");
             return 0;

@@ -1,31 +1,52 @@
 /**
- * The knowledge stores a CLI command reads through `knowledgeStores(home)` (skill usage, pins,
- * curator states): a SQLite home's files as they are, or, when the home's config says
- * `state.backend: postgres`, the shared database's. There the backend is opened for the command
- * without joining the gateway instances (a CLI command is not one), and closed when it ends. A
- * config.yaml that does not load leaves the command on the files, as `home-sessions.ts` does.
+ * The knowledge stores a CLI command reads and writes through `knowledgeStores(home)` (skill
+ * usage, pins, curator states, the skill sink: hub installs and uninstalls, snapshot imports,
+ * bundled resets, the curator's archive, restore, rollback and consolidation, approved writes):
+ * a SQLite home's files as they are, or, when the home's config says `state.backend: postgres`,
+ * the shared database's. There the backend is opened for the command without joining the gateway
+ * instances (a CLI command is not one), so its mirror of the skills is current first and every
+ * write reaches every instance; it is closed when the command ends. Nothing of the backend is
+ * imported for a SQLite home. A config.yaml that does not load leaves the command on the files,
+ * as `home-sessions.ts` does (reporting it is the config command's job); a database that cannot
+ * be reached fails the command, since writing one instance's disk alone would be lost at its
+ * next refresh.
  */
+import type { HermesConfig } from "../../config/defaults.js";
 import { stateBackendChoice } from "../../state/backend-config.js";
 import { loadHomeConfig } from "../home-env.js";
 
-/** Runs `body` with the home's stores registered (see the file comment); answers what it answers. */
+/** Homes whose backend a command already holds open here (a nested call reuses it). */
+const open = new Map<string, number>();
+
+/**
+ * Runs `body` with the home's stores registered (see the file comment); answers what it answers.
+ * `loaded`: the config and environment the command already has.
+ */
 export async function withHomeKnowledge<T>(
   home: string,
   env: Record<string, string | undefined>,
-  body: () => Promise<T>,
+  body: () => T | Promise<T>,
+  loaded?: { config: HermesConfig; env: Record<string, string | undefined> },
 ): Promise<T> {
-  let loaded: ReturnType<typeof loadHomeConfig>;
-  try {
-    loaded = loadHomeConfig(home, env);
-  } catch {
-    return body();
+  if (open.has(home)) return body();
+  let setup = loaded;
+  if (!setup) {
+    try {
+      setup = loadHomeConfig(home, env);
+    } catch {
+      return body();
+    }
   }
-  if (stateBackendChoice(loaded.config.state, loaded.env).kind !== "postgres") return body();
+  if (stateBackendChoice(setup.config.state, setup.env).kind !== "postgres") return body();
   const { openStateBackend } = await import("../../knowledge/state-backend.js");
-  const backend = await openStateBackend(home, loaded.config, { env: loaded.env, joinInstances: false });
+  const backend = await openStateBackend(home, setup.config, { env: setup.env, joinInstances: false });
+  open.set(home, (open.get(home) ?? 0) + 1);
   try {
     return await body();
   } finally {
+    const left = (open.get(home) ?? 1) - 1;
+    if (left > 0) open.set(home, left);
+    else open.delete(home);
     await backend.close();
   }
 }

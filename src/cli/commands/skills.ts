@@ -111,7 +111,10 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
     // Hub failures carry their exit code; a lock held too long is a failed task.
     expected: (error) =>
       toCliFailure(error)?.exitCode ?? (error instanceof FileLockTimeoutError ? 1 : undefined),
-    parse: (root, run) => {
+    parse: (root, own) => {
+      // Every subcommand runs with a PostgreSQL home's shared skills open (home-knowledge.ts).
+      const run: typeof own = (body) =>
+        own((ctx, ...args) => withHomeKnowledge(ctx.home, ctx.io.env, () => body(ctx, ...args)));
       root
         .command("list")
         .description(
@@ -124,10 +127,8 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
         )
         .option("--json", "print JSON")
         .action(
-          run(({ home, io }, flags: { source: ListSource; json?: boolean }) =>
-            // Usage counts and pins from the home's store (the shared database on a postgres home).
-            withHomeKnowledge(home, io.env, () => listCommand(home, flags, io)),
-          ),
+          // Usage counts and pins from the home's store (the shared database on a postgres home).
+          run(({ home, io }, flags: { source: ListSource; json?: boolean }) => listCommand(home, flags, io)),
         );
 
       root

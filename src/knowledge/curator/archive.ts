@@ -9,13 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from "no
 import { join, relative, sep } from "node:path";
 import { discoverSkills } from "../skills/discovery.js";
 import { skillsRoot } from "../skills/paths.js";
-import {
-  isoNow,
-  mutateUsage,
-  readBundledManifest,
-  readHubInstalls,
-  readUsage,
-} from "../skills/provenance.js";
+import { isoNow, readBundledManifest, readHubInstalls, readUsage } from "../skills/provenance.js";
 import type { SkillMeta } from "../skills/types.js";
 import { knowledgeStores } from "../stores.js";
 
@@ -69,6 +63,28 @@ export function cronSkillNames(home: string): Set<string> {
   return names;
 }
 
+/**
+ * Tells the home's skill sink (PostgreSQL: every instance) that a folder moved into or out of the
+ * archive. When it refuses (the skill changed on another instance meanwhile), the folder is moved
+ * back and the refusal becomes a CuratorError: nothing is half done.
+ */
+async function shareMove(
+  home: string,
+  move: { name: string; from: string; to: string },
+  kind: "archived" | "restored",
+): Promise<void> {
+  const sink = knowledgeStores(home).skillSink;
+  const report = kind === "archived" ? sink?.archived : sink?.restored;
+  if (!sink || !report) return;
+  try {
+    await report.call(sink, move);
+  } catch (error) {
+    if (existsSync(move.to) && !existsSync(move.from)) renameSync(move.to, move.from);
+    const why = error instanceof Error ? error.message : String(error);
+    throw new CuratorError(`"${move.name}" was not ${kind}: ${why}`);
+  }
+}
+
 function stamp(now: Date): string {
   return now.toISOString().replace(/[-:T]/g, "").slice(0, 14);
 }
@@ -108,8 +124,10 @@ export async function archiveSkill(
   if (existsSync(dest)) dest = join(root, `${folder}-${stamp(now)}`);
   const from = relative(skillsRoot(home), skill.dir).split(sep).join("/");
   renameSync(skill.dir, dest);
+  // A shared backend (PostgreSQL) archives it for every instance, or refuses: then it moves back.
+  await shareMove(home, { name, from: skill.dir, to: dest }, "archived");
   const at = isoNow(() => now);
-  await mutateUsage(home, (data) => {
+  await knowledgeStores(home).skillUsage.mutate((data) => {
     const record = data[name] ?? {};
     record.state = "archived";
     record.archived_at = at;
@@ -144,7 +162,8 @@ export function listArchived(home: string): ArchivedSkill[] {
   let entries: string[];
   try {
     entries = readdirSync(root, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
+      // Dot-folders are bookkeeping (a shared backend's mirror of the archive), not archived skills.
+      .filter((e) => e.isDirectory() && !e.name.startsWith("."))
       .map((e) => e.name)
       .sort();
   } catch {
@@ -201,8 +220,9 @@ export async function restoreSkill(
   if (existsSync(dest)) throw new CuratorError(`${dest} exists already; move it away and try again.`);
   mkdirSync(join(dest, ".."), { recursive: true });
   renameSync(source.dir, dest);
+  await shareMove(home, { name, from: source.dir, to: dest }, "restored");
   const at = isoNow(() => now);
-  await mutateUsage(home, (data) => {
+  await knowledgeStores(home).skillUsage.mutate((data) => {
     const record = data[name] ?? {};
     record.state = "active";
     record.archived_at = null;

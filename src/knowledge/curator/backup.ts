@@ -33,7 +33,9 @@ export const backupsRoot = (home: string): string => join(skillsRoot(home), ".cu
 
 /** Whether a top-level entry of `skills/` stays out of snapshots and is left in place by rollback. */
 function excluded(name: string): boolean {
-  return EXCLUDED.has(name) || name.endsWith(".lock");
+  // `.hermes-mirror*` (and its atomic writes' `..hermes-mirror*.tmp`): a shared backend's record
+  // of what its copy holds, true only of the present, rewritten whenever another instance changes.
+  return EXCLUDED.has(name) || name.endsWith(".lock") || /^\.{1,2}hermes-mirror/.test(name);
 }
 
 /** `2026-05-01T13-05-42Z` for `now`. */

@@ -5,6 +5,7 @@
  */
 import type { Env } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
+import { shareSkillChanges, unsharedLines } from "../skills/share.js";
 import { activityCount, isCuratorManaged, latestActivityAt, parseIsoTime } from "../skills/usage.js";
 import { knowledgeStores } from "../stores.js";
 import {
@@ -196,7 +197,11 @@ async function dispatch(request: CuratorRequest, deps: CuratorDeps): Promise<Cur
         keep: settings.backup.keep,
         now,
       });
-      return ok(`restored skills from backup ${restored.id}; the tree before it is backup ${safety.id}`);
+      // A shared backend (PostgreSQL) stores the restored tree for every instance.
+      const shared = await shareSkillChanges(home, { includeNew: true });
+      const unshared = unsharedLines(shared);
+      const line = `restored skills from backup ${restored.id}; the tree before it is backup ${safety.id}`;
+      return unshared.length > 0 ? { lines: [line, ...unshared], exitCode: 1 } : ok(line);
     }
   }
 }

@@ -13,15 +13,21 @@
  * instance changed the skill first, the folder is put back as the database holds it.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import type { PgDatabase, PgQueryable } from "../../state/postgres/database.js";
 import { EXCLUDED_DIRS, isInside } from "../skills/paths.js";
-import type { SkillWriteSink } from "../skills/types.js";
-import { SkillManageError } from "../skills/validate.js";
+import type { SkillReconcileReport, SkillWriteSink } from "../skills/types.js";
 import { checkSkill, readSkillFolder, type StoredSkill, skillHash } from "./skill-files.js";
+import { checkExpected, currentVersion, nextVersion, SkillConflictError } from "./skill-versions.js";
+
+export { SkillConflictError } from "./skill-versions.js";
+
+import { archiveSources, archiveWith, unarchiveWith } from "./skill-archive.js";
 import {
+  MIRROR_MANIFEST,
   type MirrorSource,
   noteMirrored,
+  type RefreshOptions,
   type RefreshReport,
   readManifest,
   refreshMirror,
@@ -38,17 +44,6 @@ export interface StoredSkillInfo {
   totalBytes: number;
   fileCount: number;
   updatedAt: number;
-}
-
-/** A conditional write found another version than the one it expected. */
-export class SkillConflictError extends SkillManageError {
-  constructor(
-    message: string,
-    readonly current: number | null,
-  ) {
-    super(message);
-    this.name = "SkillConflictError";
-  }
 }
 
 export interface PutOptions {
@@ -74,7 +69,7 @@ export interface PgSkillLibrary {
   /** Stores every skill folder of a skills directory (`<home>/skills`) that differs from the database. */
   importDirectory(skillsDir: string): Promise<ImportReport>;
   /** Brings the mirror folder to the database's state (new, changed and deleted skills). */
-  refresh(): Promise<RefreshReport>;
+  refresh(options?: RefreshOptions): Promise<RefreshReport>;
   /** The skill tools' seam: store what they changed in the mirror folder (see the file comment). */
   sink(): SkillWriteSink;
 }
@@ -89,31 +84,6 @@ function toInfo(row: Record<string, unknown>): StoredSkillInfo {
     fileCount: Number(row["file_count"] ?? 0),
     updatedAt: Number(row["updated_at"]),
   };
-}
-
-async function currentVersion(client: PgQueryable, name: string): Promise<number | null> {
-  const rows = await client.query<{ version: string }>(
-    "SELECT version FROM skills WHERE name = $1 FOR UPDATE",
-    [name],
-  );
-  return rows[0] ? Number(rows[0].version) : null;
-}
-
-function checkExpected(name: string, expected: number | null | undefined, current: number | null): void {
-  if (expected === undefined || expected === current) return;
-  if (expected === null) {
-    throw new SkillConflictError(
-      `A skill named "${name}" was just created by another instance; view it, then patch or edit it.`,
-      current,
-    );
-  }
-  throw new SkillConflictError(
-    current === null
-      ? `Skill "${name}" was deleted by another instance meanwhile; nothing was changed.`
-      : `Skill "${name}" was changed by another instance meanwhile (version ${current}, this copy had ${expected}); ` +
-          "view it again and redo the change.",
-    current,
-  );
 }
 
 /** Names in the skills folder's `.bundled_manifest` (`name:hash` lines). */
@@ -137,8 +107,9 @@ export function pgSkillLibrary(
   options: { now?: () => number } = {},
 ): PgSkillLibrary {
   const now = options.now ?? Date.now;
+  const archiveDir = join(mirrorDir, ".archive");
 
-  const notify = (client: PgQueryable, name: string, version: number, op: "put" | "delete") =>
+  const notify = (client: PgQueryable, name: string, version: number, op: string) =>
     client.query("SELECT pg_notify($1, $2)", [SKILLS_CHANGED_CHANNEL, JSON.stringify({ name, version, op })]);
 
   async function read(name: string) {
@@ -158,36 +129,36 @@ export function pgSkillLibrary(
     };
   }
 
-  async function put(skill: StoredSkill, putOptions: PutOptions = {}): Promise<number> {
-    const checked = checkSkill(skill);
+  /** Stores a checked skill on `client` (inside the caller's transaction); answers its new version. */
+  async function putWith(client: PgQueryable, checked: StoredSkill, putOptions: PutOptions): Promise<number> {
     const hash = skillHash(checked);
     const total = checked.files.reduce((n, f) => n + f.content.length, 0);
-    return db.tx(async (client) => {
-      // Creating a skill locks its name even before the row exists.
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('hermes-skill:' || $1))", [checked.name]);
-      checkExpected(checked.name, putOptions.expectedVersion, await currentVersion(client, checked.name));
-      const [{ v }] = (await client.query<{ v: string }>("SELECT nextval('skill_change_seq') AS v")) as [
-        { v: string },
-      ];
-      const version = Number(v);
-      await client.query(
-        `INSERT INTO skills (name, category, version, hash, total_bytes, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (name) DO UPDATE SET category = EXCLUDED.category, version = EXCLUDED.version,
-           hash = EXCLUDED.hash, total_bytes = EXCLUDED.total_bytes, updated_at = EXCLUDED.updated_at`,
-        [checked.name, checked.category, version, hash, total, now() / 1000],
-      );
-      await client.query("DELETE FROM skill_files WHERE skill = $1", [checked.name]);
-      for (const file of checked.files) {
-        await client.query("INSERT INTO skill_files (skill, path, mode, content) VALUES ($1, $2, $3, $4)", [
-          checked.name,
-          file.path,
-          file.mode,
-          file.content,
-        ]);
-      }
-      await notify(client, checked.name, version, "put");
-      return version;
-    });
+    // Creating a skill locks its name even before the row exists.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('hermes-skill:' || $1))", [checked.name]);
+    checkExpected(checked.name, putOptions.expectedVersion, await currentVersion(client, checked.name));
+    const version = await nextVersion(client);
+    await client.query(
+      `INSERT INTO skills (name, category, version, hash, total_bytes, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (name) DO UPDATE SET category = EXCLUDED.category, version = EXCLUDED.version,
+         hash = EXCLUDED.hash, total_bytes = EXCLUDED.total_bytes, updated_at = EXCLUDED.updated_at`,
+      [checked.name, checked.category, version, hash, total, now() / 1000],
+    );
+    await client.query("DELETE FROM skill_files WHERE skill = $1", [checked.name]);
+    for (const file of checked.files) {
+      await client.query("INSERT INTO skill_files (skill, path, mode, content) VALUES ($1, $2, $3, $4)", [
+        checked.name,
+        file.path,
+        file.mode,
+        file.content,
+      ]);
+    }
+    await notify(client, checked.name, version, "put");
+    return version;
+  }
+
+  async function put(skill: StoredSkill, putOptions: PutOptions = {}): Promise<number> {
+    const checked = checkSkill(skill);
+    return db.tx((client) => putWith(client, checked, putOptions));
   }
 
   async function remove(name: string, putOptions: PutOptions = {}): Promise<boolean> {
@@ -197,10 +168,7 @@ export function pgSkillLibrary(
       checkExpected(name, putOptions.expectedVersion, current);
       if (current === null) return false;
       await client.query("DELETE FROM skills WHERE name = $1", [name]);
-      const [{ v }] = (await client.query<{ v: string }>("SELECT nextval('skill_change_seq') AS v")) as [
-        { v: string },
-      ];
-      await notify(client, name, Number(v), "delete");
+      await notify(client, name, await nextVersion(client), "delete");
       return true;
     });
   }
@@ -214,12 +182,17 @@ export function pgSkillLibrary(
     return rows.map(toInfo);
   }
 
-  async function refresh(): Promise<RefreshReport> {
-    const sources: MirrorSource[] = (await list()).map((info) => ({
-      ...info,
-      load: () => read(info.name),
-    }));
-    return refreshMirror(mirrorDir, sources);
+  async function refresh(options: RefreshOptions = {}): Promise<RefreshReport> {
+    const sources = async (): Promise<MirrorSource[]> =>
+      (await list()).map((info) => ({ ...info, load: () => read(info.name) }));
+    const report = await refreshMirror(mirrorDir, sources, options);
+    // The archive mirrors into skills/.archive/ the same way (only once there is one to mirror).
+    const archived = await archiveSources(db);
+    if (archived.length > 0 || existsSync(join(archiveDir, MIRROR_MANIFEST))) {
+      const more = await refreshMirror(archiveDir, () => archiveSources(db), options);
+      report.failed.push(...more.failed.map((f) => ({ ...f, name: `.archive/${f.name}` })));
+    }
+    return report;
   }
 
   /** The skill's category and name as its folder sits in the mirror, or undefined outside it. */
@@ -272,6 +245,39 @@ export function pgSkillLibrary(
           throw error;
         }
       },
+      async archived({ name, to }) {
+        const expected = readManifest(mirrorDir).skills[name]?.version;
+        if (expected === undefined) return; // Not a skill the database holds: this home's own.
+        const archived = checkSkill({ name: basename(to), category: null, files: readSkillFolder(to) });
+        const version = await db.tx((client) =>
+          archiveWith(
+            client,
+            { name, expectedVersion: expected, archived, nowSeconds: now() / 1000 },
+            notify,
+          ),
+        );
+        await noteMirrored(mirrorDir, { name, removed: true });
+        await noteMirrored(archiveDir, {
+          name: archived.name,
+          category: null,
+          version,
+          hash: skillHash(archived),
+        });
+      },
+      async restored({ name, from, to }) {
+        const place = placeInMirror(to);
+        if (!place) return;
+        const skill = checkSkill({ name, category: place.category, files: readSkillFolder(to) });
+        const folder = basename(from);
+        const version = await db.tx(async (client) => {
+          const v = await putWith(client, skill, { expectedVersion: null });
+          await unarchiveWith(client, folder);
+          return v;
+        });
+        await noteMirrored(mirrorDir, { name, category: place.category, version, hash: skillHash(skill) });
+        if (existsSync(archiveDir)) await noteMirrored(archiveDir, { name: folder, removed: true });
+      },
+      reconcile: (options = {}) => reconcile(options),
       async deleted({ name, dir }) {
         const expected = readManifest(mirrorDir).skills[name]?.version;
         if (expected === undefined && !wasInMirror(dir)) return; // An external folder: not the library's.
@@ -284,6 +290,72 @@ export function pgSkillLibrary(
         }
       },
     };
+  }
+
+  /** Skill folders of the mirror (`<name>` or `<category>/<name>` holding a SKILL.md), by name. */
+  function foldersOnDisk(): Map<string, { dir: string; category: string | null }> {
+    const found = new Map<string, { dir: string; category: string | null }>();
+    const visible = (dir: string) => {
+      try {
+        return readdirSync(dir, { withFileTypes: true }).filter(
+          (e) => e.isDirectory() && !e.name.startsWith(".") && !EXCLUDED_DIRS.has(e.name),
+        );
+      } catch {
+        return [];
+      }
+    };
+    for (const top of visible(mirrorDir)) {
+      const dir = join(mirrorDir, top.name);
+      if (existsSync(join(dir, "SKILL.md"))) {
+        found.set(top.name, { dir, category: null });
+        continue;
+      }
+      for (const inner of visible(dir)) {
+        const sub = join(dir, inner.name);
+        if (existsSync(join(sub, "SKILL.md")) && !found.has(inner.name)) {
+          found.set(inner.name, { dir: sub, category: top.name });
+        }
+      }
+    }
+    return found;
+  }
+
+  async function reconcile(options: { names?: readonly string[]; includeNew?: boolean }) {
+    const report: SkillReconcileReport = { stored: [], deleted: [], failed: [] };
+    const manifest = readManifest(mirrorDir).skills;
+    const onDisk = foldersOnDisk();
+    const bundled = bundledNames(mirrorDir);
+    const names =
+      options.names ??
+      [...new Set([...Object.keys(manifest), ...(options.includeNew ? onDisk.keys() : [])])].sort();
+    for (const name of names) {
+      const had = manifest[name];
+      const folder = onDisk.get(name);
+      try {
+        if (!had) {
+          if (!options.includeNew || !folder || bundled.has(name)) continue;
+          const skill = checkSkill({ name, category: folder.category, files: readSkillFolder(folder.dir) });
+          const version = await put(skill, { expectedVersion: null });
+          await noteMirrored(mirrorDir, { name, category: folder.category, version, hash: skillHash(skill) });
+          report.stored.push(name);
+        } else if (!folder) {
+          await remove(name, { expectedVersion: had.version });
+          await noteMirrored(mirrorDir, { name, removed: true });
+          report.deleted.push(name);
+        } else {
+          const skill = checkSkill({ name, category: folder.category, files: readSkillFolder(folder.dir) });
+          const hash = skillHash(skill);
+          if (hash === had.hash && had.dir === (folder.category ? `${folder.category}/${name}` : name))
+            continue;
+          const version = await put(skill, { expectedVersion: had.version });
+          await noteMirrored(mirrorDir, { name, category: folder.category, version, hash });
+          report.stored.push(name);
+        }
+      } catch (error) {
+        report.failed.push({ name, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    return report;
   }
 
   async function importDirectory(skillsDir: string): Promise<ImportReport> {

@@ -128,14 +128,26 @@ function stage(root: string, skill: StoredSkill): string {
   return base;
 }
 
+export interface RefreshOptions {
+  /**
+   * Apply only what changed in the database since the mirror last recorded it (new, changed and
+   * deleted skills), leaving alone a folder whose stored version is the one the mirror holds even
+   * when its files differ. For refreshes on notifications, which may arrive while this process's
+   * own write is between the folder and the database. Default: also put back folders changed
+   * outside the tools (the refresh at start-up, and after a refused write).
+   */
+  onlyChanged?: boolean;
+}
+
 /**
- * Brings `mirrorDir` to the state of `sources` (the database's skills): new and changed skills
- * written, skills the database no longer has removed. Several processes sharing one mirror
+ * Brings `mirrorDir` to the state of `listed` (the database's skills, or how to list them once the
+ * mirror's lock is held): new and changed skills written, skills the database no longer has removed. Several processes sharing one mirror
  * folder take turns (`.hermes-mirror.lock`).
  */
 export async function refreshMirror(
   mirrorDir: string,
-  sources: readonly MirrorSource[],
+  listed: readonly MirrorSource[] | (() => Promise<readonly MirrorSource[]>),
+  options: RefreshOptions = {},
 ): Promise<RefreshReport> {
   mkdirSync(mirrorDir, { recursive: true });
   const root = realpathSync(mirrorDir);
@@ -143,12 +155,21 @@ export async function refreshMirror(
   return withFileLock(
     lockPath,
     async () => {
+      // Listed under the lock: a write recorded (noteMirrored) before this refresh took the lock
+      // committed before it, so a listing taken now has it and it is never taken for deleted.
+      const sources = typeof listed === "function" ? await listed() : listed;
       const manifest = readManifest(root);
       const report: RefreshReport = { added: [], updated: [], removed: [], unchanged: 0, failed: [] };
       const wanted = new Set(sources.map((s) => s.name));
       for (const source of sources) {
         const had = manifest.skills[source.name];
         const rel = relDir(source.category, source.name);
+        if (options.onlyChanged && had && had.version === source.version && had.dir === rel) {
+          // The database did not change it since it was mirrored: a write of this process may be
+          // between its folder and its database row, and is left to finish.
+          report.unchanged++;
+          continue;
+        }
         // What is on disk, not only what the manifest says: a change made outside the skill tools
         // (or one the database refused) is not the database's state and does not stay.
         const onDisk = folderHash(join(root, ...rel.split("/")), source.name, source.category);

@@ -59,11 +59,17 @@ export interface SkillManageContext {
    */
   createdBy?: "agent" | null;
   now?: () => Date;
-  /** Where changes are also kept when skills live in a database (see `SkillWriteSink`). */
+  /**
+   * Where changes are also kept when skills live in a database (see `SkillWriteSink`); default the
+   * home's backend's (`knowledgeStores(home).skillSink`: none for a file home).
+   */
   sink?: SkillWriteSink | undefined;
   /** Usage records (counts, `created_by`, pins); default the home's (`knowledgeStores`). */
   usage?: SkillUsageRecords | undefined;
 }
+
+const sinkOf = (ctx: SkillManageContext): SkillWriteSink | undefined =>
+  ctx.sink ?? knowledgeStores(ctx.home).skillSink;
 
 export interface SkillChange {
   /** One sentence for the model or the user: what changed and where. */
@@ -160,7 +166,7 @@ export async function createSkill(
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "SKILL.md");
   await atomicWriteFile(file, args.content);
-  await ctx.sink?.saved({ name, dir, created: true });
+  await sinkOf(ctx)?.saved({ name, dir, created: true });
   await usageOf(ctx).record(name, "create", usageOptions(ctx));
   return {
     message:
@@ -180,7 +186,7 @@ export async function editSkill(
   const skill = locateWritable(ctx, args.name.trim(), "edit");
   validateSkillMarkdown(args.content, skill.name);
   await atomicWriteFile(skill.file, args.content);
-  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
+  await sinkOf(ctx)?.saved({ name: skill.name, dir: skill.dir, created: false });
   await usageOf(ctx).record(skill.name, "patch", usageOptions(ctx));
   return {
     message: `Rewrote SKILL.md of "${skill.name}" (${skill.file}).`,
@@ -244,7 +250,7 @@ export async function patchSkill(
     validateSupportFile(outcome.content, label);
   }
   await atomicWriteFile(target, outcome.content);
-  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
+  await sinkOf(ctx)?.saved({ name: skill.name, dir: skill.dir, created: false });
   await usageOf(ctx).record(skill.name, "patch", usageOptions(ctx));
   const how = outcome.strategy && outcome.strategy !== "exact" ? `, ${outcome.strategy} match` : "";
   const times = outcome.count === 1 ? "1 replacement" : `${outcome.count} replacements`;
@@ -322,7 +328,7 @@ export async function deleteSkill(ctx: SkillManageContext, args: { name: string 
       // Best effort.
     }
   }
-  await ctx.sink?.deleted({ name: skill.name, dir });
+  await sinkOf(ctx)?.deleted({ name: skill.name, dir });
   await usageOf(ctx).record(skill.name, "delete", usageOptions(ctx));
   return { message: `Deleted skill "${skill.name}" (${dir}).`, name: skill.name, dir };
 }
@@ -348,7 +354,7 @@ export async function writeSkillFile(
   }
   mkdirSync(dirname(target), { recursive: true });
   await atomicWriteFile(target, args.content);
-  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
+  await sinkOf(ctx)?.saved({ name: skill.name, dir: skill.dir, created: false });
   await usageOf(ctx).record(skill.name, "patch", usageOptions(ctx));
   const rel = posixRelative(skill.dir, target);
   const bytes = Buffer.byteLength(args.content, "utf8");
@@ -385,7 +391,7 @@ export async function removeSkillFile(
     }
     dir = dirname(dir);
   }
-  await ctx.sink?.saved({ name: skill.name, dir: skill.dir, created: false });
+  await sinkOf(ctx)?.saved({ name: skill.name, dir: skill.dir, created: false });
   await usageOf(ctx).record(skill.name, "patch", usageOptions(ctx));
   return {
     message: `Removed ${posixRelative(skill.dir, target)} from skill "${skill.name}".`,

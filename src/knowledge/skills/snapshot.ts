@@ -16,6 +16,7 @@ import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, w
 import { dirname, join } from "node:path";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
 import { hermesVersion } from "../../util/version.js";
+import { knowledgeStores } from "../stores.js";
 import { isOptedOut, readSuppressed, setOptedOut, setSuppressed } from "./bundled-opt-out.js";
 import { discoverSkills } from "./discovery.js";
 import {
@@ -412,6 +413,8 @@ async function importOne(
   mkdirSync(dirname(dest), { recursive: true });
   if (existsPath(dest)) rmSync(dest, { recursive: true, force: true });
   renameSync(quarantine, dest);
+  // A shared backend (PostgreSQL) stores it for every instance; a refusal fails this row alone.
+  await knowledgeStores(home).skillSink?.saved({ name, dir: dest, created: false });
   if (skill.origin === "hub" && isRecord(lockEntry)) {
     const entry = lockEntry as Partial<LockEntry>;
     await updateLock(home, (lock) => {

@@ -74,4 +74,25 @@ export interface SkillWriteSink {
   saved(change: { name: string; dir: string; created: boolean }): Promise<void>;
   /** After the skill's folder was deleted. */
   deleted(change: { name: string; dir: string }): Promise<void>;
+  /**
+   * After the curator moved the skill's folder `from` into the archive (`to`, a folder under
+   * `skills/.archive/`). Throws when the skill changed elsewhere meanwhile (the caller moves it back).
+   */
+  archived?(change: { name: string; from: string; to: string }): Promise<void>;
+  /** After an archived folder (`from`) was moved back to `to`. Throws as `archived` does. */
+  restored?(change: { name: string; from: string; to: string }): Promise<void>;
+  /**
+   * After a change of many folders at once (a rollback, a bundled reset): stores each skill of
+   * `names` (default: every one the database holds) whose folder differs from the stored copy and
+   * deletes those whose folder is gone; with `includeNew`, also stores folders the database does not
+   * hold yet (never bundled ones). Skills the database does not hold are otherwise left alone.
+   */
+  reconcile?(options?: { names?: readonly string[]; includeNew?: boolean }): Promise<SkillReconcileReport>;
+}
+
+export interface SkillReconcileReport {
+  stored: string[];
+  deleted: string[];
+  /** Skills that could not be stored (another instance changed them first, a bad file), with why. */
+  failed: Array<{ name: string; error: string }>;
 }

@@ -21,6 +21,7 @@ import {
 } from "../../../knowledge/skills/bundled-opt-out.js";
 import { OfficialRepairError, repairOfficial } from "../../../knowledge/skills/official-repair.js";
 import { nameProblem } from "../../../knowledge/skills/paths.js";
+import { shareSkillChanges, unsharedLines } from "../../../knowledge/skills/share.js";
 import { isPendingId, readPending } from "../../../knowledge/write-approval/pending.js";
 import { CliFailure, confirmOrFail, plural, type SkillsIo, style } from "./io.js";
 
@@ -67,7 +68,15 @@ export async function resetCli(
     resetBundledSkill(home, bundledSkillsDir(io.env), name, flags.restore === true),
   );
   io.out(result.message);
-  return 0;
+  // A shared backend (PostgreSQL) that holds an edited copy gets the shipped one for every instance.
+  return shared(io, await shareSkillChanges(home, { names: [name] }));
+}
+
+/** Tells which changes the shared backend refused (exit 1), or nothing (0). */
+function shared(io: SkillsIo, report: Awaited<ReturnType<typeof shareSkillChanges>>): number {
+  const lines = unsharedLines(report);
+  for (const line of lines) io.err(line);
+  return lines.length > 0 ? 1 : 0;
 }
 
 export function listModifiedCli({ home, io }: MgmtCtx, flags: { json?: boolean }): number {
@@ -210,7 +219,7 @@ export async function optOutCli(
   io.out(
     `Removed ${plural(done.removed.length, "bundled skill")}${done.removed.length ? `: ${done.removed.join(", ")}` : ""}.`,
   );
-  return 0;
+  return shared(io, await shareSkillChanges(home, { names: done.removed }));
 }
 
 export function optInCli({ home, io }: MgmtCtx, name: string | undefined, flags: { sync?: boolean }): number {

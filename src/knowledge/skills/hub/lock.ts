@@ -12,28 +12,11 @@ import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { atomicWriteFile } from "../../../util/atomic-write.js";
 import { withFileLock } from "../../../util/file-lock.js";
+import { knowledgeStores } from "../../stores.js";
 import { HubError, isRecord } from "./bundle.js";
+import type { LockData, LockEntry } from "./lock-data.js";
 
-export interface LockEntry {
-  source: string;
-  identifier: string;
-  trust_level: string;
-  scan_verdict: string;
-  content_hash: string;
-  /** Relative to the skills folder, POSIX (`devops/my-skill`); always ends with the skill name. */
-  install_path: string;
-  files: string[];
-  metadata?: Record<string, unknown>;
-  installed_at: string;
-  updated_at: string;
-  [key: string]: unknown;
-}
-
-export interface LockData {
-  version: number;
-  installed: Record<string, LockEntry>;
-  [key: string]: unknown;
-}
+export type { LockData, LockEntry, SharedHubLock } from "./lock-data.js";
 
 export const skillsRoot = (home: string): string => join(home, "skills");
 export const hubDir = (home: string): string => join(home, "skills", ".hub");
@@ -90,9 +73,14 @@ export function parseLock(text: string, where = "lock.json"): LockData {
 
 /**
  * Read-modify-write of lock.json under its flock. `change` gets the current data and mutates it
- * (or returns new data); the result is written atomically, formatted as Python writes it.
+ * (or returns new data); the result is written atomically, formatted as Python writes it. On a
+ * home whose backend shares the provenance (`knowledgeStores(home).hubLock`) the shared copy is
+ * the one changed, and the file follows it.
  */
 export async function updateLock<T>(home: string, change: (lock: LockData) => T | Promise<T>): Promise<T> {
+  // A shared backend (PostgreSQL) keeps the provenance for every instance and rewrites this file.
+  const shared = knowledgeStores(home).hubLock;
+  if (shared) return shared.update(change);
   const path = lockPath(home);
   await mkdir(hubDir(home), { recursive: true });
   return withFileLock(path, async () => {

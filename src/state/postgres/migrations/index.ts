@@ -18,6 +18,7 @@ import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
 import { SEARCH_MIGRATIONS } from "./search.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
 import { SKILL_USAGE_MIGRATIONS } from "./skill-usage.js";
+import { SKILL_WRITE_MIGRATIONS } from "./skill-writes.js";
 
 export const MIGRATIONS: readonly Migration[] = [
   ...SESSION_MIGRATIONS,
@@ -25,6 +26,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...GATEWAY_MIGRATIONS,
   ...KNOWLEDGE_MIGRATIONS,
   ...SKILL_USAGE_MIGRATIONS,
+  ...SKILL_WRITE_MIGRATIONS,
   ...COORDINATION_MIGRATIONS,
   ...APPROVAL_MIGRATIONS,
 ];

@@ -213,22 +213,30 @@ function mtime(path: string): Date | undefined {
 
 /**
  * Reads every source of the home and builds the timeline. A broken state.db is reported by
- * throwing. `usage`: the home's skill usage records as its store answers them (the shared database
- * on a postgres home); default `skills/.usage.json`.
+ * throwing. On a postgres home the caller passes what the shared database holds: `usage` (skill
+ * usage records), `calls` (the recorded memory/skill_manage calls) and `memory` (the entries with
+ * when each target last changed); each defaults to the home's files (`skills/.usage.json`,
+ * state.db, MEMORY.md / USER.md).
  */
 export function collectJourney(
   home: string,
-  options: { usage?: Readonly<Record<string, SkillUsageRecord>> } = {},
+  options: {
+    usage?: Readonly<Record<string, SkillUsageRecord>>;
+    calls?: readonly LearningCall[];
+    memory?: JourneyInputs["memory"];
+  } = {},
 ): JourneyEvent[] {
   const store = MemoryStore.forHome(home, {});
   return buildJourney({
-    calls: readLearningCalls(sessionStorePath(home)),
+    calls: options.calls ?? readLearningCalls(sessionStorePath(home)),
     usage: options.usage ?? readUsage(home),
-    memory: (["memory", "user"] as const).map((target) => ({
-      target,
-      entries: store.entries(target),
-      mtime: mtime(store.path(target)),
-    })),
+    memory:
+      options.memory ??
+      (["memory", "user"] as const).map((target) => ({
+        target,
+        entries: store.entries(target),
+        mtime: mtime(store.path(target)),
+      })),
     curatorRuns: readCuratorRuns(home),
   });
 }

@@ -79,6 +79,15 @@ describe.skipIf(postgresSkipReason)("the CLI's memory and cron on a postgres hom
     const listed = (JSON.parse(jobs.stdout) as { jobs: Array<{ name: string; prompt: string }> }).jobs;
     expect(listed.map((j) => [j.name, j.prompt])).toEqual([["hive-check", "check the hive temperature"]]);
 
+    // `hermes cron run` on the other home runs it there and records the run in the shared sessions.
+    llm.enqueue(reply().text("Hive at 34 degrees."));
+    const ran = await runHermes(["cron", "run", "hive-check"], { ...b, env });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(existsSync(join(b.home, "state.db"))).toBe(false);
+    const runs = await runHermes(["sessions", "list", "--source", "cron", "--json"], { ...a, env });
+    expect(runs.code, runs.stderr).toBe(0);
+    expect(JSON.parse(runs.stdout)).toHaveLength(1);
+
     const status = await runHermes(["memory", "status", "--json"], { ...b, env });
     expect(status.code, status.stderr).toBe(0);
     const report = JSON.parse(status.stdout) as { builtin: { user: { entries: number; path: string } } };

@@ -16,6 +16,7 @@ import { curatorLogsRoot } from "./curator/report.js";
 import { MemoryStore } from "./memory/store.js";
 import { readUsage, type SkillUsageRecord } from "./skills/provenance.js";
 import { parseIsoTime } from "./skills/usage.js";
+import { knowledgeStores, registeredSkillUsage } from "./stores.js";
 
 export type JourneyKind = "memory" | "user" | "skill";
 
@@ -238,6 +239,32 @@ export function collectJourney(
         mtime: mtime(store.path(target)),
       })),
     curatorRuns: readCuratorRuns(home),
+  });
+}
+
+/**
+ * The timeline of `home` from its stores (`knowledgeStores(home)`): on a postgres home the shared
+ * database's recorded calls, memory entries (dated by their last change) and skill usage; on a
+ * file home the files, as {@link collectJourney} reads them.
+ */
+export async function collectHomeJourney(home: string): Promise<JourneyEvent[]> {
+  const stores = knowledgeStores(home);
+  if (!stores.learningCalls) {
+    const shared = registeredSkillUsage(home);
+    return collectJourney(home, shared ? { usage: await shared.read() } : {});
+  }
+  const memory = stores.memory();
+  const targets = await Promise.all(
+    (["memory", "user"] as const).map(async (target) => ({
+      target,
+      entries: await memory.entries(target),
+      mtime: await memory.updatedAt?.(target),
+    })),
+  );
+  return collectJourney(home, {
+    usage: await stores.skillUsage.read(),
+    calls: await stores.learningCalls(),
+    memory: targets,
   });
 }
 

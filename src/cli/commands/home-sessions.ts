@@ -12,7 +12,6 @@ import type { CronJobs } from "../../knowledge/cron/store.js";
 import type { MemoryRecords } from "../../knowledge/memory/store.js";
 import type { SkillUsageRecords } from "../../knowledge/skills/usage.js";
 import { stateBackendChoice } from "../../state/backend-config.js";
-import type { PgDatabase } from "../../state/postgres/database.js";
 import type { QueuedSessionStore } from "../../state/queued-store.js";
 import { openSessionStore, sessionStorePath } from "../../state/sqlite-store.js";
 import type { SessionStore } from "../../state/types.js";
@@ -40,17 +39,6 @@ async function openPostgresSessions(url: string): Promise<SessionStore> {
     await db.close();
     throw error;
   }
-}
-
-/** A pool on a postgres home's database for one command's reads, or undefined on a SQLite home. */
-export async function openHomeDatabase(
-  home: string,
-  env: Record<string, string | undefined>,
-): Promise<PgDatabase | undefined> {
-  const choice = postgresChoice(home, env);
-  if (!choice) return undefined;
-  const { openPgDatabase } = await import("../../state/postgres/database.js");
-  return openPgDatabase(choice.url, { max: 2, applicationName: "hermes cli" });
 }
 
 /**

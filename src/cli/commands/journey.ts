@@ -5,9 +5,7 @@
  * Exit codes: 0 shown, 1 the session store could not be read, 2 usage.
  */
 import { InvalidArgumentError } from "commander";
-import { collectJourney, formatJourney } from "../../knowledge/journey.js";
-import { knowledgeStores } from "../../knowledge/stores.js";
-import type { LearningCall } from "../../state/learning-calls.js";
+import { collectHomeJourney, formatJourney } from "../../knowledge/journey.js";
 import { defineCommand } from "../command.js";
 import { withHomeKnowledge } from "./home-knowledge.js";
 
@@ -28,44 +26,13 @@ export const journeyCommand = defineCommand({
   run: async ({ home, io }, flags: { json?: boolean; limit?: number }) => {
     // A postgres home's sources are the shared database's: skill usage, memory entries and the
     // memory/skill_manage calls of every instance's sessions.
-    const all = await withHomeKnowledge(home, io.env, async (backend) => {
-      if (!backend) return collectJourney(home);
-      const memory = knowledgeStores(home).memory();
-      const targets = await Promise.all(
-        (["memory", "user"] as const).map(async (target) => ({
-          target,
-          entries: await memory.entries(target),
-          mtime: await memory.updatedAt?.(target),
-        })),
-      );
-      return collectJourney(home, {
-        usage: await knowledgeStores(home).skillUsage.read(),
-        calls: await sharedLearningCalls(home, io.env),
-        memory: targets,
-      });
-    });
+    const all = await withHomeKnowledge(home, io.env, () => collectHomeJourney(home));
     const events = flags.limit ? all.slice(-flags.limit) : all;
     if (flags.json) io.out(JSON.stringify(events, null, 2));
     else for (const line of formatJourney(events)) io.out(line);
     return 0;
   },
 });
-
-/** The memory/skill_manage calls in a postgres home's shared sessions (every instance's). */
-async function sharedLearningCalls(
-  home: string,
-  env: Record<string, string | undefined>,
-): Promise<LearningCall[]> {
-  const { openHomeDatabase } = await import("./home-sessions.js");
-  const db = await openHomeDatabase(home, env);
-  if (!db) return [];
-  const { pgLearningCalls } = await import("../../state/postgres/learning-calls.js");
-  try {
-    return await pgLearningCalls(db);
-  } finally {
-    await db.close();
-  }
-}
 
 /** Runs `hermes journey <argv…>` (tests and the library). */
 export const runJourneyCommand = journeyCommand.run;

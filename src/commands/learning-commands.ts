@@ -4,7 +4,6 @@
  * knowledge/journey.ts; these only parse and reply.
  */
 import { CURATOR_VERBS } from "../knowledge/curator/verbs.js";
-import { registeredSkillUsage } from "../knowledge/stores.js";
 import type { CommandDef } from "./types.js";
 
 const curatorCommand: CommandDef = {
@@ -43,7 +42,7 @@ const journeyCommand: CommandDef = {
   category: "Info",
   availableWhileRunning: true,
   async run(args, ctx) {
-    const { collectJourney, formatJourney } = await import("../knowledge/journey.js");
+    const { collectHomeJourney, formatJourney } = await import("../knowledge/journey.js");
     const n = args.trim() ? Number(args.trim()) : 20;
     if (!Number.isInteger(n) || n < 1) {
       ctx.reply(
@@ -52,10 +51,14 @@ const journeyCommand: CommandDef = {
       return;
     }
     const home = ctx.session.agent.home;
-    // A postgres home's skill usage is the shared database's (a file home reads its .usage.json).
-    const shared = registeredSkillUsage(home);
-    const usage = shared ? await shared.read().catch(() => ({})) : undefined;
-    const events = collectJourney(home, usage ? { usage } : {});
+    // A postgres home's calls, memory and skill usage are the shared database's.
+    let events: Awaited<ReturnType<typeof collectHomeJourney>>;
+    try {
+      events = await collectHomeJourney(home);
+    } catch (error) {
+      ctx.reply(ctx.paint.red(`/journey: ${error instanceof Error ? error.message : String(error)}`));
+      return;
+    }
     const shown = events.slice(-n);
     ctx.reply(
       ctx.paint.bold(`Learning journey (${shown.length} of ${events.length})`),

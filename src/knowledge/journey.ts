@@ -16,6 +16,7 @@ import { curatorLogsRoot } from "./curator/report.js";
 import { MemoryStore } from "./memory/store.js";
 import { readUsage, type SkillUsageRecord } from "./skills/provenance.js";
 import { parseIsoTime } from "./skills/usage.js";
+import { knowledgeStores, registeredSkillUsage } from "./stores.js";
 
 export type JourneyKind = "memory" | "user" | "skill";
 
@@ -213,23 +214,57 @@ function mtime(path: string): Date | undefined {
 
 /**
  * Reads every source of the home and builds the timeline. A broken state.db is reported by
- * throwing. `usage`: the home's skill usage records as its store answers them (the shared database
- * on a postgres home); default `skills/.usage.json`.
+ * throwing. On a postgres home the caller passes what the shared database holds: `usage` (skill
+ * usage records), `calls` (the recorded memory/skill_manage calls) and `memory` (the entries with
+ * when each target last changed); each defaults to the home's files (`skills/.usage.json`,
+ * state.db, MEMORY.md / USER.md).
  */
 export function collectJourney(
   home: string,
-  options: { usage?: Readonly<Record<string, SkillUsageRecord>> } = {},
+  options: {
+    usage?: Readonly<Record<string, SkillUsageRecord>>;
+    calls?: readonly LearningCall[];
+    memory?: JourneyInputs["memory"];
+  } = {},
 ): JourneyEvent[] {
   const store = MemoryStore.forHome(home, {});
   return buildJourney({
-    calls: readLearningCalls(sessionStorePath(home)),
+    calls: options.calls ?? readLearningCalls(sessionStorePath(home)),
     usage: options.usage ?? readUsage(home),
-    memory: (["memory", "user"] as const).map((target) => ({
-      target,
-      entries: store.entries(target),
-      mtime: mtime(store.path(target)),
-    })),
+    memory:
+      options.memory ??
+      (["memory", "user"] as const).map((target) => ({
+        target,
+        entries: store.entries(target),
+        mtime: mtime(store.path(target)),
+      })),
     curatorRuns: readCuratorRuns(home),
+  });
+}
+
+/**
+ * The timeline of `home` from its stores (`knowledgeStores(home)`): on a postgres home the shared
+ * database's recorded calls, memory entries (dated by their last change) and skill usage; on a
+ * file home the files, as {@link collectJourney} reads them.
+ */
+export async function collectHomeJourney(home: string): Promise<JourneyEvent[]> {
+  const stores = knowledgeStores(home);
+  if (!stores.learningCalls) {
+    const shared = registeredSkillUsage(home);
+    return collectJourney(home, shared ? { usage: await shared.read() } : {});
+  }
+  const memory = stores.memory();
+  const targets = await Promise.all(
+    (["memory", "user"] as const).map(async (target) => ({
+      target,
+      entries: await memory.entries(target),
+      mtime: await memory.updatedAt?.(target),
+    })),
+  );
+  return collectJourney(home, {
+    usage: await stores.skillUsage.read(),
+    calls: await stores.learningCalls(),
+    memory: targets,
   });
 }
 

@@ -19,6 +19,7 @@ import type { WebhookDeliveries } from "../state/gateway/webhook-deliveries.js";
 import type { WebhookSubscriptions } from "../state/gateway/webhook-subscriptions.js";
 import { openPgDatabase, type PgDatabase } from "../state/postgres/database.js";
 import { pgChatSettings, pgPendingApprovals } from "../state/postgres/gateway-approvals.js";
+import { pgLearningCalls } from "../state/postgres/learning-calls.js";
 import { migrate } from "../state/postgres/migrate.js";
 import { MIGRATIONS } from "../state/postgres/migrations/index.js";
 import type { SessionStore } from "../state/types.js";
@@ -206,6 +207,7 @@ export async function openPostgresBackend(
       ...new Set([...(config.command_allowlist ?? []), ...(await allowlist.list())]),
     ];
     const knowledge = {
+      learningCalls: () => pgLearningCalls(db),
       // The home: a job's script must resolve inside this instance's scripts/ folder.
       cronJobs: (o?: CronJobsOptions) => f.pgCronJobs(db, { ...o, home }),
       memory: (limits: MemoryLimitConfig = {}) => f.pgMemoryRecords(db, limits),

@@ -6,6 +6,7 @@
  * every tool, review and cron run in that process reads and writes the shared copy.
  */
 import { resolve } from "node:path";
+import type { LearningCall } from "../state/learning-calls.js";
 import { type CronJobs, CronStore, cronJobs } from "./cron/store.js";
 import { type MemoryLimitConfig, type MemoryRecords, MemoryStore, memoryRecords } from "./memory/store.js";
 import type { SharedHubLock } from "./skills/hub/lock-data.js";
@@ -24,6 +25,12 @@ export interface KnowledgeStores {
   cronJobs(options?: CronJobsOptions): CronJobs;
   /** MEMORY.md / USER.md entries under the configured character limits. */
   memory(limits?: MemoryLimitConfig): MemoryRecords;
+  /**
+   * The memory and skill_manage calls recorded in the sessions (the learning timeline) when the
+   * backend keeps them outside the home (PostgreSQL, every instance's); absent for a file home,
+   * whose state.db is read.
+   */
+  learningCalls?(): Promise<LearningCall[]>;
   /** Skill use counts, pins and curator state. */
   readonly skillUsage: SkillUsageRecords;
   /**

@@ -34,6 +34,46 @@ function parseArgs(text: string): Record<string, unknown> {
   }
 }
 
+/** A tool message's row: the call it answers and its result text. */
+export interface LearningToolRow {
+  tool_call_id: string | null;
+  content: string | null;
+}
+
+/** An assistant message's row that may carry memory/skill_manage calls, with its session. */
+export interface LearningCallRow {
+  session_id: string;
+  source: string;
+  title: string | null;
+  timestamp: number;
+  tool_calls: string;
+}
+
+/** The memory/skill_manage calls of `rows` (oldest first) with the results `toolRows` hold. */
+export function learningCallsOf(
+  toolRows: readonly LearningToolRow[],
+  rows: readonly LearningCallRow[],
+): LearningCall[] {
+  const results = new Map<string, string>();
+  for (const row of toolRows) if (row.tool_call_id) results.set(row.tool_call_id, row.content ?? "");
+  const calls: LearningCall[] = [];
+  for (const row of rows) {
+    for (const call of decodeToolCalls(row.tool_calls) ?? []) {
+      if (!LEARNING_TOOLS.has(call.function.name)) continue;
+      calls.push({
+        sessionId: row.session_id,
+        source: row.source,
+        sessionTitle: row.title,
+        timestamp: Number(row.timestamp),
+        tool: call.function.name as LearningCall["tool"],
+        args: parseArgs(call.function.arguments),
+        result: results.get(call.id) ?? null,
+      });
+    }
+  }
+  return calls;
+}
+
 /** Every memory/skill_manage call in `path` (state.db), oldest first. */
 export function readLearningCalls(path: string): LearningCall[] {
   if (!existsSync(path)) return [];
@@ -44,13 +84,11 @@ export function readLearningCalls(path: string): LearningCall[] {
     synchronous: "NORMAL",
   });
   try {
-    const results = new Map<string, string>();
     const toolRows = db
       .prepare(
         "SELECT tool_call_id, content FROM messages WHERE role = 'tool' AND tool_name IN ('memory', 'skill_manage')",
       )
-      .all() as { tool_call_id: string | null; content: string | null }[];
-    for (const row of toolRows) if (row.tool_call_id) results.set(row.tool_call_id, row.content ?? "");
+      .all() as unknown as LearningToolRow[];
     const rows = db
       .prepare(
         `SELECT m.session_id, s.source, s.title, m.timestamp, m.tool_calls
@@ -59,29 +97,8 @@ export function readLearningCalls(path: string): LearningCall[] {
             AND (m.tool_calls LIKE '%"memory"%' OR m.tool_calls LIKE '%"skill_manage"%')
           ORDER BY m.timestamp, m.id`,
       )
-      .all() as {
-      session_id: string;
-      source: string;
-      title: string | null;
-      timestamp: number;
-      tool_calls: string;
-    }[];
-    const calls: LearningCall[] = [];
-    for (const row of rows) {
-      for (const call of decodeToolCalls(row.tool_calls) ?? []) {
-        if (!LEARNING_TOOLS.has(call.function.name)) continue;
-        calls.push({
-          sessionId: row.session_id,
-          source: row.source,
-          sessionTitle: row.title,
-          timestamp: row.timestamp,
-          tool: call.function.name as LearningCall["tool"],
-          args: parseArgs(call.function.arguments),
-          result: results.get(call.id) ?? null,
-        });
-      }
-    }
-    return calls;
+      .all() as unknown as LearningCallRow[];
+    return learningCallsOf(toolRows, rows);
   } finally {
     db.close();
   }

@@ -27,15 +27,20 @@ export async function openChatStore(options: {
   const { home, config, required, logger, say } = options;
   if (config.state?.backend === "postgres") {
     // The shared database (several gateway instances and every CLI with this config write it).
+    // Its memory, cron jobs and skill usage too: registered for the home while the store is open.
+    const { openPostgresChatStore, refuseFileKnowledge } = await import("./home-sessions.js");
     try {
-      const { openPostgresChatStore } = await import("./home-sessions.js");
-      const shared = await openPostgresChatStore(home, options.env ?? process.env);
+      const shared = await openPostgresChatStore(home, options.env ?? process.env, config);
       if (shared) return shared;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       logger.error("the PostgreSQL session store was not opened", { error: message });
       if (required) throw new CliFailure(message, 1);
-      say(`hermes: ${message}\nhermes: this conversation will not be saved.`);
+      // Memory and cron writes fail with the reason rather than land in this home's files.
+      await refuseFileKnowledge(home, `the shared database is not available (${message})`);
+      say(
+        `hermes: ${message}\nhermes: this conversation will not be saved, and memory and cron jobs are not available.`,
+      );
       return null;
     }
   }

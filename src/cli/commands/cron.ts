@@ -12,8 +12,10 @@ import { CronScheduleError } from "../../knowledge/cron/schedule.js";
 import { type CronJobs, CronStore, CronStoreError, cronJobs } from "../../knowledge/cron/store.js";
 import { formatIso, systemTimezone } from "../../knowledge/cron/time.js";
 import type { CronJob } from "../../knowledge/cron/types.js";
+import type { StateBackend } from "../../knowledge/state-backend.js";
 import { openedOnUse } from "../../state/async-view.js";
 import { stateBackendChoice } from "../../state/backend-config.js";
+import { afterCommand } from "../after-command.js";
 import { defineCommand, type RunOptions } from "../command.js";
 import type { CliIo } from "../io.js";
 import { protectSecrets } from "../secrets.js";
@@ -25,50 +27,61 @@ interface Ctx {
   env: Record<string, string | undefined>;
   io: CliIo;
   store: CronJobs;
+  /** The postgres home's state backend (joined for `tick`/`run`); absent on SQLite. */
+  backend?: (join: boolean) => Promise<StateBackend>;
 }
 
 /**
  * The home's cron jobs: `cron/jobs.json` for a SQLite home, the PostgreSQL backend's for a postgres
- * one (opened on first use; the process ends after the command).
+ * one, opened on first use without joining the gateway instances (`list`, `create`, ... are not
+ * one); `backend` opens it for `tick`/`run` joined (see `runTick`). Undefined `backend` on SQLite.
  */
 function cronJobsOf(
   home: string,
   config: ReturnType<typeof loadConfig>["config"],
   env: Record<string, string | undefined>,
   options: { now: () => number; timezone?: string; userHome?: string },
-): CronJobs {
+): { store: CronJobs; backend?: (join: boolean) => Promise<StateBackend> } {
   const own = {
     now: options.now,
     ...(options.timezone ? { timezone: options.timezone } : {}),
     ...(options.userHome ? { userHome: options.userHome } : {}),
   };
   if (stateBackendChoice(config.state, env).kind === "sqlite")
-    return cronJobs(new CronStore({ home, ...own }));
+    return { store: cronJobs(new CronStore({ home, ...own })) };
   const timezone = options.timezone || systemTimezone();
-  return {
-    ...openedOnUse(
-      async () => {
-        const { openStateBackend } = await import("../../knowledge/state-backend.js");
-        return (await openStateBackend(home, config, { env })).cronJobs(own);
-      },
-      [
-        "list",
-        "find",
-        "create",
-        "edit",
-        "pause",
-        "resume",
-        "markDue",
-        "remove",
-        "saveOutput",
-        "listOutputs",
-        "readOutput",
-        "update",
-      ] as const,
-    ),
+  const opened = new Map<boolean, Promise<StateBackend>>();
+  const backend = (join: boolean): Promise<StateBackend> => {
+    let made = opened.get(join);
+    if (!made) {
+      made = import("../../knowledge/state-backend.js").then(({ openStateBackend }) =>
+        openStateBackend(home, config, { env, joinInstances: join }),
+      );
+      opened.set(join, made);
+      // The command's last step closes what it opened (a joined instance leaves the live list).
+      afterCommand(async () => (await made)?.close());
+    }
+    return made;
+  };
+  const store: CronJobs = {
+    ...openedOnUse(async () => (await backend(false)).cronJobs(own), [
+      "list",
+      "find",
+      "create",
+      "edit",
+      "pause",
+      "resume",
+      "markDue",
+      "remove",
+      "saveOutput",
+      "listOutputs",
+      "readOutput",
+      "update",
+    ] as const),
     timezone,
     iso: (ms) => formatIso(ms ?? options.now(), timezone),
   };
+  return { store, backend };
 }
 
 /** Runs `hermes cron <argv…>` and returns the exit code. Never throws for expected failures. */
@@ -113,12 +126,12 @@ export const cronCommand = defineCommand({
     // `cron tick` runs agents here: their output and the job files are redacted like any surface's.
     protectSecrets({ home, env, config });
     const tz = configTimezone(config as unknown as Record<string, unknown>);
-    const store = cronJobsOf(home, config, env, {
+    const { store, backend } = cronJobsOf(home, config, env, {
       now: () => io.now() * 1000,
       ...(tz ? { timezone: tz } : {}),
       ...(env["HOME"] ? { userHome: env["HOME"] } : {}),
     });
-    return { home, env, io, store };
+    return { home, env, io, store, ...(backend ? { backend } : {}) };
   },
   expected: (error) => {
     // A job that is not there or cannot run: the task failed. A bad schedule or jobs.json: usage.
@@ -352,15 +365,20 @@ async function runTick(ctx: Ctx, only: string[] | undefined, flags: { json?: boo
   const { startUnattendedHooks } = await import("./chat-hooks.js");
   const warn = (message: string) => ctx.io.err(`hermes cron: ${message}`);
   await startUnattendedHooks({ home: ctx.home, config, env: ctx.env, io: ctx.io, logger, warn });
+  // A postgres home: each due slot is claimed in the database as the gateway instances claim it
+  // (never run twice), and the runs are recorded in the shared sessions.
+  const backend = ctx.backend ? await ctx.backend(true) : undefined;
   const outcome = await tick({
     home: ctx.home,
     now: () => ctx.io.now() * 1000,
     timezone: ctx.store.timezone,
     jobs: ctx.store,
+    ...(backend ? { coordinator: backend.coordinator } : {}),
     runJob: agentJobRunner({
       home: ctx.home,
       config,
       env: ctx.env,
+      ...(backend ? { openSessions: () => backend.openSessions() } : {}),
       onWarning: (m) => ctx.io.err(`hermes cron: ${m}`),
       logger,
     }),

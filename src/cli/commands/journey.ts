@@ -5,8 +5,7 @@
  * Exit codes: 0 shown, 1 the session store could not be read, 2 usage.
  */
 import { InvalidArgumentError } from "commander";
-import { collectJourney, formatJourney } from "../../knowledge/journey.js";
-import { registeredSkillUsage } from "../../knowledge/stores.js";
+import { collectHomeJourney, formatJourney } from "../../knowledge/journey.js";
 import { defineCommand } from "../command.js";
 import { withHomeKnowledge } from "./home-knowledge.js";
 
@@ -25,11 +24,9 @@ export const journeyCommand = defineCommand({
   parse: (cmd) =>
     cmd.option("--json", "print the events as JSON").option("--limit <n>", "only the newest N events", limit),
   run: async ({ home, io }, flags: { json?: boolean; limit?: number }) => {
-    // Skill usage from the home's store (the shared database on a postgres home).
-    const all = await withHomeKnowledge(home, io.env, async () => {
-      const shared = registeredSkillUsage(home);
-      return collectJourney(home, shared ? { usage: await shared.read() } : {});
-    });
+    // A postgres home's sources are the shared database's: skill usage, memory entries and the
+    // memory/skill_manage calls of every instance's sessions.
+    const all = await withHomeKnowledge(home, io.env, () => collectHomeJourney(home));
     const events = flags.limit ? all.slice(-flags.limit) : all;
     if (flags.json) io.out(JSON.stringify(events, null, 2));
     else for (const line of formatJourney(events)) io.out(line);

@@ -5,6 +5,7 @@
  */
 import type { Command } from "commander";
 import { type Action, type HomeContext, withConfig } from "../command.js";
+import { withHomeKnowledge } from "./home-knowledge.js";
 import { approveCli, type PendingCliContext, pendingListCli, rejectCli } from "./write-approval.js";
 
 /** Adds `pending`, `approve` and `reject` to `hermes memory` (built in memory.ts). */
@@ -29,7 +30,12 @@ export function addMemoryPendingCommands(root: Command, action: Action<HomeConte
     )
     .argument("<id>", "the pending id, or all")
     .option("--json", "print JSON")
-    .action(run((ctx, id: string, flags: { json?: boolean }) => approveCli(ctx, "memory", id, flags)));
+    .action(
+      run((ctx, id: string, flags: { json?: boolean }) =>
+        // Applied to the home's memory store: the shared database's entries on a postgres home.
+        withHomeKnowledge(ctx.home, ctx.io.env, async () => approveCli(ctx, "memory", id, flags)),
+      ),
+    );
 
   root
     .command("reject")

@@ -404,6 +404,13 @@ const MEMORY_METHODS = [
 export type MemoryRecords = Asynchronous<Pick<MemoryStore, (typeof MEMORY_METHODS)[number]>> & {
   /** The character limit of each target. */
   readonly limits: Readonly<MemoryLimits>;
+  /**
+   * Erases a target's entries (`hermes memory reset`), answering how many went. Absent for the
+   * files, which the command empties under their own lock.
+   */
+  clear?(target: MemoryTarget): Promise<number>;
+  /** When a target last changed; absent for the files (their modification time says it). */
+  updatedAt?(target: MemoryTarget): Promise<Date | undefined>;
 };
 
 export function memoryRecords(store: MemoryStore): MemoryRecords {

@@ -43,6 +43,10 @@ export interface PgMemoryRecords extends MemoryRecords {
    * replacing what the database held. Entries are taken as written; nothing is scanned or cut.
    */
   importEntries(target: MemoryTarget, entries: readonly string[]): Promise<void>;
+  /** Erases every entry of a target (`hermes memory reset`), under its row lock; answers how many went. */
+  clear(target: MemoryTarget): Promise<number>;
+  /** When a target last changed (the file store's modification time), or undefined before any write. */
+  updatedAt(target: MemoryTarget): Promise<Date | undefined>;
 }
 
 function validLimit(value: number | undefined): number | undefined {
@@ -166,6 +170,22 @@ export function pgMemoryRecords(
     async importEntries(target, list) {
       checkTarget(target);
       await write(db, target, [...list]);
+    },
+    async clear(target) {
+      checkTarget(target);
+      return db.tx(async (client) => {
+        const before = await readEntries(client, target, true);
+        if (before.length > 0) await write(client, target, []);
+        return before.length;
+      });
+    },
+    async updatedAt(target) {
+      checkTarget(target);
+      const rows = await db.query<{ updated_at: number }>(
+        "SELECT updated_at FROM memory_targets WHERE target = $1",
+        [target],
+      );
+      return rows[0] ? new Date(Number(rows[0].updated_at) * 1000) : undefined;
     },
   };
 }

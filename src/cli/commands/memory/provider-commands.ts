@@ -23,10 +23,12 @@ import {
 import type { ProviderStatus } from "../../../knowledge/memory/providers/types.js";
 import { MemoryStore } from "../../../knowledge/memory/store.js";
 import type { MemoryTarget } from "../../../knowledge/memory/types.js";
+import { knowledgeStores } from "../../../knowledge/stores.js";
 import { atomicWriteFile } from "../../../util/atomic-write.js";
 import { withFileLock } from "../../../util/file-lock.js";
 import { CliFailure } from "../../command.js";
 import type { CliIo } from "../../io.js";
+import { withHomeKnowledge } from "../home-knowledge.js";
 
 function loadHome(
   home: string,
@@ -53,23 +55,35 @@ export interface MemoryStatusReport {
   problem?: string;
 }
 
-/** What `hermes memory status` reports; reads files only, no network. */
-export function memoryStatus(home: string, io: CliIo): MemoryStatusReport {
+/**
+ * What `hermes memory status` reports: the home's built-in stores (MEMORY.md / USER.md, or the
+ * shared database's entries on a postgres home, where `path` names the database) and the
+ * provider's settings; no network beyond that database.
+ */
+export async function memoryStatus(home: string, io: CliIo): Promise<MemoryStatusReport> {
   const { config, env } = loadHome(home, io);
-  const store = MemoryStore.forHome(home, config.memory);
-  const count = (target: MemoryTarget) => {
-    try {
-      return store.entries(target).length;
-    } catch {
-      return 0;
-    }
-  };
+  const files = MemoryStore.forHome(home, config.memory);
+  const counts = await withHomeKnowledge(home, io.env, async (backend) => {
+    const store = knowledgeStores(home).memory(config.memory);
+    const count = async (target: MemoryTarget) => {
+      try {
+        return (await store.entries(target)).length;
+      } catch {
+        return 0;
+      }
+    };
+    const where = (target: MemoryTarget) =>
+      backend ? `${backend.label} (${target === "memory" ? "MEMORY" : "USER"})` : files.path(target);
+    return {
+      memory: { entries: await count("memory"), path: where("memory") },
+      user: { entries: await count("user"), path: where("user") },
+    };
+  });
   const report: MemoryStatusReport = {
     builtin: {
       memory_enabled: config.memory.memory_enabled !== false,
       user_profile_enabled: config.memory.user_profile_enabled !== false,
-      memory: { entries: count("memory"), path: store.path("memory") },
-      user: { entries: count("user"), path: store.path("user") },
+      ...counts,
     },
     provider: configuredProviderName(config.memory),
   };
@@ -79,8 +93,8 @@ export function memoryStatus(home: string, io: CliIo): MemoryStatusReport {
   return report;
 }
 
-export function statusCommand(home: string, flags: { json?: boolean }, io: CliIo): number {
-  const report = memoryStatus(home, io);
+export async function statusCommand(home: string, flags: { json?: boolean }, io: CliIo): Promise<number> {
+  const report = await memoryStatus(home, io);
   if (flags.json) {
     io.out(JSON.stringify(report, null, 2));
     return 0;
@@ -206,7 +220,7 @@ export async function setupCommand(
     io.err(`Saved HONCHO_API_KEY to ${envFile}`);
   }
   setConfigValue(home, "memory.provider", name);
-  const report = memoryStatus(home, io);
+  const report = await memoryStatus(home, io);
   io.out(`Memory provider: ${name}: ${report.status?.detail ?? "configured"}`);
   io.out("New sessions use it; a running chat keeps what it started with.");
   return 0;
@@ -229,8 +243,9 @@ export type ResetTarget = "all" | "memory" | "user";
 
 /**
  * `hermes memory reset`: erases the built-in stores (as upstream: MEMORY.md and/or USER.md), each
- * under the store's own lock so a running agent's write is not lost half-way. The provider's
- * remote memory is not touched (say so). `confirm` asks, or fails when nobody can be asked.
+ * under the store's own lock so a running agent's write is not lost half-way; on a postgres home
+ * the shared database's entries, under their row lock, for every instance. The provider's remote
+ * memory is not touched (say so). `confirm` asks, or fails when nobody can be asked.
  */
 export async function resetCommand(
   home: string,
@@ -239,22 +254,32 @@ export async function resetCommand(
   io: CliIo,
 ): Promise<number> {
   const { config } = loadHome(home, io);
-  const store = MemoryStore.forHome(home, config.memory);
+  const files = MemoryStore.forHome(home, config.memory);
   const targets: MemoryTarget[] = target === "all" ? ["memory", "user"] : [target];
   const names = targets.map((t) => (t === "memory" ? "MEMORY.md" : "USER.md")).join(" and ");
-  if (!(await confirm(`Erase every entry of ${names} in ${store.dir}?`))) {
+  const done = await withHomeKnowledge(home, io.env, async (backend) => {
+    const shared = backend ? knowledgeStores(home).memory(config.memory) : undefined;
+    const where = backend ? `the shared database ${backend.label}` : files.dir;
+    if (!(await confirm(`Erase every entry of ${names} in ${where}?`))) return false;
+    for (const t of targets) {
+      let before: number;
+      if (shared?.clear) before = await shared.clear(t);
+      else {
+        const path = files.path(t);
+        before = files.entries(t).length;
+        await withFileLock(path, async () => {
+          await atomicWriteFile(path, "").catch((error: NodeJS.ErrnoException) => {
+            if (error.code !== "ENOENT") throw error;
+          });
+        });
+      }
+      io.out(`Erased ${t === "memory" ? "MEMORY.md" : "USER.md"} (${before} entries).`);
+    }
+    return true;
+  });
+  if (!done) {
     io.err("Nothing was erased.");
     return 0;
-  }
-  for (const t of targets) {
-    const path = store.path(t);
-    const before = store.entries(t).length;
-    await withFileLock(path, async () => {
-      await atomicWriteFile(path, "").catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== "ENOENT") throw error;
-      });
-    });
-    io.out(`Erased ${t === "memory" ? "MEMORY.md" : "USER.md"} (${before} entries).`);
   }
   const provider = configuredProviderName(config.memory);
   if (provider) io.err(`The ${provider} provider's own memory is not affected.`);

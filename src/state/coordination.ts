@@ -40,6 +40,26 @@ export interface FeedLedger {
   take(ids: readonly number[], next: number): Promise<number[]>;
 }
 
+/**
+ * Who took a chat message forwarded to another instance, decided once in the shared store. The
+ * sender offers it under a fresh id before sending; the receiver takes it before handling it;
+ * a sender that got no receipt in time withdraws it before routing it again. Exactly one of
+ * `take` and `withdraw` wins, whatever the timing, so a message is never handled twice and never
+ * dropped because a receipt was slow.
+ */
+export interface HandoffLedger {
+  /** Records that `id` is being sent to instance `to` (before the send). */
+  offer(id: string, to: string): Promise<void>;
+  /**
+   * The receiver: `taken` when this instance now owns it (handle it), `again` when it took it
+   * before (a second copy: confirm, do not handle), `withdrawn` when the sender took it back or
+   * it was never offered to this instance (drop it; the sender routes it itself).
+   */
+  take(id: string): Promise<"taken" | "again" | "withdrawn">;
+  /** The sender, without a receipt: true when it was taken back (route it again), false when taken. */
+  withdraw(id: string): Promise<boolean>;
+}
+
 export interface ChatClaim {
   readonly key: string;
   /** Gives the chat back; the next message for it may run on any instance. Idempotent. */
@@ -127,6 +147,8 @@ export interface Coordinator {
    * (`telegram:<bot id>`): see `FeedLedger`. Absent on the one-process coordinator.
    */
   feedLedger?(name: string): FeedLedger;
+  /** The ledger of forwarded chat messages: see `HandoffLedger`. Absent on the one-process coordinator. */
+  readonly handoffs?: HandoffLedger;
   /**
    * Marks this instance as draining: status shows it, and it takes no new lease or cron slot
    * (`tryLease` answers null, `waitLease` rejects, `claimCronSlot` answers null). Chat claims

@@ -65,6 +65,10 @@ export function coordinatorHub(options: HubOptions = {}): CoordinatorHub {
     { alive: boolean; draining: boolean; handlers: Set<(m: CoordinationMessage) => void>; startedAt: string }
   >();
   const log: Array<CoordinationMessage & { to: string }> = [];
+  const handoffs = new Map<
+    string,
+    { sender: string; receiver: string; state: "sent" | "taken" | "withdrawn" }
+  >();
   const now = () => Date.now();
 
   const live = (held: Held | undefined): held is Held => {
@@ -166,6 +170,30 @@ export function coordinatorHub(options: HubOptions = {}): CoordinatorHub {
       },
       async reclaimCronSlots() {
         return [];
+      },
+      handoffs: {
+        async offer(handoff, to) {
+          check();
+          if (!handoffs.has(handoff)) handoffs.set(handoff, { sender: id, receiver: to, state: "sent" });
+        },
+        async take(handoff) {
+          check();
+          const row = handoffs.get(handoff);
+          if (!row || row.receiver !== id) return "withdrawn";
+          if (row.state === "sent") {
+            row.state = "taken";
+            return "taken";
+          }
+          return row.state === "taken" ? "again" : "withdrawn";
+        },
+        async withdraw(handoff) {
+          check();
+          const row = handoffs.get(handoff);
+          if (!row) return true;
+          if (row.sender !== id || row.state !== "sent") return false;
+          row.state = "withdrawn";
+          return true;
+        },
       },
       async send(to, topic, payload) {
         check();

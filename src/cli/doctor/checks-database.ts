@@ -1,7 +1,9 @@
 /**
  * Doctor checks of a PostgreSQL state backend (`state.backend: postgres`): the database answers,
  * its schema is at this build's version (`--fix` applies the missing migrations), full-text search
- * is in place (`pg_trgm` and the messages' `tsvector` column), and which instances share it. A
+ * is in place (the `pg_trgm` and `unaccent` extensions, the accent-folding `hermes_words`
+ * configuration and the messages' `tsvector` column; what to install when the server lacks an
+ * extension), and which instances share it. A
  * SQLite home gets no lines here (its state.db has its own checks), and loads nothing of `pg`.
  */
 import type { HermesConfig } from "../../config/defaults.js";
@@ -9,6 +11,48 @@ import { StateBackendConfigError, stateBackendChoice } from "../../state/backend
 import type { DoctorLine } from "./types.js";
 
 const GROUP = "Database";
+
+/** The extensions search needs: substring and CJK matching, and accent folding. */
+export const SEARCH_EXTENSIONS = ["pg_trgm", "unaccent"];
+
+export interface ExtensionState {
+  name: string;
+  installed: boolean;
+  available: boolean;
+}
+
+/** The doctor line for full-text search, from what the database reported. */
+export function searchLine(
+  extensions: readonly ExtensionState[],
+  tsvector: boolean,
+  config: boolean,
+): DoctorLine {
+  const missing = extensions.filter((e) => !e.installed);
+  const absent = missing.filter((e) => !e.available).map((e) => e.name);
+  const uncreated = missing.filter((e) => e.available).map((e) => e.name);
+  if (missing.length === 0 && tsvector && config)
+    return {
+      group: GROUP,
+      name: "full-text search",
+      status: "ok",
+      detail: `tsvector column, accent folding and ${extensions.map((e) => e.name).join(", ")} present`,
+    };
+  const gaps = [
+    ...absent.map((name) => `${name} not installed on the server`),
+    ...uncreated.map((name) => `${name} not created`),
+    ...(tsvector ? [] : ["messages has no tsvector column"]),
+    ...(config || absent.includes("unaccent") || uncreated.includes("unaccent")
+      ? []
+      : ["no accent-folding configuration (hermes_words)"]),
+  ];
+  const fix =
+    absent.length > 0
+      ? `Install PostgreSQL's contrib extensions (${absent.join(", ")}) on the database server: Debian and Ubuntu ship them in the postgresql package (postgresql-contrib on releases before PostgreSQL 10), RHEL and Fedora in postgresql-contrib, Homebrew and the official Docker image include them; then run hermes doctor --fix.`
+      : uncreated.length > 0
+        ? `Run hermes doctor --fix (${uncreated.map((n) => `CREATE EXTENSION ${n}`).join(", ")} needs the database's owner or a superuser; both are trusted extensions from PostgreSQL 13).`
+        : "Run hermes doctor --fix (or start the gateway: it migrates at start).";
+  return { group: GROUP, name: "full-text search", status: "fail", detail: gaps.join("; "), fix };
+}
 
 export async function databaseChecks(
   config: Pick<HermesConfig, "state">,
@@ -105,38 +149,20 @@ export async function databaseChecks(
       lines.push({ group: GROUP, name: "schema", status: "ok", detail: `migrated to ${latest}` });
     }
 
-    const [ext] = await db.query<{ installed: boolean; available: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS installed,
-              EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') AS available`,
+    const extensions = await db.query<ExtensionState>(
+      `SELECT n.name,
+              EXISTS (SELECT 1 FROM pg_extension e WHERE e.extname = n.name) AS installed,
+              EXISTS (SELECT 1 FROM pg_available_extensions a WHERE a.name = n.name) AS available
+       FROM unnest($1::text[]) AS n(name)`,
+      [SEARCH_EXTENSIONS],
     );
-    const [tsv] = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM information_schema.columns
+    const [tsv] = await db.query<{ n: number; config: boolean }>(
+      `SELECT count(*)::int AS n,
+              EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = 'hermes_words') AS config
+       FROM information_schema.columns
        WHERE table_schema = current_schema() AND table_name = 'messages' AND data_type = 'tsvector'`,
     );
-    if (ext?.installed && (tsv?.n ?? 0) > 0) {
-      lines.push({
-        group: GROUP,
-        name: "full-text search",
-        status: "ok",
-        detail: "tsvector column and pg_trgm present",
-      });
-    } else {
-      const gaps = [
-        ...(ext?.installed
-          ? []
-          : [ext?.available ? "pg_trgm not created" : "pg_trgm not installed on the server"]),
-        ...((tsv?.n ?? 0) > 0 ? [] : ["messages has no tsvector column"]),
-      ];
-      lines.push({
-        group: GROUP,
-        name: "full-text search",
-        status: "fail",
-        detail: gaps.join("; "),
-        fix: ext?.available
-          ? "Migrate the schema (hermes doctor --fix); creating pg_trgm needs a role allowed to CREATE EXTENSION."
-          : "Install PostgreSQL's contrib extensions on the server (Debian: the postgresql package ships them), then hermes doctor --fix.",
-      });
-    }
+    lines.push(searchLine(extensions, (tsv?.n ?? 0) > 0, tsv?.config === true));
 
     const instances = await listPgInstances(db).catch(() => []);
     lines.push({

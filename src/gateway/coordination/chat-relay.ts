@@ -15,7 +15,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { ChatClaim, CoordinationMessage, Coordinator } from "../../state/coordination.js";
+import type { ChatClaim, CoordinationMessage, Coordinator, HandoffLedger } from "../../state/coordination.js";
 import type { AdapterHandlers, InboundAction, InboundMessage } from "../platforms/types.js";
 import {
   actionToWire,
@@ -33,8 +33,6 @@ const RECEIPT_WAIT_MS = 3_000;
 /** How long a message that went round too often waits for its chat, and how often it asks. */
 const SETTLE_WAIT_MS = 30_000;
 const RETRY_MS = 100;
-/** How long the ids of forwarded messages taken here are remembered. */
-const TAKEN_KEEP_MS = 10 * 60_000;
 
 export interface RelayOptions {
   home: string;
@@ -78,14 +76,9 @@ export class ChatRelay {
   private readonly hops = new WeakMap<InboundMessage, number>();
   /** Forwarded messages waiting for the receiving instance's receipt, by id. */
   private readonly receipts = new Map<string, () => void>();
-  /** A message's relay id, kept when it is passed on again, so its receiver knows it. */
-  private readonly wireIds = new WeakMap<InboundMessage, string>();
-  /**
-   * Ids of forwarded messages this instance's router took (and did not pass on), with when: the
-   * same message sent again (its receipt came too late for the sender, which routed it once more)
-   * is confirmed again and not handled twice.
-   */
-  private readonly taken = new Map<string, number>();
+  /** Per chat, the forwarded messages being taken here, in arrival order. */
+  private readonly inbound = new Map<string, Promise<void>>();
+  private readonly handoffs: HandoffLedger;
   private handlers: HandlersFor | undefined;
   private chats: CachedChats | undefined;
   /** What each chat's stored session looked like when this instance last let it go. */
@@ -100,6 +93,8 @@ export class ChatRelay {
     private readonly options: RelayOptions,
   ) {
     this.log = options.log ?? (() => undefined);
+    if (!coordinator.handoffs) throw new Error("the chat relay needs a coordinator with a handoff ledger");
+    this.handoffs = coordinator.handoffs;
   }
 
   /** Starts taking messages forwarded by other instances into the router. */
@@ -274,15 +269,15 @@ export class ChatRelay {
   }
 
   /**
-   * Sends the message to `to` and waits for its receipt. Without one (the holder died, or the
-   * message was lost on the way) it comes back here after a pause and is routed again, so it
-   * reaches whoever holds the chat once the dead holder's claim lapses: never dropped.
+   * Sends the message to `to` under a fresh handoff id and waits for its receipt. Without one in
+   * time (the holder died, the message was lost on the way, or all is just slow) the sender asks
+   * the shared ledger to take it back: when it can, nobody took it and it is routed again here, so
+   * it reaches whoever holds the chat once a dead holder's claim lapses; when it cannot, the
+   * receiver took it and handles it, late receipt or not. Never dropped, never handled twice.
    */
   private async forward(to: string, key: string, message: InboundMessage, hops: number): Promise<void> {
     const platform = message.source.platform;
-    const id = this.wireIds.get(message) ?? randomBytes(8).toString("hex");
-    this.wireIds.set(message, id);
-    this.taken.delete(id);
+    const id = randomBytes(8).toString("hex");
     const payload: ChatInputPayload = { key, platform, message: await toWire(message), hops: hops + 1, id };
     const receipt = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
@@ -296,12 +291,19 @@ export class ChatRelay {
       });
     });
     try {
+      await this.handoffs.offer(id, to);
       await this.coordinator.send(to, "chat.input", payload);
     } catch (error) {
       this.log(`coordination: could not pass a ${platform} message to instance ${to}: ${String(error)}`);
     }
     void receipt.then(async (received) => {
       if (received || this.closed) return;
+      const back = await this.withdraw(id);
+      if (back === undefined) return;
+      if (!back) {
+        this.log(`coordination: instance ${to} took a ${platform} message for ${key}; its receipt was late`);
+        return;
+      }
       this.log(
         `coordination: instance ${to} did not confirm a ${platform} message for ${key}; routing it again`,
       );
@@ -312,29 +314,36 @@ export class ChatRelay {
     });
   }
 
+  /** Takes a forwarded message back; undefined when this instance closed before the ledger answered. */
+  private async withdraw(id: string): Promise<boolean | undefined> {
+    for (let pause = RETRY_MS; ; pause = Math.min(pause * 2, 5_000)) {
+      try {
+        return await this.handoffs.withdraw(id);
+      } catch (error) {
+        if (this.closed) return undefined;
+        this.log(`coordination: could not settle a forwarded message: ${String(error)}`);
+        await sleep(pause);
+      }
+    }
+  }
+
   private onMessage(message: CoordinationMessage): void {
     if (message.topic === "chat.receipt") {
       const id = (message.payload as { id?: unknown } | null)?.id;
       if (typeof id === "string") this.receipts.get(id)?.();
     } else if (message.topic === "chat.input" && isChatInput(message.payload)) {
-      // Read back late (this instance's listener had reconnected): its sender stopped waiting for
-      // the receipt and routes it again itself, so taking it here too would answer it twice.
-      const stale = (this.options.receiptWaitMs ?? RECEIPT_WAIT_MS) / 2;
-      if (message.ageMs !== undefined && message.ageMs > stale) {
-        this.log(
-          `coordination: a ${message.payload.platform} message for ${message.payload.key} arrived ${Math.round(message.ageMs)} ms late; its sender routes it again`,
-        );
-        return;
-      }
-      const id = message.payload.id;
-      if (id) {
-        void this.coordinator.send(message.from, "chat.receipt", { id }).catch(() => undefined);
-        if (this.taken.has(id)) return;
-        this.take(id);
-      }
-      void this.received(message.payload).catch((error: unknown) =>
-        this.log(`coordination: a forwarded message was not handled: ${String(error)}`),
-      );
+      const payload = message.payload;
+      // One chat's forwarded messages are taken in the order they arrived.
+      const before = this.inbound.get(payload.key) ?? Promise.resolve();
+      const next = before
+        .then(() => this.takeForwarded(message.from, payload))
+        .catch((error: unknown) =>
+          this.log(`coordination: a forwarded message was not handled: ${String(error)}`),
+        )
+        .finally(() => {
+          if (this.inbound.get(payload.key) === next) this.inbound.delete(payload.key);
+        });
+      this.inbound.set(payload.key, next);
     } else if (message.topic === "chat.action" && isChatAction(message.payload)) {
       const { platform, source, data, messageId } = message.payload;
       const handlers = this.handlers?.(platform);
@@ -344,19 +353,28 @@ export class ChatRelay {
     }
   }
 
-  private take(id: string): void {
-    const now = Date.now();
-    this.taken.set(id, now);
-    for (const [old, at] of this.taken) {
-      if (now - at < TAKEN_KEEP_MS) break;
-      this.taken.delete(old);
+  /**
+   * A forwarded message is handled here only once this instance took it in the shared ledger: a
+   * copy whose sender already took it back (it read its receipt too late, or this instance read
+   * the message late after a reconnection) is left to the sender, and a second copy of one taken
+   * here is confirmed again without being handled.
+   */
+  private async takeForwarded(from: string, payload: ChatInputPayload): Promise<void> {
+    if (!payload.id) return this.received(payload);
+    const verdict = await this.handoffs.take(payload.id);
+    if (verdict === "withdrawn") {
+      this.log(
+        `coordination: a ${payload.platform} message for ${payload.key} was taken back by its sender, which routes it again`,
+      );
+      return;
     }
+    void this.coordinator.send(from, "chat.receipt", { id: payload.id }).catch(() => undefined);
+    if (verdict === "taken") await this.received(payload);
   }
 
   private async received(payload: ChatInputPayload): Promise<void> {
     const { key, platform, hops } = payload;
     const inbound = await fromWire(payload.message, join(this.options.home, "cache", "media"));
-    if (payload.id) this.wireIds.set(inbound, payload.id);
     inbound.source.platform = platform;
     if (this.draining) {
       // Stopping: this instance finishes what it runs, and passes the message on once it has.

@@ -35,6 +35,7 @@ import {
   type AdapterContext,
   type AdapterHandlers,
   type ConnectOptions,
+  type FeedLedger,
   type InboundMedia,
   type MediaKind,
   type OutboundMedia,
@@ -54,6 +55,12 @@ const MAX_ATTACHMENT = 18 * 1024 * 1024;
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 /** Threads remembered for replies; the oldest are forgotten beyond this. */
 const MAX_THREADS = 500;
+/**
+ * A shared feed id is `epoch * UID_SPAN + uid`: UIDs are 32-bit, and the epoch (the low 21 bits of
+ * UIDVALIDITY) keeps ids of a renumbered mailbox apart while staying a safe integer.
+ */
+const UID_SPAN = 2 ** 32;
+const feedEpoch = (validity: bigint): number => Number(validity % 2_097_152n);
 
 function headerMap(parsed: ParsedMail): HeaderMap {
   const out = new Map<string, string>();
@@ -107,6 +114,8 @@ class EmailAdapter implements PlatformAdapter {
   /** Set once the first connect succeeded: only then does a dropped connection reconnect. */
   private receiving = false;
   private lastUid = 0;
+  /** Shared with the other instances of a gateway: the mailbox's position and the UIDs taken. */
+  private feed: FeedLedger | undefined;
   private uidValidity: bigint | undefined;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -154,6 +163,7 @@ class EmailAdapter implements PlatformAdapter {
       );
     }
     if (options.receive === false) return;
+    this.feed = options.feed;
     try {
       await this.openMailbox(true);
     } catch (error) {
@@ -195,6 +205,7 @@ class EmailAdapter implements PlatformAdapter {
     await client.connect();
     const box = await client.mailboxOpen(cfg.mailbox);
     const validity = typeof box.uidValidity === "bigint" ? box.uidValidity : BigInt(box.uidValidity ?? 0);
+    let resumed = false;
     if (first || this.uidValidity !== validity) {
       if (!first)
         this.handlers?.onError(
@@ -202,12 +213,19 @@ class EmailAdapter implements PlatformAdapter {
         );
       this.lastUid = Math.max(0, Number(box.uidNext ?? 1) - 1);
       this.uidValidity = validity;
+      // Taking the mailbox over from another instance: resume after the last UID any instance
+      // took in this UIDVALIDITY, so mail that came while none held it is not skipped.
+      const kept = first && this.feed ? await this.feed.resumeAt() : undefined;
+      if (kept !== undefined && Math.floor(kept / UID_SPAN) === feedEpoch(validity)) {
+        this.lastUid = Math.min(this.lastUid, Math.max(0, (kept % UID_SPAN) - 1));
+        resumed = true;
+      }
     }
     this.imap = client;
     this.attempt = 0;
     this.receiving = true;
     // Whatever arrived while we were away (or between SELECT and now); IDLE follows the sync.
-    if (first) this.idle(client);
+    if (first && !resumed) this.idle(client);
     else this.requestSync();
   }
 
@@ -271,6 +289,15 @@ class EmailAdapter implements PlatformAdapter {
       const message = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
       if (message === false || !message.source) continue;
       await client.messageFlagsAdd(String(uid), ["\\Seen"], { uid: true });
+      if (this.feed && this.uidValidity !== undefined) {
+        // Across instances: handed on by exactly one of them (a rejection ends this sync; retried).
+        const id = feedEpoch(this.uidValidity) * UID_SPAN + uid;
+        const fresh = await this.feed.take([id], id + 1);
+        if (fresh.length === 0) {
+          this.lastUid = uid;
+          continue;
+        }
+      }
       // Advance only after the message is in hand: a drop before this refetches it, never skips it.
       this.lastUid = uid;
       await this.dispatch(uid, message.source);

@@ -15,6 +15,8 @@
  * - **Messages**: LISTEN/NOTIFY with an outbox read back after a reconnection
  *   (coordination-channel.ts).
  * - **Update feeds**: Telegram's getUpdates position and taken ids (coordination-feeds.ts).
+ * - **Handoffs**: each forwarded chat message taken by its receiver or withdrawn by its sender,
+ *   exactly one of the two (coordination-handoffs.ts).
  *
  * Every expiry is computed by the database's clock, never by an instance's.
  */
@@ -29,6 +31,7 @@ import type {
 } from "../coordination.js";
 import { openChannel } from "./coordination-channel.js";
 import { pgFeedLedger, pruneFeeds } from "./coordination-feeds.js";
+import { pgHandoffs, pruneHandoffs } from "./coordination-handoffs.js";
 import { listPgInstances } from "./coordination-instances.js";
 import { keepRenewed, type Renewal } from "./coordination-renewal.js";
 import type { PgDatabase } from "./database.js";
@@ -134,6 +137,7 @@ export async function openPgCoordinator(
       "DELETE FROM coord_cron_slots WHERE status = 'done' AND finished_at < clock_timestamp() - interval '30 days'",
     );
     await pruneFeeds(db);
+    await pruneHandoffs(db);
   };
   let heartbeat: NodeJS.Timeout | undefined;
   const scheduleBeat = () => {
@@ -410,6 +414,7 @@ export async function openPgCoordinator(
     feedLedger(name) {
       return pgFeedLedger(db, name, instanceId);
     },
+    handoffs: pgHandoffs(db, instanceId),
 
     async drain() {
       draining = true;

@@ -90,4 +90,18 @@ CREATE TABLE coord_feed_seen (
 CREATE INDEX coord_feed_seen_taken ON coord_feed_seen (taken_at);
 `,
   },
+  {
+    version: 542,
+    name: "coordination: forwarded chat messages, each taken by its receiver or withdrawn by its sender, once",
+    up: `
+CREATE TABLE coord_handoffs (
+  id text PRIMARY KEY,
+  sender text NOT NULL,
+  receiver text NOT NULL,
+  state text NOT NULL DEFAULT 'sent' CHECK (state IN ('sent', 'taken', 'withdrawn')),
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX coord_handoffs_created ON coord_handoffs (created_at);
+`,
+  },
 ];

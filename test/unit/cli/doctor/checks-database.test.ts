@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseChecks } from "../../../../src/cli/doctor/checks-database.js";
+import { databaseChecks, searchLine } from "../../../../src/cli/doctor/checks-database.js";
 import { openPgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
@@ -31,6 +31,38 @@ describe("doctor: the state backend", () => {
   });
 });
 
+describe("doctor: the search extensions", () => {
+  const ext = (name: string, installed: boolean, available: boolean) => ({ name, installed, available });
+
+  it("names an extension the server lacks and what to install, before one only not created", () => {
+    const line = searchLine([ext("pg_trgm", true, true), ext("unaccent", false, false)], true, false);
+    expect(line.status).toBe("fail");
+    // The missing configuration follows from the missing extension: one cause, one line.
+    expect(line.detail).toBe("unaccent not installed on the server");
+    expect(line.fix).toMatch(/contrib extensions \(unaccent\) on the database server/);
+    expect(line.fix).toMatch(/postgresql-contrib/);
+    expect(line.fix).toMatch(/hermes doctor --fix/);
+  });
+
+  it("an extension available but not created: doctor --fix and who may create it", () => {
+    const line = searchLine([ext("pg_trgm", false, true), ext("unaccent", true, true)], true, true);
+    expect(line).toMatchObject({ status: "fail", detail: "pg_trgm not created" });
+    expect(line.fix).toMatch(/CREATE EXTENSION pg_trgm needs the database's owner or a superuser/);
+  });
+
+  it("everything present is ok; a lost accent configuration alone is named", () => {
+    const all = [ext("pg_trgm", true, true), ext("unaccent", true, true)];
+    expect(searchLine(all, true, true)).toMatchObject({
+      status: "ok",
+      detail: "tsvector column, accent folding and pg_trgm, unaccent present",
+    });
+    expect(searchLine(all, true, false)).toMatchObject({
+      status: "fail",
+      detail: "no accent-folding configuration (hermes_words)",
+    });
+  });
+});
+
 describe.skipIf(postgresSkipReason)("doctor: a PostgreSQL database", () => {
   let pg: PostgresFixture;
   beforeAll(async () => {
@@ -50,7 +82,10 @@ describe.skipIf(postgresSkipReason)("doctor: a PostgreSQL database", () => {
       ["instances", "ok"],
     ]);
     expect(before[0]!.detail).toMatch(/answers \(server \d+/);
-    expect(before[2]!.detail).toMatch(/pg_trgm not created; messages has no tsvector column/);
+    expect(before[2]!.detail).toBe(
+      "pg_trgm not created; unaccent not created; messages has no tsvector column",
+    );
+    expect(before[2]!.fix).toMatch(/CREATE EXTENSION pg_trgm, CREATE EXTENSION unaccent/);
     const repaired = await before[1]!.repair!();
     expect(repaired).toMatch(/applied \d+ migration/);
     // What the search migrations add (their own area), made here by hand.
@@ -77,6 +112,19 @@ describe.skipIf(postgresSkipReason)("doctor: a PostgreSQL database", () => {
       status: "fail",
       detail: expect.stringMatching(/newer Hermes/),
     });
+    await db.close();
+  });
+
+  it("a migrated database whose unaccent extension was dropped is told to create it again", async () => {
+    const url = await pg.createDatabase();
+    const db = await openPgDatabase(url);
+    await migrate(db, MIGRATIONS);
+    expect((await databaseChecks(pgState(url), {}))[2]).toMatchObject({ status: "ok" });
+    await db.query("DROP EXTENSION unaccent CASCADE");
+    const line = (await databaseChecks(pgState(url), {}))[2]!;
+    expect(line).toMatchObject({ name: "full-text search", status: "fail" });
+    expect(line.detail).toMatch(/^unaccent not created/);
+    expect(line.fix).toMatch(/CREATE EXTENSION unaccent/);
     await db.close();
   });
 });

@@ -6,7 +6,13 @@
  */
 import { newSessionId } from "../util/session-id.js";
 import { sanitizeTitle } from "./titles.js";
-import { type NewSession, type SessionRecord, SessionStoreError, type UsageDelta } from "./types.js";
+import {
+  type NewSession,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreError,
+  type UsageDelta,
+} from "./types.js";
 
 export interface SessionRow {
   id: string;
@@ -153,3 +159,14 @@ export function usageVector(delta: UsageDelta): number[] {
 export function finiteCost(delta: UsageDelta): number | null {
   return typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
 }
+
+/** The columns `updateSession`'s patch fields set, in both backends. */
+export const PATCH_COLUMNS: Record<keyof Parameters<SessionStore["updateSession"]>[1], string> = {
+  model: "model",
+  systemPrompt: "system_prompt",
+  endedAt: "ended_at",
+  endReason: "end_reason",
+  archived: "archived",
+  cwd: "cwd",
+  gitBranch: "git_branch",
+};

@@ -57,7 +57,7 @@ import {
 } from "./schema.js";
 import { isKnownComplete, recordComplete } from "./schema-stamps.js";
 import { searchMessages } from "./search.js";
-import { finiteCost, newSessionRow, wantedTitle, whole } from "./session-rows.js";
+import { finiteCost, newSessionRow, PATCH_COLUMNS, wantedTitle, whole } from "./session-rows.js";
 import {
   type ExportedSession,
   type Insights,
@@ -189,16 +189,6 @@ export function readShape(ctx: StoreContext): StoreShape {
 }
 
 type SessionPatch = Parameters<SyncSessionStore["updateSession"]>[1];
-
-const PATCH_COLUMNS: Record<keyof SessionPatch, string> = {
-  model: "model",
-  systemPrompt: "system_prompt",
-  endedAt: "ended_at",
-  endReason: "end_reason",
-  archived: "archived",
-  cwd: "cwd",
-  gitBranch: "git_branch",
-};
 
 const COST_STATUS_RANK: Record<SessionCostStatus, number> = {
   included: 0,

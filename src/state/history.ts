@@ -10,52 +10,26 @@ import { messageColumns, rowToStoredMessage, toolCallCount } from "./codec.js";
 import type { StoreContext } from "./context.js";
 import { assertSession, requireSession } from "./listing.js";
 import { recountSession } from "./maintenance.js";
+import {
+  branchSessionRow,
+  SESSION_INSERT_COLUMNS,
+  SESSION_INSERT_ZEROES,
+  type SessionRow,
+  sessionInsertValues,
+} from "./session-rows.js";
 import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "./titles.js";
 import { SessionStoreError } from "./types.js";
 
-export interface SessionRow {
-  id: string;
-  source: string;
-  userId: string | null;
-  model: string | null;
-  modelConfig: string | null;
-  systemPrompt: string | null;
-  parentSessionId: string | null;
-  startedAt: number;
-  cwd: string | null;
-  gitBranch: string | null;
-  gitRepoRoot: string | null;
-  billingProvider: string | null;
-  billingBaseUrl: string | null;
-  title: string | null;
-}
+export type { SessionRow };
 
 /** Inserts a session with every counter Python reads as a number set to 0. */
 export function insertSession(ctx: StoreContext, s: SessionRow): void {
   ctx
     .stmt(
-      `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
-         cwd, git_branch, git_repo_root, billing_provider, billing_base_url, title,
-         message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-         reasoning_tokens, api_call_count, rewind_count, archived)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)`,
+      `INSERT INTO sessions (${SESSION_INSERT_COLUMNS})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${SESSION_INSERT_ZEROES})`,
     )
-    .run(
-      s.id,
-      s.source,
-      s.userId,
-      s.model,
-      s.modelConfig,
-      s.systemPrompt === null ? null : ctx.redact(s.systemPrompt),
-      s.parentSessionId,
-      s.startedAt,
-      s.cwd,
-      s.gitBranch,
-      s.gitRepoRoot,
-      s.billingProvider,
-      s.billingBaseUrl,
-      s.title,
-    );
+    .run(...sessionInsertValues(s, ctx.redact));
 }
 
 export function assertTitleFree(ctx: StoreContext, title: string, id: string): void {
@@ -194,31 +168,7 @@ export function branchSession(
         ? nextLineageTitle(ctx, parent.title)
         : null;
   if (title !== null) assertTitleFree(ctx, title, newId);
-  let config: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = parent.modelConfig ? JSON.parse(parent.modelConfig) : {};
-    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
-      config = parsed as Record<string, unknown>;
-  } catch {
-    // An unreadable config is not copied; the marker is still written.
-  }
-  config["_branched_from"] = id;
-  insertSession(ctx, {
-    id: newId,
-    source: options.source ?? parent.source,
-    userId: parent.userId,
-    model: parent.model,
-    modelConfig: JSON.stringify(config),
-    systemPrompt: parent.systemPrompt,
-    parentSessionId: id,
-    startedAt,
-    cwd: parent.cwd,
-    gitBranch: parent.gitBranch,
-    gitRepoRoot: parent.gitRepoRoot,
-    billingProvider: parent.billingProvider,
-    billingBaseUrl: parent.billingBaseUrl,
-    title,
-  });
+  insertSession(ctx, branchSessionRow(parent, { id: newId, startedAt, source: options.source, title }));
   const cols = COPIED_MESSAGE_COLUMNS.filter((c) => ctx.shape.messageColumns.has(c)).join(", ");
   ctx
     .stmt(

@@ -20,7 +20,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Message } from "../ai/types.js";
-import { newSessionId } from "../util/session-id.js";
 import { AsyncSessionStore } from "./async-store.js";
 import { rowToSession, rowToStoredMessage, storedToMessage } from "./codec.js";
 import { connect, corruptError, memoryDb } from "./connection.js";
@@ -58,7 +57,7 @@ import {
 } from "./schema.js";
 import { isKnownComplete, recordComplete } from "./schema-stamps.js";
 import { searchMessages } from "./search.js";
-import { sanitizeTitle } from "./titles.js";
+import { finiteCost, newSessionRow, PATCH_COLUMNS, wantedTitle, whole } from "./session-rows.js";
 import {
   type ExportedSession,
   type Insights,
@@ -191,16 +190,6 @@ export function readShape(ctx: StoreContext): StoreShape {
 
 type SessionPatch = Parameters<SyncSessionStore["updateSession"]>[1];
 
-const PATCH_COLUMNS: Record<keyof SessionPatch, string> = {
-  model: "model",
-  systemPrompt: "system_prompt",
-  endedAt: "ended_at",
-  endReason: "end_reason",
-  archived: "archived",
-  cwd: "cwd",
-  gitBranch: "git_branch",
-};
-
 const COST_STATUS_RANK: Record<SessionCostStatus, number> = {
   included: 0,
   actual: 1,
@@ -329,32 +318,14 @@ class SqliteEngine implements SqliteSessionStoreHandle {
   /** The insert of `createSession`, inside the caller's write transaction; returns the new id. */
   private insertNewSession(input: NewSession): string {
     const ctx = this.ctx;
-    const startedAt = input.startedAt ?? ctx.now();
-    const id = input.id ?? newSessionId(new Date(startedAt * 1000));
-    const title = sanitizeTitle(input.title == null ? input.title : ctx.redact(input.title));
-    if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
+    const row = newSessionRow(input, ctx.now(), ctx.redact);
+    const { id, title } = row;
     // An indexed existence probe: no row decoded (it runs for every new session).
     if (ctx.stmt("SELECT 1 FROM sessions WHERE id = ?").pluck().get(id) !== undefined)
       throw new SessionStoreError("invalid", `A session with id "${id}" already exists.`);
     if (title !== null) assertTitleFree(ctx, title, id);
     if (input.parentSessionId !== undefined) requireSession(ctx, input.parentSessionId);
-    const config = input.modelConfig && Object.keys(input.modelConfig).length > 0 ? input.modelConfig : null;
-    insertSession(ctx, {
-      id,
-      source: input.source,
-      userId: input.userId ?? null,
-      model: input.model ?? null,
-      modelConfig: config ? JSON.stringify(config) : null,
-      systemPrompt: input.systemPrompt ?? null,
-      parentSessionId: input.parentSessionId ?? null,
-      startedAt,
-      cwd: input.cwd ?? null,
-      gitBranch: input.gitBranch ?? null,
-      gitRepoRoot: input.gitRepoRoot ?? null,
-      billingProvider: input.billingProvider ?? null,
-      billingBaseUrl: input.billingBaseUrl ?? null,
-      title,
-    });
+    insertSession(ctx, row);
     return id;
   }
 
@@ -402,7 +373,7 @@ class SqliteEngine implements SqliteSessionStoreHandle {
   }
 
   setTitle(id: string, title: string | null): SessionRecord {
-    const clean = sanitizeTitle(title === null ? null : this.ctx.redact(title));
+    const clean = wantedTitle(this.ctx.redact, title);
     this.ctx.write(() => {
       requireSession(this.ctx, id);
       if (clean !== null) assertTitleFree(this.ctx, clean, id);
@@ -600,8 +571,8 @@ class SqliteEngine implements SqliteSessionStoreHandle {
 
 /** Adds one usage report to the session row (inside the caller's transaction). */
 function addUsage(ctx: StoreContext, sessionId: string, delta: UsageDelta): void {
-  const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
-  const cost = typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
+  const n = whole;
+  const cost = finiteCost(delta);
   const row = ctx.get("SELECT cost_status FROM sessions WHERE id = ?", sessionId);
   if (!row) throw notFound(sessionId);
   const stored = row["cost_status"];

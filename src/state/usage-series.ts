@@ -116,42 +116,57 @@ export function usageSeries(ctx: StoreContext, options: UsageSeriesOptions = {})
       until,
     );
 
-    const toolCalls = new Map(calls.map((r) => [String(r["day"]), num(r["n"])]));
-    const perDay = new Map<string, UsagePoint & { toolCalls: number }>();
-    const byModel: UsageSeries["byModel"] = [];
-    for (const r of rows) {
-      const point: UsagePoint = {
-        day: String(r["day"]),
-        sessions: num(r["sessions"]),
-        apiCalls: num(r["api_calls"]),
-        inputTokens: num(r["input_tokens"]),
-        outputTokens: num(r["output_tokens"]),
-        cacheReadTokens: num(r["cache_read_tokens"]),
-        reasoningTokens: num(r["reasoning_tokens"]),
-        costUsd: money(r["cost"]),
-        unpricedSessions: num(r["unpriced"]),
-      };
-      byModel.push({ ...point, model: String(r["model"]) });
-      const d = perDay.get(point.day);
-      if (!d) {
-        perDay.set(point.day, { ...point, toolCalls: toolCalls.get(point.day) ?? 0 });
-        continue;
-      }
-      d.sessions += point.sessions;
-      d.apiCalls += point.apiCalls;
-      d.inputTokens += point.inputTokens;
-      d.outputTokens += point.outputTokens;
-      d.cacheReadTokens += point.cacheReadTokens;
-      d.reasoningTokens += point.reasoningTokens;
-      d.costUsd = point.costUsd === null ? d.costUsd : (d.costUsd ?? 0) + point.costUsd;
-      d.unpricedSessions += point.unpricedSessions;
-    }
-    return {
-      since,
-      until,
-      days: [...perDay.values()],
-      byModel,
-      sources: sources.map((r) => ({ source: String(r["source"]), sessions: num(r["n"]) })),
-    };
+    return usageSeriesFromRows(since, until, rows, calls, sources);
   });
+}
+
+/**
+ * The series from the backend's three aggregates (either dialect's): `rows` per day and model
+ * (ordered by day, then model in byte order), `calls` tool calls per day, `sources` sessions per
+ * source. Days fold the per-model rows; a day's cost is null until one of its models has one.
+ */
+export function usageSeriesFromRows(
+  since: number,
+  until: number,
+  rows: ReadonlyArray<Record<string, unknown>>,
+  calls: ReadonlyArray<Record<string, unknown>>,
+  sources: ReadonlyArray<Record<string, unknown>>,
+): UsageSeries {
+  const toolCalls = new Map(calls.map((r) => [String(r["day"]), num(r["n"])]));
+  const perDay = new Map<string, UsagePoint & { toolCalls: number }>();
+  const byModel: UsageSeries["byModel"] = [];
+  for (const r of rows) {
+    const point: UsagePoint = {
+      day: String(r["day"]),
+      sessions: num(r["sessions"]),
+      apiCalls: num(r["api_calls"]),
+      inputTokens: num(r["input_tokens"]),
+      outputTokens: num(r["output_tokens"]),
+      cacheReadTokens: num(r["cache_read_tokens"]),
+      reasoningTokens: num(r["reasoning_tokens"]),
+      costUsd: money(r["cost"]),
+      unpricedSessions: num(r["unpriced"]),
+    };
+    byModel.push({ ...point, model: String(r["model"]) });
+    const d = perDay.get(point.day);
+    if (!d) {
+      perDay.set(point.day, { ...point, toolCalls: toolCalls.get(point.day) ?? 0 });
+      continue;
+    }
+    d.sessions += point.sessions;
+    d.apiCalls += point.apiCalls;
+    d.inputTokens += point.inputTokens;
+    d.outputTokens += point.outputTokens;
+    d.cacheReadTokens += point.cacheReadTokens;
+    d.reasoningTokens += point.reasoningTokens;
+    d.costUsd = point.costUsd === null ? d.costUsd : (d.costUsd ?? 0) + point.costUsd;
+    d.unpricedSessions += point.unpricedSessions;
+  }
+  return {
+    since,
+    until,
+    days: [...perDay.values()],
+    byModel,
+    sources: sources.map((r) => ({ source: String(r["source"]), sessions: num(r["n"]) })),
+  };
 }

@@ -10,8 +10,8 @@
 import { insightsFromGroups } from "../insights.js";
 import type { Insights, InsightsOptions } from "../types.js";
 import { SessionStoreError } from "../types.js";
-import { localOffsets } from "../usage-series.js";
-import type { UsagePoint, UsageSeries, UsageSeriesOptions } from "../usage-series-types.js";
+import { localOffsets, usageSeriesFromRows } from "../usage-series.js";
+import type { UsageSeries, UsageSeriesOptions } from "../usage-series-types.js";
 import type { PgQueryable } from "./database.js";
 
 /** SQL for the local calendar day (`YYYY-MM-DD`) of `column` (epoch seconds); offsets are our own integers. */
@@ -45,8 +45,6 @@ const CALL_NAME = `(CASE WHEN jsonb_typeof(j.value -> 'function' -> 'name') = 's
 const NO_CALL_ROWS =
   "NOT EXISTS (SELECT 1 FROM messages a WHERE a.session_id = s.id AND a.role = 'assistant' AND a.tool_calls IS NOT NULL)";
 
-const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
-const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 const _addCost = (a: number | null, b: number | null): number | null => (b === null ? a : (a ?? 0) + b);
 
 interface Window {
@@ -158,44 +156,8 @@ export async function pgUsageSeries(
       [w.since, w.until],
     ),
   ]);
-  const toolCalls = new Map(calls.map((r) => [String(r["day"]), num(r["n"])]));
-  const perDay = new Map<string, UsagePoint & { toolCalls: number }>();
-  const byModel: UsageSeries["byModel"] = [];
   // Day, then model in byte order (SQLite's BINARY collation), whatever the database's collation.
   const order = (a: unknown, b: unknown) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
   rows.sort((a, b) => order(a["day"], b["day"]) || order(a["model"], b["model"]));
-  for (const r of rows) {
-    const point: UsagePoint = {
-      day: String(r["day"]),
-      sessions: num(r["sessions"]),
-      apiCalls: num(r["api_calls"]),
-      inputTokens: num(r["input_tokens"]),
-      outputTokens: num(r["output_tokens"]),
-      cacheReadTokens: num(r["cache_read_tokens"]),
-      reasoningTokens: num(r["reasoning_tokens"]),
-      costUsd: money(r["cost"]),
-      unpricedSessions: num(r["unpriced"]),
-    };
-    byModel.push({ ...point, model: String(r["model"]) });
-    const d = perDay.get(point.day);
-    if (!d) {
-      perDay.set(point.day, { ...point, toolCalls: toolCalls.get(point.day) ?? 0 });
-      continue;
-    }
-    d.sessions += point.sessions;
-    d.apiCalls += point.apiCalls;
-    d.inputTokens += point.inputTokens;
-    d.outputTokens += point.outputTokens;
-    d.cacheReadTokens += point.cacheReadTokens;
-    d.reasoningTokens += point.reasoningTokens;
-    d.costUsd = point.costUsd === null ? d.costUsd : (d.costUsd ?? 0) + point.costUsd;
-    d.unpricedSessions += point.unpricedSessions;
-  }
-  return {
-    since: w.since,
-    until: w.until,
-    days: [...perDay.values()],
-    byModel,
-    sources: sources.map((r) => ({ source: String(r["source"]), sessions: num(r["n"]) })),
-  };
+  return usageSeriesFromRows(w.since, w.until, rows, calls, sources);
 }

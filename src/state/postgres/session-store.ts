@@ -17,9 +17,11 @@
  * `close()` ends the store, not the pool: the pool belongs to whoever opened it (several stores
  * share one), unless `closeDatabase` is set.
  */
+
 import type { Message } from "../../ai/types.js";
 import { redactText } from "../../util/redact.js";
 import { rowToSession, storedToMessage } from "../codec.js";
+import { PATCH_COLUMNS } from "../session-rows.js";
 import { sanitizeTitle } from "../titles.js";
 import {
   type ExportedSession,
@@ -63,16 +65,6 @@ export interface PgSessionStoreOptions {
 }
 
 type SessionPatch = Parameters<SessionStore["updateSession"]>[1];
-
-const PATCH_COLUMNS: Record<keyof SessionPatch, string> = {
-  model: "model",
-  systemPrompt: "system_prompt",
-  endedAt: "ended_at",
-  endReason: "end_reason",
-  archived: "archived",
-  cwd: "cwd",
-  gitBranch: "git_branch",
-};
 
 export class PgSessionStore implements SessionStore {
   private closed = false;

@@ -9,6 +9,17 @@ import { type Message, messageText } from "../../ai/types.js";
 import { redactJson } from "../../util/redact.js";
 import { newSessionId } from "../../util/session-id.js";
 import { messageColumns, type Row, rowToStoredMessage, toolCallCount } from "../codec.js";
+import {
+  branchSessionRow,
+  finiteCost,
+  newSessionRow,
+  SESSION_INSERT_COLUMNS,
+  SESSION_INSERT_ZEROES,
+  type SessionRow,
+  sessionInsertValues,
+  wantedTitle as titleFor,
+  usageVector,
+} from "../session-rows.js";
 import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "../titles.js";
 import { type NewSession, SessionStoreError, type UsageDelta } from "../types.js";
 import type { PgQueryable } from "./database.js";
@@ -41,53 +52,18 @@ export async function lockLineage(q: PgQueryable, title: string): Promise<void> 
   await run(q, "SELECT pg_advisory_xact_lock(hashtext('hermes-title:' || $1))", [base]);
 }
 
-export interface SessionInsert {
-  id: string;
-  source: string;
-  userId: string | null;
-  model: string | null;
-  modelConfig: string | null;
-  systemPrompt: string | null;
-  parentSessionId: string | null;
-  startedAt: number;
-  cwd: string | null;
-  gitBranch: string | null;
-  gitRepoRoot: string | null;
-  billingProvider: string | null;
-  billingBaseUrl: string | null;
-  title: string | null;
-}
-
-async function insertSession(ctx: PgStoreContext, q: PgQueryable, s: SessionInsert): Promise<void> {
+async function insertSession(ctx: PgStoreContext, q: PgQueryable, s: SessionRow): Promise<void> {
   await run(
     q,
-    `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
-       cwd, git_branch, git_repo_root, billing_provider, billing_base_url, title,
-       message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-       reasoning_tokens, api_call_count, rewind_count, archived)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)`,
-    [
-      s.id,
-      s.source,
-      s.userId,
-      s.model,
-      s.modelConfig,
-      s.systemPrompt === null ? null : ctx.redact(s.systemPrompt),
-      s.parentSessionId,
-      s.startedAt,
-      s.cwd,
-      s.gitBranch,
-      s.gitRepoRoot,
-      s.billingProvider,
-      s.billingBaseUrl,
-      s.title,
-    ],
+    `INSERT INTO sessions (${SESSION_INSERT_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${SESSION_INSERT_ZEROES})`,
+    sessionInsertValues(s, ctx.redact),
   );
 }
 
 /** The title `input` asks for, cleaned and redacted (what `createSession` stores). */
 export function wantedTitle(ctx: PgStoreContext, title: string | null | undefined): string | null {
-  return sanitizeTitle(title == null ? title : ctx.redact(title));
+  return titleFor(ctx.redact, title);
 }
 
 /** `createSession`'s insert inside the caller's transaction; returns the new id. */
@@ -96,50 +72,15 @@ export async function insertNewSession(
   q: PgQueryable,
   input: NewSession,
 ): Promise<string> {
-  const startedAt = input.startedAt ?? ctx.now();
-  const id = input.id ?? newSessionId(new Date(startedAt * 1000));
-  const title = wantedTitle(ctx, input.title);
-  if (!input.source) throw new SessionStoreError("invalid", "A session needs a source (cli, telegram, …).");
+  const row = newSessionRow(input, ctx.now(), ctx.redact);
+  const { id, title } = row;
   if (await sessionRow(q, id))
     throw new SessionStoreError("invalid", `A session with id "${id}" already exists.`);
   if (title !== null) await assertTitleFree(q, title, id);
   // FOR SHARE: a parent deleted by another instance meanwhile waits for this insert, then clears its link.
   if (input.parentSessionId !== undefined) await requireSession(q, input.parentSessionId, "FOR SHARE");
-  const config = input.modelConfig && Object.keys(input.modelConfig).length > 0 ? input.modelConfig : null;
-  await insertSession(ctx, q, {
-    id,
-    source: input.source,
-    userId: input.userId ?? null,
-    model: input.model ?? null,
-    modelConfig: config ? JSON.stringify(config) : null,
-    systemPrompt: input.systemPrompt ?? null,
-    parentSessionId: input.parentSessionId ?? null,
-    startedAt,
-    cwd: input.cwd ?? null,
-    gitBranch: input.gitBranch ?? null,
-    gitRepoRoot: input.gitRepoRoot ?? null,
-    billingProvider: input.billingProvider ?? null,
-    billingBaseUrl: input.billingBaseUrl ?? null,
-    title,
-  });
+  await insertSession(ctx, q, row);
   return id;
-}
-
-/** The usage columns a delta adds, `[input, output, cache read, cache write, reasoning, api calls]`. */
-function usageVector(delta: UsageDelta): number[] {
-  const n = (v: number | undefined) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : 0);
-  return [
-    n(delta.inputTokens),
-    n(delta.outputTokens),
-    n(delta.cacheReadTokens),
-    n(delta.cacheWriteTokens),
-    n(delta.reasoningTokens),
-    delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
-  ];
-}
-
-function finiteCost(delta: UsageDelta): number | null {
-  return typeof delta.costUsd === "number" && Number.isFinite(delta.costUsd) ? delta.costUsd : null;
 }
 
 /**
@@ -296,32 +237,11 @@ export async function branchSession(
     title = await nextLineageTitle(q, parent.title);
   } else title = null;
   if (title !== null) await assertTitleFree(q, title, newId);
-  let config: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = parent.modelConfig ? JSON.parse(parent.modelConfig) : {};
-    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
-      config = parsed as Record<string, unknown>;
-  } catch {
-    // An unreadable config is not copied; the marker is still written.
-  }
-  config["_branched_from"] = id;
-  await insertSession(ctx, q, {
-    id: newId,
-    source: options.source ?? parent.source,
-    userId: parent.userId,
-    model: parent.model,
-    modelConfig: JSON.stringify(config),
-    // Stored already redacted; insertSession redacts again, which leaves redacted text as it is.
-    systemPrompt: parent.systemPrompt,
-    parentSessionId: id,
-    startedAt,
-    cwd: parent.cwd,
-    gitBranch: parent.gitBranch,
-    gitRepoRoot: parent.gitRepoRoot,
-    billingProvider: parent.billingProvider,
-    billingBaseUrl: parent.billingBaseUrl,
-    title,
-  });
+  await insertSession(
+    ctx,
+    q,
+    branchSessionRow(parent, { id: newId, startedAt, source: options.source, title }),
+  );
   await run(
     q,
     `INSERT INTO messages (session_id, ${COPIED_MESSAGE_COLUMNS})

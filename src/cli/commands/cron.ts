@@ -9,7 +9,13 @@ import type { Command } from "commander";
 import { loadEnvFile } from "../../config/env-file.js";
 import { loadConfig } from "../../config/load.js";
 import { CronScheduleError } from "../../knowledge/cron/schedule.js";
-import { type CronJobs, CronStore, CronStoreError, cronJobs } from "../../knowledge/cron/store.js";
+import {
+  CRON_METHODS,
+  type CronJobs,
+  CronStore,
+  CronStoreError,
+  cronJobs,
+} from "../../knowledge/cron/store.js";
 import { formatIso, systemTimezone } from "../../knowledge/cron/time.js";
 import type { CronJob } from "../../knowledge/cron/types.js";
 import type { StateBackend } from "../../knowledge/state-backend.js";
@@ -64,20 +70,7 @@ function cronJobsOf(
     return made;
   };
   const store: CronJobs = {
-    ...openedOnUse(async () => (await backend(false)).cronJobs(own), [
-      "list",
-      "find",
-      "create",
-      "edit",
-      "pause",
-      "resume",
-      "markDue",
-      "remove",
-      "saveOutput",
-      "listOutputs",
-      "readOutput",
-      "update",
-    ] as const),
+    ...openedOnUse(async () => (await backend(false)).cronJobs(own), [...CRON_METHODS, "update"] as const),
     timezone,
     iso: (ms) => formatIso(ms ?? options.now(), timezone),
   };

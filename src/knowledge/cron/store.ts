@@ -254,7 +254,8 @@ export function nextRunMs(job: CronJob): number | undefined {
   return readStoredTime(job.next_run_at);
 }
 
-const CRON_METHODS = [
+/** The store methods `CronJobs` exposes (without `update`, which a backend adds). */
+export const CRON_METHODS = [
   "list",
   "find",
   "create",

@@ -358,7 +358,8 @@ export class ChatSession {
 
   /**
    * Another model from the next turn on (`/model`: id, `provider:model` or alias; model-switch.ts);
-   * history and system prompt stay. Recorded on the session at once (`sessions.model`).
+   * history and system prompt stay. Recorded on the session at once (`sessions.model`), or by the
+   * first turn when the session has no row yet.
    */
   async setModel(model: string): Promise<void> {
     this.assertIdle("change the model");
@@ -372,7 +373,10 @@ export class ChatSession {
     this.modelName = next.model;
     await this.rebuild({ messages: [...this.current.messages] });
     try {
-      await this.store?.updateSession(this.id, { model: this.modelName });
+      // A session with no message yet has no row: the first turn writes it with this model.
+      if (this.store && (await this.store.getSession(this.id))) {
+        await this.store.updateSession(this.id, { model: this.modelName });
+      }
     } catch (error) {
       this.warn(
         `the model switch was not recorded: ${error instanceof Error ? error.message : String(error)}`,

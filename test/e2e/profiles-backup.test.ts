@@ -134,6 +134,12 @@ describe("hermes profile", { timeout: 120_000 }, () => {
       "deploy key is sk-proj-shapelessabcdefghijklmnop\n§\nuser likes tea\n",
     );
     seedSession(work, "Exported session");
+    // A skill whose folder shares a name with the profile's runtime folders is the user's, kept.
+    mkdirSync(join(work, "skills/devops/backups/logs"), { recursive: true });
+    writeFileSync(join(work, "skills/devops/backups/SKILL.md"), "---\nname: backups\n---\nkeep me\n");
+    writeFileSync(join(work, "skills/devops/backups/logs/example.txt"), "sample\n");
+    mkdirSync(join(work, "logs"), { recursive: true });
+    writeFileSync(join(work, "logs/agent.log"), "runtime log\n");
     const archive = join(at.home, "work.tar.gz");
     expect((await hermes(["profile", "export", "work", "-o", archive], at)).code).toBe(0);
 
@@ -146,6 +152,9 @@ describe("hermes profile", { timeout: 120_000 }, () => {
     const memory = readFileSync(join(copy, "memories/MEMORY.md"), "utf8");
     expect(memory).toContain("user likes tea");
     expect(memory).not.toContain("sk-proj-shapelessabcdefghijklmnop");
+    expect(readFileSync(join(copy, "skills/devops/backups/SKILL.md"), "utf8")).toContain("keep me");
+    expect(existsSync(join(copy, "skills/devops/backups/logs/example.txt"))).toBe(true);
+    expect(existsSync(join(copy, "logs/agent.log"))).toBe(false);
     expect((await hermes(["-p", "copy", "sessions", "list"], at)).stdout).toContain("Exported session");
     // The archive's own name is taken already.
     expect((await hermes(["profile", "import", archive], at)).code).toBe(2);
@@ -161,6 +170,11 @@ describe("hermes backup and hermes import", { timeout: 120_000 }, () => {
     seedSession(at.root, "Root session");
     expect((await hermes(["profile", "create", "work"], at)).code).toBe(0);
     seedSession(join(at.root, "profiles/work"), "Work session");
+    // Earlier backups at a home's root stay out; a skill named like them is the user's and goes in.
+    mkdirSync(join(at.root, "backups"), { recursive: true });
+    writeFileSync(join(at.root, "backups/old.zip"), "old");
+    mkdirSync(join(at.root, "profiles/work/skills/devops/backups"), { recursive: true });
+    writeFileSync(join(at.root, "profiles/work/skills/devops/backups/SKILL.md"), "---\nname: backups\n---\n");
 
     // A writer that commits to state.db in a loop for the whole backup.
     const db = sessionStorePath(at.root);
@@ -186,6 +200,8 @@ describe("hermes backup and hermes import", { timeout: 120_000 }, () => {
       expect(names).toContain("state.db");
       expect(names).toContain("profiles/work/state.db");
       expect(names.some((n) => n.endsWith("-wal") || n.endsWith("-shm") || n === "gateway.pid")).toBe(false);
+      expect(names).not.toContain("backups/old.zip");
+      expect(names).toContain("profiles/work/skills/devops/backups/SKILL.md");
     } finally {
       writer.kill();
     }
@@ -202,6 +218,7 @@ describe("hermes backup and hermes import", { timeout: 120_000 }, () => {
     copy.close();
     expect((await hermes(["sessions", "list"], fresh)).stdout).toContain("Root session");
     expect((await hermes(["-p", "work", "sessions", "list"], fresh)).stdout).toContain("Work session");
+    expect(existsSync(join(fresh.root, "profiles/work/skills/devops/backups/SKILL.md"))).toBe(true);
 
     // A configured home is overwritten only with -f when nobody can be asked.
     writeFileSync(join(fresh.root, "config.yaml"), "model:\n  default: changed\n");

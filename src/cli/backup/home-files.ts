@@ -6,15 +6,11 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-/** Directory names skipped wherever they appear: regenerable, nested backups, or credential stores. */
+/** Directory names skipped wherever they appear: regenerable, or credential stores. */
 const EXCLUDED_DIRS = new Set([
   "__pycache__",
   ".git",
   "node_modules",
-  // Earlier backups and snapshots inside the backup would grow it without end.
-  "backups",
-  "state-snapshots",
-  "checkpoints",
   // Live browser profiles: locked SQLite files, and with a real profile, the user's cookies.
   "browser-profiles",
   "browser-profile",
@@ -26,8 +22,23 @@ const EXCLUDED_DIRS = new Set([
   ".mypy_cache",
   ".ruff_cache",
 ]);
-/** Skipped only at a home's root (the root home or `profiles/NAME/`): installed code and runtimes. */
-const EXCLUDED_ROOT_DIRS = new Set(["hermes-agent", "models", "runtimes", "node", "bin", ".worktrees"]);
+/**
+ * Skipped only at a home's root (the root home or `profiles/NAME/`): installed code and runtimes,
+ * and earlier backups, snapshots and checkpoints (inside the backup they would grow it without
+ * end). Deeper down the same names are the user's: the bundled skill `devops/backups`, a skill's
+ * `models/`, a project's `checkpoints/`.
+ */
+const EXCLUDED_ROOT_DIRS = new Set([
+  "hermes-agent",
+  "models",
+  "runtimes",
+  "node",
+  "bin",
+  ".worktrees",
+  "backups",
+  "state-snapshots",
+  "checkpoints",
+]);
 /** Under `cache/` only what nothing can rebuild: media sent or received, kept. */
 const KEPT_CACHE_DIRS = new Set(["images", "audio", "videos", "documents", "screenshots", "citations"]);
 /** Runtime files that mean nothing on another machine. */

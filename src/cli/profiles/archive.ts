@@ -54,7 +54,12 @@ const DEFAULT_EXPORT_ROOT = new Set([
   "knowledge",
   "preferences",
 ]);
-/** Left out of any export: runtime state, caches, logs, other homes. */
+/** Left out wherever they appear: generated code and dependencies. */
+const EXPORT_SKIPPED_ANYWHERE = new Set(["node_modules", "__pycache__"]);
+/**
+ * Left out at the profile's root: runtime state, caches, logs, other homes. Deeper down the same
+ * names are the user's (the bundled skill `devops/backups`, a skill's `logs/` or `cache/`).
+ */
 const EXPORT_SKIPPED = new Set([
   "gateway.pid",
   "gateway_state.json",
@@ -71,8 +76,6 @@ const EXPORT_SKIPPED = new Set([
   "image_cache",
   "profiles",
   "hermes-agent",
-  "node_modules",
-  "__pycache__",
 ]);
 const TEXT_SUFFIXES =
   /\.(md|txt|ya?ml|json|jsonl|toml|ini|cfg|conf|py|sh|bash|zsh|js|ts|tsx|jsx|css|html|xml|csv)$/i;
@@ -139,7 +142,8 @@ function stageTree(
   let count = 0;
   for (const entry of readdirSync(from, { withFileTypes: true })) {
     if (atRoot && defaultRoot && !DEFAULT_EXPORT_ROOT.has(entry.name)) continue;
-    if (EXPORT_SKIPPED.has(entry.name) || (atRoot && CREDENTIAL_FILES.has(entry.name))) continue;
+    if (EXPORT_SKIPPED_ANYWHERE.has(entry.name)) continue;
+    if (atRoot && (EXPORT_SKIPPED.has(entry.name) || CREDENTIAL_FILES.has(entry.name))) continue;
     const source = join(from, entry.name);
     const target = join(to, entry.name);
     if (entry.isDirectory()) {

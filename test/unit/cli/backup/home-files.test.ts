@@ -49,6 +49,12 @@ describe("what a backup leaves out", () => {
     [["profiles", "w", "cache", "videos"], false],
     [["profiles", "w", "models"], true],
     [["skills", "x", "models"], false],
+    [["backups"], true],
+    [["profiles", "w", "state-snapshots"], true],
+    [["skills", "devops", "backups"], false],
+    [["profiles", "checkpoints"], false],
+    [["skills", "x", "checkpoints"], false],
+    [["profiles", "w", "skills", "x", "state-snapshots"], false],
   ])("directory %j excluded: %s", (parts, excluded) => {
     expect(excludedDir(parts)).toBe(excluded);
   });

@@ -1,0 +1,74 @@
+/**
+ * `/model` in the running REPL (the built CLI in tmux): the provider's own model list with context
+ * windows, aliases from `model_aliases` and `provider:model`, each switch taking effect from the
+ * next message and recorded on the session, including a switch made before the first message.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
+import { reply } from "../support/fake-llm.js";
+import { useFakeLlm } from "../support/fake-llm-per-file.js";
+import { hasTmux, Terminal } from "../support/terminal.js";
+
+const llm = useFakeLlm({
+  models: ["fake-model", "other-model"],
+  modelInfo: { "other-model": { context_length: 65536 } },
+});
+const terminals: Terminal[] = [];
+afterEach(() => {
+  for (const t of terminals.splice(0)) t.kill();
+});
+
+type Body = { model: string; tools?: unknown[] };
+/** The models the conversation's requests named (the session-title request offers no tools). */
+const conversationModels = () =>
+  llm.chatRequests
+    .map((r) => r.body as Body)
+    .filter((b) => (b.tools ?? []).length > 0)
+    .map((b) => b.model);
+
+describe.skipIf(!hasTmux)("/model in the running session", () => {
+  it("lists the provider's models, follows aliases and provider:model, and records each switch", async () => {
+    const { home, cwd } = tempHome(`${fakeProviderConfig(llm.url)}model_aliases:\n  quick: other-model\n`);
+    const term = Terminal.start({ home, cwd, env: { NO_COLOR: "1" } });
+    terminals.push(term);
+    await term.waitFor("Ctrl+D to exit");
+    llm.respondWith((request) =>
+      ((request.body as Body).tools ?? []).length === 0 ? reply().text("Model session") : undefined,
+    );
+    llm.enqueue(reply().text("first answer"), reply().text("second answer"));
+
+    term.type("/model");
+    term.keys("Enter");
+    await term.waitFor("switches from the next turn");
+    expect(term.screen()).toMatch(/1\. fake-model\s+.*\(current\)/);
+    expect(term.screen()).toMatch(/2\. other-model\s+6\dk ctx/);
+
+    // Before the first message the session has no row yet: no warning, and the first turn records it.
+    term.type("/model quick");
+    term.keys("Enter");
+    await term.waitFor("Model set to other-model");
+    expect(term.screen()).not.toContain("was not recorded");
+    term.type("hello one");
+    term.keys("Enter");
+    await term.waitFor("first answer");
+
+    term.type("/model custom:fake-model");
+    term.keys("Enter");
+    await term.waitFor("Model set to fake-model");
+    term.type("hello two");
+    term.keys("Enter");
+    await term.waitFor("second answer");
+    expect(conversationModels()).toEqual(["other-model", "fake-model"]);
+
+    term.type("/model custom:other-model");
+    term.keys("Enter");
+    await term.waitFor(/Model set to fake-model[\s\S]*Model set to other-model/);
+    term.keys("C-d");
+    await term.waitFor("[exit 0]");
+    expect(term.screen()).not.toContain("was not recorded");
+
+    const list = await runHermes(["sessions", "list"], { home, cwd });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/cli\s+other-model\s/);
+  });
+});

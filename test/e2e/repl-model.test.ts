@@ -1,7 +1,8 @@
 /**
  * `/model` in the running REPL (the built CLI in tmux): the provider's own model list with context
  * windows, aliases from `model_aliases` and `provider:model`, each switch taking effect from the
- * next message and recorded on the session, including a switch made before the first message.
+ * next message and recorded on the session, including a switch made before the first message; and
+ * the question a local server that lists several models (none configured) asks at the start.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
@@ -70,5 +71,25 @@ describe.skipIf(!hasTmux)("/model in the running session", () => {
     const list = await runHermes(["sessions", "list"], { home, cwd });
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/cli\s+other-model\s/);
+  });
+
+  it("asks which model when a local server with none configured lists several, and uses the answer", async () => {
+    const { home, cwd } = tempHome(`model:\n  provider: custom\n  base_url: ${llm.url}\n`);
+    const term = Terminal.start({ home, cwd, env: { NO_COLOR: "1" } });
+    terminals.push(term);
+    await term.waitFor("Model for this session (number or id) [1]:");
+    expect(term.screen()).toMatch(/1\. fake-model\s+2\. other-model/);
+    term.type("2");
+    term.keys("Enter");
+    await term.waitFor("Ctrl+D to exit");
+    expect(term.screen()).toContain("To keep it: hermes model custom:other-model");
+    llm.respondWith((request) =>
+      ((request.body as Body).tools ?? []).length === 0 ? reply().text("Picked session") : undefined,
+    );
+    llm.enqueue(reply().text("picked answer"));
+    term.type("hello");
+    term.keys("Enter");
+    await term.waitFor("picked answer");
+    expect(conversationModels()).toEqual(["other-model"]);
   });
 });

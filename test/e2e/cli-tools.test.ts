@@ -153,6 +153,10 @@ describe("hermes logs", () => {
     const missing = await runHermes(["logs", "errors"], h);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("No errors.log yet");
+    expect(missing.stderr).toContain("try hermes chat");
+    const noGateway = await runHermes(["logs", "gateway"], h);
+    expect(noGateway.code).toBe(1);
+    expect(noGateway.stderr).toContain("written once the gateway runs (hermes gateway)");
     for (const args of [
       ["logs", "--since", "yesterday"],
       ["logs", "bogus"],

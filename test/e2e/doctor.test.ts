@@ -176,6 +176,10 @@ describe("hermes status and dump", () => {
     const all = await runHermes(["status", "--all"], { home, cwd });
     expect(all.stdout).toMatch(/ANTHROPIC_API_KEY\s+✗ \(not set\)/);
     expect(all.stdout).toMatch(/discord\s+✗ DISCORD_BOT_TOKEN not set/);
+    // Every key's mark stands in one column, the longest names included.
+    const keyRows = all.stdout.split("\n").filter((l) => /^ {2}[A-Z][A-Z0-9_]+ +[✓✗] /.test(l));
+    expect(keyRows.length).toBeGreaterThan(20);
+    expect(new Set(keyRows.map((l) => l.search(/[✓✗]/))).size).toBe(1);
 
     const deep = await runHermes(["status", "--deep"], { home, cwd, timeoutMs: 30_000 });
     expect(deep.stdout).toMatch(/✓ primary: custom: .*reachable/);

@@ -69,9 +69,9 @@ async function show(ctx: HomeContext, name: string, flags: LogsFlags): Promise<n
   const path = join(logsDir(ctx.home), file);
   const chain = rotationChain(path);
   if (chain.length === 0 && !flags.follow) {
-    ctx.io.err(
-      `No ${file} yet in ${logsDir(ctx.home)}: logs are written once Hermes runs (try hermes chat).`,
-    );
+    // The gateway writes its own log; the rest are written by any run of Hermes.
+    const writer = name === "gateway" ? "the gateway runs (hermes gateway)" : "Hermes runs (try hermes chat)";
+    ctx.io.err(`No ${file} yet in ${logsDir(ctx.home)}: logs are written once ${writer}.`);
     return 1;
   }
   if (!flags.follow) {

@@ -76,10 +76,12 @@ export const statusCommand = defineCommand({
     const fromFile = new Set(loadEnvFile(home, ctx.io.env).loaded);
     const keys = keyFacts(env, fromFile, home).filter((k) => flags.all || k.value !== undefined);
     if (keys.length === 0) out.push("  (none set)");
+    // One column for every name shown (ALIBABA_CODING_PLAN_API_KEY is longer than most).
+    const keyWidth = Math.max(24, ...keys.map((k) => k.name.length));
     for (const key of keys) {
       const shown = key.value === undefined ? "(not set)" : maskKey(key.value);
       const where = key.shellOnly ? "  (shell only, not in .env)" : "";
-      row(key.name, `${mark(key.value !== undefined)} ${shown}${where}`, 24);
+      row(key.name, `${mark(key.value !== undefined)} ${shown}${where}`, keyWidth);
     }
 
     section("Logins (auth.json)");

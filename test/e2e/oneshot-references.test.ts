@@ -2,9 +2,13 @@
  * `@` context references in one-shot runs (`-z`, `-q`, prompt words) through the built CLI: the
  * file's text reaches the model after the prompt, stdout stays the answer alone; the REPL's guards
  * hold (outside the working directory, secrets through a symlink, the size limit refuses before
- * any request); a prompt piped on stdin is data and is never expanded.
+ * any request); a prompt piped on stdin is data and is never expanded. `@folder:`, `@diff`,
+ * `@staged` and `@url:` attach a listing, the working tree's and the index's diffs and a page.
  */
-import { symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
@@ -92,5 +96,40 @@ describe("@ references in one-shot prompts", () => {
     expect(piped.code, piped.stderr).toBe(0);
     expect(piped.stderr).not.toContain("@ attached");
     expect(sentText()).toBe("forwarded mail says: @file:private.txt");
+  });
+
+  it("attaches a folder listing, the unstaged and staged diffs, and a fetched page", async () => {
+    const page = createServer((_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/html" });
+      res.end("<html><body><h1>Release notes</h1><p>Version 7 ships the widget.</p></body></html>");
+    });
+    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/notes`;
+      // A loopback page is an internal address: fetched only because the config allows it.
+      const h = tempHome(fakeProviderConfig(llm.url, "security:\n  allow_private_urls: true\n"));
+      const git = (...args: string[]) =>
+        execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: h.cwd });
+      git("init", "-q");
+      mkdirSync(join(h.cwd, "src"));
+      writeFileSync(join(h.cwd, "src", "tracked.txt"), "first\n");
+      git("add", "src/tracked.txt");
+      git("commit", "-qm", "first");
+      writeFileSync(join(h.cwd, "src", "tracked.txt"), "first\nunstaged-change\n");
+      writeFileSync(join(h.cwd, "src", "staged.txt"), "staged-change\n");
+      git("add", "src/staged.txt");
+
+      llm.enqueue(reply().text("seen"));
+      const run = await runHermes(["-q", `look at @folder:src @diff @staged @url:${url}`], h);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/@ attached 4 references/);
+      const sent = sentText();
+      expect(sent).toMatch(/tracked\.txt[\s\S]*staged\.txt|staged\.txt[\s\S]*tracked\.txt/);
+      expect(sent).toMatch(/git diff \(\d+ tokens\)[\s\S]*\+unstaged-change/);
+      expect(sent).toMatch(/git diff --staged \(\d+ tokens\)[\s\S]*\+staged-change/);
+      expect(sent).toContain("Version 7 ships the widget.");
+    } finally {
+      await new Promise<void>((resolve) => page.close(() => resolve()));
+    }
   });
 });

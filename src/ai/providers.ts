@@ -360,6 +360,14 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     "qwen3-coder",
   ),
   keyed(
+    "opencode-go",
+    "OpenCode Go",
+    "https://opencode.ai/zen/go/v1",
+    ["OPENCODE_GO_API_KEY"],
+    "OPENCODE_GO_BASE_URL",
+    "deepseek-v4-flash",
+  ),
+  keyed(
     "ai-gateway",
     "Vercel AI Gateway",
     "https://ai-gateway.vercel.sh/v1",

@@ -192,6 +192,19 @@ describe("hermes model", () => {
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe("custom:alpha-7b");
   });
+
+  it("switches to opencode-go (upstream's id) and chats with its key as a bearer", async () => {
+    const { home, cwd } = tempHome("");
+    const env = { OPENCODE_GO_API_KEY: "sk-go-e2e-123456789", OPENCODE_GO_BASE_URL: single.url };
+    const set = await runHermes(["model", "opencode-go:solo-7b"], { home, cwd, env });
+    expect(set.code, set.stderr).toBe(0);
+    expect(config(home).model).toMatchObject({ provider: "opencode-go", default: "solo-7b" });
+    single.enqueue(reply().text("go answered"));
+    const run = await runHermes(["-z", "hello"], { home, cwd, env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe("go answered\n");
+    expect(single.chatRequests.at(-1)?.headers.authorization).toBe("Bearer sk-go-e2e-123456789");
+  });
 });
 
 describe.skipIf(!hasTmux)("hermes setup on a terminal", () => {

@@ -36,9 +36,17 @@ describe("provider catalog", () => {
     ["llamacpp", "http://127.0.0.1:8080/v1"],
     ["lmstudio", "http://127.0.0.1:1234/v1"],
     ["nous", "https://inference.nousresearch.com/v1"],
+    ["opencode-go", "https://opencode.ai/zen/go/v1"],
     ["custom", ""],
     ["nope", ""],
   ])("defaultBaseUrl(%s) → %s", (name, url) => {
     expect(defaultBaseUrl(name)).toBe(url);
+  });
+
+  it("holds upstream's API-key providers whose wire is chat completions, opencode-go among them", () => {
+    const go = findProvider("opencode-go");
+    expect(go?.apiMode).toBe("chat_completions");
+    expect(go?.apiKeyEnv).toEqual(["OPENCODE_GO_API_KEY"]);
+    expect(go?.baseUrlEnv).toEqual(["OPENCODE_GO_BASE_URL"]);
   });
 });

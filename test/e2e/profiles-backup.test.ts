@@ -124,6 +124,48 @@ describe("hermes profile", { timeout: 120_000 }, () => {
     expect(existsSync(join(at.root, "profiles/coder"))).toBe(false);
   });
 
+  it("--clone-all copies everything but history, cron jobs and runtime files; --clone-from names the source", async () => {
+    const at = userHome();
+    writeFileSync(join(at.root, "config.yaml"), "model:\n  default: root-model\n");
+    writeFileSync(
+      join(at.root, ".env"),
+      "TELEGRAM_BOT_TOKEN=123456:ABCDEFGHIJKLMNOPQRST\nOPENAI_API_KEY=sk-k-1234567890\n",
+    );
+    writeFileSync(join(at.root, "SOUL.md"), "root soul\n");
+    writeFileSync(join(at.root, "gateway.pid"), '{"pid": 1}');
+    mkdirSync(join(at.root, "notes"));
+    writeFileSync(join(at.root, "notes/plan.md"), "the plan\n");
+    mkdirSync(join(at.root, "cron"));
+    writeFileSync(join(at.root, "cron/jobs.json"), '{"jobs": []}');
+    seedSession(at.root, "Root history");
+
+    const all = await hermes(["profile", "create", "full", "--clone-all", "--no-alias"], at);
+    expect(all.code, all.stderr).toBe(0);
+    const full = join(at.root, "profiles/full");
+    expect(readFileSync(join(full, "notes/plan.md"), "utf8")).toBe("the plan\n");
+    expect(readFileSync(join(full, "SOUL.md"), "utf8")).toBe("root soul\n");
+    expect(readFileSync(join(full, ".env"), "utf8")).not.toContain("TELEGRAM_BOT_TOKEN");
+    for (const left of ["state.db", "gateway.pid", "cron/jobs.json", "profiles"]) {
+      expect(existsSync(join(full, left)), left).toBe(false);
+    }
+    expect((await hermes(["-p", "full", "sessions", "list"], at)).stdout).not.toContain("Root history");
+
+    writeFileSync(join(full, "SOUL.md"), "full soul\n");
+    writeFileSync(join(full, "config.yaml"), "model:\n  default: full-model\n");
+    const from = await hermes(["profile", "create", "twin", "--clone-from", "full", "--no-alias"], at);
+    expect(from.code, from.stderr).toBe(0);
+    const twin = join(at.root, "profiles/twin");
+    expect(readFileSync(join(twin, "SOUL.md"), "utf8")).toBe("full soul\n");
+    expect(readFileSync(join(twin, "config.yaml"), "utf8")).toContain("full-model");
+    // --clone-from is a --clone: identity and settings, not the source's other files.
+    expect(existsSync(join(twin, "notes/plan.md"))).toBe(false);
+
+    const missing = await hermes(["profile", "create", "ghost", "--clone-from", "nosuch", "--no-alias"], at);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('profile "nosuch" does not exist');
+    expect(existsSync(join(at.root, "profiles/ghost"))).toBe(false);
+  });
+
   it("exports a profile without its keys, redacts secrets in text, and imports it under a new name", async () => {
     const at = userHome();
     expect((await hermes(["profile", "create", "work"], at)).code).toBe(0);

@@ -155,6 +155,11 @@ export class ChatSession {
     );
   }
 
+  /** The endpoint the model is called at (undefined without a resolved runtime). */
+  get baseUrl(): string | undefined {
+    return this.options.resolved?.baseUrl;
+  }
+
   /** Process resources this conversation's tools share (shells, browsers), kept across `/new`. */
   get toolRuntime(): ToolRuntime {
     return this.runtime;

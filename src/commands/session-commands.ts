@@ -5,6 +5,7 @@
 import { sessionModelList } from "../agent/model-switch.js";
 import { loadEnvFile } from "../config/env-file.js";
 import { formatRecap, formatSessionList } from "./format.js";
+import { parseModelArgs, saveModelChoice } from "./model-args.js";
 import type { CommandContext, CommandDef } from "./types.js";
 
 /** Titles of recent sessions, for completing `/resume` and `/title` arguments. */
@@ -207,14 +208,19 @@ const branchCommand: CommandDef = {
 
 const modelCommand: CommandDef = {
   name: "model",
-  args: "[name|provider:model|--refresh]",
+  args: "[name|provider:model] [--provider NAME] [--global|--session] [--refresh]",
   description: "show the model and the provider's list, or use another one from the next turn",
   category: "Settings",
   adminOnly: true,
   availableWhileRunning: true,
   async run(args, ctx) {
     const s = ctx.paint;
-    if (!args || args === "--refresh") {
+    const parsed = parseModelArgs(args);
+    if ("error" in parsed) {
+      ctx.reply(s.yellow(parsed.error));
+      return;
+    }
+    if (parsed.spec === undefined) {
       const provider = ctx.session.provider;
       const { home, config } = ctx.session.agent;
       const list = await sessionModelList({
@@ -223,14 +229,14 @@ const modelCommand: CommandDef = {
         config,
         home,
         env: loadEnvFile(home, process.env).env,
-        refresh: args === "--refresh",
+        refresh: parsed.refresh,
       });
       ctx.reply(
         [
           `Model: ${s.bold(ctx.session.model)}${provider ? s.dim(` via ${provider}`) : ""}`,
           ...(list.lines.length > 0 ? [s.dim(`${provider}'s models:`), ...list.lines] : []),
           ...(list.note ? [s.dim(list.note)] : []),
-          s.dim("/model NAME or /model provider:model switches from the next turn."),
+          s.dim("/model NAME or /model provider:model switches from the next turn (--global also saves it)."),
         ].join("\n"),
       );
       return;
@@ -239,10 +245,19 @@ const modelCommand: CommandDef = {
       ctx.reply(s.yellow("A turn is running; /stop it or wait before changing the model."));
       return;
     }
-    await ctx.session.setModel(args);
+    await ctx.session.setModel(parsed.spec);
     ctx.sessionChanged();
     const via = ctx.session.provider ? s.dim(` via ${ctx.session.provider}`) : "";
     ctx.reply(`Model set to ${s.bold(ctx.session.model)}${via} from the next turn on.`);
+    if (parsed.global) {
+      const { home, config } = ctx.session.agent;
+      const saved = saveModelChoice(home, config.model, {
+        model: ctx.session.model,
+        provider: ctx.session.provider,
+        baseUrl: ctx.session.baseUrl,
+      });
+      ctx.reply(s.dim(`Saved for new sessions in ${home}/config.yaml: ${saved.join(", ")}.`));
+    }
   },
 };
 

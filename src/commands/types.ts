@@ -42,6 +42,8 @@ export interface CommandSession {
   currentTitle(): Promise<string | null>;
   readonly model: string;
   readonly provider: string;
+  /** The endpoint the model is called at, when the session resolved one (`/model --global`). */
+  readonly baseUrl?: string | undefined;
   /** Replaced after newSession/resume/branch/undo/setModel. */
   readonly agent: {
     yolo: boolean;

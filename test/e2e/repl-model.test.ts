@@ -1,9 +1,12 @@
 /**
  * `/model` in the running REPL (the built CLI in tmux): the provider's own model list with context
  * windows, aliases from `model_aliases` and `provider:model`, each switch taking effect from the
- * next message and recorded on the session, including a switch made before the first message; and
+ * next message and recorded on the session, including a switch made before the first message;
+ * `--global` saving it to config.yaml, words a model id cannot hold refused; and
  * the question a local server that lists several models (none configured) asks at the start.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
@@ -61,9 +64,23 @@ describe.skipIf(!hasTmux)("/model in the running session", () => {
     await term.waitFor("second answer");
     expect(conversationModels()).toEqual(["other-model", "fake-model"]);
 
-    term.type("/model custom:other-model");
+    // Words a model id cannot hold are refused, and nothing changes.
+    term.type("/model other model");
+    term.keys("Enter");
+    await term.waitFor('A model id is one word; got "other model"');
+    term.type("/model other-model --globl");
+    term.keys("Enter");
+    await term.waitFor("Unknown option --globl");
+    expect(readFileSync(join(home, "config.yaml"), "utf8")).toContain("default: fake-model");
+
+    // --global also saves the choice for new sessions; the aliases stay.
+    term.type("/model custom:other-model --global");
     term.keys("Enter");
     await term.waitFor(/Model set to fake-model[\s\S]*Model set to other-model/);
+    await term.waitFor("Saved for new sessions in");
+    const saved = readFileSync(join(home, "config.yaml"), "utf8");
+    expect(saved).toContain("default: other-model");
+    expect(saved).toContain("quick: other-model");
     term.keys("C-d");
     await term.waitFor("[exit 0]");
     expect(term.screen()).not.toContain("was not recorded");

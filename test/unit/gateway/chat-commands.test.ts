@@ -92,7 +92,7 @@ describe("Slack's slash commands", () => {
     const each = slackSlashCommands({ each: true, url: "https://bot.example/slack/events" });
     const model = each.find((c) => c.command === "/model");
     expect(model).toMatchObject({
-      usage_hint: "[name|provider:model|--refresh]",
+      usage_hint: "[name|provider:model] [--provider NAME] [--global|--session] [--refresh]",
       url: "https://bot.example/slack/events",
     });
     expect(each.every((c) => /^\/[a-z0-9_-]{1,31}$/.test(c.command))).toBe(true);

@@ -1,0 +1,76 @@
+/**
+ * The words of `/model`, as upstream takes them: `[model] [--provider NAME] [--global|--session]
+ * [--refresh]`. `--session` (the default) switches this conversation only; `--global` also saves
+ * the choice to the home's config.yaml, for new sessions. Anything else is refused before anything
+ * changes: a model id is one word, so `/model gpt 5` or an unknown `--flag` is a mistake to report.
+ */
+import { setConfigValue } from "../config/write.js";
+
+export interface ModelArgs {
+  /** What to switch to (`model`, `provider:model`, an alias); undefined shows the list. */
+  spec?: string;
+  global: boolean;
+  refresh: boolean;
+}
+
+export function parseModelArgs(text: string): ModelArgs | { error: string } {
+  const words = text.trim().split(/\s+/).filter(Boolean);
+  const names: string[] = [];
+  let provider: string | undefined;
+  let global = false;
+  let session = false;
+  let refresh = false;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    if (word === "--global" || word === "-g") global = true;
+    else if (word === "--session") session = true;
+    else if (word === "--refresh") refresh = true;
+    else if (word === "--provider" || word.startsWith("--provider=")) {
+      const value = word.includes("=") ? word.slice(word.indexOf("=") + 1) : words[++i];
+      if (!value || value.startsWith("-"))
+        return { error: "--provider needs a provider id, e.g. --provider openrouter." };
+      provider = value;
+    } else if (word.startsWith("-")) {
+      return {
+        error: `Unknown option ${word}; /model takes --provider NAME, --global, --session and --refresh.`,
+      };
+    } else names.push(word);
+  }
+  if (global && session)
+    return { error: "Choose --global (save for new sessions) or --session (this one only), not both." };
+  if (names.length > 1) {
+    return { error: `A model id is one word; got "${names.join(" ")}". Nothing changed.` };
+  }
+  const [name] = names;
+  if (name === undefined && provider === undefined) {
+    if (global) return { error: "--global saves a model: /model NAME --global." };
+    return { spec: undefined, global: false, refresh };
+  }
+  const spec = provider ? `${provider}:${name ?? ""}` : (name as string);
+  return { spec, global, refresh };
+}
+
+/**
+ * `--global`: writes the session's current model to `home`'s config.yaml; when it moved to another
+ * provider, that provider and its endpoint too, and the old provider's `model.api_key` and
+ * `model.api_mode` are cleared (a key is never sent to a provider it was not made for), as
+ * `hermes model` does. Returns the keys written, as `key: value`.
+ */
+export function saveModelChoice(
+  home: string,
+  configured: { provider: string; base_url: string; api_key: string; api_mode: string },
+  now: { model: string; provider: string; baseUrl?: string | undefined },
+): string[] {
+  const edits: Array<[string, string]> = [["model.default", now.model]];
+  if (now.provider && now.provider !== configured.provider.trim()) {
+    edits.push(["model.provider", now.provider]);
+    // A catalog provider's endpoint comes from the catalog, a named one from custom_providers.
+    edits.push(["model.base_url", now.provider === "custom" ? (now.baseUrl ?? "") : ""]);
+    if (configured.api_key.trim()) edits.push(["model.api_key", ""]);
+    if (configured.api_mode.trim()) edits.push(["model.api_mode", ""]);
+  }
+  return edits.map(([key, value]) => {
+    setConfigValue(home, key, value);
+    return `${key}: ${value === "" ? '""' : value}`;
+  });
+}

@@ -124,6 +124,22 @@ describe("hermes profile", { timeout: 120_000 }, () => {
     expect(existsSync(join(at.root, "profiles/coder"))).toBe(false);
   });
 
+  it("hermes model --global writes the root home's config.yaml; without it, the sticky profile's", async () => {
+    const at = userHome();
+    const base = "model:\n  provider: custom\n  base_url: http://127.0.0.1:9/v1\n  default: root-model\n";
+    writeFileSync(join(at.root, "config.yaml"), base);
+    expect((await hermes(["profile", "create", "work", "--no-alias"], at)).code).toBe(0);
+    expect((await hermes(["profile", "use", "work"], at)).code).toBe(0);
+    const global = await hermes(["model", "custom:global-model", "--global"], at);
+    expect(global.code, global.stderr).toBe(0);
+    const local = await hermes(["model", "custom:profile-model"], at);
+    expect(local.code, local.stderr).toBe(0);
+    expect(readFileSync(join(at.root, "config.yaml"), "utf8")).toContain("default: global-model");
+    const work = readFileSync(join(at.root, "profiles/work/config.yaml"), "utf8");
+    expect(work).toContain("default: profile-model");
+    expect(work).not.toContain("global-model");
+  });
+
   it("--clone-all copies everything but history, cron jobs and runtime files; --clone-from names the source", async () => {
     const at = userHome();
     writeFileSync(join(at.root, "config.yaml"), "model:\n  default: root-model\n");

@@ -98,6 +98,12 @@ describe("Nous Portal login", () => {
     const wrong = await runHermes(["login", "openrouter"], { home, cwd, env: fakeOAuthEnv(oauth) });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('"openrouter" has no OAuth login');
+    expect(wrong.stderr).toContain("for a key use: hermes auth add openrouter --type api-key");
+    // A name that is no provider gets no command to copy.
+    const typo = await runHermes(["login", "opnerouter"], { home, cwd, env: fakeOAuthEnv(oauth) });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('"opnerouter" is not a provider Hermes knows');
+    expect(typo.stderr).not.toContain("hermes auth add opnerouter");
     expect(() => statSync(join(home, "auth.json"))).toThrow();
   });
 });

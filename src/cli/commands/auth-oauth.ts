@@ -150,10 +150,15 @@ async function storeLogin(
 
 /** The OAuth provider a user typed (id or alias); exit 2 naming the ones that have a login. */
 export function oauthProvider(raw: string): OAuthProviderId {
-  const id = findProvider(raw)?.id ?? raw.trim().toLowerCase();
+  const known = findProvider(raw);
+  const id = known?.id ?? raw.trim().toLowerCase();
   if (isOAuthProvider(id)) return id;
+  // A key is the way in only for a provider the catalog knows; an unknown name gets no command to copy.
+  const instead = known
+    ? `; for a key use: hermes auth add ${known.id} --type api-key`
+    : `; "${raw}" is not a provider Hermes knows`;
   throw new CliFailure(
-    `"${raw}" has no OAuth login. Providers with one: ${OAUTH_PROVIDERS.join(", ")}; for a key use: hermes auth add ${raw} --type api-key`,
+    `"${raw}" has no OAuth login. Providers with one: ${OAUTH_PROVIDERS.join(", ")}${instead}`,
     2,
   );
 }

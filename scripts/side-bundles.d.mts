@@ -33,4 +33,4 @@ export interface BuiltSideBundle extends BuiltBundle {
 export declare function buildCliBundles(options?: {
   write?: boolean;
   outdir?: string;
-}): Promise<{ main: BuiltBundle; sides: BuiltSideBundle[] }>;
+}): Promise<{ main: BuiltBundle; sides: BuiltSideBundle[]; hoisted: string[] }>;

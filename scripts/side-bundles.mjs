@@ -41,6 +41,17 @@ export const SIDE_BUNDLES = [
     seams: [/^src\/cli\/commands\/batch\.ts$/, /^src\/batch\//],
   },
   { name: "rl", what: "the Atropos RL environments (`hermes rl`)", seams: [/^src\/cli\/commands\/rl\.ts$/] },
+  {
+    name: "skills",
+    what: "`hermes skills` (the hub and the library's commands)",
+    seams: [/^src\/cli\/commands\/skills\.ts$/],
+  },
+  {
+    name: "mcp",
+    what: "`hermes mcp` (MCP server settings and logins)",
+    seams: [/^src\/cli\/commands\/mcp\.ts$/],
+  },
+  { name: "profile", what: "`hermes profile`", seams: [/^src\/cli\/commands\/profile\.ts$/] },
 ];
 
 /**
@@ -198,33 +209,27 @@ const sideBanner = {
   js: '(function (exports, require, module, __filename, __dirname, __hermesHost) {var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;',
 };
 
-/**
- * Builds the main CLI bundle and its side bundles. `write: false` keeps them in memory (the tests);
- * `outdir` puts them somewhere else than dist/cli. Returns each bundle's esbuild result (metafile;
- * in memory, the text) and output file (relative to the package root, as the metafile names it),
- * plus, per side bundle, the seams cut and the host modules it takes from the main bundle.
- */
-export async function buildCliBundles({ write = true, outdir } = {}) {
-  // Relative to the package root, as esbuild names outputs in its metafile.
-  const mainOutfile = outdir ? projectPath(resolve(ROOT, outdir, "hermes.cjs")) : cliBundleOptions.outfile;
-  const common = { ...cliBundleOptions, absWorkingDir: ROOT, metafile: true };
-  // 1. Which modules the main bundle has once its seams are cut.
+// The main bundle with its seams cut (and the hoisted modules in its host table): which modules
+// it holds, and which seams it cut per side bundle (those whose target it holds anyway left out).
+async function cutMain(common, hoisted) {
   const seams = new Map();
   const cut = await build({
     ...common,
     write: false,
     sourcemap: false,
-    plugins: [...cliBundleOptions.plugins, mainPlugin({ mainSet: undefined, hostPaths: new Set(), seams })],
+    plugins: [...cliBundleOptions.plugins, mainPlugin({ mainSet: undefined, hostPaths: hoisted, seams })],
   });
   const mainSet = outputModules(cut.metafile, cliBundleOptions.outfile);
-  // A seam's target the main bundle imports anyway (statically, elsewhere) stays the main one's.
   for (const [name, targets] of seams) {
     for (const path of targets) if (mainSet.has(path)) targets.delete(path);
     if (targets.size === 0) seams.delete(name);
   }
-  // 2. Each side bundle against that set.
-  const hostPaths = new Set();
-  const sides = await Promise.all(
+  return { mainSet, seams };
+}
+
+// Each side bundle with seams, against the main bundle's modules.
+function buildSides(common, { write, mainOutfile, mainSet, seams }) {
+  return Promise.all(
     SIDE_BUNDLES.filter((side) => seams.has(side.name)).map(async (side) => {
       const outfile = sideOutfile(side.name, mainOutfile);
       const needs = new Set();
@@ -240,7 +245,6 @@ export async function buildCliBundles({ write = true, outdir } = {}) {
           sidePlugin({ side: side.name, mainSet, targets: seams.get(side.name), hostPaths: needs }),
         ],
       });
-      for (const path of needs) hostPaths.add(path);
       return {
         name: side.name,
         outfile,
@@ -250,15 +254,45 @@ export async function buildCliBundles({ write = true, outdir } = {}) {
       };
     }),
   );
-  // 3. The main bundle with the host modules the side bundles take.
-  const main = await build({
-    ...common,
-    write,
-    outfile: mainOutfile,
-    plugins: [...cliBundleOptions.plugins, mainPlugin({ mainSet, hostPaths, seams: new Map() })],
-  });
-  return {
-    main: { outfile: mainOutfile, result: main },
-    sides,
-  };
+}
+
+/**
+ * Builds the main CLI bundle and its side bundles. `write: false` keeps them in memory (the tests);
+ * `outdir` puts them somewhere else than dist/cli. Returns each bundle's esbuild result (metafile;
+ * in memory, the text) and output file (relative to the package root, as the metafile names it),
+ * plus, per side bundle, the seams cut and the host modules it takes from the main bundle, and the
+ * modules moved into the main bundle because two side bundles used them.
+ */
+export async function buildCliBundles({ write = true, outdir } = {}) {
+  // Relative to the package root, as esbuild names outputs in its metafile.
+  const mainOutfile = outdir ? projectPath(resolve(ROOT, outdir, "hermes.cjs")) : cliBundleOptions.outfile;
+  const common = { ...cliBundleOptions, absWorkingDir: ROOT, metafile: true };
+  // Modules two side bundles would each hold a copy of go into the main bundle instead (lent to
+  // both like any other): found after a round, then the bundles are cut again.
+  const hoisted = new Set();
+  for (let round = 1; ; round++) {
+    const { mainSet, seams } = await cutMain(common, hoisted);
+    const sides = await buildSides(common, { write, mainOutfile, mainSet, seams });
+    const twice = bundleOverlaps(
+      Object.fromEntries(sides.map((side) => [side.name, outputModules(side.result.metafile, side.outfile)])),
+      [],
+    );
+    if (twice.length > 0 && round < 3) {
+      for (const { path } of twice) hoisted.add(path);
+      continue;
+    }
+    const hostPaths = new Set([...hoisted, ...sides.flatMap((side) => side.hostModules)]);
+    // 3. The main bundle with the host modules the side bundles take.
+    const main = await build({
+      ...common,
+      write,
+      outfile: mainOutfile,
+      plugins: [...cliBundleOptions.plugins, mainPlugin({ mainSet, hostPaths, seams: new Map() })],
+    });
+    return {
+      main: { outfile: mainOutfile, result: main },
+      sides,
+      hoisted: [...hoisted].sort(),
+    };
+  }
 }

@@ -207,6 +207,17 @@ describe("side bundles from the built CLI", () => {
     expect(batch.stdout).toContain("Usage: hermes batch");
     expect(sideCaches(batch.home)).toEqual(["batch"]);
 
+    for (const [name, args] of [
+      ["skills", ["skills", "list"]],
+      ["mcp", ["mcp", "list"]],
+      ["profile", ["profile", "list"]],
+    ] as const) {
+      const run = await hermes(pkg, [...args]);
+      expect(run.stderr).not.toContain("side-");
+      expect(run.code).toBe(0);
+      expect(sideCaches(run.home)).toEqual([name]);
+    }
+
     // The backend loads from its side bundle and the driver from node_modules: refused, not missing.
     const pg = await hermes(pkg, ["sessions", "list"], { home: postgresHome() });
     expect(pg.code).not.toBe(0);

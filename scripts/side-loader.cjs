@@ -121,7 +121,8 @@ function loadSide(name, hostTable) {
 /**
  * The module `path` (project-relative, as the build named it) from side bundle `name`, loading
  * the bundle on first use. `hostTable` is the main bundle's `{ modules, what }`: a require of each
- * module side bundles share, and each side bundle's description. Throws a SideBundleError naming the file when it is missing or stale.
+ * module side bundles share, and each side bundle's description. Throws a SideBundleError naming
+ * the file when it is missing, not a side bundle, or from another build.
  */
 function sideModule(name, path, hostTable) {
   let entry = loaded.get(name);

@@ -28,6 +28,7 @@ import {
   STATELESS_SHARED,
   seamOf,
 } from "../../../scripts/side-bundles.mjs";
+import { reply, startFakeLlm } from "../../support/fake-llm.js";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const scratch = mkdtempSync(join(tmpdir(), "hermes-side-bundles-"));
@@ -192,6 +193,21 @@ describe("side bundles from the built CLI", () => {
     const plain = await hermes(pkg, ["sessions", "list"]);
     expect(plain.code).toBe(0);
     expect(sideCaches(plain.home)).toEqual([]);
+    // A one-shot with a tool call loads none either.
+    const llm = await startFakeLlm();
+    try {
+      const home = mkdtempSync(join(scratch, "home-z-"));
+      writeFileSync(
+        join(home, "config.yaml"),
+        `model:\n  provider: custom\n  base_url: ${llm.url}\n  default: fake-model\nagent:\n  api_max_retries: 0\n`,
+      );
+      llm.enqueue(reply().toolCall("terminal", { command: "echo side" }), reply().text("done"));
+      const shot = await hermes(pkg, ["-z", "run echo"], { home });
+      expect(shot.stdout.trim()).toBe("done");
+      expect(sideCaches(home)).toEqual([]);
+    } finally {
+      await llm.close();
+    }
 
     const dashboard = await hermes(pkg, ["dashboard", "--status"]);
     expect(dashboard.stdout).toContain("Dashboard: not running");

@@ -10,7 +10,7 @@ export interface SideBundle {
 export declare const SIDE_BUNDLES: readonly SideBundle[];
 export declare const STATELESS_SHARED: readonly string[];
 export declare function sideOutfile(name: string, mainOutfile?: string): string;
-export declare function seamOf(path: string): SideBundle | undefined;
+export declare function seamOf(path: string, sides?: readonly SideBundle[]): SideBundle | undefined;
 export declare function outputModules(metafile: Metafile, outfile: string): Set<string>;
 export declare function bundleOverlaps(
   bundles: Record<string, Iterable<string>>,
@@ -33,4 +33,5 @@ export interface BuiltSideBundle extends BuiltBundle {
 export declare function buildCliBundles(options?: {
   write?: boolean;
   outdir?: string;
+  sides?: readonly SideBundle[];
 }): Promise<{ main: BuiltBundle; sides: BuiltSideBundle[]; hoisted: string[] }>;

@@ -67,9 +67,9 @@ export function sideOutfile(name, mainOutfile = cliBundleOptions.outfile) {
 
 const projectPath = (absolute) => relative(ROOT, absolute).split("\\").join("/");
 
-/** The side bundle whose seams match a project-relative path, if any. */
-export function seamOf(path) {
-  return SIDE_BUNDLES.find((side) => side.seams.some((seam) => seam.test(path)));
+/** The side bundle (of `sides`) whose seams match a project-relative path, if any. */
+export function seamOf(path, sides = SIDE_BUNDLES) {
+  return sides.find((side) => side.seams.some((seam) => seam.test(path)));
 }
 
 // Resolves an import as esbuild would without plugins, or undefined when it is not a file of ours
@@ -99,7 +99,7 @@ const seamModule = (side, path) =>
 
 // The main bundle: each seam (a dynamic import of a side bundle's module the main bundle lacks)
 // becomes a request to the loader; `side-host:table` is the host modules the side bundles need.
-function mainPlugin({ mainSet, hostPaths, seams }) {
+function mainPlugin({ sides, mainSet, hostPaths, seams }) {
   return {
     name: "side-bundle-seams",
     setup(b) {
@@ -108,7 +108,7 @@ function mainPlugin({ mainSet, hostPaths, seams }) {
         const file = await resolveFile(b, args);
         if (file === undefined) return undefined;
         const path = projectPath(file);
-        const side = seamOf(path);
+        const side = seamOf(path, sides);
         if (!side || mainSet?.has(path)) return undefined;
         seams.get(side.name)?.add(path) ?? seams.set(side.name, new Set([path]));
         return {
@@ -124,7 +124,7 @@ function mainPlugin({ mainSet, hostPaths, seams }) {
       }));
       b.onResolve({ filter: /^side-host:table$/ }, () => ({ path: "table", namespace: "side-host" }));
       b.onLoad({ filter: /.*/, namespace: "side-host" }, () => ({
-        contents: `module.exports = {\n  what: ${JSON.stringify(Object.fromEntries(SIDE_BUNDLES.map((s) => [s.name, s.what])))},\n  modules: {\n${[
+        contents: `module.exports = {\n  what: ${JSON.stringify(Object.fromEntries(sides.map((s) => [s.name, s.what])))},\n  modules: {\n${[
           ...hostPaths,
         ]
           .sort()
@@ -140,7 +140,7 @@ function mainPlugin({ mainSet, hostPaths, seams }) {
 // A side bundle: its entry maps each of its seams to the module; every import of a module the main
 // bundle has becomes `__hermesHost.module(path)`, and a dynamic import of another side bundle's
 // seam goes through the loader as in the main bundle.
-function sidePlugin({ side, mainSet, targets, hostPaths }) {
+function sidePlugin({ sides, side, mainSet, targets, hostPaths }) {
   return {
     name: "side-bundle-host",
     setup(b) {
@@ -162,7 +162,7 @@ function sidePlugin({ side, mainSet, targets, hostPaths }) {
           hostPaths.add(path);
           return { path: `${path}.host.cjs`, namespace: "side-host-module", pluginData: { path } };
         }
-        const other = args.kind === "dynamic-import" ? seamOf(path) : undefined;
+        const other = args.kind === "dynamic-import" ? seamOf(path, sides) : undefined;
         if (other && other.name !== side) {
           return {
             path: `${other.name}:${path}.cjs`,
@@ -211,13 +211,16 @@ const sideBanner = {
 
 // The main bundle with its seams cut (and the hoisted modules in its host table): which modules
 // it holds, and which seams it cut per side bundle (those whose target it holds anyway left out).
-async function cutMain(common, hoisted) {
+async function cutMain(common, sides, hoisted) {
   const seams = new Map();
   const cut = await build({
     ...common,
     write: false,
     sourcemap: false,
-    plugins: [...cliBundleOptions.plugins, mainPlugin({ mainSet: undefined, hostPaths: hoisted, seams })],
+    plugins: [
+      ...cliBundleOptions.plugins,
+      mainPlugin({ sides, mainSet: undefined, hostPaths: hoisted, seams }),
+    ],
   });
   const mainSet = outputModules(cut.metafile, cliBundleOptions.outfile);
   for (const [name, targets] of seams) {
@@ -228,42 +231,45 @@ async function cutMain(common, hoisted) {
 }
 
 // Each side bundle with seams, against the main bundle's modules.
-function buildSides(common, { write, mainOutfile, mainSet, seams }) {
+function buildSides(common, { sides, write, mainOutfile, mainSet, seams }) {
   return Promise.all(
-    SIDE_BUNDLES.filter((side) => seams.has(side.name)).map(async (side) => {
-      const outfile = sideOutfile(side.name, mainOutfile);
-      const needs = new Set();
-      const result = await build({
-        ...common,
-        write,
-        entryPoints: { [`side-${side.name}`]: `side-entry:${side.name}` },
-        outfile,
-        banner: sideBanner,
-        footer: { js: "\n})" },
-        plugins: [
-          ...cliBundleOptions.plugins,
-          sidePlugin({ side: side.name, mainSet, targets: seams.get(side.name), hostPaths: needs }),
-        ],
-      });
-      return {
-        name: side.name,
-        outfile,
-        result,
-        hostModules: [...needs].sort(),
-        seams: [...seams.get(side.name)],
-      };
-    }),
+    sides
+      .filter((side) => seams.has(side.name))
+      .map(async (side) => {
+        const outfile = sideOutfile(side.name, mainOutfile);
+        const needs = new Set();
+        const result = await build({
+          ...common,
+          write,
+          entryPoints: { [`side-${side.name}`]: `side-entry:${side.name}` },
+          outfile,
+          banner: sideBanner,
+          footer: { js: "\n})" },
+          plugins: [
+            ...cliBundleOptions.plugins,
+            sidePlugin({ sides, side: side.name, mainSet, targets: seams.get(side.name), hostPaths: needs }),
+          ],
+        });
+        return {
+          name: side.name,
+          outfile,
+          result,
+          hostModules: [...needs].sort(),
+          seams: [...seams.get(side.name)],
+        };
+      }),
   );
 }
 
 /**
  * Builds the main CLI bundle and its side bundles. `write: false` keeps them in memory (the tests);
- * `outdir` puts them somewhere else than dist/cli. Returns each bundle's esbuild result (metafile;
- * in memory, the text) and output file (relative to the package root, as the metafile names it),
- * plus, per side bundle, the seams cut and the host modules it takes from the main bundle, and the
- * modules moved into the main bundle because two side bundles used them.
+ * `outdir` puts them somewhere else than dist/cli; `sides` replaces SIDE_BUNDLES. Returns each
+ * bundle's esbuild result (metafile; in memory, the text) and output file (relative to the package
+ * root, as the metafile names it), plus, per side bundle, the seams cut and the host modules it
+ * takes from the main bundle, and the modules moved into the main bundle because two side bundles
+ * used them.
  */
-export async function buildCliBundles({ write = true, outdir } = {}) {
+export async function buildCliBundles({ write = true, outdir, sides: wanted = SIDE_BUNDLES } = {}) {
   // Relative to the package root, as esbuild names outputs in its metafile.
   const mainOutfile = outdir ? projectPath(resolve(ROOT, outdir, "hermes.cjs")) : cliBundleOptions.outfile;
   const common = { ...cliBundleOptions, absWorkingDir: ROOT, metafile: true };
@@ -271,8 +277,8 @@ export async function buildCliBundles({ write = true, outdir } = {}) {
   // both like any other): found after a round, then the bundles are cut again.
   const hoisted = new Set();
   for (let round = 1; ; round++) {
-    const { mainSet, seams } = await cutMain(common, hoisted);
-    const sides = await buildSides(common, { write, mainOutfile, mainSet, seams });
+    const { mainSet, seams } = await cutMain(common, wanted, hoisted);
+    const sides = await buildSides(common, { sides: wanted, write, mainOutfile, mainSet, seams });
     const twice = bundleOverlaps(
       Object.fromEntries(sides.map((side) => [side.name, outputModules(side.result.metafile, side.outfile)])),
       [],
@@ -287,7 +293,10 @@ export async function buildCliBundles({ write = true, outdir } = {}) {
       ...common,
       write,
       outfile: mainOutfile,
-      plugins: [...cliBundleOptions.plugins, mainPlugin({ mainSet, hostPaths, seams: new Map() })],
+      plugins: [
+        ...cliBundleOptions.plugins,
+        mainPlugin({ sides: wanted, mainSet, hostPaths, seams: new Map() }),
+      ],
     });
     return {
       main: { outfile: mainOutfile, result: main },

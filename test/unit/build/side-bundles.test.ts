@@ -175,6 +175,26 @@ describe("side bundles: one copy of every module", () => {
     expect(bundleOverlaps({ main: ["a.ts"], rl: ["b.ts"] })).toEqual([]);
   });
 
+  it("moves a module two side bundles would each hold into the main bundle, lent to both", async () => {
+    // `hermes logs` and the dashboard both read logs through util/log-tail.ts and log-filter.ts,
+    // which nothing else in the main bundle uses: cut both, and each would carry its own copy.
+    const logs = { name: "logs", what: "`hermes logs`", seams: [/^src\/cli\/commands\/logs\.ts$/] };
+    const dashboard = SIDE_BUNDLES.find((s) => s.name === "dashboard");
+    if (!dashboard) throw new Error("no dashboard side bundle");
+    const result = await buildCliBundles({ write: false, sides: [dashboard, logs] });
+    expect(result.hoisted).toEqual(
+      expect.arrayContaining(["src/util/log-filter.ts", "src/util/log-tail.ts"]),
+    );
+    const main = outputModules(result.main.result.metafile, result.main.outfile);
+    const all: Record<string, Set<string>> = { main };
+    for (const s of result.sides) {
+      all[s.name] = outputModules(s.result.metafile, s.outfile);
+      expect(s.hostModules).toContain("src/util/log-tail.ts");
+    }
+    expect(main.has("src/util/log-tail.ts")).toBe(true);
+    expect(bundleOverlaps(all)).toEqual([]);
+  }, 180_000);
+
   it("cuts only at a side bundle's seams", () => {
     expect(seamOf("src/state/postgres/migrate.ts")?.name).toBe("postgres");
     expect(seamOf("src/knowledge/postgres/skill-library.ts")?.name).toBe("postgres");

@@ -18,6 +18,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type BuiltSideBundle,
@@ -296,6 +298,41 @@ describe("side bundles from the built CLI", () => {
     const dashboard = await hermes(noDashboard, ["dashboard", "--status"]);
     expect(dashboard.code).toBe(1);
     expect(dashboard.stderr).toMatch(/side-dashboard\.cjs is missing: it holds the web dashboard's server/);
+  }, 60_000);
+
+  it("loads one side bundle from another: `hermes mcp serve` reads a PostgreSQL home's approvals", async () => {
+    // The mcp side bundle imports the backend's approvals module from the postgres side bundle.
+    const listApprovals = async (pkg: string) => {
+      const home = postgresHome();
+      const client = new Client({ name: "side-bundles-test", version: "1" });
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [join(pkg, "bin", "hermes"), "mcp", "serve"],
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, HERMES_HOME: home, NO_COLOR: "1" },
+          stderr: "pipe",
+        }),
+      );
+      try {
+        const result = (await client.callTool({ name: "permissions_list_open", arguments: {} })) as {
+          isError?: boolean;
+          content: { type: string; text?: string }[];
+        };
+        return { isError: result.isError, text: result.content.map((c) => c.text ?? "").join("") };
+      } finally {
+        await client.close();
+      }
+    };
+    const found = await listApprovals(join(scratch, "cli"));
+    expect(found.isError).toBe(true);
+    expect(found.text).toContain("ECONNREFUSED");
+    expect(found.text).not.toContain("side-");
+
+    const pkg = packageCopy("mcp-without-postgres", (dist) => rmSync(join(dist, "side-postgres.cjs")));
+    const missing = await listApprovals(pkg);
+    expect(missing.isError).toBe(true);
+    expect(missing.text).toContain(`${join(pkg, "dist", "cli", "side-postgres.cjs")} is missing`);
+    expect(missing.text).toContain("the PostgreSQL state backend");
   }, 60_000);
 
   it("refuses a side file that is not a side bundle, or one from another build", async () => {

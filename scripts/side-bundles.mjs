@@ -11,6 +11,7 @@
 // config caches exist once. The build runs in three steps: the main bundle with its seams cut
 // (which modules it has), each side bundle against that set (which host modules it needs), then
 // the main bundle again with its host table. `bundleOverlaps` checks the result from the metafiles.
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -231,7 +232,7 @@ async function cutMain(common, sides, hoisted) {
 }
 
 // Each side bundle with seams, against the main bundle's modules.
-function buildSides(common, { sides, write, mainOutfile, mainSet, seams }) {
+function buildSides(common, { sides, mainOutfile, mainSet, seams }) {
   return Promise.all(
     sides
       .filter((side) => seams.has(side.name))
@@ -240,7 +241,7 @@ function buildSides(common, { sides, write, mainOutfile, mainSet, seams }) {
         const needs = new Set();
         const result = await build({
           ...common,
-          write,
+          write: false,
           entryPoints: { [`side-${side.name}`]: `side-entry:${side.name}` },
           outfile,
           banner: sideBanner,
@@ -278,7 +279,7 @@ export async function buildCliBundles({ write = true, outdir, sides: wanted = SI
   const hoisted = new Set();
   for (let round = 1; ; round++) {
     const { mainSet, seams } = await cutMain(common, wanted, hoisted);
-    const sides = await buildSides(common, { sides: wanted, write, mainOutfile, mainSet, seams });
+    const sides = await buildSides(common, { sides: wanted, mainOutfile, mainSet, seams });
     const twice = bundleOverlaps(
       Object.fromEntries(sides.map((side) => [side.name, outputModules(side.result.metafile, side.outfile)])),
       [],
@@ -291,13 +292,20 @@ export async function buildCliBundles({ write = true, outdir, sides: wanted = SI
     // 3. The main bundle with the host modules the side bundles take.
     const main = await build({
       ...common,
-      write,
+      write: false,
       outfile: mainOutfile,
       plugins: [
         ...cliBundleOptions.plugins,
         mainPlugin({ sides: wanted, mainSet, hostPaths, seams: new Map() }),
       ],
     });
+    // Written once every bundle is final, so no side file of an earlier round is left behind.
+    if (write) {
+      for (const file of [main, ...sides.map((side) => side.result)].flatMap((r) => r.outputFiles)) {
+        mkdirSync(dirname(file.path), { recursive: true });
+        writeFileSync(file.path, file.contents);
+      }
+    }
     return {
       main: { outfile: mainOutfile, result: main },
       sides,

@@ -1,7 +1,7 @@
 /**
- * The CLI bundle's size guard (scripts/bundle-guard.mjs): the bundle as the build makes it, from
- * the same esbuild options in memory, stays under its stated limit and inlines none of the
- * packages that must be required from node_modules; and the guard itself names what is wrong.
+ * The CLI bundle's size guard (scripts/bundle-guard.mjs): the bundle and its side bundles as the
+ * build makes them (scripts/side-bundles.mjs, in memory) stay under their stated limits and inline
+ * none of the packages that must be required from node_modules; and the guard names what is wrong.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";

@@ -3,6 +3,8 @@ import type { Metafile } from "esbuild";
 
 export declare const BUNDLE_LIMIT_BYTES: number;
 export declare const OUT_OF_BUNDLE_PACKAGES: readonly string[];
+export declare const SIDE_BUNDLE_LIMITS: Readonly<Record<string, number>>;
+export declare function sideBundleLimit(name: string): number;
 
 export interface BundleReport {
   outfile: string;

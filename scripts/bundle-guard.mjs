@@ -1,5 +1,6 @@
 // The CLI bundle's size guard: every start reads, and code-caches, all of dist/cli/hermes.cjs, so
-// what goes into it is watched. scripts/build.mjs warns and test/unit/build/bundle-size.test.ts
+// what goes into it is watched; so is each side bundle (dist/cli/side-*.cjs), against its own
+// limit. scripts/build.mjs warns and test/unit/build/bundle-size.test.ts
 // fails when the bundle grows past BUNDLE_LIMIT_BYTES or inlines a package that must stay out
 // (an optional dependency, or the SDK of a chat platform, a cloud backend or the browser: each is
 // required from node_modules by the feature that needs it). Sizes come from esbuild's metafile.
@@ -13,10 +14,34 @@
  * would need that state passed in first. Raised to 3.40 MB at 3.35 MB when the several-instance
  * work (shared skill writes and archive, approvals across instances, the hand-off ledger, the
  * control socket's caller check) and the direct chat-completions stream added about 75 kB of our
- * own source. The next step is still its own bundle per rarely used surface (PostgreSQL,
- * dashboard, ACP, batch).
+ * own source. Lowered to 3.26 MB (10% above its size) at 2.96 MB, when the PostgreSQL backend, the
+ * dashboard's server, `hermes skills`, `hermes mcp`, `hermes profile`, ACP, batch and RL moved
+ * into side bundles (scripts/side-bundles.mjs).
  */
-export const BUNDLE_LIMIT_BYTES = 3_400_000;
+export const BUNDLE_LIMIT_BYTES = 3_260_000;
+
+/**
+ * The stated limit of each side bundle (scripts/side-bundles.mjs), `dist/cli/side-<name>.cjs`: a
+ * side bundle is read only by the commands that use its surface, yet it should not grow unseen.
+ * Set with room above their sizes when they were cut out (postgres 164 kB, dashboard 82 kB, skills
+ * 68 kB, mcp 39 kB, profile 37 kB, batch 34 kB, acp 29 kB, rl 22 kB); the PostgreSQL backend gets
+ * more, as it is still growing.
+ */
+export const SIDE_BUNDLE_LIMITS = {
+  postgres: 250_000,
+  dashboard: 100_000,
+  skills: 85_000,
+  mcp: 50_000,
+  profile: 50_000,
+  batch: 45_000,
+  acp: 40_000,
+  rl: 30_000,
+};
+
+/** A side bundle's limit; a side bundle without a stated one is held to 50 kB. */
+export function sideBundleLimit(name) {
+  return SIDE_BUNDLE_LIMITS[name] ?? 50_000;
+}
 
 /**
  * Packages never inlined into the CLI bundle, besides package.json's optionalDependencies: chat

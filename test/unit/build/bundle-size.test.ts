@@ -1,11 +1,11 @@
 /**
- * The CLI bundle's size guard (scripts/bundle-guard.mjs): the bundle as the build makes it, from
- * the same esbuild options in memory, stays under its stated limit and inlines none of the
- * packages that must be required from node_modules; and the guard itself names what is wrong.
+ * The CLI bundle's size guard (scripts/bundle-guard.mjs): the bundle and its side bundles as the
+ * build makes them (scripts/side-bundles.mjs, in memory) stay under their stated limits and inline
+ * none of the packages that must be required from node_modules; and the guard names what is wrong.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { build, type Metafile } from "esbuild";
+import type { Metafile } from "esbuild";
 import { describe, expect, it } from "vitest";
 import {
   BUNDLE_LIMIT_BYTES,
@@ -13,8 +13,10 @@ import {
   bundleReport,
   OUT_OF_BUNDLE_PACKAGES,
   packageOf,
+  sideBundleLimit,
 } from "../../../scripts/bundle-guard.mjs";
 import { cliBundleOptions } from "../../../scripts/cli-bundle.mjs";
+import { buildCliBundles } from "../../../scripts/side-bundles.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const optionalDependencies = Object.keys(
@@ -39,9 +41,10 @@ function metafile(inputs: Record<string, number>, bytes?: number): Metafile {
 }
 
 describe("CLI bundle size guard", () => {
-  it("the bundle the build makes is under its limit and inlines no package that must stay out", async () => {
-    const result = await build({ ...cliBundleOptions, absWorkingDir: ROOT, write: false, metafile: true });
-    const report = bundleReport(result.metafile, cliBundleOptions.outfile);
+  it("the bundles the build makes are under their limits and inline no package that must stay out", async () => {
+    const { main, sides } = await buildCliBundles({ write: false });
+    expect(main.outfile).toBe(cliBundleOptions.outfile);
+    const report = bundleReport(main.result.metafile, main.outfile);
     expect(bundleProblems(report, { optionalDependencies })).toEqual([]);
     expect(report.bytes).toBeLessThanOrEqual(BUNDLE_LIMIT_BYTES);
     const inlined = new Set(report.packages.map((p) => p.name));
@@ -50,7 +53,17 @@ describe("CLI bundle size guard", () => {
     );
     // The model SDK the one-shot uses is inside; the report sees it.
     expect(inlined.has("openai")).toBe(true);
-  }, 60_000);
+    expect(sides.length).toBeGreaterThan(0);
+    for (const side of sides) {
+      const sideReport = bundleReport(side.result.metafile, side.outfile);
+      expect(
+        bundleProblems(sideReport, { optionalDependencies, limitBytes: sideBundleLimit(side.name) }),
+      ).toEqual([]);
+      expect(sideReport.bytes).toBeGreaterThan(0);
+      // `pg` stays in node_modules, side bundle or not.
+      expect(sideReport.packages.map((p) => p.name)).not.toContain("pg");
+    }
+  }, 120_000);
 
   it("names the package of an input, scoped and nested ones included", () => {
     expect(packageOf("node_modules/openai/client.mjs")).toBe("openai");

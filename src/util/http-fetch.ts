@@ -186,7 +186,9 @@ export function sendRequest(
 }
 
 /** The answer's body with its `content-encoding` (gzip, deflate, br) undone; `res` itself when plain. */
-export function decodedBody(res: IncomingMessage): Readable {
+export function decodedBody(
+  res: Readable & { headers: Record<string, string | string[] | undefined> },
+): Readable {
   return decoded(res);
 }
 
@@ -288,7 +290,7 @@ function requestOnce(
   });
 }
 
-function decoded(res: IncomingMessage): Readable {
+function decoded(res: Readable & { headers: Record<string, string | string[] | undefined> }): Readable {
   const encoding = String(res.headers["content-encoding"] ?? "")
     .trim()
     .toLowerCase();

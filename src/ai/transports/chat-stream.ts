@@ -22,11 +22,19 @@
  * line when the stream closes is dropped. A redirect is not followed here: the call goes back
  * to the SDK path, which follows it (nothing was processed by a server that redirects).
  */
-import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { FetchHeaders } from "../../util/fetch-classes.js";
 import { decodedBody, sendRequest } from "../../util/http-fetch.js";
 import type { OpenAIClient } from "./openai-client.js";
+import { plainRequest } from "./plain-http.js";
+
+/** What the stream reads of an answer, from Node's client or the plain one (plain-http.ts). */
+type Answer = Readable & {
+  statusCode?: number | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  rawHeaders: string[];
+  complete: boolean;
+};
 
 /** Where a client's streamed chat-completions requests go, with the headers it would send. */
 export interface ChatStreamTarget {
@@ -93,9 +101,13 @@ export async function openChatStream(
     timedOut = true;
     controller.abort();
   }, target.timeoutMs);
-  let res: IncomingMessage;
+  let res: Answer;
   try {
-    res = await sendRequest(target.url, "POST", target.headers, body, controller.signal);
+    // A plain-http server (a model on this machine or network) gets the lean client.
+    res =
+      target.url.protocol === "http:"
+        ? await plainRequest(target.url, "POST", target.headers, bodyBytes(body), controller.signal)
+        : await sendRequest(target.url, "POST", target.headers, body, controller.signal);
   } catch (error) {
     signal.removeEventListener("abort", abort);
     if (signal.aborted) throw new sdk.APIUserAbortError();
@@ -143,13 +155,17 @@ export async function openChatStream(
   };
 }
 
+function bodyBytes(body: string | Uint8Array): Uint8Array {
+  return typeof body === "string" ? Buffer.from(body, "utf8") : body;
+}
+
 /** The SDK's test for a connection failure that is a timeout. */
 function isTimeout(error: unknown): boolean {
   const cause = error instanceof Error && error.cause !== undefined ? String(error.cause) : "";
   return /timed? ?out/i.test(String(error) + cause);
 }
 
-function headersOf(res: IncomingMessage): FetchHeaders {
+function headersOf(res: Answer): FetchHeaders {
   const headers = new FetchHeaders();
   for (let i = 0; i < res.rawHeaders.length; i += 2) {
     headers.append(res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string);
@@ -162,7 +178,7 @@ function terminated(cause: unknown): TypeError {
   return new TypeError("terminated", { cause });
 }
 
-async function readAll(source: Readable, res: IncomingMessage): Promise<string> {
+async function readAll(source: Readable, res: Answer): Promise<string> {
   source.setEncoding("utf8");
   let text = "";
   try {
@@ -177,7 +193,7 @@ async function readAll(source: Readable, res: IncomingMessage): Promise<string> 
 /** Parses the event stream (see the file comment); `release` runs once it is done either way. */
 async function* events(
   sdk: OpenAIClient["sdk"],
-  res: IncomingMessage,
+  res: Answer,
   source: Readable,
   release: () => void,
 ): AsyncGenerator<unknown> {

@@ -237,6 +237,22 @@ describe("streamed chat completions without the SDK's stream layers", () => {
     expect(texts).toEqual(["first"]);
   });
 
+  it("keeps one connection to a plain-http server across model calls, and recovers when the server drops it", async () => {
+    const connections: import("node:net").Socket[] = [];
+    server.on("connection", (socket) => connections.push(socket));
+    handler = sse([`data: ${chunk({ content: "ok" }, "stop")}\n\n`, "data: [DONE]\n\n"]);
+    const t = transport();
+    for (let i = 0; i < 3; i++) expect(finishOf(await collect(t.stream(request))).message.content).toBe("ok");
+    expect(connections).toHaveLength(1);
+    // The server closes its idle connections (its keep-alive timeout ran out): the next call still works.
+    const closed = new Promise((resolve) => connections[0]?.once("close", resolve));
+    server.closeIdleConnections();
+    await closed;
+    expect(finishOf(await collect(t.stream(request))).message.content).toBe("ok");
+    expect(connections).toHaveLength(2);
+    expect(seen).toHaveLength(4);
+  });
+
   it("refused connection: the same could-not-connect failure as before", async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));

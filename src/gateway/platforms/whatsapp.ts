@@ -11,7 +11,9 @@
  *
  * A dropped connection is re-opened with backoff; messages that arrived meanwhile come in when it
  * is back (baileys delivers them as `append`), each message id taken once. A logged-out device
- * stops and says to pair again. Replies stream by editing the sent message.
+ * stops and says to pair again. Replies stream by editing the sent message. Connected with
+ * `receive: false` (`hermes send`; a gateway instance standing by while another holds the
+ * `whatsapp:linked-device` lease) it sends but hands nothing that arrives to the agent.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -79,6 +81,8 @@ export function createWhatsAppAdapter(
   const reconnectDelay = options.reconnectDelayMs ?? ((n: number) => Math.min(30_000, 1000 * 2 ** (n - 1)));
 
   let handlers: AdapterHandlers | undefined;
+  /** False while connected send-only (`hermes send`, or a standby instance under another's lease). */
+  let receiving = true;
   let baileys: BaileysLike | undefined;
   let sock: WASocketLike | undefined;
   let stopping = false;
@@ -126,6 +130,8 @@ export function createWhatsAppAdapter(
   }
 
   function accept(m: WAMessageLike): void {
+    // Send-only: what arrives is the lease holder's (or nobody's, for `hermes send`) to answer.
+    if (!receiving) return;
     const id = m.key.id ?? "";
     const chat = m.key.remoteJid ?? "";
     if (!id || !chat || seen.has(id) || isBroadcastJid(chat)) return;
@@ -334,9 +340,10 @@ export function createWhatsAppAdapter(
       maxMediaBytes: MAX_MEDIA,
     },
 
-    async connect(h) {
+    async connect(h, connectOptions) {
       if (handlers) return;
       handlers = h;
+      receiving = connectOptions?.receive !== false;
       stopping = false;
       try {
         baileys = await (options.load ?? loadBaileys)();

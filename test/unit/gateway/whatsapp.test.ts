@@ -247,6 +247,72 @@ describe("the WhatsApp personal-account adapter", () => {
   });
 });
 
+describe("the linked WhatsApp device on several gateway instances", () => {
+  it("a standby instance (send-only) hands nothing to the agent; the lease holder does, and takes over on hand-over", async () => {
+    const { coordinatorHub } = await import("../../support/coordinator-hub.js");
+    const { LeasedConnection } = await import("../../../src/gateway/coordination/leased-connection.js");
+    const hub = coordinatorHub({ leaseTtlMs: 500 });
+    // Each instance has its own home and its own linked device of the one account.
+    const a = setup({ WHATSAPP_MODE: "bot" });
+    const b = setup({ WHATSAPP_MODE: "bot" });
+    const connections: InstanceType<typeof LeasedConnection>[] = [];
+    const states: string[] = [];
+    for (const [id, t] of [
+      ["a", a],
+      ["b", b],
+    ] as const) {
+      const connection = new LeasedConnection({
+        coordinator: hub.join(id),
+        lease: "whatsapp:linked-device",
+        adapter: t.adapter,
+        handlers: t.handlers,
+        ttlMs: 500,
+        onState: (state) => states.push(`${id} ${state}`),
+      });
+      await connection.start();
+      connections.push(connection);
+    }
+    const [ca, cb] = connections as [
+      InstanceType<typeof LeasedConnection>,
+      InstanceType<typeof LeasedConnection>,
+    ];
+    const deadline = Date.now() + 5000;
+    while (!ca.active && !cb.active && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const [holder, standby, standbyConnection] = ca.active ? [a, b, cb] : [b, a, ca];
+    expect(standbyConnection.active).toBe(false);
+    // Both devices see the message (WhatsApp fans out to every linked device); one answers.
+    for (const t of [a, b])
+      t.fake.current().receive({
+        key: { remoteJid: FRIEND, fromMe: false, id: "L1" },
+        message: { conversation: "who answers?" },
+      });
+    await holder.waitUntil(() => holder.messages.length === 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(standby.messages).toHaveLength(0);
+    // Send-only still sends: the standby answers a chat whose turn it runs.
+    const { messageId } = await standby.adapter.send({ chatId: FRIEND }, "from the standby");
+    expect((await standby.fake.waitForSent((s) => s.id === messageId)).content["text"]).toBe(
+      "from the standby",
+    );
+    // The holder drains: the standby takes the lease and receives from then on, the old holder no more.
+    await (holder === a ? ca : cb).handOver();
+    const until = Date.now() + 5000;
+    while (!standbyConnection.active && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(standbyConnection.active).toBe(true);
+    for (const t of [a, b])
+      t.fake.current().receive({
+        key: { remoteJid: FRIEND, fromMe: false, id: "L2" },
+        message: { conversation: "and now?" },
+      });
+    await standby.waitUntil(() => standby.messages.length === 1);
+    expect(standby.messages[0]?.text).toBe("and now?");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(holder.messages.map((m) => m.text)).toEqual(["who answers?"]);
+    await standbyConnection.handOver();
+    expect(states.filter((s) => s.endsWith("receiving"))).toHaveLength(2);
+  });
+});
+
 describe("pairing a personal account (hermes whatsapp)", () => {
   it("shows the QR code, survives WhatsApp's restart after the scan and reports the linked number", async () => {
     const { pairWhatsApp } = await import("../../../src/gateway/platforms/whatsapp-pair.js");

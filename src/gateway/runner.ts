@@ -215,6 +215,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // One process (SQLite): the one-process coordinator; PostgreSQL: the instances' shared one.
     const coordinator = options.coordinator ?? backend.coordinator;
     health?.setInstance(coordinator.instanceId);
+    // Several instances: one cut off from the shared database answers 503 until it answers again.
+    if (coordinator.shared) health?.setProbe(() => coordinator.instances());
     const coordination = new GatewayCoordination(coordinator, {
       home,
       env,

@@ -389,7 +389,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       for (const name of platforms) {
         let adapter: PlatformAdapter;
         try {
-          adapter = createAdapter(name, { home, config, env });
+          adapter = createAdapter(name, {
+            home,
+            config,
+            env,
+            // Several instances: a platform's retry that reaches another instance is not run twice.
+            ...(backend.sharedWebhooks ? { deliveries: backend.sharedWebhooks.deliveries } : {}),
+          });
           await withTimeout(
             coordination.connect(adapter, messaging.handlersFor(adapter)),
             timeout,

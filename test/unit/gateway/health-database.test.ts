@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/load.js";
 import { startHealthEndpoint } from "../../../src/gateway/health-endpoint.js";
 import { startGateway } from "../../../src/gateway/runner.js";
+import { fakeProviderConfig } from "../../support/cli.js";
+import { reply, startFakeLlm } from "../../support/fake-llm.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../support/postgres.js";
 
 async function probe(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -85,17 +87,36 @@ describe.skipIf(postgresSkipReason)("a gateway instance on PostgreSQL", () => {
     await pg?.dispose();
   });
 
-  it("answers 503 while the database is down and 200 again once it is back", async () => {
+  it("answers 503 while the database is down and 200 again once it is back; so does the API server", async () => {
+    const llm = await startFakeLlm();
     const home = mkdtempSync(join(tmpdir(), "hermes-health-pg-"));
-    writeFileSync(join(home, "config.yaml"), "state:\n  backend: postgres\n");
+    writeFileSync(join(home, "config.yaml"), fakeProviderConfig(llm.url, "state:\n  backend: postgres\n"));
     const env = {
-      HERMES_DATABASE_URL: await pg.createDatabase(),
+      HERMES_DATABASE_URL: (await pg.createDatabase()).replace(
+        "postgres://postgres@",
+        "postgres://postgres:pw-hunter2@",
+      ),
       HERMES_HEALTH_PORT: "0",
       HERMES_HEALTH_HOST: "127.0.0.1",
       HERMES_CRON_TICK_SECONDS: "3600",
+      API_SERVER_ENABLED: "true",
+      API_SERVER_HOST: "127.0.0.1",
+      API_SERVER_PORT: "0",
+      API_SERVER_KEY: "health-test-key-0123456789",
     };
     const { config } = loadConfig({ home, env });
     const gateway = await startGateway({ home, config, env, argv: ["gateway", "run"] });
+    const apiUrl = /^api_server (\S+)/.exec(
+      gateway.services.find((s) => s.startsWith("api_server ")) ?? "",
+    )?.[1];
+    const chat = async (text: string) => {
+      const res = await fetch(`${apiUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${env.API_SERVER_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "hermes", messages: [{ role: "user", content: text }] }),
+      });
+      return { status: res.status, retryAfter: res.headers.get("retry-after"), text: await res.text() };
+    };
     try {
       const url = gateway.services.find((s) => s.startsWith("health "))!.slice("health ".length);
       expect((await probe(url)).status).toBe(200);
@@ -103,12 +124,26 @@ describe.skipIf(postgresSkipReason)("a gateway instance on PostgreSQL", () => {
       const down = await waitFor(url, 503);
       expect(down.status).toBe(503);
       expect(down.body["status"]).toBe("unavailable");
+      // A request the instance took anyway: 503 to try again, nothing of the database's address.
+      const refused = await chat("while the database is down");
+      expect(refused.status).toBe(503);
+      expect(refused.retryAfter).toBe("5");
+      expect(JSON.parse(refused.text).error).toMatchObject({
+        code: "state_unavailable",
+        type: "server_error",
+      });
+      expect(refused.text).not.toMatch(/postgres|127\.0\.0\.1|hunter2/);
       await pg.start();
       const up = await waitFor(url, 200);
       expect(up.status).toBe(200);
       expect(up.body["status"]).toBe("ok");
+      llm.enqueue(reply().text("back again"));
+      const answered = await chat("and now?");
+      expect(answered.status).toBe(200);
+      expect(answered.text).toContain("back again");
     } finally {
       await gateway.stop();
+      await llm.close();
     }
   }, 90_000);
 });

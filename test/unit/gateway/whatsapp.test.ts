@@ -13,6 +13,10 @@ import type {
   PlatformAdapter,
 } from "../../../src/gateway/platforms/types.js";
 import { createWhatsAppAdapter } from "../../../src/gateway/platforms/whatsapp.js";
+import {
+  memoryWebhookDeliveries,
+  type WebhookDeliveries,
+} from "../../../src/state/gateway/webhook-deliveries.js";
 import { fakeBaileys } from "../../support/fake-baileys.js";
 
 const ME = "15550001111@s.whatsapp.net";
@@ -25,11 +29,22 @@ afterEach(async () => {
   adapters = [];
 });
 
-function setup(env: Record<string, string> = {}, fakeOptions: Parameters<typeof fakeBaileys>[0] = {}) {
+function setup(
+  env: Record<string, string> = {},
+  fakeOptions: Parameters<typeof fakeBaileys>[0] = {},
+  deliveries?: WebhookDeliveries,
+) {
   const home = mkdtempSync(join(tmpdir(), "hermes-wa-"));
   const fake = fakeBaileys(fakeOptions);
   const adapter = createWhatsAppAdapter(
-    { home, env, settings: {}, mediaDir: join(home, "cache", "media"), maxInboundMediaBytes: 1_000_000 },
+    {
+      home,
+      env,
+      settings: {},
+      mediaDir: join(home, "cache", "media"),
+      maxInboundMediaBytes: 1_000_000,
+      ...(deliveries ? { deliveries } : {}),
+    },
     { load: async () => fake, reconnectDelayMs: () => 5, openTimeoutMs: 2000 },
   );
   adapters.push(adapter);
@@ -310,6 +325,58 @@ describe("the linked WhatsApp device on several gateway instances", () => {
     expect(holder.messages.map((m) => m.text)).toEqual(["who answers?"]);
     await standbyConnection.handOver();
     expect(states.filter((s) => s.endsWith("receiving"))).toHaveLength(2);
+  });
+});
+
+describe("a linked WhatsApp taken over from a dead holder", () => {
+  it("answers what arrived after the holder died, and not what the holder already took", async () => {
+    const { coordinatorHub } = await import("../../support/coordinator-hub.js");
+    const { LeasedConnection } = await import("../../../src/gateway/coordination/leased-connection.js");
+    const hub = coordinatorHub({ leaseTtlMs: 300 });
+    // The database's table of taken ids, shared by both instances.
+    const taken = memoryWebhookDeliveries();
+    const a = setup({ WHATSAPP_MODE: "bot" }, {}, taken);
+    const b = setup({ WHATSAPP_MODE: "bot" }, {}, taken);
+    const lease = "whatsapp:linked-device";
+    const ca = new LeasedConnection({
+      coordinator: hub.join("a"),
+      lease,
+      adapter: a.adapter,
+      handlers: a.handlers,
+      ttlMs: 300,
+    });
+    await ca.start();
+    const until = async (check: () => boolean) => {
+      const deadline = Date.now() + 5000;
+      while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(check()).toBe(true);
+    };
+    await until(() => ca.active);
+    const cb = new LeasedConnection({
+      coordinator: hub.join("b"),
+      lease,
+      adapter: b.adapter,
+      handlers: b.handlers,
+      ttlMs: 300,
+    });
+    await cb.start();
+    const both = (id: string, text: string, devices = [a, b]) => {
+      for (const t of devices)
+        t.fake
+          .current()
+          .receive({ key: { remoteJid: FRIEND, fromMe: false, id }, message: { conversation: text } });
+    };
+    both("T1", "taken by a");
+    await a.waitUntil(() => a.messages.length === 1);
+    // A dies (no drain); a message comes while nobody holds the device: only B's device sees it.
+    hub.kill("a");
+    both("T2", "sent while nobody held it", [b]);
+    await until(() => cb.active);
+    await b.waitUntil(() => b.messages.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(b.messages.map((m) => m.text)).toEqual(["sent while nobody held it"]);
+    expect(a.messages.map((m) => m.text)).toEqual(["taken by a"]);
+    await cb.handOver();
   });
 });
 

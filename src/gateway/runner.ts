@@ -215,6 +215,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // One process (SQLite): the one-process coordinator; PostgreSQL: the instances' shared one.
     const coordinator = options.coordinator ?? backend.coordinator;
     health?.setInstance(coordinator.instanceId);
+    // Several instances: one cut off from the shared database answers 503 until it answers again.
+    if (coordinator.shared) health?.setProbe(() => coordinator.instances());
     const coordination = new GatewayCoordination(coordinator, {
       home,
       env,
@@ -387,7 +389,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       for (const name of platforms) {
         let adapter: PlatformAdapter;
         try {
-          adapter = createAdapter(name, { home, config, env });
+          adapter = createAdapter(name, {
+            home,
+            config,
+            env,
+            // Several instances: a platform's retry that reaches another instance is not run twice.
+            ...(backend.sharedWebhooks ? { deliveries: backend.sharedWebhooks.deliveries } : {}),
+          });
           await withTimeout(
             coordination.connect(adapter, messaging.handlersFor(adapter)),
             timeout,

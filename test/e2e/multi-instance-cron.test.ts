@@ -9,10 +9,13 @@
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runHermes } from "../support/cli.js";
 import { type FakeLlm, type RecordedRequest, reply, startFakeLlm } from "../support/fake-llm.js";
 import {
   CLUSTER_API_KEY,
   type ClusterInstance,
+  type ClusterSetup,
+  clusterHome,
   type GatewayCluster,
   startCluster,
   waitUntil,
@@ -25,6 +28,7 @@ const SLOW_MS = 4_000;
 let pg: PostgresFixture;
 let llm: FakeLlm;
 let cluster: GatewayCluster;
+let setup: ClusterSetup;
 
 beforeAll(async () => {
   if (postgresSkipReason) return;
@@ -38,14 +42,12 @@ beforeAll(async () => {
       .usage({ prompt: 10, completion: 2 })
       .delay(slow ? SLOW_MS : 0);
   });
-  cluster = await startCluster(
-    {
-      databaseUrl: await pg.createDatabase(),
-      llmUrl: llm.url,
-      env: { HERMES_CRON_TICK_SECONDS: "0.3" },
-    },
-    3,
-  );
+  setup = {
+    databaseUrl: await pg.createDatabase(),
+    llmUrl: llm.url,
+    env: { HERMES_CRON_TICK_SECONDS: "0.3" },
+  };
+  cluster = await startCluster(setup, 3);
 }, 120_000);
 
 afterAll(async () => {
@@ -86,6 +88,13 @@ describe.skipIf(postgresSkipReason)("cron across three instances", () => {
     // Thirty more ticks on each instance: still one run.
     await sleep(3_000);
     expect(runsOf("once-job-marker")).toBe(1);
+    // `hermes cron status` on another machine with the same config sees who ticks: the instances.
+    const status = await runHermes(["cron", "status"], clusterHome(setup));
+    expect(status.stdout).toMatch(
+      /^Ticker: 3 gateway instances on postgres:\/\/\S+ \(each due slot runs on one of them\)\./m,
+    );
+    const json = JSON.parse((await runHermes(["cron", "status", "--json"], clusterHome(setup))).stdout);
+    expect(json).toMatchObject({ ticker_running: true, instances: 3 });
   }, 60_000);
 
   it("runs it exactly once more after the lease holder is killed -9 mid-run", async () => {
@@ -124,6 +133,8 @@ describe.skipIf(postgresSkipReason)("cron across three instances", () => {
     expect(cluster.instances.some((i) => i.alive())).toBe(false);
     await sleep(4_000);
     expect(runsOf("catch-up-marker")).toBe(0);
+    const idle = await runHermes(["cron", "status"], clusterHome(setup));
+    expect(idle.stdout).toMatch(/^Ticker: no gateway instance is running on postgres:/m);
     // Two instances come up at the same moment and both find the job overdue.
     const [x, y] = await Promise.all([cluster.add(), cluster.add()]);
     await waitUntil(() => runsOf("catch-up-marker") >= 1, "the caught-up run", 20_000);

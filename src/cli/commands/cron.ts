@@ -408,7 +408,9 @@ async function runTick(ctx: Ctx, only: string[] | undefined, flags: { json?: boo
 
 async function status(ctx: Ctx, flags: { json?: boolean }): Promise<number> {
   const { isTickLockHeld } = await import("../../cron/scheduler.js");
-  const held = await isTickLockHeld(ctx.home);
+  // A postgres home: the gateway instances on the database tick, not a lock in this home.
+  const shared = ctx.backend ? await liveInstances(ctx) : undefined;
+  const held = shared ? shared.count > 0 : await isTickLockHeld(ctx.home);
   const jobs = (await ctx.store.list()).filter((j) => j.enabled && j.state !== "completed");
   const upcoming = jobs
     .filter((j) => j.next_run_at)
@@ -418,6 +420,7 @@ async function status(ctx: Ctx, flags: { json?: boolean }): Promise<number> {
       JSON.stringify(
         {
           ticker_running: held,
+          ...(shared ? { instances: shared.count } : {}),
           active_jobs: jobs.length,
           next: upcoming.map((j) => ({ id: j.id, name: j.name, next_run_at: j.next_run_at })),
         },
@@ -428,13 +431,38 @@ async function status(ctx: Ctx, flags: { json?: boolean }): Promise<number> {
     return 0;
   }
   ctx.io.out(
-    held
-      ? "Ticker: running (cron/.tick.lock is held by a gateway or `hermes cron tick`)."
-      : "Ticker: not running now. Jobs run while the gateway runs, or with `hermes cron tick`.",
+    shared
+      ? shared.line
+      : held
+        ? "Ticker: running (cron/.tick.lock is held by a gateway or `hermes cron tick`)."
+        : "Ticker: not running now. Jobs run while the gateway runs, or with `hermes cron tick`.",
   );
   ctx.io.out(`${jobs.length} active job${jobs.length === 1 ? "" : "s"}.`);
   for (const j of upcoming.slice(0, 10)) ctx.io.out(`  ${j.next_run_at}  ${j.id}  ${j.name}`);
   return 0;
+}
+
+/** The live gateway instances on a postgres home's database, and what `cron status` says of them. */
+async function liveInstances(ctx: Ctx): Promise<{ count: number; line: string }> {
+  const { sharedInstances } = await import("./gateway-instances.js");
+  const report = await sharedInstances(ctx.home, ctx.env).catch((error: unknown) => ({
+    database: "the database",
+    error: error instanceof Error ? error.message : String(error),
+  }));
+  if (!report) return { count: 0, line: "Ticker: not running now." };
+  if ("error" in report)
+    return {
+      count: 0,
+      line: `Ticker: could not list the gateway instances on ${report.database}: ${report.error}`,
+    };
+  const count = report.instances.length;
+  return {
+    count,
+    line:
+      count > 0
+        ? `Ticker: ${count} gateway instance${count === 1 ? "" : "s"} on ${report.database} (each due slot runs on one of them).`
+        : `Ticker: no gateway instance is running on ${report.database}. Jobs run while one runs, or with \`hermes cron tick\`.`,
+  };
 }
 
 function parseRepeat(value: string): number | null {

@@ -162,7 +162,22 @@ export async function databaseChecks(
        FROM information_schema.columns
        WHERE table_schema = current_schema() AND table_name = 'messages' AND data_type = 'tsvector'`,
     );
-    lines.push(searchLine(extensions, (tsv?.n ?? 0) > 0, tsv?.config === true));
+    const search = searchLine(extensions, (tsv?.n ?? 0) > 0, tsv?.config === true);
+    // Search objects lost after the migrations ran (an extension dropped with CASCADE): --fix puts
+    // them back when the server has the extensions; after the schema's own repair, which runs first.
+    const installable = extensions.every((e) => e.installed || e.available);
+    if (search.status === "fail" && installable && applied.includes(210))
+      search.repair = async () => {
+        const { SEARCH_REPAIR_SQL } = await import("../../state/postgres/migrations/search.js");
+        const target = await openPgDatabase(url, { max: 1 });
+        try {
+          await target.query(SEARCH_REPAIR_SQL);
+          return "re-created what full-text search needs";
+        } finally {
+          await target.close();
+        }
+      };
+    lines.push(search);
 
     const instances = await listPgInstances(db).catch(() => []);
     lines.push({

@@ -18,6 +18,7 @@ import { ChatSession, type ChatSessionOptions } from "../../agent/chat-session.j
 import { resolveRuntime } from "../../ai/resolve.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { openStateBackend, type StateBackend } from "../../knowledge/state-backend.js";
+import { SessionStoreError } from "../../state/types.js";
 import { createBuiltinRegistry } from "../../tools/builtin.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { Logger } from "../../util/log.js";
@@ -262,6 +263,20 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       }
       if (error instanceof ApiError) {
         sendError(res, error);
+      } else if (error instanceof SessionStoreError && error.code === "locked") {
+        // The state database does not answer (down, restarting, refusing): a client or load
+        // balancer may try again; where the database is and why stays in this instance's log.
+        options.onWarning?.(`API request ${req.method} ${req.url} failed: ${String(error)}`);
+        sendError(
+          res,
+          new ApiError(
+            503,
+            "The state database is not available right now, so this request could not be completed; try again shortly.",
+            "state_unavailable",
+            "server_error",
+            { "retry-after": "5" },
+          ),
+        );
       } else {
         options.onWarning?.(`API request ${req.method} ${req.url} failed: ${String(error)}`);
         sendError(

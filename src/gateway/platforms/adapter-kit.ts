@@ -7,7 +7,23 @@
 import type { Server } from "node:http";
 import { basename } from "node:path";
 import { errorText, outboundFileSize } from "./media-files.js";
-import { type AdapterHandlers, type InboundMedia, type InboundMessage, PlatformError } from "./types.js";
+import {
+  type AdapterContext,
+  type AdapterHandlers,
+  type InboundMedia,
+  type InboundMessage,
+  PlatformError,
+} from "./types.js";
+
+/**
+ * Whether this instance hands an inbound message to the agent: false when an instance sharing the
+ * database (this one included) already took `id` on `platform` within the hour. Always true on a
+ * lone instance. A database that does not answer lets it through: a reply twice beats none.
+ */
+export async function firstDelivery(ctx: AdapterContext, platform: string, id: string): Promise<boolean> {
+  if (!ctx.deliveries) return true;
+  return ctx.deliveries.claim(`platform/${platform}`, id, Date.now()).catch(() => true);
+}
 
 /** A setting of the platform's config section as a trimmed, non-empty string; else undefined. */
 export function stringSetting(settings: Readonly<Record<string, unknown>>, key: string): string | undefined {

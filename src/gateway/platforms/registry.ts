@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import type { HermesConfig } from "../../config/defaults.js";
+import type { WebhookDeliveries } from "../../state/gateway/webhook-deliveries.js";
 import { processRedactor, type Redactor } from "../../util/redact.js";
 import { createDiscordAdapter } from "./discord.js";
 import { createEmailAdapter } from "./email.js";
@@ -82,6 +83,8 @@ export function createAdapter(
     config: HermesConfig;
     env: Readonly<Record<string, string | undefined>>;
     redactor?: Redactor;
+    /** Inbound ids shared with the other instances (see `AdapterContext.deliveries`). */
+    deliveries?: WebhookDeliveries;
   },
 ): PlatformAdapter {
   const spec = PLATFORMS[name];
@@ -96,6 +99,7 @@ export function createAdapter(
     },
     mediaDir: join(options.home, "cache", "media"),
     maxInboundMediaBytes: Number.isFinite(limit) && limit > 0 ? limit : DEFAULT_MAX_INBOUND,
+    ...(options.deliveries ? { deliveries: options.deliveries } : {}),
   });
   return redactingAdapter(adapter, options.redactor ?? processRedactor());
 }

@@ -25,6 +25,7 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { App, Logger, LogLevel, SocketModeReceiver, webApi } from "@slack/bolt";
 import type { ChatType } from "../session-key.js";
+import { firstDelivery } from "./adapter-kit.js";
 import { resolveSlackConfig, type SlackAdapterOptions, type SlackConfig } from "./slack-config.js";
 import {
   buildMessageBlocks,
@@ -302,6 +303,9 @@ export function createSlackAdapter(
     if (!isDm && threadId) remember(s.threads, `${channel}:${threadId}`);
 
     await inOrder(s, channel, async () => {
+      // Over the Events API the other event for this message, or Slack's retry, may have reached
+      // another instance behind the load balancer: the first to take it answers.
+      if (!(await firstDelivery(ctx, "slack", key))) return;
       const info = await channelInfo(s, channel, event.channel_type);
       let text = slackToPlainText(mentioned ? rawText.replace(s.mention, " ") : rawText).trim();
       const media: InboundMedia[] = [];

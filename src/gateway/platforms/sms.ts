@@ -21,7 +21,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
 import { envFlag } from "../../state/gateway/allowlist.js";
-import { closeListener, uploadSize } from "./adapter-kit.js";
+import { closeListener, firstDelivery, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import { markdownToSms, parseSmsWebhook, redactPhone, verifyTwilioSignature } from "./sms-wire.js";
 import {
@@ -137,6 +137,8 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
     const chat = inbound.from;
     const next = (chains.get(chat) ?? Promise.resolve())
       .then(async () => {
+        // Twilio's retry that reached another instance behind the load balancer: taken there.
+        if (inbound.messageSid && !(await firstDelivery(ctx, "sms", inbound.messageSid))) return;
         const media: InboundMedia[] = [];
         const notes: string[] = [];
         for (const ref of inbound.media) {

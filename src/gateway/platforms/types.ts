@@ -12,6 +12,7 @@
  */
 
 import type { FeedLedger } from "../../state/coordination.js";
+import type { WebhookDeliveries } from "../../state/gateway/webhook-deliveries.js";
 import type { ChatType } from "../session-key.js";
 
 /** Where a message came from, as every platform can describe it. */
@@ -227,4 +228,10 @@ export interface AdapterContext {
   mediaDir: string;
   /** Largest inbound file to download (`gateway.max_inbound_media_bytes`). */
   maxInboundMediaBytes: number;
+  /**
+   * Inbound ids taken by any instance sharing the database (several instances behind a load
+   * balancer): a platform's retry, or its second event for one message, that reached another
+   * instance is not handed to the agent again. Absent on one instance (the adapter's memory does).
+   */
+  deliveries?: WebhookDeliveries;
 }

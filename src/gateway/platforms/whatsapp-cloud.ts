@@ -24,7 +24,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
-import { closeListener, uploadSize } from "./adapter-kit.js";
+import { closeListener, firstDelivery, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
@@ -219,6 +219,8 @@ export function createWhatsAppCloudAdapter(
     const next = (chains.get(chat) ?? Promise.resolve())
       .then(async () => {
         await flushPending(chat);
+        // Meta's re-delivery that reached another instance behind the load balancer: taken there.
+        if (!(await firstDelivery(ctx, "whatsapp_cloud", m.id))) return;
         if (m.buttonId && !m.media) {
           handlers?.onAction({ source, data: m.buttonId, messageId: m.replyTo });
           return;

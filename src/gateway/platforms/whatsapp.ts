@@ -11,13 +11,15 @@
  *
  * A dropped connection is re-opened with backoff; messages that arrived meanwhile come in when it
  * is back (baileys delivers them as `append`), each message id taken once. A logged-out device
- * stops and says to pair again. Replies stream by editing the sent message.
+ * stops and says to pair again. Replies stream by editing the sent message. Connected with
+ * `receive: false` (`hermes send`; a gateway instance standing by while another holds the
+ * `whatsapp:linked-device` lease) it sends but hands nothing that arrives to the agent.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { envFlag } from "../../state/gateway/allowlist.js";
-import { courtesy, uploadSize } from "./adapter-kit.js";
+import { courtesy, firstDelivery, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
@@ -49,6 +51,9 @@ export const DEFAULT_REPLY_PREFIX =
 const MAX_TEXT = 4096;
 const SEEN_LIMIT = 5000;
 const MAX_MEDIA = 64 * 1024 * 1024;
+/** What a standby device keeps of what it saw, to hand over if it takes the lease: 2 min, 200 messages. */
+const STANDBY_KEEP_MS = 120_000;
+const STANDBY_KEEP_COUNT = 200;
 
 export interface WhatsAppAdapterOptions {
   /** baileys or a fake of its shape (tests); default: the installed package, loaded on connect. */
@@ -79,6 +84,14 @@ export function createWhatsAppAdapter(
   const reconnectDelay = options.reconnectDelayMs ?? ((n: number) => Math.min(30_000, 1000 * 2 ** (n - 1)));
 
   let handlers: AdapterHandlers | undefined;
+  /** False while connected send-only (`hermes send`, or a standby instance under another's lease). */
+  let receiving = true;
+  /**
+   * Several instances (`ctx.deliveries`): what this device saw while standing by, so that when it
+   * takes the lease over it answers what arrived after the last holder stopped; what the last
+   * holder already took is claimed in the shared table and skipped.
+   */
+  const standby: Array<{ at: number; m: WAMessageLike }> = [];
   let baileys: BaileysLike | undefined;
   let sock: WASocketLike | undefined;
   let stopping = false;
@@ -126,6 +139,14 @@ export function createWhatsAppAdapter(
   }
 
   function accept(m: WAMessageLike): void {
+    // Send-only: what arrives is the lease holder's (or nobody's, for `hermes send`) to answer.
+    if (!receiving) {
+      if (ctx.deliveries) {
+        standby.push({ at: Date.now(), m });
+        if (standby.length > STANDBY_KEEP_COUNT) standby.shift();
+      }
+      return;
+    }
     const id = m.key.id ?? "";
     const chat = m.key.remoteJid ?? "";
     if (!id || !chat || seen.has(id) || isBroadcastJid(chat)) return;
@@ -159,6 +180,8 @@ export function createWhatsAppAdapter(
     };
     const next = (chains.get(chat) ?? Promise.resolve())
       .then(async () => {
+        // Another instance's device (same account) may have taken it while holding the lease.
+        if (!(await firstDelivery(ctx, "whatsapp", id))) return;
         const files: InboundMedia[] = [];
         let note = "";
         if (media) {
@@ -334,9 +357,10 @@ export function createWhatsAppAdapter(
       maxMediaBytes: MAX_MEDIA,
     },
 
-    async connect(h) {
+    async connect(h, connectOptions) {
       if (handlers) return;
       handlers = h;
+      receiving = connectOptions?.receive !== false;
       stopping = false;
       try {
         baileys = await (options.load ?? loadBaileys)();
@@ -344,6 +368,11 @@ export function createWhatsAppAdapter(
       } catch (err) {
         handlers = undefined;
         throw err;
+      }
+      if (receiving) {
+        // Taking the lease over: what arrived lately while standing by, each once across instances.
+        const since = Date.now() - STANDBY_KEEP_MS;
+        for (const { at, m } of standby.splice(0)) if (at >= since) accept(m);
       }
     },
 

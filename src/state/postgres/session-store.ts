@@ -47,6 +47,7 @@ import type { PgDatabase } from "./database.js";
 import { pgInsights, pgUsageSeries } from "./insights.js";
 import { pgAutoPrune, pgPrunable, pgPrune } from "./maintenance.js";
 import { appliedVersions } from "./migrate.js";
+import { MIGRATIONS } from "./migrations/index.js";
 import { SESSION_MIGRATIONS } from "./migrations/sessions.js";
 import { pgSearch } from "./search.js";
 import * as admin from "./sessions-admin.js";
@@ -402,7 +403,8 @@ export class PgSessionStore implements SessionStore {
 
 /**
  * The session store over `db`. Throws `SessionStoreError("invalid")` when the sessions schema
- * (migrations 100+) has not been applied, `locked` when the database cannot be reached.
+ * (migrations 100+) has not been applied or a newer Hermes migrated the database, `locked` when
+ * the database cannot be reached.
  */
 export async function openPgSessionStore(
   db: PgDatabase,
@@ -411,6 +413,15 @@ export async function openPgSessionStore(
   const store = new PgSessionStore(db, options);
   const ctx: PgStoreContext = { db, now: () => 0, redact: (t) => t };
   const done = new Set(await appliedVersions(db).catch((error: unknown) => mapPgError(ctx, error)));
+  // A database a newer Hermes migrated is refused here as at the backend's open: never written.
+  const known = new Set(MIGRATIONS.map((m) => m.version));
+  const unknown = [...done].filter((v) => !known.has(v));
+  if (unknown.length > 0) {
+    throw new SessionStoreError(
+      "invalid",
+      `the database ${db.label} has schema versions this Hermes does not know (${unknown.join(", ")}): it was migrated by a newer Hermes; upgrade this one`,
+    );
+  }
   const missing = SESSION_MIGRATIONS.filter((m) => !done.has(m.version));
   if (missing.length > 0) {
     throw new SessionStoreError(

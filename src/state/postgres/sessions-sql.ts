@@ -144,6 +144,13 @@ export async function mapPgError(ctx: PgStoreContext, error: unknown, title?: st
       `PostgreSQL at ${ctx.db.label} cannot be reached (${e.message ?? e.code}). Nothing was written by this call.`,
     );
   }
+  // Refused at sign-in (password, role, database name, host name): say where and what to check.
+  if (e.code?.startsWith("28") || e.code === "3D000" || e.code === "ENOTFOUND" || e.code === "EAI_AGAIN") {
+    throw new SessionStoreError(
+      "locked",
+      `PostgreSQL at ${ctx.db.label} refused the connection (${e.message ?? e.code}): check the URL, user and password in HERMES_DATABASE_URL (or state.url). Nothing was written by this call.`,
+    );
+  }
   throw error;
 }
 

@@ -13,6 +13,10 @@ import type {
   PlatformAdapter,
 } from "../../../src/gateway/platforms/types.js";
 import { createWhatsAppAdapter } from "../../../src/gateway/platforms/whatsapp.js";
+import {
+  memoryWebhookDeliveries,
+  type WebhookDeliveries,
+} from "../../../src/state/gateway/webhook-deliveries.js";
 import { fakeBaileys } from "../../support/fake-baileys.js";
 
 const ME = "15550001111@s.whatsapp.net";
@@ -25,11 +29,22 @@ afterEach(async () => {
   adapters = [];
 });
 
-function setup(env: Record<string, string> = {}, fakeOptions: Parameters<typeof fakeBaileys>[0] = {}) {
+function setup(
+  env: Record<string, string> = {},
+  fakeOptions: Parameters<typeof fakeBaileys>[0] = {},
+  deliveries?: WebhookDeliveries,
+) {
   const home = mkdtempSync(join(tmpdir(), "hermes-wa-"));
   const fake = fakeBaileys(fakeOptions);
   const adapter = createWhatsAppAdapter(
-    { home, env, settings: {}, mediaDir: join(home, "cache", "media"), maxInboundMediaBytes: 1_000_000 },
+    {
+      home,
+      env,
+      settings: {},
+      mediaDir: join(home, "cache", "media"),
+      maxInboundMediaBytes: 1_000_000,
+      ...(deliveries ? { deliveries } : {}),
+    },
     { load: async () => fake, reconnectDelayMs: () => 5, openTimeoutMs: 2000 },
   );
   adapters.push(adapter);
@@ -244,6 +259,124 @@ describe("the WhatsApp personal-account adapter", () => {
       },
     );
     await expect(missing.connect(t.handlers)).rejects.toThrow(/optional package baileys.*npm install/);
+  });
+});
+
+describe("the linked WhatsApp device on several gateway instances", () => {
+  it("a standby instance (send-only) hands nothing to the agent; the lease holder does, and takes over on hand-over", async () => {
+    const { coordinatorHub } = await import("../../support/coordinator-hub.js");
+    const { LeasedConnection } = await import("../../../src/gateway/coordination/leased-connection.js");
+    const hub = coordinatorHub({ leaseTtlMs: 500 });
+    // Each instance has its own home and its own linked device of the one account.
+    const a = setup({ WHATSAPP_MODE: "bot" });
+    const b = setup({ WHATSAPP_MODE: "bot" });
+    const connections: InstanceType<typeof LeasedConnection>[] = [];
+    const states: string[] = [];
+    for (const [id, t] of [
+      ["a", a],
+      ["b", b],
+    ] as const) {
+      const connection = new LeasedConnection({
+        coordinator: hub.join(id),
+        lease: "whatsapp:linked-device",
+        adapter: t.adapter,
+        handlers: t.handlers,
+        ttlMs: 500,
+        onState: (state) => states.push(`${id} ${state}`),
+      });
+      await connection.start();
+      connections.push(connection);
+    }
+    const [ca, cb] = connections as [
+      InstanceType<typeof LeasedConnection>,
+      InstanceType<typeof LeasedConnection>,
+    ];
+    const deadline = Date.now() + 5000;
+    while (!ca.active && !cb.active && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const [holder, standby, standbyConnection] = ca.active ? [a, b, cb] : [b, a, ca];
+    expect(standbyConnection.active).toBe(false);
+    // Both devices see the message (WhatsApp fans out to every linked device); one answers.
+    for (const t of [a, b])
+      t.fake.current().receive({
+        key: { remoteJid: FRIEND, fromMe: false, id: "L1" },
+        message: { conversation: "who answers?" },
+      });
+    await holder.waitUntil(() => holder.messages.length === 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(standby.messages).toHaveLength(0);
+    // Send-only still sends: the standby answers a chat whose turn it runs.
+    const { messageId } = await standby.adapter.send({ chatId: FRIEND }, "from the standby");
+    expect((await standby.fake.waitForSent((s) => s.id === messageId)).content["text"]).toBe(
+      "from the standby",
+    );
+    // The holder drains: the standby takes the lease and receives from then on, the old holder no more.
+    await (holder === a ? ca : cb).handOver();
+    const until = Date.now() + 5000;
+    while (!standbyConnection.active && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(standbyConnection.active).toBe(true);
+    for (const t of [a, b])
+      t.fake.current().receive({
+        key: { remoteJid: FRIEND, fromMe: false, id: "L2" },
+        message: { conversation: "and now?" },
+      });
+    await standby.waitUntil(() => standby.messages.length === 1);
+    expect(standby.messages[0]?.text).toBe("and now?");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(holder.messages.map((m) => m.text)).toEqual(["who answers?"]);
+    await standbyConnection.handOver();
+    expect(states.filter((s) => s.endsWith("receiving"))).toHaveLength(2);
+  });
+});
+
+describe("a linked WhatsApp taken over from a dead holder", () => {
+  it("answers what arrived after the holder died, and not what the holder already took", async () => {
+    const { coordinatorHub } = await import("../../support/coordinator-hub.js");
+    const { LeasedConnection } = await import("../../../src/gateway/coordination/leased-connection.js");
+    const hub = coordinatorHub({ leaseTtlMs: 300 });
+    // The database's table of taken ids, shared by both instances.
+    const taken = memoryWebhookDeliveries();
+    const a = setup({ WHATSAPP_MODE: "bot" }, {}, taken);
+    const b = setup({ WHATSAPP_MODE: "bot" }, {}, taken);
+    const lease = "whatsapp:linked-device";
+    const ca = new LeasedConnection({
+      coordinator: hub.join("a"),
+      lease,
+      adapter: a.adapter,
+      handlers: a.handlers,
+      ttlMs: 300,
+    });
+    await ca.start();
+    const until = async (check: () => boolean) => {
+      const deadline = Date.now() + 5000;
+      while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(check()).toBe(true);
+    };
+    await until(() => ca.active);
+    const cb = new LeasedConnection({
+      coordinator: hub.join("b"),
+      lease,
+      adapter: b.adapter,
+      handlers: b.handlers,
+      ttlMs: 300,
+    });
+    await cb.start();
+    const both = (id: string, text: string, devices = [a, b]) => {
+      for (const t of devices)
+        t.fake
+          .current()
+          .receive({ key: { remoteJid: FRIEND, fromMe: false, id }, message: { conversation: text } });
+    };
+    both("T1", "taken by a");
+    await a.waitUntil(() => a.messages.length === 1);
+    // A dies (no drain); a message comes while nobody holds the device: only B's device sees it.
+    hub.kill("a");
+    both("T2", "sent while nobody held it", [b]);
+    await until(() => cb.active);
+    await b.waitUntil(() => b.messages.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(b.messages.map((m) => m.text)).toEqual(["sent while nobody held it"]);
+    expect(a.messages.map((m) => m.text)).toEqual(["taken by a"]);
+    await cb.handOver();
   });
 });
 

@@ -87,3 +87,28 @@ CREATE INDEX idx_messages_search_vector ON messages USING gin (search_vector);
 `,
   },
 ];
+
+/**
+ * Puts back what search needs on a migrated database that lost part of it (an extension dropped
+ * with CASCADE, a restore without it): the extensions, the accent-folding configuration, the
+ * word column and both indexes, each only when missing. `hermes doctor --fix` runs it; re-creating
+ * the column rewrites `messages` once.
+ */
+export const SEARCH_REPAIR_SQL = `
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+CREATE EXTENSION IF NOT EXISTS unaccent;
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '${WORD_CONFIG}'
+                 AND cfgnamespace = to_regnamespace(current_schema())) THEN
+    CREATE TEXT SEARCH CONFIGURATION ${WORD_CONFIG} (COPY = simple);
+    ALTER TEXT SEARCH CONFIGURATION ${WORD_CONFIG}
+      ALTER MAPPING FOR word, numword, hword, numhword, hword_part, hword_numpart WITH unaccent, simple;
+  END IF;
+END
+$$;
+ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_vector tsvector
+  GENERATED ALWAYS AS (to_tsvector('${WORD_CONFIG}'::regconfig, ${wordTextSql(`left(${unaliased}, ${SEARCH_VECTOR_CHARS})`)})) STORED;
+CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector);
+CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (${unaliased} gin_trgm_ops);
+`;

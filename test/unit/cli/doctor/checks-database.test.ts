@@ -3,6 +3,7 @@ import { databaseChecks, searchLine } from "../../../../src/cli/doctor/checks-da
 import { openPgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
+import { SEARCH_REPAIR_SQL } from "../../../../src/state/postgres/migrations/search.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 
 const pgState = (url: string) =>
@@ -125,6 +126,29 @@ describe.skipIf(postgresSkipReason)("doctor: a PostgreSQL database", () => {
     expect(line).toMatchObject({ name: "full-text search", status: "fail" });
     expect(line.detail).toMatch(/^unaccent not created/);
     expect(line.fix).toMatch(/CREATE EXTENSION unaccent/);
+    // pg_trgm dropped too (its index goes with it): --fix puts every piece back, rows kept.
+    await db.query("INSERT INTO sessions (id, source, started_at) VALUES ('s1', 'cli', 1)");
+    await db.query(
+      "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', '今天天气很好 café', 1)",
+    );
+    await db.query("DROP EXTENSION pg_trgm CASCADE");
+    const both = (await databaseChecks(pgState(url), {}))[2]!;
+    expect(both.detail).toMatch(/pg_trgm not created; unaccent not created; messages has no tsvector column/);
+    expect(await both.repair!()).toBe("re-created what full-text search needs");
+    expect((await databaseChecks(pgState(url), {}))[2]).toMatchObject({ status: "ok" });
+    const indexes = await db.query<{ indexname: string }>(
+      "SELECT indexname FROM pg_indexes WHERE tablename = 'messages' AND indexname LIKE 'idx_messages_search%' ORDER BY 1",
+    );
+    expect(indexes.map((i) => i.indexname)).toEqual([
+      "idx_messages_search_trgm",
+      "idx_messages_search_vector",
+    ]);
+    const found = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM messages WHERE search_vector @@ to_tsquery('hermes_words', 'cafe')",
+    );
+    expect(found[0]?.n).toBe(1);
+    // Run again, it changes nothing and fails on nothing.
+    await db.query(SEARCH_REPAIR_SQL);
     await db.close();
   });
 });

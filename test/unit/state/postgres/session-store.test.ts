@@ -118,6 +118,32 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session store", () => {
     expect(refused.code).toBe("locked");
     expect(refused.message).toContain("127.0.0.1:1");
     expect(refused.message).not.toContain("hunter2secret");
+    // Refused at sign-in (no such database, no such role): where, and what to check.
+    for (const wrong of [
+      url.replace(/\/[^/]+$/, "/no_such_db"),
+      url.replace("postgres://postgres@", "postgres://nobody:hunter2secret@"),
+    ]) {
+      const db = await openPgDatabase(wrong, { connectTimeoutMs: 2000 });
+      dbs.push(db);
+      const signIn = await failure(openPgSessionStore(db));
+      expect(signIn.code).toBe("locked");
+      expect(signIn.message).toMatch(
+        /refused the connection .*(no_such_db|nobody).*check the URL, user and password/,
+      );
+      expect(signIn.message).not.toContain("hunter2secret");
+    }
+  });
+
+  it("refuses a database a newer Hermes migrated, so nothing reads or writes it under an older schema", async () => {
+    const { db, store } = await open();
+    const s = await store.createSession({ source: "cli" });
+    await db.query("INSERT INTO hermes_migrations (version, name) VALUES (9000, 'from the future')");
+    const newer = await failure(openPgSessionStore(db));
+    expect(newer.code).toBe("invalid");
+    expect(newer.message).toMatch(/versions this Hermes does not know \(9000\).*newer Hermes; upgrade/);
+    // The session written before is still there for the newer Hermes.
+    await db.query("DELETE FROM hermes_migrations WHERE version = 9000");
+    expect((await (await openPgSessionStore(db)).getSession(s.id))?.id).toBe(s.id);
   });
 
   it("survives a crashed server: calls fail as locked meanwhile, then work again with nothing lost", async () => {

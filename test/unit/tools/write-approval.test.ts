@@ -131,7 +131,7 @@ describe("memory writes with memory.write_approval on", () => {
     const [outcome] = await approvePending(s.apply, "memory", staged.result.pending_id);
     expect(outcome).toMatchObject({ ok: false, message: expect.stringContaining("still pending") });
     expect(listPending(s.home, "memory")).toHaveLength(1);
-    expect(rejectPending(s.apply, "memory", staged.result.pending_id)[0]).toMatchObject({ ok: true });
+    expect((await rejectPending(s.apply, "memory", staged.result.pending_id))[0]).toMatchObject({ ok: true });
     expect(listPending(s.home, "memory")).toEqual([]);
     expect(readFileSync(s.memFile, "utf8")).toBe("Something else entirely.");
   });
@@ -383,7 +383,7 @@ describe("ways around the gate", () => {
         ok: false,
         message: expect.stringContaining("No pending memory write"),
       });
-      expect(rejectPending(s.apply, "memory", id)[0]?.ok).toBe(false);
+      expect((await rejectPending(s.apply, "memory", id))[0]?.ok).toBe(false);
     }
     expect(existsSync(s.memFile)).toBe(false);
     expect(existsSync(join(s.home, "pending", "evil.json"))).toBe(true);

@@ -148,14 +148,18 @@ export async function pgFactories(): Promise<Partial<PgFactories>> {
         sink: () => library.sink(),
         hubLock: hub,
         optOuts,
-        seedBundled: (bundledDir) =>
-          bundledSeed.seedSharedBundled({
+        seedBundled: async (bundledDir) => {
+          const seeded = await bundledSeed.seedSharedBundled({
             db,
             home: dirname(mirrorDir),
             mirrorDir,
             bundledDir,
             putIn: (client, skill, putOptions) => library.putIn(client, skill, putOptions),
-          }),
+          });
+          // This instance's own copy follows at once (the others by their watch).
+          if (seeded.updated.length > 0) await refresh();
+          return seeded;
+        },
         // On a notification only the database's changes are applied (this process's own write in
         // flight is left to finish); the start-up refresh also puts back hand-changed folders.
         watch: (onError) =>

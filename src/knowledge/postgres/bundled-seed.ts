@@ -5,8 +5,9 @@
  * applies the file home's rule to the shared copy: a newer bundled version replaces the database's
  * copy only while that copy is still the bundled one it was seeded from; an edited copy is kept.
  *
- * What the copy was seeded from is `skill_bundled_seeds` (the digest of that bundled copy), shared
- * by every instance. Before a row exists, this instance's `.bundled_manifest` speaks for it: the
+ * What the copy was seeded from is `skill_bundled_seeds` (the digests of the bundled copies it
+ * was seeded from, the newest last), shared by every instance; a bundled copy seeded before is an
+ * older build's, never put back. Before a row exists, this instance's `.bundled_manifest` speaks for it: the
  * mirror's folder (the database's copy, refreshed just before) hashing to the recorded digest
  * means it was never edited. The replacement is one conditional write: under the skill's advisory
  * lock, only when the row still has the version and digest that were judged, so instances that
@@ -30,6 +31,8 @@ export interface SharedSeedReport {
   updated: string[];
   /** Database copies already equal to the bundled version (another instance updated them). */
   current: string[];
+  /** Skills whose bundled copy here was seeded before (this build is older than the one that updated them). */
+  older: string[];
   /** Database copies the user edited: kept. */
   userModified: string[];
   failed: Array<{ name: string; error: string }>;
@@ -48,7 +51,7 @@ export interface SharedSeedDeps {
 
 /** Runs the pass (see the file comment). Never throws for one skill: it lands in `failed`. */
 export async function seedSharedBundled(deps: SharedSeedDeps): Promise<SharedSeedReport> {
-  const report: SharedSeedReport = { updated: [], current: [], userModified: [], failed: [] };
+  const report: SharedSeedReport = { updated: [], current: [], older: [], userModified: [], failed: [] };
   const { db, home, bundledDir } = deps;
   if (!bundledDir || isOptedOut(home)) return report;
   const held = new Map(
@@ -61,11 +64,15 @@ export async function seedSharedBundled(deps: SharedSeedDeps): Promise<SharedSee
   const suppressed = readSuppressed(home);
   const due = listBundled(bundledDir).filter((b) => held.has(b.name) && !suppressed.has(b.name));
   if (due.length === 0) return report;
-  const seeds = new Map(
-    (await db.query<{ name: string; hash: string }>("SELECT name, hash FROM skill_bundled_seeds")).map(
-      (r) => [r.name, r.hash],
-    ),
+  const seeds = new Map<string, string>();
+  const seen = new Set<string>();
+  const rows = await db.query<{ name: string; hash: string }>(
+    "SELECT name, hash FROM skill_bundled_seeds ORDER BY updated_at, hash",
   );
+  for (const r of rows) {
+    seeds.set(r.name, r.hash); // The newest last.
+    seen.add(`${r.name}\0${r.hash}`);
+  }
   const manifest = readBundledManifest(home);
   const before = formatBundledManifest(manifest);
   const mirrored = readManifest(deps.mirrorDir).skills;
@@ -73,7 +80,7 @@ export async function seedSharedBundled(deps: SharedSeedDeps): Promise<SharedSee
   const recordSeed = (client: PgQueryable, name: string, hash: string) =>
     client.query(
       `INSERT INTO skill_bundled_seeds (name, hash, updated_at) VALUES ($1, $2, $3)
-       ON CONFLICT (name) DO UPDATE SET hash = EXCLUDED.hash, updated_at = EXCLUDED.updated_at`,
+       ON CONFLICT (name, hash) DO UPDATE SET updated_at = EXCLUDED.updated_at`,
       [name, hash, seconds()],
     );
 
@@ -92,6 +99,10 @@ export async function seedSharedBundled(deps: SharedSeedDeps): Promise<SharedSee
         if (seeds.get(source.name) !== bundledHash) await recordSeed(db, source.name, bundledHash);
         manifest.set(source.name, bundledDirHash);
         report.current.push(source.name);
+        continue;
+      }
+      if (seen.has(`${source.name}\0${bundledHash}`)) {
+        report.older.push(source.name);
         continue;
       }
       if (!seededUnchanged(source.name, row.hash, seeds, manifest, mirrored, deps.mirrorDir)) {

@@ -2,9 +2,10 @@
  * The last per-home pieces a postgres home shares (versions 440–449), for the stores in
  * `src/knowledge/postgres/` (plain SQL only: state/ may not import knowledge/):
  *
- * - `skill_bundled_seeds`: for a bundled skill the database holds, the digest of the bundled copy
- *   it was last seeded from (the shared counterpart of `.bundled_manifest`), so a newer bundled
- *   version replaces an unedited copy once for every instance and never an edited one;
+ * - `skill_bundled_seeds`: for a bundled skill the database holds, the digests of the bundled
+ *   copies it was seeded from, the newest last (the shared counterpart of `.bundled_manifest`),
+ *   so a newer bundled version replaces an unedited copy once for every instance, never an edited
+ *   one, and an instance still on an older build never puts its older copy back;
  * - `skill_opt_outs`: the home's "no" to bundled skills (`.no-bundled-skills` and
  *   `skills/.curator_suppressed`), one row, absent until the lists were first shared;
  * - `pending_writes`: memory and skill writes staged for approval (`pending/<subsystem>/<id>.json`),
@@ -19,9 +20,10 @@ export const HOME_EXTRA_MIGRATIONS: readonly Migration[] = [
     name: "bundled seeds, opt-out lists, staged writes and curator reports",
     up: `
 CREATE TABLE skill_bundled_seeds (
-  name text PRIMARY KEY,
+  name text NOT NULL,
   hash text NOT NULL,
-  updated_at double precision NOT NULL
+  updated_at double precision NOT NULL,
+  PRIMARY KEY (name, hash)
 );
 CREATE TABLE skill_opt_outs (
   id boolean PRIMARY KEY DEFAULT true CHECK (id),

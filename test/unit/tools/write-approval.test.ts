@@ -183,7 +183,7 @@ describe("skill writes with skills.write_approval on", () => {
       gist: expect.stringContaining("create 'deploy-check'"),
     });
     expect(existsSync(join(s.home, "skills", "deploy-check"))).toBe(false);
-    const diff = pendingDiff(s.apply, "skills", staged.result.pending_id);
+    const diff = await pendingDiff(s.apply, "skills", staged.result.pending_id);
     expect(diff).toMatchObject({ text: SKILL });
     const [outcome] = await approvePending(s.apply, "skills", staged.result.pending_id);
     expect(outcome).toMatchObject({
@@ -241,7 +241,7 @@ describe("skill writes with skills.write_approval on", () => {
       new_string: "Curl /healthz and check the version.",
     });
     expect(staged.result.staged).toBe(true);
-    const diff = pendingDiff({ ...s.apply, config: s.ctx.config }, "skills", staged.result.pending_id);
+    const diff = await pendingDiff({ ...s.apply, config: s.ctx.config }, "skills", staged.result.pending_id);
     expect("text" in diff && diff.text).toMatch(
       /-1\. Curl \/health\.\n\+1\. Curl \/healthz and check the version\./,
     );
@@ -271,7 +271,7 @@ describe("skill writes with skills.write_approval on", () => {
       "SKILL.md of skill 'deploy-check' changed after this write was staged",
     );
     expect(readFileSync(file, "utf8")).toBe(userEdit);
-    const diff = pendingDiff(s.apply, "skills", staged.result.pending_id);
+    const diff = await pendingDiff(s.apply, "skills", staged.result.pending_id);
     expect(diff).toMatchObject({ stale: expect.stringContaining("changed") });
     expect("text" in diff && diff.text).toContain("-2. Page the on-call if it fails.");
 

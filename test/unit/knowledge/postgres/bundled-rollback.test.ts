@@ -5,7 +5,7 @@
  * one, and an instance still on the older build never puts its copy back; a rollback leaves the
  * live skills and the curator's archive agreeing on every instance.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -163,6 +163,42 @@ describe.skipIf(postgresSkipReason)("bundled updates and rollbacks of database-h
     }
     await start(home(), bundledVersion("version four"));
     expect(await held()).toContain("edited elsewhere");
+  });
+
+  it("a database row placed to leave the home (category, mirror record) writes nothing outside it", async () => {
+    const parent = mkdtempSync(join(tmpdir(), "hermes-pg-bundled-escape-"));
+    const hx = join(parent, "home");
+    mkdirSync(join(hx, "skills"), { recursive: true });
+    const db = await openPgDatabase(url);
+    try {
+      // A forged row for a bundled name whose category climbs out, and a mirror record pointing out.
+      await db.query(
+        `INSERT INTO skills (name, category, version, hash, total_bytes, updated_at)
+         VALUES ('escape-notes', '../../..', nextval('skill_change_seq'), 'forged', 1, 1)`,
+      );
+      await db.query(
+        "INSERT INTO skill_files (skill, path, mode, content) VALUES ('escape-notes', 'SKILL.md', 420, 'x')",
+      );
+      const shipped = bundledVersion("version one");
+      mkdirSync(join(shipped, "escape-notes"), { recursive: true });
+      writeFileSync(join(shipped, "escape-notes", "SKILL.md"), md("escape-notes", "shipped"));
+      const warnings: string[] = [];
+      const backend = await openStateBackend(hx, config(), {
+        env: { HERMES_DATABASE_URL: url, HERMES_BUNDLED_SKILLS: shipped },
+        onWarning: (line) => warnings.push(line),
+      });
+      open.push(backend);
+      expect(warnings.join("\n")).toMatch(/escape-notes/);
+      const outside = readdirSync(parent).filter((n) => n !== "home");
+      expect(outside).toEqual([]);
+      const row = await db.query<{ category: string }>(
+        "SELECT category FROM skills WHERE name = 'escape-notes'",
+      );
+      expect(row[0]?.category).toBe("../../..");
+      await db.query("DELETE FROM skills WHERE name = 'escape-notes'");
+    } finally {
+      await db.close();
+    }
   });
 
   it("a rollback to before an archive makes the skill live again and drops its archive entry, everywhere", async () => {

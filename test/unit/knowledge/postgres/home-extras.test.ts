@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig, type HermesConfig } from "../../../../src/config/defaults.js";
 import { collectHomeJourney } from "../../../../src/knowledge/journey.js";
 import { pgOptOuts } from "../../../../src/knowledge/postgres/home-extras.js";
+import { seedBundledSkills } from "../../../../src/knowledge/skills/bundled.js";
 import { readSuppressed } from "../../../../src/knowledge/skills/bundled-opt-out.js";
 import { setOptedOutShared, setSuppressedShared } from "../../../../src/knowledge/skills/opt-out-shared.js";
 import { openStateBackend, type StateBackend } from "../../../../src/knowledge/state-backend.js";
@@ -92,6 +93,15 @@ describe.skipIf(postgresSkipReason)("per-home pieces shared on PostgreSQL", () =
     expect(await setSuppressedShared(ha, "tidy-notes", true)).toBe(true);
     await until(() => readSuppressed(hb).has("tidy-notes"), "B's .curator_suppressed");
     expect([...readSuppressed(hb)].sort()).toEqual(["old-helper", "tidy-notes"]);
+    // B's seeding honours it: the skill is not copied in there.
+    const shipped = mkdtempSync(join(tmpdir(), "hermes-bundled-"));
+    mkdirSync(join(shipped, "notes", "tidy-notes"), { recursive: true });
+    writeFileSync(
+      join(shipped, "notes", "tidy-notes", "SKILL.md"),
+      "---\nname: tidy-notes\ndescription: Tidy.\n---\n\nTidy.\n",
+    );
+    expect(seedBundledSkills(hb, shipped).suppressed).toEqual(["tidy-notes"]);
+    expect(existsSync(join(hb, "skills", "notes", "tidy-notes"))).toBe(false);
     expect(await setOptedOutShared(hb, true)).toBe(true);
     await until(() => existsSync(join(ha, ".no-bundled-skills")), "A's marker");
     // A second identical change changes nothing; opting in on A reaches B.

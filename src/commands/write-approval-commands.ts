@@ -6,7 +6,8 @@
  */
 import { setConfigValue } from "../config/write.js";
 import { writeApprovalEnabled } from "../knowledge/write-approval/gate.js";
-import { listPending, type Subsystem } from "../knowledge/write-approval/pending.js";
+import type { Subsystem } from "../knowledge/write-approval/pending.js";
+import { listWrites } from "../knowledge/write-approval/pending-shared.js";
 import {
   approvePending,
   type DecisionOutcome,
@@ -24,12 +25,12 @@ export function isWriteApprovalVerb(args: string): boolean {
 }
 
 /** The pending list as lines: id, [auto] for the background review's, and the summary. */
-export function pendingLines(
+export async function pendingLines(
   home: string,
   subsystem: Subsystem,
   paint: Pick<Paint, "bold" | "dim">,
-): string[] {
-  const records = listPending(home, subsystem);
+): Promise<string[]> {
+  const records = await listWrites(home, subsystem);
   if (records.length === 0) return [paint.dim(`No pending ${subsystem} writes.`)];
   const lines = [paint.bold(`Pending ${subsystem} writes (${records.length}):`)];
   for (const read of records) {
@@ -98,7 +99,10 @@ export async function runWriteApproval(
     case "":
     case "pending": {
       const state = writeApprovalEnabled(apply.config, subsystem) ? "on" : "off";
-      ctx.reply(...pendingLines(home, subsystem, p), p.dim(`${subsystem}.write_approval is ${state}.`));
+      ctx.reply(
+        ...(await pendingLines(home, subsystem, p)),
+        p.dim(`${subsystem}.write_approval is ${state}.`),
+      );
       return;
     }
     case "approve":
@@ -112,11 +116,11 @@ export async function runWriteApproval(
     case "drop":
       if (!target) return ctx.reply(p.yellow(`Usage: /${subsystem} reject <id>|all`));
       if (!mayDecide(ctx, subsystem)) return;
-      ctx.reply(...outcomeLines(rejectPending(apply, subsystem, target), p));
+      ctx.reply(...outcomeLines(await rejectPending(apply, subsystem, target), p));
       return;
     case "diff": {
       if (!target) return ctx.reply(p.yellow(`Usage: /${subsystem} diff <id>`));
-      const diff = pendingDiff(apply, subsystem, target);
+      const diff = await pendingDiff(apply, subsystem, target);
       if ("error" in diff) return ctx.reply(p.yellow(diff.error));
       const head = p.bold(`Pending ${subsystem} write ${diff.record.id}: ${diff.record.summary}`);
       const stale = diff.stale

@@ -11,7 +11,7 @@ import { discoverSkills } from "../knowledge/skills/discovery.js";
 import type { SkillsConfig } from "../knowledge/skills/types.js";
 import { knowledgeStores } from "../knowledge/stores.js";
 import { writeApprovalEnabled } from "../knowledge/write-approval/gate.js";
-import { pendingCount } from "../knowledge/write-approval/pending.js";
+import { countWrites } from "../knowledge/write-approval/pending-shared.js";
 import { FileLockTimeoutError } from "../util/file-lock.js";
 import { skillRoutes } from "./api-skills.js";
 import { ApiError, field, type Route } from "./http.js";
@@ -48,7 +48,7 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
           write_approval: deps.config
             ? writeApprovalEnabled(deps.config() as unknown as Record<string, unknown>, "memory")
             : false,
-          pending: pendingCount(deps.home, "memory"),
+          pending: await countWrites(deps.home, "memory"),
           targets: await Promise.all(
             TARGETS.map(async (t) => {
               const read = await deps.memory.read(t);
@@ -121,7 +121,7 @@ export function knowledgeRoutes(deps: KnowledgeDeps): Route[] {
             write_approval: deps.config
               ? writeApprovalEnabled(deps.config() as unknown as Record<string, unknown>, "skills")
               : false,
-            pending: pendingCount(deps.home, "skills"),
+            pending: await countWrites(deps.home, "skills"),
             warnings,
             skills: skills.map((s) => {
               const u = usage[s.name] ?? {};

@@ -19,7 +19,8 @@ import type { SkillsConfig } from "../knowledge/skills/types.js";
 import { isCuratorManaged } from "../knowledge/skills/usage.js";
 import { knowledgeStores } from "../knowledge/stores.js";
 import { writeApprovalEnabled } from "../knowledge/write-approval/gate.js";
-import { isPendingId, listPending, type Subsystem } from "../knowledge/write-approval/pending.js";
+import { isPendingId, type Subsystem } from "../knowledge/write-approval/pending.js";
+import { listWrites } from "../knowledge/write-approval/pending-shared.js";
 import { approvePending, pendingDiff, rejectPending } from "../tools/write-approval/apply.js";
 import { ApiError, type Route } from "./http.js";
 
@@ -236,13 +237,13 @@ export function skillRoutes(deps: SkillRouteDeps): Route[] {
       path: "/api/pending/:subsystem",
       summary:
         "the agent's staged writes awaiting approval (`skills` or `memory`), oldest first, with `write_approval` on or off",
-      handler: ({ params }) => {
+      handler: async ({ params }) => {
         const sub = subsystem(params["subsystem"]);
         return {
           json: {
             subsystem: sub,
             write_approval: writeApprovalEnabled(configRecord(), sub),
-            pending: listPending(deps.home, sub).map((r) =>
+            pending: (await listWrites(deps.home, sub)).map((r) =>
               r.ok
                 ? {
                     id: r.record.id,
@@ -265,10 +266,10 @@ export function skillRoutes(deps: SkillRouteDeps): Route[] {
       path: "/api/pending/:subsystem/:id",
       summary:
         "what approving a staged write changes: the new SKILL.md or a unified diff (`text`), `stale` when the file changed since",
-      handler: ({ params }) => {
+      handler: async ({ params }) => {
         const sub = subsystem(params["subsystem"]);
         const id = pendingId(params["id"]);
-        const diff = pendingDiff({ home: deps.home, config: configRecord(), env: deps.env }, sub, id);
+        const diff = await pendingDiff({ home: deps.home, config: configRecord(), env: deps.env }, sub, id);
         if ("error" in diff) throw new ApiError(diff.error.startsWith("No pending") ? 404 : 422, diff.error);
         return {
           json: {
@@ -307,10 +308,14 @@ export function skillRoutes(deps: SkillRouteDeps): Route[] {
       method: "POST",
       path: "/api/pending/:subsystem/:id/reject",
       summary: "drop a staged write unapplied",
-      handler: ({ params }) => {
+      handler: async ({ params }) => {
         const sub = subsystem(params["subsystem"]);
         const id = pendingId(params["id"]);
-        const [outcome] = rejectPending({ home: deps.home, config: configRecord(), env: deps.env }, sub, id);
+        const [outcome] = await rejectPending(
+          { home: deps.home, config: configRecord(), env: deps.env },
+          sub,
+          id,
+        );
         return decision(outcome);
       },
     },

@@ -225,6 +225,7 @@ export function collectJourney(
     usage?: Readonly<Record<string, SkillUsageRecord>>;
     calls?: readonly LearningCall[];
     memory?: JourneyInputs["memory"];
+    curatorRuns?: readonly CuratorRunRecord[];
   } = {},
 ): JourneyEvent[] {
   const store = MemoryStore.forHome(home, {});
@@ -238,7 +239,7 @@ export function collectJourney(
         entries: store.entries(target),
         mtime: mtime(store.path(target)),
       })),
-    curatorRuns: readCuratorRuns(home),
+    curatorRuns: options.curatorRuns ?? readCuratorRuns(home),
   });
 }
 
@@ -261,10 +262,17 @@ export async function collectHomeJourney(home: string): Promise<JourneyEvent[]> 
       mtime: await memory.updatedAt?.(target),
     })),
   );
+  // The curator's runs as every instance recorded them (each instance's logs/ holds only its own).
+  const runs = stores.curatorReports
+    ? (await stores.curatorReports.list())
+        .map((entry) => entry.report as unknown as CuratorRunRecord)
+        .filter((run) => typeof run.started_at === "string")
+    : undefined;
   return collectJourney(home, {
     usage: await stores.skillUsage.read(),
     calls: await stores.learningCalls(),
     memory: targets,
+    ...(runs ? { curatorRuns: runs } : {}),
   });
 }
 

@@ -24,7 +24,9 @@ import { migrate } from "../state/postgres/migrate.js";
 import { MIGRATIONS } from "../state/postgres/migrations/index.js";
 import type { SessionStore } from "../state/types.js";
 import type { CronJobs } from "./cron/store.js";
+import type { SharedOptOuts } from "./home-extras-types.js";
 import type { MemoryLimitConfig, MemoryRecords } from "./memory/store.js";
+import { bundledSkillsDir } from "./skills/bundled.js";
 import type { SharedHubLock } from "./skills/hub/lock-data.js";
 import type { SkillWriteSink } from "./skills/types.js";
 import type { SkillUsageRecords } from "./skills/usage.js";
@@ -43,6 +45,10 @@ export interface PgSkillMirror {
   hubLock?: SharedHubLock;
   /** Refreshes the mirror whenever any process changes the skills in the database (`skill-watch.ts`). */
   watch?(onError: (line: string) => void): Promise<{ close(): Promise<void> }>;
+  /** The opt-out lists of bundled skills, kept for every instance (written into the files at each refresh). */
+  optOuts?: SharedOptOuts;
+  /** Newer bundled versions of the skills the database holds, applied once for every instance. */
+  seedBundled?(bundledDir: string | undefined): Promise<{ failed: Array<{ name: string; error: string }> }>;
 }
 
 /** The PostgreSQL implementation of each store, by the name its module exports. */
@@ -95,6 +101,8 @@ export async function pgFactories(): Promise<Partial<PgFactories>> {
     skills,
     hubLock,
     skillWatch,
+    homeExtras,
+    bundledSeed,
   ] = await Promise.all([
     import("../state/postgres/session-store.js"),
     import("../state/postgres/gateway-chat-index.js"),
@@ -109,6 +117,8 @@ export async function pgFactories(): Promise<Partial<PgFactories>> {
     import("./postgres/skill-library.js"),
     import("./postgres/hub-lock.js"),
     import("./postgres/skill-watch.js"),
+    import("./postgres/home-extras.js"),
+    import("./postgres/bundled-seed.js"),
   ]);
   return {
     openPgSessionStore: (db) => sessions.openPgSessionStore(db),
@@ -125,15 +135,31 @@ export async function pgFactories(): Promise<Partial<PgFactories>> {
       const library = skills.pgSkillLibrary(db, mirrorDir);
       // mirrorDir is <home>/skills; lock.json follows the database's entries after every refresh.
       const hub = hubLock.pgHubLock(db, dirname(mirrorDir), { channel: library.channel });
+      // The opt-out files follow the database's lists after every refresh too.
+      const optOuts = homeExtras.pgOptOuts(db, dirname(mirrorDir), { channel: library.channel });
       const refresh = async (options: { onlyChanged?: boolean } = {}) => {
         const report = await library.refresh(options);
         await hub.materialize();
+        await optOuts.materialize();
         return report;
       };
       return {
         refresh: () => refresh(),
         sink: () => library.sink(),
         hubLock: hub,
+        optOuts,
+        seedBundled: async (bundledDir) => {
+          const seeded = await bundledSeed.seedSharedBundled({
+            db,
+            home: dirname(mirrorDir),
+            mirrorDir,
+            bundledDir,
+            putIn: (client, skill, putOptions) => library.putIn(client, skill, putOptions),
+          });
+          // This instance's own copy follows at once (the others by their watch).
+          if (seeded.updated.length > 0) await refresh();
+          return seeded;
+        },
         // On a notification only the database's changes are applied (this process's own write in
         // flight is left to finish); the start-up refresh also puts back hand-changed folders.
         watch: (onError) =>
@@ -176,6 +202,15 @@ export async function openPostgresBackend(
     undo.unshift(() => sessions.close());
     const skills = await f.pgSkillLibrary(db, join(home, "skills"));
     await skills.refresh();
+    if (skills.seedBundled) {
+      // A newer bundled version of a skill the database holds: once for every instance (bundled-seed.ts).
+      const seeded = await skills
+        .seedBundled(bundledSkillsDir({ ...(options.env ?? process.env) }))
+        .catch((error: unknown) => ({ failed: [{ name: "bundled skills", error: String(error) }] }));
+      const onWarning = options.onWarning ?? ((line: string) => process.stderr.write(`hermes: ${line}\n`));
+      for (const miss of seeded.failed)
+        onWarning(`bundled skill not updated for every instance: ${miss.name}: ${miss.error}`);
+    }
     if (options.joinInstances !== false && skills.watch) {
       // A gateway instance keeps its copy current as other processes change the skills.
       const onWarning = options.onWarning ?? ((line: string) => process.stderr.write(`hermes: ${line}\n`));
@@ -200,6 +235,7 @@ export async function openPostgresBackend(
     ]);
     // Read once now, so discovery's labels (its synchronous `snapshot`) are the database's from the start.
     await usage.read().catch(() => undefined);
+    const extras = await import("./postgres/home-extras.js");
     const responses = await f.pgResponseRecords(db);
     const deliveries = await f.pgWebhookDeliveries(db);
     // "Always" answers given on any instance approve here too: the database's list joins config.yaml's.
@@ -215,6 +251,9 @@ export async function openPostgresBackend(
       // Every writer of skills/ (tools, hub, curator, snapshot import, bundled resets) reports here.
       skillSink: skills.sink(),
       ...(skills.hubLock ? { hubLock: skills.hubLock } : {}),
+      ...(skills.optOuts ? { optOuts: skills.optOuts } : {}),
+      pendingWrites: extras.pgPendingWrites(db),
+      curatorReports: extras.pgCuratorReports(db),
     };
     const unregister = registerKnowledgeStores(home, knowledge);
     let closed: Promise<void> | undefined;

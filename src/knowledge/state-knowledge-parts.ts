@@ -119,7 +119,10 @@ const MEMORY_PART: HomePart = {
 };
 
 /** The digest of a skill folder on disk, or undefined when it is missing or unreadable. */
-function folderHash(dir: string, skill: { name: string; category: string | null }): string | undefined {
+export function folderHash(
+  dir: string,
+  skill: { name: string; category: string | null },
+): string | undefined {
   try {
     return skillHash(checkSkill({ ...skill, files: readSkillFolder(dir) }));
   } catch {
@@ -132,7 +135,7 @@ function folderHash(dir: string, skill: { name: string; category: string | null 
  * is moved to `skills/.export-replaced/<name>.<seconds>` (discovery skips dot folders), never
  * deleted; answers where it went.
  */
-function writeSkillFolder(skillsDir: string, dir: string, skill: StoredSkill): string | undefined {
+export function writeSkillFolder(skillsDir: string, dir: string, skill: StoredSkill): string | undefined {
   const checked = checkSkill(skill);
   const building = join(dirname(dir), `.${checked.name}.export-${process.pid}`);
   rmSync(building, { recursive: true, force: true });

@@ -18,6 +18,7 @@ import { type GatewayImportCount, importGatewayHome } from "../state/postgres/ga
 import { copyPgToSqlite, copySqliteToPg, type TransferReport } from "../state/postgres/transfer.js";
 import { sessionStorePath } from "../state/sqlite-store.js";
 import { countFileGateway } from "./state-gateway-files.js";
+import { HOME_EXTRA_PARTS } from "./state-home-extras-parts.js";
 import { KNOWLEDGE_PARTS } from "./state-knowledge-parts.js";
 import {
   countedRow,
@@ -133,7 +134,12 @@ const GATEWAY_PART: HomePart = {
 };
 
 /** Every part, in the order they are copied. */
-export const HOME_PARTS: readonly HomePart[] = [SESSIONS_PART, GATEWAY_PART, ...KNOWLEDGE_PARTS];
+export const HOME_PARTS: readonly HomePart[] = [
+  SESSIONS_PART,
+  GATEWAY_PART,
+  ...KNOWLEDGE_PARTS,
+  ...HOME_EXTRA_PARTS,
+];
 
 function finish(parts: PartReport[]): HomeTransferReport {
   return { parts, verified: parts.every((p) => p.problems.length === 0 && p.rows.every((r) => r.verified)) };

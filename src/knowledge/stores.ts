@@ -8,6 +8,7 @@
 import { resolve } from "node:path";
 import type { LearningCall } from "../state/learning-calls.js";
 import { type CronJobs, CronStore, cronJobs } from "./cron/store.js";
+import type { CuratorReportRecords, PendingWriteRecords, SharedOptOuts } from "./home-extras-types.js";
 import { type MemoryLimitConfig, type MemoryRecords, MemoryStore, memoryRecords } from "./memory/store.js";
 import type { SharedHubLock } from "./skills/hub/lock-data.js";
 import type { SkillWriteSink } from "./skills/types.js";
@@ -43,6 +44,13 @@ export interface KnowledgeStores {
    * for every instance (PostgreSQL); absent for a file home (lock.json is all).
    */
   readonly hubLock?: SharedHubLock;
+  /**
+   * The opt-out lists of bundled skills, writes staged for approval and the curator's reports when
+   * the backend keeps them for every instance (PostgreSQL); absent for a file home (its files).
+   */
+  readonly optOuts?: SharedOptOuts;
+  readonly pendingWrites?: PendingWriteRecords;
+  readonly curatorReports?: CuratorReportRecords;
 }
 
 /** The file stores of `home`. */

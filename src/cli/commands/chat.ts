@@ -98,7 +98,6 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   const { isYoloMode } = await import("../../config/precedence.js");
   const { ChatSession } = await import("../../agent/chat-session.js");
   const { askApproval, askClarify, denialNotice, persistAllowlistEntry } = await import("../prompts.js");
-  seedSkills(home, logger, io.err);
   const store = await openChatStore({
     home,
     config,
@@ -107,6 +106,8 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
     say: io.err,
     env,
   });
+  // After the store: on a postgres home the opt-out lists and the skills mirror are current by then.
+  seedSkills(home, logger, io.err);
   // MCP servers start in the background; the session's tool list waits for them (toolsReady).
   let show = (message: string): void => io.err(`hermes: warning: ${message}`);
   const warn = (message: string): void => {

@@ -21,7 +21,12 @@ export function addMemoryPendingCommands(root: Command, action: Action<HomeConte
     .alias("list")
     .description("list memory writes the agent staged for approval")
     .option("--json", "print JSON")
-    .action(run((ctx, flags: { json?: boolean }) => pendingListCli(ctx, "memory", flags)));
+    .action(
+      run((ctx, flags: { json?: boolean }) =>
+        // Staged on any instance: the shared database's on a postgres home.
+        withHomeKnowledge(ctx.home, ctx.io.env, () => pendingListCli(ctx, "memory", flags)),
+      ),
+    );
 
   root
     .command("approve")
@@ -42,5 +47,9 @@ export function addMemoryPendingCommands(root: Command, action: Action<HomeConte
     .description("drop a staged memory write (or all of them) without applying it")
     .argument("<id>", "the pending id, or all")
     .option("--json", "print JSON")
-    .action(run((ctx, id: string, flags: { json?: boolean }) => rejectCli(ctx, "memory", id, flags)));
+    .action(
+      run((ctx, id: string, flags: { json?: boolean }) =>
+        withHomeKnowledge(ctx.home, ctx.io.env, () => rejectCli(ctx, "memory", id, flags)),
+      ),
+    );
 }

@@ -94,9 +94,6 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
     needs: "home",
     defaultSubcommand: "list",
     open: ({ home, io }): Ctx => {
-      // Bundled skills are installed on first use of the home, as a chat would.
-      const bundled = bundledSkillsDir(io.env);
-      if (bundled && seed) seedBundledSkills(home, bundled);
       return {
         home,
         io: { ...io, cwd: setup.cwd ?? process.cwd() },
@@ -113,8 +110,16 @@ export function skillsCommand(setup: SkillsSetup = {}): CliCommand {
       toCliFailure(error)?.exitCode ?? (error instanceof FileLockTimeoutError ? 1 : undefined),
     parse: (root, own) => {
       // Every subcommand runs with a PostgreSQL home's shared skills open (home-knowledge.ts).
+      // Bundled skills are installed on first use of the home, as a chat would: once the shared
+      // skills and opt-out lists are current, so an opt-out made on another instance is honoured.
       const run: typeof own = (body) =>
-        own((ctx, ...args) => withHomeKnowledge(ctx.home, ctx.io.env, () => body(ctx, ...args)));
+        own((ctx, ...args) =>
+          withHomeKnowledge(ctx.home, ctx.io.env, () => {
+            const bundled = bundledSkillsDir(ctx.io.env);
+            if (bundled && seed) seedBundledSkills(ctx.home, bundled);
+            return body(ctx, ...args);
+          }),
+        );
       root
         .command("list")
         .description(

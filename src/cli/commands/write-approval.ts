@@ -7,7 +7,8 @@
  */
 import type { HermesConfig } from "../../config/defaults.js";
 import { writeApprovalEnabled } from "../../knowledge/write-approval/gate.js";
-import { listPending, type Subsystem } from "../../knowledge/write-approval/pending.js";
+import type { Subsystem } from "../../knowledge/write-approval/pending.js";
+import { listWrites } from "../../knowledge/write-approval/pending-shared.js";
 import {
   type ApplyContext,
   approvePending,
@@ -29,12 +30,12 @@ function applyContext(ctx: PendingCliContext): ApplyContext {
 }
 
 /** `pending [--json]`: the staged writes, oldest first. */
-export function pendingListCli(
+export async function pendingListCli(
   ctx: PendingCliContext,
   subsystem: Subsystem,
   flags: { json?: boolean },
-): number {
-  const records = listPending(ctx.home, subsystem);
+): Promise<number> {
+  const records = await listWrites(ctx.home, subsystem);
   const on = writeApprovalEnabled(ctx.config as unknown as Record<string, unknown>, subsystem);
   if (flags.json) {
     const items = records.map((r) =>
@@ -103,13 +104,13 @@ export async function approveCli(
 }
 
 /** `reject <id|all> [--json]`. */
-export function rejectCli(
+export async function rejectCli(
   ctx: PendingCliContext,
   subsystem: Subsystem,
   id: string,
   flags: { json?: boolean },
-): number {
-  const outcomes = rejectPending(applyContext(ctx), subsystem, id);
+): Promise<number> {
+  const outcomes = await rejectPending(applyContext(ctx), subsystem, id);
   if (outcomes.length === 0) {
     ctx.io.err(`No pending ${subsystem} writes.`);
     return 0;
@@ -118,8 +119,8 @@ export function rejectCli(
 }
 
 /** `diff <id>`: the full new SKILL.md of a create, or a unified diff against the current file. */
-export function diffCli(ctx: PendingCliContext, subsystem: Subsystem, id: string): number {
-  const diff = pendingDiff(applyContext(ctx), subsystem, id);
+export async function diffCli(ctx: PendingCliContext, subsystem: Subsystem, id: string): Promise<number> {
+  const diff = await pendingDiff(applyContext(ctx), subsystem, id);
   if ("error" in diff) {
     ctx.io.err(diff.error);
     return 1;

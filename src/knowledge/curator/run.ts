@@ -5,14 +5,14 @@
  * nothing on disk except the report and the state's summary, as in Python Hermes.
  */
 import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { FileLockTimeoutError, withFileLock } from "../../util/file-lock.js";
 import { createSkill, editSkill } from "../skills/manage.js";
 import type { SkillsConfig } from "../skills/types.js";
 import { isCuratorManaged, latestActivityAt } from "../skills/usage.js";
 import { knowledgeStores } from "../stores.js";
 import { skillGist } from "../write-approval/gate.js";
-import { stagePending } from "../write-approval/pending.js";
+import { stageWrite } from "../write-approval/pending-shared.js";
 import { type SkillLookup, skillBase } from "../write-approval/skill-diff.js";
 import { archiveSkill, CuratorError, cronSkillNames, foreignOwner, homeSkills } from "./archive.js";
 import { snapshotSkills } from "./backup.js";
@@ -166,6 +166,8 @@ async function runLocked(options: CuratorRunOptions): Promise<CuratorRunResult> 
   };
   report.duration_seconds = Math.round((clock().getTime() - started.getTime()) / 10) / 100;
   const reportDir = writeRunReport(home, report, started);
+  // A shared backend (PostgreSQL) keeps the run's record for every instance's listings.
+  await knowledgeStores(home).curatorReports?.add(basename(reportDir), { ...report });
   const summary = summarize(report);
   await updateCuratorState(home, (state) => {
     if (!dryRun) {
@@ -282,7 +284,7 @@ async function stageMerge(options: CuratorRunOptions, name: string, content: str
     home: options.home,
     ...(skills && typeof skills === "object" ? { config: skills as SkillsConfig } : {}),
   };
-  const record = await stagePending(options.home, "skills", {
+  const record = await stageWrite(options.home, "skills", {
     payload,
     summary: `${skillGist(payload)} (curator: ${reason})`,
     origin: "curator",

@@ -198,7 +198,8 @@ async function dispatch(request: CuratorRequest, deps: CuratorDeps): Promise<Cur
         now,
       });
       // A shared backend (PostgreSQL) stores the restored tree for every instance.
-      const shared = await shareSkillChanges(home, { includeNew: true });
+      // The live skills and the archive in one step, so they never disagree on another instance.
+      const shared = await shareSkillChanges(home, { includeNew: true, tree: true });
       const unshared = unsharedLines(shared);
       const line = `restored skills from backup ${restored.id}; the tree before it is backup ${safety.id}`;
       return unshared.length > 0 ? { lines: [line, ...unshared], exitCode: 1 } : ok(line);

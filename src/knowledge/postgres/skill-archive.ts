@@ -32,12 +32,24 @@ export async function archiveWith(
   await client.query("SELECT pg_advisory_xact_lock(hashtext('hermes-skill:' || $1))", [name]);
   checkExpected(name, change.expectedVersion, await currentVersion(client, name));
   const version = await nextVersion(client);
+  await putArchiveWith(client, { name, archived, version, nowSeconds: change.nowSeconds });
+  await client.query("DELETE FROM skills WHERE name = $1", [name]);
+  await notify(client, name, version, "archive");
+  return version;
+}
+
+/** Stores archived folder `archived.name` (of live skill `name`) with its files, at `version`. */
+export async function putArchiveWith(
+  client: PgQueryable,
+  row: { name: string; archived: StoredSkill; version: number; nowSeconds: number },
+): Promise<void> {
+  const { archived } = row;
   const total = archived.files.reduce((n, f) => n + f.content.length, 0);
   await client.query(
     `INSERT INTO skill_archive (folder, name, version, hash, total_bytes, archived_at) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (folder) DO UPDATE SET name = EXCLUDED.name, version = EXCLUDED.version, hash = EXCLUDED.hash,
        total_bytes = EXCLUDED.total_bytes, archived_at = EXCLUDED.archived_at`,
-    [archived.name, name, version, skillHash(archived), total, change.nowSeconds],
+    [archived.name, row.name, row.version, skillHash(archived), total, row.nowSeconds],
   );
   await client.query("DELETE FROM skill_archive_files WHERE folder = $1", [archived.name]);
   for (const file of archived.files) {
@@ -46,9 +58,6 @@ export async function archiveWith(
       [archived.name, file.path, file.mode, file.content],
     );
   }
-  await client.query("DELETE FROM skills WHERE name = $1", [name]);
-  await notify(client, name, version, "archive");
-  return version;
 }
 
 /** Drops archived `folder` (its skill was just stored live again in the same transaction). */

@@ -12,11 +12,11 @@
  * (`SkillWriteSink`): after they changed the mirror folder, the folder is stored; when another
  * instance changed the skill first, the folder is put back as the database holds it.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import type { PgDatabase, PgQueryable } from "../../state/postgres/database.js";
 import { EXCLUDED_DIRS, isInside } from "../skills/paths.js";
-import type { SkillReconcileReport, SkillWriteSink } from "../skills/types.js";
+import type { ReconcileOptions, SkillReconcileReport, SkillWriteSink } from "../skills/types.js";
 import { checkSkill, readSkillFolder, type StoredSkill, skillHash } from "./skill-files.js";
 import { checkExpected, currentVersion, nextVersion, SkillConflictError } from "./skill-versions.js";
 
@@ -32,6 +32,7 @@ import {
   readManifest,
   refreshMirror,
 } from "./skill-mirror.js";
+import { storeRestoredTree } from "./skill-tree.js";
 
 /** The NOTIFY channel a skill change is announced on (payload: `{"name","version","op"}`). */
 export const SKILLS_CHANGED_CHANNEL = "hermes_skills_changed";
@@ -72,6 +73,8 @@ export interface PgSkillLibrary {
   refresh(options?: RefreshOptions): Promise<RefreshReport>;
   /** The skill tools' seam: store what they changed in the mirror folder (see the file comment). */
   sink(): SkillWriteSink;
+  /** Stores a checked skill on `client`, inside the caller's transaction (locks, versions, notify). */
+  putIn(client: PgQueryable, skill: StoredSkill, options?: PutOptions): Promise<number>;
 }
 
 function toInfo(row: Record<string, unknown>): StoredSkillInfo {
@@ -320,7 +323,24 @@ export function pgSkillLibrary(
     return found;
   }
 
-  async function reconcile(options: { names?: readonly string[]; includeNew?: boolean }) {
+  async function reconcile(options: ReconcileOptions) {
+    if (options.tree) {
+      const report = await storeRestoredTree({
+        db,
+        mirrorDir,
+        onDisk: foldersOnDisk(),
+        mirrored: new Set(Object.keys(readManifest(mirrorDir).skills)),
+        bundled: bundledNames(mirrorDir),
+        putIn: (client, skill, putOptions) => putWith(client, checkSkill(skill), putOptions),
+        notify,
+        now,
+      });
+      if (report.failed.length === 0) {
+        dropLocalArchive(report.unarchived);
+        await refresh();
+      }
+      return report;
+    }
     const report: SkillReconcileReport = { stored: [], deleted: [], failed: [] };
     const manifest = readManifest(mirrorDir).skills;
     const onDisk = foldersOnDisk();
@@ -403,9 +423,20 @@ export function pgSkillLibrary(
     return report;
   }
 
+  /** Removes this instance's `.archive/<folder>` of entries the tree change dropped (names from disk). */
+  function dropLocalArchive(folders: readonly string[]): void {
+    const onDisk = new Set(existsSync(archiveDir) ? readdirSync(archiveDir) : []);
+    for (const folder of folders) {
+      if (!onDisk.has(folder) || folder.startsWith(".")) continue;
+      const path = join(archiveDir, folder);
+      if (dirname(path) === archiveDir) rmSync(path, { recursive: true, force: true });
+    }
+  }
+
   return {
     channel: SKILLS_CHANGED_CHANNEL,
     mirrorDir,
+    putIn: (client, skill, putOptions = {}) => putWith(client, checkSkill(skill), putOptions),
     list,
     read,
     put,

@@ -60,6 +60,12 @@ export function setSuppressed(home: string, name: string, suppressed: boolean): 
   if (names.has(name) === suppressed) return false;
   if (suppressed) names.add(name);
   else names.delete(name);
+  writeSuppressed(home, names);
+  return true;
+}
+
+/** Rewrites `.curator_suppressed` to hold exactly `names`, one a line, sorted. */
+export function writeSuppressed(home: string, names: Iterable<string>): void {
   const file = suppressedPath(home);
   mkdirSync(dirname(file), { recursive: true });
   atomicWriteFileSync(
@@ -69,5 +75,4 @@ export function setSuppressed(home: string, name: string, suppressed: boolean): 
       .map((n) => `${n}\n`)
       .join(""),
   );
-  return true;
 }

@@ -242,11 +242,16 @@ export function seedBundledSkills(
   const manifest = readBundledManifest(home);
   const before = formatBundledManifest(manifest);
   const suppressed = readSuppressed(home);
+  const shared = sharedSkillNames(root);
 
   for (const skill of bundled) {
     const dest = join(root, ...skill.rel);
     if (suppressed.has(skill.name)) {
       result.suppressed.push(skill.name);
+      continue;
+    }
+    if (shared.has(skill.name)) {
+      result.skipped++; // The shared backend's copy: its own seeding updates it for every instance.
       continue;
     }
     try {
@@ -315,6 +320,22 @@ export function seedBundledSkills(
   if (after !== before || !existsSync(manifestPath(home))) atomicWriteFileSync(manifestPath(home), after);
   if (result.errors.length === 0) writeStamp(stampFile, seedStamp(bundledDir, home));
   return result;
+}
+
+/** The mirror's record of the skills a shared backend (PostgreSQL) holds; none on a file home. */
+export const SHARED_MIRROR_FILE = ".hermes-mirror.json";
+
+/**
+ * Names of the skills a shared backend keeps in its database and mirrors into `root` (read from
+ * {@link SHARED_MIRROR_FILE}); empty when the file is absent, as on every file home.
+ */
+export function sharedSkillNames(root: string): Set<string> {
+  try {
+    const data = JSON.parse(readFileSync(join(root, SHARED_MIRROR_FILE), "utf8")) as { skills?: unknown };
+    return data.skills && typeof data.skills === "object" ? new Set(Object.keys(data.skills)) : new Set();
+  } catch {
+    return new Set();
+  }
 }
 
 /**

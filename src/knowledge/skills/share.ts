@@ -4,7 +4,7 @@
  * (PostgreSQL) stores them for every instance. A file home has no sink: nothing happens.
  */
 import { knowledgeStores } from "../stores.js";
-import type { SkillReconcileReport } from "./types.js";
+import type { ReconcileOptions, SkillReconcileReport } from "./types.js";
 
 /**
  * Stores what changed (see `SkillWriteSink.reconcile`); undefined for a home without a shared
@@ -12,7 +12,7 @@ import type { SkillReconcileReport } from "./types.js";
  */
 export async function shareSkillChanges(
   home: string,
-  options: { names?: readonly string[]; includeNew?: boolean } = {},
+  options: ReconcileOptions = {},
 ): Promise<SkillReconcileReport | undefined> {
   const sink = knowledgeStores(home).skillSink;
   if (!sink?.reconcile) return undefined;

@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { atomicWriteFileSync } from "../../util/atomic-write.js";
 import { hermesVersion } from "../../util/version.js";
 import { knowledgeStores } from "../stores.js";
-import { isOptedOut, readSuppressed, setOptedOut, setSuppressed } from "./bundled-opt-out.js";
+import { isOptedOut, readSuppressed } from "./bundled-opt-out.js";
 import { discoverSkills } from "./discovery.js";
 import {
   checkBundleFiles,
@@ -40,6 +40,7 @@ import {
 import { readTree } from "./hub/maintenance.js";
 import { type ScanReport, scanSkillBundle } from "./hub/scan.js";
 import { addTap, DEFAULT_TAPS, parseTap } from "./hub/taps.js";
+import { setOptedOutShared, setSuppressedShared } from "./opt-out-shared.js";
 import { isInside, posixRelative, skillsRoot } from "./paths.js";
 import { formatBundledManifest, manifestPath, readBundledManifest, readUsage } from "./provenance.js";
 
@@ -299,10 +300,10 @@ export async function importSnapshot(
   let optOutApplied = false;
   const optOut = isRecord(snapshot.opt_out) ? snapshot.opt_out : undefined;
   if (optOut) {
-    if (optOut["all"] === true) optOutApplied = setOptedOut(home, true) || optOutApplied;
+    if (optOut["all"] === true) optOutApplied = (await setOptedOutShared(home, true)) || optOutApplied;
     for (const n of Array.isArray(optOut["skills"]) ? optOut["skills"] : []) {
       if (typeof n === "string" && /^[a-z0-9][a-z0-9._-]{0,63}$/.test(n) && !n.includes("..")) {
-        optOutApplied = setSuppressed(home, n, true) || optOutApplied;
+        optOutApplied = (await setSuppressedShared(home, n, true)) || optOutApplied;
       }
     }
   }

@@ -87,7 +87,18 @@ export interface SkillWriteSink {
    * deletes those whose folder is gone; with `includeNew`, also stores folders the database does not
    * hold yet (never bundled ones). Skills the database does not hold are otherwise left alone.
    */
-  reconcile?(options?: { names?: readonly string[]; includeNew?: boolean }): Promise<SkillReconcileReport>;
+  reconcile?(options?: ReconcileOptions): Promise<SkillReconcileReport>;
+}
+
+export interface ReconcileOptions {
+  names?: readonly string[];
+  includeNew?: boolean;
+  /**
+   * The whole tree was restored (a curator rollback): the live skills and the curator's archive
+   * (`.archive/`) are stored together in one step, every folder on disk counted (`names` and
+   * `includeNew` aside), and an archived entry whose skill is live again is dropped.
+   */
+  tree?: boolean;
 }
 
 export interface SkillReconcileReport {

@@ -80,9 +80,15 @@ export async function stagePending(
 ): Promise<PendingRecord> {
   const dir = pendingDir(home, subsystem);
   mkdirSync(dir, { recursive: true });
-  const id = randomBytes(4).toString("hex");
-  const record: PendingRecord = {
-    id,
+  const record = newPendingRecord(subsystem, input);
+  await atomicWriteFile(recordPath(home, subsystem, record.id), pendingRecordText(record));
+  return record;
+}
+
+/** A new record with a fresh id, as `stagePending` writes it. */
+export function newPendingRecord(subsystem: Subsystem, input: StageInput): PendingRecord {
+  return {
+    id: randomBytes(4).toString("hex"),
     subsystem,
     action: typeof input.payload.action === "string" ? input.payload.action : "",
     summary: input.summary.trim(),
@@ -91,14 +97,18 @@ export async function stagePending(
     payload: input.payload,
     ...(input.base !== undefined ? { base: input.base } : {}),
   };
-  await atomicWriteFile(recordPath(home, subsystem, id), `${JSON.stringify(record, null, 2)}\n`);
-  return record;
+}
+
+/** The file text of a record (what `<id>.json` holds). */
+export function pendingRecordText(record: PendingRecord): string {
+  return `${JSON.stringify(record, null, 2)}\n`;
 }
 
 /** A record read from disk, or why it could not be used. */
 export type ReadRecord = { ok: true; record: PendingRecord } | { ok: false; id: string; error: string };
 
-function parseRecord(text: string, subsystem: Subsystem, id: string): ReadRecord {
+/** A record's text read back, checked against the id and subsystem it was found under. */
+export function parseRecord(text: string, subsystem: Subsystem, id: string): ReadRecord {
   let raw: unknown;
   try {
     raw = JSON.parse(text.replace(/^\uFEFF/, ""));

@@ -8,16 +8,8 @@
 
 import type { MemoryOperation, MemoryTarget } from "../../knowledge/memory/types.js";
 import type { SkillWriteOrigin } from "../../knowledge/skills/usage.js";
-import {
-  claimPending,
-  finishClaim,
-  listPending,
-  type PendingRecord,
-  type ReadRecord,
-  readPending,
-  releaseClaim,
-  type Subsystem,
-} from "../../knowledge/write-approval/pending.js";
+import type { PendingRecord, ReadRecord, Subsystem } from "../../knowledge/write-approval/pending.js";
+import { claimWrite, listWrites, readWrite } from "../../knowledge/write-approval/pending-shared.js";
 import { skillPendingDiff, skillStaleReason } from "../../knowledge/write-approval/skill-diff.js";
 import { memoryStoreFor, runMemoryWrite } from "../memory.js";
 import { skillsConfigOf } from "../skills/shared.js";
@@ -43,9 +35,13 @@ export interface DecisionOutcome {
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
 /** The records `target` names: one id, or every pending one for "all". */
-function selected(ctx: ApplyContext, subsystem: Subsystem, target: string): ReadRecord[] | DecisionOutcome {
-  if (target.toLowerCase() === "all") return listPending(ctx.home, subsystem);
-  const read = readPending(ctx.home, subsystem, target);
+async function selected(
+  ctx: ApplyContext,
+  subsystem: Subsystem,
+  target: string,
+): Promise<ReadRecord[] | DecisionOutcome> {
+  if (target.toLowerCase() === "all") return listWrites(ctx.home, subsystem);
+  const read = await readWrite(ctx.home, subsystem, target);
   if (!read) return { id: target, ok: false, message: `No pending ${subsystem} write with id "${target}".` };
   return [read];
 }
@@ -130,7 +126,7 @@ export async function approvePending(
   target: string,
   options: { force?: boolean } = {},
 ): Promise<DecisionOutcome[]> {
-  const records = selected(ctx, subsystem, target);
+  const records = await selected(ctx, subsystem, target);
   if (!Array.isArray(records)) return [records];
   const out: DecisionOutcome[] = [];
   for (const read of records) {
@@ -152,14 +148,17 @@ export async function approvePending(
       });
       continue;
     }
-    const claimed = claimPending(ctx.home, subsystem, record.id);
+    const claimed = await claimWrite(ctx.home, subsystem, record.id);
     if (!claimed) {
       out.push({ id: record.id, ok: false, message: "no longer pending (approved or rejected elsewhere)." });
       continue;
     }
-    const applied = await applyRecord(ctx, record);
-    if (applied.ok) finishClaim(claimed);
-    else releaseClaim(claimed);
+    const applied = await applyRecord(ctx, record).catch((error: unknown) => ({
+      ok: false,
+      message: error instanceof Error ? error.message : String(error),
+    }));
+    if (applied.ok) await claimed.finish();
+    else await claimed.release();
     out.push({
       id: record.id,
       ok: applied.ok,
@@ -170,28 +169,37 @@ export async function approvePending(
 }
 
 /** Rejects `target` (an id, or "all"): the staged write is dropped unapplied. */
-export function rejectPending(ctx: ApplyContext, subsystem: Subsystem, target: string): DecisionOutcome[] {
-  const records = selected(ctx, subsystem, target);
+export async function rejectPending(
+  ctx: ApplyContext,
+  subsystem: Subsystem,
+  target: string,
+): Promise<DecisionOutcome[]> {
+  const records = await selected(ctx, subsystem, target);
   if (!Array.isArray(records)) return [records];
-  return records.map((read) => {
+  const out: DecisionOutcome[] = [];
+  for (const read of records) {
     const id = read.ok ? read.record.id : read.id;
-    const claimed = claimPending(ctx.home, subsystem, id);
-    if (!claimed) return { id, ok: false, message: "no longer pending." };
-    finishClaim(claimed);
-    return { id, ok: true, message: "rejected; nothing was written." };
-  });
+    const claimed = await claimWrite(ctx.home, subsystem, id);
+    if (!claimed) {
+      out.push({ id, ok: false, message: "no longer pending." });
+      continue;
+    }
+    await claimed.finish();
+    out.push({ id, ok: true, message: "rejected; nothing was written." });
+  }
+  return out;
 }
 
 /**
  * What approving `id` would change: the new SKILL.md of a create, a unified diff against the
  * current file otherwise, the operation for memory; with `stale` when the target changed since.
  */
-export function pendingDiff(
+export async function pendingDiff(
   ctx: ApplyContext,
   subsystem: Subsystem,
   id: string,
-): { record: PendingRecord; text: string; stale?: string } | { error: string } {
-  const read = readPending(ctx.home, subsystem, id);
+): Promise<{ record: PendingRecord; text: string; stale?: string } | { error: string }> {
+  const read = await readWrite(ctx.home, subsystem, id);
   if (!read) return { error: `No pending ${subsystem} write with id "${id}".` };
   if (!read.ok)
     return { error: `Pending write ${id} is unreadable (${read.error}); reject it to remove it.` };

@@ -11,7 +11,8 @@ import {
   stagedMessage,
   writeApprovalEnabled,
 } from "../../knowledge/write-approval/gate.js";
-import { type Subsystem, stagePending, type WriteOrigin } from "../../knowledge/write-approval/pending.js";
+import type { Subsystem, WriteOrigin } from "../../knowledge/write-approval/pending.js";
+import { stageWrite as stageShared } from "../../knowledge/write-approval/pending-shared.js";
 import { type SkillLookup, skillBase } from "../../knowledge/write-approval/skill-diff.js";
 import type { ToolContext } from "../types.js";
 
@@ -47,7 +48,7 @@ export async function stageWrite(
   const origin: WriteOrigin = ctx.writeOrigin ?? "foreground";
   const summary = subsystem === "skills" ? skillGist(payload) : memorySummary(payload);
   const base = subsystem === "skills" && lookup ? skillBase(lookup, payload) : undefined;
-  const record = await stagePending(ctx.home, subsystem, { payload, summary, origin, base });
+  const record = await stageShared(ctx.home, subsystem, { payload, summary, origin, base });
   return {
     success: true,
     staged: true,

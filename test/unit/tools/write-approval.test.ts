@@ -131,7 +131,7 @@ describe("memory writes with memory.write_approval on", () => {
     const [outcome] = await approvePending(s.apply, "memory", staged.result.pending_id);
     expect(outcome).toMatchObject({ ok: false, message: expect.stringContaining("still pending") });
     expect(listPending(s.home, "memory")).toHaveLength(1);
-    expect(rejectPending(s.apply, "memory", staged.result.pending_id)[0]).toMatchObject({ ok: true });
+    expect((await rejectPending(s.apply, "memory", staged.result.pending_id))[0]).toMatchObject({ ok: true });
     expect(listPending(s.home, "memory")).toEqual([]);
     expect(readFileSync(s.memFile, "utf8")).toBe("Something else entirely.");
   });
@@ -183,7 +183,7 @@ describe("skill writes with skills.write_approval on", () => {
       gist: expect.stringContaining("create 'deploy-check'"),
     });
     expect(existsSync(join(s.home, "skills", "deploy-check"))).toBe(false);
-    const diff = pendingDiff(s.apply, "skills", staged.result.pending_id);
+    const diff = await pendingDiff(s.apply, "skills", staged.result.pending_id);
     expect(diff).toMatchObject({ text: SKILL });
     const [outcome] = await approvePending(s.apply, "skills", staged.result.pending_id);
     expect(outcome).toMatchObject({
@@ -241,7 +241,7 @@ describe("skill writes with skills.write_approval on", () => {
       new_string: "Curl /healthz and check the version.",
     });
     expect(staged.result.staged).toBe(true);
-    const diff = pendingDiff({ ...s.apply, config: s.ctx.config }, "skills", staged.result.pending_id);
+    const diff = await pendingDiff({ ...s.apply, config: s.ctx.config }, "skills", staged.result.pending_id);
     expect("text" in diff && diff.text).toMatch(
       /-1\. Curl \/health\.\n\+1\. Curl \/healthz and check the version\./,
     );
@@ -271,7 +271,7 @@ describe("skill writes with skills.write_approval on", () => {
       "SKILL.md of skill 'deploy-check' changed after this write was staged",
     );
     expect(readFileSync(file, "utf8")).toBe(userEdit);
-    const diff = pendingDiff(s.apply, "skills", staged.result.pending_id);
+    const diff = await pendingDiff(s.apply, "skills", staged.result.pending_id);
     expect(diff).toMatchObject({ stale: expect.stringContaining("changed") });
     expect("text" in diff && diff.text).toContain("-2. Page the on-call if it fails.");
 
@@ -383,7 +383,7 @@ describe("ways around the gate", () => {
         ok: false,
         message: expect.stringContaining("No pending memory write"),
       });
-      expect(rejectPending(s.apply, "memory", id)[0]?.ok).toBe(false);
+      expect((await rejectPending(s.apply, "memory", id))[0]?.ok).toBe(false);
     }
     expect(existsSync(s.memFile)).toBe(false);
     expect(existsSync(join(s.home, "pending", "evil.json"))).toBe(true);

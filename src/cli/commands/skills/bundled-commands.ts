@@ -23,7 +23,7 @@ export interface ManagementHooks {
   /** The home's config.yaml (for skills.external_dirs). */
   config: (ctx: MgmtCtx) => HermesConfig;
   /** `diff ID` of a staged skill write (write-approval.ts). */
-  pendingDiff: (ctx: MgmtCtx, id: string) => number;
+  pendingDiff: (ctx: MgmtCtx, id: string) => number | Promise<number>;
   /** Called before opt-out / opt-in run, so the command does not seed bundled skills first. */
   skipSeeding: () => void;
 }

@@ -13,16 +13,13 @@ import {
   resetBundledSkill,
   seedNow,
 } from "../../../knowledge/skills/bundled-manage.js";
-import {
-  isOptedOut,
-  readSuppressed,
-  setOptedOut,
-  setSuppressed,
-} from "../../../knowledge/skills/bundled-opt-out.js";
+import { isOptedOut, readSuppressed } from "../../../knowledge/skills/bundled-opt-out.js";
 import { OfficialRepairError, repairOfficial } from "../../../knowledge/skills/official-repair.js";
+import { setOptedOutShared, setSuppressedShared } from "../../../knowledge/skills/opt-out-shared.js";
 import { nameProblem } from "../../../knowledge/skills/paths.js";
 import { shareSkillChanges, unsharedLines } from "../../../knowledge/skills/share.js";
-import { isPendingId, readPending } from "../../../knowledge/write-approval/pending.js";
+import { isPendingId } from "../../../knowledge/write-approval/pending.js";
+import { readWrite } from "../../../knowledge/write-approval/pending-shared.js";
 import { CliFailure, confirmOrFail, plural, type SkillsIo, style } from "./io.js";
 
 export interface MgmtCtx {
@@ -112,14 +109,14 @@ export interface DiffFlags {
  * `diff TARGET`: a pending id shows the staged write (`pendingDiff`), a bundled skill name shows the
  * user's edits against the shipped copy. Both matching, or neither, is a usage error naming the fix.
  */
-export function diffCli(
+export async function diffCli(
   ctx: MgmtCtx,
   target: string,
   flags: DiffFlags,
-  pendingDiff: (id: string) => number,
-): number {
+  pendingDiff: (id: string) => number | Promise<number>,
+): Promise<number> {
   if (flags.pending && flags.bundled) throw new CliFailure("give --pending or --bundled, not both.", 2);
-  const isPending = isPendingId(target) && readPending(ctx.home, "skills", target) !== undefined;
+  const isPending = isPendingId(target) && (await readWrite(ctx.home, "skills", target)) !== undefined;
   const bundled = bundledSkillsDir(ctx.io.env);
   const isBundled = nameProblem(target, "skill name") === undefined && bundledNames(bundled).has(target);
   if (flags.pending || (isPending && !flags.bundled && !isBundled)) return pendingDiff(target);
@@ -183,12 +180,12 @@ export async function optOutCli(
     if (!bundledNames(bundled).has(name)) {
       throw new CliFailure(`${name} is not a bundled skill; see hermes skills list --source bundled.`, 1);
     }
-    const changed = setSuppressed(home, name, true);
+    const changed = await setSuppressedShared(home, name, true);
     io.out(
       changed ? `Opted out of ${name}: it will not be copied in again.` : `Already opted out of ${name}.`,
     );
   } else {
-    const changed = setOptedOut(home, true);
+    const changed = await setOptedOutShared(home, true);
     io.out(
       changed
         ? "Opted out of bundled skills: none will be copied in or updated."
@@ -222,16 +219,20 @@ export async function optOutCli(
   return shared(io, await shareSkillChanges(home, { names: done.removed }));
 }
 
-export function optInCli({ home, io }: MgmtCtx, name: string | undefined, flags: { sync?: boolean }): number {
+export async function optInCli(
+  { home, io }: MgmtCtx,
+  name: string | undefined,
+  flags: { sync?: boolean },
+): Promise<number> {
   const bundled = bundledSkillsDir(io.env);
   if (name !== undefined) {
     checkedName(name);
-    const changed = setSuppressed(home, name, false);
+    const changed = await setSuppressedShared(home, name, false);
     io.out(changed ? `Opted back in to ${name}.` : `${name} was not opted out.`);
     if (isOptedOut(home))
       io.err("The whole home is still opted out; run hermes skills opt-in to receive any.");
   } else {
-    const changed = setOptedOut(home, false);
+    const changed = await setOptedOutShared(home, false);
     io.out(changed ? "Opted back in to bundled skills." : "Bundled skills were not opted out.");
     const still = readSuppressed(home);
     if (still.size > 0) io.err(`Still opted out one by one: ${[...still].sort().join(", ")}.`);

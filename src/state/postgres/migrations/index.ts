@@ -14,6 +14,7 @@ import type { Migration } from "../migrate.js";
 import { APPROVAL_MIGRATIONS } from "./approvals.js";
 import { COORDINATION_MIGRATIONS } from "./coordination.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
+import { HOME_EXTRA_MIGRATIONS } from "./home-extras.js";
 import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
 import { SEARCH_MIGRATIONS } from "./search.js";
 import { SESSION_MIGRATIONS } from "./sessions.js";
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...SKILL_WRITE_MIGRATIONS,
   ...COORDINATION_MIGRATIONS,
   ...APPROVAL_MIGRATIONS,
+  ...HOME_EXTRA_MIGRATIONS,
 ];

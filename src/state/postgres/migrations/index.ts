@@ -12,6 +12,7 @@
  */
 import type { Migration } from "../migrate.js";
 import { APPROVAL_MIGRATIONS } from "./approvals.js";
+import { CHAT_FENCE_MIGRATIONS } from "./chat-fence.js";
 import { COORDINATION_MIGRATIONS } from "./coordination.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
 import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...SKILL_WRITE_MIGRATIONS,
   ...COORDINATION_MIGRATIONS,
   ...APPROVAL_MIGRATIONS,
+  ...CHAT_FENCE_MIGRATIONS,
 ];

@@ -223,18 +223,22 @@ describe.skipIf(postgresSkipReason)("PostgreSQL coordinator: fenced chat claims"
       cut.hang();
       await sleep(TTL + 100);
       cut.hang((sql) => sql.includes("coord_instances"));
-      // Now a confirms (one statement for all) while b takes over key by key, interleaved.
-      const aSide = Promise.all(
-        claims.map((c) =>
-          c.ensure().then(
-            () => c.valid(),
-            () => false,
+      // Now a confirms (one statement for all) while b takes over key by key, interleaved; a
+      // starts first in even rounds, b 30 ms ahead in odd ones, so each side wins some.
+      const aStart = round % 2 === 0 ? 0 : 30;
+      const aSide = sleep(aStart).then(() =>
+        Promise.all(
+          claims.map((c) =>
+            c.ensure().then(
+              () => c.valid(),
+              () => false,
+            ),
           ),
         ),
       );
       const bSide = Promise.all(
         keys.map(async (k, i) => {
-          await sleep(i % 7);
+          await sleep((round % 2 === 0 ? 2 : 0) + (i % 7));
           const result = await b.claimChat(k);
           return "claimed" in result ? result.claimed : undefined;
         }),

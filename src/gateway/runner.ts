@@ -330,6 +330,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         warn: (m) => log(m, "hooks"),
       });
       stops.push(() => gatewayHooks.stop());
+      // Several instances: a chat's index entry is written only while this instance holds the chat.
+      const fenced = <T extends object>(index: T): T => coordination.relay?.fenceIndex(index) ?? index;
       const authEnv = new LiveAuthEnv({ home, env, processEnv: options.processEnv, warn: (m) => log(m) });
       const messaging = new MessageRouter({
         home,
@@ -342,7 +344,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         ...(coordination.relay ? { relay: coordination.relay } : {}),
         ...(coordinator.shared && backend.chatSettings ? { chatSettings: backend.chatSettings } : {}),
         pairing: backend.pairing,
-        index: backend.chatIndex((message) => log(`sessions: ${message}`)),
+        index: fenced(backend.chatIndex((message) => log(`sessions: ${message}`))),
         log: print,
         logger,
         toolsets: (platform) => platformToolsets(config, platform),
@@ -369,6 +371,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
               }
             },
             toolState: request.toolState,
+            // Several instances: this conversation writes, runs tools and asks only while it holds its chat.
+            ...coordination.relay?.fenceSession(request.key, {
+              store: shared.store,
+              registry: shared.registry,
+              onApproval: request.onApproval,
+            }),
             // The router starts a due background review once the reply is sent.
             holdReviews: true,
             ...(request.resume ? { resume: request.resume } : {}),

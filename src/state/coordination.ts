@@ -60,8 +60,41 @@ export interface HandoffLedger {
   withdraw(id: string): Promise<boolean>;
 }
 
+/**
+ * A chat claim this instance no longer holds: another instance took the chat over (this one's
+ * heartbeat was stale: a stalled event loop, a paused machine, a lost database), or it could not
+ * be confirmed before it expired. The turn running under it must stop without another effect.
+ */
+export class ChatClaimLostError extends Error {
+  readonly code = "chat_claim_lost";
+  constructor(
+    readonly key: string,
+    readonly why: string,
+  ) {
+    super(`this instance no longer holds chat ${key}: ${why}`);
+    this.name = "ChatClaimLostError";
+  }
+}
+
+/**
+ * One chat held by this instance. With several instances a claim is fenced: it is valid here only
+ * until a safety margin before the moment another instance could take it over (the instance TTL
+ * after the last confirmation in the database), so a turn checks `valid()` (synchronous, cheap)
+ * before each effect another instance could duplicate, and when it is not valid waits for
+ * `ensure()`, which confirms the claim in the database or rejects with `ChatClaimLostError`.
+ * The one-process coordinator's claims are always valid.
+ */
 export interface ChatClaim {
   readonly key: string;
+  /** True while this instance surely holds the chat (no database round trip). */
+  valid(): boolean;
+  /**
+   * Resolves at once when `valid()`; otherwise confirms the claim in the database (waiting while
+   * it cannot be reached) and resolves, or rejects with `ChatClaimLostError` once it is lost.
+   */
+  ensure(): Promise<void>;
+  /** Fires once when the claim is lost (its reason a `ChatClaimLostError`); never after `release`. */
+  readonly lost: AbortSignal;
   /** Gives the chat back; the next message for it may run on any instance. Idempotent. */
   release(): Promise<void>;
 }
@@ -159,6 +192,8 @@ export interface Coordinator {
 }
 
 const LOCAL_ID = `local-${process.pid}`;
+/** The `lost` signal of a claim nobody can take away. */
+const NEVER = new AbortController().signal;
 
 /** The single-process coordinator (SQLite homes): everything is claimed here, messages stay here. */
 export function localCoordinator(info: { host?: string; healthUrl?: string } = {}): Coordinator {
@@ -193,6 +228,9 @@ export function localCoordinator(info: { host?: string; healthUrl?: string } = {
       return {
         claimed: {
           key,
+          valid: () => true,
+          ensure: async () => {},
+          lost: NEVER,
           release: async () => {
             chats.delete(key);
           },

@@ -17,13 +17,14 @@
  * its leases and chat claims lapse after the TTL (its own `lost` signals fire then, standing in for
  * the process being gone), messages to it are dropped, and its calls reject.
  */
-import type {
-  ChatClaimResult,
-  CoordinationMessage,
-  Coordinator,
-  CronSlotClaim,
-  InstanceInfo,
-  Lease,
+import {
+  ChatClaimLostError,
+  type ChatClaimResult,
+  type CoordinationMessage,
+  type Coordinator,
+  type CronSlotClaim,
+  type InstanceInfo,
+  type Lease,
 } from "../../src/state/coordination.js";
 
 interface Held {
@@ -124,11 +125,18 @@ export function coordinatorHub(options: HubOptions = {}): CoordinatorHub {
         check();
         const current = chats.get(key);
         if (live(current)) return { heldBy: current.holder };
-        const held: Held = { holder: id, expiresAt: Number.POSITIVE_INFINITY };
+        const lost = new AbortController();
+        const held: Held = { holder: id, expiresAt: Number.POSITIVE_INFINITY, lost };
         chats.set(key, held);
+        const mine = () => chats.get(key) === held && self().alive;
         return {
           claimed: {
             key,
+            lost: lost.signal,
+            valid: mine,
+            ensure: async () => {
+              if (!mine()) throw new ChatClaimLostError(key, "taken over");
+            },
             release: async () => {
               if (chats.get(key) === held) chats.delete(key);
             },

@@ -23,7 +23,9 @@ import type {
 } from "../../src/gateway/platforms/types.js";
 import type { Coordinator } from "../../src/state/coordination.js";
 import { PairingStore, pairingRecords } from "../../src/state/gateway/pairing.js";
+import { chatSessionIndex, SessionIndex } from "../../src/state/gateway/session-index.js";
 import { openSessionStore, type SqliteSessionStore } from "../../src/state/sqlite-store.js";
+import { createBuiltinRegistry } from "../../src/tools/builtin.js";
 import { type CoordinatorHub, coordinatorHub } from "./coordinator-hub.js";
 
 /** An in-memory platform adapter: records sends, lets the test play the user. */
@@ -143,6 +145,8 @@ export function startInstances(
     leaseTtlMs?: number;
     /** Real coordinators (PostgreSQL) instead of the hub's, one per id. */
     coordinators?: readonly Coordinator[];
+    /** One chat → session index object for every instance (default one each over the same file). */
+    sharedIndex?: boolean;
   } = {},
 ): Instances {
   const root = mkdtempSync(join(tmpdir(), "hermes-instances-"));
@@ -154,6 +158,8 @@ export function startInstances(
   const hub = coordinatorHub({ leaseTtlMs: options.leaseTtlMs ?? 300 });
   const config = { ...defaultConfig(), ...(options.config ?? {}) } as HermesConfig;
   const overlap = { now: 0, max: 0 };
+  // One chat → session index for all when asked, as PostgreSQL's is shared.
+  const index = options.sharedIndex ? chatSessionIndex(new SessionIndex(home)) : undefined;
   const list = ids.map((id, i): Instance => {
     const coordinator = options.coordinators?.[i] ?? hub.join(id);
     const relay = new ChatRelay(coordinator, { home, receiptWaitMs: 400 });
@@ -166,6 +172,7 @@ export function startInstances(
       adapters: new Map([["telegram", adapter]]),
       pairing: pairingRecords(new PairingStore({ home })),
       relay,
+      index: relay.fenceIndex(index ?? chatSessionIndex(new SessionIndex(home))),
       openSession: (request) =>
         ChatSession.open({
           transport: model,
@@ -182,6 +189,12 @@ export function startInstances(
           toolState: request.toolState,
           ...(request.resume ? { resume: request.resume } : {}),
           retry: { baseMs: 1, capMs: 5 },
+          // Fenced as the runner does: writes, tool runs and prompts only while the chat is held.
+          ...relay.fenceSession(request.key, {
+            store,
+            registry: createBuiltinRegistry(),
+            onApproval: request.onApproval,
+          }),
         }),
     });
     void adapter.connect(router.handlersFor(adapter));

@@ -11,12 +11,24 @@
  * While the instance drains, chats it does not hold go to a live instance that is not draining,
  * and input forwarded to it is passed on once its own turn has ended.
  *
+ * Claims are fenced (state/coordination.ts `ChatClaim`): a turn's session writes, tool runs,
+ * approval prompts and chat output pass a gate first (`fenceSession`, `fenceIndex`, `fence`), and
+ * a claim lost to another instance (this one stalled or lost the database past the TTL) stops the
+ * turn as `/stop` would: nothing more is written or sent, and what waits here goes to the holder.
+ *
  * Only used with a shared coordinator: with `localCoordinator()` the router runs as it always has.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { ChatClaim, CoordinationMessage, Coordinator, HandoffLedger } from "../../state/coordination.js";
-import type { AdapterHandlers, InboundAction, InboundMessage } from "../platforms/types.js";
+import {
+  type ChatClaim,
+  ChatClaimLostError,
+  type CoordinationMessage,
+  type Coordinator,
+  type HandoffLedger,
+} from "../../state/coordination.js";
+import type { AdapterHandlers, InboundAction, InboundMessage, PlatformAdapter } from "../platforms/types.js";
+import { type FencedParts, fenceAdapter, fenceParts, type Gate, gated, INDEX_WRITES } from "./chat-fence.js";
 import {
   actionToWire,
   type ChatInputPayload,
@@ -83,6 +95,10 @@ export class ChatRelay {
   private chats: CachedChats | undefined;
   /** What each chat's stored session looked like when this instance last let it go. */
   private readonly lastSeen = new Map<string, { id: string; count: number }>();
+  /** Per chat, how many of its claims this instance lost so far (a gate made before a loss refuses for good). */
+  private readonly losses = new Map<string, number>();
+  /** Chats lost and not claimed here again since. */
+  private readonly lostKeys = new Set<string>();
   private unsubscribe: (() => void) | undefined;
   private draining = false;
   private closed = false;
@@ -168,6 +184,64 @@ export class ChatRelay {
     return true;
   }
 
+  /**
+   * The gate for `key`'s effects now: passes at once while this instance holds the chat with a
+   * valid claim (or does not hold it: nothing to fence), waits while the claim is confirmed,
+   * refuses once the chat was lost and not claimed here again.
+   */
+  gate(key: string): Promise<void> | undefined {
+    if (this.lostKeys.has(key))
+      return Promise.reject(new ChatClaimLostError(key, "another instance runs it now"));
+    const entry = this.held.get(key);
+    return !entry || entry.claim.valid() ? undefined : entry.claim.ensure();
+  }
+
+  /** `gate(key)`, refusing for good once a claim of `key` made before the call was lost. */
+  gateFrom(key: string): Gate {
+    const since = this.losses.get(key) ?? 0;
+    return () =>
+      (this.losses.get(key) ?? 0) === since
+        ? this.gate(key)
+        : Promise.reject(new ChatClaimLostError(key, "it was lost while this conversation was open here"));
+  }
+
+  /**
+   * The store, tool registry and approval prompt a conversation's agent is opened with, fenced:
+   * once this instance loses the chat, that agent writes, runs and asks nothing more.
+   */
+  fenceSession<S extends object, R extends object>(key: string, parts: FencedParts<S, R>): FencedParts<S, R> {
+    return fenceParts(parts, this.gateFrom(key));
+  }
+
+  /** The chat → session index with its writes gated per chat (the key is their first argument). */
+  fenceIndex<T extends object>(index: T): T {
+    return gated(index, INDEX_WRITES, (args) => this.gate(String(args[0])));
+  }
+
+  /**
+   * For turns about to run for `key` (held here): the adapter their output goes out on, gated on
+   * the claim, and the claim's `lost` signal; `stop` is called once if the claim is lost.
+   */
+  fence(
+    key: string,
+    adapter: PlatformAdapter,
+    stop: () => void,
+  ): { adapter: PlatformAdapter; lost: AbortSignal } {
+    const lost = this.held.get(key)?.claim.lost ?? new AbortController().signal;
+    lost.addEventListener("abort", stop, { once: true });
+    return { adapter: fenceAdapter(adapter, this.gateFrom(key)), lost };
+  }
+
+  private onLost(key: string, entry: Held): void {
+    this.losses.set(key, (this.losses.get(key) ?? 0) + 1);
+    if (this.held.get(key) !== entry) return;
+    this.held.delete(key);
+    this.lostKeys.add(key);
+    this.log(
+      `coordination: chat ${key} was taken over by another instance (${String((entry.claim.lost.reason as Error)?.message ?? "")}); its turn here stops, writing and sending nothing more`,
+    );
+  }
+
   /** Stops claiming chats this instance does not already run (graceful drain). */
   drain(): void {
     this.draining = true;
@@ -201,6 +275,8 @@ export class ChatRelay {
       if (typeof result === "string") return result;
       const entry = { claim: result, refs: 0 };
       this.held.set(key, entry);
+      this.lostKeys.delete(key);
+      result.lost.addEventListener("abort", () => this.onLost(key, entry), { once: true });
       const release = this.ref(key, entry);
       await this.dropIfMoved(key);
       return release;

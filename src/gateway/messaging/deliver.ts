@@ -5,9 +5,11 @@
  */
 import type { HermesConfig } from "../../config/defaults.js";
 import { platformEnvPrefix } from "../../state/gateway/allowlist.js";
+import type { Logger } from "../../util/log.js";
 import { redactText } from "../../util/redact.js";
 import type { OutboundTarget, PlatformAdapter } from "../platforms/types.js";
 import { chunkMarkdown, extractMedia } from "./output.js";
+import type { RouterOptions } from "./router-types.js";
 
 const section = (value: unknown): Record<string, unknown> =>
   value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
@@ -73,4 +75,24 @@ export async function deliverText(adapter: PlatformAdapter, to: OutboundTarget, 
   for (const chunk of chunkMarkdown(all, adapter.capabilities.maxMessageLength - 32))
     await adapter.send(to, chunk);
   for (const item of media) await adapter.sendMedia(to, item);
+}
+
+/**
+ * `MessageRouter.deliver`: text without the agent (cron output, webhooks) to the given chat or the
+ * platform's home channel, chunked, with attachments, told to the observer and logged. Throws when
+ * the platform is not connected or has no home.
+ */
+export async function deliverAside(
+  options: Pick<RouterOptions, "adapters" | "env" | "config" | "observer">,
+  log: Logger,
+  platform: string,
+  target: { chatId?: string; threadId?: string },
+  text: string,
+): Promise<void> {
+  const adapter = options.adapters.get(platform);
+  if (!adapter) throw new Error(`the ${platform} platform is not connected`);
+  const resolved = resolveTarget(platform, target, options.env, options.config);
+  await deliverText(adapter, resolved, text);
+  options.observer?.message("out", { platform, ...resolved }, text, { via: "deliver" });
+  log.info("message out", { chat: resolved.chatId, chars: text.length, via: "deliver" });
 }

@@ -68,6 +68,15 @@ export interface TurnRelay {
   hold(key: string, queue: InboundMessage[]): Promise<(() => void) | null>;
   /** A button press not answered here: true when it went to the chat's instance. */
   forwardAction(key: string, platform: string, action: InboundAction): Promise<boolean>;
+  /**
+   * Fenced claims: for turns about to run, the adapter their output goes out on (each call waits
+   * for a valid claim) and the claim's loss, which calls `stop` (chat-relay.ts).
+   */
+  fence?(
+    key: string,
+    adapter: PlatformAdapter,
+    stop: () => void,
+  ): { adapter: PlatformAdapter; lost: AbortSignal };
 }
 
 /** One chat's (or one user's in a chat) conversation, as the router keeps it. */

@@ -41,7 +41,7 @@ import {
   messageQueue,
   setHomeChannel,
 } from "./commands.js";
-import { deliverText, resolveTarget } from "./deliver.js";
+import { deliverAside } from "./deliver.js";
 import {
   continuedInput,
   type DrainSettings,
@@ -287,15 +287,19 @@ export class MessageRouter {
     const held = this.options.relay ? await this.options.relay.hold(conv.key, conv.queue) : undefined;
     conv.busy = held !== null; // null: another instance runs this chat, and the queue went there
     if (!conv.busy) return;
+    // Several instances: output waits for a valid claim; a claim lost stops the turn as /stop does.
+    const fence = this.options.relay?.fence?.(conv.key, adapter, () => this.stopTurn(conv));
+    const out = fence?.adapter ?? adapter;
     this.options.observer?.turn(conv.key, conv.source, true);
     try {
       await conv.commanding?.catch(() => undefined);
-      while ((conv.queue.length > 0 || conv.chat?.pendingWake()) && !this.closing && !this.restarting) {
+      const more = () => conv.queue.length > 0 || conv.chat?.pendingWake();
+      while (more() && !this.closing && !this.restarting && !fence?.lost.aborted) {
         // An empty batch is a wake turn: the chat's notices are its message.
         const batch = conv.queue.splice(0);
         conv.stopped = false;
         try {
-          await this.turn(adapter, conv, batch);
+          await this.turn(out, conv, batch);
         } catch (error) {
           this.print(`${conv.platform}: turn failed in ${conv.key}: ${describeError(error)}`);
           this.logFor(conv.platform, conv.chat?.id).error("turn failed", {
@@ -303,7 +307,7 @@ export class MessageRouter {
             error: describeError(error),
           });
           await this.say(
-            adapter,
+            out,
             batch[batch.length - 1]?.source ?? conv.source,
             `⚠️ Something went wrong: ${describeError(error)}`,
           );
@@ -313,6 +317,12 @@ export class MessageRouter {
       conv.busy = false;
       held?.();
       this.options.observer?.turn(conv.key, conv.source, false);
+    }
+    if (fence?.lost.aborted) {
+      // Its history here is stale (the holder runs it now): reopened from the store next time.
+      void conv.chat?.close("claim_lost").catch(() => undefined);
+      conv.chat = undefined;
+      if (conv.queue.length > 0 && !this.closing) return this.pump(adapter, conv); // to the holder
     }
     if (this.restarting && conv.queue.length > 0 && !conv.cutOff) {
       const last = conv.queue[conv.queue.length - 1];
@@ -541,11 +551,7 @@ export class MessageRouter {
       },
       stop: () => {
         conv.queue.length = 0;
-        this.approvals.denyAll(conv.key);
-        if (conv.busy) {
-          conv.stopped = true;
-          conv.chat?.interrupt();
-        }
+        this.stopTurn(conv);
       },
       newSession: (title) => this.startOver(conv, source, title),
       sessionChanged: () => {
@@ -591,12 +597,8 @@ export class MessageRouter {
    */
   private async startOver(conv: Conversation, source: MessageSource, title?: string): Promise<void> {
     conv.queue.length = 0;
-    this.approvals.denyAll(conv.key);
     this.questions.cancel(conv.key);
-    if (conv.busy) {
-      conv.stopped = true;
-      conv.chat?.interrupt();
-    }
+    this.stopTurn(conv);
     conv.fresh = true;
     if (conv.chat && !conv.busy) {
       await conv.chat.newSession(title);
@@ -604,6 +606,14 @@ export class MessageRouter {
       if (conv.settings) conv.chat.agent.yolo = conv.settings.yolo;
       await this.index.set(conv.key, conv.chat.id, source, this.now());
     }
+  }
+
+  /** `/stop`, `/new`, a claim lost: approvals refused, a running turn interrupted (its answer not sent). */
+  private stopTurn(conv: Conversation): void {
+    this.approvals.denyAll(conv.key);
+    if (!conv.busy) return;
+    conv.stopped = true;
+    conv.chat?.interrupt();
   }
 
   private async onAction(action: InboundAction): Promise<void> {
@@ -623,21 +633,9 @@ export class MessageRouter {
       .catch(() => undefined);
   }
 
-  /**
-   * Sends text without the agent (cron output, webhooks): to the given chat or the platform's home
-   * channel, chunked, with attachments. Throws when the platform is not connected or has no home.
-   */
-  async deliver(
-    platform: string,
-    target: { chatId?: string; threadId?: string },
-    text: string,
-  ): Promise<void> {
-    const adapter = this.options.adapters.get(platform);
-    if (!adapter) throw new Error(`the ${platform} platform is not connected`);
-    const resolved = resolveTarget(platform, target, this.options.env, this.options.config);
-    await deliverText(adapter, resolved, text);
-    this.options.observer?.message("out", { platform, ...resolved }, text, { via: "deliver" });
-    this.logFor(platform).info("message out", { chat: resolved.chatId, chars: text.length, via: "deliver" });
+  /** Sends text without the agent (cron output, webhooks): see `deliverAside`. */
+  deliver(platform: string, target: { chatId?: string; threadId?: string }, text: string): Promise<void> {
+    return deliverAside(this.options, this.logFor(platform), platform, target, text);
   }
 
   /** Tells a chat its turn was cut off by stopping, and marks the conversation to continue (drain.ts). */

@@ -7,8 +7,9 @@
  * - **Leases**: a row per name with an expiry, taken with one `INSERT … ON CONFLICT DO UPDATE
  *   … WHERE expired` (the row lock makes the race single-winner) and renewed in the background
  *   (coordination-renewal.ts). A released lease is announced so waiters take it at once.
- * - **Chat claims**: a row per chat held while its holder's heartbeat is fresh; a claim of a dead
- *   instance is taken over by the next claimant.
+ * - **Chat claims**: a row per chat, confirmed by its holder with each heartbeat; one neither
+ *   confirmed nor with a live holder for the TTL is taken over by the next claimant. Claims are
+ *   fenced: valid locally only while no other instance can have taken them (coordination-chats.ts).
  * - **Cron slots**: a row per (job, slot), `running` under a lease the runner renews, then `done`
  *   with its outcome for good. An unfinished slot whose lease lapsed is claimed again
  *   (`reclaimCronSlots` finds them with `FOR UPDATE SKIP LOCKED`).
@@ -22,7 +23,6 @@
  */
 import { randomBytes } from "node:crypto";
 import type {
-  ChatClaimResult,
   CoordinationMessage,
   Coordinator,
   CronSlotClaim,
@@ -30,6 +30,7 @@ import type {
   Lease,
 } from "../coordination.js";
 import { openChannel } from "./coordination-channel.js";
+import { pgChatClaims } from "./coordination-chats.js";
 import { pgFeedLedger, pruneFeeds } from "./coordination-feeds.js";
 import { pgHandoffs, pruneHandoffs } from "./coordination-handoffs.js";
 import { listPgInstances } from "./coordination-instances.js";
@@ -65,6 +66,15 @@ export interface PgCoordinatorTiming {
   pollMs?: number;
   /** Longest pause between reconnections of the listening connection (default 5 000 ms). */
   maxReconnectMs?: number;
+  /**
+   * How long before `instanceTtlMs` runs out a chat claim stops being valid here (default 30 % of
+   * it, at most 2 500 ms): see coordination-chats.ts.
+   */
+  claimMarginMs?: number;
+  /** A monotonic clock in ms for claim validity (default `performance.now`; tests). */
+  now?: () => number;
+  /** Chat claims lost (taken over, expired), one line each. */
+  log?: (line: string) => void;
 }
 
 const PRUNE_EVERY_MS = 60_000;
@@ -92,7 +102,6 @@ export async function openPgCoordinator(
   const leaseWaiters = new Map<string, Set<() => void>>();
   const held = {
     leases: new Map<string, { token: string; renewal: Renewal }>(),
-    chats: new Map<string, string>(),
     slots: new Map<string, { jobId: string; slot: string; token: string; renewal: Renewal }>(),
   };
   let draining = false;
@@ -124,6 +133,13 @@ export async function openPgCoordinator(
     );
   await beat();
   await channel.start();
+  const chats = pgChatClaims(db, {
+    instanceId,
+    instanceTtlMs,
+    marginMs: timing.claimMarginMs ?? Math.min(2_500, Math.round(instanceTtlMs * 0.3)),
+    ...(timing.now ? { now: timing.now } : {}),
+    ...(timing.log ? { log: timing.log } : {}),
+  });
 
   let lastPrune = Date.now();
   const prune = async () => {
@@ -144,6 +160,8 @@ export async function openPgCoordinator(
     heartbeat = setTimeout(async () => {
       try {
         await beat();
+        // Every held chat claim confirmed (or found taken over) with each heartbeat.
+        await chats.verify();
         // A listening connection that stopped answering is dropped and reconnected.
         if (channel.connected) await channel.ping(instanceTtlMs);
         if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
@@ -151,7 +169,9 @@ export async function openPgCoordinator(
           await prune();
         }
       } catch {
-        // The database is unreachable: leases give themselves up by their own deadlines.
+        // The database is unreachable: leases give themselves up by their own deadlines, chat
+        // claims once past their expiry.
+        chats.failed();
       }
       if (!closed) scheduleBeat();
     }, heartbeatMs);
@@ -270,45 +290,8 @@ export async function openPgCoordinator(
     instanceId,
     shared: true,
 
-    async claimChat(key) {
-      for (let tries = 0; ; tries++) {
-        const chatToken = token();
-        const taken = await db.query(
-          `INSERT INTO coord_chat_claims (key, holder, token, claimed_at) VALUES ($1, $2, $3, clock_timestamp())
-           ON CONFLICT (key) DO UPDATE SET holder = EXCLUDED.holder, token = EXCLUDED.token,
-             claimed_at = EXCLUDED.claimed_at
-           WHERE NOT EXISTS (SELECT 1 FROM coord_instances i WHERE i.id = coord_chat_claims.holder
-             AND i.last_seen_at > clock_timestamp() - ${ms("$4")})
-           RETURNING key`,
-          [key, instanceId, chatToken, instanceTtlMs],
-        );
-        if (taken.length === 1) {
-          held.chats.set(key, chatToken);
-          let released = false;
-          const result: ChatClaimResult = {
-            claimed: {
-              key,
-              async release() {
-                if (released) return;
-                released = true;
-                if (held.chats.get(key) === chatToken) held.chats.delete(key);
-                await db.query("DELETE FROM coord_chat_claims WHERE key = $1 AND token = $2", [
-                  key,
-                  chatToken,
-                ]);
-              },
-            },
-          };
-          return result;
-        }
-        const holder = await db.query<{ holder: string }>(
-          "SELECT holder FROM coord_chat_claims WHERE key = $1",
-          [key],
-        );
-        if (holder[0]) return { heldBy: holder[0].holder };
-        // Released between the two statements: try again.
-        if (tries > 20) throw new Error(`could not claim chat ${key}: it changes hands too fast`);
-      }
+    claimChat(key) {
+      return chats.claim(key);
     },
 
     tryLease(name, options = {}) {
@@ -431,10 +414,9 @@ export async function openPgCoordinator(
       const leaseNames = [...held.leases.keys()];
       const leaseTokens = [...held.leases.values()].map((l) => l.token);
       const slotTokens = [...held.slots.values()].map((s) => s.token);
-      const chatTokens = [...held.chats.values()];
+      const chatTokens = chats.takeTokens();
       held.leases.clear();
       held.slots.clear();
-      held.chats.clear();
       const quietly = (p: Promise<unknown>) => p.catch(() => {});
       await quietly(
         db.query("DELETE FROM coord_leases WHERE holder = $1 AND token = ANY($2::text[])", [

@@ -12,6 +12,7 @@
  */
 import type { Migration } from "../migrate.js";
 import { APPROVAL_MIGRATIONS } from "./approvals.js";
+import { CHAT_FENCE_MIGRATIONS } from "./chat-fence.js";
 import { COORDINATION_MIGRATIONS } from "./coordination.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
 import { HOME_EXTRA_MIGRATIONS } from "./home-extras.js";
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...COORDINATION_MIGRATIONS,
   ...APPROVAL_MIGRATIONS,
   ...HOME_EXTRA_MIGRATIONS,
+  ...CHAT_FENCE_MIGRATIONS,
 ];

@@ -106,9 +106,14 @@ describe.skipIf(postgresSkipReason)("PostgreSQL coordinator", () => {
     const { coordinators, admin } = await group(2);
     const [a, b] = coordinators as [Coordinator, Coordinator];
     expect("claimed" in (await a.claimChat("slack:C1"))).toBe(true);
-    // Freeze a's heartbeat the way a hung or partitioned process would look.
+    // Freeze a's heartbeat (and its confirmations of the claim) the way a hung or partitioned
+    // process would look.
     await admin.query(
       "UPDATE coord_instances SET last_seen_at = clock_timestamp() - interval '1 hour' WHERE id = 'i0'",
+    );
+    expect(await b.claimChat("slack:C1")).toEqual({ heldBy: "i0" });
+    await admin.query(
+      "UPDATE coord_chat_claims SET seen_at = clock_timestamp() - interval '1 hour' WHERE holder = 'i0'",
     );
     expect("claimed" in (await b.claimChat("slack:C1"))).toBe(true);
   });

@@ -1,0 +1,96 @@
+/**
+ * Gates in front of a chat turn's effects, for fenced chat claims (several instances): the
+ * session store the turn writes through, the tool registry it runs tools through, the approval
+ * prompts it sends and the platform adapter its reply goes out on. Each gated call first asks a
+ * gate: nothing (the claim is valid: the call goes on at once, no extra tick), a promise that
+ * resolves once the claim is confirmed in the database, or a rejection (`ChatClaimLostError`)
+ * once another instance took the chat: the call is then never made.
+ *
+ * The gates are synchronous checks first on purpose: after a stall, the first callbacks that run
+ * are often the turn's own I/O (a model stream chunk, a tool's exit), before any timer, so a
+ * timer alone would let their effects through.
+ */
+import type { ApprovalPrompt } from "../../agent/approval-policy.js";
+import type { PlatformAdapter } from "../platforms/types.js";
+
+/** Undefined: go on now. A promise: wait for it (it rejects when the chat was lost). */
+export type Gate = () => Promise<void> | undefined;
+
+/** The session store calls that write (everything a turn, a command or a close records). */
+export const SESSION_WRITES: readonly string[] = [
+  "createSession",
+  "startSession",
+  "updateSession",
+  "setTitle",
+  "endSession",
+  "reopenSession",
+  "continueSession",
+  "appendMessage",
+  "appendMessages",
+  "recordUsage",
+  "undoTurns",
+  "branchSession",
+  "deleteSession",
+];
+
+/** The chat → session index calls that write. */
+export const INDEX_WRITES: readonly string[] = ["set", "markInterrupted", "takeInterrupted", "touch"];
+
+/** A platform adapter's calls that put something in a chat. */
+export const ADAPTER_SENDS: readonly string[] = ["send", "edit", "typing", "sendMedia", "processing"];
+
+/**
+ * `target` with the calls named in `methods` passing `gate` first (given the call's arguments);
+ * everything else as it is. Methods are called on `target` itself (private fields keep working).
+ */
+export function gated<T extends object>(
+  target: T,
+  methods: readonly string[],
+  gate: (args: unknown[]) => Promise<void> | undefined,
+): T {
+  const names = new Set<PropertyKey>(methods);
+  return new Proxy(target, {
+    get(obj, prop) {
+      const value: unknown = Reflect.get(obj, prop, obj);
+      if (typeof value !== "function") return value;
+      const fn = value as (...args: unknown[]) => unknown;
+      if (!names.has(prop)) return fn.bind(obj);
+      return (...args: unknown[]) => {
+        const wait = gate(args);
+        return wait ? wait.then(() => fn.apply(obj, args)) : fn.apply(obj, args);
+      };
+    },
+  });
+}
+
+/** What a conversation's agent is opened with that a gate fences (see `ChatRelay.fenceSession`). */
+export interface FencedParts<S extends object, R extends object> {
+  store?: S | null | undefined;
+  registry?: R | undefined;
+  onApproval?: ApprovalPrompt | undefined;
+}
+
+/** The store, registry and approval prompt of one conversation, each behind `gate`. */
+export function fenceParts<S extends object, R extends object>(
+  parts: FencedParts<S, R>,
+  gate: Gate,
+): FencedParts<S, R> {
+  const { store, registry, onApproval } = parts;
+  return {
+    ...(store ? { store: gated(store, SESSION_WRITES, gate) } : {}),
+    ...(registry ? { registry: gated(registry, ["execute"], gate) } : {}),
+    ...(onApproval
+      ? {
+          onApproval: ((approval, options) => {
+            const wait = gate();
+            return wait ? wait.then(() => onApproval(approval, options)) : onApproval(approval, options);
+          }) as ApprovalPrompt,
+        }
+      : {}),
+  };
+}
+
+/** The adapter a turn's reply goes out on, behind `gate`. */
+export function fenceAdapter(adapter: PlatformAdapter, gate: Gate): PlatformAdapter {
+  return gated(adapter, ADAPTER_SENDS, gate);
+}

@@ -54,6 +54,7 @@ import {
 } from "./drain.js";
 import { batchInput, sharedConversation, transcribeVoice } from "./inbound-text.js";
 import { offerPairing } from "./pairing-offer.js";
+import { resumeRedelivered, settle, settledAfter } from "./receipts.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import { RouterAccess } from "./router-access.js";
 import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
@@ -116,7 +117,8 @@ export class MessageRouter {
   /** The handlers to pass to `adapter.connect`. */
   handlersFor(adapter: PlatformAdapter) {
     return {
-      onMessage: (message: InboundMessage) => this.track(this.onMessage(adapter, message)),
+      onMessage: (m: InboundMessage) =>
+        this.track(settledAfter(this.onMessage(adapter, m), m, this.conversations)),
       onAction: (action: InboundAction) => this.track(this.onAction(action)),
       onError: (message: string) => this.log(`${adapter.platform}: ${message}`, adapter.platform),
       authorized: (source: MessageSource) => {
@@ -295,7 +297,7 @@ export class MessageRouter {
         const batch = conv.queue.splice(0);
         conv.stopped = false;
         try {
-          await this.turn(adapter, conv, batch);
+          await this.turn(adapter, conv, batch).finally(() => settle(batch));
         } catch (error) {
           this.print(`${conv.platform}: turn failed in ${conv.key}: ${describeError(error)}`);
           this.logFor(conv.platform, conv.chat?.id).error("turn failed", {
@@ -316,7 +318,7 @@ export class MessageRouter {
     }
     if (this.restarting && conv.queue.length > 0 && !conv.cutOff) {
       const last = conv.queue[conv.queue.length - 1];
-      conv.queue.length = 0;
+      settle(conv.queue.splice(0));
       await this.say(adapter, last?.source ?? conv.source, QUEUE_DROPPED_NOTICE);
     }
   }
@@ -422,7 +424,7 @@ export class MessageRouter {
     const mark = typed === null ? undefined : await this.index.takeInterrupted(conv.key);
     // A wake turn continues the open chat as it is: reset rules wait for the user's next message.
     const chat = typed === null ? conv.chat : await this.ensureChat(adapter, conv, source);
-    if (!chat) return;
+    if (!chat || (await resumeRedelivered(chat, batch)) === "answered") return;
     const input =
       typed === null || chat.id !== marked
         ? typed

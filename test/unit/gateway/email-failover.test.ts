@@ -30,7 +30,7 @@ function memoryLedger(): FeedLedger & { seen: Set<number> } {
       return next;
     },
     async take(ids, position) {
-      next = Math.max(next ?? 0, position);
+      next = Math.max(next ?? 0, position ?? 0);
       const fresh = ids.filter((id) => !seen.has(id));
       for (const id of fresh) seen.add(id);
       return fresh;

@@ -13,6 +13,7 @@
 import type { Migration } from "../migrate.js";
 import { APPROVAL_MIGRATIONS } from "./approvals.js";
 import { COORDINATION_MIGRATIONS } from "./coordination.js";
+import { FEED_DELIVERY_MIGRATIONS } from "./feed-delivery.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
 import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
 import { SEARCH_MIGRATIONS } from "./search.js";
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...SKILL_WRITE_MIGRATIONS,
   ...COORDINATION_MIGRATIONS,
   ...APPROVAL_MIGRATIONS,
+  ...FEED_DELIVERY_MIGRATIONS,
 ];

@@ -48,6 +48,10 @@ const RETRY_INITIAL_MS = 1000;
 const RETRY_MAX_MS = 60_000;
 const STALE_AFTER_MS = 120_000;
 const SEEN_LIMIT = 2000;
+/** A `Last-Event-ID` no daemon handed out: signal-cli answers it with its whole event buffer. */
+const REPLAY_ALL = "0";
+/** Several instances: replayed events older than this are not handed on (their ids may be pruned). */
+const REPLAY_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 const describe = errorText;
 
@@ -268,6 +272,7 @@ export function createSignalAdapter(
       return;
     }
     if (!again && seen.has(result.key)) return; // replayed after a reconnect
+    if (!again && delivery.feed && result.timestamp < Date.now() - REPLAY_MAX_AGE_MS) return;
     remember(seen, result.key);
     const { message, attachments } = result;
     const id = again?.id ?? feedIdOf(result.key);
@@ -339,6 +344,10 @@ export function createSignalAdapter(
   /** Reads events until `signal` aborts; `onFirst` once the first stream is open or has failed. */
   async function streamLoop(signal: AbortSignal, onFirst: () => void): Promise<void> {
     let parser = new SseParser();
+    // Several instances: the daemon kept what came while no instance listened (the last holder
+    // died); an id it does not know makes it replay its whole buffer, and the shared feed drops
+    // every event some instance took already.
+    if (delivery.feed) parser.lastEventId = REPLAY_ALL;
     let failures = 0;
     while (!signal.aborted) {
       const started = Date.now();

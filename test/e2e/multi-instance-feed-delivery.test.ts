@@ -80,13 +80,13 @@ const requestsFor = (word: string) =>
     );
   }).length;
 
-/** Active user messages in every stored session that carry `text`. */
-async function storedUserMessages(text: string): Promise<number> {
+/** User messages in every stored session that carry `text`: shown (active) or taken back by an undo. */
+async function storedUserMessages(text: string, active = 1): Promise<number> {
   const store = await openPgDatabase(databaseUrl, { max: 1 });
   try {
     const rows = await store.query<{ n: string }>(
-      "SELECT count(*)::text AS n FROM messages WHERE role = 'user' AND active = 1 AND content LIKE $1",
-      [`%${text}%`],
+      "SELECT count(*)::text AS n FROM messages WHERE role = 'user' AND active = $2 AND content LIKE $1",
+      [`%${text}%`, active],
     );
     return Number(rows[0]?.n ?? 0);
   } finally {
@@ -133,6 +133,8 @@ describe.skipIf(postgresSkipReason)("feed messages taken by an instance killed m
     expect(tgAnswers("echo")).toHaveLength(1);
     expect(requestsFor("delta")).toBe(2);
     expect(await storedUserMessages("please say delta")).toBe(1);
+    // The killed instance had stored it with its unfinished turn: that copy was taken back.
+    expect(await storedUserMessages("please say delta", 0)).toBe(1);
     expect(await storedUserMessages("please say echo")).toBe(1);
   }, 120_000);
 
@@ -161,5 +163,6 @@ describe.skipIf(postgresSkipReason)("feed messages taken by an instance killed m
     expect(signalAnswers("hotel")).toHaveLength(1);
     expect(requestsFor("golf")).toBe(2);
     expect(await storedUserMessages("please say golf")).toBe(1);
+    expect(await storedUserMessages("please say golf", 0)).toBe(1);
   }, 150_000);
 });

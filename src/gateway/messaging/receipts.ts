@@ -14,7 +14,27 @@ import type { Conversation } from "./router-types.js";
 
 /** The router finished with these messages. */
 export function settle(messages: Iterable<InboundMessage>): void {
-  for (const message of messages) message.receipt?.done();
+  for (const message of messages) void message.receipt?.done();
+}
+
+/** How long an answer waits for its messages to be recorded done before it is sent anyway. */
+const RECORD_WAIT_MS = 2_000;
+
+/**
+ * The turn's answer is stored: its messages are done, recorded before the answer is sent, so an
+ * instance killed once the user has the answer never has the message handed on again.
+ */
+export async function settleAnswered(batch: readonly InboundMessage[]): Promise<void> {
+  const recorded = batch.flatMap((m) => (m.receipt ? [m.receipt.done()] : []));
+  if (recorded.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(recorded),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, RECORD_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** `work` (the router's handling of `message`), then done, unless it waits in a chat's queue for a turn. */
@@ -26,7 +46,7 @@ export function settledAfter(
   if (!message.receipt) return work;
   return work.finally(() => {
     for (const conv of conversations.values()) if (conv.queue.includes(message)) return;
-    message.receipt?.done();
+    void message.receipt?.done();
   });
 }
 

@@ -54,7 +54,7 @@ import {
 } from "./drain.js";
 import { batchInput, sharedConversation, transcribeVoice } from "./inbound-text.js";
 import { offerPairing } from "./pairing-offer.js";
-import { resumeRedelivered, settle, settledAfter } from "./receipts.js";
+import { resumeRedelivered, settle, settleAnswered, settledAfter } from "./receipts.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import { RouterAccess } from "./router-access.js";
 import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
@@ -498,6 +498,7 @@ export class MessageRouter {
     const footer = runtimeFooter(this.options.config.display, conv.platform, () =>
       sessionFooterFacts(chat, process.env.HOME),
     );
+    await settleAnswered(batch);
     await view.finish(answer, footer);
     this.options.observer?.message("out", source, answer, { sessionKey: conv.key, sessionId: chat.id });
     settle(result.reason === "error" ? "failed" : "succeeded");

@@ -353,7 +353,7 @@ class EmailAdapter implements PlatformAdapter {
     try {
       handed = await this.handOn(uid, source, receipt);
     } finally {
-      if (!handed) receipt?.done();
+      if (!handed) void receipt?.done();
     }
   }
 

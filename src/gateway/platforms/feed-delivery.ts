@@ -40,31 +40,31 @@ export class FeedDelivery {
   receipt(id: number, redelivered?: ReclaimedUpdate): DeliveryReceipt | undefined {
     const feed = this.feed;
     if (!feed?.done || !this.tracking) return undefined;
-    let settled = false;
+    let recorded: Promise<void> | undefined;
     const report = this.report;
+    const record = async () => {
+      for (let i = 1; ; i++) {
+        try {
+          await feed.done?.([id]);
+          return;
+        } catch (error) {
+          if (i >= DONE_TRIES) {
+            report(
+              `could not mark update ${id} done in the shared feed (${String(error)}); it may be handed on again`,
+            );
+            return;
+          }
+          await sleep(200 * 2 ** i);
+        }
+      }
+    };
     return {
       ...(redelivered
         ? { redelivered: { takenAt: redelivered.takenAt, attempts: redelivered.attempts } }
         : {}),
       done() {
-        if (settled) return;
-        settled = true;
-        void (async () => {
-          for (let i = 1; ; i++) {
-            try {
-              await feed.done?.([id]);
-              return;
-            } catch (error) {
-              if (i >= DONE_TRIES) {
-                report(
-                  `could not mark update ${id} done in the shared feed (${String(error)}); it may be handed on again`,
-                );
-                return;
-              }
-              await sleep(200 * 2 ** i);
-            }
-          }
-        })();
+        recorded ??= record();
+        return recorded;
       },
     };
   }
@@ -98,7 +98,7 @@ export class FeedDelivery {
 
   /** Marks `id` done at once (an update that carries nothing for the router). */
   settle(id: number): void {
-    this.receipt(id)?.done();
+    void this.receipt(id)?.done();
   }
 
   /** Gives `ids` back to the feed's holder (this instance stopped receiving before handing them on). */

@@ -311,7 +311,7 @@ export function createTelegramAdapter(
     const result = me ? telegramInbound(msg, me, gating, isChannelPost) : undefined;
     if (!result?.deliver) {
       if (result?.report) report(result.report);
-      taken.receipt?.done();
+      void taken.receipt?.done();
       return;
     }
     const { message, media } = result;
@@ -400,7 +400,7 @@ export function createTelegramAdapter(
     } catch (err) {
       report(`could not handle Telegram update ${String(update.update_id)}: ${String(err)}`);
     }
-    if (!message) taken.receipt?.done();
+    if (!message) void taken.receipt?.done();
   }
 
   async function pollLoop(signal: AbortSignal, feed: FeedLedger | undefined): Promise<void> {

@@ -69,10 +69,12 @@ export interface DeliveryReceipt {
   /** Set when the instance that first took the message died before it was done with it. */
   readonly redelivered?: { takenAt: Date; attempts: number } | undefined;
   /**
-   * The gateway finished with the message: its turn ended (answered, failed, stopped), or it was
-   * refused, answered as a command, or passed to the instance running its chat. Idempotent.
+   * The gateway finished with the message: its turn's answer is stored (it is sent right after),
+   * or the turn ended otherwise (failed, stopped), or the message was refused, answered as a
+   * command, or passed to the instance running its chat. Idempotent; resolves once recorded (or
+   * given up after retries), never rejects.
    */
-  done(): void;
+  done(): Promise<void>;
 }
 
 /** A button press on a message the gateway sent (approval buttons). */

@@ -148,8 +148,14 @@ describe.skipIf(postgresSkipReason)("feed messages taken by an instance killed m
     await holder.kill9();
     signal.dm(SIGNAL_OWNER, "please say hotel");
 
-    await waitUntil(() => signalAnswers("golf").length === 1, "golf answered", HANDOVER_MS);
-    await waitUntil(() => signalAnswers("hotel").length === 1, "hotel answered", HANDOVER_MS);
+    try {
+      await waitUntil(() => signalAnswers("golf").length === 1, "golf answered", HANDOVER_MS);
+      await waitUntil(() => signalAnswers("hotel").length === 1, "hotel answered", HANDOVER_MS);
+    } catch (error) {
+      for (const i of cluster.instances)
+        console.error(`instance ${i.index}:\n${i.process.stderr().slice(-3000)}`);
+      throw error;
+    }
     const next = await cluster.holderOf("signal");
     expect(next?.alive()).toBe(true);
     expect(next?.pid).not.toBe(holder.pid);

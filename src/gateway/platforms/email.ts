@@ -185,7 +185,10 @@ class EmailAdapter implements PlatformAdapter {
     this.delivery = new FeedDelivery(this.feed, (line) => this.handlers?.onError(`email: ${line}`));
     if (this.delivery.tracking) {
       this.reclaiming = new AbortController();
-      void this.delivery.reclaiming(this.reclaiming.signal, (r) => this.redeliver(r));
+      const signal = this.reclaiming.signal;
+      void this.delivery
+        .reclaimNow(signal, (r) => this.redeliver(r))
+        .then(() => this.delivery.reclaiming(signal, (r) => this.redeliver(r)));
     }
   }
 

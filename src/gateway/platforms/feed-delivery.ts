@@ -110,44 +110,53 @@ export class FeedDelivery {
   }
 
   /**
-   * Until `signal` aborts: at once and then every `everyMs`, claims the updates dead instances
-   * took and never finished, and hands each to `redeliver` in id order.
+   * Claims the updates dead instances took and never finished and hands each to `redeliver` in id
+   * order. An adapter calls it once before it reads the feed, so a message handed on again comes
+   * before anything newer from the same chat (the dead instance stored it already; the next turn
+   * takes that copy back only while it is still the chat's last message).
    */
-  reclaiming(
+  async reclaimNow(
+    signal: AbortSignal,
+    redeliver: (update: ReclaimedUpdate) => void | Promise<void>,
+  ): Promise<void> {
+    const feed = this.feed;
+    if (!this.tracking || !feed?.reclaim || signal.aborted) return;
+    try {
+      for (const update of await feed.reclaim()) {
+        if (signal.aborted) {
+          this.release([update.id]);
+          continue;
+        }
+        this.report(
+          `handing on update ${update.id} again: the instance that took it stopped before it was done`,
+        );
+        await redeliver(update);
+      }
+    } catch (error) {
+      if (!signal.aborted) this.report(`could not look for unfinished updates: ${String(error)}`);
+    }
+  }
+
+  /** `reclaimNow` every `everyMs` until `signal` aborts (a taker may die while this instance receives). */
+  async reclaiming(
     signal: AbortSignal,
     redeliver: (update: ReclaimedUpdate) => void | Promise<void>,
     everyMs = RECLAIM_EVERY_MS,
   ): Promise<void> {
-    const feed = this.feed;
-    if (!this.tracking || !feed?.reclaim) return Promise.resolve();
-    return (async () => {
-      while (!signal.aborted) {
-        try {
-          for (const update of await feed.reclaim!()) {
-            if (signal.aborted) {
-              this.release([update.id]);
-              continue;
-            }
-            this.report(
-              `handing on update ${update.id} again: the instance that took it stopped before it was done`,
-            );
-            await redeliver(update);
-          }
-        } catch (error) {
-          if (!signal.aborted) this.report(`could not look for unfinished updates: ${String(error)}`);
-        }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, everyMs);
-          signal.addEventListener(
-            "abort",
-            () => {
-              clearTimeout(timer);
-              resolve();
-            },
-            { once: true },
-          );
-        });
-      }
-    })();
+    if (!this.tracking) return;
+    while (!signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, everyMs);
+        signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      });
+      await this.reclaimNow(signal, redeliver);
+    }
   }
 }

@@ -37,6 +37,7 @@ import {
   type OutboundTarget,
   type PlatformAdapter,
   PlatformError,
+  type ReclaimedUpdate,
   type SendOptions,
 } from "./types.js";
 
@@ -437,19 +438,17 @@ export function createSignalAdapter(
       const open = new Promise<void>((resolve) => {
         opened = resolve;
       });
+      // Events a dead instance took and never finished are handed on again from here, first.
+      const redeliver = (r: ReclaimedUpdate) => {
+        const receipt = delivery.receipt(r.id, r);
+        onEvent(JSON.stringify(r.payload), controller.signal, receipt ? { id: r.id, receipt } : { id: r.id });
+      };
+      await delivery.reclaimNow(controller.signal, redeliver);
       running = {
         controller,
         loop: Promise.all([
           streamLoop(controller.signal, opened),
-          // Events a dead instance took and never finished are handed on again from here.
-          delivery.reclaiming(controller.signal, (r) => {
-            const receipt = delivery.receipt(r.id, r);
-            onEvent(
-              JSON.stringify(r.payload),
-              controller.signal,
-              receipt ? { id: r.id, receipt } : { id: r.id },
-            );
-          }),
+          delivery.reclaiming(controller.signal, redeliver),
         ]).then(
           () => undefined,
           (err: unknown) => report(`Signal events stopped: ${describe(err)}`),

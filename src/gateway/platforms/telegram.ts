@@ -28,6 +28,7 @@ import {
   type PlatformAdapter,
   type PlatformCapabilities,
   PlatformError,
+  type ReclaimedUpdate,
   type SendOptions,
   type SentMessage,
 } from "./types.js";
@@ -414,14 +415,16 @@ export function createTelegramAdapter(
     };
     const delivery = new FeedDelivery(feed, report);
     // Several instances: updates a dead poller took and the router never finished come again.
-    const reclaimed = delivery.reclaiming(signal, (r) => {
+    const redeliver = (r: ReclaimedUpdate) => {
       const update = r.payload as Record<string, unknown>;
       if (!update || typeof update !== "object") return delivery.settle(r.id);
       dispatch(update, signal, {
         receipt: delivery.receipt(r.id, r),
         giveBack: () => delivery.release([r.id]),
       });
-    });
+    };
+    await delivery.reclaimNow(signal, redeliver);
+    const reclaimed = delivery.reclaiming(signal, redeliver);
     // Several instances: resume where the last poller (maybe a dead one) left off.
     while (feed && !signal.aborted) {
       try {

@@ -48,7 +48,9 @@ beforeAll(async () => {
       databaseUrl,
       llmUrl: llm.url,
       apiServer: false,
-      config: 'display:\n  tool_progress: "off"\n',
+      // A message arriving while a turn runs waits for it (the default, `interrupt`, would stop the
+      // re-delivered turn in favour of the newer message, as on one instance).
+      config: 'display:\n  tool_progress: "off"\n  busy_input_mode: queue\n',
       env: {
         TELEGRAM_BOT_TOKEN: tg.token,
         TELEGRAM_API_ROOT: tg.apiRoot,

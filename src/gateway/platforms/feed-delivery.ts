@@ -146,15 +146,15 @@ export class FeedDelivery {
     if (!this.tracking) return;
     while (!signal.aborted) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, everyMs);
-        signal.addEventListener(
-          "abort",
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
+        const stop = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          signal.removeEventListener("abort", stop);
+          resolve();
+        }, everyMs);
+        signal.addEventListener("abort", stop, { once: true });
       });
       await this.reclaimNow(signal, redeliver);
     }

@@ -210,6 +210,8 @@ class EmailAdapter implements PlatformAdapter {
       const message = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
       if (message === false || !message.source) return receipt?.done();
       await this.dispatch(uid, message.source, receipt);
+      // A fetch ended IDLE: wait for pushes again, as after a sync.
+      if (this.imap && !this.syncQueued) this.idle(this.imap);
     });
     this.syncing = run.catch((error: unknown) => {
       this.delivery.release([update.id]);

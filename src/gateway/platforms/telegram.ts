@@ -400,6 +400,7 @@ export function createTelegramAdapter(
       // Edits, reactions, membership changes and other update kinds are not for the agent.
     } catch (err) {
       report(`could not handle Telegram update ${String(update.update_id)}: ${String(err)}`);
+      message = false; // nothing reached the router: done with it
     }
     if (!message) void taken.receipt?.done();
   }

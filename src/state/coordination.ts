@@ -28,16 +28,47 @@
  * `connect({ feed })`). A poller that takes over after another one died resumes after what that
  * one took, and an update fetched twice (the dead poller never confirmed it to the platform) is
  * handed on once.
+ *
+ * At least once across a hand-over: an id taken with a payload (`take`'s `payloads`, JSON) stays
+ * undone until `done`; without one it is done when taken (at most once, as before). If its taker
+ * dies first, the feed's next holder gets it back from `reclaim` and hands it on again, so a
+ * message taken by an instance killed mid-turn is still answered, once. The optional members are
+ * absent on ledgers that only dedupe.
  */
 export interface FeedLedger {
   /** The feed position to resume from (the next update id), or undefined when none was kept. */
   resumeAt(): Promise<number | undefined>;
   /**
-   * Records `ids` as taken by this instance and `next` as the feed's position; answers those of
+   * Records `ids` as taken by this instance and `next` (if any) as the feed's position; answers those of
    * `ids` no instance took before (the ones to hand on), in their order. Rejects when the record
    * could not be written: hand nothing on then, and fetch again.
    */
-  take(ids: readonly number[], next: number): Promise<number[]>;
+  take(
+    ids: readonly number[],
+    next: number | undefined,
+    payloads?: ReadonlyMap<number, unknown>,
+  ): Promise<number[]>;
+  /** The gateway finished with these ids (answered, refused, forwarded): never handed on again. */
+  done?(ids: readonly number[]): Promise<void>;
+  /** Gives undone ids taken here back (this instance cannot hand them on): the holder reclaims them. */
+  release?(ids: readonly number[]): Promise<void>;
+  /**
+   * Undone ids whose taker is dead (or released them), claimed for this instance to hand on again,
+   * oldest first; each is claimed by exactly one instance. Ids handed on `FEED_MAX_ATTEMPTS` times
+   * already (a message that kills every instance that takes it) are not handed on again.
+   */
+  reclaim?(): Promise<ReclaimedUpdate[]>;
+}
+
+/** An update handed on again after its taker died. */
+export interface ReclaimedUpdate {
+  id: number;
+  /** What `take` kept with it. */
+  payload: unknown;
+  /** When it was first taken (the database's clock). */
+  takenAt: Date;
+  /** How many times it was handed on, this one included (2 for the first re-delivery). */
+  attempts: number;
 }
 
 /**

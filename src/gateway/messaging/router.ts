@@ -54,6 +54,7 @@ import {
 } from "./drain.js";
 import { batchInput, sharedConversation, transcribeVoice } from "./inbound-text.js";
 import { offerPairing } from "./pairing-offer.js";
+import { resumeRedelivered, settle, settleAnswered, settledAfter } from "./receipts.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import { RouterAccess } from "./router-access.js";
 import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
@@ -116,7 +117,8 @@ export class MessageRouter {
   /** The handlers to pass to `adapter.connect`. */
   handlersFor(adapter: PlatformAdapter) {
     return {
-      onMessage: (message: InboundMessage) => this.track(this.onMessage(adapter, message)),
+      onMessage: (m: InboundMessage) =>
+        this.track(settledAfter(this.onMessage(adapter, m), m, this.conversations)),
       onAction: (action: InboundAction) => this.track(this.onAction(action)),
       onError: (message: string) => this.log(`${adapter.platform}: ${message}`, adapter.platform),
       authorized: (source: MessageSource) => {
@@ -299,7 +301,7 @@ export class MessageRouter {
         const batch = conv.queue.splice(0);
         conv.stopped = false;
         try {
-          await this.turn(out, conv, batch);
+          await this.turn(out, conv, batch).finally(() => settle(batch));
         } catch (error) {
           this.print(`${conv.platform}: turn failed in ${conv.key}: ${describeError(error)}`);
           this.logFor(conv.platform, conv.chat?.id).error("turn failed", {
@@ -326,7 +328,7 @@ export class MessageRouter {
     }
     if (this.restarting && conv.queue.length > 0 && !conv.cutOff) {
       const last = conv.queue[conv.queue.length - 1];
-      conv.queue.length = 0;
+      settle(conv.queue.splice(0));
       await this.say(adapter, last?.source ?? conv.source, QUEUE_DROPPED_NOTICE);
     }
   }
@@ -432,7 +434,7 @@ export class MessageRouter {
     const mark = typed === null ? undefined : await this.index.takeInterrupted(conv.key);
     // A wake turn continues the open chat as it is: reset rules wait for the user's next message.
     const chat = typed === null ? conv.chat : await this.ensureChat(adapter, conv, source);
-    if (!chat) return;
+    if (!chat || (await resumeRedelivered(chat, batch)) === "answered") return;
     const input =
       typed === null || chat.id !== marked
         ? typed
@@ -506,6 +508,7 @@ export class MessageRouter {
     const footer = runtimeFooter(this.options.config.display, conv.platform, () =>
       sessionFooterFacts(chat, process.env.HOME),
     );
+    await settleAnswered(batch);
     await view.finish(answer, footer);
     this.options.observer?.message("out", source, answer, { sessionKey: conv.key, sessionId: chat.id });
     settle(result.reason === "error" ? "failed" : "succeeded");

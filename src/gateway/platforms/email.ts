@@ -31,10 +31,12 @@ import {
   type ThreadContext,
   threadHeaders,
 } from "./email-message.js";
+import { FeedDelivery } from "./feed-delivery.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
   type ConnectOptions,
+  type DeliveryReceipt,
   type FeedLedger,
   type InboundMedia,
   type MediaKind,
@@ -42,6 +44,7 @@ import {
   type OutboundTarget,
   type PlatformAdapter,
   PlatformError,
+  type ReclaimedUpdate,
   type SentMessage,
 } from "./types.js";
 
@@ -116,6 +119,9 @@ class EmailAdapter implements PlatformAdapter {
   private lastUid = 0;
   /** Shared with the other instances of a gateway: the mailbox's position and the UIDs taken. */
   private feed: FeedLedger | undefined;
+  /** The feed's at-least-once half: receipts, and mail a dead instance took and never finished. */
+  private delivery = new FeedDelivery(undefined, () => undefined);
+  private reclaiming: AbortController | undefined;
   private uidValidity: bigint | undefined;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -176,6 +182,42 @@ class EmailAdapter implements PlatformAdapter {
     }
     this.pollTimer = setInterval(() => this.requestSync(), this.config.pollIntervalSeconds * 1000);
     this.pollTimer.unref?.();
+    this.delivery = new FeedDelivery(this.feed, (line) => this.handlers?.onError(`email: ${line}`));
+    if (this.delivery.tracking) {
+      this.reclaiming = new AbortController();
+      const signal = this.reclaiming.signal;
+      void this.delivery
+        .reclaimNow(signal, (r) => this.redeliver(r))
+        .then(() => this.delivery.reclaiming(signal, (r) => this.redeliver(r)));
+    }
+  }
+
+  /** Mail a dead instance took and never finished: fetched again by UID, in the sync queue's turn. */
+  private redeliver(update: ReclaimedUpdate): Promise<void> {
+    const kept = update.payload as { uid?: unknown; validity?: unknown } | null;
+    const receipt = this.delivery.receipt(update.id, update);
+    const run = this.syncing.then(async () => {
+      const client = this.imap;
+      const uid = Number(kept?.uid);
+      if (!client?.usable || this.uidValidity === undefined) return this.delivery.release([update.id]);
+      if (String(kept?.validity) !== String(this.uidValidity) || !Number.isSafeInteger(uid)) {
+        // The mailbox was renumbered since: that UID names another message now, or none.
+        this.handlers?.onError(
+          `email: a message taken before ${this.cfg.mailbox} was renumbered is not fetched again`,
+        );
+        return receipt?.done();
+      }
+      const message = await client.fetchOne(String(uid), { uid: true, source: true }, { uid: true });
+      if (message === false || !message.source) return receipt?.done();
+      await this.dispatch(uid, message.source, receipt);
+      // A fetch ended IDLE: wait for pushes again, as after a sync.
+      if (this.imap && !this.syncQueued) this.idle(this.imap);
+    });
+    this.syncing = run.catch((error: unknown) => {
+      this.delivery.release([update.id]);
+      this.handlers?.onError(`email: could not fetch a message again: ${describe(error)}`);
+    });
+    return this.syncing;
   }
 
   /** Logs in, opens the mailbox and starts IDLE. On the first open, existing mail is skipped. */
@@ -292,11 +334,17 @@ class EmailAdapter implements PlatformAdapter {
       if (this.feed && this.uidValidity !== undefined) {
         // Across instances: handed on by exactly one of them (a rejection ends this sync; retried).
         const id = feedEpoch(this.uidValidity) * UID_SPAN + uid;
-        const fresh = await this.feed.take([id], id + 1);
-        if (fresh.length === 0) {
-          this.lastUid = uid;
-          continue;
-        }
+        // With what it takes to fetch it again if this instance dies before the router is done.
+        const kept = { uid, validity: String(this.uidValidity) };
+        const fresh = await this.feed.take(
+          [id],
+          id + 1,
+          this.delivery.tracking ? new Map([[id, kept]]) : undefined,
+        );
+        this.lastUid = uid;
+        if (fresh.length === 0) continue;
+        await this.dispatch(uid, message.source, this.delivery.receipt(id));
+        continue;
       }
       // Advance only after the message is in hand: a drop before this refetches it, never skips it.
       this.lastUid = uid;
@@ -304,7 +352,17 @@ class EmailAdapter implements PlatformAdapter {
     }
   }
 
-  private async dispatch(uid: number, source: Buffer): Promise<void> {
+  /** Parses and hands on one message; `receipt` is done at once when nothing is handed on. */
+  private async dispatch(uid: number, source: Buffer, receipt?: DeliveryReceipt): Promise<void> {
+    let handed = false;
+    try {
+      handed = await this.handOn(uid, source, receipt);
+    } finally {
+      if (!handed) void receipt?.done();
+    }
+  }
+
+  private async handOn(uid: number, source: Buffer, receipt: DeliveryReceipt | undefined): Promise<boolean> {
     const cfg = this.cfg;
     const { simpleParser } = load("mailparser") as typeof import("mailparser");
     let parsed: ParsedMail;
@@ -312,7 +370,7 @@ class EmailAdapter implements PlatformAdapter {
       parsed = await simpleParser(source, { skipImageLinks: true, skipTextToHtml: true });
     } catch (error) {
       this.handlers?.onError(`email: could not parse message UID ${uid}: ${describe(error)}`);
-      return;
+      return false;
     }
     const sender = parsed.from?.value[0];
     const from = (sender?.address ?? "").trim().toLowerCase();
@@ -327,10 +385,10 @@ class EmailAdapter implements PlatformAdapter {
     });
     if (reason) {
       this.handlers?.onError(`email: ignored a message from ${from || "(no sender)"}: ${reason}`);
-      return;
+      return false;
     }
     if (messageId) {
-      if (this.seenIds.has(messageId)) return;
+      if (this.seenIds.has(messageId) && !receipt?.redelivered) return false;
       this.seenIds.add(messageId);
       if (this.seenIds.size > 2_000) this.seenIds.delete(this.seenIds.values().next().value as string);
     }
@@ -356,7 +414,9 @@ class EmailAdapter implements PlatformAdapter {
       text,
       messageId,
       ...(media.length > 0 ? { media } : {}),
+      ...(receipt ? { receipt } : {}),
     });
+    return true;
   }
 
   private remember(address: string, thread: ThreadContext): void {
@@ -399,6 +459,8 @@ class EmailAdapter implements PlatformAdapter {
   async disconnect(): Promise<void> {
     this.closing = true;
     this.receiving = false;
+    this.reclaiming?.abort();
+    this.reclaiming = undefined;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.reconnectTimer = undefined;

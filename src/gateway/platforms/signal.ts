@@ -17,6 +17,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { envFlag } from "../../state/gateway/allowlist.js";
 import { handOver, stringSetting, uploadSize, withAttachments } from "./adapter-kit.js";
+import { FeedDelivery, feedIdOf } from "./feed-delivery.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import { markdownToSignal, type SignalText, splitSignalText, styleString } from "./signal-format.js";
 import {
@@ -30,11 +31,13 @@ import { SseParser } from "./signal-sse.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
+  type DeliveryReceipt,
   type InboundMedia,
   type InboundMessage,
   type OutboundTarget,
   type PlatformAdapter,
   PlatformError,
+  type ReclaimedUpdate,
   type SendOptions,
 } from "./types.js";
 
@@ -46,6 +49,10 @@ const RETRY_INITIAL_MS = 1000;
 const RETRY_MAX_MS = 60_000;
 const STALE_AFTER_MS = 120_000;
 const SEEN_LIMIT = 2000;
+/** A `Last-Event-ID` no daemon handed out: signal-cli answers it with its whole event buffer. */
+const REPLAY_ALL = "0";
+/** Several instances: replayed events older than this are not handed on (their ids may be pruned). */
+const REPLAY_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 const describe = errorText;
 
@@ -78,6 +85,8 @@ export function createSignalAdapter(
   /** Timestamps of our own sends: their sync copies from linked devices are not messages. */
   const sent = new Set<number>();
   const chains = new Map<string, Promise<void>>();
+  /** Several instances: the shared record of events taken (`connect({ feed })`); inert without one. */
+  let delivery = new FeedDelivery(undefined, () => undefined);
   const typingFailures = new Map<string, { count: number; until: number }>();
   /** Chats where we show "typing…": the answer clears it at once instead of after Signal's timeout. */
   const typingIn = new Set<string>();
@@ -237,37 +246,57 @@ export function createSignalAdapter(
     chains.set(chatId, next);
   }
 
-  function onEvent(data: string, signal: AbortSignal): void {
+  /**
+   * One event from the stream, or (`again`) one a dead instance took and never finished. Several
+   * instances: the event is taken in the shared feed under an id made of its sender and timestamp
+   * (with the event, to be handed on again), so it is handed on by one instance whatever the
+   * stream replays; one read after this instance stopped receiving (a stalled holder's buffer) is
+   * given back to the holder.
+   */
+  function onEvent(
+    data: string,
+    signal: AbortSignal,
+    again?: { id: number; receipt?: DeliveryReceipt },
+  ): void {
     let event: unknown;
     try {
       event = JSON.parse(data);
     } catch {
       report(`signal-cli sent an event that is not JSON: ${data.slice(0, 80)}`);
+      if (again) delivery.settle(again.id);
       return;
     }
     const result = signalInbound(event, gating, (ts) => sent.has(ts));
     if (!result.deliver) {
       if (result.report) report(result.report);
+      if (again) delivery.settle(again.id);
       return;
     }
-    if (seen.has(result.key)) return; // replayed after a reconnect
+    if (!again && seen.has(result.key)) return; // replayed after a reconnect
+    if (!again && delivery.feed && result.timestamp < Date.now() - REPLAY_MAX_AGE_MS) return;
     remember(seen, result.key);
     const { message, attachments } = result;
+    const id = again?.id ?? feedIdOf(result.key);
+    const feed = delivery;
     enqueue(message.source.chatId, async () => {
+      const taken = again ?? (await feed.takeOne(id, event));
+      if (!taken) return; // another instance took it
+      if (signal.aborted) return feed.release([id]);
+      if (taken.receipt) message.receipt = taken.receipt;
       const media: InboundMedia[] = [];
       const notes: string[] = [];
       for (const ref of attachments) {
         try {
           media.push(await download(ref, message.source.chatId));
         } catch (err) {
-          if (signal.aborted) return;
+          if (signal.aborted) return feed.release([id]);
           report(`could not download a Signal attachment from ${message.source.chatId}: ${describe(err)}`);
           notes.push(
             `[an attachment${ref.fileName ? ` (${ref.fileName})` : ""} could not be downloaded: ${describe(err)}]`,
           );
         }
       }
-      if (signal.aborted || !handlers) return;
+      if (signal.aborted || !handlers) return feed.release([id]);
       handOver(handlers, withAttachments(message, notes, media), report, "Signal message");
     });
   }
@@ -316,6 +345,10 @@ export function createSignalAdapter(
   /** Reads events until `signal` aborts; `onFirst` once the first stream is open or has failed. */
   async function streamLoop(signal: AbortSignal, onFirst: () => void): Promise<void> {
     let parser = new SseParser();
+    // Several instances: the daemon kept what came while no instance listened (the last holder
+    // died); an id it does not know makes it replay its whole buffer, and the shared feed drops
+    // every event some instance took already.
+    if (delivery.feed) parser.lastEventId = REPLAY_ALL;
     let failures = 0;
     while (!signal.aborted) {
       const started = Date.now();
@@ -397,6 +430,7 @@ export function createSignalAdapter(
       await check();
       handlers = h;
       if (connectOptions?.receive === false) return;
+      delivery = new FeedDelivery(connectOptions?.feed, report);
       const controller = new AbortController();
       // Resolves once events flow (or the first attempt failed and retries run in the background),
       // so a message sent right after start-up is not missed.
@@ -404,10 +438,20 @@ export function createSignalAdapter(
       const open = new Promise<void>((resolve) => {
         opened = resolve;
       });
+      // Events a dead instance took and never finished are handed on again from here, first.
+      const redeliver = (r: ReclaimedUpdate) => {
+        const receipt = delivery.receipt(r.id, r);
+        onEvent(JSON.stringify(r.payload), controller.signal, receipt ? { id: r.id, receipt } : { id: r.id });
+      };
+      await delivery.reclaimNow(controller.signal, redeliver);
       running = {
         controller,
-        loop: streamLoop(controller.signal, opened).catch((err: unknown) =>
-          report(`Signal events stopped: ${describe(err)}`),
+        loop: Promise.all([
+          streamLoop(controller.signal, opened),
+          delivery.reclaiming(controller.signal, redeliver),
+        ]).then(
+          () => undefined,
+          (err: unknown) => report(`Signal events stopped: ${describe(err)}`),
         ),
       };
       await open;

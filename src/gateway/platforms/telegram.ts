@@ -1,24 +1,7 @@
-/**
- * Telegram adapter: long polling through grammy's `Api`, Bot API shapes in and out.
- *
- * Inbound: `message` and `channel_post` updates become `InboundMessage`s (group messages only when
- * addressed to the bot, see `telegramInbound`), files are downloaded into `ctx.mediaDir`, and
- * `callback_query` updates become `InboundAction`s. Outbound: markdown is converted to Telegram's
- * HTML (`telegram-format.ts`), with a plain-text resend when Telegram cannot parse it.
- *
- * grammy is required on first use (it is only paid for by people who run a Telegram bot); the
- * polling loop is our own so that `disconnect` aborts the pending long poll at once and a polling
- * failure is reported and retried instead of stopping the bot.
- */
-import { randomBytes } from "node:crypto";
-import { createWriteStream } from "node:fs";
-import { copyFile, mkdir, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { basename, extname, isAbsolute, join } from "node:path";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { basename } from "node:path";
 import type { Api, InputFile } from "grammy";
+import { FeedDelivery } from "./feed-delivery.js";
 import { outboundFileSize } from "./media-files.js";
 import { markdownToTelegramHtml, telegramHtmlVisibleText } from "./telegram-format.js";
 import {
@@ -30,11 +13,13 @@ import {
   type WireMessage,
   type WireUser,
 } from "./telegram-inbound.js";
+import { formatBytes, saveTelegramFile } from "./telegram-media.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
   type BotCommand,
   type Button,
+  type DeliveryReceipt,
   type FeedLedger,
   type InboundMedia,
   type MessageSource,
@@ -43,6 +28,7 @@ import {
   type PlatformAdapter,
   type PlatformCapabilities,
   PlatformError,
+  type ReclaimedUpdate,
   type SendOptions,
   type SentMessage,
 } from "./types.js";
@@ -121,12 +107,6 @@ export interface TelegramAdapterOptions {
   pollingTimeoutSeconds?: number | undefined;
 }
 
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${bytes} bytes`;
-}
-
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -140,18 +120,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function safeFileName(ref: TelegramMediaRef, remotePath: string | undefined): string {
-  const original = ref.fileName ?? (remotePath ? basename(remotePath) : "");
-  const ext = (extname(original) || extname(remotePath ?? "")).replace(/[^A-Za-z0-9.]/g, "").slice(0, 10);
-  const stem = basename(original, extname(original))
-    .replace(/[^A-Za-z0-9._-]+/g, "_")
-    .replace(/^[._]+/, "")
-    .slice(0, 60);
-  const unique = `${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
-  return `telegram-${ref.kind}-${unique}${stem ? `-${stem}` : ""}${ext}`;
-}
-
 const DEFAULT_POLLING_TIMEOUT = 30;
+
+/** An update taken from a shared feed: its receipt, and how to give it back unhandled. */
+interface Taken {
+  receipt?: DeliveryReceipt | undefined;
+  giveBack?: () => void;
+}
 
 /** Creates the Telegram adapter; nothing is loaded or contacted until `connect` or a send. */
 export function createTelegramAdapter(
@@ -302,33 +277,10 @@ export function createTelegramAdapter(
     }
     if (file.file_size !== undefined && file.file_size > limit) throw tooLarge(file.file_size);
     if (!file.file_path) throw new Error("Telegram returned no file path");
-    await mkdir(ctx.mediaDir, { recursive: true });
-    const dest = join(ctx.mediaDir, safeFileName(ref, file.file_path));
-    try {
-      if (isAbsolute(file.file_path)) {
-        // A self-hosted Bot API server in --local mode hands out paths on its own disk.
-        const info = await stat(file.file_path);
-        if (info.size > limit) throw tooLarge(info.size);
-        await copyFile(file.file_path, dest);
-      } else {
-        const url = `${apiRoot}/file/bot${token}/${file.file_path.split("/").map(encodeURIComponent).join("/")}`;
-        const res = await fetch(url, { signal });
-        if (!res.ok || !res.body) throw new Error(`the file server answered ${res.status} ${res.statusText}`);
-        const declared = Number(res.headers.get("content-length"));
-        if (Number.isFinite(declared) && declared > limit) throw tooLarge(declared);
-        let received = 0;
-        const cap = new Transform({
-          transform(chunk: Buffer, _encoding, callback) {
-            received += chunk.length;
-            callback(received > limit ? tooLarge() : null, chunk);
-          },
-        });
-        await pipeline(Readable.fromWeb(res.body as WebReadableStream), cap, createWriteStream(dest));
-      }
-    } catch (err) {
-      await rm(dest, { force: true });
-      throw new Error(redact(err instanceof Error ? err.message : String(err)));
-    }
+    const dest = await saveTelegramFile({
+      ...{ ref, filePath: file.file_path, mediaDir: ctx.mediaDir, limit, tooLarge, redact, signal },
+      fileUrl: (path) => `${apiRoot}/file/bot${token}/${path}`,
+    });
     return { kind: ref.kind, path: dest, mimeType: ref.mimeType, fileName: ref.fileName };
   }
 
@@ -356,11 +308,11 @@ export function createTelegramAdapter(
     chains.set(chatId, next);
   }
 
-  function handleMessage(msg: WireMessage, isChannelPost: boolean, signal: AbortSignal): void {
-    if (!me) return;
-    const result = telegramInbound(msg, me, gating, isChannelPost);
-    if (!result.deliver) {
-      if (result.report) report(result.report);
+  function handleMessage(msg: WireMessage, isChannelPost: boolean, signal: AbortSignal, taken: Taken): void {
+    const result = me ? telegramInbound(msg, me, gating, isChannelPost) : undefined;
+    if (!result?.deliver) {
+      if (result?.report) report(result.report);
+      void taken.receipt?.done();
       return;
     }
     const { message, media } = result;
@@ -369,18 +321,27 @@ export function createTelegramAdapter(
         try {
           message.media = [await downloadMedia(media, signal)];
         } catch (err) {
-          if (signal.aborted) return;
+          if (signal.aborted) {
+            taken.giveBack?.();
+            return;
+          }
           const reason = err instanceof Error ? err.message : String(err);
           report(`could not download a Telegram ${media.kind} from chat ${message.source.chatId}: ${reason}`);
           const note = `[the ${media.kind} could not be downloaded: ${reason}]`;
           message.text = message.text ? `${message.text}\n\n${note}` : note;
         }
       }
+      if (signal.aborted || !session) {
+        taken.giveBack?.();
+        return;
+      }
+      if (taken.receipt) message.receipt = taken.receipt;
       handOver(signal, "message", (h) => h.onMessage(message));
     });
   }
 
   function handleCallback(query: Record<string, unknown>, signal: AbortSignal): void {
+    // A button press is answered at once: not kept for another instance (`dispatch` marks it done).
     const id = typeof query.id === "string" ? query.id : undefined;
     const from = query.from as WireUser | undefined;
     const msg = query.message as WireMessage | undefined;
@@ -423,19 +384,25 @@ export function createTelegramAdapter(
     );
   }
 
-  function dispatch(update: Record<string, unknown>, signal: AbortSignal): void {
+  /** Hands one update on; `taken` carries its receipt in a shared feed (done once the router is). */
+  function dispatch(update: Record<string, unknown>, signal: AbortSignal, taken: Taken = {}): void {
+    let message = false;
     try {
       if (update.message && typeof update.message === "object") {
-        handleMessage(update.message as WireMessage, false, signal);
+        message = true;
+        handleMessage(update.message as WireMessage, false, signal, taken);
       } else if (update.channel_post && typeof update.channel_post === "object") {
-        handleMessage(update.channel_post as WireMessage, true, signal);
+        message = true;
+        handleMessage(update.channel_post as WireMessage, true, signal, taken);
       } else if (update.callback_query && typeof update.callback_query === "object") {
         handleCallback(update.callback_query as Record<string, unknown>, signal);
       }
       // Edits, reactions, membership changes and other update kinds are not for the agent.
     } catch (err) {
       report(`could not handle Telegram update ${String(update.update_id)}: ${String(err)}`);
+      message = false; // nothing reached the router: done with it
     }
+    if (!message) void taken.receipt?.done();
   }
 
   async function pollLoop(signal: AbortSignal, feed: FeedLedger | undefined): Promise<void> {
@@ -447,6 +414,18 @@ export function createTelegramAdapter(
       report(`${what}; retrying in ${delay / 1000}s`);
       await sleep(delay, signal);
     };
+    const delivery = new FeedDelivery(feed, report);
+    // Several instances: updates a dead poller took and the router never finished come again.
+    const redeliver = (r: ReclaimedUpdate) => {
+      const update = r.payload as Record<string, unknown>;
+      if (!update || typeof update !== "object") return delivery.settle(r.id);
+      dispatch(update, signal, {
+        receipt: delivery.receipt(r.id, r),
+        giveBack: () => delivery.release([r.id]),
+      });
+    };
+    await delivery.reclaimNow(signal, redeliver);
+    const reclaimed = delivery.reclaiming(signal, redeliver);
     // Several instances: resume where the last poller (maybe a dead one) left off.
     while (feed && !signal.aborted) {
       try {
@@ -480,9 +459,11 @@ export function createTelegramAdapter(
       const ids = batch.map((u) => u.update_id).filter((id): id is number => typeof id === "number");
       let fresh: Set<number> | undefined;
       if (feed && ids.length > 0) {
-        // Recorded before any is handed on; unrecorded, the same batch is fetched again.
+        // Recorded (with the update itself, to hand it on again if this instance dies before the
+        // router is done with it) before any is handed on; unrecorded, the batch is fetched again.
+        const kept = delivery.tracking ? new Map(batch.map((u) => [u.update_id as number, u])) : undefined;
         try {
-          fresh = new Set(await feed.take(ids, Math.max(offset ?? 0, ...ids.map((id) => id + 1))));
+          fresh = new Set(await feed.take(ids, Math.max(offset ?? 0, ...ids.map((id) => id + 1)), kept));
         } catch (err) {
           if (signal.aborted) break;
           await backOff(`could not record Telegram updates as taken: ${String(err)}`, err);
@@ -495,9 +476,12 @@ export function createTelegramAdapter(
           // Another instance took it already (it fetched it before dying or losing the lease).
           if (fresh && !fresh.has(u.update_id)) continue;
         }
-        dispatch(u, signal);
+        const id = typeof u.update_id === "number" ? u.update_id : Number.NaN;
+        const receipt = fresh?.has(id) ? delivery.receipt(id) : undefined;
+        dispatch(u, signal, receipt ? { receipt, giveBack: () => delivery.release([id]) } : {});
       }
     }
+    await reclaimed;
   }
 
   async function sendFile(target: OutboundTarget, media: OutboundMedia): Promise<SentMessage> {

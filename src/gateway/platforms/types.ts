@@ -11,7 +11,7 @@
  * `AdapterHandlers.onError` and dropped.
  */
 
-import type { FeedLedger } from "../../state/coordination.js";
+import type { FeedLedger, ReclaimedUpdate } from "../../state/coordination.js";
 import type { WebhookDeliveries } from "../../state/gateway/webhook-deliveries.js";
 import type { ChatType } from "../session-key.js";
 
@@ -58,6 +58,24 @@ export interface InboundMessage {
    * passes on is addressed to the bot. `mentioned` records whether it was an explicit mention.
    */
   mentioned?: boolean | undefined;
+  /**
+   * Several instances: the message came from a shared update feed (`ConnectOptions.feed`) and is
+   * handed on again by another instance if this one dies before calling `done`. Absent elsewhere.
+   */
+  receipt?: DeliveryReceipt | undefined;
+}
+
+/** The gateway's side of a feed message's at-least-once delivery (`InboundMessage.receipt`). */
+export interface DeliveryReceipt {
+  /** Set when the instance that first took the message died before it was done with it. */
+  readonly redelivered?: { takenAt: Date; attempts: number } | undefined;
+  /**
+   * The gateway finished with the message: its turn's answer is stored (it is sent right after),
+   * or the turn ended otherwise (failed, stopped), or the message was refused, answered as a
+   * command, or passed to the instance running its chat. Idempotent; resolves once recorded (or
+   * given up after retries), never rejects.
+   */
+  done(): Promise<void>;
 }
 
 /** A button press on a message the gateway sent (approval buttons). */
@@ -148,7 +166,7 @@ export interface ConnectOptions {
   feed?: FeedLedger;
 }
 
-export type { FeedLedger };
+export type { FeedLedger, ReclaimedUpdate };
 
 export interface PlatformAdapter {
   /** Platform value: `telegram`, `discord`, `slack`. */

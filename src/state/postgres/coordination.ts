@@ -395,7 +395,7 @@ export async function openPgCoordinator(
     },
 
     feedLedger(name) {
-      return pgFeedLedger(db, name, instanceId);
+      return pgFeedLedger(db, name, instanceId, { instanceTtlMs });
     },
     handoffs: pgHandoffs(db, instanceId),
 

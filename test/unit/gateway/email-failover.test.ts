@@ -30,12 +30,48 @@ function memoryLedger(): FeedLedger & { seen: Set<number> } {
       return next;
     },
     async take(ids, position) {
-      next = Math.max(next ?? 0, position);
+      next = Math.max(next ?? 0, position ?? 0);
       const fresh = ids.filter((id) => !seen.has(id));
       for (const id of fresh) seen.add(id);
       return fresh;
     },
   };
+}
+
+/**
+ * The at-least-once half in memory, one view per instance over shared rows: an id taken with a
+ * payload stays undone until `done`; `reclaim` hands the undone ones of instances in `dead` to the
+ * caller (the PostgreSQL ledger's own tests cover its races).
+ */
+function trackingLedger(
+  rows: Map<number, { by: string; payload: unknown; done: boolean }>,
+  me: string,
+  dead: Set<string>,
+) {
+  const feed: FeedLedger = {
+    async resumeAt() {
+      const ids = [...rows.keys()];
+      return ids.length ? Math.max(...ids) + 1 : undefined;
+    },
+    async take(ids, _next, payloads) {
+      const fresh = ids.filter((id) => !rows.has(id));
+      for (const id of fresh) rows.set(id, { by: me, payload: payloads?.get(id), done: !payloads?.has(id) });
+      return fresh;
+    },
+    async done(ids) {
+      for (const id of ids) {
+        const row = rows.get(id);
+        if (row) row.done = true;
+      }
+    },
+    async release() {},
+    async reclaim() {
+      const back = [...rows.entries()].filter(([, r]) => !r.done && dead.has(r.by));
+      for (const [, r] of back) r.by = me;
+      return back.map(([id, r]) => ({ id, payload: r.payload, takenAt: new Date(), attempts: 2 }));
+    },
+  };
+  return feed;
 }
 
 const mail = async (subject: string) =>
@@ -78,12 +114,16 @@ function adapter(): PlatformAdapter {
 
 function collector() {
   const got: string[] = [];
+  const messages: InboundMessage[] = [];
   const handlers = {
-    onMessage: (m: InboundMessage) => void got.push(/\[Subject: ([^\]]+)\]/.exec(m.text)?.[1] ?? m.text),
+    onMessage: (m: InboundMessage) => {
+      messages.push(m);
+      got.push(/\[Subject: ([^\]]+)\]/.exec(m.text)?.[1] ?? m.text);
+    },
     onAction: () => undefined,
     onError: () => undefined,
   };
-  return { got, handlers };
+  return { got, messages, handlers };
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -130,6 +170,31 @@ describe.skipIf(dovecotSkipReason)("email across instances (real Dovecot)", () =
     await new Promise((r) => setTimeout(r, 300));
     expect(first.got).toEqual(["one"]);
     expect(second.got).toEqual(["two", "three", "four"]);
+  }, 60_000);
+
+  it("mail taken by an instance that died before the router was done is fetched again by UID and handed on once", async () => {
+    const rows = new Map<number, { by: string; payload: unknown; done: boolean }>();
+    const dead = new Set<string>();
+    const first = collector();
+    const a = adapter();
+    await a.connect(first.handlers, { feed: trackingLedger(rows, "a", dead) });
+    await mail("answered");
+    await mail("in flight");
+    await until(() => first.got.length === 2, "instance A hands both on");
+    expect(first.messages.every((m) => m.receipt && !m.receipt.redelivered)).toBe(true);
+    await first.messages[0]!.receipt!.done();
+    await a.disconnect(); // A dies with the second turn running
+    dead.add("a");
+    const second = collector();
+    const b = adapter();
+    await b.connect(second.handlers, { feed: trackingLedger(rows, "b", dead) });
+    await until(() => second.got.includes("in flight"), "instance B hands the unfinished mail on again");
+    await mail("after");
+    await until(() => second.got.includes("after"), "instance B receives");
+    await new Promise((r) => setTimeout(r, 500));
+    expect(second.got).toEqual(["in flight", "after"]);
+    expect(second.messages[0]?.receipt?.redelivered?.attempts).toBe(2);
+    expect(second.messages[0]?.text).toContain("in flight");
   }, 60_000);
 
   it("two instances holding the mailbox at once (a hand-over's overlap) hand each mail on once", async () => {

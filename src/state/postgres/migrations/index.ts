@@ -14,6 +14,7 @@ import type { Migration } from "../migrate.js";
 import { APPROVAL_MIGRATIONS } from "./approvals.js";
 import { CHAT_FENCE_MIGRATIONS } from "./chat-fence.js";
 import { COORDINATION_MIGRATIONS } from "./coordination.js";
+import { FEED_DELIVERY_MIGRATIONS } from "./feed-delivery.js";
 import { GATEWAY_MIGRATIONS } from "./gateway.js";
 import { HOME_EXTRA_MIGRATIONS } from "./home-extras.js";
 import { KNOWLEDGE_MIGRATIONS } from "./knowledge.js";
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...APPROVAL_MIGRATIONS,
   ...HOME_EXTRA_MIGRATIONS,
   ...CHAT_FENCE_MIGRATIONS,
+  ...FEED_DELIVERY_MIGRATIONS,
 ];

@@ -21,7 +21,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
 import { envFlag } from "../../state/gateway/allowlist.js";
-import { closeListener, uploadSize } from "./adapter-kit.js";
+import { closeListener, listenWebhook, readWebhookBody, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import { markdownToSms, parseSmsWebhook, redactPhone, verifyTwilioSignature } from "./sms-wire.js";
 import {
@@ -187,33 +187,15 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
         res.writeHead(404).end();
         return;
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBody) {
-          answer(res, 413);
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on("end", () => {
-        if (size <= maxBody) webhook(req, res, Buffer.concat(chunks));
-      });
-    });
-    return new Promise((resolve, reject) => {
-      s.once("error", (err) =>
-        reject(
-          new PlatformError(
-            `the SMS webhook listener could not open ${host}:${port} (${describe(err)}): set SMS_WEBHOOK_PORT to a free port`,
-          ),
-        ),
+      readWebhookBody(
+        req,
+        maxBody,
+        () => answer(res, 413),
+        (raw) => webhook(req, res, raw),
       );
-      s.listen(port, host, () => {
-        server = s;
-        resolve();
-      });
+    });
+    return listenWebhook(s, host, port, { listener: "SMS", portSetting: "SMS_WEBHOOK_PORT" }).then(() => {
+      server = s;
     });
   }
 

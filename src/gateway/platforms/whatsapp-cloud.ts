@@ -24,7 +24,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
-import { closeListener, uploadSize } from "./adapter-kit.js";
+import { closeListener, listenWebhook, readWebhookBody, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
@@ -296,33 +296,16 @@ export function createWhatsAppCloudAdapter(
         res.writeHead(405).end();
         return;
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_WEBHOOK_BYTES) {
-          res.writeHead(413).end();
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on("end", () => {
-        if (size <= MAX_WEBHOOK_BYTES) webhook(req, res, Buffer.concat(chunks));
-      });
-    });
-    return new Promise((resolve, reject) => {
-      srv.once("error", (err) =>
-        reject(
-          new PlatformError(
-            `the WhatsApp webhook listener could not open ${s.host}:${s.port} (${errorText(err)}): set WHATSAPP_CLOUD_WEBHOOK_PORT to a free port`,
-          ),
-        ),
+      readWebhookBody(
+        req,
+        MAX_WEBHOOK_BYTES,
+        () => res.writeHead(413).end(),
+        (raw) => webhook(req, res, raw),
       );
-      srv.listen(s.port, s.host, () => {
-        server = srv;
-        resolve();
-      });
+    });
+    const names = { listener: "WhatsApp", portSetting: "WHATSAPP_CLOUD_WEBHOOK_PORT" };
+    return listenWebhook(srv, s.host, s.port, names).then(() => {
+      server = srv;
     });
   }
 

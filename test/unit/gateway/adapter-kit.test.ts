@@ -1,8 +1,8 @@
 /**
  * The pieces the platform adapters share: string settings, the upload check (missing, not a file,
  * empty, too large: each a `PlatformError` naming the file), typing that never fails a reply, the
- * hand-over that keeps a router failure out of the adapter's event loop, and closing a listener
- * with a connection still open.
+ * hand-over that keeps a router failure out of the adapter's event loop, opening a webhook listener
+ * on a taken port, capping a webhook body, and closing a listener with a connection still open.
  */
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -14,6 +14,8 @@ import {
   closeListener,
   courtesy,
   handOver,
+  listenWebhook,
+  readWebhookBody,
   stringSetting,
   uploadSize,
   withAttachments,
@@ -130,5 +132,57 @@ describe("closeListener", () => {
     expect(server.listening).toBe(false);
     socket.destroy();
     await closeListener(undefined);
+  });
+});
+
+describe("webhook listener", () => {
+  const names = { listener: "SMS", portSetting: "SMS_WEBHOOK_PORT" };
+
+  it("opens on a free port and refuses a taken one with the address and the setting to change", async () => {
+    const first = createServer(() => undefined);
+    await listenWebhook(first, "127.0.0.1", 0, names);
+    const port = (first.address() as { port: number }).port;
+    const second = createServer(() => undefined);
+    const refused = await listenWebhook(second, "127.0.0.1", port, names).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(PlatformError);
+    expect(String((refused as Error).message)).toMatch(
+      new RegExp(
+        `^the SMS webhook listener could not open 127\\.0\\.0\\.1:${port} \\(.*EADDRINUSE.*\\): set SMS_WEBHOOK_PORT to a free port$`,
+      ),
+    );
+    expect(second.listening).toBe(false);
+    await closeListener(first);
+  });
+
+  it("hands on a body within the cap and answers 413 once for a larger one, never both", async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) =>
+      readWebhookBody(
+        req,
+        16,
+        () => {
+          seen.push("too large");
+          res.writeHead(413).end();
+        },
+        (raw) => {
+          seen.push(`body ${raw.toString("utf8")}`);
+          res.writeHead(200).end();
+        },
+      ),
+    );
+    await listenWebhook(server, "127.0.0.1", 0, names);
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    try {
+      expect((await fetch(url, { method: "POST", body: "sixteen bytes ok" })).status).toBe(200);
+      const big = await fetch(url, { method: "POST", body: "x".repeat(100_000) }).then(
+        (r) => r.status,
+        () => "dropped",
+      );
+      // The answer may or may not arrive before the request is destroyed; the body never goes on.
+      expect([413, "dropped"]).toContain(big);
+      expect(seen).toEqual(["body sixteen bytes ok", "too large"]);
+    } finally {
+      await closeListener(server);
+    }
   });
 });

@@ -2,7 +2,7 @@
  * What several platform adapters did the same way, once: reading a string setting from the
  * platform's config section, checking a file before it is uploaded, typing that must never fail a
  * reply, handing an inbound message to the router without letting a router failure stop the
- * adapter's event loop, and opening, reading and closing a webhook listener.
+ * adapter's event loop, work queued per chat, and opening, reading and closing a webhook listener.
  */
 import type { IncomingMessage, Server } from "node:http";
 import { basename } from "node:path";
@@ -135,4 +135,34 @@ export function readWebhookBody(
   req.on("end", () => {
     if (size <= maxBytes) done(Buffer.concat(chunks));
   });
+}
+
+/** Work queued per chat, from `chatQueue`. */
+export interface ChatQueue {
+  /** Runs `work` after the work queued for `chat` before it. */
+  add(chat: string, work: () => Promise<void>): void;
+  /** Resolves once everything queued so far has run (for disconnect). */
+  idle(): Promise<void>;
+}
+
+/**
+ * Work run in order per chat (a message waiting for its file is never overtaken by the next one),
+ * chats side by side. A failure goes to `failed` and does not stop the chat's later work.
+ */
+export function chatQueue(failed: (err: unknown) => void): ChatQueue {
+  const chains = new Map<string, Promise<void>>();
+  return {
+    add(chat, work) {
+      const next = (chains.get(chat) ?? Promise.resolve())
+        .then(work)
+        .catch((err: unknown) => failed(err))
+        .finally(() => {
+          if (chains.get(chat) === next) chains.delete(chat);
+        });
+      chains.set(chat, next);
+    },
+    async idle() {
+      await Promise.allSettled([...chains.values()]);
+    },
+  };
 }

@@ -23,7 +23,7 @@ import { basename, extname, join } from "node:path";
 import type { MatrixClient, MatrixEvent, Room, RoomMember } from "matrix-js-sdk";
 import { authorize } from "../../state/gateway/allowlist.js";
 import { PairingStore } from "../../state/gateway/pairing.js";
-import { courtesy, handOver, uploadSize, withAttachments } from "./adapter-kit.js";
+import { chatQueue, courtesy, handOver, uploadSize, withAttachments } from "./adapter-kit.js";
 import { type MatrixSettings, matrixLoginProblem, matrixSettings } from "./matrix-config.js";
 import { editContent, matrixRoute, matrixTextContent, relationFor } from "./matrix-format.js";
 import { type MatrixMediaRef, matrixInbound } from "./matrix-inbound.js";
@@ -84,7 +84,6 @@ export function createMatrixAdapter(
   const directRooms = new Set<string>();
   const botThreads = new Set<string>();
   const typingIn = new Set<string>();
-  const chains = new Map<string, Promise<void>>();
   const reactionIds = new Map<string, string>();
   const reportedInvites = new Set<string>();
 
@@ -95,6 +94,8 @@ export function createMatrixAdapter(
       // A failing error handler must not stop the sync loop.
     }
   };
+  /** Per room: a message waiting for its file must not be overtaken by the next one. */
+  const queue = chatQueue((err) => report(`Matrix message handling failed: ${errorText(err)}`));
 
   /** Users approved through pairing may invite the bot too; a broken pairing file approves no one. */
   const approvedUsers = (): ReadonlySet<string> => {
@@ -192,17 +193,6 @@ export function createMatrixAdapter(
     return { kind: ref.kind, path, mimeType, fileName: ref.fileName };
   }
 
-  /** Per-room queue: a message waiting for its file must not be overtaken by the next one. */
-  function enqueue(roomId: string, task: () => Promise<void>): void {
-    const next = (chains.get(roomId) ?? Promise.resolve())
-      .then(task)
-      .catch((err: unknown) => report(`Matrix message handling failed: ${errorText(err)}`))
-      .finally(() => {
-        if (chains.get(roomId) === next) chains.delete(roomId);
-      });
-    chains.set(roomId, next);
-  }
-
   async function onTimeline(event: MatrixEvent, room: Room | undefined): Promise<void> {
     const c = client;
     const eventId = event.getId();
@@ -236,7 +226,7 @@ export function createMatrixAdapter(
       return;
     }
     const { message, media: refs } = result;
-    enqueue(room.roomId, async () => {
+    queue.add(room.roomId, async () => {
       const media: InboundMedia[] = [];
       const notes: string[] = [];
       for (const ref of refs) {
@@ -494,7 +484,7 @@ export function createMatrixAdapter(
       client = undefined;
       prepared = false;
       c?.stopClient();
-      await Promise.allSettled([...chains.values()]);
+      await queue.idle();
       if (crypto)
         await store
           ?.save()

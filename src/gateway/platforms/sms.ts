@@ -21,7 +21,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
 import { envFlag } from "../../state/gateway/allowlist.js";
-import { closeListener, listenWebhook, readWebhookBody, uploadSize } from "./adapter-kit.js";
+import { chatQueue, closeListener, listenWebhook, readWebhookBody, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import { markdownToSms, parseSmsWebhook, redactPhone, verifyTwilioSignature } from "./sms-wire.js";
 import {
@@ -61,7 +61,6 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
   let server: Server | undefined;
   const seen = new Set<string>();
   const hosted = new Map<string, { path: string; type: string; until: number }>();
-  const chains = new Map<string, Promise<void>>();
 
   const report = (message: string): void => {
     try {
@@ -70,6 +69,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
       // The listener must keep serving whatever the error handler does.
     }
   };
+  const queue = chatQueue((err) => report(`SMS message handling failed: ${describe(err)}`));
 
   /** The URL Twilio signed: the public URL when set (a bare origin gets the request's path). */
   function signedUrl(req: IncomingMessage): string {
@@ -135,30 +135,24 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
       if (seen.size > SEEN_LIMIT) seen.delete(seen.values().next().value as string);
     }
     const chat = inbound.from;
-    const next = (chains.get(chat) ?? Promise.resolve())
-      .then(async () => {
-        const media: InboundMedia[] = [];
-        const notes: string[] = [];
-        for (const ref of inbound.media) {
-          try {
-            media.push(await downloadMedia(ref.url, ref.contentType));
-          } catch (err) {
-            report(`could not download MMS media from ${redactPhone(chat)}: ${describe(err)}`);
-            notes.push(`[a picture or file could not be downloaded: ${describe(err)}]`);
-          }
+    queue.add(chat, async () => {
+      const media: InboundMedia[] = [];
+      const notes: string[] = [];
+      for (const ref of inbound.media) {
+        try {
+          media.push(await downloadMedia(ref.url, ref.contentType));
+        } catch (err) {
+          report(`could not download MMS media from ${redactPhone(chat)}: ${describe(err)}`);
+          notes.push(`[a picture or file could not be downloaded: ${describe(err)}]`);
         }
-        handlers?.onMessage({
-          source: { platform: "sms", chatType: "dm", chatId: chat, chatName: chat, userId: chat },
-          text: [inbound.body.trim(), ...notes].filter(Boolean).join("\n\n"),
-          ...(inbound.messageSid ? { messageId: inbound.messageSid } : {}),
-          ...(media.length > 0 ? { media } : {}),
-        });
-      })
-      .catch((err: unknown) => report(`SMS message handling failed: ${describe(err)}`))
-      .finally(() => {
-        if (chains.get(chat) === next) chains.delete(chat);
+      }
+      handlers?.onMessage({
+        source: { platform: "sms", chatType: "dm", chatId: chat, chatName: chat, userId: chat },
+        text: [inbound.body.trim(), ...notes].filter(Boolean).join("\n\n"),
+        ...(inbound.messageSid ? { messageId: inbound.messageSid } : {}),
+        ...(media.length > 0 ? { media } : {}),
       });
-    chains.set(chat, next);
+    });
   }
 
   function serveMedia(res: ServerResponse, id: string): void {
@@ -287,7 +281,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
       const s = server;
       server = undefined;
       await closeListener(s);
-      await Promise.allSettled([...chains.values()]);
+      await queue.idle();
       handlers = undefined;
     },
 

@@ -24,7 +24,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, join } from "node:path";
-import { closeListener, listenWebhook, readWebhookBody, uploadSize } from "./adapter-kit.js";
+import { chatQueue, closeListener, listenWebhook, readWebhookBody, uploadSize } from "./adapter-kit.js";
 import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
 import {
   type AdapterContext,
@@ -96,7 +96,6 @@ export function createWhatsAppCloudAdapter(
   let handlers: AdapterHandlers | undefined;
   let server: Server | undefined;
   const seen = new Set<string>();
-  const chains = new Map<string, Promise<void>>();
   /** Per chat: when the user last wrote (the 24-hour window) and their latest message id (typing). */
   const lastInbound = new Map<string, { at: number; id: string }>();
   /** Texts held for a user outside the window when the template carries no text. */
@@ -109,6 +108,7 @@ export function createWhatsAppCloudAdapter(
       // The listener must keep serving whatever the error handler does.
     }
   };
+  const queue = chatQueue((err) => report(`WhatsApp message handling failed: ${errorText(err)}`));
   const graph = createGraphClient({
     baseUrl: s.graphUrl,
     apiVersion: s.apiVersion,
@@ -216,34 +216,28 @@ export function createWhatsAppCloudAdapter(
     };
     bounded(lastInbound, m.from, { at: now(), id: m.id }, CHAT_CACHE_LIMIT);
     const chat = m.from;
-    const next = (chains.get(chat) ?? Promise.resolve())
-      .then(async () => {
-        await flushPending(chat);
-        if (m.buttonId && !m.media) {
-          handlers?.onAction({ source, data: m.buttonId, messageId: m.replyTo });
-          return;
+    queue.add(chat, async () => {
+      await flushPending(chat);
+      if (m.buttonId && !m.media) {
+        handlers?.onAction({ source, data: m.buttonId, messageId: m.replyTo });
+        return;
+      }
+      const media: InboundMedia[] = [];
+      const notes: string[] = [];
+      if (m.media) {
+        try {
+          media.push(await download(m.media));
+        } catch (err) {
+          report(`could not download ${m.media.type} from ${redactWaId(chat)}: ${errorText(err)}`);
+          notes.push(`[a ${m.media.type} could not be downloaded: ${errorText(err)}]`);
         }
-        const media: InboundMedia[] = [];
-        const notes: string[] = [];
-        if (m.media) {
-          try {
-            media.push(await download(m.media));
-          } catch (err) {
-            report(`could not download ${m.media.type} from ${redactWaId(chat)}: ${errorText(err)}`);
-            notes.push(`[a ${m.media.type} could not be downloaded: ${errorText(err)}]`);
-          }
-        }
-        if (m.unsupported)
-          notes.push(`[the user sent a ${m.unsupported} message, which this gateway cannot read]`);
-        const text = [m.text.trim(), ...notes].filter(Boolean).join("\n\n");
-        if (!text && media.length === 0) return;
-        handlers?.onMessage({ source, text, messageId: m.id, ...(media.length > 0 ? { media } : {}) });
-      })
-      .catch((err: unknown) => report(`WhatsApp message handling failed: ${errorText(err)}`))
-      .finally(() => {
-        if (chains.get(chat) === next) chains.delete(chat);
-      });
-    chains.set(chat, next);
+      }
+      if (m.unsupported)
+        notes.push(`[the user sent a ${m.unsupported} message, which this gateway cannot read]`);
+      const text = [m.text.trim(), ...notes].filter(Boolean).join("\n\n");
+      if (!text && media.length === 0) return;
+      handlers?.onMessage({ source, text, messageId: m.id, ...(media.length > 0 ? { media } : {}) });
+    });
   }
 
   function webhook(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
@@ -355,7 +349,7 @@ export function createWhatsAppCloudAdapter(
       const srv = server;
       server = undefined;
       await closeListener(srv);
-      await Promise.allSettled([...chains.values()]);
+      await queue.idle();
       handlers = undefined;
     },
 

@@ -1,7 +1,7 @@
 /**
  * The pieces the platform adapters share: string settings, the upload check (missing, not a file,
  * empty, too large: each a `PlatformError` naming the file), typing that never fails a reply, the
- * hand-over that keeps a router failure out of the adapter's event loop, opening a webhook listener
+ * hand-over that keeps a router failure out of the adapter's event loop, work queued per chat, opening a webhook listener
  * on a taken port, capping a webhook body, and closing a listener with a connection still open.
  */
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  chatQueue,
   closeListener,
   courtesy,
   handOver,
@@ -184,5 +185,41 @@ describe("webhook listener", () => {
     } finally {
       await closeListener(server);
     }
+  });
+});
+
+describe("chatQueue", () => {
+  it("runs a chat's work in order, other chats alongside, and goes on after a failure", async () => {
+    const log: string[] = [];
+    const failures: string[] = [];
+    const queue = chatQueue((err) => failures.push(String((err as Error).message)));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    queue.add("a", async () => {
+      await gate;
+      log.push("a1");
+    });
+    queue.add("a", async () => {
+      log.push("a2");
+      throw new Error("a2 broke");
+    });
+    queue.add("a", async () => {
+      log.push("a3");
+    });
+    const bDone = new Promise<void>((r) =>
+      queue.add("b", async () => {
+        log.push("b1");
+        r();
+      }),
+    );
+    // b does not wait for a's first message, still waiting for its file.
+    await bDone;
+    expect(log).toEqual(["b1"]);
+    release();
+    await queue.idle();
+    expect(log).toEqual(["b1", "a1", "a2", "a3"]);
+    expect(failures).toEqual(["a2 broke"]);
   });
 });

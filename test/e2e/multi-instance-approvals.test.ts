@@ -13,7 +13,6 @@
  *   that turn itself (a message forwarded to A would not appear there).
  */
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,6 +22,7 @@ import { connectGatewayControl, type GatewayControl } from "../../src/state/gate
 import { runHermes } from "../support/cli.js";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
 import { type FakeWhatsAppCloud, startFakeWhatsAppCloud } from "../support/fake-whatsapp-cloud.js";
+import { freePort } from "../support/free-port.js";
 import {
   type ClusterSetup,
   clusterHome,
@@ -38,18 +38,6 @@ let wa: FakeWhatsAppCloud;
 let cluster: GatewayCluster;
 let setup: ClusterSetup;
 const webhooks: string[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   if (postgresSkipReason) return;

@@ -13,10 +13,10 @@
  *   call takes DELAY_MS, so a chat's next call must arrive at least that long after the one
  *   before), and a chat's last call carries both of its messages (one session, not two).
  */
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
 import { type FakeWhatsAppCloud, startFakeWhatsAppCloud } from "../support/fake-whatsapp-cloud.js";
+import { freePort } from "../support/free-port.js";
 import { type GatewayCluster, startCluster, waitUntil } from "../support/gateway-cluster.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../support/postgres.js";
 
@@ -31,18 +31,6 @@ const webhooks: string[] = [];
 
 /** Model calls per chat: when each arrived and the tokens its user messages carried. */
 const calls = new Map<number, Array<{ at: number; tokens: string[] }>>();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const TOKEN = /chat(\d+)-m\d-[0-9a-z]+/g;
 

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import twilio from "twilio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type FakeLlm, reply, startFakeLlm, turnsAsking } from "../support/fake-llm.js";
 import { type FakeTwilio, startFakeTwilio } from "../support/fake-twilio.js";
 import { freePort } from "../support/free-port.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
@@ -86,11 +86,7 @@ afterAll(async () => {
   await llm?.close();
 });
 
-const turnsFor = (text: string) =>
-  llm.chatRequests.filter((r) => {
-    const messages = (r.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
-    return JSON.stringify(messages.filter((m) => m.role === "user").at(-1)?.content ?? "").includes(text);
-  }).length;
+const turnsFor = (text: string) => turnsAsking(llm, text);
 
 describe("the SMS gateway (Twilio)", () => {
   it("answers the owner in plain text from the Twilio number", async () => {

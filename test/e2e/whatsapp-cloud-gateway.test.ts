@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type FakeLlm, reply, startFakeLlm, turnsAsking } from "../support/fake-llm.js";
 import { type FakeWhatsAppCloud, startFakeWhatsAppCloud } from "../support/fake-whatsapp-cloud.js";
 import { freePort } from "../support/free-port.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
@@ -31,11 +31,7 @@ let webhookUrl = "";
 const text = (from: string, body: string, options?: Parameters<FakeWhatsAppCloud["deliver"]>[3]) =>
   wa.deliver(webhookUrl, from, { type: "text", text: { body } }, options);
 
-const turnsFor = (needle: string) =>
-  llm.chatRequests.filter((r) => {
-    const messages = (r.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
-    return JSON.stringify(messages.filter((m) => m.role === "user").at(-1)?.content ?? "").includes(needle);
-  }).length;
+const turnsFor = (text: string) => turnsAsking(llm, text);
 
 beforeAll(async () => {
   llm = await startFakeLlm();

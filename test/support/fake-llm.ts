@@ -508,3 +508,12 @@ function fullResponse(spec: MessageSpec, ctx: AnswerContext): Record<string, unk
   if (usage) response["usage"] = usage;
   return response;
 }
+
+/** How many chat requests carry `text` in their latest user message: the turns a message started. */
+export function turnsAsking(llm: Pick<FakeLlm, "chatRequests">, text: string): number {
+  return llm.chatRequests.filter((r) => {
+    const messages = (r.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
+    const user = messages.filter((m) => m.role === "user").at(-1);
+    return JSON.stringify(user?.content ?? "").includes(text);
+  }).length;
+}

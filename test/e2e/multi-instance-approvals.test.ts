@@ -47,7 +47,6 @@ beforeAll(async () => {
   const cloud = whatsappClusterSetup(wa, {
     databaseUrl: await pg.createDatabase(),
     llmUrl: llm.url,
-    apiServer: false,
     config: 'display:\n  tool_progress: "off"\napprovals:\n  timeout: 120\n',
   });
   setup = cloud.setup;

@@ -60,7 +60,6 @@ beforeAll(async () => {
   const cloud = whatsappClusterSetup(wa, {
     databaseUrl: await pg.createDatabase(),
     llmUrl: llm.url,
-    apiServer: false,
     config: 'display:\n  tool_progress: "off"\n  busy_input_mode: queue\n',
   });
   webhooks = cloud.webhooks;

@@ -8,8 +8,8 @@ import { freePort } from "./free-port.js";
 import type { ClusterSetup } from "./gateway-cluster.js";
 
 /**
- * `base` plus the WhatsApp Cloud settings; `webhooks[i]` is instance i's webhook URL, filled in
- * as `startCluster` starts it.
+ * `base` plus the WhatsApp Cloud settings, without API servers unless `base` asks for them;
+ * `webhooks[i]` is instance i's webhook URL, filled in as `startCluster` starts it.
  */
 export function whatsappClusterSetup(
   wa: FakeWhatsAppCloud,
@@ -17,6 +17,7 @@ export function whatsappClusterSetup(
 ): { setup: ClusterSetup; webhooks: string[] } {
   const webhooks: string[] = [];
   const setup: ClusterSetup = {
+    apiServer: false,
     ...base,
     env: {
       WHATSAPP_CLOUD_ACCESS_TOKEN: wa.accessToken,

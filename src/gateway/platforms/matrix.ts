@@ -17,9 +17,8 @@
  * re-verify it. A room that is encrypted is never sent plaintext: without crypto such sends fail
  * with a message that says how to turn it on.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, extname } from "node:path";
 import type { MatrixClient, MatrixEvent, Room, RoomMember } from "matrix-js-sdk";
 import { authorize } from "../../state/gateway/allowlist.js";
 import { PairingStore } from "../../state/gateway/pairing.js";
@@ -30,7 +29,7 @@ import { type MatrixMediaRef, matrixInbound } from "./matrix-inbound.js";
 import { decryptAttachment, downloadMxc, encryptAttachment, uploadMedia } from "./matrix-media.js";
 import { loadMatrixSdk, quietLogger, type Sdk, startRustCrypto } from "./matrix-sdk.js";
 import { installIndexedDb, MatrixCryptoStore } from "./matrix-store.js";
-import { errorText, extensionFor, mimeFor } from "./media-files.js";
+import { errorText, extensionFor, mimeFor, saveInboundFile } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -184,12 +183,7 @@ export function createMatrixAdapter(
       extname(ref.fileName ?? "")
         .replace(/[^A-Za-z0-9.]/g, "")
         .slice(0, 10) || extensionFor(mimeType);
-    await mkdir(ctx.mediaDir, { recursive: true });
-    const path = join(
-      ctx.mediaDir,
-      `matrix-${ref.kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${ext}`,
-    );
-    await writeFile(path, bytes, { mode: 0o600 });
+    const path = await saveInboundFile(ctx.mediaDir, `matrix-${ref.kind}`, bytes, ext);
     return { kind: ref.kind, path, mimeType, fileName: ref.fileName };
   }
 

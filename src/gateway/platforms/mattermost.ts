@@ -14,9 +14,8 @@
  * answered by replying yes/no, as on Signal. Replies stream by editing one post (`PUT
  * /posts/{id}/patch`) where streaming is on.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, extname } from "node:path";
 import type * as MattermostClient from "@mattermost/client";
 import { chatQueue, handOver, stringSetting, uploadSize, withAttachments } from "./adapter-kit.js";
 import {
@@ -36,7 +35,7 @@ import {
   mattermostSettings,
   parsePostedEvent,
 } from "./mattermost-inbound.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor, saveInboundFile } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -177,13 +176,8 @@ export function createMattermostAdapter(
       extname(info.name ?? "")
         .replace(/[^A-Za-z0-9.]/g, "")
         .slice(0, 10) || extensionFor(mime);
-    await mkdir(ctx.mediaDir, { recursive: true });
     const kind = mediaKindOf(mime);
-    const path = join(
-      ctx.mediaDir,
-      `mattermost-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${ext}`,
-    );
-    await writeFile(path, bytes, { mode: 0o600 });
+    const path = await saveInboundFile(ctx.mediaDir, `mattermost-${kind}`, bytes, ext);
     return { kind, path, mimeType: mime, fileName: info.name };
   }
 

@@ -17,12 +17,11 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { envFlag } from "../../state/gateway/allowlist.js";
 import { chatQueue, closeListener, listenWebhook, readWebhookBody, uploadSize } from "./adapter-kit.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor, saveInboundFile } from "./media-files.js";
 import { markdownToSms, parseSmsWebhook, redactPhone, verifyTwilioSignature } from "./sms-wire.js";
 import {
   type AdapterContext,
@@ -90,12 +89,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
     if (bytes.length > limit) throw new Error(`it is ${bytes.length} bytes, over the ${limit}-byte limit`);
     const type = contentType ?? res.headers.get("content-type") ?? undefined;
     const kind = mediaKindOf(type);
-    await mkdir(ctx.mediaDir, { recursive: true });
-    const path = join(
-      ctx.mediaDir,
-      `sms-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${extensionFor(type)}`,
-    );
-    await writeFile(path, bytes, { mode: 0o600 });
+    const path = await saveInboundFile(ctx.mediaDir, `sms-${kind}`, bytes, extensionFor(type));
     return { kind, path, mimeType: type };
   }
 

@@ -20,12 +20,10 @@
  * WhatsApp markup; buttons are interactive reply buttons (a list past three); typing shows while
  * the agent works and marks the user's message read. No edits: the Cloud API cannot edit.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { chatQueue, closeListener, listenWebhook, readWebhookBody, uploadSize } from "./adapter-kit.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor, saveInboundFile } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -187,12 +185,7 @@ export function createWhatsAppCloudAdapter(
     const got = await graph.download(ref.id, ctx.maxInboundMediaBytes);
     const type = ref.mimeType ?? got.mimeType;
     const kind = ref.type === "voice" || ref.type === "audio" ? "voice" : mediaKindOf(type);
-    await mkdir(ctx.mediaDir, { recursive: true });
-    const path = join(
-      ctx.mediaDir,
-      `whatsapp-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${extensionFor(type)}`,
-    );
-    await writeFile(path, got.bytes, { mode: 0o600 });
+    const path = await saveInboundFile(ctx.mediaDir, `whatsapp-${kind}`, got.bytes, extensionFor(type));
     return { kind, path, mimeType: type, ...(ref.fileName ? { fileName: ref.fileName } : {}) };
   }
 

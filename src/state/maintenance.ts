@@ -6,6 +6,7 @@
 import { statSync } from "node:fs";
 import { memoryDb, withBusyRetry } from "./connection.js";
 import type { StoreContext, StoreShape } from "./context.js";
+import { type Drift, describeDrift, driftFromRow, recountedLine } from "./counter-drift.js";
 import { lastMessageAt, summarize } from "./listing.js";
 import {
   expectedColumns,
@@ -202,14 +203,6 @@ function ftsHealth(ctx: StoreContext): FtsHealth[] {
   return out;
 }
 
-interface Drift {
-  id: string;
-  stored: number;
-  actual: number;
-  storedCalls: number;
-  actualCalls: number;
-}
-
 function counterDrift(ctx: StoreContext): Drift[] {
   return ctx
     .all(
@@ -219,22 +212,7 @@ function counterDrift(ctx: StoreContext): Drift[] {
          FROM sessions s)
        WHERE stored <> actual OR stored_calls <> actual_calls`,
     )
-    .map((r) => ({
-      id: String(r["id"]),
-      stored: Number(r["stored"]),
-      actual: Number(r["actual"]),
-      storedCalls: Number(r["stored_calls"]),
-      actualCalls: Number(r["actual_calls"]),
-    }));
-}
-
-function describeDrift(drift: Drift[]): string {
-  const first = drift[0]!;
-  return (
-    `${drift.length} session${drift.length === 1 ? "" : "s"} ha${drift.length === 1 ? "s" : "ve"} counters that disagree ` +
-    `with their messages (e.g. ${first.id}: message_count ${first.stored}, counted ${first.actual}; ` +
-    `tool_call_count ${first.storedCalls}, counted ${first.actualCalls})`
-  );
+    .map(driftFromRow);
 }
 
 function integrity(ctx: StoreContext): { ok: boolean; problems: string[] } {
@@ -311,7 +289,7 @@ export function repair(
     ctx.write(() => {
       for (const d of drift) recountSession(ctx, d.id);
     });
-    fixed.push(`recomputed counters of ${drift.length} session${drift.length === 1 ? "" : "s"}`);
+    fixed.push(recountedLine(drift.length));
   }
   const { ok, problems: integrityProblems } = ctx.read(() => integrity(ctx));
   problems.push(...integrityProblems);

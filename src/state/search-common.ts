@@ -3,9 +3,10 @@
  * and normalising the options, and cutting snippets with `>>>`/`<<<` markers from a hit's text.
  * No engine code here, so the PostgreSQL side loads nothing of SQLite's.
  */
+import type { Message } from "../ai/types.js";
 import { contentText, isRole, type Row } from "./codec.js";
 import { isEmptyQuery, type ParsedQuery, parseSearchQuery } from "./fts-query.js";
-import { type SearchOptions, SessionStoreError } from "./types.js";
+import { type SearchHit, type SearchOptions, SessionStoreError } from "./types.js";
 
 const SNIPPET_MAX = 300;
 
@@ -94,4 +95,23 @@ export function snippetFromText(text: string, terms: string[]): string {
     }
   }
   return `${start > 0 ? "…" : ""}${out}${end < flat.length ? "…" : ""}`;
+}
+
+/**
+ * A hit from a message row joined with its session (`id`, `session_id`, `role`, `timestamp`, the
+ * text columns `rowText` reads, `title`, `source`, `model`), its snippet cut around `terms`.
+ * Null for a row whose role is not one of ours.
+ */
+export function hitFromRow(r: Row, terms: string[]): SearchHit | null {
+  if (!isRole(r["role"])) return null;
+  return {
+    messageId: Number(r["id"]),
+    sessionId: String(r["session_id"]),
+    role: r["role"] as Message["role"],
+    snippet: snippetFromText(rowText(r), terms),
+    timestamp: Number(r["timestamp"]),
+    sessionTitle: r["title"] === null || r["title"] === undefined ? null : String(r["title"]),
+    source: String(r["source"]),
+    model: r["model"] === null || r["model"] === undefined ? null : String(r["model"]),
+  };
 }

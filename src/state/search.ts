@@ -18,8 +18,6 @@
  * (storage order) and stop at `limit`.
  *
  * Snippets are cut from the message text in JavaScript (see `snippetFromText`). */
-import type { Message } from "../ai/types.js";
-import { isRole } from "./codec.js";
 import { isBusy } from "./connection.js";
 import type { StoreContext } from "./context.js";
 import {
@@ -32,7 +30,7 @@ import {
   trigramEligible,
 } from "./fts-query.js";
 import type { FtsTable } from "./schema.js";
-import { prepareSearch, rowText, searchRoles, snippetFromText } from "./search-common.js";
+import { hitFromRow, prepareSearch, searchRoles, snippetFromText } from "./search-common.js";
 import type { SearchHit, SearchOptions } from "./types.js";
 
 export { snippetFromText };
@@ -201,17 +199,8 @@ function finish(ctx: StoreContext, ids: number[], parsed: ParsedQuery): SearchHi
   const out: SearchHit[] = [];
   for (const id of ids) {
     const r = ctx.get(meta, id);
-    if (!r || !isRole(r["role"])) continue;
-    out.push({
-      messageId: Number(r["id"]),
-      sessionId: String(r["session_id"]),
-      role: r["role"] as Message["role"],
-      snippet: snippetFromText(rowText(r), terms),
-      timestamp: Number(r["timestamp"]),
-      sessionTitle: r["title"] === null || r["title"] === undefined ? null : String(r["title"]),
-      source: String(r["source"]),
-      model: r["model"] === null || r["model"] === undefined ? null : String(r["model"]),
-    });
+    const hit = r ? hitFromRow(r, terms) : null;
+    if (hit) out.push(hit);
   }
   return out;
 }

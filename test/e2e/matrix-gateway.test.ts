@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encryptAttachment } from "../../src/gateway/platforms/matrix-media.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type FakeLlm, reply, startFakeLlm, turnsAsking } from "../support/fake-llm.js";
 import { type FakeMatrix, startFakeMatrix } from "../support/fake-matrix.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 import { type MatrixUser, matrixUser, type SeenEvent } from "../support/matrix-user.js";
@@ -78,12 +78,7 @@ const fromBot = (roomId: string, text: string) => (e: SeenEvent) =>
   e.sender === BOT && e.roomId === roomId && e.type === "m.room.message" && bodyOf(e) === text;
 
 /** How many model requests were turns answering `text` (their last user message). */
-const turnsFor = (text: string) =>
-  llm.chatRequests.filter((r) => {
-    const messages = (r.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
-    const user = messages.filter((m) => m.role === "user").at(-1);
-    return JSON.stringify(user?.content ?? "").includes(text);
-  }).length;
+const turnsFor = (text: string) => turnsAsking(llm, text);
 
 describe("the Matrix gateway (matrix-js-sdk against a loopback homeserver)", () => {
   it("joins Alice's DM and answers in HTML, streaming by edits, with typing and reactions", async () => {

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type FakeLlm, reply, startFakeLlm, turnsAsking } from "../support/fake-llm.js";
 import { type FakeMattermost, type MmPost, startFakeMattermost } from "../support/fake-mattermost.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 
@@ -53,12 +53,7 @@ afterAll(async () => {
 });
 
 /** How many model requests were turns answering `text` (its last user message), not history. */
-const turnsFor = (text: string) =>
-  llm.chatRequests.filter((r) => {
-    const messages = (r.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
-    const user = messages.filter((m) => m.role === "user").at(-1);
-    return JSON.stringify(user?.content ?? "").includes(text);
-  }).length;
+const turnsFor = (text: string) => turnsAsking(llm, text);
 
 const botPost = (message: string) => mm.waitForPost((p) => p.message === message);
 const inChannel = (channel: string) => (p: MmPost) => p.channel_id === channel;

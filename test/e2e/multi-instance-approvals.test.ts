@@ -13,7 +13,6 @@
  *   that turn itself (a message forwarded to A would not appear there).
  */
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,53 +30,28 @@ import {
   waitUntil,
 } from "../support/gateway-cluster.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../support/postgres.js";
+import { whatsappClusterSetup } from "../support/whatsapp-cluster.js";
 
 let pg: PostgresFixture;
 let llm: FakeLlm;
 let wa: FakeWhatsAppCloud;
 let cluster: GatewayCluster;
 let setup: ClusterSetup;
-const webhooks: string[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+let webhooks: string[] = [];
 
 beforeAll(async () => {
   if (postgresSkipReason) return;
   pg = await startPostgres();
   llm = await startFakeLlm();
   wa = await startFakeWhatsAppCloud();
-  const ports: number[] = [];
-  setup = {
+  const cloud = whatsappClusterSetup(wa, {
     databaseUrl: await pg.createDatabase(),
     llmUrl: llm.url,
-    apiServer: false,
     config: 'display:\n  tool_progress: "off"\napprovals:\n  timeout: 120\n',
-    env: {
-      WHATSAPP_CLOUD_ACCESS_TOKEN: wa.accessToken,
-      WHATSAPP_CLOUD_PHONE_NUMBER_ID: wa.phoneNumberId,
-      WHATSAPP_CLOUD_APP_SECRET: wa.appSecret,
-      WHATSAPP_CLOUD_VERIFY_TOKEN: "verify-cluster",
-      WHATSAPP_CLOUD_GRAPH_URL: wa.url,
-      WHATSAPP_CLOUD_ALLOW_ALL_USERS: "true",
-    },
-    perInstance: async (index) => {
-      ports[index] = await freePort();
-      return { WHATSAPP_CLOUD_WEBHOOK_PORT: String(ports[index]) };
-    },
-    ready: /^Gateway running.*whatsapp_cloud/,
-  };
+  });
+  setup = cloud.setup;
+  webhooks = cloud.webhooks;
   cluster = await startCluster(setup, 2);
-  for (const port of ports) webhooks.push(`http://127.0.0.1:${port}/whatsapp/webhook`);
 }, 120_000);
 
 afterAll(async () => {

@@ -13,12 +13,12 @@
  *   call takes DELAY_MS, so a chat's next call must arrive at least that long after the one
  *   before), and a chat's last call carries both of its messages (one session, not two).
  */
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
 import { type FakeWhatsAppCloud, startFakeWhatsAppCloud } from "../support/fake-whatsapp-cloud.js";
 import { type GatewayCluster, startCluster, waitUntil } from "../support/gateway-cluster.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../support/postgres.js";
+import { whatsappClusterSetup } from "../support/whatsapp-cluster.js";
 
 const CHATS = 200;
 const DELAY_MS = 250;
@@ -27,22 +27,10 @@ let pg: PostgresFixture;
 let llm: FakeLlm;
 let wa: FakeWhatsAppCloud;
 let cluster: GatewayCluster;
-const webhooks: string[] = [];
+let webhooks: string[] = [];
 
 /** Model calls per chat: when each arrived and the tokens its user messages carried. */
 const calls = new Map<number, Array<{ at: number; tokens: string[] }>>();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const TOKEN = /chat(\d+)-m\d-[0-9a-z]+/g;
 
@@ -69,30 +57,13 @@ beforeAll(async () => {
       .usage({ prompt: 20, completion: 4 })
       .delay(DELAY_MS);
   });
-  const ports: number[] = [];
-  cluster = await startCluster(
-    {
-      databaseUrl: await pg.createDatabase(),
-      llmUrl: llm.url,
-      apiServer: false,
-      config: 'display:\n  tool_progress: "off"\n  busy_input_mode: queue\n',
-      env: {
-        WHATSAPP_CLOUD_ACCESS_TOKEN: wa.accessToken,
-        WHATSAPP_CLOUD_PHONE_NUMBER_ID: wa.phoneNumberId,
-        WHATSAPP_CLOUD_APP_SECRET: wa.appSecret,
-        WHATSAPP_CLOUD_VERIFY_TOKEN: "verify-cluster",
-        WHATSAPP_CLOUD_GRAPH_URL: wa.url,
-        WHATSAPP_CLOUD_ALLOW_ALL_USERS: "true",
-      },
-      perInstance: async (index) => {
-        ports[index] = await freePort();
-        return { WHATSAPP_CLOUD_WEBHOOK_PORT: String(ports[index]) };
-      },
-      ready: /^Gateway running.*whatsapp_cloud/,
-    },
-    2,
-  );
-  for (const port of ports) webhooks.push(`http://127.0.0.1:${port}/whatsapp/webhook`);
+  const cloud = whatsappClusterSetup(wa, {
+    databaseUrl: await pg.createDatabase(),
+    llmUrl: llm.url,
+    config: 'display:\n  tool_progress: "off"\n  busy_input_mode: queue\n',
+  });
+  webhooks = cloud.webhooks;
+  cluster = await startCluster(cloud.setup, 2);
 }, 120_000);
 
 afterAll(async () => {

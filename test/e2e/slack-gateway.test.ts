@@ -5,7 +5,6 @@
  * strangers, and refuses requests with a bad signature.
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
@@ -19,6 +18,7 @@ import {
   slackTs,
   startFakeSlack,
 } from "../support/fake-slack.js";
+import { freePort } from "../support/free-port.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 
 const SECRET = "slack-signing-secret-for-tests";
@@ -28,18 +28,6 @@ let sender: SlackRequestSender;
 let h: { home: string; cwd: string };
 let env: Record<string, string>;
 let gateway: GatewayProcess;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   llm = await startFakeLlm();

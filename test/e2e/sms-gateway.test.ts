@@ -8,13 +8,13 @@
  * are neither lost nor doubled.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import twilio from "twilio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type FakeLlm, reply, startFakeLlm, turnsAsking } from "../support/fake-llm.js";
 import { type FakeTwilio, startFakeTwilio } from "../support/fake-twilio.js";
+import { freePort } from "../support/free-port.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 
 const OWNER = "+15551230001";
@@ -28,18 +28,6 @@ let env: Record<string, string>;
 let gateway: GatewayProcess;
 let webhookUrl = "";
 let sidSeq = 0;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Posts an inbound-message webhook as Twilio would, signed with the account's auth token. */
 async function inbound(
@@ -98,11 +86,7 @@ afterAll(async () => {
   await llm?.close();
 });
 
-const turnsFor = (text: string) =>
-  llm.chatRequests.filter((r) => {
-    const messages = (r.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
-    return JSON.stringify(messages.filter((m) => m.role === "user").at(-1)?.content ?? "").includes(text);
-  }).length;
+const turnsFor = (text: string) => turnsAsking(llm, text);
 
 describe("the SMS gateway (Twilio)", () => {
   it("answers the owner in plain text from the Twilio number", async () => {

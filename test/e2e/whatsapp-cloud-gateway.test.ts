@@ -9,12 +9,12 @@
  * double a message; outside the 24-hour window the answer goes as the configured template.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
-import { type FakeLlm, reply, startFakeLlm } from "../support/fake-llm.js";
+import { type FakeLlm, reply, startFakeLlm, turnsAsking } from "../support/fake-llm.js";
 import { type FakeWhatsAppCloud, startFakeWhatsAppCloud } from "../support/fake-whatsapp-cloud.js";
+import { freePort } from "../support/free-port.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 
 const OWNER = "15551230001";
@@ -28,26 +28,10 @@ let env: Record<string, string>;
 let gateway: GatewayProcess;
 let webhookUrl = "";
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 const text = (from: string, body: string, options?: Parameters<FakeWhatsAppCloud["deliver"]>[3]) =>
   wa.deliver(webhookUrl, from, { type: "text", text: { body } }, options);
 
-const turnsFor = (needle: string) =>
-  llm.chatRequests.filter((r) => {
-    const messages = (r.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
-    return JSON.stringify(messages.filter((m) => m.role === "user").at(-1)?.content ?? "").includes(needle);
-  }).length;
+const turnsFor = (text: string) => turnsAsking(llm, text);
 
 beforeAll(async () => {
   llm = await startFakeLlm();

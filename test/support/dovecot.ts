@@ -21,10 +21,10 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { ImapFlow } from "imapflow";
+import { freePort } from "./free-port.js";
 
 export const DOVECOT = ["/usr/sbin/dovecot", "/usr/local/sbin/dovecot"].find((path) => existsSync(path));
 /** Why the email tests skip here, or undefined when they can run. */
@@ -54,18 +54,6 @@ export interface DovecotFixture {
   dispose(): Promise<void>;
   /** The server's log so far (for failure messages). */
   log(): string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function config(dir: string, port: number, ids: { user: string; group: string; uid: number; gid: number }) {

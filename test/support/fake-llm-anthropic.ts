@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { AnswerContext, MessageSpec, ReplySpec } from "./fake-llm.js";
+import { openStream, SSE_HEADERS, split, write } from "./fake-llm-wire.js";
 
 type Json = Record<string, unknown>;
 
@@ -74,19 +75,10 @@ async function writeEvents(
   events: Json[],
   headers: Record<string, string> = {},
 ): Promise<void> {
-  if (!res.headersSent) {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
-    res.flushHeaders();
-  }
+  openStream(res, { ...SSE_HEADERS, ...headers });
   for (const event of events) {
     await write(res, `event: ${String(event["type"])}\ndata: ${JSON.stringify(event)}\n\n`);
   }
-}
-
-function write(res: ServerResponse, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    res.write(text, (err) => (err ? reject(err) : resolve()));
-  });
 }
 
 const STOP_REASONS: Record<string, string> = {
@@ -116,16 +108,6 @@ function usageJson(spec: MessageSpec): Json {
   };
   if (u.reasoning !== undefined) usage["output_tokens_details"] = { thinking_tokens: u.reasoning };
   return usage;
-}
-
-/** Splits into up to `parts` non-empty pieces without breaking surrogate pairs. */
-function split(text: string, parts: number): string[] {
-  const chars = Array.from(text);
-  if (chars.length === 0) return [];
-  const size = Math.max(1, Math.ceil(chars.length / parts));
-  const pieces: string[] = [];
-  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(""));
-  return pieces;
 }
 
 /** A tool call's input as an object, or the raw text when the script holds malformed JSON. */

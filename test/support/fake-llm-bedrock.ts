@@ -27,6 +27,7 @@ import { EventStreamCodec, type MessageHeaders } from "@smithy/eventstream-codec
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { type MessageSpec, ReplyBuilder, type ReplySpec, reply, type ScriptedReply } from "./fake-llm.js";
 import { fakeSignature } from "./fake-llm-anthropic.js";
+import { openStream, parseJson, readBody, sendJson, split, write } from "./fake-llm-wire.js";
 
 type Json = Record<string, unknown>;
 
@@ -218,7 +219,7 @@ async function answer(res: ServerResponse, scripted: ScriptedReply | BedrockScri
         await writeFrames(res, streamFrames(spec, extras));
         res.end();
       } else {
-        sendJson(res, 200, converseOutput(spec, extras));
+        sendJson(res, 200, converseOutput(spec, extras), requestId());
       }
       return;
     case "stream_exception": {
@@ -305,16 +306,6 @@ function converseOutput(spec: MessageSpec, extras: BedrockReplyBuilder | undefin
     usage: usageJson(spec, extras),
     metrics: { latencyMs: 42 },
   };
-}
-
-/** Splits into up to `parts` non-empty pieces without breaking surrogate pairs. */
-function split(text: string, parts: number): string[] {
-  const chars = Array.from(text);
-  if (chars.length === 0) return [];
-  const size = Math.max(1, Math.ceil(chars.length / parts));
-  const pieces: string[] = [];
-  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(""));
-  return pieces;
 }
 
 /** Event-stream frames in Bedrock's order: blocks, then messageStop, then metadata (usage). */
@@ -440,39 +431,8 @@ function sendError(
   res.end(JSON.stringify({ message }));
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json", ...requestId() });
-  res.end(JSON.stringify(body));
-}
-
 /** Resolves once the frames are handed to the socket, so a following destroy cannot swallow them. */
 async function writeFrames(res: ServerResponse, frames: Uint8Array[]): Promise<void> {
-  if (!res.headersSent) {
-    res.writeHead(200, { "content-type": "application/vnd.amazon.eventstream", ...requestId() });
-    res.flushHeaders();
-  }
+  openStream(res, { "content-type": "application/vnd.amazon.eventstream", ...requestId() });
   for (const f of frames) await write(res, f);
-}
-
-function write(res: ServerResponse, chunk: Uint8Array): Promise<void> {
-  return new Promise((resolve, reject) => {
-    res.write(chunk, (err) => (err ? reject(err) : resolve()));
-  });
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
 }

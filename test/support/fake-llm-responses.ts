@@ -13,6 +13,7 @@
  */
 import type { ServerResponse } from "node:http";
 import type { AnswerContext, MessageSpec, ReplySpec } from "./fake-llm.js";
+import { openStream, SSE_HEADERS, sendJson, split, write } from "./fake-llm-wire.js";
 
 type Obj = Record<string, unknown>;
 
@@ -147,16 +148,6 @@ function responseObject(spec: MessageSpec, ctx: AnswerContext, status: Status | 
   };
 }
 
-/** Splits into up to `parts` non-empty pieces without breaking surrogate pairs. */
-function split(text: string, parts: number): string[] {
-  const chars = Array.from(text);
-  if (chars.length === 0) return [];
-  const size = Math.max(1, Math.ceil(chars.length / parts));
-  const pieces: string[] = [];
-  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(""));
-  return pieces;
-}
-
 /** The SSE events for a reply, each `{type, ...}`; `sequence_number` is added when written. */
 function streamEvents(spec: MessageSpec, ctx: AnswerContext): Obj[] {
   const events: Obj[] = [];
@@ -240,24 +231,10 @@ async function writeEvents(
   events: Obj[],
   headers: Record<string, string> = {},
 ): Promise<void> {
-  if (!res.headersSent) {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
-    res.flushHeaders();
-  }
+  openStream(res, { ...SSE_HEADERS, ...headers });
   let sequence = 0;
   for (const event of events) {
     const data = { ...event, sequence_number: sequence++ };
     await write(res, `event: ${String(event["type"])}\ndata: ${JSON.stringify(data)}\n\n`);
   }
-}
-
-function write(res: ServerResponse, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    res.write(text, (err) => (err ? reject(err) : resolve()));
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
 }

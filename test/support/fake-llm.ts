@@ -15,6 +15,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo, Socket } from "node:net";
 import { answerAnthropic, anthropicPairingError } from "./fake-llm-anthropic.js";
 import { answerResponses } from "./fake-llm-responses.js";
+import { openStream, parseJson, readBody, SSE_HEADERS, sendJson, split, write } from "./fake-llm-wire.js";
 
 /**
  * Model endpoints and the wire protocol each speaks. Every one takes the same scripted replies, so
@@ -432,17 +433,8 @@ async function writeSse(
   chunks: unknown[],
   headers: Record<string, string> = {},
 ): Promise<void> {
-  if (!res.headersSent) {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
-    res.flushHeaders();
-  }
+  openStream(res, { ...SSE_HEADERS, ...headers });
   for (const chunk of chunks) await write(res, `data: ${JSON.stringify(chunk)}\n\n`);
-}
-
-function write(res: ServerResponse, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    res.write(text, (err) => (err ? reject(err) : resolve()));
-  });
 }
 
 function finishReason(spec: MessageSpec): string {
@@ -463,16 +455,6 @@ function usageJson(spec: MessageSpec): Record<string, unknown> | undefined {
 
 function callId(spec: MessageSpec, index: number): string {
   return spec.toolCalls[index]?.id ?? `call_fake_${index}`;
-}
-
-/** Splits into up to `parts` non-empty pieces without breaking surrogate pairs. */
-function split(text: string, parts: number): string[] {
-  const chars = Array.from(text);
-  if (chars.length === 0) return [];
-  const size = Math.max(1, Math.ceil(chars.length / parts));
-  const pieces: string[] = [];
-  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(""));
-  return pieces;
 }
 
 function streamChunks(spec: MessageSpec, ctx: AnswerContext): unknown[] {
@@ -527,24 +509,11 @@ function fullResponse(spec: MessageSpec, ctx: AnswerContext): Record<string, unk
   return response;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
+/** How many chat requests carry `text` in their latest user message: the turns a message started. */
+export function turnsAsking(llm: Pick<FakeLlm, "chatRequests">, text: string): number {
+  return llm.chatRequests.filter((r) => {
+    const messages = (r.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
+    const user = messages.filter((m) => m.role === "user").at(-1);
+    return JSON.stringify(user?.content ?? "").includes(text);
+  }).length;
 }

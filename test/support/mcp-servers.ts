@@ -4,8 +4,8 @@
  * a free loopback port.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { resolve } from "node:path";
+import { freePort } from "./free-port.js";
 
 const root = resolve(import.meta.dirname, "../..");
 export const EVERYTHING_BIN = resolve(root, "node_modules/.bin/mcp-server-everything");
@@ -15,19 +15,6 @@ export const TEST_SERVER = resolve(import.meta.dirname, "mcp-test-server.mjs");
 /** An `mcp_servers` entry running mcp-test-server.mjs with `env` and any other settings. */
 export function testServerEntry(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { command: process.execPath, args: [TEST_SERVER], ...extra };
-}
-
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 export interface HttpEverything {

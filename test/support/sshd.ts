@@ -7,9 +7,9 @@
 
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./free-port.js";
 
 export const SSHD = ["/usr/sbin/sshd", "/usr/local/sbin/sshd"].find((path) => existsSync(path));
 /** Why ssh tests skip here, or undefined when they can run. */
@@ -35,18 +35,6 @@ export interface SshdFixture {
   home: string;
   dir: string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function keygen(path: string, comment: string): void {

@@ -2,9 +2,9 @@
  * What several platform adapters did the same way, once: reading a string setting from the
  * platform's config section, checking a file before it is uploaded, typing that must never fail a
  * reply, handing an inbound message to the router without letting a router failure stop the
- * adapter's event loop, and closing a webhook listener.
+ * adapter's event loop, work queued per chat, and opening, reading and closing a webhook listener.
  */
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import { basename } from "node:path";
 import { errorText, outboundFileSize } from "./media-files.js";
 import {
@@ -103,4 +103,82 @@ export async function closeListener(server: Server | undefined): Promise<void> {
   if (!server) return;
   server.closeAllConnections?.();
   await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * Opens a webhook listener on `host:port`. When it cannot (the port is taken, the address is not
+ * ours), rejects with a PlatformError that names the address and the setting to change.
+ */
+export function listenWebhook(
+  server: Server,
+  host: string,
+  port: number,
+  names: { listener: string; portSetting: string },
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", (err) =>
+      reject(
+        new PlatformError(
+          `the ${names.listener} webhook listener could not open ${host}:${port} (${errorText(err)}): set ${names.portSetting} to a free port`,
+        ),
+      ),
+    );
+    server.listen(port, host, () => resolve());
+  });
+}
+
+/**
+ * Collects a webhook request's body. Past `maxBytes` it calls `tooLarge` once (which answers 413)
+ * and drops the request; otherwise `done` gets the whole body at its end.
+ */
+export function readWebhookBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  tooLarge: () => void,
+  done: (raw: Buffer) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxBytes) {
+      tooLarge();
+      req.destroy();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on("end", () => {
+    if (size <= maxBytes) done(Buffer.concat(chunks));
+  });
+}
+
+/** Work queued per chat, from `chatQueue`. */
+export interface ChatQueue {
+  /** Runs `work` after the work queued for `chat` before it. */
+  add(chat: string, work: () => Promise<void>): void;
+  /** Resolves once everything queued so far has run (for disconnect). */
+  idle(): Promise<void>;
+}
+
+/**
+ * Work run in order per chat (a message waiting for its file is never overtaken by the next one),
+ * chats side by side. A failure goes to `failed` and does not stop the chat's later work.
+ */
+export function chatQueue(failed: (err: unknown) => void): ChatQueue {
+  const chains = new Map<string, Promise<void>>();
+  return {
+    add(chat, work) {
+      const next = (chains.get(chat) ?? Promise.resolve())
+        .then(work)
+        .catch((err: unknown) => failed(err))
+        .finally(() => {
+          if (chains.get(chat) === next) chains.delete(chat);
+        });
+      chains.set(chat, next);
+    },
+    async idle() {
+      await Promise.allSettled([...chains.values()]);
+    },
+  };
 }

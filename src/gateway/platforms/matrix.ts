@@ -17,20 +17,19 @@
  * re-verify it. A room that is encrypted is never sent plaintext: without crypto such sends fail
  * with a message that says how to turn it on.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, extname } from "node:path";
 import type { MatrixClient, MatrixEvent, Room, RoomMember } from "matrix-js-sdk";
 import { authorize } from "../../state/gateway/allowlist.js";
 import { PairingStore } from "../../state/gateway/pairing.js";
-import { courtesy, handOver, uploadSize, withAttachments } from "./adapter-kit.js";
+import { chatQueue, courtesy, handOver, uploadSize, withAttachments } from "./adapter-kit.js";
 import { type MatrixSettings, matrixLoginProblem, matrixSettings } from "./matrix-config.js";
 import { editContent, matrixRoute, matrixTextContent, relationFor } from "./matrix-format.js";
 import { type MatrixMediaRef, matrixInbound } from "./matrix-inbound.js";
 import { decryptAttachment, downloadMxc, encryptAttachment, uploadMedia } from "./matrix-media.js";
 import { loadMatrixSdk, quietLogger, type Sdk, startRustCrypto } from "./matrix-sdk.js";
 import { installIndexedDb, MatrixCryptoStore } from "./matrix-store.js";
-import { errorText, extensionFor, mimeFor } from "./media-files.js";
+import { errorText, extensionFor, mimeFor, saveInboundFile } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -84,7 +83,6 @@ export function createMatrixAdapter(
   const directRooms = new Set<string>();
   const botThreads = new Set<string>();
   const typingIn = new Set<string>();
-  const chains = new Map<string, Promise<void>>();
   const reactionIds = new Map<string, string>();
   const reportedInvites = new Set<string>();
 
@@ -95,6 +93,8 @@ export function createMatrixAdapter(
       // A failing error handler must not stop the sync loop.
     }
   };
+  /** Per room: a message waiting for its file must not be overtaken by the next one. */
+  const queue = chatQueue((err) => report(`Matrix message handling failed: ${errorText(err)}`));
 
   /** Users approved through pairing may invite the bot too; a broken pairing file approves no one. */
   const approvedUsers = (): ReadonlySet<string> => {
@@ -183,24 +183,8 @@ export function createMatrixAdapter(
       extname(ref.fileName ?? "")
         .replace(/[^A-Za-z0-9.]/g, "")
         .slice(0, 10) || extensionFor(mimeType);
-    await mkdir(ctx.mediaDir, { recursive: true });
-    const path = join(
-      ctx.mediaDir,
-      `matrix-${ref.kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${ext}`,
-    );
-    await writeFile(path, bytes, { mode: 0o600 });
+    const path = await saveInboundFile(ctx.mediaDir, `matrix-${ref.kind}`, bytes, ext);
     return { kind: ref.kind, path, mimeType, fileName: ref.fileName };
-  }
-
-  /** Per-room queue: a message waiting for its file must not be overtaken by the next one. */
-  function enqueue(roomId: string, task: () => Promise<void>): void {
-    const next = (chains.get(roomId) ?? Promise.resolve())
-      .then(task)
-      .catch((err: unknown) => report(`Matrix message handling failed: ${errorText(err)}`))
-      .finally(() => {
-        if (chains.get(roomId) === next) chains.delete(roomId);
-      });
-    chains.set(roomId, next);
   }
 
   async function onTimeline(event: MatrixEvent, room: Room | undefined): Promise<void> {
@@ -236,7 +220,7 @@ export function createMatrixAdapter(
       return;
     }
     const { message, media: refs } = result;
-    enqueue(room.roomId, async () => {
+    queue.add(room.roomId, async () => {
       const media: InboundMedia[] = [];
       const notes: string[] = [];
       for (const ref of refs) {
@@ -494,7 +478,7 @@ export function createMatrixAdapter(
       client = undefined;
       prepared = false;
       c?.stopClient();
-      await Promise.allSettled([...chains.values()]);
+      await queue.idle();
       if (crypto)
         await store
           ?.save()

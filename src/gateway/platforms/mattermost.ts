@@ -14,11 +14,10 @@
  * answered by replying yes/no, as on Signal. Replies stream by editing one post (`PUT
  * /posts/{id}/patch`) where streaming is on.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, extname } from "node:path";
 import type * as MattermostClient from "@mattermost/client";
-import { handOver, stringSetting, uploadSize, withAttachments } from "./adapter-kit.js";
+import { chatQueue, handOver, stringSetting, uploadSize, withAttachments } from "./adapter-kit.js";
 import {
   formatForMattermost,
   type Loaded,
@@ -36,7 +35,7 @@ import {
   mattermostSettings,
   parsePostedEvent,
 } from "./mattermost-inbound.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor, saveInboundFile } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -85,7 +84,6 @@ export function createMattermostAdapter(
   const channels = new Map<string, string>();
   const userNames = new Map<string, string>();
   let lastCreateAt = 0;
-  const chains = new Map<string, Promise<void>>();
   let stopped = false;
 
   const report = (message: string): void => {
@@ -95,6 +93,8 @@ export function createMattermostAdapter(
       // A failing error handler must not stop the event stream.
     }
   };
+  /** Per channel: a post waiting for its files must not be overtaken by the next one. */
+  const queue = chatQueue((err) => report(`Mattermost message handling failed: ${describe(err)}`));
 
   async function call<T>(what: string, run: (c: Client4) => Promise<T>): Promise<T> {
     const c = await ready();
@@ -176,25 +176,9 @@ export function createMattermostAdapter(
       extname(info.name ?? "")
         .replace(/[^A-Za-z0-9.]/g, "")
         .slice(0, 10) || extensionFor(mime);
-    await mkdir(ctx.mediaDir, { recursive: true });
     const kind = mediaKindOf(mime);
-    const path = join(
-      ctx.mediaDir,
-      `mattermost-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${ext}`,
-    );
-    await writeFile(path, bytes, { mode: 0o600 });
+    const path = await saveInboundFile(ctx.mediaDir, `mattermost-${kind}`, bytes, ext);
     return { kind, path, mimeType: mime, fileName: info.name };
-  }
-
-  /** Per-channel queue: a post waiting for its files must not be overtaken by the next one. */
-  function enqueue(chatId: string, task: () => Promise<void>): void {
-    const next = (chains.get(chatId) ?? Promise.resolve())
-      .then(task)
-      .catch((err: unknown) => report(`Mattermost message handling failed: ${describe(err)}`))
-      .finally(() => {
-        if (chains.get(chatId) === next) chains.delete(chatId);
-      });
-    chains.set(chatId, next);
   }
 
   function onPost(
@@ -211,7 +195,7 @@ export function createMattermostAdapter(
     remember(result.postId);
     lastCreateAt = Math.max(lastCreateAt, result.createAt);
     const { message, files } = result;
-    enqueue(message.source.chatId, async () => {
+    queue.add(message.source.chatId, async () => {
       const media: InboundMedia[] = [];
       const notes: string[] = [];
       for (const ref of files) {
@@ -356,7 +340,7 @@ export function createMattermostAdapter(
         s.terminate ? s.terminate() : s.close();
       }
       sockets.clear();
-      await Promise.allSettled([...chains.values()]);
+      await queue.idle();
       handlers = undefined;
     },
 

@@ -1,9 +1,11 @@
 /**
  * What adapters that carry files themselves (Signal, SMS) share: MIME types and file extensions
- * both ways, the media kind of a content type, and the checks on a file about to be sent.
+ * both ways, the media kind of a content type, keeping a received file, and the checks on a file
+ * about to be sent.
  */
-import { stat } from "node:fs/promises";
-import { extname } from "node:path";
+import { randomBytes } from "node:crypto";
+import { mkdir, stat, writeFile } from "node:fs/promises";
+import { extname, join } from "node:path";
 import { type MediaKind, PlatformError } from "./types.js";
 
 const MIME_EXT: Readonly<Record<string, string>> = {
@@ -58,6 +60,22 @@ export function mediaKindOf(contentType: string | undefined): MediaKind {
  * The size of a file about to be sent; a `PlatformError` naming it and the way it would have gone
  * (`to Signal`, `by MMS`) when it is missing or not a regular file.
  */
+/**
+ * Keeps a received file in the media folder (created when missing), readable by the owner only,
+ * under a fresh name `<prefix>-<time>-<random><ext>`; returns its path.
+ */
+export async function saveInboundFile(
+  mediaDir: string,
+  prefix: string,
+  bytes: Uint8Array,
+  ext: string,
+): Promise<string> {
+  await mkdir(mediaDir, { recursive: true });
+  const path = join(mediaDir, `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${ext}`);
+  await writeFile(path, bytes, { mode: 0o600 });
+  return path;
+}
+
 export async function outboundFileSize(path: string, how: string): Promise<number> {
   try {
     const info = await stat(path);

@@ -17,12 +17,18 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { envFlag } from "../../state/gateway/allowlist.js";
-import { closeListener, firstDelivery, uploadSize } from "./adapter-kit.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
+import {
+  chatQueue,
+  closeListener,
+  firstDelivery,
+  listenWebhook,
+  readWebhookBody,
+  uploadSize,
+} from "./adapter-kit.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor, saveInboundFile } from "./media-files.js";
 import { markdownToSms, parseSmsWebhook, redactPhone, verifyTwilioSignature } from "./sms-wire.js";
 import {
   type AdapterContext,
@@ -61,7 +67,6 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
   let server: Server | undefined;
   const seen = new Set<string>();
   const hosted = new Map<string, { path: string; type: string; until: number }>();
-  const chains = new Map<string, Promise<void>>();
 
   const report = (message: string): void => {
     try {
@@ -70,6 +75,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
       // The listener must keep serving whatever the error handler does.
     }
   };
+  const queue = chatQueue((err) => report(`SMS message handling failed: ${describe(err)}`));
 
   /** The URL Twilio signed: the public URL when set (a bare origin gets the request's path). */
   function signedUrl(req: IncomingMessage): string {
@@ -90,12 +96,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
     if (bytes.length > limit) throw new Error(`it is ${bytes.length} bytes, over the ${limit}-byte limit`);
     const type = contentType ?? res.headers.get("content-type") ?? undefined;
     const kind = mediaKindOf(type);
-    await mkdir(ctx.mediaDir, { recursive: true });
-    const path = join(
-      ctx.mediaDir,
-      `sms-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${extensionFor(type)}`,
-    );
-    await writeFile(path, bytes, { mode: 0o600 });
+    const path = await saveInboundFile(ctx.mediaDir, `sms-${kind}`, bytes, extensionFor(type));
     return { kind, path, mimeType: type };
   }
 
@@ -135,32 +136,26 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
       if (seen.size > SEEN_LIMIT) seen.delete(seen.values().next().value as string);
     }
     const chat = inbound.from;
-    const next = (chains.get(chat) ?? Promise.resolve())
-      .then(async () => {
-        // Twilio's retry that reached another instance behind the load balancer: taken there.
-        if (inbound.messageSid && !(await firstDelivery(ctx, "sms", inbound.messageSid))) return;
-        const media: InboundMedia[] = [];
-        const notes: string[] = [];
-        for (const ref of inbound.media) {
-          try {
-            media.push(await downloadMedia(ref.url, ref.contentType));
-          } catch (err) {
-            report(`could not download MMS media from ${redactPhone(chat)}: ${describe(err)}`);
-            notes.push(`[a picture or file could not be downloaded: ${describe(err)}]`);
-          }
+    queue.add(chat, async () => {
+      // Twilio's retry that reached another instance behind the load balancer: taken there.
+      if (inbound.messageSid && !(await firstDelivery(ctx, "sms", inbound.messageSid))) return;
+      const media: InboundMedia[] = [];
+      const notes: string[] = [];
+      for (const ref of inbound.media) {
+        try {
+          media.push(await downloadMedia(ref.url, ref.contentType));
+        } catch (err) {
+          report(`could not download MMS media from ${redactPhone(chat)}: ${describe(err)}`);
+          notes.push(`[a picture or file could not be downloaded: ${describe(err)}]`);
         }
-        handlers?.onMessage({
-          source: { platform: "sms", chatType: "dm", chatId: chat, chatName: chat, userId: chat },
-          text: [inbound.body.trim(), ...notes].filter(Boolean).join("\n\n"),
-          ...(inbound.messageSid ? { messageId: inbound.messageSid } : {}),
-          ...(media.length > 0 ? { media } : {}),
-        });
-      })
-      .catch((err: unknown) => report(`SMS message handling failed: ${describe(err)}`))
-      .finally(() => {
-        if (chains.get(chat) === next) chains.delete(chat);
+      }
+      handlers?.onMessage({
+        source: { platform: "sms", chatType: "dm", chatId: chat, chatName: chat, userId: chat },
+        text: [inbound.body.trim(), ...notes].filter(Boolean).join("\n\n"),
+        ...(inbound.messageSid ? { messageId: inbound.messageSid } : {}),
+        ...(media.length > 0 ? { media } : {}),
       });
-    chains.set(chat, next);
+    });
   }
 
   function serveMedia(res: ServerResponse, id: string): void {
@@ -189,33 +184,15 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
         res.writeHead(404).end();
         return;
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBody) {
-          answer(res, 413);
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on("end", () => {
-        if (size <= maxBody) webhook(req, res, Buffer.concat(chunks));
-      });
-    });
-    return new Promise((resolve, reject) => {
-      s.once("error", (err) =>
-        reject(
-          new PlatformError(
-            `the SMS webhook listener could not open ${host}:${port} (${describe(err)}): set SMS_WEBHOOK_PORT to a free port`,
-          ),
-        ),
+      readWebhookBody(
+        req,
+        maxBody,
+        () => answer(res, 413),
+        (raw) => webhook(req, res, raw),
       );
-      s.listen(port, host, () => {
-        server = s;
-        resolve();
-      });
+    });
+    return listenWebhook(s, host, port, { listener: "SMS", portSetting: "SMS_WEBHOOK_PORT" }).then(() => {
+      server = s;
     });
   }
 
@@ -307,7 +284,7 @@ export function createSmsAdapter(ctx: AdapterContext): PlatformAdapter {
       const s = server;
       server = undefined;
       await closeListener(s);
-      await Promise.allSettled([...chains.values()]);
+      await queue.idle();
       handlers = undefined;
     },
 

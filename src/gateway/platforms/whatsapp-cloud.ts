@@ -20,12 +20,17 @@
  * WhatsApp markup; buttons are interactive reply buttons (a list past three); typing shows while
  * the agent works and marks the user's message read. No edits: the Cloud API cannot edit.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { basename, join } from "node:path";
-import { closeListener, firstDelivery, uploadSize } from "./adapter-kit.js";
-import { errorText, extensionFor, mediaKindOf, mimeFor } from "./media-files.js";
+import { basename } from "node:path";
+import {
+  chatQueue,
+  closeListener,
+  firstDelivery,
+  listenWebhook,
+  readWebhookBody,
+  uploadSize,
+} from "./adapter-kit.js";
+import { errorText, extensionFor, mediaKindOf, mimeFor, saveInboundFile } from "./media-files.js";
 import {
   type AdapterContext,
   type AdapterHandlers,
@@ -96,7 +101,6 @@ export function createWhatsAppCloudAdapter(
   let handlers: AdapterHandlers | undefined;
   let server: Server | undefined;
   const seen = new Set<string>();
-  const chains = new Map<string, Promise<void>>();
   /** Per chat: when the user last wrote (the 24-hour window) and their latest message id (typing). */
   const lastInbound = new Map<string, { at: number; id: string }>();
   /** Texts held for a user outside the window when the template carries no text. */
@@ -109,6 +113,7 @@ export function createWhatsAppCloudAdapter(
       // The listener must keep serving whatever the error handler does.
     }
   };
+  const queue = chatQueue((err) => report(`WhatsApp message handling failed: ${errorText(err)}`));
   const graph = createGraphClient({
     baseUrl: s.graphUrl,
     apiVersion: s.apiVersion,
@@ -187,12 +192,7 @@ export function createWhatsAppCloudAdapter(
     const got = await graph.download(ref.id, ctx.maxInboundMediaBytes);
     const type = ref.mimeType ?? got.mimeType;
     const kind = ref.type === "voice" || ref.type === "audio" ? "voice" : mediaKindOf(type);
-    await mkdir(ctx.mediaDir, { recursive: true });
-    const path = join(
-      ctx.mediaDir,
-      `whatsapp-${kind}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}${extensionFor(type)}`,
-    );
-    await writeFile(path, got.bytes, { mode: 0o600 });
+    const path = await saveInboundFile(ctx.mediaDir, `whatsapp-${kind}`, got.bytes, extensionFor(type));
     return { kind, path, mimeType: type, ...(ref.fileName ? { fileName: ref.fileName } : {}) };
   }
 
@@ -216,36 +216,30 @@ export function createWhatsAppCloudAdapter(
     };
     bounded(lastInbound, m.from, { at: now(), id: m.id }, CHAT_CACHE_LIMIT);
     const chat = m.from;
-    const next = (chains.get(chat) ?? Promise.resolve())
-      .then(async () => {
-        await flushPending(chat);
-        // Meta's re-delivery that reached another instance behind the load balancer: taken there.
-        if (!(await firstDelivery(ctx, "whatsapp_cloud", m.id))) return;
-        if (m.buttonId && !m.media) {
-          handlers?.onAction({ source, data: m.buttonId, messageId: m.replyTo });
-          return;
+    queue.add(chat, async () => {
+      await flushPending(chat);
+      // Meta's re-delivery that reached another instance behind the load balancer: taken there.
+      if (!(await firstDelivery(ctx, "whatsapp_cloud", m.id))) return;
+      if (m.buttonId && !m.media) {
+        handlers?.onAction({ source, data: m.buttonId, messageId: m.replyTo });
+        return;
+      }
+      const media: InboundMedia[] = [];
+      const notes: string[] = [];
+      if (m.media) {
+        try {
+          media.push(await download(m.media));
+        } catch (err) {
+          report(`could not download ${m.media.type} from ${redactWaId(chat)}: ${errorText(err)}`);
+          notes.push(`[a ${m.media.type} could not be downloaded: ${errorText(err)}]`);
         }
-        const media: InboundMedia[] = [];
-        const notes: string[] = [];
-        if (m.media) {
-          try {
-            media.push(await download(m.media));
-          } catch (err) {
-            report(`could not download ${m.media.type} from ${redactWaId(chat)}: ${errorText(err)}`);
-            notes.push(`[a ${m.media.type} could not be downloaded: ${errorText(err)}]`);
-          }
-        }
-        if (m.unsupported)
-          notes.push(`[the user sent a ${m.unsupported} message, which this gateway cannot read]`);
-        const text = [m.text.trim(), ...notes].filter(Boolean).join("\n\n");
-        if (!text && media.length === 0) return;
-        handlers?.onMessage({ source, text, messageId: m.id, ...(media.length > 0 ? { media } : {}) });
-      })
-      .catch((err: unknown) => report(`WhatsApp message handling failed: ${errorText(err)}`))
-      .finally(() => {
-        if (chains.get(chat) === next) chains.delete(chat);
-      });
-    chains.set(chat, next);
+      }
+      if (m.unsupported)
+        notes.push(`[the user sent a ${m.unsupported} message, which this gateway cannot read]`);
+      const text = [m.text.trim(), ...notes].filter(Boolean).join("\n\n");
+      if (!text && media.length === 0) return;
+      handlers?.onMessage({ source, text, messageId: m.id, ...(media.length > 0 ? { media } : {}) });
+    });
   }
 
   function webhook(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
@@ -298,33 +292,16 @@ export function createWhatsAppCloudAdapter(
         res.writeHead(405).end();
         return;
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_WEBHOOK_BYTES) {
-          res.writeHead(413).end();
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on("end", () => {
-        if (size <= MAX_WEBHOOK_BYTES) webhook(req, res, Buffer.concat(chunks));
-      });
-    });
-    return new Promise((resolve, reject) => {
-      srv.once("error", (err) =>
-        reject(
-          new PlatformError(
-            `the WhatsApp webhook listener could not open ${s.host}:${s.port} (${errorText(err)}): set WHATSAPP_CLOUD_WEBHOOK_PORT to a free port`,
-          ),
-        ),
+      readWebhookBody(
+        req,
+        MAX_WEBHOOK_BYTES,
+        () => res.writeHead(413).end(),
+        (raw) => webhook(req, res, raw),
       );
-      srv.listen(s.port, s.host, () => {
-        server = srv;
-        resolve();
-      });
+    });
+    const names = { listener: "WhatsApp", portSetting: "WHATSAPP_CLOUD_WEBHOOK_PORT" };
+    return listenWebhook(srv, s.host, s.port, names).then(() => {
+      server = srv;
     });
   }
 
@@ -374,7 +351,7 @@ export function createWhatsAppCloudAdapter(
       const srv = server;
       server = undefined;
       await closeListener(srv);
-      await Promise.allSettled([...chains.values()]);
+      await queue.idle();
       handlers = undefined;
     },
 

@@ -24,19 +24,12 @@ const ANSWERS: readonly ApprovalAnswer[] = ["once", "session", "always", "deny"]
 /** Text PostgreSQL can hold: a NUL (a model may put one in a command) is shown as `\0`. */
 const shown = (value: string) => value.replaceAll("\u0000", "\\0");
 
-interface ApprovalRow {
+/** A `gateway_pending_approvals` row: an approval with its instance as a column and its times as timestamps. */
+type ApprovalRow = Omit<ApprovalInfo, "instance" | "created_at" | "expires_at"> & {
   instance_id: string;
-  id: string;
-  session_key: string;
-  platform: string;
-  chat_id: string;
-  user_id: string;
-  command: string;
-  reason: string;
-  protected_path: boolean;
   created_at: Date;
   expires_at: Date;
-}
+};
 
 const LIVE = (ttl: string) =>
   `EXISTS (SELECT 1 FROM coord_instances i WHERE i.id = a.instance_id

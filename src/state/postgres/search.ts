@@ -19,8 +19,6 @@
  * Every value reaches PostgreSQL as a parameter; only the shape of the query (how many terms,
  * which are negated) is written into the SQL.
  */
-import type { Message } from "../../ai/types.js";
-import { isRole } from "../codec.js";
 import {
   chooseRoute,
   highlightTerms,
@@ -29,7 +27,7 @@ import {
   type QueryTerm,
   trigramEligible,
 } from "../fts-query.js";
-import { prepareSearch, rowText, searchRoles, snippetFromText } from "../search-common.js";
+import { hitFromRow, prepareSearch, searchRoles } from "../search-common.js";
 import type { SearchHit, SearchOptions } from "../types.js";
 import type { PgQueryable } from "./database.js";
 import { SEARCH_TEXT_SQL, WORD_CONFIG, wordTextSql } from "./migrations/search.js";
@@ -213,17 +211,8 @@ async function hits(db: PgQueryable, ids: number[], parsed: ParsedQuery): Promis
   const out: SearchHit[] = [];
   for (const id of ids) {
     const r = byId.get(id);
-    if (!r || !isRole(r["role"])) continue;
-    out.push({
-      messageId: id,
-      sessionId: String(r["session_id"]),
-      role: r["role"] as Message["role"],
-      snippet: snippetFromText(rowText(r), terms),
-      timestamp: Number(r["timestamp"]),
-      sessionTitle: r["title"] === null || r["title"] === undefined ? null : String(r["title"]),
-      source: String(r["source"]),
-      model: r["model"] === null || r["model"] === undefined ? null : String(r["model"]),
-    });
+    const hit = r ? hitFromRow(r, terms) : null;
+    if (hit) out.push(hit);
   }
   return out;
 }

@@ -15,6 +15,7 @@
  * - `optimize`: `VACUUM (ANALYZE)` of both tables (plain VACUUM returns space to the tables, not
  *   usually to the OS, so `bytesAfter` rarely shrinks; it never locks out other instances).
  */
+import { type Drift, describeDrift, driftFromRow, recountedLine } from "../counter-drift.js";
 import type { RepairReport, SessionStats } from "../types.js";
 import { appliedVersions, migrate } from "./migrate.js";
 import { MIGRATIONS } from "./migrations/index.js";
@@ -82,14 +83,6 @@ export async function stats(ctx: PgStoreContext): Promise<SessionStats> {
   };
 }
 
-interface Drift {
-  id: string;
-  stored: number;
-  actual: number;
-  storedCalls: number;
-  actualCalls: number;
-}
-
 async function counterDrift(ctx: PgStoreContext): Promise<Drift[]> {
   const rows = await run(
     ctx.db,
@@ -102,22 +95,7 @@ async function counterDrift(ctx: PgStoreContext): Promise<Drift[]> {
          FROM messages WHERE active = 1 GROUP BY session_id) a ON a.session_id = s.id)
      SELECT * FROM actual WHERE stored <> actual OR stored_calls <> actual_calls ORDER BY id`,
   );
-  return rows.map((r) => ({
-    id: String(r["id"]),
-    stored: num(r["stored"]),
-    actual: num(r["actual"]),
-    storedCalls: num(r["stored_calls"]),
-    actualCalls: num(r["actual_calls"]),
-  }));
-}
-
-function describeDrift(drift: Drift[]): string {
-  const first = drift[0]!;
-  return (
-    `${drift.length} session${drift.length === 1 ? "" : "s"} ha${drift.length === 1 ? "s" : "ve"} counters that disagree ` +
-    `with their messages (e.g. ${first.id}: message_count ${first.stored}, counted ${first.actual}; ` +
-    `tool_call_count ${first.storedCalls}, counted ${first.actualCalls})`
-  );
+  return rows.map(driftFromRow);
 }
 
 async function integrity(ctx: PgStoreContext): Promise<{ ok: boolean; problems: string[] }> {
@@ -161,7 +139,7 @@ export async function repair(ctx: PgStoreContext): Promise<RepairReport> {
         await recountSession(q, d.id);
       }
     });
-    fixed.push(`recomputed counters of ${drift.length} session${drift.length === 1 ? "" : "s"}`);
+    fixed.push(recountedLine(drift.length));
   }
   const after = await check(ctx);
   return { integrity: after.integrity, problems: after.problems, fixed };

@@ -1,8 +1,8 @@
 /**
  * The pieces the platform adapters share: string settings, the upload check (missing, not a file,
  * empty, too large: each a `PlatformError` naming the file), typing that never fails a reply, the
- * hand-over that keeps a router failure out of the adapter's event loop, and closing a listener
- * with a connection still open.
+ * hand-over that keeps a router failure out of the adapter's event loop, work queued per chat, opening a webhook listener
+ * on a taken port, capping a webhook body, and closing a listener with a connection still open.
  */
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -11,9 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  chatQueue,
   closeListener,
   courtesy,
   handOver,
+  listenWebhook,
+  readWebhookBody,
   stringSetting,
   uploadSize,
   withAttachments,
@@ -130,5 +133,93 @@ describe("closeListener", () => {
     expect(server.listening).toBe(false);
     socket.destroy();
     await closeListener(undefined);
+  });
+});
+
+describe("webhook listener", () => {
+  const names = { listener: "SMS", portSetting: "SMS_WEBHOOK_PORT" };
+
+  it("opens on a free port and refuses a taken one with the address and the setting to change", async () => {
+    const first = createServer(() => undefined);
+    await listenWebhook(first, "127.0.0.1", 0, names);
+    const port = (first.address() as { port: number }).port;
+    const second = createServer(() => undefined);
+    const refused = await listenWebhook(second, "127.0.0.1", port, names).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(PlatformError);
+    expect(String((refused as Error).message)).toMatch(
+      new RegExp(
+        `^the SMS webhook listener could not open 127\\.0\\.0\\.1:${port} \\(.*EADDRINUSE.*\\): set SMS_WEBHOOK_PORT to a free port$`,
+      ),
+    );
+    expect(second.listening).toBe(false);
+    await closeListener(first);
+  });
+
+  it("hands on a body within the cap and answers 413 once for a larger one, never both", async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) =>
+      readWebhookBody(
+        req,
+        16,
+        () => {
+          seen.push("too large");
+          res.writeHead(413).end();
+        },
+        (raw) => {
+          seen.push(`body ${raw.toString("utf8")}`);
+          res.writeHead(200).end();
+        },
+      ),
+    );
+    await listenWebhook(server, "127.0.0.1", 0, names);
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    try {
+      expect((await fetch(url, { method: "POST", body: "sixteen bytes ok" })).status).toBe(200);
+      const big = await fetch(url, { method: "POST", body: "x".repeat(100_000) }).then(
+        (r) => r.status,
+        () => "dropped",
+      );
+      // The answer may or may not arrive before the request is destroyed; the body never goes on.
+      expect([413, "dropped"]).toContain(big);
+      expect(seen).toEqual(["body sixteen bytes ok", "too large"]);
+    } finally {
+      await closeListener(server);
+    }
+  });
+});
+
+describe("chatQueue", () => {
+  it("runs a chat's work in order, other chats alongside, and goes on after a failure", async () => {
+    const log: string[] = [];
+    const failures: string[] = [];
+    const queue = chatQueue((err) => failures.push(String((err as Error).message)));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    queue.add("a", async () => {
+      await gate;
+      log.push("a1");
+    });
+    queue.add("a", async () => {
+      log.push("a2");
+      throw new Error("a2 broke");
+    });
+    queue.add("a", async () => {
+      log.push("a3");
+    });
+    const bDone = new Promise<void>((r) =>
+      queue.add("b", async () => {
+        log.push("b1");
+        r();
+      }),
+    );
+    // b does not wait for a's first message, still waiting for its file.
+    await bDone;
+    expect(log).toEqual(["b1"]);
+    release();
+    await queue.idle();
+    expect(log).toEqual(["b1", "a1", "a2", "a3"]);
+    expect(failures).toEqual(["a2 broke"]);
   });
 });

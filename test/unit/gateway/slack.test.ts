@@ -20,6 +20,7 @@ import {
   slackTs,
   startFakeSlack,
 } from "../../support/fake-slack.js";
+import { freePort } from "../../support/free-port.js";
 
 const SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
 
@@ -674,15 +675,6 @@ describe("Slack adapter over Socket Mode", () => {
 
 function handlers() {
   return { onMessage() {}, onAction() {}, onError() {} };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function listenOn(port: number): Promise<void> {

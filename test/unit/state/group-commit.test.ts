@@ -6,11 +6,8 @@
  * write takes no other with it, every call sees the writes started before it, and nothing
  * collected is lost at close, at exit, or when another process holds the lock.
  */
-import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
 import { AsyncSessionStore } from "../../../src/state/async-store.js";
@@ -19,10 +16,9 @@ import { openRecordingStore } from "../../../src/state/recording-store.js";
 import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import type { SyncSessionStore } from "../../../src/state/types.js";
 import { waitFor } from "../tools/terminal/helpers.js";
-import { rawDb, useTempStores } from "./helpers.js";
+import { rawDb, spawnStoreScript, useTempStores } from "./helpers.js";
 
 const { dir } = useTempStores();
-const ROOT = resolve(import.meta.dirname, "../../..");
 const opened: AsyncQueuedStore[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close().catch(() => {});
@@ -281,9 +277,9 @@ describe("group commits of the recording store", () => {
 
   it("process exit before the loop's check phase still writes what was collected", async () => {
     const home = dir();
-    const script = join(home, "exits.mjs");
-    writeFileSync(
-      script,
+    const run = spawnStoreScript(
+      home,
+      "exits.mjs",
       `
 const { openRecordingStore } = await import(process.argv[2]);
 const store = openRecordingStore(process.argv[3], { open: { durability: "normal" }, notify: () => {}, collectWindowMs: 60000 });
@@ -294,8 +290,7 @@ store.appendMessage("b", { role: "user", content: "written at exit 2" });
 process.exit(0);
 `,
     );
-    const code = await runScript(script, home);
-    expect(code.code, code.err).toBe(0);
+    expect(await run.exited, run.err()).toBe(0);
     expect(
       onDisk(join(home, "state.db"), "SELECT content FROM messages ORDER BY id").map((r) => r["content"]),
     ).toEqual(["a0", "b0", "written at exit 1", "written at exit 2"]);
@@ -304,9 +299,9 @@ process.exit(0);
   it("kill -9 of a process writing in groups: every write it was told was saved is there", async () => {
     const home = dir();
     const db = join(home, "state.db");
-    const script = join(home, "writer.mjs");
-    writeFileSync(
-      script,
+    const { child, out, err, exited } = spawnStoreScript(
+      home,
+      "writer.mjs",
       `
 const { openRecordingStore } = await import(process.argv[2]);
 const store = openRecordingStore(process.argv[3], { open: { durability: "normal" }, notify: () => {}, collectWindowMs: 60000 });
@@ -319,32 +314,15 @@ for (let n = 1; ; n++) {
 }
 `,
     );
-    const tsx = createRequire(import.meta.url).resolve("tsx");
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        pathToFileURL(tsx).href,
-        script,
-        pathToFileURL(join(ROOT, "src/state/recording-store.ts")).href,
-        home,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const exited = new Promise((r) => child.on("exit", r));
     try {
-      await waitFor(() => out.split("\n").length > 60 || child.exitCode !== null, 60_000, "60 rounds");
-      expect(child.exitCode, err).toBeNull();
+      await waitFor(() => out().split("\n").length > 60 || child.exitCode !== null, 60_000, "60 rounds");
+      expect(child.exitCode, err()).toBeNull();
     } finally {
       child.kill("SIGKILL");
     }
     await exited;
     const told = Number(
-      out
+      out()
         .split("\n")
         .filter((l) => l !== "")
         .at(-1),
@@ -362,21 +340,3 @@ for (let n = 1; ; n++) {
     }
   }, 90_000);
 });
-
-function runScript(script: string, home: string): Promise<{ code: number | null; err: string }> {
-  const tsx = createRequire(import.meta.url).resolve("tsx");
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      pathToFileURL(tsx).href,
-      script,
-      pathToFileURL(join(ROOT, "src/state/recording-store.ts")).href,
-      home,
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let err = "";
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  return new Promise((r) => child.on("exit", (code) => r({ code, err })));
-}

@@ -1,7 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import type BetterSqlite3 from "better-sqlite3";
 import { afterEach } from "vitest";
 import { openSqliteStore } from "../../../src/state/sqlite-store.js";
@@ -64,4 +66,36 @@ export function manualClock(start = 1_760_000_000): {
       t = s;
     },
   };
+}
+
+const ROOT = resolve(import.meta.dirname, "../../..");
+
+/** A child process started by `spawnStoreScript`, with its output so far. */
+export interface StoreScript {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  /** The exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Writes `source` to `<home>/<name>` and runs it in its own Node process under tsx, with the URL of
+ * src/state/recording-store.ts as `process.argv[2]` and `home` as `process.argv[3]`, for tests that
+ * exit or kill a writing process.
+ */
+export function spawnStoreScript(home: string, name: string, source: string): StoreScript {
+  const script = join(home, name);
+  writeFileSync(script, source);
+  const tsx = createRequire(import.meta.url).resolve("tsx");
+  const store = pathToFileURL(join(ROOT, "src/state/recording-store.ts")).href;
+  const child = spawn(process.execPath, ["--import", pathToFileURL(tsx).href, script, store, home], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  return { child, out: () => out, err: () => err, exited };
 }

@@ -4,21 +4,17 @@
  * work never breaks a write, and a process killed while its worker checkpoints loses no message
  * it had committed.
  */
-import { spawn } from "node:child_process";
 import { existsSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/ai/types.js";
 import { openRecordingEngine } from "../../../src/state/recording-store.js";
 import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import { CHECKPOINT_BYTES, SAFETY_PAGES, WalCheckpointer } from "../../../src/state/wal-checkpointer.js";
 import { waitFor } from "../tools/terminal/helpers.js";
-import { useTempStores } from "./helpers.js";
+import { spawnStoreScript, useTempStores } from "./helpers.js";
 
 const { dir, track } = useTempStores();
-const ROOT = resolve(import.meta.dirname, "../../..");
 
 /** One loop step's two messages, padded so a few hundred steps fill several MB of WAL. */
 function step(i: number): Message[] {
@@ -140,9 +136,9 @@ describe("WAL checkpoints on a worker thread", () => {
   it("kill -9 while the worker checkpoints: every message the process had committed is there", async () => {
     const home = dir();
     const db = join(home, "state.db");
-    const script = join(home, "writer.mjs");
-    writeFileSync(
-      script,
+    const { child, out, err, exited } = spawnStoreScript(
+      home,
+      "writer.mjs",
       `
 const { openRecordingEngine } = await import(process.argv[2]);
 const store = openRecordingEngine(process.argv[3], { open: { durability: "normal" }, notify: () => {} });
@@ -154,34 +150,19 @@ for (let i = 0; ; i++) {
 }
 `,
     );
-    const tsx = createRequire(import.meta.url).resolve("tsx");
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        pathToFileURL(tsx).href,
-        script,
-        pathToFileURL(join(ROOT, "src/state/recording-store.ts")).href,
-        home,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const exited = new Promise((r) => child.on("exit", r));
-    await waitFor(() => out.includes("\n") || child.exitCode !== null, 60_000, "the first commit");
+    await waitFor(() => out().includes("\n") || child.exitCode !== null, 60_000, "the first commit");
     const before = size(db);
     try {
       // In WAL mode only a checkpoint writes to state.db itself: kill as it starts copying.
       await waitFor(() => size(db) > before || child.exitCode !== null, 60_000, "a checkpoint to start");
-      expect(child.exitCode, err).toBeNull();
+      expect(child.exitCode, err()).toBeNull();
     } finally {
       child.kill("SIGKILL");
     }
     await exited;
-    const lines = out.split("\n").filter((l) => l !== "");
+    const lines = out()
+      .split("\n")
+      .filter((l) => l !== "");
     const committed = Number(lines.at(-1));
     expect(committed).toBeGreaterThan(100);
     const reader = openSqliteStore(db);

@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type McpManager, startMcpServers } from "../../../../src/tools/mcp/manager.js";
 import { ToolRegistry } from "../../../../src/tools/registry.js";
-import { freePort, type HttpEverything, startEverythingHttp } from "../../../support/mcp-servers.js";
+import { freePort } from "../../../support/free-port.js";
+import { type HttpEverything, startEverythingHttp } from "../../../support/mcp-servers.js";
 import { makeToolContext } from "../../../support/tool-context.js";
 
 let streamable: HttpEverything;

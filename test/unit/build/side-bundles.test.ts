@@ -11,6 +11,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -59,12 +60,16 @@ interface Run {
 }
 
 /** Runs the package's `hermes` in a fresh home (its own cache directory) unless one is given. */
-function hermes(pkg: string, args: string[], options: { home?: string; env?: Record<string, string> } = {}) {
+function hermes(
+  pkg: string,
+  args: string[],
+  options: { home?: string; env?: Record<string, string>; entry?: string } = {},
+) {
   const home = options.home ?? mkdtempSync(join(scratch, "home-"));
   return new Promise<Run & { home: string }>((done) => {
     execFile(
       process.execPath,
-      [join(pkg, "bin", "hermes"), ...args],
+      [options.entry ?? join(pkg, "bin", "hermes"), ...args],
       {
         env: {
           PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -298,6 +303,30 @@ describe("side bundles from the built CLI", () => {
     const dashboard = await hermes(noDashboard, ["dashboard", "--status"]);
     expect(dashboard.code).toBe(1);
     expect(dashboard.stderr).toMatch(/side-dashboard\.cjs is missing: it holds the web dashboard's server/);
+  }, 60_000);
+
+  it("run with `node dist/cli/hermes.cjs` the CLI works and loads its side bundles; a side file alone refuses", async () => {
+    const pkg = join(scratch, "cli");
+    const direct = { entry: join(pkg, "dist", "cli", "hermes.cjs") };
+    const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+    expect(await hermes(pkg, ["--version"], direct)).toMatchObject({
+      code: 0,
+      stdout: `hermes ${version}\n`,
+    });
+    const viaBin = await hermes(pkg, ["dashboard", "--status"]);
+    const home = mkdtempSync(join(scratch, "home-"));
+    const dashboard = await hermes(pkg, ["dashboard", "--status"], { ...direct, home });
+    expect(dashboard).toMatchObject({ code: viaBin.code, stdout: viaBin.stdout, stderr: "" });
+    expect(dashboard.stdout).toContain("Dashboard: not running");
+    // The dashboard's side bundle was loaded (its loader keeps a code cache however hermes started).
+    expect(sideCaches(home)).toEqual(["dashboard"]);
+    const side = await hermes(pkg, [], { entry: join(pkg, "dist", "cli", "side-postgres.cjs") });
+    expect(side.code).toBe(2);
+    expect(side.stdout).toBe("");
+    expect(side.stderr).toContain(
+      "side-postgres.cjs is a part of the hermes CLI loaded on demand, not a program",
+    );
+    expect(side.stderr).toContain("start hermes with bin/hermes");
   }, 60_000);
 
   it("loads one side bundle from another: `hermes mcp serve` reads a PostgreSQL home's approvals", async () => {

@@ -35,6 +35,15 @@ export const SIDE_BUNDLES = [
     ],
   },
   { name: "dashboard", what: "the web dashboard's server", seams: [/^src\/cli\/commands\/dashboard\.ts$/] },
+  {
+    // Each platform's adapter, imported by src/gateway/platforms/registry.ts when the gateway or
+    // `hermes send` builds it (signal.ts stays in the main bundle: `hermes setup` reads a constant).
+    name: "platforms",
+    what: "the gateway's chat platform adapters",
+    seams: [
+      /^src\/gateway\/platforms\/(discord|email|homeassistant|matrix|mattermost|signal|slack|sms|telegram|whatsapp|whatsapp-cloud)\.ts$/,
+    ],
+  },
   { name: "acp", what: "the ACP server (`hermes acp`)", seams: [/^src\/cli\/commands\/acp\.ts$/] },
   {
     name: "batch",

@@ -140,6 +140,7 @@ describe("side bundles: one copy of every module", () => {
   });
 
   it("process-wide state the PostgreSQL backend uses is the main bundle's instance", () => {
+    const main = outputModules(bundles.main.result.metafile, bundles.main.outfile);
     const postgres = side("postgres");
     const modules = outputModules(postgres.result.metafile, postgres.outfile);
     // The redactor, the session store contracts and the pool module (imported statically by the
@@ -156,6 +157,13 @@ describe("side bundles: one copy of every module", () => {
     expect(modules.has("src/knowledge/postgres-backend.ts")).toBe(true);
     expect(modules.has("src/state/postgres/migrate.ts")).toBe(true);
     expect(side("dashboard").seams).toEqual(["src/cli/commands/dashboard.ts"]);
+    // The chat platforms' adapters, but Signal's: `hermes setup` reads a constant from signal.ts.
+    const platforms = outputModules(side("platforms").result.metafile, side("platforms").outfile);
+    expect(platforms.has("src/gateway/platforms/telegram.ts")).toBe(true);
+    expect(platforms.has("src/gateway/platforms/discord.ts")).toBe(true);
+    expect(main.has("src/gateway/platforms/telegram.ts")).toBe(false);
+    expect(main.has("src/gateway/platforms/registry.ts")).toBe(true);
+    expect(main.has("src/gateway/platforms/signal.ts")).toBe(true);
     expect(
       outputModules(side("dashboard").result.metafile, side("dashboard").outfile).has("src/dashboard/app.ts"),
     ).toBe(true);
@@ -239,6 +247,15 @@ describe("side bundles from the built CLI", () => {
     const dashboard = await hermes(pkg, ["dashboard", "--status"]);
     expect(dashboard.stdout).toContain("Dashboard: not running");
     expect(sideCaches(dashboard.home)).toEqual(["dashboard"]);
+
+    // `hermes send` builds its platform's adapter from the platforms side bundle (a closed port:
+    // the adapter itself reports the failure).
+    const sendHome = mkdtempSync(join(scratch, "home-send-"));
+    writeFileSync(join(sendHome, ".env"), "MATTERMOST_TOKEN=t\nMATTERMOST_URL=http://127.0.0.1:1\n");
+    const send = await hermes(pkg, ["send", "-t", "mattermost:C1", "hi"], { home: sendHome });
+    expect(send.code).toBe(1);
+    expect(send.stderr).toContain("Mattermost at http://127.0.0.1:1 did not answer");
+    expect(sideCaches(sendHome)).toEqual(["platforms"]);
 
     const rl = await hermes(pkg, ["rl", "list"]);
     expect(rl.code).toBe(0);

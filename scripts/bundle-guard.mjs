@@ -23,9 +23,9 @@ export const BUNDLE_LIMIT_BYTES = 3_260_000;
 /**
  * The stated limit of each side bundle (scripts/side-bundles.mjs), `dist/cli/side-<name>.cjs`: a
  * side bundle is read only by the commands that use its surface, yet it should not grow unseen.
- * Set with room above their sizes when they were cut out (postgres 164 kB, dashboard 82 kB, skills
- * 68 kB, mcp 39 kB, profile 37 kB, batch 34 kB, acp 29 kB, rl 22 kB); the PostgreSQL backend gets
- * more, as it is still growing.
+ * Set with room above their sizes when they were cut out (postgres 164 kB, platforms 161 kB,
+ * dashboard 82 kB, skills 68 kB, mcp 39 kB, profile 37 kB, batch 34 kB, acp 29 kB, rl 22 kB); the
+ * PostgreSQL backend gets more, as it is still growing.
  */
 export const SIDE_BUNDLE_LIMITS = {
   postgres: 250_000,
@@ -36,6 +36,7 @@ export const SIDE_BUNDLE_LIMITS = {
   batch: 45_000,
   acp: 40_000,
   rl: 30_000,
+  platforms: 200_000,
 };
 
 /** A side bundle's limit; a side bundle without a stated one is held to 50 kB. */

@@ -57,6 +57,14 @@ const sqliteAddon = {
   },
 };
 
+// The end of the bundle's function. bin/hermes compiles the file as a script whose value is that
+// function: `.valueOf()` hands it back. Run by Node itself (`node dist/cli/hermes.cjs`, or a
+// packager's shim that requires it), the file is a CommonJS module, so `module` and `require` are
+// in scope: the function is then called with them and the CLI runs, only without bin/hermes's
+// code cache and answers that skip the bundle.
+export const directRunFooter =
+  '\n})[typeof module == "object" && typeof require == "function" ? "apply" : "valueOf"](this, typeof module == "object" && typeof require == "function" ? [exports, require, module, __filename, __dirname] : [])';
+
 /** esbuild options for dist/cli/hermes.cjs (relative paths are from the package root). */
 export const cliBundleOptions = {
   ...common,
@@ -108,5 +116,5 @@ export const cliBundleOptions = {
   banner: {
     js: '(function (exports, require, module, __filename, __dirname) {var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;',
   },
-  footer: { js: "\n})" },
+  footer: { js: directRunFooter },
 };

@@ -9,6 +9,8 @@ export interface SideBundle {
 
 export declare const SIDE_BUNDLES: readonly SideBundle[];
 export declare const STATELESS_SHARED: readonly string[];
+/** The end of a side bundle's function: hands it to the side loader, or refuses to run alone. */
+export declare const sideFooter: { js: string };
 export declare function sideOutfile(name: string, mainOutfile?: string): string;
 export declare function seamOf(path: string, sides?: readonly SideBundle[]): SideBundle | undefined;
 export declare function outputModules(metafile: Metafile, outfile: string): Set<string>;

@@ -35,6 +35,15 @@ export const SIDE_BUNDLES = [
     ],
   },
   { name: "dashboard", what: "the web dashboard's server", seams: [/^src\/cli\/commands\/dashboard\.ts$/] },
+  {
+    // Each platform's adapter, imported by src/gateway/platforms/registry.ts when the gateway or
+    // `hermes send` builds it (signal.ts stays in the main bundle: `hermes setup` reads a constant).
+    name: "platforms",
+    what: "the gateway's chat platform adapters",
+    seams: [
+      /^src\/gateway\/platforms\/(discord|email|homeassistant|matrix|mattermost|signal|slack|sms|telegram|whatsapp|whatsapp-cloud)\.ts$/,
+    ],
+  },
   { name: "acp", what: "the ACP server (`hermes acp`)", seams: [/^src\/cli\/commands\/acp\.ts$/] },
   {
     name: "batch",
@@ -210,6 +219,13 @@ const sideBanner = {
   js: '(function (exports, require, module, __filename, __dirname, __hermesHost) {var __hermesImportMetaUrl = require("node:url").pathToFileURL(__filename).href;',
 };
 
+// The end of a side bundle's function: scripts/side-loader.cjs compiles the file as a script whose
+// value is `.valueOf()`, the function. Run by Node itself, the file is a CommonJS module (`module`
+// in scope): the argument, evaluated first, says so on stderr with exit code 2 and nothing runs.
+export const sideFooter = {
+  js: '\n}).valueOf(typeof module == "object" && typeof require == "function" && (process.stderr.write("hermes: " + __filename + " is a part of the hermes CLI loaded on demand, not a program; start hermes with bin/hermes\\n"), process.exitCode = 2))',
+};
+
 // The main bundle with its seams cut (and the hoisted modules in its host table): which modules
 // it holds, and which seams it cut per side bundle (those whose target it holds anyway left out).
 async function cutMain(common, sides, hoisted) {
@@ -245,7 +261,7 @@ function buildSides(common, { sides, mainOutfile, mainSet, seams }) {
           entryPoints: { [`side-${side.name}`]: `side-entry:${side.name}` },
           outfile,
           banner: sideBanner,
-          footer: { js: "\n})" },
+          footer: sideFooter,
           plugins: [
             ...cliBundleOptions.plugins,
             sidePlugin({ sides, side: side.name, mainSet, targets: seams.get(side.name), hostPaths: needs }),

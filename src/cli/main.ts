@@ -15,6 +15,9 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`hermes ${hermesVersion()}\n`);
     return 0;
   }
+  // From source (tsx), the commands' tool descriptions are .md imports Node needs a hook for; the
+  // bundle has them inlined (`__HERMES_VERSION__` is defined there, and this branch is dropped).
+  if (typeof __HERMES_VERSION__ !== "string") (await import("./dev-markdown.js")).registerMarkdownImports();
   const { runCli } = await import("./program.js");
   return runCli(argv);
 }

@@ -397,7 +397,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       for (const name of platforms) {
         let adapter: PlatformAdapter;
         try {
-          adapter = createAdapter(name, {
+          adapter = await createAdapter(name, {
             home,
             config,
             env,

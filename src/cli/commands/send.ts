@@ -66,7 +66,7 @@ async function send(ctx: ConfigContext, words: string[], flags: { to?: string })
       return 0;
     }
   }
-  const adapter = createAdapter(platform, { home, config, env });
+  const adapter = await createAdapter(platform, { home, config, env });
   try {
     await adapter.connect(
       {

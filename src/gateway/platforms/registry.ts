@@ -6,24 +6,18 @@ import { join } from "node:path";
 import type { HermesConfig } from "../../config/defaults.js";
 import type { WebhookDeliveries } from "../../state/gateway/webhook-deliveries.js";
 import { processRedactor, type Redactor } from "../../util/redact.js";
-import { createDiscordAdapter } from "./discord.js";
-import { createEmailAdapter } from "./email.js";
-import { createHomeAssistantAdapter } from "./homeassistant.js";
-import { createMatrixAdapter } from "./matrix.js";
-import { createMattermostAdapter } from "./mattermost.js";
 import { redactingAdapter } from "./redacting-adapter.js";
-import { createSignalAdapter } from "./signal.js";
-import { createSlackAdapter } from "./slack.js";
-import { createSmsAdapter } from "./sms.js";
-import { createTelegramAdapter } from "./telegram.js";
 import type { AdapterContext, PlatformAdapter } from "./types.js";
-import { createWhatsAppAdapter } from "./whatsapp.js";
-import { createWhatsAppCloudAdapter } from "./whatsapp-cloud.js";
 
 interface PlatformSpec {
   /** The variable whose presence turns the platform on. */
   token: string;
-  create: (ctx: AdapterContext) => PlatformAdapter;
+  /**
+   * Builds the adapter. Each platform's module is imported only here, when that platform is used:
+   * the built CLI keeps the adapters in a side bundle (scripts/side-bundles.mjs) that only the
+   * gateway and `hermes send` load.
+   */
+  create: (ctx: AdapterContext) => Promise<PlatformAdapter>;
   /**
    * One connection per account at a time (a linked WhatsApp device: a second one takes over the
    * first): while the home's gateway holds it, `hermes send` goes through the gateway's control socket.
@@ -32,24 +26,58 @@ interface PlatformSpec {
 }
 
 export const PLATFORMS: Readonly<Record<string, PlatformSpec>> = {
-  telegram: { token: "TELEGRAM_BOT_TOKEN", create: (ctx) => createTelegramAdapter(ctx) },
-  discord: { token: "DISCORD_BOT_TOKEN", create: (ctx) => createDiscordAdapter(ctx) },
-  slack: { token: "SLACK_BOT_TOKEN", create: (ctx) => createSlackAdapter(ctx) },
-  email: { token: "EMAIL_ADDRESS", create: (ctx) => createEmailAdapter(ctx) },
+  telegram: {
+    token: "TELEGRAM_BOT_TOKEN",
+    create: async (ctx) => (await import("./telegram.js")).createTelegramAdapter(ctx),
+  },
+  discord: {
+    token: "DISCORD_BOT_TOKEN",
+    create: async (ctx) => (await import("./discord.js")).createDiscordAdapter(ctx),
+  },
+  slack: {
+    token: "SLACK_BOT_TOKEN",
+    create: async (ctx) => (await import("./slack.js")).createSlackAdapter(ctx),
+  },
+  email: {
+    token: "EMAIL_ADDRESS",
+    create: async (ctx) => (await import("./email.js")).createEmailAdapter(ctx),
+  },
   // signal-cli's daemon URL; SIGNAL_ACCOUNT is required too (connect says so when it is missing).
-  signal: { token: "SIGNAL_HTTP_URL", create: (ctx) => createSignalAdapter(ctx) },
+  signal: {
+    token: "SIGNAL_HTTP_URL",
+    create: async (ctx) => (await import("./signal.js")).createSignalAdapter(ctx),
+  },
   // Twilio; TWILIO_AUTH_TOKEN and TWILIO_PHONE_NUMBER are required too (connect names what is missing).
-  sms: { token: "TWILIO_ACCOUNT_SID", create: (ctx) => createSmsAdapter(ctx) },
+  sms: {
+    token: "TWILIO_ACCOUNT_SID",
+    create: async (ctx) => (await import("./sms.js")).createSmsAdapter(ctx),
+  },
   // MATTERMOST_URL is required too (connect says so when it is missing).
-  mattermost: { token: "MATTERMOST_TOKEN", create: (ctx) => createMattermostAdapter(ctx) },
+  mattermost: {
+    token: "MATTERMOST_TOKEN",
+    create: async (ctx) => (await import("./mattermost.js")).createMattermostAdapter(ctx),
+  },
   // The same long-lived token the ha_* tools use; HASS_URL defaults to homeassistant.local:8123.
-  homeassistant: { token: "HASS_TOKEN", create: (ctx) => createHomeAssistantAdapter(ctx) },
+  homeassistant: {
+    token: "HASS_TOKEN",
+    create: async (ctx) => (await import("./homeassistant.js")).createHomeAssistantAdapter(ctx),
+  },
   // MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD, are required too (connect says which).
-  matrix: { token: "MATRIX_HOMESERVER", create: (ctx) => createMatrixAdapter(ctx) },
+  matrix: {
+    token: "MATRIX_HOMESERVER",
+    create: async (ctx) => (await import("./matrix.js")).createMatrixAdapter(ctx),
+  },
   // A personal account over baileys (optional dependency), paired with `hermes whatsapp`.
-  whatsapp: { token: "WHATSAPP_ENABLED", create: (ctx) => createWhatsAppAdapter(ctx), oneConnection: true },
+  whatsapp: {
+    token: "WHATSAPP_ENABLED",
+    create: async (ctx) => (await import("./whatsapp.js")).createWhatsAppAdapter(ctx),
+    oneConnection: true,
+  },
   // Meta's Cloud API; WHATSAPP_CLOUD_PHONE_NUMBER_ID is required too, and the app secret to receive.
-  whatsapp_cloud: { token: "WHATSAPP_CLOUD_ACCESS_TOKEN", create: (ctx) => createWhatsAppCloudAdapter(ctx) },
+  whatsapp_cloud: {
+    token: "WHATSAPP_CLOUD_ACCESS_TOKEN",
+    create: async (ctx) => (await import("./whatsapp-cloud.js")).createWhatsAppCloudAdapter(ctx),
+  },
 };
 
 const section = (value: unknown): Record<string, unknown> =>
@@ -76,7 +104,7 @@ const DEFAULT_MAX_INBOUND = 128 * 1024 * 1024;
  * Builds the adapter for a platform with its settings (`<name>:` in config.yaml), behind the secret
  * redactor (default the process-wide one): every text it sends is redacted.
  */
-export function createAdapter(
+export async function createAdapter(
   name: string,
   options: {
     home: string;
@@ -86,11 +114,11 @@ export function createAdapter(
     /** Inbound ids shared with the other instances (see `AdapterContext.deliveries`). */
     deliveries?: WebhookDeliveries;
   },
-): PlatformAdapter {
+): Promise<PlatformAdapter> {
   const spec = PLATFORMS[name];
   if (!spec) throw new Error(`Unknown platform "${name}". Known: ${Object.keys(PLATFORMS).join(", ")}.`);
   const limit = Number(section(options.config["gateway"])["max_inbound_media_bytes"]);
-  const adapter = spec.create({
+  const adapter = await spec.create({
     home: options.home,
     env: options.env,
     settings: {

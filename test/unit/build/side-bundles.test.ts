@@ -11,6 +11,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -59,12 +60,16 @@ interface Run {
 }
 
 /** Runs the package's `hermes` in a fresh home (its own cache directory) unless one is given. */
-function hermes(pkg: string, args: string[], options: { home?: string; env?: Record<string, string> } = {}) {
+function hermes(
+  pkg: string,
+  args: string[],
+  options: { home?: string; env?: Record<string, string>; entry?: string } = {},
+) {
   const home = options.home ?? mkdtempSync(join(scratch, "home-"));
   return new Promise<Run & { home: string }>((done) => {
     execFile(
       process.execPath,
-      [join(pkg, "bin", "hermes"), ...args],
+      [options.entry ?? join(pkg, "bin", "hermes"), ...args],
       {
         env: {
           PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -135,6 +140,7 @@ describe("side bundles: one copy of every module", () => {
   });
 
   it("process-wide state the PostgreSQL backend uses is the main bundle's instance", () => {
+    const main = outputModules(bundles.main.result.metafile, bundles.main.outfile);
     const postgres = side("postgres");
     const modules = outputModules(postgres.result.metafile, postgres.outfile);
     // The redactor, the session store contracts and the pool module (imported statically by the
@@ -151,6 +157,13 @@ describe("side bundles: one copy of every module", () => {
     expect(modules.has("src/knowledge/postgres-backend.ts")).toBe(true);
     expect(modules.has("src/state/postgres/migrate.ts")).toBe(true);
     expect(side("dashboard").seams).toEqual(["src/cli/commands/dashboard.ts"]);
+    // The chat platforms' adapters, but Signal's: `hermes setup` reads a constant from signal.ts.
+    const platforms = outputModules(side("platforms").result.metafile, side("platforms").outfile);
+    expect(platforms.has("src/gateway/platforms/telegram.ts")).toBe(true);
+    expect(platforms.has("src/gateway/platforms/discord.ts")).toBe(true);
+    expect(main.has("src/gateway/platforms/telegram.ts")).toBe(false);
+    expect(main.has("src/gateway/platforms/registry.ts")).toBe(true);
+    expect(main.has("src/gateway/platforms/signal.ts")).toBe(true);
     expect(
       outputModules(side("dashboard").result.metafile, side("dashboard").outfile).has("src/dashboard/app.ts"),
     ).toBe(true);
@@ -235,6 +248,15 @@ describe("side bundles from the built CLI", () => {
     expect(dashboard.stdout).toContain("Dashboard: not running");
     expect(sideCaches(dashboard.home)).toEqual(["dashboard"]);
 
+    // `hermes send` builds its platform's adapter from the platforms side bundle (a closed port:
+    // the adapter itself reports the failure).
+    const sendHome = mkdtempSync(join(scratch, "home-send-"));
+    writeFileSync(join(sendHome, ".env"), "MATTERMOST_TOKEN=t\nMATTERMOST_URL=http://127.0.0.1:1\n");
+    const send = await hermes(pkg, ["send", "-t", "mattermost:C1", "hi"], { home: sendHome });
+    expect(send.code).toBe(1);
+    expect(send.stderr).toContain("Mattermost at http://127.0.0.1:1 did not answer");
+    expect(sideCaches(sendHome)).toEqual(["platforms"]);
+
     const rl = await hermes(pkg, ["rl", "list"]);
     expect(rl.code).toBe(0);
     expect(rl.stdout).toContain("terminal-tasks");
@@ -298,6 +320,30 @@ describe("side bundles from the built CLI", () => {
     const dashboard = await hermes(noDashboard, ["dashboard", "--status"]);
     expect(dashboard.code).toBe(1);
     expect(dashboard.stderr).toMatch(/side-dashboard\.cjs is missing: it holds the web dashboard's server/);
+  }, 60_000);
+
+  it("run with `node dist/cli/hermes.cjs` the CLI works and loads its side bundles; a side file alone refuses", async () => {
+    const pkg = join(scratch, "cli");
+    const direct = { entry: join(pkg, "dist", "cli", "hermes.cjs") };
+    const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+    expect(await hermes(pkg, ["--version"], direct)).toMatchObject({
+      code: 0,
+      stdout: `hermes ${version}\n`,
+    });
+    const viaBin = await hermes(pkg, ["dashboard", "--status"]);
+    const home = mkdtempSync(join(scratch, "home-"));
+    const dashboard = await hermes(pkg, ["dashboard", "--status"], { ...direct, home });
+    expect(dashboard).toMatchObject({ code: viaBin.code, stdout: viaBin.stdout, stderr: "" });
+    expect(dashboard.stdout).toContain("Dashboard: not running");
+    // The dashboard's side bundle was loaded (its loader keeps a code cache however hermes started).
+    expect(sideCaches(home)).toEqual(["dashboard"]);
+    const side = await hermes(pkg, [], { entry: join(pkg, "dist", "cli", "side-postgres.cjs") });
+    expect(side.code).toBe(2);
+    expect(side.stdout).toBe("");
+    expect(side.stderr).toContain(
+      "side-postgres.cjs is a part of the hermes CLI loaded on demand, not a program",
+    );
+    expect(side.stderr).toContain("start hermes with bin/hermes");
   }, 60_000);
 
   it("loads one side bundle from another: `hermes mcp serve` reads a PostgreSQL home's approvals", async () => {

@@ -77,7 +77,7 @@ export interface GatewayOptions {
    * The caller closes one it passed.
    */
   coordinator?: Coordinator;
-  /** Refreshes the backend runs on `reload.<kind>` (a skills mirror, a memory snapshot). */
+  /** More refreshes to run on `reload.<kind>` (tests). */
   reloads?: Partial<Record<ReloadKind, () => void | Promise<void>>>;
 }
 
@@ -223,7 +223,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       config,
       log: (line) => log(line, "gateway.coordination"),
     });
-    for (const [kind, refresh] of Object.entries({ ...backend.reloads, ...options.reloads }))
+    for (const [kind, refresh] of Object.entries(options.reloads ?? {}))
       if (refresh) coordination.reloads.on(kind as ReloadKind, refresh);
     // Stopped before the backend (which closes its coordinator), after the router's turns.
     stops.push(() => coordination.close());

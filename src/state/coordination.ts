@@ -18,7 +18,7 @@
  *   while the job runs; a runner that dies lets the lease expire and another instance reclaims the
  *   unfinished slot.
  * - **Messages**: directed (`send` to one instance: approvals answered, `/stop`, forwarded chat
- *   input) and broadcast (`publish` to all: reloads of skills, memory, webhook subscriptions).
+ *   input) and broadcast (`publish` to all: the webhook route tables reloaded).
  * - **Instances**: each live instance with what it holds, for `hermes gateway status`.
  */
 
@@ -90,7 +90,7 @@ export interface CronSlotClaim {
 }
 
 export interface CoordinationMessage {
-  /** What it is about: `chat.input`, `approval.answer`, `turn.stop`, `reload.skills`, … */
+  /** What it is about: `chat.input`, `approval.answer`, `turn.stop`, `reload.webhooks`, … */
   topic: string;
   /** The sending instance. */
   from: string;

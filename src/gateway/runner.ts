@@ -19,7 +19,7 @@ import { curatorTicker } from "../knowledge/curator/schedule.js";
 import { openStateBackend, type StateBackend } from "../knowledge/state-backend.js";
 import { listUnloadedPlugins } from "../plugins/discover.js";
 import { isSafeModeEnv, loadPluginsOnce, pluginsWanted } from "../plugins/loader.js";
-import type { Coordinator } from "../state/coordination.js";
+import { API_SERVER_CLAIM, type Coordinator } from "../state/coordination.js";
 import { webhookEnabled } from "../state/gateway/webhook-subscriptions.js";
 import { createBuiltinRegistry } from "../tools/builtin.js";
 import { hasEnabledMcpServers } from "../tools/mcp/config.js";
@@ -77,7 +77,7 @@ export interface GatewayOptions {
    * The caller closes one it passed.
    */
   coordinator?: Coordinator;
-  /** Refreshes the backend runs on `reload.<kind>` (a skills mirror, a memory snapshot). */
+  /** More refreshes to run on `reload.<kind>` (tests). */
   reloads?: Partial<Record<ReloadKind, () => void | Promise<void>>>;
 }
 
@@ -101,6 +101,21 @@ const truthy = (value: unknown): boolean =>
   value === true || (typeof value === "string" && /^(1|true|yes|on)$/i.test(value.trim()));
 
 /** Whether the API server platform is enabled: `API_SERVER_ENABLED` or `platforms.api_server.enabled`. */
+/** A webhook run counted in the instance listing's `turns` while it runs. */
+function tracked<A extends unknown[], R>(
+  coordinator: Coordinator,
+  run: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  return async (...args) => {
+    const ended = coordinator.trackTurn();
+    try {
+      return await run(...args);
+    } finally {
+      ended();
+    }
+  };
+}
+
 export function apiServerEnabled(config: HermesConfig, env: Record<string, string | undefined>): boolean {
   if (env["API_SERVER_ENABLED"] !== undefined) return truthy(env["API_SERVER_ENABLED"]);
   const platforms = config["platforms"];
@@ -223,7 +238,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       config,
       log: (line) => log(line, "gateway.coordination"),
     });
-    for (const [kind, refresh] of Object.entries({ ...backend.reloads, ...options.reloads }))
+    for (const [kind, refresh] of Object.entries(options.reloads ?? {}))
       if (refresh) coordination.reloads.on(kind as ReloadKind, refresh);
     // Stopped before the backend (which closes its coordinator), after the router's turns.
     stops.push(() => coordination.close());
@@ -266,7 +281,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           ? {
               exclusive: async (id: string, signal: AbortSignal) => {
                 try {
-                  return await waitForChat(shared, `api_server:${id}`, { signal });
+                  return await waitForChat(shared, `${API_SERVER_CLAIM}${id}`, { signal });
                 } catch (error) {
                   if (!(error instanceof ChatBusyError)) throw error;
                   throw new ApiError(
@@ -278,6 +293,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
               },
             }
           : {}),
+        trackTurn: () => coordinator.trackTurn(),
         home,
         config,
         env,
@@ -449,7 +465,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         home,
         config,
         env,
-        runAgent: webhookRunner(wiring),
+        runAgent: tracked(coordinator, webhookRunner(wiring)),
         deliver: webhookDeliverer(wiring),
         ...backend.sharedWebhooks,
         onLog: (line) => {

@@ -226,7 +226,7 @@ export async function openPostgresBackend(
             ...(options.instance?.healthUrl ? { healthUrl: options.instance.healthUrl } : {}),
           });
     undo.unshift(() => coordinator.close());
-    const [chatIndex, pairing, subscriptions, allowlist, usage] = await Promise.all([
+    const [chatIndex, pairing, storedSubscriptions, allowlist, usage] = await Promise.all([
       f.pgChatSessionIndex(db),
       f.pgPairingRecords(db),
       f.pgWebhookSubscriptions(db),
@@ -238,6 +238,7 @@ export async function openPostgresBackend(
     const extras = await import("./postgres/home-extras.js");
     const responses = await f.pgResponseRecords(db);
     const deliveries = await f.pgWebhookDeliveries(db);
+    const subscriptions = announcingChanges(storedSubscriptions, coordinator);
     // "Always" answers given on any instance approve here too: the database's list joins config.yaml's.
     config.command_allowlist = [
       ...new Set([...(config.command_allowlist ?? []), ...(await allowlist.list())]),
@@ -272,7 +273,6 @@ export async function openPostgresBackend(
       commandAllowlist: allowlist,
       pendingApprovals: pgPendingApprovals(db),
       chatSettings: pgChatSettings(db),
-      reloads: { skills: () => skills.refresh().then(() => undefined) },
       close: () => {
         closed ??= (async () => {
           unregister();
@@ -288,6 +288,33 @@ export async function openPostgresBackend(
       `PostgreSQL backend at ${choice.label}: ${message.split(choice.url).join(choice.label)}`,
     );
   }
+}
+
+/** The topic every instance's webhook server re-reads its routes on (`gateway/coordination/reloads.ts`). */
+export const WEBHOOK_RELOAD_TOPIC = "reload.webhooks";
+
+/**
+ * Subscriptions whose every subscribe and remove tells the instances (`reload.webhooks`), so each
+ * webhook server serves the change at once instead of at its next read. The change is committed
+ * before the announcement; one that cannot be sent is left to that read (at most 2 s later).
+ */
+function announcingChanges(store: WebhookSubscriptions, coordinator: Coordinator): WebhookSubscriptions {
+  const announce = () =>
+    coordinator.publish(WEBHOOK_RELOAD_TOPIC, { kind: "webhooks" }).catch(() => undefined);
+  return {
+    list: () => store.list(),
+    get: (name) => store.get(name),
+    save: async (name, route) => {
+      const saved = await store.save(name, route);
+      await announce();
+      return saved;
+    },
+    remove: async (name) => {
+      const removed = await store.remove(name);
+      if (removed) await announce();
+      return removed;
+    },
+  };
 }
 
 /**

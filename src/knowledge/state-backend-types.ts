@@ -46,8 +46,6 @@ export interface StateBackend extends KnowledgeStores {
    */
   readonly pendingApprovals?: PendingApprovalRecords;
   readonly chatSettings?: ChatSettingsRecords;
-  /** Refreshes to run when another instance announces a change (`reload.<kind>`); none for SQLite. */
-  readonly reloads?: { skills?: () => Promise<void> };
   /** Releases what the backend holds (the pool, the coordinator); stores opened from it stop working. */
   close(): Promise<void>;
 }

@@ -18,7 +18,7 @@
  *   while the job runs; a runner that dies lets the lease expire and another instance reclaims the
  *   unfinished slot.
  * - **Messages**: directed (`send` to one instance: approvals answered, `/stop`, forwarded chat
- *   input) and broadcast (`publish` to all: reloads of skills, memory, webhook subscriptions).
+ *   input) and broadcast (`publish` to all: the webhook route tables reloaded).
  * - **Instances**: each live instance with what it holds, for `hermes gateway status`.
  */
 
@@ -154,7 +154,7 @@ export interface CronSlotClaim {
 }
 
 export interface CoordinationMessage {
-  /** What it is about: `chat.input`, `approval.answer`, `turn.stop`, `reload.skills`, … */
+  /** What it is about: `chat.input`, `approval.answer`, `turn.stop`, `reload.webhooks`, … */
   topic: string;
   /** The sending instance. */
   from: string;
@@ -176,8 +176,13 @@ export interface InstanceInfo {
   lastSeenAt: string;
   /** Leases and other things it holds (`telegram`, `discord:shard0`, …). */
   holds: string[];
-  /** How many chats it is running a turn for now. */
+  /** How many messaging chats it is running a turn for now (claims; API-server sessions are in `turns`). */
   chats?: number;
+  /**
+   * How many API-server requests and webhook runs it is running a turn for now (as of its last
+   * heartbeat with PostgreSQL).
+   */
+  turns?: number;
   /** Where its health endpoint answers, when it has one. */
   healthUrl?: string;
   draining: boolean;
@@ -189,6 +194,11 @@ export interface Coordinator {
   /** False for the one-process coordinator: nothing is shared with other processes. */
   readonly shared: boolean;
   claimChat(key: string): Promise<ChatClaimResult>;
+  /**
+   * Counts a turn this instance runs for the API server or a webhook until the returned function is
+   * called (once); `instances()` shows the count as `turns`.
+   */
+  trackTurn(): () => void;
   /** Tries once; null when another live instance holds it. */
   tryLease(name: string, options?: { ttlMs?: number }): Promise<Lease | null>;
   /** Waits (polling) until this instance holds the lease or `signal` aborts or it drains (then rejects). */
@@ -226,9 +236,30 @@ const LOCAL_ID = `local-${process.pid}`;
 /** The `lost` signal of a claim nobody can take away. */
 const NEVER = new AbortController().signal;
 
+/** Chat claims the API server takes for a continued session (counted in `turns`, not `chats`). */
+export const API_SERVER_CLAIM = "api_server:";
+
+/** The running-turn count behind `Coordinator.trackTurn`: each returned function ends one turn, once. */
+export function turnCounter(): { track: () => () => void; count: () => number } {
+  let running = 0;
+  return {
+    track: () => {
+      running++;
+      let ended = false;
+      return () => {
+        if (ended) return;
+        ended = true;
+        running--;
+      };
+    },
+    count: () => running,
+  };
+}
+
 /** The single-process coordinator (SQLite homes): everything is claimed here, messages stay here. */
 export function localCoordinator(info: { host?: string; healthUrl?: string } = {}): Coordinator {
   const chats = new Set<string>();
+  const turns = turnCounter();
   const leases = new Set<string>();
   const slots = new Set<string>();
   const handlers = new Set<(message: CoordinationMessage) => void>();
@@ -268,6 +299,7 @@ export function localCoordinator(info: { host?: string; healthUrl?: string } = {
         },
       };
     },
+    trackTurn: turns.track,
     async tryLease(name) {
       return leases.has(name) || draining ? null : lease(name);
     },
@@ -316,7 +348,8 @@ export function localCoordinator(info: { host?: string; healthUrl?: string } = {
           startedAt,
           lastSeenAt: new Date().toISOString(),
           holds: [...leases],
-          chats: chats.size,
+          chats: [...chats].filter((key) => !key.startsWith(API_SERVER_CLAIM)).length,
+          turns: turns.count(),
           ...(info.healthUrl ? { healthUrl: info.healthUrl } : {}),
           draining,
         },

@@ -6,7 +6,8 @@
  * instance answers its health endpoint and `hermes gateway status` lists both from the database.
  */
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { runHermes } from "../support/cli.js";
 import { type FakeLlm, type RecordedRequest, reply, startFakeLlm } from "../support/fake-llm.js";
 import { CLUSTER_API_KEY, type GatewayCluster, startCluster } from "../support/gateway-cluster.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../support/postgres.js";
@@ -149,4 +150,21 @@ describe.skipIf(postgresSkipReason)("two gateway instances over one PostgreSQL",
     expect(status.instances.map((i) => i.pid).sort()).toEqual(cluster.instances.map((i) => i.pid).sort());
     expect(status.instances.every((i) => !i.draining)).toBe(true);
   }, 30_000);
+
+  it("shows a running API-server turn in `hermes gateway status` on the instance running it, gone once it ends", async () => {
+    const [a, b] = cluster.instances;
+    llm.enqueue(reply().text("The tide turns at six.").delay(8_000));
+    const pending = client(a!.apiUrl).responses.create({
+      model: "hermes-agent",
+      input: "When does the tide turn?",
+    });
+    const turnsOf = async (pid: number) =>
+      (await cluster.status()).instances.find((i) => i.pid === pid)?.turns ?? 0;
+    await vi.waitFor(async () => expect(await turnsOf(a!.pid)).toBe(1), { timeout: 7_000, interval: 300 });
+    expect(await turnsOf(b!.pid)).toBe(0);
+    const text = await runHermes(["gateway", "status"], { home: b!.home, cwd: b!.cwd });
+    expect(text.stdout).toContain("api/webhook turns: 1");
+    expect((await pending).output_text).toBe("The tide turns at six.");
+    await vi.waitFor(async () => expect(await turnsOf(a!.pid)).toBe(0), { timeout: 10_000, interval: 300 });
+  }, 60_000);
 });

@@ -121,6 +121,7 @@ export function coordinatorHub(options: HubOptions = {}): CoordinatorHub {
       get alive() {
         return self().alive;
       },
+      trackTurn: () => () => undefined,
       async claimChat(key): Promise<ChatClaimResult> {
         check();
         const current = chats.get(key);

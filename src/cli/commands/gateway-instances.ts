@@ -1,8 +1,8 @@
 /**
  * The instances sharing a PostgreSQL state backend, for `hermes gateway status`: each live
  * instance (heartbeat fresh), where it runs, what it holds (leases such as `telegram`, cron jobs
- * it is running, how many chats), whether it drains, and its health URL. Read-only: status does
- * not register as an instance. A SQLite home answers undefined (one machine, one gateway).
+ * it is running, how many chats and API-server or webhook turns), whether it drains, and its
+ * health URL. Read-only: status does not register as an instance. A SQLite home answers undefined (one machine, one gateway).
  */
 import { StateBackendConfigError, stateBackendChoice } from "../../state/backend-config.js";
 import type { InstanceInfo } from "../../state/coordination.js";
@@ -70,7 +70,8 @@ export function formatInstances(report: InstancesReport, now: number = Date.now(
       `  ${i.id}  ${state}  ${i.host} pid ${i.pid}, since ${i.startedAt}, seen ${ago(i.lastSeenAt, now)}`,
     );
     const holds = i.holds.length ? i.holds.join(", ") : "nothing";
-    lines.push(`    holds: ${holds}; chats: ${i.chats ?? 0}${i.healthUrl ? `; health: ${i.healthUrl}` : ""}`);
+    const running = `chats: ${i.chats ?? 0}; api/webhook turns: ${i.turns ?? 0}`;
+    lines.push(`    holds: ${holds}; ${running}${i.healthUrl ? `; health: ${i.healthUrl}` : ""}`);
   }
   if (report.approvals) {
     lines.push(`Pending approvals (all instances): ${report.approvals.length}`);

@@ -36,6 +36,8 @@ import { API_SERVER_SOURCE, TurnRunner } from "./turns.js";
 export interface ApiServerOptions {
   /** Several instances: a continued session's turn claims it across them first (`TurnDeps.exclusive`). */
   exclusive?: (sessionId: string, signal: AbortSignal) => Promise<() => Promise<void>>;
+  /** Counts each turn while it runs (`TurnDeps.trackTurn`: the instance listing's `turns`). */
+  trackTurn?: () => () => void;
   home: string;
   config: HermesConfig;
   /** Environment (with `.env` applied): API_SERVER_* settings and provider keys. */
@@ -181,6 +183,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     turns: new TurnRunner({
       store,
       ...(options.exclusive ? { exclusive: options.exclusive } : {}),
+      ...(options.trackTurn ? { trackTurn: options.trackTurn } : {}),
       cwd,
       openSession: options.createSession ?? ((o) => ChatSession.open(o)),
       sessionOptions: {

@@ -46,6 +46,8 @@ export interface TurnDeps {
    * instance runs it) and resolves with its release; absent with one instance.
    */
   exclusive?: (sessionId: string, signal: AbortSignal) => Promise<() => Promise<void>>;
+  /** Counts the turn from its request until it ends (`hermes gateway status` shows the count). */
+  trackTurn?: () => () => void;
   store: SessionStore;
   /** Options every session of this server shares (config, provider, toolsets, platform…). */
   sessionOptions: ChatSessionOptions;
@@ -66,6 +68,15 @@ export class TurnRunner {
    * `onStart`); a failing model is not thrown: it comes back as `result.reason === "error"`.
    */
   async run(request: TurnRequest): Promise<TurnOutcome> {
+    const ended = this.deps.trackTurn?.();
+    try {
+      return await this.runTracked(request);
+    } finally {
+      ended?.();
+    }
+  }
+
+  private async runTracked(request: TurnRequest): Promise<TurnOutcome> {
     if (request.sessionId) {
       const named = request.sessionId;
       const exclusive = this.deps.exclusive;

@@ -1,15 +1,21 @@
 /**
- * Reloads across instances: when skills, the memory that new sessions start from, or webhook
- * subscriptions change, the instance (or store) that changed them publishes `reload.<kind>` on the
- * coordinator and every instance, itself included, runs its refresh for that kind. A refresh that
- * is asked for again while it runs runs once more afterwards (never two at once, none lost).
+ * Reloads across instances: when something an instance caches changes, the process that changed it
+ * publishes `reload.<kind>` on the coordinator and every instance, itself included, runs its
+ * refresh for that kind. A refresh that is asked for again while it runs runs once more afterwards
+ * (never two at once, none lost).
+ *
+ * One kind is cached: `webhooks`, each webhook server's route table (read from the database at most
+ * every 2 s otherwise); the PostgreSQL subscriptions store announces every subscribe and remove.
+ * The others need no topic here: skills have their own NOTIFY channel (`skill-watch.ts`, sent in
+ * the transaction that changes them) and every new session reads the memory entries from the
+ * database when it builds its prompt, so nothing holds a copy to drop.
  */
 import type { Coordinator } from "../../state/coordination.js";
 
-export const RELOAD_KINDS = ["skills", "memory", "webhooks"] as const;
+export const RELOAD_KINDS = ["webhooks"] as const;
 export type ReloadKind = (typeof RELOAD_KINDS)[number];
 
-/** The coordinator topic of a reload kind: `reload.skills`, `reload.memory`, `reload.webhooks`. */
+/** The coordinator topic of a reload kind: `reload.webhooks`. */
 export const reloadTopic = (kind: ReloadKind): string => `reload.${kind}`;
 
 type Refresh = () => void | Promise<void>;

@@ -115,6 +115,8 @@ export interface WebhookServerOptions {
   rateLimit?: number;
   /** How long a delivery id is remembered (default 1 h). */
   idempotencyTtlMs?: number;
+  /** How stale a shared store's routes may be served before a request reads them again (default 2 s). */
+  sharedRoutesMs?: number;
   /** Clock in ms (signature timestamps, rate limits, idempotency). */
   now?: () => number;
 }
@@ -278,7 +280,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   let sharedReadAt = Number.NEGATIVE_INFINITY;
   async function reloadShared(force = false): Promise<void> {
     const store = options.subscriptions;
-    if (!store || (!force && now() - sharedReadAt < SHARED_ROUTES_MS)) return;
+    if (!store || (!force && now() - sharedReadAt < (options.sharedRoutesMs ?? SHARED_ROUTES_MS))) return;
     sharedReadAt = now();
     try {
       applyDynamic(await store.list());

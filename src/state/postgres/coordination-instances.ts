@@ -2,7 +2,7 @@
  * The live instances sharing a database and what each holds, read without registering as one
  * (`hermes gateway status` and `hermes doctor` use this; a running gateway's coordinator too).
  */
-import type { InstanceInfo } from "../coordination.js";
+import { API_SERVER_CLAIM, type InstanceInfo } from "../coordination.js";
 import type { PgQueryable } from "./database.js";
 
 interface InstanceRow {
@@ -16,6 +16,7 @@ interface InstanceRow {
   leases: string[];
   slots: string[];
   chats: number;
+  turns: number;
 }
 
 /** Instances whose heartbeat is fresher than `instanceTtlMs` (default 8 s), oldest first. */
@@ -30,11 +31,13 @@ export async function listPgInstances(
        ARRAY(SELECT 'cron:' || s.job_id FROM coord_cron_slots s
              WHERE s.holder = i.id AND s.status = 'running' AND s.lease_until > clock_timestamp()
              ORDER BY s.job_id) AS slots,
-       (SELECT count(*) FROM coord_chat_claims c WHERE c.holder = i.id)::int AS chats
+       (SELECT count(*) FROM coord_chat_claims c
+         WHERE c.holder = i.id AND left(c.key, length($2)) <> $2)::int AS chats,
+       COALESCE((to_jsonb(i) ->> 'turns')::int, 0) AS turns
      FROM coord_instances i
      WHERE i.last_seen_at > clock_timestamp() - ($1::double precision * interval '1 millisecond')
      ORDER BY i.started_at, i.id`,
-    [options.instanceTtlMs ?? 8_000],
+    [options.instanceTtlMs ?? 8_000, API_SERVER_CLAIM],
   );
   return rows.map((row) => ({
     id: row.id,
@@ -44,6 +47,7 @@ export async function listPgInstances(
     lastSeenAt: new Date(row.last_seen_at).toISOString(),
     holds: [...row.leases, ...row.slots],
     chats: Number(row.chats),
+    turns: Number(row.turns),
     ...(row.health_url ? { healthUrl: row.health_url } : {}),
     draining: row.draining,
   }));

@@ -29,6 +29,7 @@ import type {
   InstanceInfo,
   Lease,
 } from "../coordination.js";
+import { turnCounter } from "../coordination.js";
 import { openChannel } from "./coordination-channel.js";
 import { pgChatClaims } from "./coordination-chats.js";
 import { pgFeedLedger, pruneFeeds } from "./coordination-feeds.js";
@@ -104,6 +105,8 @@ export async function openPgCoordinator(
     leases: new Map<string, { token: string; renewal: Renewal }>(),
     slots: new Map<string, { jobId: string; slot: string; token: string; renewal: Renewal }>(),
   };
+  // API-server and webhook turns running here, written with each heartbeat for `gateway status`.
+  const turns = turnCounter();
   let draining = false;
   let closed = false;
 
@@ -127,9 +130,10 @@ export async function openPgCoordinator(
 
   const beat = () =>
     db.query(
-      `INSERT INTO coord_instances (id, host, pid, health_url, draining) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (id) DO UPDATE SET last_seen_at = clock_timestamp(), draining = EXCLUDED.draining`,
-      [instanceId, info.host, info.pid, info.healthUrl ?? null, draining],
+      `INSERT INTO coord_instances (id, host, pid, health_url, draining, turns) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET last_seen_at = clock_timestamp(), draining = EXCLUDED.draining,
+         turns = EXCLUDED.turns`,
+      [instanceId, info.host, info.pid, info.healthUrl ?? null, draining, turns.count()],
     );
   await beat();
   await channel.start();
@@ -289,6 +293,7 @@ export async function openPgCoordinator(
   const coordinator: Coordinator = {
     instanceId,
     shared: true,
+    trackTurn: turns.track,
 
     claimChat(key) {
       return chats.claim(key);

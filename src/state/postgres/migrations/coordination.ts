@@ -104,4 +104,9 @@ CREATE TABLE coord_handoffs (
 CREATE INDEX coord_handoffs_created ON coord_handoffs (created_at);
 `,
   },
+  {
+    version: 543,
+    name: "coordination: each instance's running API-server and webhook turns, for gateway status",
+    up: `ALTER TABLE coord_instances ADD COLUMN turns integer NOT NULL DEFAULT 0;`,
+  },
 ];

@@ -22,12 +22,11 @@ describe("reloads across instances", () => {
     const buses = ["a", "b", "c"].map((id) => new ReloadBus(hub.join(id)));
     const ran: string[] = [];
     buses.forEach((bus, i) => {
-      bus.on("skills", () => void ran.push(`skills@${i}`));
       bus.on("webhooks", () => void ran.push(`webhooks@${i}`));
     });
-    await buses[1]?.announce("skills");
+    await buses[1]?.announce("webhooks");
     await until(() => ran.length === 3, "three refreshes");
-    expect(ran.sort()).toEqual(["skills@0", "skills@1", "skills@2"]);
+    expect(ran.sort()).toEqual(["webhooks@0", "webhooks@1", "webhooks@2"]);
     for (const bus of buses) bus.close();
   });
 
@@ -37,23 +36,23 @@ describe("reloads across instances", () => {
     let running = 0;
     let most = 0;
     let runs = 0;
-    bus.on("memory", async () => {
+    bus.on("webhooks", async () => {
       running++;
       most = Math.max(most, running);
       runs++;
       await new Promise((r) => setTimeout(r, 30));
       running--;
     });
-    bus.on("memory", () => {
+    bus.on("webhooks", () => {
       throw new Error("mirror unreachable");
     });
-    for (let i = 0; i < 5; i++) await bus.announce("memory");
+    for (let i = 0; i < 5; i++) await bus.announce("webhooks");
     await new Promise((r) => setTimeout(r, 5));
     await bus.settled();
     expect(most).toBe(1);
     expect(runs).toBeGreaterThanOrEqual(1);
     expect(runs).toBeLessThanOrEqual(2);
-    expect(problems.some((p) => p.includes("reload memory: mirror unreachable"))).toBe(true);
+    expect(problems.some((p) => p.includes("reload webhooks: mirror unreachable"))).toBe(true);
     bus.close();
   });
 });

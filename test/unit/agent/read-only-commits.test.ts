@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import { ChatSession } from "../../../src/agent/chat-session.js";
 import { INTERRUPTED_TOOL_RESULT } from "../../../src/ai/history-repair.js";
 import type { ChatRequest, Message } from "../../../src/ai/types.js";
+import { openRecordingStore } from "../../../src/state/recording-store.js";
+import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../../src/state/types.js";
 import { memoryTool } from "../../../src/tools/memory.js";
 import { ToolRegistry } from "../../../src/tools/registry.js";
@@ -40,9 +42,14 @@ function spyWrites(store: SessionStore): string[] {
   return seen;
 }
 
-/** What is stored while a tool runs: `role[:call id]` per message. */
+/** What is stored (read through another connection): `role[:call id]` per message. */
 function shape(env: SessionEnv, id: string): string[] {
-  return env.db.conversation(id).map((m) => `${m.role}${m.tool_call_id ? `:${m.tool_call_id}` : ""}`);
+  const reader = openSqliteStore(env.store.path, { readonly: true });
+  try {
+    return reader.conversation(id).map((m) => `${m.role}${m.tool_call_id ? `:${m.tool_call_id}` : ""}`);
+  } finally {
+    reader.close();
+  }
 }
 
 interface Probe {
@@ -102,7 +109,7 @@ function probes(env: SessionEnv, hooks: { onLook?: (signal: AbortSignal) => Prom
   return { registry, seen, sessionId };
 }
 
-async function open(env: SessionEnv, transport: ScriptedTransport, probe: Probe) {
+async function open(env: SessionEnv, transport: ScriptedTransport, probe: Probe, store?: SessionStore) {
   const session = await ChatSession.open({
     transport,
     cwd: env.cwd,
@@ -111,7 +118,7 @@ async function open(env: SessionEnv, transport: ScriptedTransport, probe: Probe)
     // Tool names stand for themselves as toolsets.
     toolsets: ["look", "act", "judge"],
     registry: probe.registry,
-    store: env.store,
+    store: store ?? env.store,
   });
   probe.sessionId.value = session.id;
   return session;
@@ -263,5 +270,45 @@ describe("an interrupt while a side-effect-free call runs", () => {
     ]);
     expect(env.db.conversation(resumed.id).some((m) => m.content === INTERRUPTED_TOOL_RESULT)).toBe(false);
     await resumed.close();
+  });
+});
+
+describe("several conversations sharing group commits (the gateway, the API server)", () => {
+  it("each keeps its order: reads committed with their results, an act's call on disk before it runs", async () => {
+    const env = setup();
+    // A recording store collecting writes of concurrent sessions into group commits.
+    const shared = openRecordingStore(env.home, {
+      notify: () => undefined,
+      open: { durability: "normal" },
+      collectWindowMs: 60_000,
+    });
+    try {
+      const run = async () => {
+        const probe = probes(env);
+        const look = callTools(["look", { n: 1 }]);
+        const act = callTools(["act", { n: 2 }]);
+        const transport = new ScriptedTransport([look, act, say("done")]);
+        const session = await open(env, transport, probe, shared);
+        await session.run("look, then act").result;
+        return { session, probe, look, act };
+      };
+      const both = await Promise.all([run(), run()]);
+      expect(shared.collectedWrites).toBe(0);
+      for (const { session, probe, look, act } of both) {
+        const lookId = `tool:${look.tool_calls?.[0]?.id}`;
+        expect(probe.seen).toEqual([["user"], ["user", "assistant", lookId, "assistant"]]);
+        expect(shape(env, session.id)).toEqual([
+          "user",
+          "assistant",
+          lookId,
+          "assistant",
+          `tool:${act.tool_calls?.[0]?.id}`,
+          "assistant",
+        ]);
+        await session.close();
+      }
+    } finally {
+      await shared.close();
+    }
   });
 });

@@ -11,6 +11,7 @@ import type { ChatRequest, Message } from "../../../src/ai/types.js";
 import { openRecordingStore } from "../../../src/state/recording-store.js";
 import { openSqliteStore } from "../../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../../src/state/types.js";
+import { createBuiltinRegistry } from "../../../src/tools/builtin.js";
 import { memoryTool } from "../../../src/tools/memory.js";
 import { ToolRegistry } from "../../../src/tools/registry.js";
 import { defineTool } from "../../../src/tools/types.js";
@@ -207,6 +208,40 @@ describe("a reply with any call that acts keeps the call on disk before it runs"
     expect(probe.seen[1]?.at(-1)).toBe("assistant");
     expect(probe.seen[2]?.at(-1)).toBe("assistant");
     await session.close();
+  });
+
+  it("built-in tools: only reads (and the session's own todo list) are free of side effects", () => {
+    const tools = createBuiltinRegistry().list();
+    const free = tools.filter((t) => t.sideEffectFree === true).map((t) => t.name);
+    expect(free.sort()).toEqual(
+      [
+        "ha_get_state",
+        "ha_list_entities",
+        "ha_list_services",
+        "read_file",
+        "search_files",
+        "session_search",
+        "skill_view",
+        "skills_list",
+        "todo",
+        "vision_analyze",
+        "web_extract",
+        "web_search",
+      ].sort(),
+    );
+    const acting = tools.filter((t) => !t.sideEffectFree && !t.sideEffectFreeCall).map((t) => t.name);
+    for (const name of [
+      "terminal",
+      "process",
+      "write_file",
+      "patch",
+      "execute_code",
+      "delegate_task",
+      "clarify",
+    ])
+      expect(acting).toContain(name);
+    expect(acting.filter((n) => n.startsWith("browser_"))).not.toEqual([]);
+    expect(tools.filter((t) => t.sideEffectFreeCall).map((t) => t.name)).toEqual(["memory"]);
   });
 
   it("memory: only a plain read is free of side effects", () => {

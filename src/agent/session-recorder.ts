@@ -2,8 +2,10 @@
  * Session persistence as a consumer of the agent's event stream: a new session's row (with the
  * system prompt frozen at `session_start`) is written in one transaction with its first message,
  * and every message is written as the agent appends it, so a crash mid-turn loses at most the
- * message in flight. Each usage report is priced at the model the session runs now and added to
- * the row's cost.
+ * message in flight. The one exception: a reply whose tool calls all change nothing outside the
+ * session (`withResults`) is held and written with their results in one transaction (a crash
+ * while they run loses only reads, redone on resume). Each usage report is priced at the model the
+ * session runs now and added to the row's cost.
  *
  * The store is asynchronous: the events that write are handled one after another on a chain, so
  * writes land in the order the events happened whatever the backend, and the listener returns the

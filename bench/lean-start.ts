@@ -8,7 +8,8 @@
  *   times, minus the same one-shot calling it once (so first-use costs fall in both), divided by N, minus what the fake server and
  *   the HTTP round trip themselves cost per request (the recorded requests replayed directly). Every
  *   message is in state.db before the next step either way; the default (`state.durability:
- *   normal`) and `full` are both measured.
+ *   normal`) and `full` are both measured. `todo` changes nothing outside the session (one commit
+ *   per model call); a reference row calls `process` (`list`), a tool that may act (two commits).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -137,17 +138,22 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
     // The loop end to end: N+1 todo calls vs one, per model call. Both runs make a first tool call,
     // so one-time costs (the tool's schema validator compiled, the background model-metadata
     // lookup) fall in both and only the marginal cost of a step is left.
+    // `todo` changes nothing outside the session: its reply and result share one commit. `process`
+    // (`list`) is a tool that may act: its call is committed before it runs, its result after.
+    type Step = (i: number) => ReturnType<typeof reply>;
+    const todoStep: Step = (i) =>
+      reply().toolCall("todo", { todos: [{ id: "t1", content: `step ${i}`, status: "in_progress" }] });
+    const processStep: Step = () => reply().toolCall("process", { action: "list" });
+    let step: Step = todoStep;
     const script = (n: number) => {
-      for (let i = 0; i < n; i++) {
-        llm.enqueue(
-          reply().toolCall("todo", { todos: [{ id: "t1", content: `step ${i}`, status: "in_progress" }] }),
-        );
-      }
+      for (let i = 0; i < n; i++) llm.enqueue(step(i));
       llm.enqueue(reply().text("done"));
     };
     const perCall = async (
       durability: string,
+      using: Step = todoStep,
     ): Promise<{ perCall: number; direct: number; cpu: number; directCpu: number }> => {
+      step = using;
       writeConfig(durability);
       const longRuns: Run[] = [];
       const shortRuns: Run[] = [];
@@ -188,7 +194,7 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
     };
     const normal = await perCall("normal");
     rows.push({
-      name: `loop overhead per model call end to end in the CLI (\`hermes -z\`, ${turns + 1} \`todo\` calls vs 1, each message in state.db before the next step, durability normal)`,
+      name: `loop overhead per model call end to end in the CLI (\`hermes -z\`, ${turns + 1} \`todo\` calls vs 1, durability normal; \`todo\` changes nothing outside the session, so its call and result are committed together, once per model call, before the next one)`,
       value: normal.perCall,
       unit: "ms",
       baseline: "the fake server called directly, per request",
@@ -212,6 +218,16 @@ export async function leanStartBench(bin: string, runs: number): Promise<BenchRo
       unit: "ms",
       baseline: "the fake server called directly, per request",
       baselineValue: full.direct,
+      target: "(for reference)",
+      met: true,
+    });
+    const acting = await perCall("normal", processStep);
+    rows.push({
+      name: "the same calling `process` (`list`), a tool that may act: its call committed before it runs, its result after (two commits per model call, durability normal)",
+      value: acting.perCall,
+      unit: "ms",
+      baseline: "the fake server called directly, per request",
+      baselineValue: acting.direct,
       target: "(for reference)",
       met: true,
     });

@@ -11,7 +11,8 @@
  *
  * `BINS=dirA,dirB` compares builds (each a folder with `bin/hermes` and `dist/`, e.g. copies made
  * before and after a change), alternating A B B A ... over `REPS` rounds (default 5), medians
- * printed with every value. `DUR=full` sets `state.durability: full`.
+ * printed with every value. `DUR=full` sets `state.durability: full`. `TOOL=process` calls
+ * `process` (`list`, a tool that may act: two commits per model call) instead of `todo` (one).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -80,7 +81,9 @@ function run(dir: string, calls: number): Promise<void> {
   result = undefined;
   for (let i = 0; i < calls; i++) {
     llm.enqueue(
-      reply().toolCall("todo", { todos: [{ id: "t1", content: `step ${i}`, status: "in_progress" }] }),
+      process.env.TOOL === "process"
+        ? reply().toolCall("process", { action: "list" })
+        : reply().toolCall("todo", { todos: [{ id: "t1", content: `step ${i}`, status: "in_progress" }] }),
     );
   }
   llm.enqueue(reply().text("done"));

@@ -522,9 +522,15 @@ export class AIAgent {
     const tool = this.registry.get(name);
     if (!tool) return undefined;
     const pathScoped = tool.pathScoped?.bind(tool);
+    const perCall = tool.sideEffectFreeCall?.bind(tool);
     return {
       parallelSafe: tool.parallelSafe ?? false,
       interactive: tool.interactive ?? false,
+      ...(tool.sideEffectFree
+        ? { sideEffectFree: () => true }
+        : perCall
+          ? { sideEffectFree: (args: Record<string, unknown>) => perCall(args) === true }
+          : {}),
       ...(pathScoped ? { paths: (args: Record<string, unknown>) => pathScoped(args, this.cwd) } : {}),
     };
   }

@@ -69,8 +69,12 @@ export type AgentEvent =
       result: string;
       durationMs: number;
     }
-  /** A message was appended to the conversation (user, assistant or tool): persist it. */
-  | { type: "message"; message: Message }
+  /**
+   * A message was appended to the conversation (user, assistant or tool): persist it.
+   * `withResults`: an assistant message whose tool calls change nothing outside the session; it may
+   * be stored with their results, in one commit, once they are all in (still before the next step).
+   */
+  | { type: "message"; message: Message; withResults?: true }
   /**
    * Token usage of one model call. `billing` is set when a fallback provider answered, so the
    * usage is priced as that provider's model rather than the session's.

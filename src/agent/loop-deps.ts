@@ -24,6 +24,12 @@ export interface ToolTraits {
   /** Talks to the user (clarify): the whole batch then runs one call at a time. */
   interactive: boolean;
   /**
+   * Whether a call with these arguments changes nothing outside the session (`ToolDefinition`'s
+   * `sideEffectFree`): when every call of a reply does, the reply is stored with the results in one
+   * commit. Absent or throwing: it has side effects, and its call is stored before it runs.
+   */
+  sideEffectFree?: (args: Record<string, unknown>) => boolean;
+  /**
    * The absolute paths a call with these arguments touches, for running path-scoped writers in
    * parallel when they do not overlap. Must not throw; a throw counts as "could touch anything".
    */

@@ -17,7 +17,7 @@ import type { ToolOutcome } from "../tools/types.js";
 import { repairToolArguments } from "../util/json-repair.js";
 import { type CutOff, cutOffMessage, cutOffReason, cutOffWarning } from "./cut-off.js";
 import type { StopReason } from "./events.js";
-import { guardLoopDeps, type LoopDeps } from "./loop-deps.js";
+import { guardLoopDeps, type LoopDeps, type ToolTraits } from "./loop-deps.js";
 import { callModel, type ModelCallResult, type ModelTurn, newModelTurn } from "./model-call.js";
 import { ModelCallError } from "./model-failure.js";
 import { type PlannedCall, planWaves, runWaves } from "./tool-executor.js";
@@ -82,9 +82,9 @@ export async function runLoop(
     iterations: state.iteration,
     usage: state.model.usage,
   });
-  const append = (message: Message) => {
+  const append = (message: Message, withResults = false) => {
     messages.push(message);
-    deps.emit({ type: "message", message });
+    deps.emit(withResults ? { type: "message", message, withResults } : { type: "message", message });
   };
   // Guardrail counts are per user turn: a new message is a new task.
   deps.guard?.startTurn();
@@ -100,7 +100,10 @@ export async function runLoop(
 
     const { message: assistant, finish } = reply;
     const prepared = normaliseToolCalls(assistant, deps, withTools, finish);
-    append(assistant);
+    const traits = traitsOf(prepared, deps);
+    // Calls that change nothing outside the session need no record before they run: the reply is
+    // then stored with their results, in one commit (see ToolTraits.sideEffectFree).
+    append(assistant, prepared.length > 0 && prepared.every((p, i) => changesNothing(p, traits[i], deps)));
     const text = messageText(assistant);
     if (text.trim()) state.lastText = text;
     deps.emit({ type: "turn_end", iteration: state.iteration, finishReason: finish });
@@ -117,7 +120,7 @@ export async function runLoop(
     if (cutOff[0]) deps.emit({ type: "warning", message: cutOffWarning(cutOff.length, cutOff[0]) });
     // Each result is stored as soon as it and the ones before it are done (a crash loses only the
     // calls still running); the last one waits for the notes added to it below.
-    const batch = await runToolCalls(prepared, deps, signal, append);
+    const batch = await runToolCalls(prepared, traits, deps, signal, append);
     const note = budgetNote(state, prepared, batch.stop, deps);
     const steering = deps.takeSteering?.();
     const extras = [steering ? `[User steering, sent while you worked] ${steering}` : "", note ?? ""].filter(
@@ -297,13 +300,14 @@ interface BatchResult {
  */
 async function runToolCalls(
   prepared: readonly PreparedCall[],
+  allTraits: readonly (ToolTraits | undefined)[],
   deps: LoopDeps,
   signal: AbortSignal,
   append: (message: Message) => void,
 ): Promise<BatchResult> {
   const known = new Set(deps.tools.map((t) => t.function.name));
-  const planned: PlannedCall[] = prepared.map(({ call, args }, index) => {
-    const traits = known.has(call.function.name) ? deps.traits(call.function.name) : undefined;
+  const planned: PlannedCall[] = prepared.map(({ args }, index) => {
+    const traits = allTraits[index];
     let paths: string[] | undefined;
     try {
       paths = traits?.paths?.(args);
@@ -330,7 +334,8 @@ async function runToolCalls(
   await runWaves(planWaves(planned), async (index) => {
     const p = prepared[index]!;
     const name = p.call.function.name;
-    // The call and the results before it are stored before the tool runs.
+    // The call and the results before it are stored before the tool runs (unless every call of
+    // the reply changes nothing outside the session: then they are stored with the results).
     await deps.settled?.();
     const started = Date.now();
     deps.emit({ type: "tool_start", callId: p.call.id, name, args: p.args });
@@ -360,6 +365,30 @@ async function runToolCalls(
   });
   const last = resultOf(prepared.length - 1);
   return stop ? { last, stop } : { last };
+}
+
+/** The traits of each call's tool (undefined for a tool the model was not offered). */
+function traitsOf(prepared: readonly PreparedCall[], deps: LoopDeps): (ToolTraits | undefined)[] {
+  if (prepared.length === 0) return [];
+  const known = new Set(deps.tools.map((t) => t.function.name));
+  return prepared.map(({ call }) =>
+    known.has(call.function.name) ? deps.traits(call.function.name) : undefined,
+  );
+}
+
+/**
+ * True when running the call cannot change anything outside the session: it is answered without
+ * running (cut off, or a tool the model was not offered), or its tool says so for these arguments.
+ * A tool whose traits could not be read, or whose judgement throws, is taken to act.
+ */
+function changesNothing(p: PreparedCall, traits: ToolTraits | undefined, deps: LoopDeps): boolean {
+  if (p.cutOff) return true;
+  if (!deps.tools.some((t) => t.function.name === p.call.function.name)) return true;
+  try {
+    return traits?.sideEffectFree?.(p.args) === true;
+  } catch {
+    return false;
+  }
 }
 
 /** One call's outcome: answered without running (interrupted, cut off, unknown), or run. */

@@ -2,15 +2,19 @@
  * Session persistence as a consumer of the agent's event stream: a new session's row (with the
  * system prompt frozen at `session_start`) is written in one transaction with its first message,
  * and every message is written as the agent appends it, so a crash mid-turn loses at most the
- * message in flight. Each usage report is priced at the model the session runs now and added to
- * the row's cost.
+ * message in flight. The one exception: a reply whose tool calls all change nothing outside the
+ * session (`withResults`) is held and written with their results in one transaction (a crash
+ * while they run loses only reads, redone on resume). Each usage report is priced at the model the
+ * session runs now and added to the row's cost.
  *
  * The store is asynchronous: the events that write are handled one after another on a chain, so
  * writes land in the order the events happened whatever the backend, and the listener returns the
  * chain's promise (the agent's turn result waits for it, see event-listeners.ts). With SQLite each
  * write is in the file a microtask after its event, before the turn goes on to any I/O.
  */
+import { INTERRUPTED_TOOL_RESULT } from "../ai/history-repair.js";
 import { estimateUsageCost, type PricingOverrides } from "../ai/pricing.js";
+import type { Message } from "../ai/types.js";
 import {
   type NewSession,
   type SessionSource,
@@ -18,6 +22,7 @@ import {
   SessionStoreError,
   type UsageDelta,
 } from "../state/types.js";
+import { onProcessExit } from "../util/exit-reaper.js";
 import { gitInfo } from "../util/git-info.js";
 import type { AgentEvent } from "./events.js";
 
@@ -94,6 +99,55 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
     }
   };
 
+  // A reply whose tool calls change nothing outside the session (`withResults`), held until every
+  // call has its result, then stored with them in one transaction (with its model call's usage).
+  let held: Held | undefined;
+  const writeHeld = async () => {
+    const h = held;
+    if (!h) return;
+    held = undefined;
+    h.unhookExit();
+    let saved = false;
+    await guard("save a message", async () => {
+      await store.appendMessages(h.sessionId, h.messages, h.usage ? { usage: h.usage } : {});
+      saved = true;
+    });
+    if (saved) return;
+    // One by one, so each failure is told for what it is and costs only its own message.
+    for (const [index, message] of h.messages.entries()) {
+      const usage = index === 0 ? h.usage : undefined;
+      let one = false;
+      await guard("save a message", async () => {
+        await store.appendMessage(h.sessionId, message, usage ? { usage } : {});
+        one = true;
+      });
+      if (usage && !one) await guard("save token usage", () => store.recordUsage(h.sessionId, usage));
+    }
+  };
+  /**
+   * The process exits while such calls run (SIGTERM, SIGHUP, process.exit): the reply is written
+   * now, synchronously for SQLite, before the store closes, with the calls still running answered
+   * as interrupted, which is what resuming after the old order (call stored first) would show.
+   */
+  const writeHeldAtExit = () => {
+    const h = held;
+    if (!h) return;
+    held = undefined;
+    const stand = h.messages[0]?.tool_calls?.filter((c) => h.open.has(c.id)) ?? [];
+    const messages: Message[] = [
+      ...h.messages,
+      ...stand.map(
+        (c): Message => ({
+          role: "tool",
+          tool_call_id: c.id,
+          name: c.function.name,
+          content: INTERRUPTED_TOOL_RESULT,
+        }),
+      ),
+    ];
+    store.appendMessages(h.sessionId, messages, h.usage ? { usage: h.usage } : {}).catch(() => undefined);
+  };
+
   // The events that write, handled in order; `tail` settles when the last one has been.
   let tail: Promise<void> = Promise.resolve();
   return (event) => {
@@ -103,6 +157,20 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
   };
 
   async function handle(event: AgentEvent): Promise<void> {
+    if (held) {
+      const message = event.type === "message" ? event.message : undefined;
+      if (message?.role === "tool" && message.tool_call_id && held.open.has(message.tool_call_id)) {
+        held.messages.push(message);
+        held.open.delete(message.tool_call_id);
+        if (held.open.size === 0) await writeHeld();
+        return;
+      }
+      // The end of the model call that made the reply has nothing left to write (its usage is
+      // held with the reply): the tools have not run yet.
+      if (event.type === "turn_end" && !pendingUsage && !callUncounted && !pendingRow) return;
+      // Anything else (the end of the turn, a compression, a new session): the reply is stored first.
+      await writeHeld();
+    }
     switch (event.type) {
       case "session_start":
         await guard("record the session", async () => {
@@ -174,8 +242,21 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
               ? (pendingUsage ??
                 (callUncounted ? { inputTokens: 0, outputTokens: 0, apiCalls: 1 } : undefined))
               : undefined;
-          let saved = false;
           const message = event.message;
+          const calls = message.tool_calls ?? [];
+          if (event.withResults && message.role === "assistant" && calls.length > 0 && !pendingRow) {
+            pendingUsage = undefined;
+            callUncounted = false;
+            held = {
+              sessionId: id,
+              messages: [message],
+              open: new Set(calls.map((c) => c.id)),
+              usage,
+              unhookExit: onProcessExit(writeHeldAtExit, { early: true }),
+            };
+            return;
+          }
+          let saved = false;
           const row = pendingRow;
           if (row) {
             try {
@@ -251,6 +332,17 @@ export function sessionRecorder(options: RecorderOptions): (event: AgentEvent) =
         return;
     }
   }
+}
+
+/** A reply held to be stored with its tool results (see `withResults` on the message event). */
+interface Held {
+  sessionId: string;
+  /** The reply, then the results in, in the order they came. */
+  messages: Message[];
+  /** Call ids still without a result. */
+  open: Set<string>;
+  usage: UsageDelta | undefined;
+  unhookExit: () => void;
 }
 
 /** The events the recorder acts on; the rest (text deltas, tool progress…) pass by untouched. */

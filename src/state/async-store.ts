@@ -237,8 +237,12 @@ export class AsyncSessionStore<E extends SyncSessionStore = SyncSessionStore> im
     return this.collect(sessionId, () => this.engine.appendMessage(sessionId, message, options));
   }
 
-  async appendMessages(sessionId: string, messages: Message[]): Promise<number[]> {
-    return this.collect(sessionId, () => this.engine.appendMessages(sessionId, messages));
+  async appendMessages(
+    sessionId: string,
+    messages: Message[],
+    options?: { usage?: UsageDelta },
+  ): Promise<number[]> {
+    return this.collect(sessionId, () => this.engine.appendMessages(sessionId, messages, options));
   }
 
   async recordUsage(sessionId: string, delta: UsageDelta): Promise<void> {

@@ -511,8 +511,17 @@ class WriteQueueStore implements SyncQueuedStore {
     return id;
   }
 
-  appendMessages(sessionId: string, messages: Message[]): number[] {
-    return this.appendAll(sessionId, messages, {});
+  /** As `appendMessage`: with `usage`, one transaction when the file is free; queued, usage after. */
+  appendMessages(sessionId: string, messages: Message[], options: { usage?: UsageDelta } = {}): number[] {
+    const { usage } = options;
+    if (!usage) return this.appendAll(sessionId, messages, {});
+    const ids = this.submit(
+      () => this.inner.appendMessages(sessionId, messages, options),
+      () => this.appendWrite(sessionId, messages, {}),
+      () => messages.map(() => --this.provisionalId),
+    );
+    if (ids.some((id) => id < 0)) this.recordUsage(sessionId, usage);
+    return ids;
   }
 
   private appendAll(

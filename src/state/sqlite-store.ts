@@ -415,14 +415,16 @@ class SqliteEngine implements SqliteSessionStoreHandle {
     });
   }
 
-  appendMessages(sessionId: string, messages: Message[]): number[] {
-    return this.ctx.write(() =>
-      insertMessages(
+  appendMessages(sessionId: string, messages: Message[], options: { usage?: UsageDelta } = {}): number[] {
+    return this.ctx.write(() => {
+      const ids = insertMessages(
         this.ctx,
         sessionId,
         messages.map((message) => ({ message })),
-      ),
-    );
+      );
+      if (options.usage) addUsage(this.ctx, sessionId, options.usage);
+      return ids;
+    });
   }
 
   recordUsage(sessionId: string, delta: UsageDelta): void {

@@ -361,8 +361,11 @@ export interface SessionStore {
     message: Message,
     options?: { timestamp?: number; tokenCount?: number; usage?: UsageDelta },
   ): Promise<number>;
-  /** Appends several messages in one transaction. */
-  appendMessages(sessionId: string, messages: Message[]): Promise<number[]>;
+  /**
+   * Appends several messages in one transaction, with `usage` (the model call that produced the
+   * first of them) added in it too.
+   */
+  appendMessages(sessionId: string, messages: Message[], options?: { usage?: UsageDelta }): Promise<number[]>;
   recordUsage(sessionId: string, delta: UsageDelta): Promise<void>;
   /** Messages in order; inactive (undone) ones only with `includeInactive`. */
   getMessages(sessionId: string, options?: { includeInactive?: boolean }): Promise<StoredMessage[]>;

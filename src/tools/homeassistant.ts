@@ -120,6 +120,7 @@ export const haListEntitiesTool = defineTool({
     ),
   }),
   parallelSafe: true,
+  sideEffectFree: true,
   emoji: "🏠",
   check,
   async handler(args, ctx) {
@@ -137,6 +138,7 @@ export const haGetStateTool = defineTool({
     entity_id: Type.String({ description: "e.g. 'light.living_room' or 'sensor.outdoor_temperature'." }),
   }),
   parallelSafe: true,
+  sideEffectFree: true,
   emoji: "🏠",
   check,
   async handler(args, ctx) {
@@ -195,6 +197,7 @@ export const haListServicesTool = defineTool({
     domain: Type.Optional(Type.String({ description: "Only this domain, e.g. 'climate'." })),
   }),
   parallelSafe: true,
+  sideEffectFree: true,
   emoji: "🏠",
   check,
   async handler(args, ctx) {

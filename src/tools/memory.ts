@@ -146,6 +146,8 @@ export const memoryTool = defineTool({
   description,
   parameters,
   parallelSafe: false,
+  // A read changes nothing; every other form writes (or stages) memory.
+  sideEffectFreeCall: (args) => args.action === "read" && !isBatch(args),
   emoji: "🧠",
   check({ config }) {
     const cfg = memoryConfig(config);

@@ -78,6 +78,7 @@ export const sessionSearchTool = defineTool({
   description,
   parameters,
   parallelSafe: true,
+  sideEffectFree: true,
   emoji: "🕰️",
   // check() only sees env and config, not the context that carries the store, so a run without
   // a store gets the tool and an explanatory error from the handler.

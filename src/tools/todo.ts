@@ -36,6 +36,8 @@ export const todoTool = defineTool({
   description,
   parameters,
   parallelSafe: false,
+  // The list lives in the session alone: nothing outside it changes.
+  sideEffectFree: true,
   emoji: "📋",
   handler(args, ctx) {
     const current = readTodos(ctx);

@@ -221,6 +221,15 @@ export interface ToolDefinition<P extends TSchema = TSchema> {
   /** Read-only: may run in parallel with other parallel-safe calls. */
   parallelSafe?: boolean;
   /**
+   * The call changes nothing outside the session (a read, a search, the session's own todo list):
+   * a crash while it runs loses only a read that is redone, so its call is stored together with
+   * its result, in one commit, instead of before it runs. Leave unset for anything that writes,
+   * runs commands, sends, spends or acts: such calls are on disk before they run.
+   */
+  sideEffectFree?: boolean;
+  /** `sideEffectFree` decided per call (memory's `read`), when it is not set. Must not throw. */
+  sideEffectFreeCall?(args: Static<P>): boolean;
+  /**
    * For tools that touch files: the absolute paths this call reads or writes. Calls whose paths
    * do not overlap may run in parallel.
    */

@@ -6,28 +6,35 @@
  */
 
 const cleanups = new Set<() => void>();
+/** Run before `cleanups`: writes that the cleanups (a store's close) must still see. */
+const early = new Set<() => void>();
 let hooked = false;
 
 function runAll(): void {
-  for (const fn of [...cleanups]) {
+  for (const fn of [...early, ...cleanups]) {
     try {
       fn();
     } catch {
       // one failing cleanup must not keep the others from running
     }
   }
+  early.clear();
   cleanups.clear();
 }
 
-/** Runs `fn` (synchronous) when the process exits; returns a function that unregisters it. */
-export function onProcessExit(fn: () => void): () => void {
+/**
+ * Runs `fn` (synchronous) when the process exits; returns a function that unregisters it. With
+ * `early`, it runs before every cleanup registered without it (a last write before stores close).
+ */
+export function onProcessExit(fn: () => void, options: { early?: boolean } = {}): () => void {
   if (!hooked) {
     hooked = true;
     process.on("exit", runAll);
   }
-  cleanups.add(fn);
+  const set = options.early ? early : cleanups;
+  set.add(fn);
   return () => {
-    cleanups.delete(fn);
+    set.delete(fn);
   };
 }
 

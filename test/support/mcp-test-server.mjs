@@ -7,6 +7,9 @@
 //                         notifications/tools/list_changed
 //   remove_tool {name}    removes a tool added with add_tool (list_changed again)
 //   sleep {ms}            answers after ms milliseconds (for call timeouts)
+//   slow_read {ms, mark}  annotated read-only (readOnlyHint): writes `mark` (a file path) as it
+//                         starts, then answers after ms milliseconds
+//   slow_write {ms, mark} the same without the annotation (a tool that may act)
 //   crash                 writes to stderr and exits with status 3 mid-call
 //   fail                  a result flagged isError
 //   image                 a 1x1 PNG image block
@@ -16,6 +19,7 @@
 //   roots                 the client's roots (roots/list) as JSON, or "roots failed: <message>"
 // Environment switches: MCP_TEST_CRASH_ON_START=<message> prints it to stderr and exits 1 before
 // speaking MCP; MCP_TEST_HANG_ON_START=1 never answers the handshake.
+import { writeFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -73,6 +77,24 @@ if (process.env.MCP_TEST_HANG_ON_START) {
       return text(`slept ${ms} ms`);
     },
   );
+  for (const [name, readOnlyHint] of [
+    ["slow_read", true],
+    ["slow_write", false],
+  ]) {
+    server.registerTool(
+      name,
+      {
+        description: `Answer after ms milliseconds (${readOnlyHint ? "reads only" : "may act"}).`,
+        inputSchema: { ms: z.number(), mark: z.string() },
+        ...(readOnlyHint ? { annotations: { readOnlyHint } } : {}),
+      },
+      async ({ ms, mark }) => {
+        writeFileSync(mark, String(process.pid));
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return text(`${name} done after ${ms} ms`);
+      },
+    );
+  }
   server.registerTool("crash", { description: "Exit in the middle of the call." }, async () => {
     process.stderr.write("about to crash on purpose\n");
     process.exit(3);

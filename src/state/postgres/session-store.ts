@@ -251,13 +251,18 @@ export class PgSessionStore implements SessionStore {
     );
   }
 
-  async appendMessages(sessionId: string, messages: Message[]): Promise<number[]> {
+  async appendMessages(
+    sessionId: string,
+    messages: Message[],
+    options: { usage?: UsageDelta } = {},
+  ): Promise<number[]> {
     return this.go(() =>
       write.insertMessages(
         this.ctx,
         this.db,
         sessionId,
         messages.map((message) => ({ message })),
+        options.usage,
       ),
     );
   }

@@ -31,6 +31,7 @@ export const readFileTool = defineTool({
   description,
   parameters,
   parallelSafe: true,
+  sideEffectFree: true,
   emoji: "📖",
   pathScoped: (args, cwd) => [resolvePath(args.path, cwd)],
   async handler(args, ctx) {

@@ -50,6 +50,7 @@ export const searchFilesTool = defineTool({
   description,
   parameters,
   parallelSafe: true,
+  sideEffectFree: true,
   emoji: "🔎",
   async handler(args, ctx) {
     const files = await fileAccess(ctx);

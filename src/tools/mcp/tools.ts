@@ -52,6 +52,8 @@ export function buildServerTools(options: BuildToolsOptions): AnyTool[] {
       description: describeTool(tool, server.name),
       parameters: normaliseInputSchema(tool.inputSchema) as unknown as TSchema,
       parallelSafe: server.parallel,
+      // Only what the server itself declares read-only (its annotations are the server's word).
+      ...(tool.annotations?.readOnlyHint === true ? { sideEffectFree: true } : {}),
       handler: async (args: Record<string, unknown>, ctx: ToolContext) => {
         // A filesystem server's write to config.yaml, ~/.bashrc or .env is judged like write_file's.
         await guardMcpCall(ctx, name, tool, args, server);
@@ -71,7 +73,8 @@ export function buildServerTools(options: BuildToolsOptions): AnyTool[] {
   const utility = (suffix: string, def: Omit<AnyTool, "name" | "toolset" | "parallelSafe">): void => {
     const name = mcpToolName(server.name, suffix);
     if (taken.has(name) || name.length > 64) return;
-    out.push({ ...def, name, toolset, parallelSafe: true });
+    // Listing and reading resources and prompts: reads.
+    out.push({ ...def, name, toolset, parallelSafe: true, sideEffectFree: true });
   };
   if (options.resources) {
     utility("list_resources", {

@@ -53,6 +53,7 @@ export const visionAnalyzeTool = defineTool({
   description,
   parameters,
   parallelSafe: true,
+  sideEffectFree: true,
   emoji: "👁️",
   check(ctx) {
     return visionChain(ctx.config as unknown as HermesConfig, ctx.env, ctx.home).length > 0;

@@ -36,6 +36,8 @@ export const skillViewTool = defineTool({
   description,
   parameters,
   parallelSafe: true,
+  // A read; the view count it bumps is bookkeeping, not an action.
+  sideEffectFree: true,
   emoji: "📖",
   async handler(args, ctx) {
     const { skill, content, platformNote } = loadSkill(args.name, discoverOptionsOf(ctx));

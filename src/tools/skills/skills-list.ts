@@ -20,6 +20,7 @@ export const skillsListTool = defineTool({
   description,
   parameters,
   parallelSafe: true,
+  sideEffectFree: true,
   emoji: "📚",
   handler(args, ctx) {
     const { skills, warnings } = discoverSkills({ ...discoverOptionsOf(ctx), verifyBundled: false });

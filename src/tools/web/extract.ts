@@ -178,6 +178,7 @@ export function createWebExtractTool(deps: WebExtractDeps = {}) {
     description,
     parameters,
     parallelSafe: true,
+    sideEffectFree: true,
     emoji: "📄",
     handler: (args, ctx) => webExtract(args, ctx, deps),
   });

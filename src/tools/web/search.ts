@@ -59,6 +59,7 @@ export function createWebSearchTool(deps: WebSearchDeps = {}) {
     description,
     parameters,
     parallelSafe: true,
+    sideEffectFree: true,
     emoji: "🔍",
     handler: (args, ctx) => webSearch(args, ctx, deps),
   });

@@ -238,6 +238,38 @@ describe("writes while another process holds state.db", () => {
     ]);
   });
 
+  it("a reply and its results with the call's usage: one write when free; queued, all land", () => {
+    const home = dir();
+    const { store } = recording(home);
+    const s = store.createSession({ source: "cli" });
+    const reply = (id: string) => ({
+      role: "assistant" as const,
+      content: null,
+      tool_calls: [{ id, type: "function" as const, function: { name: "todo", arguments: "{}" } }],
+    });
+    const result = (id: string) => ({ role: "tool" as const, tool_call_id: id, name: "todo", content: "[]" });
+    const free = store.appendMessages(s.id, [reply("a"), result("a")], {
+      usage: { inputTokens: 5, outputTokens: 0 },
+    });
+    expect(free.every((id) => id > 0)).toBe(true);
+    const lock = holdLock(store.path);
+    const queued = store.appendMessages(s.id, [reply("b"), result("b")], {
+      usage: { inputTokens: 7, outputTokens: 0 },
+    });
+    expect(queued.every((id) => id < 0)).toBe(true);
+    lock.release();
+    expect(store.flush()).toBe(true);
+    expect(rowsOnDisk(store.path, "SELECT tool_call_id FROM messages ORDER BY id")).toEqual([
+      { tool_call_id: null },
+      { tool_call_id: "a" },
+      { tool_call_id: null },
+      { tool_call_id: "b" },
+    ]);
+    expect(rowsOnDisk(store.path, "SELECT input_tokens, api_call_count FROM sessions")).toEqual([
+      { input_tokens: 12, api_call_count: 2 },
+    ]);
+  });
+
   it("a queued write to an unknown session is refused at once, as the store would", () => {
     const { store } = recording(dir());
     const s = store.createSession({ source: "cli" });

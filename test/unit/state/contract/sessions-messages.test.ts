@@ -126,6 +126,27 @@ contract("session store contract: messages, usage and undo", (h) => {
     expect(await store.getSession("s2")).toBeNull();
   });
 
+  it("appends a reply and its results with the call's usage in one step, or nothing", async () => {
+    const { store } = h();
+    const s = await store.createSession({ source: "cli" });
+    const usage = { inputTokens: 9, outputTokens: 3 };
+    const ids = await store.appendMessages(
+      s.id,
+      [
+        { role: "assistant", content: null, tool_calls: [call("r")] },
+        { role: "tool", content: "ok", tool_call_id: "r", name: "read_file" },
+      ],
+      { usage },
+    );
+    expect(ids).toHaveLength(2);
+    expect(await store.getSession(s.id)).toMatchObject({ messageCount: 2, inputTokens: 9, apiCallCount: 1 });
+    const bad = { role: "nobody", content: "x" } as unknown as Message;
+    expect(await code(store.appendMessages(s.id, [{ role: "user", content: "y" }, bad], { usage }))).not.toBe(
+      "resolved",
+    );
+    expect(await store.getSession(s.id)).toMatchObject({ messageCount: 2, inputTokens: 9, apiCallCount: 1 });
+  });
+
   it("adds usage and cost deltas, the worst cost status winning", async () => {
     const { store } = h();
     const s = await store.createSession({ source: "cli" });

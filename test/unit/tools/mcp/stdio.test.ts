@@ -218,6 +218,15 @@ describe("MCP stdio servers with the test server", () => {
     ]);
   });
 
+  it("a tool the server annotates readOnlyHint changes nothing outside the session; others may act", async () => {
+    const { manager, registry } = start({ ro: testServerEntry() });
+    await manager.ready;
+    expect(registry.get("mcp_ro_slow_read")?.sideEffectFree).toBe(true);
+    // No annotation, or not read-only: stored before it runs.
+    expect(registry.get("mcp_ro_slow_write")?.sideEffectFree).toBeUndefined();
+    expect(registry.get("mcp_ro_echo")?.sideEffectFree).toBeUndefined();
+  });
+
   it("re-registers tools when the server says its list changed, and unregisters removed ones", async () => {
     const started = start({ dyn: testServerEntry() });
     const { manager, registry } = started;

@@ -377,6 +377,7 @@ async function modelsOffered(
         provider: resolved.provider,
         baseUrl: resolved.baseUrl,
         apiKey: resolved.apiKey,
+        apiKeyHeader: resolved.apiKeyHeader,
         apiMode: resolved.apiMode,
       }),
       new Promise<undefined>((resolve) => {

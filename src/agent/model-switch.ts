@@ -73,6 +73,7 @@ export async function sessionModelList(input: {
     provider: runtime.provider,
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
+    apiKeyHeader: runtime.apiKeyHeader,
     apiMode: runtime.apiMode,
     ...(input.refresh ? { refresh: true } : {}),
   });

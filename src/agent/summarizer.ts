@@ -124,6 +124,7 @@ export function resolveContextLength(input: {
   const ask = {
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
+    apiKeyHeader: runtime.apiKeyHeader,
     model,
     ...(input.fetch ? { fetch: input.fetch } : {}),
   };

@@ -4,6 +4,7 @@
  * `hermes doctor` probes each configured provider with it. No retries: the caller shows the reason.
  */
 import { contextLengthFromListing } from "./model-metadata.js";
+import { keyHeaders } from "./providers.js";
 import type { ApiMode } from "./types.js";
 
 /** One model as the endpoint lists it. */
@@ -23,6 +24,8 @@ export type ModelListing =
 export interface ListModelsInput {
   baseUrl: string;
   apiKey?: string | undefined;
+  /** The header carrying the key instead of a bearer (the runtime's `apiKeyHeader`). */
+  apiKeyHeader?: string | undefined;
   apiMode: ApiMode;
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -33,7 +36,7 @@ function headersFor(input: ListModelsInput): Record<string, string> {
   if (input.apiMode === "anthropic_messages") {
     return { "x-api-key": input.apiKey, "anthropic-version": "2023-06-01" };
   }
-  return { authorization: `Bearer ${input.apiKey}` };
+  return keyHeaders(input.apiKey, input.apiKeyHeader);
 }
 
 /** The ids (and windows) in a listing body: OpenAI's and Anthropic's `{data: [{id}]}`, Ollama's `{models: [{name}]}`. */

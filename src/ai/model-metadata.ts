@@ -6,6 +6,7 @@
  */
 
 import { httpFetch } from "../util/http-fetch.js";
+import { keyHeaders } from "./providers.js";
 
 /** Keys providers use for a model's context window, in the order they are trusted. */
 const WINDOW_KEYS = ["context_length", "max_model_len", "context_window", "max_context_length"] as const;
@@ -50,6 +51,7 @@ export interface StatedWindow {
 export async function fetchStatedWindow(input: {
   baseUrl: string;
   apiKey?: string | undefined;
+  apiKeyHeader?: string | undefined;
   model: string;
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -59,7 +61,7 @@ export async function fetchStatedWindow(input: {
   let response: Response;
   try {
     response = await doFetch(`${input.baseUrl.replace(/\/+$/, "")}/models`, {
-      headers: input.apiKey ? { authorization: `Bearer ${input.apiKey}` } : {},
+      headers: keyHeaders(input.apiKey, input.apiKeyHeader),
       signal: AbortSignal.timeout(input.timeoutMs ?? 3000),
     });
   } catch {

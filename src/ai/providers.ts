@@ -31,6 +31,18 @@ export interface ProviderProfile {
    * no key variable is set. A provider with a login and no key variables works only through it.
    */
   readonly login?: OAuthProviderId;
+  /**
+   * The request header that carries the key as it is, instead of `Authorization: Bearer <key>`
+   * (Azure AI Foundry's `api-key`). Every OpenAI-shaped request to the provider uses it: model
+   * calls over either wire, the `/models` listing, the context-window probe.
+   */
+  readonly apiKeyHeader?: string;
+}
+
+/** The headers that present `apiKey` to an OpenAI-shaped endpoint: bearer, or the provider's own header. */
+export function keyHeaders(apiKey: string | undefined, apiKeyHeader?: string): Record<string, string> {
+  if (!apiKey) return {};
+  return apiKeyHeader ? { [apiKeyHeader.toLowerCase()]: apiKey } : { authorization: `Bearer ${apiKey}` };
 }
 
 /** A plain OpenAI-compatible provider with a key variable and an optional base-URL variable. */
@@ -375,6 +387,20 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     "AI_GATEWAY_BASE_URL",
     "anthropic/claude-sonnet-4",
   ),
+  {
+    id: "azure-foundry",
+    name: "Azure AI Foundry",
+    aliases: ["azure", "azure-ai-foundry", "azure-ai"],
+    // Each resource has its own endpoint, e.g. https://<resource>.openai.azure.com/openai/v1.
+    baseUrl: "",
+    baseUrlEnv: ["AZURE_FOUNDRY_BASE_URL"],
+    apiKeyEnv: ["AZURE_FOUNDRY_API_KEY"],
+    apiMode: "chat_completions",
+    keyOptional: false,
+    // The model name is the deployment's name on the resource.
+    defaultModel: "gpt-4.1",
+    apiKeyHeader: "api-key",
+  },
   {
     id: "bedrock",
     name: "AWS Bedrock",

@@ -44,6 +44,8 @@ export interface ResolvedRuntime {
    * server the caller may ask the server which models it serves (cli/setup/local-model.ts).
    */
   modelIsDefault?: boolean;
+  /** The header carrying the key instead of `Authorization: Bearer` (the catalog's `apiKeyHeader`). */
+  apiKeyHeader?: string | undefined;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -172,9 +174,12 @@ export function resolveRuntime(input: {
     firstEnv(env, profile.baseUrlEnv ?? []) ??
     clean(profile.baseUrl);
   if (!baseUrl) {
+    const ownVar = profile.id === "custom" ? undefined : profile.baseUrlEnv?.[0];
     throw new NoProviderError(
       `Provider "${providerName}" needs a base URL.\n` +
-        "Pass --base-url, set OPENAI_BASE_URL, or run: hermes config set model.base_url http://127.0.0.1:8080/v1",
+        (ownVar
+          ? `Set ${ownVar} in ~/.hermes/.env, pass --base-url, or run: hermes config set model.base_url <url>`
+          : "Pass --base-url, set OPENAI_BASE_URL, or run: hermes config set model.base_url http://127.0.0.1:8080/v1"),
     );
   }
 
@@ -254,6 +259,7 @@ export function resolveRuntime(input: {
     apiMode,
     ...(login ? { login } : {}),
     ...(chosenModel === undefined ? { modelIsDefault: true } : {}),
+    ...(profile.apiKeyHeader && !named ? { apiKeyHeader: profile.apiKeyHeader } : {}),
   };
 }
 
@@ -393,6 +399,7 @@ async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions
     return createResponsesTransport({
       baseUrl: runtime.baseUrl,
       ...(runtime.apiKey ? { apiKey: runtime.apiKey } : {}),
+      ...(runtime.apiKeyHeader ? { apiKeyHeader: runtime.apiKeyHeader } : {}),
       ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
       ...(common.stallTimeoutMs !== undefined ? { stallTimeoutMs: common.stallTimeoutMs } : {}),
     });
@@ -420,6 +427,7 @@ async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions
   return createChatCompletionsTransport({
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
+    ...(runtime.apiKeyHeader ? { apiKeyHeader: runtime.apiKeyHeader } : {}),
     ...common,
     ...(preferences ? { extraBody: { provider: preferences } } : {}),
     // OpenRouter hands Claude models' cache_control to Anthropic: the same four breakpoints.

@@ -254,6 +254,12 @@ export interface FakeLlmOptions {
    * real API's HTTP 400 (`invalid_request_error`), before taking a scripted reply.
    */
   strictToolPairs?: boolean;
+  /**
+   * Refuse every request (the model listing included) with Azure's HTTP 401 unless it carries
+   * this header with this value and no `Authorization` header, as an Azure AI Foundry endpoint
+   * keyed by `api-key` does.
+   */
+  requireKey?: { header: string; value: string };
 }
 
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
@@ -286,6 +292,16 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     };
     requests.push(record);
     const path = (req.url ?? "").split("?")[0];
+    const gate = options.requireKey;
+    if (gate && (req.headers[gate.header.toLowerCase()] !== gate.value || req.headers.authorization)) {
+      sendJson(res, 401, {
+        error: {
+          code: "401",
+          message: "Access denied due to invalid subscription key or wrong API endpoint.",
+        },
+      });
+      return;
+    }
 
     if (req.method === "GET" && path === "/v1/models") {
       sendJson(res, 200, {

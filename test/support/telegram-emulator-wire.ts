@@ -4,6 +4,7 @@
  * typed text, and a strict check of Telegram's HTML subset.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { BotMessage, InlineButton } from "./telegram-emulator-types.js";
 
 export const MAX_UPLOAD = 50 * 1024 * 1024;
 
@@ -189,4 +190,47 @@ export function parseMultipart(
     pos = end + 2;
   }
   return parts;
+}
+
+/** The visible text of `text` under `parse_mode`, refused as Telegram refuses it. */
+export function checkText(
+  text: string,
+  parseMode: unknown,
+  limit: number,
+  what: "message" | "caption",
+): string {
+  let visible = text;
+  if (typeof parseMode === "string" && parseMode.toUpperCase() === "HTML") {
+    const parsed = parseTelegramHtml(text);
+    if ("error" in parsed) throw badRequest(`can't parse entities: ${parsed.error}`);
+    visible = parsed.text;
+  } else if (parseMode !== undefined && parseMode !== "" && parseMode !== null) {
+    // Markdown modes are not emulated; the adapter under test sends HTML.
+    throw badRequest(`unsupported parse_mode in this emulator: ${String(parseMode)}`);
+  }
+  if (visible.trim() === "" && what === "message") throw badRequest("message text is empty");
+  if (visible.length > limit) {
+    throw badRequest(what === "message" ? "message is too long" : "message caption is too long");
+  }
+  return visible;
+}
+
+/** `reply_markup` as given, refused when its inline keyboard breaks Telegram's rules. */
+export function checkMarkup(markup: unknown): BotMessage["reply_markup"] {
+  if (markup === undefined || markup === null) return undefined;
+  const keyboard = (markup as { inline_keyboard?: unknown }).inline_keyboard;
+  if (keyboard === undefined) return markup as BotMessage["reply_markup"];
+  if (!Array.isArray(keyboard) || !keyboard.every(Array.isArray)) {
+    throw badRequest('field "inline_keyboard" of the InlineKeyboardMarkup should be an Array of Arrays');
+  }
+  for (const row of keyboard as unknown[][]) {
+    for (const button of row as InlineButton[]) {
+      if (typeof button?.text !== "string" || button.text === "")
+        throw badRequest("text buttons are unallowed");
+      if (button.callback_data !== undefined && Buffer.byteLength(button.callback_data) > 64) {
+        throw badRequest("BUTTON_DATA_INVALID");
+      }
+    }
+  }
+  return markup as BotMessage["reply_markup"];
 }

@@ -32,209 +32,55 @@
  * routes; any other method answers 404 Not Found, as Telegram does.
  */
 import { EventEmitter } from "node:events";
-import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TelegramServer } from "telegram-test-api/lib/telegramServer.js";
+import { makeClient } from "./telegram-emulator-client.js";
+
+import {
+  type BotApiError,
+  type BotMessage,
+  CHAT_ACTIONS,
+  DELEGATED_METHODS,
+  type EmulatorCore,
+  type EmulatorOptions,
+  MAX_CAPTION,
+  MAX_DOWNLOAD,
+  MAX_TEXT,
+  MEDIA_FIELD,
+  type StoredFile,
+  type StoredUpdate,
+  type TelegramEmulator,
+  type TgChat,
+  type TgUser,
+} from "./telegram-emulator-types.js";
 import {
   ApiError,
   badRequest,
-  entitiesFor,
+  checkMarkup,
+  checkText,
   type Params,
-  parseTelegramHtml,
   readParams,
   sendJson,
   type Upload,
 } from "./telegram-emulator-wire.js";
 
+export type {
+  BotApiError,
+  BotFile,
+  BotMessage,
+  ClientOptions,
+  EmulatorClient,
+  EmulatorOptions,
+  InlineButton,
+  SentUserMessage,
+  TelegramEmulator,
+  TgChat,
+  TgUser,
+  UserFileOptions,
+} from "./telegram-emulator-types.js";
+
 export { parseTelegramHtml } from "./telegram-emulator-wire.js";
-
-export interface TgUser {
-  id: number;
-  is_bot: boolean;
-  first_name: string;
-  username?: string;
-}
-
-export interface TgChat {
-  id: number;
-  type: "private" | "group" | "supergroup" | "channel";
-  title?: string;
-  username?: string;
-  first_name?: string;
-  is_forum?: true;
-}
-
-export interface InlineButton {
-  text: string;
-  callback_data?: string;
-  url?: string;
-}
-
-/** A file the bot uploaded, as the emulator stored it. */
-export interface BotFile {
-  fileId: string;
-  fileName?: string | undefined;
-  mimeType?: string | undefined;
-  bytes: Buffer;
-}
-
-/** One message the bot sent, as it stands now (edits applied). */
-export interface BotMessage {
-  method: string;
-  message_id: number;
-  chat_id: string;
-  /** The text as sent, markup included (compare with `parse_mode`). */
-  text?: string | undefined;
-  caption?: string | undefined;
-  parse_mode?: string | undefined;
-  reply_markup?: { inline_keyboard?: InlineButton[][] } | undefined;
-  message_thread_id?: number | undefined;
-  reply_parameters?: { message_id: number; allow_sending_without_reply?: boolean } | undefined;
-  file?: BotFile | undefined;
-  /** How many times editMessageText changed it. */
-  edits: number;
-  date: number;
-}
-
-export interface SentUserMessage {
-  message_id: number;
-  update_id: number;
-  /** The Message object the bot receives. */
-  message: Record<string, unknown>;
-}
-
-export interface UserFileOptions {
-  fileName?: string;
-  mimeType?: string;
-  caption?: string;
-  threadId?: number;
-  /** `file_size` to report instead of the real one (a "huge" file without allocating it). */
-  declaredSize?: number;
-  /**
-   * Leave `file_size` out, as Telegram sometimes does; the download then also comes without a
-   * Content-Length (chunked), so only a cap applied while streaming can stop an oversized file.
-   */
-  omitSize?: boolean;
-}
-
-export interface EmulatorClient {
-  readonly user: TgUser;
-  readonly chat: TgChat;
-  /** Sends text; `mention` and `bot_command` entities are computed as Telegram does. */
-  sendText(
-    text: string,
-    options?: { replyTo?: BotMessage | number; threadId?: number; extra?: Record<string, unknown> },
-  ): Promise<SentUserMessage>;
-  sendPhoto(bytes: Buffer, options?: UserFileOptions): Promise<SentUserMessage>;
-  sendDocument(bytes: Buffer, options?: UserFileOptions): Promise<SentUserMessage>;
-  sendVoice(bytes: Buffer, options?: UserFileOptions): Promise<SentUserMessage>;
-  /** A message with arbitrary fields over the usual from/chat/date (stickers, service messages). */
-  sendRaw(fields: Record<string, unknown>): Promise<SentUserMessage>;
-  /** Presses the inline button with `data` on a bot message; returns the callback query id. */
-  press(message: BotMessage, data: string): Promise<string>;
-}
-
-export interface ClientOptions {
-  userId?: number;
-  username?: string;
-  firstName?: string;
-  /** Omitted: a private chat with the user. */
-  chat?: { id?: number; type: "group" | "supergroup" | "channel"; title?: string; isForum?: boolean };
-}
-
-export interface BotApiError {
-  error_code: number;
-  description: string;
-  retry_after?: number;
-}
-
-export interface TelegramEmulator {
-  /** Pass as grammy's `client.apiRoot` (no trailing slash). */
-  readonly apiRoot: string;
-  readonly token: string;
-  readonly bot: TgUser & { username: string };
-  /** The wrapped telegram-test-api instance. */
-  readonly server: TelegramServer;
-  client(options?: ClientOptions): EmulatorClient;
-  /** Queues a raw update of any type (`{edited_message: ...}`, `{channel_post: ...}`); returns its id. */
-  sendUpdate(update: Record<string, unknown>): Promise<number>;
-  botMessages(chatId?: number | string): BotMessage[];
-  waitForBotMessage(predicate?: (m: BotMessage) => boolean, timeoutMs?: number): Promise<BotMessage>;
-  /**
-   * Returns a function that waits for the first bot message sent after this call (to `chatId` if
-   * given): `const next = tg.nextBotMessage("42"); await user.sendText("hi"); const reply = await next();`
-   */
-  nextBotMessage(chatId?: number | string): (timeoutMs?: number) => Promise<BotMessage>;
-  callbackAnswers(): Array<{ callback_query_id: string; text?: string; show_alert?: boolean }>;
-  chatActions(): Array<{ chat_id: string; action: string; message_thread_id?: number }>;
-  commands(): Array<{ command: string; description: string }>;
-  /** Every Bot API call the emulator answered, oldest first. */
-  calls(method?: string): Array<{ method: string; params: Record<string, unknown> }>;
-  /** Updates queued and not yet confirmed by an `offset`. */
-  pendingUpdates(): number;
-  /** getUpdates requests waiting right now. */
-  activePolls(): number;
-  /** The next call of `method` fails with this Bot API error. */
-  failNext(method: string, error: BotApiError): void;
-  /** Registers a file users can send; returns its file_id. */
-  addFile(bytes: Buffer, options?: { fileName?: string; mimeType?: string; declaredSize?: number }): string;
-  /** Polls `probe` until it returns something other than undefined/false. */
-  waitFor<T>(probe: () => T | undefined | false, options?: { timeoutMs?: number; what?: string }): Promise<T>;
-  stop(): Promise<void>;
-}
-
-export interface EmulatorOptions {
-  token?: string;
-  botUsername?: string;
-  botId?: number;
-}
-
-/** The parts of telegram-test-api this wrapper uses (its typings reference a package not installed). */
-interface StoredUpdate {
-  updateId: number;
-  messageId: number;
-  botToken: string;
-  isRead: boolean;
-  message?: Record<string, unknown>;
-  callbackQuery?: Record<string, unknown>;
-  callbackId?: number;
-}
-interface EmulatorCore extends EventEmitter {
-  webServer: RequestListener;
-  config: { apiURL: string };
-  storage: { userMessages: StoredUpdate[]; botMessages: Array<{ messageId: number; message: unknown }> };
-  addBotMessage(message: Record<string, unknown>, token: string): { message_id: number };
-  addUserMessage(message: Record<string, unknown>): Promise<void>;
-  addUserCallback(query: Record<string, unknown>): Promise<void>;
-}
-
-interface StoredFile {
-  /** Served chunked, without Content-Length. */
-  unsized?: boolean;
-  fileId: string;
-  uniqueId: string;
-  path: string;
-  bytes: Buffer;
-  fileName?: string | undefined;
-  mimeType?: string | undefined;
-  size: number;
-}
-
-const MAX_TEXT = 4096;
-const MAX_CAPTION = 1024;
-const MAX_DOWNLOAD = 20 * 1024 * 1024;
-const CHAT_ACTIONS = new Set([
-  ..."typing upload_photo record_video upload_video record_voice upload_voice upload_document".split(" "),
-  ..."choose_sticker find_location record_video_note upload_video_note".split(" "),
-]);
-const MEDIA_FIELD: Record<string, string> = {
-  sendphoto: "photo",
-  senddocument: "document",
-  sendvoice: "voice",
-  sendaudio: "audio",
-  sendvideo: "video",
-};
-const DELEGATED_METHODS = new Set("deletewebhook setwebhook deletemessage editmessagereplymarkup".split(" "));
 
 /** Starts the emulator on 127.0.0.1 and a free port. */
 export async function startTelegramEmulator(options: EmulatorOptions = {}): Promise<TelegramEmulator> {
@@ -332,42 +178,6 @@ export async function startTelegramEmulator(options: EmulatorOptions = {}): Prom
         u.messageId === messageId &&
         String((u.message?.chat as { id?: unknown } | undefined)?.id) === String(chatId),
     );
-  }
-
-  function checkText(text: string, parseMode: unknown, limit: number, what: "message" | "caption"): string {
-    let visible = text;
-    if (typeof parseMode === "string" && parseMode.toUpperCase() === "HTML") {
-      const parsed = parseTelegramHtml(text);
-      if ("error" in parsed) throw badRequest(`can't parse entities: ${parsed.error}`);
-      visible = parsed.text;
-    } else if (parseMode !== undefined && parseMode !== "" && parseMode !== null) {
-      // Markdown modes are not emulated; the adapter under test sends HTML.
-      throw badRequest(`unsupported parse_mode in this emulator: ${String(parseMode)}`);
-    }
-    if (visible.trim() === "" && what === "message") throw badRequest("message text is empty");
-    if (visible.length > limit) {
-      throw badRequest(what === "message" ? "message is too long" : "message caption is too long");
-    }
-    return visible;
-  }
-
-  function checkMarkup(markup: unknown): BotMessage["reply_markup"] {
-    if (markup === undefined || markup === null) return undefined;
-    const keyboard = (markup as { inline_keyboard?: unknown }).inline_keyboard;
-    if (keyboard === undefined) return markup as BotMessage["reply_markup"];
-    if (!Array.isArray(keyboard) || !keyboard.every(Array.isArray)) {
-      throw badRequest('field "inline_keyboard" of the InlineKeyboardMarkup should be an Array of Arrays');
-    }
-    for (const row of keyboard as unknown[][]) {
-      for (const button of row as InlineButton[]) {
-        if (typeof button?.text !== "string" || button.text === "")
-          throw badRequest("text buttons are unallowed");
-        if (button.callback_data !== undefined && Buffer.byteLength(button.callback_data) > 64) {
-          throw badRequest("BUTTON_DATA_INVALID");
-        }
-      }
-    }
-    return markup as BotMessage["reply_markup"];
   }
 
   function checkReply(chatId: unknown, params: Params): void {
@@ -739,7 +549,7 @@ export async function startTelegramEmulator(options: EmulatorOptions = {}): Prom
         };
       }
       chats.set(String(chat.id), chat);
-      return makeClient(user, chat);
+      return makeClient({ token, core, serial, storeFile, sent, botMessageObject }, user, chat);
     },
     sendUpdate(update) {
       return serial(async () => {
@@ -821,106 +631,6 @@ export async function startTelegramEmulator(options: EmulatorOptions = {}): Prom
       });
     },
   };
-
-  function makeClient(user: TgUser, chat: TgChat): EmulatorClient {
-    const base = (): Params => ({
-      botToken: token,
-      date: Math.floor(Date.now() / 1000),
-      ...(chat.type === "channel" ? { sender_chat: chat } : { from: user }),
-      chat,
-    });
-    const threadFields = (threadId: number | undefined): Params => {
-      if (threadId === undefined) return {};
-      const fields: Params = { message_thread_id: threadId, is_topic_message: true };
-      // In a forum every topic message replies to the topic's creation message.
-      fields.reply_to_message = {
-        message_id: threadId,
-        from: user,
-        chat,
-        date: Math.floor(Date.now() / 1000),
-        forum_topic_created: { name: "Topic", icon_color: 7322096 },
-      };
-      return fields;
-    };
-    const inject = (message: Params): Promise<SentUserMessage> =>
-      serial(async () => {
-        await core.addUserMessage(message);
-        const stored = core.storage.userMessages.find((u) => u.message === message);
-        if (!stored) throw new Error("telegram-test-api did not store the message");
-        const { botToken: _token, ...body } = message;
-        return { message_id: stored.messageId, update_id: stored.updateId, message: body };
-      });
-    const fileMessage = (field: string, bytes: Buffer, o: UserFileOptions): Promise<SentUserMessage> => {
-      const file = storeFile(bytes, o.fileName, o.mimeType, field === "photo" ? "photos" : `${field}s`);
-      if (o.declaredSize !== undefined) file.size = o.declaredSize;
-      if (o.omitSize) file.unsized = true;
-      const size = o.omitSize ? {} : { file_size: file.size };
-      const described = { file_id: file.fileId, file_unique_id: file.uniqueId, ...size };
-      let media: unknown;
-      if (field === "photo") {
-        const thumb = storeFile(Buffer.from("thumbnail"), undefined, undefined, "photos");
-        media = [
-          { file_id: thumb.fileId, file_unique_id: thumb.uniqueId, file_size: 9, width: 90, height: 51 },
-          { ...described, width: 1280, height: 720 },
-        ];
-      } else {
-        media = {
-          ...described,
-          ...(o.fileName ? { file_name: o.fileName } : {}),
-          ...(o.mimeType ? { mime_type: o.mimeType } : {}),
-          ...(field === "voice" ? { duration: 1 } : {}),
-        };
-      }
-      return inject({
-        ...base(),
-        ...threadFields(o.threadId),
-        [field]: media,
-        ...(o.caption !== undefined ? { caption: o.caption, caption_entities: entitiesFor(o.caption) } : {}),
-      });
-    };
-    return {
-      user,
-      chat,
-      sendText(text, o = {}) {
-        const entities = entitiesFor(text);
-        let reply: Params = threadFields(o.threadId);
-        if (o.replyTo !== undefined) {
-          const target =
-            typeof o.replyTo === "number" ? sent.find((m) => m.message_id === o.replyTo) : o.replyTo;
-          reply = {
-            ...reply,
-            reply_to_message: target
-              ? botMessageObject(target)
-              : { message_id: o.replyTo, from: user, chat, date: Math.floor(Date.now() / 1000), text: "" },
-          };
-        }
-        return inject({
-          ...base(),
-          text,
-          ...(entities.length > 0 ? { entities } : {}),
-          ...reply,
-          ...(o.extra ?? {}),
-        });
-      },
-      sendPhoto: (bytes, o = {}) => fileMessage("photo", bytes, o),
-      sendDocument: (bytes, o = {}) => fileMessage("document", bytes, o),
-      sendVoice: (bytes, o = {}) => fileMessage("voice", bytes, { mimeType: "audio/ogg", ...o }),
-      sendRaw: (fields) => inject({ ...base(), ...fields }),
-      press(message, data) {
-        const buttons = (message.reply_markup?.inline_keyboard ?? []).flat();
-        if (!buttons.some((b) => b.callback_data === data)) {
-          throw new Error(`message ${message.message_id} has no inline button with callback_data "${data}"`);
-        }
-        const query = { botToken: token, date: Math.floor(Date.now() / 1000), from: user, data };
-        return serial(async () => {
-          const withMessage = { ...query, message: botMessageObject(message) };
-          await core.addUserCallback(withMessage);
-          const stored = core.storage.userMessages.find((u) => u.callbackQuery === withMessage);
-          return String(stored?.callbackId ?? "");
-        });
-      },
-    };
-  }
 
   return emulator;
 }

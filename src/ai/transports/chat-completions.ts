@@ -22,6 +22,8 @@ export interface ChatCompletionsOptions {
   baseUrl: string;
   /** Sent as a bearer token; when absent no Authorization header is sent (local servers). */
   apiKey?: string | undefined;
+  /** Send the key under this header instead of as a bearer (Azure AI Foundry's `api-key`). */
+  apiKeyHeader?: string | undefined;
   defaultHeaders?: Record<string, string> | undefined;
   /** Time allowed until the response headers arrive. Defaults to the SDK's (10 minutes). */
   timeoutMs?: number | undefined;
@@ -76,6 +78,7 @@ export function createChatCompletionsTransport(options: ChatCompletionsOptions):
       createOpenAIClient({
         baseUrl,
         apiKey: options.apiKey,
+        apiKeyHeader: options.apiKeyHeader,
         headers: options.defaultHeaders,
         timeoutMs: options.timeoutMs,
       }),

@@ -23,6 +23,8 @@ export interface ResponsesTransportOptions {
   baseUrl: string;
   /** Sent as a bearer token; when absent no Authorization header is sent. */
   apiKey?: string | undefined;
+  /** Send the key under this header instead of as a bearer (Azure AI Foundry's `api-key`). */
+  apiKeyHeader?: string | undefined;
   /** Extra headers sent with every request. */
   headers?: Record<string, string> | undefined;
   /**
@@ -56,6 +58,7 @@ export function createResponsesTransport(options: ResponsesTransportOptions): Tr
       createOpenAIClient({
         baseUrl,
         apiKey: options.apiKey,
+        apiKeyHeader: options.apiKeyHeader,
         headers: options.headers,
         fetch: options.fetch,
       }),

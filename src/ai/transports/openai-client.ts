@@ -21,6 +21,8 @@ export interface OpenAIClientOptions {
   baseUrl: string;
   /** Sent as a bearer token; when absent no Authorization header is sent (local servers). */
   apiKey?: string | undefined;
+  /** Send the key as it is under this header instead of as a bearer (Azure AI Foundry's `api-key`). */
+  apiKeyHeader?: string | undefined;
   headers?: Record<string, string> | undefined;
   /** Time allowed until the response headers arrive. Defaults to the SDK's (10 minutes). */
   timeoutMs?: number | undefined;
@@ -54,6 +56,7 @@ export async function createOpenAIClient(options: OpenAIClientOptions): Promise<
   const key = JSON.stringify([
     options.baseUrl,
     options.apiKey ?? "",
+    options.apiKeyHeader ?? "",
     options.headers ?? {},
     options.timeoutMs ?? null,
   ]);
@@ -73,6 +76,11 @@ function makeClient(sdk: OpenAIModule, options: OpenAIClientOptions): OpenAI {
   const headers: Record<string, string | null> = { ...options.headers };
   // The SDK insists on a key; a placeholder plus a removed header sends a keyless request.
   if (!options.apiKey) headers["Authorization"] = null;
+  else if (options.apiKeyHeader) {
+    // The SDK builds the headers of every request, the direct stream path's included (chat-stream.ts).
+    headers[options.apiKeyHeader.toLowerCase()] = options.apiKey;
+    headers["Authorization"] = null;
+  }
   return new sdk.default({
     apiKey: options.apiKey || "unused",
     baseURL: options.baseUrl,

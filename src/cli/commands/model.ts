@@ -87,6 +87,7 @@ async function setFromSpec(ctx: ConfigContext, text: string, refresh: boolean): 
       provider: plan.runtime.provider,
       baseUrl: plan.runtime.baseUrl,
       apiKey: plan.runtime.apiKey,
+      apiKeyHeader: plan.runtime.apiKeyHeader,
       apiMode: plan.runtime.apiMode,
       refresh: true,
     });
@@ -127,6 +128,7 @@ async function listCommand(ctx: ConfigContext, text: string | undefined, refresh
     provider: runtime.provider,
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
+    apiKeyHeader: runtime.apiKeyHeader,
     apiMode: runtime.apiMode,
     refresh,
   });

@@ -90,6 +90,7 @@ export async function providerChecks(
       const listing = await listModels({
         baseUrl: rt.baseUrl,
         apiKey: rt.apiKey,
+        apiKeyHeader: rt.apiKeyHeader,
         apiMode: rt.apiMode,
         timeoutMs: options.timeoutMs ?? 8000,
         ...(options.fetch ? { fetch: options.fetch } : {}),

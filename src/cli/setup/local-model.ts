@@ -49,6 +49,7 @@ export async function withServerModel(
   const listing = await listModels({
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
+    apiKeyHeader: runtime.apiKeyHeader,
     apiMode: runtime.apiMode,
     timeoutMs: options.timeoutMs ?? 5000,
     ...(options.fetch ? { fetch: options.fetch } : {}),

@@ -104,6 +104,7 @@ async function listFor(ctx: FlowContext, runtime: ResolvedRuntime, refresh: bool
     provider: runtime.provider,
     baseUrl: runtime.baseUrl,
     apiKey: runtime.apiKey,
+    apiKeyHeader: runtime.apiKeyHeader,
     apiMode: runtime.apiMode,
     refresh,
     ...(ctx.fetch ? { fetch: ctx.fetch } : {}),

@@ -107,6 +107,41 @@ describe("streamed chat completions without the SDK's stream layers", () => {
     expect(seen[0]?.headers["authorization"]).toBeUndefined();
   });
 
+  it("sends a provider's own key header instead of the bearer, on the direct stream and on the SDK's path alike", async () => {
+    handler = (req, res, entry) => {
+      if (JSON.parse(entry.body).stream) {
+        sse([`data: ${chunk({ content: "ok" }, "stop")}\n\n`, "data: [DONE]\n\n"])(req, res);
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: "c",
+          object: "chat.completion",
+          choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+        }),
+      );
+    };
+    const azure = { apiKeyHeader: "api-key", defaultHeaders: { "x-title": "hermes" } };
+    expect(finishOf(await collect(transport(azure).stream(request))).message.content).toBe("ok");
+    expect(
+      finishOf(await collect(transport({ ...azure, stream: false }).stream(request))).message.content,
+    ).toBe("ok");
+    expect(seen).toHaveLength(2);
+    const [direct, viaSdk] = seen;
+    for (const sent of [direct, viaSdk]) {
+      expect(sent?.headers["api-key"]).toBe("sk-test-key");
+      expect(sent?.headers["authorization"]).toBeUndefined();
+      expect(sent?.headers["x-title"]).toBe("hermes");
+    }
+    // Apart from what differs per request, the two paths send the same header names.
+    const names = (h: IncomingMessage["headers"] | undefined) =>
+      Object.keys(h ?? {})
+        .filter((n) => !["content-length", "x-stainless-timeout", "connection"].includes(n))
+        .sort();
+    expect(names(direct?.headers)).toEqual(names(viaSdk?.headers));
+  });
+
   it("reads CRLF, CR and LF endings split across packets, comments, multi-line data and UTF-8 cut mid-character", async () => {
     const snow = Buffer.from(`data: ${chunk({ content: "☃ snow" })}\r\n\r\n`);
     const cut = snow.indexOf(Buffer.from("☃")) + 1;

@@ -10,7 +10,7 @@ const seen: Array<Record<string, string | string[] | undefined>> = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(req.headers);
-    const key = req.headers.authorization ?? req.headers["x-api-key"];
+    const key = req.headers.authorization ?? req.headers["x-api-key"] ?? req.headers["api-key"];
     if (req.url === "/bad/models") {
       res.writeHead(500).end("boom");
       return;
@@ -36,6 +36,17 @@ describe("listModels", () => {
     const out = await listModels({ baseUrl: base, apiKey: "good", apiMode: "anthropic_messages" });
     expect(out.ok).toBe(true);
     expect(seen.at(-1)?.["anthropic-version"]).toBe("2023-06-01");
+  });
+  it("sends the key under the provider's own header, without a bearer, when it names one", async () => {
+    const out = await listModels({
+      baseUrl: base,
+      apiKey: "good",
+      apiKeyHeader: "api-key",
+      apiMode: "chat_completions",
+    });
+    expect(out.ok).toBe(true);
+    expect(seen.at(-1)?.["api-key"]).toBe("good");
+    expect(seen.at(-1)?.["authorization"]).toBeUndefined();
   });
   it("says the key was refused on 401", async () => {
     const out = await listModels({ baseUrl: base, apiKey: "wrong", apiMode: "chat_completions" });

@@ -13,6 +13,7 @@ describe("createOpenAIClient", () => {
       { ...base, baseUrl: "http://127.0.0.1:10/v1" },
       { ...base, headers: { "x-a": "2" } },
       { ...base, timeoutMs: 5000 },
+      { ...base, apiKeyHeader: "api-key" },
     ];
     for (const options of others) {
       const other = await createOpenAIClient(options);

@@ -8,7 +8,9 @@ describe("provider catalog", () => {
     expect(new Set(names).size).toBe(names.length);
     for (const p of PROVIDERS) {
       expect(isApiMode(p.apiMode)).toBe(true);
-      if (p.id !== "custom") expect(() => new URL(p.baseUrl)).not.toThrow();
+      // custom and Azure (one endpoint per resource) take the user's URL; Azure names its variable.
+      if (p.id === "azure-foundry") expect(p.baseUrlEnv).toEqual(["AZURE_FOUNDRY_BASE_URL"]);
+      else if (p.id !== "custom") expect(() => new URL(p.baseUrl)).not.toThrow();
       expect(p.defaultModel).not.toBe("");
       // Without a key variable, a provider must have a login to stand in for the key.
       if (!p.keyOptional && !p.login) expect(p.apiKeyEnv.length).toBeGreaterThan(0);
@@ -24,6 +26,8 @@ describe("provider catalog", () => {
     ["vllm", "custom"],
     ["llamacpp", "custom"],
     ["lm-studio", "lmstudio"],
+    ["azure", "azure-foundry"],
+    ["azure-ai-foundry", "azure-foundry"],
     ["nope", undefined],
     ["", undefined],
   ])("findProvider(%j) → %s", (name, id) => {

@@ -199,6 +199,22 @@ const cases: Case[] = [
     expected: { provider: "custom:lab", baseUrl: "http://lab:8000/v1", apiKey: "lk", model: "big" },
   },
   {
+    name: "azure-foundry: key and endpoint from its own variables, sent as api-key",
+    flags: { provider: "azure" },
+    env: {
+      AZURE_FOUNDRY_API_KEY: "az-key",
+      AZURE_FOUNDRY_BASE_URL: "https://res.openai.azure.com/openai/v1/",
+      OPENAI_API_KEY: "sk-openai",
+    },
+    expected: {
+      provider: "azure-foundry",
+      baseUrl: "https://res.openai.azure.com/openai/v1",
+      apiKey: "az-key",
+      apiKeyHeader: "api-key",
+      apiMode: "chat_completions",
+    },
+  },
+  {
     name: "named custom_providers entry by bare name",
     flags: { provider: "lab" },
     extra: { custom_providers: [{ name: "Lab", base_url: "http://lab:8000/v1" }] },
@@ -237,6 +253,20 @@ describe("resolveRuntime", () => {
       /^Provider openrouter needs an API key.*\n.*OPENROUTER_API_KEY/,
     ],
     ["custom without URL", { provider: "custom" }, {}, {}, /^Provider "custom" needs a base URL\.\n/],
+    [
+      "azure-foundry without its endpoint",
+      { provider: "azure-foundry" },
+      {},
+      { AZURE_FOUNDRY_API_KEY: "az-key" },
+      /^Provider "azure-foundry" needs a base URL\.\nSet AZURE_FOUNDRY_BASE_URL in ~\/\.hermes\/\.env/,
+    ],
+    [
+      "azure-foundry without its key",
+      { provider: "azure-foundry" },
+      {},
+      { AZURE_FOUNDRY_BASE_URL: "https://res.openai.azure.com/openai/v1" },
+      /^Provider azure-foundry needs an API key, and AZURE_FOUNDRY_API_KEY is not set/,
+    ],
     ["bad api_mode", {}, { base_url: "http://x/v1", api_mode: "chat" }, {}, /not a known api_mode/],
   ])("throws for %s", (_label, flags, model, env, message) => {
     expect(() => resolveRuntime({ flags, config: config(model), env, home: undefined })).toThrow(message);

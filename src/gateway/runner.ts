@@ -31,7 +31,7 @@ import { startApiServer } from "./api-server/index.js";
 import { LiveAuthEnv } from "./auth/live-allowlist.js";
 import { startControlServer } from "./control/server.js";
 import { GatewayControlState } from "./control/state.js";
-import { ChatBusyError, waitForChat } from "./coordination/chat-wait.js";
+import { ChatBusyError, waitForChatClaim } from "./coordination/chat-wait.js";
 import { GatewayCoordination, type ReloadKind } from "./coordination/index.js";
 import { SharedApprovals } from "./coordination/shared-approvals.js";
 import { type HealthEndpoint, healthAddress, startHealthEndpoint } from "./health-endpoint.js";
@@ -276,12 +276,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (apiServerEnabled(config, env)) {
       const shared = coordinator.shared ? coordinator : undefined;
       const server = await startApiServer({
-        // Several instances: a continued session waits until no other instance runs it.
+        // Several instances: a continued session waits until no other instance runs it, and its
+        // turn is fenced on the claim (see `TurnDeps.exclusive`).
         ...(shared
           ? {
               exclusive: async (id: string, signal: AbortSignal) => {
                 try {
-                  return await waitForChat(shared, `${API_SERVER_CLAIM}${id}`, { signal });
+                  return await waitForChatClaim(shared, `${API_SERVER_CLAIM}${id}`, { signal });
                 } catch (error) {
                   if (!(error instanceof ChatBusyError)) throw error;
                   throw new ApiError(

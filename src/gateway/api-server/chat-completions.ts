@@ -152,7 +152,7 @@ export async function chatCompletions(
   /** Tool calls announced as running: only these get a matching end frame. */
   const started = new Set<string>();
   await ctx.withRunSlot(signal, async () => {
-    const outcome = await ctx.turns.run({
+    const running = ctx.turns.run({
       ...turn,
       signal: AbortSignal.any([signal, brokeOff.signal]),
       onStart: (sid) => {
@@ -201,7 +201,14 @@ export async function chatCompletions(
         }
       },
     });
-    if (signal.aborted) return;
+    const outcome = await running.catch((error: unknown) => {
+      // Once the stream started an error can only go out as its last frame (`session_moved`).
+      if (!(error instanceof ApiError) || !res.headersSent) throw error;
+      writeSse(res, { error: { message: error.message, type: error.type, code: error.code } });
+      res.end();
+      return undefined;
+    });
+    if (!outcome || signal.aborted) return;
     if (brokeOff.signal.aborted) {
       writeSse(res, {
         error: {

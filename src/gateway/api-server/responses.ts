@@ -315,6 +315,13 @@ export async function createResponse(
       finished = true;
       emit("response.completed", { response });
       res.end();
+    } catch (error) {
+      if (!(error instanceof ApiError) || !res.headersSent) throw error;
+      // The turn stopped after the stream started (`session_moved`): its error event ends it, and
+      // nothing is stored for it (another instance continues the conversation now).
+      finished = true;
+      emit("error", { code: error.code, message: error.message, param: null });
+      res.end();
     } finally {
       // A client that went away mid-stream can still continue from what it saw (as upstream).
       if (!finished && sid) await remember(base("incomplete", output(text)), sid);

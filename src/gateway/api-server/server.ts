@@ -31,11 +31,11 @@ import { RunRegistry } from "./runs.js";
 /** How long closing waits for writes still queued behind another process's lock on state.db. */
 const SHUTDOWN_SAVE_WAIT_MS = 10_000;
 
-import { API_SERVER_SOURCE, TurnRunner } from "./turns.js";
+import { API_SERVER_SOURCE, type TurnDeps, TurnRunner } from "./turns.js";
 
 export interface ApiServerOptions {
   /** Several instances: a continued session's turn claims it across them first (`TurnDeps.exclusive`). */
-  exclusive?: (sessionId: string, signal: AbortSignal) => Promise<() => Promise<void>>;
+  exclusive?: TurnDeps["exclusive"];
   /** Counts each turn while it runs (`TurnDeps.trackTurn`: the instance listing's `turns`). */
   trackTurn?: () => () => void;
   home: string;

@@ -9,8 +9,10 @@ import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatSession, ChatSessionOptions } from "../../agent/chat-session.js";
 import type { AgentEvent } from "../../agent/events.js";
 import type { ContentPart, Message } from "../../ai/types.js";
+import type { ChatClaim } from "../../state/coordination.js";
 import { type SessionStore, SessionStoreError } from "../../state/types.js";
 import { newSessionId } from "../../util/session-id.js";
+import { claimGate, fenceParts } from "../coordination/chat-fence.js";
 import { ApiError } from "./http.js";
 
 export const API_SERVER_SOURCE = "api_server";
@@ -43,9 +45,10 @@ export interface TurnOutcome {
 export interface TurnDeps {
   /**
    * Several instances: claims a stored session across them for the turn (waiting while another
-   * instance runs it) and resolves with its release; absent with one instance.
+   * instance runs it) and resolves with the claim; absent with one instance. The turn writes,
+   * runs tools and asks only while the claim holds, and is interrupted once it is lost.
    */
-  exclusive?: (sessionId: string, signal: AbortSignal) => Promise<() => Promise<void>>;
+  exclusive?: (sessionId: string, signal: AbortSignal) => Promise<ChatClaim>;
   /** Counts the turn from its request until it ends (`hermes gateway status` shows the count). */
   trackTurn?: () => () => void;
   store: SessionStore;
@@ -82,8 +85,8 @@ export class TurnRunner {
       const exclusive = this.deps.exclusive;
       if (!exclusive) return this.withLock(named, () => this.execute(named, request));
       return this.withLock(named, async () => {
-        const release = await exclusive(named, request.signal);
-        return this.execute(named, request).finally(release);
+        const claim = await exclusive(named, request.signal);
+        return this.execute(named, request, false, claim).finally(() => claim.release());
       });
     }
     // Held in memory from now until the turn ends, so no concurrent request picks the same id.
@@ -102,8 +105,38 @@ export class TurnRunner {
     }
   }
 
-  private async execute(id: string, request: TurnRequest, fresh = false): Promise<TurnOutcome> {
-    const { store } = this.deps;
+  private async execute(
+    id: string,
+    request: TurnRequest,
+    fresh = false,
+    claim?: ChatClaim,
+  ): Promise<TurnOutcome> {
+    try {
+      return await this.executeHeld(id, request, fresh, claim);
+    } catch (error) {
+      if (claim?.lost.aborted) throw sessionMoved(id, claim);
+      throw error;
+    }
+  }
+
+  private async executeHeld(
+    id: string,
+    request: TurnRequest,
+    fresh: boolean,
+    claim: ChatClaim | undefined,
+  ): Promise<TurnOutcome> {
+    // Several instances: the session's writes, tool runs and approval prompts pass the claim's gate.
+    const fenced = claim
+      ? fenceParts(
+          {
+            store: this.deps.store,
+            registry: this.deps.sessionOptions.registry,
+            onApproval: request.onApproval,
+          },
+          claimGate(claim),
+        )
+      : undefined;
+    const store = fenced?.store ?? this.deps.store;
     if (request.sessionId && !(await store.getSession(id))) {
       throw new ApiError(
         404,
@@ -118,6 +151,7 @@ export class TurnRunner {
         ...this.deps.sessionOptions,
         ...(request.systemPrompt ? { ephemeralSystemPrompt: request.systemPrompt } : {}),
         ...(request.onApproval ? { onApproval: request.onApproval } : {}),
+        ...fenced,
         ...(fresh ? { newSessionId: id } : { resume: id }),
       });
     } catch (error) {
@@ -128,13 +162,18 @@ export class TurnRunner {
     try {
       request.onStart?.(session.id);
       const run = session.agent.run(request.input);
-      if (request.signal.aborted) interrupt();
-      else request.signal.addEventListener("abort", interrupt, { once: true });
+      // A claim lost to another instance stops the turn as a client going away does.
+      for (const signal of [request.signal, claim?.lost]) {
+        if (signal?.aborted) interrupt();
+        else signal?.addEventListener("abort", interrupt, { once: true });
+      }
       for await (const event of run) request.onEvent?.(event);
       const result = await run.result;
+      if (claim?.lost.aborted) throw sessionMoved(id, claim);
       return { sessionId: session.id, result };
     } finally {
       request.signal.removeEventListener("abort", interrupt);
+      claim?.lost.removeEventListener("abort", interrupt);
       await session.close("api_request_done");
     }
   }
@@ -161,6 +200,17 @@ export class TurnRunner {
       if (this.locks.get(id) === tail) this.locks.delete(id);
     }
   }
+}
+
+/** The answer to a turn whose session another instance took over while it ran: it recorded nothing more. */
+function sessionMoved(id: string, claim: ChatClaim): ApiError {
+  const why = claim.lost.reason instanceof Error ? ` (${claim.lost.reason.message})` : "";
+  return new ApiError(
+    409,
+    `Session ${id} was taken over by another instance while this turn ran${why}; this turn stopped ` +
+      "and recorded nothing more. Send the request again to continue the session there.",
+    "session_moved",
+  );
 }
 
 /** The text of the parts a client sent, for logs and prompts that take text only. */

@@ -11,6 +11,7 @@
  * timer alone would let their effects through.
  */
 import type { ApprovalPrompt } from "../../agent/approval-policy.js";
+import type { ChatClaim } from "../../state/coordination.js";
 import type { PlatformAdapter } from "../platforms/types.js";
 
 /** Undefined: go on now. A promise: wait for it (it rejects when the chat was lost). */
@@ -93,4 +94,12 @@ export function fenceParts<S extends object, R extends object>(
 /** The adapter a turn's reply goes out on, behind `gate`. */
 export function fenceAdapter(adapter: PlatformAdapter, gate: Gate): PlatformAdapter {
   return gated(adapter, ADAPTER_SENDS, gate);
+}
+
+/** The gate of one claim held for a turn: passes while valid, confirms it when not, refuses once lost. */
+export function claimGate(claim: ChatClaim): Gate {
+  return () => {
+    if (claim.lost.aborted) return Promise.reject(claim.lost.reason);
+    return claim.valid() ? undefined : claim.ensure();
+  };
 }

@@ -3,7 +3,7 @@
  * receiving instance's own connection (the API server's HTTP response), the receiver waits until no
  * other instance runs the conversation, claims it, runs the turn itself and releases it.
  */
-import type { Coordinator } from "../../state/coordination.js";
+import type { ChatClaim, Coordinator } from "../../state/coordination.js";
 
 export class ChatBusyError extends Error {
   constructor(
@@ -25,12 +25,22 @@ export async function waitForChat(
   key: string,
   options: { timeoutMs?: number; pollMs?: number; signal?: AbortSignal } = {},
 ): Promise<() => Promise<void>> {
+  const claim = await waitForChatClaim(coordinator, key, options);
+  return () => claim.release();
+}
+
+/** `waitForChat`, resolving with the claim itself (its turn fences its effects on it). */
+export async function waitForChatClaim(
+  coordinator: Coordinator,
+  key: string,
+  options: { timeoutMs?: number; pollMs?: number; signal?: AbortSignal } = {},
+): Promise<ChatClaim> {
   const started = Date.now();
   const timeoutMs = options.timeoutMs ?? 5 * 60_000;
   for (;;) {
     if (options.signal?.aborted) throw options.signal.reason;
     const result = await coordinator.claimChat(key);
-    if ("claimed" in result) return () => result.claimed.release();
+    if ("claimed" in result) return result.claimed;
     if (Date.now() - started >= timeoutMs) throw new ChatBusyError(key, result.heldBy, Date.now() - started);
     await new Promise((r) => setTimeout(r, options.pollMs ?? 100));
   }

@@ -48,6 +48,7 @@ import { SubdirHintTracker } from "./prompt/subdir-hints.js";
 import { type Frozen, freezeSession } from "./session-freeze.js";
 import { type BackgroundStart, startBackgroundAgent } from "./subagents/background.js";
 import { buildToolContext, type ToolContextBase } from "./tool-context.js";
+import { traitsOfTool } from "./tool-traits.js";
 import { saveTrajectoryOrWarn } from "./trajectory.js";
 
 export type { AgentRun, AIAgentOptions, CompressionReport, RunResult } from "./agent-types.js";
@@ -520,19 +521,7 @@ export class AIAgent {
 
   private traitsOf(name: string): ToolTraits | undefined {
     const tool = this.registry.get(name);
-    if (!tool) return undefined;
-    const pathScoped = tool.pathScoped?.bind(tool);
-    const perCall = tool.sideEffectFreeCall?.bind(tool);
-    return {
-      parallelSafe: tool.parallelSafe ?? false,
-      interactive: tool.interactive ?? false,
-      ...(tool.sideEffectFree
-        ? { sideEffectFree: () => true }
-        : perCall
-          ? { sideEffectFree: (args: Record<string, unknown>) => perCall(args) === true }
-          : {}),
-      ...(pathScoped ? { paths: (args: Record<string, unknown>) => pathScoped(args, this.cwd) } : {}),
-    };
+    return tool ? traitsOfTool(tool, () => this.cwd) : undefined;
   }
 
   /**

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { answerTitles, pick, startAcp } from "../support/acp-client.js";
+import { answerTitles, isTitleRequest, pick, startAcp } from "../support/acp-client.js";
 import { fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
@@ -21,7 +21,8 @@ type ChatBody = {
   messages: Array<{ role: string; content: unknown }>;
   tools?: Array<{ function: { name: string } }>;
 };
-const lastBody = () => llm.chatRequests.at(-1)?.body as ChatBody;
+// The agent's own requests: the title request runs beside the first turn and can land last.
+const lastBody = () => llm.chatRequests.filter((r) => !isTitleRequest(r.body)).at(-1)?.body as ChatBody;
 const lastToolResult = () => {
   const tool = lastBody()
     .messages.filter((m) => m.role === "tool")

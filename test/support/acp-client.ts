@@ -21,13 +21,13 @@ import { type FakeLlm, reply } from "./fake-llm.js";
  * exchange, in the background) apart from the scripted queue, so they never take a scripted reply.
  */
 export function answerTitles(llm: FakeLlm, title = "Editor session"): void {
-  llm.respondWith((request) => {
-    const body = request.body as { messages?: Array<{ content?: unknown }> };
-    const first = body.messages?.[0]?.content;
-    return typeof first === "string" && first.startsWith("Write a title for the conversation")
-      ? reply().text(title)
-      : undefined;
-  });
+  llm.respondWith((request) => (isTitleRequest(request.body) ? reply().text(title) : undefined));
+}
+
+/** The session's title request, which runs beside the first turn and may reach the fake after it. */
+export function isTitleRequest(body: unknown): boolean {
+  const first = (body as { messages?: Array<{ content?: unknown }> }).messages?.[0]?.content;
+  return typeof first === "string" && first.startsWith("Write a title for the conversation");
 }
 
 export type PermissionAnswer = (

@@ -94,6 +94,41 @@ describe("appending several messages in one write", () => {
     }
   });
 
+  it("adds the call's usage in the same write: tokens, cost, the worse cost status, source and pricing", () => {
+    const { store, session, db } = setup();
+    db.close();
+    const pair: Message[] = [
+      { role: "assistant", content: null, tool_calls: [call(1)], finish_reason: "tool_calls" },
+      { role: "tool", tool_call_id: "call_1", name: "todo", content: "done" },
+    ];
+    store.appendMessages(session.id, pair, {
+      usage: {
+        inputTokens: 10,
+        outputTokens: 2,
+        costUsd: 0.25,
+        costStatus: "actual",
+        costSource: "provider",
+      },
+    });
+    store.appendMessages(session.id, [{ role: "user", content: "next" }], {
+      usage: { inputTokens: 5, outputTokens: 1, costUsd: 0.5, costStatus: "estimated", pricingVersion: "p2" },
+    });
+    store.appendMessages(session.id, [{ role: "assistant", content: "free" }], {
+      usage: { inputTokens: 1, outputTokens: 1, costStatus: "included" },
+    });
+    expect(store.getSession(session.id)).toMatchObject({
+      messageCount: 4,
+      toolCallCount: 1,
+      apiCallCount: 3,
+      inputTokens: 16,
+      outputTokens: 4,
+      estimatedCostUsd: 0.75,
+      costStatus: "estimated",
+      costSource: "provider",
+      pricingVersion: "p2",
+    });
+  });
+
   it("writes nothing (no row, no count, no usage, no index entry) when one message of the write is invalid", () => {
     const { store, session, segments, row, db } = setup();
     try {

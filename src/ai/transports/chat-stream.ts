@@ -88,7 +88,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export async function openChatStream(
   { sdk }: OpenAIClient,
   target: ChatStreamTarget,
-  body: string | Uint8Array,
+  body: string | Uint8Array | readonly Uint8Array[],
   signal: AbortSignal,
 ): Promise<AsyncIterable<unknown> | undefined> {
   if (signal.aborted) throw new sdk.APIUserAbortError();
@@ -107,7 +107,7 @@ export async function openChatStream(
     res =
       target.url.protocol === "http:"
         ? await plainRequest(target.url, "POST", target.headers, bodyBytes(body), controller.signal)
-        : await sendRequest(target.url, "POST", target.headers, body, controller.signal);
+        : await sendRequest(target.url, "POST", target.headers, oneBody(body), controller.signal);
   } catch (error) {
     signal.removeEventListener("abort", abort);
     if (signal.aborted) throw new sdk.APIUserAbortError();
@@ -155,8 +155,14 @@ export async function openChatStream(
   };
 }
 
-function bodyBytes(body: string | Uint8Array): Uint8Array {
+/** The body as bytes, in pieces sent one after the other (plain-http.ts writes them as they are). */
+function bodyBytes(body: string | Uint8Array | readonly Uint8Array[]): Uint8Array | readonly Uint8Array[] {
   return typeof body === "string" ? Buffer.from(body, "utf8") : body;
+}
+
+/** The body as one string or buffer, for Node's client. */
+function oneBody(body: string | Uint8Array | readonly Uint8Array[]): string | Uint8Array {
+  return typeof body === "string" || body instanceof Uint8Array ? body : Buffer.concat(body);
 }
 
 /** The SDK's test for a connection failure that is a timeout. */

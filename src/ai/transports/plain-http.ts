@@ -132,24 +132,28 @@ class StaleConnection extends Error {
 }
 
 /**
- * Sends `body` to `url` (an `http:` URL) and resolves once the answer's head is in; see the file
- * comment. The caller reads the body from the result (or destroys it, which closes the connection).
+ * Sends `body` (bytes, or pieces of it sent one after the other) to `url` (an `http:` URL) and
+ * resolves once the answer's head is in; see the file comment. The caller reads the body from the
+ * result (or destroys it, which closes the connection).
  */
 export async function plainRequest(
   url: URL,
   method: string,
   headers: Record<string, string>,
-  body: Uint8Array,
+  body: Uint8Array | readonly Uint8Array[],
   signal: AbortSignal | undefined,
 ): Promise<PlainResponse> {
   if (url.protocol !== "http:") throw new TypeError(`plainRequest speaks http: only, not ${url.protocol}`);
-  const head = requestHead(url, method, headers, body.byteLength);
+  const chunks = body instanceof Uint8Array ? [body] : body;
+  let length = 0;
+  for (const chunk of chunks) length += chunk.byteLength;
+  const head = requestHead(url, method, headers, length);
   const origin = `${url.hostname}:${url.port || "80"}`;
   try {
-    return await exchange(url, origin, head, body, signal, takeIdle(origin));
+    return await exchange(url, origin, head, chunks, signal, takeIdle(origin));
   } catch (error) {
     if (!(error instanceof StaleConnection)) throw error;
-    return exchange(url, origin, head, body, signal, undefined).catch((again: unknown) => {
+    return exchange(url, origin, head, chunks, signal, undefined).catch((again: unknown) => {
       throw again instanceof StaleConnection ? again.failure : again;
     });
   }
@@ -161,7 +165,7 @@ function exchange(
   url: URL,
   origin: string,
   head: string,
-  body: Uint8Array,
+  body: readonly Uint8Array[],
   signal: AbortSignal | undefined,
   reused: Socket | undefined,
 ): Promise<PlainResponse> {
@@ -349,7 +353,7 @@ function exchange(
     socket.resume();
     socket.cork();
     socket.write(head, "latin1");
-    socket.write(body);
+    for (const chunk of body) socket.write(chunk);
     socket.uncork();
   });
 }

@@ -143,7 +143,7 @@ async function* runRequest<Client>(
     if (err instanceof ProviderError) throw err;
     throw fail(protocol.readError(err, client));
   } finally {
-    watchdog.pause();
+    watchdog.stop();
     signal?.removeEventListener("abort", onAbort);
     // Stops the HTTP request when the consumer stopped early or anything failed.
     if (!settled) controller.abort();

@@ -230,6 +230,25 @@ describe("plain-http client", () => {
     expect(head).not.toContain("connection: close");
   });
 
+  it("the same headers object changed between requests is checked and written as it is now", () => {
+    const url = new URL("http://127.0.0.1:9/v1");
+    const headers: Record<string, string> = { authorization: "Bearer one", "x-a": "1" };
+    expect(requestHead(url, "POST", headers, 1)).toContain("authorization: Bearer one\r\nx-a: 1\r\n");
+    expect(requestHead(url, "POST", headers, 2)).toContain("content-length: 2\r\n");
+    headers["authorization"] = "Bearer two";
+    expect(requestHead(url, "POST", headers, 3)).toContain("authorization: Bearer two\r\n");
+    expect(requestHead(url, "POST", headers, 3)).not.toContain("Bearer one");
+    headers["x-a"] = "1\r\nx-injected: 1";
+    expect(() => requestHead(url, "POST", headers, 4)).toThrow(TypeError);
+    delete headers["x-a"];
+    headers["connection"] = "close";
+    headers["x-b"] = "2";
+    const head = requestHead(url, "POST", headers, 5);
+    expect(head).not.toContain("x-a");
+    expect(head).not.toContain("connection: close");
+    expect(head).toContain("x-b: 2\r\n");
+  });
+
   it("speaks http: only", async () => {
     await expect(send(new URL("https://127.0.0.1:9/v1"))).rejects.toThrow(/http: only/);
   });

@@ -27,6 +27,7 @@ import { FetchHeaders } from "../../util/fetch-classes.js";
 import { decodedBody, sendRequest } from "../../util/http-fetch.js";
 import type { OpenAIClient } from "./openai-client.js";
 import { plainRequest } from "./plain-http.js";
+import { ENDS_ON_ABORT } from "./wire.js";
 
 /** What the stream reads of an answer, from Node's client or the plain one (plain-http.ts). */
 type Answer = Readable & {
@@ -90,7 +91,7 @@ export async function openChatStream(
   target: ChatStreamTarget,
   body: string | Uint8Array | readonly Uint8Array[],
   signal: AbortSignal,
-): Promise<AsyncIterable<unknown> | undefined> {
+): Promise<(AsyncIterable<unknown> & { [ENDS_ON_ABORT]: true }) | undefined> {
   if (signal.aborted) throw new sdk.APIUserAbortError();
   // The SDK's own timeout runs until the headers arrive, then stops.
   const controller = new AbortController();
@@ -152,6 +153,8 @@ export async function openChatStream(
   return {
     [Symbol.asyncIterator]: () =>
       new SseEvents(sdk, res, source, () => signal.removeEventListener("abort", onAbort)),
+    // An abort destroys the answer (onAbort), which rejects a pending read at once.
+    [ENDS_ON_ABORT]: true,
   };
 }
 

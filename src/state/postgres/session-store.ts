@@ -21,6 +21,7 @@
 import type { Message } from "../../ai/types.js";
 import { redactText } from "../../util/redact.js";
 import { rowToSession, storedToMessage } from "../codec.js";
+import type { ClaimFence, ClaimFencedStore } from "../coordination.js";
 import { PATCH_COLUMNS } from "../session-rows.js";
 import { sanitizeTitle } from "../titles.js";
 import {
@@ -43,7 +44,7 @@ import {
   type UsageDelta,
 } from "../types.js";
 import type { UsageSeries, UsageSeriesOptions } from "../usage-series-types.js";
-import type { PgDatabase } from "./database.js";
+import type { PgDatabase, PgQueryable } from "./database.js";
 import { pgInsights, pgUsageSeries } from "./insights.js";
 import { pgAutoPrune, pgPrunable, pgPrune } from "./maintenance.js";
 import { appliedVersions } from "./migrate.js";
@@ -67,15 +68,34 @@ export interface PgSessionStoreOptions {
 
 type SessionPatch = Parameters<SessionStore["updateSession"]>[1];
 
-export class PgSessionStore implements SessionStore {
+export class PgSessionStore implements SessionStore, ClaimFencedStore<PgSessionStore> {
   private closed = false;
   private readonly ctx: PgStoreContext;
+  /** The store a fenced view was made from (it owns the closing); this store itself otherwise. */
+  private readonly root: PgSessionStore;
 
   constructor(
     private readonly db: PgDatabase,
     private readonly options: PgSessionStoreOptions = {},
+    view?: { root: PgSessionStore; fence: ClaimFence },
   ) {
-    this.ctx = { db, now: options.now ?? (() => Date.now() / 1000), redact: options.redact ?? redactText };
+    this.ctx = {
+      db,
+      now: options.now ?? (() => Date.now() / 1000),
+      redact: options.redact ?? redactText,
+      ...(view ? { fence: view.fence } : {}),
+    };
+    this.root = view?.root ?? this;
+  }
+
+  /**
+   * This store with every write fenced by `fence` (a chat claim): each write checks in its own
+   * statement or transaction that the claim is still the chat's current one in
+   * `coord_chat_claims`, and otherwise writes nothing and throws `ChatClaimLostError`. Reads are
+   * unchanged; closing the view does nothing (this store stays open).
+   */
+  fencedBy(fence: ClaimFence): PgSessionStore {
+    return new PgSessionStore(this.db, this.options, { root: this.root, fence });
   }
 
   get path(): string {
@@ -83,14 +103,14 @@ export class PgSessionStore implements SessionStore {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.root !== this || this.closed) return;
     this.closed = true;
     if (this.options.closeDatabase) await this.db.close();
   }
 
   /** Runs `fn` with the store's error mapping; rejects once closed. */
   private async go<T>(fn: () => Promise<T>, title?: string | null): Promise<T> {
-    if (this.closed)
+    if (this.root.closed)
       throw new SessionStoreError("invalid", `the session store for ${this.db.label} is closed.`);
     try {
       return await fn();
@@ -104,6 +124,11 @@ export class PgSessionStore implements SessionStore {
     title?: string | null,
   ): Promise<T> {
     return this.go(() => inTx(this.ctx, fn), title);
+  }
+
+  /** One write statement: on the pool, or when fenced inside a transaction holding the claim first. */
+  private write<T>(fn: (q: PgQueryable) => Promise<T>): Promise<T> {
+    return this.ctx.fence ? this.tx(fn) : this.go(() => fn(this.db));
   }
 
   private async mustGet(id: string): Promise<SessionRecord> {
@@ -187,14 +212,14 @@ export class PgSessionStore implements SessionStore {
       );
       sets.push(`${column} = $${values.length}`);
     }
-    await this.go(async () => {
-      if (sets.length === 0) {
-        await this.mustGet(id);
-        return;
-      }
-      values.push(id);
+    if (sets.length === 0) {
+      await this.go(() => this.mustGet(id));
+      return;
+    }
+    values.push(id);
+    await this.write(async (q) => {
       const rows = await run(
-        this.db,
+        q,
         `UPDATE sessions SET ${sets.join(", ")} WHERE id = $${values.length} RETURNING id`,
         values,
       );
@@ -217,9 +242,9 @@ export class PgSessionStore implements SessionStore {
   }
 
   async endSession(id: string, reason: string): Promise<void> {
-    await this.go(async () => {
+    await this.write(async (q) => {
       const rows = await run(
-        this.db,
+        q,
         "UPDATE sessions SET ended_at = $1, end_reason = $2 WHERE id = $3 RETURNING id",
         [this.ctx.now(), reason, id],
       );
@@ -228,9 +253,9 @@ export class PgSessionStore implements SessionStore {
   }
 
   async reopenSession(id: string): Promise<void> {
-    await this.go(async () => {
+    await this.write(async (q) => {
       const rows = await run(
-        this.db,
+        q,
         "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1 RETURNING id",
         [id],
       );
@@ -244,10 +269,19 @@ export class PgSessionStore implements SessionStore {
     options: { timestamp?: number; tokenCount?: number; usage?: UsageDelta } = {},
   ): Promise<number> {
     const { usage, ...entry } = options;
-    // One statement, so no explicit transaction: one round trip per message.
+    // One statement, so no explicit transaction: one round trip per message (fenced too).
     return this.go(
       async () =>
-        (await write.insertMessages(this.ctx, this.db, sessionId, [{ message, ...entry }], usage))[0]!,
+        (
+          await write.insertMessages(
+            this.ctx,
+            this.db,
+            sessionId,
+            [{ message, ...entry }],
+            usage,
+            this.ctx.fence,
+          )
+        )[0]!,
     );
   }
 
@@ -263,12 +297,13 @@ export class PgSessionStore implements SessionStore {
         sessionId,
         messages.map((message) => ({ message })),
         options.usage,
+        this.ctx.fence,
       ),
     );
   }
 
   async recordUsage(sessionId: string, delta: UsageDelta): Promise<void> {
-    await this.go(() => write.addUsage(this.db, sessionId, delta));
+    await this.write((q) => write.addUsage(q, sessionId, delta));
   }
 
   async getMessages(

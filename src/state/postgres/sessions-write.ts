@@ -9,6 +9,7 @@ import { type Message, messageText } from "../../ai/types.js";
 import { redactJson } from "../../util/redact.js";
 import { newSessionId } from "../../util/session-id.js";
 import { messageColumns, type Row, rowToStoredMessage, toolCallCount } from "../codec.js";
+import type { ClaimFence } from "../coordination.js";
 import {
   branchSessionRow,
   finiteCost,
@@ -24,7 +25,16 @@ import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "../title
 import { type NewSession, SessionStoreError, type UsageDelta } from "../types.js";
 import type { PgQueryable } from "./database.js";
 import { requireSession, sessionRow } from "./sessions-read.js";
-import { notFound, one, type PgStoreContext, pgContent, run, titleTakenError } from "./sessions-sql.js";
+import {
+  fenceRefused,
+  fenceRowSql,
+  notFound,
+  one,
+  type PgStoreContext,
+  pgContent,
+  run,
+  titleTakenError,
+} from "./sessions-sql.js";
 
 export async function assertTitleFree(q: PgQueryable, title: string, id: string): Promise<void> {
   const owner = await one(q, "SELECT id FROM sessions WHERE title = $1 AND id <> $2", [title, id]);
@@ -89,6 +99,10 @@ export async function insertNewSession(
  * row. A message without an explicit timestamp gets `max(now, newest timestamp in the session)`.
  * Throws `invalid` (nothing written) for a message of the wrong shape, `not_found` for an unknown
  * session. Returns the ids in order.
+ *
+ * With `fence` (a statement outside a fenced transaction) the same statement first holds the
+ * claim row (`fenceRowSql` as a CTE): the append runs only for the row it returns, so a claim
+ * taken over meanwhile appends nothing (`ChatClaimLostError`), still in one round trip.
  */
 export async function insertMessages(
   ctx: PgStoreContext,
@@ -96,6 +110,7 @@ export async function insertMessages(
   sessionId: string,
   entries: ReadonlyArray<{ message: Message; timestamp?: number; tokenCount?: number }>,
   usage?: UsageDelta,
+  fence?: ClaimFence,
 ): Promise<number[]> {
   const columns: unknown[][] = Array.from({ length: 11 }, () => []);
   let calls = 0;
@@ -118,25 +133,41 @@ export async function insertMessages(
     for (const [i, v] of values.entries()) columns[i]!.push(v);
     calls += toolCallCount(message);
   }
-  const row = await one(
-    q,
-    `SELECT hermes_append_messages($1, $2, $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[],
-       $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14, $15::bigint[], $16, $17, $18, $19) AS ids`,
-    [
-      sessionId,
-      ctx.now(),
-      ...columns,
-      calls,
-      usage ? usageVector(usage) : null,
-      usage ? finiteCost(usage) : null,
-      usage?.costStatus ?? null,
-      usage?.costSource ?? null,
-      usage?.pricingVersion ?? null,
-    ],
-  );
+  const append = `SELECT hermes_append_messages($1, $2, $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[],
+       $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14, $15::bigint[], $16, $17, $18, $19) AS ids`;
+  const params = [
+    sessionId,
+    ctx.now(),
+    ...columns,
+    calls,
+    usage ? usageVector(usage) : null,
+    usage ? finiteCost(usage) : null,
+    usage?.costStatus ?? null,
+    usage?.costSource ?? null,
+    usage?.pricingVersion ?? null,
+  ];
+  const row = fence ? await fencedRow(q, append, params, fence) : await one(q, append, params);
   const ids = row?.["ids"];
   if (!Array.isArray(ids)) throw notFound(sessionId);
   return ids.map(Number);
+}
+
+/** `select` (one row) run in one statement behind `fence`'s claim row; refused: `ChatClaimLostError`. */
+async function fencedRow(
+  q: PgQueryable,
+  select: string,
+  params: unknown[],
+  fence: ClaimFence,
+): Promise<Row | undefined> {
+  const k = params.length + 1;
+  const rows = await run(
+    q,
+    `WITH fence AS MATERIALIZED (${fenceRowSql(k)})
+     ${select} FROM fence`,
+    [...params, fence.key, fence.token],
+  );
+  if (rows.length === 0) throw fenceRefused(fence);
+  return rows[0];
 }
 
 /**

@@ -8,9 +8,11 @@
  * A's turn stops and sends nothing, and the session holds B's turn only. Plus the wrapper on its
  * own: what is fenced, with which claim, and what is left as it was (SQLite, one instance).
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../../../src/config/defaults.js";
 import { claimGate, fenceParts, fenceStore } from "../../../../src/gateway/coordination/chat-fence.js";
@@ -31,6 +33,7 @@ import { type Instance, type Instances, startInstances, until } from "../../../s
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 import { say } from "../../../support/scripted-transport.js";
 
+const WORKER = resolve(import.meta.dirname, "../../../support/session-token-worker.ts");
 const FAST: PgCoordinatorTiming = {
   heartbeatMs: 100,
   instanceTtlMs: 800,
@@ -269,6 +272,76 @@ describe.skipIf(postgresSkipReason)(
         ["user", "two"],
         ["assistant", "answer two"],
       ]);
+    }, 60_000);
+
+    /**
+     * Runs the worker in `mode`: it makes three writes that pass their gate and wait for its busy
+     * store connection; it is stopped (SIGSTOP) right then, B takes the chat over, and it continues.
+     */
+    async function stoppedWriter(mode: "fenced" | "gated") {
+      const url = await pg.createDatabase();
+      const admin = await open(url);
+      await migrate(admin, MIGRATIONS);
+      const b = await openPgCoordinator(await open(url), { host: "b", pid: 2, instanceId: "b" }, FAST);
+      coordinators.push(b);
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", WORKER, url, "telegram:77", JSON.stringify(FAST), mode],
+        { stdio: ["pipe", "pipe", "inherit"] },
+      );
+      try {
+        const lines = createInterface({ input: child.stdout! });
+        const next = () =>
+          new Promise<Record<string, unknown>>((r) => lines.once("line", (l) => r(JSON.parse(l))));
+        const ready = await next();
+        const queuedLine = next();
+        child.stdin!.write("go\n");
+        const queued = await queuedLine;
+        child.kill("SIGSTOP");
+        const stoppedAt = Date.now();
+        expect(queued).toEqual({ queued: true, validAtCall: true });
+        const end = Date.now() + 10_000;
+        let taken: ChatClaim | undefined;
+        while (!taken && Date.now() < end) {
+          const result = await b.claimChat("telegram:77");
+          if ("claimed" in result) taken = result.claimed;
+          else await new Promise((r) => setTimeout(r, 25));
+        }
+        expect(taken).toBeDefined();
+        // Continued after the busy statement ended, so its writes go out at once.
+        await new Promise((r) => setTimeout(r, Math.max(0, 1_200 - (Date.now() - stoppedAt))));
+        const report = next();
+        child.kill("SIGCONT");
+        const outcome = await report;
+        const id = String(ready["sessionId"]);
+        const messages = await admin.query<{ content: string }>(
+          "SELECT content FROM messages WHERE session_id = $1 ORDER BY id",
+          [id],
+        );
+        const row = await admin.query<{ model: string | null; end_reason: string | null }>(
+          "SELECT model, end_reason FROM sessions WHERE id = $1",
+          [id],
+        );
+        return { outcome, messages: messages.map((m) => m.content), session: row[0] };
+      } finally {
+        child.kill("SIGKILL");
+      }
+    }
+
+    it("a process stopped (SIGSTOP) between its gates and the database: with the token nothing lands after the take-over", async () => {
+      const fenced = await stoppedWriter("fenced");
+      expect(fenced.outcome).toEqual({
+        results: ["ChatClaimLostError", "ChatClaimLostError", "ChatClaimLostError"],
+        lost: true,
+      });
+      expect(fenced.messages).toEqual(["before"]);
+      expect(fenced.session).toEqual({ model: null, end_reason: null });
+      // The same stop with the local gates alone: the late writes land after the take-over (the
+      // limit the token closes).
+      const gated = await stoppedWriter("gated");
+      expect(gated.outcome["results"]).toEqual(["ok", "ok", "ok"]);
+      expect(gated.messages).toEqual(["before", "late answer"]);
+      expect(gated.session).toEqual({ model: "late-model", end_reason: "late_end" });
     }, 60_000);
   },
 );

@@ -14,6 +14,11 @@
  * advisory lock per lineage. The schema comes from the migrations (run by the backend's opener),
  * which this checks for on open.
  *
+ * Fencing: `fencedBy(fence)` is a view whose writes land only while a chat claim is current
+ * (the turn running under it on this instance still holds the chat): appends and row updates
+ * stay one statement (a CTE takes the claim row `FOR SHARE` first), transactions take it as their
+ * first statement (`inTx` with `ctx.fence`). A refused write throws `ChatClaimLostError`.
+ *
  * `close()` ends the store, not the pool: the pool belongs to whoever opened it (several stores
  * share one), unless `closeDatabase` is set.
  */
@@ -44,7 +49,7 @@ import {
   type UsageDelta,
 } from "../types.js";
 import type { UsageSeries, UsageSeriesOptions } from "../usage-series-types.js";
-import type { PgDatabase, PgQueryable } from "./database.js";
+import type { PgDatabase } from "./database.js";
 import { pgInsights, pgUsageSeries } from "./insights.js";
 import { pgAutoPrune, pgPrunable, pgPrune } from "./maintenance.js";
 import { appliedVersions } from "./migrate.js";
@@ -126,11 +131,6 @@ export class PgSessionStore implements SessionStore, ClaimFencedStore<PgSessionS
     return this.go(() => inTx(this.ctx, fn), title);
   }
 
-  /** One write statement: on the pool, or when fenced inside a transaction holding the claim first. */
-  private write<T>(fn: (q: PgQueryable) => Promise<T>): Promise<T> {
-    return this.ctx.fence ? this.tx(fn) : this.go(() => fn(this.db));
-  }
-
   private async mustGet(id: string): Promise<SessionRecord> {
     return read.requireSession(this.db, id);
   }
@@ -210,20 +210,12 @@ export class PgSessionStore implements SessionStore, ClaimFencedStore<PgSessionS
             ? this.ctx.redact(String(value))
             : value,
       );
-      sets.push(`${column} = $${values.length}`);
+      sets.push(`${column} = $${values.length + 1}`);
     }
-    if (sets.length === 0) {
-      await this.go(() => this.mustGet(id));
-      return;
-    }
-    values.push(id);
-    await this.write(async (q) => {
-      const rows = await run(
-        q,
-        `UPDATE sessions SET ${sets.join(", ")} WHERE id = $${values.length} RETURNING id`,
-        values,
-      );
-      if (rows.length === 0) throw notFound(id);
+    await this.go(async () => {
+      if (sets.length === 0) await this.mustGet(id);
+      else if (!(await write.updateSessionRow(this.db, id, sets.join(", "), values, this.ctx.fence)))
+        throw notFound(id);
     });
   }
 
@@ -242,24 +234,17 @@ export class PgSessionStore implements SessionStore, ClaimFencedStore<PgSessionS
   }
 
   async endSession(id: string, reason: string): Promise<void> {
-    await this.write(async (q) => {
-      const rows = await run(
-        q,
-        "UPDATE sessions SET ended_at = $1, end_reason = $2 WHERE id = $3 RETURNING id",
-        [this.ctx.now(), reason, id],
-      );
-      if (rows.length === 0) throw notFound(id);
+    await this.go(async () => {
+      const sets = "ended_at = $2, end_reason = $3";
+      const values = [this.ctx.now(), reason];
+      if (!(await write.updateSessionRow(this.db, id, sets, values, this.ctx.fence))) throw notFound(id);
     });
   }
 
   async reopenSession(id: string): Promise<void> {
-    await this.write(async (q) => {
-      const rows = await run(
-        q,
-        "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1 RETURNING id",
-        [id],
-      );
-      if (rows.length === 0) throw notFound(id);
+    await this.go(async () => {
+      const sets = "ended_at = NULL, end_reason = NULL";
+      if (!(await write.updateSessionRow(this.db, id, sets, [], this.ctx.fence))) throw notFound(id);
     });
   }
 
@@ -303,7 +288,7 @@ export class PgSessionStore implements SessionStore, ClaimFencedStore<PgSessionS
   }
 
   async recordUsage(sessionId: string, delta: UsageDelta): Promise<void> {
-    await this.write((q) => write.addUsage(q, sessionId, delta));
+    await this.go(() => write.addUsage(this.db, sessionId, delta, this.ctx.fence));
   }
 
   async getMessages(

@@ -175,27 +175,57 @@ async function fencedRow(
  * finite (NULL stays NULL otherwise), `cost_status` merged with the worst winning (see
  * `mergeCostStatus` in sqlite-store.ts, `hermes_merge_cost_status` in migration 102).
  */
-export async function addUsage(q: PgQueryable, sessionId: string, delta: UsageDelta): Promise<void> {
-  const rows = await run(
+export async function addUsage(
+  q: PgQueryable,
+  sessionId: string,
+  delta: UsageDelta,
+  fence?: ClaimFence,
+): Promise<void> {
+  const found = await updateSessionRow(
     q,
-    `UPDATE sessions SET
-       input_tokens = COALESCE(input_tokens, 0) + ($2::bigint[])[1], output_tokens = COALESCE(output_tokens, 0) + ($2::bigint[])[2],
+    sessionId,
+    `input_tokens = COALESCE(input_tokens, 0) + ($2::bigint[])[1], output_tokens = COALESCE(output_tokens, 0) + ($2::bigint[])[2],
        cache_read_tokens = COALESCE(cache_read_tokens, 0) + ($2::bigint[])[3], cache_write_tokens = COALESCE(cache_write_tokens, 0) + ($2::bigint[])[4],
        reasoning_tokens = COALESCE(reasoning_tokens, 0) + ($2::bigint[])[5], api_call_count = COALESCE(api_call_count, 0) + ($2::bigint[])[6],
        estimated_cost_usd = CASE WHEN $3::float8 IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + $3::float8 END,
        cost_status = hermes_merge_cost_status(cost_status, $4::text),
-       cost_source = COALESCE($5, cost_source), pricing_version = COALESCE($6, pricing_version)
-     WHERE id = $1 RETURNING id`,
+       cost_source = COALESCE($5, cost_source), pricing_version = COALESCE($6, pricing_version)`,
     [
-      sessionId,
       usageVector(delta),
       finiteCost(delta),
       delta.costStatus ?? null,
       delta.costSource ?? null,
       delta.pricingVersion ?? null,
     ],
+    fence,
   );
-  if (rows.length === 0) throw notFound(sessionId);
+  if (!found) throw notFound(sessionId);
+}
+
+/**
+ * `UPDATE sessions SET <sets> WHERE id = $1` (`values` are $2 on); false when there is no such
+ * session. With `fence`, still one statement: a CTE holds the claim row first and the update is
+ * joined to it, so it changes nothing when the claim is not current (`ChatClaimLostError`).
+ */
+export async function updateSessionRow(
+  q: PgQueryable,
+  id: string,
+  sets: string,
+  values: readonly unknown[],
+  fence?: ClaimFence,
+): Promise<boolean> {
+  const params = [id, ...values];
+  if (!fence)
+    return (await run(q, `UPDATE sessions SET ${sets} WHERE id = $1 RETURNING id`, params)).length > 0;
+  const row = await one(
+    q,
+    `WITH fence AS MATERIALIZED (${fenceRowSql(params.length + 1)}),
+       w AS (UPDATE sessions SET ${sets} FROM fence WHERE id = $1 RETURNING sessions.id)
+     SELECT (SELECT count(*) FROM fence)::int AS held, (SELECT count(*) FROM w)::int AS written`,
+    [...params, fence.key, fence.token],
+  );
+  if (!row || Number(row["held"]) === 0) throw fenceRefused(fence);
+  return Number(row["written"]) > 0;
 }
 
 /** Sets a session's message_count and tool_call_count from its active rows. */

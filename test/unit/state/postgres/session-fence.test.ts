@@ -281,8 +281,8 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
           [key, `taken-${round}`],
         );
         await q.query("SELECT pg_sleep(0.005)");
-        const rows = await q.query<{ messages: number; calls: number }>(
-          "SELECT (SELECT count(*)::int FROM messages WHERE session_id = $1) AS messages, (SELECT api_call_count FROM sessions WHERE id = $1)::int AS calls",
+        const rows = await q.query<{ messages: number; calls: number; model: string | null }>(
+          "SELECT (SELECT count(*)::int FROM messages WHERE session_id = $1) AS messages, (SELECT api_call_count FROM sessions WHERE id = $1)::int AS calls, (SELECT model FROM sessions WHERE id = $1) AS model",
           [s.id],
         );
         return rows[0]!;
@@ -290,13 +290,13 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
       const ends = await Promise.race([writers, sleep(5_000).then(() => "hung")]);
       stop = true;
       expect(ends).toEqual(["refused", "refused", "refused", "refused"]);
-      const after = await admin.query<{ messages: number; calls: number }>(
-        "SELECT (SELECT count(*)::int FROM messages WHERE session_id = $1) AS messages, (SELECT api_call_count FROM sessions WHERE id = $1)::int AS calls",
+      const after = await admin.query<{ messages: number; calls: number; model: string | null }>(
+        "SELECT (SELECT count(*)::int FROM messages WHERE session_id = $1) AS messages, (SELECT api_call_count FROM sessions WHERE id = $1)::int AS calls, (SELECT model FROM sessions WHERE id = $1) AS model",
         [s.id],
       );
       // Nothing committed after the take-over, and every write reported as done had committed before it.
       expect(after[0]).toEqual(seen);
-      expect(seen).toEqual({ messages: done.appends, calls: done.usage });
+      expect(seen).toMatchObject({ messages: done.appends, calls: done.usage });
       expect(claim.lost.aborted).toBe(true);
       if (done.appends + done.usage + done.updates > 0) landedSome++;
       refusedSome++;

@@ -230,6 +230,26 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
     expect(await a.claimChat("slack:C9")).toEqual({ heldBy: "b" });
   });
 
+  it("one instance alone that stalled past the TTL keeps writing when nobody took its chat", async () => {
+    const { admin, a, aCoordDb, aStore } = await cluster();
+    const claim = await claimOf(a, "telegram:8");
+    const store = aStore.fencedBy(claim.fence!);
+    const s = await store.createSession({ source: "telegram" });
+    aCoordDb.hold();
+    await sleep(TTL + 300);
+    // The claim row is old (nobody confirmed it past the TTL), but still this claim's: writes land.
+    const age = await admin.query<{ ms: number }>(
+      "SELECT (extract(epoch FROM clock_timestamp() - seen_at) * 1000)::int AS ms FROM coord_chat_claims WHERE key = 'telegram:8'",
+    );
+    expect(age[0]!.ms).toBeGreaterThan(TTL);
+    await store.appendMessage(s.id, user("still here"));
+    await store.updateSession(s.id, { model: "m" });
+    aCoordDb.open();
+    await claim.ensure();
+    expect(claim.lost.aborted).toBe(false);
+    expect((await aStore.getMessages(s.id)).map((m) => m.content)).toEqual(["still here"]);
+  });
+
   it("a write made under a claim released since is refused; one made with no claim is not fenced", async () => {
     const { admin, a, aStore } = await cluster();
     const claim = await claimOf(a, "discord:3");

@@ -5,8 +5,10 @@
  * reaches the database after a take-over. On PostgreSQL, through the router and the chat relay:
  * instance A's answer passes its gate, its statement is held up on the way to the database while
  * A is cut off and B takes the chat over; when the statement arrives, the database refuses it,
- * A's turn stops and sends nothing, and the session holds B's turn only. Plus the wrapper on its
- * own: what is fenced, with which claim, and what is left as it was (SQLite, one instance).
+ * A's turn stops and sends nothing, and the session holds B's turn only. A real process stopped
+ * with SIGSTOP between its gates and the database (with and without the token), the PostgreSQL
+ * backend's own store through the wrapper, and the wrapper on its own: what is fenced, with which
+ * claim, and what is left as it was (SQLite, one instance).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +18,7 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../../../src/config/defaults.js";
 import { claimGate, fenceParts, fenceStore } from "../../../../src/gateway/coordination/chat-fence.js";
+import { openStateBackend } from "../../../../src/knowledge/state-backend.js";
 import {
   type ChatClaim,
   ChatClaimLostError,
@@ -213,6 +216,35 @@ describe.skipIf(postgresSkipReason)(
       dbs.push(db);
       return db;
     }
+
+    it("the PostgreSQL backend's own session store fences through the gateway's wrapper (the runner's wiring)", async () => {
+      const url = await pg.createDatabase();
+      const home = mkdtempSync(join(tmpdir(), "hermes-token-home-"));
+      const config = defaultConfig();
+      config.state = { ...config.state, backend: "postgres" } as typeof config.state;
+      const backend = await openStateBackend(home, config, { env: { HERMES_DATABASE_URL: url } });
+      try {
+        const result = await backend.coordinator.claimChat("telegram:42");
+        if (!("claimed" in result)) throw new Error("not claimed");
+        const claim = result.claimed;
+        const store = fenceParts({ store: backend.openSessions() }, claimGate(claim), () => claim).store!;
+        const s = await store.createSession({ source: "telegram" });
+        await store.appendMessage(s.id, { role: "user", content: "landed" });
+        // Another instance's take-over, as the database sees it: a new token on the claim row.
+        const admin = await open(url);
+        await admin.query("UPDATE coord_chat_claims SET holder = 'other', token = 'other' WHERE key = $1", [
+          "telegram:42",
+        ]);
+        await expect(
+          store.appendMessage(s.id, { role: "assistant", content: "late" }),
+        ).rejects.toBeInstanceOf(ChatClaimLostError);
+        expect(claim.lost.aborted).toBe(true);
+        expect((await backend.openSessions().getMessages(s.id)).map((m) => m.content)).toEqual(["landed"]);
+      } finally {
+        await backend.close();
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
 
     it("is refused by the database when it arrives after the take-over: nothing stored or sent, B's turn intact", async () => {
       const url = await pg.createDatabase();

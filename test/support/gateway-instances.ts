@@ -25,6 +25,7 @@ import type { Coordinator } from "../../src/state/coordination.js";
 import { PairingStore, pairingRecords } from "../../src/state/gateway/pairing.js";
 import { chatSessionIndex, SessionIndex } from "../../src/state/gateway/session-index.js";
 import { openSessionStore, type SqliteSessionStore } from "../../src/state/sqlite-store.js";
+import type { SessionStore } from "../../src/state/types.js";
 import { createBuiltinRegistry } from "../../src/tools/builtin.js";
 import { type CoordinatorHub, coordinatorHub } from "./coordinator-hub.js";
 
@@ -147,6 +148,8 @@ export function startInstances(
     coordinators?: readonly Coordinator[];
     /** One chat → session index object for every instance (default one each over the same file). */
     sharedIndex?: boolean;
+    /** The session store each instance writes through, one per id (default the shared state.db). */
+    stores?: readonly SessionStore[];
   } = {},
 ): Instances {
   const root = mkdtempSync(join(tmpdir(), "hermes-instances-"));
@@ -165,6 +168,7 @@ export function startInstances(
     const relay = new ChatRelay(coordinator, { home, receiptWaitMs: 400 });
     const adapter = new MemoryAdapter();
     const model = new ScriptedModel(overlap);
+    const own = options.stores?.[i] ?? store;
     const router = new MessageRouter({
       home,
       config,
@@ -181,7 +185,7 @@ export function startInstances(
           cwd,
           env: { PATH: process.env["PATH"] },
           toolsets: ["terminal", "todo"],
-          store,
+          store: own,
           source: request.platform,
           userId: request.source.userId,
           platform: request.platform,
@@ -191,7 +195,7 @@ export function startInstances(
           retry: { baseMs: 1, capMs: 5 },
           // Fenced as the runner does: writes, tool runs and prompts only while the chat is held.
           ...relay.fenceSession(request.key, {
-            store,
+            store: own,
             registry: createBuiltinRegistry(),
             onApproval: request.onApproval,
           }),

@@ -261,7 +261,8 @@ export class ChatRelay {
    * once this instance loses the chat, that agent writes, runs and asks nothing more.
    */
   fenceSession<S extends object, R extends object>(key: string, parts: FencedParts<S, R>): FencedParts<S, R> {
-    return fenceParts(parts, this.gateFrom(key));
+    // Session writes also carry the claim held now, checked by the database (PostgreSQL).
+    return fenceParts(parts, this.gateFrom(key), () => this.held.get(key)?.claim);
   }
 
   /** The chat → session index with its writes gated per chat (the key is their first argument). */

@@ -13,6 +13,7 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { setEnvVar } from "../../config/env-file.js";
 import { setConfigValue } from "../../config/write.js";
 import { CliFailure } from "../command.js";
+import { configuredEndpoint, endpointExample, needsEndpoint, normaliseEndpoint } from "./endpoint.js";
 import { serverModelDecision } from "./local-model.js";
 import type { Prompter } from "./prompter.js";
 
@@ -32,6 +33,8 @@ export interface ModelPlan {
   baseUrl: string;
   model: string;
   envWrites: Array<{ name: string; value: string }>;
+  /** What `model.api_key` gets: a custom server's key as a reference to its `.env` entry. */
+  apiKeyRef?: string;
   /** The runtime the plan gives, for the connection test. */
   runtime: ResolvedRuntime;
 }
@@ -76,15 +79,37 @@ export function keyVariableSet(provider: string, env: FlowContext["env"]): strin
   return findProvider(provider)?.apiKeyEnv.find((name) => (env[name] ?? "").trim() !== "");
 }
 
+/** Where a custom server's key is kept (`model.api_key` names it), out of config.yaml's plain text. */
+export const CUSTOM_KEY_VARIABLE = "CUSTOM_API_KEY";
+
 function runtimeFor(
   ctx: FlowContext,
-  plan: { provider: string; baseUrl: string; model: string; envWrites: ModelPlan["envWrites"] },
+  plan: {
+    provider: string;
+    baseUrl: string;
+    model: string;
+    envWrites: ModelPlan["envWrites"];
+    apiKeyRef?: string | undefined;
+  },
 ): ResolvedRuntime {
   const env = { ...ctx.env };
   for (const { name, value } of plan.envWrites) env[name] = value;
-  // A new key in .env must count even where config.yaml holds an older model.api_key.
-  const config =
-    plan.envWrites.length > 0 ? { ...ctx.config, model: { ...ctx.config.model, api_key: "" } } : ctx.config;
+  // A new key in .env must count even where config.yaml holds an older model.api_key; a custom
+  // server's key is model.api_key itself, as it will read once `${CUSTOM_API_KEY}` is expanded.
+  // (It counts only with config.yaml naming this provider and address, as it will once written.)
+  const config = plan.apiKeyRef
+    ? {
+        ...ctx.config,
+        model: {
+          ...ctx.config.model,
+          provider: plan.provider,
+          base_url: plan.baseUrl,
+          api_key: env[CUSTOM_KEY_VARIABLE] ?? "",
+        },
+      }
+    : plan.envWrites.length > 0
+      ? { ...ctx.config, model: { ...ctx.config.model, api_key: "" } }
+      : ctx.config;
   try {
     return resolveRuntime({
       flags: { provider: plan.provider, model: plan.model || undefined, baseUrl: plan.baseUrl || undefined },
@@ -148,48 +173,83 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
   const sameProvider = provider === ctx.config.model.provider.trim();
   const envWrites: ModelPlan["envWrites"] = [];
   let baseUrl = "";
+  // A deployment name read from a pasted Azure request URL: the model the picker offers first.
+  let suggested: string | undefined;
+  let apiKeyRef: string | undefined;
+  const ownEndpoint = !option.local && needsEndpoint(option.provider);
   if (option.local) {
     const known =
       sameProvider && ctx.config.model.base_url.trim() ? ctx.config.model.base_url.trim() : option.baseUrl;
     baseUrl = await askUrl(p, known);
   } else {
+    if (ownEndpoint) {
+      const asked = await askEndpoint(
+        p,
+        option.provider,
+        configuredEndpoint(option.provider, ctx.config, ctx.env),
+      );
+      baseUrl = asked.url;
+      suggested = asked.deployment;
+    }
     await askKey(ctx, p, option, envWrites);
   }
 
   for (let attempt = 0; ; attempt++) {
-    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites });
+    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites, apiKeyRef });
     const listing = await listFor(ctx, runtime, true);
     let models: ListedModel[] = [];
     if (listing.ok) {
       models = listing.models;
     } else {
       p.say(`✗ ${listing.failure.message}`);
-      if (listing.failure.kind === "auth" && !option.local && attempt < 2) {
+      if (listing.failure.kind === "auth" && !option.local && attempt < 3) {
         p.say("The key was refused; paste it again.");
         envWrites.length = 0;
         await askKey(ctx, p, option, envWrites, true);
+        continue;
+      }
+      if (listing.failure.kind === "auth" && option.local && attempt < 3) {
+        // A server started with a key (vLLM --api-key, a proxy): the address stays, the key is asked.
+        const variable = provider === "lmstudio" ? "LM_API_KEY" : CUSTOM_KEY_VARIABLE;
+        p.say(`The server wants a key${envWrites.length > 0 ? " and refused this one" : ""}.`);
+        const key = await askSecret(p, `Paste the server's key (stored in .env as ${variable})`);
+        envWrites.length = 0;
+        envWrites.push({ name: variable, value: key });
+        if (variable === CUSTOM_KEY_VARIABLE) apiKeyRef = `\${${CUSTOM_KEY_VARIABLE}}`;
         continue;
       }
       if (listing.failure.kind === "unreachable" && option.local && attempt < 2) {
         baseUrl = await askUrl(p, baseUrl);
         continue;
       }
+      if (ownEndpoint && listing.failure.kind !== "auth" && attempt < 3) {
+        // The key already given is kept; only the address is asked again.
+        p.say("Check the address (the resource's endpoint, as the portal shows it).");
+        const asked = await askEndpoint(p, option.provider, baseUrl);
+        baseUrl = asked.url;
+        suggested = asked.deployment ?? suggested;
+        continue;
+      }
       if (listing.stale) models = listing.stale.models;
     }
     const fallback =
       sameProvider && ctx.config.model.default.trim() ? ctx.config.model.default.trim() : undefined;
+    if (ownEndpoint)
+      p.say("The model is the name of a deployment on the resource; type it if the list does not show it.");
     const model = await askModel(
       p,
       models,
       runtime,
-      fallback ?? (runtime.modelIsDefault ? undefined : runtime.model),
+      suggested ?? fallback ?? (runtime.modelIsDefault ? undefined : runtime.model),
+      ownEndpoint,
     );
     return {
       provider,
       baseUrl,
       model,
       envWrites,
-      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites }) },
+      ...(apiKeyRef ? { apiKeyRef } : {}),
+      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef }) },
     };
   }
 }
@@ -197,8 +257,31 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
 async function askUrl(p: Prompter, fallback: string): Promise<string> {
   for (;;) {
     const url = await p.ask("Server address (OpenAI-compatible, ending in /v1)", fallback || undefined);
-    if (/^https?:\/\/[^/\s]+/i.test(url)) return url.replace(/\/+$/, "");
-    p.say(`"${url}" is not an http(s) URL, e.g. http://127.0.0.1:8080/v1`);
+    const checked = normaliseEndpoint("custom", url);
+    if (checked.ok) {
+      if (checked.note) p.say(`Using ${checked.url} (${checked.note}).`);
+      return checked.url;
+    }
+    p.say(checked.message);
+  }
+}
+
+/** The endpoint of a provider that has none of its own (azure-foundry), checked and normalised. */
+export async function askEndpoint(
+  p: Pick<Prompter, "ask" | "say">,
+  provider: string,
+  fallback: string | undefined,
+): Promise<{ url: string; deployment?: string }> {
+  const name = findProvider(provider)?.name ?? provider;
+  p.say(`${name} needs your resource's endpoint, e.g. ${endpointExample(provider)}`);
+  for (;;) {
+    const answer = await p.ask(`${name} endpoint`, fallback || undefined);
+    const checked = normaliseEndpoint(provider, answer);
+    if (checked.ok) {
+      if (checked.note) p.say(`Using ${checked.url} (${checked.note}).`);
+      return { url: checked.url, ...(checked.deployment ? { deployment: checked.deployment } : {}) };
+    }
+    p.say(checked.message);
   }
 }
 
@@ -218,15 +301,18 @@ async function askKey(
   }
   const found = keyVariableSet(option.provider, ctx.env);
   if (found && !again && (await p.confirm(`Use the key already in ${found}?`, true))) return;
+  // "OpenAI API" is a catalog name too: no "OpenAI API API key".
+  const what = `${profile.name.replace(/ API$/, "")} API key`;
+  const key = await askSecret(p, `Paste your ${what} (stored in .env as ${variable})`);
+  envWrites.push({ name: variable, value: key });
+}
+
+/** A key, asked without echo until one without spaces is given. Throws PromptCancelled. */
+export async function askSecret(p: Pick<Prompter, "secret" | "say">, question: string): Promise<string> {
   for (;;) {
-    // "OpenAI API" is a catalog name too: no "OpenAI API API key".
-    const what = `${profile.name.replace(/ API$/, "")} API key`;
-    const key = await p.secret(`Paste your ${what} (stored in .env as ${variable})`);
-    if (key && !/\s/.test(key)) {
-      envWrites.push({ name: variable, value: key });
-      return;
-    }
-    p.say(key ? "A key has no spaces; paste it again." : "No key given; paste it (Ctrl+C leaves setup).");
+    const key = await p.secret(question);
+    if (key && !/\s/.test(key)) return key;
+    p.say(key ? "A key has no spaces; paste it again." : "No key given; paste it (Ctrl+C leaves).");
   }
 }
 
@@ -235,6 +321,7 @@ async function askModel(
   models: readonly ListedModel[],
   runtime: ResolvedRuntime,
   current: string | undefined,
+  free = false,
 ): Promise<string> {
   const choices = modelChoices(models);
   if (choices.length === 0) {
@@ -249,10 +336,10 @@ async function askModel(
   for (const line of formatModelLines(shown, current)) p.say(line);
   if (choices.length > shown.length) p.say(`  … ${choices.length - shown.length} more: type part of an id.`);
   const listed = choices.findIndex((c) => c.id === current);
-  const fallback = listed >= 0 ? String(listed + 1) : "1";
+  const fallback = listed >= 0 ? String(listed + 1) : free && current ? current : "1";
   for (;;) {
     const answer = await p.ask("Model (number, id or part of one)", fallback);
-    const picked = pickModel(answer, choices);
+    const picked = pickModel(answer, choices, { free });
     if (picked.ok) return picked.id;
     p.say(picked.message);
   }
@@ -283,13 +370,33 @@ export async function automaticModelPlan(
     throw error;
   }
   const profile = findProvider(runtime.provider.replace(/^custom:.*/, "custom"));
+  const ownEndpoint = needsEndpoint(runtime.provider);
+  if (ownEndpoint) {
+    // Checked as a typed one would be: a key never goes to a plain-http remote host.
+    const checked = normaliseEndpoint(runtime.provider, runtime.baseUrl);
+    if (!checked.ok)
+      throw new CliFailure(`${runtime.provider} endpoint ${runtime.baseUrl}: ${checked.message}`, 2);
+    runtime = { ...runtime, baseUrl: checked.url };
+  }
   const local =
     runtime.provider === "custom" ||
     runtime.provider === "lmstudio" ||
     runtime.provider.startsWith("custom:");
   // Canonical already: `ollama` became `custom`; a named endpoint keeps its own base_url entry.
   const provider = runtime.provider;
-  const baseUrl = provider === "custom" || provider === "lmstudio" ? runtime.baseUrl : "";
+  // A provider whose address the user gave (azure-foundry) keeps it in model.base_url, as does one
+  // whose address was named here or already set in config.yaml for this same provider.
+  const sameAsConfig =
+    ctx.config.model.provider.trim() !== "" &&
+    findProvider(ctx.config.model.provider)?.id === profile?.id &&
+    ctx.config.model.base_url.trim() !== "";
+  const keepUrl =
+    provider === "custom" ||
+    provider === "lmstudio" ||
+    ownEndpoint ||
+    wanted.baseUrl !== undefined ||
+    sameAsConfig;
+  const baseUrl = keepUrl && !provider.startsWith("custom:") ? runtime.baseUrl : "";
   const listing = await listFor(ctx, runtime, false);
   const models = listing.ok ? listing.models : (listing.stale?.models ?? []);
   let model = runtime.model;
@@ -346,7 +453,8 @@ export function applyModelPlan(home: string, config: HermesConfig, plan: ModelPl
     ["model.base_url", plan.baseUrl],
     ["model.default", plan.model],
   ];
-  if ((switching || plan.envWrites.length > 0) && config.model.api_key.trim())
+  if (plan.apiKeyRef) edits.push(["model.api_key", plan.apiKeyRef]);
+  else if ((switching || plan.envWrites.length > 0) && config.model.api_key.trim())
     edits.push(["model.api_key", ""]);
   if (switching && config.model.api_mode.trim()) edits.push(["model.api_mode", ""]);
   for (const [key, value] of edits) {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { runHermes, tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
+import { type FakeBedrock, startFakeBedrock } from "../support/fake-llm-bedrock.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
 import { hasTmux, Terminal } from "../support/terminal.js";
 import { answer } from "../support/wizard-terminal.js";
@@ -383,5 +384,50 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal: a custom server that want
     const chat = await runHermes(["-z", "hi"], { home, cwd });
     expect(chat.stdout.trim()).toBe("served answer");
     expect(keyed.chatRequests.at(-1)?.headers.authorization).toBe("Bearer srv-key-4411");
+  });
+});
+
+describe.skipIf(!hasTmux)("hermes setup on a terminal: AWS Bedrock's region", () => {
+  let bedrock: FakeBedrock;
+  beforeAll(async () => {
+    bedrock = await startFakeBedrock();
+  });
+  afterAll(async () => {
+    await bedrock.close();
+  });
+
+  it("asks for the region (a wrong one refused), keeps the configured endpoint, and signs the test for it", async () => {
+    const model = "us.anthropic.claude-sonnet-4-20250514-v1:0";
+    const { home, cwd } = tempHome(
+      `model:\n  provider: bedrock\n  base_url: ${bedrock.url}\n  default: ${model}\n`,
+    );
+    bedrock.enqueue(reply().text("ok"));
+    const term = Terminal.start({
+      home,
+      cwd,
+      args: ["setup", "model"],
+      rows: 60,
+      env: { AWS_ACCESS_KEY_ID: "AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY: "secret", AWS_REGION: "us-east-2" },
+    });
+    try {
+      await answer(term, "Provider (number or name)", "");
+      await term.waitFor(`Address kept from config.yaml: ${bedrock.url}`);
+      await answer(term, "AWS region for Bedrock (bedrock.region) [us-east-2]", "mars-central");
+      await term.waitFor('"mars-central" is not an AWS region');
+      await answer(term, "AWS region for Bedrock (bedrock.region)", "eu-west-1");
+      await answer(term, "Model", "");
+      await term.waitFor(`✓ ${model} answered`);
+      await term.waitFor("[exit 0]");
+    } finally {
+      term.kill();
+    }
+    expect(String(bedrock.requests[0]?.headers["authorization"])).toContain(
+      "/eu-west-1/bedrock/aws4_request",
+    );
+    const written = parse(readFileSync(join(home, "config.yaml"), "utf8")) as Yaml & {
+      bedrock?: Record<string, unknown>;
+    };
+    expect(written.model).toMatchObject({ provider: "bedrock", base_url: bedrock.url, default: model });
+    expect(written.bedrock).toEqual({ region: "eu-west-1" });
   });
 });

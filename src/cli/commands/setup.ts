@@ -168,7 +168,10 @@ function sectionEdits(
 /** The connection test, said as it happens; true when the model answered. */
 async function tryPlan(p: Pick<Prompter, "say" | "signal">, plan: ModelPlan): Promise<boolean> {
   p.say(`Testing ${plan.runtime.provider}:${plan.model} at ${plan.runtime.baseUrl} with one tiny request…`);
-  const result = await testConnection(plan.runtime, p.signal ? { signal: p.signal } : {});
+  const result = await testConnection(plan.runtime, {
+    ...(p.signal ? { signal: p.signal } : {}),
+    ...(plan.region ? { transport: { bedrock: { region: plan.region } } } : {}),
+  });
   // Ctrl+C while the request was out: the section is left unfinished, so nothing of it is saved.
   if (p.signal?.aborted) throw new PromptCancelled();
   if (result.ok) {

@@ -35,6 +35,8 @@ export interface ModelPlan {
   envWrites: Array<{ name: string; value: string }>;
   /** What `model.api_key` gets: a custom server's key as a reference to its `.env` entry. */
   apiKeyRef?: string;
+  /** AWS Bedrock's region, for `bedrock.region`. */
+  region?: string;
   /** The runtime the plan gives, for the connection test. */
   runtime: ResolvedRuntime;
 }
@@ -170,12 +172,16 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
     if (!option) p.say(`"${answer}" is not in the list.`);
   }
   const provider = writtenProvider(option);
-  const sameProvider = provider === ctx.config.model.provider.trim();
+  const configured = ctx.config.model.provider.trim();
+  const sameProvider =
+    provider === configured ||
+    (findProvider(configured) !== undefined && findProvider(configured) === findProvider(provider));
   const envWrites: ModelPlan["envWrites"] = [];
   let baseUrl = "";
   // A deployment name read from a pasted Azure request URL: the model the picker offers first.
   let suggested: string | undefined;
   let apiKeyRef: string | undefined;
+  let region: string | undefined;
   const ownEndpoint = !option.local && needsEndpoint(option.provider);
   if (option.local) {
     const known =
@@ -190,7 +196,12 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
       );
       baseUrl = asked.url;
       suggested = asked.deployment;
+    } else if (sameProvider && ctx.config.model.base_url.trim()) {
+      // A proxy or private endpoint set for this provider stays: re-running setup keeps it.
+      baseUrl = ctx.config.model.base_url.trim();
+      p.say(`Address kept from config.yaml: ${baseUrl} (model.base_url).`);
     }
+    if (option.provider === "bedrock") region = await askRegion(p, bedrockRegion(ctx));
     await askKey(ctx, p, option, envWrites);
   }
 
@@ -249,6 +260,7 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
       model,
       envWrites,
       ...(apiKeyRef ? { apiKeyRef } : {}),
+      ...(region ? { region } : {}),
       runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef }) },
     };
   }
@@ -263,6 +275,27 @@ async function askUrl(p: Prompter, fallback: string): Promise<string> {
       return checked.url;
     }
     p.say(checked.message);
+  }
+}
+
+const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
+
+/** Bedrock's region as configured: `bedrock.region`, else AWS_REGION / AWS_DEFAULT_REGION, else us-east-1. */
+function bedrockRegion(ctx: FlowContext): string {
+  const section = ctx.config["bedrock"];
+  const configured =
+    typeof section === "object" && section !== null
+      ? (section as Record<string, unknown>)["region"]
+      : undefined;
+  if (typeof configured === "string" && configured.trim()) return configured.trim();
+  return ctx.env["AWS_REGION"]?.trim() || ctx.env["AWS_DEFAULT_REGION"]?.trim() || "us-east-1";
+}
+
+async function askRegion(p: Pick<Prompter, "ask" | "say">, fallback: string): Promise<string> {
+  for (;;) {
+    const answer = (await p.ask("AWS region for Bedrock (bedrock.region)", fallback)).trim().toLowerCase();
+    if (AWS_REGION.test(answer)) return answer;
+    p.say(`"${answer}" is not an AWS region, e.g. us-east-1, eu-west-1, ap-southeast-2.`);
   }
 }
 
@@ -457,6 +490,7 @@ export function applyModelPlan(home: string, config: HermesConfig, plan: ModelPl
   else if ((switching || plan.envWrites.length > 0) && config.model.api_key.trim())
     edits.push(["model.api_key", ""]);
   if (switching && config.model.api_mode.trim()) edits.push(["model.api_mode", ""]);
+  if (plan.region) edits.push(["bedrock.region", plan.region]);
   for (const [key, value] of edits) {
     const result = setConfigValue(home, key, value);
     lines.push(`${key}: ${value === "" ? '""' : value} → ${result.path}`);

@@ -25,6 +25,12 @@ const llm = useFakeLlm({
   requireKey: { header: "api-key", value: KEY },
 });
 
+/** A custom OpenAI-compatible server started with a key: it wants it as a bearer. */
+const keyed = useFakeLlm({
+  models: ["served-7b"],
+  requireKey: { header: "authorization", value: "Bearer srv-key-4411" },
+});
+
 /** Accepts TCP connections and never says a word: an endpoint that does not answer. */
 let silent: Server;
 let silentUrl = "";
@@ -341,11 +347,6 @@ describe("hermes model: switching to azure-foundry", () => {
 });
 
 describe.skipIf(!hasTmux)("hermes setup on a terminal: a custom server that wants a key", () => {
-  const keyed = useFakeLlm({
-    models: ["served-7b"],
-    requireKey: { header: "authorization", value: "Bearer srv-key-4411" },
-  });
-
   it("asks for the key when the server refuses, keeps it in .env and config.yaml refers to it", async () => {
     const { home, cwd } = tempHome();
     keyed.enqueue(reply().text("ok"));
@@ -384,6 +385,27 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal: a custom server that want
     const chat = await runHermes(["-z", "hi"], { home, cwd });
     expect(chat.stdout.trim()).toBe("served answer");
     expect(keyed.chatRequests.at(-1)?.headers.authorization).toBe("Bearer srv-key-4411");
+  });
+});
+
+describe.skipIf(!hasTmux)("hermes setup on a terminal: a provider that needs a login", () => {
+  it("says how to log in and asks for another provider instead of ending", async () => {
+    const { home, cwd } = tempHome();
+    llm.enqueue(reply().text("ok"));
+    const term = Terminal.start({ home, cwd, args: ["setup", "model"], rows: 60 });
+    try {
+      await answer(term, "Provider (number or name)", "codex");
+      await term.waitFor("Log in with: hermes auth add openai-codex --type oauth");
+      await term.waitFor("Pick another provider");
+      await answer(term, "Provider (number or name)", "azure");
+      await answer(term, "Azure AI Foundry endpoint", llm.url);
+      await answer(term, "Paste your Azure AI Foundry API key", KEY);
+      await answer(term, "Model (number, id or part of one)", "gpt-4.1-deploy");
+      await term.waitFor("[exit 0]");
+    } finally {
+      term.kill();
+    }
+    expect(config(home).model).toMatchObject({ provider: "azure-foundry", default: "gpt-4.1-deploy" });
   });
 });
 
@@ -429,5 +451,35 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal: AWS Bedrock's region", ()
     };
     expect(written.model).toMatchObject({ provider: "bedrock", base_url: bedrock.url, default: model });
     expect(written.bedrock).toEqual({ region: "eu-west-1" });
+  });
+});
+
+describe("hermes setup --non-interactive: a custom server that wants a key", () => {
+  it("names CUSTOM_API_KEY when the server refuses, then sets up with it, kept in .env", async () => {
+    const { home, cwd } = tempHome();
+    const args = ["setup", "--non-interactive", "--provider", "custom", "--base-url", keyed.url];
+    const refused = await runHermes(args, { home, cwd });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("refused the key (HTTP 401); set CUSTOM_API_KEY");
+    expect(existsSync(join(home, "config.yaml"))).toBe(false);
+
+    keyed.enqueue(reply().text("ok"));
+    const result = await runHermes(args, { home, cwd, env: { CUSTOM_API_KEY: "srv-key-4411" } });
+    expect(result.stderr).toContain("✓ served-7b answered");
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("srv-key-4411");
+    expect(config(home).model).toMatchObject({
+      provider: "custom",
+      base_url: keyed.url,
+      default: "served-7b",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the reference as config.yaml holds it
+      api_key: "${CUSTOM_API_KEY}",
+    });
+    expect(dotenv(home)).toContain("CUSTOM_API_KEY=srv-key-4411");
+    expect(statSync(join(home, ".env")).mode & 0o777).toBe(0o600);
+
+    keyed.enqueue(reply().text("served again"));
+    const chat = await runHermes(["-z", "hi"], { home, cwd });
+    expect(chat.stdout.trim()).toBe("served again");
   });
 });

@@ -120,7 +120,12 @@ function runtimeFor(
       home: ctx.home,
     });
   } catch (error) {
-    if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
+    if (error instanceof NoProviderError) {
+      const profile = findProvider(plan.provider);
+      if (profile?.login && profile.apiKeyEnv.length === 0)
+        throw new NeedsLogin(error.message.replace("\n", " "));
+      throw new CliFailure(error.message, 2);
+    }
     throw error;
   }
 }
@@ -161,16 +166,35 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
     p.say(`  ${String(i + 1).padStart(2)}. ${o.label}${found ? `  (key found: ${found})` : ""}`);
   });
   const currentIndex = PROVIDER_OPTIONS.findIndex((o) => o.provider === ctx.config.model.provider.trim());
-  let option: ProviderOption | undefined;
-  while (!option) {
-    const answer = await p.ask("Provider (number or name)", String(currentIndex >= 0 ? currentIndex + 1 : 1));
-    option = /^\d+$/.test(answer)
-      ? PROVIDER_OPTIONS[Number(answer) - 1]
-      : PROVIDER_OPTIONS.find(
-          (o) => o.provider === answer.toLowerCase() || findProvider(answer)?.id === o.provider,
-        );
-    if (!option) p.say(`"${answer}" is not in the list.`);
+  let fallback = String(currentIndex >= 0 ? currentIndex + 1 : 1);
+  for (;;) {
+    let option: ProviderOption | undefined;
+    while (!option) {
+      const answer = await p.ask("Provider (number or name)", fallback);
+      option = /^\d+$/.test(answer)
+        ? PROVIDER_OPTIONS[Number(answer) - 1]
+        : PROVIDER_OPTIONS.find(
+            (o) => o.provider === answer.toLowerCase() || findProvider(answer)?.id === o.provider,
+          );
+      if (!option) p.say(`"${answer}" is not in the list.`);
+    }
+    try {
+      return await planFor(ctx, p, option);
+    } catch (error) {
+      // A provider that works only after a login (ChatGPT, Copilot, …): say how, and let the
+      // user pick another one instead of ending the wizard.
+      if (!(error instanceof NeedsLogin)) throw error;
+      p.say(`✗ ${error.message}`);
+      p.say("Pick another provider, or leave (Ctrl+C), log in as shown and run this again.");
+      fallback = String(PROVIDER_OPTIONS.indexOf(option) + 1);
+    }
   }
+}
+
+/** The provider cannot be used without an OAuth login, and there is none. */
+class NeedsLogin extends Error {}
+
+async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): Promise<ModelPlan> {
   const provider = writtenProvider(option);
   const configured = ctx.config.model.provider.trim();
   const sameProvider =
@@ -390,11 +414,12 @@ export async function automaticModelPlan(
   wanted: { provider?: string; model?: string; baseUrl?: string } = {},
   processEnv: Record<string, string | undefined> = {},
 ): Promise<ModelPlan & { listing?: ListedModel[] }> {
+  const keyed = customKeyConfig(ctx, wanted.provider);
   let runtime: ResolvedRuntime;
   try {
     runtime = resolveRuntime({
       flags: { provider: wanted.provider, model: wanted.model || undefined, baseUrl: wanted.baseUrl },
-      config: ctx.config,
+      config: keyed?.config ?? ctx.config,
       env: ctx.env,
       home: ctx.home,
     });
@@ -447,11 +472,18 @@ export async function automaticModelPlan(
         `the server at ${runtime.baseUrl} lists no models; load one in the server first.`,
         2,
       );
+    } else if (!listing.ok && listing.failure.kind === "auth") {
+      throw new CliFailure(
+        `${listing.failure.message}; set ${CUSTOM_KEY_VARIABLE} to the server's key (setup keeps it in .env).`,
+        2,
+      );
     } else if (!listing.ok) {
       throw new CliFailure(`${listing.failure.message}; is the server running?`, 2);
     }
   }
   const envWrites: ModelPlan["envWrites"] = [];
+  const customKey = keyed && processEnv[CUSTOM_KEY_VARIABLE]?.trim();
+  if (customKey) envWrites.push({ name: CUSTOM_KEY_VARIABLE, value: customKey });
   for (const name of profile?.apiKeyEnv ?? []) {
     const value = processEnv[name]?.trim();
     if (value && runtime.apiKey === value) {
@@ -464,9 +496,34 @@ export async function automaticModelPlan(
     baseUrl,
     model,
     envWrites,
+    ...(keyed && provider === "custom" ? { apiKeyRef: keyed.apiKeyRef } : {}),
     runtime: { ...runtime, model },
     ...(listing.ok || listing.stale ? { listing: models } : {}),
   };
+}
+
+/**
+ * A custom server named by the flags or config.yaml with no key of its own yet, while
+ * CUSTOM_API_KEY holds one: the configuration as it will read once `model.api_key` refers to it.
+ * Undefined otherwise (a named `custom:<name>` entry keeps its own key).
+ */
+function customKeyConfig(
+  ctx: FlowContext,
+  wantedProvider: string | undefined,
+): { config: HermesConfig; apiKeyRef: string } | undefined {
+  const key = ctx.env[CUSTOM_KEY_VARIABLE]?.trim();
+  const configured = ctx.config.model.provider.trim();
+  const named = (wantedProvider ?? configured).trim();
+  if (!key || !named || named.toLowerCase().startsWith("custom:") || findProvider(named)?.id !== "custom") {
+    return undefined;
+  }
+  const same = findProvider(configured)?.id === "custom";
+  if (same && ctx.config.model.api_key.trim()) return undefined;
+  // Switching from another provider: its model and endpoint do not carry over.
+  const model = same
+    ? { ...ctx.config.model, api_key: key }
+    : { ...ctx.config.model, provider: named, api_key: key, default: "", base_url: "", api_mode: "" };
+  return { config: { ...ctx.config, model }, apiKeyRef: `\${${CUSTOM_KEY_VARIABLE}}` };
 }
 
 /**

@@ -49,7 +49,7 @@ export const setupCommand = defineCommand({
       .argument("[section]", `one section: ${SETUP_SECTIONS.join(" | ")} (default: all; --quick: model)`)
       .option(
         "--non-interactive",
-        "ask nothing: take the provider and key from config.yaml or the environment",
+        "ask nothing: provider, model and endpoint from the flags below, config.yaml or the environment; keys from the environment",
       )
       .option("--reset", "move config.yaml aside (config.yaml.bak-TIME) and start from the defaults")
       .option("--quick", "only what is needed to chat: the model section")
@@ -203,7 +203,7 @@ async function nonInteractive(
   } catch (error) {
     if (error instanceof CliFailure && error.message.startsWith("No model provider")) {
       throw new CliFailure(
-        "nothing names a provider to set up. Set its key (OPENROUTER_API_KEY, ANTHROPIC_API_KEY, …) or a " +
+        "nothing names a provider to set up. Pass --provider ID, or set its key (OPENROUTER_API_KEY, ANTHROPIC_API_KEY, …) or a " +
           "local server's address (OPENAI_BASE_URL, optionally HERMES_INFERENCE_MODEL) in the environment, " +
           "or run hermes setup on a terminal.",
         2,

@@ -106,3 +106,40 @@ describe("askModelPlan for azure-foundry", () => {
     );
   });
 });
+
+/** A local server's `/models` that wants `Bearer <good>`. */
+function bearerFetch(good: string): typeof fetch {
+  return (async (_input: string | URL | Request, init?: RequestInit) => {
+    const headers = (init?.headers ?? {}) as Record<string, string>;
+    if (headers["authorization"] !== `Bearer ${good}`) return new Response("{}", { status: 401 });
+    return new Response(JSON.stringify({ data: [{ id: "served-7b" }] }), { status: 200 });
+  }) as typeof fetch;
+}
+
+describe("askModelPlan for a server that wants a key", () => {
+  it("custom: the key goes to .env as CUSTOM_API_KEY and model.api_key refers to it", async () => {
+    const p = scripted(["custom", "http://127.0.0.1:8000/v1", "srv-key", ""]);
+    const plan = await askModelPlan(flowContext(bearerFetch("srv-key")), p);
+    expect(plan).toMatchObject({
+      provider: "custom",
+      baseUrl: "http://127.0.0.1:8000/v1",
+      model: "served-7b",
+      envWrites: [{ name: "CUSTOM_API_KEY", value: "srv-key" }],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the reference as config.yaml holds it
+      apiKeyRef: "${CUSTOM_API_KEY}",
+    });
+    expect(plan.runtime.apiKey).toBe("srv-key");
+    expect(p.said).toContain("The server wants a key.");
+  });
+
+  it("LM Studio: the key is its own LM_API_KEY, with no reference in config.yaml", async () => {
+    const p = scripted(["lmstudio", "", "lm-key", ""]);
+    const plan = await askModelPlan(flowContext(bearerFetch("lm-key")), p);
+    expect(plan).toMatchObject({
+      provider: "lmstudio",
+      envWrites: [{ name: "LM_API_KEY", value: "lm-key" }],
+    });
+    expect(plan.apiKeyRef).toBeUndefined();
+    expect(plan.runtime.apiKey).toBe("lm-key");
+  });
+});

@@ -204,6 +204,14 @@ describe("hermes setup --non-interactive: azure-foundry and custom from flags an
     expect(creds.code).toBe(2);
     expect(creds.stderr).toContain("user name or password");
     expect(creds.stderr).not.toContain("pw-9");
+    const credsViaEnv = await runHermes(["setup", "--non-interactive", "--provider", "azure"], {
+      home,
+      cwd,
+      env: { ...env, AZURE_FOUNDRY_BASE_URL: "https://u:pw-9@res.openai.azure.com/" },
+    });
+    expect(credsViaEnv.code).toBe(2);
+    expect(credsViaEnv.stderr).toContain("endpoint (model.base_url or AZURE_FOUNDRY_BASE_URL)");
+    expect(credsViaEnv.stderr).not.toContain("pw-9");
     expect(existsSync(join(home, "config.yaml"))).toBe(false);
   });
 

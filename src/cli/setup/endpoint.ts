@@ -90,6 +90,13 @@ export function normaliseEndpoint(provider: string, input: string): EndpointChec
   const id = canonical(provider);
   let text = input.trim();
   if (text === "") return { ok: false, message: "No address given." };
+  // A key pasted at the address question is not repeated on the screen.
+  if (/^[\w-]{20,}$/.test(text) && !text.includes(".")) {
+    return {
+      ok: false,
+      message: "That looks like a key, not an address; the key is asked after the address.",
+    };
+  }
   if (/\s/.test(text)) return { ok: false, message: `"${text}" has spaces in it; an address has none.` };
   const bareHost = /^[a-z0-9.-]+\.[a-z]{2,}(:\d+)?(\/.*)?$/i.test(text);
   let added = false;

@@ -432,8 +432,13 @@ export async function automaticModelPlan(
   if (ownEndpoint) {
     // Checked as a typed one would be: a key never goes to a plain-http remote host.
     const checked = normaliseEndpoint(runtime.provider, runtime.baseUrl);
-    if (!checked.ok)
-      throw new CliFailure(`${runtime.provider} endpoint ${runtime.baseUrl}: ${checked.message}`, 2);
+    if (!checked.ok) {
+      const variable = findProvider(runtime.provider)?.baseUrlEnv?.[0];
+      throw new CliFailure(
+        `the ${runtime.provider} endpoint (model.base_url${variable ? ` or ${variable}` : ""}): ${checked.message}`,
+        2,
+      );
+    }
     runtime = { ...runtime, baseUrl: checked.url };
   }
   const local =

@@ -93,6 +93,13 @@ describe("normaliseEndpoint for azure-foundry", () => {
     expect(refused("azure-foundry", input)).toContain(words);
   });
 
+  it("does not repeat a key pasted at the address question", () => {
+    const message = refused("azure-foundry", "3f9c2a7be1d04c58a6b2e0f7c9d1a4b6");
+    expect(message).toContain("looks like a key");
+    expect(message).not.toContain("3f9c2a7b");
+    expect(refused("custom", "sk-or-v1-0123456789abcdef0123")).not.toContain("sk-or");
+  });
+
   it("never echoes a password from the URL back", () => {
     expect(refused("azure-foundry", "https://u:hunter2secret@res.openai.azure.com/")).not.toContain(
       "hunter2",

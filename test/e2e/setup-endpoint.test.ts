@@ -286,6 +286,11 @@ describe("hermes model: switching to azure-foundry", () => {
     expect(result.stderr).toContain("set AZURE_FOUNDRY_BASE_URL");
     expect(result.stderr).toContain("run hermes model on a terminal");
     expect(config(home).model).toMatchObject({ provider: "openrouter", default: "x/y" });
+    const list = await runHermes(["model", "--list", "azure"], { home, cwd });
+    expect(list.code).toBe(2);
+    expect(list.stderr).toContain(
+      "azure-foundry needs its endpoint, and none is configured: set AZURE_FOUNDRY_BASE_URL",
+    );
   });
 
   it("with an endpoint in config.yaml, a new deployment keeps it", async () => {

@@ -84,16 +84,10 @@ async function askMissingEndpoint(
 ): Promise<{ baseUrl: string; env: Record<string, string> } | "cancelled" | undefined> {
   if (!needsEndpoint(provider) || configuredEndpoint(provider, ctx.config, ctx.env)) return undefined;
   const profile = findProvider(provider);
-  const variable = endpointVariable(provider);
-  if (ctx.io.stdin.isTTY !== true) {
-    throw new CliFailure(
-      `${profile?.id ?? provider} needs its endpoint, and none is configured: set ${variable ?? "model.base_url"} ` +
-        `(e.g. ${endpointExample(provider)}), or run hermes model on a terminal, which asks for it.`,
-      2,
-    );
-  }
+  if (ctx.io.stdin.isTTY !== true) throw missingEndpoint(provider);
   const prompter = terminalPrompter(ctx.io);
   try {
+    prompter.say(`${profile?.name ?? provider} has no endpoint configured yet.`);
     const asked = await askEndpoint(prompter, provider, undefined);
     const env: Record<string, string> = {};
     const keyVar = profile?.apiKeyEnv[0];
@@ -113,6 +107,15 @@ async function askMissingEndpoint(
   } finally {
     prompter.close();
   }
+}
+
+function missingEndpoint(provider: string): CliFailure {
+  const variable = endpointVariable(provider);
+  return new CliFailure(
+    `${findProvider(provider)?.id ?? provider} needs its endpoint, and none is configured: set ${variable ?? "model.base_url"} ` +
+      `(e.g. ${endpointExample(provider)}), or run hermes model on a terminal, which asks for it.`,
+    2,
+  );
 }
 
 function parsed(ctx: ConfigContext, spec: string) {
@@ -164,6 +167,10 @@ async function setFromSpec(base: ConfigContext, text: string, refresh: boolean):
 
 async function listCommand(ctx: ConfigContext, text: string | undefined, refresh: boolean): Promise<number> {
   const spec = text ? parsed(ctx, text.includes(":") ? text : `${text}:`) : undefined;
+  const wanted = spec?.provider ?? ctx.config.model.provider.trim();
+  if (wanted && !spec?.baseUrl && needsEndpoint(wanted) && !configuredEndpoint(wanted, ctx.config, ctx.env)) {
+    throw missingEndpoint(wanted);
+  }
   let runtime: ReturnType<typeof resolveRuntime>;
   try {
     runtime = resolveRuntime({

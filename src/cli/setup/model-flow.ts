@@ -260,7 +260,7 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
       if (ownEndpoint && listing.failure.kind !== "auth" && attempt < 3) {
         // The key already given is kept; only the address is asked again.
         p.say("Check the address (the resource's endpoint, as the portal shows it).");
-        const asked = await askEndpoint(p, option.provider, baseUrl);
+        const asked = await askEndpoint(p, option.provider, baseUrl, true);
         baseUrl = asked.url;
         suggested = asked.deployment ?? suggested;
         continue;
@@ -328,9 +328,10 @@ export async function askEndpoint(
   p: Pick<Prompter, "ask" | "say">,
   provider: string,
   fallback: string | undefined,
+  again = false,
 ): Promise<{ url: string; deployment?: string }> {
   const name = findProvider(provider)?.name ?? provider;
-  p.say(`${name} needs your resource's endpoint, e.g. ${endpointExample(provider)}`);
+  if (!again) p.say(`${name} needs your resource's endpoint, e.g. ${endpointExample(provider)}`);
   for (;;) {
     const answer = await p.ask(`${name} endpoint`, fallback || undefined);
     const checked = normaliseEndpoint(provider, answer);

@@ -22,6 +22,7 @@ import type {
   OutboundMedia,
   OutboundTarget,
   PlatformAdapter,
+  PlatformCapabilities,
   SendOptions,
 } from "../../src/gateway/platforms/types.js";
 import type { SqliteSessionStore } from "../../src/state/sqlite-store.js";
@@ -29,14 +30,7 @@ import type { SqliteSessionStore } from "../../src/state/sqlite-store.js";
 /** An in-memory platform: records what the gateway sends and lets the test play the user. */
 export class MemoryAdapter implements PlatformAdapter {
   readonly platform = "telegram";
-  capabilities: {
-    maxMessageLength: number;
-    edit: boolean;
-    buttons: boolean;
-    typing: boolean;
-    media: boolean;
-    maxMediaBytes: number;
-  };
+  capabilities: PlatformCapabilities;
   handlers!: AdapterHandlers;
   /** Set by a test that checks the processing hook (Signal's reactions). */
   processing?: PlatformAdapter["processing"];

@@ -3,21 +3,16 @@
  * the mailbox reaches the handlers once, automated mail never does, answers go out threaded, and a
  * dropped IMAP connection loses and repeats nothing.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createEmailAdapter } from "../../../src/gateway/platforms/email.js";
-import type { InboundMessage, PlatformAdapter } from "../../../src/gateway/platforms/types.js";
-import { type DovecotFixture, dovecotSkipReason, startDovecot } from "../../support/dovecot.js";
-import { type SmtpListener, startSmtpListener } from "../../support/smtp-listener.js";
+import { describe, expect, it } from "vitest";
+import type { InboundMessage } from "../../../src/gateway/platforms/types.js";
+import { dovecotSkipReason } from "../../support/dovecot.js";
+import { EMAIL_BOT, emailRig } from "../../support/email-rig.js";
 
-const BOT = { user: "hermes@agent.test", password: "bot-password" };
-
-let dovecot: DovecotFixture;
-let smtp: SmtpListener;
-let dir: string;
+const BOT = EMAIL_BOT;
+const rig = emailRig("hermes-email-unit-");
 
 function compose(options: ConstructorParameters<typeof MailComposer>[0]): Promise<Buffer> {
   return new MailComposer({ to: BOT.user, date: new Date(), ...options }).compile().build();
@@ -54,67 +49,18 @@ class Inbox {
   }
 }
 
-function adapterEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    EMAIL_ADDRESS: BOT.user,
-    EMAIL_PASSWORD: BOT.password,
-    EMAIL_IMAP_HOST: "127.0.0.1",
-    EMAIL_IMAP_PORT: String(dovecot.port),
-    EMAIL_IMAP_SECURITY: "plain",
-    EMAIL_SMTP_HOST: "127.0.0.1",
-    EMAIL_SMTP_PORT: String(smtp.port),
-    EMAIL_SMTP_SECURITY: "plain",
-    ...extra,
-  };
-}
-
-let open: PlatformAdapter[] = [];
-function adapter(
-  extra: Record<string, string> = {},
-  settings: Record<string, unknown> = {},
-): PlatformAdapter {
-  const a = createEmailAdapter(
-    {
-      home: dir,
-      env: adapterEnv(extra),
-      settings,
-      mediaDir: join(dir, "media"),
-      maxInboundMediaBytes: 1_000_000,
-    },
-    { backoffMs: [100, 200, 400] },
-  );
-  open.push(a);
-  return a;
-}
-
-beforeAll(async () => {
-  if (dovecotSkipReason) return;
-  dovecot = await startDovecot([BOT]);
-  smtp = await startSmtpListener(BOT);
-  dir = mkdtempSync(join(tmpdir(), "hermes-email-unit-"));
-}, 30_000);
-
-afterEach(async () => {
-  await Promise.all(open.map((a) => a.disconnect()));
-  open = [];
-});
-
-afterAll(async () => {
-  await smtp?.close();
-  await dovecot?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const adapter = rig.adapter;
 
 describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => {
   it("skips mail already in the box, then hands on new mail once, with subject, sender and attachment", async () => {
-    await dovecot.deliver(
+    await rig.dovecot.deliver(
       BOT,
       await compose({ from: "old@people.test", subject: "old", text: "before start" }),
     );
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await dovecot.deliver(
+    await rig.dovecot.deliver(
       BOT,
       await compose({
         from: "Alice Example <Alice@People.test>",
@@ -137,11 +83,11 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     expect(m?.messageId).toBe("<q1@people.test>");
     expect(m?.media).toHaveLength(1);
     const file = m?.media?.[0];
-    expect(file?.path.startsWith(join(dir, "media"))).toBe(true);
+    expect(file?.path.startsWith(join(rig.dir, "media"))).toBe(true);
     expect(file?.path).not.toContain("..");
     expect(readFileSync(file?.path ?? "", "utf8")).toBe("a,b\n1,2\n");
     // The handled message is marked read on the server; the old one is untouched.
-    const flags = await dovecot.flags(BOT);
+    const flags = await rig.dovecot.flags(BOT);
     expect([...flags.values()].filter((f) => f.includes("\\Seen"))).toHaveLength(1);
     expect(inbox.messages.filter((x) => x.text.includes("before start"))).toHaveLength(0);
   }, 30_000);
@@ -168,8 +114,8 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
       { from: "no-reply@shop.test", subject: "receipt", text: "thanks" },
       { from: BOT.user, subject: "myself", text: "loop" },
     ];
-    for (const mail of automated) await dovecot.deliver(BOT, await compose(mail));
-    await dovecot.deliver(
+    for (const mail of automated) await rig.dovecot.deliver(BOT, await compose(mail));
+    await rig.dovecot.deliver(
       BOT,
       await compose({ from: "dave@people.test", subject: "real", text: "a person" }),
     );
@@ -182,7 +128,7 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await dovecot.deliver(
+    await rig.dovecot.deliver(
       BOT,
       await compose({
         from: "erin@people.test",
@@ -197,7 +143,7 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     );
     await inbox.until(() => inbox.messages.length >= 1, "the reply");
     // The user id is the real address, never the display name, whatever it claims.
-    await dovecot.deliver(
+    await rig.dovecot.deliver(
       BOT,
       await compose({ from: '"erin@people.test" <mallory@evil.test>', subject: "x", text: "hi" }),
     );
@@ -211,7 +157,7 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
       { chatId: "erin@people.test" },
       "Booked **both** rooms. <img src=x onerror=alert(1)>",
     );
-    const mail = await smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
+    const mail = await rig.smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
     expect(mail.rcptTo).toEqual(["erin@people.test"]);
     expect(mail.user).toBe(BOT.user);
     expect(mail.parsed.subject).toBe("Re: Plans");
@@ -226,13 +172,13 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     expect(mail.parsed.html).not.toContain("<img");
     expect(mail.header("auto-submitted")).toBe("auto-replied");
 
-    const file = join(dir, "chart.png");
+    const file = join(rig.dir, "chart.png");
     writeFileSync(file, Buffer.from("89504e470d0a1a0a", "hex"));
     const media = await a.sendMedia(
       { chatId: "erin@people.test" },
       { kind: "photo", path: file, caption: "The chart" },
     );
-    const withFile = await smtp.waitFor((m) => m.parsed.messageId === media.messageId);
+    const withFile = await rig.smtp.waitFor((m) => m.parsed.messageId === media.messageId);
     expect(withFile.parsed.attachments.map((x) => x.filename)).toEqual(["chart.png"]);
     expect(withFile.parsed.text?.trim()).toBe("The chart");
     expect(withFile.parsed.subject).toBe("Re: Plans");
@@ -242,20 +188,32 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await dovecot.deliver(BOT, await compose({ from: "frank@people.test", subject: "one", text: "first" }));
+    await rig.dovecot.deliver(
+      BOT,
+      await compose({ from: "frank@people.test", subject: "one", text: "first" }),
+    );
     await inbox.until(() => inbox.messages.length >= 1, "the first message");
-    await dovecot.stop();
+    await rig.dovecot.stop();
     await inbox.until(
       () => inbox.errors.some((e) => e.includes("connection lost")),
       "the drop to be noticed",
     );
-    await dovecot.start();
+    await rig.dovecot.start();
     // Delivered as soon as the server is back, racing the adapter's reconnect.
-    await dovecot.deliver(BOT, await compose({ from: "frank@people.test", subject: "two", text: "second" }));
-    await dovecot.deliver(BOT, await compose({ from: "frank@people.test", subject: "three", text: "third" }));
+    await rig.dovecot.deliver(
+      BOT,
+      await compose({ from: "frank@people.test", subject: "two", text: "second" }),
+    );
+    await rig.dovecot.deliver(
+      BOT,
+      await compose({ from: "frank@people.test", subject: "three", text: "third" }),
+    );
     await inbox.until(() => inbox.messages.length >= 3, "both messages after the reconnect");
     // Another message after that must arrive through IDLE on the new connection.
-    await dovecot.deliver(BOT, await compose({ from: "frank@people.test", subject: "four", text: "fourth" }));
+    await rig.dovecot.deliver(
+      BOT,
+      await compose({ from: "frank@people.test", subject: "four", text: "fourth" }),
+    );
     await inbox.until(() => inbox.messages.length >= 4, "a message on the new connection");
     expect(inbox.messages.map((m) => m.text.split("\n").pop())).toEqual([
       "first",
@@ -269,7 +227,7 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     const a = adapter({ EMAIL_IMAP_PORT: "1" });
     await a.connect(new Inbox().handlers, { receive: false });
     const sent = await a.send({ chatId: "gina@people.test" }, "Your report is ready.");
-    const mail = await smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
+    const mail = await rig.smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
     expect(mail.parsed.subject).toBe("Hermes Agent");
     expect(mail.parsed.inReplyTo).toBeUndefined();
     await expect(a.send({ chatId: "gina@people.test, other@people.test" }, "x")).rejects.toThrow(

@@ -14,6 +14,10 @@ import { EMAIL_BOT, emailRig } from "../../support/email-rig.js";
 const BOT = EMAIL_BOT;
 const rig = emailRig("hermes-email-unit-");
 
+/** Delivers a message composed from `options` to the bot's mailbox. */
+const deliver = async (options: ConstructorParameters<typeof MailComposer>[0]) =>
+  rig.dovecot.deliver(BOT, await compose(options));
+
 function compose(options: ConstructorParameters<typeof MailComposer>[0]): Promise<Buffer> {
   return new MailComposer({ to: BOT.user, date: new Date(), ...options }).compile().build();
 }
@@ -53,23 +57,17 @@ const adapter = rig.adapter;
 
 describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => {
   it("skips mail already in the box, then hands on new mail once, with subject, sender and attachment", async () => {
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({ from: "old@people.test", subject: "old", text: "before start" }),
-    );
+    await deliver({ from: "old@people.test", subject: "old", text: "before start" });
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({
-        from: "Alice Example <Alice@People.test>",
-        subject: "Quarterly numbers",
-        messageId: "<q1@people.test>",
-        html: "<p>Hello <b>agent</b>,</p><p>please read the file.</p>",
-        attachments: [{ filename: "../../evil/report.csv", content: "a,b\n1,2\n", contentType: "text/csv" }],
-      }),
-    );
+    await deliver({
+      from: "Alice Example <Alice@People.test>",
+      subject: "Quarterly numbers",
+      messageId: "<q1@people.test>",
+      html: "<p>Hello <b>agent</b>,</p><p>please read the file.</p>",
+      attachments: [{ filename: "../../evil/report.csv", content: "a,b\n1,2\n", contentType: "text/csv" }],
+    });
     await inbox.until(() => inbox.messages.length >= 1, "the new message");
     const [m] = inbox.messages;
     expect(m?.source).toMatchObject({
@@ -114,11 +112,8 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
       { from: "no-reply@shop.test", subject: "receipt", text: "thanks" },
       { from: BOT.user, subject: "myself", text: "loop" },
     ];
-    for (const mail of automated) await rig.dovecot.deliver(BOT, await compose(mail));
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({ from: "dave@people.test", subject: "real", text: "a person" }),
-    );
+    for (const mail of automated) await deliver(mail);
+    await deliver({ from: "dave@people.test", subject: "real", text: "a person" });
     await inbox.until(() => inbox.messages.length >= 1, "the person's message");
     expect(inbox.messages.map((m) => m.source.userId)).toEqual(["dave@people.test"]);
     expect(inbox.errors.filter((e) => e.includes("ignored"))).toHaveLength(automated.length);
@@ -128,25 +123,19 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({
-        from: "erin@people.test",
-        subject: "Re: Plans",
-        messageId: "<e2@people.test>",
-        inReplyTo: "<hermes-aa@agent.test>",
-        references: ["<e1@people.test>", "<hermes-aa@agent.test>"],
-        // Answers go to the sender, never to a Reply-To a message names (no mail to third parties).
-        replyTo: "victim@elsewhere.test",
-        text: "Sounds good, go ahead.\n\nOn Mon, 2 Mar 2026 at 10:00, Hermes <hermes@agent.test> wrote:\n> Shall I book it?\n",
-      }),
-    );
+    await deliver({
+      from: "erin@people.test",
+      subject: "Re: Plans",
+      messageId: "<e2@people.test>",
+      inReplyTo: "<hermes-aa@agent.test>",
+      references: ["<e1@people.test>", "<hermes-aa@agent.test>"],
+      // Answers go to the sender, never to a Reply-To a message names (no mail to third parties).
+      replyTo: "victim@elsewhere.test",
+      text: "Sounds good, go ahead.\n\nOn Mon, 2 Mar 2026 at 10:00, Hermes <hermes@agent.test> wrote:\n> Shall I book it?\n",
+    });
     await inbox.until(() => inbox.messages.length >= 1, "the reply");
     // The user id is the real address, never the display name, whatever it claims.
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({ from: '"erin@people.test" <mallory@evil.test>', subject: "x", text: "hi" }),
-    );
+    await deliver({ from: '"erin@people.test" <mallory@evil.test>', subject: "x", text: "hi" });
     await inbox.until(() => inbox.messages.length >= 2, "the spoofed message");
     expect(inbox.messages[1]?.source).toMatchObject({
       userId: "mallory@evil.test",
@@ -188,10 +177,7 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({ from: "frank@people.test", subject: "one", text: "first" }),
-    );
+    await deliver({ from: "frank@people.test", subject: "one", text: "first" });
     await inbox.until(() => inbox.messages.length >= 1, "the first message");
     await rig.dovecot.stop();
     await inbox.until(
@@ -200,20 +186,11 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     );
     await rig.dovecot.start();
     // Delivered as soon as the server is back, racing the adapter's reconnect.
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({ from: "frank@people.test", subject: "two", text: "second" }),
-    );
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({ from: "frank@people.test", subject: "three", text: "third" }),
-    );
+    await deliver({ from: "frank@people.test", subject: "two", text: "second" });
+    await deliver({ from: "frank@people.test", subject: "three", text: "third" });
     await inbox.until(() => inbox.messages.length >= 3, "both messages after the reconnect");
     // Another message after that must arrive through IDLE on the new connection.
-    await rig.dovecot.deliver(
-      BOT,
-      await compose({ from: "frank@people.test", subject: "four", text: "fourth" }),
-    );
+    await deliver({ from: "frank@people.test", subject: "four", text: "fourth" });
     await inbox.until(() => inbox.messages.length >= 4, "a message on the new connection");
     expect(inbox.messages.map((m) => m.text.split("\n").pop())).toEqual([
       "first",

@@ -128,6 +128,29 @@ export interface ChatClaim {
   readonly lost: AbortSignal;
   /** Gives the chat back; the next message for it may run on any instance. Idempotent. */
   release(): Promise<void>;
+  /**
+   * The claim as the database knows it, when the database can check writes against it (the
+   * PostgreSQL coordinator; absent for one process): a session write made under it carries it.
+   */
+  readonly fence?: ClaimFence;
+}
+
+/**
+ * A fencing token: one chat claim (`coord_chat_claims` key and token). A store write that carries
+ * it lands only while it is still the chat's current claim, checked by the database inside the
+ * write's own transaction, so a write delayed past a take-over (a stall after its gate passed) is
+ * refused with `ChatClaimLostError` and leaves nothing behind.
+ */
+export interface ClaimFence {
+  readonly key: string;
+  readonly token: string;
+  /** The database refused a write made under this claim: the claim is lost (fires its `lost`). */
+  refused?(why: string): void;
+}
+
+/** A store that can hand out a view of itself whose writes carry a fencing token (PostgreSQL). */
+export interface ClaimFencedStore<S> {
+  fencedBy(fence: ClaimFence): S;
 }
 
 export type ChatClaimResult = { claimed: ChatClaim } | { heldBy: string };

@@ -8,17 +8,20 @@ import { redactJson } from "../util/redact.js";
 import { newSessionId } from "../util/session-id.js";
 import { messageColumns, rowToStoredMessage, toolCallCount } from "./codec.js";
 import type { StoreContext } from "./context.js";
-import { assertSession, requireSession } from "./listing.js";
+import { notFound, requireSession } from "./listing.js";
 import { recountSession } from "./maintenance.js";
 import {
   branchSessionRow,
+  finiteCost,
+  mergeCostStatus,
   SESSION_INSERT_COLUMNS,
   SESSION_INSERT_ZEROES,
   type SessionRow,
   sessionInsertValues,
+  usageVector,
 } from "./session-rows.js";
 import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "./titles.js";
-import { SessionStoreError } from "./types.js";
+import { SessionStoreError, type UsageDelta } from "./types.js";
 
 export type { SessionRow };
 
@@ -54,30 +57,83 @@ export function nextLineageTitle(ctx: StoreContext, title: string): string {
   return nextTitleIn(base, existing);
 }
 
-const INSERT_MESSAGE = `INSERT INTO messages
-  (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning,
-   reasoning_details, codex_reasoning_items)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const MESSAGE_COLUMNS = `(session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count,
+   finish_reason, reasoning, reasoning_details, codex_reasoning_items)`;
+const MESSAGE_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 /**
- * Appends messages and bumps `message_count`/`tool_call_count`. A message without an explicit
- * timestamp gets `max(now, newest timestamp in the session)`, so a clock that steps back cannot
- * reorder a turn. Throws `invalid` (nothing written) for a message of the wrong shape.
+ * Rows per INSERT statement. The messages of one write go in as few statements as this allows:
+ * FTS5 writes its pending rows out as a new index segment whenever a statement opens a savepoint
+ * (every insert after the first in a transaction does, for the triggers), so one row per
+ * statement made a segment per message in each of the two indexes, and later merges of them; one
+ * statement makes one segment per commit. Each row count has its own cached statement.
+ */
+export const INSERT_ROWS_MAX = 16;
+
+function insertRowsSql(rows: number): string {
+  return `INSERT INTO messages ${MESSAGE_COLUMNS} VALUES ${Array(rows).fill(MESSAGE_ROW).join(", ")} RETURNING id`;
+}
+
+/** The usage counters of `sessions` one report adds to (bound as in `usageValues`). */
+const USAGE_SET = `input_tokens = COALESCE(input_tokens, 0) + ?, output_tokens = COALESCE(output_tokens, 0) + ?,
+  cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?, cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?,
+  reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?, api_call_count = COALESCE(api_call_count, 0) + ?,
+  estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + ? END,
+  cost_status = ?, cost_source = COALESCE(?, cost_source), pricing_version = COALESCE(?, pricing_version)`;
+const COUNT_SET =
+  "message_count = COALESCE(message_count, 0) + ?, tool_call_count = COALESCE(tool_call_count, 0) + ?";
+
+/** The values `USAGE_SET` binds for `delta` on a session whose stored cost status is `stored`. */
+function usageValues(delta: UsageDelta, stored: unknown): unknown[] {
+  const cost = finiteCost(delta);
+  return [
+    ...usageVector(delta),
+    cost,
+    cost,
+    mergeCostStatus(typeof stored === "string" ? stored : null, delta.costStatus),
+    delta.costSource ?? null,
+    delta.pricingVersion ?? null,
+  ];
+}
+
+/** Adds one usage report to the session row (inside the caller's transaction). */
+export function addUsage(ctx: StoreContext, sessionId: string, delta: UsageDelta): void {
+  const row = ctx.get("SELECT cost_status FROM sessions WHERE id = ?", sessionId);
+  if (!row) throw notFound(sessionId);
+  ctx
+    .stmt(`UPDATE sessions SET ${USAGE_SET} WHERE id = ?`)
+    .run(...usageValues(delta, row["cost_status"]), sessionId);
+}
+
+/**
+ * Appends messages and bumps `message_count`/`tool_call_count` (and adds `usage`, when given, in
+ * the same update of the session row). A message without an explicit timestamp gets `max(now,
+ * newest timestamp in the session)`, so a clock that steps back cannot reorder a turn. Throws
+ * `not_found` for a missing session and `invalid` (nothing written) for a message of the wrong
+ * shape. Returns the new ids in the order of `messages`.
  */
 export function insertMessages(
   ctx: StoreContext,
   sessionId: string,
   messages: ReadonlyArray<{ message: Message; timestamp?: number; tokenCount?: number }>,
+  usage?: UsageDelta,
 ): number[] {
-  assertSession(ctx, sessionId);
-  const newest = ctx.get("SELECT MAX(timestamp) AS t FROM messages WHERE session_id = ?", sessionId)?.["t"];
+  // The session's existence, its cost status and its newest timestamp in one indexed lookup.
+  const session = ctx
+    .stmt(
+      `SELECT cost_status, (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id)
+       FROM sessions s WHERE s.id = ?`,
+    )
+    .raw()
+    .get(sessionId) as [unknown, unknown] | undefined;
+  if (!session) throw notFound(sessionId);
+  const newest = session[1];
   const floor = Math.max(ctx.now(), newest === null || newest === undefined ? 0 : Number(newest));
-  const insert = ctx.stmt(INSERT_MESSAGE);
-  const ids: number[] = [];
+  const values: unknown[] = [];
   let calls = 0;
   for (const { message, timestamp, tokenCount } of messages) {
     const c = messageColumns(redactJson(message, ctx.redact));
-    const info = insert.run(
+    values.push(
       sessionId,
       c.role,
       c.content,
@@ -91,15 +147,27 @@ export function insertMessages(
       c.reasoning_details,
       c.codex_reasoning_items,
     );
-    ids.push(Number(info.lastInsertRowid));
     calls += toolCallCount(message);
   }
-  ctx
-    .stmt(
-      `UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?,
-         tool_call_count = COALESCE(tool_call_count, 0) + ? WHERE id = ?`,
-    )
-    .run(messages.length, calls, sessionId);
+  const ids: number[] = [];
+  const width = values.length / messages.length;
+  for (let at = 0; at < messages.length; at += INSERT_ROWS_MAX) {
+    const rows = Math.min(INSERT_ROWS_MAX, messages.length - at);
+    const returned = ctx
+      .stmt(insertRowsSql(rows))
+      .pluck()
+      .all(...values.slice(at * width, (at + rows) * width)) as Array<number | bigint>;
+    // Ids grow with every row inserted (AUTOINCREMENT): ascending is the order of the rows.
+    ids.push(...returned.map(Number).sort((a, b) => a - b));
+  }
+  const counts = [messages.length, calls];
+  if (usage) {
+    ctx
+      .stmt(`UPDATE sessions SET ${COUNT_SET}, ${USAGE_SET} WHERE id = ?`)
+      .run(...counts, ...usageValues(usage, session[0]), sessionId);
+  } else {
+    ctx.stmt(`UPDATE sessions SET ${COUNT_SET} WHERE id = ?`).run(...counts, sessionId);
+  }
   return ids;
 }
 

@@ -8,6 +8,7 @@ import { newSessionId } from "../util/session-id.js";
 import { sanitizeTitle } from "./titles.js";
 import {
   type NewSession,
+  type SessionCostStatus,
   type SessionRecord,
   type SessionStore,
   SessionStoreError,
@@ -170,3 +171,21 @@ export const PATCH_COLUMNS: Record<keyof Parameters<SessionStore["updateSession"
   cwd: "cwd",
   gitBranch: "git_branch",
 };
+
+const COST_STATUS_RANK: Record<SessionCostStatus, number> = {
+  included: 0,
+  actual: 1,
+  estimated: 2,
+  unknown: 3,
+};
+
+/**
+ * A session's cost status after one more usage report: the worst of the two, so one unpriced call
+ * marks the total as incomplete (`unknown`) and one estimated call makes an invoiced total an
+ * estimate. Text another writer left that is not a known status gives way to the new one.
+ */
+export function mergeCostStatus(stored: string | null, next: SessionCostStatus | undefined): string | null {
+  if (next === undefined) return stored;
+  if (stored === null || !Object.hasOwn(COST_STATUS_RANK, stored)) return next;
+  return COST_STATUS_RANK[stored as SessionCostStatus] >= COST_STATUS_RANK[next] ? stored : next;
+}

@@ -25,6 +25,7 @@ import { rowToSession, rowToStoredMessage, storedToMessage } from "./codec.js";
 import { connect, corruptError, memoryDb } from "./connection.js";
 import { StoreContext, type StoreShape } from "./context.js";
 import {
+  addUsage,
   assertTitleFree,
   branchSession,
   insertMessages,
@@ -38,7 +39,6 @@ import {
   assertSession,
   latestSession,
   listSessions,
-  notFound,
   recentSessions,
   requireSession,
   resolveSession,
@@ -57,7 +57,10 @@ import {
 } from "./schema.js";
 import { isKnownComplete, recordComplete } from "./schema-stamps.js";
 import { searchMessages } from "./search.js";
-import { finiteCost, newSessionRow, PATCH_COLUMNS, wantedTitle, whole } from "./session-rows.js";
+import { newSessionRow, PATCH_COLUMNS, wantedTitle } from "./session-rows.js";
+
+export { mergeCostStatus } from "./session-rows.js";
+
 import {
   type ExportedSession,
   type Insights,
@@ -68,7 +71,6 @@ import {
   type RepairReport,
   type SearchHit,
   type SearchOptions,
-  type SessionCostStatus,
   type SessionFilter,
   type SessionRecord,
   type SessionStats,
@@ -190,24 +192,6 @@ export function readShape(ctx: StoreContext): StoreShape {
 
 type SessionPatch = Parameters<SyncSessionStore["updateSession"]>[1];
 
-const COST_STATUS_RANK: Record<SessionCostStatus, number> = {
-  included: 0,
-  actual: 1,
-  estimated: 2,
-  unknown: 3,
-};
-
-/**
- * A session's cost status after one more usage report: the worst of the two, so one unpriced call
- * marks the total as incomplete (`unknown`) and one estimated call makes an invoiced total an
- * estimate. Text another writer left that is not a known status gives way to the new one.
- */
-export function mergeCostStatus(stored: string | null, next: SessionCostStatus | undefined): string | null {
-  if (next === undefined) return stored;
-  if (stored === null || !Object.hasOwn(COST_STATUS_RANK, stored)) return next;
-  return COST_STATUS_RANK[stored as SessionCostStatus] >= COST_STATUS_RANK[next] ? stored : next;
-}
-
 class SqliteEngine implements SqliteSessionStoreHandle {
   constructor(
     private readonly ctx: StoreContext,
@@ -286,8 +270,7 @@ class SqliteEngine implements SqliteSessionStoreHandle {
   startSession(input: NewSession, first: Message, options: { usage?: UsageDelta } = {}): number {
     return this.ctx.write(() => {
       const id = this.insertNewSession(input);
-      const [messageId] = insertMessages(this.ctx, id, [{ message: first }]);
-      if (options.usage) addUsage(this.ctx, id, options.usage);
+      const [messageId] = insertMessages(this.ctx, id, [{ message: first }], options.usage);
       return messageId!;
     });
   }
@@ -409,21 +392,19 @@ class SqliteEngine implements SqliteSessionStoreHandle {
   ): number {
     const { usage, ...entry } = options;
     return this.ctx.write(() => {
-      const [id] = insertMessages(this.ctx, sessionId, [{ message, ...entry }]);
-      if (usage) addUsage(this.ctx, sessionId, usage);
+      const [id] = insertMessages(this.ctx, sessionId, [{ message, ...entry }], usage);
       return id!;
     });
   }
 
   appendMessages(sessionId: string, messages: Message[], options: { usage?: UsageDelta } = {}): number[] {
     return this.ctx.write(() => {
-      const ids = insertMessages(
+      return insertMessages(
         this.ctx,
         sessionId,
         messages.map((message) => ({ message })),
+        options.usage,
       );
-      if (options.usage) addUsage(this.ctx, sessionId, options.usage);
-      return ids;
     });
   }
 
@@ -569,38 +550,4 @@ class SqliteEngine implements SqliteSessionStoreHandle {
   importLegacyJsonl(dir: string): { sessions: number; messages: number; skipped: number } {
     return importLegacyJsonl(this.ctx, dir);
   }
-}
-
-/** Adds one usage report to the session row (inside the caller's transaction). */
-function addUsage(ctx: StoreContext, sessionId: string, delta: UsageDelta): void {
-  const n = whole;
-  const cost = finiteCost(delta);
-  const row = ctx.get("SELECT cost_status FROM sessions WHERE id = ?", sessionId);
-  if (!row) throw notFound(sessionId);
-  const stored = row["cost_status"];
-  const status = mergeCostStatus(typeof stored === "string" ? stored : null, delta.costStatus);
-  ctx
-    .stmt(
-      `UPDATE sessions SET
-           input_tokens = COALESCE(input_tokens, 0) + ?, output_tokens = COALESCE(output_tokens, 0) + ?,
-           cache_read_tokens = COALESCE(cache_read_tokens, 0) + ?, cache_write_tokens = COALESCE(cache_write_tokens, 0) + ?,
-           reasoning_tokens = COALESCE(reasoning_tokens, 0) + ?, api_call_count = COALESCE(api_call_count, 0) + ?,
-           estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + ? END,
-           cost_status = ?, cost_source = COALESCE(?, cost_source), pricing_version = COALESCE(?, pricing_version)
-         WHERE id = ?`,
-    )
-    .run(
-      n(delta.inputTokens),
-      n(delta.outputTokens),
-      n(delta.cacheReadTokens),
-      n(delta.cacheWriteTokens),
-      n(delta.reasoningTokens),
-      delta.apiCalls === undefined ? 1 : n(delta.apiCalls),
-      cost,
-      cost,
-      status,
-      delta.costSource ?? null,
-      delta.pricingVersion ?? null,
-      sessionId,
-    );
 }

@@ -6,6 +6,8 @@
  * hands the unfinished message on again, and the user gets exactly one answer to it. The session
  * shows the message once; no other message is lost or answered twice.
  */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPgDatabase } from "../../src/state/postgres/database.js";
 import { type FakeLlm, hang, reply, startFakeLlm } from "../support/fake-llm.js";
@@ -154,8 +156,14 @@ describe.skipIf(postgresSkipReason)("feed messages taken by an instance killed m
       await waitUntil(() => signalAnswers("golf").length === 1, "golf answered", HANDOVER_MS);
       await waitUntil(() => signalAnswers("hotel").length === 1, "hotel answered", HANDOVER_MS);
     } catch (error) {
-      for (const i of cluster.instances)
-        console.error(`instance ${i.index}:\n${i.process.stderr().slice(-3000)}`);
+      for (const i of cluster.instances) {
+        const log = join(i.home, "logs", "gateway.log");
+        const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-6000) : "(no gateway.log)";
+        console.error(`instance ${i.index}:\n${i.process.stderr().slice(-3000)}\n${tail}`);
+      }
+      console.error(
+        JSON.stringify(signal.calls.filter((c) => c.method === "send").map((c) => c.params["message"])),
+      );
       throw error;
     }
     const next = await cluster.holderOf("signal");

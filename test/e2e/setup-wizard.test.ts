@@ -13,37 +13,13 @@ import { tempHome } from "../support/cli.js";
 import { reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
 import { hasTmux, Terminal } from "../support/terminal.js";
+import { answer } from "../support/wizard-terminal.js";
 
 const llm = useFakeLlm({ models: ["alpha-7b", "beta-13b", "claude-sonnet-4-5"] });
 
 type Yaml = Record<string, Record<string, unknown>>;
 const config = (home: string): Yaml => parse(readFileSync(join(home, "config.yaml"), "utf8")) as Yaml;
 const dotenv = (home: string): string => readFileSync(join(home, ".env"), "utf8");
-
-/** The line the cursor waits on: the last non-empty one. */
-const lastLine = (screen: string): string =>
-  screen
-    .split("\n")
-    .map((l) => l.trimEnd())
-    .filter(Boolean)
-    .at(-1) ?? "";
-
-/**
- * Waits until the terminal asks `question` (the last line shows it, nothing typed after its
- * colon yet), then answers `text` and Enter.
- */
-async function answer(term: Terminal, question: string, text: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const screen = term.screen();
-    const line = lastLine(screen);
-    if (line.includes(question) && line.endsWith(":")) break;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for "${question}". Screen:\n${screen}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (text) term.type(text);
-  term.keys("Enter");
-}
 
 /** The number a list printed in front of `label` (`  12. OpenAI API`). */
 function numberOf(screen: string, label: string): string {

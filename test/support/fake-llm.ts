@@ -257,7 +257,8 @@ export interface FakeLlmOptions {
   /**
    * Refuse every request (the model listing included) with Azure's HTTP 401 unless it carries
    * this header with this value and no `Authorization` header, as an Azure AI Foundry endpoint
-   * keyed by `api-key` does.
+   * keyed by `api-key` does. With `header: "authorization"` it is a server keyed by bearer:
+   * `value` is the whole header (`Bearer <key>`).
    */
   requireKey?: { header: string; value: string };
 }
@@ -293,7 +294,11 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     requests.push(record);
     const path = (req.url ?? "").split("?")[0];
     const gate = options.requireKey;
-    if (gate && (req.headers[gate.header.toLowerCase()] !== gate.value || req.headers.authorization)) {
+    const bearerGate = gate?.header.toLowerCase() === "authorization";
+    if (
+      gate &&
+      (req.headers[gate.header.toLowerCase()] !== gate.value || (!bearerGate && req.headers.authorization))
+    ) {
       sendJson(res, 401, {
         error: {
           code: "401",

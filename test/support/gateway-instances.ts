@@ -15,6 +15,7 @@ import type { Coordinator } from "../../src/state/coordination.js";
 import { PairingStore, pairingRecords } from "../../src/state/gateway/pairing.js";
 import { chatSessionIndex, SessionIndex } from "../../src/state/gateway/session-index.js";
 import { openSessionStore, type SqliteSessionStore } from "../../src/state/sqlite-store.js";
+import type { SessionStore } from "../../src/state/types.js";
 import { createBuiltinRegistry } from "../../src/tools/builtin.js";
 import { type CoordinatorHub, coordinatorHub } from "./coordinator-hub.js";
 import { GatedTransport, MemoryAdapter, type Overlap, sessionFor } from "./memory-gateway.js";
@@ -57,6 +58,8 @@ export function startInstances(
     coordinators?: readonly Coordinator[];
     /** One chat → session index object for every instance (default one each over the same file). */
     sharedIndex?: boolean;
+    /** The session store each instance writes through, one per id (default the shared state.db). */
+    stores?: readonly SessionStore[];
   } = {},
 ): Instances {
   const root = mkdtempSync(join(tmpdir(), "hermes-instances-"));
@@ -75,6 +78,7 @@ export function startInstances(
     const relay = new ChatRelay(coordinator, { home, receiptWaitMs: 400 });
     const adapter = new MemoryAdapter({ maxMessageLength: 4000, userNames: false });
     const model = new ScriptedModel(overlap);
+    const own = options.stores?.[i] ?? store;
     const router = new MessageRouter({
       home,
       config,
@@ -90,12 +94,12 @@ export function startInstances(
             config,
             home,
             cwd,
-            store,
+            store: own,
             toolsets: ["terminal", "todo"],
           }),
           // Fenced as the runner does: writes, tool runs and prompts only while the chat is held.
           ...relay.fenceSession(request.key, {
-            store,
+            store: own,
             registry: createBuiltinRegistry(),
             onApproval: request.onApproval,
           }),

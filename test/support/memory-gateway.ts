@@ -25,7 +25,7 @@ import type {
   PlatformCapabilities,
   SendOptions,
 } from "../../src/gateway/platforms/types.js";
-import type { SqliteSessionStore } from "../../src/state/sqlite-store.js";
+import type { SessionStore } from "../../src/state/types.js";
 
 /** An in-memory platform: records what the gateway sends and lets the test play the user. */
 export class MemoryAdapter implements PlatformAdapter {
@@ -177,7 +177,7 @@ export function sessionFor(
     config: HermesConfig;
     home: string;
     cwd: string;
-    store: SqliteSessionStore;
+    store: SessionStore;
     toolsets: string[];
   },
 ): ChatSessionOptions {

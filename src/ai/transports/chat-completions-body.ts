@@ -140,25 +140,52 @@ export class ChatBodyWriter {
     return `${this.headJson(request, streaming)}${this.messagesJson(request.messages, cacheTtl).join(",")}]}`;
   }
 
-  /**
-   * The same body as `json`, as UTF-8 bytes. Successive requests of one conversation only append
-   * messages, so the bytes of the earlier ones are kept and only the new ones are encoded: the
-   * body is not built as one string and encoded whole for every request (tens of KB, growing, a
-   * large part of what a step of the loop allocates). Each call returns a buffer of its own, never
-   * written to again, so requests in flight at once (a title request beside the loop's) are safe.
-   */
+  /** The same body as `json`, as UTF-8 bytes in one buffer of its own (see `chunks`). */
   bytes(request: ChatRequest, streaming: boolean, cacheTtl?: "5m" | "1h"): Buffer {
+    return Buffer.concat(this.chunks(request, streaming, cacheTtl));
+  }
+
+  /**
+   * The same body as `json`, as UTF-8 bytes to be sent one after the other. Successive requests of
+   * one conversation only append messages, so the bytes of the earlier ones are kept and only the
+   * new ones are encoded: the body is neither built as one string and encoded whole for every
+   * request nor copied into a buffer of its own (tens of KB, growing, a large part of what a step
+   * of the loop allocates). The first chunk is a view of the kept bytes up to the last message,
+   * which are never written again (appending writes after them, into a new buffer when it grows),
+   * so requests in flight at once (a title request beside the loop's) are safe; the second is `]}`.
+   */
+  chunks(request: ChatRequest, streaming: boolean, cacheTtl?: "5m" | "1h"): Uint8Array[] {
     // Breakpoints move with every request, so nothing before the last message stays the same.
-    if (cacheTtl) return Buffer.from(this.json(request, streaming, cacheTtl), "utf8");
+    if (cacheTtl) return [Buffer.from(this.json(request, streaming, cacheTtl), "utf8")];
     const head = this.headJson(request, streaming);
-    const pieces = request.messages.map((m) => this.oneMessage(m));
+    const { messages } = request;
     let encoded = this.encoded;
-    if (!encoded || encoded.head !== head || !startsWith(pieces, encoded.pieces)) {
+    if (!encoded || encoded.head !== head || !this.continues(encoded, messages)) {
       encoded = new EncodedPrefix(head);
       this.encoded = encoded;
     }
-    for (let i = encoded.pieces.length; i < pieces.length; i++) encoded.append(pieces[i] as string);
-    return encoded.finish();
+    for (let i = encoded.sources.length; i < messages.length; i++) {
+      const message = messages[i] as Message;
+      encoded.append(message, this.oneMessage(message));
+    }
+    return [encoded.view(), CLOSE];
+  }
+
+  /**
+   * Whether `messages` begins with the messages `encoded` holds: the same objects (their JSON is
+   * what was written, as messages are not changed once sent), or others whose JSON is the same
+   * (the system message, rebuilt for every request).
+   */
+  private continues(encoded: EncodedPrefix, messages: readonly Message[]): boolean {
+    const { sources, pieces } = encoded;
+    if (sources.length > messages.length) return false;
+    for (let i = 0; i < sources.length; i++) {
+      const message = messages[i] as Message;
+      if (message === sources[i]) continue;
+      if (this.oneMessage(message) !== pieces[i]) return false;
+      sources[i] = message;
+    }
+    return true;
   }
 
   /** `{` and every field before `messages`, then `"messages":[`. */
@@ -233,18 +260,16 @@ export class ChatBodyWriter {
   }
 }
 
-/** Whether `list` begins with every element of `prefix`. */
-function startsWith(list: readonly string[], prefix: readonly string[]): boolean {
-  if (prefix.length > list.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (list[i] !== prefix[i]) return false;
-  return true;
-}
+/** The end of every body: the messages array and the object closed. */
+const CLOSE = Buffer.from("]}", "utf8");
 
 /**
  * A body's bytes up to its last message (`{...,"messages":[m1,m2`), appended to in place: bytes
- * once written are never changed, and `finish` copies them out with the closing `]}`.
+ * once written are never changed, so views of them can be sent while more is appended.
  */
 class EncodedPrefix {
+  /** The messages written, and the JSON written for each. */
+  readonly sources: Message[] = [];
   readonly pieces: string[] = [];
   private buffer: Buffer;
   private length = 0;
@@ -260,17 +285,15 @@ class EncodedPrefix {
     else this.write(head);
   }
 
-  append(piece: string): void {
+  append(message: Message, piece: string): void {
     this.write(this.pieces.length > 0 ? `,${piece}` : piece);
+    this.sources.push(message);
     this.pieces.push(piece);
   }
 
-  finish(): Buffer {
-    const out = Buffer.allocUnsafe(this.length + 2);
-    this.buffer.copy(out, 0, 0, this.length);
-    out[this.length] = 0x5d; // ]
-    out[this.length + 1] = 0x7d; // }
-    return out;
+  /** The bytes written so far (a view: they never change). */
+  view(): Buffer {
+    return this.buffer.subarray(0, this.length);
   }
 
   private write(text: string): void {

@@ -52,13 +52,13 @@ export function createChatCompletionsTransport(options: ChatCompletionsOptions):
   const writer = new ChatBodyWriter();
   // The body goes to the SDK as JSON already written (its content-type set, so the SDK sends the
   // string as it is): the writer reuses the JSON of everything an earlier request already sent.
-  const body = <T extends "json" | "bytes">(request: ChatRequest, as: T) => {
+  const body = <T extends "json" | "chunks">(request: ChatRequest, as: T) => {
     const merged = options.extraBody
       ? { ...request, extraBody: { ...options.extraBody, ...request.extraBody } }
       : request;
     const cacheTtl =
       options.claudeCacheTtl && isClaudeModel(request.model) ? options.claudeCacheTtl : undefined;
-    return writer[as](merged, streaming, cacheTtl) as T extends "json" ? string : Buffer;
+    return writer[as](merged, streaming, cacheTtl) as T extends "json" ? string : Uint8Array[];
   };
   const post = (client: OpenAIClient["client"], request: ChatRequest, signal: AbortSignal) => {
     return client.post("/chat/completions", {
@@ -87,7 +87,7 @@ export function createChatCompletionsTransport(options: ChatCompletionsOptions):
       // The SDK client's own request, sent and read without its stream layers (chat-stream.ts).
       const target = await chatStreamTarget(openai);
       if (target) {
-        const events = await openChatStream(openai, target, body(request, "bytes"), signal);
+        const events = await openChatStream(openai, target, body(request, "chunks"), signal);
         if (events) return events;
       }
       return post(openai.client, request, signal) as Promise<Stream<ChatCompletionChunk>>;

@@ -27,6 +27,7 @@ import { FetchHeaders } from "../../util/fetch-classes.js";
 import { decodedBody, sendRequest } from "../../util/http-fetch.js";
 import type { OpenAIClient } from "./openai-client.js";
 import { plainRequest } from "./plain-http.js";
+import { ENDS_ON_ABORT } from "./wire.js";
 
 /** What the stream reads of an answer, from Node's client or the plain one (plain-http.ts). */
 type Answer = Readable & {
@@ -88,9 +89,9 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export async function openChatStream(
   { sdk }: OpenAIClient,
   target: ChatStreamTarget,
-  body: string | Uint8Array,
+  body: string | Uint8Array | readonly Uint8Array[],
   signal: AbortSignal,
-): Promise<AsyncIterable<unknown> | undefined> {
+): Promise<(AsyncIterable<unknown> & { [ENDS_ON_ABORT]: true }) | undefined> {
   if (signal.aborted) throw new sdk.APIUserAbortError();
   // The SDK's own timeout runs until the headers arrive, then stops.
   const controller = new AbortController();
@@ -107,7 +108,7 @@ export async function openChatStream(
     res =
       target.url.protocol === "http:"
         ? await plainRequest(target.url, "POST", target.headers, bodyBytes(body), controller.signal)
-        : await sendRequest(target.url, "POST", target.headers, body, controller.signal);
+        : await sendRequest(target.url, "POST", target.headers, oneBody(body), controller.signal);
   } catch (error) {
     signal.removeEventListener("abort", abort);
     if (signal.aborted) throw new sdk.APIUserAbortError();
@@ -151,12 +152,20 @@ export async function openChatStream(
   }
   return {
     [Symbol.asyncIterator]: () =>
-      events(sdk, res, source, () => signal.removeEventListener("abort", onAbort)),
+      new SseEvents(sdk, res, source, () => signal.removeEventListener("abort", onAbort)),
+    // An abort destroys the answer (onAbort), which rejects a pending read at once.
+    [ENDS_ON_ABORT]: true,
   };
 }
 
-function bodyBytes(body: string | Uint8Array): Uint8Array {
+/** The body as bytes, in pieces sent one after the other (plain-http.ts writes them as they are). */
+function bodyBytes(body: string | Uint8Array | readonly Uint8Array[]): Uint8Array | readonly Uint8Array[] {
   return typeof body === "string" ? Buffer.from(body, "utf8") : body;
+}
+
+/** The body as one string or buffer, for Node's client. */
+function oneBody(body: string | Uint8Array | readonly Uint8Array[]): string | Uint8Array {
+  return typeof body === "string" || body instanceof Uint8Array ? body : Buffer.concat(body);
 }
 
 /** The SDK's test for a connection failure that is a timeout. */
@@ -190,40 +199,219 @@ async function readAll(source: Readable, res: Answer): Promise<string> {
   return text;
 }
 
-/** Parses the event stream (see the file comment); `release` runs once it is done either way. */
-async function* events(
-  sdk: OpenAIClient["sdk"],
-  res: Answer,
-  source: Readable,
-  release: () => void,
-): AsyncGenerator<unknown> {
-  source.setEncoding("utf8");
-  let pending = "";
-  let data: string[] = [];
-  let event: string | null = null;
-  let done = false;
-  // One event's payload, or nothing (a comment, an incomplete event, anything after [DONE]).
-  const line = (text: string): unknown => {
+/** Payloads held for a consumer that is behind before the stream is paused, and when it resumes. */
+const HIGH_WATER = 64;
+const LOW_WATER = 16;
+
+/** What a stream destroyed before its end reports, as Node's own stream iterator words it. */
+function prematureClose(): Error {
+  return Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" });
+}
+
+/**
+ * Parses the event stream (see the file comment) as its text arrives (`data` events), and hands
+ * the payloads to one consumer; `release` runs once it is done either way. Pushed rather than
+ * pulled through the stream's own async iterator and a generator: those cost a few promises and
+ * ticks per piece and per payload, a noticeable part of a model call to a server on this machine.
+ * A consumer far behind pauses the stream (HIGH_WATER). Payloads parsed before a failure are
+ * handed out before it, as a generator would have.
+ */
+class SseEvents implements AsyncIterableIterator<unknown> {
+  private pending = "";
+  private data: string[] = [];
+  private event: string | null = null;
+  private sawDone = false;
+  private readonly queue: unknown[] = [];
+  private paused = false;
+  /** The stream is over (ended, failed, or the consumer stopped): nothing more is parsed. */
+  private over = false;
+  private failed = false;
+  private failure: unknown;
+  private released = false;
+  private waiting:
+    | { resolve: (r: IteratorResult<unknown>) => void; reject: (e: unknown) => void }
+    | undefined;
+
+  constructor(
+    private readonly sdk: OpenAIClient["sdk"],
+    private readonly res: Answer,
+    private readonly source: Readable,
+    private readonly release: () => void,
+  ) {
+    source.setEncoding("utf8");
+    source.on("data", this.onData);
+    source.on("end", this.onEnd);
+    source.on("error", this.onError);
+    source.on("close", this.onClose);
+    // Destroyed before anyone listened (its `close` may have gone by): what arrived is lost.
+    if (source.destroyed) this.fail(terminated(source.errored ?? prematureClose()));
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<unknown>> {
+    if (this.queue.length > 0) return Promise.resolve({ value: this.take(), done: false });
+    if (this.failed) {
+      this.failed = false;
+      return Promise.reject(this.failure);
+    }
+    if (this.over) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+    });
+  }
+
+  /** The consumer stops early: the stream is closed. */
+  return(): Promise<IteratorResult<unknown>> {
+    this.queue.length = 0;
+    this.failed = false;
+    if (!this.over) {
+      this.finish();
+      this.source.destroy();
+    }
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private take(): unknown {
+    const value = this.queue.shift();
+    if (this.paused && this.queue.length <= LOW_WATER) {
+      this.paused = false;
+      this.source.resume();
+    }
+    return value;
+  }
+
+  /** Hands the waiting consumer what there is now: a payload, the failure, or the end. */
+  private settle(): void {
+    const waiting = this.waiting;
+    if (!waiting) return;
+    if (this.queue.length > 0) {
+      this.waiting = undefined;
+      waiting.resolve({ value: this.take(), done: false });
+    } else if (this.failed) {
+      this.waiting = undefined;
+      this.failed = false;
+      waiting.reject(this.failure);
+    } else if (this.over) {
+      this.waiting = undefined;
+      waiting.resolve({ value: undefined, done: true });
+    }
+  }
+
+  private finish(): void {
+    this.over = true;
+    this.source.off("data", this.onData);
+    this.source.off("end", this.onEnd);
+    this.source.off("close", this.onClose);
+    // A late error (a destroy after the end) must not go unhandled.
+    this.source.off("error", this.onError);
+    this.source.on("error", ignore);
+    if (!this.released) {
+      this.released = true;
+      this.release();
+    }
+  }
+
+  private fail(error: unknown): void {
+    if (this.over) return;
+    this.failed = true;
+    this.failure = error;
+    this.finish();
+    this.settle();
+  }
+
+  private readonly onData = (piece: string | Buffer): void => {
+    if (this.over) return;
+    this.pending += piece as string;
+    try {
+      this.parse();
+    } catch (error) {
+      // A malformed event or an error object: the provider's failure; reading stops here.
+      this.fail(error);
+      this.source.destroy();
+      return;
+    }
+    if (this.queue.length >= HIGH_WATER && !this.paused) {
+      this.paused = true;
+      this.source.pause();
+    }
+    this.settle();
+  };
+
+  private readonly onEnd = (): void => {
+    if (this.over) return;
+    if (!this.res.complete) {
+      this.fail(terminated(new Error("other side closed")));
+      return;
+    }
+    // What is left is one last line, ended by a lone CR or not at all: a blank one completes the
+    // event before it; any other cannot complete its event any more.
+    const { pending } = this;
+    if (pending !== "") {
+      try {
+        const payload = this.line(pending.endsWith("\r") ? pending.slice(0, -1) : pending);
+        if (payload !== undefined) this.queue.push(payload);
+      } catch (error) {
+        this.fail(error);
+        return;
+      }
+    }
+    this.finish();
+    this.settle();
+  };
+
+  private readonly onError = (error: Error): void => {
+    this.fail(terminated(error));
+  };
+
+  private readonly onClose = (): void => {
+    // Destroyed before its end without an error: the caller aborted, or the connection was cut.
+    this.fail(terminated(prematureClose()));
+  };
+
+  /** Queues the payloads of every complete line in `pending`. */
+  private parse(): void {
+    const pending = this.pending;
+    let start = 0;
+    for (;;) {
+      const lf = pending.indexOf("\n", start);
+      const cr = pending.indexOf("\r", start);
+      const end = cr >= 0 && (lf < 0 || cr < lf) ? cr : lf;
+      if (end < 0) break;
+      // A CR at the end of what has arrived may be the first half of a CRLF: wait for more.
+      if (end === cr && cr === pending.length - 1) break;
+      const next = end === cr && pending.charCodeAt(cr + 1) === 10 ? cr + 2 : end + 1;
+      const payload = this.line(pending.slice(start, end));
+      start = next;
+      if (payload !== undefined) this.queue.push(payload);
+    }
+    this.pending = start > 0 ? pending.slice(start) : pending;
+  }
+
+  /** One event's payload, or nothing (a comment, an incomplete event, anything after [DONE]). */
+  private line(text: string): unknown {
     if (text === "") {
-      if (event === null && data.length === 0) return undefined;
-      const payload = data.join("\n");
-      const name = event;
-      event = null;
-      data = [];
-      if (done) return undefined;
+      if (this.event === null && this.data.length === 0) return undefined;
+      const payload = this.data.join("\n");
+      const name = this.event;
+      this.event = null;
+      this.data = [];
+      if (this.sawDone) return undefined;
       if (payload.startsWith("[DONE]")) {
-        done = true;
+        this.sawDone = true;
         return undefined;
       }
       const parsed = JSON.parse(payload) as { error?: unknown } | null;
       // Assistants-API events (`thread.*`) come with their name; nothing else checks for errors.
       if (name?.startsWith("thread.")) return { event: name, data: parsed };
       if (parsed?.error) {
-        throw new sdk.APIError(
+        throw new this.sdk.APIError(
           undefined,
           parsed.error as object,
           undefined,
-          headersOf(res) as unknown as Headers,
+          headersOf(this.res) as unknown as Headers,
         );
       }
       return parsed;
@@ -233,39 +421,10 @@ async function* events(
     const field = colon < 0 ? text : text.slice(0, colon);
     let value = colon < 0 ? "" : text.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "event") event = value;
-    else if (field === "data") data.push(value);
+    if (field === "event") this.event = value;
+    else if (field === "data") this.data.push(value);
     return undefined;
-  };
-  try {
-    for await (const piece of source) {
-      pending += piece as string;
-      let start = 0;
-      for (;;) {
-        const lf = pending.indexOf("\n", start);
-        const cr = pending.indexOf("\r", start);
-        const end = cr >= 0 && (lf < 0 || cr < lf) ? cr : lf;
-        if (end < 0) break;
-        // A CR at the end of what has arrived may be the first half of a CRLF: wait for more.
-        if (end === cr && cr === pending.length - 1) break;
-        const next = end === cr && pending.charCodeAt(cr + 1) === 10 ? cr + 2 : end + 1;
-        const payload = line(pending.slice(start, end));
-        start = next;
-        if (payload !== undefined) yield payload;
-      }
-      pending = start > 0 ? pending.slice(start) : pending;
-    }
-  } catch (error) {
-    if (error instanceof sdk.APIError || error instanceof SyntaxError) throw error;
-    throw terminated(error);
-  } finally {
-    release();
-  }
-  if (!res.complete) throw terminated(new Error("other side closed"));
-  // What is left is one last line, ended by a lone CR or not at all: a blank one completes the
-  // event before it; any other cannot complete its event any more.
-  if (pending !== "") {
-    const payload = line(pending.endsWith("\r") ? pending.slice(0, -1) : pending);
-    if (payload !== undefined) yield payload;
   }
 }
+
+function ignore(): void {}

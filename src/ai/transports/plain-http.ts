@@ -76,15 +76,40 @@ export function requestHead(
   headers: Record<string, string>,
   length: number,
 ): string {
-  let head = `${method} ${url.pathname || "/"}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-  for (const name of Object.keys(headers)) {
+  return `${method} ${url.pathname || "/"}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${headerLines(headers)}content-length: ${length}\r\nconnection: keep-alive\r\n\r\n`;
+}
+
+/**
+ * The last headers written, as names and values alternating, and their lines. A client sends the
+ * same headers object with every request: checked against what it holds now (a few comparisons),
+ * its lines are not checked and written again.
+ */
+let lastHeaders: { headers: Record<string, string>; entries: string[]; lines: string } | undefined;
+
+/** The caller's header lines (checked as Node checks them), without the ones this client writes. */
+function headerLines(headers: Record<string, string>): string {
+  const names = Object.keys(headers);
+  const last = lastHeaders;
+  if (last?.headers === headers && last.entries.length === names.length * 2) {
+    let same = true;
+    for (let i = 0; same && i < names.length; i++) {
+      const name = names[i] as string;
+      same = last.entries[2 * i] === name && last.entries[2 * i + 1] === headers[name];
+    }
+    if (same) return last.lines;
+  }
+  const entries: string[] = [];
+  let lines = "";
+  for (const name of names) {
     const value = headers[name] as string;
     if (!TOKEN.test(name)) throw new TypeError(`Invalid header name: "${name}"`);
     if (BAD_VALUE.test(value)) throw new TypeError(`Invalid value for header "${name}"`);
+    entries.push(name, value);
     if (OWN.has(name.toLowerCase())) continue;
-    head += `${name}: ${value}\r\n`;
+    lines += `${name}: ${value}\r\n`;
   }
-  return `${head}content-length: ${length}\r\nconnection: keep-alive\r\n\r\n`;
+  lastHeaders = { headers, entries, lines };
+  return lines;
 }
 
 /** A kept connection to `origin` still worth trying, or undefined. */
@@ -132,24 +157,28 @@ class StaleConnection extends Error {
 }
 
 /**
- * Sends `body` to `url` (an `http:` URL) and resolves once the answer's head is in; see the file
- * comment. The caller reads the body from the result (or destroys it, which closes the connection).
+ * Sends `body` (bytes, or pieces of it sent one after the other) to `url` (an `http:` URL) and
+ * resolves once the answer's head is in; see the file comment. The caller reads the body from the
+ * result (or destroys it, which closes the connection).
  */
 export async function plainRequest(
   url: URL,
   method: string,
   headers: Record<string, string>,
-  body: Uint8Array,
+  body: Uint8Array | readonly Uint8Array[],
   signal: AbortSignal | undefined,
 ): Promise<PlainResponse> {
   if (url.protocol !== "http:") throw new TypeError(`plainRequest speaks http: only, not ${url.protocol}`);
-  const head = requestHead(url, method, headers, body.byteLength);
+  const chunks = body instanceof Uint8Array ? [body] : body;
+  let length = 0;
+  for (const chunk of chunks) length += chunk.byteLength;
+  const head = requestHead(url, method, headers, length);
   const origin = `${url.hostname}:${url.port || "80"}`;
   try {
-    return await exchange(url, origin, head, body, signal, takeIdle(origin));
+    return await exchange(url, origin, head, chunks, signal, takeIdle(origin));
   } catch (error) {
     if (!(error instanceof StaleConnection)) throw error;
-    return exchange(url, origin, head, body, signal, undefined).catch((again: unknown) => {
+    return exchange(url, origin, head, chunks, signal, undefined).catch((again: unknown) => {
       throw again instanceof StaleConnection ? again.failure : again;
     });
   }
@@ -161,7 +190,7 @@ function exchange(
   url: URL,
   origin: string,
   head: string,
-  body: Uint8Array,
+  body: readonly Uint8Array[],
   signal: AbortSignal | undefined,
   reused: Socket | undefined,
 ): Promise<PlainResponse> {
@@ -349,7 +378,7 @@ function exchange(
     socket.resume();
     socket.cork();
     socket.write(head, "latin1");
-    socket.write(body);
+    for (const chunk of body) socket.write(chunk);
     socket.uncork();
   });
 }

@@ -26,7 +26,14 @@ export class StallError extends Error {
  * and, where the SDK hides keep-alive events (Anthropic's `ping`), each chunk of bytes.
  */
 export class StallWatchdog {
+  /**
+   * One timer at a time, not moved on every event: setting and clearing a timer per chunk cost
+   * more than reading the chunk. `touch` only moves `deadline`; when the timer runs out it checks
+   * the deadline and waits for the rest, or fires.
+   */
   private timer: NodeJS.Timeout | undefined;
+  /** When the clock runs out (`performance.now()` ms), as of the last `touch`. */
+  private deadline = 0;
   private running = false;
   private hasFired = false;
   private reject: ((error: StallError) => void) | undefined;
@@ -57,21 +64,38 @@ export class StallWatchdog {
 
   /** Progress: the clock starts over. Ignored while paused or stopped. */
   touch(): void {
-    if (!this.running || this.fired || this.ms <= 0) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.fire(), this.ms);
+    if (!this.running || this.hasFired || this.ms <= 0) return;
+    this.deadline = performance.now() + this.ms;
+    this.timer ??= setTimeout(this.check, this.ms);
   }
 
-  /** Stops the clock until `start` (the consumer holds an event, or the request is over). */
+  /**
+   * Stops the clock until `start` (the consumer holds an event). A timer that runs out meanwhile
+   * does nothing; `stop` clears it.
+   */
   pause(): void {
     this.running = false;
+  }
+
+  /** Stops the clock for good (the request is over): no timer is left behind. */
+  stop(): void {
+    this.running = false;
     clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** `promise`, or the `StallError` if the watchdog fires first. */
   race<T>(promise: Promise<T>): Promise<T> {
     return this.ms <= 0 ? promise : Promise.race([promise, this.stalled]);
   }
+
+  private readonly check = (): void => {
+    this.timer = undefined;
+    if (!this.running || this.hasFired) return;
+    const left = this.deadline - performance.now();
+    if (left > 0) this.timer = setTimeout(this.check, left);
+    else this.fire();
+  };
 
   private fire(): void {
     const error = new StallError(this.ms);

@@ -11,6 +11,14 @@ import { type ApiMode, type ChatRequest, ProviderError, type StreamEvent, type T
 import { StallError, StallWatchdog, stallSeconds } from "./stall.js";
 import { abortError, type WireFailure } from "./wire-failure.js";
 
+/**
+ * Set (true) on an event stream whose pending `next()` rejects as soon as the call's signal
+ * aborts. The stall watchdog aborts that signal when it fires, so a wait on such a stream ends
+ * without racing every event against the watchdog (a promise and a reaction per event); other
+ * streams (an SDK's) are raced, in case one does not end on abort.
+ */
+export const ENDS_ON_ABORT: unique symbol = Symbol("endsOnAbort");
+
 /** What a protocol's send functions get for one request. */
 export interface WireCall {
   /** Aborted by the caller's signal and by the stall watchdog: hand it to the SDK. */
@@ -115,8 +123,9 @@ async function* runRequest<Client>(
       watchdog.touch();
       stage = "first event";
       const iterator = stream[Symbol.asyncIterator]();
+      const endsOnAbort = (stream as { [ENDS_ON_ABORT]?: boolean })[ENDS_ON_ABORT] === true;
       while (!signal?.aborted) {
-        const next = await watchdog.race(iterator.next());
+        const next = await (endsOnAbort ? iterator.next() : watchdog.race(iterator.next()));
         if (next.done) break;
         stage = "events";
         const events = reader.event(next.value);
@@ -143,7 +152,7 @@ async function* runRequest<Client>(
     if (err instanceof ProviderError) throw err;
     throw fail(protocol.readError(err, client));
   } finally {
-    watchdog.pause();
+    watchdog.stop();
     signal?.removeEventListener("abort", onAbort);
     // Stops the HTTP request when the consumer stopped early or anything failed.
     if (!settled) controller.abort();

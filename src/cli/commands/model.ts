@@ -8,10 +8,20 @@
 import { listModelsCached } from "../../ai/model-cache.js";
 import { formatModelLines, modelChoices, pickModel } from "../../ai/model-choices.js";
 import { parseModelSpec } from "../../ai/model-spec.js";
+import { findProvider } from "../../ai/providers.js";
 import { NoProviderError, resolveRuntime } from "../../ai/resolve.js";
 import { CliFailure, type ConfigContext, defineCommand, withConfig } from "../command.js";
 import { homeFor } from "../home-env.js";
-import { applyModelPlan, askModelPlan, automaticModelPlan, currentChoice } from "../setup/model-flow.js";
+import { configuredEndpoint, endpointExample, endpointVariable, needsEndpoint } from "../setup/endpoint.js";
+import {
+  applyModelPlan,
+  askEndpoint,
+  askModelPlan,
+  askSecret,
+  automaticModelPlan,
+  currentChoice,
+  keyVariableSet,
+} from "../setup/model-flow.js";
 import { PromptCancelled, terminalPrompter } from "../setup/prompter.js";
 
 interface ModelFlags {
@@ -63,22 +73,71 @@ async function pickInteractively(ctx: ConfigContext): Promise<number> {
   }
 }
 
+/**
+ * Switching to a provider with no address of its own (azure-foundry) and none configured: on a
+ * terminal its endpoint is asked (and its key, when no variable holds one); elsewhere the message
+ * names what to set. Undefined when nothing is missing.
+ */
+async function askMissingEndpoint(
+  ctx: ConfigContext,
+  provider: string,
+): Promise<{ baseUrl: string; env: Record<string, string> } | "cancelled" | undefined> {
+  if (!needsEndpoint(provider) || configuredEndpoint(provider, ctx.config, ctx.env)) return undefined;
+  const profile = findProvider(provider);
+  if (ctx.io.stdin.isTTY !== true) throw missingEndpoint(provider);
+  const prompter = terminalPrompter(ctx.io);
+  try {
+    prompter.say(`${profile?.name ?? provider} has no endpoint configured yet.`);
+    const asked = await askEndpoint(prompter, provider, undefined);
+    const env: Record<string, string> = {};
+    const keyVar = profile?.apiKeyEnv[0];
+    if (keyVar && !keyVariableSet(provider, ctx.env)) {
+      env[keyVar] = await askSecret(
+        prompter,
+        `Paste the ${profile?.name ?? provider} key (stored in .env as ${keyVar})`,
+      );
+    }
+    return { baseUrl: asked.url, env };
+  } catch (error) {
+    if (error instanceof PromptCancelled) {
+      ctx.io.err("\nNothing changed.");
+      return "cancelled";
+    }
+    throw error;
+  } finally {
+    prompter.close();
+  }
+}
+
+function missingEndpoint(provider: string): CliFailure {
+  const variable = endpointVariable(provider);
+  return new CliFailure(
+    `${findProvider(provider)?.id ?? provider} needs its endpoint, and none is configured: set ${variable ?? "model.base_url"} ` +
+      `(e.g. ${endpointExample(provider)}), or run hermes model on a terminal, which asks for it.`,
+    2,
+  );
+}
+
 function parsed(ctx: ConfigContext, spec: string) {
   const result = parseModelSpec(spec, ctx.config["model_aliases"]);
   if (!result.ok) throw new CliFailure(result.message, 2);
   return result.spec;
 }
 
-async function setFromSpec(ctx: ConfigContext, text: string, refresh: boolean): Promise<number> {
-  const spec = parsed(ctx, text);
+async function setFromSpec(base: ConfigContext, text: string, refresh: boolean): Promise<number> {
+  const spec = parsed(base, text);
+  const missing = spec.provider && !spec.baseUrl ? await askMissingEndpoint(base, spec.provider) : undefined;
+  if (missing === "cancelled") return 1;
+  const ctx = missing ? { ...base, env: { ...base.env, ...missing.env } } : base;
+  const baseUrl = missing?.baseUrl ?? spec.baseUrl;
   const plan = await automaticModelPlan(
     ctx,
     {
       ...(spec.provider ? { provider: spec.provider } : {}),
       ...(spec.model ? { model: spec.model } : {}),
-      ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+      ...(baseUrl ? { baseUrl } : {}),
     },
-    ctx.io.env,
+    { ...ctx.io.env, ...missing?.env },
   );
   let listing = plan.listing;
   if (refresh || listing === undefined) {
@@ -108,6 +167,10 @@ async function setFromSpec(ctx: ConfigContext, text: string, refresh: boolean): 
 
 async function listCommand(ctx: ConfigContext, text: string | undefined, refresh: boolean): Promise<number> {
   const spec = text ? parsed(ctx, text.includes(":") ? text : `${text}:`) : undefined;
+  const wanted = spec?.provider ?? ctx.config.model.provider.trim();
+  if (wanted && !spec?.baseUrl && needsEndpoint(wanted) && !configuredEndpoint(wanted, ctx.config, ctx.env)) {
+    throw missingEndpoint(wanted);
+  }
   let runtime: ReturnType<typeof resolveRuntime>;
   try {
     runtime = resolveRuntime({

@@ -5,9 +5,17 @@
  * `agent`. Each section writes its answers when it is done; Ctrl+C leaves the rest untouched.
  */
 import { existsSync, renameSync } from "node:fs";
+import { defaultBaseUrl, findProvider } from "../../ai/providers.js";
 import { configPath } from "../../config/home.js";
 import { CliFailure, type ConfigContext, defineCommand, withConfig } from "../command.js";
 import { testConnection } from "../setup/connection-test.js";
+import {
+  configuredEndpoint,
+  endpointExample,
+  endpointVariable,
+  needsEndpoint,
+  normaliseEndpoint,
+} from "../setup/endpoint.js";
 import { applyModelPlan, askModelPlan, automaticModelPlan, type ModelPlan } from "../setup/model-flow.js";
 import { PromptCancelled, type Prompter, terminalPrompter } from "../setup/prompter.js";
 import {
@@ -27,6 +35,9 @@ interface SetupFlags {
   nonInteractive?: boolean;
   reset?: boolean;
   quick?: boolean;
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
 }
 
 export const setupCommand = defineCommand({
@@ -38,10 +49,16 @@ export const setupCommand = defineCommand({
       .argument("[section]", `one section: ${SETUP_SECTIONS.join(" | ")} (default: all; --quick: model)`)
       .option(
         "--non-interactive",
-        "ask nothing: take the provider and key from config.yaml or the environment",
+        "ask nothing: provider, model and endpoint from the flags below, config.yaml or the environment; keys from the environment",
       )
       .option("--reset", "move config.yaml aside (config.yaml.bak-TIME) and start from the defaults")
-      .option("--quick", "only what is needed to chat: the model section"),
+      .option("--quick", "only what is needed to chat: the model section")
+      .option(
+        "--provider <id>",
+        "with --non-interactive: the provider (azure-foundry, custom, openrouter, …)",
+      )
+      .option("-m, --model <id>", "with --non-interactive: the model (on Azure, the deployment's name)")
+      .option("--base-url <url>", "with --non-interactive: the provider's endpoint (azure-foundry, custom)"),
   run: async (ctx, section: string | undefined, flags: SetupFlags) => {
     if (section !== undefined && !(SETUP_SECTIONS as readonly string[]).includes(section)) {
       throw new CliFailure(`unknown section "${section}"; use one of: ${SETUP_SECTIONS.join(", ")}.`, 2);
@@ -60,7 +77,18 @@ export const setupCommand = defineCommand({
       : flags.quick || flags.nonInteractive
         ? ["model"]
         : [...SETUP_SECTIONS];
-    if (flags.nonInteractive) return nonInteractive(withConfig(ctx), sections);
+    const wanted = {
+      ...(flags.provider ? { provider: flags.provider } : {}),
+      ...(flags.model ? { model: flags.model } : {}),
+      ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
+    };
+    if (flags.nonInteractive) return nonInteractive(withConfig(ctx), sections, wanted);
+    if (Object.keys(wanted).length > 0) {
+      throw new CliFailure(
+        "--provider, --model and --base-url go with --non-interactive; on a terminal the wizard asks for them.",
+        2,
+      );
+    }
     if (ctx.io.stdin.isTTY !== true) {
       throw new CliFailure(
         "stdin is not a terminal, so there is nobody to ask. Use hermes setup --non-interactive " +
@@ -140,7 +168,10 @@ function sectionEdits(
 /** The connection test, said as it happens; true when the model answered. */
 async function tryPlan(p: Pick<Prompter, "say" | "signal">, plan: ModelPlan): Promise<boolean> {
   p.say(`Testing ${plan.runtime.provider}:${plan.model} at ${plan.runtime.baseUrl} with one tiny request…`);
-  const result = await testConnection(plan.runtime, p.signal ? { signal: p.signal } : {});
+  const result = await testConnection(plan.runtime, {
+    ...(p.signal ? { signal: p.signal } : {}),
+    ...(plan.region ? { transport: { bedrock: { region: plan.region } } } : {}),
+  });
   // Ctrl+C while the request was out: the section is left unfinished, so nothing of it is saved.
   if (p.signal?.aborted) throw new PromptCancelled();
   if (result.ok) {
@@ -154,7 +185,11 @@ async function tryPlan(p: Pick<Prompter, "say" | "signal">, plan: ModelPlan): Pr
 }
 
 /** `--non-interactive`: the model section from config.yaml and the environment; nothing asked. */
-async function nonInteractive(ctx: ConfigContext, sections: readonly Section[]): Promise<number> {
+async function nonInteractive(
+  ctx: ConfigContext,
+  sections: readonly Section[],
+  wanted: { provider?: string; model?: string; baseUrl?: string },
+): Promise<number> {
   const others = sections.filter((s) => s !== "model");
   if (others.length > 0) {
     throw new CliFailure(
@@ -164,11 +199,11 @@ async function nonInteractive(ctx: ConfigContext, sections: readonly Section[]):
   }
   let plan: ModelPlan;
   try {
-    plan = await automaticModelPlan(ctx, {}, ctx.io.env);
+    plan = await automaticModelPlan(ctx, requireEndpoint(ctx, wanted), ctx.io.env);
   } catch (error) {
     if (error instanceof CliFailure && error.message.startsWith("No model provider")) {
       throw new CliFailure(
-        "nothing names a provider to set up. Set its key (OPENROUTER_API_KEY, ANTHROPIC_API_KEY, …) or a " +
+        "nothing names a provider to set up. Pass --provider ID, or set its key (OPENROUTER_API_KEY, ANTHROPIC_API_KEY, …) or a " +
           "local server's address (OPENAI_BASE_URL, optionally HERMES_INFERENCE_MODEL) in the environment, " +
           "or run hermes setup on a terminal.",
         2,
@@ -186,4 +221,46 @@ async function nonInteractive(ctx: ConfigContext, sections: readonly Section[]):
   for (const line of applyModelPlan(ctx.home, ctx.config, plan)) ctx.io.err(`saved ${line}`);
   ctx.io.out(`${plan.provider}:${plan.model}`);
   return 0;
+}
+
+/**
+ * `--non-interactive` for a provider with no address of its own (azure-foundry, custom): the
+ * endpoint comes from --base-url, config.yaml or the provider's variable; missing, the message
+ * names each. A key is checked by the resolver, whose message names the variable.
+ */
+function requireEndpoint<W extends { provider?: string; baseUrl?: string }>(
+  ctx: ConfigContext,
+  wanted: W,
+): W {
+  const provider = wanted.provider ?? ctx.config.model.provider.trim();
+  if (wanted.baseUrl) {
+    const checked = normaliseEndpoint(provider || "custom", wanted.baseUrl);
+    if (!checked.ok) throw new CliFailure(`--base-url: ${checked.message}`, 2);
+    if (checked.note) ctx.io.err(`Using ${checked.url} (${checked.note}).`);
+    return { ...wanted, baseUrl: checked.url };
+  }
+  const profile = provider ? findProvider(provider) : undefined;
+  if (!profile) return wanted;
+  if (needsEndpoint(provider)) {
+    if (configuredEndpoint(provider, ctx.config, ctx.env)) return wanted;
+    const variable = endpointVariable(provider);
+    throw new CliFailure(
+      `${profile.id} needs its endpoint, and none is given: pass --base-url URL` +
+        `${variable ? ` or set ${variable}` : ""}, e.g. ${endpointExample(provider)}.`,
+      2,
+    );
+  }
+  const isCustom = profile.id === "custom" && !provider.toLowerCase().startsWith("custom:");
+  if (isCustom && defaultBaseUrl(provider) === "") {
+    const sameAsConfig =
+      ctx.config.model.provider.trim() !== "" && findProvider(ctx.config.model.provider) === profile;
+    if ((sameAsConfig && ctx.config.model.base_url.trim()) || ctx.env["OPENAI_BASE_URL"]?.trim())
+      return wanted;
+    throw new CliFailure(
+      "custom needs the server's address, and none is given: pass --base-url URL or set OPENAI_BASE_URL, " +
+        `e.g. ${endpointExample("custom")}.`,
+      2,
+    );
+  }
+  return wanted;
 }

@@ -13,6 +13,7 @@ import type { HermesConfig } from "../../config/defaults.js";
 import { setEnvVar } from "../../config/env-file.js";
 import { setConfigValue } from "../../config/write.js";
 import { CliFailure } from "../command.js";
+import { configuredEndpoint, endpointExample, needsEndpoint, normaliseEndpoint } from "./endpoint.js";
 import { serverModelDecision } from "./local-model.js";
 import type { Prompter } from "./prompter.js";
 
@@ -32,6 +33,10 @@ export interface ModelPlan {
   baseUrl: string;
   model: string;
   envWrites: Array<{ name: string; value: string }>;
+  /** What `model.api_key` gets: a custom server's key as a reference to its `.env` entry. */
+  apiKeyRef?: string;
+  /** AWS Bedrock's region, for `bedrock.region`. */
+  region?: string;
   /** The runtime the plan gives, for the connection test. */
   runtime: ResolvedRuntime;
 }
@@ -76,15 +81,37 @@ export function keyVariableSet(provider: string, env: FlowContext["env"]): strin
   return findProvider(provider)?.apiKeyEnv.find((name) => (env[name] ?? "").trim() !== "");
 }
 
+/** Where a custom server's key is kept (`model.api_key` names it), out of config.yaml's plain text. */
+export const CUSTOM_KEY_VARIABLE = "CUSTOM_API_KEY";
+
 function runtimeFor(
   ctx: FlowContext,
-  plan: { provider: string; baseUrl: string; model: string; envWrites: ModelPlan["envWrites"] },
+  plan: {
+    provider: string;
+    baseUrl: string;
+    model: string;
+    envWrites: ModelPlan["envWrites"];
+    apiKeyRef?: string | undefined;
+  },
 ): ResolvedRuntime {
   const env = { ...ctx.env };
   for (const { name, value } of plan.envWrites) env[name] = value;
-  // A new key in .env must count even where config.yaml holds an older model.api_key.
-  const config =
-    plan.envWrites.length > 0 ? { ...ctx.config, model: { ...ctx.config.model, api_key: "" } } : ctx.config;
+  // A new key in .env must count even where config.yaml holds an older model.api_key; a custom
+  // server's key is model.api_key itself, as it will read once `${CUSTOM_API_KEY}` is expanded.
+  // (It counts only with config.yaml naming this provider and address, as it will once written.)
+  const config = plan.apiKeyRef
+    ? {
+        ...ctx.config,
+        model: {
+          ...ctx.config.model,
+          provider: plan.provider,
+          base_url: plan.baseUrl,
+          api_key: env[CUSTOM_KEY_VARIABLE] ?? "",
+        },
+      }
+    : plan.envWrites.length > 0
+      ? { ...ctx.config, model: { ...ctx.config.model, api_key: "" } }
+      : ctx.config;
   try {
     return resolveRuntime({
       flags: { provider: plan.provider, model: plan.model || undefined, baseUrl: plan.baseUrl || undefined },
@@ -93,7 +120,12 @@ function runtimeFor(
       home: ctx.home,
     });
   } catch (error) {
-    if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
+    if (error instanceof NoProviderError) {
+      const profile = findProvider(plan.provider);
+      if (profile?.login && profile.apiKeyEnv.length === 0)
+        throw new NeedsLogin(error.message.replace("\n", " "));
+      throw new CliFailure(error.message, 2);
+    }
     throw error;
   }
 }
@@ -134,62 +166,126 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
     p.say(`  ${String(i + 1).padStart(2)}. ${o.label}${found ? `  (key found: ${found})` : ""}`);
   });
   const currentIndex = PROVIDER_OPTIONS.findIndex((o) => o.provider === ctx.config.model.provider.trim());
-  let option: ProviderOption | undefined;
-  while (!option) {
-    const answer = await p.ask("Provider (number or name)", String(currentIndex >= 0 ? currentIndex + 1 : 1));
-    option = /^\d+$/.test(answer)
-      ? PROVIDER_OPTIONS[Number(answer) - 1]
-      : PROVIDER_OPTIONS.find(
-          (o) => o.provider === answer.toLowerCase() || findProvider(answer)?.id === o.provider,
-        );
-    if (!option) p.say(`"${answer}" is not in the list.`);
+  let fallback = String(currentIndex >= 0 ? currentIndex + 1 : 1);
+  for (;;) {
+    let option: ProviderOption | undefined;
+    while (!option) {
+      const answer = await p.ask("Provider (number or name)", fallback);
+      option = /^\d+$/.test(answer)
+        ? PROVIDER_OPTIONS[Number(answer) - 1]
+        : PROVIDER_OPTIONS.find(
+            (o) => o.provider === answer.toLowerCase() || findProvider(answer)?.id === o.provider,
+          );
+      if (!option) p.say(`"${answer}" is not in the list.`);
+    }
+    try {
+      return await planFor(ctx, p, option);
+    } catch (error) {
+      // A provider that works only after a login (ChatGPT, Copilot, …): say how, and let the
+      // user pick another one instead of ending the wizard.
+      if (!(error instanceof NeedsLogin)) throw error;
+      p.say(`✗ ${error.message}`);
+      p.say("Pick another provider, or leave (Ctrl+C), log in as shown and run this again.");
+      fallback = String(PROVIDER_OPTIONS.indexOf(option) + 1);
+    }
   }
+}
+
+/** The provider cannot be used without an OAuth login, and there is none. */
+class NeedsLogin extends Error {}
+
+async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): Promise<ModelPlan> {
   const provider = writtenProvider(option);
-  const sameProvider = provider === ctx.config.model.provider.trim();
+  const configured = ctx.config.model.provider.trim();
+  const sameProvider =
+    provider === configured ||
+    (findProvider(configured) !== undefined && findProvider(configured) === findProvider(provider));
   const envWrites: ModelPlan["envWrites"] = [];
   let baseUrl = "";
+  // A deployment name read from a pasted Azure request URL: the model the picker offers first.
+  let suggested: string | undefined;
+  let apiKeyRef: string | undefined;
+  let region: string | undefined;
+  const ownEndpoint = !option.local && needsEndpoint(option.provider);
   if (option.local) {
     const known =
       sameProvider && ctx.config.model.base_url.trim() ? ctx.config.model.base_url.trim() : option.baseUrl;
     baseUrl = await askUrl(p, known);
   } else {
+    if (ownEndpoint) {
+      const asked = await askEndpoint(
+        p,
+        option.provider,
+        configuredEndpoint(option.provider, ctx.config, ctx.env),
+      );
+      baseUrl = asked.url;
+      suggested = asked.deployment;
+    } else if (sameProvider && ctx.config.model.base_url.trim()) {
+      // A proxy or private endpoint set for this provider stays: re-running setup keeps it.
+      baseUrl = ctx.config.model.base_url.trim();
+      p.say(`Address kept from config.yaml: ${baseUrl} (model.base_url).`);
+    }
+    if (option.provider === "bedrock") region = await askRegion(p, bedrockRegion(ctx));
     await askKey(ctx, p, option, envWrites);
   }
 
   for (let attempt = 0; ; attempt++) {
-    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites });
+    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites, apiKeyRef });
     const listing = await listFor(ctx, runtime, true);
     let models: ListedModel[] = [];
     if (listing.ok) {
       models = listing.models;
     } else {
       p.say(`✗ ${listing.failure.message}`);
-      if (listing.failure.kind === "auth" && !option.local && attempt < 2) {
+      if (listing.failure.kind === "auth" && !option.local && attempt < 3) {
         p.say("The key was refused; paste it again.");
         envWrites.length = 0;
         await askKey(ctx, p, option, envWrites, true);
+        continue;
+      }
+      if (listing.failure.kind === "auth" && option.local && attempt < 3) {
+        // A server started with a key (vLLM --api-key, a proxy): the address stays, the key is asked.
+        const variable = provider === "lmstudio" ? "LM_API_KEY" : CUSTOM_KEY_VARIABLE;
+        p.say(`The server wants a key${envWrites.length > 0 ? " and refused this one" : ""}.`);
+        const key = await askSecret(p, `Paste the server's key (stored in .env as ${variable})`);
+        envWrites.length = 0;
+        envWrites.push({ name: variable, value: key });
+        if (variable === CUSTOM_KEY_VARIABLE) apiKeyRef = `\${${CUSTOM_KEY_VARIABLE}}`;
         continue;
       }
       if (listing.failure.kind === "unreachable" && option.local && attempt < 2) {
         baseUrl = await askUrl(p, baseUrl);
         continue;
       }
+      if (ownEndpoint && listing.failure.kind !== "auth" && attempt < 3) {
+        // The key already given is kept; only the address is asked again.
+        p.say("Check the address (the resource's endpoint, as the portal shows it).");
+        const asked = await askEndpoint(p, option.provider, baseUrl, true);
+        baseUrl = asked.url;
+        suggested = asked.deployment ?? suggested;
+        continue;
+      }
       if (listing.stale) models = listing.stale.models;
     }
     const fallback =
       sameProvider && ctx.config.model.default.trim() ? ctx.config.model.default.trim() : undefined;
+    if (ownEndpoint)
+      p.say("The model is the name of a deployment on the resource; type it if the list does not show it.");
     const model = await askModel(
       p,
       models,
       runtime,
-      fallback ?? (runtime.modelIsDefault ? undefined : runtime.model),
+      suggested ?? fallback ?? (runtime.modelIsDefault ? undefined : runtime.model),
+      ownEndpoint,
     );
     return {
       provider,
       baseUrl,
       model,
       envWrites,
-      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites }) },
+      ...(apiKeyRef ? { apiKeyRef } : {}),
+      ...(region ? { region } : {}),
+      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef }) },
     };
   }
 }
@@ -197,8 +293,53 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
 async function askUrl(p: Prompter, fallback: string): Promise<string> {
   for (;;) {
     const url = await p.ask("Server address (OpenAI-compatible, ending in /v1)", fallback || undefined);
-    if (/^https?:\/\/[^/\s]+/i.test(url)) return url.replace(/\/+$/, "");
-    p.say(`"${url}" is not an http(s) URL, e.g. http://127.0.0.1:8080/v1`);
+    const checked = normaliseEndpoint("custom", url);
+    if (checked.ok) {
+      if (checked.note) p.say(`Using ${checked.url} (${checked.note}).`);
+      return checked.url;
+    }
+    p.say(checked.message);
+  }
+}
+
+const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
+
+/** Bedrock's region as configured: `bedrock.region`, else AWS_REGION / AWS_DEFAULT_REGION, else us-east-1. */
+function bedrockRegion(ctx: FlowContext): string {
+  const section = ctx.config["bedrock"];
+  const configured =
+    typeof section === "object" && section !== null
+      ? (section as Record<string, unknown>)["region"]
+      : undefined;
+  if (typeof configured === "string" && configured.trim()) return configured.trim();
+  return ctx.env["AWS_REGION"]?.trim() || ctx.env["AWS_DEFAULT_REGION"]?.trim() || "us-east-1";
+}
+
+async function askRegion(p: Pick<Prompter, "ask" | "say">, fallback: string): Promise<string> {
+  for (;;) {
+    const answer = (await p.ask("AWS region for Bedrock (bedrock.region)", fallback)).trim().toLowerCase();
+    if (AWS_REGION.test(answer)) return answer;
+    p.say(`"${answer}" is not an AWS region, e.g. us-east-1, eu-west-1, ap-southeast-2.`);
+  }
+}
+
+/** The endpoint of a provider that has none of its own (azure-foundry), checked and normalised. */
+export async function askEndpoint(
+  p: Pick<Prompter, "ask" | "say">,
+  provider: string,
+  fallback: string | undefined,
+  again = false,
+): Promise<{ url: string; deployment?: string }> {
+  const name = findProvider(provider)?.name ?? provider;
+  if (!again) p.say(`${name} needs your resource's endpoint, e.g. ${endpointExample(provider)}`);
+  for (;;) {
+    const answer = await p.ask(`${name} endpoint`, fallback || undefined);
+    const checked = normaliseEndpoint(provider, answer);
+    if (checked.ok) {
+      if (checked.note) p.say(`Using ${checked.url} (${checked.note}).`);
+      return { url: checked.url, ...(checked.deployment ? { deployment: checked.deployment } : {}) };
+    }
+    p.say(checked.message);
   }
 }
 
@@ -218,15 +359,18 @@ async function askKey(
   }
   const found = keyVariableSet(option.provider, ctx.env);
   if (found && !again && (await p.confirm(`Use the key already in ${found}?`, true))) return;
+  // "OpenAI API" is a catalog name too: no "OpenAI API API key".
+  const what = `${profile.name.replace(/ API$/, "")} API key`;
+  const key = await askSecret(p, `Paste your ${what} (stored in .env as ${variable})`);
+  envWrites.push({ name: variable, value: key });
+}
+
+/** A key, asked without echo until one without spaces is given. Throws PromptCancelled. */
+export async function askSecret(p: Pick<Prompter, "secret" | "say">, question: string): Promise<string> {
   for (;;) {
-    // "OpenAI API" is a catalog name too: no "OpenAI API API key".
-    const what = `${profile.name.replace(/ API$/, "")} API key`;
-    const key = await p.secret(`Paste your ${what} (stored in .env as ${variable})`);
-    if (key && !/\s/.test(key)) {
-      envWrites.push({ name: variable, value: key });
-      return;
-    }
-    p.say(key ? "A key has no spaces; paste it again." : "No key given; paste it (Ctrl+C leaves setup).");
+    const key = await p.secret(question);
+    if (key && !/\s/.test(key)) return key;
+    p.say(key ? "A key has no spaces; paste it again." : "No key given; paste it (Ctrl+C leaves).");
   }
 }
 
@@ -235,6 +379,7 @@ async function askModel(
   models: readonly ListedModel[],
   runtime: ResolvedRuntime,
   current: string | undefined,
+  free = false,
 ): Promise<string> {
   const choices = modelChoices(models);
   if (choices.length === 0) {
@@ -249,10 +394,10 @@ async function askModel(
   for (const line of formatModelLines(shown, current)) p.say(line);
   if (choices.length > shown.length) p.say(`  … ${choices.length - shown.length} more: type part of an id.`);
   const listed = choices.findIndex((c) => c.id === current);
-  const fallback = listed >= 0 ? String(listed + 1) : "1";
+  const fallback = listed >= 0 ? String(listed + 1) : free && current ? current : "1";
   for (;;) {
     const answer = await p.ask("Model (number, id or part of one)", fallback);
-    const picked = pickModel(answer, choices);
+    const picked = pickModel(answer, choices, { free });
     if (picked.ok) return picked.id;
     p.say(picked.message);
   }
@@ -270,11 +415,12 @@ export async function automaticModelPlan(
   wanted: { provider?: string; model?: string; baseUrl?: string } = {},
   processEnv: Record<string, string | undefined> = {},
 ): Promise<ModelPlan & { listing?: ListedModel[] }> {
+  const keyed = customKeyConfig(ctx, wanted.provider);
   let runtime: ResolvedRuntime;
   try {
     runtime = resolveRuntime({
       flags: { provider: wanted.provider, model: wanted.model || undefined, baseUrl: wanted.baseUrl },
-      config: ctx.config,
+      config: keyed?.config ?? ctx.config,
       env: ctx.env,
       home: ctx.home,
     });
@@ -283,13 +429,38 @@ export async function automaticModelPlan(
     throw error;
   }
   const profile = findProvider(runtime.provider.replace(/^custom:.*/, "custom"));
+  const ownEndpoint = needsEndpoint(runtime.provider);
+  if (ownEndpoint) {
+    // Checked as a typed one would be: a key never goes to a plain-http remote host.
+    const checked = normaliseEndpoint(runtime.provider, runtime.baseUrl);
+    if (!checked.ok) {
+      const variable = findProvider(runtime.provider)?.baseUrlEnv?.[0];
+      throw new CliFailure(
+        `the ${runtime.provider} endpoint (model.base_url${variable ? ` or ${variable}` : ""}): ${checked.message}`,
+        2,
+      );
+    }
+    runtime = { ...runtime, baseUrl: checked.url };
+  }
   const local =
     runtime.provider === "custom" ||
     runtime.provider === "lmstudio" ||
     runtime.provider.startsWith("custom:");
   // Canonical already: `ollama` became `custom`; a named endpoint keeps its own base_url entry.
   const provider = runtime.provider;
-  const baseUrl = provider === "custom" || provider === "lmstudio" ? runtime.baseUrl : "";
+  // A provider whose address the user gave (azure-foundry) keeps it in model.base_url, as does one
+  // whose address was named here or already set in config.yaml for this same provider.
+  const sameAsConfig =
+    ctx.config.model.provider.trim() !== "" &&
+    findProvider(ctx.config.model.provider)?.id === profile?.id &&
+    ctx.config.model.base_url.trim() !== "";
+  const keepUrl =
+    provider === "custom" ||
+    provider === "lmstudio" ||
+    ownEndpoint ||
+    wanted.baseUrl !== undefined ||
+    sameAsConfig;
+  const baseUrl = keepUrl && !provider.startsWith("custom:") ? runtime.baseUrl : "";
   const listing = await listFor(ctx, runtime, false);
   const models = listing.ok ? listing.models : (listing.stale?.models ?? []);
   let model = runtime.model;
@@ -307,11 +478,18 @@ export async function automaticModelPlan(
         `the server at ${runtime.baseUrl} lists no models; load one in the server first.`,
         2,
       );
+    } else if (!listing.ok && listing.failure.kind === "auth") {
+      throw new CliFailure(
+        `${listing.failure.message}; set ${CUSTOM_KEY_VARIABLE} to the server's key (setup keeps it in .env).`,
+        2,
+      );
     } else if (!listing.ok) {
       throw new CliFailure(`${listing.failure.message}; is the server running?`, 2);
     }
   }
   const envWrites: ModelPlan["envWrites"] = [];
+  const customKey = keyed && processEnv[CUSTOM_KEY_VARIABLE]?.trim();
+  if (customKey) envWrites.push({ name: CUSTOM_KEY_VARIABLE, value: customKey });
   for (const name of profile?.apiKeyEnv ?? []) {
     const value = processEnv[name]?.trim();
     if (value && runtime.apiKey === value) {
@@ -324,9 +502,34 @@ export async function automaticModelPlan(
     baseUrl,
     model,
     envWrites,
+    ...(keyed && provider === "custom" ? { apiKeyRef: keyed.apiKeyRef } : {}),
     runtime: { ...runtime, model },
     ...(listing.ok || listing.stale ? { listing: models } : {}),
   };
+}
+
+/**
+ * A custom server named by the flags or config.yaml with no key of its own yet, while
+ * CUSTOM_API_KEY holds one: the configuration as it will read once `model.api_key` refers to it.
+ * Undefined otherwise (a named `custom:<name>` entry keeps its own key).
+ */
+function customKeyConfig(
+  ctx: FlowContext,
+  wantedProvider: string | undefined,
+): { config: HermesConfig; apiKeyRef: string } | undefined {
+  const key = ctx.env[CUSTOM_KEY_VARIABLE]?.trim();
+  const configured = ctx.config.model.provider.trim();
+  const named = (wantedProvider ?? configured).trim();
+  if (!key || !named || named.toLowerCase().startsWith("custom:") || findProvider(named)?.id !== "custom") {
+    return undefined;
+  }
+  const same = findProvider(configured)?.id === "custom";
+  if (same && ctx.config.model.api_key.trim()) return undefined;
+  // Switching from another provider: its model and endpoint do not carry over.
+  const model = same
+    ? { ...ctx.config.model, api_key: key }
+    : { ...ctx.config.model, provider: named, api_key: key, default: "", base_url: "", api_mode: "" };
+  return { config: { ...ctx.config, model }, apiKeyRef: `\${${CUSTOM_KEY_VARIABLE}}` };
 }
 
 /**
@@ -346,9 +549,11 @@ export function applyModelPlan(home: string, config: HermesConfig, plan: ModelPl
     ["model.base_url", plan.baseUrl],
     ["model.default", plan.model],
   ];
-  if ((switching || plan.envWrites.length > 0) && config.model.api_key.trim())
+  if (plan.apiKeyRef) edits.push(["model.api_key", plan.apiKeyRef]);
+  else if ((switching || plan.envWrites.length > 0) && config.model.api_key.trim())
     edits.push(["model.api_key", ""]);
   if (switching && config.model.api_mode.trim()) edits.push(["model.api_mode", ""]);
+  if (plan.region) edits.push(["bedrock.region", plan.region]);
   for (const [key, value] of edits) {
     const result = setConfigValue(home, key, value);
     lines.push(`${key}: ${value === "" ? '""' : value} → ${result.path}`);

@@ -134,6 +134,7 @@ export class TurnRunner {
             onApproval: request.onApproval,
           },
           claimGate(claim),
+          () => claim,
         )
       : undefined;
     const store = fenced?.store ?? this.deps.store;

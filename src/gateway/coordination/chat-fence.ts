@@ -9,9 +9,14 @@
  * The gates are synchronous checks first on purpose: after a stall, the first callbacks that run
  * are often the turn's own I/O (a model stream chunk, a tool's exit), before any timer, so a
  * timer alone would let their effects through.
+ *
+ * A gate is a local check: a write that passed it just before a stall can still arrive late. So
+ * session writes also carry the claim held when they were made (`ChatClaim.fence`) to a store
+ * that lets the database check it (PostgreSQL's `fencedBy`): the write lands only while that
+ * claim is the chat's current one, and otherwise throws `ChatClaimLostError` as a gate would.
  */
 import type { ApprovalPrompt } from "../../agent/approval-policy.js";
-import type { ChatClaim } from "../../state/coordination.js";
+import type { ChatClaim, ClaimFence, ClaimFencedStore } from "../../state/coordination.js";
 import type { PlatformAdapter } from "../platforms/types.js";
 
 /** Undefined: go on now. A promise: wait for it (it rejects when the chat was lost). */
@@ -71,14 +76,56 @@ export interface FencedParts<S extends object, R extends object> {
   onApproval?: ApprovalPrompt | undefined;
 }
 
-/** The store, registry and approval prompt of one conversation, each behind `gate`. */
+function canFence<S extends object>(store: S): store is S & ClaimFencedStore<S> {
+  return typeof (store as Partial<ClaimFencedStore<S>>).fencedBy === "function";
+}
+
+/**
+ * `store` with its writes behind `gate` and, when the store can fence (PostgreSQL), made through
+ * its view fenced by the claim `claimOf()` names. The claim is read before the gate, so a write
+ * made while a claim was held carries that claim's token even if the claim is lost before the
+ * write reaches the database (the database then refuses it); no claim held here: unfenced.
+ */
+export function fenceStore<S extends object>(store: S, gate: Gate, claimOf: () => ChatClaim | undefined): S {
+  if (!canFence(store)) return gated(store, SESSION_WRITES, gate);
+  let last: { fence: ClaimFence; view: S } | undefined;
+  const viewFor = (fence: ClaimFence | undefined): S => {
+    if (!fence) return store;
+    if (last?.fence !== fence) last = { fence, view: store.fencedBy(fence) };
+    return last.view;
+  };
+  const names = new Set<PropertyKey>(SESSION_WRITES);
+  return new Proxy(store, {
+    get(obj, prop) {
+      const value: unknown = Reflect.get(obj, prop, obj);
+      if (typeof value !== "function") return value;
+      if (!names.has(prop)) return (value as (...args: unknown[]) => unknown).bind(obj);
+      return (...args: unknown[]) => {
+        const target = viewFor(claimOf()?.fence);
+        const call = () =>
+          (Reflect.get(target, prop, target) as (...a: unknown[]) => unknown).apply(target, args);
+        const wait = gate();
+        return wait ? wait.then(call) : call();
+      };
+    },
+  });
+}
+
+/**
+ * The store, registry and approval prompt of one conversation, each behind `gate`; with
+ * `claimOf` (the claim held for the conversation's chat now, if any), the store's writes also
+ * carry that claim to the database (`fenceStore`).
+ */
 export function fenceParts<S extends object, R extends object>(
   parts: FencedParts<S, R>,
   gate: Gate,
+  claimOf?: () => ChatClaim | undefined,
 ): FencedParts<S, R> {
   const { store, registry, onApproval } = parts;
   return {
-    ...(store ? { store: gated(store, SESSION_WRITES, gate) } : {}),
+    ...(store
+      ? { store: claimOf ? fenceStore(store, gate, claimOf) : gated(store, SESSION_WRITES, gate) }
+      : {}),
     ...(registry ? { registry: gated(registry, ["execute"], gate) } : {}),
     ...(onApproval
       ? {

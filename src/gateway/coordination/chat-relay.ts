@@ -27,6 +27,7 @@ import {
   type Coordinator,
   type HandoffLedger,
 } from "../../state/coordination.js";
+import type { RouteTicket } from "../messaging/router-types.js";
 import type { AdapterHandlers, InboundAction, InboundMessage, PlatformAdapter } from "../platforms/types.js";
 import { type FencedParts, fenceAdapter, fenceParts, type Gate, gated, INDEX_WRITES } from "./chat-fence.js";
 import {
@@ -45,6 +46,9 @@ const RECEIPT_WAIT_MS = 3_000;
 /** How long a message that went round too often waits for its chat, and how often it asks. */
 const SETTLE_WAIT_MS = 30_000;
 const RETRY_MS = 100;
+
+/** Where a forwarded message ended: taken by the receiver (in time or late), back here, or this instance closed. */
+type ForwardOutcome = "received" | "late" | "withdrawn" | "closed";
 
 export interface RelayOptions {
   home: string;
@@ -90,6 +94,8 @@ export class ChatRelay {
   private readonly receipts = new Map<string, () => void>();
   /** Per chat, the forwarded messages being taken here, in arrival order. */
   private readonly inbound = new Map<string, Promise<void>>();
+  /** Per chat, the end of the routing order of messages that arrived here (`enter`). */
+  private readonly order = new Map<string, Promise<void>>();
   private readonly handoffs: HandoffLedger;
   private handlers: HandlersFor | undefined;
   private chats: CachedChats | undefined;
@@ -126,35 +132,79 @@ export class ChatRelay {
   }
 
   /**
-   * Before the router handles a message: a release function (call it when done) when it is to be
-   * handled here, null when it was forwarded to the instance running its chat.
+   * Takes a place in `key`'s routing order, synchronously as a message arrives: its routing starts
+   * once the messages that arrived before it were admitted here or received by the chat's holder.
+   * A message passed round again (its holder died) keeps its place, so a newer message from the
+   * same chat never overtakes it, and a message handed on again by a feed stays ahead of the ones
+   * read after it.
    */
-  async admit(key: string, message: InboundMessage): Promise<(() => void) | null> {
+  enter(key: string): RouteTicket {
+    const before = this.order.get(key) ?? Promise.resolve();
+    let finish: () => void = () => undefined;
+    const mine = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const tail = before.then(() => mine);
+    this.order.set(key, tail);
+    void tail.then(() => {
+      if (this.order.get(key) === tail) this.order.delete(key);
+    });
+    return { turn: before, done: () => finish() };
+  }
+
+  /**
+   * Before the router handles a message: a release function (call it when done) when it is to be
+   * handled here, null when the instance running its chat took it. A message the holder does not
+   * confirm (it died, or all is slow) is taken back and routed again, in its place.
+   */
+  async admit(key: string, message: InboundMessage, ticket?: RouteTicket): Promise<(() => void) | null> {
+    const place = ticket ?? this.enter(key);
+    try {
+      await place.turn;
+      return await this.route(key, message);
+    } finally {
+      // The router queues a message admitted here in the task that reads this result: the next
+      // message of the chat is routed after that.
+      setImmediate(place.done);
+    }
+  }
+
+  /**
+   * Admits `message` here or passes it to the chat's holder, again until one took it: a copy taken
+   * back from a holder that did not confirm it is still here, so it does not count as a hop.
+   */
+  private async route(key: string, message: InboundMessage): Promise<(() => void) | null> {
     const hops = this.hops.get(message) ?? 0;
+    for (;;) {
+      const to = await this.destination(key, hops);
+      if (typeof to !== "string") return to;
+      const platform = message.source.platform;
+      const outcome = await this.forward(to, key, message, hops);
+      if (outcome !== "withdrawn" || this.closed) return null;
+      this.log(
+        `coordination: instance ${to} did not confirm a ${platform} message for ${key}; routing it again`,
+      );
+    }
+  }
+
+  /** A release when this instance runs `key` now, or the instance a message for it goes to. */
+  private async destination(key: string, hops: number): Promise<(() => void) | string> {
     if (this.draining && !this.held.has(key)) {
       const peer = await this.peer();
-      if (peer) {
-        await this.forward(peer, key, message, hops);
-        return null;
-      }
+      if (peer) return peer;
     }
     const got = await this.acquire(key);
-    if (typeof got !== "string") return got;
-    if (hops < MAX_HOPS) {
-      await this.forward(got, key, message, hops);
-      return null;
-    }
+    if (typeof got !== "string" || hops < MAX_HOPS) return got;
     // Passed round too often (holders changing under it): wait here until the chat is free.
     const end = Date.now() + SETTLE_WAIT_MS;
     let holder = got;
-    while (Date.now() < end) {
+    while (Date.now() < end && !this.closed) {
       await sleep(RETRY_MS);
       const again = await this.acquire(key);
       if (typeof again !== "string") return again;
       holder = again;
     }
-    await this.forward(holder, key, message, hops);
-    return null;
+    return holder;
   }
 
   /**
@@ -166,8 +216,9 @@ export class ChatRelay {
     const got = this.draining && !this.held.has(key) ? await this.peer() : undefined;
     const result = got ?? (await this.acquire(key));
     if (typeof result !== "string") return result;
-    for (const message of queue.splice(0))
-      await this.forward(result, key, message, this.hops.get(message) ?? 0);
+    // Routed again from the router's door, in arrival order, each to wherever its chat runs then.
+    const handlers = this.handlers;
+    for (const message of queue.splice(0)) handlers?.(message.source.platform)?.onMessage(message);
     return null;
   }
 
@@ -210,7 +261,8 @@ export class ChatRelay {
    * once this instance loses the chat, that agent writes, runs and asks nothing more.
    */
   fenceSession<S extends object, R extends object>(key: string, parts: FencedParts<S, R>): FencedParts<S, R> {
-    return fenceParts(parts, this.gateFrom(key));
+    // Session writes also carry the claim held now, checked by the database (PostgreSQL).
+    return fenceParts(parts, this.gateFrom(key), () => this.held.get(key)?.claim);
   }
 
   /** The chat → session index with its writes gated per chat (the key is their first argument). */
@@ -347,11 +399,16 @@ export class ChatRelay {
   /**
    * Sends the message to `to` under a fresh handoff id and waits for its receipt. Without one in
    * time (the holder died, the message was lost on the way, or all is just slow) the sender asks
-   * the shared ledger to take it back: when it can, nobody took it and it is routed again here, so
-   * it reaches whoever holds the chat once a dead holder's claim lapses; when it cannot, the
-   * receiver took it and handles it, late receipt or not. Never dropped, never handled twice.
+   * the shared ledger to take it back: when it can (`"withdrawn"`), nobody took it and the caller
+   * routes it again, so it reaches whoever holds the chat once a dead holder's claim lapses; when
+   * it cannot (`"late"`), the receiver took it and handles it. Never dropped, never handled twice.
    */
-  private async forward(to: string, key: string, message: InboundMessage, hops: number): Promise<void> {
+  private async forward(
+    to: string,
+    key: string,
+    message: InboundMessage,
+    hops: number,
+  ): Promise<ForwardOutcome> {
     const platform = message.source.platform;
     const id = randomBytes(8).toString("hex");
     const payload: ChatInputPayload = { key, platform, message: await toWire(message), hops: hops + 1, id };
@@ -372,22 +429,13 @@ export class ChatRelay {
     } catch (error) {
       this.log(`coordination: could not pass a ${platform} message to instance ${to}: ${String(error)}`);
     }
-    void receipt.then(async (received) => {
-      if (received || this.closed) return;
-      const back = await this.withdraw(id);
-      if (back === undefined) return;
-      if (!back) {
-        this.log(`coordination: instance ${to} took a ${platform} message for ${key}; its receipt was late`);
-        return;
-      }
-      this.log(
-        `coordination: instance ${to} did not confirm a ${platform} message for ${key}; routing it again`,
-      );
-      await sleep(RETRY_MS);
-      const handlers = this.handlers?.(platform);
-      this.hops.set(message, hops + 1);
-      handlers?.onMessage(message);
-    });
+    if (await receipt) return "received";
+    if (this.closed) return "closed";
+    const back = await this.withdraw(id);
+    if (back === undefined) return "closed";
+    if (back) return "withdrawn";
+    this.log(`coordination: instance ${to} took a ${platform} message for ${key}; its receipt was late`);
+    return "late";
   }
 
   /** Takes a forwarded message back; undefined when this instance closed before the ledger answered. */
@@ -452,12 +500,9 @@ export class ChatRelay {
     const { key, platform, hops } = payload;
     const inbound = await fromWire(payload.message, join(this.options.home, "cache", "media"));
     inbound.source.platform = platform;
-    if (this.draining) {
-      // Stopping: this instance finishes what it runs, and passes the message on once it has.
-      while (this.held.has(key)) await sleep(RETRY_MS);
-      const peer = await this.peer();
-      if (peer) return this.forward(peer, key, inbound, hops);
-    }
+    // Stopping: this instance finishes what it runs; the router then passes the message on to a
+    // live instance that is not draining (`destination`).
+    if (this.draining) while (this.held.has(key) && !this.closed) await sleep(RETRY_MS);
     const handlers = this.handlers?.(platform);
     if (!handlers) {
       this.log(`coordination: a forwarded ${platform} message arrived; ${platform} is not connected here`);

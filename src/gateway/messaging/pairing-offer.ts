@@ -40,3 +40,21 @@ export async function offerPairing(
     plog.error("pairing failed", { user: source.userId, error: describeError(error) });
   }
 }
+
+/** A message from a user not allowed in: logged, then a pairing code offered (`pairing`) or ignored. */
+export async function refuseStranger(
+  pairing: PairingRecords,
+  adapter: PlatformAdapter,
+  source: MessageSource,
+  offer: boolean,
+  print: (line: string) => void,
+  plog: Logger,
+): Promise<void> {
+  plog.info("message from unauthorized user", {
+    chat: source.chatId,
+    user: source.userId,
+    action: offer ? "pairing" : "ignored",
+  });
+  if (offer) await offerPairing(pairing, adapter, source, print, plog);
+  else print(`${source.platform}: ignored a message from unauthorized user ${source.userId}`);
+}

@@ -50,6 +50,17 @@ export function settledAfter(
   });
 }
 
+/**
+ * The messages the next turn reads, taken out of `queue`: all of them, except that messages handed
+ * on again (their instance died mid-turn) at its head run on their own first, as they would have
+ * there: their stored copy is then the session's last user turn, taken back and answered once, and
+ * the user gets that answer before the one to what they wrote since.
+ */
+export function nextBatch(queue: InboundMessage[]): InboundMessage[] {
+  const firstFresh = queue.findIndex((m) => !m.receipt?.redelivered);
+  return queue.splice(0, firstFresh > 0 ? firstFresh : queue.length);
+}
+
 const finalAnswer = (m: Message) =>
   m.role === "assistant" && !m.tool_calls?.length && messageText(m).trim() !== "";
 

@@ -61,9 +61,19 @@ export interface RouterOptions {
 }
 
 /** Where a chat's turns run when several gateway instances share the work (`ChatRelay`). */
+/** A message's place in its chat's routing order across instances (chat-relay.ts `enter`). */
+export interface RouteTicket {
+  /** Resolves once the messages before it were admitted here or received by the chat's holder. */
+  readonly turn: Promise<void>;
+  /** This message is routed (or dropped): the next one may go. Idempotent. */
+  done(): void;
+}
+
 export interface TurnRelay {
+  /** A message's place in its chat's routing order, taken as it arrives (before any await). */
+  enter?(key: string): RouteTicket;
   /** Before a message is handled: a release function, or null when it went to the chat's instance. */
-  admit(key: string, message: InboundMessage): Promise<(() => void) | null>;
+  admit(key: string, message: InboundMessage, ticket?: RouteTicket): Promise<(() => void) | null>;
   /** Before turns run: a release function, or null when the queued messages went to the chat's instance. */
   hold(key: string, queue: InboundMessage[]): Promise<(() => void) | null>;
   /** A button press not answered here: true when it went to the chat's instance. */

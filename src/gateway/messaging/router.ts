@@ -53,8 +53,8 @@ import {
   settlesWithin,
 } from "./drain.js";
 import { batchInput, sharedConversation, transcribeVoice } from "./inbound-text.js";
-import { offerPairing } from "./pairing-offer.js";
-import { resumeRedelivered, settle, settleAnswered, settledAfter } from "./receipts.js";
+import { refuseStranger } from "./pairing-offer.js";
+import { nextBatch, resumeRedelivered, settle, settleAnswered, settledAfter } from "./receipts.js";
 import { ReplyView, streamSettings, toolProgressLevel } from "./reply.js";
 import { RouterAccess } from "./router-access.js";
 import type { Conversation, OpenConversation, RouterOptions } from "./router-types.js";
@@ -165,24 +165,24 @@ export class MessageRouter {
 
   private async onMessage(adapter: PlatformAdapter, message: InboundMessage): Promise<void> {
     const { source } = message;
-    if ((this.closing && !this.options.relay) || !source.userId) return; // a draining relay passes it on
-    const decision = this.access.authorized(source, await this.access.approvedOn(source.platform));
-    const plog = this.logFor(source.platform);
-    if (!decision.allowed) {
-      plog.info("message from unauthorized user", {
-        chat: source.chatId,
-        user: source.userId,
-        action: decision.pairing ? "pairing" : "ignored",
-      });
-      if (decision.pairing)
-        await offerPairing(this.options.pairing, adapter, source, this.print, this.logFor(source.platform));
-      else this.print(`${source.platform}: ignored a message from unauthorized user ${source.userId}`);
-      return;
-    }
+    const relay = this.options.relay;
+    if ((this.closing && !relay) || !source.userId) return; // a draining relay passes it on
     const key = this.keyFor(source);
-    // Several instances (`relay`): null when the message went to the instance running its chat.
-    const admitted = this.options.relay ? await this.options.relay.admit(key, message) : () => undefined;
-    if (admitted) await this.handle(adapter, message, key).finally(admitted);
+    // Several instances: the message takes its place in its chat's routing order as it arrives.
+    const ticket = relay?.enter?.(key);
+    try {
+      const decision = this.access.authorized(source, await this.access.approvedOn(source.platform));
+      if (!decision.allowed) {
+        const plog = this.logFor(source.platform);
+        const { pairing } = this.options;
+        return await refuseStranger(pairing, adapter, source, decision.pairing, this.print, plog);
+      }
+      // Several instances (`relay`): null when the message went to the instance running its chat.
+      const admitted = relay ? await relay.admit(key, message, ticket) : () => undefined;
+      if (admitted) await this.handle(adapter, message, key).finally(admitted);
+    } finally {
+      ticket?.done();
+    }
   }
 
   private async handle(adapter: PlatformAdapter, message: InboundMessage, key: string): Promise<void> {
@@ -298,7 +298,7 @@ export class MessageRouter {
       const more = () => conv.queue.length > 0 || conv.chat?.pendingWake();
       while (more() && !this.closing && !this.restarting && !fence?.lost.aborted) {
         // An empty batch is a wake turn: the chat's notices are its message.
-        const batch = conv.queue.splice(0);
+        const batch = nextBatch(conv.queue);
         conv.stopped = false;
         try {
           await this.turn(out, conv, batch).finally(() => settle(batch));

@@ -20,6 +20,11 @@
  * any effect: `ensure()` then asks the database, and a claim another instance took fires `lost`.
  * Renewals that fail while a claim is past its expiry give it up too (another instance may take
  * it from then on), so a holder cut off from the database stops its turns by itself.
+ *
+ * The claim's `fence` (key and token) is the fencing token its turn's session writes carry: the
+ * session store checks it against this table in each write's own statement or transaction
+ * (sessions-sql.ts `holdFence`), so an effect that passed the local check just before a stall
+ * cannot land after a take-over; a refusal there loses the claim here at once.
  */
 import { randomBytes } from "node:crypto";
 import { type ChatClaim, ChatClaimLostError, type ChatClaimResult } from "../coordination.js";
@@ -113,6 +118,11 @@ export function pgChatClaims(db: PgDatabase, options: PgChatClaimsOptions): PgCh
     return {
       key: entry.key,
       lost: entry.controller.signal,
+      fence: {
+        key: entry.key,
+        token: entry.token,
+        refused: (why) => lose(entry, why),
+      },
       valid,
       async ensure() {
         for (;;) {

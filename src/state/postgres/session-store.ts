@@ -14,6 +14,11 @@
  * advisory lock per lineage. The schema comes from the migrations (run by the backend's opener),
  * which this checks for on open.
  *
+ * Fencing: `fencedBy(fence)` is a view whose writes land only while a chat claim is current
+ * (the turn running under it on this instance still holds the chat): appends and row updates
+ * stay one statement (a CTE takes the claim row `FOR SHARE` first), transactions take it as their
+ * first statement (`inTx` with `ctx.fence`). A refused write throws `ChatClaimLostError`.
+ *
  * `close()` ends the store, not the pool: the pool belongs to whoever opened it (several stores
  * share one), unless `closeDatabase` is set.
  */
@@ -21,6 +26,7 @@
 import type { Message } from "../../ai/types.js";
 import { redactText } from "../../util/redact.js";
 import { rowToSession, storedToMessage } from "../codec.js";
+import type { ClaimFence, ClaimFencedStore } from "../coordination.js";
 import { PATCH_COLUMNS } from "../session-rows.js";
 import { sanitizeTitle } from "../titles.js";
 import {
@@ -67,15 +73,34 @@ export interface PgSessionStoreOptions {
 
 type SessionPatch = Parameters<SessionStore["updateSession"]>[1];
 
-export class PgSessionStore implements SessionStore {
+export class PgSessionStore implements SessionStore, ClaimFencedStore<PgSessionStore> {
   private closed = false;
   private readonly ctx: PgStoreContext;
+  /** The store a fenced view was made from (it owns the closing); this store itself otherwise. */
+  private readonly root: PgSessionStore;
 
   constructor(
     private readonly db: PgDatabase,
     private readonly options: PgSessionStoreOptions = {},
+    view?: { root: PgSessionStore; fence: ClaimFence },
   ) {
-    this.ctx = { db, now: options.now ?? (() => Date.now() / 1000), redact: options.redact ?? redactText };
+    this.ctx = {
+      db,
+      now: options.now ?? (() => Date.now() / 1000),
+      redact: options.redact ?? redactText,
+      ...(view ? { fence: view.fence } : {}),
+    };
+    this.root = view?.root ?? this;
+  }
+
+  /**
+   * This store with every write fenced by `fence` (a chat claim): each write checks in its own
+   * statement or transaction that the claim is still the chat's current one in
+   * `coord_chat_claims`, and otherwise writes nothing and throws `ChatClaimLostError`. Reads are
+   * unchanged; closing the view does nothing (this store stays open).
+   */
+  fencedBy(fence: ClaimFence): PgSessionStore {
+    return new PgSessionStore(this.db, this.options, { root: this.root, fence });
   }
 
   get path(): string {
@@ -83,14 +108,14 @@ export class PgSessionStore implements SessionStore {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.root !== this || this.closed) return;
     this.closed = true;
     if (this.options.closeDatabase) await this.db.close();
   }
 
   /** Runs `fn` with the store's error mapping; rejects once closed. */
   private async go<T>(fn: () => Promise<T>, title?: string | null): Promise<T> {
-    if (this.closed)
+    if (this.root.closed)
       throw new SessionStoreError("invalid", `the session store for ${this.db.label} is closed.`);
     try {
       return await fn();
@@ -185,20 +210,12 @@ export class PgSessionStore implements SessionStore {
             ? this.ctx.redact(String(value))
             : value,
       );
-      sets.push(`${column} = $${values.length}`);
+      sets.push(`${column} = $${values.length + 1}`);
     }
     await this.go(async () => {
-      if (sets.length === 0) {
-        await this.mustGet(id);
-        return;
-      }
-      values.push(id);
-      const rows = await run(
-        this.db,
-        `UPDATE sessions SET ${sets.join(", ")} WHERE id = $${values.length} RETURNING id`,
-        values,
-      );
-      if (rows.length === 0) throw notFound(id);
+      if (sets.length === 0) await this.mustGet(id);
+      else if (!(await write.updateSessionRow(this.db, id, sets.join(", "), values, this.ctx.fence)))
+        throw notFound(id);
     });
   }
 
@@ -218,23 +235,16 @@ export class PgSessionStore implements SessionStore {
 
   async endSession(id: string, reason: string): Promise<void> {
     await this.go(async () => {
-      const rows = await run(
-        this.db,
-        "UPDATE sessions SET ended_at = $1, end_reason = $2 WHERE id = $3 RETURNING id",
-        [this.ctx.now(), reason, id],
-      );
-      if (rows.length === 0) throw notFound(id);
+      const sets = "ended_at = $2, end_reason = $3";
+      const values = [this.ctx.now(), reason];
+      if (!(await write.updateSessionRow(this.db, id, sets, values, this.ctx.fence))) throw notFound(id);
     });
   }
 
   async reopenSession(id: string): Promise<void> {
     await this.go(async () => {
-      const rows = await run(
-        this.db,
-        "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1 RETURNING id",
-        [id],
-      );
-      if (rows.length === 0) throw notFound(id);
+      const sets = "ended_at = NULL, end_reason = NULL";
+      if (!(await write.updateSessionRow(this.db, id, sets, [], this.ctx.fence))) throw notFound(id);
     });
   }
 
@@ -244,10 +254,19 @@ export class PgSessionStore implements SessionStore {
     options: { timestamp?: number; tokenCount?: number; usage?: UsageDelta } = {},
   ): Promise<number> {
     const { usage, ...entry } = options;
-    // One statement, so no explicit transaction: one round trip per message.
+    // One statement, so no explicit transaction: one round trip per message (fenced too).
     return this.go(
       async () =>
-        (await write.insertMessages(this.ctx, this.db, sessionId, [{ message, ...entry }], usage))[0]!,
+        (
+          await write.insertMessages(
+            this.ctx,
+            this.db,
+            sessionId,
+            [{ message, ...entry }],
+            usage,
+            this.ctx.fence,
+          )
+        )[0]!,
     );
   }
 
@@ -263,12 +282,13 @@ export class PgSessionStore implements SessionStore {
         sessionId,
         messages.map((message) => ({ message })),
         options.usage,
+        this.ctx.fence,
       ),
     );
   }
 
   async recordUsage(sessionId: string, delta: UsageDelta): Promise<void> {
-    await this.go(() => write.addUsage(this.db, sessionId, delta));
+    await this.go(() => write.addUsage(this.db, sessionId, delta, this.ctx.fence));
   }
 
   async getMessages(

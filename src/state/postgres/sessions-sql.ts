@@ -6,6 +6,7 @@
  */
 import type { Message } from "../../ai/types.js";
 import { encodeContent, type Row } from "../codec.js";
+import { ChatClaimLostError, type ClaimFence } from "../coordination.js";
 import { SessionStoreError } from "../types.js";
 import type { PgDatabase, PgQueryable } from "./database.js";
 
@@ -13,6 +14,31 @@ export interface PgStoreContext {
   readonly db: PgDatabase;
   readonly now: () => number;
   readonly redact: (text: string) => string;
+  /** Writes land only while this chat claim is current (`holdFence`); absent: unfenced. */
+  readonly fence?: ClaimFence | undefined;
+}
+
+/**
+ * The row lock a fenced write takes on its claim: `FOR SHARE` conflicts with the take-over's
+ * `INSERT … ON CONFLICT DO UPDATE` and the release's `DELETE`, so either the take-over committed
+ * first (the token no longer matches on the row's newest version: no row) or it waits until the
+ * write's transaction ended. Fenced writes of one claim do not block each other.
+ */
+export function fenceRowSql(keyParam = 1): string {
+  return `SELECT 1 FROM coord_chat_claims WHERE key = $${keyParam} AND token = $${keyParam + 1} FOR SHARE`;
+}
+
+/** What a refused fenced write throws; the claim is told first, so its turn stops as on a lost claim. */
+export function fenceRefused(fence: ClaimFence): ChatClaimLostError {
+  const why = "the database refused a session write made under it (another instance holds the chat now)";
+  fence.refused?.(why);
+  return new ChatClaimLostError(fence.key, why);
+}
+
+/** Takes `fence`'s claim row for the rest of the transaction, or throws `ChatClaimLostError`. */
+export async function holdFence(q: PgQueryable, fence: ClaimFence): Promise<void> {
+  const rows = await q.query(fenceRowSql(), [fence.key, fence.token]);
+  if (rows.length === 0) throw fenceRefused(fence);
 }
 
 /** `"\u0001json:"`: the content prefix Python Hermes also writes; `"\u0000json:"` cannot be stored in PostgreSQL. */
@@ -65,11 +91,21 @@ interface PgError {
 
 const RETRYABLE = new Set(["40001", "40P01"]);
 
-/** Runs `fn` in one transaction, again (up to 5 times) when PostgreSQL aborts it for a deadlock or serialization failure. */
+/**
+ * Runs `fn` in one transaction, again (up to 5 times) when PostgreSQL aborts it for a deadlock or
+ * serialization failure. With `ctx.fence`, the transaction first holds the claim (`holdFence`).
+ */
 export async function inTx<T>(ctx: PgStoreContext, fn: (q: PgQueryable) => Promise<T>): Promise<T> {
+  const { fence } = ctx;
+  const body = fence
+    ? async (q: PgQueryable) => {
+        await holdFence(q, fence);
+        return fn(q);
+      }
+    : fn;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await ctx.db.tx(fn);
+      return await ctx.db.tx(body);
     } catch (error) {
       const code = (error as PgError).code;
       if (attempt >= 5 || code === undefined || !RETRYABLE.has(code)) throw error;

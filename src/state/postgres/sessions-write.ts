@@ -9,6 +9,7 @@ import { type Message, messageText } from "../../ai/types.js";
 import { redactJson } from "../../util/redact.js";
 import { newSessionId } from "../../util/session-id.js";
 import { messageColumns, type Row, rowToStoredMessage, toolCallCount } from "../codec.js";
+import type { ClaimFence } from "../coordination.js";
 import {
   branchSessionRow,
   finiteCost,
@@ -24,7 +25,16 @@ import { lineageOf, nextTitleIn, numberedPattern, sanitizeTitle } from "../title
 import { type NewSession, SessionStoreError, type UsageDelta } from "../types.js";
 import type { PgQueryable } from "./database.js";
 import { requireSession, sessionRow } from "./sessions-read.js";
-import { notFound, one, type PgStoreContext, pgContent, run, titleTakenError } from "./sessions-sql.js";
+import {
+  fenceRefused,
+  fenceRowSql,
+  notFound,
+  one,
+  type PgStoreContext,
+  pgContent,
+  run,
+  titleTakenError,
+} from "./sessions-sql.js";
 
 export async function assertTitleFree(q: PgQueryable, title: string, id: string): Promise<void> {
   const owner = await one(q, "SELECT id FROM sessions WHERE title = $1 AND id <> $2", [title, id]);
@@ -89,6 +99,10 @@ export async function insertNewSession(
  * row. A message without an explicit timestamp gets `max(now, newest timestamp in the session)`.
  * Throws `invalid` (nothing written) for a message of the wrong shape, `not_found` for an unknown
  * session. Returns the ids in order.
+ *
+ * With `fence` (a statement outside a fenced transaction) the same statement first holds the
+ * claim row (`fenceRowSql` as a CTE): the append runs only for the row it returns, so a claim
+ * taken over meanwhile appends nothing (`ChatClaimLostError`), still in one round trip.
  */
 export async function insertMessages(
   ctx: PgStoreContext,
@@ -96,6 +110,7 @@ export async function insertMessages(
   sessionId: string,
   entries: ReadonlyArray<{ message: Message; timestamp?: number; tokenCount?: number }>,
   usage?: UsageDelta,
+  fence?: ClaimFence,
 ): Promise<number[]> {
   const columns: unknown[][] = Array.from({ length: 11 }, () => []);
   let calls = 0;
@@ -118,25 +133,41 @@ export async function insertMessages(
     for (const [i, v] of values.entries()) columns[i]!.push(v);
     calls += toolCallCount(message);
   }
-  const row = await one(
-    q,
-    `SELECT hermes_append_messages($1, $2, $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[],
-       $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14, $15::bigint[], $16, $17, $18, $19) AS ids`,
-    [
-      sessionId,
-      ctx.now(),
-      ...columns,
-      calls,
-      usage ? usageVector(usage) : null,
-      usage ? finiteCost(usage) : null,
-      usage?.costStatus ?? null,
-      usage?.costSource ?? null,
-      usage?.pricingVersion ?? null,
-    ],
-  );
+  const append = `SELECT hermes_append_messages($1, $2, $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[],
+       $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14, $15::bigint[], $16, $17, $18, $19) AS ids`;
+  const params = [
+    sessionId,
+    ctx.now(),
+    ...columns,
+    calls,
+    usage ? usageVector(usage) : null,
+    usage ? finiteCost(usage) : null,
+    usage?.costStatus ?? null,
+    usage?.costSource ?? null,
+    usage?.pricingVersion ?? null,
+  ];
+  const row = fence ? await fencedRow(q, append, params, fence) : await one(q, append, params);
   const ids = row?.["ids"];
   if (!Array.isArray(ids)) throw notFound(sessionId);
   return ids.map(Number);
+}
+
+/** `select` (one row) run in one statement behind `fence`'s claim row; refused: `ChatClaimLostError`. */
+async function fencedRow(
+  q: PgQueryable,
+  select: string,
+  params: unknown[],
+  fence: ClaimFence,
+): Promise<Row | undefined> {
+  const k = params.length + 1;
+  const rows = await run(
+    q,
+    `WITH fence AS MATERIALIZED (${fenceRowSql(k)})
+     ${select} FROM fence`,
+    [...params, fence.key, fence.token],
+  );
+  if (rows.length === 0) throw fenceRefused(fence);
+  return rows[0];
 }
 
 /**
@@ -144,27 +175,57 @@ export async function insertMessages(
  * finite (NULL stays NULL otherwise), `cost_status` merged with the worst winning (see
  * `mergeCostStatus` in sqlite-store.ts, `hermes_merge_cost_status` in migration 102).
  */
-export async function addUsage(q: PgQueryable, sessionId: string, delta: UsageDelta): Promise<void> {
-  const rows = await run(
+export async function addUsage(
+  q: PgQueryable,
+  sessionId: string,
+  delta: UsageDelta,
+  fence?: ClaimFence,
+): Promise<void> {
+  const found = await updateSessionRow(
     q,
-    `UPDATE sessions SET
-       input_tokens = COALESCE(input_tokens, 0) + ($2::bigint[])[1], output_tokens = COALESCE(output_tokens, 0) + ($2::bigint[])[2],
+    sessionId,
+    `input_tokens = COALESCE(input_tokens, 0) + ($2::bigint[])[1], output_tokens = COALESCE(output_tokens, 0) + ($2::bigint[])[2],
        cache_read_tokens = COALESCE(cache_read_tokens, 0) + ($2::bigint[])[3], cache_write_tokens = COALESCE(cache_write_tokens, 0) + ($2::bigint[])[4],
        reasoning_tokens = COALESCE(reasoning_tokens, 0) + ($2::bigint[])[5], api_call_count = COALESCE(api_call_count, 0) + ($2::bigint[])[6],
        estimated_cost_usd = CASE WHEN $3::float8 IS NULL THEN estimated_cost_usd ELSE COALESCE(estimated_cost_usd, 0) + $3::float8 END,
        cost_status = hermes_merge_cost_status(cost_status, $4::text),
-       cost_source = COALESCE($5, cost_source), pricing_version = COALESCE($6, pricing_version)
-     WHERE id = $1 RETURNING id`,
+       cost_source = COALESCE($5, cost_source), pricing_version = COALESCE($6, pricing_version)`,
     [
-      sessionId,
       usageVector(delta),
       finiteCost(delta),
       delta.costStatus ?? null,
       delta.costSource ?? null,
       delta.pricingVersion ?? null,
     ],
+    fence,
   );
-  if (rows.length === 0) throw notFound(sessionId);
+  if (!found) throw notFound(sessionId);
+}
+
+/**
+ * `UPDATE sessions SET <sets> WHERE id = $1` (`values` are $2 on); false when there is no such
+ * session. With `fence`, still one statement: a CTE holds the claim row first and the update is
+ * joined to it, so it changes nothing when the claim is not current (`ChatClaimLostError`).
+ */
+export async function updateSessionRow(
+  q: PgQueryable,
+  id: string,
+  sets: string,
+  values: readonly unknown[],
+  fence?: ClaimFence,
+): Promise<boolean> {
+  const params = [id, ...values];
+  if (!fence)
+    return (await run(q, `UPDATE sessions SET ${sets} WHERE id = $1 RETURNING id`, params)).length > 0;
+  const row = await one(
+    q,
+    `WITH fence AS MATERIALIZED (${fenceRowSql(params.length + 1)}),
+       w AS (UPDATE sessions SET ${sets} FROM fence WHERE id = $1 RETURNING sessions.id)
+     SELECT (SELECT count(*) FROM fence)::int AS held, (SELECT count(*) FROM w)::int AS written`,
+    [...params, fence.key, fence.token],
+  );
+  if (!row || Number(row["held"]) === 0) throw fenceRefused(fence);
+  return Number(row["written"]) > 0;
 }
 
 /** Sets a session's message_count and tool_call_count from its active rows. */

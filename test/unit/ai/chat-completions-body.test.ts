@@ -115,6 +115,41 @@ describe("ChatBodyWriter", () => {
     }
   });
 
+  it("chunks: the pieces a body is sent in never change, while the conversation grows or starts over", () => {
+    const writer = new ChatBodyWriter();
+    const reqs = requests({ model: "m", tools });
+    const sent = reqs.map((request) => writer.chunks(request, true));
+    // Compression and an edited copy of a message: not a continuation, written anew.
+    const system = { role: "system", content: "You are Hermes." } as const;
+    const later: ChatRequest[] = [
+      { model: "m", tools, messages: [system, { role: "user", content: "Summary: ☃ so far" }, history[4]!] },
+      {
+        model: "m",
+        tools,
+        messages: [system, { ...history[0]!, content: "edited" } as Message, history[1]!],
+      },
+      {
+        model: "m",
+        tools,
+        messages: [system, { ...history[0]!, content: "edited" } as Message, history[1]!],
+      },
+      // A growing conversation whose body outgrows the first buffer.
+      ...Array.from({ length: 6 }, (_, n) => ({
+        model: "m",
+        tools,
+        messages: [
+          system,
+          ...Array.from({ length: n + 1 }, () => ({ role: "user" as const, content: "ü".repeat(9000) })),
+        ],
+      })),
+    ];
+    const laterSent = later.map((request) => writer.chunks(request, true));
+    [...reqs, ...later].forEach((request, i) => {
+      const body = Buffer.concat([...sent, ...laterSent][i]!).toString("utf8");
+      expect(body).toBe(JSON.stringify(buildRequestBody(request, true)));
+    });
+  });
+
   it("bytes: writers of one process interleaving different heads each write their own body", () => {
     const one = new ChatBodyWriter();
     const two = new ChatBodyWriter();

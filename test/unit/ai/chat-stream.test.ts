@@ -272,6 +272,39 @@ describe("streamed chat completions without the SDK's stream layers", () => {
     expect(texts).toEqual(["first"]);
   });
 
+  it("a consumer far behind a long answer that came at once: every event, in order, the stream paused meanwhile", async () => {
+    const words = Array.from({ length: 400 }, (_, i) => `w${i} `);
+    const body = `${words.map((w) => `data: ${chunk({ content: w })}\n\n`).join("")}data: ${chunk({}, "stop")}\n\ndata: [DONE]\n\n`;
+    handler = sse([body]);
+    const texts: string[] = [];
+    let finished = false;
+    for await (const event of transport().stream(request)) {
+      if (event.type === "text_delta") texts.push(event.text);
+      if (event.type === "finish") finished = true;
+      // A slow consumer: the parser gets ahead of it by far more than it holds before pausing.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(texts).toEqual(words);
+    expect(finished).toBe(true);
+  });
+
+  it("a consumer that stops early closes the connection", async () => {
+    let closed!: () => void;
+    const socketClosed = new Promise<void>((resolve) => (closed = resolve));
+    handler = (req, res) => {
+      req.socket.once("close", () => closed());
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${chunk({ content: "first" })}\n\ndata: ${chunk({ content: "second" })}\n\n`);
+    };
+    const texts: string[] = [];
+    for await (const event of transport().stream(request)) {
+      if (event.type === "text_delta") texts.push(event.text);
+      break;
+    }
+    await socketClosed;
+    expect(texts).toEqual(["first"]);
+  });
+
   it("keeps one connection to a plain-http server across model calls, and recovers when the server drops it", async () => {
     const connections: import("node:net").Socket[] = [];
     server.on("connection", (socket) => connections.push(socket));

@@ -82,6 +82,25 @@ describe("plain-http client", () => {
     expect(seen?.body).toBe('{"a":"é"}');
   });
 
+  it("sends a body given in pieces one after the other, with their total length, and again on a new connection", async () => {
+    const bodies: string[] = [];
+    const { url } = await rawServer((r, index) => {
+      bodies.push(r.body);
+      // The first answer keeps the connection; the second request finds it closed and is resent.
+      if (index === 0) r.socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+      else r.socket.write("HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nyes");
+    });
+    const pieces = [Buffer.from('{"m":["é'), Buffer.from(""), Buffer.from('🚀"]'), Buffer.from("}")];
+    const first = await plainRequest(url, "POST", {}, pieces, undefined);
+    expect(await text(first)).toBe("ok");
+    for (const socket of sockets) socket.end();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = await plainRequest(url, "POST", {}, pieces, undefined);
+    expect(await text(second)).toBe("yes");
+    expect(bodies.at(-1)).toBe('{"m":["é🚀"]}');
+    expect(bodies[0]).toBe('{"m":["é🚀"]}');
+  });
+
   it("reads a chunked answer split anywhere, with chunk extensions and trailers, and reuses the connection", async () => {
     const { url, connections } = await rawServer((r) => {
       const bytes =
@@ -209,6 +228,25 @@ describe("plain-http client", () => {
     expect(head).toContain("content-length: 5\r\n");
     expect(head).not.toContain("content-length: 99");
     expect(head).not.toContain("connection: close");
+  });
+
+  it("the same headers object changed between requests is checked and written as it is now", () => {
+    const url = new URL("http://127.0.0.1:9/v1");
+    const headers: Record<string, string> = { authorization: "Bearer one", "x-a": "1" };
+    expect(requestHead(url, "POST", headers, 1)).toContain("authorization: Bearer one\r\nx-a: 1\r\n");
+    expect(requestHead(url, "POST", headers, 2)).toContain("content-length: 2\r\n");
+    headers["authorization"] = "Bearer two";
+    expect(requestHead(url, "POST", headers, 3)).toContain("authorization: Bearer two\r\n");
+    expect(requestHead(url, "POST", headers, 3)).not.toContain("Bearer one");
+    headers["x-a"] = "1\r\nx-injected: 1";
+    expect(() => requestHead(url, "POST", headers, 4)).toThrow(TypeError);
+    delete headers["x-a"];
+    headers["connection"] = "close";
+    headers["x-b"] = "2";
+    const head = requestHead(url, "POST", headers, 5);
+    expect(head).not.toContain("x-a");
+    expect(head).not.toContain("connection: close");
+    expect(head).toContain("x-b: 2\r\n");
   });
 
   it("speaks http: only", async () => {

@@ -88,17 +88,26 @@ describe("a forwarded chat message and a late receipt", () => {
     b.close();
   });
 
-  it("read by the holder only after its sender took it back, is left to the sender, which routes it again", async () => {
+  it("read by the holder only after its sender took it back, is left to the sender, which passes it again", async () => {
     const held: Array<() => void> = [];
-    const { a, b, handled, lines } = pair({ input: (deliver) => held.push(deliver) });
+    let holdFirst = true;
+    const { a, b, handled, lines } = pair({
+      input: (deliver) => {
+        if (!holdFirst) return deliver();
+        holdFirst = false;
+        held.push(deliver);
+      },
+    });
     const releaseA = await a.admit("k", message("first"));
+    // Resolves once the holder took a copy: the first was taken back unconfirmed, the second taken.
     expect(await b.admit("k", message("m1"))).toBeNull();
-    await until(() => handled.b.includes("m1"), "b routes the unconfirmed message again");
+    expect(lines.some((l) => l.includes("did not confirm") && l.includes("routing it again"))).toBe(true);
+    await until(() => handled.a.includes("m1"), "a takes the second copy");
     for (const deliver of held.splice(0)) deliver();
-    await until(() => lines.some((l) => l.includes("taken back by its sender")), "a reads it late");
+    await until(() => lines.some((l) => l.includes("taken back by its sender")), "a reads the first late");
     await sleep(50);
-    expect(handled.a).toEqual([]);
-    expect(handled.b).toEqual(["m1"]);
+    expect(handled.a).toEqual(["m1"]);
+    expect(handled.b).toEqual([]);
     releaseA?.();
     a.close();
     b.close();

@@ -228,4 +228,34 @@ describe("a holder that died", () => {
     expect(asked?.at(-1)).toBe("are you there?");
     expect(t.hub.log.some((m) => m.topic === "chat.input" && m.to === "a")).toBe(true);
   });
+
+  it("two messages routed again away from a dead holder keep their order, even when the first is taken back late", async () => {
+    const { t, a, b } = start(["a", "b"], { config: display("queue") });
+    a.model.push(say("A never finishes"), new Promise(() => undefined));
+    b.model.push(say("answer")).push(say("answer again"));
+    a.adapter.from("100", "start");
+    await until(() => a.model.requests.length === 1, "A's model call");
+    t.hub.kill("a");
+    // B's ledger answers the first take-back slowly (a busy database connection).
+    const handoffs = b.coordinator.handoffs!;
+    const withdraw = handoffs.withdraw.bind(handoffs);
+    let slow = true;
+    handoffs.withdraw = async (id: string) => {
+      if (slow) {
+        slow = false;
+        await new Promise((r) => setTimeout(r, 700));
+      }
+      return withdraw(id);
+    };
+    b.adapter.from("100", "first message");
+    b.adapter.from("100", "second message");
+    const users = () =>
+      (b.model.requests.at(-1)?.messages ?? [])
+        .filter((m) => m.role === "user")
+        .map((m) => String(m.content));
+    await until(() => users().some((u) => u.includes("second message")), "the second message read on B");
+    const history = users().join("\n");
+    expect(history.indexOf("first message")).toBeGreaterThan(-1);
+    expect(history.indexOf("first message")).toBeLessThan(history.indexOf("second message"));
+  });
 });

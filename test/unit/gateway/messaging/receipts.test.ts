@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../../../src/config/defaults.js";
-import { resumeRedelivered } from "../../../../src/gateway/messaging/receipts.js";
+import { nextBatch, resumeRedelivered } from "../../../../src/gateway/messaging/receipts.js";
 import type { DeliveryReceipt, InboundMessage } from "../../../../src/gateway/platforms/types.js";
 import { type Instance, type Instances, startInstances, until } from "../../../support/gateway-instances.js";
 import { say } from "../../../support/scripted-transport.js";
@@ -116,5 +116,20 @@ describe("feed receipts in the router", () => {
     expect(await resumeRedelivered(chat, [message("100", "something else", again.receipt)])).toBe("run");
     expect(await resumeRedelivered(chat, [message("100", "please answer")])).toBe("run");
     expect(chat.agent.messages.filter((m) => m.role === "user")).toHaveLength(1);
+  });
+
+  it("messages handed on again at the head of the queue run on their own turn before newer ones", () => {
+    const again = (text: string) =>
+      message("100", text, {
+        redelivered: { takenAt: new Date(), attempts: 2 },
+        done: async () => undefined,
+      });
+    const queue = [again("g1"), again("g2"), message("100", "h"), again("late"), message("100", "i")];
+    expect(nextBatch(queue).map((m) => m.text)).toEqual(["g1", "g2"]);
+    // Fresh at the head: everything queued is read together, as on one instance.
+    expect(nextBatch(queue).map((m) => m.text)).toEqual(["h", "late", "i"]);
+    expect(queue).toEqual([]);
+    const fresh = [message("100", "x"), message("100", "y")];
+    expect(nextBatch(fresh).map((m) => m.text)).toEqual(["x", "y"]);
   });
 });

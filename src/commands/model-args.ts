@@ -96,8 +96,8 @@ export function missingEndpointAdvice(error: unknown, spec: string, surface: Sur
   return [
     `${profile?.name ?? id} needs its endpoint, and none is configured; the model was not changed.`,
     id === "custom"
-      ? `In a shell, run: hermes setup model (it asks for the server's address and saves it), ${restart}.`
-      : `In a shell, run: hermes model ${spec} (it asks for the endpoint and the key, and saves them), ${restart}.`,
+      ? `In a shell, run: hermes setup model (it asks for the server's address and makes it the default), ${restart}.`
+      : `In a shell, run: hermes model ${spec} (it asks for the endpoint, and the key when none is set, and makes it the default), ${restart}.`,
     `Or add ${variable}=${example} to ~/.hermes/.env, ${restart}.`,
   ];
 }

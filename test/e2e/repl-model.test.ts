@@ -110,7 +110,7 @@ describe.skipIf(!hasTmux)("/model in the running session", () => {
       "Azure AI Foundry needs its endpoint, and none is configured; the model was not changed.",
     );
     expect(screen).toContain(
-      "In a shell, run: hermes model azure:my-deploy (it asks for the endpoint and the key",
+      "In a shell, run: hermes model azure:my-deploy (it asks for the endpoint, and the key when none is set",
     );
     expect(screen).toContain(
       "Or add AZURE_FOUNDRY_BASE_URL=https://<resource>.openai.azure.com/openai/v1 to ~/.hermes/.env",

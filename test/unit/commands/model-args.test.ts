@@ -94,7 +94,7 @@ describe("/model to a provider with no endpoint", () => {
     );
     expect(lines).toEqual([
       "Azure AI Foundry needs its endpoint, and none is configured; the model was not changed.",
-      "In a shell, run: hermes model azure:dep (it asks for the endpoint and the key, and saves them), then start hermes again.",
+      "In a shell, run: hermes model azure:dep (it asks for the endpoint, and the key when none is set, and makes it the default), then start hermes again.",
       "Or add AZURE_FOUNDRY_BASE_URL=https://<resource>.openai.azure.com/openai/v1 to ~/.hermes/.env, then start hermes again.",
     ]);
   });
@@ -102,7 +102,7 @@ describe("/model to a provider with no endpoint", () => {
   it("names the wizard for a custom server and the gateway restart in a chat", () => {
     const lines = missingEndpointAdvice(failure("custom"), "custom:m", "chat") ?? [];
     expect(lines[1]).toBe(
-      "In a shell, run: hermes setup model (it asks for the server's address and saves it), then restart the gateway (hermes gateway restart).",
+      "In a shell, run: hermes setup model (it asks for the server's address and makes it the default), then restart the gateway (hermes gateway restart).",
     );
     expect(lines[2]).toContain("Or add OPENAI_BASE_URL=http://127.0.0.1:8080/v1 to ~/.hermes/.env");
     expect(lines.join(" ")).not.toContain("--base-url");

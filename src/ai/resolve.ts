@@ -55,9 +55,14 @@ export type Env = Readonly<Record<string, string | undefined>>;
  * or URL. The message is two lines: what is wrong, then what to do. A configuration error (exit 2).
  */
 export class NoProviderError extends Error {
-  constructor(message: string) {
+  /** What is missing, when it is the provider's endpoint (its catalog id in `provider`). */
+  readonly missing: "base_url" | undefined;
+  readonly provider: string | undefined;
+  constructor(message: string, detail?: { missing: "base_url"; provider: string }) {
     super(message);
     this.name = "NoProviderError";
+    this.missing = detail?.missing;
+    this.provider = detail?.provider;
   }
 }
 
@@ -175,11 +180,15 @@ export function resolveRuntime(input: {
     clean(profile.baseUrl);
   if (!baseUrl) {
     const ownVar = profile.id === "custom" ? undefined : profile.baseUrlEnv?.[0];
+    // Only fixes every command has: the wizard, `hermes model` on a terminal, the variable, config.yaml.
     throw new NoProviderError(
       `Provider "${providerName}" needs a base URL.\n` +
         (ownVar
-          ? `Set ${ownVar} in ~/.hermes/.env, pass --base-url, or run: hermes config set model.base_url <url>`
-          : "Pass --base-url, set OPENAI_BASE_URL, or run: hermes config set model.base_url http://127.0.0.1:8080/v1"),
+          ? `Run hermes setup model, or hermes model ${profile.id}:MODEL on a terminal (both ask for the endpoint); ` +
+            `or set ${ownVar} in ~/.hermes/.env; or set model.provider: ${profile.id} and model.base_url in config.yaml`
+          : "Run hermes setup model (it asks for the server's address); or set OPENAI_BASE_URL in ~/.hermes/.env; " +
+            "or set model.provider: custom and model.base_url (e.g. http://127.0.0.1:8080/v1) in config.yaml"),
+      { missing: "base_url", provider: profile.id },
     );
   }
 

@@ -4,7 +4,10 @@
  * the choice to the home's config.yaml, for new sessions. Anything else is refused before anything
  * changes: a model id is one word, so `/model gpt 5` or an unknown `--flag` is a mistake to report.
  */
+import { findProvider } from "../ai/providers.js";
+import { NoProviderError } from "../ai/resolve.js";
 import { setConfigValue } from "../config/write.js";
+import type { Surface } from "./types.js";
 
 export interface ModelArgs {
   /** What to switch to (`model`, `provider:model`, an alias); undefined shows the list. */
@@ -73,4 +76,28 @@ export function saveModelChoice(
     setConfigValue(home, key, value);
     return `${key}: ${value === "" ? '""' : value}`;
   });
+}
+
+/**
+ * `/model X` for a provider whose endpoint nobody configured (azure-foundry, a custom server):
+ * the lines that say so and what to run, or undefined when `error` is about something else. A
+ * slash command has no secret prompt for the key that usually comes with the endpoint, so the
+ * user is sent to `hermes model` on a terminal, which asks for both and saves them.
+ */
+export function missingEndpointAdvice(error: unknown, spec: string, surface: Surface): string[] | undefined {
+  if (!(error instanceof NoProviderError) || error.missing !== "base_url") return undefined;
+  const profile = findProvider(error.provider ?? "");
+  const id = profile?.id ?? error.provider ?? "custom";
+  const variable = profile?.baseUrlEnv?.[0] ?? "OPENAI_BASE_URL";
+  const example =
+    id === "azure-foundry" ? "https://<resource>.openai.azure.com/openai/v1" : "http://127.0.0.1:8080/v1";
+  const restart =
+    surface === "repl" ? "then start hermes again" : "then restart the gateway (hermes gateway restart)";
+  return [
+    `${profile?.name ?? id} needs its endpoint, and none is configured; the model was not changed.`,
+    id === "custom"
+      ? `In a shell, run: hermes setup model (it asks for the server's address and makes it the default), ${restart}.`
+      : `In a shell, run: hermes model ${spec} (it asks for the endpoint, and the key when none is set, and makes it the default), ${restart}.`,
+    `Or add ${variable}=${example} to ~/.hermes/.env, ${restart}.`,
+  ];
 }

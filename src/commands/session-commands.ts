@@ -5,7 +5,7 @@
 import { sessionModelList } from "../agent/model-switch.js";
 import { loadEnvFile } from "../config/env-file.js";
 import { formatRecap, formatSessionList } from "./format.js";
-import { parseModelArgs, saveModelChoice } from "./model-args.js";
+import { missingEndpointAdvice, parseModelArgs, saveModelChoice } from "./model-args.js";
 import type { CommandContext, CommandDef } from "./types.js";
 
 /** Titles of recent sessions, for completing `/resume` and `/title` arguments. */
@@ -245,7 +245,15 @@ const modelCommand: CommandDef = {
       ctx.reply(s.yellow("A turn is running; /stop it or wait before changing the model."));
       return;
     }
-    await ctx.session.setModel(parsed.spec);
+    try {
+      await ctx.session.setModel(parsed.spec);
+    } catch (error) {
+      // No endpoint to call (azure-foundry, custom): nothing switched; say what to run instead.
+      const advice = missingEndpointAdvice(error, parsed.spec, ctx.surface.kind);
+      if (!advice) throw error;
+      ctx.reply(s.yellow(advice[0] as string), ...advice.slice(1));
+      return;
+    }
     ctx.sessionChanged();
     const via = ctx.session.provider ? s.dim(` via ${ctx.session.provider}`) : "";
     ctx.reply(`Model set to ${s.bold(ctx.session.model)}${via} from the next turn on.`);

@@ -89,6 +89,7 @@ describe("azure-foundry provider", () => {
     const result = await runHermes(["-z", "hi"], { home, cwd });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('Provider "azure-foundry" needs a base URL');
-    expect(result.stderr).toContain("Set AZURE_FOUNDRY_BASE_URL in ~/.hermes/.env");
+    expect(result.stderr).toContain("set AZURE_FOUNDRY_BASE_URL in ~/.hermes/.env");
+    expect(result.stderr).not.toContain("--base-url");
   });
 });

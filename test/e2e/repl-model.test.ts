@@ -3,7 +3,8 @@
  * windows, aliases from `model_aliases` and `provider:model`, each switch taking effect from the
  * next message and recorded on the session, including a switch made before the first message;
  * `--global` saving it to config.yaml, words a model id cannot hold refused; and
- * the question a local server that lists several models (none configured) asks at the start.
+ * the question a local server that lists several models (none configured) asks at the start; a
+ * provider with no endpoint configured is refused with what to run, the working model kept.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -88,6 +89,40 @@ describe.skipIf(!hasTmux)("/model in the running session", () => {
     const list = await runHermes(["sessions", "list"], { home, cwd });
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/cli\s+other-model\s/);
+  });
+
+  it("/model azure:DEPLOYMENT with no endpoint says what to run and keeps the model that works", async () => {
+    const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
+    const term = Terminal.start({ home, cwd, env: { NO_COLOR: "1", AZURE_FOUNDRY_API_KEY: "az-test-key" } });
+    terminals.push(term);
+    await term.waitFor("Ctrl+D to exit");
+    llm.respondWith((request) =>
+      ((request.body as Body).tools ?? []).length === 0 ? reply().text("Kept session") : undefined,
+    );
+    llm.enqueue(reply().text("still answered"));
+    const before = readFileSync(join(home, "config.yaml"), "utf8");
+
+    term.type("/model azure:my-deploy");
+    term.keys("Enter");
+    await term.waitFor("AZURE_FOUNDRY_BASE_URL=", 10_000);
+    const screen = term.screen().replace(/\s+/g, " ");
+    expect(screen).toContain(
+      "Azure AI Foundry needs its endpoint, and none is configured; the model was not changed.",
+    );
+    expect(screen).toContain(
+      "In a shell, run: hermes model azure:my-deploy (it asks for the endpoint, and the key when none is set",
+    );
+    expect(screen).toContain(
+      "Or add AZURE_FOUNDRY_BASE_URL=https://<resource>.openai.azure.com/openai/v1 to ~/.hermes/.env",
+    );
+    expect(screen).not.toContain("--base-url");
+    expect(screen).not.toContain("Model set to");
+
+    term.type("hello");
+    term.keys("Enter");
+    await term.waitFor("still answered");
+    expect(conversationModels()).toEqual(["fake-model"]);
+    expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(before);
   });
 
   it("asks which model when a local server with none configured lists several, and uses the answer", async () => {

@@ -30,6 +30,19 @@ afterEach(async () => {
 type Wire = { role: string; content: string | null };
 const messagesOf = (r: RecordedRequest) => (r.body as { messages: Wire[]; tools?: unknown[] }).messages;
 const hasToolResult = (r: RecordedRequest) => messagesOf(r).some((m) => m.role === "tool");
+/** `hermes rl serve terminal-tasks` against the fake Atropos, over `tasks` in groups of two. */
+const serveArgs = (tasks: string, ...extra: string[]) => [
+  "rl",
+  "serve",
+  "terminal-tasks",
+  "--api-url",
+  atropos.url,
+  "--tasks",
+  tasks,
+  "--group-size",
+  "2",
+  ...extra,
+];
 
 describe("hermes rl serve terminal-tasks", () => {
   it("rolls a task out as a group, scores it by its test command and sends the group to Atropos", async () => {
@@ -49,22 +62,10 @@ describe("hermes rl serve terminal-tasks", () => {
       return reply().toolCall("terminal", { command: `test -f README.md && echo ${value} > answer.txt` });
     });
     await atropos.startTrainer({ batch_size: 2, max_token_len: 200_000 });
-    const result = await runHermes(
-      [
-        "rl",
-        "serve",
-        "terminal-tasks",
-        "--api-url",
-        atropos.url,
-        "--tasks",
-        tasks,
-        "--group-size",
-        "2",
-        "--include-messages",
-        "--json",
-      ],
-      { ...h, timeoutMs: 60_000 },
-    );
+    const result = await runHermes(serveArgs(tasks, "--include-messages", "--json"), {
+      ...h,
+      timeoutMs: 60_000,
+    });
     expect(result.stderr).toMatch(/Registered terminal-tasks as env 0/);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
@@ -121,22 +122,10 @@ describe("hermes rl serve terminal-tasks", () => {
     });
     await atropos.startTrainer({ batch_size: 2 });
     const before = atropos.scored.length;
-    const result = await runHermes(
-      [
-        "rl",
-        "serve",
-        "terminal-tasks",
-        "--api-url",
-        atropos.url,
-        "--tasks",
-        tasks,
-        "--group-size",
-        "2",
-        "--allow-same-scores",
-        "--include-messages",
-      ],
-      { ...h, timeoutMs: 60_000 },
-    );
+    const result = await runHermes(serveArgs(tasks, "--allow-same-scores", "--include-messages"), {
+      ...h,
+      timeoutMs: 60_000,
+    });
     expect(result.code).toBe(0);
     expect(atropos.scored).toHaveLength(before + 1);
     const group = atropos.scored.at(-1) as { scores: number[]; messages: Wire[][] };
@@ -146,22 +135,10 @@ describe("hermes rl serve terminal-tasks", () => {
     expect(toolTurn?.content).toMatch(/non-interactive|approv/i);
 
     // With --yolo the operator approved dangerous commands: the directory is gone in both rollouts.
-    const yolo = await runHermes(
-      [
-        "rl",
-        "serve",
-        "terminal-tasks",
-        "--api-url",
-        atropos.url,
-        "--tasks",
-        tasks,
-        "--group-size",
-        "2",
-        "--allow-same-scores",
-        "--yolo",
-      ],
-      { ...h, timeoutMs: 60_000 },
-    );
+    const yolo = await runHermes(serveArgs(tasks, "--allow-same-scores", "--yolo"), {
+      ...h,
+      timeoutMs: 60_000,
+    });
     expect(yolo.code).toBe(0);
     expect((atropos.scored.at(-1) as { scores: number[] }).scores).toEqual([0, 0]);
   });
@@ -202,24 +179,10 @@ describe("hermes rl serve --workers", () => {
     });
     await atropos.startTrainer({ batch_size: 64, max_token_len: 200_000 });
     const before = atropos.scored.length;
-    const result = await runHermes(
-      [
-        "rl",
-        "serve",
-        "terminal-tasks",
-        "--api-url",
-        atropos.url,
-        "--tasks",
-        tasks,
-        "--group-size",
-        "2",
-        "--workers",
-        "2",
-        "--allow-same-scores",
-        "--json",
-      ],
-      { ...h, timeoutMs: 80_000 },
-    );
+    const result = await runHermes(serveArgs(tasks, "--workers", "2", "--allow-same-scores", "--json"), {
+      ...h,
+      timeoutMs: 80_000,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       groupsSent: 3,

@@ -7,28 +7,23 @@
  */
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { pgMemoryRecords } from "../../src/knowledge/postgres/memory-records.js";
 import { openPgDatabase } from "../../src/state/postgres/database.js";
 import { runHermes, tempHome } from "../support/cli.js";
 import { createFullHome, MEMORY_ENTRIES } from "../support/full-home.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../support/postgres.js";
+import { postgresSkipReason } from "../support/postgres.js";
+import { postgresForSuite } from "../support/postgres-suite.js";
 import { createPythonStateDb } from "../support/python-state-db.js";
 
 describe.skipIf(postgresSkipReason)("hermes state", () => {
-  let pg: PostgresFixture;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  const pg = postgresForSuite();
 
   it("migrates a Python-written home into PostgreSQL, resumes, and exports it back", async () => {
     const { home, cwd } = tempHome();
     const { sessionIds } = createPythonStateDb(join(home, "state.db"));
     // A password in the URL (trust auth ignores it) must never be printed.
-    const url = (await pg.createDatabase()).replace("postgres@", "postgres:s3cret-pw@");
+    const url = (await pg().createDatabase()).replace("postgres@", "postgres:s3cret-pw@");
 
     const first = await runHermes(["state", "migrate", "--to", "postgres", url], { home, cwd });
     expect(first.code, first.stderr).toBe(0);
@@ -72,7 +67,7 @@ describe.skipIf(postgresSkipReason)("hermes state", () => {
   it("moves every part of a home and exports one that answers the same", async () => {
     const { home, cwd } = tempHome();
     const { pendingCode, cronJobId } = await createFullHome(home);
-    const url = (await pg.createDatabase()).replace("postgres@", "postgres:s3cret-pw@");
+    const url = (await pg().createDatabase()).replace("postgres@", "postgres:s3cret-pw@");
 
     const first = await runHermes(["state", "migrate", "--to", "postgres", url], { home, cwd });
     expect(first.code, first.stderr).toBe(0);

@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
+import { afterEach } from "vitest";
 import { defaultConfig, type HermesConfig } from "../../src/config/defaults.js";
 import { type ApiServer, type ApiServerOptions, startApiServer } from "../../src/gateway/api-server/index.js";
 import { type FakeLlm, startFakeLlm } from "./fake-llm.js";
@@ -35,6 +36,27 @@ export function fakeLlmConfig(llm: FakeLlm): HermesConfig {
   config.model = { ...config.model, provider: "custom", base_url: llm.url, default: "fake-model" };
   config.agent = { ...config.agent, api_max_retries: 0 };
   return config;
+}
+
+/**
+ * Harnesses for the calling file's tests: `start` opens one (as `startApiHarness`), and the last
+ * one started is closed after each test unless the test closed it itself and said so (`forget`).
+ */
+export function harnessPerTest() {
+  let current: ApiHarness | undefined;
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return {
+    async start(options: Parameters<typeof startApiHarness>[0] = {}): Promise<ApiHarness> {
+      current = await startApiHarness(options);
+      return current;
+    },
+    forget(): void {
+      current = undefined;
+    },
+  };
 }
 
 export async function startApiHarness(

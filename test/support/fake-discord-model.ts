@@ -144,3 +144,66 @@ export function channelPayload(channel: FakeChannel): Json {
   const thread_metadata = { archived: false, auto_archive_duration: 1440, locked: false };
   return { ...base, thread_metadata, owner_id: channel.recipient?.id, message_count: 0, member_count: 1 };
 }
+
+/** GUILD_CREATE's payload for `guild`, with the threads among `channels` that belong to it. */
+export function guildCreatePayload(guild: FakeGuild, channels: Iterable<FakeChannel>): Json {
+  const threads = [...channels].filter((c) => c.guildId === guild.id && c.parentId);
+  const everyone = { id: guild.id, name: "@everyone", permissions: "0", position: 0, color: 0, flags: 0 };
+  const empty = ["emojis", "stickers", "features", "members", "presences", "voice_states", "stage_instances"];
+  return {
+    ...Object.fromEntries(empty.map((key) => [key, []])),
+    id: guild.id,
+    name: guild.name,
+    icon: null,
+    owner_id: snowflake(),
+    unavailable: false,
+    member_count: 2,
+    large: false,
+    joined_at: new Date().toISOString(),
+    roles: [everyone],
+    guild_scheduled_events: [],
+    soundboard_sounds: [],
+    channels: guild.channels.map(channelPayload),
+    threads: threads.map(channelPayload),
+  };
+}
+
+/**
+ * An INTERACTION_CREATE payload from `user` in `channel`: type 2 for a slash command, 3 for a
+ * button press (with the `message` it was pressed on).
+ */
+export function interactionPayload(spec: {
+  id: string;
+  token: string;
+  applicationId: string;
+  type: 2 | 3;
+  data: Json;
+  channel: FakeChannel;
+  user: FakeUser;
+  message?: Json;
+}): Json {
+  const { channel } = spec;
+  const payload: Json = {
+    id: spec.id,
+    application_id: spec.applicationId,
+    type: spec.type,
+    token: spec.token,
+    version: 1,
+    data: spec.data,
+    channel_id: channel.id,
+    channel: channelPayload(channel),
+    ...(spec.message ? { message: spec.message } : {}),
+    app_permissions: "0",
+    locale: "en-US",
+    entitlements: [],
+    authorizing_integration_owners: { "0": channel.guildId ?? "0" },
+    context: channel.guildId ? 0 : 1,
+  };
+  if (!channel.guildId) payload.user = userPayload(spec.user);
+  else
+    Object.assign(payload, {
+      guild_id: channel.guildId,
+      member: { ...memberPayload(), user: userPayload(spec.user) },
+    });
+  return payload;
+}

@@ -28,8 +28,10 @@ import {
   type FakeDiscordOptions,
   type FakeGuild,
   type FakeUser,
+  guildCreatePayload,
   type InjectedFailure,
   type InjectMessageSpec,
+  interactionPayload,
   type Json,
   matches,
   memberPayload,
@@ -37,11 +39,9 @@ import {
   type PathMatcher,
   type Session,
   snowflake,
-  TOO_LONG,
-  UNKNOWN_CHANNEL,
-  type UploadedFile,
   userPayload,
 } from "./fake-discord-model.js";
+import { attachmentPayload, messagePayload, readBody, routeRest, writeJson } from "./fake-discord-rest.js";
 
 export {
   type DiscordCall,
@@ -81,11 +81,12 @@ export class FakeDiscord {
   url = "";
   gatewayUrl = "";
 
-  private readonly users = new Map<string, FakeUser>([[this.botUser.id, this.botUser]]);
+  // The state the REST routes (fake-discord-rest.ts) read and change.
+  readonly users = new Map<string, FakeUser>([[this.botUser.id, this.botUser]]);
   private readonly guilds = new Map<string, FakeGuild>();
-  private readonly channels = new Map<string, FakeChannel>();
-  private readonly files = new Map<string, { data: Buffer; contentType: string }>();
-  private readonly interactions = new Map<string, { token: string; answered: boolean }>();
+  readonly channels = new Map<string, FakeChannel>();
+  readonly files = new Map<string, { data: Buffer; contentType: string }>();
+  readonly interactions = new Map<string, { token: string; answered: boolean }>();
   /** The application (slash) commands the bot published, as last PUT. */
   applicationCommands: Json[] = [];
   private readonly failures: { method: string; path: PathMatcher; failure: InjectedFailure }[] = [];
@@ -94,7 +95,7 @@ export class FakeDiscord {
   private readonly sockets = new Set<Socket>();
   private readonly server = createServer((req, res) => {
     this.handleHttp(req, res).catch((err: unknown) => {
-      if (!res.headersSent) this.json(res, 500, { message: `fake-discord: ${String(err)}`, code: 0 });
+      if (!res.headersSent) writeJson(res, 500, { message: `fake-discord: ${String(err)}`, code: 0 });
     });
   });
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -158,7 +159,7 @@ export class FakeDiscord {
       this.channels.set(channel.id, channel);
     }
     this.guilds.set(guild.id, guild);
-    this.dispatch("GUILD_CREATE", this.guildCreatePayload(guild));
+    this.dispatch("GUILD_CREATE", guildCreatePayload(guild, this.channels.values()));
     return guild;
   }
 
@@ -208,11 +209,11 @@ export class FakeDiscord {
       const contentType = a.contentType ?? "application/octet-stream";
       if (!a.missing) this.files.set(path, { data, contentType });
       const flags = a.flags === undefined ? {} : { flags: a.flags };
-      return { ...this.attachmentPayload(a.filename, a.size ?? data.length, contentType, path), ...flags };
+      return { ...attachmentPayload(this, a.filename, a.size ?? data.length, contentType, path), ...flags };
     });
     const mentions = this.mentionsIn(content);
     const fields = { id, channel_id: channel.id, channel_type: channel.type, author, content, mentions };
-    const payload = this.messagePayload({ ...fields, attachments, flags: spec.flags ?? 0 });
+    const payload = messagePayload({ ...fields, attachments, flags: spec.flags ?? 0 });
     if (channel.guildId) Object.assign(payload, { guild_id: channel.guildId, member: memberPayload() });
     if (spec.replyTo) {
       const referenced = this.messages.get(spec.replyTo);
@@ -244,32 +245,21 @@ export class FakeDiscord {
     const token = `interaction-token-${interactionId}`;
     this.interactions.set(interactionId, { token, answered: false });
     const command = this.applicationCommands.find((c) => c.name === spec.name);
-    const payload: Json = {
-      id: interactionId,
-      application_id: this.applicationId,
-      type: 2,
-      token,
-      version: 1,
-      data: {
-        id: String(command?.id ?? snowflake()),
-        name: spec.name,
-        type: 1,
-        ...(spec.args ? { options: [{ name: "args", type: 3, value: spec.args }] } : {}),
-      },
-      channel_id: channel.id,
-      channel: channelPayload(channel),
-      app_permissions: "0",
-      locale: "en-US",
-      entitlements: [],
-      authorizing_integration_owners: { "0": channel.guildId ?? "0" },
-      context: channel.guildId ? 0 : 1,
+    const data = {
+      id: String(command?.id ?? snowflake()),
+      name: spec.name,
+      type: 1,
+      ...(spec.args ? { options: [{ name: "args", type: 3, value: spec.args }] } : {}),
     };
-    if (!channel.guildId) payload.user = userPayload(user);
-    else
-      Object.assign(payload, {
-        guild_id: channel.guildId,
-        member: { ...memberPayload(), user: userPayload(user) },
-      });
+    const payload = interactionPayload({
+      id: interactionId,
+      token,
+      applicationId: this.applicationId,
+      type: 2,
+      data,
+      channel,
+      user,
+    });
     this.dispatch("INTERACTION_CREATE", payload);
     return interactionId;
   }
@@ -287,28 +277,16 @@ export class FakeDiscord {
     const interactionId = snowflake();
     const token = `interaction-token-${interactionId}`;
     this.interactions.set(interactionId, { token, answered: false });
-    const payload: Json = {
+    const payload = interactionPayload({
       id: interactionId,
-      application_id: this.applicationId,
-      type: 3,
       token,
-      version: 1,
+      applicationId: this.applicationId,
+      type: 3,
       data: { custom_id: spec.customId, component_type: 2 },
-      channel_id: channel.id,
-      channel: channelPayload(channel),
+      channel,
+      user,
       message,
-      app_permissions: "0",
-      locale: "en-US",
-      entitlements: [],
-      authorizing_integration_owners: { "0": channel.guildId ?? "0" },
-      context: channel.guildId ? 0 : 1,
-    };
-    if (!channel.guildId) payload.user = userPayload(user);
-    else
-      Object.assign(payload, {
-        guild_id: channel.guildId,
-        member: { ...memberPayload(), user: userPayload(user) },
-      });
+    });
     this.dispatch("INTERACTION_CREATE", {
       ...payload,
       ...(channel.guildId ? { guild_locale: "en-US" } : {}),
@@ -370,48 +348,16 @@ export class FakeDiscord {
     for (const wake of [...this.waiters]) wake();
   }
 
-  private json(
-    res: ServerResponse,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ): void {
-    if (status === 204) res.writeHead(204, headers).end();
-    else res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
-  }
-
-  private async readBody(req: IncomingMessage): Promise<Pick<DiscordCall, "body" | "files">> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks);
-    if (raw.length === 0) return { body: undefined, files: [] };
-    const type = req.headers["content-type"] ?? "";
-    if (!type.startsWith("multipart/form-data"))
-      return { body: JSON.parse(raw.toString("utf8")) as Json, files: [] };
-    // Node's fetch implementation parses multipart bodies for us.
-    const form = await new Response(raw, { headers: { "content-type": type } }).formData();
-    const result: Pick<DiscordCall, "body" | "files"> = { body: undefined, files: [] };
-    for (const [field, value] of form.entries()) {
-      if (typeof value === "string") {
-        if (field === "payload_json") result.body = JSON.parse(value) as Json;
-        continue;
-      }
-      const data = Buffer.from(await value.arrayBuffer());
-      result.files.push({ field, name: value.name, contentType: value.type, data });
-    }
-    return result;
-  }
-
   private async handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const parsed = new URL(req.url ?? "/", this.url);
     if (req.method === "GET" && parsed.pathname.startsWith("/attachments/")) {
       const file = this.files.get(parsed.pathname);
-      if (!file) return this.json(res, 404, NOT_FOUND);
+      if (!file) return writeJson(res, 404, NOT_FOUND);
       res.writeHead(200, { "content-type": file.contentType, "content-length": String(file.data.length) });
       res.end(file.data);
       return;
     }
-    if (!parsed.pathname.startsWith(API_PREFIX)) return this.json(res, 404, NOT_FOUND);
+    if (!parsed.pathname.startsWith(API_PREFIX)) return writeJson(res, 404, NOT_FOUND);
     // Discord decodes percent-escapes in paths (`/users/%40me` is `/users/@me`).
     const path = decodeURIComponent(parsed.pathname.slice(API_PREFIX.length));
     const method = req.method ?? "GET";
@@ -421,13 +367,13 @@ export class FakeDiscord {
       path,
       query,
       headers: req.headers,
-      ...(await this.readBody(req)),
+      ...(await readBody(req)),
       status: 0,
     };
     const answer = (status: number, payload: unknown, headers?: Record<string, string>): void => {
       call.status = status;
       this.calls.push(call);
-      this.json(res, status, payload, headers);
+      writeJson(res, status, payload, headers);
       this.wakeWaiters();
     };
     const index = this.failures.findIndex((f) => f.method === method && matches(f.path, path));
@@ -438,143 +384,12 @@ export class FakeDiscord {
     if (!tokenInPath && req.headers.authorization !== `Bot ${this.token}`) {
       return answer(401, { message: "401: Unauthorized", code: 0 });
     }
-    answer(...this.route(call));
-  }
-
-  private route({ method, path, body, files, query }: DiscordCall): [number, unknown] {
-    const [root, id, sub, subId, extra] = path.split("/").filter(Boolean);
-    if (method === "GET" && path === "/users/@me") return [200, userPayload(this.botUser)];
-    if (method === "GET" && path === "/gateway/bot") {
-      const session_start_limit = { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 };
-      return [200, { url: this.gatewayUrl, shards: 1, session_start_limit }];
-    }
-    if (method === "POST" && path === "/users/@me/channels") {
-      const recipient = this.users.get(String(body?.recipient_id ?? ""));
-      if (!recipient) return [400, { message: "Invalid Recipient(s)", code: 50033 }];
-      return [200, channelPayload(this.dmChannel(recipient))];
-    }
-    if (root === "channels" && id) {
-      const channel = this.channels.get(id);
-      if (!channel) return [404, UNKNOWN_CHANNEL];
-      if (method === "GET" && !sub) return [200, channelPayload(channel)];
-      if (method === "POST" && sub === "typing" && !subId) return [204, undefined];
-      if (method === "POST" && sub === "messages" && !subId)
-        return this.createBotMessage(channel, body ?? {}, files);
-      if (method === "PATCH" && sub === "messages" && subId && !extra) {
-        const existing = this.messages.get(subId);
-        if (existing?.channel_id !== channel.id) return [404, { message: "Unknown Message", code: 10008 }];
-        if (typeof body?.content === "string" && body.content.length > 2000) return [400, TOO_LONG];
-        const updated = { ...existing, ...body, edited_timestamp: new Date().toISOString() };
-        this.messages.set(subId, updated);
-        return [200, updated];
-      }
-    }
-    if (method === "PUT" && root === "applications" && id === this.applicationId && sub === "commands") {
-      const list = Array.isArray(body) ? (body as Json[]) : [];
-      const bad = list.find((c) => !/^[-_\p{L}\p{N}]{1,32}$/u.test(String(c.name)) || !c.description);
-      if (bad || list.length > 100) return [400, { message: "Invalid Form Body", code: 50035 }];
-      this.applicationCommands = list.map((c) => ({
-        ...c,
-        id: snowflake(),
-        application_id: this.applicationId,
-      }));
-      return [200, this.applicationCommands];
-    }
-    if (method === "POST" && root === "interactions" && id && sub && subId === "callback") {
-      const interaction = this.interactions.get(id);
-      if (interaction?.token !== sub) return [404, { message: "Unknown interaction", code: 10062 }];
-      if (interaction.answered)
-        return [400, { message: "Interaction has already been acknowledged.", code: 40060 }];
-      interaction.answered = true;
-      if (query.with_response !== "true") return [204, undefined];
-      return [200, { interaction: { id, type: 3 }, resource: { type: body?.type } }];
-    }
-    if (method === "POST" && root === "webhooks" && id === this.applicationId && sub) {
-      // Interaction follow-up messages.
-      return [200, this.messagePayload({ channel_id: "0", author: this.botUser, ...(body ?? {}) })];
-    }
-    return [404, NOT_FOUND];
-  }
-
-  private createBotMessage(channel: FakeChannel, body: Json, files: UploadedFile[]): [number, unknown] {
-    const content = typeof body.content === "string" ? body.content : "";
-    const components = Array.isArray(body.components) ? body.components : [];
-    if (!content && files.length === 0 && components.length === 0) {
-      return [400, { message: "Cannot send an empty message", code: 50006 }];
-    }
-    if (content.length > 2000) return [400, TOO_LONG];
-    const reference = body.message_reference as
-      | { message_id?: string; fail_if_not_exists?: boolean }
-      | undefined;
-    const known = reference?.message_id !== undefined && this.messages.has(reference.message_id);
-    if (reference?.message_id && !known && reference.fail_if_not_exists !== false) {
-      return [400, { message: "Invalid Form Body", code: 50035 }];
-    }
-    const id = snowflake();
-    const attachments = files.map((file) => {
-      const path = `/attachments/${channel.id}/${id}/${file.name}`;
-      this.files.set(path, { data: file.data, contentType: file.contentType });
-      return this.attachmentPayload(file.name, file.data.length, file.contentType, path);
-    });
-    const message = this.messagePayload({
-      id,
-      channel_id: channel.id,
-      author: this.botUser,
-      content,
-      components,
-    });
-    message.attachments = attachments;
-    if (known) Object.assign(message, { type: 19, message_reference: { message_id: reference?.message_id } });
-    if (channel.guildId) message.guild_id = channel.guildId;
-    this.messages.set(id, message);
-    return [200, message];
-  }
-
-  private attachmentPayload(filename: string, size: number, contentType: string, path: string): Json {
-    const url = `${this.url}${path}`;
-    return { id: snowflake(), filename, size, content_type: contentType, url, proxy_url: url };
-  }
-
-  private messagePayload(fields: Json & { author: FakeUser }): Json {
-    const lists = { mentions: [], mention_roles: [], attachments: [], embeds: [], components: [] };
-    const base = { id: snowflake(), type: 0, content: "", timestamp: new Date().toISOString(), flags: 0 };
-    const flags = { edited_timestamp: null, tts: false, mention_everyone: false, pinned: false };
-    return { ...base, ...flags, ...lists, ...fields, author: userPayload(fields.author) };
+    answer(...routeRest(this, call));
   }
 
   private mentionsIn(content: string): Json[] {
     const ids = new Set([...content.matchAll(/<@!?(\d+)>/g)].map((m) => m[1] ?? ""));
     return [...ids].map((id) => userPayload(this.users.get(id) ?? { id, username: `user${id}` }));
-  }
-
-  private guildCreatePayload(guild: FakeGuild): Json {
-    const threads = [...this.channels.values()].filter((c) => c.guildId === guild.id && c.parentId);
-    const everyone = { id: guild.id, name: "@everyone", permissions: "0", position: 0, color: 0, flags: 0 };
-    const empty = [
-      "emojis",
-      "stickers",
-      "features",
-      "members",
-      "presences",
-      "voice_states",
-      "stage_instances",
-    ];
-    return {
-      ...Object.fromEntries(empty.map((key) => [key, []])),
-      id: guild.id,
-      name: guild.name,
-      icon: null,
-      owner_id: snowflake(),
-      unavailable: false,
-      member_count: 2,
-      large: false,
-      joined_at: new Date().toISOString(),
-      roles: [everyone],
-      guild_scheduled_events: [],
-      soundboard_sounds: [],
-      channels: guild.channels.map(channelPayload),
-      threads: threads.map(channelPayload),
-    };
   }
 
   private sendTo(session: Session, event: string, data: unknown): void {
@@ -628,7 +443,7 @@ export class FakeDiscord {
       application: { id: this.applicationId, flags: 0 },
     });
     for (const guild of this.guilds.values())
-      this.sendTo(session, "GUILD_CREATE", this.guildCreatePayload(guild));
+      this.sendTo(session, "GUILD_CREATE", guildCreatePayload(guild, this.channels.values()));
     this.wakeWaiters();
   }
 }

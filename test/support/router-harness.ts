@@ -7,135 +7,16 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import { ChatSession } from "../../src/agent/chat-session.js";
-import {
-  type ChatRequest,
-  type Message,
-  ProviderError,
-  type StreamEvent,
-  type Transport,
-} from "../../src/ai/types.js";
+import type { ChatSession } from "../../src/agent/chat-session.js";
 import { defaultConfig, type HermesConfig } from "../../src/config/defaults.js";
+import { MessageRouter, type OpenConversation } from "../../src/gateway/messaging/router.js";
+import { PairingStore, pairingRecords } from "../../src/state/gateway/pairing.js";
+import { openSessionStore, type SqliteSessionStore } from "../../src/state/sqlite-store.js";
+import { GatedTransport, MemoryAdapter, openSessionFor } from "./memory-gateway.js";
+
+export { GatedTransport, MemoryAdapter, until } from "./memory-gateway.js";
 
 const DEFAULT_CONFIG = defaultConfig();
-
-import { MessageRouter, type OpenConversation } from "../../src/gateway/messaging/router.js";
-import type {
-  AdapterHandlers,
-  InboundMessage,
-  MessageSource,
-  OutboundMedia,
-  OutboundTarget,
-  PlatformAdapter,
-  SendOptions,
-} from "../../src/gateway/platforms/types.js";
-import { PairingStore, pairingRecords } from "../../src/state/gateway/pairing.js";
-import type { SqliteSessionStore } from "../../src/state/sqlite-store.js";
-import { openSessionStore } from "../../src/state/sqlite-store.js";
-
-/** An in-memory platform: records what the gateway sends and lets the test play the user. */
-export class MemoryAdapter implements PlatformAdapter {
-  readonly platform = "telegram";
-  capabilities = {
-    maxMessageLength: 300,
-    edit: true,
-    buttons: true,
-    typing: true,
-    media: true,
-    maxMediaBytes: 1_000_000,
-  };
-  handlers!: AdapterHandlers;
-  /** Set by a test that checks the processing hook (Signal's reactions). */
-  processing?: PlatformAdapter["processing"];
-  private nextId = 1;
-  readonly messages = new Map<string, { target: OutboundTarget; text: string; options?: SendOptions }>();
-  readonly log: Array<{
-    op: "send" | "edit" | "media" | "typing";
-    id?: string;
-    text?: string;
-    media?: OutboundMedia;
-    options?: SendOptions;
-  }> = [];
-
-  async connect(handlers: AdapterHandlers) {
-    this.handlers = handlers;
-  }
-  async disconnect() {}
-  async send(target: OutboundTarget, text: string, options?: SendOptions) {
-    const id = String(this.nextId++);
-    this.messages.set(id, { target, text, ...(options ? { options } : {}) });
-    this.log.push({ op: "send", id, text, ...(options ? { options } : {}) });
-    return { messageId: id };
-  }
-  async edit(_target: OutboundTarget, id: string, text: string) {
-    const message = this.messages.get(id);
-    if (message) message.text = text;
-    this.log.push({ op: "edit", id, text });
-  }
-  async typing() {
-    this.log.push({ op: "typing" });
-  }
-  async sendMedia(_target: OutboundTarget, media: OutboundMedia) {
-    this.log.push({ op: "media", media });
-    return { messageId: String(this.nextId++) };
-  }
-  /** Every message text as it reads now, in send order. */
-  texts(): string[] {
-    return [...this.messages.values()].map((m) => m.text);
-  }
-  from(userId: string, text: string, over: Partial<MessageSource> = {}): void {
-    const message: InboundMessage = {
-      source: {
-        platform: "telegram",
-        chatType: "dm",
-        chatId: userId,
-        userId,
-        userName: `user${userId}`,
-        ...over,
-      },
-      text,
-    };
-    this.handlers.onMessage(message);
-  }
-}
-
-/** A transport whose replies the test writes; a reply may wait on a gate. */
-export class GatedTransport implements Transport {
-  readonly apiMode = "chat_completions" as const;
-  readonly requests: ChatRequest[] = [];
-  private readonly queue: Array<{ message: Message; gate?: Promise<void>; drop?: boolean }> = [];
-  /** `drop`: the connection breaks after the gate opens, with half the text streamed. */
-  push(message: Message, gate?: Promise<void>, drop = false): this {
-    this.queue.push({ message, ...(gate ? { gate } : {}), ...(drop ? { drop } : {}) });
-    return this;
-  }
-  async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
-    this.requests.push(structuredClone(request));
-    const next = this.queue.shift();
-    if (!next) throw new Error("no scripted reply left");
-    const text = typeof next.message.content === "string" ? next.message.content : "";
-    const half = Math.ceil(text.length / 2);
-    if (text) yield { type: "text_delta", text: text.slice(0, half) };
-    if (next.gate) {
-      await Promise.race([
-        next.gate,
-        new Promise<never>((_, reject) =>
-          signal?.addEventListener("abort", () =>
-            reject(Object.assign(new Error("aborted"), { name: "AbortError" })),
-          ),
-        ),
-      ]);
-    }
-    if (next.drop) throw new ProviderError("socket hang up", { transport: true, partial: true });
-    if (text.length > half) yield { type: "text_delta", text: text.slice(half) };
-    yield { type: "usage", usage: { inputTokens: 10, outputTokens: 5 } };
-    yield {
-      type: "finish",
-      reason: next.message.tool_calls?.length ? "tool_calls" : "stop",
-      message: { ...next.message, role: "assistant" },
-    };
-  }
-}
 
 export const stores: SqliteSessionStore[] = [];
 export const routers: MessageRouter[] = [];
@@ -146,16 +27,6 @@ export function stopRoutersAfterEach(): void {
     for (const r of routers.splice(0)) await r.stop();
     for (const s of stores.splice(0)) s.close();
   });
-}
-
-export async function until<T>(probe: () => T | undefined | false, what: string, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 export function setup(
@@ -192,21 +63,13 @@ export function setup(
     ...(options.maxCachedAgents ? { maxCachedAgents: options.maxCachedAgents } : {}),
     openSession: (request) => {
       opened.push(request);
-      const chat = ChatSession.open({
+      const chat = openSessionFor(request, {
         transport,
         config,
         home,
         cwd,
-        env: { PATH: process.env["PATH"] },
-        toolsets: ["terminal", "todo"],
         store,
-        source: request.platform,
-        userId: request.source.userId,
-        platform: request.platform,
-        onApproval: request.onApproval,
-        toolState: request.toolState,
-        ...(request.resume ? { resume: request.resume } : {}),
-        retry: { baseMs: 1, capMs: 5 },
+        toolsets: ["terminal", "todo"],
       });
       void chat.then((c) => chats.push(c));
       return chat;

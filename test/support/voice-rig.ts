@@ -127,3 +127,22 @@ export async function uploadedAudio(
   writeFileSync(path, Buffer.from(await file.arrayBuffer()));
   return path;
 }
+
+/** Polls `check` every 25 ms until it holds; throws after `ms`. */
+export async function until(check: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A voice host's `paint` that leaves text as it is (no colours to strip in assertions). */
+export const plainPaint = {
+  bold: (t: string) => t,
+  dim: (t: string) => t,
+  red: (t: string) => t,
+  green: (t: string) => t,
+  yellow: (t: string) => t,
+  cyan: (t: string) => t,
+};

@@ -7,27 +7,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { initializeResponse } from "../../../src/acp/server.js";
 import { acpCommand } from "../../../src/cli/commands/acp.js";
 import { hermesCommandPath, registryEntry, zedEntry } from "../../../src/cli/commands/acp-setup.js";
+import { sink } from "../../support/text-sink.js";
 
 const homes: string[] = [];
 afterEach(() => {
   for (const dir of homes.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
-}
 
 async function acp(args: string[], config?: string) {
   const home = mkdtempSync(join(tmpdir(), "hermes-acp-setup-"));

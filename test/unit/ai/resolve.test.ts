@@ -258,7 +258,7 @@ describe("resolveRuntime", () => {
       { provider: "azure-foundry" },
       {},
       { AZURE_FOUNDRY_API_KEY: "az-key" },
-      /^Provider "azure-foundry" needs a base URL\.\nSet AZURE_FOUNDRY_BASE_URL in ~\/\.hermes\/\.env/,
+      /^Provider "azure-foundry" needs a base URL\.\nRun hermes setup model, or hermes model azure-foundry:MODEL on a terminal .*set AZURE_FOUNDRY_BASE_URL in ~\/\.hermes\/\.env/,
     ],
     [
       "azure-foundry without its key",
@@ -271,6 +271,29 @@ describe("resolveRuntime", () => {
   ])("throws for %s", (_label, flags, model, env, message) => {
     expect(() => resolveRuntime({ flags, config: config(model), env, home: undefined })).toThrow(message);
   });
+
+  it.each([
+    ["azure-foundry", { AZURE_FOUNDRY_API_KEY: "az-key" }, "AZURE_FOUNDRY_BASE_URL"],
+    ["custom", {}, "OPENAI_BASE_URL"],
+  ])(
+    "a missing endpoint for %s names only fixes every command has, never --base-url",
+    (provider, env, variable) => {
+      let thrown: unknown;
+      try {
+        resolveRuntime({ flags: { provider }, config: config({}), env, home: undefined });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(NoProviderError);
+      const error = thrown as NoProviderError;
+      expect(error.missing).toBe("base_url");
+      expect(error.provider).toBe(provider);
+      expect(error.message).not.toMatch(/--base-url/i);
+      expect(error.message).toContain("hermes setup model");
+      expect(error.message).toContain(`set ${variable} in ~/.hermes/.env`);
+      expect(error.message).toContain(`model.provider: ${provider} and model.base_url`);
+    },
+  );
 
   it.each<[string, RuntimeFlags, Partial<ModelConfig>]>([
     ["nothing configured", {}, {}],

@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough, Writable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatWait, runAuthCommand } from "../../../src/cli/commands/auth.js";
+import { sink } from "../../support/text-sink.js";
 
 const T0 = 1_700_000_000;
 const KEY_A = "sk-or-v1-aaaaaaaaaaaaaaaaaaaaaaaaaaaa1111";
@@ -25,17 +26,6 @@ interface Run {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
 }
 
 /**

@@ -1,13 +1,14 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { formatInstances, sharedInstances } from "../../../src/cli/commands/gateway-instances.js";
 import { openPgCoordinator } from "../../../src/state/postgres/coordination.js";
 import { openPgDatabase } from "../../../src/state/postgres/database.js";
 import { migrate } from "../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../src/state/postgres/migrations/index.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../support/postgres.js";
+import { postgresSkipReason } from "../../support/postgres.js";
+import { postgresForSuite } from "../../support/postgres-suite.js";
 
 function home(config: string): string {
   const dir = mkdtempSync(join(tmpdir(), "hermes-instances-"));
@@ -25,16 +26,10 @@ describe("hermes gateway status: instances", () => {
 });
 
 describe.skipIf(postgresSkipReason)("hermes gateway status over PostgreSQL", () => {
-  let pg: PostgresFixture;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  const pg = postgresForSuite();
 
   it("lists each live instance with what it holds, from HERMES_DATABASE_URL", async () => {
-    const url = await pg.createDatabase();
+    const url = await pg().createDatabase();
     const h = home("state:\n  backend: postgres\n");
     expect(await sharedInstances(h, { HERMES_DATABASE_URL: url })).toMatchObject({
       error: expect.stringMatching(/no coordination tables/),

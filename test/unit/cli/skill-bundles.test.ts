@@ -1,25 +1,15 @@
 // Skill bundles: `hermes bundles …` and the message `/<bundle> [request]` sends.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough, Writable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { beforeEach, describe, expect, it } from "vitest";
 import { bundlesCommand } from "../../../src/cli/commands/skills/bundles.js";
 import { loadBundleMessage } from "../../../src/knowledge/skills/skill-bundles.js";
+import { sink } from "../../support/text-sink.js";
 import { tempDir, writeTree } from "../knowledge/skills/hub/helpers.js";
 import { goodSkill } from "./skills-mgmt/run.js";
 
 let home: string;
-
-function sink(): Writable & { text: string } {
-  const s = new Writable({
-    write(chunk, _e, done) {
-      s.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  s.text = "";
-  return s;
-}
 
 async function bundles(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = sink();

@@ -4,9 +4,10 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough, Writable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSkillsCommand } from "../../../src/cli/commands/skills.js";
+import { sink } from "../../support/text-sink.js";
 import {
   exfilSkill,
   type HubWorld,
@@ -44,17 +45,6 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => world.hub.close());
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
-}
 
 async function skills(
   home: string,

@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough, Writable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSkillsCommand } from "../../../src/cli/commands/skills.js";
+import { sink } from "../../support/text-sink.js";
 import {
   gitCommit,
   gitRepo,
@@ -18,17 +19,6 @@ interface Run {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
 }
 
 /** Runs `hermes skills …` in-process against `home`; `answer` makes stdin a terminal that types it. */

@@ -3,7 +3,6 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { runWebhookCommand } from "../../../src/cli/commands/webhook.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
@@ -12,6 +11,7 @@ import {
   type WebhookRun,
   type WebhookServer,
 } from "../../../src/gateway/webhooks/server.js";
+import { sink } from "../../support/text-sink.js";
 
 const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z
 
@@ -26,17 +26,6 @@ function tempHome(): string {
   const dir = mkdtempSync(join(tmpdir(), "hermes-webhook-cli-"));
   homes.push(dir);
   return dir;
-}
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
 }
 
 interface Run {

@@ -2,7 +2,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseModelArgs, saveModelChoice } from "../../../src/commands/model-args.js";
+import { NoProviderError, resolveRuntime } from "../../../src/ai/resolve.js";
+import { missingEndpointAdvice, parseModelArgs, saveModelChoice } from "../../../src/commands/model-args.js";
+import { defaultConfig } from "../../../src/config/defaults.js";
 
 describe("/model words", () => {
   it.each([
@@ -71,5 +73,44 @@ describe("/model --global", () => {
       'model.api_key: ""',
     ]);
     expect(readFileSync(join(dir, "config.yaml"), "utf8")).not.toContain("sk-or-old");
+  });
+});
+
+describe("/model to a provider with no endpoint", () => {
+  const failure = (provider: string, env: Record<string, string> = {}): unknown => {
+    try {
+      resolveRuntime({ flags: { provider }, config: defaultConfig(), env, home: undefined });
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+
+  it("sends the REPL user to hermes model on a terminal or the variable, never to a flag /model lacks", () => {
+    const lines = missingEndpointAdvice(
+      failure("azure", { AZURE_FOUNDRY_API_KEY: "k" }),
+      "azure:dep",
+      "repl",
+    );
+    expect(lines).toEqual([
+      "Azure AI Foundry needs its endpoint, and none is configured; the model was not changed.",
+      "In a shell, run: hermes model azure:dep (it asks for the endpoint, and the key when none is set, and makes it the default), then start hermes again.",
+      "Or add AZURE_FOUNDRY_BASE_URL=https://<resource>.openai.azure.com/openai/v1 to ~/.hermes/.env, then start hermes again.",
+    ]);
+  });
+
+  it("names the wizard for a custom server and the gateway restart in a chat", () => {
+    const lines = missingEndpointAdvice(failure("custom"), "custom:m", "chat") ?? [];
+    expect(lines[1]).toBe(
+      "In a shell, run: hermes setup model (it asks for the server's address and makes it the default), then restart the gateway (hermes gateway restart).",
+    );
+    expect(lines[2]).toContain("Or add OPENAI_BASE_URL=http://127.0.0.1:8080/v1 to ~/.hermes/.env");
+    expect(lines.join(" ")).not.toContain("--base-url");
+  });
+
+  it("leaves other failures to the caller", () => {
+    expect(missingEndpointAdvice(failure("openrouter"), "openrouter:x", "repl")).toBeUndefined();
+    expect(missingEndpointAdvice(new NoProviderError("other"), "x", "repl")).toBeUndefined();
+    expect(missingEndpointAdvice(new Error("boom"), "x", "repl")).toBeUndefined();
   });
 });

@@ -4,21 +4,15 @@
  * holder was gone is handed on, and mail the holder took is not handed on again; two holders
  * overlapping at a hand-over hand each message on once.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createEmailAdapter } from "../../../src/gateway/platforms/email.js";
-import type { FeedLedger, InboundMessage, PlatformAdapter } from "../../../src/gateway/platforms/types.js";
-import { type DovecotFixture, dovecotSkipReason, startDovecot } from "../../support/dovecot.js";
-import { type SmtpListener, startSmtpListener } from "../../support/smtp-listener.js";
+import { describe, expect, it } from "vitest";
+import type { FeedLedger, InboundMessage } from "../../../src/gateway/platforms/types.js";
+import { dovecotSkipReason } from "../../support/dovecot.js";
+import { EMAIL_BOT, emailRig } from "../../support/email-rig.js";
 
-const BOT = { user: "hermes@agent.test", password: "bot-password" };
-let dovecot: DovecotFixture;
-let smtp: SmtpListener;
-let dir: string;
-let open: PlatformAdapter[] = [];
+const BOT = EMAIL_BOT;
+const rig = emailRig("hermes-email-failover-");
+const adapter = () => rig.adapter();
 
 /** The ledger's semantics in memory (the PostgreSQL one is tested with Telegram's poller). */
 function memoryLedger(): FeedLedger & { seen: Set<number> } {
@@ -75,7 +69,7 @@ function trackingLedger(
 }
 
 const mail = async (subject: string) =>
-  dovecot.deliver(
+  rig.dovecot.deliver(
     BOT,
     await new MailComposer({
       from: "erin@people.test",
@@ -87,30 +81,6 @@ const mail = async (subject: string) =>
       .compile()
       .build(),
   );
-
-function adapter(): PlatformAdapter {
-  const a = createEmailAdapter(
-    {
-      home: dir,
-      env: {
-        EMAIL_ADDRESS: BOT.user,
-        EMAIL_PASSWORD: BOT.password,
-        EMAIL_IMAP_HOST: "127.0.0.1",
-        EMAIL_IMAP_PORT: String(dovecot.port),
-        EMAIL_IMAP_SECURITY: "plain",
-        EMAIL_SMTP_HOST: "127.0.0.1",
-        EMAIL_SMTP_PORT: String(smtp.port),
-        EMAIL_SMTP_SECURITY: "plain",
-      },
-      settings: {},
-      mediaDir: join(dir, "media"),
-      maxInboundMediaBytes: 1_000_000,
-    },
-    { backoffMs: [100, 200, 400] },
-  );
-  open.push(a);
-  return a;
-}
 
 function collector() {
   const got: string[] = [];
@@ -133,22 +103,6 @@ async function until(check: () => boolean, what: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-
-beforeAll(async () => {
-  if (dovecotSkipReason) return;
-  dovecot = await startDovecot([BOT]);
-  smtp = await startSmtpListener(BOT);
-  dir = mkdtempSync(join(tmpdir(), "hermes-email-failover-"));
-}, 30_000);
-afterEach(async () => {
-  await Promise.all(open.map((a) => a.disconnect()));
-  open = [];
-});
-afterAll(async () => {
-  await smtp?.close();
-  await dovecot?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
 
 describe.skipIf(dovecotSkipReason)("email across instances (real Dovecot)", () => {
   it("a taking-over instance hands on the mail that came while none held the mailbox, and none twice", async () => {

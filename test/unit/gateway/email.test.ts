@@ -3,21 +3,20 @@
  * the mailbox reaches the handlers once, automated mail never does, answers go out threaded, and a
  * dropped IMAP connection loses and repeats nothing.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import MailComposer from "nodemailer/lib/mail-composer/index.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createEmailAdapter } from "../../../src/gateway/platforms/email.js";
-import type { InboundMessage, PlatformAdapter } from "../../../src/gateway/platforms/types.js";
-import { type DovecotFixture, dovecotSkipReason, startDovecot } from "../../support/dovecot.js";
-import { type SmtpListener, startSmtpListener } from "../../support/smtp-listener.js";
+import { describe, expect, it } from "vitest";
+import type { InboundMessage } from "../../../src/gateway/platforms/types.js";
+import { dovecotSkipReason } from "../../support/dovecot.js";
+import { EMAIL_BOT, emailRig } from "../../support/email-rig.js";
 
-const BOT = { user: "hermes@agent.test", password: "bot-password" };
+const BOT = EMAIL_BOT;
+const rig = emailRig("hermes-email-unit-");
 
-let dovecot: DovecotFixture;
-let smtp: SmtpListener;
-let dir: string;
+/** Delivers a message composed from `options` to the bot's mailbox. */
+const deliver = async (options: ConstructorParameters<typeof MailComposer>[0]) =>
+  rig.dovecot.deliver(BOT, await compose(options));
 
 function compose(options: ConstructorParameters<typeof MailComposer>[0]): Promise<Buffer> {
   return new MailComposer({ to: BOT.user, date: new Date(), ...options }).compile().build();
@@ -54,76 +53,21 @@ class Inbox {
   }
 }
 
-function adapterEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    EMAIL_ADDRESS: BOT.user,
-    EMAIL_PASSWORD: BOT.password,
-    EMAIL_IMAP_HOST: "127.0.0.1",
-    EMAIL_IMAP_PORT: String(dovecot.port),
-    EMAIL_IMAP_SECURITY: "plain",
-    EMAIL_SMTP_HOST: "127.0.0.1",
-    EMAIL_SMTP_PORT: String(smtp.port),
-    EMAIL_SMTP_SECURITY: "plain",
-    ...extra,
-  };
-}
-
-let open: PlatformAdapter[] = [];
-function adapter(
-  extra: Record<string, string> = {},
-  settings: Record<string, unknown> = {},
-): PlatformAdapter {
-  const a = createEmailAdapter(
-    {
-      home: dir,
-      env: adapterEnv(extra),
-      settings,
-      mediaDir: join(dir, "media"),
-      maxInboundMediaBytes: 1_000_000,
-    },
-    { backoffMs: [100, 200, 400] },
-  );
-  open.push(a);
-  return a;
-}
-
-beforeAll(async () => {
-  if (dovecotSkipReason) return;
-  dovecot = await startDovecot([BOT]);
-  smtp = await startSmtpListener(BOT);
-  dir = mkdtempSync(join(tmpdir(), "hermes-email-unit-"));
-}, 30_000);
-
-afterEach(async () => {
-  await Promise.all(open.map((a) => a.disconnect()));
-  open = [];
-});
-
-afterAll(async () => {
-  await smtp?.close();
-  await dovecot?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+const adapter = rig.adapter;
 
 describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => {
   it("skips mail already in the box, then hands on new mail once, with subject, sender and attachment", async () => {
-    await dovecot.deliver(
-      BOT,
-      await compose({ from: "old@people.test", subject: "old", text: "before start" }),
-    );
+    await deliver({ from: "old@people.test", subject: "old", text: "before start" });
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await dovecot.deliver(
-      BOT,
-      await compose({
-        from: "Alice Example <Alice@People.test>",
-        subject: "Quarterly numbers",
-        messageId: "<q1@people.test>",
-        html: "<p>Hello <b>agent</b>,</p><p>please read the file.</p>",
-        attachments: [{ filename: "../../evil/report.csv", content: "a,b\n1,2\n", contentType: "text/csv" }],
-      }),
-    );
+    await deliver({
+      from: "Alice Example <Alice@People.test>",
+      subject: "Quarterly numbers",
+      messageId: "<q1@people.test>",
+      html: "<p>Hello <b>agent</b>,</p><p>please read the file.</p>",
+      attachments: [{ filename: "../../evil/report.csv", content: "a,b\n1,2\n", contentType: "text/csv" }],
+    });
     await inbox.until(() => inbox.messages.length >= 1, "the new message");
     const [m] = inbox.messages;
     expect(m?.source).toMatchObject({
@@ -137,11 +81,11 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     expect(m?.messageId).toBe("<q1@people.test>");
     expect(m?.media).toHaveLength(1);
     const file = m?.media?.[0];
-    expect(file?.path.startsWith(join(dir, "media"))).toBe(true);
+    expect(file?.path.startsWith(join(rig.dir, "media"))).toBe(true);
     expect(file?.path).not.toContain("..");
     expect(readFileSync(file?.path ?? "", "utf8")).toBe("a,b\n1,2\n");
     // The handled message is marked read on the server; the old one is untouched.
-    const flags = await dovecot.flags(BOT);
+    const flags = await rig.dovecot.flags(BOT);
     expect([...flags.values()].filter((f) => f.includes("\\Seen"))).toHaveLength(1);
     expect(inbox.messages.filter((x) => x.text.includes("before start"))).toHaveLength(0);
   }, 30_000);
@@ -168,11 +112,8 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
       { from: "no-reply@shop.test", subject: "receipt", text: "thanks" },
       { from: BOT.user, subject: "myself", text: "loop" },
     ];
-    for (const mail of automated) await dovecot.deliver(BOT, await compose(mail));
-    await dovecot.deliver(
-      BOT,
-      await compose({ from: "dave@people.test", subject: "real", text: "a person" }),
-    );
+    for (const mail of automated) await deliver(mail);
+    await deliver({ from: "dave@people.test", subject: "real", text: "a person" });
     await inbox.until(() => inbox.messages.length >= 1, "the person's message");
     expect(inbox.messages.map((m) => m.source.userId)).toEqual(["dave@people.test"]);
     expect(inbox.errors.filter((e) => e.includes("ignored"))).toHaveLength(automated.length);
@@ -182,25 +123,19 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await dovecot.deliver(
-      BOT,
-      await compose({
-        from: "erin@people.test",
-        subject: "Re: Plans",
-        messageId: "<e2@people.test>",
-        inReplyTo: "<hermes-aa@agent.test>",
-        references: ["<e1@people.test>", "<hermes-aa@agent.test>"],
-        // Answers go to the sender, never to a Reply-To a message names (no mail to third parties).
-        replyTo: "victim@elsewhere.test",
-        text: "Sounds good, go ahead.\n\nOn Mon, 2 Mar 2026 at 10:00, Hermes <hermes@agent.test> wrote:\n> Shall I book it?\n",
-      }),
-    );
+    await deliver({
+      from: "erin@people.test",
+      subject: "Re: Plans",
+      messageId: "<e2@people.test>",
+      inReplyTo: "<hermes-aa@agent.test>",
+      references: ["<e1@people.test>", "<hermes-aa@agent.test>"],
+      // Answers go to the sender, never to a Reply-To a message names (no mail to third parties).
+      replyTo: "victim@elsewhere.test",
+      text: "Sounds good, go ahead.\n\nOn Mon, 2 Mar 2026 at 10:00, Hermes <hermes@agent.test> wrote:\n> Shall I book it?\n",
+    });
     await inbox.until(() => inbox.messages.length >= 1, "the reply");
     // The user id is the real address, never the display name, whatever it claims.
-    await dovecot.deliver(
-      BOT,
-      await compose({ from: '"erin@people.test" <mallory@evil.test>', subject: "x", text: "hi" }),
-    );
+    await deliver({ from: '"erin@people.test" <mallory@evil.test>', subject: "x", text: "hi" });
     await inbox.until(() => inbox.messages.length >= 2, "the spoofed message");
     expect(inbox.messages[1]?.source).toMatchObject({
       userId: "mallory@evil.test",
@@ -211,7 +146,7 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
       { chatId: "erin@people.test" },
       "Booked **both** rooms. <img src=x onerror=alert(1)>",
     );
-    const mail = await smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
+    const mail = await rig.smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
     expect(mail.rcptTo).toEqual(["erin@people.test"]);
     expect(mail.user).toBe(BOT.user);
     expect(mail.parsed.subject).toBe("Re: Plans");
@@ -226,13 +161,13 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     expect(mail.parsed.html).not.toContain("<img");
     expect(mail.header("auto-submitted")).toBe("auto-replied");
 
-    const file = join(dir, "chart.png");
+    const file = join(rig.dir, "chart.png");
     writeFileSync(file, Buffer.from("89504e470d0a1a0a", "hex"));
     const media = await a.sendMedia(
       { chatId: "erin@people.test" },
       { kind: "photo", path: file, caption: "The chart" },
     );
-    const withFile = await smtp.waitFor((m) => m.parsed.messageId === media.messageId);
+    const withFile = await rig.smtp.waitFor((m) => m.parsed.messageId === media.messageId);
     expect(withFile.parsed.attachments.map((x) => x.filename)).toEqual(["chart.png"]);
     expect(withFile.parsed.text?.trim()).toBe("The chart");
     expect(withFile.parsed.subject).toBe("Re: Plans");
@@ -242,20 +177,20 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     const inbox = new Inbox();
     const a = adapter();
     await a.connect(inbox.handlers);
-    await dovecot.deliver(BOT, await compose({ from: "frank@people.test", subject: "one", text: "first" }));
+    await deliver({ from: "frank@people.test", subject: "one", text: "first" });
     await inbox.until(() => inbox.messages.length >= 1, "the first message");
-    await dovecot.stop();
+    await rig.dovecot.stop();
     await inbox.until(
       () => inbox.errors.some((e) => e.includes("connection lost")),
       "the drop to be noticed",
     );
-    await dovecot.start();
+    await rig.dovecot.start();
     // Delivered as soon as the server is back, racing the adapter's reconnect.
-    await dovecot.deliver(BOT, await compose({ from: "frank@people.test", subject: "two", text: "second" }));
-    await dovecot.deliver(BOT, await compose({ from: "frank@people.test", subject: "three", text: "third" }));
+    await deliver({ from: "frank@people.test", subject: "two", text: "second" });
+    await deliver({ from: "frank@people.test", subject: "three", text: "third" });
     await inbox.until(() => inbox.messages.length >= 3, "both messages after the reconnect");
     // Another message after that must arrive through IDLE on the new connection.
-    await dovecot.deliver(BOT, await compose({ from: "frank@people.test", subject: "four", text: "fourth" }));
+    await deliver({ from: "frank@people.test", subject: "four", text: "fourth" });
     await inbox.until(() => inbox.messages.length >= 4, "a message on the new connection");
     expect(inbox.messages.map((m) => m.text.split("\n").pop())).toEqual([
       "first",
@@ -269,7 +204,7 @@ describe.skipIf(dovecotSkipReason)("email adapter (real Dovecot + SMTP)", () => 
     const a = adapter({ EMAIL_IMAP_PORT: "1" });
     await a.connect(new Inbox().handlers, { receive: false });
     const sent = await a.send({ chatId: "gina@people.test" }, "Your report is ready.");
-    const mail = await smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
+    const mail = await rig.smtp.waitFor((m) => m.parsed.messageId === sent.messageId);
     expect(mail.parsed.subject).toBe("Hermes Agent");
     expect(mail.parsed.inReplyTo).toBeUndefined();
     await expect(a.send({ chatId: "gina@people.test, other@people.test" }, "x")).rejects.toThrow(

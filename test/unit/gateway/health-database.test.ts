@@ -6,13 +6,14 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/load.js";
 import { startHealthEndpoint } from "../../../src/gateway/health-endpoint.js";
 import { startGateway } from "../../../src/gateway/runner.js";
 import { fakeProviderConfig } from "../../support/cli.js";
 import { reply, startFakeLlm } from "../../support/fake-llm.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../support/postgres.js";
+import { postgresSkipReason } from "../../support/postgres.js";
+import { postgresForSuite } from "../../support/postgres-suite.js";
 
 async function probe(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
   try {
@@ -79,20 +80,14 @@ describe("the health endpoint's dependency probe", () => {
 });
 
 describe.skipIf(postgresSkipReason)("a gateway instance on PostgreSQL", () => {
-  let pg: PostgresFixture;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  const pg = postgresForSuite();
 
   it("answers 503 while the database is down and 200 again once it is back; so does the API server", async () => {
     const llm = await startFakeLlm();
     const home = mkdtempSync(join(tmpdir(), "hermes-health-pg-"));
     writeFileSync(join(home, "config.yaml"), fakeProviderConfig(llm.url, "state:\n  backend: postgres\n"));
     const env = {
-      HERMES_DATABASE_URL: (await pg.createDatabase()).replace(
+      HERMES_DATABASE_URL: (await pg().createDatabase()).replace(
         "postgres://postgres@",
         "postgres://postgres:pw-hunter2@",
       ),
@@ -120,7 +115,7 @@ describe.skipIf(postgresSkipReason)("a gateway instance on PostgreSQL", () => {
     try {
       const url = gateway.services.find((s) => s.startsWith("health "))!.slice("health ".length);
       expect((await probe(url)).status).toBe(200);
-      await pg.kill();
+      await pg().kill();
       const down = await waitFor(url, 503);
       expect(down.status).toBe(503);
       expect(down.body["status"]).toBe("unavailable");
@@ -133,7 +128,7 @@ describe.skipIf(postgresSkipReason)("a gateway instance on PostgreSQL", () => {
         type: "server_error",
       });
       expect(refused.text).not.toMatch(/postgres|127\.0\.0\.1|hunter2/);
-      await pg.start();
+      await pg().start();
       const up = await waitFor(url, 200);
       expect(up.status).toBe(200);
       expect(up.body["status"]).toBe("ok");

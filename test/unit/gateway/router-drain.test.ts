@@ -9,7 +9,6 @@ import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ChatSession } from "../../../src/agent/chat-session.js";
 import type { ChatRequest, Message, StreamEvent, Transport } from "../../../src/ai/types.js";
 import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
 import {
@@ -29,6 +28,7 @@ import type {
 import { PairingStore, pairingRecords } from "../../../src/state/gateway/pairing.js";
 import type { SqliteSessionStore } from "../../../src/state/sqlite-store.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
+import { openSessionFor, until } from "../../support/memory-gateway.js";
 import { say } from "../../support/scripted-transport.js";
 
 class MemoryAdapter implements PlatformAdapter {
@@ -102,16 +102,6 @@ afterEach(async () => {
   for (const s of stores.splice(0)) s.close();
 });
 
-async function until<T>(probe: () => T | undefined | false, what: string, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 function home() {
   const root = mkdtempSync(join(tmpdir(), "hermes-drain-"));
   mkdirSync(join(root, "home"));
@@ -147,21 +137,13 @@ function gateway(
     ...(options.now ? { now: options.now } : {}),
     ...(options.restart ? { restart: options.restart } : {}),
     openSession: (request) =>
-      ChatSession.open({
+      openSessionFor(request, {
         transport,
         config,
         home: where.home,
         cwd: where.cwd,
-        env: { PATH: process.env["PATH"] },
-        toolsets: ["todo"],
         store,
-        source: request.platform,
-        userId: request.source.userId,
-        platform: request.platform,
-        onApproval: request.onApproval,
-        toolState: request.toolState,
-        ...(request.resume ? { resume: request.resume } : {}),
-        retry: { baseMs: 1, capMs: 5 },
+        toolsets: ["todo"],
       }),
   });
   routers.push(router);

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
 import {
   openPostgresBackend,
@@ -24,7 +24,8 @@ import {
 import { openPgDatabase } from "../../../src/state/postgres/database.js";
 import { appliedVersions } from "../../../src/state/postgres/migrate.js";
 import { openSessionStore } from "../../../src/state/sqlite-store.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../support/postgres.js";
+import { postgresSkipReason } from "../../support/postgres.js";
+import { postgresForSuite } from "../../support/postgres-suite.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -203,16 +204,10 @@ function fakeFactories(dir: string, calls: string[] = []): PgFactories {
 }
 
 describe.skipIf(postgresSkipReason)("the PostgreSQL backend's assembly over a real server", () => {
-  let pg: PostgresFixture;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  const pg = postgresForSuite();
 
   it("migrates, mirrors the skills, shares one session store, and hands the tools its stores until closed", async () => {
-    const url = await pg.createDatabase();
+    const url = await pg().createDatabase();
     const h = home();
     const dataDir = home();
     const calls: string[] = [];
@@ -250,7 +245,7 @@ describe.skipIf(postgresSkipReason)("the PostgreSQL backend's assembly over a re
   });
 
   it("with this build's own stores: two instances share sessions, memory, pairing, cron and coordination", async () => {
-    const url = await pg.createDatabase();
+    const url = await pg().createDatabase();
     const env = { HERMES_DATABASE_URL: url };
     const [ha, hb] = [home(), home()];
     const a = await openStateBackend(ha, config({ backend: "postgres" }), { env });

@@ -6,23 +6,12 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { rlCommand } from "../../../src/cli/commands/rl.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
 import { rlBackendProblem, runRollout } from "../../../src/rl/rollout.js";
 import type { RlEnvironment } from "../../../src/rl/types.js";
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
-}
+import { sink } from "../../support/text-sink.js";
 
 describe("RL rollouts and terminal.backend", () => {
   it("local (the default) is fine; docker and ssh are refused with the reason", () => {

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { databaseChecks, searchLine } from "../../../../src/cli/doctor/checks-database.js";
 import { openPgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { SEARCH_REPAIR_SQL } from "../../../../src/state/postgres/migrations/search.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
+import { postgresSkipReason } from "../../../support/postgres.js";
+import { postgresForSuite } from "../../../support/postgres-suite.js";
 
 const pgState = (url: string) =>
   ({ state: { backend: "postgres", url, pool_size: 2, durability: "normal" } }) as never;
@@ -65,16 +66,10 @@ describe("doctor: the search extensions", () => {
 });
 
 describe.skipIf(postgresSkipReason)("doctor: a PostgreSQL database", () => {
-  let pg: PostgresFixture;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  const pg = postgresForSuite();
 
   it("finds an empty database, migrates it with --fix, and checks full-text search", async () => {
-    const url = await pg.createDatabase();
+    const url = await pg().createDatabase();
     const before = await databaseChecks(pgState(url), {});
     expect(before.map((l) => [l.name, l.status])).toEqual([
       ["PostgreSQL", "ok"],
@@ -117,7 +112,7 @@ describe.skipIf(postgresSkipReason)("doctor: a PostgreSQL database", () => {
   });
 
   it("a migrated database whose unaccent extension was dropped is told to create it again", async () => {
-    const url = await pg.createDatabase();
+    const url = await pg().createDatabase();
     const db = await openPgDatabase(url);
     await migrate(db, MIGRATIONS);
     expect((await databaseChecks(pgState(url), {}))[2]).toMatchObject({ status: "ok" });

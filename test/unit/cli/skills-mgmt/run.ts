@@ -1,24 +1,14 @@
 // Runs `hermes skills …` in-process for the skill-management tests, with a chosen bundled folder.
 import { join } from "node:path";
-import { PassThrough, Writable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { runSkillsCommand } from "../../../../src/cli/commands/skills.js";
+import { sink } from "../../../support/text-sink.js";
 import { skillMd, writeTree } from "../../knowledge/skills/hub/helpers.js";
 
 export interface Run {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
 }
 
 export interface RunOpts {

@@ -18,7 +18,14 @@ import {
 import { VoiceMode } from "../../../../src/cli/voice/voice-mode.js";
 import type { ApprovalRequest } from "../../../../src/tools/types.js";
 import { type FakeSpeechApi, startFakeSpeechApi } from "../../../support/fake-speech-api.js";
-import { hasAudioTools, soxStat, tempFolder, voiceRig } from "../../../support/voice-rig.js";
+import {
+  hasAudioTools,
+  plainPaint,
+  soxStat,
+  tempFolder,
+  until,
+  voiceRig,
+} from "../../../support/voice-rig.js";
 
 const rmRf: ApprovalRequest = { command: "rm -rf build/", reason: "recursive delete", patternKey: "rm -rf" };
 const guarded: ApprovalRequest = { ...rmRf, command: "write ~/.ssh/config", protectedPath: true };
@@ -143,14 +150,7 @@ describe("the asker with spoken approvals", () => {
   });
 });
 
-const paint = {
-  bold: (t: string) => t,
-  dim: (t: string) => t,
-  red: (t: string) => t,
-  green: (t: string) => t,
-  yellow: (t: string) => t,
-  cyan: (t: string) => t,
-};
+const paint = plainPaint;
 
 let speech: FakeSpeechApi;
 beforeEach(async () => {
@@ -159,14 +159,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await speech.close();
 });
-
-async function until(check: () => boolean, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 function voice(rig: ReturnType<typeof voiceRig>, tts = true, extra: Record<string, unknown> = {}) {
   const printed: string[] = [];

@@ -8,16 +8,17 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VoiceMode, type VoiceState } from "../../../../src/cli/voice/voice-mode.js";
 import { type FakeSpeechApi, startFakeSpeechApi } from "../../../support/fake-speech-api.js";
-import { hasAudioTools, soxStat, tempFolder, uploadedAudio, voiceRig } from "../../../support/voice-rig.js";
+import {
+  hasAudioTools,
+  plainPaint,
+  soxStat,
+  tempFolder,
+  until,
+  uploadedAudio,
+  voiceRig,
+} from "../../../support/voice-rig.js";
 
-const paint = {
-  bold: (t: string) => t,
-  dim: (t: string) => t,
-  red: (t: string) => t,
-  green: (t: string) => t,
-  yellow: (t: string) => t,
-  cyan: (t: string) => t,
-};
+const paint = plainPaint;
 
 let speech: FakeSpeechApi;
 beforeEach(async () => {
@@ -67,14 +68,6 @@ function setup(
 }
 
 const ctrlB = { name: "b", ctrl: true };
-
-async function until(check: () => boolean, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** The pid a rig script wrote into `file`, once it is there in full (a test never signals 0). */
 async function pidIn(file: string): Promise<number> {

@@ -2,28 +2,15 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ChatSession } from "../../../../src/agent/chat-session.js";
 import { ApiServerConfigError, startApiServer } from "../../../../src/gateway/api-server/index.js";
 import { openSqliteStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
-import {
-  type ApiHarness,
-  fakeLlmConfig,
-  sentMessages,
-  startApiHarness,
-} from "../../../support/api-server-harness.js";
+import { fakeLlmConfig, harnessPerTest, sentMessages } from "../../../support/api-server-harness.js";
 import { disconnectMidStream, hang, reply, startFakeLlm } from "../../../support/fake-llm.js";
 
-let harness: ApiHarness | undefined;
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-});
-
-async function setup(options: Parameters<typeof startApiHarness>[0] = {}): Promise<ApiHarness> {
-  harness = await startApiHarness(options);
-  return harness;
-}
+const harnesses = harnessPerTest();
+const setup = harnesses.start;
 
 describe("API server: chat completions with the official openai client", () => {
   it("answers a non-streaming request, with the client's history and system prompt layered on Hermes's", async () => {
@@ -486,7 +473,7 @@ describe("API server: concurrency and disconnects", () => {
     const done = await pending;
     expect(done.choices[0]?.message.content).toBe("finished before shutdown");
     await closing;
-    harness = undefined;
+    harnesses.forget();
     await h.llm.close();
   });
 });

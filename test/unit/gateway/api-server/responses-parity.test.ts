@@ -2,27 +2,19 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import OpenAI from "openai";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startApiServer } from "../../../../src/gateway/api-server/index.js";
 import {
   API_KEY,
   type ApiHarness,
   fakeLlmConfig,
+  harnessPerTest,
   sentMessages,
-  startApiHarness,
 } from "../../../support/api-server-harness.js";
 import { reply, stallMidStream } from "../../../support/fake-llm.js";
 
-let harness: ApiHarness | undefined;
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-});
-
-async function setup(): Promise<ApiHarness> {
-  harness = await startApiHarness();
-  return harness;
-}
+const harnesses = harnessPerTest();
+const setup = () => harnesses.start();
 
 /** The harness's working directory (the agent's tools run there). */
 const cwdOf = (h: ApiHarness) => join(dirname(h.home), "work");

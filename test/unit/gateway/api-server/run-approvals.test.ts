@@ -7,16 +7,12 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type ApiHarness, fakeLlmConfig, startApiHarness } from "../../../support/api-server-harness.js";
+import { describe, expect, it } from "vitest";
+import { type ApiHarness, fakeLlmConfig, harnessPerTest } from "../../../support/api-server-harness.js";
 import { reply, startFakeLlm } from "../../../support/fake-llm.js";
 
 type Json = Record<string, unknown>;
-let harness: ApiHarness | undefined;
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-});
+const harnesses = harnessPerTest();
 
 /** Follows a run's events, resolving each awaited kind as it arrives. */
 function follow(h: ApiHarness, runId: string) {
@@ -52,10 +48,10 @@ async function setup(timeoutS?: number): Promise<{ h: ApiHarness; victim: string
   const llm = await startFakeLlm();
   const config = fakeLlmConfig(llm);
   if (timeoutS) config.approvals = { ...config.approvals, timeout: timeoutS };
-  harness = await startApiHarness({ llm, config });
+  const h = await harnesses.start({ llm, config });
   // Hermes's config.yaml is a protected path: writing it always needs an explicit yes.
-  const victim = join(harness.home, "config.yaml");
-  return { h: harness, victim };
+  const victim = join(h.home, "config.yaml");
+  return { h, victim };
 }
 
 describe("approvals on /v1/runs", () => {

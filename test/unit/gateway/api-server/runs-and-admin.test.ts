@@ -1,28 +1,20 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiServerConfigError, startApiServer } from "../../../../src/gateway/api-server/index.js";
 import { openSqliteStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
 import {
   API_KEY,
   type ApiHarness,
   fakeLlmConfig,
+  harnessPerTest,
   sentMessages,
-  startApiHarness,
 } from "../../../support/api-server-harness.js";
 import { hang, reply, startFakeLlm } from "../../../support/fake-llm.js";
 
-let harness: ApiHarness | undefined;
-afterEach(async () => {
-  await harness?.close();
-  harness = undefined;
-});
-
-async function setup(): Promise<ApiHarness> {
-  harness = await startApiHarness();
-  return harness;
-}
+const harnesses = harnessPerTest();
+const setup = () => harnesses.start();
 
 type Json = Record<string, unknown>;
 
@@ -117,8 +109,7 @@ describe("Runs API", () => {
 
 describe("Runs API limits", () => {
   it("refuses a run past max_concurrent_runs with 429 and accepts one again after a stop", async () => {
-    harness = await startApiHarness({ maxConcurrentRuns: 1 });
-    const h = harness;
+    const h = await harnesses.start({ maxConcurrentRuns: 1 });
     h.llm.enqueue(hang(), reply().text("second"));
     const first = await h.client.post<Json>("/runs", { body: { input: "slow" } });
     await expect(h.client.post("/runs", { body: { input: "another" } })).rejects.toMatchObject({

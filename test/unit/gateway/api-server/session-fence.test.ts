@@ -11,59 +11,19 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitForChatClaim } from "../../../../src/gateway/coordination/chat-wait.js";
 import { API_SERVER_CLAIM, type Coordinator } from "../../../../src/state/coordination.js";
-import { openPgCoordinator, type PgCoordinatorTiming } from "../../../../src/state/postgres/coordination.js";
-import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
-import { migrate } from "../../../../src/state/postgres/migrate.js";
-import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { openSqliteStore, sessionStorePath } from "../../../../src/state/sqlite-store.js";
 import { type ApiHarness, startApiHarness } from "../../../support/api-server-harness.js";
 import { type FakeLlm, reply, startFakeLlm } from "../../../support/fake-llm.js";
 import { until } from "../../../support/gateway-instances.js";
+import { pgInstancePairs } from "../../../support/pg-instance-pair.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
-
-const FAST: PgCoordinatorTiming = {
-  heartbeatMs: 100,
-  instanceTtlMs: 800,
-  claimMarginMs: 200,
-  leaseTtlMs: 800,
-  pollMs: 50,
-  maxReconnectMs: 300,
-};
-
-/** `db` whose statements wait while `cut` is on (a database lost to this instance only). */
-function cuttable(db: PgDatabase) {
-  let on = false;
-  const waiters: Array<() => void> = [];
-  const wrapped = new Proxy(db, {
-    get(target, prop) {
-      if (prop === "query")
-        return async (sql: string, params?: unknown[]) => {
-          while (on) await new Promise<void>((r) => waiters.push(r));
-          return target.query(sql, params);
-        };
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return {
-    db: wrapped,
-    cut: () => {
-      on = true;
-    },
-    restore: () => {
-      on = false;
-      for (const w of waiters.splice(0)) w();
-    },
-  };
-}
 
 const exclusiveOn = (coordinator: Coordinator) => (id: string, signal: AbortSignal) =>
   waitForChatClaim(coordinator, `${API_SERVER_CLAIM}${id}`, { signal });
 
 describe.skipIf(postgresSkipReason)("an API-server turn whose session another instance took over", () => {
   let pg: PostgresFixture;
-  const dbs: PgDatabase[] = [];
-  const coordinators: Coordinator[] = [];
+  const pairs = pgInstancePairs();
   const harnesses: ApiHarness[] = [];
   const llms: FakeLlm[] = [];
   beforeAll(async () => {
@@ -72,8 +32,7 @@ describe.skipIf(postgresSkipReason)("an API-server turn whose session another in
   afterEach(async () => {
     for (const h of harnesses.splice(0)) await h.close();
     for (const l of llms.splice(0)) await l.close();
-    for (const c of coordinators.splice(0)) await c.close().catch(() => {});
-    for (const db of dbs.splice(0)) await db.close();
+    await pairs.close();
   });
   afterAll(async () => {
     await pg?.dispose();
@@ -81,21 +40,7 @@ describe.skipIf(postgresSkipReason)("an API-server turn whose session another in
 
   /** Instances A (its database cuttable) and B over one home, each with its own fake model. */
   async function twoInstances() {
-    const url = await pg.createDatabase();
-    const admin = await openPgDatabase(url, { max: 2 });
-    await migrate(admin, MIGRATIONS);
-    const aDb = await openPgDatabase(url, { max: 4 });
-    const bDb = await openPgDatabase(url, { max: 4 });
-    dbs.push(admin, aDb, bDb);
-    const link = cuttable(aDb);
-    const aLog: string[] = [];
-    const a = await openPgCoordinator(
-      link.db,
-      { host: "a", pid: 1, instanceId: "a" },
-      { ...FAST, log: (l) => aLog.push(l) },
-    );
-    const b = await openPgCoordinator(bDb, { host: "b", pid: 2, instanceId: "b" }, FAST);
-    coordinators.push(a, b);
+    const { link, a, b, aLog } = await pairs.open(pg);
     const llmA = await startFakeLlm();
     const llmB = await startFakeLlm();
     llms.push(llmA, llmB);

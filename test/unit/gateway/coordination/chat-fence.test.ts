@@ -10,50 +10,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../../../src/config/defaults.js";
 import { gated, SESSION_WRITES } from "../../../../src/gateway/coordination/chat-fence.js";
-import { ChatClaimLostError, type Coordinator } from "../../../../src/state/coordination.js";
-import { openPgCoordinator, type PgCoordinatorTiming } from "../../../../src/state/postgres/coordination.js";
-import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
-import { migrate } from "../../../../src/state/postgres/migrate.js";
-import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
+import { ChatClaimLostError } from "../../../../src/state/coordination.js";
 import { type Instance, type Instances, startInstances, until } from "../../../support/gateway-instances.js";
+import { pgInstancePairs } from "../../../support/pg-instance-pair.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 import { callTools, say } from "../../../support/scripted-transport.js";
-
-const FAST: PgCoordinatorTiming = {
-  heartbeatMs: 100,
-  instanceTtlMs: 800,
-  claimMarginMs: 200,
-  leaseTtlMs: 800,
-  pollMs: 50,
-  maxReconnectMs: 300,
-};
-
-/** `db` whose statements wait while `cut` is on (a database lost to this instance only). */
-function cuttable(db: PgDatabase) {
-  let on = false;
-  const waiters: Array<() => void> = [];
-  const wrapped = new Proxy(db, {
-    get(target, prop) {
-      if (prop === "query")
-        return async (sql: string, params?: unknown[]) => {
-          while (on) await new Promise<void>((r) => waiters.push(r));
-          return target.query(sql, params);
-        };
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return {
-    db: wrapped,
-    cut: () => {
-      on = true;
-    },
-    restore: () => {
-      on = false;
-      for (const w of waiters.splice(0)) w();
-    },
-  };
-}
 
 describe("the gates", () => {
   it("pass synchronously, wait for a pending confirmation, and refuse after a loss without calling through", async () => {
@@ -94,36 +55,19 @@ describe.skipIf(postgresSkipReason)(
   "a turn whose chat was taken over while its instance lost the database",
   () => {
     let pg: PostgresFixture;
-    const dbs: PgDatabase[] = [];
-    const coordinators: Coordinator[] = [];
+    const pairs = pgInstancePairs();
     let running: Instances | undefined;
     beforeAll(async () => {
       pg = await startPostgres();
     }, 60_000);
     afterAll(async () => {
       await running?.stop();
-      for (const c of coordinators) await c.close().catch(() => {});
-      for (const db of dbs) await db.close();
+      await pairs.close();
       await pg?.dispose();
     });
 
     it("runs no tool, sends and stores nothing more, and hands its queued message to the new holder", async () => {
-      const url = await pg.createDatabase();
-      const admin = await openPgDatabase(url, { max: 2 });
-      dbs.push(admin);
-      await migrate(admin, MIGRATIONS);
-      const aDb = await openPgDatabase(url, { max: 4 });
-      const bDb = await openPgDatabase(url, { max: 4 });
-      dbs.push(aDb, bDb);
-      const link = cuttable(aDb);
-      const aLog: string[] = [];
-      const a = await openPgCoordinator(
-        link.db,
-        { host: "a", pid: 1, instanceId: "a" },
-        { ...FAST, log: (l) => aLog.push(l) },
-      );
-      const b = await openPgCoordinator(bDb, { host: "b", pid: 2, instanceId: "b" }, FAST);
-      coordinators.push(a, b);
+      const { link, a, b, aLog } = await pairs.open(pg);
       const config = {
         display: { ...defaultConfig().display, busy_input_mode: "queue", tool_progress: "off" },
       };

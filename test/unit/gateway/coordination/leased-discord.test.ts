@@ -4,62 +4,30 @@
  * send-only over REST and still answers. A drained holder hands the session over at once: its own
  * session closes and the other instance identifies. Real discord.js against the local fake.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { connectionLease, LeasedConnection } from "../../../../src/gateway/coordination/leased-connection.js";
+import { connectionLease } from "../../../../src/gateway/coordination/leased-connection.js";
 import { createDiscordAdapter } from "../../../../src/gateway/platforms/discord.js";
-import type { InboundMessage, PlatformAdapter } from "../../../../src/gateway/platforms/types.js";
-import { coordinatorHub } from "../../../support/coordinator-hub.js";
 import { type FakeDiscord, startFakeDiscord } from "../../../support/fake-discord.js";
+import { leasedInstances } from "../../../support/leased-instances.js";
 
 const WAIT = { timeout: 15_000, interval: 20 };
 let fake: FakeDiscord;
-const adapters: PlatformAdapter[] = [];
-const connections: LeasedConnection[] = [];
+const leased = leasedInstances("discord", createDiscordAdapter, () => ({
+  DISCORD_BOT_TOKEN: fake.token,
+  DISCORD_API_URL: fake.apiBase,
+}));
 
 beforeEach(async () => {
   fake = await startFakeDiscord();
 });
 afterEach(async () => {
-  for (const c of connections.splice(0)) await c.handOver();
-  for (const a of adapters.splice(0)) await a.disconnect();
+  await leased.stop();
   await fake.stop();
 });
 
-function instance(hub: ReturnType<typeof coordinatorHub>, id: string) {
-  const home = mkdtempSync(join(tmpdir(), `hermes-discord-${id}-`));
-  const env = { DISCORD_BOT_TOKEN: fake.token, DISCORD_API_URL: fake.apiBase };
-  const adapter = createDiscordAdapter({
-    home,
-    env,
-    settings: {},
-    mediaDir: join(home, "cache", "media"),
-    maxInboundMediaBytes: 1024 * 1024,
-  });
-  adapters.push(adapter);
-  const inbox: InboundMessage[] = [];
-  const connection = new LeasedConnection({
-    coordinator: hub.join(id),
-    lease: connectionLease("discord", env)!,
-    adapter,
-    handlers: { onMessage: (m) => inbox.push(m), onAction: () => undefined, onError: () => undefined },
-    ttlMs: 1_000,
-  });
-  connections.push(connection);
-  return { id, adapter, inbox, connection };
-}
-
 describe("the Discord gateway session under a lease", () => {
   it("is opened by the holder alone, the standby sends over REST, and a drain hands it over at once", async () => {
-    const hub = coordinatorHub({ leaseTtlMs: 1_000 });
-    const a = instance(hub, "a");
-    const b = instance(hub, "b");
-    await a.connection.start();
-    await b.connection.start();
-    await vi.waitFor(() => expect(a.connection.active || b.connection.active).toBe(true), WAIT);
-    const [holder, standby] = a.connection.active ? [a, b] : [b, a];
+    const { hub, holder, standby } = await leased.pair(WAIT);
     await fake.waitForIdentify(1);
     await new Promise((r) => setTimeout(r, 300));
     expect(fake.identifies).toHaveLength(1);

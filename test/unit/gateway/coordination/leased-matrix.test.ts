@@ -5,15 +5,12 @@
  * a holder that dies (stops renewing) loses it after the lease TTL and the standby syncs instead.
  * Real matrix-js-sdk adapter against the loopback homeserver.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { connectionLease, LeasedConnection } from "../../../../src/gateway/coordination/leased-connection.js";
+import { connectionLease } from "../../../../src/gateway/coordination/leased-connection.js";
 import { createMatrixAdapter } from "../../../../src/gateway/platforms/matrix.js";
-import type { InboundMessage, PlatformAdapter } from "../../../../src/gateway/platforms/types.js";
-import { coordinatorHub } from "../../../support/coordinator-hub.js";
+import type { InboundMessage } from "../../../../src/gateway/platforms/types.js";
 import { type FakeMatrix, startFakeMatrix } from "../../../support/fake-matrix.js";
+import { leasedInstances } from "../../../support/leased-instances.js";
 import { type MatrixUser, matrixUser } from "../../../support/matrix-user.js";
 
 const PASSWORD = "correct horse battery";
@@ -22,21 +19,6 @@ const ALICE = "@alice:fake.test";
 const WAIT = { timeout: 20_000, interval: 25 };
 let fake: FakeMatrix;
 let alice: MatrixUser | undefined;
-const adapters: PlatformAdapter[] = [];
-const connections: LeasedConnection[] = [];
-
-beforeEach(async () => {
-  fake = await startFakeMatrix();
-  fake.addUser("hermes", PASSWORD);
-  fake.addUser("alice", PASSWORD);
-});
-afterEach(async () => {
-  for (const c of connections.splice(0)) await c.handOver().catch(() => undefined);
-  for (const a of adapters.splice(0)) await a.disconnect();
-  alice?.stop();
-  await fake.stop();
-});
-
 const env = () => ({
   MATRIX_HOMESERVER: fake.url,
   MATRIX_USER_ID: BOT,
@@ -44,38 +26,22 @@ const env = () => ({
   MATRIX_ALLOWED_USERS: ALICE,
   MATRIX_E2EE_MODE: "off",
 });
+const leased = leasedInstances("matrix", createMatrixAdapter, env);
 
-function instance(hub: ReturnType<typeof coordinatorHub>, id: string) {
-  const home = mkdtempSync(join(tmpdir(), `hermes-matrix-${id}-`));
-  const adapter = createMatrixAdapter({
-    home,
-    env: env(),
-    settings: {},
-    mediaDir: join(home, "cache", "media"),
-    maxInboundMediaBytes: 1024 * 1024,
-  });
-  adapters.push(adapter);
-  const inbox: InboundMessage[] = [];
-  const connection = new LeasedConnection({
-    coordinator: hub.join(id),
-    lease: connectionLease("matrix", env())!,
-    adapter,
-    handlers: { onMessage: (m) => inbox.push(m), onAction: () => undefined, onError: () => undefined },
-    ttlMs: 1_000,
-  });
-  connections.push(connection);
-  return { id, adapter, inbox, connection };
-}
+beforeEach(async () => {
+  fake = await startFakeMatrix();
+  fake.addUser("hermes", PASSWORD);
+  fake.addUser("alice", PASSWORD);
+});
+afterEach(async () => {
+  await leased.stop();
+  alice?.stop();
+  await fake.stop();
+});
 
 /** Two instances, the holder synced, and Alice's DM with the bot joined. */
 async function pair() {
-  const hub = coordinatorHub({ leaseTtlMs: 1_000 });
-  const a = instance(hub, "a");
-  const b = instance(hub, "b");
-  await a.connection.start();
-  await b.connection.start();
-  await vi.waitFor(() => expect(a.connection.active || b.connection.active).toBe(true), WAIT);
-  const [holder, standby] = a.connection.active ? [a, b] : [b, a];
+  const { hub, holder, standby } = await leased.pair(WAIT);
   alice = await matrixUser(fake.url, "alice", PASSWORD);
   const { room_id: room } = await alice.client.createRoom({ invite: [BOT], is_direct: true });
   await alice.waitForMember(room, BOT, 20_000);

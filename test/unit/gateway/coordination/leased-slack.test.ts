@@ -5,14 +5,9 @@
  * drained holder hands the socket over at once; a holder that dies (stops renewing) loses it after
  * the lease TTL and the standby opens its own. Real Slack adapter against the local fake.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { connectionLease, LeasedConnection } from "../../../../src/gateway/coordination/leased-connection.js";
+import { connectionLease } from "../../../../src/gateway/coordination/leased-connection.js";
 import { createSlackAdapter } from "../../../../src/gateway/platforms/slack.js";
-import type { InboundMessage, PlatformAdapter } from "../../../../src/gateway/platforms/types.js";
-import { coordinatorHub } from "../../../support/coordinator-hub.js";
 import {
   dmEvent,
   type FakeSlack,
@@ -20,64 +15,34 @@ import {
   slackTs,
   startFakeSlack,
 } from "../../../support/fake-slack.js";
+import { leasedInstances } from "../../../support/leased-instances.js";
 
 const WAIT = { timeout: 15_000, interval: 20 };
 let slack: FakeSlack;
-const adapters: PlatformAdapter[] = [];
-const connections: LeasedConnection[] = [];
-
-beforeEach(async () => {
-  slack = await startFakeSlack();
-});
-afterEach(async () => {
-  for (const c of connections.splice(0)) await c.handOver().catch(() => undefined);
-  for (const a of adapters.splice(0)) await a.disconnect();
-  await slack.stop();
-});
-
 const env = () => ({
   SLACK_BOT_TOKEN: slack.botToken,
   SLACK_APP_TOKEN: slack.appToken,
   SLACK_API_URL: slack.apiUrl,
 });
+const leased = leasedInstances("slack", createSlackAdapter, env);
 
-function instance(hub: ReturnType<typeof coordinatorHub>, id: string) {
-  const home = mkdtempSync(join(tmpdir(), `hermes-slack-${id}-`));
-  const adapter = createSlackAdapter({
-    home,
-    env: env(),
-    settings: {},
-    mediaDir: join(home, "cache", "media"),
-    maxInboundMediaBytes: 1024 * 1024,
-  });
-  adapters.push(adapter);
-  const inbox: InboundMessage[] = [];
-  const connection = new LeasedConnection({
-    coordinator: hub.join(id),
-    lease: connectionLease("slack", env())!,
-    adapter,
-    handlers: { onMessage: (m) => inbox.push(m), onAction: () => undefined, onError: () => undefined },
-    ttlMs: 1_000,
-  });
-  connections.push(connection);
-  return { id, adapter, inbox, connection };
-}
+beforeEach(async () => {
+  slack = await startFakeSlack();
+});
+afterEach(async () => {
+  await leased.stop();
+  await slack.stop();
+});
 
 const sender = () => new SlackRequestSender({ url: "unused", signingSecret: "unused", teamId: slack.teamId });
 const say = (text: string) =>
   slack.sendEnvelope("events_api", sender().eventCallback(dmEvent(text, { ts: slackTs() })));
 
 async function pair() {
-  const hub = coordinatorHub({ leaseTtlMs: 1_000 });
-  const a = instance(hub, "a");
-  const b = instance(hub, "b");
-  await a.connection.start();
-  await b.connection.start();
-  await vi.waitFor(() => expect(a.connection.active || b.connection.active).toBe(true), WAIT);
-  const [holder, standby] = a.connection.active ? [a, b] : [b, a];
+  const pair = await leased.pair(WAIT);
   await slack.waitForSocket();
   await new Promise((r) => setTimeout(r, 300));
-  return { hub, holder, standby };
+  return pair;
 }
 
 describe("Slack Socket Mode under a lease", () => {

@@ -15,10 +15,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { hooksCommand } from "../../../../src/cli/commands/hooks.js";
 import { loadGatewayHooks } from "../../../../src/gateway/hooks/registry.js";
+import { sink } from "../../../support/text-sink.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -29,17 +29,6 @@ function temp(): string {
   const dir = mkdtempSync(join(tmpdir(), "hermes-hook-folders-"));
   dirs.push(dir);
   return dir;
-}
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
 }
 
 async function hooks(home: string, args: string[]): Promise<{ code: number; out: string; err: string }> {

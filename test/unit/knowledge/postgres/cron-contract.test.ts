@@ -5,17 +5,16 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type CronRunHistory, cronRunHistory } from "../../../../src/knowledge/cron/history.js";
 import { CronScheduleError } from "../../../../src/knowledge/cron/schedule.js";
 import { type CronJobs, CronStore, CronStoreError, cronJobs } from "../../../../src/knowledge/cron/store.js";
 import type { CronJob } from "../../../../src/knowledge/cron/types.js";
 import { pgCronJobs } from "../../../../src/knowledge/postgres/cron-jobs.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
+import { postgresSkipReason } from "../../../support/postgres.js";
 import { Databases } from "./databases.js";
 
-let pg: PostgresFixture;
-const dbs = new Databases(() => pg);
+const dbs = new Databases();
 const NOW = Date.parse("2026-03-01T10:00:00Z");
 
 type Cron = CronJobs & CronRunHistory;
@@ -42,13 +41,7 @@ const backends: Array<[string, (now?: () => number) => Promise<Cron>]> = [
 ];
 
 describe.skipIf(postgresSkipReason)("cron jobs and run history, file and PostgreSQL", () => {
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterEach(() => dbs.closeAll());
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  dbs.serveEachTest();
 
   describe.each(backends)("%s", (_name, open) => {
     it("creates jobs in Hermes's record shape, in order, found by id or name", async () => {

@@ -5,15 +5,14 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type MemoryRecords, MemoryStore, memoryRecords } from "../../../../src/knowledge/memory/store.js";
 import type { MemoryLimits } from "../../../../src/knowledge/memory/types.js";
 import { pgMemoryRecords } from "../../../../src/knowledge/postgres/memory-records.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
+import { postgresSkipReason } from "../../../support/postgres.js";
 import { Databases } from "./databases.js";
 
-let pg: PostgresFixture;
-const dbs = new Databases(() => pg);
+const dbs = new Databases();
 
 type Open = (limits?: Partial<MemoryLimits>) => Promise<MemoryRecords>;
 
@@ -29,13 +28,7 @@ const backends: Array<[string, Open]> = [
 ];
 
 describe.skipIf(postgresSkipReason)("memory records, file and PostgreSQL", () => {
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterEach(() => dbs.closeAll());
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  dbs.serveEachTest();
 
   describe.each(backends)("%s", (_name, open) => {
     it("adds, dedupes, replaces and removes with the same answers", async () => {

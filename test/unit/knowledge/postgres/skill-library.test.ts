@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   pgSkillLibrary,
   SKILLS_CHANGED_CHANNEL,
@@ -33,11 +33,10 @@ import {
   writeSkillFile,
 } from "../../../../src/knowledge/skills/manage.js";
 import type { PgDatabase } from "../../../../src/state/postgres/database.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
+import { postgresSkipReason } from "../../../support/postgres.js";
 import { Databases } from "./databases.js";
 
-let pg: PostgresFixture;
-const dbs = new Databases(() => pg);
+const dbs = new Databases();
 
 const md = (name: string, body = "# Steps\n\n1. Build.\n2. Push.\n") =>
   `---\nname: ${name}\ndescription: Deploy the app and verify it.\n---\n\n${body}`;
@@ -75,13 +74,7 @@ function put(path: string, content: string | Buffer, mode = 0o644) {
 }
 
 describe.skipIf(postgresSkipReason)("skills in PostgreSQL with a mirror per instance", () => {
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterEach(() => dbs.closeAll());
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  dbs.serveEachTest();
 
   it("imports a skills folder byte for byte, modes kept, and mirrors it to another instance", async () => {
     const [a, b] = await dbs.fresh(2);

@@ -2,14 +2,13 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { pgSkillUsageRecords } from "../../../../src/knowledge/postgres/skill-usage.js";
 import { type SkillUsageRecords, skillUsageFile } from "../../../../src/knowledge/skills/usage.js";
-import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
+import { postgresSkipReason } from "../../../support/postgres.js";
 import { Databases } from "./databases.js";
 
-let pg: PostgresFixture;
-const dbs = new Databases(() => pg);
+const dbs = new Databases();
 const AT = new Date("2026-11-27T01:00:00Z");
 const now = () => AT;
 
@@ -28,13 +27,7 @@ const backends: Array<[string, () => Promise<SkillUsageRecords>]> = [
 ];
 
 describe.skipIf(postgresSkipReason)("skill usage records, file and PostgreSQL", () => {
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterEach(() => dbs.closeAll());
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  dbs.serveEachTest();
 
   describe.each(backends)("%s", (_name, open) => {
     it("counts views, uses and patches, keeps created_by, and drops the record on delete", async () => {

@@ -26,6 +26,7 @@ import { openPgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
+import { postgresForSuite } from "../../../support/postgres-suite.js";
 import { bundleFiles, skillMd } from "../skills/hub/helpers.js";
 
 const md = (name: string, body = "1. Build.\n2. Push.\n") =>
@@ -233,16 +234,10 @@ describe.skipIf(postgresSkipReason)("skill writes beside the skill tools, on Pos
 });
 
 describe.skipIf(postgresSkipReason)("rows written around the checks, on a fresh instance", () => {
-  let pg: PostgresFixture;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  const pg = postgresForSuite();
 
   it("an archive row named to escape or a lock entry pointing outside writes nothing outside the home", async () => {
-    const url = await pg.createDatabase();
+    const url = await pg().createDatabase();
     const first = home();
     const opened = await openStateBackend(first, config(), { env: { HERMES_DATABASE_URL: url } });
     await opened.close();
@@ -291,16 +286,10 @@ describe.skipIf(postgresSkipReason)("rows written around the checks, on a fresh 
 });
 
 describe.skipIf(postgresSkipReason)("moving a home's hub provenance into PostgreSQL and back", () => {
-  let pg: PostgresFixture;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  }, 60_000);
-  afterAll(async () => {
-    await pg?.dispose();
-  });
+  const pg = postgresForSuite();
 
   it("copies lock.json's entries in once (never overwriting one), leaves the file alone, and writes them out", async () => {
-    const url = await pg.createDatabase();
+    const url = await pg().createDatabase();
     const source = home();
     await installBundle({ home: source, bundle: bundle("helm-notes"), now });
     const before = readFileSync(lockPath(source), "utf8");

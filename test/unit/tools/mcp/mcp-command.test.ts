@@ -2,11 +2,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough, Writable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { runMcpCommand } from "../../../../src/cli/commands/mcp.js";
 import { TEST_SERVER } from "../../../support/mcp-servers.js";
+import { sink } from "../../../support/text-sink.js";
 
 const homes: string[] = [];
 afterEach(() => {
@@ -18,17 +19,6 @@ function tempHome(config?: string): string {
   homes.push(dir);
   if (config !== undefined) writeFileSync(join(dir, "config.yaml"), config);
   return dir;
-}
-
-function sink(): Writable & { text: string } {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      stream.text += String(chunk);
-      done();
-    },
-  }) as Writable & { text: string };
-  stream.text = "";
-  return stream;
 }
 
 async function mcp(home: string, args: string[], env: Record<string, string> = {}) {

@@ -24,7 +24,7 @@ import {
   type WhisperBinding,
 } from "../../../../src/tools/media/speech/local-whisper.js";
 import { writeGgmlModel } from "../../../support/ggml-model.js";
-import { hasAudioTools, tempFolder, voiceRig } from "../../../support/voice-rig.js";
+import { hasAudioTools, tempFolder, until, voiceRig } from "../../../support/voice-rig.js";
 
 const dir = tempFolder("hermes-local-whisper-");
 
@@ -90,14 +90,6 @@ function double(segments: string[]): Double {
 }
 
 afterEach(() => setWhisperImporter(null));
-
-async function until(check: () => boolean, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("WAV input for whisper.cpp", () => {
   it("mixes to mono and resamples to 16 kHz", () => {

@@ -4,11 +4,23 @@
  * entry are kept as the file keeps them. Changes lock the key's row (`SELECT … FOR UPDATE`), so
  * two instances touching one chat apply their changes one after the other and a restart mark is
  * taken by exactly one of them.
+ *
+ * Fencing: `fencedBy(fence)` is a view whose writes land only while a chat claim is current: each
+ * write's transaction first takes the claim row (`holdFence`, the lock the session writes take),
+ * so a write delayed past a take-over cannot point the chat at a stale session; it is refused with
+ * `ChatClaimLostError` and changes nothing. The plain index (CLI, commands) is unfenced.
  */
+import type { ClaimFence, ClaimFencedStore } from "../coordination.js";
 import type { IndexedSource, SessionIndexEntry } from "../gateway/session-index.js";
 import { type ChatSessionIndex, indexEntryFor } from "../gateway/session-index.js";
 import type { PgDatabase, PgQueryable } from "./database.js";
 import { keyDigest, parseObject, storableText } from "./gateway-common.js";
+import { holdFence } from "./sessions-sql.js";
+
+/** The chat → session index on PostgreSQL, and views of it fenced by a chat claim. */
+export type PgChatSessionIndex = ChatSessionIndex & ClaimFencedStore<ChatSessionIndex>;
+
+const WHAT = "chat index write";
 
 function asEntry(text: string): SessionIndexEntry | undefined {
   const value = parseObject(text);
@@ -34,14 +46,25 @@ async function write(c: PgQueryable, digest: Buffer, key: string, entry: Session
 }
 
 /** The chat → session index of every instance sharing `db` (migration 300). */
-export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
+export function pgChatSessionIndex(db: PgDatabase): PgChatSessionIndex {
+  return indexOn(db);
+}
+
+/** The index on `db`; with `fence`, each write's transaction first holds that claim's row. */
+function indexOn(db: PgDatabase, fence?: ClaimFence): PgChatSessionIndex {
+  const tx = <T>(fn: (c: PgQueryable) => Promise<T>): Promise<T> =>
+    db.tx(async (c) => {
+      if (fence) await holdFence(c, fence, WHAT);
+      return fn(c);
+    });
+
   /** Runs `change` on the key's entry under its row lock; writes what it returns (nothing for undefined). */
   async function update<T>(
     key: string,
     change: (entry: SessionIndexEntry | undefined) => { entry?: SessionIndexEntry; result: T },
   ): Promise<T> {
     const digest = keyDigest(storableText("The session key", key));
-    return db.tx(async (c) => {
+    return tx(async (c) => {
       const { entry, result } = change(await lockedEntry(c, digest));
       if (entry) await write(c, digest, key, entry);
       return result;
@@ -49,6 +72,7 @@ export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
   }
 
   return {
+    fencedBy: (claim) => indexOn(db, claim),
     async get(key) {
       const rows = await db.query<{ entry: string }>(
         "SELECT entry FROM gateway_chat_index WHERE key_digest = $1",
@@ -62,7 +86,7 @@ export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
       // the row exists (waiting for a concurrent creator to commit); otherwise the row is locked
       // and updated, so the second writer builds on the first's entry.
       const digest = keyDigest(storableText("The session key", key));
-      return db.tx(async (c) => {
+      return tx(async (c) => {
         const fresh = indexEntryFor(undefined, key, sessionId, source, now);
         const inserted = await c.query(
           `INSERT INTO gateway_chat_index (key_digest, session_key, session_id, entry)

@@ -7,15 +7,17 @@
  * there passes its gate, then is held up on its way while A is cut off and B takes the chat over
  * and answers in a session of its own; when A's write arrives, the database refuses it and the
  * chat keeps pointing at B's session (with the local gate alone it is pointed back at A's).
- * The wrapper on its own: which claim each write carries, and what is left as it was (the file
- * index of one machine, keys not held here).
+ * The PostgreSQL backend's own index through the wrapper; the wrapper on its own: which claim
+ * each write carries, and what is left as it was (the file index of one machine, keys not held
+ * here).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../../../src/config/defaults.js";
-import { fenceIndexWrites } from "../../../../src/gateway/coordination/chat-fence.js";
+import { claimGate, fenceIndexWrites } from "../../../../src/gateway/coordination/chat-fence.js";
+import { openStateBackend } from "../../../../src/knowledge/state-backend.js";
 import {
   type ChatClaim,
   ChatClaimLostError,
@@ -248,6 +250,36 @@ describe.skipIf(postgresSkipReason)(
       dbs.push(db);
       return db;
     }
+
+    it("the PostgreSQL backend's own index fences through the gateway's wrapper (the runner's wiring)", async () => {
+      const url = await pg.createDatabase();
+      const home = mkdtempSync(join(tmpdir(), "hermes-index-token-home-"));
+      const config = defaultConfig();
+      config.state = { ...config.state, backend: "postgres" } as typeof config.state;
+      const backend = await openStateBackend(home, config, { env: { HERMES_DATABASE_URL: url } });
+      try {
+        const key = "agent:main:telegram:dm:42";
+        const result = await backend.coordinator.claimChat(key);
+        if (!("claimed" in result)) throw new Error("not claimed");
+        const claim = result.claimed;
+        const index = fenceIndexWrites(backend.chatIndex(), claimGate(claim), () => claim);
+        await index.set(key, "landed", source, NOW);
+        // Another instance's take-over, as the database sees it: a new token on the claim row.
+        const admin = await open(url);
+        await admin.query("UPDATE coord_chat_claims SET holder = 'other', token = 'other' WHERE key = $1", [
+          key,
+        ]);
+        await expect(index.set(key, "stale", source, new Date())).rejects.toBeInstanceOf(ChatClaimLostError);
+        expect(claim.lost.aborted).toBe(true);
+        expect(await backend.chatIndex().get(key)).toMatchObject({ session_id: "landed" });
+        // The CLI's index on the same backend (no claim) still writes.
+        await backend.chatIndex().set(key, "from-cli", source, new Date());
+        expect(await backend.chatIndex().get(key)).toMatchObject({ session_id: "from-cli" });
+      } finally {
+        await backend.close();
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
 
     /**
      * A opens a session for the chat; its index write is held up after its gate while A is cut off

@@ -6,7 +6,8 @@
  * taken by exactly one of them.
  *
  * Fencing: `fencedBy(fence)` is a view whose writes land only while a chat claim is current: each
- * write's transaction first takes the claim row (`holdFence`, the lock the session writes take),
+ * write's transaction takes the claim row (`holdFence`, the lock the session writes take) once it
+ * holds the entry's row and before it writes,
  * so a write delayed past a take-over cannot point the chat at a stale session; it is refused with
  * `ChatClaimLostError` and changes nothing. The plain index (CLI, commands) is unfenced.
  */
@@ -52,11 +53,10 @@ export function pgChatSessionIndex(db: PgDatabase): PgChatSessionIndex {
 
 /** The index on `db`; with `fence`, each write's transaction first holds that claim's row. */
 function indexOn(db: PgDatabase, fence?: ClaimFence): PgChatSessionIndex {
-  const tx = <T>(fn: (c: PgQueryable) => Promise<T>): Promise<T> =>
-    db.tx(async (c) => {
-      if (fence) await holdFence(c, fence, WHAT);
-      return fn(c);
-    });
+  // Taken once the write holds the entry's row (or its fresh insert), so the writers of one chat,
+  // serialised on that row, never hold the claim row together: a take-over waiting for it is not
+  // starved by share locks that keep overlapping.
+  const hold = (c: PgQueryable): Promise<void> => (fence ? holdFence(c, fence, WHAT) : Promise.resolve());
 
   /** Runs `change` on the key's entry under its row lock; writes what it returns (nothing for undefined). */
   async function update<T>(
@@ -64,8 +64,10 @@ function indexOn(db: PgDatabase, fence?: ClaimFence): PgChatSessionIndex {
     change: (entry: SessionIndexEntry | undefined) => { entry?: SessionIndexEntry; result: T },
   ): Promise<T> {
     const digest = keyDigest(storableText("The session key", key));
-    return tx(async (c) => {
-      const { entry, result } = change(await lockedEntry(c, digest));
+    return db.tx(async (c) => {
+      const current = await lockedEntry(c, digest);
+      await hold(c);
+      const { entry, result } = change(current);
       if (entry) await write(c, digest, key, entry);
       return result;
     });
@@ -86,15 +88,20 @@ function indexOn(db: PgDatabase, fence?: ClaimFence): PgChatSessionIndex {
       // the row exists (waiting for a concurrent creator to commit); otherwise the row is locked
       // and updated, so the second writer builds on the first's entry.
       const digest = keyDigest(storableText("The session key", key));
-      return tx(async (c) => {
+      return db.tx(async (c) => {
         const fresh = indexEntryFor(undefined, key, sessionId, source, now);
         const inserted = await c.query(
           `INSERT INTO gateway_chat_index (key_digest, session_key, session_id, entry)
            VALUES ($1, $2, $3, $4) ON CONFLICT (key_digest) DO NOTHING RETURNING 1 AS x`,
           [digest, key, sessionId, JSON.stringify(fresh)],
         );
-        if (inserted.length > 0) return fresh;
-        const entry = indexEntryFor(await lockedEntry(c, digest), key, sessionId, source, now);
+        if (inserted.length > 0) {
+          await hold(c);
+          return fresh;
+        }
+        const current = await lockedEntry(c, digest);
+        await hold(c);
+        const entry = indexEntryFor(current, key, sessionId, source, now);
         await write(c, digest, key, entry);
         return entry;
       });

@@ -13,7 +13,11 @@ import { ChatRelay } from "../../src/gateway/coordination/chat-relay.js";
 import { MessageRouter } from "../../src/gateway/messaging/router.js";
 import type { Coordinator } from "../../src/state/coordination.js";
 import { PairingStore, pairingRecords } from "../../src/state/gateway/pairing.js";
-import { chatSessionIndex, SessionIndex } from "../../src/state/gateway/session-index.js";
+import {
+  type ChatSessionIndex,
+  chatSessionIndex,
+  SessionIndex,
+} from "../../src/state/gateway/session-index.js";
 import { openSessionStore, type SqliteSessionStore } from "../../src/state/sqlite-store.js";
 import type { SessionStore } from "../../src/state/types.js";
 import { createBuiltinRegistry } from "../../src/tools/builtin.js";
@@ -60,6 +64,8 @@ export function startInstances(
     sharedIndex?: boolean;
     /** The session store each instance writes through, one per id (default the shared state.db). */
     stores?: readonly SessionStore[];
+    /** The chat → session index each instance writes through, one per id (PostgreSQL's, say). */
+    indexes?: readonly ChatSessionIndex[];
   } = {},
 ): Instances {
   const root = mkdtempSync(join(tmpdir(), "hermes-instances-"));
@@ -86,7 +92,7 @@ export function startInstances(
       adapters: new Map([["telegram", adapter]]),
       pairing: pairingRecords(new PairingStore({ home })),
       relay,
-      index: relay.fenceIndex(index ?? chatSessionIndex(new SessionIndex(home))),
+      index: relay.fenceIndex(options.indexes?.[i] ?? index ?? chatSessionIndex(new SessionIndex(home))),
       openSession: (request) =>
         ChatSession.open({
           ...sessionFor(request, {

@@ -11,9 +11,10 @@
  * timer alone would let their effects through.
  *
  * A gate is a local check: a write that passed it just before a stall can still arrive late. So
- * session writes also carry the claim held when they were made (`ChatClaim.fence`) to a store
- * that lets the database check it (PostgreSQL's `fencedBy`): the write lands only while that
- * claim is the chat's current one, and otherwise throws `ChatClaimLostError` as a gate would.
+ * session writes and chat → session index writes also carry the claim held when they were made
+ * (`ChatClaim.fence`) to a store that lets the database check it (PostgreSQL's `fencedBy`): the
+ * write lands only while that claim is the chat's current one, and otherwise throws
+ * `ChatClaimLostError` as a gate would.
  */
 import type { ApprovalPrompt } from "../../agent/approval-policy.js";
 import type { ChatClaim, ClaimFence, ClaimFencedStore } from "../../state/coordination.js";
@@ -81,34 +82,71 @@ function canFence<S extends object>(store: S): store is S & ClaimFencedStore<S> 
 }
 
 /**
- * `store` with its writes behind `gate` and, when the store can fence (PostgreSQL), made through
- * its view fenced by the claim `claimOf()` names. The claim is read before the gate, so a write
- * made while a claim was held carries that claim's token even if the claim is lost before the
- * write reaches the database (the database then refuses it); no claim held here: unfenced.
+ * `store` with the calls named in `methods` passing `gate` first and, when the store can fence
+ * (PostgreSQL), made through its view fenced by the claim `claimOf` names for the call. The claim
+ * is read before the gate, so a write made while a claim was held carries that claim's token even
+ * if the claim is lost before the write reaches the database (the database then refuses it); no
+ * claim held here: unfenced. A store that cannot fence keeps the gate alone.
  */
-export function fenceStore<S extends object>(store: S, gate: Gate, claimOf: () => ChatClaim | undefined): S {
-  if (!canFence(store)) return gated(store, SESSION_WRITES, gate);
-  let last: { fence: ClaimFence; view: S } | undefined;
+function fencedCalls<S extends object>(
+  store: S,
+  methods: readonly string[],
+  gate: (args: unknown[]) => Promise<void> | undefined,
+  claimOf: (args: unknown[]) => ChatClaim | undefined,
+): S {
+  if (!canFence(store)) return gated(store, methods, gate);
+  // One view per claim (its fence object), made on its first write.
+  const views = new WeakMap<ClaimFence, S>();
   const viewFor = (fence: ClaimFence | undefined): S => {
     if (!fence) return store;
-    if (last?.fence !== fence) last = { fence, view: store.fencedBy(fence) };
-    return last.view;
+    const made = views.get(fence);
+    if (made) return made;
+    const view = store.fencedBy(fence);
+    views.set(fence, view);
+    return view;
   };
-  const names = new Set<PropertyKey>(SESSION_WRITES);
+  const names = new Set<PropertyKey>(methods);
   return new Proxy(store, {
     get(obj, prop) {
       const value: unknown = Reflect.get(obj, prop, obj);
       if (typeof value !== "function") return value;
       if (!names.has(prop)) return (value as (...args: unknown[]) => unknown).bind(obj);
       return (...args: unknown[]) => {
-        const target = viewFor(claimOf()?.fence);
+        const target = viewFor(claimOf(args)?.fence);
         const call = () =>
           (Reflect.get(target, prop, target) as (...a: unknown[]) => unknown).apply(target, args);
-        const wait = gate();
+        const wait = gate(args);
         return wait ? wait.then(call) : call();
       };
     },
   });
+}
+
+/**
+ * `store` with its writes behind `gate` and, when the store can fence (PostgreSQL), made through
+ * its view fenced by the claim `claimOf()` names when the write is made (see `fencedCalls`).
+ */
+export function fenceStore<S extends object>(store: S, gate: Gate, claimOf: () => ChatClaim | undefined): S {
+  return fencedCalls(store, SESSION_WRITES, gate, claimOf);
+}
+
+/**
+ * The chat → session index with its writes (the chat's key is their first argument) behind
+ * `gate(key)` and, when the index can fence (PostgreSQL), made under the claim `claimOf(key)`
+ * names at that moment: a write delayed past a take-over is refused by the database instead of
+ * pointing the chat at a stale session. Keys not held here: the gate alone.
+ */
+export function fenceIndexWrites<T extends object>(
+  index: T,
+  gate: (key: string) => Promise<void> | undefined,
+  claimOf: (key: string) => ChatClaim | undefined,
+): T {
+  return fencedCalls(
+    index,
+    INDEX_WRITES,
+    (args) => gate(String(args[0])),
+    (args) => claimOf(String(args[0])),
+  );
 }
 
 /**

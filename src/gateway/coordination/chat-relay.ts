@@ -29,7 +29,7 @@ import {
 } from "../../state/coordination.js";
 import type { RouteTicket } from "../messaging/router-types.js";
 import type { AdapterHandlers, InboundAction, InboundMessage, PlatformAdapter } from "../platforms/types.js";
-import { type FencedParts, fenceAdapter, fenceParts, type Gate, gated, INDEX_WRITES } from "./chat-fence.js";
+import { type FencedParts, fenceAdapter, fenceIndexWrites, fenceParts, type Gate } from "./chat-fence.js";
 import {
   actionToWire,
   type ChatInputPayload,
@@ -265,9 +265,16 @@ export class ChatRelay {
     return fenceParts(parts, this.gateFrom(key), () => this.held.get(key)?.claim);
   }
 
-  /** The chat → session index with its writes gated per chat (the key is their first argument). */
+  /**
+   * The chat → session index with its writes gated per chat (the key is their first argument),
+   * each also carrying the claim held for its chat now, checked by the database (PostgreSQL).
+   */
   fenceIndex<T extends object>(index: T): T {
-    return gated(index, INDEX_WRITES, (args) => this.gate(String(args[0])));
+    return fenceIndexWrites(
+      index,
+      (key) => this.gate(key),
+      (key) => this.held.get(key)?.claim,
+    );
   }
 
   /**

@@ -4,11 +4,24 @@
  * entry are kept as the file keeps them. Changes lock the key's row (`SELECT … FOR UPDATE`), so
  * two instances touching one chat apply their changes one after the other and a restart mark is
  * taken by exactly one of them.
+ *
+ * Fencing: `fencedBy(fence)` is a view whose writes land only while a chat claim is current: each
+ * write's transaction takes the claim row (`holdFence`, the lock the session writes take) once it
+ * holds the entry's row and before it writes,
+ * so a write delayed past a take-over cannot point the chat at a stale session; it is refused with
+ * `ChatClaimLostError` and changes nothing. The plain index (CLI, commands) is unfenced.
  */
+import type { ClaimFence, ClaimFencedStore } from "../coordination.js";
 import type { IndexedSource, SessionIndexEntry } from "../gateway/session-index.js";
 import { type ChatSessionIndex, indexEntryFor } from "../gateway/session-index.js";
 import type { PgDatabase, PgQueryable } from "./database.js";
 import { keyDigest, parseObject, storableText } from "./gateway-common.js";
+import { holdFence } from "./sessions-sql.js";
+
+/** The chat → session index on PostgreSQL, and views of it fenced by a chat claim. */
+export type PgChatSessionIndex = ChatSessionIndex & ClaimFencedStore<ChatSessionIndex>;
+
+const WHAT = "chat index write";
 
 function asEntry(text: string): SessionIndexEntry | undefined {
   const value = parseObject(text);
@@ -34,7 +47,17 @@ async function write(c: PgQueryable, digest: Buffer, key: string, entry: Session
 }
 
 /** The chat → session index of every instance sharing `db` (migration 300). */
-export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
+export function pgChatSessionIndex(db: PgDatabase): PgChatSessionIndex {
+  return indexOn(db);
+}
+
+/** The index on `db`; with `fence`, each write's transaction first holds that claim's row. */
+function indexOn(db: PgDatabase, fence?: ClaimFence): PgChatSessionIndex {
+  // Taken once the write holds the entry's row (or its fresh insert), so the writers of one chat,
+  // serialised on that row, never hold the claim row together: a take-over waiting for it is not
+  // starved by share locks that keep overlapping.
+  const hold = (c: PgQueryable): Promise<void> => (fence ? holdFence(c, fence, WHAT) : Promise.resolve());
+
   /** Runs `change` on the key's entry under its row lock; writes what it returns (nothing for undefined). */
   async function update<T>(
     key: string,
@@ -42,13 +65,16 @@ export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
   ): Promise<T> {
     const digest = keyDigest(storableText("The session key", key));
     return db.tx(async (c) => {
-      const { entry, result } = change(await lockedEntry(c, digest));
+      const current = await lockedEntry(c, digest);
+      await hold(c);
+      const { entry, result } = change(current);
       if (entry) await write(c, digest, key, entry);
       return result;
     });
   }
 
   return {
+    fencedBy: (claim) => indexOn(db, claim),
     async get(key) {
       const rows = await db.query<{ entry: string }>(
         "SELECT entry FROM gateway_chat_index WHERE key_digest = $1",
@@ -69,8 +95,13 @@ export function pgChatSessionIndex(db: PgDatabase): ChatSessionIndex {
            VALUES ($1, $2, $3, $4) ON CONFLICT (key_digest) DO NOTHING RETURNING 1 AS x`,
           [digest, key, sessionId, JSON.stringify(fresh)],
         );
-        if (inserted.length > 0) return fresh;
-        const entry = indexEntryFor(await lockedEntry(c, digest), key, sessionId, source, now);
+        if (inserted.length > 0) {
+          await hold(c);
+          return fresh;
+        }
+        const current = await lockedEntry(c, digest);
+        await hold(c);
+        const entry = indexEntryFor(current, key, sessionId, source, now);
         await write(c, digest, key, entry);
         return entry;
       });

@@ -28,17 +28,20 @@ export function fenceRowSql(keyParam = 1): string {
   return `SELECT 1 FROM coord_chat_claims WHERE key = $${keyParam} AND token = $${keyParam + 1} FOR SHARE`;
 }
 
-/** What a refused fenced write throws; the claim is told first, so its turn stops as on a lost claim. */
-export function fenceRefused(fence: ClaimFence): ChatClaimLostError {
-  const why = "the database refused a session write made under it (another instance holds the chat now)";
+/**
+ * What a refused fenced write (a session write, or `what` names another) throws; the claim is told
+ * first, so its turn stops as on a lost claim.
+ */
+export function fenceRefused(fence: ClaimFence, what = "session write"): ChatClaimLostError {
+  const why = `the database refused a ${what} made under it (another instance holds the chat now)`;
   fence.refused?.(why);
   return new ChatClaimLostError(fence.key, why);
 }
 
 /** Takes `fence`'s claim row for the rest of the transaction, or throws `ChatClaimLostError`. */
-export async function holdFence(q: PgQueryable, fence: ClaimFence): Promise<void> {
+export async function holdFence(q: PgQueryable, fence: ClaimFence, what?: string): Promise<void> {
   const rows = await q.query(fenceRowSql(), [fence.key, fence.token]);
-  if (rows.length === 0) throw fenceRefused(fence);
+  if (rows.length === 0) throw fenceRefused(fence, what);
 }
 
 /** `"\u0001json:"`: the content prefix Python Hermes also writes; `"\u0000json:"` cannot be stored in PostgreSQL. */

@@ -6,8 +6,12 @@
  */
 import { RotatingFile } from "../../src/util/rotating-file.js";
 
-const [path, tag, count, maxBytes, backups] = process.argv.slice(2);
-const file = new RotatingFile(path as string, { maxBytes: Number(maxBytes), backupCount: Number(backups) });
+const [path, tag, count, maxBytes, backups, recheckMs] = process.argv.slice(2);
+const file = new RotatingFile(path as string, {
+  maxBytes: Number(maxBytes),
+  backupCount: Number(backups),
+  ...(recheckMs === undefined ? {} : { recheckMs: Number(recheckMs) }),
+});
 process.stdin.once("data", () => {
   for (let i = 0; i < Number(count); i++) file.append(`${tag} ${i} ${"x".repeat(40)}\n`);
   file.close();

@@ -249,13 +249,15 @@ describe("files", () => {
     expect(log.enabled("ERROR")).toBe(false);
   });
 
-  it("a full disk disables logging with one warning and never throws", () => {
+  it("a full disk disables logging with one warning and never throws", async () => {
     const dir = join(fresh(), "logs");
     const { log, warnings } = logger({ dir });
     log.info("before");
-    // agent.log now points at a device that answers every write with ENOSPC.
+    // agent.log now points at a device that answers every write with ENOSPC. The writer looks at
+    // the path again at most every 500 ms (rotating-file.ts), so the next lines come after that.
     rmSync(join(dir, "agent.log"));
     symlinkSync("/dev/full", join(dir, "agent.log"));
+    await new Promise((ok) => setTimeout(ok, 550));
     expect(() => {
       log.info("after");
       log.error("later");

@@ -8,7 +8,8 @@
  *   link.restore();                                       // ...and run again
  *   await pairs.close();                                  // coordinators, then connections
  */
-import type { Coordinator } from "../../src/state/coordination.js";
+import { expect } from "vitest";
+import { type ChatClaim, ChatClaimLostError, type Coordinator } from "../../src/state/coordination.js";
 import { openPgCoordinator, type PgCoordinatorTiming } from "../../src/state/postgres/coordination.js";
 import { openPgDatabase, type PgDatabase } from "../../src/state/postgres/database.js";
 import { migrate } from "../../src/state/postgres/migrate.js";
@@ -99,4 +100,25 @@ export function pgInstancePairs() {
       for (const db of dbs.splice(0)) await db.close();
     },
   };
+}
+
+/** `key` claimed by `c`, asking again until a holder's claim lapsed (or `timeoutMs` passed). */
+export async function claimOf(c: Coordinator, key: string, timeoutMs = 10_000): Promise<ChatClaim> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await c.claimChat(key);
+    if ("claimed" in result) return result.claimed;
+    if (Date.now() > end) throw new Error(`${key} still held by ${result.heldBy}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The `ChatClaimLostError` that `p` rejects with (the test fails when it resolves or throws another). */
+export async function claimLost(p: Promise<unknown>): Promise<ChatClaimLostError> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ChatClaimLostError);
+  return error as ChatClaimLostError;
 }

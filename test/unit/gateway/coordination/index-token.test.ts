@@ -30,7 +30,7 @@ import {
   type IndexedSource,
   SessionIndex,
 } from "../../../../src/state/gateway/session-index.js";
-import { openPgCoordinator, type PgCoordinatorTiming } from "../../../../src/state/postgres/coordination.js";
+import { openPgCoordinator } from "../../../../src/state/postgres/coordination.js";
 import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
 import {
   type PgChatSessionIndex,
@@ -40,17 +40,11 @@ import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { openPgSessionStore } from "../../../../src/state/postgres/session-store.js";
 import { type Instance, type Instances, startInstances, until } from "../../../support/gateway-instances.js";
+import { cuttable, FAST_COORDINATION as FAST } from "../../../support/pg-instance-pair.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 import { say } from "../../../support/scripted-transport.js";
 
-const FAST: PgCoordinatorTiming = {
-  heartbeatMs: 100,
-  instanceTtlMs: 800,
-  claimMarginMs: 200,
-  leaseTtlMs: 800,
-  pollMs: 50,
-  maxReconnectMs: 300,
-};
+const TTL = FAST.instanceTtlMs ?? 800;
 const source: IndexedSource = { platform: "telegram", chatType: "dm", chatId: "1", userId: "1" };
 const NOW = new Date("2026-11-27T01:00:00.000Z");
 
@@ -201,33 +195,6 @@ function delayedSets(index: PgChatSessionIndex, fencing: boolean) {
   };
 }
 
-/** `db` whose statements wait while held (the coordinator's link to the database cut). */
-function holdable(db: PgDatabase) {
-  let held = false;
-  const waiters: Array<() => void> = [];
-  const wrapped = new Proxy(db, {
-    get(target, prop) {
-      if (prop === "query")
-        return async (sql: string, params?: unknown[]) => {
-          while (held) await new Promise<void>((r) => waiters.push(r));
-          return target.query(sql, params);
-        };
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return {
-    db: wrapped,
-    hold: () => {
-      held = true;
-    },
-    open: () => {
-      held = false;
-      for (const w of waiters.splice(0)) w();
-    },
-  };
-}
-
 describe.skipIf(postgresSkipReason)(
   "an index write that passed its gate just before its instance stalled",
   () => {
@@ -289,7 +256,7 @@ describe.skipIf(postgresSkipReason)(
       const url = await pg.createDatabase();
       const admin = await open(url);
       await migrate(admin, MIGRATIONS);
-      const aLink = holdable(await open(url));
+      const aLink = cuttable(await open(url));
       const aLog: string[] = [];
       const a = await openPgCoordinator(
         aLink.db,
@@ -319,7 +286,7 @@ describe.skipIf(postgresSkipReason)(
       ia.adapter.from("100", "one");
       await until(() => aIndex.waiting() > 0, "A's index write on its way");
       // A stalls past the TTL: B takes the chat over and answers in a session of its own.
-      aLink.hold();
+      aLink.cut();
       ib.adapter.from("100", "two");
       await until(() => ib.adapter.texts().includes("answer two"), "B's answer", 15_000);
       const entryRow = async () =>
@@ -331,7 +298,7 @@ describe.skipIf(postgresSkipReason)(
       aIndex.open();
       await new Promise((r) => setTimeout(r, 300));
       const after = await entryRow();
-      aLink.open();
+      aLink.restore();
       const sessions = await store.listSessions({});
       const withAnswer: string[] = [];
       for (const s of sessions)

@@ -26,25 +26,18 @@ import {
   type Coordinator,
   localCoordinator,
 } from "../../../../src/state/coordination.js";
-import { openPgCoordinator, type PgCoordinatorTiming } from "../../../../src/state/postgres/coordination.js";
+import { openPgCoordinator } from "../../../../src/state/postgres/coordination.js";
 import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { openPgSessionStore } from "../../../../src/state/postgres/session-store.js";
 import { openSessionStore } from "../../../../src/state/sqlite-store.js";
 import { type Instance, type Instances, startInstances, until } from "../../../support/gateway-instances.js";
+import { FAST_COORDINATION as FAST } from "../../../support/pg-instance-pair.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 import { say } from "../../../support/scripted-transport.js";
 
 const WORKER = resolve(import.meta.dirname, "../../../support/session-token-worker.ts");
-const FAST: PgCoordinatorTiming = {
-  heartbeatMs: 100,
-  instanceTtlMs: 800,
-  claimMarginMs: 200,
-  leaseTtlMs: 800,
-  pollMs: 50,
-  maxReconnectMs: 300,
-};
 
 /** `db` whose statements matching `which` wait while held (a slow or cut link to the database). */
 function holdable(db: PgDatabase) {

@@ -8,74 +8,26 @@
  * under no claim are unaffected.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ChatClaim, ChatClaimLostError, type Coordinator } from "../../../../src/state/coordination.js";
+import { ChatClaimLostError, type Coordinator } from "../../../../src/state/coordination.js";
 import type { IndexedSource } from "../../../../src/state/gateway/session-index.js";
-import { openPgCoordinator, type PgCoordinatorTiming } from "../../../../src/state/postgres/coordination.js";
+import { openPgCoordinator } from "../../../../src/state/postgres/coordination.js";
 import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
 import { pgChatSessionIndex } from "../../../../src/state/postgres/gateway-stores.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
+import {
+  claimLost,
+  claimOf,
+  cuttable,
+  FAST_COORDINATION as FAST,
+} from "../../../support/pg-instance-pair.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 
-const TTL = 800;
-const FAST: PgCoordinatorTiming = {
-  heartbeatMs: 100,
-  instanceTtlMs: TTL,
-  claimMarginMs: 200,
-  leaseTtlMs: TTL,
-  pollMs: 50,
-  maxReconnectMs: 300,
-};
+const TTL = FAST.instanceTtlMs ?? 800;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const source: IndexedSource = { platform: "telegram", chatType: "dm", chatId: "100", userId: "7" };
 const T1 = new Date("2026-11-27T01:00:00.000Z");
 const T2 = new Date("2026-11-27T02:00:00.000Z");
-
-/** `db` whose statements wait while held (this instance's coordinator cut off from the database). */
-function holdable(db: PgDatabase) {
-  let held = false;
-  const waiters: Array<() => void> = [];
-  const wrapped = new Proxy(db, {
-    get(target, prop) {
-      if (prop === "query")
-        return async (sql: string, params?: unknown[]) => {
-          while (held) await new Promise<void>((r) => waiters.push(r));
-          return target.query(sql, params);
-        };
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return {
-    db: wrapped,
-    hold: () => {
-      held = true;
-    },
-    open: () => {
-      held = false;
-      for (const w of waiters.splice(0)) w();
-    },
-  };
-}
-
-async function claimOf(c: Coordinator, key: string, timeoutMs = 10_000): Promise<ChatClaim> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await c.claimChat(key);
-    if ("claimed" in result) return result.claimed;
-    if (Date.now() > end) throw new Error(`${key} still held by ${result.heldBy}`);
-    await sleep(25);
-  }
-}
-
-async function refusal(p: Promise<unknown>): Promise<ChatClaimLostError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ChatClaimLostError);
-  return error as ChatClaimLostError;
-}
 
 describe.skipIf(postgresSkipReason)("PostgreSQL chat → session index writes fenced by a chat claim", () => {
   let pg: PostgresFixture;
@@ -101,7 +53,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL chat → session index writes fe
     const url = await pg.createDatabase();
     const admin = await open(url, 2);
     await migrate(admin, MIGRATIONS);
-    const aCoordDb = holdable(await open(url));
+    const aCoordDb = cuttable(await open(url));
     const aLines: string[] = [];
     const a = await openPgCoordinator(
       aCoordDb.db,
@@ -160,7 +112,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL chat → session index writes fe
     await stale.markInterrupted(key, "restart_interrupted", T1);
     // a stalls: its heartbeat no longer reaches the database, and b takes the chat over and moves
     // it to a session of its own (taking the restart mark as its turn does).
-    aCoordDb.hold();
+    aCoordDb.cut();
     const taken = await claimOf(b, key);
     expect(taken.fence?.token).not.toBe(claim.fence?.token);
     const fresh = bIndex.fencedBy(taken.fence!);
@@ -179,7 +131,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL chat → session index writes fe
       ["set (first entry)", () => stale.set(`${key}:thread`, "session-a", source, new Date())],
     ];
     for (const [name, attempt] of attempts) {
-      const error = await refusal(attempt());
+      const error = await claimLost(attempt());
       expect(error.key, name).toBe(key);
       expect(error.message, name).toMatch(/no longer holds chat .*: the database refused a chat index write/);
     }
@@ -191,7 +143,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL chat → session index writes fe
     expect(aLines.join("\n")).toMatch(/lost chat .*C9: the database refused a chat index write/);
     // The new holder's writes land; a wakes, its coordinator agrees, and b keeps the chat.
     await fresh.touch(key, new Date("2026-11-27T04:00:00.000Z"));
-    aCoordDb.open();
+    aCoordDb.restore();
     await expect(claim.ensure()).rejects.toBeInstanceOf(ChatClaimLostError);
     expect(await bIndex.get(key)).toMatchObject({
       session_id: "session-b",
@@ -206,7 +158,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL chat → session index writes fe
     const claim = await claimOf(a, key);
     const index = aIndex.fencedBy(claim.fence!);
     await index.set(key, "s1", source, T1);
-    aCoordDb.hold();
+    aCoordDb.cut();
     await sleep(TTL + 300);
     const age = await admin.query<{ ms: number }>(
       "SELECT (extract(epoch FROM clock_timestamp() - seen_at) * 1000)::int AS ms FROM coord_chat_claims WHERE key = $1",
@@ -216,7 +168,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL chat → session index writes fe
     // The claim row is old but still this claim's: writes land.
     await index.set(key, "s2", source, T2);
     await index.touch(key, T2);
-    aCoordDb.open();
+    aCoordDb.restore();
     await claim.ensure();
     expect(claim.lost.aborted).toBe(false);
     expect(await aIndex.get(key)).toMatchObject({ session_id: "s2", updated_at: T2.toISOString() });
@@ -229,7 +181,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL chat → session index writes fe
     const fenced = aIndex.fencedBy(claim.fence!);
     await fenced.set(key, "s1", source, T1);
     await claim.release();
-    await refusal(fenced.set(key, "late", source, T2));
+    await claimLost(fenced.set(key, "late", source, T2));
     expect(await aIndex.get(key)).toMatchObject({ session_id: "s1" });
     // The plain index writes without any claim row at all.
     await aIndex.set(key, "from-cli", source, T2);

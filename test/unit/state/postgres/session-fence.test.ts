@@ -7,72 +7,24 @@
  * live claim behave exactly as unfenced ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ChatClaim, ChatClaimLostError, type Coordinator } from "../../../../src/state/coordination.js";
-import { openPgCoordinator, type PgCoordinatorTiming } from "../../../../src/state/postgres/coordination.js";
+import { ChatClaimLostError, type Coordinator } from "../../../../src/state/coordination.js";
+import { openPgCoordinator } from "../../../../src/state/postgres/coordination.js";
 import { openPgDatabase, type PgDatabase } from "../../../../src/state/postgres/database.js";
 import { migrate } from "../../../../src/state/postgres/migrate.js";
 import { MIGRATIONS } from "../../../../src/state/postgres/migrations/index.js";
 import { openPgSessionStore } from "../../../../src/state/postgres/session-store.js";
+import {
+  claimLost,
+  claimOf,
+  cuttable,
+  FAST_COORDINATION as FAST,
+} from "../../../support/pg-instance-pair.js";
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 
-const TTL = 800;
-const FAST: PgCoordinatorTiming = {
-  heartbeatMs: 100,
-  instanceTtlMs: TTL,
-  claimMarginMs: 200,
-  leaseTtlMs: TTL,
-  pollMs: 50,
-  maxReconnectMs: 300,
-};
+const TTL = FAST.instanceTtlMs ?? 800;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const user = (text: string) => ({ role: "user" as const, content: text });
 const assistant = (text: string) => ({ role: "assistant" as const, content: text });
-
-/** `db` whose statements wait while held (this instance's coordinator cut off from the database). */
-function holdable(db: PgDatabase) {
-  let held = false;
-  const waiters: Array<() => void> = [];
-  const wrapped = new Proxy(db, {
-    get(target, prop) {
-      if (prop === "query")
-        return async (sql: string, params?: unknown[]) => {
-          while (held) await new Promise<void>((r) => waiters.push(r));
-          return target.query(sql, params);
-        };
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return {
-    db: wrapped,
-    hold: () => {
-      held = true;
-    },
-    open: () => {
-      held = false;
-      for (const w of waiters.splice(0)) w();
-    },
-  };
-}
-
-async function claimOf(c: Coordinator, key: string, timeoutMs = 10_000): Promise<ChatClaim> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await c.claimChat(key);
-    if ("claimed" in result) return result.claimed;
-    if (Date.now() > end) throw new Error(`${key} still held by ${result.heldBy}`);
-    await sleep(25);
-  }
-}
-
-async function refusal(p: Promise<unknown>): Promise<ChatClaimLostError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ChatClaimLostError);
-  return error as ChatClaimLostError;
-}
 
 describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat claim", () => {
   let pg: PostgresFixture;
@@ -98,7 +50,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
     const url = await pg.createDatabase();
     const admin = await open(url, 2);
     await migrate(admin, MIGRATIONS);
-    const aCoordDb = holdable(await open(url));
+    const aCoordDb = cuttable(await open(url));
     const aLines: string[] = [];
     const a = await openPgCoordinator(
       aCoordDb.db,
@@ -170,7 +122,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
     await stale.appendMessage(s.id, user("question"));
     const other = await stale.createSession({ source: "slack" });
     // a stalls: its heartbeat and renewals no longer reach the database, and b takes the chat over.
-    aCoordDb.hold();
+    aCoordDb.cut();
     const taken = await claimOf(b, "slack:C9");
     expect(taken.fence?.token).not.toBe(claim.fence?.token);
     // a's claim still looks usable to a's own coordinator (it has not heard back yet)...
@@ -202,7 +154,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
       ["deleteSession", () => stale.deleteSession(other.id)],
     ];
     for (const [name, attempt] of attempts) {
-      const error = await refusal(attempt());
+      const error = await claimLost(attempt());
       expect(error.key, name).toBe("slack:C9");
       expect(error.message, name).toMatch(
         /no longer holds chat slack:C9: the database refused a session write/,
@@ -222,7 +174,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
     expect((await bStore.getMessages(s.id)).map((m) => m.content)).toEqual(["question", "answer from b"]);
     expect(await bStore.getSession(s.id)).toMatchObject({ model: "b-model", endReason: "turn_finished" });
     // a wakes: its coordinator agrees, and b keeps the chat.
-    aCoordDb.open();
+    aCoordDb.restore();
     await expect(claim.ensure()).rejects.toBeInstanceOf(ChatClaimLostError);
     await sleep(3 * FAST.heartbeatMs!);
     expect(taken.valid()).toBe(true);
@@ -235,7 +187,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
     const claim = await claimOf(a, "telegram:8");
     const store = aStore.fencedBy(claim.fence!);
     const s = await store.createSession({ source: "telegram" });
-    aCoordDb.hold();
+    aCoordDb.cut();
     await sleep(TTL + 300);
     // The claim row is old (nobody confirmed it past the TTL), but still this claim's: writes land.
     const age = await admin.query<{ ms: number }>(
@@ -244,7 +196,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
     expect(age[0]!.ms).toBeGreaterThan(TTL);
     await store.appendMessage(s.id, user("still here"));
     await store.updateSession(s.id, { model: "m" });
-    aCoordDb.open();
+    aCoordDb.restore();
     await claim.ensure();
     expect(claim.lost.aborted).toBe(false);
     expect((await aStore.getMessages(s.id)).map((m) => m.content)).toEqual(["still here"]);
@@ -256,7 +208,7 @@ describe.skipIf(postgresSkipReason)("PostgreSQL session writes fenced by a chat 
     const fenced = aStore.fencedBy(claim.fence!);
     const s = await fenced.createSession({ source: "discord" });
     await claim.release();
-    await refusal(fenced.appendMessage(s.id, user("after release")));
+    await claimLost(fenced.appendMessage(s.id, user("after release")));
     expect(await admin.query("SELECT 1 FROM messages WHERE session_id = $1", [s.id])).toEqual([]);
     await aStore.appendMessage(s.id, user("the CLI writes unfenced"));
     expect((await aStore.getMessages(s.id)).map((m) => m.content)).toEqual(["the CLI writes unfenced"]);

@@ -156,6 +156,18 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     defaultModel: "gemini-2.5-flash",
   },
   {
+    id: "vertex",
+    name: "Google Vertex AI",
+    aliases: ["google-vertex", "vertex-ai", "gcp-vertex"],
+    // The real base URL names the project and location (vertex.ts builds it at resolution).
+    baseUrl: "https://aiplatform.googleapis.com",
+    // No key: a service-account key file or gcloud's login yields short-lived tokens (oauth/google-auth.ts).
+    apiKeyEnv: [],
+    apiMode: "chat_completions",
+    keyOptional: true,
+    defaultModel: "google/gemini-2.5-flash",
+  },
+  {
     id: "deepseek",
     name: "DeepSeek",
     aliases: [],

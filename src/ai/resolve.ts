@@ -2,6 +2,7 @@
  * Decides which provider, model, endpoint and key a session talks to, from command-line flags,
  * `config.yaml` and the environment, and builds the transport for it.
  */
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { readClaudeCodeToken } from "../config/claude-code.js";
 import type { HermesConfig } from "../config/defaults.js";
@@ -19,6 +20,13 @@ import { isStoredLoginProvider, loginCommand } from "./oauth/types.js";
 import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
 import { redactingTransport } from "./redacting-transport.js";
 import type { ApiMode, Transport } from "./types.js";
+import {
+  resolveVertexBaseUrl,
+  resolveVertexSettings,
+  VertexConfigError,
+  type VertexSettings,
+  vertexModelId,
+} from "./vertex.js";
 
 export interface RuntimeFlags {
   model?: string | undefined;
@@ -46,6 +54,11 @@ export interface ResolvedRuntime {
   modelIsDefault?: boolean;
   /** The header carrying the key instead of `Authorization: Bearer` (the catalog's `apiKeyHeader`). */
   apiKeyHeader?: string | undefined;
+  /**
+   * Google Vertex AI's credentials, project and location (no secret): the transport gets each
+   * access token from them (vertex-transport.ts). Set only for the `vertex` provider.
+   */
+  vertex?: VertexSettings | undefined;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -198,6 +211,11 @@ export function resolveRuntime(input: {
       named?.baseUrl ??
       fromEnv?.baseUrl ??
       firstEnv(env, profile.baseUrlEnv ?? [])) !== undefined;
+  // Vertex signs in with Google credentials, not a key (vertex.ts); its URL names the project.
+  const vertex = profile.id === "vertex" && !named ? vertexSettings(config, env) : undefined;
+  const vertexUrl = vertex
+    ? vertexRuntimeUrl(vertex, env, flagChoice.baseUrl ?? configEndpoint?.baseUrl)
+    : undefined;
   let apiKey =
     configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env);
   let login: RuntimeLogin | undefined;
@@ -245,7 +263,9 @@ export function resolveRuntime(input: {
 
   const chosenModel =
     flagChoice.model ?? configModel?.model ?? named?.model ?? clean(env["HERMES_INFERENCE_MODEL"]);
-  const model = chosenModel ?? profile.defaultModel;
+  const model = vertex
+    ? vertexModelId(chosenModel ?? profile.defaultModel)
+    : (chosenModel ?? profile.defaultModel);
 
   let apiMode: ApiMode;
   try {
@@ -259,7 +279,7 @@ export function resolveRuntime(input: {
     throw new NoProviderError((err as Error).message);
   }
 
-  const finalUrl = (loginBaseUrl ?? baseUrl).replace(/\/+$/, "");
+  const finalUrl = (vertexUrl ?? loginBaseUrl ?? baseUrl).replace(/\/+$/, "");
   return {
     provider: providerId,
     model,
@@ -269,7 +289,27 @@ export function resolveRuntime(input: {
     ...(login ? { login } : {}),
     ...(chosenModel === undefined ? { modelIsDefault: true } : {}),
     ...(profile.apiKeyHeader && !named ? { apiKeyHeader: profile.apiKeyHeader } : {}),
+    ...(vertex ? { vertex } : {}),
   };
+}
+
+/** Vertex's settings for this run, its one-line problems as `NoProviderError` (a configuration error). */
+function vertexSettings(config: HermesConfig, env: Env): VertexSettings {
+  try {
+    return resolveVertexSettings({ env, config, homedir: homedir(), redactor: processRedactor() });
+  } catch (error) {
+    if (error instanceof VertexConfigError) throw new NoProviderError(error.message);
+    throw error;
+  }
+}
+
+function vertexRuntimeUrl(settings: VertexSettings, env: Env, explicit: string | undefined): string {
+  try {
+    return resolveVertexBaseUrl(settings, env, explicit);
+  } catch (error) {
+    if (error instanceof VertexConfigError) throw new NoProviderError(error.message);
+    throw error;
+  }
 }
 
 /** The home whose logins apply when the caller did not say: HERMES_HOME, else `$HOME/.hermes`. */
@@ -345,6 +385,7 @@ export async function createTransport(
   const redactor = processRedactor();
   redactor.addSecret(runtime.apiKey, `${runtime.provider.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_KEY`);
   if (runtime.login) return loginTransport(runtime, runtime.login, options);
+  if (runtime.vertex) return vertexTransport(runtime, runtime.vertex, options);
   return redactingTransport(await wireTransport(runtime, options), redactor);
 }
 
@@ -383,6 +424,25 @@ async function loginTransport(
           ? { ...options, defaultHeaders: { ...options.defaultHeaders, ...credential.headers } }
           : options,
       ),
+  });
+}
+
+/**
+ * A transport to Vertex AI: each Google access token (renewed before it expires and after a 401)
+ * gets its own chat-completions client, built through `createTransport` so it is redacted too.
+ */
+async function vertexTransport(
+  runtime: ResolvedRuntime,
+  settings: VertexSettings,
+  options: TransportOptions,
+): Promise<Transport> {
+  const { createVertexTransport, vertexTokenSource } = await import("./vertex-transport.js");
+  return createVertexTransport({
+    settings,
+    baseUrl: runtime.baseUrl,
+    model: runtime.model,
+    source: vertexTokenSource(settings),
+    build: (token) => createTransport({ ...runtime, vertex: undefined, apiKey: token.accessToken }, options),
   });
 }
 

@@ -7,6 +7,7 @@
 import { listModels } from "../../ai/model-listing.js";
 import { findProvider } from "../../ai/providers.js";
 import { NoProviderError, type ResolvedRuntime, resolveRuntime } from "../../ai/resolve.js";
+import type { VertexSettings } from "../../ai/vertex.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { PLATFORMS } from "../../gateway/platforms/registry.js";
 import { apiServerEnabled } from "../../gateway/runner.js";
@@ -60,6 +61,37 @@ function resolveTarget(
   }
 }
 
+/**
+ * Vertex has no model listing to probe: the check is that Google issues a token for the
+ * configured credentials (the project and location are reported; Vertex judges them at the first call).
+ */
+async function vertexLine(
+  group: string,
+  name: string,
+  rt: ResolvedRuntime,
+  settings: VertexSettings,
+  fetchImpl: typeof fetch | undefined,
+): Promise<DoctorLine> {
+  const { vertexTokenProblem } = await import("../../ai/vertex-transport.js");
+  const problem = await vertexTokenProblem(settings, fetchImpl ? { fetch: fetchImpl } : {});
+  const who = settings.account ?? "gcloud user login";
+  if (problem) {
+    return {
+      group,
+      name,
+      status: "fail",
+      detail: problem,
+      fix: "Run hermes setup model (asks for the key file, project and location).",
+    };
+  }
+  return {
+    group,
+    name,
+    status: "ok",
+    detail: `token issued for ${who}, project ${settings.projectId}, location ${settings.region}, model ${rt.model}`,
+  };
+}
+
 /** Probes each target's `/models` with its key. `fetchImpl` is injected by tests. */
 export async function providerChecks(
   config: HermesConfig,
@@ -87,6 +119,7 @@ export async function providerChecks(
       }
       const rt = target.runtime;
       const name = `${target.role}: ${rt.provider}`;
+      if (rt.vertex) return vertexLine(group, name, rt, rt.vertex, options.fetch);
       const listing = await listModels({
         baseUrl: rt.baseUrl,
         apiKey: rt.apiKey,

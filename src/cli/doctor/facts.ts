@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { PROVIDERS } from "../../ai/providers.js";
 import { NoProviderError, resolveRuntime } from "../../ai/resolve.js";
+import { vertexFacts } from "../../ai/vertex.js";
 import { poolProviders, poolRecords, readAuthStore } from "../../config/auth-store.js";
 import { defaultConfig, type HermesConfig } from "../../config/defaults.js";
 import { loadEnvFile } from "../../config/env-file.js";
@@ -62,12 +63,19 @@ export interface ModelFact {
   baseUrl: string;
   /** Why no provider resolves, when none does (first line). */
   error?: string;
+  /** More rows for the provider (Vertex's Google sign-in, project, location). */
+  extra?: Array<[string, string]>;
 }
 
 export function modelFact(config: HermesConfig, env: Env, home: string): ModelFact {
   try {
     const rt = resolveRuntime({ flags: {}, config, env, home });
-    return { model: rt.model, provider: rt.provider, baseUrl: rt.baseUrl };
+    return {
+      model: rt.model,
+      provider: rt.provider,
+      baseUrl: rt.baseUrl,
+      ...(rt.vertex ? { extra: vertexFacts(rt.vertex) } : {}),
+    };
   } catch (error) {
     if (!(error instanceof NoProviderError)) throw error;
     return {

@@ -9,6 +9,7 @@ import { formatModelLines, modelChoices, pickModel } from "../../ai/model-choice
 import type { ListedModel } from "../../ai/model-listing.js";
 import { defaultBaseUrl, findProvider, PROVIDERS } from "../../ai/providers.js";
 import { NoProviderError, type ResolvedRuntime, resolveRuntime } from "../../ai/resolve.js";
+import { VERTEX_MODELS } from "../../ai/vertex.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { setEnvVar } from "../../config/env-file.js";
 import { setConfigValue } from "../../config/write.js";
@@ -16,6 +17,7 @@ import { CliFailure } from "../command.js";
 import { configuredEndpoint, endpointExample, needsEndpoint, normaliseEndpoint } from "./endpoint.js";
 import { serverModelDecision } from "./local-model.js";
 import type { Prompter } from "./prompter.js";
+import { askVertex, VERTEX_PATH_VARIABLE } from "./vertex-flow.js";
 
 export interface FlowContext {
   home: string;
@@ -37,6 +39,8 @@ export interface ModelPlan {
   apiKeyRef?: string;
   /** AWS Bedrock's region, for `bedrock.region`. */
   region?: string;
+  /** Google Vertex AI's project and location, for `vertex.project_id` and `vertex.region`. */
+  vertex?: { projectId: string; region: string };
   /** The runtime the plan gives, for the connection test. */
   runtime: ResolvedRuntime;
 }
@@ -92,16 +96,18 @@ function runtimeFor(
     model: string;
     envWrites: ModelPlan["envWrites"];
     apiKeyRef?: string | undefined;
+    vertex?: ModelPlan["vertex"] | undefined;
   },
 ): ResolvedRuntime {
   const env = { ...ctx.env };
   for (const { name, value } of plan.envWrites) env[name] = value;
+  const base = plan.vertex ? withVertex(ctx.config, plan.vertex) : ctx.config;
   // A new key in .env must count even where config.yaml holds an older model.api_key; a custom
   // server's key is model.api_key itself, as it will read once `${CUSTOM_API_KEY}` is expanded.
   // (It counts only with config.yaml naming this provider and address, as it will once written.)
   const config = plan.apiKeyRef
     ? {
-        ...ctx.config,
+        ...base,
         model: {
           ...ctx.config.model,
           provider: plan.provider,
@@ -110,8 +116,8 @@ function runtimeFor(
         },
       }
     : plan.envWrites.length > 0
-      ? { ...ctx.config, model: { ...ctx.config.model, api_key: "" } }
-      : ctx.config;
+      ? { ...base, model: { ...ctx.config.model, api_key: "" } }
+      : base;
   try {
     return resolveRuntime({
       flags: { provider: plan.provider, model: plan.model || undefined, baseUrl: plan.baseUrl || undefined },
@@ -130,7 +136,23 @@ function runtimeFor(
   }
 }
 
+/** config.yaml as it reads once the plan's `vertex.project_id` and `vertex.region` are written. */
+export function withVertex(config: HermesConfig, vertex: NonNullable<ModelPlan["vertex"]>): HermesConfig {
+  const section = config["vertex"];
+  const current = typeof section === "object" && section !== null ? section : {};
+  return { ...config, vertex: { ...current, project_id: vertex.projectId, region: vertex.region } };
+}
+
 async function listFor(ctx: FlowContext, runtime: ResolvedRuntime, refresh: boolean) {
+  // Vertex's OpenAI surface lists no models: the catalog's own list, never a keyless probe.
+  if (runtime.vertex) {
+    return {
+      ok: true as const,
+      models: VERTEX_MODELS.map((id) => ({ id })),
+      fetchedAt: 0,
+      source: "cache" as const,
+    };
+  }
   return listModelsCached({
     home: ctx.home,
     provider: runtime.provider,
@@ -206,6 +228,7 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
   let suggested: string | undefined;
   let apiKeyRef: string | undefined;
   let region: string | undefined;
+  let vertex: ModelPlan["vertex"];
   const ownEndpoint = !option.local && needsEndpoint(option.provider);
   if (option.local) {
     const known =
@@ -226,11 +249,15 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
       p.say(`Address kept from config.yaml: ${baseUrl} (model.base_url).`);
     }
     if (option.provider === "bedrock") region = await askRegion(p, bedrockRegion(ctx));
-    await askKey(ctx, p, option, envWrites);
+    if (option.provider === "vertex") {
+      const answers = await askVertex(p, ctx);
+      vertex = { projectId: answers.projectId, region: answers.region };
+      if (answers.keyPath) envWrites.push({ name: VERTEX_PATH_VARIABLE, value: answers.keyPath });
+    } else await askKey(ctx, p, option, envWrites);
   }
 
   for (let attempt = 0; ; attempt++) {
-    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites, apiKeyRef });
+    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites, apiKeyRef, vertex });
     const listing = await listFor(ctx, runtime, true);
     let models: ListedModel[] = [];
     if (listing.ok) {
@@ -285,7 +312,8 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
       envWrites,
       ...(apiKeyRef ? { apiKeyRef } : {}),
       ...(region ? { region } : {}),
-      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef }) },
+      ...(vertex ? { vertex } : {}),
+      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef, vertex }) },
     };
   }
 }
@@ -554,6 +582,8 @@ export function applyModelPlan(home: string, config: HermesConfig, plan: ModelPl
     edits.push(["model.api_key", ""]);
   if (switching && config.model.api_mode.trim()) edits.push(["model.api_mode", ""]);
   if (plan.region) edits.push(["bedrock.region", plan.region]);
+  if (plan.vertex)
+    edits.push(["vertex.project_id", plan.vertex.projectId], ["vertex.region", plan.vertex.region]);
   for (const [key, value] of edits) {
     const result = setConfigValue(home, key, value);
     lines.push(`${key}: ${value === "" ? '""' : value} → ${result.path}`);

@@ -115,7 +115,9 @@ function tokenFailure(error: unknown, baseUrl: string): unknown {
 function explained(error: ProviderError, settings: VertexSettings, model: string): ProviderError {
   const who = settings.account ?? "your gcloud account";
   const where = `project ${settings.projectId}, location ${settings.region}`;
-  const said = error.message.split("\n")[0] ?? "";
+  const first = error.message.split("\n")[0] ?? "";
+  // The wire's wording names the URL and status again; Vertex's own words are what is new.
+  const said = /answered with HTTP \d+: (.*)$/.exec(first)?.[1] ?? first;
   let fix: string | undefined;
   if (error.status === 401) {
     fix = `Vertex AI refused a freshly issued token (${where}): check that ${who} may use Vertex AI (role roles/aiplatform.user)`;

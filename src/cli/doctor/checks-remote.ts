@@ -113,7 +113,9 @@ export async function providerChecks(
           // The resolver's own fix already names `hermes setup` since the setup wizard exists.
           fix:
             target.role === "primary" && !(fix ?? "").includes("hermes setup")
-              ? `Run hermes setup, or: ${fix ?? ""}`.trim()
+              ? fix
+                ? `Run hermes setup, or: ${fix}`
+                : "Run hermes setup"
               : (fix ?? ""),
         };
       }

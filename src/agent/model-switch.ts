@@ -7,6 +7,7 @@ import { listModelsCached } from "../ai/model-cache.js";
 import { formatModelLines, modelChoices } from "../ai/model-choices.js";
 import { parseModelSpec } from "../ai/model-spec.js";
 import { type Env, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
+import { VERTEX_MODELS } from "../ai/vertex.js";
 import type { HermesConfig } from "../config/defaults.js";
 import { SessionStoreError } from "../state/types.js";
 
@@ -67,6 +68,10 @@ export async function sessionModelList(input: {
     });
   } catch (error) {
     return { lines: [], note: error instanceof Error ? error.message : String(error) };
+  }
+  // Vertex's OpenAI surface lists no models: the ids the catalog knows it serves.
+  if (runtime.vertex) {
+    return { lines: formatModelLines(modelChoices(VERTEX_MODELS.map((id) => ({ id }))), input.model) };
   }
   const listing = await listModelsCached({
     home: input.home,

@@ -91,6 +91,8 @@ export function failureHint(
   context: RetryNoticeContext = {},
 ): string | undefined {
   const c = classified;
+  if (c.reason === "auth" && context.provider === "vertex")
+    return "hermes status shows the Google credentials in use; hermes setup model changes them";
   if (c.reason === "auth") {
     const variable = keyVariable(context.provider, c.baseUrl);
     return variable

@@ -114,17 +114,17 @@ function tokenFailure(error: unknown, baseUrl: string): unknown {
 /** What Vertex said, in one line, with what to check for the statuses a setting causes. */
 function explained(error: ProviderError, settings: VertexSettings, model: string): ProviderError {
   const who = settings.account ?? "your gcloud account";
-  const where = `project ${settings.projectId}, location ${settings.region}`;
+  const where = `project ${settings.projectId} (location ${settings.region})`;
   const first = error.message.split("\n")[0] ?? "";
   // The wire's wording names the URL and status again; Vertex's own words are what is new.
   const said = /answered with HTTP \d+: (.*)$/.exec(first)?.[1] ?? first;
   let fix: string | undefined;
   if (error.status === 401) {
-    fix = `Vertex AI refused a freshly issued token (${where}): check that ${who} may use Vertex AI (role roles/aiplatform.user)`;
+    fix = `Vertex AI refused a freshly issued token for ${where}: give ${who} the role roles/aiplatform.user there`;
   } else if (error.status === 403) {
-    fix = `Vertex AI denied access to ${where}: check vertex.project_id (hermes config set vertex.project_id <project>), that the Vertex AI API is enabled there and that ${who} has roles/aiplatform.user`;
+    fix = `Vertex AI denied access to ${where}: check vertex.project_id, that the Vertex AI API is enabled there and that ${who} has roles/aiplatform.user`;
   } else if (error.status === 404) {
-    fix = `Vertex AI found no ${model} in ${where}: check the model id (e.g. google/gemini-2.5-flash), vertex.project_id and vertex.region`;
+    fix = `Vertex AI found no ${model} in ${where}: check the model id (e.g. google/gemini-2.5-flash) and vertex.region`;
   }
   if (!fix) return error;
   return new ProviderError(`${fix} (HTTP ${error.status}: ${said})`, {

@@ -17,7 +17,7 @@ import {
   serviceAccountJson,
   startFakeGoogleToken,
 } from "../support/fake-google-token.js";
-import { reply } from "../support/fake-llm.js";
+import { httpError, reply } from "../support/fake-llm.js";
 import { useFakeLlm } from "../support/fake-llm-per-file.js";
 
 const PROJECT = "hermes-e2e-project";
@@ -192,5 +192,67 @@ describe("vertex provider", () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain("refused the credentials");
     expect(refused.stdout).toContain("hermes setup model");
+  });
+
+  it("a 401 mid-session: the token is renewed once and the run goes on; a second 401 is a clear error", async () => {
+    const { home, cwd } = vertexHome();
+    const before = google.issued.length;
+    llm.enqueue(
+      reply().toolCall("terminal", { command: "echo step-one" }),
+      httpError(401, {
+        error: {
+          code: 401,
+          message: "Request had invalid authentication credentials.",
+          status: "UNAUTHENTICATED",
+        },
+      }),
+      reply().text("finished after renewal"),
+    );
+    const run = await runHermes(["-z", "two steps"], { home, cwd });
+    expect(run.stdout.trim()).toBe("finished after renewal");
+    expect(run.code).toBe(0);
+    const [first, second] = google.issued.slice(before);
+    expect(google.issued.length - before).toBe(2);
+    expect(llm.chatRequests.map((r) => r.headers.authorization)).toEqual([
+      `Bearer ${first}`,
+      `Bearer ${first}`,
+      `Bearer ${second}`,
+    ]);
+
+    llm.enqueue(httpError(401), httpError(401));
+    const refused = await runHermes(["-z", "again"], { home, cwd });
+    expect(refused.code).not.toBe(0);
+    expect(`${refused.stdout}${refused.stderr}`).toContain(
+      `Vertex AI refused a freshly issued token for project ${PROJECT} (location global): give ${sa.clientEmail} the role roles/aiplatform.user there`,
+    );
+    expect(`${refused.stdout}${refused.stderr}`).toContain(
+      "hermes status shows the Google credentials in use; hermes setup model changes them",
+    );
+    expect(llm.pending).toBe(0);
+  });
+
+  it("hermes model vertex:MODEL switches with the publisher added; without credentials it says what to set", async () => {
+    const { home, cwd } = vertexHome();
+    writeFileSync(
+      join(home, "config.yaml"),
+      `model:\n  provider: openrouter\n  default: x/y\nvertex:\n  project_id: ${PROJECT}\n`,
+    );
+    const set = await runHermes(["model", "vertex:gemini-2.5-pro"], { home, cwd });
+    expect(set.stdout.trim()).toBe("vertex:google/gemini-2.5-pro");
+    expect(set.code).toBe(0);
+    const yaml = readFileSync(join(home, "config.yaml"), "utf8");
+    expect(yaml).toContain("provider: vertex");
+    expect(yaml).toContain("default: google/gemini-2.5-pro");
+    expect(yaml).toContain(`project_id: ${PROJECT}`);
+    const list = await runHermes(["model", "--list", "vertex"], { home, cwd });
+    expect(list.stdout).toContain("google/gemini-2.5-flash");
+    expect(llm.requests).toHaveLength(0);
+
+    const bare = tempHome("model:\n  provider: openrouter\n");
+    const missing = await runHermes(["model", "vertex:gemini-2.5-pro"], bare);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("vertex: no Google credentials found");
+    expect(missing.stderr).toContain("run gcloud auth application-default login");
+    expect(readFileSync(join(bare.home, "config.yaml"), "utf8")).toBe("model:\n  provider: openrouter\n");
   });
 });

@@ -266,7 +266,7 @@ describe("the vertex transport", () => {
     expect((error as ProviderError).status).toBe(401);
     expect((error as Error).message).toMatch(
       new RegExp(
-        `^Vertex AI refused a freshly issued token \\(project ${PROJECT}, location global\\): check that vertex-unit@.* may use Vertex AI \\(role roles/aiplatform\\.user\\) \\(HTTP 401: `,
+        `^Vertex AI refused a freshly issued token for project ${PROJECT} \\(location global\\): give vertex-unit@.* the role roles/aiplatform\\.user there \\(HTTP 401: `,
       ),
     );
     expect(llm.pending).toBe(0);
@@ -286,7 +286,7 @@ describe("the vertex transport", () => {
     const { error } = await failure(transport.stream(request));
     expect((error as Error).message).toMatch(
       new RegExp(
-        `^Vertex AI denied access to project ${PROJECT}, location global: check vertex\\.project_id \\(hermes config set vertex\\.project_id <project>\\)`,
+        `^Vertex AI denied access to project ${PROJECT} \\(location global\\): check vertex\\.project_id, that the Vertex AI API is enabled there`,
       ),
     );
     expect((error as Error).message).toContain("Permission denied on resource project nope.");

@@ -87,8 +87,10 @@ export async function askVertex(
   if (found) {
     const read = tryRead(found, env);
     if (typeof read === "string") p.say(`✗ ${read}`);
-    else if (await p.confirm(`Use the Google credentials found: ${describe(read, found)}?`, true))
-      credential = read;
+    else {
+      p.say(`Google credentials found: ${describe(read, found)}`);
+      if (await p.confirm("Use these Google credentials?", true)) credential = read;
+    }
   }
   if (!credential) {
     p.say(

@@ -59,10 +59,13 @@ export function createVertexTransport(options: VertexTransportOptions): Transpor
   const { settings, baseUrl } = options;
   let built: { token: string; transport: Transport } | undefined;
 
-  const transportFor = async (force: boolean): Promise<Transport> => {
+  const transportFor = async (force: boolean, signal: AbortSignal | undefined): Promise<Transport> => {
     let token: GoogleToken;
     try {
-      token = await options.source.current(force ? { force, ...(built ? { stale: built.token } : {}) } : {});
+      const pending = options.source.current(
+        force ? { force, ...(built ? { stale: built.token } : {}) } : {},
+      );
+      token = await untilAborted(pending, signal);
     } catch (error) {
       throw tokenFailure(error, baseUrl);
     }
@@ -75,7 +78,7 @@ export function createVertexTransport(options: VertexTransportOptions): Transpor
   return {
     apiMode: "chat_completions",
     async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
-      let transport = await transportFor(false);
+      let transport = await transportFor(false, signal);
       let renewed = false;
       for (;;) {
         let started = false;
@@ -89,7 +92,7 @@ export function createVertexTransport(options: VertexTransportOptions): Transpor
           if (!(error instanceof ProviderError) || started || signal?.aborted) throw error;
           if (error.status === 401 && !renewed) {
             renewed = true;
-            transport = await transportFor(true);
+            transport = await transportFor(true, signal);
             continue;
           }
           throw explained(error, settings, request.model || options.model);
@@ -97,6 +100,29 @@ export function createVertexTransport(options: VertexTransportOptions): Transpor
       }
     },
   };
+}
+
+/**
+ * `promise`, or the signal's reason as soon as it aborts: an interrupt does not wait for a slow
+ * token endpoint (the request goes on, and its token is kept for the next call).
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** A token that could not be had, as the error the classifier and the user understand. */

@@ -304,6 +304,18 @@ describe("the vertex transport", () => {
     );
   });
 
+  it("an interrupt while the token endpoint hangs ends the call at once, with nothing sent", async () => {
+    const { transport } = await transportFor();
+    google.mode = "hang";
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(new Error("interrupted by the user")), 100);
+    const { error } = await failure(transport.stream(request, controller.signal));
+    expect((error as Error).message).toBe("interrupted by the user");
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(llm.chatRequests).toHaveLength(0);
+  });
+
   it("a gcloud login (authorized_user) through the documented token URL override", async () => {
     const adc = keyFile(
       JSON.stringify({

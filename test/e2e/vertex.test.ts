@@ -158,6 +158,15 @@ describe("vertex provider", () => {
     expect(run.stderr).toContain(`vertex: the key file ${key} (VERTEX_CREDENTIALS_PATH) is not JSON`);
     expect(run.stderr).toContain("download the key again");
     expect(llm.chatRequests).toHaveLength(0);
+
+    // A variable naming a file that is gone: the path is shown as it is (a path is no secret).
+    const gone = join(cwd, "gone.json");
+    writeFileSync(join(home, ".env"), `GOOGLE_APPLICATION_CREDENTIALS=${gone}\n`, { mode: 0o600 });
+    const missing = await runHermes(["-z", "hi"], { home, cwd });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
+      `vertex: GOOGLE_APPLICATION_CREDENTIALS names ${gone}, which does not exist`,
+    );
   });
 
   it("a key Google refuses: the one-shot fails with Google's reason and the fix; the key never shows", async () => {

@@ -13,6 +13,7 @@ import { createTransport, NoProviderError, resolveRuntime } from "../../../src/a
 import { ProviderError } from "../../../src/ai/types.js";
 import { projectIdProblem, regionProblem, vertexBaseUrl, vertexModelId } from "../../../src/ai/vertex.js";
 import { defaultConfig, type HermesConfig } from "../../../src/config/defaults.js";
+import { isSecretEnvName } from "../../../src/config/known-secrets.js";
 import { checkKey } from "../../../src/config/validate.js";
 import { scrubEnv } from "../../../src/util/env-scrub.js";
 import {
@@ -357,6 +358,13 @@ describe("around the provider", () => {
     expect(checkKey("vertex.projectid")?.message).toBe(
       'unknown key "vertex.projectid" (did you mean "vertex.project_id"?)',
     );
+  });
+
+  it("the key file's path and the token URL are not secrets to redact (errors name them); the key inside is", () => {
+    expect(isSecretEnvName("GOOGLE_APPLICATION_CREDENTIALS")).toBe(false);
+    expect(isSecretEnvName("VERTEX_CREDENTIALS_PATH")).toBe(false);
+    expect(isSecretEnvName("HERMES_GOOGLE_TOKEN_URL")).toBe(false);
+    expect(isSecretEnvName("GOOGLE_API_KEY")).toBe(true);
   });
 
   it("helper processes do not inherit the key file's location", () => {

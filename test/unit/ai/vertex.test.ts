@@ -106,6 +106,22 @@ describe("vertex settings", () => {
     expect(JSON.stringify(fromEnv)).not.toContain("PRIVATE KEY");
   });
 
+  it("model.base_url set for vertex is used as written (a proxy), only over https or to this machine", () => {
+    const key = keyFile();
+    const proxied = resolveVertex(
+      { VERTEX_CREDENTIALS_PATH: key },
+      {},
+      { base_url: "https://gw.example/vertex/" },
+    );
+    expect(proxied.baseUrl).toBe("https://gw.example/vertex");
+    expect(proxied.vertex?.projectId).toBe("key-project");
+    expect(() =>
+      resolveVertex({ VERTEX_CREDENTIALS_PATH: key }, {}, { base_url: "http://gw.example/vertex" }),
+    ).toThrow(
+      "vertex: model.base_url for vertex is http://gw.example/vertex: credentials go only over https (or http to this machine); fix or remove it",
+    );
+  });
+
   it("a bare Gemini id gets its publisher; other ids stay as written", () => {
     expect(vertexModelId("gemini-2.5-pro")).toBe("google/gemini-2.5-pro");
     expect(vertexModelId("google/gemini-2.5-pro")).toBe("google/gemini-2.5-pro");

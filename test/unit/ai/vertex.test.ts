@@ -310,6 +310,20 @@ describe("the vertex transport", () => {
     expect(llm.chatRequests).toHaveLength(1);
   });
 
+  it("a model Vertex does not serve (404) names the model, project and location", async () => {
+    const { transport } = await transportFor();
+    llm.enqueue(
+      httpError(404, {
+        error: { code: 404, message: "Publisher Model was not found.", status: "NOT_FOUND" },
+      }),
+    );
+    const { error } = await failure(transport.stream({ ...request, model: "google/gemini-9-ultra" }));
+    expect((error as ProviderError).status).toBe(404);
+    expect((error as Error).message).toBe(
+      `Vertex AI found no google/gemini-9-ultra in project ${PROJECT} (location global): check the model id (e.g. google/gemini-2.5-flash) and vertex.region (HTTP 404: Publisher Model was not found.)`,
+    );
+  });
+
   it("a key Google refuses never reaches Vertex: a 401 saying which key and what to do", async () => {
     const { transport } = await transportFor();
     google.mode = "refuse";

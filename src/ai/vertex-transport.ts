@@ -29,7 +29,7 @@ export function vertexTokenSource(
   settings: VertexSettings,
   deps: Partial<TokenDeps> = {},
 ): GoogleTokenSource {
-  const key = `${settings.credentials.origin}\0${settings.credentials.path}`;
+  const key = `${settings.credentials.origin}\0${settings.credentials.path}\0${settings.tokenUrlOverride ?? ""}`;
   const custom = deps.fetch !== undefined || deps.now !== undefined || deps.timeoutMs !== undefined;
   const existing = custom ? undefined : SOURCES.get(key);
   if (existing) return existing;

@@ -232,12 +232,13 @@ export function readCredentialFileSync(
   env: Env,
   redactor?: Redactor,
 ): GoogleCredential {
-  return parseCredential(
-    readText(location, () => readFileSync(location.path, "utf8")),
-    where(location),
-    env,
-    redactor,
-  );
+  let raw: string;
+  try {
+    raw = readFileSync(location.path, "utf8");
+  } catch (error) {
+    throw unreadable(location, error);
+  }
+  return parseCredential(raw, where(location), env, redactor);
 }
 
 /** Reads and parses a credential file. */
@@ -250,9 +251,7 @@ export async function readCredentialFile(
   try {
     raw = await readFile(location.path, "utf8");
   } catch (error) {
-    raw = readText(location, () => {
-      throw error;
-    });
+    throw unreadable(location, error);
   }
   return parseCredential(raw, where(location), env, redactor);
 }
@@ -263,15 +262,11 @@ function where(location: CredentialLocation): string {
     : `the key file ${location.path} (${location.origin})`;
 }
 
-function readText(location: CredentialLocation, read: () => string): string {
-  try {
-    return read();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new GoogleAuthError(
-      `cannot read ${where(location)} (${code}): check the path and that this user may read it`,
-    );
-  }
+function unreadable(location: CredentialLocation, error: unknown): GoogleAuthError {
+  const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  return new GoogleAuthError(
+    `cannot read ${where(location)} (${code}): check the path and that this user may read it`,
+  );
 }
 
 /** A compact JWS segment. */

@@ -172,6 +172,11 @@ describe("vertex settings", () => {
       /^vertex: the private_key in the key file .* is not a PEM private key: download a new JSON key for vertex-unit@/,
     ],
     [
+      "a key path that cannot be read (a directory)",
+      () => resolveVertex({ VERTEX_CREDENTIALS_PATH: dir }),
+      /^vertex: cannot read the key file .* \(VERTEX_CREDENTIALS_PATH\) \(EISDIR\): check the path and that this user may read it$/,
+    ],
+    [
       "GOOGLE_APPLICATION_CREDENTIALS naming a missing file",
       () => resolveVertex({ GOOGLE_APPLICATION_CREDENTIALS: join(dir, "missing.json") }),
       /^vertex: GOOGLE_APPLICATION_CREDENTIALS names .*missing\.json, which does not exist/,

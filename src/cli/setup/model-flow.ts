@@ -17,7 +17,7 @@ import { CliFailure } from "../command.js";
 import { configuredEndpoint, endpointExample, needsEndpoint, normaliseEndpoint } from "./endpoint.js";
 import { serverModelDecision } from "./local-model.js";
 import type { Prompter } from "./prompter.js";
-import { askVertex, VERTEX_PATH_VARIABLE } from "./vertex-flow.js";
+import { askVertex, googleCredentialsOrigin, VERTEX_PATH_VARIABLE } from "./vertex-flow.js";
 
 export interface FlowContext {
   home: string;
@@ -185,7 +185,9 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
   p.say("Providers:");
   PROVIDER_OPTIONS.forEach((o, i) => {
     const found = !o.local ? keyVariableSet(o.provider, ctx.env) : undefined;
-    p.say(`  ${String(i + 1).padStart(2)}. ${o.label}${found ? `  (key found: ${found})` : ""}`);
+    const google = o.provider === "vertex" ? googleCredentialsOrigin(ctx.env) : undefined;
+    const note = found ? `  (key found: ${found})` : google ? `  (credentials found: ${google})` : "";
+    p.say(`  ${String(i + 1).padStart(2)}. ${o.label}${note}`);
   });
   const currentIndex = PROVIDER_OPTIONS.findIndex((o) => o.provider === ctx.config.model.provider.trim());
   let fallback = String(currentIndex >= 0 ? currentIndex + 1 : 1);

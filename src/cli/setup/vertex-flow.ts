@@ -156,6 +156,15 @@ export async function askVertex(
   return { projectId, region, ...(keyPath ? { keyPath } : {}) };
 }
 
+/** Where Google credentials would be taken from (for the provider menu), or undefined; never throws. */
+export function googleCredentialsOrigin(env: Env): string | undefined {
+  try {
+    return findCredentialFile(env, { homedir: str(env["HOME"]) ?? homedir(), exists: existsSync })?.origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * True when a vertex run cannot be resolved for want of something `askVertex` asks: used by
  * `hermes model vertex:MODEL` to ask on a terminal instead of failing.

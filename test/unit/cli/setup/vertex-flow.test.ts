@@ -107,6 +107,11 @@ describe("askModelPlan for vertex", () => {
     const p = scripted(["vertex", "", "", "", "1"]);
     const plan = await askModelPlan({ ...ctx, env }, p);
     expect(p.asked[1]).toBe("Use these Google credentials?");
+    expect(
+      p.said.filter((l) =>
+        /^ +\d+\. Google Vertex AI {2}\(credentials found: GOOGLE_APPLICATION_CREDENTIALS\)$/.test(l),
+      ),
+    ).toHaveLength(1);
     expect(p.said).toContain(
       `Google credentials found: service account ${sa.clientEmail} (GOOGLE_APPLICATION_CREDENTIALS: ${key})`,
     );

@@ -1,0 +1,282 @@
+/**
+ * The `copilot-acp` provider's transport: each model call is one ACP session on the long-lived
+ * Copilot CLI process (acp-process.ts). The conversation and Hermes's tool schemas go in as one
+ * prompt (acp-prompt.ts); the agent's answer streams back as text and thought deltas, and the tool
+ * calls it writes are returned to Hermes's loop, which runs them with its own tools under its own
+ * approval, redaction and interrupt rules. The agent's own permission requests are refused.
+ *
+ * An interrupt cancels the turn (`session/cancel`); an agent that has not stopped within the grace
+ * period is killed with its process group, and the next call starts a new one. An agent that dies
+ * mid-call fails the call with what it printed; the next call starts it again.
+ */
+import { createHash } from "node:crypto";
+import type { NewSessionResponse, SessionConfigOption } from "@agentclientprotocol/sdk";
+import { EventStream } from "../../util/event-stream.js";
+import {
+  type ChatRequest,
+  type FinishReason,
+  ProviderError,
+  type StreamEvent,
+  type Transport,
+} from "../types.js";
+import { type AcpLaunch, acpChildEnv } from "./acp-launch.js";
+import { AcpAgentProcess, type SessionUpdate } from "./acp-process.js";
+import { renderAcpPrompt, ToolCallTextSplitter } from "./acp-prompt.js";
+import { abortError } from "./wire-failure.js";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The model id that means "whatever the Copilot CLI's session uses": nothing is selected. */
+export const COPILOT_ACP_SESSION_MODEL = "copilot-acp";
+
+export interface AcpTransportOptions {
+  /** The program and arguments (acp-launch.ts `copilotAcpLaunch`). */
+  launch: AcpLaunch;
+  /** Hermes's environment; the child gets it without Hermes's secrets. */
+  env: Env;
+  /** The directory the agent runs in and its sessions are opened for; default the process's. */
+  cwd?: string | undefined;
+  /** Where errors say the request went (`acp://copilot`). */
+  baseUrl?: string | undefined;
+  /** How long the agent may take to answer `initialize`; default 60 s. */
+  startTimeoutMs?: number | undefined;
+  /** How long a cancelled turn may take to end before the agent is killed; default 3 s. */
+  cancelGraceMs?: number | undefined;
+  /** The process to use (tests); default one shared per program, arguments and directory. */
+  process?: AcpAgentProcess | undefined;
+  /** Told about each permission the agent asked for and was refused. */
+  onRefused?: ((what: string) => void) | undefined;
+}
+
+const shared = new Map<string, AcpAgentProcess>();
+
+/**
+ * One agent process per program, arguments, directory and environment for the whole Hermes
+ * process, so the main model, a fallback and side tasks reuse it instead of starting one each.
+ */
+export function sharedAcpProcess(options: AcpTransportOptions): AcpAgentProcess {
+  const cwd = options.cwd ?? process.cwd();
+  const key = createHash("sha256")
+    .update(JSON.stringify([options.launch.command, options.launch.args, cwd, acpChildEnv(options.env)]))
+    .digest("hex");
+  let found = shared.get(key);
+  if (!found) {
+    found = new AcpAgentProcess({
+      launch: options.launch,
+      cwd,
+      env: options.env,
+      startTimeoutMs: options.startTimeoutMs ?? 60_000,
+      onRefused: options.onRefused,
+    });
+    shared.set(key, found);
+  }
+  return found;
+}
+
+export function createAcpTransport(options: AcpTransportOptions): Transport {
+  const proc = options.process ?? sharedAcpProcess(options);
+  const baseUrl = options.baseUrl ?? "acp://copilot";
+  const cwd = options.cwd ?? process.cwd();
+  const grace = options.cancelGraceMs ?? 3_000;
+  return {
+    apiMode: "chat_completions",
+    stream(request, signal) {
+      return runCall({ proc, baseUrl, cwd, grace }, request, signal);
+    },
+  };
+}
+
+interface CallContext {
+  proc: AcpAgentProcess;
+  baseUrl: string;
+  cwd: string;
+  grace: number;
+}
+
+async function* runCall(
+  ctx: CallContext,
+  request: ChatRequest,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<StreamEvent> {
+  if (signal?.aborted) throw abortError(signal);
+  const { proc, baseUrl } = ctx;
+  let agent: Awaited<ReturnType<AcpAgentProcess["agent"]>>;
+  try {
+    agent = await proc.agent();
+  } catch (error) {
+    throw new ProviderError(messageOf(error), { baseUrl, status: 503, cause: error });
+  }
+  const release = agent.hold();
+  const events = new EventStream<StreamEvent>();
+  const splitter = new ToolCallTextSplitter();
+  let reasoning = "";
+  let shown = false;
+  let sessionId: string | undefined;
+  let stopListening = () => {};
+  let cancelled = false;
+  let killTimer: NodeJS.Timeout | undefined;
+
+  const onUpdate = (update: SessionUpdate) => {
+    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
+      const text = splitter.push(update.content.text);
+      if (text) {
+        shown = true;
+        events.push({ type: "text_delta", text });
+      }
+    } else if (update.sessionUpdate === "agent_thought_chunk" && update.content.type === "text") {
+      reasoning += update.content.text;
+      shown = true;
+      events.push({ type: "reasoning_delta", text: update.content.text });
+    }
+  };
+  const onAbort = () => {
+    if (cancelled) return;
+    cancelled = true;
+    if (sessionId) agent.connection.agent.notify("session/cancel", { sessionId }).catch(() => undefined);
+    // An agent that does not end its turn on cancel is ended with its process group.
+    killTimer = setTimeout(() => proc.kill(), ctx.grace);
+    killTimer.unref();
+    events.fail(abortError(signal as AbortSignal));
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+
+  const died = agent.exited.then((why) => ({ died: why }));
+  const work = async () => {
+    const created = await Promise.race([
+      agent.connection.agent.request("session/new", { cwd: ctx.cwd, mcpServers: [] }),
+      died.then(({ died: why }) => Promise.reject(new Error(why))),
+    ]);
+    sessionId = created.sessionId;
+    stopListening = agent.listen(sessionId, onUpdate);
+    if (cancelled) return turnEnded();
+    await selectModel(agent.connection, created, request.model, baseUrl);
+    const outcome = await Promise.race([
+      agent.connection.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: renderAcpPrompt(request) }],
+      }),
+      died,
+    ]);
+    if ("died" in outcome) {
+      throw new ProviderError(`The Copilot ACP agent stopped in the middle of an answer: ${outcome.died}`, {
+        baseUrl,
+        transport: true,
+        partial: shown,
+      });
+    }
+    if (cancelled) return turnEnded();
+    const known = new Set((request.tools ?? []).map((t) => t.function.name));
+    const { calls, rest, content } = splitter.finish(known);
+    if (rest) events.push({ type: "text_delta", text: rest });
+    calls.forEach((call, index) => {
+      events.push({ type: "tool_call", index, call });
+    });
+    const reason: FinishReason =
+      calls.length > 0 ? "tool_calls" : finishReason(outcome.stopReason as string | undefined);
+    events.push({
+      type: "finish",
+      reason,
+      message: {
+        role: "assistant",
+        content: content === "" && calls.length > 0 ? null : content,
+        ...(calls.length > 0 ? { tool_calls: calls } : {}),
+        ...(reasoning ? { reasoning } : {}),
+        finish_reason: reason,
+      },
+    });
+    events.end();
+  };
+  // A turn that ends within the grace period after a cancel keeps its agent.
+  const turnEnded = () => {
+    if (killTimer) clearTimeout(killTimer);
+  };
+  work().catch(async (error: unknown) => {
+    if (cancelled) return;
+    if (error instanceof ProviderError) return events.fail(error);
+    // The connection closes as the agent's output ends, a moment before the process is seen to
+    // exit: wait that moment, so the error says why it ended and what it printed.
+    const why = await Promise.race([
+      died.then((d) => d.died),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 1000).unref()),
+    ]);
+    events.fail(
+      new ProviderError(
+        why
+          ? `The Copilot ACP agent stopped in the middle of an answer: ${why}`
+          : `Copilot ACP: ${messageOf(error)}`,
+        { baseUrl, transport: true, partial: shown, cause: error },
+      ),
+    );
+  });
+
+  try {
+    for await (const event of events) yield event;
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    stopListening();
+    release();
+  }
+}
+
+function finishReason(stop: string | undefined): FinishReason {
+  if (stop === "max_tokens") return "length";
+  if (stop === "refusal") return "content_filter";
+  return "stop";
+}
+
+/**
+ * Selects `model` for the session as the agent offers it: the stable `session/set_config_option`
+ * on its model option, else the older `session/set_model` of its `models` list. The session
+ * default stays for `copilot-acp` (or no model). A model the agent lists no longer, or never did,
+ * fails the call as a provider's "model not found" would, naming what it offers.
+ */
+async function selectModel(
+  connection: Awaited<ReturnType<AcpAgentProcess["agent"]>>["connection"],
+  created: NewSessionResponse,
+  model: string,
+  baseUrl: string,
+): Promise<void> {
+  const wanted = model.trim();
+  if (wanted === "" || wanted === COPILOT_ACP_SESSION_MODEL) return;
+  const option = created.configOptions?.find((o) => o.category === "model" || o.id === "model");
+  if (option) {
+    const values = optionValues(option);
+    if (!values.includes(wanted)) throw modelNotFound(wanted, values, baseUrl);
+    await connection.agent.request("session/set_config_option", {
+      sessionId: created.sessionId,
+      configId: option.id,
+      value: wanted,
+    });
+    return;
+  }
+  const legacy = (created as { models?: { availableModels?: Array<{ modelId?: unknown }> } }).models;
+  const ids = (legacy?.availableModels ?? [])
+    .map((m) => m.modelId)
+    .filter((id): id is string => typeof id === "string");
+  if (ids.length > 0 && !ids.includes(wanted)) throw modelNotFound(wanted, ids, baseUrl);
+  await connection.agent.request("session/set_model", { sessionId: created.sessionId, modelId: wanted });
+}
+
+/** The ids the agent's model option offers (flat or grouped). */
+export function optionValues(option: SessionConfigOption): string[] {
+  if (option.type !== "select") return [];
+  const out: string[] = [];
+  for (const entry of option.options as unknown[]) {
+    const e = entry as { value?: unknown; options?: Array<{ value?: unknown }> };
+    if (typeof e.value === "string") out.push(e.value);
+    for (const inner of e.options ?? []) if (typeof inner.value === "string") out.push(inner.value);
+  }
+  return out;
+}
+
+function modelNotFound(model: string, offered: readonly string[], baseUrl: string): ProviderError {
+  return new ProviderError(
+    `model ${model} not found: the Copilot CLI offers ${offered.join(", ") || "no models"}. ` +
+      `Set model.default to one of them, or to ${COPILOT_ACP_SESSION_MODEL} for the CLI's own choice.`,
+    { baseUrl, status: 404 },
+  );
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

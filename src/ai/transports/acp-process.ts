@@ -121,7 +121,9 @@ export class AcpAgentProcess {
       child.once("error", (error) => resolve(`it could not be started: ${messageOf(error)}`));
       child.once("close", (code, signal) => {
         const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
-        resolve(`it ${how}${stderr.trim() ? `; its last output: ${stderr.trim()}` : ""}`);
+        resolve(
+          `it ${how}${stderr.trim() ? `; its last output: ${stderr.trim()}` : ""}${deprecatedHint(stderr)}`,
+        );
       });
     }).then((why) => {
       unhook();
@@ -192,7 +194,7 @@ export class AcpAgentProcess {
         }, startTimeoutMs);
       });
       const died = exited.then((why) =>
-        Promise.reject(new Error(`The Copilot ACP agent "${line}" ended before it was ready: ${why}`)),
+        Promise.reject(new Error(`The Copilot ACP agent "${line}" quit before answering initialize: ${why}`)),
       );
       // It also rejects when the agent ends long after a good start: nobody waits for it then.
       died.catch(() => undefined);
@@ -229,7 +231,9 @@ export class AcpAgentProcess {
         exited,
         new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 1000).unref()),
       ]);
-      throw why ? new Error(`The Copilot ACP agent "${line}" ended before it was ready: ${why}`) : error;
+      throw why
+        ? new Error(`The Copilot ACP agent "${line}" quit before answering initialize: ${why}`)
+        : error;
     } finally {
       if (timer) clearTimeout(timer);
       release();
@@ -240,6 +244,19 @@ export class AcpAgentProcess {
 /** SIGKILL to the whole process group (the agent and whatever it started). */
 function killGroup(pid: number): void {
   if (!trySignal(-pid, "SIGKILL")) trySignal(pid, "SIGKILL");
+}
+
+/**
+ * The old `gh copilot` extension answers `copilot`-like names but has no ACP mode; its banner says
+ * it is deprecated. Both words are required: the new CLI may mention gh-copilot in its own text.
+ */
+export function deprecatedHint(stderr: string): string {
+  const text = stderr.toLowerCase();
+  if (!text.includes("gh-copilot") || !/deprecated|no commands will be executed/.test(text)) return "";
+  return (
+    ". This is the deprecated gh copilot extension, not the GitHub Copilot CLI: install the CLI " +
+    "(npm install -g @github/copilot) or point HERMES_COPILOT_ACP_COMMAND at it"
+  );
 }
 
 function seconds(ms: number): string {

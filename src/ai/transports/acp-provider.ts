@@ -104,7 +104,8 @@ async function* runCall(
   try {
     agent = await proc.agent();
   } catch (error) {
-    throw new ProviderError(messageOf(error), { baseUrl, status: 503, cause: error });
+    // Not retried: an agent that cannot be started or never answers will not start on the next try.
+    throw new ProviderError(messageOf(error), { baseUrl, cause: error });
   }
   const release = agent.hold();
   const events = new EventStream<StreamEvent>();
@@ -255,6 +256,41 @@ async function selectModel(
     .filter((id): id is string => typeof id === "string");
   if (ids.length > 0 && !ids.includes(wanted)) throw modelNotFound(wanted, ids, baseUrl);
   await connection.agent.request("session/set_model", { sessionId: created.sessionId, modelId: wanted });
+}
+
+/**
+ * The models the Copilot CLI offers this account, as a `session/new` states them (its model
+ * option, else its older `models` list), after `copilot-acp` (the CLI's own choice). Starts the
+ * shared agent when none runs. Throws with the reason when it cannot be started or asked.
+ */
+export async function listAcpModels(options: AcpTransportOptions & { timeoutMs: number }): Promise<string[]> {
+  const proc = options.process ?? sharedAcpProcess({ ...options, startTimeoutMs: options.timeoutMs });
+  const agent = await proc.agent();
+  const release = agent.hold();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const created = await Promise.race([
+      agent.connection.agent.request("session/new", { cwd: options.cwd ?? process.cwd(), mcpServers: [] }),
+      agent.exited.then((why) => Promise.reject(new Error(`the Copilot ACP agent ended: ${why}`))),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error("the Copilot ACP agent did not open a session in time")),
+          options.timeoutMs,
+        );
+      }),
+    ]);
+    const option = created.configOptions?.find((o) => o.category === "model" || o.id === "model");
+    const legacy = (created as { models?: { availableModels?: Array<{ modelId?: unknown }> } }).models;
+    const ids = option
+      ? optionValues(option)
+      : (legacy?.availableModels ?? [])
+          .map((m) => m.modelId)
+          .filter((id): id is string => typeof id === "string");
+    return [COPILOT_ACP_SESSION_MODEL, ...ids.filter((id) => id !== COPILOT_ACP_SESSION_MODEL)];
+  } finally {
+    if (timer) clearTimeout(timer);
+    release();
+  }
 }
 
 /** The ids the agent's model option offers (flat or grouped). */

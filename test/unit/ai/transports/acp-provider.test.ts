@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { classifyApiError } from "../../../../src/ai/error-classifier.js";
 import { COPILOT_ACP_DEFAULT_ARGS } from "../../../../src/ai/transports/acp-launch.js";
 import { AcpAgentProcess } from "../../../../src/ai/transports/acp-process.js";
 import { createAcpTransport } from "../../../../src/ai/transports/acp-provider.js";
@@ -201,6 +202,8 @@ describe("copilot-acp transport", () => {
     expect(error.transport).toBe(true);
     expect(error.partial).toBe(true);
     expect(error.baseUrl).toBe("acp://copilot");
+    // One crash may be a blip: the retry starts a new agent.
+    expect(classifyApiError(error).retryable).toBe(true);
     const after = await collect(transport.stream(ask("hi")));
     expect(finish(after.events).message.content).toContain("Hello from fake copilot");
     expect(starts(fake)).toHaveLength(2);
@@ -214,6 +217,7 @@ describe("copilot-acp transport", () => {
     expect(result.error).toBeInstanceOf(ProviderError);
     expect((result.error as Error).message).toMatch(/did not answer initialize within 0.4 s/);
     expect((result.error as Error).message).toContain("HERMES_COPILOT_ACP_COMMAND");
+    expect(classifyApiError(result.error).retryable).toBe(false);
     const pid = Number(starts(fake)[0]?.["pid"]);
     await waitFor(() => !isAlive(pid));
   });
@@ -223,6 +227,7 @@ describe("copilot-acp transport", () => {
     const result = await collect(transport.stream(ask("hi")));
     expect(result.error).toBeInstanceOf(ProviderError);
     expect((result.error as Error).message).toMatch(/\/nonexistent\/dir\/copilot.*ENOENT/);
+    expect(classifyApiError(result.error).retryable).toBe(false);
   });
 
   it("selects the configured model in the session when the CLI offers it, and names what it offers when not", async () => {

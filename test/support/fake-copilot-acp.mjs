@@ -139,7 +139,7 @@ rl.on("line", (line) => {
       id,
       result: {
         protocolVersion: 1,
-        agentCapabilities: { loadSession: false },
+        agentCapabilities: { loadSession: false, sessionCapabilities: { close: {} } },
         agentInfo: { name: "fake-copilot", version: "0.0.1" },
         authMethods: [],
       },
@@ -166,6 +166,10 @@ rl.on("line", (line) => {
   if (method === "session/set_config_option") {
     sessions.get(params.sessionId).model = params.value;
     return send({ id, result: { configOptions: [] } });
+  }
+  if (method === "session/close") {
+    sessions.delete(params.sessionId);
+    return send({ id, result: {} });
   }
   if (method === "session/prompt") {
     prompt(id, params);

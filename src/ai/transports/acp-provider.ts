@@ -215,6 +215,12 @@ async function* runCall(
   } finally {
     signal?.removeEventListener("abort", onAbort);
     stopListening();
+    // Each call is its own session (the prompt carries the whole conversation): an agent that can
+    // close sessions is told to drop this one, so a long-lived process does not pile them up.
+    const closable = agent.init.agentCapabilities?.sessionCapabilities?.close;
+    if (sessionId && closable && !cancelled) {
+      agent.connection.agent.request("session/close", { sessionId }).catch(() => undefined);
+    }
     release();
   }
 }

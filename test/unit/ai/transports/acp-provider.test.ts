@@ -111,6 +111,8 @@ describe("copilot-acp transport", () => {
     const methods = fake.events().map((e) => e["method"]);
     expect(methods.filter((m) => m === "initialize")).toHaveLength(1);
     expect(methods.filter((m) => m === "session/new")).toHaveLength(2);
+    // Each call's session is closed after it: the long-lived agent does not pile them up.
+    await waitFor(() => fake.events().filter((e) => e["method"] === "session/close").length === 2);
     expect(starts(fake)[0]?.["argv"]).toEqual(["--acp", "--stdio"]);
   });
 

@@ -376,6 +376,7 @@ export async function createTransport(
       env: options.env ?? process.env,
       baseUrl: runtime.baseUrl,
       ...(options.cwd ? { cwd: options.cwd } : {}),
+      ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
     });
     return redactingTransport(acp, redactor);
   }

@@ -68,7 +68,7 @@ describe("an interrupt during a copilot-acp answer", () => {
   it("ends the agent and what it started, however it ignores the cancel", async () => {
     const { home, cwd } = tempHome("model:\n  provider: copilot-acp\nagent:\n  api_max_retries: 0\n");
     const fake = fakeCopilot();
-    const run = spawnHermes(["-z", "SCENARIO:stubborn"], {
+    const run = spawnHermes(["-z", "SCENARIO:deaf"], {
       home,
       cwd,
       env: { PATH: fake.path, FAKE_ACP_LOG: fake.logFile },

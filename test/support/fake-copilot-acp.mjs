@@ -10,7 +10,8 @@
 // Scenarios: (none) a text answer with a thought; tool: a Hermes tool call, then an answer quoting
 // the tool result; permission / permission-allow-only: asks session/request_permission and reports
 // the outcome; fs: asks fs/write_text_file and reports the answer; slow: streams, then waits for
-// session/cancel; stubborn: streams, starts a grandchild, ignores cancel; die: streams, then exits 3.
+// session/cancel; deaf: streams, starts a grandchild, ignores cancel; silent: never answers;
+// die: streams, then exits 3.
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -97,14 +98,18 @@ async function prompt(id, params) {
     chunk(sid, `fs answer: ${JSON.stringify(answer.error ?? answer.result)}`);
     return end();
   }
-  if (scenario === "slow" || scenario === "stubborn") {
+  if (scenario === "slow" || scenario === "deaf") {
     chunk(sid, "Partial answer");
-    if (scenario === "stubborn") {
+    if (scenario === "deaf") {
       const grandchild = spawn("sleep", ["300"], { stdio: "ignore" });
       log({ event: "grandchild", pid: grandchild.pid });
       session.ignoreCancel = true;
     }
     session.onCancel = () => end("cancelled");
+    log({ event: "waiting", session: sid });
+    return;
+  }
+  if (scenario === "silent") {
     log({ event: "waiting", session: sid });
     return;
   }

@@ -259,7 +259,8 @@ export function deprecatedHint(stderr: string): string {
   );
 }
 
-function seconds(ms: number): string {
+/** A duration for a message: one decimal under 10 s. */
+export function seconds(ms: number): string {
   return ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000));
 }
 

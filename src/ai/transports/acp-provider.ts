@@ -20,8 +20,9 @@ import {
   type Transport,
 } from "../types.js";
 import { type AcpLaunch, acpChildEnv } from "./acp-launch.js";
-import { AcpAgentProcess, type SessionUpdate } from "./acp-process.js";
+import { AcpAgentProcess, type SessionUpdate, seconds } from "./acp-process.js";
 import { renderAcpPrompt, ToolCallTextSplitter } from "./acp-prompt.js";
+import { StallWatchdog } from "./stall.js";
 import { abortError } from "./wire-failure.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -42,6 +43,11 @@ export interface AcpTransportOptions {
   startTimeoutMs?: number | undefined;
   /** How long a cancelled turn may take to end before the agent is killed; default 3 s. */
   cancelGraceMs?: number | undefined;
+  /**
+   * An answer that sends nothing this long (`agent.stream_stall_timeout`) is cut as stalled and the
+   * agent killed; 0 never. Default 60 s.
+   */
+  stallTimeoutMs?: number | undefined;
   /** The process to use (tests); default one shared per program, arguments and directory. */
   process?: AcpAgentProcess | undefined;
   /** Told about each permission the agent asked for and was refused. */
@@ -78,10 +84,11 @@ export function createAcpTransport(options: AcpTransportOptions): Transport {
   const baseUrl = options.baseUrl ?? "acp://copilot";
   const cwd = options.cwd ?? process.cwd();
   const grace = options.cancelGraceMs ?? 3_000;
+  const stallMs = options.stallTimeoutMs ?? 60_000;
   return {
     apiMode: "chat_completions",
     stream(request, signal) {
-      return runCall({ proc, baseUrl, cwd, grace }, request, signal);
+      return runCall({ proc, baseUrl, cwd, grace, stallMs }, request, signal);
     },
   };
 }
@@ -91,6 +98,7 @@ interface CallContext {
   baseUrl: string;
   cwd: string;
   grace: number;
+  stallMs: number;
 }
 
 async function* runCall(
@@ -117,7 +125,20 @@ async function* runCall(
   let cancelled = false;
   let killTimer: NodeJS.Timeout | undefined;
 
+  // A hung agent is cut like a silent stream: the call fails as stalled and the agent is killed.
+  const watchdog = new StallWatchdog(ctx.stallMs, () => {
+    if (cancelled) return;
+    cancelled = true;
+    proc.kill();
+    events.fail(
+      new ProviderError(
+        `The Copilot ACP agent sent nothing for ${seconds(ctx.stallMs)} s (agent.stream_stall_timeout); it was stopped`,
+        { baseUrl, transport: true, stalled: true, partial: shown },
+      ),
+    );
+  });
   const onUpdate = (update: SessionUpdate) => {
+    watchdog.touch();
     if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
       const text = splitter.push(update.content.text);
       if (text) {
@@ -151,6 +172,7 @@ async function* runCall(
     stopListening = agent.listen(sessionId, onUpdate);
     if (cancelled) return turnEnded();
     await selectModel(agent.connection, created, request.model, baseUrl);
+    watchdog.start();
     const outcome = await Promise.race([
       agent.connection.agent.request("session/prompt", {
         sessionId,
@@ -213,6 +235,7 @@ async function* runCall(
   try {
     for await (const event of events) yield event;
   } finally {
+    watchdog.stop();
     signal?.removeEventListener("abort", onAbort);
     stopListening();
     // Each call is its own session (the prompt carries the whole conversation): an agent that can

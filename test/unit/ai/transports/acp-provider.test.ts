@@ -38,7 +38,7 @@ afterEach(() => {
 
 function setup(
   extraEnv: Record<string, string> = {},
-  opts: { startTimeoutMs?: number; command?: string } = {},
+  opts: { startTimeoutMs?: number; command?: string; stallTimeoutMs?: number } = {},
 ) {
   const fake = fakeCopilot();
   const env = {
@@ -62,6 +62,7 @@ function setup(
     env,
     process: proc,
     cancelGraceMs: 300,
+    stallTimeoutMs: opts.stallTimeoutMs ?? 20_000,
   });
   return { fake, transport, proc, refused };
 }
@@ -182,7 +183,7 @@ describe("copilot-acp transport", () => {
   it("an agent that ignores the cancel is killed with its process group, and the next call starts a new one", async () => {
     const { fake, transport } = setup();
     const controller = new AbortController();
-    const result = await collect(transport.stream(ask("SCENARIO:stubborn"), controller.signal), (e) => {
+    const result = await collect(transport.stream(ask("SCENARIO:deaf"), controller.signal), (e) => {
       if (e.type === "text_delta") controller.abort();
     });
     expect((result.error as Error).name).toBe("AbortError");
@@ -206,6 +207,19 @@ describe("copilot-acp transport", () => {
     expect(error.baseUrl).toBe("acp://copilot");
     // One crash may be a blip: the retry starts a new agent.
     expect(classifyApiError(error).retryable).toBe(true);
+    const after = await collect(transport.stream(ask("hi")));
+    expect(finish(after.events).message.content).toContain("Hello from fake copilot");
+    expect(starts(fake)).toHaveLength(2);
+  });
+
+  it("an agent that goes silent mid-call is cut as stalled, killed, and started again next time", async () => {
+    const { fake, transport } = setup({}, { stallTimeoutMs: 400 });
+    const result = await collect(transport.stream(ask("SCENARIO:silent")));
+    expect(result.error).toBeInstanceOf(ProviderError);
+    expect((result.error as ProviderError).stalled).toBe(true);
+    expect((result.error as Error).message).toMatch(/sent nothing for 0.4 s \(agent\.stream_stall_timeout\)/);
+    const pid = Number(starts(fake)[0]?.["pid"]);
+    await waitFor(() => !isAlive(pid));
     const after = await collect(transport.stream(ask("hi")));
     expect(finish(after.events).message.content).toContain("Hello from fake copilot");
     expect(starts(fake)).toHaveLength(2);

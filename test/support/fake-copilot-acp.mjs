@@ -6,6 +6,7 @@
 //   FAKE_ACP_ENV_FILE   file to write its whole environment to, as JSON, at start
 //   FAKE_ACP_NO_INIT=1  never answer `initialize`
 //   FAKE_ACP_MODELS     comma-separated model ids offered through a `model` config option
+//   FAKE_ACP_IMAGES=1   say it takes images in prompts
 //
 // Scenarios: (none) a text answer with a thought; tool: a Hermes tool call, then an answer quoting
 // the tool result; permission / permission-allow-only: asks session/request_permission and reports
@@ -47,7 +48,15 @@ async function prompt(id, params) {
   const text = params.prompt.map((b) => b.text ?? "").join("");
   const latestUser = text.slice(text.lastIndexOf("\nUser:\n") + 1);
   const scenario = /SCENARIO:([\w-]+)/.exec(latestUser)?.[1] ?? "plain";
-  log({ event: "prompt", scenario, session: params.sessionId, model: session.model, chars: text.length });
+  const images = params.prompt.filter((b) => b.type === "image").map((b) => b.mimeType);
+  log({
+    event: "prompt",
+    scenario,
+    session: params.sessionId,
+    model: session.model,
+    chars: text.length,
+    images,
+  });
   const sid = params.sessionId;
   const end = (stopReason = "end_turn") => send({ id, result: { stopReason } });
   if (scenario === "plain") {
@@ -144,7 +153,11 @@ rl.on("line", (line) => {
       id,
       result: {
         protocolVersion: 1,
-        agentCapabilities: { loadSession: false, sessionCapabilities: { close: {} } },
+        agentCapabilities: {
+          loadSession: false,
+          sessionCapabilities: { close: {} },
+          promptCapabilities: { image: process.env.FAKE_ACP_IMAGES === "1" },
+        },
         agentInfo: { name: "fake-copilot", version: "0.0.1" },
         authMethods: [],
       },

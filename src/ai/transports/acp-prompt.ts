@@ -5,6 +5,7 @@
  * `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` block in its answer, which Hermes takes
  * out of the text and runs with its own tools. Pure.
  */
+import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { extractTextToolCalls } from "../text-tool-calls.js";
 import type { ChatRequest, Message, ToolCall } from "../types.js";
 
@@ -24,8 +25,35 @@ const LABELS: Record<Message["role"], string> = {
   tool: "Tool result",
 };
 
+/** One content block of an ACP prompt: the text, and images when the agent takes them. */
+export type AcpPromptBlock =
+  | { type: "text"; text: string }
+  | { type: "image"; data: string; mimeType: string };
+
+/**
+ * The model call as ACP prompt blocks: the text of `renderAcpPrompt`, then each image of the
+ * conversation that is a base64 `data:` URL as an image block, when the agent says it takes images
+ * (`promptCapabilities.image`); the text marks where each one was.
+ */
+export function acpPromptBlocks(
+  request: Pick<ChatRequest, "messages" | "tools">,
+  imagesAccepted: boolean,
+): AcpPromptBlock[] {
+  const images: AcpPromptBlock[] = [];
+  const text = renderAcpPrompt(request, (url) => {
+    const match = imagesAccepted ? /^data:([\w.+-]+\/[\w.+-]+);base64,(.+)$/s.exec(url) : null;
+    if (!match) return "[an image, not shown to this model]";
+    images.push({ type: "image", mimeType: match[1] as string, data: match[2] as string });
+    return `[image ${images.length}, attached after this text]`;
+  });
+  return [{ type: "text", text }, ...images];
+}
+
 /** The whole model call as one prompt text: instructions, tools, the conversation so far. */
-export function renderAcpPrompt(request: Pick<ChatRequest, "messages" | "tools">): string {
+export function renderAcpPrompt(
+  request: Pick<ChatRequest, "messages" | "tools">,
+  image: (url: string) => string = () => "[an image, not shown to this model]",
+): string {
   const sections: string[] = [PREAMBLE];
   const tools = (request.tools ?? []).map((t) => ({
     name: t.function.name,
@@ -34,14 +62,14 @@ export function renderAcpPrompt(request: Pick<ChatRequest, "messages" | "tools">
   }));
   if (tools.length > 0) sections.push(`Hermes's tools (JSON Schema parameters):\n${JSON.stringify(tools)}`);
   else sections.push("Hermes offers no tools in this conversation: answer in text.");
-  const transcript = request.messages.map(renderMessage).filter((m) => m !== "");
+  const transcript = request.messages.map((m) => renderMessage(m, image)).filter((m) => m !== "");
   if (transcript.length > 0) sections.push(`The conversation so far:\n\n${transcript.join("\n\n")}`);
   sections.push("Continue the conversation: answer the latest message.");
   return sections.join("\n\n");
 }
 
-function renderMessage(message: Message): string {
-  const text = contentText(message.content);
+function renderMessage(message: Message, image: (url: string) => string): string {
+  const text = contentText(message.content, image);
   const label =
     message.role === "tool"
       ? `${LABELS.tool} (${message.name ?? "tool"}, call ${message.tool_call_id ?? "?"})`
@@ -54,11 +82,11 @@ function renderMessage(message: Message): string {
   return body === "" ? "" : `${label}:\n${body}`;
 }
 
-function contentText(content: Message["content"]): string {
+function contentText(content: Message["content"], image: (url: string) => string): string {
   if (content == null) return "";
   if (typeof content === "string") return content.trim();
   return content
-    .map((part) => (part.type === "text" ? part.text : "[an image, not shown to this model]"))
+    .map((part) => (part.type === "text" ? part.text : image(part.image_url.url)))
     .join("\n")
     .trim();
 }

@@ -10,7 +10,7 @@
  * mid-call fails the call with what it printed; the next call starts it again.
  */
 import { createHash } from "node:crypto";
-import type { NewSessionResponse, SessionConfigOption } from "@agentclientprotocol/sdk";
+import type { NewSessionResponse, PromptRequest, SessionConfigOption } from "@agentclientprotocol/sdk";
 import { EventStream } from "../../util/event-stream.js";
 import {
   type ChatRequest,
@@ -21,7 +21,7 @@ import {
 } from "../types.js";
 import { type AcpLaunch, acpChildEnv } from "./acp-launch.js";
 import { AcpAgentProcess, type SessionUpdate, seconds } from "./acp-process.js";
-import { renderAcpPrompt, ToolCallTextSplitter } from "./acp-prompt.js";
+import { acpPromptBlocks, ToolCallTextSplitter } from "./acp-prompt.js";
 import { StallWatchdog } from "./stall.js";
 import { abortError } from "./wire-failure.js";
 
@@ -173,13 +173,11 @@ async function* runCall(
     if (cancelled) return turnEnded();
     await selectModel(agent.connection, created, request.model, baseUrl);
     watchdog.start();
-    const outcome = await Promise.race([
-      agent.connection.agent.request("session/prompt", {
-        sessionId,
-        prompt: [{ type: "text", text: renderAcpPrompt(request) }],
-      }),
-      died,
-    ]);
+    const prompt: PromptRequest = {
+      sessionId: created.sessionId,
+      prompt: acpPromptBlocks(request, agent.init.agentCapabilities?.promptCapabilities?.image === true),
+    };
+    const outcome = await Promise.race([agent.connection.agent.request("session/prompt", prompt), died]);
     if ("died" in outcome) {
       throw new ProviderError(`The Copilot ACP agent stopped in the middle of an answer: ${outcome.died}`, {
         baseUrl,

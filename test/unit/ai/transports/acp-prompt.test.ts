@@ -6,7 +6,11 @@ import {
   splitArgs,
 } from "../../../../src/ai/transports/acp-launch.js";
 import { deprecatedHint } from "../../../../src/ai/transports/acp-process.js";
-import { renderAcpPrompt, ToolCallTextSplitter } from "../../../../src/ai/transports/acp-prompt.js";
+import {
+  acpPromptBlocks,
+  renderAcpPrompt,
+  ToolCallTextSplitter,
+} from "../../../../src/ai/transports/acp-prompt.js";
 
 const KNOWN = new Set(["terminal", "read_file"]);
 
@@ -126,6 +130,27 @@ describe("renderAcpPrompt", () => {
     );
     expect(prompt).toContain("Tool result (terminal, call c1):\na.txt");
     expect(prompt.trimEnd().endsWith("answer the latest message.")).toBe(true);
+  });
+
+  it("sends data-URL images as image blocks when the agent takes images, and says so in the text", () => {
+    const messages = [
+      {
+        role: "user" as const,
+        content: [
+          { type: "text" as const, text: "what is this?" },
+          { type: "image_url" as const, image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+          { type: "image_url" as const, image_url: { url: "https://example.com/cat.png" } },
+        ],
+      },
+    ];
+    const blocks = acpPromptBlocks({ messages }, true);
+    expect(blocks.slice(1)).toEqual([{ type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" }]);
+    expect(blocks[0]?.type === "text" && blocks[0].text).toContain(
+      "what is this?\n[image 1, attached after this text]\n[an image, not shown to this model]",
+    );
+    const textOnly = acpPromptBlocks({ messages }, false);
+    expect(textOnly).toHaveLength(1);
+    expect(textOnly[0]?.type === "text" && textOnly[0].text).not.toContain("attached");
   });
 
   it("says so when there are no tools", () => {

@@ -296,6 +296,26 @@ describe("copilot-acp transport", () => {
     expect(env["PATH"]).toContain(fake.binDir);
   });
 
+  it("sends an image to an agent that takes images, and only a note to one that does not", async () => {
+    const image = {
+      type: "image_url" as const,
+      image_url: { url: "data:image/jpeg;base64,/9j/4AAQSkZJRg==" },
+    };
+    const request: ChatRequest = {
+      model: "copilot-acp",
+      messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }, image] }],
+    };
+    for (const [flag, expected] of [
+      ["1", ["image/jpeg"]],
+      ["0", []],
+    ] as const) {
+      const { fake, transport } = setup({ FAKE_ACP_IMAGES: flag });
+      const result = await collect(transport.stream(request));
+      expect(result.error).toBeUndefined();
+      expect(fake.events().find((e) => e["event"] === "prompt")?.["images"]).toEqual(expected);
+    }
+  });
+
   it("an interrupt before the call starts throws at once without starting the agent", async () => {
     const { fake, transport } = setup();
     const controller = new AbortController();

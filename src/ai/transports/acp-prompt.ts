@@ -5,7 +5,6 @@
  * `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` block in its answer, which Hermes takes
  * out of the text and runs with its own tools. Pure.
  */
-import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { extractTextToolCalls } from "../text-tool-calls.js";
 import type { ChatRequest, Message, ToolCall } from "../types.js";
 

@@ -7,6 +7,7 @@
 //   FAKE_ACP_NO_INIT=1  never answer `initialize`
 //   FAKE_ACP_MODELS     comma-separated model ids offered through a `model` config option
 //   FAKE_ACP_IMAGES=1   say it takes images in prompts
+//   FAKE_ACP_BANNER=1   print a line that is not JSON on stdout first
 //
 // Scenarios: (none) a text answer with a thought; tool: a Hermes tool call, then an answer quoting
 // the tool result; permission / permission-allow-only: asks session/request_permission and reports
@@ -22,6 +23,7 @@ const log = (entry) => {
 };
 if (process.env.FAKE_ACP_ENV_FILE) writeFileSync(process.env.FAKE_ACP_ENV_FILE, JSON.stringify(process.env));
 log({ event: "start", pid: process.pid, argv: process.argv.slice(2) });
+if (process.env.FAKE_ACP_BANNER === "1") process.stdout.write("Welcome to the Copilot CLI (not JSON)\n\n");
 
 const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 let nextId = 1000;

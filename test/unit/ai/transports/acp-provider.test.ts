@@ -316,6 +316,30 @@ describe("copilot-acp transport", () => {
     }
   });
 
+  it("a line on stdout that is not JSON (a banner) does not break the connection", async () => {
+    const { transport } = setup({ FAKE_ACP_BANNER: "1" });
+    const result = await collect(transport.stream(ask("hello")));
+    expect(result.error).toBeUndefined();
+    expect(text(result.events)).toBe("Hello from fake copilot (model default-model).");
+  });
+
+  it("two calls at once on the one agent each get their own session's answer", async () => {
+    const { fake, transport } = setup({ FAKE_ACP_MODELS: "gpt-5,claude-sonnet-4.5" });
+    const [a, b] = await Promise.all([
+      collect(transport.stream({ ...ask("hi"), model: "gpt-5" })),
+      collect(
+        transport.stream({
+          ...ask("SCENARIO:tool COMMAND<<pwd>>", { tools: [TERMINAL] }),
+          model: "claude-sonnet-4.5",
+        }),
+      ),
+    ]);
+    expect(text(a.events)).toBe("Hello from fake copilot (model gpt-5).");
+    expect(finish(b.events).message.tool_calls?.[0]?.function.name).toBe("terminal");
+    expect(text(b.events)).toBe("Running it now.");
+    expect(starts(fake)).toHaveLength(1);
+  });
+
   it("an interrupt before the call starts throws at once without starting the agent", async () => {
     const { fake, transport } = setup();
     const controller = new AbortController();

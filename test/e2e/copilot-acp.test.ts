@@ -37,8 +37,18 @@ function copilotHome(config = CONFIG): {
 describe("copilot-acp provider (built CLI)", () => {
   it("hermes -z answers through the copilot CLI, which never sees Hermes's keys", async () => {
     const { home, cwd, fake, env } = copilotHome();
-    const result = await runHermes(["-z", "hello"], { home, cwd, env, timeoutMs: 60_000 });
+    const promptFile = join(cwd, "..", "prompts.txt");
+    const result = await runHermes(["-z", `hello, my key is ${OPENROUTER_KEY}`], {
+      home,
+      cwd,
+      env: { ...env, FAKE_ACP_PROMPT_FILE: promptFile },
+      timeoutMs: 60_000,
+    });
     expect(result.stderr).toBe("");
+    // The prompt reached the agent through Hermes's redactor.
+    const prompt = readFileSync(promptFile, "utf8");
+    expect(prompt).toContain("User:\nhello, my key is");
+    expect(prompt).not.toContain(OPENROUTER_KEY);
     expect(result.stdout.trim()).toBe("Hello from fake copilot (model default-model).");
     expect(result.code).toBe(0);
     const child = fake.childEnv();

@@ -8,6 +8,7 @@
 //   FAKE_ACP_MODELS     comma-separated model ids offered through a `model` config option
 //   FAKE_ACP_IMAGES=1   say it takes images in prompts
 //   FAKE_ACP_BANNER=1   print a line that is not JSON on stdout first
+//   FAKE_ACP_PROMPT_FILE  file to append each prompt's text to
 //
 // Scenarios: (none) a text answer with a thought; tool: a Hermes tool call, then an answer quoting
 // the tool result; permission / permission-allow-only: asks session/request_permission and reports
@@ -50,6 +51,7 @@ async function prompt(id, params) {
   const text = params.prompt.map((b) => b.text ?? "").join("");
   const latestUser = text.slice(text.lastIndexOf("\nUser:\n") + 1);
   const scenario = /SCENARIO:([\w-]+)/.exec(latestUser)?.[1] ?? "plain";
+  if (process.env.FAKE_ACP_PROMPT_FILE) appendFileSync(process.env.FAKE_ACP_PROMPT_FILE, `${text}\n---\n`);
   const images = params.prompt.filter((b) => b.type === "image").map((b) => b.mimeType);
   log({
     event: "prompt",

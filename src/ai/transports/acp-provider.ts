@@ -151,13 +151,17 @@ async function* runCall(
       events.push({ type: "reasoning_delta", text: update.content.text });
     }
   };
-  const onAbort = () => {
-    if (cancelled) return;
+  let finished = false;
+  /** Stops the turn: `session/cancel`, and the process group killed if it has not ended in time. */
+  const cancelTurn = () => {
     cancelled = true;
     if (sessionId) agent.connection.agent.notify("session/cancel", { sessionId }).catch(() => undefined);
-    // An agent that does not end its turn on cancel is ended with its process group.
     killTimer = setTimeout(() => proc.kill(), ctx.grace);
     killTimer.unref();
+  };
+  const onAbort = () => {
+    if (cancelled || finished) return;
+    cancelTurn();
     events.fail(abortError(signal as AbortSignal));
   };
   signal?.addEventListener("abort", onAbort, { once: true });
@@ -168,6 +172,9 @@ async function* runCall(
       agent.connection.agent.request("session/new", { cwd: ctx.cwd, mcpServers: [] }),
       died.then(({ died: why }) => Promise.reject(new Error(why))),
     ]);
+    if (typeof created?.sessionId !== "string" || created.sessionId === "") {
+      throw new ProviderError("The Copilot ACP agent opened a session without an id", { baseUrl });
+    }
     sessionId = created.sessionId;
     stopListening = agent.listen(sessionId, onUpdate);
     if (cancelled) return turnEnded();
@@ -205,6 +212,7 @@ async function* runCall(
         finish_reason: reason,
       },
     });
+    finished = true;
     events.end();
   };
   // A turn that ends within the grace period after a cancel keeps its agent.
@@ -213,6 +221,8 @@ async function* runCall(
   };
   work().catch(async (error: unknown) => {
     if (cancelled) return;
+    // The turn is over (or the agent gone): nothing is left to cancel.
+    finished = true;
     if (error instanceof ProviderError) return events.fail(error);
     // The connection closes as the agent's output ends, a moment before the process is seen to
     // exit: wait that moment, so the error says why it ended and what it printed.
@@ -234,6 +244,8 @@ async function* runCall(
     for await (const event of events) yield event;
   } finally {
     watchdog.stop();
+    // A consumer that stops reading before the end (not through the signal) stops the turn too.
+    if (!finished && !cancelled) cancelTurn();
     signal?.removeEventListener("abort", onAbort);
     stopListening();
     // Each call is its own session (the prompt carries the whole conversation): an agent that can
@@ -282,7 +294,16 @@ async function selectModel(
     .map((m) => m.modelId)
     .filter((id): id is string => typeof id === "string");
   if (ids.length > 0 && !ids.includes(wanted)) throw modelNotFound(wanted, ids, baseUrl);
-  await connection.agent.request("session/set_model", { sessionId: created.sessionId, modelId: wanted });
+  try {
+    await connection.agent.request("session/set_model", { sessionId: created.sessionId, modelId: wanted });
+  } catch (error) {
+    // No model list and no way to set one: this CLI chooses its model itself.
+    throw new ProviderError(
+      `model ${wanted} not found: the Copilot CLI offers no model choice (${messageOf(error)}). ` +
+        `Set model.default to ${COPILOT_ACP_SESSION_MODEL} for the CLI's own choice.`,
+      { baseUrl, status: 404, cause: error },
+    );
+  }
 }
 
 /**

@@ -261,6 +261,30 @@ describe("copilot-acp transport", () => {
     expect(sets.map((e) => (e["params"] as { value: string }).value)).toEqual(["claude-sonnet-4.5"]);
   });
 
+  it("a model named for a CLI with no model choice fails as not found, not as a dropped connection", async () => {
+    const { fake, transport } = setup();
+    const result = await collect(transport.stream({ ...ask("hi"), model: "gpt-5" }));
+    expect((result.error as ProviderError).status).toBe(404);
+    expect((result.error as Error).message).toMatch(
+      /model gpt-5 not found: the Copilot CLI offers no model choice/,
+    );
+    expect(classifyApiError(result.error).reason).toBe("model_not_found");
+    // A failed call leaves the agent running for the next one.
+    await new Promise((r) => setTimeout(r, 500));
+    const after = await collect(transport.stream(ask("hi")));
+    expect(finish(after.events).message.content).toContain("Hello from fake copilot");
+    expect(starts(fake)).toHaveLength(1);
+    expect(fake.events().some((e) => e["method"] === "session/cancel")).toBe(false);
+  });
+
+  it("a consumer that stops reading early cancels the turn", async () => {
+    const { fake, transport } = setup();
+    for await (const event of transport.stream(ask("SCENARIO:slow"))) {
+      if (event.type === "text_delta") break;
+    }
+    await waitFor(() => fake.events().some((e) => e["method"] === "session/cancel"));
+  });
+
   it("starts the agent without Hermes's secrets, keeping the Copilot CLI's own token and home", async () => {
     const { fake, transport } = setup({
       OPENROUTER_API_KEY: "sk-or-v1-0123456789abcdef0123",

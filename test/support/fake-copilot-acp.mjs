@@ -9,6 +9,7 @@
 //   FAKE_ACP_IMAGES=1   say it takes images in prompts
 //   FAKE_ACP_BANNER=1   print a line that is not JSON on stdout first
 //   FAKE_ACP_PROMPT_FILE  file to append each prompt's text to
+//   FAKE_ACP_LOGGED_OUT=1 answer session/new with ACP's "authentication required"
 //
 // Scenarios: (none) a text answer with a thought; tool: a Hermes tool call, then an answer quoting
 // the tool result; permission / permission-allow-only: asks session/request_permission and reports
@@ -166,6 +167,9 @@ rl.on("line", (line) => {
         authMethods: [],
       },
     });
+  }
+  if (method === "session/new" && process.env.FAKE_ACP_LOGGED_OUT === "1") {
+    return send({ id, error: { code: -32000, message: "Authentication required" } });
   }
   if (method === "session/new") {
     const sessionId = `fake-session-${++sessionCount}`;

@@ -224,6 +224,7 @@ async function* runCall(
     // The turn is over (or the agent gone): nothing is left to cancel.
     finished = true;
     if (error instanceof ProviderError) return events.fail(error);
+    if (isAuthRequired(error)) return events.fail(notLoggedIn(error, baseUrl));
     // The connection closes as the agent's output ends, a moment before the process is seen to
     // exit: wait that moment, so the error says why it ended and what it printed.
     const why = await Promise.race([
@@ -256,6 +257,19 @@ async function* runCall(
     }
     release();
   }
+}
+
+/** ACP's "authentication required" (-32000): the CLI has no login to use. */
+function isAuthRequired(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === -32000;
+}
+
+function notLoggedIn(error: unknown, baseUrl: string): ProviderError {
+  return new ProviderError(
+    `The Copilot CLI is not logged in (${messageOf(error)}). Run copilot and log in there ` +
+      "(Hermes uses the CLI's own login), or set COPILOT_GITHUB_TOKEN.",
+    { baseUrl, status: 401, cause: error },
+  );
 }
 
 function finishReason(stop: string | undefined): FinishReason {
@@ -335,6 +349,8 @@ export async function listAcpModels(options: AcpTransportOptions & { timeoutMs: 
           .map((m) => m.modelId)
           .filter((id): id is string => typeof id === "string");
     return [COPILOT_ACP_SESSION_MODEL, ...ids.filter((id) => id !== COPILOT_ACP_SESSION_MODEL)];
+  } catch (error) {
+    throw isAuthRequired(error) ? notLoggedIn(error, options.baseUrl ?? "acp://copilot") : error;
   } finally {
     if (timer) clearTimeout(timer);
     release();

@@ -277,6 +277,18 @@ describe("copilot-acp transport", () => {
     expect(fake.events().some((e) => e["method"] === "session/cancel")).toBe(false);
   });
 
+  it("a CLI that is not logged in fails as an auth error that says how to log in, not retried", async () => {
+    const { transport } = setup({ FAKE_ACP_LOGGED_OUT: "1" });
+    const result = await collect(transport.stream(ask("hi")));
+    expect((result.error as ProviderError).status).toBe(401);
+    expect((result.error as Error).message).toMatch(
+      /not logged in \(Authentication required\)\. Run copilot and log in/,
+    );
+    const classified = classifyApiError(result.error);
+    expect(classified.retryable).toBe(false);
+    expect(classified.reason).toMatch(/^auth/);
+  });
+
   it("a consumer that stops reading early cancels the turn", async () => {
     const { fake, transport } = setup();
     for await (const event of transport.stream(ask("SCENARIO:slow"))) {

@@ -126,6 +126,20 @@ describe("copilot-acp provider (built CLI)", () => {
     expect(result.stderr).toMatch(/npm install -g @github\/copilot/);
   });
 
+  it("a program that quits at once (not an ACP agent) fails the run at once, and doctor says what to check", async () => {
+    const { home, cwd } = copilotHome();
+    writeFileSync(join(home, ".env"), "HERMES_COPILOT_ACP_COMMAND=false\n");
+    const env = { PATH: "/usr/bin:/bin" };
+    const run = await runHermes(["-z", "hello"], { home, cwd, env, timeoutMs: 60_000 });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/quit before answering initialize: it exited with code 1/);
+    expect(run.stderr).not.toContain("retrying");
+    const doctor = await runHermes(["doctor"], { home, cwd, env, timeoutMs: 60_000 });
+    const line = doctor.stdout.split("\n").find((l) => l.includes("primary: copilot-acp")) ?? doctor.stdout;
+    expect(line).toMatch(/✗ .*quit before answering initialize/);
+    expect(doctor.stdout).toContain("Hermes uses the CLI's own login");
+  });
+
   it("HERMES_COPILOT_ACP_COMMAND and _ARGS in .env choose the program and its arguments", async () => {
     const { home, cwd, fake } = copilotHome();
     writeFileSync(

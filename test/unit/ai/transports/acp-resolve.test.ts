@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { listModels } from "../../../../src/ai/model-listing.js";
 import { NoProviderError, resolveRuntime } from "../../../../src/ai/resolve.js";
 import { defaultConfig } from "../../../../src/config/defaults.js";
 import { fakeCopilot } from "../../../support/fake-copilot.js";
@@ -73,5 +74,32 @@ describe("resolving copilot-acp", () => {
         home: undefined,
       }),
     ).toThrow(NoProviderError);
+  });
+});
+
+describe("listing copilot-acp's models", () => {
+  it("asks the CLI's ACP session, the CLI's own choice first; without a launch it fetches nothing", async () => {
+    const fake = fakeCopilot();
+    const listed = await listModels({
+      baseUrl: "acp://copilot",
+      apiMode: "chat_completions",
+      acp: { command: fake.command, args: ["--acp", "--stdio"] },
+      env: { PATH: fake.path, FAKE_ACP_MODELS: "gpt-5,claude-sonnet-4.5" },
+    });
+    expect(listed).toEqual({
+      ok: true,
+      models: [{ id: "copilot-acp" }, { id: "gpt-5" }, { id: "claude-sonnet-4.5" }],
+    });
+    let fetched = false;
+    const bare = await listModels({
+      baseUrl: "acp://copilot",
+      apiMode: "chat_completions",
+      fetch: (async () => {
+        fetched = true;
+        throw new Error("no");
+      }) as typeof fetch,
+    });
+    expect(bare).toMatchObject({ ok: false, kind: "unsupported" });
+    expect(fetched).toBe(false);
   });
 });

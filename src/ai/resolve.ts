@@ -8,6 +8,7 @@ import type { HermesConfig } from "../config/defaults.js";
 import { resolveHome } from "../config/home.js";
 import { processRedactor } from "../util/redact.js";
 import { detectApiMode } from "./api-mode.js";
+import { type EntraSettings, entraSettings } from "./oauth/entra-config.js";
 import {
   activeLoginProvider,
   copilotLogin,
@@ -46,6 +47,11 @@ export interface ResolvedRuntime {
   modelIsDefault?: boolean;
   /** The header carrying the key instead of `Authorization: Bearer` (the catalog's `apiKeyHeader`). */
   apiKeyHeader?: string | undefined;
+  /**
+   * Azure AI Foundry with `model.auth_mode: entra_id`: no key; the transport sends an Entra ID
+   * bearer for this scope, renewed before it expires and after a 401 (oauth/azure-token.ts).
+   */
+  entra?: EntraSettings | undefined;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -192,14 +198,21 @@ export function resolveRuntime(input: {
     );
   }
 
+  // Entra ID replaces the key: none is needed, and none is sent even when one is set.
+  const entra =
+    !named && profile.id === "azure-foundry"
+      ? entraSettings(config.model as unknown as Record<string, unknown>)
+      : undefined;
+
   const explicitBaseUrl =
     (flagChoice.baseUrl ??
       configEndpoint?.baseUrl ??
       named?.baseUrl ??
       fromEnv?.baseUrl ??
       firstEnv(env, profile.baseUrlEnv ?? [])) !== undefined;
-  let apiKey =
-    configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env);
+  let apiKey = entra
+    ? undefined
+    : (configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env));
   let login: RuntimeLogin | undefined;
   let loginBaseUrl: string | undefined;
   if (!apiKey && !named && profile.login && home) {
@@ -230,7 +243,7 @@ export function resolveRuntime(input: {
     if ("problem" in copilot) throw new NoProviderError(`Provider copilot: ${copilot.problem}`);
     login = copilot.login;
   }
-  if (!apiKey && !profile.keyOptional) {
+  if (!apiKey && !profile.keyOptional && !entra) {
     const vars = profile.apiKeyEnv.join(" or ");
     const logIn = profile.login ? `Log in with: ${loginCommand(profile.login)}` : "";
     if (profile.apiKeyEnv.length === 0) {
@@ -268,7 +281,8 @@ export function resolveRuntime(input: {
     apiMode,
     ...(login ? { login } : {}),
     ...(chosenModel === undefined ? { modelIsDefault: true } : {}),
-    ...(profile.apiKeyHeader && !named ? { apiKeyHeader: profile.apiKeyHeader } : {}),
+    ...(profile.apiKeyHeader && !named && !entra ? { apiKeyHeader: profile.apiKeyHeader } : {}),
+    ...(entra ? { entra } : {}),
   };
 }
 
@@ -344,6 +358,7 @@ export async function createTransport(
   // the auxiliary model's) is a secret to keep out of everything else it writes.
   const redactor = processRedactor();
   redactor.addSecret(runtime.apiKey, `${runtime.provider.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_KEY`);
+  if (runtime.entra) return entraTransport(runtime, runtime.entra, options);
   if (runtime.login) return loginTransport(runtime, runtime.login, options);
   return redactingTransport(await wireTransport(runtime, options), redactor);
 }
@@ -382,6 +397,33 @@ async function loginTransport(
         credential.headers
           ? { ...options, defaultHeaders: { ...options.defaultHeaders, ...credential.headers } }
           : options,
+      ),
+  });
+}
+
+/**
+ * A transport sending Entra ID bearers (Azure AI Foundry, `model.auth_mode: entra_id`): the
+ * process's token for the scope, renewed before it expires and once after a 401; each new bearer
+ * gets its own wire client, built through `createTransport` so it is redacted too.
+ */
+async function entraTransport(
+  runtime: ResolvedRuntime,
+  entra: EntraSettings,
+  options: TransportOptions,
+): Promise<Transport> {
+  const [{ createOAuthTransport }, { entraCredentialSource, sharedAzureTokenProvider }] = await Promise.all([
+    import("./oauth/transport.js"),
+    import("./oauth/azure-token.js"),
+  ]);
+  const provider = sharedAzureTokenProvider(entra.scope, options.env ?? process.env);
+  return createOAuthTransport({
+    apiMode: runtime.apiMode,
+    baseUrl: runtime.baseUrl,
+    source: entraCredentialSource(provider, runtime.baseUrl),
+    build: (credential) =>
+      createTransport(
+        { ...runtime, entra: undefined, apiKeyHeader: undefined, apiKey: credential.accessToken },
+        options,
       ),
   });
 }

@@ -75,7 +75,8 @@ const shared = new Map<string, AzureTokenProvider>();
  * the main model, a fallback and the auxiliary models share one token.
  */
 export function sharedAzureTokenProvider(scope: string, env: Env): AzureTokenProvider {
-  const key = [scope, env["AZURE_TENANT_ID"] ?? "", env["AZURE_CLIENT_ID"] ?? ""].join("\u0000");
+  const identity = ["AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_AUTHORITY_HOST", "IDENTITY_ENDPOINT"];
+  const key = [scope, ...identity.map((name) => env[name] ?? "")].join("\u0000");
   let provider = shared.get(key);
   if (!provider) {
     // Client secrets are secrets for the redactor whether or not `.env` held them.

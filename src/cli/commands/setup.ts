@@ -170,7 +170,10 @@ async function tryPlan(p: Pick<Prompter, "say" | "signal">, plan: ModelPlan): Pr
   p.say(`Testing ${plan.runtime.provider}:${plan.model} at ${plan.runtime.baseUrl} with one tiny request…`);
   const result = await testConnection(plan.runtime, {
     ...(p.signal ? { signal: p.signal } : {}),
-    ...(plan.region ? { transport: { bedrock: { region: plan.region } } } : {}),
+    transport: {
+      ...(plan.region ? { bedrock: { region: plan.region } } : {}),
+      ...(plan.env ? { env: plan.env } : {}),
+    },
   });
   // Ctrl+C while the request was out: the section is left unfinished, so nothing of it is saved.
   if (p.signal?.aborted) throw new PromptCancelled();

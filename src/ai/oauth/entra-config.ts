@@ -23,3 +23,17 @@ export function entraSettings(
     typeof entra === "object" && entra !== null ? (entra as Record<string, unknown>)["scope"] : undefined;
   return { scope: typeof scope === "string" && scope.trim() ? scope.trim() : ENTRA_DEFAULT_SCOPE };
 }
+
+/**
+ * The credential sources this environment sets up, in the chain's order, without asking any of
+ * them (status lines; the metadata service and the Azure CLI are always tried and not listed).
+ */
+export function entraSourcesSetUp(env: Readonly<Record<string, string | undefined>>): string[] {
+  const set = (name: string): boolean => (env[name] ?? "").trim() !== "";
+  const sp = set("AZURE_TENANT_ID") && set("AZURE_CLIENT_ID");
+  const out: string[] = [];
+  if (sp && set("AZURE_CLIENT_SECRET")) out.push("environment client secret");
+  if (sp && set("AZURE_FEDERATED_TOKEN_FILE")) out.push("workload identity");
+  if (set("IDENTITY_ENDPOINT") && set("IDENTITY_HEADER")) out.push("managed identity (IDENTITY_ENDPOINT)");
+  return out;
+}

@@ -16,6 +16,20 @@ import type { DoctorLine } from "./types.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The process's Entra ID bearer for `scope` and its source, or the chain's message (never throws). */
+async function entraBearer(
+  scope: string,
+  env: Env,
+): Promise<{ ok: true; token: string; source: string } | { ok: false; message: string }> {
+  try {
+    const { sharedAzureTokenProvider } = await import("../../ai/oauth/azure-token.js");
+    const token = await sharedAzureTokenProvider(scope, env).token();
+    return { ok: true, token: token.token, source: token.source };
+  } catch (error) {
+    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 export interface ProviderTarget {
   /** "primary", "fallback 1", ... */
   role: string;
@@ -87,10 +101,28 @@ export async function providerChecks(
       }
       const rt = target.runtime;
       const name = `${target.role}: ${rt.provider}`;
-      const listing = await listModels({
-        baseUrl: rt.baseUrl,
+      let sent: { apiKey: string | undefined; apiKeyHeader: string | undefined; entra?: string } = {
         apiKey: rt.apiKey,
         apiKeyHeader: rt.apiKeyHeader,
+      };
+      if (rt.entra) {
+        const got = await entraBearer(rt.entra.scope, env);
+        if (!got.ok) {
+          const [what, ...fix] = got.message.split("\n");
+          return {
+            group,
+            name,
+            status: "fail",
+            detail: what ?? got.message,
+            fix: fix.join(" ").replace(/^Fix:\s*/, ""),
+          };
+        }
+        sent = { apiKey: got.token, apiKeyHeader: undefined, entra: got.source };
+      }
+      const listing = await listModels({
+        baseUrl: rt.baseUrl,
+        apiKey: sent.apiKey,
+        apiKeyHeader: sent.apiKeyHeader,
         apiMode: rt.apiMode,
         timeoutMs: options.timeoutMs ?? 8000,
         ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -106,12 +138,27 @@ export async function providerChecks(
             fix: `Pick one it lists: hermes model (or hermes config set model.default ${listing.models[0]?.id ?? "<model>"})`,
           };
         }
-        const key = rt.apiKey ? "key accepted" : "no key needed";
+        const key = sent.entra
+          ? `Entra ID token (${sent.entra}) accepted`
+          : rt.apiKey
+            ? "key accepted"
+            : "no key needed";
         return { group, name, status: "ok", detail: `${rt.baseUrl} reachable, ${key}, model ${rt.model}` };
       }
       const keyVar = findProvider(rt.provider)?.apiKeyEnv[0] ?? "the provider's API key";
       switch (listing.kind) {
         case "auth":
+          if (rt.entra) {
+            return {
+              group,
+              name,
+              status: "fail",
+              detail: `${listing.message} (with an Entra ID token from ${sent.entra ?? "the chain"})`,
+              fix:
+                "Give the identity a role on the resource (e.g. Cognitive Services OpenAI User), " +
+                `or check model.entra.scope (now ${rt.entra.scope}).`,
+            };
+          }
           return {
             group,
             name,

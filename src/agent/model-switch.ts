@@ -18,6 +18,8 @@ export function resolveModelSwitch(
     env: Env;
     /** The session's home: a `provider:model` switch may use that home's OAuth login. */
     home: string;
+    /** The endpoint for a `provider:model` switch when the spec names none (asked in the REPL). */
+    baseUrl?: string;
   },
 ): { model: string; resolved?: ResolvedRuntime } {
   const parsed = parseModelSpec(text, input.config["model_aliases"]);
@@ -28,7 +30,7 @@ export function resolveModelSwitch(
       flags: {
         provider: spec.provider ?? input.resolved.provider,
         ...(spec.model ? { model: spec.model } : {}),
-        ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+        ...(spec.baseUrl || input.baseUrl ? { baseUrl: spec.baseUrl ?? input.baseUrl } : {}),
       },
       config: input.config,
       env: input.env,

@@ -416,6 +416,7 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal: a provider that needs a l
       await term.waitFor("Pick another provider");
       await answer(term, "Provider (number or name)", "azure");
       await answer(term, "Azure AI Foundry endpoint", llm.url);
+      await answer(term, "Authentication: 1. API key  2. Entra ID", "1");
       await answer(term, "Paste your Azure AI Foundry API key", KEY);
       await answer(term, "Model (number, id or part of one)", "gpt-4.1-deploy");
       await term.waitFor("[exit 0]");

@@ -71,11 +71,14 @@ export interface AzureIdentityDeps {
 export class EntraError extends Error {
   readonly kind: "unavailable" | "failed";
   readonly transient: boolean;
-  constructor(message: string, kind: "unavailable" | "failed", transient = false) {
+  /** What the user can do about it (set on the chain's own errors). */
+  readonly hint: string | undefined;
+  constructor(message: string, kind: "unavailable" | "failed", transient = false, hint?: string) {
     super(message);
     this.name = "EntraError";
     this.kind = kind;
     this.transient = transient;
+    this.hint = hint;
   }
 }
 
@@ -317,7 +320,7 @@ export const managedIdentitySource: AzureSource = {
     url.searchParams.set("api-version", "2018-02-01");
     url.searchParams.set("resource", resource);
     if (clientId) url.searchParams.set("client_id", clientId);
-    const label = `${this.label} (IMDS ${url.host})`;
+    const label = `${this.label} (IMDS)`;
     const answer = await request(
       label,
       url.toString(),
@@ -328,7 +331,7 @@ export const managedIdentitySource: AzureSource = {
     );
     // 400 "identity not found": a VM without a managed identity; 404/403: not the metadata service.
     if (answer.status === 400 || answer.status === 403 || answer.status === 404) {
-      throw new EntraError(`${label}: no managed identity here (${oauthReason(answer)})`, "unavailable");
+      throw new EntraError(`${label}: none on this host (HTTP ${answer.status})`, "unavailable");
     }
     if (answer.status !== 200) {
       throw new EntraError(`${label}: refused (${oauthReason(answer)})`, "failed", answer.status >= 500);
@@ -405,10 +408,14 @@ export const DEFAULT_CHAIN: readonly AzureSource[] = [
   azureCliSource,
 ];
 
-/** How to get a credential, appended to a chain that found none. */
+/** How to get a credential, when the chain found none. */
 export const ENTRA_FIX =
-  "Fix: run `az login`; or set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (e.g. in ~/.hermes/.env); " +
-  "or run on an Azure host with a managed identity; or switch to an API key with `hermes setup model`.";
+  "run `az login`; or set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (e.g. in ~/.hermes/.env); " +
+  "or run on an Azure host with a managed identity; or switch to an API key with `hermes setup model`";
+
+/** What to do when a source that is set up failed. */
+const FAILED_FIX =
+  "fix the credential named above, or unset it so the next source is tried; `hermes doctor` checks the chain";
 
 /**
  * The first token the chain gives for `scope`. Throws `EntraError`: the stopping source's failure
@@ -426,14 +433,19 @@ export async function chainToken(
     } catch (error) {
       if (!(error instanceof EntraError)) throw error;
       if (error.kind === "failed") {
-        throw new EntraError(`Entra ID (scope ${scope}): ${error.message}`, "failed", error.transient);
+        const hint = error.transient
+          ? "check the network, then try again; `hermes doctor` checks the chain"
+          : FAILED_FIX;
+        throw new EntraError(`Entra ID: ${error.message}`, "failed", error.transient, hint);
       }
       tried.push(error.message);
     }
   }
   throw new EntraError(
-    `Entra ID (scope ${scope}): no credential found. Tried: ${tried.join("; ")}.\n${ENTRA_FIX}`,
+    `Entra ID found no credential. Tried ${tried.join("; ")}.`,
     "unavailable",
+    false,
+    ENTRA_FIX,
   );
 }
 

@@ -95,6 +95,7 @@ export function entraProviderError(error: unknown, baseUrl: string): unknown {
     transport: error.transient,
     baseUrl,
     cause: error,
+    ...(error.hint ? { hint: error.hint } : {}),
   });
 }
 

@@ -20,13 +20,15 @@ type Env = Readonly<Record<string, string | undefined>>;
 async function entraBearer(
   scope: string,
   env: Env,
-): Promise<{ ok: true; token: string; source: string } | { ok: false; message: string }> {
+): Promise<{ ok: true; token: string; source: string } | { ok: false; message: string; hint: string }> {
   try {
     const { sharedAzureTokenProvider } = await import("../../ai/oauth/azure-token.js");
     const token = await sharedAzureTokenProvider(scope, env).token();
     return { ok: true, token: token.token, source: token.source };
   } catch (error) {
-    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+    const hint =
+      error instanceof Error && "hint" in error && typeof error.hint === "string" ? error.hint : "";
+    return { ok: false, message: error instanceof Error ? error.message : String(error), hint };
   }
 }
 
@@ -108,14 +110,8 @@ export async function providerChecks(
       if (rt.entra) {
         const got = await entraBearer(rt.entra.scope, env);
         if (!got.ok) {
-          const [what, ...fix] = got.message.split("\n");
-          return {
-            group,
-            name,
-            status: "fail",
-            detail: what ?? got.message,
-            fix: fix.join(" ").replace(/^Fix:\s*/, ""),
-          };
+          const fix = got.hint ? `${got.hint.charAt(0).toUpperCase()}${got.hint.slice(1)}.` : "";
+          return { group, name, status: "fail", detail: got.message, fix };
         }
         sent = { apiKey: got.token, apiKeyHeader: undefined, entra: got.source };
       }

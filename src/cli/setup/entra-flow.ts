@@ -33,7 +33,10 @@ export async function checkEntraToken(scope: string, env: Env): Promise<EntraChe
       minutesLeft: Math.max(0, Math.round((token.expiresAt - Date.now() / 1000) / 60)),
     };
   } catch (error) {
-    if (error instanceof EntraError) return { ok: false, message: error.message, transient: error.transient };
+    if (error instanceof EntraError) {
+      const message = error.hint ? `${error.message}\nTo fix: ${error.hint}.` : error.message;
+      return { ok: false, message, transient: error.transient };
+    }
     return { ok: false, message: error instanceof Error ? error.message : String(error), transient: false };
   }
 }

@@ -1,11 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { classifyApiError } from "../../../src/ai/error-classifier.js";
 import {
   type AzureIdentityDeps,
   type AzureSource,
   EntraError,
 } from "../../../src/ai/oauth/azure-identity.js";
-import { AzureTokenProvider, entraCredentialSource } from "../../../src/ai/oauth/azure-token.js";
+import {
+  AzureTokenProvider,
+  entraCredentialSource,
+  entraProviderError,
+} from "../../../src/ai/oauth/azure-token.js";
 import { createTransport, resolveRuntime } from "../../../src/ai/resolve.js";
+import { failureAdvice } from "../../../src/ai/retry.js";
 import { ProviderError } from "../../../src/ai/types.js";
 import { defaultConfig } from "../../../src/config/defaults.js";
 import { processRedactor } from "../../../src/util/redact.js";
@@ -125,6 +131,22 @@ describe("AzureTokenProvider: kept in memory, renewed before expiry and on 401",
       .catch((e: unknown) => e)) as ProviderError;
     expect(timedOut.transport).toBe(true);
     expect(timedOut.status).toBeUndefined();
+  });
+});
+
+describe("what the user reads when the chain finds nothing", () => {
+  it("not retried, and the chain's own fix instead of 'check AZURE_FOUNDRY_API_KEY'", () => {
+    const error = entraProviderError(
+      new EntraError("Entra ID found no credential. Tried …", "unavailable", false, "run `az login`"),
+      "https://r.openai.azure.com/openai/v1",
+    );
+    const classified = classifyApiError(error, { provider: "azure-foundry" });
+    expect(classified.retryable).toBe(false);
+    expect(failureAdvice(classified, { provider: "azure-foundry" })).toBe("run `az login`");
+    const keyed = classifyApiError(new ProviderError("401 Unauthorized", { status: 401 }), {
+      provider: "azure-foundry",
+    });
+    expect(failureAdvice(keyed, { provider: "azure-foundry" })).toContain("AZURE_FOUNDRY_API_KEY");
   });
 });
 

@@ -138,7 +138,7 @@ describe("askModelPlan for azure-foundry with Entra ID", () => {
       new Response(JSON.stringify({ data: [{ id: "d1" }] }), { status: 200 })) as typeof fetch;
     const plan = await askModelPlan({ home, env, config: defaultConfig(), fetch: keyFetch }, p);
     const said = p.said.join("\n");
-    expect(said).toContain("no credential found");
+    expect(said).toContain("Entra ID found no credential");
     expect(said).toContain(
       "environment client secret: AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET not set",
     );

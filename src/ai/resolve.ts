@@ -415,7 +415,7 @@ async function entraTransport(
     import("./oauth/transport.js"),
     import("./oauth/azure-token.js"),
   ]);
-  const provider = sharedAzureTokenProvider(entra.scope, options.env ?? process.env);
+  const provider = sharedAzureTokenProvider(entra.scope, options.env);
   return createOAuthTransport({
     apiMode: runtime.apiMode,
     baseUrl: runtime.baseUrl,

@@ -69,21 +69,31 @@ export class AzureTokenProvider {
 }
 
 const shared = new Map<string, AzureTokenProvider>();
+/** The provider made last for each scope: what a caller without an environment of its own shares. */
+const lastForScope = new Map<string, AzureTokenProvider>();
 
 /**
- * The process's provider for `scope` under this environment's identity (tenant, client id):
- * the main model, a fallback and the auxiliary models share one token.
+ * The process's provider for `scope` under this environment's identity (tenant, client id,
+ * authority, identity endpoint): the main model, a fallback and the auxiliary models share one
+ * token. Without `env` (a side task's transport built with no environment) it is the provider the
+ * session made for the scope, so `.env`'s credentials still apply; else one over `process.env`.
  */
-export function sharedAzureTokenProvider(scope: string, env: Env): AzureTokenProvider {
+export function sharedAzureTokenProvider(scope: string, env?: Env): AzureTokenProvider {
+  if (!env) {
+    const last = lastForScope.get(scope);
+    if (last) return last;
+  }
+  const from = env ?? process.env;
   const identity = ["AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_AUTHORITY_HOST", "IDENTITY_ENDPOINT"];
-  const key = [scope, ...identity.map((name) => env[name] ?? "")].join("\u0000");
+  const key = [scope, ...identity.map((name) => from[name] ?? "")].join("\u0000");
   let provider = shared.get(key);
   if (!provider) {
     // Client secrets are secrets for the redactor whether or not `.env` held them.
-    processRedactor().addSecret(env["AZURE_CLIENT_SECRET"], "AZURE_CLIENT_SECRET");
-    provider = new AzureTokenProvider(scope, defaultAzureDeps(env));
+    processRedactor().addSecret(from["AZURE_CLIENT_SECRET"], "AZURE_CLIENT_SECRET");
+    provider = new AzureTokenProvider(scope, defaultAzureDeps(from));
     shared.set(key, provider);
   }
+  lastForScope.set(scope, provider);
   return provider;
 }
 

@@ -9,6 +9,7 @@ import {
   AzureTokenProvider,
   entraCredentialSource,
   entraProviderError,
+  sharedAzureTokenProvider,
 } from "../../../src/ai/oauth/azure-token.js";
 import { createTransport, resolveRuntime } from "../../../src/ai/resolve.js";
 import { failureAdvice } from "../../../src/ai/retry.js";
@@ -131,6 +132,23 @@ describe("AzureTokenProvider: kept in memory, renewed before expiry and on 401",
       .catch((e: unknown) => e)) as ProviderError;
     expect(timedOut.transport).toBe(true);
     expect(timedOut.status).toBeUndefined();
+  });
+});
+
+describe("sharedAzureTokenProvider", () => {
+  it("one provider per scope and identity; a caller with no environment shares the session's", () => {
+    const env = {
+      AZURE_TENANT_ID: "t-share",
+      AZURE_CLIENT_ID: "c-share",
+      AZURE_CLIENT_SECRET: "share-secret-1",
+    };
+    const main = sharedAzureTokenProvider("api://share/.default", env);
+    expect(sharedAzureTokenProvider("api://share/.default", { ...env })).toBe(main);
+    expect(sharedAzureTokenProvider("api://share/.default")).toBe(main);
+    expect(sharedAzureTokenProvider("api://share/.default", { ...env, AZURE_CLIENT_ID: "other" })).not.toBe(
+      main,
+    );
+    expect(processRedactor().redact("x share-secret-1 y")).not.toContain("share-secret-1");
   });
 });
 

@@ -17,7 +17,7 @@
  * DefaultAzureCredential does, so a misconfiguration is not hidden behind a later source. No token
  * and no secret is written anywhere; messages never carry either.
  */
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { scrubEnv } from "../../util/env-scrub.js";
 import { httpFetch } from "../../util/http-fetch.js";
@@ -460,7 +460,10 @@ export function defaultAzureDeps(envIn: Env): AzureIdentityDeps {
   };
 }
 
-/** Runs `program` with the environment minus Hermes's secrets (the CLI needs none of them). */
+/**
+ * Runs `program` with the environment minus Hermes's secrets (the CLI needs none of them), in its
+ * own process group so a timeout stops everything it started (`az` is a script that runs Python).
+ */
 function runProgram(
   program: string,
   args: readonly string[],
@@ -468,25 +471,48 @@ function runProgram(
   envIn: Env,
 ): Promise<CommandResult> {
   return new Promise((resolve) => {
-    execFile(
-      program,
-      [...args],
-      {
-        env: scrubEnv(envIn) as NodeJS.ProcessEnv,
-        timeout: timeoutMs,
-        killSignal: "SIGKILL",
-        maxBuffer: 1024 * 1024,
-        windowsHide: true,
-      },
-      (error, stdout, stderr) => {
-        const err = error as (NodeJS.ErrnoException & { killed?: boolean }) | null;
-        if (err?.code === "ENOENT")
-          return resolve({ code: null, stdout: "", stderr: "", error: "not_found" });
-        if (err?.killed)
-          return resolve({ code: null, stdout: String(stdout), stderr: String(stderr), error: "timeout" });
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    const limit = 1024 * 1024;
+    const child = spawn(program, [...args], {
+      env: scrubEnv(envIn) as NodeJS.ProcessEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+      windowsHide: true,
+    });
+    const stop = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }, timeoutMs);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (stdout.length < limit) stdout += chunk.toString("utf8");
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      if (stderr.length < limit) stderr += chunk.toString("utf8");
+    });
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve({
+        code: null,
+        stdout: "",
+        stderr: "",
+        error: error.code === "ENOENT" ? "not_found" : undefined,
+      });
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (timedOut) resolve({ code: null, stdout, stderr, error: "timeout" });
+      else resolve({ code, stdout, stderr });
+    });
   });
 }

@@ -246,15 +246,18 @@ describe("attacks and broken answers", () => {
     expect(loggedOut.message).toContain("Azure CLI: not logged in (run az login)");
   });
 
-  it("an az that hangs is stopped at its limit", async () => {
+  it("an az that hangs is stopped at its limit, with what it started", async () => {
     fake.script("imds", { kind: "json", status: 400, body: { error: "invalid_request" } });
-    installAz(fakeAzScript({ stdout: AZ_OK, sleepSeconds: 30 }));
+    const pidFile = join(dir, "child-pid");
+    installAz(`#!/bin/sh\nsleep 30 &\necho $! > '${pidFile}'\nwait\n`);
     const started = Date.now();
     const error = (await chainToken(SCOPE, deps({}, { cliTimeoutMs: 500 })).catch(
       (e: unknown) => e,
     )) as EntraError;
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(error.message).toContain("did not finish in time");
+    const child = Number(readFileSync(pidFile, "utf8").trim());
+    await expect.poll(() => isRunning(child), { timeout: 5000 }).toBe(false);
   });
 
   it("az never sees the client secret in its environment", async () => {
@@ -276,3 +279,12 @@ describe("attacks and broken answers", () => {
     expect(fake.requests).toHaveLength(0);
   });
 });
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -165,6 +165,23 @@ describe("azure-foundry with Entra ID through the built CLI", () => {
     expect(status.stdout).not.toContain("az-cli-e2e-token");
   });
 
+  it("hermes model lists and switches deployments with the bearer and keeps auth_mode", async () => {
+    const { home, cwd, env } = entraHome(true);
+    const list = await runHermes(["model", "--list"], { home, cwd, env });
+    expect(list.stdout).toContain("gpt-4.1-deploy");
+    const listed = llm.requests.filter((r) => r.path.endsWith("/models"));
+    expect(listed.at(-1)?.headers["authorization"]).toMatch(/^Bearer e2e-authority-\d+$/);
+    expect(listed.at(-1)?.headers["api-key"]).toBeUndefined();
+    const switched = await runHermes(["model", "azure:o4-mini-deploy"], { home, cwd, env });
+    expect(switched.stdout.trim()).toBe("azure-foundry:o4-mini-deploy");
+    const config = readFileSync(join(home, "config.yaml"), "utf8");
+    expect(config).toContain("default: o4-mini-deploy");
+    expect(config).toContain("auth_mode: entra_id");
+    expect(`${list.stdout}${list.stderr}${switched.stdout}${switched.stderr}`).not.toMatch(
+      /e2e-authority-\d/,
+    );
+  });
+
   it("doctor fails the provider line with the chain's reason and fix when no token can be got", async () => {
     const { home, cwd, env } = entraHome(false);
     entra.script("imds", { kind: "json", status: 400, body: { error: "invalid_request" } });

@@ -94,6 +94,8 @@ export function scopeToResource(scope: string): string {
 }
 
 const TENANT = /^[A-Za-z0-9][A-Za-z0-9.-]*$/;
+/** What a bearer may hold to go into a header as it is: visible ASCII, no spaces. */
+const BEARER = /^[\x21-\x7e]+$/;
 
 function env(deps: AzureIdentityDeps, name: string): string | undefined {
   return text(deps.env[name]);
@@ -195,7 +197,7 @@ function tokenOf(label: string, answer: Answer, deps: AzureIdentityDeps): AzureT
   const expiresOn = positive(answer.body["expires_on"]);
   const expiresIn = positive(answer.body["expires_in"]);
   const expiresAt = expiresOn ?? (expiresIn !== undefined ? nowS + expiresIn : undefined);
-  if (!token || /\s/.test(token) || expiresAt === undefined) {
+  if (!token || !BEARER.test(token) || expiresAt === undefined) {
     throw new EntraError(
       `${label}: the answer has no usable access_token and expiry (fields: ${Object.keys(answer.body).slice(0, 8).join(", ") || "none"})`,
       "failed",
@@ -231,8 +233,13 @@ async function clientCredentials(
     deps.timeoutMs ?? 15_000,
   );
   if (answer.status !== 200) {
+    // An endpoint (or a proxy in front of it) that echoes the form must not put the credential in a message.
+    let reason = oauthReason(answer);
+    for (const value of Object.values(credential)) {
+      if (value.length >= 4) reason = reason.split(value).join("[redacted]");
+    }
     throw new EntraError(
-      `${label}: ${new URL(url).origin} refused the request (${oauthReason(answer)})`,
+      `${label}: ${new URL(url).origin} refused the request (${reason})`,
       "failed",
       answer.status >= 500 || answer.status === 429,
     );
@@ -369,7 +376,7 @@ export const azureCliSource: AzureSource = {
     }
     const token = isRecord(parsed) ? text(parsed["accessToken"]) : undefined;
     const expiresAt = isRecord(parsed) ? cliExpiry(parsed) : undefined;
-    if (!token || /\s/.test(token) || expiresAt === undefined) {
+    if (!token || !BEARER.test(token) || expiresAt === undefined) {
       throw new EntraError(
         `${this.label}: az account get-access-token printed something that is not a token answer (${describeOutput(result.stdout)})`,
         "failed",

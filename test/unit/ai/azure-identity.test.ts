@@ -231,6 +231,35 @@ describe("attacks and broken answers", () => {
     await expect(chainToken(SCOPE, d)).rejects.toThrow(/no usable access_token and expiry/);
   });
 
+  it("a token with characters a header cannot carry is refused, not sent", async () => {
+    const d = deps({ ...SP, AZURE_CLIENT_SECRET: SECRET });
+    fake.script("authority", {
+      kind: "json",
+      status: 200,
+      body: { access_token: "ok\r\nX-Evil: 1", expires_in: 3600 },
+    });
+    await expect(chainToken(SCOPE, d)).rejects.toThrow(/no usable access_token/);
+    fake.script("authority", {
+      kind: "json",
+      status: 200,
+      body: { access_token: "tökén", expires_in: 3600 },
+    });
+    await expect(chainToken(SCOPE, d)).rejects.toThrow(/no usable access_token/);
+  });
+
+  it("an authority that echoes the posted secret back does not put it in the message", async () => {
+    fake.script("authority", {
+      kind: "json",
+      status: 400,
+      body: { error: "invalid_request", error_description: `bad form: client_secret=${SECRET}&scope=x` },
+    });
+    const error = (await chainToken(SCOPE, deps({ ...SP, AZURE_CLIENT_SECRET: SECRET })).catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(error.message).toContain("client_secret=[redacted]");
+    expect(error.message).not.toContain(SECRET);
+  });
+
   it("an az that prints garbage fails without echoing it; one that is not logged in is only unavailable", async () => {
     fake.script("imds", { kind: "json", status: 400, body: { error: "invalid_request" } });
     installAz(fakeAzScript({ stdout: "WARNING: leaked-looking-text-123 not json" }));

@@ -6,6 +6,7 @@
 import { listModelsCached } from "../ai/model-cache.js";
 import { formatModelLines, modelChoices } from "../ai/model-choices.js";
 import { parseModelSpec } from "../ai/model-spec.js";
+import { requestAuth } from "../ai/oauth/entra-config.js";
 import { type Env, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
 import type { HermesConfig } from "../config/defaults.js";
 import { SessionStoreError } from "../state/types.js";
@@ -70,12 +71,13 @@ export async function sessionModelList(input: {
   } catch (error) {
     return { lines: [], note: error instanceof Error ? error.message : String(error) };
   }
+  const auth = await requestAuth(runtime, input.env);
   const listing = await listModelsCached({
     home: input.home,
     provider: runtime.provider,
     baseUrl: runtime.baseUrl,
-    apiKey: runtime.apiKey,
-    apiKeyHeader: runtime.apiKeyHeader,
+    apiKey: auth.apiKey,
+    apiKeyHeader: auth.apiKeyHeader,
     apiMode: runtime.apiMode,
     ...(input.refresh ? { refresh: true } : {}),
   });

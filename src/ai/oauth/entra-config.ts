@@ -37,3 +37,26 @@ export function entraSourcesSetUp(env: Readonly<Record<string, string | undefine
   if (set("IDENTITY_ENDPOINT") && set("IDENTITY_HEADER")) out.push("managed identity (IDENTITY_ENDPOINT)");
   return out;
 }
+
+/**
+ * The key and header a request outside a transport (a `/models` listing) sends for a runtime: its
+ * own, or with Entra ID the process's bearer for the scope (no header name: `Authorization`).
+ * Without a token (the chain found none) nothing is sent, and the endpoint's 401 says so.
+ */
+export async function requestAuth(
+  runtime: {
+    apiKey?: string | undefined;
+    apiKeyHeader?: string | undefined;
+    entra?: EntraSettings | undefined;
+  },
+  env?: Readonly<Record<string, string | undefined>>,
+): Promise<{ apiKey: string | undefined; apiKeyHeader: string | undefined }> {
+  if (!runtime.entra) return { apiKey: runtime.apiKey, apiKeyHeader: runtime.apiKeyHeader };
+  try {
+    const { sharedAzureTokenProvider } = await import("./azure-token.js");
+    const token = await sharedAzureTokenProvider(runtime.entra.scope, env).token();
+    return { apiKey: token.token, apiKeyHeader: undefined };
+  } catch {
+    return { apiKey: undefined, apiKeyHeader: undefined };
+  }
+}

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ENTRA_DEFAULT_SCOPE, entraSettings } from "../../../src/ai/oauth/entra-config.js";
+import { ENTRA_DEFAULT_SCOPE, entraSettings, requestAuth } from "../../../src/ai/oauth/entra-config.js";
 import { checkKey, checkValue } from "../../../src/config/validate.js";
 import { scrubEnv, terminalEnv } from "../../../src/util/env-scrub.js";
+import { startFakeEntra } from "../../support/fake-entra.js";
 
 describe("model.auth_mode and model.entra in config.yaml", () => {
   it("entra_id (any case) turns Entra on; other words and a missing mode leave the key in use", () => {
@@ -53,5 +54,33 @@ describe("the client secret never reaches helper processes or the terminal", () 
     expect(terminalEnv(env, { passthrough: ["AZURE_CLIENT_SECRET"] })["AZURE_CLIENT_SECRET"]).toBe(
       "abc-secret-value",
     );
+  });
+});
+
+describe("requestAuth: what a /models listing sends", () => {
+  it("a keyed runtime's own key and header; with Entra ID the bearer, or nothing when no token comes", async () => {
+    expect(await requestAuth({ apiKey: "k", apiKeyHeader: "api-key" })).toEqual({
+      apiKey: "k",
+      apiKeyHeader: "api-key",
+    });
+    const entra = await startFakeEntra({ prefix: "listing" });
+    try {
+      const env = {
+        AZURE_TENANT_ID: "t",
+        AZURE_CLIENT_ID: "listing-client",
+        AZURE_CLIENT_SECRET: "listing-secret-1",
+        AZURE_AUTHORITY_HOST: entra.url,
+      };
+      const auth = await requestAuth({ entra: { scope: "api://listing/.default" } }, env);
+      expect(auth).toEqual({ apiKey: "listing-authority-1", apiKeyHeader: undefined });
+      entra.script("authority", { kind: "json", status: 401, body: { error: "invalid_client" } });
+      const refused = await requestAuth(
+        { entra: { scope: "api://listing-refused/.default" } },
+        { ...env, AZURE_CLIENT_ID: "other-client" },
+      );
+      expect(refused).toEqual({ apiKey: undefined, apiKeyHeader: undefined });
+    } finally {
+      await entra.close();
+    }
   });
 });

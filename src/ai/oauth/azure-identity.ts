@@ -23,7 +23,6 @@ import { scrubEnv } from "../../util/env-scrub.js";
 import { httpFetch } from "../../util/http-fetch.js";
 import { type Env, isRecord, positive, text } from "./types.js";
 
-export { ENTRA_DEFAULT_SCOPE } from "./entra-config.js";
 export const DEFAULT_AUTHORITY_HOST = "https://login.microsoftonline.com";
 /** The instance metadata service's token address (AZURE_POD_IDENTITY_AUTHORITY_HOST replaces the host). */
 export const IMDS_HOST = "http://169.254.169.254";

@@ -6,9 +6,9 @@ import {
   type AzureIdentityDeps,
   chainToken,
   defaultAzureDeps,
-  ENTRA_DEFAULT_SCOPE,
   EntraError,
 } from "../../../src/ai/oauth/azure-identity.js";
+import { ENTRA_DEFAULT_SCOPE } from "../../../src/ai/oauth/entra-config.js";
 import { type FakeEntra, fakeAzScript, startFakeEntra } from "../../support/fake-entra.js";
 
 const SECRET = "s3cr3t-client-value-Q8~xYz";

@@ -182,6 +182,39 @@ describe("azure-foundry with Entra ID through the built CLI", () => {
     );
   });
 
+  it("setup --non-interactive --auth-mode entra_id tests with a token and saves auth_mode; bad words refused", async () => {
+    const { home, cwd } = tempHome();
+    const env = {
+      PATH: pathWithout(),
+      AZURE_POD_IDENTITY_AUTHORITY_HOST: entra.url,
+      AZURE_TENANT_ID: "contoso",
+      AZURE_CLIENT_ID: "setup-app",
+      AZURE_CLIENT_SECRET: SECRET,
+      AZURE_AUTHORITY_HOST: entra.url,
+    };
+    const flags = [
+      "setup",
+      "--non-interactive",
+      "--provider",
+      "azure",
+      "-m",
+      "gpt-4.1-deploy",
+      "--base-url",
+      llm.url,
+    ];
+    const bad = await runHermes([...flags, "--auth-mode", "entra"], { home, cwd, env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--auth-mode takes api_key or entra_id");
+    llm.enqueue(reply().text("ok"));
+    const result = await runHermes([...flags, "--auth-mode", "entra_id"], { home, cwd, env });
+    expect(result.stdout.trim()).toBe("azure-foundry:gpt-4.1-deploy");
+    expect(llm.chatRequests.at(-1)?.headers["authorization"]).toMatch(/^Bearer e2e-authority-\d+$/);
+    const config = readFileSync(join(home, "config.yaml"), "utf8");
+    expect(config).toContain("auth_mode: entra_id");
+    expect(config).toContain("scope: https://ai.azure.com/.default");
+    expect(`${result.stdout}${result.stderr}`).not.toContain(SECRET);
+  });
+
   it("doctor fails the provider line with the chain's reason and fix when no token can be got", async () => {
     const { home, cwd, env } = entraHome(false);
     entra.script("imds", { kind: "json", status: 400, body: { error: "invalid_request" } });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { NoProviderError } from "../../../src/ai/resolve.js";
 import { askableEndpoint, askEndpointInRepl } from "../../../src/commands/model-args.js";
-import { plainPaint } from "../../support/command-context.js";
+import { fakeContext, fakeSession, plainPaint, registry } from "../../support/command-context.js";
 
 /** A REPL-like context answering `ask` from a script (null: Ctrl+C), recording what was shown. */
 function context(answers: (string | null)[]) {
@@ -74,5 +74,58 @@ describe("/model azure-foundry:X in the REPL with no endpoint", () => {
       "https://saved.openai.azure.com/openai/v1",
     );
     expect(ctx.prompts).toEqual([]);
+  });
+});
+
+describe("the /model handler on each surface", () => {
+  /** A session whose first switch has no endpoint; with one given it switches. */
+  function endpointlessSession(home: string) {
+    const switches: Array<{ model: string; baseUrl?: string }> = [];
+    const session = fakeSession({
+      setModel: async (model: string, options: { baseUrl?: string } = {}) => {
+        if (!options.baseUrl) {
+          throw new NoProviderError('Provider "azure" needs a base URL.', {
+            missing: "base_url",
+            provider: "azure-foundry",
+          });
+        }
+        switches.push({ model, baseUrl: options.baseUrl });
+      },
+    });
+    (session.agent as { home: string }).home = home;
+    return { session, switches };
+  }
+
+  async function run(text: string, c: ReturnType<typeof fakeContext>) {
+    const parsed = registry.parse(text);
+    if (parsed.kind !== "command") throw new Error(`not a command: ${text}`);
+    await parsed.command.run(parsed.args, c.ctx);
+  }
+
+  it("the REPL asks, then switches with the endpoint", async () => {
+    const home = mkdtempSync(join(tmpdir(), "hermes-repl-endpoint-"));
+    const { session, switches } = endpointlessSession(home);
+    const c = fakeContext({ session, answers: ["https://res.openai.azure.com"] });
+    await run("/model azure:gpt-5-deploy", c);
+    expect(switches).toEqual([
+      { model: "azure:gpt-5-deploy", baseUrl: "https://res.openai.azure.com/openai/v1" },
+    ]);
+    expect(c.printed.join("\n")).toContain("Azure AI Foundry endpoint: ");
+  });
+
+  it("a gateway chat is not asked: it keeps the advice, and nothing is written", async () => {
+    const home = mkdtempSync(join(tmpdir(), "hermes-chat-endpoint-"));
+    const { session, switches } = endpointlessSession(home);
+    const c = fakeContext({
+      session,
+      answers: ["https://res.openai.azure.com"],
+      surface: { kind: "chat", platform: "telegram" },
+    });
+    await run("/model azure:gpt-5-deploy", c);
+    expect(switches).toEqual([]);
+    const said = c.printed.join("\n");
+    expect(said).toContain("needs its endpoint, and none is configured; the model was not changed.");
+    expect(said).not.toContain("Azure AI Foundry endpoint: ");
+    expect(() => statSync(join(home, ".env"))).toThrow();
   });
 });

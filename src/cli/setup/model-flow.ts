@@ -272,10 +272,12 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
     } else {
       p.say(`✗ ${listing.failure.message}`);
       if (listing.failure.kind === "auth" && auth?.mode === "entra_id") {
-        // No key to paste again: the identity may lack a role on the resource, or no token came.
+        // No key to paste again: no token came (no HTTP status), or the identity lacks a role.
         p.say(
-          "With Entra ID the identity needs a role on the resource (e.g. Cognitive Services OpenAI User); " +
-            "type the deployment's name below.",
+          listing.failure.status === undefined
+            ? "No Entra ID token yet, so no deployment list; type the deployment's name below."
+            : "With Entra ID the identity needs a role on the resource (e.g. Cognitive Services OpenAI User); " +
+                "type the deployment's name below.",
         );
       } else if (listing.failure.kind === "auth" && !option.local && attempt < 3) {
         p.say("The key was refused; paste it again.");

@@ -148,6 +148,37 @@ describe("askModelPlan for azure-foundry with Entra ID", () => {
     expect(plan.envWrites).toEqual([{ name: "AZURE_FOUNDRY_API_KEY", value: "a-real-api-key-123" }]);
   });
 
+  it("keep Entra ID anyway: no list without a token, the deployment typed, auth kept", async () => {
+    entra.script("imds", { kind: "json", status: 400, body: { error: "invalid_request" } });
+    entra.script("imds", { kind: "json", status: 400, body: { error: "invalid_request" } });
+    const env = { PATH: "/nonexistent", AZURE_POD_IDENTITY_AUTHORITY_HOST: entra.url };
+    const home = mkdtempSync(join(tmpdir(), "hermes-entra-flow-"));
+    const p = scripted(["azure", "https://res.openai.azure.com", "2", "", "e", "prod-deploy"]);
+    const plan = await askModelPlan(
+      { home, env, config: defaultConfig(), fetch: foundryFetch("never", []) },
+      p,
+    );
+    expect(p.said.join("\n")).toContain("No Entra ID token yet, so no deployment list");
+    expect(plan.model).toBe("prod-deploy");
+    expect(plan.auth).toEqual({ mode: "entra_id", scope: "https://ai.azure.com/.default" });
+  });
+
+  it("a token the endpoint refuses points at the identity's role, not at a key", async () => {
+    const p = scripted(["azure", "https://res.openai.azure.com", "2", "", "prod-deploy"]);
+    const plan = await askModelPlan(
+      {
+        home: mkdtempSync(join(tmpdir(), "hermes-entra-flow-")),
+        env: spEnv(),
+        config: defaultConfig(),
+        fetch: foundryFetch("never", []),
+      },
+      p,
+    );
+    expect(p.said.join("\n")).toContain("needs a role on the resource");
+    expect(p.asked).not.toContainEqual(expect.stringMatching(/^Paste/));
+    expect(plan.model).toBe("prod-deploy");
+  });
+
   it("switching back to a key writes auth_mode: api_key over a saved entra_id", async () => {
     const home = mkdtempSync(join(tmpdir(), "hermes-entra-flow-"));
     const config = defaultConfig();

@@ -13,8 +13,12 @@ export interface ModelConfig {
   max_tokens: number | null;
   /** How azure-foundry authenticates: "" or "api_key" (the `api-key` header), "entra_id" (an Entra ID bearer). */
   auth_mode: string;
-  /** Entra ID settings for `auth_mode: entra_id`; an empty scope means Foundry's (`https://ai.azure.com/.default`). */
-  entra: { scope: string };
+  /**
+   * Entra ID settings for `auth_mode: entra_id`; an empty scope means Foundry's
+   * (`https://ai.azure.com/.default`). `exclude_interactive_browser` is upstream's key, accepted so
+   * a shared home validates; Hermes-TS never opens a browser to sign in.
+   */
+  entra: { scope: string; exclude_interactive_browser: boolean };
 }
 
 export interface GuardrailCounts {
@@ -238,7 +242,7 @@ export function defaultConfig(): HermesConfig {
       context_length: null,
       max_tokens: null,
       auth_mode: "",
-      entra: { scope: "" },
+      entra: { scope: "", exclude_interactive_browser: true },
     },
     toolsets: ["hermes-cli"],
     custom_toolsets: {},

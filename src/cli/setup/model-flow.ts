@@ -52,7 +52,7 @@ export type AzureAuth = { mode: "api_key" } | { mode: "entra_id"; scope: string 
 /** config.yaml's model section as it will read once `auth` is written. */
 export function withAuth(config: HermesConfig, auth: AzureAuth | undefined): HermesConfig {
   if (!auth) return config;
-  const entra = auth.mode === "entra_id" ? { scope: auth.scope } : config.model.entra;
+  const entra = auth.mode === "entra_id" ? { ...config.model.entra, scope: auth.scope } : config.model.entra;
   return { ...config, model: { ...config.model, auth_mode: auth.mode, entra } };
 }
 

@@ -184,7 +184,7 @@ describe("an azure-foundry runtime with model.auth_mode: entra_id", () => {
       base_url: baseUrl,
       default: "gpt-4.1",
       auth_mode: "entra_id",
-      entra: { scope: scope ?? "" },
+      entra: { scope: scope ?? "", exclude_interactive_browser: true },
     };
     return config;
   }

@@ -22,6 +22,8 @@ describe("model.auth_mode and model.entra in config.yaml", () => {
   it("the keys are valid for doctor and config set; a typo and a wrong word are not", () => {
     expect(checkKey("model.auth_mode")).toBeUndefined();
     expect(checkKey("model.entra.scope")).toBeUndefined();
+    // Upstream writes this one too; a home shared with Python Hermes stays valid.
+    expect(checkKey("model.entra.exclude_interactive_browser")).toBeUndefined();
     expect(checkKey("model.entra.scop")?.suggestion).toBe("model.entra.scope");
     expect(checkKey("model.auth_mod")?.suggestion).toBe("model.auth_mode");
     expect(checkValue("model.auth_mode", "entra_id")).toBeUndefined();

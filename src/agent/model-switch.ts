@@ -8,6 +8,7 @@ import { formatModelLines, modelChoices } from "../ai/model-choices.js";
 import { parseModelSpec } from "../ai/model-spec.js";
 import { requestAuth } from "../ai/oauth/entra-config.js";
 import { type Env, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
+import { VERTEX_MODELS } from "../ai/vertex.js";
 import type { HermesConfig } from "../config/defaults.js";
 import { SessionStoreError } from "../state/types.js";
 
@@ -71,6 +72,10 @@ export async function sessionModelList(input: {
   } catch (error) {
     return { lines: [], note: error instanceof Error ? error.message : String(error) };
   }
+  // Vertex's OpenAI surface lists no models: the ids the catalog knows it serves.
+  if (runtime.vertex) {
+    return { lines: formatModelLines(modelChoices(VERTEX_MODELS.map((id) => ({ id }))), input.model) };
+  }
   const auth = await requestAuth(runtime, input.env);
   const listing = await listModelsCached({
     home: input.home,
@@ -79,6 +84,7 @@ export async function sessionModelList(input: {
     apiKey: auth.apiKey,
     apiKeyHeader: auth.apiKeyHeader,
     apiMode: runtime.apiMode,
+    ...(runtime.acp ? { acp: runtime.acp, env: input.env } : {}),
     ...(input.refresh ? { refresh: true } : {}),
   });
   if (listing.ok) return { lines: formatModelLines(modelChoices(listing.models), input.model) };

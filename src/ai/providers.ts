@@ -145,6 +145,20 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     login: "copilot",
   },
   {
+    id: "copilot-acp",
+    name: "GitHub Copilot ACP (the copilot CLI)",
+    aliases: ["copilot-cli"],
+    // Not an HTTP endpoint: the `copilot` CLI in ACP mode, started as a child process
+    // (transports/acp-provider.ts). It uses the CLI's own login; Hermes holds no key for it.
+    baseUrl: "acp://copilot",
+    baseUrlEnv: ["COPILOT_ACP_BASE_URL"],
+    apiKeyEnv: [],
+    apiMode: "chat_completions",
+    keyOptional: true,
+    // The CLI's session model; another id is selected in the session when the CLI offers it.
+    defaultModel: "copilot-acp",
+  },
+  {
     id: "gemini",
     name: "Google Gemini",
     aliases: ["google"],
@@ -154,6 +168,18 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     apiMode: "chat_completions",
     keyOptional: false,
     defaultModel: "gemini-2.5-flash",
+  },
+  {
+    id: "vertex",
+    name: "Google Vertex AI",
+    aliases: ["google-vertex", "vertex-ai", "gcp-vertex"],
+    // The real base URL names the project and location (vertex.ts builds it at resolution).
+    baseUrl: "https://aiplatform.googleapis.com",
+    // No key: a service-account key file or gcloud's login yields short-lived tokens (oauth/google-auth.ts).
+    apiKeyEnv: [],
+    apiMode: "chat_completions",
+    keyOptional: true,
+    defaultModel: "google/gemini-2.5-flash",
   },
   {
     id: "deepseek",

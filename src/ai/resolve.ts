@@ -2,6 +2,7 @@
  * Decides which provider, model, endpoint and key a session talks to, from command-line flags,
  * `config.yaml` and the environment, and builds the transport for it.
  */
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { readClaudeCodeToken } from "../config/claude-code.js";
 import type { HermesConfig } from "../config/defaults.js";
@@ -19,7 +20,15 @@ import {
 import { isStoredLoginProvider, loginCommand } from "./oauth/types.js";
 import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
 import { redactingTransport } from "./redacting-transport.js";
+import { type AcpLaunch, copilotAcpLaunch, findOnPath } from "./transports/acp-launch.js";
 import type { ApiMode, Transport } from "./types.js";
+import {
+  resolveVertexBaseUrl,
+  resolveVertexSettings,
+  VertexConfigError,
+  type VertexSettings,
+  vertexModelId,
+} from "./vertex.js";
 
 export interface RuntimeFlags {
   model?: string | undefined;
@@ -52,6 +61,16 @@ export interface ResolvedRuntime {
    * bearer for this scope, renewed before it expires and after a 401 (oauth/azure-token.ts).
    */
   entra?: EntraSettings | undefined;
+  /**
+   * Google Vertex AI's credentials, project and location (no secret): the transport gets each
+   * access token from them (vertex-transport.ts). Set only for the `vertex` provider.
+   */
+  vertex?: VertexSettings | undefined;
+  /**
+   * For `copilot-acp`: the agent program (found on PATH) and its arguments. The transport starts
+   * it and speaks ACP to it instead of HTTP to `baseUrl` (`acp://copilot`).
+   */
+  acp?: AcpLaunch | undefined;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -210,6 +229,11 @@ export function resolveRuntime(input: {
       named?.baseUrl ??
       fromEnv?.baseUrl ??
       firstEnv(env, profile.baseUrlEnv ?? [])) !== undefined;
+  // Vertex signs in with Google credentials, not a key (vertex.ts); its URL names the project.
+  const vertex = profile.id === "vertex" && !named ? vertexSettings(config, env) : undefined;
+  const vertexUrl = vertex
+    ? vertexRuntimeUrl(vertex, env, flagChoice.baseUrl ?? configEndpoint?.baseUrl)
+    : undefined;
   let apiKey = entra
     ? undefined
     : (configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env));
@@ -258,7 +282,9 @@ export function resolveRuntime(input: {
 
   const chosenModel =
     flagChoice.model ?? configModel?.model ?? named?.model ?? clean(env["HERMES_INFERENCE_MODEL"]);
-  const model = chosenModel ?? profile.defaultModel;
+  const model = vertex
+    ? vertexModelId(chosenModel ?? profile.defaultModel)
+    : (chosenModel ?? profile.defaultModel);
 
   let apiMode: ApiMode;
   try {
@@ -272,7 +298,8 @@ export function resolveRuntime(input: {
     throw new NoProviderError((err as Error).message);
   }
 
-  const finalUrl = (loginBaseUrl ?? baseUrl).replace(/\/+$/, "");
+  const finalUrl = (vertexUrl ?? loginBaseUrl ?? baseUrl).replace(/\/+$/, "");
+  const acp = profile.id === "copilot-acp" && !named ? acpLaunch(env) : undefined;
   return {
     provider: providerId,
     model,
@@ -283,7 +310,42 @@ export function resolveRuntime(input: {
     ...(chosenModel === undefined ? { modelIsDefault: true } : {}),
     ...(profile.apiKeyHeader && !named && !entra ? { apiKeyHeader: profile.apiKeyHeader } : {}),
     ...(entra ? { entra } : {}),
+    ...(vertex ? { vertex } : {}),
+    ...(acp ? { acp } : {}),
   };
+}
+
+/** Vertex's settings for this run, its one-line problems as `NoProviderError` (a configuration error). */
+function vertexSettings(config: HermesConfig, env: Env): VertexSettings {
+  try {
+    return resolveVertexSettings({ env, config, homedir: homedir(), redactor: processRedactor() });
+  } catch (error) {
+    if (error instanceof VertexConfigError) throw new NoProviderError(error.message);
+    throw error;
+  }
+}
+
+function vertexRuntimeUrl(settings: VertexSettings, env: Env, explicit: string | undefined): string {
+  try {
+    return resolveVertexBaseUrl(settings, env, explicit);
+  } catch (error) {
+    if (error instanceof VertexConfigError) throw new NoProviderError(error.message);
+    throw error;
+  }
+}
+
+/** The Copilot CLI to start for `copilot-acp`, found on PATH; NoProviderError when it is not there. */
+function acpLaunch(env: Env): AcpLaunch {
+  const launch = copilotAcpLaunch(env);
+  const found = findOnPath(launch.command, env);
+  if (!found) {
+    throw new NoProviderError(
+      `Provider copilot-acp needs the GitHub Copilot CLI, and "${launch.command}" is not on PATH.\n` +
+        "Install it (npm install -g @github/copilot), log in once by running copilot, " +
+        "or set HERMES_COPILOT_ACP_COMMAND to its path.",
+    );
+  }
+  return { command: found, args: launch.args };
 }
 
 /** The home whose logins apply when the caller did not say: HERMES_HOME, else `$HOME/.hermes`. */
@@ -309,6 +371,8 @@ export interface TransportOptions {
   providerRouting?: Readonly<Record<string, unknown>> | undefined;
   /** Environment for transports that read their own credentials (Bedrock: AWS_*). */
   env?: Env | undefined;
+  /** The working directory of a transport that runs a program (`copilot-acp`); default the process's. */
+  cwd?: string | undefined;
   /** config.yaml's `bedrock:` section (`region`, `guardrail`). */
   bedrock?: Readonly<Record<string, unknown>> | undefined;
 }
@@ -358,8 +422,26 @@ export async function createTransport(
   // the auxiliary model's) is a secret to keep out of everything else it writes.
   const redactor = processRedactor();
   redactor.addSecret(runtime.apiKey, `${runtime.provider.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_KEY`);
-  if (runtime.entra) return entraTransport(runtime, runtime.entra, options);
+  if (runtime.entra) {
+    // Each new Entra ID bearer gets its own wire client, built here so it is redacted too.
+    const { createEntraTransport } = await import("./oauth/azure-token.js");
+    const build = (bearer: string) =>
+      createTransport({ ...runtime, entra: undefined, apiKeyHeader: undefined, apiKey: bearer }, options);
+    return createEntraTransport({ ...runtime, scope: runtime.entra.scope, env: options.env, build });
+  }
   if (runtime.login) return loginTransport(runtime, runtime.login, options);
+  if (runtime.vertex) return vertexTransport(runtime, runtime.vertex, options);
+  if (runtime.acp) {
+    const { createAcpTransport } = await import("./transports/acp-provider.js");
+    const acp = createAcpTransport({
+      launch: runtime.acp,
+      env: options.env ?? process.env,
+      baseUrl: runtime.baseUrl,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
+    });
+    return redactingTransport(acp, redactor);
+  }
   return redactingTransport(await wireTransport(runtime, options), redactor);
 }
 
@@ -402,34 +484,26 @@ async function loginTransport(
 }
 
 /**
- * A transport sending Entra ID bearers (Azure AI Foundry, `model.auth_mode: entra_id`): the
- * process's token for the scope, renewed before it expires and once after a 401; each new bearer
- * gets its own wire client, built through `createTransport` so it is redacted too.
+ * A transport to Vertex AI: each Google access token (renewed before it expires and after a 401)
+ * gets its own chat-completions client, built through `createTransport` so it is redacted too.
  */
-async function entraTransport(
+async function vertexTransport(
   runtime: ResolvedRuntime,
-  entra: EntraSettings,
+  settings: VertexSettings,
   options: TransportOptions,
 ): Promise<Transport> {
-  const [{ createOAuthTransport }, { entraCredentialSource, sharedAzureTokenProvider }] = await Promise.all([
-    import("./oauth/transport.js"),
-    import("./oauth/azure-token.js"),
-  ]);
-  const provider = sharedAzureTokenProvider(entra.scope, options.env);
-  return createOAuthTransport({
-    apiMode: runtime.apiMode,
+  const { createVertexTransport, vertexTokenSource } = await import("./vertex-transport.js");
+  return createVertexTransport({
+    settings,
     baseUrl: runtime.baseUrl,
-    source: entraCredentialSource(provider, runtime.baseUrl),
-    build: (credential) =>
-      createTransport(
-        { ...runtime, entra: undefined, apiKeyHeader: undefined, apiKey: credential.accessToken },
-        options,
-      ),
+    model: runtime.model,
+    source: vertexTokenSource(settings),
+    build: (token) => createTransport({ ...runtime, vertex: undefined, apiKey: token.accessToken }, options),
   });
 }
 
 async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions): Promise<Transport> {
-  const { cacheTtl, providerRouting, env, bedrock, ...common } = options;
+  const { cacheTtl, providerRouting, env, bedrock, cwd: _cwd, ...common } = options;
   if (runtime.apiMode === "anthropic_messages") {
     const { createAnthropicTransport } = await import("./transports/anthropic-messages.js");
     // MiniMax's Anthropic endpoint wants the key as a bearer token; Anthropic itself as x-api-key

@@ -92,6 +92,8 @@ export function failureHint(
 ): string | undefined {
   const c = classified;
   if (c.hint) return c.hint;
+  if (c.reason === "auth" && context.provider === "vertex")
+    return "hermes status shows the Google credentials in use; hermes setup model changes them";
   if (c.reason === "auth") {
     const variable = keyVariable(context.provider, c.baseUrl);
     return variable

@@ -26,8 +26,17 @@ export interface KnownSecret {
 // Name segments that mark a secret. `TOKENS` (max_tokens) is deliberately absent.
 const SECRET_SEGMENT =
   /^(?:[A-Z0-9]*(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|APIKEY|ACCESSKEY|SECRETKEY|PRIVATEKEY)|KEYS?|AUTH|OAUTH|PASS|PWD)$/;
-// Secret-looking names whose values are paths or sockets, not secrets.
-const NOT_SECRET_NAME = new Set(["SSH_AUTH_SOCK", "PWD", "OLDPWD", "GPG_AGENT_INFO", "XAUTHORITY"]);
+// Secret-looking names whose values are paths, sockets or URLs, not secrets. (Google's key file
+// path is shown in Vertex's errors; the key inside is registered when the file is read.)
+const NOT_SECRET_NAME = new Set([
+  "SSH_AUTH_SOCK",
+  "PWD",
+  "OLDPWD",
+  "GPG_AGENT_INFO",
+  "XAUTHORITY",
+  "GOOGLE_APPLICATION_CREDENTIALS",
+  "HERMES_GOOGLE_TOKEN_URL",
+]);
 const PATH_SUFFIX = /_(?:FILE|PATH|DIR|SOCK|SOCKET)$/;
 
 /**

@@ -150,6 +150,8 @@ export const CLOSED_SECTIONS: Readonly<Record<string, readonly string[]>> = {
   network: ["force_ipv4"],
   plugins: ["enabled", "disabled"],
   privacy: ["redact_pii"],
+  // Google Vertex AI (ai/vertex.ts); upstream's DEFAULT_CONFIG has these two.
+  vertex: ["project_id", "region"],
 };
 
 /** Words a string key accepts (compared trimmed and lower-cased). */

@@ -261,6 +261,11 @@ export interface FakeLlmOptions {
    * `value` is the whole header (`Bearer <key>`).
    */
   requireKey?: { header: string; value: string };
+  /**
+   * Serve the model routes under this path too, as if it were `/v1` (Vertex AI's
+   * `/v1beta1/projects/P/locations/R/endpoints/openapi`): `<basePath>/chat/completions` is chat.
+   */
+  basePath?: string;
 }
 
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
@@ -292,7 +297,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       body: raw === "" ? undefined : parseJson(raw),
     };
     requests.push(record);
-    const path = (req.url ?? "").split("?")[0];
+    const asked = (req.url ?? "").split("?")[0] ?? "";
+    const base = options.basePath?.replace(/\/+$/, "");
+    const path = base && asked.startsWith(`${base}/`) ? `/v1${asked.slice(base.length)}` : asked;
     const gate = options.requireKey;
     const bearerGate = gate?.header.toLowerCase() === "authorization";
     if (

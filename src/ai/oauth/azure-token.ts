@@ -5,7 +5,7 @@
  * asked first next time, as DefaultAzureCredential keeps its chosen credential.
  */
 import { processRedactor } from "../../util/redact.js";
-import { ProviderError } from "../types.js";
+import { type ApiMode, ProviderError, type Transport } from "../types.js";
 import {
   type AzureIdentityDeps,
   type AzureSource,
@@ -121,4 +121,26 @@ export function entraCredentialSource(provider: AzureTokenProvider, baseUrl: str
       }
     },
   };
+}
+
+/**
+ * A transport sending Entra ID bearers (Azure AI Foundry, `model.auth_mode: entra_id`): the
+ * process's token for the scope, renewed before it expires and once after a 401; `build` makes
+ * the wire client for each new bearer (resolve.ts builds it through `createTransport`, redacted).
+ */
+export async function createEntraTransport(input: {
+  scope: string;
+  env: Env | undefined;
+  apiMode: ApiMode;
+  baseUrl: string;
+  build: (bearer: string) => Promise<Transport>;
+}): Promise<Transport> {
+  const { createOAuthTransport } = await import("./transport.js");
+  const provider = sharedAzureTokenProvider(input.scope, input.env);
+  return createOAuthTransport({
+    apiMode: input.apiMode,
+    baseUrl: input.baseUrl,
+    source: entraCredentialSource(provider, input.baseUrl),
+    build: (credential) => input.build(credential.accessToken),
+  });
 }

@@ -262,6 +262,12 @@ async function add(
     );
   }
   const provider = knownProvider(ctx, rawProvider);
+  if (findProvider(provider)?.id === "vertex") {
+    throw new CliFailure(
+      "vertex signs in with Google credentials (a service-account key file or gcloud's login); there is no API key to pool: run hermes setup model.",
+      2,
+    );
+  }
   if (findProvider(provider)?.id === "bedrock") {
     throw new CliFailure(
       "bedrock signs requests with the AWS credential chain; there is no API key to pool.",

@@ -11,6 +11,7 @@ import { parseModelSpec } from "../../ai/model-spec.js";
 import { entraSettings } from "../../ai/oauth/entra-config.js";
 import { findProvider } from "../../ai/providers.js";
 import { NoProviderError, resolveRuntime } from "../../ai/resolve.js";
+import { VERTEX_MODELS } from "../../ai/vertex.js";
 import { CliFailure, type ConfigContext, defineCommand, withConfig } from "../command.js";
 import { homeFor } from "../home-env.js";
 import { configuredEndpoint, endpointExample, endpointVariable, needsEndpoint } from "../setup/endpoint.js";
@@ -25,8 +26,10 @@ import {
   currentChoice,
   keyVariableSet,
   withAuth,
+  withVertex,
 } from "../setup/model-flow.js";
 import { PromptCancelled, terminalPrompter } from "../setup/prompter.js";
+import { askVertex, VERTEX_PATH_VARIABLE, vertexNeedsAnswers } from "../setup/vertex-flow.js";
 
 interface ModelFlags {
   list?: boolean;
@@ -135,13 +138,53 @@ function parsed(ctx: ConfigContext, spec: string) {
   return result.spec;
 }
 
+/**
+ * Switching to vertex while its credentials, project or location are missing or wrong: on a
+ * terminal they are asked; elsewhere the one-line problem is the error. Undefined when nothing is missing.
+ */
+async function askMissingVertex(
+  ctx: ConfigContext,
+  provider: string,
+): Promise<
+  { env: Record<string, string>; vertex: { projectId: string; region: string } } | "cancelled" | undefined
+> {
+  if (findProvider(provider)?.id !== "vertex") return undefined;
+  try {
+    resolveRuntime({ flags: { provider }, config: ctx.config, env: ctx.env, home: ctx.home });
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof NoProviderError) || !vertexNeedsAnswers(error.message)) throw error;
+    if (ctx.io.stdin.isTTY !== true) throw new CliFailure(error.message, 2);
+    const prompter = terminalPrompter(ctx.io);
+    try {
+      prompter.say(`✗ ${error.message}`);
+      const answers = await askVertex(prompter, ctx);
+      const env: Record<string, string> = answers.keyPath ? { [VERTEX_PATH_VARIABLE]: answers.keyPath } : {};
+      return { env, vertex: { projectId: answers.projectId, region: answers.region } };
+    } catch (asked) {
+      if (asked instanceof PromptCancelled) {
+        ctx.io.err("\nNothing changed.");
+        return "cancelled";
+      }
+      throw asked;
+    } finally {
+      prompter.close();
+    }
+  }
+}
+
 async function setFromSpec(base: ConfigContext, text: string, refresh: boolean): Promise<number> {
   const spec = parsed(base, text);
+  const vertex = spec.provider && !spec.baseUrl ? await askMissingVertex(base, spec.provider) : undefined;
+  if (vertex === "cancelled") return 1;
   const missing = spec.provider && !spec.baseUrl ? await askMissingEndpoint(base, spec.provider) : undefined;
   if (missing === "cancelled") return 1;
-  const ctx = missing
-    ? { ...base, env: { ...base.env, ...missing.env }, config: withAuth(base.config, missing.auth) }
-    : base;
+  const env = { ...base.env, ...missing?.env, ...vertex?.env };
+  const ctx = vertex
+    ? { ...base, env, config: withVertex(base.config, vertex.vertex) }
+    : missing
+      ? { ...base, env, config: withAuth(base.config, missing.auth) }
+      : base;
   const baseUrl = missing?.baseUrl ?? spec.baseUrl;
   const plan = await automaticModelPlan(
     ctx,
@@ -153,8 +196,12 @@ async function setFromSpec(base: ConfigContext, text: string, refresh: boolean):
     { ...ctx.io.env, ...missing?.env },
   );
   if (missing?.auth) plan.auth = missing.auth;
+  if (vertex) {
+    plan.vertex = vertex.vertex;
+    for (const [name, value] of Object.entries(vertex.env)) plan.envWrites.push({ name, value });
+  }
   let listing = plan.listing;
-  if (refresh || listing === undefined) {
+  if ((refresh || listing === undefined) && !plan.runtime.vertex) {
     const sent = await withEntraBearer(plan.runtime, ctx.env).catch(() => plan.runtime);
     const fresh = await listModelsCached({
       home: ctx.home,
@@ -163,6 +210,7 @@ async function setFromSpec(base: ConfigContext, text: string, refresh: boolean):
       apiKey: sent.apiKey,
       apiKeyHeader: sent.apiKeyHeader,
       apiMode: plan.runtime.apiMode,
+      ...(plan.runtime.acp ? { acp: plan.runtime.acp, env: ctx.env } : {}),
       refresh: true,
     });
     if (fresh.ok) listing = fresh.models;
@@ -201,6 +249,14 @@ async function listCommand(ctx: ConfigContext, text: string | undefined, refresh
     if (error instanceof NoProviderError) throw new CliFailure(error.message, 2);
     throw error;
   }
+  if (runtime.vertex) {
+    // Vertex's OpenAI surface has no model listing: the ids it serves, as the catalog knows them.
+    ctx.io.out(`${runtime.provider} at ${runtime.baseUrl}: ${VERTEX_MODELS.length} models`);
+    const current = ctx.config.model.default.trim() || undefined;
+    for (const line of formatModelLines(modelChoices(VERTEX_MODELS.map((id) => ({ id }))), current))
+      ctx.io.out(line);
+    return 0;
+  }
   const sent = await withEntraBearer(runtime, ctx.env).catch((error: unknown) => {
     ctx.io.err(`hermes model: ${error instanceof Error ? error.message : String(error)}`);
     return runtime;
@@ -212,6 +268,7 @@ async function listCommand(ctx: ConfigContext, text: string | undefined, refresh
     apiKey: sent.apiKey,
     apiKeyHeader: sent.apiKeyHeader,
     apiMode: runtime.apiMode,
+    ...(runtime.acp ? { acp: runtime.acp, env: ctx.env } : {}),
     refresh,
   });
   let models = listing.ok ? listing.models : listing.stale?.models;

@@ -7,6 +7,7 @@
 import { listModels } from "../../ai/model-listing.js";
 import { findProvider } from "../../ai/providers.js";
 import { NoProviderError, type ResolvedRuntime, resolveRuntime } from "../../ai/resolve.js";
+import type { VertexSettings } from "../../ai/vertex.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { PLATFORMS } from "../../gateway/platforms/registry.js";
 import { apiServerEnabled } from "../../gateway/runner.js";
@@ -76,6 +77,84 @@ function resolveTarget(
   }
 }
 
+/**
+ * Vertex has no model listing to probe: the check is that Google issues a token for the
+ * configured credentials (the project and location are reported; Vertex judges them at the first call).
+ */
+async function vertexLine(
+  group: string,
+  name: string,
+  rt: ResolvedRuntime,
+  settings: VertexSettings,
+  fetchImpl: typeof fetch | undefined,
+): Promise<DoctorLine> {
+  const { vertexTokenProblem } = await import("../../ai/vertex-transport.js");
+  const problem = await vertexTokenProblem(settings, fetchImpl ? { fetch: fetchImpl } : {});
+  const who = settings.account ?? "gcloud user login";
+  if (problem) {
+    return {
+      group,
+      name,
+      status: "fail",
+      detail: problem,
+      fix: "Run hermes setup model (asks for the key file, project and location).",
+    };
+  }
+  return {
+    group,
+    name,
+    status: "ok",
+    detail: `token issued for ${who}, project ${settings.projectId}, location ${settings.region}, model ${rt.model}`,
+  };
+}
+
+/**
+ * `copilot-acp`: the Copilot CLI found on PATH answers ACP and opens a session (which needs its
+ * own login), listing the models it offers.
+ */
+async function copilotAcpLine(
+  group: string,
+  name: string,
+  rt: ResolvedRuntime,
+  acp: NonNullable<ResolvedRuntime["acp"]>,
+  env: Env,
+  timeoutMs: number | undefined,
+): Promise<DoctorLine> {
+  const cli = [acp.command, ...acp.args].join(" ");
+  const listing = await listModels({
+    baseUrl: rt.baseUrl,
+    apiMode: rt.apiMode,
+    acp,
+    env,
+    timeoutMs: Math.max(timeoutMs ?? 0, 15_000),
+  });
+  if (!listing.ok) {
+    return {
+      group,
+      name,
+      status: "fail",
+      detail: listing.message,
+      fix: "Run copilot once and log in there (Hermes uses the CLI's own login); check that it is the GitHub Copilot CLI with ACP support (copilot --help lists --acp), or set HERMES_COPILOT_ACP_COMMAND / HERMES_COPILOT_ACP_ARGS.",
+    };
+  }
+  const offered = listing.models.map((m) => m.id).filter((id) => id !== "copilot-acp");
+  if (rt.model !== "copilot-acp" && offered.length > 0 && !offered.includes(rt.model)) {
+    return {
+      group,
+      name,
+      status: "warn",
+      detail: `${cli} answers ACP, but does not offer ${rt.model} (it offers ${offered.join(", ")})`,
+      fix: `Pick one it offers: hermes model copilot-acp:${offered[0]} (or copilot-acp for the CLI's own choice)`,
+    };
+  }
+  return {
+    group,
+    name,
+    status: "ok",
+    detail: `${cli} answers ACP and opens a session (its own login), model ${rt.model}${offered.length > 0 ? `; it offers ${offered.length} models` : ""}`,
+  };
+}
+
 /** Probes each target's `/models` with its key. `fetchImpl` is injected by tests. */
 export async function providerChecks(
   config: HermesConfig,
@@ -97,12 +176,16 @@ export async function providerChecks(
           // The resolver's own fix already names `hermes setup` since the setup wizard exists.
           fix:
             target.role === "primary" && !(fix ?? "").includes("hermes setup")
-              ? `Run hermes setup, or: ${fix ?? ""}`.trim()
+              ? fix
+                ? `Run hermes setup, or: ${fix}`
+                : "Run hermes setup"
               : (fix ?? ""),
         };
       }
       const rt = target.runtime;
       const name = `${target.role}: ${rt.provider}`;
+      if (rt.vertex) return vertexLine(group, name, rt, rt.vertex, options.fetch);
+      if (rt.acp) return copilotAcpLine(group, name, rt, rt.acp, env, options.timeoutMs);
       let sent: { apiKey: string | undefined; apiKeyHeader: string | undefined; entra?: string } = {
         apiKey: rt.apiKey,
         apiKeyHeader: rt.apiKeyHeader,

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { entraSourcesSetUp } from "../../ai/oauth/entra-config.js";
 import { PROVIDERS } from "../../ai/providers.js";
 import { NoProviderError, resolveRuntime } from "../../ai/resolve.js";
+import { vertexFacts } from "../../ai/vertex.js";
 import { poolProviders, poolRecords, readAuthStore } from "../../config/auth-store.js";
 import { defaultConfig, type HermesConfig } from "../../config/defaults.js";
 import { loadEnvFile } from "../../config/env-file.js";
@@ -67,6 +68,8 @@ export interface ModelFact {
   auth?: string;
   /** Why no provider resolves, when none does (first line). */
   error?: string;
+  /** More rows for the provider (Vertex's Google sign-in, project, location). */
+  extra?: Array<[string, string]>;
 }
 
 export function modelFact(config: HermesConfig, env: Env, home: string): ModelFact {
@@ -77,6 +80,7 @@ export function modelFact(config: HermesConfig, env: Env, home: string): ModelFa
       provider: rt.provider,
       baseUrl: rt.baseUrl,
       ...(rt.entra ? { auth: entraAuthFact(rt.entra.scope, env) } : {}),
+      ...(rt.vertex ? { extra: vertexFacts(rt.vertex) } : {}),
     };
   } catch (error) {
     if (!(error instanceof NoProviderError)) throw error;

@@ -9,6 +9,7 @@ import { formatModelLines, modelChoices, pickModel } from "../../ai/model-choice
 import type { ListedModel } from "../../ai/model-listing.js";
 import { defaultBaseUrl, findProvider, PROVIDERS } from "../../ai/providers.js";
 import { NoProviderError, type ResolvedRuntime, resolveRuntime } from "../../ai/resolve.js";
+import { VERTEX_MODELS } from "../../ai/vertex.js";
 import type { HermesConfig } from "../../config/defaults.js";
 import { setEnvVar } from "../../config/env-file.js";
 import { setConfigValue } from "../../config/write.js";
@@ -17,6 +18,7 @@ import { configuredEndpoint, endpointExample, needsEndpoint, normaliseEndpoint }
 import { askEntraChoice, withEntraBearer } from "./entra-flow.js";
 import { serverModelDecision } from "./local-model.js";
 import type { Prompter } from "./prompter.js";
+import { askVertex, googleCredentialsOrigin, VERTEX_PATH_VARIABLE } from "./vertex-flow.js";
 
 export interface FlowContext {
   home: string;
@@ -42,6 +44,8 @@ export interface ModelPlan {
   auth?: AzureAuth;
   /** The environment the connection test gets its Entra ID token with (`.env` included). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Google Vertex AI's project and location, for `vertex.project_id` and `vertex.region`. */
+  vertex?: { projectId: string; region: string };
   /** The runtime the plan gives, for the connection test. */
   runtime: ResolvedRuntime;
 }
@@ -108,6 +112,7 @@ function runtimeFor(
     envWrites: ModelPlan["envWrites"];
     apiKeyRef?: string | undefined;
     auth?: AzureAuth | undefined;
+    vertex?: ModelPlan["vertex"] | undefined;
   },
 ): ResolvedRuntime {
   const env = { ...ctx.env };
@@ -115,7 +120,7 @@ function runtimeFor(
   // A new key in .env must count even where config.yaml holds an older model.api_key; a custom
   // server's key is model.api_key itself, as it will read once `${CUSTOM_API_KEY}` is expanded.
   // (It counts only with config.yaml naming this provider and address, as it will once written.)
-  const base = withAuth(ctx.config, plan.auth);
+  const base = withAuth(plan.vertex ? withVertex(ctx.config, plan.vertex) : ctx.config, plan.auth);
   const config = plan.apiKeyRef
     ? {
         ...base,
@@ -139,7 +144,7 @@ function runtimeFor(
   } catch (error) {
     if (error instanceof NoProviderError) {
       const profile = findProvider(plan.provider);
-      if (profile?.login && profile.apiKeyEnv.length === 0)
+      if ((profile?.login && profile.apiKeyEnv.length === 0) || profile?.id === "copilot-acp")
         throw new NeedsLogin(error.message.replace("\n", " "));
       throw new CliFailure(error.message, 2);
     }
@@ -147,11 +152,22 @@ function runtimeFor(
   }
 }
 
+/** config.yaml as it reads once the plan's `vertex.project_id` and `vertex.region` are written. */
+export function withVertex(config: HermesConfig, vertex: NonNullable<ModelPlan["vertex"]>): HermesConfig {
+  const section = config["vertex"];
+  const current = typeof section === "object" && section !== null ? section : {};
+  return { ...config, vertex: { ...current, project_id: vertex.projectId, region: vertex.region } };
+}
+
 async function listFor(
   ctx: FlowContext,
   runtimeIn: ResolvedRuntime,
   refresh: boolean,
 ): Promise<CachedListing> {
+  // Vertex's OpenAI surface lists no models: the catalog's own list, never a keyless probe.
+  if (runtimeIn.vertex) {
+    return { ok: true, models: VERTEX_MODELS.map((id) => ({ id })), fetchedAt: 0, source: "cache" };
+  }
   let runtime = runtimeIn;
   try {
     // Entra ID: the listing carries the bearer the model calls will carry.
@@ -167,6 +183,7 @@ async function listFor(
     apiKey: runtime.apiKey,
     apiKeyHeader: runtime.apiKeyHeader,
     apiMode: runtime.apiMode,
+    ...(runtime.acp ? { acp: runtime.acp, env: ctx.env } : {}),
     refresh,
     ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
     ...(ctx.now ? { now: ctx.now } : {}),
@@ -192,7 +209,9 @@ export async function askModelPlan(ctx: FlowContext, p: Prompter): Promise<Model
   p.say("Providers:");
   PROVIDER_OPTIONS.forEach((o, i) => {
     const found = !o.local ? keyVariableSet(o.provider, ctx.env) : undefined;
-    p.say(`  ${String(i + 1).padStart(2)}. ${o.label}${found ? `  (key found: ${found})` : ""}`);
+    const google = o.provider === "vertex" ? googleCredentialsOrigin(ctx.env) : undefined;
+    const note = found ? `  (key found: ${found})` : google ? `  (credentials found: ${google})` : "";
+    p.say(`  ${String(i + 1).padStart(2)}. ${o.label}${note}`);
   });
   const currentIndex = PROVIDER_OPTIONS.findIndex((o) => o.provider === ctx.config.model.provider.trim());
   let fallback = String(currentIndex >= 0 ? currentIndex + 1 : 1);
@@ -236,6 +255,7 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
   let apiKeyRef: string | undefined;
   let region: string | undefined;
   let auth: AzureAuth | undefined;
+  let vertex: ModelPlan["vertex"];
   const ownEndpoint = !option.local && needsEndpoint(option.provider);
   if (option.local) {
     const known =
@@ -260,11 +280,15 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
       const entra = await askEntraChoice(p, ctx.config, ctx.env);
       auth = entra ? { mode: "entra_id", scope: entra.scope } : { mode: "api_key" };
     }
-    if (auth?.mode !== "entra_id") await askKey(ctx, p, option, envWrites);
+    if (option.provider === "vertex") {
+      const answers = await askVertex(p, ctx);
+      vertex = { projectId: answers.projectId, region: answers.region };
+      if (answers.keyPath) envWrites.push({ name: VERTEX_PATH_VARIABLE, value: answers.keyPath });
+    } else if (auth?.mode !== "entra_id") await askKey(ctx, p, option, envWrites);
   }
 
   for (let attempt = 0; ; attempt++) {
-    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites, apiKeyRef, auth });
+    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites, apiKeyRef, auth, vertex });
     const listing = await listFor(ctx, runtime, true);
     let models: ListedModel[] = [];
     if (listing.ok) {
@@ -329,7 +353,8 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
       ...(region ? { region } : {}),
       ...(auth ? { auth } : {}),
       ...(auth?.mode === "entra_id" ? { env: ctx.env } : {}),
-      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef, auth }) },
+      ...(vertex ? { vertex } : {}),
+      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef, auth, vertex }) },
     };
   }
 }
@@ -399,6 +424,11 @@ async function askKey(
   if (!profile || !variable) {
     if (profile?.id === "bedrock")
       p.say("Bedrock uses your AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, …).");
+    if (profile?.id === "copilot-acp")
+      p.say(
+        "GitHub Copilot ACP runs the copilot CLI (npm install -g @github/copilot) and uses its own login: " +
+          "run copilot once and log in there. HERMES_COPILOT_ACP_COMMAND names another path.",
+      );
     return;
   }
   const found = keyVariableSet(option.provider, ctx.env);
@@ -609,6 +639,8 @@ export function applyModelPlan(home: string, config: HermesConfig, plan: ModelPl
     // Back to a key (or to another provider): Entra ID no longer applies.
     edits.push(["model.auth_mode", "api_key"]);
   }
+  if (plan.vertex)
+    edits.push(["vertex.project_id", plan.vertex.projectId], ["vertex.region", plan.vertex.region]);
   for (const [key, value] of edits) {
     const result = setConfigValue(home, key, value);
     lines.push(`${key}: ${value === "" ? '""' : value} → ${result.path}`);

@@ -44,7 +44,6 @@ import { cuttable, FAST_COORDINATION as FAST } from "../../../support/pg-instanc
 import { type PostgresFixture, postgresSkipReason, startPostgres } from "../../../support/postgres.js";
 import { say } from "../../../support/scripted-transport.js";
 
-const TTL = FAST.instanceTtlMs ?? 800;
 const source: IndexedSource = { platform: "telegram", chatType: "dm", chatId: "1", userId: "1" };
 const NOW = new Date("2026-11-27T01:00:00.000Z");
 

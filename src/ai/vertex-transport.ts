@@ -1,0 +1,180 @@
+/**
+ * The transport of a `vertex` run: before each model call it asks the credential's token source
+ * for an access token (renewed five minutes before it expires) and rebuilds the chat-completions
+ * client when the token changed. When Vertex answers 401 before anything streamed, the token is
+ * renewed once and the call repeated; a second refusal, or a 403/404, ends the call with a
+ * one-line error naming the project, the location and what to check.
+ */
+import { httpFetch } from "../util/http-fetch.js";
+import { processRedactor } from "../util/redact.js";
+import {
+  type Env,
+  GoogleAuthError,
+  type GoogleToken,
+  GoogleTokenSource,
+  readCredentialFile,
+  type TokenDeps,
+} from "./oauth/google-auth.js";
+import { type ChatRequest, ProviderError, type StreamEvent, type Transport } from "./types.js";
+import type { VertexSettings } from "./vertex.js";
+
+/** One token source per credential file and process, shared by the main, auxiliary and fallback calls. */
+const SOURCES = new Map<string, GoogleTokenSource>();
+
+/**
+ * The token source for `settings`' credential file. The file is read again whenever a token is
+ * needed, so a replaced key counts without a restart; its secrets go to the process redactor.
+ */
+export function vertexTokenSource(
+  settings: VertexSettings,
+  deps: Partial<TokenDeps> = {},
+): GoogleTokenSource {
+  const key = `${settings.credentials.origin}\0${settings.credentials.path}\0${settings.tokenUrlOverride ?? ""}`;
+  const custom = deps.fetch !== undefined || deps.now !== undefined || deps.timeoutMs !== undefined;
+  const existing = custom ? undefined : SOURCES.get(key);
+  if (existing) return existing;
+  const env: Env = settings.tokenUrlOverride ? { HERMES_GOOGLE_TOKEN_URL: settings.tokenUrlOverride } : {};
+  const source = new GoogleTokenSource(
+    () => readCredentialFile(settings.credentials, env, processRedactor()),
+    {
+      fetch: deps.fetch ?? (httpFetch as typeof fetch),
+      now: deps.now ?? Date.now,
+      timeoutMs: deps.timeoutMs,
+    },
+  );
+  if (!custom) SOURCES.set(key, source);
+  return source;
+}
+
+export interface VertexTransportOptions {
+  settings: VertexSettings;
+  baseUrl: string;
+  model: string;
+  source: Pick<GoogleTokenSource, "current">;
+  /** A chat-completions transport sending `token` as its bearer. */
+  build: (token: GoogleToken) => Promise<Transport>;
+}
+
+export function createVertexTransport(options: VertexTransportOptions): Transport {
+  const { settings, baseUrl } = options;
+  let built: { token: string; transport: Transport } | undefined;
+
+  const transportFor = async (force: boolean, signal: AbortSignal | undefined): Promise<Transport> => {
+    let token: GoogleToken;
+    try {
+      const pending = options.source.current(
+        force ? { force, ...(built ? { stale: built.token } : {}) } : {},
+      );
+      token = await untilAborted(pending, signal);
+    } catch (error) {
+      throw tokenFailure(error, baseUrl);
+    }
+    if (built?.token !== token.accessToken) {
+      built = { token: token.accessToken, transport: await options.build(token) };
+    }
+    return built.transport;
+  };
+
+  return {
+    apiMode: "chat_completions",
+    async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
+      let transport = await transportFor(false, signal);
+      let renewed = false;
+      for (;;) {
+        let started = false;
+        try {
+          for await (const event of transport.stream(request, signal)) {
+            started = true;
+            yield event;
+          }
+          return;
+        } catch (error) {
+          if (!(error instanceof ProviderError) || started || signal?.aborted) throw error;
+          if (error.status === 401 && !renewed) {
+            renewed = true;
+            transport = await transportFor(true, signal);
+            continue;
+          }
+          throw explained(error, settings, request.model || options.model);
+        }
+      }
+    },
+  };
+}
+
+/**
+ * `promise`, or the signal's reason as soon as it aborts: an interrupt does not wait for a slow
+ * token endpoint (the request goes on, and its token is kept for the next call).
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** A token that could not be had, as the error the classifier and the user understand. */
+function tokenFailure(error: unknown, baseUrl: string): unknown {
+  if (!(error instanceof GoogleAuthError)) return error;
+  return new ProviderError(`vertex: ${error.message}`, {
+    // A refused credential is an authentication failure (no retry); an unreachable endpoint is not.
+    status: error.transient ? undefined : 401,
+    transport: error.transient,
+    baseUrl,
+    cause: error,
+  });
+}
+
+/** What Vertex said, in one line, with what to check for the statuses a setting causes. */
+function explained(error: ProviderError, settings: VertexSettings, model: string): ProviderError {
+  const who = settings.account ?? "your gcloud account";
+  const where = `project ${settings.projectId} (location ${settings.region})`;
+  const first = error.message.split("\n")[0] ?? "";
+  // The wire's wording names the URL and status again; Vertex's own words are what is new.
+  const said = /answered with HTTP \d+: (.*)$/.exec(first)?.[1] ?? first;
+  let fix: string | undefined;
+  if (error.status === 401) {
+    fix = `Vertex AI refused a freshly issued token for ${where}: give ${who} the role roles/aiplatform.user there`;
+  } else if (error.status === 403) {
+    fix = `Vertex AI denied access to ${where}: check vertex.project_id, that the Vertex AI API is enabled there and that ${who} has roles/aiplatform.user`;
+  } else if (error.status === 404) {
+    fix = `Vertex AI found no ${model} in ${where}: check the model id (e.g. google/gemini-2.5-flash) and vertex.region`;
+  }
+  if (!fix) return error;
+  return new ProviderError(`${fix} (HTTP ${error.status}: ${said})`, {
+    status: error.status,
+    body: error.body,
+    baseUrl: error.baseUrl,
+    headers: error.headers,
+    cause: error,
+  });
+}
+
+/**
+ * The doctor's check of a vertex runtime: a token is issued for its credentials. Returns the
+ * failure's one line, or undefined when the token came.
+ */
+export async function vertexTokenProblem(
+  settings: VertexSettings,
+  deps: Partial<TokenDeps> = {},
+): Promise<string | undefined> {
+  try {
+    await vertexTokenSource(settings, deps).current();
+    return undefined;
+  } catch (error) {
+    if (error instanceof GoogleAuthError) return error.message;
+    throw error;
+  }
+}

@@ -369,17 +369,23 @@ async function modelsOffered(
   const configured = config.model.default;
   if (typeof configured === "string" && configured) out.add(configured);
   try {
-    const { listModelsCached } = await import("../ai/model-cache.js");
+    const [{ listModelsCached }, { requestAuth }] = await Promise.all([
+      import("../ai/model-cache.js"),
+      import("../ai/oauth/entra-config.js"),
+    ]);
     let timer: NodeJS.Timeout | undefined;
     const listing = await Promise.race([
-      listModelsCached({
-        home,
-        provider: resolved.provider,
-        baseUrl: resolved.baseUrl,
-        apiKey: resolved.apiKey,
-        apiKeyHeader: resolved.apiKeyHeader,
-        apiMode: resolved.apiMode,
-      }),
+      // The bearer (Entra ID) is asked inside the race: a slow credential chain waits no longer.
+      requestAuth(resolved).then((auth) =>
+        listModelsCached({
+          home,
+          provider: resolved.provider,
+          baseUrl: resolved.baseUrl,
+          apiKey: auth.apiKey,
+          apiKeyHeader: auth.apiKeyHeader,
+          apiMode: resolved.apiMode,
+        }),
+      ),
       new Promise<undefined>((resolve) => {
         timer = setTimeout(() => resolve(undefined), MODEL_LIST_WAIT_MS);
         timer.unref();

@@ -366,9 +366,10 @@ export class ChatSession {
    * history and system prompt stay. Recorded on the session at once (`sessions.model`), or by the
    * first turn when the session has no row yet.
    */
-  async setModel(model: string): Promise<void> {
+  async setModel(model: string, options: { baseUrl?: string } = {}): Promise<void> {
     this.assertIdle("change the model");
     const next = resolveModelSwitch(model, {
+      ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
       config: this.current.config,
       resolved: this.options.resolved,
       env: this.options.env ?? process.env,

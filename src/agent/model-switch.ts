@@ -6,6 +6,7 @@
 import { listModelsCached } from "../ai/model-cache.js";
 import { formatModelLines, modelChoices } from "../ai/model-choices.js";
 import { parseModelSpec } from "../ai/model-spec.js";
+import { requestAuth } from "../ai/oauth/entra-config.js";
 import { type Env, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
 import { VERTEX_MODELS } from "../ai/vertex.js";
 import type { HermesConfig } from "../config/defaults.js";
@@ -19,6 +20,8 @@ export function resolveModelSwitch(
     env: Env;
     /** The session's home: a `provider:model` switch may use that home's OAuth login. */
     home: string;
+    /** The endpoint for a `provider:model` switch when the spec names none (asked in the REPL). */
+    baseUrl?: string;
   },
 ): { model: string; resolved?: ResolvedRuntime } {
   const parsed = parseModelSpec(text, input.config["model_aliases"]);
@@ -29,7 +32,7 @@ export function resolveModelSwitch(
       flags: {
         provider: spec.provider ?? input.resolved.provider,
         ...(spec.model ? { model: spec.model } : {}),
-        ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+        ...(spec.baseUrl || input.baseUrl ? { baseUrl: spec.baseUrl ?? input.baseUrl } : {}),
       },
       config: input.config,
       env: input.env,
@@ -73,12 +76,13 @@ export async function sessionModelList(input: {
   if (runtime.vertex) {
     return { lines: formatModelLines(modelChoices(VERTEX_MODELS.map((id) => ({ id }))), input.model) };
   }
+  const auth = await requestAuth(runtime, input.env);
   const listing = await listModelsCached({
     home: input.home,
     provider: runtime.provider,
     baseUrl: runtime.baseUrl,
-    apiKey: runtime.apiKey,
-    apiKeyHeader: runtime.apiKeyHeader,
+    apiKey: auth.apiKey,
+    apiKeyHeader: auth.apiKeyHeader,
     apiMode: runtime.apiMode,
     ...(runtime.acp ? { acp: runtime.acp, env: input.env } : {}),
     ...(input.refresh ? { refresh: true } : {}),

@@ -422,6 +422,7 @@ export function classifyApiError(error: unknown, context: ClassifyContext = {}):
   const detail = facts.messages.join(" — ").replace(/\s+/g, " ").trim();
   if (detail) result.detail = detail.length > 300 ? `${detail.slice(0, 300)}…` : detail;
   if (baseUrl) result.baseUrl = baseUrl;
+  if (error instanceof ProviderError && error.hint) result.hint = error.hint;
   return result;
 }
 

@@ -70,6 +70,8 @@ export interface ClassifiedError {
   baseUrl?: string;
   /** The provider's own error text (or the network error's), clipped; absent when none. */
   detail?: string;
+  /** The error's own advice (`ProviderError.hint`), used instead of the generic one. */
+  hint?: string;
 }
 
 export interface ClassifyContext {

@@ -9,6 +9,7 @@ import type { HermesConfig } from "../config/defaults.js";
 import { resolveHome } from "../config/home.js";
 import { processRedactor } from "../util/redact.js";
 import { detectApiMode } from "./api-mode.js";
+import { type EntraSettings, entraSettings } from "./oauth/entra-config.js";
 import {
   activeLoginProvider,
   copilotLogin,
@@ -55,6 +56,11 @@ export interface ResolvedRuntime {
   modelIsDefault?: boolean;
   /** The header carrying the key instead of `Authorization: Bearer` (the catalog's `apiKeyHeader`). */
   apiKeyHeader?: string | undefined;
+  /**
+   * Azure AI Foundry with `model.auth_mode: entra_id`: no key; the transport sends an Entra ID
+   * bearer for this scope, renewed before it expires and after a 401 (oauth/azure-token.ts).
+   */
+  entra?: EntraSettings | undefined;
   /**
    * Google Vertex AI's credentials, project and location (no secret): the transport gets each
    * access token from them (vertex-transport.ts). Set only for the `vertex` provider.
@@ -211,6 +217,12 @@ export function resolveRuntime(input: {
     );
   }
 
+  // Entra ID replaces the key: none is needed, and none is sent even when one is set.
+  const entra =
+    !named && profile.id === "azure-foundry"
+      ? entraSettings(config.model as unknown as Record<string, unknown>)
+      : undefined;
+
   const explicitBaseUrl =
     (flagChoice.baseUrl ??
       configEndpoint?.baseUrl ??
@@ -222,8 +234,9 @@ export function resolveRuntime(input: {
   const vertexUrl = vertex
     ? vertexRuntimeUrl(vertex, env, flagChoice.baseUrl ?? configEndpoint?.baseUrl)
     : undefined;
-  let apiKey =
-    configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env);
+  let apiKey = entra
+    ? undefined
+    : (configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env));
   let login: RuntimeLogin | undefined;
   let loginBaseUrl: string | undefined;
   if (!apiKey && !named && profile.login && home) {
@@ -254,7 +267,7 @@ export function resolveRuntime(input: {
     if ("problem" in copilot) throw new NoProviderError(`Provider copilot: ${copilot.problem}`);
     login = copilot.login;
   }
-  if (!apiKey && !profile.keyOptional) {
+  if (!apiKey && !profile.keyOptional && !entra) {
     const vars = profile.apiKeyEnv.join(" or ");
     const logIn = profile.login ? `Log in with: ${loginCommand(profile.login)}` : "";
     if (profile.apiKeyEnv.length === 0) {
@@ -295,7 +308,8 @@ export function resolveRuntime(input: {
     apiMode,
     ...(login ? { login } : {}),
     ...(chosenModel === undefined ? { modelIsDefault: true } : {}),
-    ...(profile.apiKeyHeader && !named ? { apiKeyHeader: profile.apiKeyHeader } : {}),
+    ...(profile.apiKeyHeader && !named && !entra ? { apiKeyHeader: profile.apiKeyHeader } : {}),
+    ...(entra ? { entra } : {}),
     ...(vertex ? { vertex } : {}),
     ...(acp ? { acp } : {}),
   };
@@ -408,6 +422,13 @@ export async function createTransport(
   // the auxiliary model's) is a secret to keep out of everything else it writes.
   const redactor = processRedactor();
   redactor.addSecret(runtime.apiKey, `${runtime.provider.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_KEY`);
+  if (runtime.entra) {
+    // Each new Entra ID bearer gets its own wire client, built here so it is redacted too.
+    const { createEntraTransport } = await import("./oauth/azure-token.js");
+    const build = (bearer: string) =>
+      createTransport({ ...runtime, entra: undefined, apiKeyHeader: undefined, apiKey: bearer }, options);
+    return createEntraTransport({ ...runtime, scope: runtime.entra.scope, env: options.env, build });
+  }
   if (runtime.login) return loginTransport(runtime, runtime.login, options);
   if (runtime.vertex) return vertexTransport(runtime, runtime.vertex, options);
   if (runtime.acp) {

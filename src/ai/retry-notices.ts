@@ -91,6 +91,7 @@ export function failureHint(
   context: RetryNoticeContext = {},
 ): string | undefined {
   const c = classified;
+  if (c.hint) return c.hint;
   if (c.reason === "auth" && context.provider === "vertex")
     return "hermes status shows the Google credentials in use; hermes setup model changes them";
   if (c.reason === "auth") {
@@ -126,6 +127,9 @@ function waitOf(c: ClassifiedError, now: number = Date.now()): number | undefine
 
 /** One line for the user when a model call has failed for good: "the API key was rejected (401): check ...". */
 export function failureAdvice(classified: ClassifiedError, context: RetryNoticeContext = {}): string {
+  // The error explained itself (an Entra ID chain that found nothing): its advice alone, not
+  // "the API key was rejected" for a key that was never sent.
+  if (classified.hint) return classified.hint;
   const hint = failureHint(classified, context);
   const what = named(classified, context.provider);
   return hint ? `${what}: ${hint}` : what;

@@ -103,6 +103,11 @@ export interface ProviderErrorInit {
   stalled?: boolean | undefined;
   baseUrl?: string | undefined;
   headers?: Readonly<Record<string, string>> | undefined;
+  /**
+   * What the user should do, when the failure is ours to explain rather than the provider's (an
+   * Entra ID credential chain that found nothing); replaces the generic advice ("check X_API_KEY").
+   */
+  hint?: string | undefined;
   cause?: unknown;
 }
 
@@ -127,6 +132,8 @@ export class ProviderError extends Error {
    * when there was no HTTP answer.
    */
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /** What to do about it, when known better than the classifier's generic advice. */
+  readonly hint?: string;
 
   constructor(message: string, opts: ProviderErrorInit = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -139,6 +146,7 @@ export class ProviderError extends Error {
     this.stalled = opts.stalled ?? false;
     this.baseUrl = opts.baseUrl;
     this.headers = opts.headers;
+    if (opts.hint !== undefined) this.hint = opts.hint;
   }
 }
 

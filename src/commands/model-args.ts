@@ -4,10 +4,12 @@
  * the choice to the home's config.yaml, for new sessions. Anything else is refused before anything
  * changes: a model id is one word, so `/model gpt 5` or an unknown `--flag` is a mistake to report.
  */
+import { endpointExample, endpointVariable, needsEndpoint, normaliseEndpoint } from "../ai/endpoint.js";
 import { findProvider } from "../ai/providers.js";
 import { NoProviderError } from "../ai/resolve.js";
+import { loadEnvFile, setEnvVar } from "../config/env-file.js";
 import { setConfigValue } from "../config/write.js";
-import type { Surface } from "./types.js";
+import type { CommandContext, Surface } from "./types.js";
 
 export interface ModelArgs {
   /** What to switch to (`model`, `provider:model`, an alias); undefined shows the list. */
@@ -100,4 +102,54 @@ export function missingEndpointAdvice(error: unknown, spec: string, surface: Sur
       : `In a shell, run: hermes model ${spec} (it asks for the endpoint, and the key when none is set, and makes it the default), ${restart}.`,
     `Or add ${variable}=${example} to ~/.hermes/.env, ${restart}.`,
   ];
+}
+
+/**
+ * The provider whose endpoint the REPL may ask for after `error` (azure-foundry: an address the
+ * wizard asks for too), or undefined. A custom server keeps the advice: it is set up by `hermes
+ * setup model`, which also asks for its key.
+ */
+export function askableEndpoint(error: unknown): string | undefined {
+  if (!(error instanceof NoProviderError) || error.missing !== "base_url" || !error.provider)
+    return undefined;
+  return needsEndpoint(error.provider) ? error.provider : undefined;
+}
+
+/**
+ * `/model provider:X` in the REPL with no endpoint configured: the address asked right there,
+ * checked and normalised exactly as the setup wizard does (ai/endpoint.ts: https unless loopback,
+ * Azure hosts to `/openai/v1`, a pasted request URL trimmed), asked again after a bad one, and kept
+ * in the home's `.env` under the provider's variable (AZURE_FOUNDRY_BASE_URL) so later sessions
+ * have it. An address saved there earlier in this session is used without asking. Resolves null
+ * when the user cancels (Ctrl+C, or an empty answer).
+ */
+export async function askEndpointInRepl(
+  ctx: Pick<CommandContext, "ask" | "reply" | "paint">,
+  provider: string,
+  home: string,
+): Promise<string | null> {
+  const name = findProvider(provider)?.name ?? provider;
+  const variable = endpointVariable(provider);
+  const saved = variable ? loadEnvFile(home, {}).env[variable]?.trim() : undefined;
+  const savedCheck = saved ? normaliseEndpoint(provider, saved) : undefined;
+  if (savedCheck?.ok) return savedCheck.url;
+  let lines = [
+    `${name} has no endpoint configured yet.`,
+    ctx.paint.dim(`Its resource's endpoint, e.g. ${endpointExample(provider)} (empty or Ctrl+C: cancel)`),
+  ];
+  for (;;) {
+    const answer = await ctx.ask(lines, `${name} endpoint: `);
+    if (answer === null || answer.trim() === "") return null;
+    const checked = normaliseEndpoint(provider, answer);
+    if (!checked.ok) {
+      lines = [ctx.paint.yellow(checked.message)];
+      continue;
+    }
+    if (checked.note) ctx.reply(ctx.paint.dim(`Using ${checked.url} (${checked.note}).`));
+    if (variable) {
+      const path = setEnvVar(home, variable, checked.url);
+      ctx.reply(ctx.paint.dim(`Saved ${variable} in ${path}.`));
+    }
+    return checked.url;
+  }
 }

@@ -5,7 +5,13 @@
 import { sessionModelList } from "../agent/model-switch.js";
 import { loadEnvFile } from "../config/env-file.js";
 import { formatRecap, formatSessionList } from "./format.js";
-import { missingEndpointAdvice, parseModelArgs, saveModelChoice } from "./model-args.js";
+import {
+  askableEndpoint,
+  askEndpointInRepl,
+  missingEndpointAdvice,
+  parseModelArgs,
+  saveModelChoice,
+} from "./model-args.js";
 import type { CommandContext, CommandDef } from "./types.js";
 
 /** Titles of recent sessions, for completing `/resume` and `/title` arguments. */
@@ -248,11 +254,21 @@ const modelCommand: CommandDef = {
     try {
       await ctx.session.setModel(parsed.spec);
     } catch (error) {
-      // No endpoint to call (azure-foundry, custom): nothing switched; say what to run instead.
+      // No endpoint to call (azure-foundry, custom): nothing switched. The REPL asks for an Azure
+      // endpoint right there; elsewhere (a chat, a custom server) the message says what to run.
       const advice = missingEndpointAdvice(error, parsed.spec, ctx.surface.kind);
       if (!advice) throw error;
-      ctx.reply(s.yellow(advice[0] as string), ...advice.slice(1));
-      return;
+      const askable = ctx.surface.kind === "repl" ? askableEndpoint(error) : undefined;
+      if (!askable) {
+        ctx.reply(s.yellow(advice[0] as string), ...advice.slice(1));
+        return;
+      }
+      const baseUrl = await askEndpointInRepl(ctx, askable, ctx.session.agent.home);
+      if (!baseUrl) {
+        ctx.reply(s.dim("No endpoint given; the model was not changed."));
+        return;
+      }
+      await ctx.session.setModel(parsed.spec, { baseUrl });
     }
     ctx.sessionChanged();
     const via = ctx.session.provider ? s.dim(` via ${ctx.session.provider}`) : "";

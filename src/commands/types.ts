@@ -70,7 +70,11 @@ export interface CommandSession {
   undo(turns?: number): Promise<{ removed: number; userText: string | null }>;
   retryText(): Promise<string | null>;
   setTitle(title: string | null): Promise<SessionRecord>;
-  setModel(model: string): Promise<void>;
+  /**
+   * Switches the model. `baseUrl` is the endpoint for a `provider:model` switch when the provider
+   * has none configured (asked in the REPL for azure-foundry).
+   */
+  setModel(model: string, options?: { baseUrl?: string }): Promise<void>;
   /** The personality asked for this session; undefined means `display.personality`. */
   readonly personality: string | undefined;
   setPersonality(name: string): Promise<void>;

@@ -11,6 +11,14 @@ export interface ModelConfig {
   api_mode: string;
   context_length: number | null;
   max_tokens: number | null;
+  /** How azure-foundry authenticates: "" or "api_key" (the `api-key` header), "entra_id" (an Entra ID bearer). */
+  auth_mode: string;
+  /**
+   * Entra ID settings for `auth_mode: entra_id`; an empty scope means Foundry's
+   * (`https://ai.azure.com/.default`). `exclude_interactive_browser` is upstream's key, accepted so
+   * a shared home validates; Hermes-TS never opens a browser to sign in.
+   */
+  entra: { scope: string; exclude_interactive_browser: boolean };
 }
 
 export interface GuardrailCounts {
@@ -233,6 +241,8 @@ export function defaultConfig(): HermesConfig {
       api_mode: "",
       context_length: null,
       max_tokens: null,
+      auth_mode: "",
+      entra: { scope: "", exclude_interactive_browser: true },
     },
     toolsets: ["hermes-cli"],
     custom_toolsets: {},

@@ -167,6 +167,7 @@ export const VALUE_CHOICES: Readonly<Record<string, readonly string[]>> = {
   "code_execution.mode": ["project", "strict"],
   "logging.level": ["debug", "info", "warning", "warn", "error", "critical"],
   "prompt_caching.cache_ttl": ["5m", "1h"],
+  "model.auth_mode": ["", "api_key", "entra_id"],
   "agent.reasoning_effort": ["", "none", "minimal", "low", "medium", "high", "xhigh", "max"],
   "human_delay.mode": ["off", "natural", "custom"],
 };

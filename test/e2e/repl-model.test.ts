@@ -4,7 +4,8 @@
  * next message and recorded on the session, including a switch made before the first message;
  * `--global` saving it to config.yaml, words a model id cannot hold refused; and
  * the question a local server that lists several models (none configured) asks at the start; a
- * provider with no endpoint configured is refused with what to run, the working model kept.
+ * provider with no endpoint configured (azure-foundry) has it asked for in place, checked as setup
+ * checks it, and kept in `.env`; cancelled, the working model is kept.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -91,7 +92,7 @@ describe.skipIf(!hasTmux)("/model in the running session", () => {
     expect(list.stdout).toMatch(/cli\s+other-model\s/);
   });
 
-  it("/model azure:DEPLOYMENT with no endpoint says what to run and keeps the model that works", async () => {
+  it("/model azure:DEPLOYMENT with no endpoint asks for it in place, checks it as setup does, then switches", async () => {
     const { home, cwd } = tempHome(fakeProviderConfig(llm.url));
     const term = Terminal.start({ home, cwd, env: { NO_COLOR: "1", AZURE_FOUNDRY_API_KEY: "az-test-key" } });
     terminals.push(term);
@@ -99,29 +100,46 @@ describe.skipIf(!hasTmux)("/model in the running session", () => {
     llm.respondWith((request) =>
       ((request.body as Body).tools ?? []).length === 0 ? reply().text("Kept session") : undefined,
     );
-    llm.enqueue(reply().text("still answered"));
+    llm.enqueue(reply().text("still answered"), reply().text("answered by the deployment"));
     const before = readFileSync(join(home, "config.yaml"), "utf8");
 
+    // Cancelled: nothing changes, the working model is kept.
     term.type("/model azure:my-deploy");
     term.keys("Enter");
-    await term.waitFor("AZURE_FOUNDRY_BASE_URL=", 10_000);
-    const screen = term.screen().replace(/\s+/g, " ");
-    expect(screen).toContain(
-      "Azure AI Foundry needs its endpoint, and none is configured; the model was not changed.",
-    );
-    expect(screen).toContain(
-      "In a shell, run: hermes model azure:my-deploy (it asks for the endpoint, and the key when none is set",
-    );
-    expect(screen).toContain(
-      "Or add AZURE_FOUNDRY_BASE_URL=https://<resource>.openai.azure.com/openai/v1 to ~/.hermes/.env",
-    );
-    expect(screen).not.toContain("--base-url");
-    expect(screen).not.toContain("Model set to");
-
+    await term.waitFor("Azure AI Foundry endpoint:", 10_000);
+    expect(term.screen()).toContain("Azure AI Foundry has no endpoint configured yet.");
+    term.keys("C-c");
+    await term.waitFor("No endpoint given; the model was not changed.");
     term.type("hello");
     term.keys("Enter");
     await term.waitFor("still answered");
     expect(conversationModels()).toEqual(["fake-model"]);
+
+    // Asked again: plain http to another machine is refused as the wizard refuses it, then a
+    // pasted request URL on loopback is trimmed to its base, saved in .env, and used.
+    term.type("/model azure:my-deploy");
+    term.keys("Enter");
+    await term.waitFor(
+      /still answered[\s\S]*has no endpoint configured yet[\s\S]*Azure AI Foundry endpoint:/,
+      10_000,
+    );
+    term.type("http://10.0.0.8/openai/v1");
+    term.keys("Enter");
+    await term.waitFor("unencrypted");
+    term.type(`${llm.url}/chat/completions`);
+    term.keys("Enter");
+    await term.waitFor("Model set to my-deploy", 10_000);
+    const screen = term.screen().replace(/\s+/g, " ");
+    expect(screen).toContain("/chat/completions dropped");
+    expect(screen).toContain("Saved AZURE_FOUNDRY_BASE_URL in");
+    term.type("hello again");
+    term.keys("Enter");
+    await term.waitFor("answered by the deployment");
+    expect(conversationModels()).toEqual(["fake-model", "my-deploy"]);
+    const last = llm.chatRequests.at(-1);
+    expect(last?.headers["api-key"]).toBe("az-test-key");
+    expect(last?.headers.authorization).toBeUndefined();
+    expect(readFileSync(join(home, ".env"), "utf8")).toContain(`AZURE_FOUNDRY_BASE_URL=${llm.url}`);
     expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(before);
   });
 

@@ -81,6 +81,7 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal: azure-foundry", () => {
       // An address that accepts connections and never answers: the listing gives up, the key stays.
       await answer(term, "Azure AI Foundry endpoint", `${silentUrl}/chat/completions`);
       await term.waitFor(`Using ${silentUrl} (/chat/completions dropped`);
+      await answer(term, "Authentication: 1. API key  2. Entra ID", "1");
       await answer(
         term,
         "Paste your Azure AI Foundry API key (stored in .env as AZURE_FOUNDRY_API_KEY)",
@@ -128,6 +129,7 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal: azure-foundry", () => {
     try {
       await answer(term, "Provider (number or name)", "azure-foundry");
       await answer(term, "Azure AI Foundry endpoint", llm.url);
+      await answer(term, "Authentication: 1. API key  2. Entra ID", "1");
       await answer(term, "Paste your Azure AI Foundry API key", KEY);
       // Left at the model question: the endpoint and key typed so far are not written anywhere.
       await term.waitFor("Model (number, id or part of one)");
@@ -319,6 +321,7 @@ describe("hermes model: switching to azure-foundry", () => {
         await answer(term, "Azure AI Foundry endpoint", "http://10.0.0.8/openai/v1");
         await term.waitFor("unencrypted");
         await answer(term, "Azure AI Foundry endpoint", llm.url);
+        await answer(term, "Authentication: 1. API key  2. Entra ID", "1");
         await answer(term, "Paste the Azure AI Foundry key (stored in .env as AZURE_FOUNDRY_API_KEY)", KEY);
         await term.waitFor("[exit 0]");
       } finally {
@@ -344,6 +347,7 @@ describe("hermes model: switching to azure-foundry", () => {
       try {
         await answer(term, "Provider (number or name)", "azure-foundry");
         await answer(term, "Azure AI Foundry endpoint", llm.url);
+        await answer(term, "Authentication: 1. API key  2. Entra ID", "1");
         await answer(term, "Paste your Azure AI Foundry API key", KEY);
         await answer(term, "Model (number, id or part of one)", "o4-mini");
         await term.waitFor("[exit 0]");
@@ -412,6 +416,7 @@ describe.skipIf(!hasTmux)("hermes setup on a terminal: a provider that needs a l
       await term.waitFor("Pick another provider");
       await answer(term, "Provider (number or name)", "azure");
       await answer(term, "Azure AI Foundry endpoint", llm.url);
+      await answer(term, "Authentication: 1. API key  2. Entra ID", "1");
       await answer(term, "Paste your Azure AI Foundry API key", KEY);
       await answer(term, "Model (number, id or part of one)", "gpt-4.1-deploy");
       await term.waitFor("[exit 0]");

@@ -13,7 +13,8 @@ import { type OAuthCredential, OAuthError } from "./types.js";
 
 export interface OAuthTransportOptions {
   apiMode: ApiMode;
-  source: OAuthSource;
+  /** Where bearers come from: a stored login, or anything that renews the same way (Entra ID). */
+  source: Pick<OAuthSource, "current">;
   /** A wire transport sending `credential` (its bearer, base URL and headers). */
   build: (credential: OAuthCredential) => Promise<Transport>;
   /** The endpoint named in errors raised here. */

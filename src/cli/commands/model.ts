@@ -8,13 +8,16 @@
 import { listModelsCached } from "../../ai/model-cache.js";
 import { formatModelLines, modelChoices, pickModel } from "../../ai/model-choices.js";
 import { parseModelSpec } from "../../ai/model-spec.js";
+import { entraSettings } from "../../ai/oauth/entra-config.js";
 import { findProvider } from "../../ai/providers.js";
 import { NoProviderError, resolveRuntime } from "../../ai/resolve.js";
 import { VERTEX_MODELS } from "../../ai/vertex.js";
 import { CliFailure, type ConfigContext, defineCommand, withConfig } from "../command.js";
 import { homeFor } from "../home-env.js";
 import { configuredEndpoint, endpointExample, endpointVariable, needsEndpoint } from "../setup/endpoint.js";
+import { askEntraChoice, withEntraBearer } from "../setup/entra-flow.js";
 import {
+  type AzureAuth,
   applyModelPlan,
   askEndpoint,
   askModelPlan,
@@ -22,6 +25,7 @@ import {
   automaticModelPlan,
   currentChoice,
   keyVariableSet,
+  withAuth,
   withVertex,
 } from "../setup/model-flow.js";
 import { PromptCancelled, terminalPrompter } from "../setup/prompter.js";
@@ -84,7 +88,7 @@ async function pickInteractively(ctx: ConfigContext): Promise<number> {
 async function askMissingEndpoint(
   ctx: ConfigContext,
   provider: string,
-): Promise<{ baseUrl: string; env: Record<string, string> } | "cancelled" | undefined> {
+): Promise<{ baseUrl: string; env: Record<string, string>; auth?: AzureAuth } | "cancelled" | undefined> {
   if (!needsEndpoint(provider) || configuredEndpoint(provider, ctx.config, ctx.env)) return undefined;
   const profile = findProvider(provider);
   if (ctx.io.stdin.isTTY !== true) throw missingEndpoint(provider);
@@ -94,13 +98,20 @@ async function askMissingEndpoint(
     const asked = await askEndpoint(prompter, provider, undefined);
     const env: Record<string, string> = {};
     const keyVar = profile?.apiKeyEnv[0];
-    if (keyVar && !keyVariableSet(provider, ctx.env)) {
+    let auth: AzureAuth | undefined;
+    const entraOn = entraSettings(ctx.config.model as unknown as Record<string, unknown>) !== undefined;
+    if (profile?.id === "azure-foundry" && !entraOn && !keyVariableSet(provider, ctx.env)) {
+      // No key yet: Entra ID is the other way in (checked for a token before anything is saved).
+      const entra = await askEntraChoice(prompter, ctx.config, ctx.env);
+      auth = entra ? { mode: "entra_id", scope: entra.scope } : { mode: "api_key" };
+    }
+    if (keyVar && !entraOn && auth?.mode !== "entra_id" && !keyVariableSet(provider, ctx.env)) {
       env[keyVar] = await askSecret(
         prompter,
         `Paste the ${profile?.name ?? provider} key (stored in .env as ${keyVar})`,
       );
     }
-    return { baseUrl: asked.url, env };
+    return { baseUrl: asked.url, env, ...(auth ? { auth } : {}) };
   } catch (error) {
     if (error instanceof PromptCancelled) {
       ctx.io.err("\nNothing changed.");
@@ -172,7 +183,7 @@ async function setFromSpec(base: ConfigContext, text: string, refresh: boolean):
   const ctx = vertex
     ? { ...base, env, config: withVertex(base.config, vertex.vertex) }
     : missing
-      ? { ...base, env }
+      ? { ...base, env, config: withAuth(base.config, missing.auth) }
       : base;
   const baseUrl = missing?.baseUrl ?? spec.baseUrl;
   const plan = await automaticModelPlan(
@@ -184,18 +195,20 @@ async function setFromSpec(base: ConfigContext, text: string, refresh: boolean):
     },
     { ...ctx.io.env, ...missing?.env },
   );
+  if (missing?.auth) plan.auth = missing.auth;
   if (vertex) {
     plan.vertex = vertex.vertex;
     for (const [name, value] of Object.entries(vertex.env)) plan.envWrites.push({ name, value });
   }
   let listing = plan.listing;
   if ((refresh || listing === undefined) && !plan.runtime.vertex) {
+    const sent = await withEntraBearer(plan.runtime, ctx.env).catch(() => plan.runtime);
     const fresh = await listModelsCached({
       home: ctx.home,
       provider: plan.runtime.provider,
       baseUrl: plan.runtime.baseUrl,
-      apiKey: plan.runtime.apiKey,
-      apiKeyHeader: plan.runtime.apiKeyHeader,
+      apiKey: sent.apiKey,
+      apiKeyHeader: sent.apiKeyHeader,
       apiMode: plan.runtime.apiMode,
       ...(plan.runtime.acp ? { acp: plan.runtime.acp, env: ctx.env } : {}),
       refresh: true,
@@ -244,12 +257,16 @@ async function listCommand(ctx: ConfigContext, text: string | undefined, refresh
       ctx.io.out(line);
     return 0;
   }
+  const sent = await withEntraBearer(runtime, ctx.env).catch((error: unknown) => {
+    ctx.io.err(`hermes model: ${error instanceof Error ? error.message : String(error)}`);
+    return runtime;
+  });
   const listing = await listModelsCached({
     home: ctx.home,
     provider: runtime.provider,
     baseUrl: runtime.baseUrl,
-    apiKey: runtime.apiKey,
-    apiKeyHeader: runtime.apiKeyHeader,
+    apiKey: sent.apiKey,
+    apiKeyHeader: sent.apiKeyHeader,
     apiMode: runtime.apiMode,
     ...(runtime.acp ? { acp: runtime.acp, env: ctx.env } : {}),
     refresh,

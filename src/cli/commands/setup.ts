@@ -5,6 +5,7 @@
  * `agent`. Each section writes its answers when it is done; Ctrl+C leaves the rest untouched.
  */
 import { existsSync, renameSync } from "node:fs";
+import { ENTRA_DEFAULT_SCOPE, entraSettings } from "../../ai/oauth/entra-config.js";
 import { defaultBaseUrl, findProvider } from "../../ai/providers.js";
 import { configPath } from "../../config/home.js";
 import { CliFailure, type ConfigContext, defineCommand, withConfig } from "../command.js";
@@ -16,7 +17,14 @@ import {
   needsEndpoint,
   normaliseEndpoint,
 } from "../setup/endpoint.js";
-import { applyModelPlan, askModelPlan, automaticModelPlan, type ModelPlan } from "../setup/model-flow.js";
+import {
+  type AzureAuth,
+  applyModelPlan,
+  askModelPlan,
+  automaticModelPlan,
+  type ModelPlan,
+  withAuth,
+} from "../setup/model-flow.js";
 import { PromptCancelled, type Prompter, terminalPrompter } from "../setup/prompter.js";
 import {
   agentSection,
@@ -38,6 +46,7 @@ interface SetupFlags {
   provider?: string;
   model?: string;
   baseUrl?: string;
+  authMode?: string;
 }
 
 export const setupCommand = defineCommand({
@@ -58,7 +67,11 @@ export const setupCommand = defineCommand({
         "with --non-interactive: the provider (azure-foundry, custom, openrouter, …)",
       )
       .option("-m, --model <id>", "with --non-interactive: the model (on Azure, the deployment's name)")
-      .option("--base-url <url>", "with --non-interactive: the provider's endpoint (azure-foundry, custom)"),
+      .option("--base-url <url>", "with --non-interactive: the provider's endpoint (azure-foundry, custom)")
+      .option(
+        "--auth-mode <mode>",
+        "with --non-interactive, azure-foundry: api_key or entra_id (model.auth_mode)",
+      ),
   run: async (ctx, section: string | undefined, flags: SetupFlags) => {
     if (section !== undefined && !(SETUP_SECTIONS as readonly string[]).includes(section)) {
       throw new CliFailure(`unknown section "${section}"; use one of: ${SETUP_SECTIONS.join(", ")}.`, 2);
@@ -82,7 +95,8 @@ export const setupCommand = defineCommand({
       ...(flags.model ? { model: flags.model } : {}),
       ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
     };
-    if (flags.nonInteractive) return nonInteractive(withConfig(ctx), sections, wanted);
+    if (flags.nonInteractive) return nonInteractive(withConfig(ctx), sections, wanted, flags.authMode);
+    if (flags.authMode !== undefined) throw new CliFailure("--auth-mode goes with --non-interactive.", 2);
     if (Object.keys(wanted).length > 0) {
       throw new CliFailure(
         "--provider, --model and --base-url go with --non-interactive; on a terminal the wizard asks for them.",
@@ -170,7 +184,10 @@ async function tryPlan(p: Pick<Prompter, "say" | "signal">, plan: ModelPlan): Pr
   p.say(`Testing ${plan.runtime.provider}:${plan.model} at ${plan.runtime.baseUrl} with one tiny request…`);
   const result = await testConnection(plan.runtime, {
     ...(p.signal ? { signal: p.signal } : {}),
-    ...(plan.region ? { transport: { bedrock: { region: plan.region } } } : {}),
+    transport: {
+      ...(plan.region ? { bedrock: { region: plan.region } } : {}),
+      ...(plan.env ? { env: plan.env } : {}),
+    },
   });
   // Ctrl+C while the request was out: the section is left unfinished, so nothing of it is saved.
   if (p.signal?.aborted) throw new PromptCancelled();
@@ -184,13 +201,31 @@ async function tryPlan(p: Pick<Prompter, "say" | "signal">, plan: ModelPlan): Pr
   return false;
 }
 
+/** config.yaml's model section as the Entra reader takes it, with auth_mode on to read the scope. */
+function entraModel(config: ConfigContext["config"]): Record<string, unknown> {
+  return { ...(config.model as unknown as Record<string, unknown>), auth_mode: "entra_id" };
+}
+
 /** `--non-interactive`: the model section from config.yaml and the environment; nothing asked. */
 async function nonInteractive(
   ctx: ConfigContext,
   sections: readonly Section[],
   wanted: { provider?: string; model?: string; baseUrl?: string },
+  authMode?: string,
 ): Promise<number> {
   const others = sections.filter((s) => s !== "model");
+  let auth: AzureAuth | undefined;
+  if (authMode !== undefined) {
+    const mode = authMode.trim().toLowerCase();
+    if (mode !== "api_key" && mode !== "entra_id") {
+      throw new CliFailure(`--auth-mode takes api_key or entra_id, not "${authMode}".`, 2);
+    }
+    auth =
+      mode === "entra_id"
+        ? { mode, scope: entraSettings(entraModel(ctx.config))?.scope ?? ENTRA_DEFAULT_SCOPE }
+        : { mode };
+    ctx = { ...ctx, config: withAuth(ctx.config, auth) };
+  }
   if (others.length > 0) {
     throw new CliFailure(
       `--non-interactive sets up the model only; set ${others.join(", ")} with hermes config set (see hermes config show).`,
@@ -200,6 +235,10 @@ async function nonInteractive(
   let plan: ModelPlan;
   try {
     plan = await automaticModelPlan(ctx, requireEndpoint(ctx, wanted), ctx.io.env);
+    if (auth && plan.provider !== "azure-foundry") {
+      throw new CliFailure(`--auth-mode is for azure-foundry; ${plan.provider} signs in its own way.`, 2);
+    }
+    if (auth) plan = { ...plan, auth, ...(auth.mode === "entra_id" ? { env: ctx.env } : {}) };
   } catch (error) {
     if (error instanceof CliFailure && error.message.startsWith("No model provider")) {
       throw new CliFailure(

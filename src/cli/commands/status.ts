@@ -70,6 +70,7 @@ export const statusCommand = defineCommand({
     row("Model", model.model);
     row("Provider", model.provider);
     if (model.baseUrl) row("Endpoint", model.baseUrl);
+    if (model.auth) row("Auth", model.auth);
     for (const [label, value] of model.extra ?? []) row(label, value);
     if (model.error) row("Problem", `✗ ${model.error} (run: hermes setup)`);
 

@@ -17,6 +17,22 @@ import type { DoctorLine } from "./types.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The process's Entra ID bearer for `scope` and its source, or the chain's message (never throws). */
+async function entraBearer(
+  scope: string,
+  env: Env,
+): Promise<{ ok: true; token: string; source: string } | { ok: false; message: string; hint: string }> {
+  try {
+    const { sharedAzureTokenProvider } = await import("../../ai/oauth/azure-token.js");
+    const token = await sharedAzureTokenProvider(scope, env).token();
+    return { ok: true, token: token.token, source: token.source };
+  } catch (error) {
+    const hint =
+      error instanceof Error && "hint" in error && typeof error.hint === "string" ? error.hint : "";
+    return { ok: false, message: error instanceof Error ? error.message : String(error), hint };
+  }
+}
+
 export interface ProviderTarget {
   /** "primary", "fallback 1", ... */
   role: string;
@@ -170,10 +186,22 @@ export async function providerChecks(
       const name = `${target.role}: ${rt.provider}`;
       if (rt.vertex) return vertexLine(group, name, rt, rt.vertex, options.fetch);
       if (rt.acp) return copilotAcpLine(group, name, rt, rt.acp, env, options.timeoutMs);
-      const listing = await listModels({
-        baseUrl: rt.baseUrl,
+      let sent: { apiKey: string | undefined; apiKeyHeader: string | undefined; entra?: string } = {
         apiKey: rt.apiKey,
         apiKeyHeader: rt.apiKeyHeader,
+      };
+      if (rt.entra) {
+        const got = await entraBearer(rt.entra.scope, env);
+        if (!got.ok) {
+          const fix = got.hint ? `${got.hint.charAt(0).toUpperCase()}${got.hint.slice(1)}.` : "";
+          return { group, name, status: "fail", detail: got.message, fix };
+        }
+        sent = { apiKey: got.token, apiKeyHeader: undefined, entra: got.source };
+      }
+      const listing = await listModels({
+        baseUrl: rt.baseUrl,
+        apiKey: sent.apiKey,
+        apiKeyHeader: sent.apiKeyHeader,
         apiMode: rt.apiMode,
         timeoutMs: options.timeoutMs ?? 8000,
         ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -189,12 +217,27 @@ export async function providerChecks(
             fix: `Pick one it lists: hermes model (or hermes config set model.default ${listing.models[0]?.id ?? "<model>"})`,
           };
         }
-        const key = rt.apiKey ? "key accepted" : "no key needed";
+        const key = sent.entra
+          ? `Entra ID token (${sent.entra}) accepted`
+          : rt.apiKey
+            ? "key accepted"
+            : "no key needed";
         return { group, name, status: "ok", detail: `${rt.baseUrl} reachable, ${key}, model ${rt.model}` };
       }
       const keyVar = findProvider(rt.provider)?.apiKeyEnv[0] ?? "the provider's API key";
       switch (listing.kind) {
         case "auth":
+          if (rt.entra) {
+            return {
+              group,
+              name,
+              status: "fail",
+              detail: `${listing.message} (with an Entra ID token from ${sent.entra ?? "the chain"})`,
+              fix:
+                "Give the identity a role on the resource (e.g. Cognitive Services OpenAI User), " +
+                `or check model.entra.scope (now ${rt.entra.scope}).`,
+            };
+          }
           return {
             group,
             name,

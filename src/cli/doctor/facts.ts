@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { entraSourcesSetUp } from "../../ai/oauth/entra-config.js";
 import { PROVIDERS } from "../../ai/providers.js";
 import { NoProviderError, resolveRuntime } from "../../ai/resolve.js";
 import { vertexFacts } from "../../ai/vertex.js";
@@ -38,6 +39,8 @@ const TOOL_KEYS: readonly string[] = [
   "MISTRAL_API_KEY",
   "HONCHO_API_KEY",
   "GITHUB_TOKEN",
+  // Azure AI Foundry with Entra ID (model.auth_mode: entra_id): a service principal's secret.
+  "AZURE_CLIENT_SECRET",
 ];
 
 /** Every key name status and dump know, providers first, without repeats. */
@@ -61,6 +64,8 @@ export interface ModelFact {
   model: string;
   provider: string;
   baseUrl: string;
+  /** How the provider is signed in to, when it is not by key (Entra ID: scope and sources set up). */
+  auth?: string;
   /** Why no provider resolves, when none does (first line). */
   error?: string;
   /** More rows for the provider (Vertex's Google sign-in, project, location). */
@@ -74,6 +79,7 @@ export function modelFact(config: HermesConfig, env: Env, home: string): ModelFa
       model: rt.model,
       provider: rt.provider,
       baseUrl: rt.baseUrl,
+      ...(rt.entra ? { auth: entraAuthFact(rt.entra.scope, env) } : {}),
       ...(rt.vertex ? { extra: vertexFacts(rt.vertex) } : {}),
     };
   } catch (error) {
@@ -85,6 +91,14 @@ export function modelFact(config: HermesConfig, env: Env, home: string): ModelFa
       error: error.message.split("\n")[0] ?? error.message,
     };
   }
+}
+
+/** Entra ID at a glance: the scope and the sources set up here, no token asked (`--deep` asks). */
+function entraAuthFact(scope: string, env: Env): string {
+  const sources = entraSourcesSetUp(env);
+  const tried =
+    sources.length > 0 ? sources.join(", ") : "none set up; managed identity (IMDS) and az login are tried";
+  return `Entra ID, scope ${scope} (sources: ${tried})`;
 }
 
 /** Each known key with its value (or undefined) and whether it came only from the shell. */

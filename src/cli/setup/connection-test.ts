@@ -13,8 +13,8 @@ export async function testConnection(
     timeoutMs?: number;
     now?: () => number;
     signal?: AbortSignal;
-    /** Settings the run would read from config.yaml (Bedrock's region). */
-    transport?: Pick<TransportOptions, "bedrock">;
+    /** Settings the run would read from config.yaml (Bedrock's region), the environment for Entra ID. */
+    transport?: Pick<TransportOptions, "bedrock" | "env">;
   } = {},
 ): Promise<ConnectionResult> {
   const now = options.now ?? Date.now;

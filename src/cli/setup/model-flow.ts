@@ -4,7 +4,7 @@
  * cancelled conversation leaves the files as they were.
  */
 
-import { listModelsCached } from "../../ai/model-cache.js";
+import { type CachedListing, listModelsCached } from "../../ai/model-cache.js";
 import { formatModelLines, modelChoices, pickModel } from "../../ai/model-choices.js";
 import type { ListedModel } from "../../ai/model-listing.js";
 import { defaultBaseUrl, findProvider, PROVIDERS } from "../../ai/providers.js";
@@ -15,6 +15,7 @@ import { setEnvVar } from "../../config/env-file.js";
 import { setConfigValue } from "../../config/write.js";
 import { CliFailure } from "../command.js";
 import { configuredEndpoint, endpointExample, needsEndpoint, normaliseEndpoint } from "./endpoint.js";
+import { askEntraChoice, withEntraBearer } from "./entra-flow.js";
 import { serverModelDecision } from "./local-model.js";
 import type { Prompter } from "./prompter.js";
 import { askVertex, googleCredentialsOrigin, VERTEX_PATH_VARIABLE } from "./vertex-flow.js";
@@ -39,10 +40,24 @@ export interface ModelPlan {
   apiKeyRef?: string;
   /** AWS Bedrock's region, for `bedrock.region`. */
   region?: string;
+  /** Azure AI Foundry's sign-in, for `model.auth_mode` (and `model.entra.scope` with Entra ID). */
+  auth?: AzureAuth;
+  /** The environment the connection test gets its Entra ID token with (`.env` included). */
+  env?: Readonly<Record<string, string | undefined>>;
   /** Google Vertex AI's project and location, for `vertex.project_id` and `vertex.region`. */
   vertex?: { projectId: string; region: string };
   /** The runtime the plan gives, for the connection test. */
   runtime: ResolvedRuntime;
+}
+
+/** How Azure AI Foundry signs in: its `api-key` header, or an Entra ID bearer for `scope`. */
+export type AzureAuth = { mode: "api_key" } | { mode: "entra_id"; scope: string };
+
+/** config.yaml's model section as it will read once `auth` is written. */
+export function withAuth(config: HermesConfig, auth: AzureAuth | undefined): HermesConfig {
+  if (!auth) return config;
+  const entra = auth.mode === "entra_id" ? { ...config.model.entra, scope: auth.scope } : config.model.entra;
+  return { ...config, model: { ...config.model, auth_mode: auth.mode, entra } };
 }
 
 interface ProviderOption {
@@ -96,27 +111,28 @@ function runtimeFor(
     model: string;
     envWrites: ModelPlan["envWrites"];
     apiKeyRef?: string | undefined;
+    auth?: AzureAuth | undefined;
     vertex?: ModelPlan["vertex"] | undefined;
   },
 ): ResolvedRuntime {
   const env = { ...ctx.env };
   for (const { name, value } of plan.envWrites) env[name] = value;
-  const base = plan.vertex ? withVertex(ctx.config, plan.vertex) : ctx.config;
   // A new key in .env must count even where config.yaml holds an older model.api_key; a custom
   // server's key is model.api_key itself, as it will read once `${CUSTOM_API_KEY}` is expanded.
   // (It counts only with config.yaml naming this provider and address, as it will once written.)
+  const base = withAuth(plan.vertex ? withVertex(ctx.config, plan.vertex) : ctx.config, plan.auth);
   const config = plan.apiKeyRef
     ? {
         ...base,
         model: {
-          ...ctx.config.model,
+          ...base.model,
           provider: plan.provider,
           base_url: plan.baseUrl,
           api_key: env[CUSTOM_KEY_VARIABLE] ?? "",
         },
       }
     : plan.envWrites.length > 0
-      ? { ...base, model: { ...ctx.config.model, api_key: "" } }
+      ? { ...base, model: { ...base.model, api_key: "" } }
       : base;
   try {
     return resolveRuntime({
@@ -143,15 +159,22 @@ export function withVertex(config: HermesConfig, vertex: NonNullable<ModelPlan["
   return { ...config, vertex: { ...current, project_id: vertex.projectId, region: vertex.region } };
 }
 
-async function listFor(ctx: FlowContext, runtime: ResolvedRuntime, refresh: boolean) {
+async function listFor(
+  ctx: FlowContext,
+  runtimeIn: ResolvedRuntime,
+  refresh: boolean,
+): Promise<CachedListing> {
   // Vertex's OpenAI surface lists no models: the catalog's own list, never a keyless probe.
-  if (runtime.vertex) {
-    return {
-      ok: true as const,
-      models: VERTEX_MODELS.map((id) => ({ id })),
-      fetchedAt: 0,
-      source: "cache" as const,
-    };
+  if (runtimeIn.vertex) {
+    return { ok: true, models: VERTEX_MODELS.map((id) => ({ id })), fetchedAt: 0, source: "cache" };
+  }
+  let runtime = runtimeIn;
+  try {
+    // Entra ID: the listing carries the bearer the model calls will carry.
+    runtime = await withEntraBearer(runtimeIn, ctx.env);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, failure: { ok: false, kind: "auth", message } };
   }
   return listModelsCached({
     home: ctx.home,
@@ -231,6 +254,7 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
   let suggested: string | undefined;
   let apiKeyRef: string | undefined;
   let region: string | undefined;
+  let auth: AzureAuth | undefined;
   let vertex: ModelPlan["vertex"];
   const ownEndpoint = !option.local && needsEndpoint(option.provider);
   if (option.local) {
@@ -252,22 +276,34 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
       p.say(`Address kept from config.yaml: ${baseUrl} (model.base_url).`);
     }
     if (option.provider === "bedrock") region = await askRegion(p, bedrockRegion(ctx));
+    if (option.provider === "azure-foundry") {
+      const entra = await askEntraChoice(p, ctx.config, ctx.env);
+      auth = entra ? { mode: "entra_id", scope: entra.scope } : { mode: "api_key" };
+    }
     if (option.provider === "vertex") {
       const answers = await askVertex(p, ctx);
       vertex = { projectId: answers.projectId, region: answers.region };
       if (answers.keyPath) envWrites.push({ name: VERTEX_PATH_VARIABLE, value: answers.keyPath });
-    } else await askKey(ctx, p, option, envWrites);
+    } else if (auth?.mode !== "entra_id") await askKey(ctx, p, option, envWrites);
   }
 
   for (let attempt = 0; ; attempt++) {
-    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites, apiKeyRef, vertex });
+    const runtime = runtimeFor(ctx, { provider, baseUrl, model: "", envWrites, apiKeyRef, auth, vertex });
     const listing = await listFor(ctx, runtime, true);
     let models: ListedModel[] = [];
     if (listing.ok) {
       models = listing.models;
     } else {
       p.say(`✗ ${listing.failure.message}`);
-      if (listing.failure.kind === "auth" && !option.local && attempt < 3) {
+      if (listing.failure.kind === "auth" && auth?.mode === "entra_id") {
+        // No key to paste again: no token came (no HTTP status), or the identity lacks a role.
+        p.say(
+          listing.failure.status === undefined
+            ? "No Entra ID token yet, so no deployment list; type the deployment's name below."
+            : "With Entra ID the identity needs a role on the resource (e.g. Cognitive Services OpenAI User); " +
+                "type the deployment's name below.",
+        );
+      } else if (listing.failure.kind === "auth" && !option.local && attempt < 3) {
         p.say("The key was refused; paste it again.");
         envWrites.length = 0;
         await askKey(ctx, p, option, envWrites, true);
@@ -315,8 +351,10 @@ async function planFor(ctx: FlowContext, p: Prompter, option: ProviderOption): P
       envWrites,
       ...(apiKeyRef ? { apiKeyRef } : {}),
       ...(region ? { region } : {}),
+      ...(auth ? { auth } : {}),
+      ...(auth?.mode === "entra_id" ? { env: ctx.env } : {}),
       ...(vertex ? { vertex } : {}),
-      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef, vertex }) },
+      runtime: { ...runtimeFor(ctx, { provider, baseUrl, model, envWrites, apiKeyRef, auth, vertex }) },
     };
   }
 }
@@ -540,6 +578,7 @@ export async function automaticModelPlan(
     envWrites,
     ...(keyed && provider === "custom" ? { apiKeyRef: keyed.apiKeyRef } : {}),
     runtime: { ...runtime, model },
+    ...(runtime.entra ? { env: ctx.env } : {}),
     ...(listing.ok || listing.stale ? { listing: models } : {}),
   };
 }
@@ -590,6 +629,16 @@ export function applyModelPlan(home: string, config: HermesConfig, plan: ModelPl
     edits.push(["model.api_key", ""]);
   if (switching && config.model.api_mode.trim()) edits.push(["model.api_mode", ""]);
   if (plan.region) edits.push(["bedrock.region", plan.region]);
+  if (plan.auth?.mode === "entra_id") {
+    edits.push(["model.auth_mode", "entra_id"], ["model.entra.scope", plan.auth.scope]);
+  } else if (
+    (plan.auth?.mode === "api_key" || switching) &&
+    String(config.model.auth_mode ?? "").trim() !== "" &&
+    String(config.model.auth_mode ?? "").trim() !== "api_key"
+  ) {
+    // Back to a key (or to another provider): Entra ID no longer applies.
+    edits.push(["model.auth_mode", "api_key"]);
+  }
   if (plan.vertex)
     edits.push(["vertex.project_id", plan.vertex.projectId], ["vertex.region", plan.vertex.region]);
   for (const [key, value] of edits) {

@@ -63,6 +63,7 @@ describe("askModelPlan for azure-foundry", () => {
     const p = scripted([
       "azure",
       "https://down.openai.azure.com/",
+      "1",
       "good-key-1",
       // The address did not answer: only the address is asked again.
       "https://res.openai.azure.com/openai/deployments/gpt-4.1-deploy/chat/completions?api-version=2024-10-21",
@@ -75,7 +76,7 @@ describe("askModelPlan for azure-foundry", () => {
       model: "gpt-4.1-deploy",
       envWrites: [{ name: "AZURE_FOUNDRY_API_KEY", value: "good-key-1" }],
     });
-    expect(p.asked.filter((q) => q.includes("API key"))).toHaveLength(1);
+    expect(p.asked.filter((q) => q.startsWith("Paste your"))).toHaveLength(1);
     expect(p.said.join("\n")).toContain("did not answer");
     expect(seen.at(-1)).toMatchObject({
       url: "https://res.openai.azure.com/openai/v1/models",
@@ -85,15 +86,24 @@ describe("askModelPlan for azure-foundry", () => {
   });
 
   it("a key refused again and again ends in a typed model after three tries, not a loop", async () => {
-    const p = scripted(["azure", "https://res.openai.azure.com", "k1", "k2", "k3", "k4", "my-deployment"]);
+    const p = scripted([
+      "azure",
+      "https://res.openai.azure.com",
+      "1",
+      "k1",
+      "k2",
+      "k3",
+      "k4",
+      "my-deployment",
+    ]);
     const plan = await askModelPlan(flowContext(azureFetch("never", [])), p);
-    expect(p.asked.filter((q) => q.includes("API key"))).toHaveLength(4);
+    expect(p.asked.filter((q) => q.startsWith("Paste your"))).toHaveLength(4);
     expect(plan.model).toBe("my-deployment");
     expect(plan.envWrites).toEqual([{ name: "AZURE_FOUNDRY_API_KEY", value: "k4" }]);
   });
 
   it("takes a deployment that the listing does not show, typed by name", async () => {
-    const p = scripted(["azure-foundry", "https://res.openai.azure.com/openai/v1", "good", "prod-gpt5"]);
+    const p = scripted(["azure-foundry", "https://res.openai.azure.com/openai/v1", "", "good", "prod-gpt5"]);
     const plan = await askModelPlan(flowContext(azureFetch("good", [])), p);
     expect(plan.model).toBe("prod-gpt5");
     expect(p.said.join("\n")).toContain("the name of a deployment");

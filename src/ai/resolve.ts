@@ -21,6 +21,7 @@ import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
 import { redactingTransport } from "./redacting-transport.js";
 import type { ApiMode, Transport } from "./types.js";
 import {
+  isVertexClaude,
   resolveVertexBaseUrl,
   resolveVertexSettings,
   VertexConfigError,
@@ -213,9 +214,6 @@ export function resolveRuntime(input: {
       firstEnv(env, profile.baseUrlEnv ?? [])) !== undefined;
   // Vertex signs in with Google credentials, not a key (vertex.ts); its URL names the project.
   const vertex = profile.id === "vertex" && !named ? vertexSettings(config, env) : undefined;
-  const vertexUrl = vertex
-    ? vertexRuntimeUrl(vertex, env, flagChoice.baseUrl ?? configEndpoint?.baseUrl)
-    : undefined;
   let apiKey =
     configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env);
   let login: RuntimeLogin | undefined;
@@ -267,14 +265,23 @@ export function resolveRuntime(input: {
     ? vertexModelId(chosenModel ?? profile.defaultModel)
     : (chosenModel ?? profile.defaultModel);
 
+  // A Claude model on Vertex speaks Anthropic's Messages wire at its publisher endpoint; Gemini
+  // and the rest, the OpenAI-compatible one.
+  const vertexUrl = vertex
+    ? vertexRuntimeUrl(vertex, env, flagChoice.baseUrl ?? configEndpoint?.baseUrl, model)
+    : undefined;
   let apiMode: ApiMode;
   try {
-    apiMode = detectApiMode({
-      provider: profile.id,
-      baseUrl,
-      model,
-      explicit: configModel?.apiMode ?? named?.apiMode,
-    });
+    apiMode = vertex
+      ? isVertexClaude(model)
+        ? "anthropic_messages"
+        : "chat_completions"
+      : detectApiMode({
+          provider: profile.id,
+          baseUrl,
+          model,
+          explicit: configModel?.apiMode ?? named?.apiMode,
+        });
   } catch (err) {
     throw new NoProviderError((err as Error).message);
   }
@@ -303,9 +310,14 @@ function vertexSettings(config: HermesConfig, env: Env): VertexSettings {
   }
 }
 
-function vertexRuntimeUrl(settings: VertexSettings, env: Env, explicit: string | undefined): string {
+function vertexRuntimeUrl(
+  settings: VertexSettings,
+  env: Env,
+  explicit: string | undefined,
+  model: string,
+): string {
   try {
-    return resolveVertexBaseUrl(settings, env, explicit);
+    return resolveVertexBaseUrl(settings, env, explicit, model);
   } catch (error) {
     if (error instanceof VertexConfigError) throw new NoProviderError(error.message);
     throw error;
@@ -438,6 +450,7 @@ async function vertexTransport(
 ): Promise<Transport> {
   const { createVertexTransport, vertexTokenSource } = await import("./vertex-transport.js");
   return createVertexTransport({
+    apiMode: runtime.apiMode,
     settings,
     baseUrl: runtime.baseUrl,
     model: runtime.model,
@@ -453,9 +466,21 @@ async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions
     // MiniMax's Anthropic endpoint wants the key as a bearer token; Anthropic itself as x-api-key
     // (OAuth tokens, sk-ant-oat…, are recognised by the transport and sent as bearer).
     const bearer = ["minimax", "minimax-cn", "minimax-oauth"].includes(runtime.provider.toLowerCase());
+    // Claude on Vertex AI: a Google access token as bearer, the request moved to the publisher path.
+    const vertexClaude = runtime.provider === "vertex";
+    const vertexFetch = vertexClaude
+      ? (await import("./vertex-claude.js")).vertexClaudeFetch(
+          (await import("../util/http-fetch.js")).httpFetch,
+        )
+      : undefined;
     return createAnthropicTransport({
+      ...(vertexFetch ? { fetch: vertexFetch } : {}),
       baseUrl: runtime.baseUrl,
-      ...(runtime.apiKey ? (bearer ? { authToken: runtime.apiKey } : { apiKey: runtime.apiKey }) : {}),
+      ...(runtime.apiKey
+        ? bearer || vertexClaude
+          ? { authToken: runtime.apiKey }
+          : { apiKey: runtime.apiKey }
+        : {}),
       ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
       ...(common.timeoutMs !== undefined ? { timeoutMs: common.timeoutMs } : {}),
       ...(common.stream !== undefined ? { stream: common.stream } : {}),

@@ -15,8 +15,8 @@ import {
   readCredentialFile,
   type TokenDeps,
 } from "./oauth/google-auth.js";
-import { type ChatRequest, ProviderError, type StreamEvent, type Transport } from "./types.js";
-import type { VertexSettings } from "./vertex.js";
+import { type ApiMode, type ChatRequest, ProviderError, type StreamEvent, type Transport } from "./types.js";
+import { isVertexClaude, type VertexSettings } from "./vertex.js";
 
 /** One token source per credential file and process, shared by the main, auxiliary and fallback calls. */
 const SOURCES = new Map<string, GoogleTokenSource>();
@@ -47,11 +47,13 @@ export function vertexTokenSource(
 }
 
 export interface VertexTransportOptions {
+  /** `chat_completions` (Gemini and the OpenAI-compatible surface) or `anthropic_messages` (Claude). */
+  apiMode?: ApiMode | undefined;
   settings: VertexSettings;
   baseUrl: string;
   model: string;
   source: Pick<GoogleTokenSource, "current">;
-  /** A chat-completions transport sending `token` as its bearer. */
+  /** The wire transport sending `token` as its bearer. */
   build: (token: GoogleToken) => Promise<Transport>;
 }
 
@@ -76,7 +78,7 @@ export function createVertexTransport(options: VertexTransportOptions): Transpor
   };
 
   return {
-    apiMode: "chat_completions",
+    apiMode: options.apiMode ?? "chat_completions",
     async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
       let transport = await transportFor(false, signal);
       let renewed = false;
@@ -150,7 +152,9 @@ function explained(error: ProviderError, settings: VertexSettings, model: string
   } else if (error.status === 403) {
     fix = `Vertex AI denied access to ${where}: check vertex.project_id, that the Vertex AI API is enabled there and that ${who} has roles/aiplatform.user`;
   } else if (error.status === 404) {
-    fix = `Vertex AI found no ${model} in ${where}: check the model id (e.g. google/gemini-2.5-flash) and vertex.region`;
+    fix = isVertexClaude(model)
+      ? `Vertex AI found no ${model} in ${where}: check the model id (e.g. claude-sonnet-4-5@20250929), that it is enabled in Model Garden and offered in vertex.region`
+      : `Vertex AI found no ${model} in ${where}: check the model id (e.g. google/gemini-2.5-flash) and vertex.region`;
   }
   if (!fix) return error;
   return new ProviderError(`${fix} (HTTP ${error.status}: ${said})`, {

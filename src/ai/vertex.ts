@@ -38,12 +38,19 @@ export interface VertexSettings {
 
 export const VERTEX_DEFAULT_REGION = "global";
 
-/** Models Vertex serves over its OpenAI-compatible endpoint (it has no listing there). */
+/**
+ * Models Vertex serves (it has no listing for either surface): Gemini over the OpenAI-compatible
+ * endpoint, Claude over Anthropic's Messages wire at the publisher endpoint (`name@date` ids).
+ */
 export const VERTEX_MODELS: readonly string[] = [
   "google/gemini-2.5-pro",
   "google/gemini-2.5-flash",
   "google/gemini-2.5-flash-lite",
   "google/gemini-2.0-flash-001",
+  "claude-sonnet-4-5@20250929",
+  "claude-haiku-4-5@20251001",
+  "claude-opus-4-1@20250805",
+  "claude-sonnet-4@20250514",
 ];
 
 // Google's rules: 6-30 characters, lower-case letters, digits and hyphens, starting with a letter;
@@ -90,12 +97,24 @@ export function vertexBaseUrl(projectId: string, region: string, host = vertexHo
   return `${host.replace(/\/+$/, "")}/v1beta1/projects/${projectId}/locations/${region}/endpoints/openapi`;
 }
 
+/** The Messages API base of a project's Claude models (vertex-claude.ts appends `/models/M:…`). */
+export function vertexClaudeBaseUrl(projectId: string, region: string, host = vertexHost(region)): string {
+  return `${host.replace(/\/+$/, "")}/v1/projects/${projectId}/locations/${region}/publishers/anthropic`;
+}
+
+/** A Claude model (`claude-…`, or `anthropic/claude-…`): Vertex serves it over Anthropic's wire. */
+export function isVertexClaude(model: string): boolean {
+  return /^(?:anthropic\/)?claude-/i.test(model.trim());
+}
+
 /**
  * The model id the endpoint wants: a Gemini model named bare (`gemini-2.5-flash`) gets its
- * publisher (`google/`), which Vertex's OpenAI surface requires; anything else is left as written.
+ * publisher (`google/`), which Vertex's OpenAI surface requires; a Claude model loses an
+ * `anthropic/` prefix (its publisher is in the URL); anything else is left as written.
  */
 export function vertexModelId(model: string): string {
   const trimmed = model.trim();
+  if (isVertexClaude(trimmed)) return trimmed.replace(/^anthropic\//i, "");
   return /^gemini-/i.test(trimmed) ? `google/${trimmed}` : trimmed;
 }
 
@@ -183,18 +202,22 @@ export function resolveVertexSettings(input: {
 
 /**
  * The base URL of a vertex run: `explicit` (model.base_url or --base-url) as written, else the
- * project's endpoint under `HERMES_VERTEX_BASE_URL` or Google's host for the region.
+ * project's endpoint under `HERMES_VERTEX_BASE_URL` or Google's host for the region: the
+ * OpenAI-compatible one, or for a Claude `model` the Anthropic publisher's.
  */
 export function resolveVertexBaseUrl(
   settings: VertexSettings,
   env: Env,
   explicit: string | undefined,
+  model = "",
 ): string {
   // The bearer is a Google Cloud token: it goes only over https, or to this machine.
   if (explicit) return secure(explicit, "model.base_url for vertex");
   const override = text(env["HERMES_VERTEX_BASE_URL"]);
   if (override) secure(override, "HERMES_VERTEX_BASE_URL");
-  return vertexBaseUrl(settings.projectId, settings.region, override);
+  return isVertexClaude(model)
+    ? vertexClaudeBaseUrl(settings.projectId, settings.region, override)
+    : vertexBaseUrl(settings.projectId, settings.region, override);
 }
 
 function secure(url: string, what: string): string {

@@ -9,6 +9,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { resolveModelSwitch } from "../../../src/agent/model-switch.js";
 import { createTransport, resolveRuntime } from "../../../src/ai/resolve.js";
 import { ProviderError } from "../../../src/ai/types.js";
 import { isVertexClaude, vertexModelId } from "../../../src/ai/vertex.js";
@@ -45,25 +46,21 @@ beforeEach(() => {
   llm.chatRequests.length = 0;
 });
 
-function runtimeFor(model: string, extraEnv: Record<string, string> = {}) {
+function setupFor(model: string) {
   const key = join(dir, `key-${++files}.json`);
   writeFileSync(key, serviceAccountJson(sa, google.url), { mode: 0o600 });
   const base = defaultConfig();
-  return resolveRuntime({
-    flags: {},
-    config: {
-      ...base,
-      model: { ...base.model, provider: "vertex", default: model },
-      vertex: { project_id: PROJECT, region: "us-east5" },
-    } as typeof base,
-    env: {
-      HOME: dir,
-      VERTEX_CREDENTIALS_PATH: key,
-      HERMES_VERTEX_BASE_URL: new URL(llm.url).origin,
-      ...extraEnv,
-    },
-    home: undefined,
-  });
+  const config = {
+    ...base,
+    model: { ...base.model, provider: "vertex", default: model },
+    vertex: { project_id: PROJECT, region: "us-east5" },
+  } as typeof base;
+  const env = { HOME: dir, VERTEX_CREDENTIALS_PATH: key, HERMES_VERTEX_BASE_URL: new URL(llm.url).origin };
+  return { config, env };
+}
+
+function runtimeFor(model: string) {
+  return resolveRuntime({ flags: {}, ...setupFor(model), home: undefined });
 }
 
 const ask = (model = MODEL) => ({ model, messages: [{ role: "user" as const, content: "hi" }] });
@@ -133,6 +130,29 @@ describe("Claude on Vertex through the transport", () => {
     expect(gemini.baseUrl).toBe(
       `${new URL(llm.url).origin}/v1beta1/projects/${PROJECT}/locations/us-east5/endpoints/openapi`,
     );
+  });
+
+  it("/model between Gemini and Claude on Vertex resolves the runtime again (the wire changes)", () => {
+    const { config, env } = setupFor("gemini-2.5-flash");
+    const gemini = resolveRuntime({ flags: {}, config, env, home: undefined });
+    const toClaude = resolveModelSwitch(MODEL, { config, env, resolved: gemini, home: dir });
+    expect(toClaude.resolved).toMatchObject({
+      provider: "vertex",
+      model: MODEL,
+      apiMode: "anthropic_messages",
+    });
+    expect(toClaude.resolved?.baseUrl).toContain("/publishers/anthropic");
+    const back = resolveModelSwitch("gemini-2.5-pro", {
+      config,
+      env,
+      resolved: toClaude.resolved,
+      home: dir,
+    });
+    expect(back.resolved).toMatchObject({ model: "google/gemini-2.5-pro", apiMode: "chat_completions" });
+    // Within one wire the model name alone changes, with Gemini's publisher as at start-up.
+    expect(resolveModelSwitch("gemini-2.5-pro", { config, env, resolved: gemini, home: dir })).toEqual({
+      model: "google/gemini-2.5-pro",
+    });
   });
 
   it("streams a tool call from streamRawPredict with Google's token as the only credential", async () => {

@@ -27,6 +27,7 @@ import {
   VertexConfigError,
   type VertexSettings,
   vertexModelId,
+  withVertexProject,
 } from "./vertex.js";
 
 export interface RuntimeFlags {
@@ -455,7 +456,17 @@ async function vertexTransport(
     baseUrl: runtime.baseUrl,
     model: runtime.model,
     source: vertexTokenSource(settings),
-    build: (token) => createTransport({ ...runtime, vertex: undefined, apiKey: token.accessToken }, options),
+    build: (token, known) =>
+      createTransport(
+        {
+          ...runtime,
+          vertex: undefined,
+          apiKey: token.accessToken,
+          // The metadata server's project, once asked, takes its place in the URL.
+          baseUrl: withVertexProject(runtime.baseUrl, known.projectId),
+        },
+        options,
+      ),
   });
 }
 

@@ -12,6 +12,7 @@ import {
   GoogleAuthError,
   type GoogleToken,
   GoogleTokenSource,
+  metadataProject,
   readCredentialFile,
   type TokenDeps,
 } from "./oauth/google-auth.js";
@@ -53,26 +54,38 @@ export interface VertexTransportOptions {
   baseUrl: string;
   model: string;
   source: Pick<GoogleTokenSource, "current">;
-  /** The wire transport sending `token` as its bearer. */
-  build: (token: GoogleToken) => Promise<Transport>;
+  /**
+   * The project, asked once before the first call when `settings.projectId` is undefined (the
+   * metadata server's own). Default: `vertexMetadataProject(settings)`.
+   */
+  project?: (() => Promise<string>) | undefined;
+  /** The wire transport sending `token` as its bearer, to `settings`' project. */
+  build: (token: GoogleToken, settings: VertexSettings & { projectId: string }) => Promise<Transport>;
 }
 
 export function createVertexTransport(options: VertexTransportOptions): Transport {
-  const { settings, baseUrl } = options;
+  const { baseUrl } = options;
+  let settings = options.settings;
   let built: { token: string; transport: Transport } | undefined;
 
   const transportFor = async (force: boolean, signal: AbortSignal | undefined): Promise<Transport> => {
     let token: GoogleToken;
+    let projectId = settings.projectId;
     try {
       const pending = options.source.current(
         force ? { force, ...(built ? { stale: built.token } : {}) } : {},
       );
       token = await untilAborted(pending, signal);
+      if (projectId === undefined) {
+        const asked = (options.project ?? (() => vertexMetadataProject(settings)))();
+        projectId = await untilAborted(asked, signal);
+        settings = { ...settings, projectId };
+      }
     } catch (error) {
       throw tokenFailure(error, baseUrl);
     }
     if (built?.token !== token.accessToken) {
-      built = { token: token.accessToken, transport: await options.build(token) };
+      built = { token: token.accessToken, transport: await options.build(token, { ...settings, projectId }) };
     }
     return built.transport;
   };
@@ -102,6 +115,35 @@ export function createVertexTransport(options: VertexTransportOptions): Transpor
       }
     },
   };
+}
+
+/** The project each metadata server named, asked once per process. */
+const PROJECTS = new Map<string, Promise<string>>();
+
+/** The project of the machine whose metadata server `settings` names (asked once, kept). */
+export function vertexMetadataProject(
+  settings: VertexSettings,
+  deps: Partial<TokenDeps> = {},
+): Promise<string> {
+  const root = settings.credentials.path;
+  const ask = () =>
+    metadataProject(
+      { type: "metadata", root, projectId: undefined },
+      {
+        fetch: deps.fetch ?? (httpFetch as typeof fetch),
+        now: deps.now ?? Date.now,
+        timeoutMs: deps.timeoutMs,
+      },
+    );
+  if (deps.fetch !== undefined) return ask();
+  let pending = PROJECTS.get(root);
+  if (!pending) {
+    pending = ask();
+    PROJECTS.set(root, pending);
+    // A failure is not kept: the next call asks again.
+    pending.catch(() => PROJECTS.delete(root));
+  }
+  return pending;
 }
 
 /**
@@ -141,7 +183,9 @@ function tokenFailure(error: unknown, baseUrl: string): unknown {
 
 /** What Vertex said, in one line, with what to check for the statuses a setting causes. */
 function explained(error: ProviderError, settings: VertexSettings, model: string): ProviderError {
-  const who = settings.account ?? "your gcloud account";
+  const who =
+    settings.account ??
+    (settings.kind === "metadata" ? "this machine's service account" : "your gcloud account");
   const where = `project ${settings.projectId} (location ${settings.region})`;
   const first = error.message.split("\n")[0] ?? "";
   // The wire's wording names the URL and status again; Vertex's own words are what is new.

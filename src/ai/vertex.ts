@@ -25,10 +25,15 @@ import {
 /** What a resolved vertex runtime carries besides its base URL. No secret is held here. */
 export interface VertexSettings {
   credentials: CredentialLocation;
-  kind: "service_account" | "authorized_user";
-  /** The service account's email; undefined for a gcloud user login. */
+  kind: "service_account" | "authorized_user" | "metadata";
+  /** The service account's email; undefined for a gcloud user login and the metadata server. */
   account: string | undefined;
-  projectId: string;
+  /**
+   * Undefined only when the credentials come from the metadata server and nothing names a
+   * project: the transport asks the server before the first call (base URLs hold
+   * `METADATA_PROJECT` until then).
+   */
+  projectId: string | undefined;
   /** Where the project id came from, for status lines. */
   projectFrom: string;
   region: string;
@@ -37,6 +42,14 @@ export interface VertexSettings {
 }
 
 export const VERTEX_DEFAULT_REGION = "global";
+
+/** The project segment of a base URL whose project the metadata server will name. */
+export const METADATA_PROJECT = "{metadata-project-id}";
+
+/** `url` with the metadata server's project in place of `METADATA_PROJECT`. */
+export function withVertexProject(url: string, projectId: string): string {
+  return url.replace(`/projects/${METADATA_PROJECT}/`, `/projects/${projectId}/`);
+}
 
 /**
  * Models Vertex serves (it has no listing for either surface): Gemini over the OpenAI-compatible
@@ -144,7 +157,8 @@ export function resolveVertexSettings(input: {
     location = findCredentialFile(env, { homedir: input.homedir, exists: existsSync });
     if (!location) {
       throw new VertexConfigError(
-        "vertex: no Google credentials found (VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS, gcloud ADC): " +
+        "vertex: no Google credentials found (VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS, gcloud ADC; " +
+          "not on Google Cloud, so no metadata server): " +
           "run hermes setup model and give your service-account key file, or run gcloud auth application-default login",
       );
     }
@@ -161,14 +175,16 @@ export function resolveVertexSettings(input: {
     [text(env["GOOGLE_CLOUD_PROJECT"]), "GOOGLE_CLOUD_PROJECT"],
     [text(env["GCLOUD_PROJECT"]), "GCLOUD_PROJECT"],
   ];
-  const chosen = candidates.find(([value]) => value !== undefined);
-  if (!chosen?.[0]) {
+  const chosen =
+    candidates.find(([value]) => value !== undefined) ??
+    (credential.type === "metadata" ? [undefined, "the metadata server"] : undefined);
+  if (!chosen) {
     throw new VertexConfigError(
       "vertex: no Google Cloud project id: run hermes config set vertex.project_id <project> (or set VERTEX_PROJECT_ID in .env)",
     );
   }
-  const [projectId, projectFrom] = chosen as [string, string];
-  const badProject = projectIdProblem(projectId);
+  const [projectId, projectFrom] = chosen;
+  const badProject = projectId === undefined ? undefined : projectIdProblem(projectId);
   if (badProject) {
     throw new VertexConfigError(
       `vertex: ${projectFrom} ${badProject}: run hermes config set vertex.project_id <project>`,
@@ -216,8 +232,8 @@ export function resolveVertexBaseUrl(
   const override = text(env["HERMES_VERTEX_BASE_URL"]);
   if (override) secure(override, "HERMES_VERTEX_BASE_URL");
   return isVertexClaude(model)
-    ? vertexClaudeBaseUrl(settings.projectId, settings.region, override)
-    : vertexBaseUrl(settings.projectId, settings.region, override);
+    ? vertexClaudeBaseUrl(settings.projectId ?? METADATA_PROJECT, settings.region, override)
+    : vertexBaseUrl(settings.projectId ?? METADATA_PROJECT, settings.region, override);
 }
 
 function secure(url: string, what: string): string {
@@ -233,10 +249,17 @@ export function vertexFacts(settings: VertexSettings): Array<[string, string]> {
   const who =
     settings.kind === "service_account"
       ? `service account ${settings.account ?? "(unknown)"} (${settings.credentials.origin} ${settings.credentials.path})`
-      : `gcloud user login (${settings.credentials.origin === "gcloud ADC" ? "" : `${settings.credentials.origin} `}${settings.credentials.path})`;
+      : settings.kind === "metadata"
+        ? `this machine's service account (metadata server ${settings.credentials.path})`
+        : `gcloud user login (${settings.credentials.origin === "gcloud ADC" ? "" : `${settings.credentials.origin} `}${settings.credentials.path})`;
   return [
     ["Google auth", who],
-    ["Project", `${settings.projectId} (from ${settings.projectFrom})`],
+    [
+      "Project",
+      settings.projectId === undefined
+        ? "asked of the metadata server at the first call"
+        : `${settings.projectId} (from ${settings.projectFrom})`,
+    ],
     ["Region", settings.region],
   ];
 }

@@ -17,7 +17,7 @@ import {
   type TokenDeps,
 } from "./oauth/google-auth.js";
 import { type ApiMode, type ChatRequest, ProviderError, type StreamEvent, type Transport } from "./types.js";
-import { isVertexClaude, type VertexSettings } from "./vertex.js";
+import { isVertexClaude, projectIdProblem, type VertexSettings } from "./vertex.js";
 
 /** One token source per credential file and process, shared by the main, auxiliary and fallback calls. */
 const SOURCES = new Map<string, GoogleTokenSource>();
@@ -126,8 +126,8 @@ export function vertexMetadataProject(
   deps: Partial<TokenDeps> = {},
 ): Promise<string> {
   const root = settings.credentials.path;
-  const ask = () =>
-    metadataProject(
+  const ask = async () => {
+    const id = await metadataProject(
       { type: "metadata", root, projectId: undefined },
       {
         fetch: deps.fetch ?? (httpFetch as typeof fetch),
@@ -135,6 +135,15 @@ export function vertexMetadataProject(
         timeoutMs: deps.timeoutMs,
       },
     );
+    // It goes into the URL: what the server says must be a project id, not a path.
+    const problem = projectIdProblem(id);
+    if (problem) {
+      throw new GoogleAuthError(
+        `the metadata server at ${root} named ${problem}: run hermes config set vertex.project_id <project>`,
+      );
+    }
+    return id;
+  };
   if (deps.fetch !== undefined) return ask();
   let pending = PROJECTS.get(root);
   if (!pending) {

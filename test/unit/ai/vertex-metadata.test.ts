@@ -189,6 +189,16 @@ describe("the metadata server's token and project", () => {
     expect(llm.chatRequests).toHaveLength(0);
   });
 
+  it("a project id that could bend the URL is refused before anything reaches Vertex", async () => {
+    const odd = await startFakeGceMetadata({ projectId: "../../other/x" });
+    const transport = await createTransport(resolveOnGce({ GCE_METADATA_HOST: odd.host }));
+    const { error } = await failure(transport.stream(ask)).finally(() => odd.close());
+    expect((error as Error).message).toMatch(
+      /^vertex: the metadata server at .* named "\.\.\/\.\.\/other\/x" is not a Google Cloud project id .*: run hermes config set vertex\.project_id/,
+    );
+    expect(llm.chatRequests).toHaveLength(0);
+  });
+
   it("an answer without Metadata-Flavor: Google is not trusted", async () => {
     metadata.mode = "impostor";
     const server = {

@@ -1,9 +1,11 @@
 /**
  * The transport of a `vertex` run: before each model call it asks the credential's token source
- * for an access token (renewed five minutes before it expires) and rebuilds the chat-completions
- * client when the token changed. When Vertex answers 401 before anything streamed, the token is
- * renewed once and the call repeated; a second refusal, or a 403/404, ends the call with a
- * one-line error naming the project, the location and what to check.
+ * for an access token (renewed five minutes before it expires) and rebuilds the wire client
+ * (chat completions, or Anthropic Messages for Claude) when the token changed; with credentials
+ * from the metadata server and no project named, it first asks the server for the project.
+ * When Vertex answers 401 before anything streamed, the token is renewed once and the call
+ * repeated; a second refusal, or a 403/404, ends the call with a one-line error naming the
+ * project, the location and what to check.
  */
 import { httpFetch } from "../util/http-fetch.js";
 import { processRedactor } from "../util/redact.js";

@@ -1,7 +1,8 @@
 /**
  * Google Vertex AI (`vertex`): Gemini and partner models through Vertex's OpenAI-compatible
- * chat-completions endpoint, authenticated with Google credentials (oauth/google-auth.ts) instead
- * of a key. This module decides the settings a run uses, synchronously and without the network:
+ * chat-completions endpoint, and Claude models (`claude-…@date`, or `anthropic/claude-…`) over
+ * Anthropic's Messages wire at the publisher endpoint (vertex-claude.ts), both authenticated with
+ * Google credentials (oauth/google-auth.ts) instead of a key. This module decides the settings a run uses, synchronously and without the network:
  * which credential file, which project and region, and the base URL they give.
  *
  * Precedence, as upstream Hermes reads them: the project is `VERTEX_PROJECT_ID`, else

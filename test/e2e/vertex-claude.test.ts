@@ -21,7 +21,7 @@ import { useFakeLlm } from "../support/fake-llm-per-file.js";
 const PROJECT = "hermes-claude-e2e";
 const MODEL = "claude-sonnet-4-5@20250929";
 const PUBLISHER = `/v1/projects/${PROJECT}/locations/global/publishers/anthropic`;
-const llm = useFakeLlm();
+const llm = useFakeLlm({ strictToolPairs: true });
 const sa = serviceAccountFixture("vertex-claude-e2e");
 let google: FakeGoogleToken;
 

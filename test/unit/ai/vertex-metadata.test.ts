@@ -213,6 +213,22 @@ describe("the metadata server's token and project", () => {
     );
   });
 
+  it("an interrupt while the metadata server hangs ends the call at once, with nothing sent", async () => {
+    const stuck = await startFakeGceMetadata({ projectId: PROJECT });
+    stuck.mode = "hang";
+    const transport = await createTransport(
+      resolveOnGce({ GCE_METADATA_HOST: stuck.host }, { project_id: PROJECT }),
+    );
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("interrupted by the user")), 100);
+    const started = Date.now();
+    const { error } = await failure(transport.stream(ask, controller.signal)).finally(() => stuck.close());
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect((error as Error).message).toBe("interrupted by the user");
+    expect(stuck.requests).toHaveLength(1);
+    expect(llm.chatRequests).toHaveLength(0);
+  });
+
   it("a server that never answers ends within the short bound, saying what to do off Google Cloud", async () => {
     metadata.mode = "hang";
     const server = {

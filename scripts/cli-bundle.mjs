@@ -70,7 +70,11 @@ export const cliBundleOptions = {
   ...common,
   format: "cjs",
   minify: !process.env.HERMES_BUILD_NO_MINIFY,
-  keepNames: true,
+  // No keepNames: it wraps every named function the minifier renames in a helper that sets its
+  // name (Object.defineProperty) each time the function is created, thousands at start-up and
+  // dozens per model call for closures made per request. Nothing here reads a function's name;
+  // the one bundled place that would show it, the openai SDK's User-Agent, is set explicitly
+  // (openai-client.ts).
   entryPoints: ["src/cli/main.ts"],
   outfile: "dist/cli/hermes.cjs",
   // Native addons cannot live inside a bundle, and the tokenizer tables (2.4 MB, used only by

@@ -42,7 +42,12 @@ export interface GuardedCall {
 export class ToolLoopGuard {
   private readonly exactFailures = new Map<string, number>();
   private readonly toolFailureStreak = new Map<string, number>();
-  private readonly sameResultStreak = new Map<string, { hash: string; count: number }>();
+  /**
+   * The last result of each read-only call and how many times in a row it came back. The result
+   * is the string the conversation holds anyway; its canonical hash is worked out only once the
+   * same call comes back with a different string (most calls are never repeated).
+   */
+  private readonly sameResultStreak = new Map<string, { result: string; hash?: string; count: number }>();
 
   constructor(private readonly settings: GuardrailSettings) {}
 
@@ -100,10 +105,18 @@ export class ToolLoopGuard {
     }
 
     if (call.readOnly && !failed) {
-      const hash = createHash("sha1").update(canonicalResult(call.result)).digest("hex");
       const prev = this.sameResultStreak.get(argsKey);
-      const count = prev && prev.hash === hash ? prev.count + 1 : 1;
-      this.sameResultStreak.set(argsKey, { hash, count });
+      let count = 1;
+      let hash: string | undefined;
+      if (prev) {
+        if (prev.result === call.result) count = prev.count + 1;
+        else {
+          prev.hash ??= resultHash(prev.result);
+          hash = resultHash(call.result);
+          if (hash === prev.hash) count = prev.count + 1;
+        }
+      }
+      this.sameResultStreak.set(argsKey, { result: call.result, ...(hash ? { hash } : {}), count });
       signals.push({
         kind: "idempotent_no_progress",
         count,
@@ -139,12 +152,19 @@ export function stableStringify(value: unknown): string {
 /** Whether a finished call counts as a failure (see the module comment). */
 export function isFailure(call: Pick<GuardedCall, "ok" | "failed" | "result">): boolean {
   if (!call.ok || call.failed === true) return true;
+  // Without the word (spelt out, or with an escape in it) no JSON object holds an `error` key.
+  if (!call.result.includes('"error"') && !call.result.includes("\\u")) return false;
   const parsed = parseJson(call.result);
   if (parsed === undefined || parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
     return false;
   const error = (parsed as Record<string, unknown>)["error"];
   // `"error": null` / `false` / `""` is how some tools say "no error".
   return error !== undefined && error !== null && error !== false && error !== "";
+}
+
+/** The hash a result is compared by for no-progress detection (of its canonical text). */
+function resultHash(result: string): string {
+  return createHash("sha1").update(canonicalResult(result)).digest("hex");
 }
 
 /**

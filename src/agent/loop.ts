@@ -12,7 +12,14 @@ import { classifyApiError } from "../ai/error-classifier.js";
 import { withInterruptedMarker } from "../ai/history-repair.js";
 import { failureAdvice } from "../ai/retry.js";
 import { extractTextToolCalls } from "../ai/text-tool-calls.js";
-import { type FinishReason, type Message, messageText, type ToolCall, type Usage } from "../ai/types.js";
+import {
+  type FinishReason,
+  type Message,
+  messageText,
+  type ToolCall,
+  type ToolSchema,
+  type Usage,
+} from "../ai/types.js";
 import type { ToolOutcome } from "../tools/types.js";
 import { repairToolArguments } from "../util/json-repair.js";
 import { type CutOff, cutOffMessage, cutOffReason, cutOffWarning } from "./cut-off.js";
@@ -24,6 +31,19 @@ import { type PlannedCall, planWaves, runWaves } from "./tool-executor.js";
 import { repairToolName } from "./tool-name-repair.js";
 
 export type { LoopDeps, LoopGuard, ToolCallRequest, ToolTraits } from "./loop-deps.js";
+
+/** The offered tools' names, worked out once per tool list: a turn offers one list to every call. */
+const offeredNamesMemo = new WeakMap<readonly ToolSchema[], { list: string[]; set: ReadonlySet<string> }>();
+
+function offeredNames(tools: readonly ToolSchema[]): { list: string[]; set: ReadonlySet<string> } {
+  let names = offeredNamesMemo.get(tools);
+  if (!names) {
+    const list = tools.map((t) => t.function.name);
+    names = { list, set: new Set(list) };
+    offeredNamesMemo.set(tools, names);
+  }
+  return names;
+}
 
 /** Tools whose calls, when they are all a model call made, refund that call's iteration. */
 const REFUNDED_TOOLS: ReadonlySet<string> = new Set(["execute_code"]);
@@ -244,7 +264,7 @@ function normaliseToolCalls(
   toolsOffered: boolean,
   finish: FinishReason,
 ): PreparedCall[] {
-  const known = deps.tools.map((t) => t.function.name);
+  const known = offeredNames(deps.tools).list;
   if (!toolsOffered) {
     // A forced summary must end the turn: tool calls the model still makes are dropped.
     delete assistant.tool_calls;
@@ -253,7 +273,7 @@ function normaliseToolCalls(
   if ((!assistant.tool_calls || assistant.tool_calls.length === 0) && known.length > 0) {
     const text = messageText(assistant);
     if (text.includes("{")) {
-      const extracted = extractTextToolCalls(text, new Set(known));
+      const extracted = extractTextToolCalls(text, offeredNames(deps.tools).set);
       if (extracted.calls.length > 0) {
         assistant.tool_calls = extracted.calls;
         assistant.content = extracted.remainingText.trim() ? extracted.remainingText : null;
@@ -305,7 +325,7 @@ async function runToolCalls(
   signal: AbortSignal,
   append: (message: Message) => void,
 ): Promise<BatchResult> {
-  const known = new Set(deps.tools.map((t) => t.function.name));
+  const known = offeredNames(deps.tools).set;
   const planned: PlannedCall[] = prepared.map(({ args }, index) => {
     const traits = allTraits[index];
     let paths: string[] | undefined;
@@ -370,7 +390,7 @@ async function runToolCalls(
 /** The traits of each call's tool (undefined for a tool the model was not offered). */
 function traitsOf(prepared: readonly PreparedCall[], deps: LoopDeps): (ToolTraits | undefined)[] {
   if (prepared.length === 0) return [];
-  const known = new Set(deps.tools.map((t) => t.function.name));
+  const known = offeredNames(deps.tools).set;
   return prepared.map(({ call }) =>
     known.has(call.function.name) ? deps.traits(call.function.name) : undefined,
   );
@@ -383,7 +403,7 @@ function traitsOf(prepared: readonly PreparedCall[], deps: LoopDeps): (ToolTrait
  */
 function changesNothing(p: PreparedCall, traits: ToolTraits | undefined, deps: LoopDeps): boolean {
   if (p.cutOff) return true;
-  if (!deps.tools.some((t) => t.function.name === p.call.function.name)) return true;
+  if (!offeredNames(deps.tools).set.has(p.call.function.name)) return true;
   try {
     return traits?.sideEffectFree?.(p.args) === true;
   } catch {

@@ -213,7 +213,7 @@ function buildRequest(messages: Message[], deps: ModelCallDeps, route: TurnRoute
       { role: "system" as const, content: system },
       ...(route.stripReasoning ? withoutReplayedReasoning(history) : history),
     ],
-    ...(withTools ? { tools: [...deps.tools] } : {}),
+    ...(withTools ? { tools: deps.tools } : {}),
     ...(maxTokens ? { maxTokens } : {}),
     ...(deps.reasoningEffort ? { reasoningEffort: deps.reasoningEffort } : {}),
     ...(deps.extraBody ? { extraBody: deps.extraBody } : {}),

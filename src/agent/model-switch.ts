@@ -87,6 +87,7 @@ export async function sessionModelList(input: {
     apiKey: runtime.apiKey,
     apiKeyHeader: runtime.apiKeyHeader,
     apiMode: runtime.apiMode,
+    ...(runtime.acp ? { acp: runtime.acp, env: input.env } : {}),
     ...(input.refresh ? { refresh: true } : {}),
   });
   if (listing.ok) return { lines: formatModelLines(modelChoices(listing.models), input.model) };

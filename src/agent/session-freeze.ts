@@ -73,6 +73,7 @@ export async function freezeSession(input: FreezeInput): Promise<Frozen> {
       ? { providerRouting: routing as Record<string, unknown> }
       : {}),
     env,
+    cwd,
     ...(bedrock && typeof bedrock === "object" ? { bedrock: bedrock as Record<string, unknown> } : {}),
   };
   if (!transport) {

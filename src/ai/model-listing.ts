@@ -5,6 +5,7 @@
  */
 import { contextLengthFromListing } from "./model-metadata.js";
 import { keyHeaders } from "./providers.js";
+import type { AcpLaunch } from "./transports/acp-launch.js";
 import type { ApiMode } from "./types.js";
 
 /** One model as the endpoint lists it. */
@@ -29,6 +30,10 @@ export interface ListModelsInput {
   apiMode: ApiMode;
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** `copilot-acp`: the CLI to ask (the runtime's `acp`); its models come from an ACP session. */
+  acp?: AcpLaunch | undefined;
+  /** The environment the CLI is started with (without Hermes's secrets), for `acp`. */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 function headersFor(input: ListModelsInput): Record<string, string> {
@@ -70,6 +75,7 @@ export async function listModels(input: ListModelsInput): Promise<ModelListing> 
       message: "Bedrock has no /models listing; models come from the catalog",
     };
   }
+  if (input.baseUrl.startsWith("acp://")) return listFromAcp(input);
   const url = `${input.baseUrl.replace(/\/+$/, "")}/models`;
   const doFetch = input.fetch ?? fetch;
   let response: Response;
@@ -115,4 +121,31 @@ export async function listModels(input: ListModelsInput): Promise<ModelListing> 
       message: `${url} did not return a model list`,
     };
   return { ok: true, models };
+}
+
+/** The Copilot CLI's models (ACP), or why they could not be had. */
+async function listFromAcp(input: ListModelsInput): Promise<ModelListing> {
+  if (!input.acp) {
+    return {
+      ok: false,
+      kind: "unsupported",
+      message: `${input.baseUrl} is the Copilot CLI, not an HTTP endpoint`,
+    };
+  }
+  try {
+    const { listAcpModels } = await import("./transports/acp-provider.js");
+    const ids = await listAcpModels({
+      launch: input.acp,
+      env: input.env ?? process.env,
+      baseUrl: input.baseUrl,
+      timeoutMs: Math.max(input.timeoutMs ?? 0, 15_000),
+    });
+    return { ok: true, models: ids.map((id) => ({ id })) };
+  } catch (error) {
+    return {
+      ok: false,
+      kind: "unreachable",
+      message: `${input.acp.command} (ACP) did not list its models: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
 }

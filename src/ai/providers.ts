@@ -145,6 +145,20 @@ export const PROVIDERS: readonly ProviderProfile[] = [
     login: "copilot",
   },
   {
+    id: "copilot-acp",
+    name: "GitHub Copilot ACP (the copilot CLI)",
+    aliases: ["copilot-cli"],
+    // Not an HTTP endpoint: the `copilot` CLI in ACP mode, started as a child process
+    // (transports/acp-provider.ts). It uses the CLI's own login; Hermes holds no key for it.
+    baseUrl: "acp://copilot",
+    baseUrlEnv: ["COPILOT_ACP_BASE_URL"],
+    apiKeyEnv: [],
+    apiMode: "chat_completions",
+    keyOptional: true,
+    // The CLI's session model; another id is selected in the session when the CLI offers it.
+    defaultModel: "copilot-acp",
+  },
+  {
     id: "gemini",
     name: "Google Gemini",
     aliases: ["google"],

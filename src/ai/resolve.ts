@@ -19,6 +19,7 @@ import {
 import { isStoredLoginProvider, loginCommand } from "./oauth/types.js";
 import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
 import { redactingTransport } from "./redacting-transport.js";
+import { type AcpLaunch, copilotAcpLaunch, findOnPath } from "./transports/acp-launch.js";
 import type { ApiMode, Transport } from "./types.js";
 import {
   isVertexClaude,
@@ -61,6 +62,11 @@ export interface ResolvedRuntime {
    * access token from them (vertex-transport.ts). Set only for the `vertex` provider.
    */
   vertex?: VertexSettings | undefined;
+  /**
+   * For `copilot-acp`: the agent program (found on PATH) and its arguments. The transport starts
+   * it and speaks ACP to it instead of HTTP to `baseUrl` (`acp://copilot`).
+   */
+  acp?: AcpLaunch | undefined;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -288,6 +294,7 @@ export function resolveRuntime(input: {
   }
 
   const finalUrl = (vertexUrl ?? loginBaseUrl ?? baseUrl).replace(/\/+$/, "");
+  const acp = profile.id === "copilot-acp" && !named ? acpLaunch(env) : undefined;
   return {
     provider: providerId,
     model,
@@ -298,6 +305,7 @@ export function resolveRuntime(input: {
     ...(chosenModel === undefined ? { modelIsDefault: true } : {}),
     ...(profile.apiKeyHeader && !named ? { apiKeyHeader: profile.apiKeyHeader } : {}),
     ...(vertex ? { vertex } : {}),
+    ...(acp ? { acp } : {}),
   };
 }
 
@@ -325,6 +333,20 @@ function vertexRuntimeUrl(
   }
 }
 
+/** The Copilot CLI to start for `copilot-acp`, found on PATH; NoProviderError when it is not there. */
+function acpLaunch(env: Env): AcpLaunch {
+  const launch = copilotAcpLaunch(env);
+  const found = findOnPath(launch.command, env);
+  if (!found) {
+    throw new NoProviderError(
+      `Provider copilot-acp needs the GitHub Copilot CLI, and "${launch.command}" is not on PATH.\n` +
+        "Install it (npm install -g @github/copilot), log in once by running copilot, " +
+        "or set HERMES_COPILOT_ACP_COMMAND to its path.",
+    );
+  }
+  return { command: found, args: launch.args };
+}
+
 /** The home whose logins apply when the caller did not say: HERMES_HOME, else `$HOME/.hermes`. */
 function homeFromEnv(env: Env): string | undefined {
   const userHome = clean(env["HOME"]);
@@ -348,6 +370,8 @@ export interface TransportOptions {
   providerRouting?: Readonly<Record<string, unknown>> | undefined;
   /** Environment for transports that read their own credentials (Bedrock: AWS_*). */
   env?: Env | undefined;
+  /** The working directory of a transport that runs a program (`copilot-acp`); default the process's. */
+  cwd?: string | undefined;
   /** config.yaml's `bedrock:` section (`region`, `guardrail`). */
   bedrock?: Readonly<Record<string, unknown>> | undefined;
 }
@@ -399,6 +423,17 @@ export async function createTransport(
   redactor.addSecret(runtime.apiKey, `${runtime.provider.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_KEY`);
   if (runtime.login) return loginTransport(runtime, runtime.login, options);
   if (runtime.vertex) return vertexTransport(runtime, runtime.vertex, options);
+  if (runtime.acp) {
+    const { createAcpTransport } = await import("./transports/acp-provider.js");
+    const acp = createAcpTransport({
+      launch: runtime.acp,
+      env: options.env ?? process.env,
+      baseUrl: runtime.baseUrl,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
+    });
+    return redactingTransport(acp, redactor);
+  }
   return redactingTransport(await wireTransport(runtime, options), redactor);
 }
 
@@ -471,7 +506,7 @@ async function vertexTransport(
 }
 
 async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions): Promise<Transport> {
-  const { cacheTtl, providerRouting, env, bedrock, ...common } = options;
+  const { cacheTtl, providerRouting, env, bedrock, cwd: _cwd, ...common } = options;
   if (runtime.apiMode === "anthropic_messages") {
     const { createAnthropicTransport } = await import("./transports/anthropic-messages.js");
     // MiniMax's Anthropic endpoint wants the key as a bearer token; Anthropic itself as x-api-key

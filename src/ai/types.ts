@@ -66,7 +66,7 @@ export interface Usage {
 export interface ChatRequest {
   model: string;
   messages: Message[];
-  tools?: ToolSchema[];
+  tools?: readonly ToolSchema[];
   maxTokens?: number;
   temperature?: number;
   reasoningEffort?: string;

@@ -122,6 +122,10 @@ interface Compiled {
   shapeGroups: number[];
 }
 
+/** How many recent long texts a redactor remembers, and from what length (shorter ones scan fast). */
+const RECENT_TEXTS = 8;
+const RECENT_MIN_LENGTH = 64;
+
 /**
  * Replaces known secrets and key shapes in text. Not thread-affine and cheap to share: the compiled
  * expression is rebuilt lazily after `addSecret` changed the set.
@@ -133,6 +137,17 @@ export class Redactor {
   private compiled: Compiled | undefined;
   private generation = 0;
   private spellings: { version: number; list: readonly string[] } | undefined;
+  /**
+   * The last few long texts redacted and what they became, for this generation. A tool's result
+   * is redacted where it enters the conversation, then again by the request's last guard and by
+   * the store and log that write it: the same string each time, scanned once.
+   */
+  private recent: { version: number; texts: string[]; outs: string[]; next: number } = {
+    version: -1,
+    texts: [],
+    outs: [],
+    next: 0,
+  };
 
   /** Increases whenever the secret set changes; caches of redacted values key on it. */
   get version(): number {
@@ -177,9 +192,27 @@ export class Redactor {
   /** `text` with every known secret and key shape replaced by a marker; the same string when none. */
   redact(text: string): string {
     if (!this.enabled || text.length < MIN_SECRET_LENGTH) return text;
+    const long = text.length >= RECENT_MIN_LENGTH;
+    const recent = this.recent;
+    if (long) {
+      if (recent.version !== this.generation) {
+        recent.version = this.generation;
+        recent.texts.length = 0;
+        recent.outs.length = 0;
+        recent.next = 0;
+      }
+      for (let i = 0; i < recent.texts.length; i++)
+        if (recent.texts[i] === text) return recent.outs[i] as string;
+    }
     const compiled = this.compile();
     compiled.regex.lastIndex = 0;
-    return text.replace(compiled.regex, (...args: unknown[]) => this.replacement(compiled, args));
+    const out = text.replace(compiled.regex, (...args: unknown[]) => this.replacement(compiled, args));
+    if (long) {
+      recent.texts[recent.next] = text;
+      recent.outs[recent.next] = out;
+      recent.next = (recent.next + 1) % RECENT_TEXTS;
+    }
+    return out;
   }
 
   /**

@@ -23,10 +23,11 @@
  * to the SDK path, which follows it (nothing was processed by a server that redirects).
  */
 import type { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import { FetchHeaders } from "../../util/fetch-classes.js";
 import { decodedBody, sendRequest } from "../../util/http-fetch.js";
 import type { OpenAIClient } from "./openai-client.js";
-import { plainRequest } from "./plain-http.js";
+import { type BodySink, HeadTimeoutError, PlainResponse, plainRequest } from "./plain-http.js";
 import { ENDS_ON_ABORT } from "./wire.js";
 
 /** What the stream reads of an answer, from Node's client or the plain one (plain-http.ts). */
@@ -93,44 +94,55 @@ export async function openChatStream(
   signal: AbortSignal,
 ): Promise<(AsyncIterable<unknown> & { [ENDS_ON_ABORT]: true }) | undefined> {
   if (signal.aborted) throw new sdk.APIUserAbortError();
-  // The SDK's own timeout runs until the headers arrive, then stops.
-  const controller = new AbortController();
-  const abort = () => controller.abort(signal.reason);
-  signal.addEventListener("abort", abort, { once: true });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, target.timeoutMs);
+  // A plain-http server (a model on this machine or network) gets the lean client, which takes
+  // the signal for the whole exchange and the SDK's timeout for the head itself; Node's client
+  // (https) gets both through a controller of its own.
+  const plain = target.url.protocol === "http:";
   let res: Answer;
+  let abort: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
   try {
-    // A plain-http server (a model on this machine or network) gets the lean client.
-    res =
-      target.url.protocol === "http:"
-        ? await plainRequest(target.url, "POST", target.headers, bodyBytes(body), controller.signal)
-        : await sendRequest(target.url, "POST", target.headers, oneBody(body), controller.signal);
+    if (plain) {
+      res = await plainRequest(target.url, "POST", target.headers, bodyBytes(body), signal, target.timeoutMs);
+    } else {
+      const own = new AbortController();
+      abort = () => own.abort(signal.reason);
+      signal.addEventListener("abort", abort, { once: true });
+      // The SDK's own timeout runs until the headers arrive, then stops.
+      timer = setTimeout(() => {
+        timedOut = true;
+        own.abort();
+      }, target.timeoutMs);
+      res = await sendRequest(target.url, "POST", target.headers, oneBody(body), own.signal);
+    }
   } catch (error) {
-    signal.removeEventListener("abort", abort);
+    if (abort) signal.removeEventListener("abort", abort);
     if (signal.aborted) throw new sdk.APIUserAbortError();
-    if (timedOut || isTimeout(error)) throw new sdk.APIConnectionTimeoutError();
+    if (timedOut || error instanceof HeadTimeoutError || isTimeout(error))
+      throw new sdk.APIConnectionTimeoutError();
     throw new sdk.APIConnectionError({ cause: error instanceof Error ? error : new Error(String(error)) });
   } finally {
     clearTimeout(timer);
   }
+  // From here the caller's signal cuts the body; the stream's own end or failure releases it.
+  if (abort) signal.removeEventListener("abort", abort);
   const status = res.statusCode ?? 0;
   if (REDIRECTS.has(status)) {
-    signal.removeEventListener("abort", abort);
     res.resume();
     return undefined;
   }
-  // From here the caller's signal cuts the body; the stream's own end or failure releases it.
-  signal.removeEventListener("abort", abort);
   const source = decodedBody(res);
-  const onAbort = () => {
-    res.destroy();
-    source.destroy();
-  };
-  signal.addEventListener("abort", onAbort, { once: true });
+  // The plain client's exchange ends the answer itself when the signal aborts.
+  let release = noRelease;
+  if (!plain) {
+    const onAbort = () => {
+      res.destroy();
+      source.destroy();
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    release = () => signal.removeEventListener("abort", onAbort);
+  }
   if (status < 200 || status > 299) {
     try {
       const text = await readAll(source, res);
@@ -147,16 +159,17 @@ export async function openChatStream(
         headersOf(res) as unknown as Headers,
       );
     } finally {
-      signal.removeEventListener("abort", onAbort);
+      release();
     }
   }
   return {
-    [Symbol.asyncIterator]: () =>
-      new SseEvents(sdk, res, source, () => signal.removeEventListener("abort", onAbort)),
-    // An abort destroys the answer (onAbort), which rejects a pending read at once.
+    [Symbol.asyncIterator]: () => new SseEvents(sdk, res, source, release),
+    // An abort destroys the answer, which rejects a pending read at once.
     [ENDS_ON_ABORT]: true,
   };
 }
+
+function noRelease(): void {}
 
 /** The body as bytes, in pieces sent one after the other (plain-http.ts writes them as they are). */
 function bodyBytes(body: string | Uint8Array | readonly Uint8Array[]): Uint8Array | readonly Uint8Array[] {
@@ -209,16 +222,17 @@ function prematureClose(): Error {
 }
 
 /**
- * Parses the event stream (see the file comment) as its text arrives (`data` events), and hands
- * the payloads to one consumer; `release` runs once it is done either way. Pushed rather than
- * pulled through the stream's own async iterator and a generator: those cost a few promises and
- * ticks per piece and per payload, a noticeable part of a model call to a server on this machine.
- * A consumer far behind pauses the stream (HIGH_WATER). Payloads parsed before a failure are
- * handed out before it, as a generator would have.
+ * Parses the event stream (see the file comment) as its text arrives, and hands the payloads to
+ * one consumer; `release` runs once it is done either way. Pushed rather than pulled through the
+ * stream's own async iterator and a generator: those cost a few promises and ticks per piece and
+ * per payload, a noticeable part of a model call to a server on this machine. The plain client's
+ * answer hands its bytes over directly (`PlainResponse.attach`), other answers through their
+ * stream's `data` events. A consumer far behind pauses the stream (HIGH_WATER). Payloads parsed
+ * before a failure are handed out before it, as a generator would have.
  */
-class SseEvents implements AsyncIterableIterator<unknown> {
+class SseEvents implements AsyncIterableIterator<unknown>, BodySink {
   private pending = "";
-  private data: string[] = [];
+  private dataLines: string[] = [];
   private event: string | null = null;
   private sawDone = false;
   private readonly queue: unknown[] = [];
@@ -231,6 +245,9 @@ class SseEvents implements AsyncIterableIterator<unknown> {
   private waiting:
     | { resolve: (r: IteratorResult<unknown>) => void; reject: (e: unknown) => void }
     | undefined;
+  /** The plain client's answer, when its bytes come straight to this parser. */
+  private readonly plain: PlainResponse | undefined;
+  private readonly decoder: StringDecoder | undefined;
 
   constructor(
     private readonly sdk: OpenAIClient["sdk"],
@@ -238,6 +255,12 @@ class SseEvents implements AsyncIterableIterator<unknown> {
     private readonly source: Readable,
     private readonly release: () => void,
   ) {
+    if (source === res && res instanceof PlainResponse) {
+      this.plain = res;
+      this.decoder = new StringDecoder("utf8");
+      res.attach(this);
+      return;
+    }
     source.setEncoding("utf8");
     source.on("data", this.onData);
     source.on("end", this.onEnd);
@@ -245,6 +268,23 @@ class SseEvents implements AsyncIterableIterator<unknown> {
     source.on("close", this.onClose);
     // Destroyed before anyone listened (its `close` may have gone by): what arrived is lost.
     if (source.destroyed) this.fail(terminated(source.errored ?? prematureClose()));
+  }
+
+  /** Bytes of the plain client's answer (BodySink). */
+  data(chunk: Buffer): void {
+    this.onData((this.decoder as StringDecoder).write(chunk));
+  }
+
+  /** The plain client's answer ended (BodySink). */
+  end(): void {
+    if (this.over) return;
+    this.pending += (this.decoder as StringDecoder).end();
+    this.onEnd();
+  }
+
+  /** The plain client's answer failed or was destroyed before its end (BodySink). */
+  error(error: Error): void {
+    this.fail(terminated(error));
   }
 
   [Symbol.asyncIterator](): this {
@@ -278,7 +318,8 @@ class SseEvents implements AsyncIterableIterator<unknown> {
     const value = this.queue.shift();
     if (this.paused && this.queue.length <= LOW_WATER) {
       this.paused = false;
-      this.source.resume();
+      if (this.plain) this.plain.resumeBody();
+      else this.source.resume();
     }
     return value;
   }
@@ -302,12 +343,20 @@ class SseEvents implements AsyncIterableIterator<unknown> {
 
   private finish(): void {
     this.over = true;
+    if (this.plain) {
+      this.releaseOnce();
+      return;
+    }
     this.source.off("data", this.onData);
     this.source.off("end", this.onEnd);
     this.source.off("close", this.onClose);
     // A late error (a destroy after the end) must not go unhandled.
     this.source.off("error", this.onError);
     this.source.on("error", ignore);
+    this.releaseOnce();
+  }
+
+  private releaseOnce(): void {
     if (!this.released) {
       this.released = true;
       this.release();
@@ -335,7 +384,8 @@ class SseEvents implements AsyncIterableIterator<unknown> {
     }
     if (this.queue.length >= HIGH_WATER && !this.paused) {
       this.paused = true;
-      this.source.pause();
+      if (this.plain) this.plain.pauseBody();
+      else this.source.pause();
     }
     this.settle();
   };
@@ -393,11 +443,11 @@ class SseEvents implements AsyncIterableIterator<unknown> {
   /** One event's payload, or nothing (a comment, an incomplete event, anything after [DONE]). */
   private line(text: string): unknown {
     if (text === "") {
-      if (this.event === null && this.data.length === 0) return undefined;
-      const payload = this.data.join("\n");
+      if (this.event === null && this.dataLines.length === 0) return undefined;
+      const payload = this.dataLines.join("\n");
       const name = this.event;
       this.event = null;
-      this.data = [];
+      this.dataLines = [];
       if (this.sawDone) return undefined;
       if (payload.startsWith("[DONE]")) {
         this.sawDone = true;
@@ -422,7 +472,7 @@ class SseEvents implements AsyncIterableIterator<unknown> {
     let value = colon < 0 ? "" : text.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
     if (field === "event") this.event = value;
-    else if (field === "data") this.data.push(value);
+    else if (field === "data") this.dataLines.push(value);
     return undefined;
   }
 }

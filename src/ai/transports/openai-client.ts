@@ -5,6 +5,7 @@
  * caller, driven by `ProviderError`'s fields.
  */
 import type OpenAI from "openai";
+import { VERSION as SDK_VERSION } from "openai/version";
 import { httpFetch } from "../../util/http-fetch.js";
 import { readSdkError, type WireFailure } from "./wire-failure.js";
 import { asRecord } from "./wire-values.js";
@@ -73,7 +74,12 @@ export async function createOpenAIClient(options: OpenAIClientOptions): Promise<
 }
 
 function makeClient(sdk: OpenAIModule, options: OpenAIClientOptions): OpenAI {
-  const headers: Record<string, string | null> = { ...options.headers };
+  // What the SDK sends by default, named here: it builds it from its class's name, which a
+  // minified bundle does not keep.
+  const headers: Record<string, string | null> = {
+    "User-Agent": `OpenAI/JS ${SDK_VERSION}`,
+    ...options.headers,
+  };
   // The SDK insists on a key; a placeholder plus a removed header sends a keyless request.
   if (!options.apiKey) headers["Authorization"] = null;
   else if (options.apiKeyHeader) {

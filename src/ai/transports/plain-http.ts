@@ -22,7 +22,28 @@
 import { connect, type Socket } from "node:net";
 import { Readable } from "node:stream";
 
-/** The answer: its head, and its body as a stream (`complete` once the whole body arrived). */
+/**
+ * Takes an answer's body bytes straight from the connection (`PlainResponse.attach`), without the
+ * stream's buffering and its `data` events: a streamed model answer arrives in many small pieces,
+ * and each piece through a `Readable` costs a push, an event and a scheduled tick or two.
+ */
+export interface BodySink {
+  data(chunk: Buffer): void;
+  /** The whole body arrived. */
+  end(): void;
+  /** The body will not be complete: the connection broke, or the answer was destroyed first. */
+  error(error: Error): void;
+}
+
+/** What an answer destroyed before its end reports, as Node's streams word it. */
+function prematureClose(): Error {
+  return Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" });
+}
+
+/**
+ * The answer: its head, and its body as a stream (`complete` once the whole body arrived), or
+ * handed to one sink (`attach`).
+ */
 export class PlainResponse extends Readable {
   statusCode = 0;
   statusMessage = "";
@@ -33,18 +54,77 @@ export class PlainResponse extends Readable {
   complete = false;
   /** Set by the reader: resumes the paused socket when the consumer wants more. */
   onRead: (() => void) | undefined;
+  /** Set by the reader: pauses the socket (a sink that is behind). */
+  onPause: (() => void) | undefined;
   /** Set by the reader: the body was abandoned, so the connection cannot be reused. */
   onDestroy: (() => void) | undefined;
+  private sink: BodySink | undefined;
 
   override _read(): void {
     this.onRead?.();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.complete) this.onDestroy?.();
+    if (!this.complete) {
+      this.onDestroy?.();
+      this.sink?.error(error ?? prematureClose());
+    }
     // As Node's IncomingMessage: the error is emitted only to a listener; a reader that starts
     // later still gets it (`errored`), from its first read.
     callback(this.listenerCount("error") > 0 ? error : null);
+  }
+
+  /**
+   * From now on the body's bytes go to `sink` as they arrive, not through the stream (one sink,
+   * for good). What arrived before is handed over at once, and the end or failure if it came.
+   */
+  attach(sink: BodySink): void {
+    if (this.destroyed) {
+      // Destroyed before anyone read it: whatever had arrived is gone.
+      sink.error(this.errored ?? prematureClose());
+      return;
+    }
+    this.sink = sink;
+    for (let chunk = this.read() as Buffer | null; chunk !== null; chunk = this.read() as Buffer | null)
+      sink.data(chunk);
+    if (this.complete) sink.end();
+    else this.onRead?.();
+  }
+
+  /** Stops the connection's bytes until `resumeBody` (a sink that is behind). */
+  pauseBody(): void {
+    this.onPause?.();
+  }
+
+  resumeBody(): void {
+    this.onRead?.();
+  }
+
+  /** Body bytes from the reader; false when the consumer is behind (pause the connection). */
+  deliver(chunk: Buffer): boolean {
+    if (this.destroyed) return false;
+    if (!this.sink) return this.push(chunk);
+    this.sink.data(chunk);
+    return true;
+  }
+
+  /** The whole body arrived. */
+  close(): void {
+    this.complete = true;
+    if (this.sink) this.sink.end();
+    else this.push(null);
+  }
+
+  /** The connection failed before the body's end. */
+  fail(error: Error): void {
+    if (!this.sink) {
+      this.destroy(error);
+      return;
+    }
+    const sink = this.sink;
+    this.sink = undefined;
+    sink.error(error);
+    this.destroy();
   }
 }
 
@@ -149,6 +229,14 @@ function keep(origin: string, socket: Socket, expires: number): void {
   pool.set(origin, list);
 }
 
+/** No answer's head within the time the caller allowed (`plainRequest`'s `headTimeoutMs`). */
+export class HeadTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = "TimeoutError";
+  }
+}
+
 /** A kept connection the server had closed before answering: worth one more try on a new one. */
 class StaleConnection extends Error {
   constructor(readonly failure: TypeError) {
@@ -159,7 +247,8 @@ class StaleConnection extends Error {
 /**
  * Sends `body` (bytes, or pieces of it sent one after the other) to `url` (an `http:` URL) and
  * resolves once the answer's head is in; see the file comment. The caller reads the body from the
- * result (or destroys it, which closes the connection).
+ * result (or destroys it, which closes the connection). `signal` aborts the request until the body
+ * ended; `headTimeoutMs` bounds the wait for the head (rejecting with a `HeadTimeoutError`).
  */
 export async function plainRequest(
   url: URL,
@@ -167,6 +256,7 @@ export async function plainRequest(
   headers: Record<string, string>,
   body: Uint8Array | readonly Uint8Array[],
   signal: AbortSignal | undefined,
+  headTimeoutMs?: number,
 ): Promise<PlainResponse> {
   if (url.protocol !== "http:") throw new TypeError(`plainRequest speaks http: only, not ${url.protocol}`);
   const chunks = body instanceof Uint8Array ? [body] : body;
@@ -174,11 +264,13 @@ export async function plainRequest(
   for (const chunk of chunks) length += chunk.byteLength;
   const head = requestHead(url, method, headers, length);
   const origin = `${url.hostname}:${url.port || "80"}`;
+  const limit =
+    headTimeoutMs === undefined ? undefined : { ms: headTimeoutMs, at: performance.now() + headTimeoutMs };
   try {
-    return await exchange(url, origin, head, chunks, signal, takeIdle(origin));
+    return await exchange(url, origin, head, chunks, signal, takeIdle(origin), limit);
   } catch (error) {
     if (!(error instanceof StaleConnection)) throw error;
-    return exchange(url, origin, head, chunks, signal, undefined).catch((again: unknown) => {
+    return exchange(url, origin, head, chunks, signal, undefined, limit).catch((again: unknown) => {
       throw again instanceof StaleConnection ? again.failure : again;
     });
   }
@@ -193,6 +285,7 @@ function exchange(
   body: readonly Uint8Array[],
   signal: AbortSignal | undefined,
   reused: Socket | undefined,
+  limit: { ms: number; at: number } | undefined,
 ): Promise<PlainResponse> {
   return new Promise<PlainResponse>((resolve, reject) => {
     if (signal?.aborted) {
@@ -212,8 +305,10 @@ function exchange(
     let chunkLeft = -1;
     let reusable = true;
     let settled = false;
+    let headTimer: NodeJS.Timeout | undefined;
 
     const detach = () => {
+      clearTimeout(headTimer);
       socket.removeListener("data", onData);
       socket.removeListener("error", onError);
       socket.removeListener("close", onClose);
@@ -229,32 +324,40 @@ function exchange(
         reject(reused && received === 0 ? new StaleConnection(failure) : failure);
         return;
       }
-      if (!response.complete) response.destroy(error);
+      if (!response.complete) response.fail(error);
     };
     const onAbort = () => {
+      detach();
+      socket.destroy();
       if (!response) {
-        detach();
-        socket.destroy();
         settled = true;
         reject(abortError(signal as AbortSignal));
+      } else if (!response.complete) {
+        // The caller stopped reading (the turn was interrupted): the body ends here.
+        response.destroy();
       }
+    };
+    const onHeadTimeout = () => {
+      if (settled) return;
+      detach();
+      socket.destroy();
+      settled = true;
+      reject(new HeadTimeoutError((limit as { ms: number }).ms));
     };
     const onError = (error: Error) => fail(error);
     const onClose = () => {
       if (response && framing.kind === "close" && !response.complete) {
         detach();
-        response.complete = true;
-        response.push(null);
+        response.close();
         return;
       }
       fail(new Error(response ? "other side closed" : "socket hang up"));
     };
     const finish = (server: PlainResponse, expires: number) => {
       detach();
-      server.complete = true;
-      server.push(null);
       if (reusable && pending === undefined) keep(origin, socket, expires);
       else socket.destroy();
+      server.close();
     };
     let expires = Number.POSITIVE_INFINITY;
 
@@ -303,10 +406,12 @@ function exchange(
         reusable = false;
       }
       res.onRead = () => socket.resume();
+      res.onPause = () => socket.pause();
       res.onDestroy = () => {
         detach();
         socket.destroy();
       };
+      clearTimeout(headTimer);
       response = res;
       settled = true;
       resolve(res);
@@ -319,13 +424,13 @@ function exchange(
         let buffer: Buffer = pending;
         pending = undefined;
         if (framing.kind === "close") {
-          if (!res.push(buffer)) socket.pause();
+          if (!res.deliver(buffer)) socket.pause();
           return;
         }
         if (framing.kind === "length") {
           const take = Math.min(framing.left, buffer.length);
           framing.left -= take;
-          if (take > 0 && !res.push(buffer.subarray(0, take))) socket.pause();
+          if (take > 0 && !res.deliver(buffer.subarray(0, take))) socket.pause();
           if (take < buffer.length) reusable = false; // bytes after the answer: not a clean connection
           if (framing.left === 0) finish(res, expires);
           return;
@@ -333,7 +438,7 @@ function exchange(
         if (chunkLeft > 0) {
           const take = Math.min(chunkLeft, buffer.length);
           chunkLeft -= take;
-          if (!res.push(buffer.subarray(0, take))) socket.pause();
+          if (!res.deliver(buffer.subarray(0, take))) socket.pause();
           if (chunkLeft === 0) chunkLeft = -2;
           if (take < buffer.length) pending = buffer.subarray(take);
           continue;
@@ -374,6 +479,7 @@ function exchange(
     socket.on("error", onError);
     socket.on("close", onClose);
     signal?.addEventListener("abort", onAbort, { once: true });
+    if (limit) headTimer = setTimeout(onHeadTimeout, Math.max(0, limit.at - performance.now()));
     // A kept connection may have been paused by the last answer's reader.
     socket.resume();
     socket.cork();

@@ -130,10 +130,13 @@ async function* runRequest<Client>(
         stage = "events";
         const events = reader.event(next.value);
         if (!Array.isArray(events)) throw fail(events);
-        // A slow consumer is not a stalled server.
-        watchdog.pause();
-        yield* events;
-        watchdog.start();
+        if (events.length > 0) {
+          // A slow consumer is not a stalled server.
+          watchdog.pause();
+          // One by one rather than `yield*`, which wraps an array in an async iterator per chunk.
+          for (const event of events) yield event;
+          watchdog.start();
+        }
         if (protocol.stopAtFinish && reader.finished) {
           await iterator.return?.();
           break;
@@ -168,7 +171,7 @@ async function* runRequest<Client>(
   }
   const failed = reader.finishFailure();
   if (failed) throw fail(failed);
-  yield* reader.finishEvents();
+  for (const event of reader.finishEvents()) yield event;
 }
 
 function toProviderError(

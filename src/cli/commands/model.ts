@@ -197,6 +197,7 @@ async function setFromSpec(base: ConfigContext, text: string, refresh: boolean):
       apiKey: plan.runtime.apiKey,
       apiKeyHeader: plan.runtime.apiKeyHeader,
       apiMode: plan.runtime.apiMode,
+      ...(plan.runtime.acp ? { acp: plan.runtime.acp, env: ctx.env } : {}),
       refresh: true,
     });
     if (fresh.ok) listing = fresh.models;
@@ -250,6 +251,7 @@ async function listCommand(ctx: ConfigContext, text: string | undefined, refresh
     apiKey: runtime.apiKey,
     apiKeyHeader: runtime.apiKeyHeader,
     apiMode: runtime.apiMode,
+    ...(runtime.acp ? { acp: runtime.acp, env: ctx.env } : {}),
     refresh,
   });
   let models = listing.ok ? listing.models : listing.stale?.models;

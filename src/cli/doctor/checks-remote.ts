@@ -104,6 +104,53 @@ async function vertexLine(
   };
 }
 
+/**
+ * `copilot-acp`: the Copilot CLI found on PATH answers ACP and opens a session (which needs its
+ * own login), listing the models it offers.
+ */
+async function copilotAcpLine(
+  group: string,
+  name: string,
+  rt: ResolvedRuntime,
+  acp: NonNullable<ResolvedRuntime["acp"]>,
+  env: Env,
+  timeoutMs: number | undefined,
+): Promise<DoctorLine> {
+  const cli = [acp.command, ...acp.args].join(" ");
+  const listing = await listModels({
+    baseUrl: rt.baseUrl,
+    apiMode: rt.apiMode,
+    acp,
+    env,
+    timeoutMs: Math.max(timeoutMs ?? 0, 15_000),
+  });
+  if (!listing.ok) {
+    return {
+      group,
+      name,
+      status: "fail",
+      detail: listing.message,
+      fix: "Run copilot once and log in there (Hermes uses the CLI's own login); check that it is the GitHub Copilot CLI with ACP support (copilot --help lists --acp), or set HERMES_COPILOT_ACP_COMMAND / HERMES_COPILOT_ACP_ARGS.",
+    };
+  }
+  const offered = listing.models.map((m) => m.id).filter((id) => id !== "copilot-acp");
+  if (rt.model !== "copilot-acp" && offered.length > 0 && !offered.includes(rt.model)) {
+    return {
+      group,
+      name,
+      status: "warn",
+      detail: `${cli} answers ACP, but does not offer ${rt.model} (it offers ${offered.join(", ")})`,
+      fix: `Pick one it offers: hermes model copilot-acp:${offered[0]} (or copilot-acp for the CLI's own choice)`,
+    };
+  }
+  return {
+    group,
+    name,
+    status: "ok",
+    detail: `${cli} answers ACP and opens a session (its own login), model ${rt.model}${offered.length > 0 ? `; it offers ${offered.length} models` : ""}`,
+  };
+}
+
 /** Probes each target's `/models` with its key. `fetchImpl` is injected by tests. */
 export async function providerChecks(
   config: HermesConfig,
@@ -134,6 +181,7 @@ export async function providerChecks(
       const rt = target.runtime;
       const name = `${target.role}: ${rt.provider}`;
       if (rt.vertex) return vertexLine(group, name, rt, rt.vertex, options.fetch);
+      if (rt.acp) return copilotAcpLine(group, name, rt, rt.acp, env, options.timeoutMs);
       const listing = await listModels({
         baseUrl: rt.baseUrl,
         apiKey: rt.apiKey,

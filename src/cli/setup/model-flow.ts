@@ -128,7 +128,7 @@ function runtimeFor(
   } catch (error) {
     if (error instanceof NoProviderError) {
       const profile = findProvider(plan.provider);
-      if (profile?.login && profile.apiKeyEnv.length === 0)
+      if ((profile?.login && profile.apiKeyEnv.length === 0) || profile?.id === "copilot-acp")
         throw new NeedsLogin(error.message.replace("\n", " "));
       throw new CliFailure(error.message, 2);
     }
@@ -160,6 +160,7 @@ async function listFor(ctx: FlowContext, runtime: ResolvedRuntime, refresh: bool
     apiKey: runtime.apiKey,
     apiKeyHeader: runtime.apiKeyHeader,
     apiMode: runtime.apiMode,
+    ...(runtime.acp ? { acp: runtime.acp, env: ctx.env } : {}),
     refresh,
     ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
     ...(ctx.now ? { now: ctx.now } : {}),
@@ -385,6 +386,11 @@ async function askKey(
   if (!profile || !variable) {
     if (profile?.id === "bedrock")
       p.say("Bedrock uses your AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, …).");
+    if (profile?.id === "copilot-acp")
+      p.say(
+        "GitHub Copilot ACP runs the copilot CLI (npm install -g @github/copilot) and uses its own login: " +
+          "run copilot once and log in there. HERMES_COPILOT_ACP_COMMAND names another path.",
+      );
     return;
   }
   const found = keyVariableSet(option.provider, ctx.env);

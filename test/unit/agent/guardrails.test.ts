@@ -51,6 +51,8 @@ describe("isFailure", () => {
     ["JSON saying there is no error (null)", { ok: true, result: '{"error": null, "data": 1}' }, false],
     ["JSON saying there is no error (false)", { ok: true, result: '{"error": false}' }, false],
     ["JSON without an error key", { ok: true, result: '{"data": "error"}' }, false],
+    ["an error key spelt with an escape", { ok: true, result: '{"\\u0065rror": "boom"}' }, true],
+    ["an escape elsewhere, no error key", { ok: true, result: '{"note": "caf\\u00e9"}' }, false],
     ["a JSON array", { ok: true, result: '[{"error": "x"}]' }, false],
     ["plain text mentioning error", { ok: true, result: "error: something\n" }, false],
     [
@@ -169,6 +171,26 @@ describe("ToolLoopGuard", () => {
     });
     g.record(read("one"));
     expect(g.record(read("two")).warning).toBeUndefined();
+  });
+
+  it("counts no progress the same whether the repeated result is the same string or an equal copy, in any order", () => {
+    const g = guard(false);
+    const read = (result: string): GuardedCall => ({
+      name: "search_files",
+      args: { q: "y" },
+      ok: true,
+      result,
+      readOnly: true,
+    });
+    const same = '{"matches": [], "total": 0}';
+    g.record(read(same));
+    // The identical string, an equal copy with its keys moved, then the first spelling again.
+    expect(g.record(read(same)).warning).toContain("same result 2 times");
+    expect(g.record(read('{"total":0,"matches":[]}')).warning).toContain("same result 3 times");
+    expect(g.record(read(same)).warning).toContain("same result 4 times");
+    // A different result starts over; the same call returning it again counts from there.
+    expect(g.record(read('{"matches": ["a"], "total": 1}')).warning).toBeUndefined();
+    expect(g.record(read('{"total": 1, "matches": ["a"]}')).warning).toContain("same result 2 times");
   });
 
   it("startTurn forgets every count", () => {

@@ -7,7 +7,13 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { type PlainResponse, plainRequest, requestHead } from "../../../src/ai/transports/plain-http.js";
+import {
+  type BodySink,
+  HeadTimeoutError,
+  type PlainResponse,
+  plainRequest,
+  requestHead,
+} from "../../../src/ai/transports/plain-http.js";
 
 interface Received {
   head: string;
@@ -59,6 +65,22 @@ async function text(res: PlainResponse): Promise<string> {
   let out = "";
   for await (const piece of res) out += piece as string;
   return out;
+}
+
+/** A sink that records what it is handed, and settles when the body ended or failed. */
+function recordingSink(): BodySink & { text: () => string; done: Promise<"end" | Error> } {
+  const pieces: Buffer[] = [];
+  let settle: (outcome: "end" | Error) => void = () => undefined;
+  const done = new Promise<"end" | Error>((resolve) => {
+    settle = resolve;
+  });
+  return {
+    data: (chunk) => pieces.push(Buffer.from(chunk)),
+    end: () => settle("end"),
+    error: (error) => settle(error),
+    text: () => Buffer.concat(pieces).toString("utf8"),
+    done,
+  };
 }
 
 const send = (url: URL, body = "{}", headers: Record<string, string> = {}, signal?: AbortSignal) =>
@@ -251,5 +273,109 @@ describe("plain-http client", () => {
 
   it("speaks http: only", async () => {
     await expect(send(new URL("https://127.0.0.1:9/v1"))).rejects.toThrow(/http: only/);
+  });
+
+  it("hands the body to an attached sink: what came with the head at once, the rest as it arrives, then the end", async () => {
+    let socket: Socket | undefined;
+    const { url } = await rawServer((r) => {
+      socket = r.socket;
+      r.socket.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n");
+    });
+    const res = await send(url);
+    // Let the first chunk reach the answer's own buffer before anyone takes it.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const sink = recordingSink();
+    res.attach(sink);
+    expect(sink.text()).toBe("first");
+    socket?.write("7\r\n second\r\n0\r\n\r\n");
+    expect(await sink.done).toBe("end");
+    expect(sink.text()).toBe("first second");
+    expect(res.complete).toBe(true);
+  });
+
+  it("a sink attached after the whole body arrived gets it and the end at once; one attached to a destroyed answer gets the failure", async () => {
+    const { url } = await rawServer((r) =>
+      r.socket.write("HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nwhole"),
+    );
+    const res = await send(url);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const sink = recordingSink();
+    res.attach(sink);
+    expect(await sink.done).toBe("end");
+    expect(sink.text()).toBe("whol");
+
+    const again = await send(url);
+    again.destroy();
+    const late = recordingSink();
+    again.attach(late);
+    // Destroyed before anyone read it: what had arrived is gone, and the sink is told so.
+    expect(await late.done).toBeInstanceOf(Error);
+    expect(late.text()).toBe("");
+  });
+
+  it("ends an attached sink with an error, never its end, when the signal aborts mid-body, and closes the connection", async () => {
+    let closed = false;
+    const { url } = await rawServer((r) => {
+      r.socket.on("close", () => (closed = true));
+      r.socket.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n");
+    });
+    const controller = new AbortController();
+    const res = await send(url, "{}", {}, controller.signal);
+    const sink = recordingSink();
+    res.attach(sink);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort();
+    const outcome = await sink.done;
+    expect(outcome).toBeInstanceOf(Error);
+    expect(res.complete).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(true);
+  });
+
+  it("a sink that pauses the body stops the connection's bytes until it resumes", async () => {
+    let socket: Socket | undefined;
+    const { url } = await rawServer((r) => {
+      socket = r.socket;
+      r.socket.write("HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nabc");
+    });
+    const res = await send(url);
+    const sink = recordingSink();
+    res.attach(sink);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    res.pauseBody();
+    socket?.write("def");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sink.text()).toBe("abc");
+    res.resumeBody();
+    expect(await sink.done).toBe("end");
+    expect(sink.text()).toBe("abcdef");
+  });
+
+  it("gives up waiting for the head after headTimeoutMs with a HeadTimeoutError, without trying a second connection", async () => {
+    const { url, connections } = await rawServer(() => undefined);
+    const started = Date.now();
+    const error = await plainRequest(url, "POST", {}, Buffer.from("{}"), undefined, 150).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(HeadTimeoutError);
+    expect((error as Error).name).toBe("TimeoutError");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(connections()).toBe(1);
+  });
+
+  it("the head timeout stops once the head is in: a slow body is the stall watchdog's business", async () => {
+    let socket: Socket | undefined;
+    const { url } = await rawServer((r) => {
+      socket = r.socket;
+      r.socket.write("HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nab");
+    });
+    const res = await plainRequest(url, "POST", {}, Buffer.from("{}"), undefined, 100);
+    const sink = recordingSink();
+    res.attach(sink);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket?.write("cd");
+    expect(await sink.done).toBe("end");
+    expect(sink.text()).toBe("abcd");
   });
 });

@@ -153,6 +153,26 @@ describe("Redactor: known values", () => {
     expect(r.redact(`second-secret-value ${GH}`)).toBe(`second-secret-value ${GH}`);
   });
 
+  it("a long text redacted again gives the same answer, and is scanned anew once a secret is added", () => {
+    const r = fresh();
+    const text = `${"log line without anything secret in it. ".repeat(4)}token=hunter2-but-longer ${GH}`;
+    const first = r.redact(text);
+    expect(first).toContain("[REDACTED");
+    expect(first).toContain("hunter2-but-longer");
+    // The same string again (and an equal copy of it) reads the same.
+    expect(r.redact(text)).toBe(first);
+    expect(r.redact(`${text}`.slice(0))).toBe(first);
+    // A value registered afterwards is redacted in a text seen before it.
+    r.addSecret("hunter2-but-longer", "PASSWORD");
+    const again = r.redact(text);
+    expect(again).not.toContain("hunter2-but-longer");
+    expect(again).toContain("[REDACTED");
+    // Many other texts later, the first one is still answered right.
+    for (let i = 0; i < 20; i++)
+      r.redact(`${"padding text that is long enough to be remembered ".repeat(2)}${i}`);
+    expect(r.redact(text)).toBe(again);
+  });
+
   it("returns the same objects when nothing changed (redactDeep / redactJson)", () => {
     const r = fresh();
     const value = { a: ["plain", { b: "text" }], n: 1, nil: null };

@@ -8,7 +8,7 @@ import { formatModelLines, modelChoices } from "../ai/model-choices.js";
 import { parseModelSpec } from "../ai/model-spec.js";
 import { requestAuth } from "../ai/oauth/entra-config.js";
 import { type Env, type ResolvedRuntime, resolveRuntime } from "../ai/resolve.js";
-import { VERTEX_MODELS } from "../ai/vertex.js";
+import { isVertexClaude, VERTEX_MODELS, vertexModelId } from "../ai/vertex.js";
 import type { HermesConfig } from "../config/defaults.js";
 import { SessionStoreError } from "../state/types.js";
 
@@ -27,7 +27,13 @@ export function resolveModelSwitch(
   const parsed = parseModelSpec(text, input.config["model_aliases"]);
   if (!parsed.ok) throw new SessionStoreError("invalid", parsed.message);
   const { spec } = parsed;
-  if ((spec.provider || spec.baseUrl) && input.resolved) {
+  // On Vertex, Claude and Gemini speak different wires at different paths: a bare switch between
+  // them resolves the runtime again, as a `vertex:MODEL` switch would.
+  const vertexWire =
+    input.resolved?.vertex !== undefined &&
+    spec.model !== undefined &&
+    isVertexClaude(spec.model) !== isVertexClaude(input.resolved.model);
+  if ((spec.provider || spec.baseUrl || vertexWire) && input.resolved) {
     const next = resolveRuntime({
       flags: {
         provider: spec.provider ?? input.resolved.provider,
@@ -46,7 +52,8 @@ export function resolveModelSwitch(
       "Give a model name, for example /model anthropic/claude-sonnet-4.",
     );
   }
-  return { model: spec.model };
+  // Vertex's OpenAI surface wants Gemini's publisher (`google/`), as at start-up.
+  return { model: input.resolved?.vertex ? vertexModelId(spec.model) : spec.model };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { HermesConfig } from "../config/defaults.js";
 import { resolveHome } from "../config/home.js";
 import { processRedactor } from "../util/redact.js";
 import { detectApiMode } from "./api-mode.js";
+import { NoProviderError } from "./no-provider.js";
 import { type EntraSettings, entraSettings } from "./oauth/entra-config.js";
 import {
   activeLoginProvider,
@@ -20,15 +21,10 @@ import {
 import { isStoredLoginProvider, loginCommand } from "./oauth/types.js";
 import { findProvider, PROVIDERS, type ProviderProfile } from "./providers.js";
 import { redactingTransport } from "./redacting-transport.js";
-import { type AcpLaunch, copilotAcpLaunch, findOnPath } from "./transports/acp-launch.js";
+import { type AcpLaunch, copilotAcpRuntimeLaunch } from "./transports/acp-launch.js";
 import type { ApiMode, Transport } from "./types.js";
-import {
-  resolveVertexBaseUrl,
-  resolveVertexSettings,
-  VertexConfigError,
-  type VertexSettings,
-  vertexModelId,
-} from "./vertex.js";
+import { isVertexClaude, type VertexSettings, vertexModelId, withVertexProject } from "./vertex.js";
+import { vertexRuntimeUrl, vertexSettings } from "./vertex-runtime.js";
 
 export interface RuntimeFlags {
   model?: string | undefined;
@@ -75,21 +71,7 @@ export interface ResolvedRuntime {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/**
- * The configuration names no usable provider: none at all, an unknown one, or one missing its key
- * or URL. The message is two lines: what is wrong, then what to do. A configuration error (exit 2).
- */
-export class NoProviderError extends Error {
-  /** What is missing, when it is the provider's endpoint (its catalog id in `provider`). */
-  readonly missing: "base_url" | undefined;
-  readonly provider: string | undefined;
-  constructor(message: string, detail?: { missing: "base_url"; provider: string }) {
-    super(message);
-    this.name = "NoProviderError";
-    this.missing = detail?.missing;
-    this.provider = detail?.provider;
-  }
-}
+export { NoProviderError };
 
 /** The runtime names an api_mode that has no transport yet. A configuration error (exit 2). */
 export class UnsupportedApiModeError extends Error {
@@ -231,9 +213,6 @@ export function resolveRuntime(input: {
       firstEnv(env, profile.baseUrlEnv ?? [])) !== undefined;
   // Vertex signs in with Google credentials, not a key (vertex.ts); its URL names the project.
   const vertex = profile.id === "vertex" && !named ? vertexSettings(config, env) : undefined;
-  const vertexUrl = vertex
-    ? vertexRuntimeUrl(vertex, env, flagChoice.baseUrl ?? configEndpoint?.baseUrl)
-    : undefined;
   let apiKey = entra
     ? undefined
     : (configEndpoint?.apiKey ?? named?.apiKey ?? fromEnv?.apiKey ?? keyFromEnv(profile, baseUrl, env));
@@ -286,20 +265,29 @@ export function resolveRuntime(input: {
     ? vertexModelId(chosenModel ?? profile.defaultModel)
     : (chosenModel ?? profile.defaultModel);
 
+  // A Claude model on Vertex speaks Anthropic's Messages wire at its publisher endpoint; Gemini
+  // and the rest, the OpenAI-compatible one.
+  const vertexUrl = vertex
+    ? vertexRuntimeUrl(vertex, env, flagChoice.baseUrl ?? configEndpoint?.baseUrl, model)
+    : undefined;
   let apiMode: ApiMode;
   try {
-    apiMode = detectApiMode({
-      provider: profile.id,
-      baseUrl,
-      model,
-      explicit: configModel?.apiMode ?? named?.apiMode,
-    });
+    apiMode = vertex
+      ? isVertexClaude(model)
+        ? "anthropic_messages"
+        : "chat_completions"
+      : detectApiMode({
+          provider: profile.id,
+          baseUrl,
+          model,
+          explicit: configModel?.apiMode ?? named?.apiMode,
+        });
   } catch (err) {
     throw new NoProviderError((err as Error).message);
   }
 
   const finalUrl = (vertexUrl ?? loginBaseUrl ?? baseUrl).replace(/\/+$/, "");
-  const acp = profile.id === "copilot-acp" && !named ? acpLaunch(env) : undefined;
+  const acp = profile.id === "copilot-acp" && !named ? copilotAcpRuntimeLaunch(env) : undefined;
   return {
     provider: providerId,
     model,
@@ -313,39 +301,6 @@ export function resolveRuntime(input: {
     ...(vertex ? { vertex } : {}),
     ...(acp ? { acp } : {}),
   };
-}
-
-/** Vertex's settings for this run, its one-line problems as `NoProviderError` (a configuration error). */
-function vertexSettings(config: HermesConfig, env: Env): VertexSettings {
-  try {
-    return resolveVertexSettings({ env, config, homedir: homedir(), redactor: processRedactor() });
-  } catch (error) {
-    if (error instanceof VertexConfigError) throw new NoProviderError(error.message);
-    throw error;
-  }
-}
-
-function vertexRuntimeUrl(settings: VertexSettings, env: Env, explicit: string | undefined): string {
-  try {
-    return resolveVertexBaseUrl(settings, env, explicit);
-  } catch (error) {
-    if (error instanceof VertexConfigError) throw new NoProviderError(error.message);
-    throw error;
-  }
-}
-
-/** The Copilot CLI to start for `copilot-acp`, found on PATH; NoProviderError when it is not there. */
-function acpLaunch(env: Env): AcpLaunch {
-  const launch = copilotAcpLaunch(env);
-  const found = findOnPath(launch.command, env);
-  if (!found) {
-    throw new NoProviderError(
-      `Provider copilot-acp needs the GitHub Copilot CLI, and "${launch.command}" is not on PATH.\n` +
-        "Install it (npm install -g @github/copilot), log in once by running copilot, " +
-        "or set HERMES_COPILOT_ACP_COMMAND to its path.",
-    );
-  }
-  return { command: found, args: launch.args };
 }
 
 /** The home whose logins apply when the caller did not say: HERMES_HOME, else `$HOME/.hermes`. */
@@ -494,11 +449,22 @@ async function vertexTransport(
 ): Promise<Transport> {
   const { createVertexTransport, vertexTokenSource } = await import("./vertex-transport.js");
   return createVertexTransport({
+    apiMode: runtime.apiMode,
     settings,
     baseUrl: runtime.baseUrl,
     model: runtime.model,
     source: vertexTokenSource(settings),
-    build: (token) => createTransport({ ...runtime, vertex: undefined, apiKey: token.accessToken }, options),
+    build: (token, known) =>
+      createTransport(
+        {
+          ...runtime,
+          vertex: undefined,
+          apiKey: token.accessToken,
+          // The metadata server's project, once asked, takes its place in the URL.
+          baseUrl: withVertexProject(runtime.baseUrl, known.projectId),
+        },
+        options,
+      ),
   });
 }
 
@@ -509,9 +475,21 @@ async function wireTransport(runtime: ResolvedRuntime, options: TransportOptions
     // MiniMax's Anthropic endpoint wants the key as a bearer token; Anthropic itself as x-api-key
     // (OAuth tokens, sk-ant-oat…, are recognised by the transport and sent as bearer).
     const bearer = ["minimax", "minimax-cn", "minimax-oauth"].includes(runtime.provider.toLowerCase());
+    // Claude on Vertex AI: a Google access token as bearer, the request moved to the publisher path.
+    const vertexClaude = runtime.provider === "vertex";
+    const vertexFetch = vertexClaude
+      ? (await import("./vertex-claude.js")).vertexClaudeFetch(
+          (await import("../util/http-fetch.js")).httpFetch,
+        )
+      : undefined;
     return createAnthropicTransport({
+      ...(vertexFetch ? { fetch: vertexFetch } : {}),
       baseUrl: runtime.baseUrl,
-      ...(runtime.apiKey ? (bearer ? { authToken: runtime.apiKey } : { apiKey: runtime.apiKey }) : {}),
+      ...(runtime.apiKey
+        ? bearer || vertexClaude
+          ? { authToken: runtime.apiKey }
+          : { apiKey: runtime.apiKey }
+        : {}),
       ...(common.defaultHeaders ? { headers: common.defaultHeaders } : {}),
       ...(common.timeoutMs !== undefined ? { timeoutMs: common.timeoutMs } : {}),
       ...(common.stream !== undefined ? { stream: common.stream } : {}),

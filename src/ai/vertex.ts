@@ -1,7 +1,8 @@
 /**
  * Google Vertex AI (`vertex`): Gemini and partner models through Vertex's OpenAI-compatible
- * chat-completions endpoint, authenticated with Google credentials (oauth/google-auth.ts) instead
- * of a key. This module decides the settings a run uses, synchronously and without the network:
+ * chat-completions endpoint, and Claude models (`claude-…@date`, or `anthropic/claude-…`) over
+ * Anthropic's Messages wire at the publisher endpoint (vertex-claude.ts), both authenticated with
+ * Google credentials (oauth/google-auth.ts) instead of a key. This module decides the settings a run uses, synchronously and without the network:
  * which credential file, which project and region, and the base URL they give.
  *
  * Precedence, as upstream Hermes reads them: the project is `VERTEX_PROJECT_ID`, else
@@ -25,10 +26,15 @@ import {
 /** What a resolved vertex runtime carries besides its base URL. No secret is held here. */
 export interface VertexSettings {
   credentials: CredentialLocation;
-  kind: "service_account" | "authorized_user";
-  /** The service account's email; undefined for a gcloud user login. */
+  kind: "service_account" | "authorized_user" | "metadata";
+  /** The service account's email; undefined for a gcloud user login and the metadata server. */
   account: string | undefined;
-  projectId: string;
+  /**
+   * Undefined only when the credentials come from the metadata server and nothing names a
+   * project: the transport asks the server before the first call (base URLs hold
+   * `METADATA_PROJECT` until then).
+   */
+  projectId: string | undefined;
   /** Where the project id came from, for status lines. */
   projectFrom: string;
   region: string;
@@ -38,12 +44,27 @@ export interface VertexSettings {
 
 export const VERTEX_DEFAULT_REGION = "global";
 
-/** Models Vertex serves over its OpenAI-compatible endpoint (it has no listing there). */
+/** The project segment of a base URL whose project the metadata server will name. */
+export const METADATA_PROJECT = "{metadata-project-id}";
+
+/** `url` with the metadata server's project in place of `METADATA_PROJECT`. */
+export function withVertexProject(url: string, projectId: string): string {
+  return url.replace(`/projects/${METADATA_PROJECT}/`, `/projects/${projectId}/`);
+}
+
+/**
+ * Models Vertex serves (it has no listing for either surface): Gemini over the OpenAI-compatible
+ * endpoint, Claude over Anthropic's Messages wire at the publisher endpoint (`name@date` ids).
+ */
 export const VERTEX_MODELS: readonly string[] = [
   "google/gemini-2.5-pro",
   "google/gemini-2.5-flash",
   "google/gemini-2.5-flash-lite",
   "google/gemini-2.0-flash-001",
+  "claude-sonnet-4-5@20250929",
+  "claude-haiku-4-5@20251001",
+  "claude-opus-4-1@20250805",
+  "claude-sonnet-4@20250514",
 ];
 
 // Google's rules: 6-30 characters, lower-case letters, digits and hyphens, starting with a letter;
@@ -90,12 +111,24 @@ export function vertexBaseUrl(projectId: string, region: string, host = vertexHo
   return `${host.replace(/\/+$/, "")}/v1beta1/projects/${projectId}/locations/${region}/endpoints/openapi`;
 }
 
+/** The Messages API base of a project's Claude models (vertex-claude.ts appends `/models/M:…`). */
+export function vertexClaudeBaseUrl(projectId: string, region: string, host = vertexHost(region)): string {
+  return `${host.replace(/\/+$/, "")}/v1/projects/${projectId}/locations/${region}/publishers/anthropic`;
+}
+
+/** A Claude model (`claude-…`, or `anthropic/claude-…`): Vertex serves it over Anthropic's wire. */
+export function isVertexClaude(model: string): boolean {
+  return /^(?:anthropic\/)?claude-/i.test(model.trim());
+}
+
 /**
  * The model id the endpoint wants: a Gemini model named bare (`gemini-2.5-flash`) gets its
- * publisher (`google/`), which Vertex's OpenAI surface requires; anything else is left as written.
+ * publisher (`google/`), which Vertex's OpenAI surface requires; a Claude model loses an
+ * `anthropic/` prefix (its publisher is in the URL); anything else is left as written.
  */
 export function vertexModelId(model: string): string {
   const trimmed = model.trim();
+  if (isVertexClaude(trimmed)) return trimmed.replace(/^anthropic\//i, "");
   return /^gemini-/i.test(trimmed) ? `google/${trimmed}` : trimmed;
 }
 
@@ -125,7 +158,8 @@ export function resolveVertexSettings(input: {
     location = findCredentialFile(env, { homedir: input.homedir, exists: existsSync });
     if (!location) {
       throw new VertexConfigError(
-        "vertex: no Google credentials found (VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS, gcloud ADC): " +
+        "vertex: no Google credentials found (VERTEX_CREDENTIALS_PATH, GOOGLE_APPLICATION_CREDENTIALS, gcloud ADC; " +
+          "not on Google Cloud, so no metadata server): " +
           "run hermes setup model and give your service-account key file, or run gcloud auth application-default login",
       );
     }
@@ -142,14 +176,16 @@ export function resolveVertexSettings(input: {
     [text(env["GOOGLE_CLOUD_PROJECT"]), "GOOGLE_CLOUD_PROJECT"],
     [text(env["GCLOUD_PROJECT"]), "GCLOUD_PROJECT"],
   ];
-  const chosen = candidates.find(([value]) => value !== undefined);
-  if (!chosen?.[0]) {
+  const chosen =
+    candidates.find(([value]) => value !== undefined) ??
+    (credential.type === "metadata" ? [undefined, "the metadata server"] : undefined);
+  if (!chosen) {
     throw new VertexConfigError(
       "vertex: no Google Cloud project id: run hermes config set vertex.project_id <project> (or set VERTEX_PROJECT_ID in .env)",
     );
   }
-  const [projectId, projectFrom] = chosen as [string, string];
-  const badProject = projectIdProblem(projectId);
+  const [projectId, projectFrom] = chosen;
+  const badProject = projectId === undefined ? undefined : projectIdProblem(projectId);
   if (badProject) {
     throw new VertexConfigError(
       `vertex: ${projectFrom} ${badProject}: run hermes config set vertex.project_id <project>`,
@@ -183,18 +219,22 @@ export function resolveVertexSettings(input: {
 
 /**
  * The base URL of a vertex run: `explicit` (model.base_url or --base-url) as written, else the
- * project's endpoint under `HERMES_VERTEX_BASE_URL` or Google's host for the region.
+ * project's endpoint under `HERMES_VERTEX_BASE_URL` or Google's host for the region: the
+ * OpenAI-compatible one, or for a Claude `model` the Anthropic publisher's.
  */
 export function resolveVertexBaseUrl(
   settings: VertexSettings,
   env: Env,
   explicit: string | undefined,
+  model = "",
 ): string {
   // The bearer is a Google Cloud token: it goes only over https, or to this machine.
   if (explicit) return secure(explicit, "model.base_url for vertex");
   const override = text(env["HERMES_VERTEX_BASE_URL"]);
   if (override) secure(override, "HERMES_VERTEX_BASE_URL");
-  return vertexBaseUrl(settings.projectId, settings.region, override);
+  return isVertexClaude(model)
+    ? vertexClaudeBaseUrl(settings.projectId ?? METADATA_PROJECT, settings.region, override)
+    : vertexBaseUrl(settings.projectId ?? METADATA_PROJECT, settings.region, override);
 }
 
 function secure(url: string, what: string): string {
@@ -210,10 +250,17 @@ export function vertexFacts(settings: VertexSettings): Array<[string, string]> {
   const who =
     settings.kind === "service_account"
       ? `service account ${settings.account ?? "(unknown)"} (${settings.credentials.origin} ${settings.credentials.path})`
-      : `gcloud user login (${settings.credentials.origin === "gcloud ADC" ? "" : `${settings.credentials.origin} `}${settings.credentials.path})`;
+      : settings.kind === "metadata"
+        ? `this machine's service account (metadata server ${settings.credentials.path})`
+        : `gcloud user login (${settings.credentials.origin === "gcloud ADC" ? "" : `${settings.credentials.origin} `}${settings.credentials.path})`;
   return [
     ["Google auth", who],
-    ["Project", `${settings.projectId} (from ${settings.projectFrom})`],
+    [
+      "Project",
+      settings.projectId === undefined
+        ? "asked of the metadata server at the first call"
+        : `${settings.projectId} (from ${settings.projectFrom})`,
+    ],
     ["Region", settings.region],
   ];
 }

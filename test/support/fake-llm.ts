@@ -328,7 +328,11 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       });
       return;
     }
-    const wire = req.method === "POST" ? MODEL_ROUTES[path ?? ""] : undefined;
+    // Claude on Vertex AI: `…/publishers/anthropic/models/MODEL:streamRawPredict` (or `:rawPredict`).
+    const vertexClaude = /\/publishers\/anthropic\/models\/([^/:]+):(streamRawPredict|rawPredict)$/.exec(
+      path,
+    );
+    const wire = req.method !== "POST" ? undefined : vertexClaude ? "anthropic" : MODEL_ROUTES[path ?? ""];
     if (!wire) {
       sendJson(res, 404, { error: { message: `fake-llm: no route for ${req.method} ${path}` } });
       return;
@@ -339,6 +343,19 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve();
       }
+    }
+    if (
+      vertexClaude &&
+      (record.body as Record<string, unknown> | undefined)?.["anthropic_version"] !== "vertex-2023-10-16"
+    ) {
+      sendJson(res, 400, {
+        type: "error",
+        error: {
+          type: "invalid_request_error",
+          message: "anthropic_version: Input should be 'vertex-2023-10-16'",
+        },
+      });
+      return;
     }
     const pairing =
       options.strictToolPairs && wire === "anthropic" ? anthropicPairingError(record.body) : undefined;
@@ -359,8 +376,12 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     if (scripted.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
     const body =
       typeof record.body === "object" && record.body !== null ? (record.body as Record<string, unknown>) : {};
-    const model = typeof body["model"] === "string" ? body["model"] : (models[0] ?? "fake-model");
-    const stream = body["stream"] === true;
+    const model = vertexClaude
+      ? decodeURIComponent(vertexClaude[1] ?? "")
+      : typeof body["model"] === "string"
+        ? body["model"]
+        : (models[0] ?? "fake-model");
+    const stream = vertexClaude ? vertexClaude[2] === "streamRawPredict" : body["stream"] === true;
     const streamOptions = body["stream_options"];
     const includeUsage =
       typeof streamOptions === "object" &&

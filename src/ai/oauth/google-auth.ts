@@ -4,7 +4,8 @@
  * Credentials (an `authorized_user` refresh token). Where the file is found follows Google's
  * libraries: `VERTEX_CREDENTIALS_PATH` (upstream Hermes's own name), `GOOGLE_APPLICATION_CREDENTIALS`,
  * then gcloud's `application_default_credentials.json` (under `CLOUDSDK_CONFIG`, else
- * `~/.config/gcloud`). The metadata server of a Google Cloud VM is not asked.
+ * `~/.config/gcloud`), then, on Google Cloud, the metadata server's token for the attached service
+ * account (google-metadata below: no file, no secret on disk).
  *
  * The token endpoint is the file's `token_uri` (service accounts always name one; an
  * `authorized_user` file may, as Google's libraries accept), else `HERMES_GOOGLE_TOKEN_URL`, else
@@ -32,7 +33,11 @@ export const GOOGLE_REFRESH_SKEW_S = 300;
 export const GOOGLE_TOKEN_TIMEOUT_MS = 15_000;
 
 /** Where the credential file was found. */
-export type CredentialOrigin = "VERTEX_CREDENTIALS_PATH" | "GOOGLE_APPLICATION_CREDENTIALS" | "gcloud ADC";
+export type CredentialOrigin =
+  | "VERTEX_CREDENTIALS_PATH"
+  | "GOOGLE_APPLICATION_CREDENTIALS"
+  | "gcloud ADC"
+  | "metadata server";
 
 export interface ServiceAccountKey {
   type: "service_account";
@@ -53,7 +58,15 @@ export interface AuthorizedUserKey {
   tokenUrl: string;
 }
 
-export type GoogleCredential = ServiceAccountKey | AuthorizedUserKey;
+/** The metadata server of a Google Cloud VM, Cloud Run service or GKE pod: it hands out tokens itself. */
+export interface MetadataServer {
+  type: "metadata";
+  /** `http://HOST/computeMetadata/v1`. */
+  root: string;
+  projectId: undefined;
+}
+
+export type GoogleCredential = ServiceAccountKey | AuthorizedUserKey | MetadataServer;
 
 export interface CredentialLocation {
   path: string;
@@ -88,7 +101,12 @@ export function gcloudAdcPath(env: Env, homedir: string | undefined): string | u
  */
 export function findCredentialFile(
   env: Env,
-  options: { homedir?: string | undefined; exists: (path: string) => boolean },
+  options: {
+    homedir?: string | undefined;
+    exists: (path: string) => boolean;
+    /** Reads a small system file (the BIOS vendor); tests give their own. Default: node:fs. */
+    readSystemFile?: ((path: string) => string | undefined) | undefined;
+  },
 ): CredentialLocation | undefined {
   for (const origin of ["VERTEX_CREDENTIALS_PATH", "GOOGLE_APPLICATION_CREDENTIALS"] as const) {
     const path = text(env[origin]);
@@ -102,7 +120,45 @@ export function findCredentialFile(
     return { path, origin };
   }
   const adc = gcloudAdcPath(env, options.homedir);
-  return adc && options.exists(adc) ? { path: adc, origin: "gcloud ADC" } : undefined;
+  if (adc && options.exists(adc)) return { path: adc, origin: "gcloud ADC" };
+  return onGoogleCloud(env, options.readSystemFile ?? readSystemFile)
+    ? { path: metadataRoot(env), origin: "metadata server" }
+    : undefined;
+}
+
+/** The metadata server's host as Google's libraries read it: `GCE_METADATA_HOST`, `GCE_METADATA_IP`, else Google's name. */
+export function metadataHost(env: Env): string {
+  return text(env["GCE_METADATA_HOST"]) ?? text(env["GCE_METADATA_IP"]) ?? "metadata.google.internal";
+}
+
+/** `http://HOST/computeMetadata/v1` (the metadata server speaks plain http on the VM's link-local network). */
+export function metadataRoot(env: Env): string {
+  return `http://${metadataHost(env)}/computeMetadata/v1`;
+}
+
+function readSystemFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether to ask the metadata server, decided without the network so a machine off Google Cloud
+ * never waits: `METADATA_SERVER_DETECTION` (none, assume-present, bios-only, ping-only) as Google's
+ * libraries read it; a `GCE_METADATA_HOST`/`GCE_METADATA_IP` someone set; Cloud Run and Cloud
+ * Functions' variables; or a BIOS that says Google (Compute Engine and GKE nodes, on Linux).
+ */
+export function onGoogleCloud(env: Env, read: (path: string) => string | undefined): boolean {
+  const detection = text(env["METADATA_SERVER_DETECTION"])?.toLowerCase();
+  if (detection === "none") return false;
+  if (detection === "assume-present" || detection === "ping-only") return true;
+  if (detection !== "bios-only") {
+    if (text(env["GCE_METADATA_HOST"]) || text(env["GCE_METADATA_IP"])) return true;
+    if (text(env["K_SERVICE"]) || text(env["CLOUD_RUN_JOB"]) || text(env["FUNCTION_NAME"])) return true;
+  }
+  return /google/i.test(read("/sys/class/dmi/id/bios_vendor") ?? "");
 }
 
 function isLoopback(host: string): boolean {
@@ -232,6 +288,8 @@ export function readCredentialFileSync(
   env: Env,
   redactor?: Redactor,
 ): GoogleCredential {
+  if (location.origin === "metadata server")
+    return { type: "metadata", root: location.path, projectId: undefined };
   let raw: string;
   try {
     raw = readFileSync(location.path, "utf8");
@@ -247,6 +305,8 @@ export async function readCredentialFile(
   env: Env,
   redactor?: Redactor,
 ): Promise<GoogleCredential> {
+  if (location.origin === "metadata server")
+    return { type: "metadata", root: location.path, projectId: undefined };
   let raw: string;
   try {
     raw = await readFile(location.path, "utf8");
@@ -257,6 +317,7 @@ export async function readCredentialFile(
 }
 
 function where(location: CredentialLocation): string {
+  if (location.origin === "metadata server") return `the metadata server (${location.path})`;
   return location.origin === "gcloud ADC"
     ? `gcloud's credentials (${location.path})`
     : `the key file ${location.path} (${location.origin})`;
@@ -312,6 +373,7 @@ export interface TokenDeps {
 
 /** Trades the credential for an access token at its token endpoint. Throws `GoogleAuthError`. */
 export async function exchangeToken(credential: GoogleCredential, deps: TokenDeps): Promise<GoogleToken> {
+  if (credential.type === "metadata") return metadataToken(credential, deps);
   const form: Record<string, string> =
     credential.type === "service_account"
       ? {
@@ -369,6 +431,86 @@ export async function exchangeToken(credential: GoogleCredential, deps: TokenDep
   throw new GoogleAuthError(
     `the Google token endpoint ${credential.tokenUrl} refused the credentials (HTTP ${status}${said ? `: ${said}` : ""}); ${fix}`,
     { transient: status >= 500 || status === 429 },
+  );
+}
+
+/** How long the metadata server may take to answer: on Google Cloud it answers in milliseconds. */
+export const METADATA_TIMEOUT_MS = 3000;
+
+/** One GET on the metadata server; throws `GoogleAuthError` when it cannot be asked or is not Google's. */
+async function metadataGet(
+  server: MetadataServer,
+  path: string,
+  deps: TokenDeps,
+): Promise<{ status: number; body: string }> {
+  const url = `${server.root}/${path}`;
+  const timeoutMs = deps.timeoutMs ?? METADATA_TIMEOUT_MS;
+  let response: Response;
+  let body: string;
+  try {
+    response = await deps.fetch(url, {
+      headers: { "metadata-flavor": "Google", accept: "application/json, text/plain" },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    body = await response.text();
+  } catch (error) {
+    const timedOut = (error as Error).name === "TimeoutError" || (error as Error).name === "AbortError";
+    const why = timedOut
+      ? `no answer within ${timeoutMs >= 1000 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`}`
+      : causeText(error);
+    throw new GoogleAuthError(
+      `could not reach the Google Cloud metadata server at ${server.root} (${why}): off Google Cloud, give a ` +
+        "service-account key file (hermes setup model) or run gcloud auth application-default login",
+      { transient: true },
+    );
+  }
+  // Google's server marks every answer; anything else (a proxy, a captive portal) is not asked again.
+  if (response.ok && response.headers.get("metadata-flavor") !== "Google") {
+    throw new GoogleAuthError(
+      `${server.root} answered without Metadata-Flavor: Google, so it is not Google's metadata server: ` +
+        "check GCE_METADATA_HOST, or give a service-account key file (hermes setup model)",
+    );
+  }
+  return { status: response.status, body };
+}
+
+/** The attached service account's access token, from the metadata server. */
+async function metadataToken(server: MetadataServer, deps: TokenDeps): Promise<GoogleToken> {
+  const path = `instance/service-accounts/default/token?scopes=${encodeURIComponent(CLOUD_PLATFORM_SCOPE)}`;
+  const { status, body } = await metadataGet(server, path, deps);
+  let data: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+      data = parsed as Record<string, unknown>;
+  } catch {
+    // Not JSON: reported below with the status.
+  }
+  const accessToken = text(data["access_token"]);
+  if (status === 200 && accessToken) {
+    const expiresIn = Number(data["expires_in"]);
+    const lifetime = Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600;
+    return { accessToken, expiresAt: Math.floor(deps.now() / 1000) + lifetime };
+  }
+  const fix =
+    status === 404
+      ? "no service account is attached to this machine: attach one with roles/aiplatform.user, or give a key file (hermes setup model)"
+      : "check the service account attached to this machine and its access scopes (cloud-platform)";
+  throw new GoogleAuthError(
+    `the metadata server at ${server.root} gave no token (HTTP ${status}${status === 200 ? ": no access_token in the answer" : `: ${body.slice(0, 120).trim()}`}); ${fix}`,
+    { transient: status >= 500 || status === 429 },
+  );
+}
+
+/** The project this machine runs in, as its metadata server says. Throws `GoogleAuthError`. */
+export async function metadataProject(server: MetadataServer, deps: TokenDeps): Promise<string> {
+  const { status, body } = await metadataGet(server, "project/project-id", deps);
+  const id = body.trim();
+  if (status === 200 && id) return id;
+  throw new GoogleAuthError(
+    `the metadata server at ${server.root} did not say which project this is (HTTP ${status}): ` +
+      "run hermes config set vertex.project_id <project>",
+    { transient: status >= 500 },
   );
 }
 

@@ -8,6 +8,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { isSecretEnvName } from "../../config/known-secrets.js";
 import { scrubEnv } from "../../util/env-scrub.js";
+import { NoProviderError } from "../no-provider.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -118,4 +119,21 @@ export function acpChildEnv(env: Env): Record<string, string> {
     out[name] = value;
   }
   return out;
+}
+
+/**
+ * The Copilot CLI to start for the `copilot-acp` provider, found on PATH; a `NoProviderError`
+ * (a configuration error) when it is not there.
+ */
+export function copilotAcpRuntimeLaunch(env: Env): AcpLaunch {
+  const launch = copilotAcpLaunch(env);
+  const found = findOnPath(launch.command, env);
+  if (!found) {
+    throw new NoProviderError(
+      `Provider copilot-acp needs the GitHub Copilot CLI, and "${launch.command}" is not on PATH.\n` +
+        "Install it (npm install -g @github/copilot), log in once by running copilot, " +
+        "or set HERMES_COPILOT_ACP_COMMAND to its path.",
+    );
+  }
+  return { command: found, args: launch.args };
 }

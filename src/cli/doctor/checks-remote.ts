@@ -89,8 +89,20 @@ async function vertexLine(
   fetchImpl: typeof fetch | undefined,
 ): Promise<DoctorLine> {
   const { vertexTokenProblem } = await import("../../ai/vertex-transport.js");
-  const problem = await vertexTokenProblem(settings, fetchImpl ? { fetch: fetchImpl } : {});
-  const who = settings.account ?? "gcloud user login";
+  const deps = fetchImpl ? { fetch: fetchImpl } : {};
+  let problem = await vertexTokenProblem(settings, deps);
+  let projectId = settings.projectId;
+  if (!problem && projectId === undefined) {
+    // Credentials from the metadata server, no project named: the server says which.
+    const { vertexMetadataProject } = await import("../../ai/vertex-transport.js");
+    projectId = await vertexMetadataProject(settings, deps).catch((error: Error) => {
+      problem = error.message;
+      return undefined;
+    });
+  }
+  const who =
+    settings.account ??
+    (settings.kind === "metadata" ? "this machine's service account" : "gcloud user login");
   if (problem) {
     return {
       group,
@@ -104,7 +116,7 @@ async function vertexLine(
     group,
     name,
     status: "ok",
-    detail: `token issued for ${who}, project ${settings.projectId}, location ${settings.region}, model ${rt.model}`,
+    detail: `token issued for ${who}, project ${projectId}, location ${settings.region}, model ${rt.model}`,
   };
 }
 

@@ -43,6 +43,8 @@ function str(value: unknown): string | undefined {
 }
 
 function describe(credential: GoogleCredential, location: CredentialLocation): string {
+  if (credential.type === "metadata")
+    return `this machine's service account (metadata server ${location.path})`;
   return credential.type === "service_account"
     ? `service account ${credential.clientEmail} (${location.origin}: ${location.path})`
     : `gcloud user login (${location.path})`;

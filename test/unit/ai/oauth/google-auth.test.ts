@@ -155,7 +155,7 @@ describe("reading a credential file", () => {
   it("a gcloud login's token endpoint: the file's token_uri, else HERMES_GOOGLE_TOKEN_URL, else Google's", () => {
     const url = (json: string, env = {}) => {
       const c = parseCredential(json, "adc", env);
-      return c.tokenUrl;
+      return c.type === "metadata" ? c.root : c.tokenUrl;
     };
     expect(url(userJson())).toBe(GOOGLE_TOKEN_URL);
     expect(url(userJson(), { HERMES_GOOGLE_TOKEN_URL: google.url })).toBe(google.url);

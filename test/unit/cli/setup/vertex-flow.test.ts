@@ -123,6 +123,21 @@ describe("askModelPlan for vertex", () => {
     expect(plan.model).toBe("google/gemini-2.5-pro");
   });
 
+  it("on Google Cloud the machine's own account is offered; the project is asked, nothing goes to .env", async () => {
+    const { ctx } = flowContext();
+    const env = { ...ctx.env, GCE_METADATA_HOST: "127.0.0.1:9" };
+    const p = scripted(["vertex", "", "gce-project-12", "", "1"]);
+    const plan = await askModelPlan({ ...ctx, env }, p);
+    expect(p.said.some((l) => /Google Vertex AI {2}\(credentials found: metadata server\)$/.test(l))).toBe(
+      true,
+    );
+    expect(p.said).toContain(
+      "Google credentials found: this machine's service account (metadata server http://127.0.0.1:9/computeMetadata/v1)",
+    );
+    expect(plan.envWrites).toEqual([]);
+    expect(plan.vertex).toEqual({ projectId: "gce-project-12", region: "global" });
+  });
+
   it("leaving half-way (Ctrl+C at the project) writes nothing", async () => {
     const { ctx, key } = flowContext();
     await expect(askModelPlan(ctx, scripted(["vertex", key]))).rejects.toBeInstanceOf(PromptCancelled);

@@ -40,6 +40,9 @@ describe("hermes one-shot against a scripted model", () => {
     const systems = llm.chatRequests.map((r) => (r.body as ChatBody).messages[0]?.content);
     expect(new Set(systems).size).toBe(1);
     expect((llm.chatRequests[0]!.body as ChatBody).tools!.length).toBeGreaterThan(4);
+    // The openai SDK's own User-Agent, as its unminified class name spells it, from the bundle too.
+    for (const request of llm.chatRequests)
+      expect(request.headers["user-agent"]).toMatch(/^OpenAI\/JS \d+\.\d+/);
   });
 
   it("chat -q streams the answer on stdout and tool progress on stderr", async () => {

@@ -14,13 +14,15 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type CliResult, runHermes, tempHome } from "../support/cli.js";
+import { type CliResult, fakeProviderConfig, runHermes, tempHome } from "../support/cli.js";
+import { reply, startFakeLlm } from "../support/fake-llm.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -200,6 +202,34 @@ describe("bin/hermes", () => {
     expect(one.code).toBe(0);
     expect(kinds()).toEqual(["help"]);
     expect(readdirSync(copy.cacheDir).filter((n) => n.includes(".tmp"))).toEqual([]);
+  });
+
+  it("a chat raises V8's tier-up threshold, and the cache it writes is still taken by the next start", async () => {
+    const copy = packageCopy();
+    // A chat needs the package's modules and skills beside the copy.
+    for (const name of ["node_modules", "skills", "optional-skills"]) {
+      symlinkSync(join(ROOT, name), join(copy.root, name));
+    }
+    const llm = await startFakeLlm();
+    try {
+      writeFileSync(join(copy.env.HOME ?? "", "config.yaml"), fakeProviderConfig(llm.url));
+      llm.enqueue(reply().toolCall("todo", { todos: [{ id: "a", content: "x", status: "pending" }] }));
+      llm.enqueue(reply().text("first"));
+      const first = await runCopy(copy.root, ["-z", "go"], copy.env);
+      expect(first.stderr).toBe("");
+      expect(first.stdout).toBe("first\n");
+      const [name] = cacheFiles(copy.cacheDir);
+      const cache = join(copy.cacheDir, name ?? "");
+      expect(JSON.parse(readFileSync(`${cache}.kinds`, "utf8"))).toEqual(["-z"]);
+      const written = statSync(cache).mtimeMs;
+      // A cache V8 refused (made under other flags) would be written again at this start's exit.
+      llm.enqueue(reply().text("second"));
+      const second = await runCopy(copy.root, ["-z", "again"], copy.env);
+      expect(second.stdout).toBe("second\n");
+      expect(statSync(cache).mtimeMs).toBe(written);
+    } finally {
+      await llm.close();
+    }
   });
 
   it("hashes a bundle that carries no build id, and survives a corrupt or unwritable cache", async () => {

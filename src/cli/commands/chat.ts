@@ -3,6 +3,7 @@
  * interactive REPL (commands/repl.ts). `--list-tools` and `--list-toolsets` answer from
  * list-tools.ts; the session store and its maintenance are chat-store.ts's.
  */
+
 import { seedBundledSkills } from "../../knowledge/skills/bundled.js";
 import { platformToolsets } from "../../tools/platform-tools.js";
 import { homeLogger, type Logger } from "../../util/log.js";
@@ -10,6 +11,7 @@ import { afterCommand } from "../after-command.js";
 import { CliFailure, type ConfigContext, defineCommand } from "../command.js";
 import { addChatOptions, type ChatFlags, chosenToolsets } from "../flags.js";
 import { readAllStdin } from "../io.js";
+import { tuneJitForChat } from "../jit-tuning.js";
 import { createRenderer, type OutputMode } from "../render.js";
 import { startShellHooks } from "./chat-hooks.js";
 import { startMcp } from "./chat-mcp.js";
@@ -251,6 +253,8 @@ export async function runChat(ctx: ConfigContext, flags: ChatFlags): Promise<num
   };
   // The REPL keeps the terminal in raw mode and handles Ctrl+C itself.
   if (!interactive) process.on("SIGINT", onSigint);
+  // Start-up is over: the agent loop's functions tier up later (jit-tuning.ts).
+  tuneJitForChat(env);
 
   try {
     if (interactive) {

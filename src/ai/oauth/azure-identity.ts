@@ -167,9 +167,12 @@ async function request(
     parsed = undefined;
   }
   if (!isRecord(parsed)) {
+    // A probed address (IMDS) that answers in text is another cloud's metadata service or
+    // something else altogether, not Azure's: that source is not here, and the chain goes on.
+    const absent = absentWhenSilent && response.status < 500;
     throw new EntraError(
-      `${label}: ${where} answered HTTP ${response.status} with something that is not a JSON object`,
-      "failed",
+      `${label}: ${where} answered HTTP ${response.status} with something that is not a JSON object${absent ? " (not Azure's metadata service)" : ""}`,
+      absent ? "unavailable" : "failed",
       response.status >= 500,
     );
   }

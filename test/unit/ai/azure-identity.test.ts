@@ -120,6 +120,15 @@ describe("each credential source against loopback fakes", () => {
     );
   });
 
+  it("another cloud's metadata service at the IMDS address (a text 403 or 401) is not Azure's: the CLI is asked next", async () => {
+    installAz(fakeAzScript({ stdout: AZ_OK }));
+    for (const status of [403, 401, 404]) {
+      fake.script("imds", { kind: "raw", status, text: "Missing required header: Metadata-Flavor\n" });
+      const token = await chainToken(SCOPE, deps({}));
+      expect(token.source).toBe("Azure CLI");
+    }
+  });
+
   it("Azure CLI: an older CLI's local-time expiresOn is read too", async () => {
     installAz(
       fakeAzScript({

@@ -7,6 +7,7 @@
  * repeated; a second refusal, or a 403/404, ends the call with a one-line error naming the
  * project, the location and what to check.
  */
+import { abortable } from "../util/abortable.js";
 import { httpFetch } from "../util/http-fetch.js";
 import { processRedactor } from "../util/redact.js";
 import {
@@ -162,22 +163,7 @@ export function vertexMetadataProject(
  * token endpoint (the request goes on, and its token is kept for the next call).
  */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
+  return signal ? abortable(promise, signal) : promise;
 }
 
 /** A token that could not be had, as the error the classifier and the user understand. */

@@ -7,35 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { askModelPlan } from "../../../../src/cli/setup/model-flow.js";
-import { PromptCancelled, type Prompter } from "../../../../src/cli/setup/prompter.js";
+import { PromptCancelled } from "../../../../src/cli/setup/prompter.js";
 import { defaultConfig } from "../../../../src/config/defaults.js";
+import { scriptedPrompter } from "../../../support/scripted-prompter.js";
 
 /** A prompter answering from a script; records every question and line said. */
-function scripted(answers: string[]): Prompter & { asked: string[]; said: string[] } {
-  const asked: string[] = [];
-  const said: string[] = [];
-  const next = (question: string): string => {
-    asked.push(question);
-    const answer = answers.shift();
-    if (answer === undefined) throw new PromptCancelled();
-    return answer;
-  };
-  return {
-    asked,
-    said,
-    say: (line) => said.push(line),
-    ask: async (question, fallback) => {
-      const answer = next(question);
-      return answer === "" && fallback !== undefined ? fallback : answer;
-    },
-    secret: async (question) => next(question),
-    confirm: async (question, fallback) => {
-      const answer = next(question);
-      return answer === "" ? fallback : /^y/i.test(answer);
-    },
-    close: () => undefined,
-  };
-}
 
 type Seen = { url: string; headers: Record<string, string> };
 
@@ -60,7 +36,7 @@ function flowContext(fetchImpl: typeof fetch) {
 describe("askModelPlan for azure-foundry", () => {
   it("asks the endpoint again after it does not answer, keeping the key, then the key after a 401", async () => {
     const seen: Seen[] = [];
-    const p = scripted([
+    const p = scriptedPrompter([
       "azure",
       "https://down.openai.azure.com/",
       "1",
@@ -86,7 +62,7 @@ describe("askModelPlan for azure-foundry", () => {
   });
 
   it("a key refused again and again ends in a typed model after three tries, not a loop", async () => {
-    const p = scripted([
+    const p = scriptedPrompter([
       "azure",
       "https://res.openai.azure.com",
       "1",
@@ -103,14 +79,20 @@ describe("askModelPlan for azure-foundry", () => {
   });
 
   it("takes a deployment that the listing does not show, typed by name", async () => {
-    const p = scripted(["azure-foundry", "https://res.openai.azure.com/openai/v1", "", "good", "prod-gpt5"]);
+    const p = scriptedPrompter([
+      "azure-foundry",
+      "https://res.openai.azure.com/openai/v1",
+      "",
+      "good",
+      "prod-gpt5",
+    ]);
     const plan = await askModelPlan(flowContext(azureFetch("good", [])), p);
     expect(plan.model).toBe("prod-gpt5");
     expect(p.said.join("\n")).toContain("the name of a deployment");
   });
 
   it("Ctrl+C at the key leaves with nothing planned", async () => {
-    const p = scripted(["azure", "https://res.openai.azure.com"]);
+    const p = scriptedPrompter(["azure", "https://res.openai.azure.com"]);
     await expect(askModelPlan(flowContext(azureFetch("good", [])), p)).rejects.toBeInstanceOf(
       PromptCancelled,
     );
@@ -128,7 +110,7 @@ function bearerFetch(good: string): typeof fetch {
 
 describe("askModelPlan for a server that wants a key", () => {
   it("custom: the key goes to .env as CUSTOM_API_KEY and model.api_key refers to it", async () => {
-    const p = scripted(["custom", "http://127.0.0.1:8000/v1", "srv-key", ""]);
+    const p = scriptedPrompter(["custom", "http://127.0.0.1:8000/v1", "srv-key", ""]);
     const plan = await askModelPlan(flowContext(bearerFetch("srv-key")), p);
     expect(plan).toMatchObject({
       provider: "custom",
@@ -143,7 +125,7 @@ describe("askModelPlan for a server that wants a key", () => {
   });
 
   it("LM Studio: the key is its own LM_API_KEY, with no reference in config.yaml", async () => {
-    const p = scripted(["lmstudio", "", "lm-key", ""]);
+    const p = scriptedPrompter(["lmstudio", "", "lm-key", ""]);
     const plan = await askModelPlan(flowContext(bearerFetch("lm-key")), p);
     expect(plan).toMatchObject({
       provider: "lmstudio",

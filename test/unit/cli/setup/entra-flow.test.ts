@@ -9,35 +9,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { applyModelPlan, askModelPlan } from "../../../../src/cli/setup/model-flow.js";
-import { PromptCancelled, type Prompter } from "../../../../src/cli/setup/prompter.js";
 import { defaultConfig } from "../../../../src/config/defaults.js";
 import { type FakeEntra, startFakeEntra } from "../../../support/fake-entra.js";
-
-function scripted(answers: string[]): Prompter & { asked: string[]; said: string[] } {
-  const asked: string[] = [];
-  const said: string[] = [];
-  const next = (question: string): string => {
-    asked.push(question);
-    const answer = answers.shift();
-    if (answer === undefined) throw new PromptCancelled();
-    return answer;
-  };
-  return {
-    asked,
-    said,
-    say: (line) => said.push(line),
-    ask: async (question, fallback) => {
-      const answer = next(question);
-      return answer === "" && fallback !== undefined ? fallback : answer;
-    },
-    secret: async (question) => next(question),
-    confirm: async (question, fallback) => {
-      const answer = next(question);
-      return answer === "" ? fallback : /^y/i.test(answer);
-    },
-    close: () => undefined,
-  };
-}
+import { scriptedPrompter } from "../../../support/scripted-prompter.js";
 
 type Seen = { url: string; headers: Record<string, string> };
 
@@ -81,7 +55,7 @@ describe("askModelPlan for azure-foundry with Entra ID", () => {
     const seen: Seen[] = [];
     const home = mkdtempSync(join(tmpdir(), "hermes-entra-flow-"));
     const ctx = { home, env: spEnv(), config: defaultConfig(), fetch: foundryFetch("flow-authority", seen) };
-    const p = scripted(["azure", "https://res.openai.azure.com", "2", "", "1"]);
+    const p = scriptedPrompter(["azure", "https://res.openai.azure.com", "2", "", "1"]);
     const plan = await askModelPlan(ctx, p);
     expect(p.asked).not.toContainEqual(expect.stringMatching(/^Paste/));
     expect(p.said.join("\n")).toMatch(
@@ -119,7 +93,7 @@ describe("askModelPlan for azure-foundry with Entra ID", () => {
     };
     const plan = await askModelPlan(
       ctx,
-      scripted(["azure", "https://res.openai.azure.com", "2", "api://foundry-proxy/.default", "1"]),
+      scriptedPrompter(["azure", "https://res.openai.azure.com", "2", "api://foundry-proxy/.default", "1"]),
     );
     expect(plan.auth).toEqual({ mode: "entra_id", scope: "api://foundry-proxy/.default" });
     expect(entra.requests[0]?.form["scope"]).toBe("api://foundry-proxy/.default");
@@ -132,7 +106,15 @@ describe("askModelPlan for azure-foundry with Entra ID", () => {
       status: 400,
       body: { error: "invalid_request", error_description: "Identity not found" },
     });
-    const p = scripted(["azure", "https://res.openai.azure.com", "2", "", "k", "a-real-api-key-123", "1"]);
+    const p = scriptedPrompter([
+      "azure",
+      "https://res.openai.azure.com",
+      "2",
+      "",
+      "k",
+      "a-real-api-key-123",
+      "1",
+    ]);
     const home = mkdtempSync(join(tmpdir(), "hermes-entra-flow-"));
     const keyFetch = (async () =>
       new Response(JSON.stringify({ data: [{ id: "d1" }] }), { status: 200 })) as typeof fetch;
@@ -153,7 +135,7 @@ describe("askModelPlan for azure-foundry with Entra ID", () => {
     entra.script("imds", { kind: "json", status: 400, body: { error: "invalid_request" } });
     const env = { PATH: "/nonexistent", AZURE_POD_IDENTITY_AUTHORITY_HOST: entra.url };
     const home = mkdtempSync(join(tmpdir(), "hermes-entra-flow-"));
-    const p = scripted(["azure", "https://res.openai.azure.com", "2", "", "e", "prod-deploy"]);
+    const p = scriptedPrompter(["azure", "https://res.openai.azure.com", "2", "", "e", "prod-deploy"]);
     const plan = await askModelPlan(
       { home, env, config: defaultConfig(), fetch: foundryFetch("never", []) },
       p,
@@ -164,7 +146,7 @@ describe("askModelPlan for azure-foundry with Entra ID", () => {
   });
 
   it("a token the endpoint refuses points at the identity's role, not at a key", async () => {
-    const p = scripted(["azure", "https://res.openai.azure.com", "2", "", "prod-deploy"]);
+    const p = scriptedPrompter(["azure", "https://res.openai.azure.com", "2", "", "prod-deploy"]);
     const plan = await askModelPlan(
       {
         home: mkdtempSync(join(tmpdir(), "hermes-entra-flow-")),
@@ -185,7 +167,7 @@ describe("askModelPlan for azure-foundry with Entra ID", () => {
     config.model = { ...config.model, provider: "azure-foundry", auth_mode: "entra_id" };
     const keyFetch = (async () =>
       new Response(JSON.stringify({ data: [{ id: "d1" }] }), { status: 200 })) as typeof fetch;
-    const p = scripted(["azure", "https://res.openai.azure.com", "1", "key-abcdef-123", "1"]);
+    const p = scriptedPrompter(["azure", "https://res.openai.azure.com", "1", "key-abcdef-123", "1"]);
     const plan = await askModelPlan({ home, env: { PATH: "/nonexistent" }, config, fetch: keyFetch }, p);
     expect(p.asked).toContain("Authentication: 1. API key  2. Entra ID");
     applyModelPlan(home, config, plan);

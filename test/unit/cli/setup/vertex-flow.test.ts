@@ -10,35 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyModelPlan, askModelPlan } from "../../../../src/cli/setup/model-flow.js";
-import { PromptCancelled, type Prompter } from "../../../../src/cli/setup/prompter.js";
+import { PromptCancelled } from "../../../../src/cli/setup/prompter.js";
 import { defaultConfig } from "../../../../src/config/defaults.js";
 import { serviceAccountFixture, serviceAccountJson } from "../../../support/fake-google-token.js";
-
-function scripted(answers: string[]): Prompter & { asked: string[]; said: string[] } {
-  const asked: string[] = [];
-  const said: string[] = [];
-  const next = (question: string): string => {
-    asked.push(question);
-    const answer = answers.shift();
-    if (answer === undefined) throw new PromptCancelled();
-    return answer;
-  };
-  return {
-    asked,
-    said,
-    say: (line) => said.push(line),
-    ask: async (question, fallback) => {
-      const answer = next(question);
-      return answer === "" && fallback !== undefined ? fallback : answer;
-    },
-    secret: async (question) => next(question),
-    confirm: async (question, fallback) => {
-      const answer = next(question);
-      return answer === "" ? fallback : /^y/i.test(answer);
-    },
-    close: () => undefined,
-  };
-}
+import { scriptedPrompter } from "../../../support/scripted-prompter.js";
 
 const sa = serviceAccountFixture("setup-flow");
 
@@ -56,7 +31,7 @@ function flowContext(env: Record<string, string> = {}) {
 describe("askModelPlan for vertex", () => {
   it("asks for the key file, project and location until each is good, then offers Vertex's models", async () => {
     const { ctx, key, broken, root } = flowContext();
-    const p = scripted([
+    const p = scriptedPrompter([
       "vertex",
       "", // empty: gcloud's login, and there is none
       join(root, "nope.json"),
@@ -104,7 +79,7 @@ describe("askModelPlan for vertex", () => {
   it("credentials already found are offered; saying yes adds nothing to .env", async () => {
     const { ctx, key } = flowContext();
     const env = { ...ctx.env, GOOGLE_APPLICATION_CREDENTIALS: key, VERTEX_PROJECT_ID: "env-project-1" };
-    const p = scripted(["vertex", "", "", "", "1"]);
+    const p = scriptedPrompter(["vertex", "", "", "", "1"]);
     const plan = await askModelPlan({ ...ctx, env }, p);
     expect(p.asked[1]).toBe("Use these Google credentials?");
     expect(
@@ -126,7 +101,7 @@ describe("askModelPlan for vertex", () => {
   it("on Google Cloud the machine's own account is offered; the project is asked, nothing goes to .env", async () => {
     const { ctx } = flowContext();
     const env = { ...ctx.env, GCE_METADATA_HOST: "127.0.0.1:9" };
-    const p = scripted(["vertex", "", "gce-project-12", "", "1"]);
+    const p = scriptedPrompter(["vertex", "", "gce-project-12", "", "1"]);
     const plan = await askModelPlan({ ...ctx, env }, p);
     expect(p.said.some((l) => /Google Vertex AI {2}\(credentials found: metadata server\)$/.test(l))).toBe(
       true,
@@ -140,7 +115,9 @@ describe("askModelPlan for vertex", () => {
 
   it("leaving half-way (Ctrl+C at the project) writes nothing", async () => {
     const { ctx, key } = flowContext();
-    await expect(askModelPlan(ctx, scripted(["vertex", key]))).rejects.toBeInstanceOf(PromptCancelled);
+    await expect(askModelPlan(ctx, scriptedPrompter(["vertex", key]))).rejects.toBeInstanceOf(
+      PromptCancelled,
+    );
     expect(existsSync(join(ctx.home, ".env"))).toBe(false);
     expect(existsSync(join(ctx.home, "config.yaml"))).toBe(false);
   });

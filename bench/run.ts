@@ -227,7 +227,7 @@ async function main(): Promise<void> {
       "exit (a `--require`d probe), the one-shot alternating with `node -e 0`; `--help` alternates with `node -e 0` " +
       "too. The loop row runs `hermes -z` whose model calls `todo` 101 times, minus the same one-shot calling it " +
       "once (so one-time costs such as the tool's validator fall in both), per model call, minus the fake server's own cost per request (the recorded requests replayed to it " +
-      "directly); medians of 5, with every message committed to state.db before the next step. That wall-clock " +
+      "directly); medians of 9, with every message committed to state.db before the next step. That wall-clock " +
       "difference moves with the machine's load (the fake server shares the CPUs), so the CPU row next to it gives " +
       "the same runs' user + system time of the `hermes` process per model call, next to the bench process's own " +
       "CPU per replayed request (fake server plus a bare HTTP client). The request body grows with the history " +

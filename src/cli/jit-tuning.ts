@@ -4,10 +4,10 @@
  * (the request, the stream, the store write, the tool call) reach that within a few model calls
  * and are compiled, deoptimized and compiled again while the session runs, on the main thread's
  * time and the compiler threads'; over tens to hundreds of model calls that costs more than the
- * optimized code saves (measured end to end with `hermes -z`: about 0.19 ms less per model call
- * over 100 calls, and less still over 300, with a budget six times the default). So a chat raises
- * the budget when it starts, not the process: start-up code (config, YAML, the system prompt)
- * still runs better at V8's default.
+ * optimized code saves (measured end to end with `hermes -z`, with a budget six times the
+ * default: 0.1-0.2 ms less per model call over 100 calls, about 0.05 ms less over 300, the same
+ * total over 20). So a chat raises the budget when it starts, not the process: start-up code
+ * (config, YAML, the system prompt) still runs better at V8's default.
  *
  * A V8 code cache records the flags it was made with and is refused under others, so the default
  * is put back before bin/hermes writes one (it calls the function registered under

@@ -2,7 +2,6 @@
  * Decides which provider, model, endpoint and key a session talks to, from command-line flags,
  * `config.yaml` and the environment, and builds the transport for it.
  */
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { readClaudeCodeToken } from "../config/claude-code.js";
 import type { HermesConfig } from "../config/defaults.js";

@@ -19,6 +19,7 @@ import {
   readCredentialFile,
   type TokenDeps,
 } from "./oauth/google-auth.js";
+import { streamRenewingOnce } from "./oauth/transport.js";
 import { type ApiMode, type ChatRequest, ProviderError, type StreamEvent, type Transport } from "./types.js";
 import { isVertexClaude, projectIdProblem, type VertexSettings } from "./vertex.js";
 
@@ -95,27 +96,14 @@ export function createVertexTransport(options: VertexTransportOptions): Transpor
 
   return {
     apiMode: options.apiMode ?? "chat_completions",
-    async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
-      let transport = await transportFor(false, signal);
-      let renewed = false;
-      for (;;) {
-        let started = false;
-        try {
-          for await (const event of transport.stream(request, signal)) {
-            started = true;
-            yield event;
-          }
-          return;
-        } catch (error) {
-          if (!(error instanceof ProviderError) || started || signal?.aborted) throw error;
-          if (error.status === 401 && !renewed) {
-            renewed = true;
-            transport = await transportFor(true, signal);
-            continue;
-          }
-          throw explained(error, settings, request.model || options.model);
-        }
-      }
+    stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
+      return streamRenewingOnce(
+        () => transportFor(false, signal),
+        () => transportFor(true, signal),
+        request,
+        signal,
+        (error) => explained(error, settings, request.model || options.model),
+      );
     },
   };
 }

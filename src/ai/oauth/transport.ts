@@ -39,26 +39,50 @@ export function createOAuthTransport(options: OAuthTransportOptions): Transport 
 
   return {
     apiMode: options.apiMode,
-    async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
-      let transport = await transportFor(false);
-      let renewed = false;
-      for (;;) {
-        let started = false;
-        try {
-          for await (const event of transport.stream(request, signal)) {
-            started = true;
-            yield event;
-          }
-          return;
-        } catch (error) {
-          const unauthorized = error instanceof ProviderError && error.status === 401;
-          if (!unauthorized || started || renewed || signal?.aborted) throw error;
-          renewed = true;
-          transport = await transportFor(true, built?.token);
-        }
-      }
+    stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<StreamEvent> {
+      return streamRenewingOnce(
+        () => transportFor(false),
+        () => transportFor(true, built?.token),
+        request,
+        signal,
+      );
     },
   };
+}
+
+/**
+ * Streams `request` through the transport `first` gives; when the provider answers 401 before
+ * anything streamed, through the one `renew` gives (a fresh bearer), once. Any other provider
+ * failure, or a second 401, ends the call through `explain` (default: as it is); an abort or a
+ * failure after events were yielded is never retried.
+ */
+export async function* streamRenewingOnce(
+  first: () => Promise<Transport>,
+  renew: () => Promise<Transport>,
+  request: ChatRequest,
+  signal: AbortSignal | undefined,
+  explain: (error: ProviderError) => unknown = (error) => error,
+): AsyncIterable<StreamEvent> {
+  let transport = await first();
+  let renewed = false;
+  for (;;) {
+    let started = false;
+    try {
+      for await (const event of transport.stream(request, signal)) {
+        started = true;
+        yield event;
+      }
+      return;
+    } catch (error) {
+      if (!(error instanceof ProviderError) || started || signal?.aborted) throw error;
+      if (error.status === 401 && !renewed) {
+        renewed = true;
+        transport = await renew();
+        continue;
+      }
+      throw explain(error);
+    }
+  }
 }
 
 /** An `OAuthError` as the 401 the error classifier and the user understand; others unchanged. */
